@@ -1,0 +1,38 @@
+/**
+ * What a command writes to, so that tests run commands in-process and read their output.
+ * @module
+ */
+
+/** The output of a command. */
+export interface Io {
+  /** Writes a line to standard output. */
+  out(line: string): void;
+  /** Writes a line to standard error. */
+  err(line: string): void;
+  /** True when standard error is a terminal, for progress lines. */
+  readonly terminal: boolean;
+}
+
+/** The process's own standard output and error. */
+export function processIo(): Io {
+  const encoder = new TextEncoder();
+  return {
+    out: (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),
+    err: (line) => void Deno.stderr.writeSync(encoder.encode(line + "\n")),
+    terminal: Deno.stderr.isTerminal(),
+  };
+}
+
+/** An {@linkcode Io} that keeps what it is given, for tests. */
+export function bufferIo(): Io & { stdout: string[]; stderr: string[]; text(): string } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    terminal: false,
+    out: (line) => void stdout.push(line),
+    err: (line) => void stderr.push(line),
+    text: () => stdout.join("\n"),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * `prove`: reads, checks and shows the evidence of runs.
+ *
+ * ```sh
+ * prove [--runs DIR] [--store URI] runs [--json]
+ * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--json]
+ * ```
+ * @module
+ */
+import { Command } from "commander";
+import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
+import { processIo, type Io } from "./_io.ts";
+import { runProgram } from "./_main.ts";
+import { showRun, verifyAndPrint } from "./_commands.ts";
+
+interface Globals {
+  runs?: string;
+  store?: string;
+}
+
+/**
+ * Runs `prove` with the given arguments.
+ *
+ * @param args The arguments, without the program's name.
+ * @param io Where to write; the process's standard output and error by default.
+ * @returns The exit code.
+ * @example
+ * ```ts
+ * import { prove } from "./prove.ts";
+ * const code = await prove(["--runs", "fixtures/runs", "runs"]);
+ * ```
+ */
+export async function prove(args: string[], io: Io = processIo()): Promise<number> {
+  const result = { code: 0 };
+  const program = new Command("prove")
+    .description("Read, check and show the evidence of agent runs.")
+    .option("--runs <dir>", "the runs root (default: PROVRUN_RUNS, $XDG_DATA_HOME/provrun/runs, ~/.local/share/provrun/runs)")
+    .option("--store <uri>", "the store: file (default) or sqlite:///path.db")
+    .enablePositionalOptions()
+    .showHelpAfterError(false);
+
+  const withStore = async <T>(fn: (store: EvidenceStore, g: Globals) => Promise<T>): Promise<T> => {
+    const g = program.opts<Globals>();
+    const store = await openStore(g.store ?? "file", { ...(g.runs ? { runs: g.runs } : {}), readOnly: true });
+    try {
+      return await fn(store, g);
+    } finally {
+      await store.close();
+    }
+  };
+
+  program.command("runs")
+    .description("List the run IDs in the store, oldest first.")
+    .option("--json", "print JSON")
+    .action((opts: { json?: boolean }) =>
+      withStore(async (store) => {
+        const ids = await store.runIds();
+        if (opts.json) io.out(JSON.stringify(ids.map((run_id) => ({ run_id })), null, 2));
+        else for (const id of ids) io.out(id);
+      })
+    );
+
+  program.command("show")
+    .description("Print the events of a run, one line each.")
+    .argument("<run>", "a run ID under the runs root, or a run folder's path")
+    .option("--json", "print JSON")
+    .action((run: string, opts: { json?: boolean }) =>
+      withStore(async (store) => {
+        await showRun(await findRun(run, { store }), io, opts);
+      })
+    );
+
+  program.command("verify")
+    .description("Check the evidence, the outputs and the committed bundle of a run.")
+    .argument("<run>", "a run ID under the runs root, or a run folder's path")
+    .option("--bundle <uri>", "the pinned URI of the bundle, instead of the run folder's bundle.json")
+    .option("--require-bundle", "fail a run that has no committed bundle to compare with")
+    .option("--json", "print JSON")
+    .action((run: string, opts: { bundle?: string; requireBundle?: boolean; json?: boolean }) =>
+      withStore(async (store) => {
+        result.code = await verifyAndPrint(run, io, {
+          store,
+          ...(opts.bundle ? { bundle: opts.bundle } : {}),
+          ...(opts.requireBundle ? { requireBundle: true } : {}),
+          ...(opts.json ? { json: true } : {}),
+        });
+      })
+    );
+
+  return await runProgram(program, args, io, result);
+}
+
+if (import.meta.main) Deno.exitCode = await prove(Deno.args);

@@ -1,0 +1,5 @@
+/**
+ * provcat.
+ * @module
+ */
+export {};

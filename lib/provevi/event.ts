@@ -1,0 +1,187 @@
+/**
+ * The evidence event: one typed, append-only record of one thing that happened in a run, written as one
+ * line of RFC 8785 canonical JSON.
+ * @module
+ */
+import canonicalize from "canonicalize";
+import { isSha256 } from "./hash.ts";
+
+/** How far a reader can trust an event. */
+export type Confidence = "observed" | "parsed" | "inferred" | "verified";
+
+/** The confidences an event may carry. */
+export const CONFIDENCES: readonly Confidence[] = ["observed", "parsed", "inferred", "verified"];
+
+/** The event types of provrun-plan.txt, "Classes", and of the telemetry policy and the span receiver. */
+export const EVENT_TYPES = [
+  "run_created",
+  "access_requested",
+  "access_granted",
+  "access_denied",
+  "context_resolved",
+  "snapshot_materialized",
+  "input_staged",
+  "sandbox_started",
+  "prompt_rendered",
+  "model_called",
+  "tool_called",
+  "trace_imported",
+  "sandbox_completed",
+  "input_verified",
+  "output_artifact_created",
+  "run_completed",
+  "run_failed",
+  "step_failed",
+  "note_added",
+  "telemetry_blocked",
+  "telemetry_problem",
+  "span_recorded",
+] as const;
+
+/** One of {@linkcode EVENT_TYPES}. */
+export type EventType = typeof EVENT_TYPES[number];
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/**
+ * One evidence event. The fields are those of provrun-plan.txt ("Evidence events") and the OpenTelemetry
+ * IDs and `started_at` of provtrace-spec.txt; `docs/evidence-format.md` specifies each.
+ */
+export interface EvidenceEvent {
+  run_id: string;
+  seq: number;
+  time: string;
+  type: string;
+  component: string;
+  actor: string;
+  refs: string[];
+  data: { [key: string]: Json };
+  payload: string | null;
+  confidence: Confidence;
+  prev: string | null;
+  trace_id: string | null;
+  span_id: string | null;
+  parent_span_id: string | null;
+  started_at: string | null;
+}
+
+/** The fields of an event, in the order the format lists them. */
+export const EVENT_FIELDS: readonly (keyof EvidenceEvent)[] = [
+  "run_id",
+  "seq",
+  "time",
+  "type",
+  "component",
+  "actor",
+  "refs",
+  "data",
+  "payload",
+  "confidence",
+  "prev",
+  "trace_id",
+  "span_id",
+  "parent_span_id",
+  "started_at",
+];
+
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/;
+const HEX32 = /^[0-9a-f]{32}$/;
+const HEX16 = /^[0-9a-f]{16}$/;
+
+/**
+ * The canonical line of an event: RFC 8785 (JCS) JSON, no newline.
+ *
+ * @param event The event.
+ * @returns The line whose UTF-8 bytes the chain hashes.
+ * @example
+ * ```ts
+ * import { eventLine } from "./event.ts";
+ * // eventLine(event) === '{"actor":"me","component":"RunContext",…}'
+ * ```
+ */
+export function eventLine(event: EvidenceEvent): string {
+  const line = canonicalize(event);
+  if (line === undefined) throw new TypeError("an event must be a JSON object");
+  return line;
+}
+
+/**
+ * The problems of a parsed value as an event, empty when it is one. Checks every field's presence and type,
+ * and that no other field is present.
+ *
+ * @param value A parsed JSON value.
+ * @returns One text per problem.
+ */
+export function eventProblems(value: unknown): string[] {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return ["is not a JSON object"];
+  const e = value as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const key of Object.keys(e)) {
+    if (!(EVENT_FIELDS as readonly string[]).includes(key)) problems.push(`has an unknown field "${key}"`);
+  }
+  for (const key of EVENT_FIELDS) if (!(key in e)) problems.push(`lacks the field "${key}"`);
+  if (problems.length) return problems;
+  const text = (k: string) => typeof e[k] === "string" && (e[k] as string).length > 0;
+  if (!text("run_id")) problems.push("run_id is not a non-empty text");
+  if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) problems.push("seq is not a whole number from 0");
+  if (typeof e.time !== "string" || !TIME.test(e.time)) problems.push("time is not a UTC RFC 3339 time");
+  if (!text("type")) problems.push("type is not a non-empty text");
+  if (typeof e.component !== "string") problems.push("component is not a text");
+  if (typeof e.actor !== "string") problems.push("actor is not a text");
+  if (!Array.isArray(e.refs) || !e.refs.every((r) => typeof r === "string")) {
+    problems.push("refs is not a list of texts");
+  }
+  if (typeof e.data !== "object" || e.data === null || Array.isArray(e.data)) problems.push("data is not an object");
+  if (e.payload !== null && !isSha256(e.payload)) problems.push("payload is neither null nor a SHA-256");
+  if (!(CONFIDENCES as readonly unknown[]).includes(e.confidence)) {
+    problems.push(`confidence is not one of ${CONFIDENCES.join(", ")}`);
+  }
+  if (e.prev !== null && !isSha256(e.prev)) problems.push("prev is neither null nor a SHA-256");
+  if (e.trace_id !== null && !(typeof e.trace_id === "string" && HEX32.test(e.trace_id))) {
+    problems.push("trace_id is neither null nor 32 hex digits");
+  }
+  for (const k of ["span_id", "parent_span_id"]) {
+    if (e[k] !== null && !(typeof e[k] === "string" && HEX16.test(e[k] as string))) {
+      problems.push(`${k} is neither null nor 16 hex digits`);
+    }
+  }
+  if (e.started_at !== null && !(typeof e.started_at === "string" && TIME.test(e.started_at))) {
+    problems.push("started_at is neither null nor a UTC RFC 3339 time");
+  }
+  return problems;
+}
+
+/**
+ * The payload hashes an event names: its `payload` field, and the value of each `data` key that ends in
+ * `_payload` (such as a model call's `response_payload`).
+ *
+ * @param event The event.
+ * @returns The SHA-256 texts, in the order named.
+ */
+export function payloadsOf(event: EvidenceEvent): string[] {
+  const found: string[] = [];
+  if (event.payload) found.push(event.payload);
+  for (const [key, value] of Object.entries(event.data)) {
+    if (key.endsWith("_payload") && typeof value === "string") found.push(value);
+  }
+  return found;
+}
+
+/**
+ * The current UTC time with microseconds, as events write it: `2026-10-31T18:20:26.242767Z`.
+ *
+ * @returns The time text.
+ */
+export function nowUtc(): string {
+  const micros = Math.round((performance.timeOrigin + performance.now()) * 1000);
+  return formatMicros(micros);
+}
+
+/** Formats microseconds since the epoch as an RFC 3339 UTC time with six fraction digits. */
+export function formatMicros(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  const iso = new Date(ms).toISOString(); // 2026-10-31T18:20:26.242Z
+  const frac = String(micros % 1_000_000).padStart(6, "0");
+  return `${iso.slice(0, 19)}.${frac}Z`;
+}

@@ -1,0 +1,321 @@
+/**
+ * The file store: each run's evidence as files in its run folder, `evidence/events.jsonl`,
+ * `evidence/payloads/<sha256>` and `evidence/manifest.json`.
+ * @module
+ */
+import { join } from "node:path";
+import { EvidenceError, ProveviError, RunNotFound } from "./errors.ts";
+import type { EvidenceEvent } from "./event.ts";
+import { sha256File, sha256Hex, utf8 } from "./hash.ts";
+import { buildManifest, type Manifest, manifestText, type PayloadEntry, statusOf } from "./manifest.ts";
+import { nowUtc } from "./event.ts";
+import { runsRoot } from "./runs_root.ts";
+import { checkRunId, type EvidenceStore, type RunRecord, type RunWriter, type SealInfo } from "./store.ts";
+
+/** The paths of a run folder's evidence. */
+export function evidencePaths(folder: string): {
+  evidence: string;
+  events: string;
+  payloads: string;
+  manifest: string;
+} {
+  const evidence = join(folder, "evidence");
+  return {
+    evidence,
+    events: join(evidence, "events.jsonl"),
+    payloads: join(evidence, "payloads"),
+    manifest: join(evidence, "manifest.json"),
+  };
+}
+
+/**
+ * The file store. It keeps no index of runs, so questions across runs need a sqlite store.
+ *
+ * @example
+ * ```ts
+ * import { FileStore } from "./file_store.ts";
+ * await using store = new FileStore({ runs: "/tmp/runs" });
+ * const ids = await store.runIds();
+ * ```
+ */
+export class FileStore implements EvidenceStore {
+  readonly uri = "file";
+  readonly runsRoot: string;
+
+  /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
+  constructor(options: { runs?: string } = {}) {
+    this.runsRoot = runsRoot(options.runs);
+  }
+
+  /** Opens a new run folder's evidence to write. */
+  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+    checkRunId(runId);
+    const folder = options.folder ?? join(this.runsRoot, runId);
+    return await FileRunWriter.create(runId, folder);
+  }
+
+  /** Reads a run under the runs root. */
+  async readRun(runId: string): Promise<RunRecord> {
+    checkRunId(runId);
+    const folder = join(this.runsRoot, runId);
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(folder);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) {
+        throw new RunNotFound(`no run "${runId}" under the runs root ${this.runsRoot}`);
+      }
+      throw error;
+    }
+    if (info.isSymlink) {
+      throw new RunNotFound(`"${runId}" under the runs root ${this.runsRoot} is a link; pass the run folder's path`);
+    }
+    return new FileRunRecord(runId, folder);
+  }
+
+  /** The run IDs under the runs root that hold evidence, oldest first (run IDs begin with their time). */
+  async runIds(): Promise<string[]> {
+    const ids: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(this.runsRoot)) {
+        if (!entry.isDirectory) continue;
+        try {
+          await Deno.stat(join(this.runsRoot, entry.name, "evidence"));
+          ids.push(entry.name);
+        } catch { /* not a run folder */ }
+      }
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      throw error;
+    }
+    return ids.sort();
+  }
+
+  /** Nothing to close; here for the interface. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Closes the store at the end of an `await using` block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Writes one run's evidence files. Each line is written with a synchronous write before `append` returns;
+ * the seal writes the manifest and fsyncs the files and folders.
+ */
+export class FileRunWriter implements RunWriter {
+  #file: Deno.FsFile;
+  #paths: ReturnType<typeof evidencePaths>;
+  #payloads = new Map<string, number>();
+  #written: string[] = []; // payloads this writer wrote, to fsync at the seal
+  #count = 0;
+  #lastLine: string | null = null;
+  #lastEvent: EvidenceEvent | null = null;
+  #sealed = false;
+
+  private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
+    this.#file = file;
+    this.#paths = evidencePaths(folder);
+  }
+
+  /**
+   * Makes the run folder and opens `events.jsonl`, which must not exist yet.
+   * @throws ProveviError when the run folder already holds events.
+   */
+  static async create(runId: string, folder: string): Promise<FileRunWriter> {
+    const paths = evidencePaths(folder);
+    await Deno.mkdir(paths.payloads, { recursive: true });
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(paths.events, { createNew: true, write: true, append: true });
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) {
+        throw new ProveviError(`run "${runId}" exists already in ${folder}; a run ID is used once`, { cause: error });
+      }
+      throw new EvidenceError(`cannot create ${paths.events}: ${(error as Error).message}`, { cause: error });
+    }
+    return new FileRunWriter(runId, folder, file);
+  }
+
+  /** Number of events appended. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Appends the line and a newline with synchronous writes. */
+  append(line: string, event: EvidenceEvent): Promise<void> {
+    try {
+      this.appendSync(line, event);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The synchronous form of {@linkcode append}, for stores that wrap this writer. */
+  appendSync(line: string, event: EvidenceEvent): void {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+    const bytes = utf8(line + "\n");
+    let offset = 0;
+    try {
+      while (offset < bytes.length) offset += this.#file.writeSync(bytes.subarray(offset));
+    } catch (error) {
+      if (offset > 0) this.#truncateBack(bytes.length, offset);
+      throw new EvidenceError(`cannot append to ${this.#paths.events}: ${(error as Error).message}`, { cause: error });
+    }
+    this.#count += 1;
+    this.#lastLine = line;
+    this.#lastEvent = event;
+  }
+
+  /** Takes back the last appended line, for a store whose row could not be committed. */
+  unappendLast(line: string, previous: { line: string | null; event: EvidenceEvent | null }): void {
+    const size = this.#file.statSync().size;
+    this.#file.truncateSync(size - utf8(line + "\n").length);
+    this.#count -= 1;
+    this.#lastLine = previous.line;
+    this.#lastEvent = previous.event;
+  }
+
+  /** The last line and event appended, for {@linkcode unappendLast}. */
+  get last(): { line: string | null; event: EvidenceEvent | null } {
+    return { line: this.#lastLine, event: this.#lastEvent };
+  }
+
+  #truncateBack(_length: number, written: number): void {
+    try {
+      const size = this.#file.statSync().size;
+      this.#file.truncateSync(size - written);
+    } catch { /* the check will report the torn line */ }
+  }
+
+  /** Writes the payload under its hash, once, through a temporary file and a rename. */
+  async putPayload(bytes: Uint8Array): Promise<string> {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more payloads`);
+    const sha256 = sha256Hex(bytes);
+    if (this.#payloads.has(sha256)) return sha256;
+    const path = join(this.#paths.payloads, sha256);
+    try {
+      const tmp = `${path}.tmp-${crypto.randomUUID()}`;
+      await Deno.writeFile(tmp, bytes);
+      await Deno.rename(tmp, path);
+    } catch (error) {
+      throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error });
+    }
+    this.#payloads.set(sha256, bytes.length);
+    this.#written.push(path);
+    return sha256;
+  }
+
+  /** The payloads stored so far. */
+  get payloads(): PayloadEntry[] {
+    return [...this.#payloads].map(([sha256, size]) => ({ sha256, size }));
+  }
+
+  /** Writes `manifest.json` and fsyncs the evidence. */
+  async seal(info: SealInfo = {}): Promise<Manifest> {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed already`);
+    const manifest = buildManifest({
+      run_id: this.runId,
+      status: statusOf(this.#lastEvent),
+      events: this.#count,
+      last_hash: this.#lastLine === null ? null : sha256Hex(this.#lastLine),
+      payloads: this.payloads,
+      lost: info.lost ?? [],
+      sealed_at: info.sealed_at ?? nowUtc(),
+    });
+    try {
+      this.#file.syncSync();
+      this.#file.close();
+      for (const path of this.#written) {
+        using f = await Deno.open(path, { read: true });
+        await f.sync();
+      }
+      const tmp = `${this.#paths.manifest}.tmp`;
+      await Deno.writeTextFile(tmp, manifestText(manifest));
+      {
+        using f = await Deno.open(tmp, { read: true, write: true });
+        await f.sync();
+      }
+      await Deno.rename(tmp, this.#paths.manifest);
+      for (const dir of [this.#paths.payloads, this.#paths.evidence, this.folder]) await syncDir(dir);
+    } catch (error) {
+      throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, { cause: error });
+    }
+    this.#sealed = true;
+    return manifest;
+  }
+}
+
+async function syncDir(path: string): Promise<void> {
+  using dir = await Deno.open(path, { read: true });
+  await dir.sync();
+}
+
+/** A run read from its folder. */
+export class FileRunRecord implements RunRecord {
+  readonly #paths: ReturnType<typeof evidencePaths>;
+
+  /** @param runId The run's ID. @param folder The run folder. */
+  constructor(readonly runId: string, readonly folder: string) {
+    this.#paths = evidencePaths(folder);
+  }
+
+  /** The text of `events.jsonl`. */
+  eventsText(): Promise<string | null> {
+    return readTextOrNull(this.#paths.events);
+  }
+
+  /** The text of `manifest.json`. */
+  manifestText(): Promise<string | null> {
+    return readTextOrNull(this.#paths.manifest);
+  }
+
+  /** The file names in `payloads/`. */
+  async payloadNames(): Promise<string[]> {
+    const names: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(this.#paths.payloads)) names.push(entry.name);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return names.sort();
+  }
+
+  /** Hashes a stored payload's bytes. */
+  async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
+    try {
+      return await sha256File(join(this.#paths.payloads, sha256));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+  }
+
+  /** Reads a payload and checks its hash. */
+  async payload(sha256: string): Promise<Uint8Array> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(join(this.#paths.payloads, sha256));
+    } catch (error) {
+      throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
+    }
+    const actual = sha256Hex(bytes);
+    if (actual !== sha256) {
+      throw new ProveviError(`payload ${sha256} of run "${this.runId}" was changed: its bytes hash to ${actual}`);
+    }
+    return bytes;
+  }
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * provevi: the evidence of agent runs. The event format and hash chain, the stores, and every check.
+ *
+ * @example
+ * ```ts
+ * import { findRun, verifyRun } from "./mod.ts";
+ * const check = await verifyRun(await findRun("fixtures/runs/run-20261129T120000Z-0badc0de"));
+ * console.log(check.ok, check.problems);
+ * ```
+ * @module
+ */
+export * from "./errors.ts";
+export * from "./hash.ts";
+export * from "./event.ts";
+export * from "./chain.ts";
+export * from "./manifest.ts";
+export * from "./store.ts";
+export * from "./runs_root.ts";
+export * from "./file_store.ts";
+export * from "./find_run.ts";
+export * from "./open_store.ts";
+export * from "./verify.ts";
+export * from "./verify_run.ts";

@@ -1,0 +1,36 @@
+/**
+ * Opens the store that a store URI names.
+ * @module
+ */
+import { ProveviError } from "./errors.ts";
+import { FileStore } from "./file_store.ts";
+import type { EvidenceStore } from "./store.ts";
+
+/** How a store is opened. */
+export interface OpenStoreOptions {
+  /** The runs root, where run folders are made. */
+  runs?: string;
+  /** Open only to read: write nothing, refuse what does not exist. */
+  readOnly?: boolean;
+}
+
+/**
+ * The store of a store URI: `file` is the file store.
+ *
+ * @param uri The store URI.
+ * @param options The runs root, and whether to open only to read.
+ * @returns The store; close it when done.
+ * @throws ProveviError for a URI that names no store.
+ * @example
+ * ```ts
+ * import { openStore } from "./open_store.ts";
+ * await using store = await openStore("file", { runs: "/tmp/runs" });
+ * ```
+ */
+export function openStore(uri: string, options: OpenStoreOptions = {}): Promise<EvidenceStore> {
+  const runs = options.runs === undefined ? {} : { runs: options.runs };
+  if (uri === "file" || uri === "file:") return Promise.resolve(new FileStore(runs));
+  return Promise.reject(
+    new ProveviError(`store URI "${uri}" names no store: use file, sqlite:///relative.db or sqlite:////absolute.db`),
+  );
+}

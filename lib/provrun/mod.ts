@@ -1,0 +1,5 @@
+/**
+ * provrun.
+ * @module
+ */
+export {};

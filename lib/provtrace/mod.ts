@@ -1,0 +1,5 @@
+/**
+ * provtrace.
+ * @module
+ */
+export {};
