@@ -1,0 +1,79 @@
+/**
+ * `provr`: runs agents on pinned data and records the evidence; shows and verifies runs.
+ *
+ * ```sh
+ * provr [--runs DIR] [--store URI] show RUN [--json]
+ * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI]
+ * ```
+ * @module
+ */
+import { Command } from "commander";
+import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
+import { type Io, processIo } from "./_io.ts";
+import { runProgram } from "./_main.ts";
+import { showRun, verifyAndPrint } from "./_commands.ts";
+
+interface Globals {
+  runs?: string;
+  store?: string;
+}
+
+/**
+ * Runs `provr` with the given arguments.
+ *
+ * @param args The arguments, without the program's name.
+ * @param io Where to write.
+ * @returns The exit code.
+ * @example
+ * ```ts
+ * import { provr } from "./provr.ts";
+ * const code = await provr(["verify", "fixtures/runs/run-20261129T120000Z-0badc0de"]);
+ * ```
+ */
+export async function provr(args: string[], io: Io = processIo()): Promise<number> {
+  const result = { code: 0 };
+  const program = new Command("provr")
+    .description("Run agents on pinned data and record the evidence; show and verify runs.")
+    .option("--runs <dir>", "the runs root")
+    .option("--store <uri>", "the store: file (default) or sqlite:///path.db")
+    .enablePositionalOptions();
+
+  const withStore = async <T>(fn: (store: EvidenceStore) => Promise<T>): Promise<T> => {
+    const g = program.opts<Globals>();
+    const store = await openStore(g.store ?? "file", { ...(g.runs ? { runs: g.runs } : {}), readOnly: true });
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
+  };
+
+  program.command("show")
+    .description("Print the events of a run.")
+    .argument("<run>", "a run ID or a run folder's path")
+    .option("--json", "print JSON")
+    .action((run: string, opts: { json?: boolean }) =>
+      withStore(async (store) => await showRun(await findRun(run, { store }), io, opts))
+    );
+
+  program.command("verify")
+    .description("Check a run: the same code as prove verify.")
+    .argument("<run>", "a run ID or a run folder's path")
+    .option("--bundle <uri>", "the pinned URI of the bundle")
+    .option("--require-bundle", "fail a run that has no committed bundle")
+    .option("--json", "print JSON")
+    .action((run: string, opts: { bundle?: string; requireBundle?: boolean; json?: boolean }) =>
+      withStore(async (store) => {
+        result.code = await verifyAndPrint(run, io, {
+          store,
+          ...(opts.bundle ? { bundle: opts.bundle } : {}),
+          ...(opts.requireBundle ? { requireBundle: true } : {}),
+          ...(opts.json ? { json: true } : {}),
+        });
+      })
+    );
+
+  return await runProgram(program, args, io, result);
+}
+
+if (import.meta.main) Deno.exitCode = await provr(Deno.args);
