@@ -17,7 +17,9 @@ import type { Io } from "./_io.ts";
 /** Prints the events of a run, one line each, or as JSON. */
 export async function showRun(record: RunRecord, io: Io, options: { json?: boolean } = {}): Promise<void> {
   const text = await record.eventsText().catch((error) => {
-    throw new EvidenceReadError(`cannot read the events of run "${record.runId}": ${error.message}`, { cause: error });
+    throw new EvidenceReadError(`cannot read the events of run "${record.runId}": ${error.message}`, {
+      cause: error,
+    });
   });
   if (text === null) throw new EvidenceReadError(`run "${record.runId}" has no evidence/events.jsonl`);
   const read = readEventsText(text);
@@ -63,6 +65,10 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     );
     return;
   }
-  io.out(`${check.runId}: does not verify (${check.problems.length} problem${check.problems.length === 1 ? "" : "s"})`);
+  io.out(
+    `${check.runId}: does not verify (${check.problems.length} problem${
+      check.problems.length === 1 ? "" : "s"
+    })`,
+  );
   for (const p of check.problems) io.out(`  ${p}`);
 }

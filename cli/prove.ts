@@ -10,7 +10,7 @@
  */
 import { Command } from "commander";
 import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
-import { processIo, type Io } from "./_io.ts";
+import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
 
@@ -35,7 +35,10 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
   const result = { code: 0 };
   const program = new Command("prove")
     .description("Read, check and show the evidence of agent runs.")
-    .option("--runs <dir>", "the runs root (default: PROVRUN_RUNS, $XDG_DATA_HOME/provrun/runs, ~/.local/share/provrun/runs)")
+    .option(
+      "--runs <dir>",
+      "the runs root (default: PROVRUN_RUNS, $XDG_DATA_HOME/provrun/runs, ~/.local/share/provrun/runs)",
+    )
     .option("--store <uri>", "the store: file (default) or sqlite:///path.db")
     .enablePositionalOptions()
     .showHelpAfterError(false);

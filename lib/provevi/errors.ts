@@ -49,7 +49,9 @@ export class EvidenceReadError extends ProveviError {
 export class NeedsIndexedStore extends ProveviError {
   /** @param question The method or command that was asked. */
   constructor(question: string) {
-    super(`${question} needs a sqlite store; the file store has no index of runs (pass --store sqlite:///evidence.db)`);
+    super(
+      `${question} needs a sqlite store; the file store has no index of runs (pass --store sqlite:///evidence.db)`,
+    );
     this.name = "NeedsIndexedStore";
   }
 }

@@ -124,7 +124,9 @@ export function eventProblems(value: unknown): string[] {
   if (problems.length) return problems;
   const text = (k: string) => typeof e[k] === "string" && (e[k] as string).length > 0;
   if (!text("run_id")) problems.push("run_id is not a non-empty text");
-  if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) problems.push("seq is not a whole number from 0");
+  if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) {
+    problems.push("seq is not a whole number from 0");
+  }
   if (typeof e.time !== "string" || !TIME.test(e.time)) problems.push("time is not a UTC RFC 3339 time");
   if (!text("type")) problems.push("type is not a non-empty text");
   if (typeof e.component !== "string") problems.push("component is not a text");
@@ -132,7 +134,9 @@ export function eventProblems(value: unknown): string[] {
   if (!Array.isArray(e.refs) || !e.refs.every((r) => typeof r === "string")) {
     problems.push("refs is not a list of texts");
   }
-  if (typeof e.data !== "object" || e.data === null || Array.isArray(e.data)) problems.push("data is not an object");
+  if (typeof e.data !== "object" || e.data === null || Array.isArray(e.data)) {
+    problems.push("data is not an object");
+  }
   if (e.payload !== null && !isSha256(e.payload)) problems.push("payload is neither null nor a SHA-256");
   if (!(CONFIDENCES as readonly unknown[]).includes(e.confidence)) {
     problems.push(`confidence is not one of ${CONFIDENCES.join(", ")}`);

@@ -68,7 +68,9 @@ export class FileStore implements EvidenceStore {
       throw error;
     }
     if (info.isSymlink) {
-      throw new RunNotFound(`"${runId}" under the runs root ${this.runsRoot} is a link; pass the run folder's path`);
+      throw new RunNotFound(
+        `"${runId}" under the runs root ${this.runsRoot} is a link; pass the run folder's path`,
+      );
     }
     return new FileRunRecord(runId, folder);
   }
@@ -133,7 +135,9 @@ export class FileRunWriter implements RunWriter {
       file = await Deno.open(paths.events, { createNew: true, write: true, append: true });
     } catch (error) {
       if (error instanceof Deno.errors.AlreadyExists) {
-        throw new ProveviError(`run "${runId}" exists already in ${folder}; a run ID is used once`, { cause: error });
+        throw new ProveviError(`run "${runId}" exists already in ${folder}; a run ID is used once`, {
+          cause: error,
+        });
       }
       throw new EvidenceError(`cannot create ${paths.events}: ${(error as Error).message}`, { cause: error });
     }
@@ -164,7 +168,9 @@ export class FileRunWriter implements RunWriter {
       while (offset < bytes.length) offset += this.#file.writeSync(bytes.subarray(offset));
     } catch (error) {
       if (offset > 0) this.#truncateBack(bytes.length, offset);
-      throw new EvidenceError(`cannot append to ${this.#paths.events}: ${(error as Error).message}`, { cause: error });
+      throw new EvidenceError(`cannot append to ${this.#paths.events}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     this.#count += 1;
     this.#lastLine = line;
@@ -203,7 +209,9 @@ export class FileRunWriter implements RunWriter {
       await Deno.writeFile(tmp, bytes);
       await Deno.rename(tmp, path);
     } catch (error) {
-      throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error });
+      throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     this.#payloads.set(sha256, bytes.length);
     this.#written.push(path);
@@ -243,7 +251,9 @@ export class FileRunWriter implements RunWriter {
       await Deno.rename(tmp, this.#paths.manifest);
       for (const dir of [this.#paths.payloads, this.#paths.evidence, this.folder]) await syncDir(dir);
     } catch (error) {
-      throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, { cause: error });
+      throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     this.#sealed = true;
     return manifest;
@@ -305,7 +315,9 @@ export class FileRunRecord implements RunRecord {
     }
     const actual = sha256Hex(bytes);
     if (actual !== sha256) {
-      throw new ProveviError(`payload ${sha256} of run "${this.runId}" was changed: its bytes hash to ${actual}`);
+      throw new ProveviError(
+        `payload ${sha256} of run "${this.runId}" was changed: its bytes hash to ${actual}`,
+      );
     }
     return bytes;
   }

@@ -58,7 +58,9 @@ export function statusOf(last: Pick<EvidenceEvent, "type"> | null): RunStatus {
  * @returns The manifest.
  */
 export function buildManifest(fields: Omit<Manifest, "format" | "payload_bytes">): Manifest {
-  const payloads = [...fields.payloads].sort((a, b) => a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0);
+  const payloads = [...fields.payloads].sort((a, b) =>
+    a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0
+  );
   return {
     format: MANIFEST_FORMAT,
     run_id: fields.run_id,

@@ -31,6 +31,8 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): Promise<
   const runs = options.runs === undefined ? {} : { runs: options.runs };
   if (uri === "file" || uri === "file:") return Promise.resolve(new FileStore(runs));
   return Promise.reject(
-    new ProveviError(`store URI "${uri}" names no store: use file, sqlite:///relative.db or sqlite:////absolute.db`),
+    new ProveviError(
+      `store URI "${uri}" names no store: use file, sqlite:///relative.db or sqlite:////absolute.db`,
+    ),
   );
 }

@@ -93,6 +93,8 @@ const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
  */
 export function checkRunId(runId: string): void {
   if (!RUN_ID.test(runId) || runId.length > 200) {
-    throw new TypeError(`"${runId}" is not a run ID: use letters, digits, _, . and -, not starting with . or -`);
+    throw new TypeError(
+      `"${runId}" is not a run ID: use letters, digits, _, . and -, not starting with . or -`,
+    );
   }
 }

@@ -4,9 +4,9 @@
  * @module
  */
 import { join, relative, sep } from "node:path";
-import { eventLine, type EvidenceEvent, eventProblems, payloadsOf } from "./event.ts";
+import { eventLine, eventProblems, type EvidenceEvent, payloadsOf } from "./event.ts";
 import { isSha256, sha256File, sha256Hex } from "./hash.ts";
-import { MANIFEST_FORMAT, type Manifest, statusOf } from "./manifest.ts";
+import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
 import type { RunRecord } from "./store.ts";
 
 /** The result of a check. */
@@ -57,10 +57,14 @@ export function readEventsText(text: string): ReadEvents {
       return;
     }
     const event = parsed as EvidenceEvent;
-    if (eventLine(event) !== line) problems.push(`${where} (seq ${event.seq}) is not in RFC 8785 canonical form`);
+    if (eventLine(event) !== line) {
+      problems.push(`${where} (seq ${event.seq}) is not in RFC 8785 canonical form`);
+    }
     if (event.seq !== index) problems.push(`${where} has seq ${event.seq}, expected ${index}`);
     runId ??= event.run_id;
-    if (event.run_id !== runId) problems.push(`${where} (seq ${event.seq}) belongs to run "${event.run_id}", not "${runId}"`);
+    if (event.run_id !== runId) {
+      problems.push(`${where} (seq ${event.seq}) belongs to run "${event.run_id}", not "${runId}"`);
+    }
     const expected = prevLine === null ? null : sha256Hex(prevLine);
     if (event.prev !== expected) {
       problems.push(
@@ -122,17 +126,23 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
 function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[] {
   const problems: string[] = [];
   if (typeof m !== "object" || m === null || Array.isArray(m)) return ["manifest.json is not a JSON object"];
-  if (m.format !== MANIFEST_FORMAT) problems.push(`manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
+  if (m.format !== MANIFEST_FORMAT) {
+    problems.push(`manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
+  }
   if (m.run_id !== runId) problems.push(`manifest.json names run "${m.run_id}", not "${runId}"`);
   if (m.events !== read.lines.length) {
     problems.push(`manifest.json counts ${m.events} events, but events.jsonl has ${read.lines.length} lines`);
   }
   const last = read.lines.length ? sha256Hex(read.lines[read.lines.length - 1]!) : null;
   if (m.last_hash !== last) {
-    problems.push(`manifest.json has last_hash ${m.last_hash}, but the last line of events.jsonl hashes to ${last}`);
+    problems.push(
+      `manifest.json has last_hash ${m.last_hash}, but the last line of events.jsonl hashes to ${last}`,
+    );
   }
   const status = statusOf(read.events[read.events.length - 1] ?? null);
-  if (m.status !== status) problems.push(`manifest.json has status ${m.status}, but the events end as ${status}`);
+  if (m.status !== status) {
+    problems.push(`manifest.json has status ${m.status}, but the events end as ${status}`);
+  }
   if (!Array.isArray(m.lost)) problems.push("manifest.json lost is not a list");
   if (!Array.isArray(m.payloads)) problems.push("manifest.json payloads is not a list");
   else {
@@ -142,15 +152,25 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[
         problems.push(`manifest.json payloads[${i}] is not a SHA-256 and a size`);
       } else bytes += p.size;
     }
-    if (m.payload_bytes !== bytes) problems.push(`manifest.json has payload_bytes ${m.payload_bytes}, but its payloads add up to ${bytes}`);
+    if (m.payload_bytes !== bytes) {
+      problems.push(
+        `manifest.json has payload_bytes ${m.payload_bytes}, but its payloads add up to ${bytes}`,
+      );
+    }
   }
   return problems;
 }
 
-async function payloadProblems(record: RunRecord, events: EvidenceEvent[], m: Manifest | null): Promise<string[]> {
+async function payloadProblems(
+  record: RunRecord,
+  events: EvidenceEvent[],
+  m: Manifest | null,
+): Promise<string[]> {
   const problems: string[] = [];
   const listed = new Map<string, number>();
-  if (m && Array.isArray(m.payloads)) for (const p of m.payloads) if (p && isSha256(p.sha256)) listed.set(p.sha256, p.size);
+  if (m && Array.isArray(m.payloads)) {
+    for (const p of m.payloads) if (p && isSha256(p.sha256)) listed.set(p.sha256, p.size);
+  }
   let names: string[] = [];
   try {
     names = await record.payloadNames();
@@ -174,15 +194,23 @@ async function payloadProblems(record: RunRecord, events: EvidenceEvent[], m: Ma
       continue;
     }
     if (info === null) problems.push(`payloads/${sha256} is missing`);
-    else if (info.sha256 !== sha256) problems.push(`payloads/${sha256} was changed: its bytes hash to ${info.sha256}`);
-    else if (info.size !== size) problems.push(`payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`);
+    else if (info.sha256 !== sha256) {
+      problems.push(`payloads/${sha256} was changed: its bytes hash to ${info.sha256}`);
+    } else if (info.size !== size) {
+      problems.push(`payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`);
+    }
   }
   for (const event of events) {
     for (const sha256 of payloadsOf(event)) {
-      if (!isSha256(sha256)) problems.push(`event ${event.seq} (${event.type}) names a payload "${sha256}" that is not a SHA-256`);
-      else if (m && !listed.has(sha256)) {
-        problems.push(`event ${event.seq} (${event.type}) names payload ${sha256}, which the manifest does not list`);
-      } else if (!m && !present.has(sha256)) problems.push(`event ${event.seq} (${event.type}) names payload ${sha256}, which is missing`);
+      if (!isSha256(sha256)) {
+        problems.push(`event ${event.seq} (${event.type}) names a payload "${sha256}" that is not a SHA-256`);
+      } else if (m && !listed.has(sha256)) {
+        problems.push(
+          `event ${event.seq} (${event.type}) names payload ${sha256}, which the manifest does not list`,
+        );
+      } else if (!m && !present.has(sha256)) {
+        problems.push(`event ${event.seq} (${event.type}) names payload ${sha256}, which is missing`);
+      }
     }
   }
   return problems;
@@ -226,7 +254,9 @@ export async function verifyOutputs(folder: string, events: EvidenceEvent[]): Pr
   try {
     await walk(root, root, found, problems);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) problems.push(`output/ cannot be read: ${(error as Error).message}`);
+    if (!(error instanceof Deno.errors.NotFound)) {
+      problems.push(`output/ cannot be read: ${(error as Error).message}`);
+    }
   }
   for (const [path, full] of found) {
     const want = recorded.get(path);
@@ -236,14 +266,23 @@ export async function verifyOutputs(folder: string, events: EvidenceEvent[]): Pr
     }
     const info = await sha256File(full);
     if (info.sha256 !== want.sha256 || info.size !== want.size) {
-      problems.push(`output/${path} was changed: it hashes to ${info.sha256} (${info.size} bytes), recorded ${want.sha256} (${want.size} bytes)`);
+      problems.push(
+        `output/${path} was changed: it hashes to ${info.sha256} (${info.size} bytes), recorded ${want.sha256} (${want.size} bytes)`,
+      );
     }
   }
-  for (const path of recorded.keys()) if (!found.has(path)) problems.push(`output/${path} is recorded but missing`);
+  for (const path of recorded.keys()) {
+    if (!found.has(path)) problems.push(`output/${path} is recorded but missing`);
+  }
   return check(problems);
 }
 
-async function walk(root: string, dir: string, found: Map<string, string>, problems: string[]): Promise<void> {
+async function walk(
+  root: string,
+  dir: string,
+  found: Map<string, string>,
+  problems: string[],
+): Promise<void> {
   for await (const entry of Deno.readDir(dir)) {
     const full = join(dir, entry.name);
     const path = relative(root, full).split(sep).join("/");
@@ -253,7 +292,9 @@ async function walk(root: string, dir: string, found: Map<string, string>, probl
   }
 }
 
-async function readOrProblem(read: () => Promise<string | null>): Promise<string | null | { problem: string }> {
+async function readOrProblem(
+  read: () => Promise<string | null>,
+): Promise<string | null | { problem: string }> {
   try {
     return await read();
   } catch (error) {

@@ -16,7 +16,8 @@ export interface VerifyRunOptions {
   /** The pinned URI of the bundle, to trust instead of the run folder's `bundle.json`. */
   bundle?: string;
   /** Checks of the bundle and experiment, which the catalog adds; each returns problems. */
-  extraChecks?: ((record: RunRecord, events: ReadonlyArray<import("./event.ts").EvidenceEvent>) => Promise<string[]>)[];
+  extraChecks?:
+    ((record: RunRecord, events: ReadonlyArray<import("./event.ts").EvidenceEvent>) => Promise<string[]>)[];
 }
 
 /** The result of {@linkcode verifyRun}. */
@@ -46,10 +47,13 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   if (record.folder !== null) problems.push(...(await verifyOutputs(record.folder, read.events)).problems);
   for (const e of read.events) {
     if (e.type === "input_verified" && e.data.ok === false) {
-      problems.push(`input ${JSON.stringify(e.data.name ?? e.refs[0] ?? "?")} changed during the run (event ${e.seq})`);
+      problems.push(
+        `input ${JSON.stringify(e.data.name ?? e.refs[0] ?? "?")} changed during the run (event ${e.seq})`,
+      );
     }
   }
-  const storeCheck = (options.store as { checkRun?: (id: string) => Promise<string[]> } | undefined)?.checkRun;
+  const storeCheck = (options.store as { checkRun?: (id: string) => Promise<string[]> } | undefined)
+    ?.checkRun;
   if (storeCheck) problems.push(...await storeCheck.call(options.store, record.runId));
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
   let bundle: string | null = options.bundle ?? null;
@@ -59,9 +63,13 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
       bundle = typeof parsed?.pinned === "string" ? parsed.pinned : null;
       if (bundle === null) problems.push("bundle.json has no pinned URI");
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) problems.push(`bundle.json cannot be read: ${(error as Error).message}`);
+      if (!(error instanceof Deno.errors.NotFound)) {
+        problems.push(`bundle.json cannot be read: ${(error as Error).message}`);
+      }
     }
   }
-  if (options.requireBundle && bundle === null) problems.push("no committed bundle to compare with, and a bundle is required");
+  if (options.requireBundle && bundle === null) {
+    problems.push("no committed bundle to compare with, and a bundle is required");
+  }
   return { ok: problems.length === 0, problems, runId: record.runId, bundle };
 }
