@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { bufferIo } from "../../cli/_io.ts";
+import { prove } from "../../cli/prove.ts";
+import { provr } from "../../cli/provr.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
+
+const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
+const RUNS = join(FIXTURES, "runs");
+const TAMPERED = join(FIXTURES, "runs-tampered", SAMPLE_RUN_ID);
+
+async function run(args: string[], command = prove) {
+  const io = bufferIo();
+  const code = await command(args, io);
+  return { code, out: io.stdout.join("\n"), err: io.stderr.join("\n") };
+}
+
+Deno.test("prove runs lists the run IDs under the runs root, and --json prints them as JSON", async () => {
+  assert.deepEqual(await run(["--runs", RUNS, "runs"]), { code: 0, out: SAMPLE_RUN_ID, err: "" });
+  const json = await run(["--runs", RUNS, "runs", "--json"]);
+  assert.deepEqual(JSON.parse(json.out), [{ run_id: SAMPLE_RUN_ID }]);
+});
+
+Deno.test("prove verify passes the fixture run with exit 0", async () => {
+  const r = await run(["--runs", RUNS, "verify", SAMPLE_RUN_ID]);
+  assert.equal(r.code, 0);
+  assert.equal(
+    r.out,
+    `${SAMPLE_RUN_ID}: the evidence and the outputs verify; no committed bundle to compare with`,
+  );
+});
+
+Deno.test("prove verify fails the tampered copy with exit 1 and names the problem", async () => {
+  const r = await run(["verify", TAMPERED]);
+  assert.equal(r.code, 1);
+  assert.match(r.out, /does not verify \(1 problem\)\n {2}events\.jsonl line 10 \(seq 9\) has prev/);
+});
+
+Deno.test("prove verify --require-bundle fails a run with no bundle", async () => {
+  const r = await run(["--runs", RUNS, "verify", SAMPLE_RUN_ID, "--require-bundle"]);
+  assert.equal(r.code, 1);
+  assert.match(r.out, /no committed bundle to compare with, and a bundle is required/);
+});
+
+Deno.test("prove verify of a run that does not exist exits 1 with one line", async () => {
+  const r = await run(["--runs", RUNS, "verify", "run-nope"]);
+  assert.deepEqual(r, { code: 1, out: "", err: `prove: no run "run-nope" under the runs root ${RUNS}` });
+});
+
+Deno.test("prove show prints one line per event, and --json the events", async () => {
+  const r = await run(["--runs", RUNS, "show", SAMPLE_RUN_ID]);
+  assert.equal(r.code, 0);
+  const lines = r.out.split("\n");
+  assert.equal(lines.length, 13);
+  assert.match(lines[0]!, /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}run:\/\/acme/);
+  const json = JSON.parse((await run(["--runs", RUNS, "show", SAMPLE_RUN_ID, "--json"])).out);
+  assert.equal(json.events.length, 13);
+});
+
+Deno.test("prove show exits 2 on a line that is not an event", async () => {
+  const dir = await Deno.makeTempDir();
+  const folder = join(dir, SAMPLE_RUN_ID);
+  await new Deno.Command("cp", { args: ["-r", join(RUNS, SAMPLE_RUN_ID), folder] }).output();
+  await Deno.writeTextFile(join(folder, "evidence", "events.jsonl"), "garbage\n", { append: true });
+  const r = await run(["show", folder]);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /^prove: run "run-20261129T120000Z-0badc0de": events\.jsonl line 14 is not JSON$/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("prove refuses a run ID that names a link under the runs root", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.symlink(join(RUNS, SAMPLE_RUN_ID), join(dir, "run-link"));
+  const r = await run(["--runs", dir, "verify", "run-link"]);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /is a link/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("prove exits 2 on a command line it rejects, and on an unknown store", async () => {
+  assert.equal((await run(["verify"])).code, 2);
+  assert.equal((await run(["frobnicate"])).code, 2);
+  const store = await run(["--store", "ftp://x", "runs"]);
+  assert.equal(store.code, 1);
+  assert.match(store.err, /^prove: store URI "ftp:\/\/x" names no store/);
+});
+
+Deno.test("provr verify gives the same answer as prove verify", async () => {
+  const a = await run(["verify", TAMPERED], prove);
+  const b = await run(["verify", TAMPERED], provr);
+  assert.deepEqual(a, b);
+});

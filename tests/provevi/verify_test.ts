@@ -1,0 +1,221 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  EventChain,
+  FileRunRecord,
+  type Manifest,
+  manifestText,
+  sha256Hex,
+  verify,
+  verifyOutputs,
+  verifyRun,
+} from "../../lib/provevi/mod.ts";
+import { SAMPLE_RUN_ID } from "./_sample_run.ts";
+
+const FIXTURE = new URL(`../../fixtures/runs/${SAMPLE_RUN_ID}`, import.meta.url).pathname;
+
+/** A fresh copy of the fixture run, changed by `change`, then checked by verifyRun. */
+async function tampered(change: (folder: string) => Promise<void>): Promise<string[]> {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-tamper-" });
+  const folder = join(dir, SAMPLE_RUN_ID);
+  await new Deno.Command("cp", { args: ["-r", FIXTURE, folder] }).output();
+  await change(folder);
+  const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(check.ok, false, "the change must not verify");
+  return check.problems;
+}
+
+const events = (folder: string) => join(folder, "evidence", "events.jsonl");
+const manifestPath = (folder: string) => join(folder, "evidence", "manifest.json");
+const readLines = async (folder: string) => (await Deno.readTextFile(events(folder))).trimEnd().split("\n");
+const writeLines = (folder: string, lines: string[]) =>
+  Deno.writeTextFile(events(folder), lines.join("\n") + "\n");
+const payloadOf = async (folder: string, seq: number) =>
+  JSON.parse((await readLines(folder))[seq]!).payload as string;
+
+const expectProblem = (problems: string[], pattern: RegExp) =>
+  assert.ok(problems.some((p) => pattern.test(p)), `no problem matches ${pattern}:\n${problems.join("\n")}`);
+
+Deno.test("verifyRun() passes the fixture run", async () => {
+  const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, FIXTURE));
+  assert.deepEqual(check, { ok: true, problems: [], runId: SAMPLE_RUN_ID, bundle: null });
+});
+
+Deno.test("verifyRun() reports a changed event by line and seq", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    lines[8] = lines[8]!.replace('"output_tokens":9', '"output_tokens":7');
+    await writeLines(f, lines);
+  });
+  expectProblem(problems, /^events\.jsonl line 10 \(seq 9\) has prev [0-9a-f]{64}, but line 9 hashes to/);
+});
+
+Deno.test("verifyRun() reports a removed event", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    lines.splice(4, 1);
+    await writeLines(f, lines);
+  });
+  expectProblem(problems, /line 5 has seq 5, expected 4/);
+  expectProblem(problems, /manifest\.json counts 13 events, but events\.jsonl has 12 lines/);
+});
+
+Deno.test("verifyRun() reports an inserted event, even one chained correctly after it", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    const prev = JSON.parse(lines[5]!);
+    const chain = new EventChain(SAMPLE_RUN_ID, { seq: 6, prev: sha256Hex(lines[5]!) });
+    const extra = chain.next({ type: "note_added", component: "agent", actor: prev.actor, time: prev.time });
+    lines.splice(6, 0, extra.line);
+    await writeLines(f, lines);
+  });
+  expectProblem(problems, /line 8 has seq 6, expected 7/);
+  expectProblem(problems, /line 8 \(seq 6\) has prev/);
+});
+
+Deno.test("verifyRun() reports reordered events", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    [lines[2], lines[3]] = [lines[3]!, lines[2]!];
+    await writeLines(f, lines);
+  });
+  expectProblem(problems, /line 3 has seq 3, expected 2/);
+  expectProblem(problems, /line 4 has seq 2, expected 3/);
+});
+
+Deno.test("verifyRun() reports a truncated events file", async () => {
+  const problems = await tampered(async (f) => {
+    const text = await Deno.readTextFile(events(f));
+    await Deno.writeTextFile(events(f), text.slice(0, text.length - 40));
+  });
+  expectProblem(problems, /line 13 has no newline at its end: the file was cut/);
+  const cleanCut = await tampered(async (f) => writeLines(f, (await readLines(f)).slice(0, 10)));
+  expectProblem(
+    cleanCut,
+    /manifest\.json has last_hash [0-9a-f]{64}, but the last line of events\.jsonl hashes to/,
+  );
+  expectProblem(cleanCut, /manifest\.json has status completed, but the events end as incomplete/);
+});
+
+Deno.test("verifyRun() reports a line that is not JSON, and one that is not an event", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    lines[1] = "{not json";
+    lines[2] = JSON.stringify({ hello: "world" });
+    await writeLines(f, lines);
+  });
+  expectProblem(problems, /^events\.jsonl line 2 is not JSON$/);
+  expectProblem(problems, /^events\.jsonl line 3 is not an event: it has an unknown field "hello"/);
+});
+
+Deno.test("verifyRun() reports a line that is not in canonical form", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    lines[12] = JSON.stringify(JSON.parse(lines[12]!), null, 1).replaceAll("\n", "");
+    await writeLines(f, lines);
+  });
+  expectProblem(problems, /line 13 \(seq 12\) is not in RFC 8785 canonical form/);
+});
+
+Deno.test("verifyRun() reports a changed payload", async () => {
+  const problems = await tampered(async (f) => {
+    await Deno.writeTextFile(join(f, "evidence", "payloads", await payloadOf(f, 7)), "another prompt");
+  });
+  expectProblem(problems, /^payloads\/[0-9a-f]{64} was changed: its bytes hash to [0-9a-f]{64}$/);
+});
+
+Deno.test("verifyRun() reports a missing payload", async () => {
+  const problems = await tampered(async (f) => {
+    await Deno.remove(join(f, "evidence", "payloads", await payloadOf(f, 8)));
+  });
+  expectProblem(problems, /^payloads\/[0-9a-f]{64} is missing$/);
+});
+
+Deno.test("verifyRun() reports an extra payload", async () => {
+  const sha = sha256Hex("extra");
+  const problems = await tampered((f) => Deno.writeTextFile(join(f, "evidence", "payloads", sha), "extra"));
+  assert.ok(problems.includes(`payloads/${sha} is not in the manifest's payload list`), problems.join("\n"));
+});
+
+Deno.test("verifyRun() reports a changed last hash in the manifest", async () => {
+  const problems = await tampered(async (f) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f))) as Manifest;
+    m.last_hash = sha256Hex("forged");
+    await Deno.writeTextFile(manifestPath(f), manifestText(m));
+  });
+  expectProblem(problems, new RegExp(`manifest\\.json has last_hash ${sha256Hex("forged")}`));
+});
+
+Deno.test("verifyRun() reports a changed payload list in the manifest", async () => {
+  const problems = await tampered(async (f) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f))) as Manifest;
+    const dropped = m.payloads.shift()!;
+    m.payload_bytes -= dropped.size;
+    await Deno.writeTextFile(manifestPath(f), manifestText(m));
+  });
+  expectProblem(problems, /is not in the manifest's payload list/);
+  expectProblem(problems, /names payload [0-9a-f]{64}, which the manifest does not list/);
+});
+
+Deno.test("verifyRun() reports a manifest that is not JSON, and a missing manifest", async () => {
+  expectProblem(
+    await tampered((f) => Deno.writeTextFile(manifestPath(f), "{")),
+    /^manifest\.json is not JSON$/,
+  );
+  expectProblem(
+    await tampered((f) => Deno.remove(manifestPath(f))),
+    /manifest\.json is missing: the run was not sealed/,
+  );
+  expectProblem(await tampered((f) => Deno.remove(events(f))), /events\.jsonl is missing/);
+});
+
+Deno.test("verifyRun() reports a changed, missing or extra output", async () => {
+  const out = (f: string, name = "answer.txt") => join(f, "output", name);
+  expectProblem(
+    await tampered((f) => Deno.writeTextFile(out(f), "Revenue fell.\n")),
+    /^output\/answer\.txt was changed: it hashes to/,
+  );
+  expectProblem(await tampered((f) => Deno.remove(out(f))), /^output\/answer\.txt is recorded but missing$/);
+  expectProblem(
+    await tampered((f) => Deno.writeTextFile(out(f, "extra.txt"), "x")),
+    /^output\/extra\.txt is not a recorded output$/,
+  );
+});
+
+Deno.test("verifyOutputs() passes a run with no output folder and no outputs", async () => {
+  const dir = await Deno.makeTempDir();
+  assert.deepEqual(await verifyOutputs(dir, []), { ok: true, problems: [] });
+  await Deno.remove(dir);
+});
+
+Deno.test("verifyRun() reports a bundle.json that is not JSON, and a missing bundle when one is required", async () => {
+  expectProblem(
+    await tampered((f) => Deno.writeTextFile(join(f, "bundle.json"), "nope")),
+    /^bundle\.json cannot be read/,
+  );
+  const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, FIXTURE), { requireBundle: true });
+  assert.deepEqual(check.problems, ["no committed bundle to compare with, and a bundle is required"]);
+});
+
+Deno.test("verify() reports an input that changed during the run only through verifyRun's input check", async () => {
+  const problems = await tampered(async (f) => {
+    // Rewrite the run so that input_verified says the input changed, with a valid chain and manifest.
+    const lines = await readLines(f);
+    const chain = new EventChain(SAMPLE_RUN_ID);
+    const out: string[] = [];
+    for (const line of lines) {
+      const e = JSON.parse(line);
+      if (e.type === "input_verified") e.data.ok = false;
+      const next = chain.next(e);
+      chain.accept(next);
+      out.push(next.line);
+    }
+    await writeLines(f, out);
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f))) as Manifest;
+    m.last_hash = chain.lastHash;
+    await Deno.writeTextFile(manifestPath(f), manifestText(m));
+    assert.ok((await verify(new FileRunRecord(SAMPLE_RUN_ID, f))).ok);
+  });
+  expectProblem(problems, /^input "revenue\.csv" changed during the run \(event 10\)$/);
+});
