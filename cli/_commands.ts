@@ -31,11 +31,10 @@ export async function showRun(record: RunRecord, io: Io, options: { json?: boole
   }
   for (const e of read.events) {
     const payload = e.payload ? ` payload=${e.payload.slice(0, 12)}` : "";
-    io.out(
-      `${String(e.seq).padStart(4)} ${e.time} ${e.type.padEnd(24)} ${e.component.padEnd(24)} ${
-        e.refs.join(" ")
-      } ${JSON.stringify(e.data)}${payload}`.trimEnd(),
-    );
+    const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24)];
+    if (e.refs.length) columns.push(e.refs.join(" "));
+    columns.push(JSON.stringify(e.data) + payload);
+    io.out(columns.join(" "));
   }
 }
 

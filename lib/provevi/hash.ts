@@ -42,13 +42,16 @@ export function isSha256(text: unknown): text is string {
 export async function sha256File(path: string): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
   using file = await Deno.open(path, { read: true });
-  const buffer = new Uint8Array(1 << 20);
   let size = 0;
+  // Synchronous reads into one reused buffer: the async read path costs a copy and a task per chunk, which
+  // showed as a third of the time on big payloads.
   for (;;) {
-    const n = await file.read(buffer);
+    const n = file.readSync(readBuffer);
     if (n === null) break;
     size += n;
-    hash.update(n === buffer.length ? buffer : buffer.subarray(0, n));
+    hash.update(n === readBuffer.length ? readBuffer : readBuffer.subarray(0, n));
   }
   return { sha256: hash.digest("hex"), size };
 }
+
+const readBuffer = new Uint8Array(4 << 20);
