@@ -1,0 +1,293 @@
+/**
+ * Capture of model calls: an AI SDK language-model middleware whose `wrapGenerate` and `wrapStream` write
+ * `model_called` for every request, streamed or not, with the request and the reply as payloads and the token
+ * counts in `data`. A stream that fails part way records what arrived, then `step_failed`.
+ * @module
+ */
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Middleware,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
+} from "@ai-sdk/provider";
+import { wrapLanguageModel } from "ai";
+import type { Json } from "../provevi/mod.ts";
+import type { EvidenceRecorder, OpenStep } from "./recorder.ts";
+
+/** The token counts of one model call. */
+export interface CallUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Options of the capture. */
+export interface CaptureOptions {
+  /** The class named as each event's component. */
+  component: string;
+  /** Called after each call with its usage, so the run can enforce its token limit. */
+  onUsage?: (usage: CallUsage) => void;
+}
+
+/**
+ * Wraps a model so that every request it answers is recorded.
+ *
+ * @param model The provider's model.
+ * @param recorder The run's recorder.
+ * @param options The component and a usage callback.
+ * @returns The wrapped model, to pass to `generateText` or `streamText`.
+ * @example
+ * ```ts
+ * import { captureModel } from "./capture.ts";
+ * // const model = captureModel(openai("gpt-4o-mini"), recorder, { component: "CallBackend" });
+ * ```
+ */
+export function captureModel(
+  model: LanguageModelV4,
+  recorder: EvidenceRecorder,
+  options: CaptureOptions,
+): LanguageModelV4 {
+  const middleware: LanguageModelV4Middleware = {
+    specificationVersion: "v4",
+    wrapGenerate: async ({ doGenerate, params }) => {
+      const step = startCall(recorder, model, params, options);
+      const sent = await paramsJson(recorder, params);
+      let result;
+      try {
+        result = await step.within(() => doGenerate());
+      } catch (error) {
+        await step.fail("model_called", error, {
+          payload: await recorder.payload({ params: sent }),
+          data: callData(model, false),
+        });
+        throw error;
+      }
+      const requestSha = await recorder.payload(await requestBody(recorder, sent, result.request?.body));
+      const reply = {
+        content: result.content,
+        finish_reason: result.finishReason,
+        usage: result.usage,
+        response: { id: result.response?.id, model: result.response?.modelId, body: result.response?.body },
+      } as unknown as Json;
+      const replySha = await recorder.payload(reply);
+      const toolCalls = result.content.filter((c) => c.type === "tool-call").map((c) => ({
+        id: c.toolCallId,
+        name: c.toolName,
+      }));
+      await endCall(step, model, options, {
+        streamed: false,
+        request: requestSha,
+        reply: replySha,
+        answeredBy: result.response?.modelId ?? null,
+        usage: result.usage,
+        finish: result.finishReason.unified,
+        toolCalls,
+      });
+      return result;
+    },
+    wrapStream: async ({ doStream, params }) => {
+      const step = startCall(recorder, model, params, options);
+      const sent = await paramsJson(recorder, params);
+      let result;
+      try {
+        result = await step.within(() => doStream());
+      } catch (error) {
+        await step.fail("model_called", error, {
+          payload: await recorder.payload({ params: sent }),
+          data: callData(model, true),
+        });
+        throw error;
+      }
+      const request = await recorder.payload(await requestBody(recorder, sent, result.request?.body));
+      const reader = result.stream.getReader();
+      const arrived: LanguageModelV4StreamPart[] = [];
+      let text = "";
+      let usage: LanguageModelV4Usage | null = null;
+      let finish = "other";
+      let answeredBy: string | null = null;
+      const toolCalls: { id: string; name: string }[] = [];
+      let done = false;
+      const summary = () => ({
+        text,
+        parts: arrived,
+        usage,
+        finish_reason: finish,
+        response: { model: answeredBy },
+      });
+      const stream = new ReadableStream<LanguageModelV4StreamPart>({
+        pull: async (controller) => {
+          let next;
+          try {
+            next = await reader.read();
+          } catch (error) {
+            if (!done) {
+              done = true;
+              const reply = await recorder.payload({ ...summary(), partial: true } as unknown as Json);
+              await step.fail("model_called", error, {
+                payload: request,
+                data: {
+                  ...callData(model, true),
+                  partial: true,
+                  response_payload: reply,
+                  chars: text.length,
+                },
+              });
+            }
+            controller.error(error);
+            return;
+          }
+          if (next.done) {
+            if (!done) {
+              done = true;
+              const reply = await recorder.payload(summary() as unknown as Json);
+              await endCall(step, model, options, {
+                streamed: true,
+                request,
+                reply,
+                answeredBy,
+                usage,
+                finish,
+                toolCalls,
+              });
+            }
+            controller.close();
+            return;
+          }
+          const part = next.value;
+          if (part.type === "text-delta") text += part.delta;
+          else if (part.type === "response-metadata") answeredBy = part.modelId ?? answeredBy;
+          else if (part.type === "tool-call") toolCalls.push({ id: part.toolCallId, name: part.toolName });
+          else if (part.type === "finish") {
+            usage = part.usage;
+            finish = part.finishReason.unified;
+          }
+          if (part.type !== "text-delta") arrived.push(part);
+          controller.enqueue(part);
+        },
+        cancel: async (reason) => {
+          if (!done) {
+            done = true;
+            await step.fail("model_called", reason ?? new Error("the stream was cancelled"), {
+              payload: request,
+              data: { ...callData(model, true), partial: true },
+            });
+          }
+          await reader.cancel(reason);
+        },
+      });
+      return { ...result, stream };
+    },
+  };
+  return wrapLanguageModel({ model, middleware });
+}
+
+function startCall(
+  recorder: EvidenceRecorder,
+  model: LanguageModelV4,
+  params: LanguageModelV4CallOptions,
+  options: CaptureOptions,
+): OpenStep {
+  const attributes: Record<string, string | number> = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": model.provider,
+    "gen_ai.request.model": model.modelId,
+  };
+  if (params.temperature !== undefined) attributes["gen_ai.request.temperature"] = params.temperature;
+  if (params.maxOutputTokens !== undefined) attributes["gen_ai.request.max_tokens"] = params.maxOutputTokens;
+  if (params.topP !== undefined) attributes["gen_ai.request.top_p"] = params.topP;
+  return recorder.startStep({ component: options.component, spanName: `chat ${model.modelId}`, attributes });
+}
+
+function callData(model: LanguageModelV4, streamed: boolean): { [key: string]: Json } {
+  return { provider: model.provider, model: model.modelId, streamed };
+}
+
+async function endCall(
+  step: OpenStep,
+  model: LanguageModelV4,
+  options: CaptureOptions,
+  call: {
+    streamed: boolean;
+    request: string | null;
+    reply: string | null;
+    answeredBy: string | null;
+    usage: LanguageModelV4Usage | null;
+    finish: string;
+    toolCalls: { id: string; name: string }[];
+  },
+): Promise<void> {
+  const u = {
+    input: call.usage?.inputTokens.total ?? 0,
+    output: call.usage?.outputTokens.total ?? 0,
+    cacheRead: call.usage?.inputTokens.cacheRead ?? 0,
+    cacheWrite: call.usage?.inputTokens.cacheWrite ?? 0,
+  };
+  const span = step.span;
+  span.setAttribute("gen_ai.response.model", call.answeredBy ?? model.modelId);
+  span.setAttribute("gen_ai.usage.input_tokens", u.input);
+  span.setAttribute("gen_ai.usage.output_tokens", u.output);
+  span.setAttribute("gen_ai.usage.cache_read.input_tokens", u.cacheRead);
+  span.setAttribute("gen_ai.usage.cache_creation.input_tokens", u.cacheWrite);
+  span.setAttribute("gen_ai.response.finish_reasons", [call.finish]);
+  if (call.request) span.setAttribute("gen_ai.input.messages_ref", call.request);
+  if (call.reply) span.setAttribute("gen_ai.output.messages_ref", call.reply);
+  await step.end("model_called", {
+    payload: call.request,
+    data: {
+      ...callData(model, call.streamed),
+      answered_by: call.answeredBy ?? model.modelId,
+      input_tokens: u.input,
+      output_tokens: u.output,
+      cache_read_tokens: u.cacheRead,
+      cache_write_tokens: u.cacheWrite,
+      reasoning_tokens: call.usage?.outputTokens.reasoning ?? 0,
+      finish_reason: call.finish,
+      tool_calls: call.toolCalls,
+      ...(call.reply ? { response_payload: call.reply } : {}),
+    },
+  });
+  options.onUsage?.(u);
+}
+
+/**
+ * The call's options as JSON, without the abort signal and headers (which may hold keys); file bytes are
+ * stored as their own payloads and named `{"$payload": sha256}`.
+ */
+async function paramsJson(recorder: EvidenceRecorder, params: LanguageModelV4CallOptions): Promise<Json> {
+  const { abortSignal: _a, headers: _h, ...rest } = params as LanguageModelV4CallOptions & {
+    headers?: unknown;
+  };
+  return await toJson(recorder, rest);
+}
+
+async function toJson(recorder: EvidenceRecorder, value: unknown): Promise<Json> {
+  if (value instanceof Uint8Array) return { $payload: await recorder.payload(value) };
+  if (value instanceof URL) return value.href;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return await Promise.all(value.map((v) => toJson(recorder, v)));
+  if (value && typeof value === "object") {
+    const out: { [key: string]: Json } = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (v !== undefined && typeof v !== "function") out[k] = await toJson(recorder, v);
+    }
+    return out;
+  }
+  return (value ?? null) as Json;
+}
+
+/** The request payload: the options, and the body that crossed the wire when the provider gave it. */
+async function requestBody(recorder: EvidenceRecorder, sent: Json, wire: unknown): Promise<Json> {
+  const body: { [key: string]: Json } = { params: sent };
+  if (wire !== undefined) body.wire = typeof wire === "string" ? tryJson(wire) : await toJson(recorder, wire);
+  return body;
+}
+
+function tryJson(text: string): Json {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

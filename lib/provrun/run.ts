@@ -1,0 +1,363 @@
+/**
+ * `runFile`: a run file becomes a recorded, verified run. It makes the run ID, asks the broker for each input,
+ * pins and snapshots it through the catalog, stages it, runs the backend, checks the inputs again, hashes the
+ * outputs, writes `run_completed` or `run_failed`, seals the evidence and commits the bundle.
+ * @module
+ */
+import { join } from "node:path";
+import type { Json } from "../provevi/event.ts";
+import { type EvidenceStore, type Manifest, openStore, sha256Hex } from "../provevi/mod.ts";
+import canonicalize from "canonicalize";
+import { StubBroker } from "./broker.ts";
+import type { Backend } from "./backend.ts";
+import { CallBackend } from "./call_backend.ts";
+import { captureModel } from "./capture.ts";
+import { AccessDenied, CancelledError } from "./errors.ts";
+import { modelOf } from "./models.ts";
+import { collectOutputs } from "./outputter.ts";
+import { errorMessage, errorName, EvidenceRecorder } from "./recorder.ts";
+import { newRunId, type RunContext, withRun } from "./run_context.ts";
+import type { AgentSpec, RunFile } from "./run_file.ts";
+import { InProcessStager, type StagedInput } from "./stager.ts";
+
+/** What the run needs of a catalog: pin and snapshot (provcat's `Catalog` has both). */
+export interface RunCatalog {
+  pin(uri: string): Promise<{ pinned: string | null }>;
+  snapshot(
+    uri: string,
+  ): Promise<
+    { pinned: string | null; path: string; sha256: string; kind: "file" | "folder"; reused?: boolean }
+  >;
+}
+
+/** Options of {@linkcode runFile}. */
+export interface RunOptions {
+  /** The catalog that resolves the inputs and takes the bundle. */
+  catalog?: RunCatalog;
+  /** The store; else the run file's `run.store`, else the file store. */
+  store?: EvidenceStore;
+  /** The runs root of a store that this call opens. */
+  runs?: string;
+  /** Cancels the run: it ends with `run_failed`, error `CancelledError`, sealed. */
+  signal?: AbortSignal;
+  /** Called with each event as it is written (progress). */
+  onEvent?: (type: string, seq: number) => void;
+  /** Commits the sealed bundle; given by the catalog part of provevi. */
+  commitBundle?: (folder: string, uri: string) => Promise<{ uri: string; pinned: string | null }>;
+  /** Reads variables (API keys); `Deno.env` by default. */
+  env?: (name: string) => string | undefined;
+  /** The backend to use instead of the run file's, for tests. */
+  backend?: Backend;
+  /** The time the run starts, for its ID. */
+  now?: Date;
+}
+
+/** The outcome of a run. */
+export interface RunOutcome {
+  runId: string;
+  folder: string;
+  status: "completed" | "failed";
+  /** The error that failed the run. */
+  error?: { name: string; message: string };
+  manifest: Manifest | null;
+  /** The committed bundle, when the run file asked for one. */
+  bundle: { uri: string; pinned: string | null } | null;
+  /** The model's final answer, when there is one. */
+  text: string | null;
+}
+
+/**
+ * The version of an agent: the SHA-256 of its spec's canonical JSON. The spec holds no prompt and no inputs,
+ * which are the task and not the agent.
+ */
+export function agentVersion(agent: AgentSpec): string {
+  return sha256Hex(canonicalize(agent) ?? "null");
+}
+
+/**
+ * Runs a run file: the library entry of `provr run`.
+ *
+ * @param file The run file.
+ * @param options The catalog, the store, a cancel signal.
+ * @returns The outcome; a failed run is an outcome, not an exception.
+ * @throws ProveviError only when the run cannot start (the store or the run folder cannot be opened).
+ * @example
+ * ```ts
+ * import { RunFile, runFile } from "./mod.ts";
+ * const outcome = await runFile(await RunFile.load("fixtures/tour/run.yaml"), {});
+ * console.log(outcome.runId, outcome.status);
+ * ```
+ */
+export async function runFile(file: RunFile, options: RunOptions = {}): Promise<RunOutcome> {
+  const spec = file.data;
+  const ownStore = options.store === undefined;
+  const store = options.store ??
+    await openStore(spec.run.store ?? "file", options.runs === undefined ? {} : { runs: options.runs });
+  try {
+    return await runWithStore(file, store, options);
+  } finally {
+    if (ownStore) await store.close();
+  }
+}
+
+async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOptions): Promise<RunOutcome> {
+  const spec = file.data;
+  const runId = newRunId(options.now);
+  const writer = await store.openRun(runId);
+  const folder = writer.folder;
+  for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(folder, sub), { recursive: true });
+  const actor = spec.run.actor ?? envOr(options, "USER") ?? "unknown";
+  const mode = spec.run.mode ?? (spec.run.env === "dev" ? "lenient" : "strict");
+  const recorder = new EvidenceRecorder(writer, { actor, mode });
+  recorder.onEvent = (e) => options.onEvent?.(e.type, e.seq);
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(new CancelledError("the run was cancelled"));
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  const limits = spec.agent.limits ?? {};
+  const timer = limits.seconds !== undefined
+    ? setTimeout(
+      () => controller.abort(new CancelledError(`the run passed its limit of ${limits.seconds} seconds`)),
+      limits.seconds * 1000,
+    )
+    : null;
+  const ctx: RunContext = {
+    runId,
+    org: spec.run.org,
+    domain: spec.run.domain,
+    env: spec.run.env,
+    actor,
+    mode,
+    folder,
+    recorder,
+    signal: controller.signal,
+  };
+  const runUri = `run://${ctx.org}/${ctx.domain}/${ctx.env}/${runId}`;
+  const root = recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": spec.agent.name,
+    "gen_ai.request.model": spec.agent.model,
+  });
+  void root;
+  let text: string | null = null;
+  let failure: unknown = null;
+  let tokens = 0;
+  try {
+    await withRun(ctx, async () => {
+      await recorder.record({
+        type: "run_created",
+        component: "RunContext",
+        refs: [runUri],
+        payload: await recorder.payload(file.text),
+        data: runCreatedData(file, ctx),
+      });
+      const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
+      const model = captureModel(
+        await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
+        recorder,
+        {
+          component: spec.agent.backend === "call" ? "CallBackend" : "AgentBackend",
+          onUsage: (u) => {
+            tokens += u.input + u.output;
+            if (limits.tokens !== undefined && tokens > limits.tokens) {
+              controller.abort(
+                new CancelledError(`the run passed its limit of ${limits.tokens} tokens (${tokens})`),
+              );
+            }
+          },
+        },
+      );
+      const backend = options.backend ?? new CallBackend();
+      await backend.start({
+        ctx,
+        agent: spec.agent,
+        prompt: spec.prompt,
+        inputs: staged.inputs,
+        outputs: spec.outputs ?? [],
+        model,
+        folder: file.folder,
+      });
+      const result = await backend.result();
+      if (result.status === "failed") {
+        throw controller.signal.aborted ? controller.signal.reason : result.error;
+      }
+      text = result.text;
+      if (controller.signal.aborted) throw controller.signal.reason;
+      for (const check of await staged.stager.verify()) {
+        await recorder.record({
+          type: "input_verified",
+          component: "InProcessStager",
+          refs: [check.pinned],
+          data: { name: check.name, sha256: check.sha256, expected: check.expected, ok: check.ok },
+        });
+        if (!check.ok) throw new Error(`input ${check.name} changed during the run`);
+      }
+      for (const out of await collectOutputs(folder)) {
+        await recorder.record({
+          type: "output_artifact_created",
+          component: "Outputter",
+          refs: [`${runUri}/output/${out.path}`],
+          data: { path: out.path, sha256: out.sha256, size: out.size },
+        });
+      }
+      await recorder.record({
+        type: "run_completed",
+        component: "RunContext",
+        refs: [runUri],
+        data: { status: "completed" },
+      });
+    });
+  } catch (error) {
+    failure = controller.signal.aborted && !(error instanceof Error && error.name === "EvidenceError")
+      ? controller.signal.reason
+      : error;
+    if (!recorder.broken) {
+      await recorder.record({
+        type: "run_failed",
+        component: "RunContext",
+        refs: [runUri],
+        data: { error: errorName(failure), message: errorMessage(failure) },
+      }).catch(() => {});
+    }
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+    recorder.endRoot(failure ?? undefined);
+  }
+  let manifest: Manifest | null = null;
+  try {
+    manifest = await recorder.seal();
+  } catch (error) {
+    failure ??= error;
+  }
+  let bundle: RunOutcome["bundle"] = null;
+  if (manifest && spec.run.bundle && options.commitBundle) {
+    try {
+      bundle = await options.commitBundle(folder, runUri);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  return {
+    runId,
+    folder,
+    status: failure === null && manifest?.status === "completed" ? "completed" : "failed",
+    ...(failure !== null ? { error: { name: errorName(failure), message: errorMessage(failure) } } : {}),
+    manifest,
+    bundle,
+    text,
+  };
+}
+
+function envOr(options: RunOptions, name: string): string | undefined {
+  try {
+    return (options.env ?? ((n: string) => Deno.env.get(n)))(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json } {
+  const spec = file.data;
+  return {
+    org: ctx.org,
+    domain: ctx.domain,
+    env: ctx.env,
+    actor: ctx.actor,
+    mode: ctx.mode,
+    agent: spec.agent.name,
+    agent_version: agentVersion(spec.agent),
+    backend: spec.agent.backend,
+    model: spec.agent.model,
+    spec: spec.agent as unknown as Json,
+    inputs: (spec.inputs ?? []).map((i) => i.uri),
+    parent_run: spec.run.parent_run ?? null,
+    experiment: spec.experiment ?? null,
+    store: spec.run.store ?? "file",
+  };
+}
+
+async function resolveInputs(
+  ctx: RunContext,
+  inputs: { uri: string; as?: string }[],
+  catalog: RunCatalog | undefined,
+  signal: AbortSignal,
+): Promise<{ inputs: StagedInput[]; stager: InProcessStager }> {
+  const { recorder } = ctx;
+  const broker = new StubBroker(inputs.map((i) => i.uri), { env: ctx.env });
+  const stager = new InProcessStager(ctx.folder);
+  const snapshots: { snap: Awaited<ReturnType<RunCatalog["snapshot"]>>; name: string; uri: string }[] = [];
+  for (const input of inputs) {
+    signal.throwIfAborted();
+    await recorder.record({
+      type: "access_requested",
+      component: "StubBroker",
+      refs: [input.uri],
+      data: { mode: "mounted_snapshot" },
+    });
+    const grant = broker.request(input.uri);
+    if (!grant.granted) {
+      await recorder.record({
+        type: "access_denied",
+        component: "StubBroker",
+        refs: [input.uri],
+        data: { mode: grant.mode, reason: grant.reason ?? "denied" },
+      });
+      throw new AccessDenied(input.uri, grant.reason ?? "denied");
+    }
+    await recorder.record({
+      type: "access_granted",
+      component: "StubBroker",
+      refs: [input.uri],
+      data: { mode: grant.mode, expires_at: grant.expires_at ?? null },
+    });
+    if (!catalog) {
+      throw new Error(`no catalog to resolve ${input.uri}: pass a catalog, or add a provcat.yaml`);
+    }
+    let pinned: string | null = null;
+    await recorder.step(
+      "context_resolved",
+      { component: "ProvcatResolver", spanName: "provcat.pin" },
+      async () => {
+        pinned = (await catalog.pin(input.uri)).pinned;
+        return { refs: pinned ? [input.uri, pinned] : [input.uri], data: { pinned } };
+      },
+    );
+    let snap!: Awaited<ReturnType<RunCatalog["snapshot"]>>;
+    const at = pinned ?? input.uri;
+    await recorder.step("snapshot_materialized", {
+      component: "ProvcatResolver",
+      spanName: "provcat.snapshot",
+    }, async () => {
+      snap = await catalog.snapshot(at);
+      return {
+        refs: [snap.pinned ?? at],
+        data: { kind: snap.kind, sha256: snap.sha256, reused: snap.reused ?? false },
+      };
+    });
+    snapshots.push({ snap, name: input.as ?? lastSegment(input.uri), uri: input.uri });
+  }
+  const staged: StagedInput[] = [];
+  for (const { snap, name, uri } of snapshots) {
+    await recorder.step(
+      "input_staged",
+      { component: "InProcessStager", spanName: "provrun.stage" },
+      async () => {
+        const s = await stager.stage({
+          path: snap.path,
+          pinned: snap.pinned ?? uri,
+          sha256: snap.sha256,
+          kind: snap.kind,
+        }, name);
+        staged.push(s);
+        return { refs: [s.pinned], data: { name, kind: s.kind, sha256: s.sha256 } };
+      },
+    );
+  }
+  return { inputs: staged, stager };
+}
+
+function lastSegment(uri: string): string {
+  const path = uri.replace(/[?#].*$/, "").replace(/\/+$/, "");
+  return path.slice(path.lastIndexOf("/") + 1) || "input";
+}

@@ -1,0 +1,304 @@
+/**
+ * The run file: the YAML that says what one run does. `docs/run-file.md` is its reference. Every problem is
+ * reported at once, each with the key's path and line; unknown keys, keys named twice and wrong types are
+ * refused.
+ * @module
+ */
+import { dirname, resolve } from "node:path";
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
+import { RunFileError } from "./errors.ts";
+
+/** One input: a URI and the name it is staged as in `input/`. */
+export interface InputSpec {
+  uri: string;
+  as: string;
+}
+
+/** An MCP server whose tools the agent may call. */
+export interface McpSpec {
+  name: string;
+  command?: string[];
+  url?: string;
+}
+
+/** The agent spec: the portable description of an agent. */
+export interface AgentSpec {
+  name: string;
+  backend: "call" | "agent";
+  model: string;
+  provider?: { base_url: string; api_key_env?: string };
+  instructions?: string;
+  tools?: string[];
+  tools_folder?: string;
+  mcp?: McpSpec[];
+  allow_unsandboxed?: string[];
+  net?: string[];
+  limits?: { steps?: number; tokens?: number; seconds?: number; tool_seconds?: number };
+  settings?: Record<string, unknown>;
+  stream?: boolean;
+  script?: unknown;
+}
+
+/** The `run` section. */
+export interface RunSection {
+  org: string;
+  domain: string;
+  env: string;
+  actor?: string;
+  mode?: "strict" | "lenient";
+  store?: string;
+  bundle?: boolean;
+  parent_run?: string;
+}
+
+/** A parsed, checked run file. */
+export interface RunFileData {
+  run: RunSection;
+  experiment?: string;
+  agent: AgentSpec;
+  prompt: string;
+  inputs?: InputSpec[];
+  outputs?: string[];
+  telemetry?: Record<string, unknown>;
+}
+
+type Spec =
+  | { t: "map"; keys: Record<string, Spec>; required?: string[] }
+  | { t: "text"; oneOf?: string[]; pattern?: RegExp; hint?: string }
+  | { t: "int"; min?: number }
+  | { t: "number"; min?: number }
+  | { t: "bool" }
+  | { t: "list"; item: Spec }
+  | { t: "mapping" } // any mapping, checked elsewhere (settings, telemetry)
+  | { t: "any" };
+
+const text: Spec = { t: "text" };
+const name: Spec = {
+  t: "text",
+  pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
+  hint: "letters, digits, _, . and -",
+};
+const SPEC: Spec = {
+  t: "map",
+  required: ["run", "agent", "prompt"],
+  keys: {
+    run: {
+      t: "map",
+      required: ["org", "domain", "env"],
+      keys: {
+        org: name,
+        domain: name,
+        env: name,
+        actor: text,
+        mode: { t: "text", oneOf: ["strict", "lenient"] },
+        store: text,
+        bundle: { t: "bool" },
+        parent_run: name,
+      },
+    },
+    experiment: { t: "text", pattern: /^experiment:\/\//, hint: "an experiment:// URI" },
+    agent: {
+      t: "map",
+      required: ["name", "backend", "model"],
+      keys: {
+        name,
+        backend: { t: "text", oneOf: ["call", "agent"] },
+        model: {
+          t: "text",
+          pattern: /^(openai|anthropic|openai-compatible|test):.*$/,
+          hint: "openai:MODEL, anthropic:MODEL, openai-compatible:MODEL or test:SCRIPT",
+        },
+        provider: {
+          t: "map",
+          required: ["base_url"],
+          keys: {
+            base_url: { t: "text", pattern: /^https?:\/\//, hint: "an http or https URL" },
+            api_key_env: name,
+          },
+        },
+        instructions: text,
+        tools: { t: "list", item: name },
+        tools_folder: text,
+        mcp: {
+          t: "list",
+          item: {
+            t: "map",
+            required: ["name"],
+            keys: { name, command: { t: "list", item: text }, url: { t: "text", pattern: /^https?:\/\// } },
+          },
+        },
+        allow_unsandboxed: { t: "list", item: name },
+        net: { t: "list", item: text },
+        limits: {
+          t: "map",
+          keys: {
+            steps: { t: "int", min: 1 },
+            tokens: { t: "int", min: 1 },
+            seconds: { t: "number", min: 0 },
+            tool_seconds: { t: "number", min: 0 },
+          },
+        },
+        settings: { t: "mapping" },
+        stream: { t: "bool" },
+        script: { t: "any" },
+      },
+    },
+    prompt: text,
+    inputs: {
+      t: "list",
+      item: {
+        t: "map",
+        required: ["uri"],
+        keys: { uri: text, as: { t: "text", pattern: /^[^/\\]+$/, hint: "a file name" } },
+      },
+    },
+    outputs: { t: "list", item: { t: "text", pattern: /^[^/\\][^\\]*$/, hint: "a path under output/" } },
+    telemetry: { t: "mapping" },
+  },
+};
+
+/**
+ * A run file, parsed and checked.
+ *
+ * @example
+ * ```ts
+ * import { RunFile } from "./run_file.ts";
+ * const file = await RunFile.load("fixtures/tour/run.yaml");
+ * file.data.agent.model; // "test:models/answer.yaml"
+ * ```
+ */
+export class RunFile {
+  private constructor(
+    /** The checked content. */
+    readonly data: RunFileData,
+    /** The file's text, recorded as the run_created payload. */
+    readonly text: string,
+    /** The file's path, or null for a run file made in a program. */
+    readonly path: string | null,
+  ) {}
+
+  /** The folder that relative paths in the file (test scripts, tools folders) are relative to. */
+  get folder(): string {
+    return this.path ? dirname(this.path) : Deno.cwd();
+  }
+
+  /**
+   * Reads and checks a run file.
+   * @throws RunFileError with every problem, each with the key's path and line.
+   */
+  static async load(path: string): Promise<RunFile> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (error) {
+      throw new RunFileError(path, [`cannot be read: ${(error as Error).message}`]);
+    }
+    return RunFile.parse(text, { path: resolve(path) });
+  }
+
+  /**
+   * Checks the text of a run file.
+   * @param text YAML.
+   * @param options `path`: where the text came from, for messages and relative paths.
+   * @throws RunFileError with every problem.
+   */
+  static parse(text: string, options: { path?: string } = {}): RunFile {
+    const where = options.path ?? "<run file>";
+    const lines = new LineCounter();
+    const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
+    const problems: string[] = [];
+    for (const error of doc.errors) {
+      if (error.code === "DUPLICATE_KEY") continue; // reported with the key's path by check()
+      const pos = error.linePos?.[0];
+      const msg = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+.*$/, "");
+      problems.push(`${msg}${pos ? ` (line ${pos.line})` : ""}`);
+    }
+    if (!problems.length) check(doc.contents, SPEC, "", problems, lines);
+    if (problems.length) throw new RunFileError(where, problems);
+    return new RunFile(doc.toJS({ maxAliasCount: 100 }) as RunFileData, text, options.path ?? null);
+  }
+
+  /** The same run file with agent keys replaced, checked again. */
+  withAgent(agent: Partial<AgentSpec>): RunFile {
+    return RunFile.fromObject({ ...this.data, agent: { ...this.data.agent, ...agent } });
+  }
+
+  /**
+   * Makes a run file from an object, as a program would, checked like a file.
+   * @throws RunFileError with every problem.
+   */
+  static fromObject(data: RunFileData): RunFile {
+    const text = JSON.stringify(data, null, 2);
+    return RunFile.parse(text);
+  }
+}
+
+function check(node: unknown, spec: Spec, path: string, problems: string[], lines: LineCounter): void {
+  const at = (n: unknown) => {
+    const range = (n as Node | null)?.range;
+    return range ? ` (line ${lines.linePos(range[0]).line})` : "";
+  };
+  const key = path || "the run file";
+  const fail = (what: string) => problems.push(`${key}${at(node)}: ${what}`);
+  if (spec.t === "any") return;
+  if (node === null || node === undefined || (isScalar(node) && node.value === null)) {
+    fail("is empty");
+    return;
+  }
+  switch (spec.t) {
+    case "map":
+    case "mapping": {
+      if (!isMap(node)) return void fail("must be a mapping");
+      if (spec.t === "mapping") return;
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const k = isScalar(pair.key) ? String((pair.key as Scalar).value) : String(pair.key);
+        const subPath = path ? `${path}.${k}` : k;
+        if (seen.has(k)) {
+          problems.push(`${subPath}${at(pair.key)}: is named twice`);
+          continue;
+        }
+        seen.add(k);
+        const sub = spec.keys[k];
+        if (!sub) {
+          problems.push(
+            `${subPath}${at(pair.key)}: unknown key; the keys here are ${Object.keys(spec.keys).join(", ")}`,
+          );
+          continue;
+        }
+        check(pair.value, sub, subPath, problems, lines);
+      }
+      for (const r of spec.required ?? []) if (!seen.has(r)) fail(`lacks the key "${r}"`);
+      return;
+    }
+    case "list": {
+      if (!isSeq(node)) return void fail("must be a list, not a single value");
+      node.items.forEach((item, i) => check(item, spec.item, `${path}[${i}]`, problems, lines));
+      return;
+    }
+    default: {
+      if (!isScalar(node)) {
+        return void fail(
+          `must be a ${spec.t === "text" ? "text" : spec.t === "bool" ? "true or false" : "number"}`,
+        );
+      }
+      const v = node.value;
+      if (spec.t === "text") {
+        if (typeof v !== "string") return void fail("must be a text");
+        if (v.trim() === "") return void fail("must not be empty");
+        if (spec.oneOf && !spec.oneOf.includes(v)) {
+          return void fail(`must be one of ${spec.oneOf.join(", ")}`);
+        }
+        if (spec.pattern && !spec.pattern.test(v)) {
+          return void fail(`must be ${spec.hint ?? `like ${spec.pattern}`}`);
+        }
+      } else if (spec.t === "bool") {
+        if (typeof v !== "boolean") fail("must be true or false");
+      } else {
+        if (typeof v !== "number" || !Number.isFinite(v)) return void fail("must be a number");
+        if (spec.t === "int" && !Number.isInteger(v)) return void fail("must be a whole number");
+        if (spec.min !== undefined && v < spec.min) fail(`must be at least ${spec.min}`);
+      }
+    }
+  }
+}
