@@ -11,6 +11,8 @@ export interface Io {
   err(line: string): void;
   /** True when standard error is a terminal, for progress lines. */
   readonly terminal: boolean;
+  /** Replaces the progress line on a terminal; an empty text clears it. */
+  progress(line: string): void;
 }
 
 /** The process's own standard output and error. */
@@ -20,6 +22,7 @@ export function processIo(): Io {
     out: (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),
     err: (line) => void Deno.stderr.writeSync(encoder.encode(line + "\n")),
     terminal: Deno.stderr.isTerminal(),
+    progress: (line) => void Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`)),
   };
 }
 
@@ -31,6 +34,7 @@ export function bufferIo(): Io & { stdout: string[]; stderr: string[]; text(): s
     stdout,
     stderr,
     terminal: false,
+    progress: () => {},
     out: (line) => void stdout.push(line),
     err: (line) => void stderr.push(line),
     text: () => stdout.join("\n"),

@@ -2,6 +2,7 @@
  * `provr`: runs agents on pinned data and records the evidence; shows and verifies runs.
  *
  * ```sh
+ * provr [--runs DIR] [--store URI] run FILE [--json]
  * provr [--runs DIR] [--store URI] show RUN [--json]
  * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI]
  * ```
@@ -12,6 +13,7 @@ import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
+import { RunFile, runFile } from "../lib/provrun/mod.ts";
 
 interface Globals {
   runs?: string;
@@ -47,6 +49,50 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       await store.close();
     }
   };
+
+  program.command("run")
+    .description("Run a run file: record, seal and commit its evidence; print the run ID.")
+    .argument("<file>", "the run file (YAML)")
+    .option("--json", "print the outcome as JSON")
+    .action(async (path: string, opts: { json?: boolean }) => {
+      const g = program.opts<Globals>();
+      const file = await RunFile.load(path);
+      const store = g.store ?? file.data.run.store;
+      const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
+      const controller = new AbortController();
+      const onSignal = () => controller.abort();
+      try {
+        Deno.addSignalListener("SIGINT", onSignal);
+      } catch { /* no signals here (Windows without a console) */ }
+      let shown = false;
+      try {
+        const outcome = await runFile(file, {
+          ...(opened ? { store: opened } : {}),
+          ...(g.runs ? { runs: g.runs } : {}),
+          signal: controller.signal,
+          onEvent: io.terminal
+            ? (type, seq) => {
+              shown = true;
+              io.progress(`provr: ${String(seq).padStart(4)} ${type}`);
+            }
+            : undefined,
+        });
+        if (shown) io.progress("");
+        if (opts.json) io.out(JSON.stringify(outcome, null, 2));
+        else {
+          io.out(outcome.runId);
+          if (outcome.status === "failed") {
+            io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+          }
+        }
+        result.code = outcome.status === "completed" ? 0 : 1;
+      } finally {
+        try {
+          Deno.removeSignalListener("SIGINT", onSignal);
+        } catch { /* as above */ }
+        await opened?.close();
+      }
+    });
 
   program.command("show")
     .description("Print the events of a run.")
