@@ -9,4 +9,5 @@
  * ```
  * @module
  */
+export * from "./lib/provcat/mod.ts";
 export * from "./lib/provevi/mod.ts";

@@ -1,0 +1,140 @@
+/**
+ * File helpers of the catalog: walking a folder, hashing files and folders, copying with a clone where the
+ * file system has one, and making a tree read-only or writable again.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { dirname, join, relative, sep } from "node:path";
+import { CatalogError } from "./errors.ts";
+
+/** One file of a folder, by its `/`-separated path under the folder. */
+export interface FileEntry {
+  /** The path under the folder, with `/`. */
+  rel: string;
+  /** The absolute path. */
+  abs: string;
+}
+
+/**
+ * The files of a folder, sorted by their `/` path (UTF-16 code unit order, the same on every machine).
+ * @throws CatalogError for a link, which the catalog does not follow.
+ */
+export async function walkFiles(root: string): Promise<FileEntry[]> {
+  const found: FileEntry[] = [];
+  const visit = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const abs = join(dir, entry.name);
+      if (entry.isSymlink) {
+        throw new CatalogError(
+          `${abs} is a link; the catalog copies files and folders only, so replace the link`,
+        );
+      }
+      if (entry.isDirectory) await visit(abs);
+      else found.push({ rel: relative(root, abs).split(sep).join("/"), abs });
+    }
+  };
+  await visit(root);
+  return found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/** The lowercase hex SHA-256 of a file's bytes, read as a stream. */
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  using file = await Deno.open(path, { read: true });
+  const buffer = new Uint8Array(1 << 20);
+  for (;;) {
+    const n = await file.read(buffer);
+    if (n === null) break;
+    hash.update(n === buffer.length ? buffer : buffer.subarray(0, n));
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * The SHA-256 of a folder: of the sorted list of its files, one line each, `<sha256>  <path>\n` (the format of
+ * `sha256sum`), so that `find . -type f | sort | xargs sha256sum | sha256sum` gives the same hash.
+ */
+export async function hashFolder(root: string): Promise<string> {
+  const lines: string[] = [];
+  for (const file of await walkFiles(root)) lines.push(`${await hashFile(file.abs)}  ${file.rel}\n`);
+  return createHash("sha256").update(lines.join("")).digest("hex");
+}
+
+/** The SHA-256 of a file or a folder, as {@linkcode hashFile} and {@linkcode hashFolder} give it. */
+export async function hashPath(path: string, kind: "file" | "folder"): Promise<string> {
+  return kind === "file" ? await hashFile(path) : await hashFolder(path);
+}
+
+/** `file`, `folder`, or null when nothing is there. @throws CatalogError for a link. */
+export async function kindOf(path: string): Promise<"file" | "folder" | null> {
+  try {
+    const info = await Deno.lstat(path);
+    if (info.isSymlink) {
+      throw new CatalogError(`${path} is a link; the catalog copies files and folders only`);
+    }
+    return info.isDirectory ? "folder" : "file";
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/**
+ * Copies a file or a folder to `dest`, which must not exist. Each file goes through `Deno.copyFile`: on Linux
+ * that is `copy_file_range`, which the kernel turns into a copy-on-write clone on file systems that share
+ * extents (btrfs, XFS with reflink), and on macOS `clonefile` on APFS; elsewhere it is a plain copy.
+ */
+export async function copyTree(src: string, dest: string, kind: "file" | "folder"): Promise<void> {
+  if (kind === "file") {
+    await Deno.mkdir(dirname(dest), { recursive: true });
+    await Deno.copyFile(src, dest);
+    return;
+  }
+  await Deno.mkdir(dest, { recursive: true });
+  const files = await walkFiles(src);
+  const made = new Set<string>([dest]);
+  for (const file of files) {
+    const target = join(dest, ...file.rel.split("/"));
+    const parent = dirname(target);
+    if (!made.has(parent)) {
+      await Deno.mkdir(parent, { recursive: true });
+      made.add(parent);
+    }
+    await Deno.copyFile(file.abs, target);
+  }
+}
+
+/** Makes a file or a folder read-only: files 0444, folders 0555 (no-op where modes do not exist). */
+export async function makeReadOnly(path: string): Promise<void> {
+  await chmodTree(path, 0o444, 0o555);
+}
+
+/** Removes a file or a folder that may be read-only; nothing there is no error. */
+export async function removeTree(path: string): Promise<void> {
+  try {
+    await chmodTree(path, 0o644, 0o755);
+    await Deno.remove(path, { recursive: true });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+async function chmodTree(path: string, fileMode: number, dirMode: number): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  const info = await Deno.lstat(path);
+  if (info.isSymlink) return;
+  if (!info.isDirectory) {
+    await Deno.chmod(path, fileMode);
+    return;
+  }
+  // A folder must be writable and searchable while its entries change, and read-only only at the end.
+  if (dirMode & 0o200) await Deno.chmod(path, dirMode);
+  for await (const entry of Deno.readDir(path)) await chmodTree(join(path, entry.name), fileMode, dirMode);
+  if (!(dirMode & 0o200)) await Deno.chmod(path, dirMode);
+}
+
+/** A fresh folder for work in progress, under `root`, that a rename can move into place. */
+export async function tempIn(root: string): Promise<string> {
+  await Deno.mkdir(root, { recursive: true });
+  return await Deno.makeTempDir({ dir: root, prefix: "tmp-" });
+}

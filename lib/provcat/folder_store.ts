@@ -1,0 +1,125 @@
+/**
+ * The `folder` store: a local folder. It has no commits, so nothing it holds can be pinned: `pin` gives no
+ * commit, an experiment there is refused, and a bundle there stays unpinned.
+ * @module
+ */
+import { dirname, join, resolve } from "node:path";
+import { copyTree, kindOf, removeTree, walkFiles } from "./_files.ts";
+import { CatalogError, CatalogNotFound } from "./errors.ts";
+import type { CatalogStore, EntryKind, PutSource, StoreEntry, StoreVersion } from "./store.ts";
+import type { Selector } from "./uri.ts";
+
+/** The config of a folder store. */
+export interface FolderStoreConfig {
+  type: "folder";
+  /** The folder. */
+  path: string;
+}
+
+/**
+ * A catalog store over a local folder.
+ *
+ * @example
+ * ```ts
+ * import { FolderStore } from "./folder_store.ts";
+ * const store = new FolderStore("scratch", { type: "folder", path: "/tmp/scratch" });
+ * await store.put("notes/a.txt", new TextEncoder().encode("hello"));
+ * ```
+ */
+export class FolderStore implements CatalogStore {
+  readonly type = "folder";
+  readonly versioned = false;
+  readonly root: string;
+
+  /**
+   * @param name The store's name in the config.
+   * @param config The folder; a relative path is taken from the current folder.
+   */
+  constructor(readonly name: string, config: FolderStoreConfig) {
+    this.root = resolve(config.path);
+  }
+
+  /** The live path of a key. */
+  localPath(key: string): string {
+    return key === "" ? this.root : join(this.root, ...key.split("/"));
+  }
+
+  /** A folder has no versions: null, and a selector is refused. */
+  resolve(key: string, at: Selector | null): Promise<StoreVersion | null> {
+    if (at !== null) {
+      return Promise.reject(
+        new CatalogError(
+          `store "${this.name}" is a folder, which has no versions, so "?at=${at.kind}:${at.id}" cannot select one for "${key}"; remove ?at=`,
+        ),
+      );
+    }
+    return Promise.resolve(null);
+  }
+
+  /** What is at a key. */
+  async stat(key: string): Promise<EntryKind | null> {
+    return await kindOf(this.localPath(key));
+  }
+
+  /** The entries of a folder. */
+  async list(key: string): Promise<StoreEntry[]> {
+    const path = this.localPath(key);
+    if (await kindOf(path) !== "folder") throw this.#notFound(key, "folder");
+    const entries: StoreEntry[] = [];
+    for await (const entry of Deno.readDir(path)) {
+      if (entry.isSymlink) continue;
+      const size = entry.isFile ? (await Deno.stat(join(path, entry.name))).size : null;
+      entries.push({ name: entry.name, kind: entry.isDirectory ? "folder" : "file", size });
+    }
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** The bytes of a file. */
+  async read(key: string): Promise<Uint8Array> {
+    const path = this.localPath(key);
+    if (await kindOf(path) !== "file") throw this.#notFound(key, "file");
+    return await Deno.readFile(path);
+  }
+
+  /** Copies a key to `dest`. */
+  async materialize(key: string, _version: StoreVersion | null, dest: string): Promise<EntryKind> {
+    const path = this.localPath(key);
+    const kind = await kindOf(path);
+    if (kind === null) throw this.#notFound(key, "file or folder");
+    await copyTree(path, dest, kind);
+    return kind;
+  }
+
+  /** Writes at once, replacing what was at the key. */
+  async put(key: string, source: PutSource): Promise<void> {
+    if (key === "") {
+      throw new CatalogError(`cannot put at the root of store "${this.name}"; name a path under it`);
+    }
+    const path = this.localPath(key);
+    if (typeof source !== "string") {
+      await removeTree(path);
+      await Deno.mkdir(dirname(path), { recursive: true });
+      await Deno.writeFile(path, source);
+      return;
+    }
+    const kind = await kindOf(source);
+    if (kind === null) throw new CatalogError(`cannot put "${source}": it does not exist`);
+    if (kind === "folder") await walkFiles(source); // refuses links before anything is removed
+    await removeTree(path);
+    await copyTree(source, path, kind);
+  }
+
+  /** Nothing to commit: a folder has no versions. */
+  commit(): Promise<StoreVersion | null> {
+    return Promise.resolve(null);
+  }
+
+  /** Nothing to close. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  #notFound(key: string, what: string): CatalogNotFound {
+    return new CatalogNotFound(`"${key}" is not a ${what} in store "${this.name}" (${this.localPath(key)})`);
+  }
+}

@@ -1,0 +1,409 @@
+/**
+ * The `s3` store: a bucket with versioning on, through `@aws-sdk/client-s3`. `put` writes objects, and S3
+ * gives each write its own version ID. `commit` records a commit: an object under `<prefix>.provcat/commits/`
+ * that maps every key to the version ID it had, named by the SHA-256 of its canonical JSON, and moves the
+ * branch (`<prefix>.provcat/refs/heads/<branch>`) to it. A commit is a version; `?at=version:<id>` also
+ * selects one object's own S3 version. Credentials come from the standard AWS variables and files.
+ * @module
+ */
+import {
+  DeleteObjectCommand,
+  GetBucketVersioningCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectVersionsCommand,
+  type ListObjectVersionsCommandOutput,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import canonicalize from "canonicalize";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
+import { kindOf, walkFiles } from "./_files.ts";
+import { CatalogError, CatalogNotFound } from "./errors.ts";
+import {
+  type CatalogStore,
+  type EntryKind,
+  joinKey,
+  type PutSource,
+  type StoreEntry,
+  type StoreVersion,
+  underKey,
+} from "./store.ts";
+import type { Selector } from "./uri.ts";
+
+/** The config of an s3 store. */
+export interface S3StoreConfig {
+  type: "s3";
+  /** The bucket; its versioning must be on. */
+  bucket: string;
+  /** A prefix under which the store's keys go, such as `catalog/`. */
+  prefix?: string;
+  /** The S3 endpoint, for an S3-compatible server; AWS's own by default. */
+  endpoint?: string;
+  /** The region; `AWS_REGION`, else `us-east-1`, by default. */
+  region?: string;
+  /** Address the bucket in the path (`endpoint/bucket/key`), as most S3-compatible servers need. */
+  forcePathStyle?: boolean;
+  /** The branch that a URI without `?at=` reads and that `commit` moves; `main` by default. */
+  branch?: string;
+}
+
+/** One object of a commit. */
+interface CommitObject {
+  version: string;
+  size: number;
+}
+
+/** A commit of an s3 store, as stored under `.provcat/commits/<id>.json`. */
+interface S3Commit {
+  format: "provcat-s3-commit/1";
+  parent: string | null;
+  message: string;
+  time: string;
+  objects: Record<string, CommitObject>;
+}
+
+const META = ".provcat";
+const COMMIT_ID = /^[0-9a-f]{64}$/;
+
+/**
+ * A catalog store over a versioned S3 bucket.
+ *
+ * @example
+ * ```ts
+ * import { S3Store } from "./s3_store.ts";
+ * const store = new S3Store("bucket", {
+ *   type: "s3", bucket: "evidence", endpoint: "http://127.0.0.1:5055", forcePathStyle: true,
+ * });
+ * const head = await store.resolve("", null);
+ * ```
+ */
+export class S3Store implements CatalogStore {
+  readonly type = "s3";
+  readonly versioned = true;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly branch: string;
+  #client: S3Client;
+  #checked = false;
+  #commits = new Map<string, S3Commit>();
+
+  /**
+   * @param name The store's name in the config.
+   * @param config The bucket and how to reach it.
+   */
+  constructor(readonly name: string, config: S3StoreConfig) {
+    this.bucket = config.bucket;
+    this.prefix = config.prefix ?? "";
+    this.branch = config.branch ?? "main";
+    this.#client = new S3Client({
+      region: config.region ?? Deno.env.get("AWS_REGION") ?? "us-east-1",
+      ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+      ...(config.forcePathStyle !== undefined ? { forcePathStyle: config.forcePathStyle } : {}),
+    });
+  }
+
+  async #send<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.#checked) {
+      this.#checked = true;
+      const status = (await this.#call("read the versioning of", () =>
+        this.#client.send(new GetBucketVersioningCommand({ Bucket: this.bucket })))).Status;
+      if (status !== "Enabled") {
+        this.#checked = false;
+        throw new CatalogError(
+          `store "${this.name}": bucket "${this.bucket}" has versioning ${
+            status ?? "never enabled"
+          }, and the catalog needs it on; run aws s3api put-bucket-versioning --bucket ${this.bucket} --versioning-configuration Status=Enabled`,
+        );
+      }
+    }
+    return await this.#call(what, fn);
+  }
+
+  async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof CatalogError) throw error;
+      const e = error as { name?: string; message?: string };
+      throw new CatalogError(
+        `store "${this.name}": cannot ${what} bucket "${this.bucket}": ${e.name ?? "Error"}: ${e.message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  #object(key: string): string {
+    if (key.split("/")[0] === META) {
+      throw new CatalogError(`store "${this.name}": "${META}" is the store's own folder; use another name`);
+    }
+    return this.prefix + key;
+  }
+
+  async #getText(objectKey: string): Promise<string | null> {
+    try {
+      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      return await out.Body!.transformToString();
+    } catch (error) {
+      if ((error as { name?: string }).name === "NoSuchKey") return null;
+      throw error;
+    }
+  }
+
+  async #head(branch: string): Promise<string | null> {
+    const id = await this.#send(
+      "read a branch of",
+      () => this.#getText(`${this.prefix}${META}/refs/heads/${branch}`),
+    );
+    return id === null ? null : id.trim();
+  }
+
+  async #loadCommit(id: string): Promise<S3Commit> {
+    const cached = this.#commits.get(id);
+    if (cached) return cached;
+    const body = await this.#send(
+      "read a commit of",
+      () => this.#getText(`${this.prefix}${META}/commits/${id}.json`),
+    );
+    if (body === null) throw new CatalogNotFound(`store "${this.name}" has no commit ${id}; check the ID`);
+    if (createHash("sha256").update(body).digest("hex") !== id) {
+      throw new CatalogError(
+        `store "${this.name}": commit ${id} was changed: its bytes do not hash to its ID`,
+      );
+    }
+    const commit = JSON.parse(body) as S3Commit;
+    this.#commits.set(id, commit);
+    return commit;
+  }
+
+  /** The commit that a selector names (the branch's head without one), or one object's S3 version. */
+  async resolve(key: string, at: Selector | null): Promise<StoreVersion> {
+    if (at?.kind === "version") {
+      await this.#send(
+        "find a version in",
+        () =>
+          this.#client.send(
+            new HeadObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: at.id }),
+          ),
+      )
+        .catch((error) => {
+          throw new CatalogNotFound(`store "${this.name}" has no version ${at.id} of "${key}"`, {
+            cause: error,
+          });
+        });
+      return { kind: "version", id: at.id };
+    }
+    if (at?.kind === "commit") {
+      if (!COMMIT_ID.test(at.id)) {
+        throw new CatalogError(`store "${this.name}" names commits by 64 hex digits; "${at.id}" is not one`);
+      }
+      await this.#loadCommit(at.id);
+      return { kind: "commit", id: at.id };
+    }
+    const branch = at?.id ?? this.branch;
+    const head = await this.#head(branch);
+    if (head === null) {
+      throw new CatalogNotFound(
+        `store "${this.name}" has no branch "${branch}" with a commit (for "${key}"); commit to it first or name another branch`,
+      );
+    }
+    return { kind: "commit", id: head };
+  }
+
+  async #objects(version: StoreVersion | null): Promise<Record<string, CommitObject>> {
+    if (version?.kind !== "commit") throw new TypeError("an s3 store lists at a commit");
+    return (await this.#loadCommit(version.id)).objects;
+  }
+
+  /** What is at a key at a version. */
+  async stat(key: string, version: StoreVersion | null): Promise<EntryKind | null> {
+    if (version?.kind === "version") return "file";
+    const objects = await this.#objects(version);
+    if (key !== "" && objects[key]) return "file";
+    const inside = key === "" ? "" : key + "/";
+    return Object.keys(objects).some((k) => k.startsWith(inside)) || key === "" ? "folder" : null;
+  }
+
+  /** The entries of a folder at a commit. */
+  async list(key: string, version: StoreVersion | null): Promise<StoreEntry[]> {
+    if (await this.stat(key, version) !== "folder") throw this.#notFound(key, "folder", version);
+    const objects = await this.#objects(version);
+    const inside = key === "" ? "" : key + "/";
+    const entries = new Map<string, StoreEntry>();
+    for (const [k, o] of Object.entries(objects)) {
+      if (!k.startsWith(inside)) continue;
+      const rest = k.slice(inside.length);
+      const slash = rest.indexOf("/");
+      if (slash < 0) entries.set(rest, { name: rest, kind: "file", size: o.size });
+      else entries.set(rest.slice(0, slash), { name: rest.slice(0, slash), kind: "folder", size: null });
+    }
+    return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async #getVersion(key: string, versionId: string): Promise<Uint8Array> {
+    const out = await this.#send("read an object of", () =>
+      this.#client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: versionId }),
+      ));
+    return await out.Body!.transformToByteArray();
+  }
+
+  /** The bytes of a file at a version. */
+  async read(key: string, version: StoreVersion | null): Promise<Uint8Array> {
+    if (version?.kind === "version") return await this.#getVersion(key, version.id);
+    const object = (await this.#objects(version))[key];
+    if (!object) throw this.#notFound(key, "file", version);
+    return await this.#getVersion(key, object.version);
+  }
+
+  /** Writes the file or folder at a key, at a version, to `dest`. */
+  async materialize(key: string, version: StoreVersion | null, dest: string): Promise<EntryKind> {
+    const kind = await this.stat(key, version);
+    if (kind === null) throw this.#notFound(key, "file or folder", version);
+    if (kind === "file") {
+      await Deno.writeFile(dest, await this.read(key, version), { createNew: true });
+      return kind;
+    }
+    await Deno.mkdir(dest, { recursive: true });
+    const inside = key === "" ? "" : key + "/";
+    const objects = Object.entries(await this.#objects(version)).filter(([k]) => k.startsWith(inside));
+    let next = 0;
+    const worker = async () => {
+      while (next < objects.length) {
+        const [k, o] = objects[next++]!;
+        const path = join(dest, ...k.slice(inside.length).split("/"));
+        await Deno.mkdir(dirname(path), { recursive: true });
+        await Deno.writeFile(path, await this.#getVersion(k, o.version), { createNew: true });
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    return kind;
+  }
+
+  /**
+   * Writes a file or a folder at a key; a folder replaces what was under the key (the objects it lacks get a
+   * delete marker, so their versions stay for older commits).
+   */
+  async put(key: string, source: PutSource): Promise<void> {
+    if (key === "") {
+      throw new CatalogError(`cannot put at the root of store "${this.name}"; name a path under it`);
+    }
+    this.#object(key);
+    const upload = (k: string, body: Uint8Array) =>
+      this.#send(
+        "write to",
+        () =>
+          this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.#object(k), Body: body })),
+      );
+    if (typeof source !== "string") {
+      await upload(key, source);
+      return;
+    }
+    const kind = await kindOf(source);
+    if (kind === null) throw new CatalogError(`cannot put "${source}": it does not exist`);
+    if (kind === "file") {
+      await upload(key, await Deno.readFile(source));
+      return;
+    }
+    const files = await walkFiles(source);
+    const keep = new Set(files.map((f) => joinKey(key, f.rel)));
+    for (const f of files) await upload(joinKey(key, f.rel), await Deno.readFile(f.abs));
+    for (const k of (await this.#latest(key)).keys()) {
+      if (k !== key && !keep.has(k)) {
+        await this.#send(
+          "delete from",
+          () => this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#object(k) })),
+        );
+      }
+    }
+  }
+
+  /** The newest version of each live object at or under a key. */
+  async #latest(scope: string): Promise<Map<string, CommitObject>> {
+    const found = new Map<string, CommitObject>();
+    let keyMarker: string | undefined;
+    let versionMarker: string | undefined;
+    for (;;) {
+      const page: ListObjectVersionsCommandOutput = await this.#send("list", () =>
+        this.#client.send(
+          new ListObjectVersionsCommand({
+            Bucket: this.bucket,
+            Prefix: this.prefix + scope,
+            ...(keyMarker ? { KeyMarker: keyMarker } : {}),
+            ...(versionMarker ? { VersionIdMarker: versionMarker } : {}),
+          }),
+        ));
+      for (const v of page.Versions ?? []) {
+        const key = v.Key!.slice(this.prefix.length);
+        if (v.IsLatest && underKey(key, scope) && key.split("/")[0] !== META) {
+          found.set(key, { version: v.VersionId!, size: v.Size ?? 0 });
+        }
+      }
+      if (!page.IsTruncated) break;
+      keyMarker = page.NextKeyMarker;
+      versionMarker = page.NextVersionIdMarker;
+    }
+    return found;
+  }
+
+  /** Commits the objects at or under a key, keeping every other key as the branch's head has it. */
+  async commit(key: string, message: string): Promise<StoreVersion> {
+    const head = await this.#head(this.branch);
+    const parent = head ? await this.#loadCommit(head) : null;
+    const objects: Record<string, CommitObject> = {};
+    for (const [k, o] of Object.entries(parent?.objects ?? {})) if (!underKey(k, key)) objects[k] = o;
+    for (const [k, o] of await this.#latest(key)) objects[k] = o;
+    const sorted = Object.fromEntries(
+      Object.entries(objects).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+    if (parent && canonicalize(parent.objects) === canonicalize(sorted)) return { kind: "commit", id: head! };
+    if (!parent && Object.keys(sorted).length === 0) {
+      throw new CatalogError(`store "${this.name}": nothing was put under "${key}" to commit; put it first`);
+    }
+    const commit: S3Commit = {
+      format: "provcat-s3-commit/1",
+      parent: head,
+      message,
+      time: new Date().toISOString(),
+      objects: sorted,
+    };
+    const body = canonicalize(commit)!;
+    const id = createHash("sha256").update(body).digest("hex");
+    await this.#send("write a commit to", () =>
+      this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: `${this.prefix}${META}/commits/${id}.json`,
+          Body: body,
+        }),
+      ));
+    if (await this.#head(this.branch) !== head) {
+      throw new CatalogError(
+        `store "${this.name}": branch "${this.branch}" moved while committing "${key}"; commit again`,
+      );
+    }
+    await this.#send("move a branch of", () =>
+      this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: `${this.prefix}${META}/refs/heads/${this.branch}`,
+          Body: id,
+        }),
+      ));
+    this.#commits.set(id, commit);
+    return { kind: "commit", id };
+  }
+
+  /** Closes the client's connections. */
+  close(): Promise<void> {
+    this.#client.destroy();
+    return Promise.resolve();
+  }
+
+  #notFound(key: string, what: string, version: StoreVersion | null): CatalogNotFound {
+    return new CatalogNotFound(
+      `"${key}" is not a ${what} in store "${this.name}" at ${version?.kind}:${version?.id}`,
+    );
+  }
+}

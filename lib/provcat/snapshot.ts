@@ -1,0 +1,72 @@
+/**
+ * Snapshots: read-only, content-addressed copies at `<cache>/snapshots/<kind>/<sha256>/<name>`. The SHA-256 of
+ * a file is of its bytes; of a folder, of the sorted list of its files and their hashes (see `hashFolder`).
+ * Two versions with the same kind, name and content share one snapshot. A snapshot is reused only while its
+ * hash still matches, and replaced otherwise.
+ * @module
+ */
+import { join } from "node:path";
+import { copyTree, hashPath, kindOf, makeReadOnly, removeTree, tempIn } from "./_files.ts";
+import type { EntryKind } from "./store.ts";
+
+/** A snapshot, as `Catalog.snapshot` returns it. */
+export interface Snapshot {
+  /** The URI that was asked for. */
+  uri: string;
+  /** The pinned URI it was made from, or null when the store has no commits. */
+  pinned: string | null;
+  /** The snapshot's path: `<cache>/snapshots/<kind>/<sha256>/<name>`. */
+  path: string;
+  /** The SHA-256 of the content. */
+  sha256: string;
+  /** `file` or `folder`. */
+  kind: EntryKind;
+  /** True when an existing snapshot with the same hash was reused. */
+  reused: boolean;
+}
+
+/**
+ * Makes or reuses the snapshot of a local file or folder.
+ *
+ * @param cache The cache root.
+ * @param source The file or folder to copy (a fixed version's cached copy, or a folder store's own path).
+ * @param options `name`: the snapshot's last path segment; `kind`: what the source is.
+ * @returns The snapshot's path, hash and whether it was reused.
+ * @example
+ * ```ts
+ * import { materializeSnapshot } from "./snapshot.ts";
+ * const made = await materializeSnapshot("/tmp/cache", "/data/revenue.csv", { name: "revenue.csv", kind: "file" });
+ * ```
+ */
+export async function materializeSnapshot(
+  cache: string,
+  source: string,
+  options: { name: string; kind: EntryKind },
+): Promise<{ path: string; sha256: string; reused: boolean }> {
+  const { name, kind } = options;
+  const root = join(cache, "snapshots");
+  const sha256 = await hashPath(source, kind);
+  const path = join(root, kind, sha256, name);
+  if (await kindOf(path) === kind && await hashPath(path, kind) === sha256) {
+    return { path, sha256, reused: true };
+  }
+  // Copy first, then hash the copy: the address is the hash of what the snapshot holds, even if the source
+  // changed meanwhile.
+  const work = await tempIn(join(cache, "tmp"));
+  try {
+    const copy = join(work, name);
+    await copyTree(source, copy, kind);
+    const copied = await hashPath(copy, kind);
+    const target = join(root, kind, copied, name);
+    if (copied !== sha256 && await kindOf(target) === kind && await hashPath(target, kind) === copied) {
+      return { path: target, sha256: copied, reused: true };
+    }
+    await makeReadOnly(copy);
+    await Deno.mkdir(join(root, kind, copied), { recursive: true });
+    await removeTree(target); // a snapshot whose files changed on disk
+    await Deno.rename(copy, target);
+    return { path: target, sha256: copied, reused: false };
+  } finally {
+    await removeTree(work);
+  }
+}

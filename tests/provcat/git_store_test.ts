@@ -1,0 +1,114 @@
+import { join } from "node:path";
+import { assert, assertEquals, assertRejects } from "./_assert.ts";
+import { Catalog, CatalogError, CatalogNotFound } from "./_deps.ts";
+import { commitFiles, git, makeRepo } from "./_helpers.ts";
+import { storeContract } from "./store_contract.ts";
+
+storeContract("git (working tree)", async () => {
+  const path = await Deno.makeTempDir({ prefix: "provcat-git-" });
+  await makeRepo(path, { "README.md": "lake\n" });
+  return {
+    config: { type: "git", path },
+    versioned: true,
+    cleanup: () => Deno.remove(path, { recursive: true }),
+  };
+});
+
+storeContract("git (bare)", async () => {
+  const path = await Deno.makeTempDir({ prefix: "provcat-gitbare-" });
+  await git(path, "init", "-q", "--bare", "-b", "main");
+  return {
+    config: { type: "git", path },
+    versioned: true,
+    cleanup: () => Deno.remove(path, { recursive: true }),
+  };
+});
+
+async function withLake(fn: (catalog: Catalog, repo: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "provcat-lake-" });
+  const repo = await makeRepo(join(dir, "lake"), { "evals/revenue.csv": "q,a\n1,2\n" });
+  const catalog = await Catalog.open({
+    config: {
+      cache: join(dir, "cache"),
+      stores: { lake: { type: "git", path: repo } },
+      routes: [{ prefix: "data+table://acme/risk/dev", store: "lake" }],
+    },
+  });
+  try {
+    await fn(catalog, repo);
+  } finally {
+    await catalog.close();
+    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("git store: a branch selector moves with the branch, a commit selector does not", async () => {
+  await withLake(async (catalog, repo) => {
+    const first = await git(repo, "rev-parse", "HEAD");
+    const pin1 = await catalog.pin("data+table://acme/risk/dev/evals/revenue.csv?at=branch:main");
+    assertEquals(pin1.pinned, `data+table://acme/risk/dev/evals/revenue.csv?at=commit:${first}`);
+    const second = await commitFiles(repo, { "evals/revenue.csv": "q,a\n1,3\n" }, "fix");
+    const pin2 = await catalog.pin("data+table://acme/risk/dev/evals/revenue.csv?at=branch:main");
+    assertEquals(pin2.pinned, `data+table://acme/risk/dev/evals/revenue.csv?at=commit:${second}`);
+    const fixed = await catalog.read(`data+table://acme/risk/dev/evals/revenue.csv?at=commit:${first}`);
+    assertEquals(new TextDecoder().decode(fixed), "q,a\n1,2\n");
+  });
+});
+
+Deno.test("git store: a short commit ID pins to the full one", async () => {
+  await withLake(async (catalog, repo) => {
+    const head = await git(repo, "rev-parse", "HEAD");
+    const pin = await catalog.pin(`data+table://acme/risk/dev/evals?at=commit:${head.slice(0, 8)}`);
+    assertEquals(pin.pinned, `data+table://acme/risk/dev/evals?at=commit:${head}`);
+  });
+});
+
+Deno.test("git store: an unknown branch or commit, or a version selector, is refused by name", async () => {
+  await withLake(async (catalog) => {
+    await assertRejects(
+      () => catalog.pin("data+table://acme/risk/dev/evals?at=branch:nope"),
+      CatalogNotFound,
+      '"nope"',
+    );
+    await assertRejects(
+      () => catalog.pin("data+table://acme/risk/dev/evals?at=commit:0123456789abcdef"),
+      CatalogNotFound,
+    );
+    await assertRejects(
+      () => catalog.pin("data+table://acme/risk/dev/evals?at=version:v1"),
+      CatalogError,
+      "commit:",
+    );
+  });
+});
+
+Deno.test("git store: a commit in a checked-out branch leaves the user's other changes alone", async () => {
+  await withLake(async (catalog, repo) => {
+    await Deno.writeTextFile(join(repo, "mine.txt"), "uncommitted work");
+    await git(repo, "add", "mine.txt");
+    await catalog.put("data+table://acme/risk/dev/runs/r1", new TextEncoder().encode("bundle"));
+    await catalog.commit("data+table://acme/risk/dev/runs/r1", "bundle r1");
+    assertEquals(await git(repo, "log", "-1", "--format=%s"), "bundle r1");
+    assertEquals(await git(repo, "show", "HEAD:runs/r1"), "bundle");
+    assertEquals(await Deno.readTextFile(join(repo, "runs", "r1")), "bundle");
+    const status = await git(repo, "status", "--porcelain");
+    assertEquals(status, "A  mine.txt");
+    assert(!(await git(repo, "ls-tree", "-r", "--name-only", "HEAD")).includes("mine.txt"));
+  });
+});
+
+Deno.test("git store: a path that is not a repository is a clear error", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const catalog = await Catalog.open({
+      config: {
+        stores: { lake: { type: "git", path: dir } },
+        routes: [{ prefix: "d://a/b/c", store: "lake" }],
+      },
+    });
+    await assertRejects(() => catalog.pin("d://a/b/c/x"), CatalogError, "is not a git repository");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,100 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { assert, assertEquals } from "./_assert.ts";
+import { Catalog } from "./_deps.ts";
+import { commitFiles, makeRepo } from "./_helpers.ts";
+
+async function withLake(fn: (catalog: Catalog, repo: string, dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "provcat-snap-" });
+  const repo = await makeRepo(join(dir, "lake"), { "evals/q.csv": "v1\n", "evals/sub/n.txt": "n" });
+  const catalog = await Catalog.open({
+    config: {
+      cache: join(dir, "cache"),
+      stores: { lake: { type: "git", path: repo } },
+      routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+    },
+  });
+  try {
+    await fn(catalog, repo, dir);
+  } finally {
+    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a snapshot does not change after the branch moves and the cache fetches the new version", async () => {
+  await withLake(async (catalog, repo) => {
+    const uri = "data://acme/risk/dev/evals?at=branch:main";
+    const first = await catalog.snapshot(uri);
+    const firstFetch = await catalog.fetch(uri);
+    await commitFiles(repo, { "evals/q.csv": "v2\n" }, "v2");
+    const fetched = await catalog.fetch(uri);
+    assert(fetched.pinned !== first.pinned, "the branch moved");
+    assert(
+      fetched.path !== first.path && fetched.path !== firstFetch.path,
+      "the new version has its own folder",
+    );
+    assertEquals(await Deno.readTextFile(join(fetched.path, "q.csv")), "v2\n");
+    assertEquals(await Deno.readTextFile(join(firstFetch.path, "q.csv")), "v1\n");
+    const second = await catalog.snapshot(uri);
+    assert(second.sha256 !== first.sha256 && second.path !== first.path);
+    assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
+    assertEquals(await Deno.readTextFile(join(second.path, "q.csv")), "v2\n");
+  });
+});
+
+Deno.test("a snapshot is content-addressed: a folder's hash is of its sorted files and their hashes", async () => {
+  await withLake(async (catalog, _repo, dir) => {
+    const snap = await catalog.snapshot("data://acme/risk/dev/evals");
+    const h = (t: string) => createHash("sha256").update(t).digest("hex");
+    const list = `${h("v1\n")}  q.csv\n${h("n")}  sub/n.txt\n`;
+    assertEquals(snap.sha256, h(list));
+    assertEquals(snap.path, join(dir, "cache", "snapshots", "folder", h(list), "evals"));
+    const file = await catalog.snapshot("data://acme/risk/dev/evals/q.csv");
+    assertEquals(file.path, join(dir, "cache", "snapshots", "file", h("v1\n"), "q.csv"));
+    assertEquals(file.kind, "file");
+  });
+});
+
+Deno.test("a snapshot is reused while its hash matches", async () => {
+  await withLake(async (catalog) => {
+    const first = await catalog.snapshot("data://acme/risk/dev/evals");
+    const again = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals([first.reused, again.reused, again.path], [false, true, first.path]);
+  });
+});
+
+Deno.test("a snapshot whose files were changed on disk is not reused, and is replaced", async () => {
+  await withLake(async (catalog) => {
+    const first = await catalog.snapshot("data://acme/risk/dev/evals");
+    const file = join(first.path, "q.csv");
+    await Deno.chmod(file, 0o644);
+    await Deno.writeTextFile(file, "tampered\n");
+    const again = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals(again.reused, false);
+    assertEquals(again.path, first.path);
+    assertEquals(await Deno.readTextFile(file), "v1\n");
+    assertEquals((await Deno.stat(file)).mode! & 0o222, 0);
+  });
+});
+
+Deno.test("a snapshot whose file was removed or added to is not reused", async () => {
+  await withLake(async (catalog) => {
+    const first = await catalog.snapshot("data://acme/risk/dev/evals");
+    await Deno.chmod(first.path, 0o755);
+    await Deno.writeTextFile(join(first.path, "extra"), "x");
+    const again = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals(again.reused, false);
+    await assertMissing(join(first.path, "extra"));
+  });
+});
+
+async function assertMissing(path: string): Promise<void> {
+  try {
+    await Deno.stat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  throw new Error(`${path} exists`);
+}
