@@ -1,37 +1,87 @@
 /**
- * `deno task tour`: writes a run into the default store, verifies it and shows it, offline.
+ * `deno task tour`: a real run end to end, offline. It makes a git repository from fixtures/tour/data (the
+ * catalog's data), runs fixtures/tour/run.yaml with the scripted `test:` model on a file pinned through the
+ * git catalog, into the default store; then it verifies the run and shows it. docs/tour.md walks through it.
  * @module
  */
-import { EventChain, FileStore, sha256Hex, utf8 } from "../lib/provevi/mod.ts";
-import { processIo } from "./_io.ts";
+import { dirname, join } from "node:path";
+import { Catalog } from "../lib/provcat/mod.ts";
+import { runsRoot } from "../lib/provevi/mod.ts";
+import { RunFile, runFile } from "../lib/provrun/mod.ts";
+import { type Io, processIo } from "./_io.ts";
 import { prove } from "./prove.ts";
 
-const store = new FileStore();
-const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-const runId = `run-${stamp}-${crypto.randomUUID().slice(0, 8)}`;
-const writer = await store.openRun(runId);
-const chain = new EventChain(runId);
-const add = async (
-  type: string,
-  component: string,
-  data: Record<string, string | number>,
-  payload?: string,
-) => {
-  const next = chain.next({
-    type,
-    component,
-    actor: Deno.env.get("USER") ?? "tour",
-    data,
-    payload: payload ?? null,
+const FIXTURES = new URL("../fixtures/tour/", import.meta.url).pathname;
+
+async function git(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", {
+    args: [
+      "-c",
+      "user.name=tour",
+      "-c",
+      "user.email=tour@example.com",
+      "-c",
+      "init.defaultBranch=main",
+      ...args,
+    ],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+/** Makes (or brings up to date) the tour's git repository of data; returns its path. */
+export async function tourRepository(root: string): Promise<string> {
+  const repo = join(root, "lake");
+  await Deno.mkdir(join(repo, "finance"), { recursive: true });
+  try {
+    await Deno.stat(join(repo, ".git"));
+  } catch {
+    await git(repo, "init", "-q");
+  }
+  await Deno.copyFile(join(FIXTURES, "data", "revenue.csv"), join(repo, "finance", "revenue.csv"));
+  await git(repo, "add", "-A");
+  if (await git(repo, "status", "--porcelain")) await git(repo, "commit", "-q", "-m", "tour data");
+  return repo;
+}
+
+/**
+ * Runs the tour.
+ * @returns The exit code: 0 when the run completed and verifies.
+ */
+export async function tour(io: Io = processIo(), options: { runs?: string } = {}): Promise<number> {
+  const runs = runsRoot(options.runs);
+  const root = join(dirname(runs), "tour");
+  const repo = await tourRepository(root);
+  await using catalog = await Catalog.open({
+    config: {
+      cache: join(root, "cache"),
+      stores: { lake: { type: "git", path: repo } },
+      routes: [{ prefix: "data://acme/demo/dev", store: "lake" }, {
+        prefix: "run://acme/demo/dev",
+        store: "lake",
+        path: "runs",
+      }],
+    },
   });
-  await writer.append(next.line, next.event);
-  chain.accept(next);
-};
-await add("run_created", "RunContext", { org: "acme", domain: "demo", env: "dev" });
-const text = "The tour's first evidence.";
-await add("note_added", "agent", { chars: text.length }, await writer.putPayload(utf8(text)));
-await add("run_completed", "RunContext", { status: "completed", note_sha256: sha256Hex(text) });
-await writer.seal();
-const io = processIo();
-io.out(`tour: wrote ${runId} under ${store.runsRoot}`);
-Deno.exitCode = await prove(["verify", runId], io) || await prove(["show", runId], io);
+  io.out(`tour: the catalog's data is the git repository ${repo}`);
+  const file = await RunFile.load(join(FIXTURES, "run.yaml"));
+  const outcome = await runFile(file, { catalog, runs });
+  io.out(`tour: ran ${outcome.runId} (${outcome.status}) into ${outcome.folder}`);
+  if (outcome.status !== "completed") {
+    io.err(`tour: the run failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+    return 1;
+  }
+  io.out(`tour: the answer: ${outcome.text}`);
+  io.out("");
+  io.out(`$ prove verify ${outcome.runId}`);
+  const verified = await prove(["--runs", runs, "verify", outcome.runId], io);
+  io.out("");
+  io.out(`$ prove show ${outcome.runId}`);
+  const shown = await prove(["--runs", runs, "show", outcome.runId], io);
+  return verified || shown;
+}
+
+if (import.meta.main) Deno.exitCode = await tour();

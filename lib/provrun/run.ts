@@ -106,7 +106,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   const writer = await store.openRun(runId);
   const folder = writer.folder;
   for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(folder, sub), { recursive: true });
-  const actor = spec.run.actor ?? envOr(options, "USER") ?? "unknown";
+  const actor = spec.run.actor ?? envOr(options, "USER") ?? envOr(options, "LOGNAME") ?? "unknown";
   const mode = spec.run.mode ?? (spec.run.env === "dev" ? "lenient" : "strict");
   const recorder = new EvidenceRecorder(writer, { actor, mode });
   recorder.onEvent = (e) => options.onEvent?.(e.type, e.seq);

@@ -4,7 +4,7 @@
  * @module
  */
 import { join } from "node:path";
-import { sha256File, sha256Hex } from "../provevi/mod.ts";
+import { hashPath } from "../provcat/_files.ts";
 
 /** One staged input. */
 export interface StagedInput {
@@ -98,24 +98,10 @@ export class InProcessStager {
 }
 
 /**
- * The content hash of a file (its SHA-256) or of a folder: the SHA-256 of the sorted lines
- * `<sha256>  <relative path>\n` of its files, the form provcat's snapshots use.
+ * The content hash of a file (its SHA-256) or of a folder, in the form provcat's snapshots use, so that a
+ * staged input compares with its snapshot.
  */
-export async function contentHash(path: string, kind: "file" | "folder"): Promise<string> {
-  if (kind === "file") return (await sha256File(path)).sha256;
-  const lines: string[] = [];
-  const walk = async (dir: string, prefix: string) => {
-    const entries = [];
-    for await (const e of Deno.readDir(dir)) entries.push(e);
-    for (const e of entries) {
-      const rel = prefix ? `${prefix}/${e.name}` : e.name;
-      if (e.isDirectory) await walk(join(dir, e.name), rel);
-      else if (e.isFile) lines.push(`${(await sha256File(join(dir, e.name))).sha256}  ${rel}\n`);
-    }
-  };
-  await walk(path, "");
-  return sha256Hex(lines.sort().join(""));
-}
+export const contentHash: (path: string, kind: "file" | "folder") => Promise<string> = hashPath;
 
 async function readOnly(path: string): Promise<void> {
   const info = await Deno.lstat(path);
