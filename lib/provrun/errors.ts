@@ -46,3 +46,12 @@ export class PermissionMissing extends ProveviError {
     this.name = "PermissionMissing";
   }
 }
+
+/** Inputs that changed during the run. */
+export class InputChanged extends ProveviError {
+  /** @param names The names of the inputs in `input/`. */
+  constructor(readonly names: string[]) {
+    super(`input ${names.join(", ")} changed during the run`);
+    this.name = "InputChanged";
+  }
+}

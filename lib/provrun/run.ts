@@ -12,7 +12,7 @@ import { StubBroker } from "./broker.ts";
 import type { Backend } from "./backend.ts";
 import { CallBackend } from "./call_backend.ts";
 import { captureModel } from "./capture.ts";
-import { AccessDenied, CancelledError } from "./errors.ts";
+import { AccessDenied, CancelledError, InputChanged } from "./errors.ts";
 import { modelOf } from "./models.ts";
 import { collectOutputs } from "./outputter.ts";
 import { errorMessage, errorName, EvidenceRecorder } from "./recorder.ts";
@@ -183,15 +183,17 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       }
       text = result.text;
       if (controller.signal.aborted) throw controller.signal.reason;
-      for (const check of await staged.stager.verify()) {
+      const checks = await staged.stager.verify();
+      for (const check of checks) {
         await recorder.record({
           type: "input_verified",
           component: "InProcessStager",
           refs: [check.pinned],
           data: { name: check.name, sha256: check.sha256, expected: check.expected, ok: check.ok },
         });
-        if (!check.ok) throw new Error(`input ${check.name} changed during the run`);
       }
+      const changed = checks.filter((c) => !c.ok).map((c) => c.name);
+      if (changed.length) throw new InputChanged(changed);
       for (const out of await collectOutputs(folder)) {
         await recorder.record({
           type: "output_artifact_created",

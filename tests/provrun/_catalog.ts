@@ -1,0 +1,68 @@
+/**
+ * A real git repository as a catalog, for runtime tests.
+ * @module
+ */
+import { join } from "node:path";
+import { Catalog } from "../../lib/provcat/mod.ts";
+
+/** Runs git in a folder. */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", {
+    args: [
+      "-c",
+      "user.name=test",
+      "-c",
+      "user.email=test@example.com",
+      "-c",
+      "init.defaultBranch=main",
+      ...args,
+    ],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+/** A temporary folder with a git repository of `files`, a catalog over it, and a runs root. */
+export async function gitCatalog(files: Record<string, string>): Promise<{
+  root: string;
+  repo: string;
+  runs: string;
+  catalog: Catalog;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const root = await Deno.makeTempDir({ prefix: "provrun-catalog-" });
+  const repo = join(root, "lake");
+  await Deno.mkdir(repo);
+  await git(repo, "init", "-q");
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(join(repo, path, ".."), { recursive: true });
+    await Deno.writeTextFile(join(repo, path), text);
+  }
+  await git(repo, "add", "-A");
+  await git(repo, "commit", "-q", "-m", "data");
+  const catalog = await Catalog.open({
+    config: {
+      cache: join(root, "cache"),
+      stores: { lake: { type: "git", path: repo } },
+      routes: [
+        { prefix: "data://acme/demo/dev", store: "lake" },
+        { prefix: "data://acme/demo/prod", store: "lake" },
+        { prefix: "run://acme/demo/dev", store: "lake", path: "runs" },
+      ],
+    },
+  });
+  return {
+    root,
+    repo,
+    runs: join(root, "runs"),
+    catalog,
+    async [Symbol.asyncDispose]() {
+      await catalog.close();
+      await new Deno.Command("chmod", { args: ["-R", "u+w", root] }).output();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
