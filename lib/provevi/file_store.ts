@@ -198,24 +198,30 @@ export class FileRunWriter implements RunWriter {
     } catch { /* the check will report the torn line */ }
   }
 
-  /** Writes the payload under its hash, once, through a temporary file and a rename. */
-  async putPayload(bytes: Uint8Array): Promise<string> {
-    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more payloads`);
+  /**
+   * Writes the payload under its hash, once. The write is synchronous, as an append is: a step's payload is
+   * on disk before its event, and a torn file left by a crash fails the check, since its bytes no longer hash
+   * to its name.
+   */
+  putPayload(bytes: Uint8Array): Promise<string> {
+    if (this.#sealed) {
+      return Promise.reject(new EvidenceError(`run "${this.runId}" is sealed; it takes no more payloads`));
+    }
     const sha256 = sha256Hex(bytes);
-    if (this.#payloads.has(sha256)) return sha256;
+    if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
     const path = join(this.#paths.payloads, sha256);
     try {
-      const tmp = `${path}.tmp-${crypto.randomUUID()}`;
-      await Deno.writeFile(tmp, bytes);
-      await Deno.rename(tmp, path);
+      Deno.writeFileSync(path, bytes, { createNew: true });
     } catch (error) {
-      throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, {
-        cause: error,
-      });
+      if (!(error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256))) {
+        return Promise.reject(
+          new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error }),
+        );
+      }
     }
     this.#payloads.set(sha256, bytes.length);
     this.#written.push(path);
-    return sha256;
+    return Promise.resolve(sha256);
   }
 
   /** The payloads stored so far. */
@@ -257,6 +263,15 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+}
+
+/** True when the file at `path` holds bytes that hash to `sha256`. */
+function sameBytes(path: string, sha256: string): boolean {
+  try {
+    return sha256Hex(Deno.readFileSync(path)) === sha256;
+  } catch {
+    return false;
   }
 }
 
