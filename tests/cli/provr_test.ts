@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { bufferIo } from "../../cli/_io.ts";
+import { provr } from "../../cli/provr.ts";
+
+async function run(args: string[]) {
+  const io = bufferIo();
+  const code = await provr(args, io);
+  return { code, out: io.stdout.join("\n"), err: io.stderr.join("\n") };
+}
+
+async function runFileText(text: string): Promise<{ dir: string; path: string }> {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "run.yaml");
+  await Deno.writeTextFile(path, text);
+  return { dir, path };
+}
+
+const GOOD = `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: q
+  backend: call
+  model: "test:"
+  script: { turns: [{ text: "forty-two" }] }
+prompt: What is the answer?
+`;
+
+Deno.test("provr run prints the run ID and exits 0; provr verify passes the run", async () => {
+  const { dir, path } = await runFileText(GOOD);
+  const r = await run(["--runs", join(dir, "runs"), "run", path]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^run-\d{8}T\d{6}Z-[0-9a-f]{8}$/);
+  const v = await run(["--runs", join(dir, "runs"), "verify", r.out]);
+  assert.equal(v.code, 0);
+  assert.equal(await Deno.readTextFile(join(dir, "runs", r.out, "output", "answer.txt")), "forty-two");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("provr run exits 1 when the run fails, and says why in one line", async () => {
+  const { dir, path } = await runFileText(GOOD.replace('{ text: "forty-two" }', "{ error: { status: 500, message: boom } }"));
+  const r = await run(["--runs", join(dir, "runs"), "run", path]);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /^provr: run run-\S+ failed: AI_APICallError: boom$/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("provr run refuses a bad run file in one line, and writes no run", async () => {
+  const { dir, path } = await runFileText(GOOD + "colour: red\n");
+  const r = await run(["--runs", join(dir, "runs"), "run", path]);
+  assert.equal(r.code, 1);
+  assert.equal(r.err.split("\n").length, 1);
+  assert.match(r.err, /colour \(line 8\): unknown key/);
+  await assert.rejects(() => Deno.stat(join(dir, "runs")));
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("provr run --json prints the outcome", async () => {
+  const { dir, path } = await runFileText(GOOD);
+  const r = await run(["--runs", join(dir, "runs"), "run", path, "--json"]);
+  const outcome = JSON.parse(r.out);
+  assert.equal(outcome.status, "completed");
+  assert.equal(outcome.manifest.events, 7);
+  await Deno.remove(dir, { recursive: true });
+});
