@@ -3,7 +3,10 @@
  *
  * ```sh
  * provr [--runs DIR] [--store URI] show RUN [--json]
- * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI]
+ * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME]
+ * provr catalog [--config FILE] [--tenant NAME] pin|ls|snapshot URI [--json]
+ * provr catalog [--config FILE] [--tenant NAME] put URI PATH [--json]
+ * provr catalog [--config FILE] [--tenant NAME] commit URI -m MESSAGE [--json]
  * ```
  * @module
  */
@@ -12,6 +15,7 @@ import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
+import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
 
 interface Globals {
   runs?: string;
@@ -61,17 +65,25 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
     .argument("<run>", "a run ID or a run folder's path")
     .option("--bundle <uri>", "the pinned URI of the bundle")
     .option("--require-bundle", "fail a run that has no committed bundle")
+    .option("--config <file>", "the catalog config that reads the bundle and the experiment")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action((run: string, opts: { bundle?: string; requireBundle?: boolean; json?: boolean }) =>
+    .action((
+      run: string,
+      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
+    ) =>
       withStore(async (store) => {
         result.code = await verifyAndPrint(run, io, {
           store,
+          catalog: () => openCatalog(opts),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),
           ...(opts.json ? { json: true } : {}),
         });
       })
     );
+
+  program.addCommand(catalogCommand(io));
 
   return await runProgram(program, args, io, result);
 }
