@@ -60,6 +60,8 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     io.out(
       check.bundle
         ? `${check.runId}: the evidence, the outputs and the committed bundle ${check.bundle} verify`
+        : check.unpinnedBundle
+        ? `${check.runId}: the evidence and the outputs verify; the bundle ${check.unpinnedBundle} is unpinned (its store has no commits), so it was not compared`
         : `${check.runId}: the evidence and the outputs verify; no committed bundle to compare with`,
     );
     return;

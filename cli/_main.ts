@@ -17,6 +17,11 @@ export class UsageError extends ProveviError {
   }
 }
 
+function isUserError(error: unknown): error is Error & { exitCode: number } {
+  return error instanceof Error && error.name !== "Error" &&
+    typeof (error as { exitCode?: unknown }).exitCode === "number";
+}
+
 /**
  * Runs a commander program whose actions set `result.code`, mapping errors to exit codes.
  *
@@ -47,8 +52,10 @@ export async function runProgram(
     return result.code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof ProveviError) {
-      io.err(`${name}: ${error.message}`);
+    // provcat's CatalogError cannot extend ProveviError (provcat imports nothing of provevi), so a named error
+    // with a numeric exit code is a user error too.
+    if (error instanceof ProveviError || isUserError(error)) {
+      io.err(`${name}: ${error.message.split("\n")[0]}`);
       return error.exitCode;
     }
     throw error;

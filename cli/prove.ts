@@ -4,7 +4,7 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
- * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--json]
+ * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME] [--json]
  * ```
  * @module
  */
@@ -13,6 +13,7 @@ import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
+import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 
 interface Globals {
   runs?: string;
@@ -79,11 +80,17 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
     .argument("<run>", "a run ID under the runs root, or a run folder's path")
     .option("--bundle <uri>", "the pinned URI of the bundle, instead of the run folder's bundle.json")
     .option("--require-bundle", "fail a run that has no committed bundle to compare with")
+    .option("--config <file>", "the catalog config that reads the bundle and the experiment")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action((run: string, opts: { bundle?: string; requireBundle?: boolean; json?: boolean }) =>
+    .action((
+      run: string,
+      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
+    ) =>
       withStore(async (store) => {
         result.code = await verifyAndPrint(run, io, {
           store,
+          catalog: () => openCatalog(opts),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),
           ...(opts.json ? { json: true } : {}),

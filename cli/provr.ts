@@ -4,7 +4,10 @@
  * ```sh
  * provr [--runs DIR] [--store URI] run FILE [--json]
  * provr [--runs DIR] [--store URI] show RUN [--json]
- * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI]
+ * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME]
+ * provr catalog [--config FILE] [--tenant NAME] pin|ls|snapshot URI [--json]
+ * provr catalog [--config FILE] [--tenant NAME] put URI PATH [--json]
+ * provr catalog [--config FILE] [--tenant NAME] commit URI -m MESSAGE [--json]
  * ```
  * @module
  */
@@ -14,6 +17,7 @@ import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
+import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
 
 interface Globals {
   runs?: string;
@@ -53,10 +57,15 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
   program.command("run")
     .description("Run a run file: record, seal and commit its evidence; print the run ID.")
     .argument("<file>", "the run file (YAML)")
+    .option("--config <file>", "the catalog config (default: PROVCAT_CONFIG, else ./provcat.yaml)")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: { json?: boolean }) => {
+    .action(async (path: string, opts: { json?: boolean } & CatalogChoice) => {
       const g = program.opts<Globals>();
       const file = await RunFile.load(path);
+      const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
+        file.data.run.bundle === true;
+      await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
       const store = g.store ?? file.data.run.store;
       const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
       const controller = new AbortController();
@@ -67,6 +76,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       let shown = false;
       try {
         const outcome = await runFile(file, {
+          ...(catalog ? { catalog } : {}),
           ...(opened ? { store: opened } : {}),
           ...(g.runs ? { runs: g.runs } : {}),
           signal: controller.signal,
@@ -107,17 +117,25 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
     .argument("<run>", "a run ID or a run folder's path")
     .option("--bundle <uri>", "the pinned URI of the bundle")
     .option("--require-bundle", "fail a run that has no committed bundle")
+    .option("--config <file>", "the catalog config that reads the bundle and the experiment")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action((run: string, opts: { bundle?: string; requireBundle?: boolean; json?: boolean }) =>
+    .action((
+      run: string,
+      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
+    ) =>
       withStore(async (store) => {
         result.code = await verifyAndPrint(run, io, {
           store,
+          catalog: () => openCatalog(opts),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),
           ...(opts.json ? { json: true } : {}),
         });
       })
     );
+
+  program.addCommand(catalogCommand(io));
 
   return await runProgram(program, args, io, result);
 }

@@ -55,17 +55,21 @@ export async function tour(io: Io = processIo(), options: { runs?: string } = {}
   const runs = runsRoot(options.runs);
   const root = join(dirname(runs), "tour");
   const repo = await tourRepository(root);
-  await using catalog = await Catalog.open({
-    config: {
-      cache: join(root, "cache"),
-      stores: { lake: { type: "git", path: repo } },
-      routes: [{ prefix: "data://acme/demo/dev", store: "lake" }, {
-        prefix: "run://acme/demo/dev",
-        store: "lake",
-        path: "runs",
-      }],
-    },
-  });
+  const config = join(root, "provcat.yaml");
+  await Deno.writeTextFile(
+    config,
+    [
+      "# The tour's catalog: data and run bundles in one git repository.",
+      `cache: ${JSON.stringify(join(root, "cache"))}`,
+      "stores:",
+      `  lake: { type: git, path: ${JSON.stringify(repo)} }`,
+      "routes:",
+      "  - { prefix: data://acme/demo/dev, store: lake }",
+      "  - { prefix: run://acme/demo/dev, store: lake, path: runs }",
+      "",
+    ].join("\n"),
+  );
+  await using catalog = await Catalog.open({ configPath: config });
   io.out(`tour: the catalog's data is the git repository ${repo}`);
   const file = await RunFile.load(join(FIXTURES, "run.yaml"));
   const outcome = await runFile(file, { catalog, runs });
@@ -76,8 +80,10 @@ export async function tour(io: Io = processIo(), options: { runs?: string } = {}
   }
   io.out(`tour: the answer: ${outcome.text}`);
   io.out("");
-  io.out(`$ prove verify ${outcome.runId}`);
-  const verified = await prove(["--runs", runs, "verify", outcome.runId], io);
+  io.out(`tour: the evidence was committed to the catalog as ${outcome.bundle?.pinned}`);
+  io.out("");
+  io.out(`$ prove verify ${outcome.runId} --config ${config}`);
+  const verified = await prove(["--runs", runs, "verify", outcome.runId, "--config", config], io);
   io.out("");
   io.out(`$ prove show ${outcome.runId}`);
   const shown = await prove(["--runs", runs, "show", outcome.runId], io);

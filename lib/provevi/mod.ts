@@ -21,3 +21,5 @@ export * from "./find_run.ts";
 export * from "./open_store.ts";
 export * from "./verify.ts";
 export * from "./verify_run.ts";
+export * from "./bundle.ts";
+export * from "./experiment.ts";

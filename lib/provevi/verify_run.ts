@@ -4,6 +4,9 @@
  * @module
  */
 import { join } from "node:path";
+import type { Catalog } from "../provcat/mod.ts";
+import { verifyBundle } from "./bundle.ts";
+import { verifyExperiment } from "./experiment.ts";
 import type { EvidenceStore, RunRecord } from "./store.ts";
 import { type Check, verifyEvidence, verifyOutputs } from "./verify.ts";
 
@@ -11,6 +14,12 @@ import { type Check, verifyEvidence, verifyOutputs } from "./verify.ts";
 export interface VerifyRunOptions {
   /** Check the run as this store holds it too (a sqlite store checks its rows against the files). */
   store?: EvidenceStore;
+  /**
+   * The catalog that reads the committed bundle and the run's experiment: a Catalog, or a function that opens
+   * one, called only when the run has a bundle or names an experiment (and the catalog it opens is closed at
+   * the end).
+   */
+  catalog?: Catalog | (() => Catalog | Promise<Catalog>);
   /** Fail a run that has no committed bundle to compare with. */
   requireBundle?: boolean;
   /** The pinned URI of the bundle, to trust instead of the run folder's `bundle.json`. */
@@ -26,6 +35,8 @@ export interface RunCheck extends Check {
   runId: string;
   /** The pinned URI of the committed bundle that was compared, or null when there was none. */
   bundle: string | null;
+  /** The URI of a bundle committed to a store without commits: reported, not compared. */
+  unpinnedBundle: string | null;
 }
 
 /**
@@ -57,19 +68,71 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   if (storeCheck) problems.push(...await storeCheck.call(options.store, record.runId));
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
   let bundle: string | null = options.bundle ?? null;
+  let unpinnedBundle: string | null = null;
   if (bundle === null && record.folder !== null) {
     try {
       const parsed = JSON.parse(await Deno.readTextFile(join(record.folder, "bundle.json")));
       bundle = typeof parsed?.pinned === "string" ? parsed.pinned : null;
-      if (bundle === null) problems.push("bundle.json has no pinned URI");
+      if (parsed?.pinned === null && typeof parsed?.uri === "string") unpinnedBundle = parsed.uri;
+      else if (bundle === null) problems.push("bundle.json has no pinned URI");
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) {
         problems.push(`bundle.json cannot be read: ${(error as Error).message}`);
       }
     }
   }
-  if (options.requireBundle && bundle === null) {
-    problems.push("no committed bundle to compare with, and a bundle is required");
+  const catalog = lazyCatalog(options.catalog);
+  try {
+    if (bundle !== null) {
+      const opened = await catalog.get();
+      if (opened === null) {
+        problems.push(
+          `the committed bundle ${bundle} was not compared: no catalog was given to read it; pass a catalog (--config FILE)`,
+        );
+      } else if (typeof opened === "string") {
+        problems.push(`the committed bundle ${bundle} was not compared: ${opened}`);
+      } else problems.push(...(await verifyBundle(opened, record, bundle)).problems);
+    }
+    problems.push(
+      ...await verifyExperiment(
+        options.catalog === undefined ? null : () => catalog.get().then((c) => c!),
+        read.events,
+      ),
+    );
+  } finally {
+    await catalog.close();
   }
-  return { ok: problems.length === 0, problems, runId: record.runId, bundle };
+  if (options.requireBundle && bundle === null) {
+    problems.push(
+      unpinnedBundle === null
+        ? "no committed bundle to compare with, and a bundle is required"
+        : `the bundle ${unpinnedBundle} is unpinned (its store has no commits), and a pinned bundle is required`,
+    );
+  }
+  return { ok: problems.length === 0, problems, runId: record.runId, bundle, unpinnedBundle };
+}
+
+/** Opens the catalog once, on first need; gives null without one, or the text of why it cannot be opened. */
+function lazyCatalog(given: VerifyRunOptions["catalog"]) {
+  let opened: Promise<Catalog | string | null> | null = null;
+  let ours = false;
+  return {
+    get(): Promise<Catalog | string | null> {
+      opened ??= (async () => {
+        if (given === undefined) return null;
+        if (typeof given !== "function") return given;
+        try {
+          ours = true;
+          return await given();
+        } catch (error) {
+          return `the catalog cannot be opened: ${(error as Error).message}`;
+        }
+      })();
+      return opened;
+    },
+    async close(): Promise<void> {
+      const c = opened === null ? null : await opened;
+      if (ours && c !== null && typeof c !== "string") await c.close();
+    },
+  };
 }

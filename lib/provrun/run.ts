@@ -7,6 +7,9 @@
 import { join } from "node:path";
 import type { Json } from "../provevi/event.ts";
 import { type EvidenceStore, type Manifest, openStore, sha256Hex } from "../provevi/mod.ts";
+import { commitBundle } from "../provevi/bundle.ts";
+import { type PinnedExperiment, readExperiment } from "../provevi/experiment.ts";
+import type { Catalog } from "../provcat/mod.ts";
 import canonicalize from "canonicalize";
 import { StubBroker } from "./broker.ts";
 import type { Backend } from "./backend.ts";
@@ -20,15 +23,8 @@ import { newRunId, type RunContext, withRun } from "./run_context.ts";
 import type { AgentSpec, RunFile } from "./run_file.ts";
 import { InProcessStager, type StagedInput } from "./stager.ts";
 
-/** What the run needs of a catalog: pin and snapshot (provcat's `Catalog` has both). */
-export interface RunCatalog {
-  pin(uri: string): Promise<{ pinned: string | null }>;
-  snapshot(
-    uri: string,
-  ): Promise<
-    { pinned: string | null; path: string; sha256: string; kind: "file" | "folder"; reused?: boolean }
-  >;
-}
+/** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
+export type RunCatalog = Catalog;
 
 /** Options of {@linkcode runFile}. */
 export interface RunOptions {
@@ -42,8 +38,6 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called with each event as it is written (progress). */
   onEvent?: (type: string, seq: number) => void;
-  /** Commits the sealed bundle; given by the catalog part of provevi. */
-  commitBundle?: (folder: string, uri: string) => Promise<{ uri: string; pinned: string | null }>;
   /** Reads variables (API keys); `Deno.env` by default. */
   env?: (name: string) => string | undefined;
   /** The backend to use instead of the run file's, for tests. */
@@ -144,13 +138,28 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   let tokens = 0;
   try {
     await withRun(ctx, async () => {
+      let experiment: PinnedExperiment | null = null;
+      let experimentError: unknown = null;
+      if (spec.experiment) {
+        try {
+          if (!options.catalog) throw new Error(`no catalog to pin the experiment ${spec.experiment}`);
+          experiment = await readExperiment(options.catalog, spec.experiment);
+        } catch (error) {
+          experimentError = error;
+        }
+      }
       await recorder.record({
         type: "run_created",
         component: "RunContext",
-        refs: [runUri],
+        refs: experiment ? [runUri, experiment.pin] : [runUri],
         payload: await recorder.payload(file.text),
-        data: runCreatedData(file, ctx),
+        data: {
+          ...runCreatedData(file, ctx),
+          experiment_pin: experiment?.pin ?? null,
+          experiment_sha256: experiment?.sha256 ?? null,
+        },
       });
+      if (experimentError) throw experimentError;
       const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
       const model = captureModel(
         await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
@@ -233,9 +242,12 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     failure ??= error;
   }
   let bundle: RunOutcome["bundle"] = null;
-  if (manifest && spec.run.bundle && options.commitBundle) {
+  if (manifest && spec.run.bundle) {
     try {
-      bundle = await options.commitBundle(folder, runUri);
+      if (!options.catalog) {
+        throw new Error(`the run file asks for a bundle, and no catalog was given to commit it to`);
+      }
+      bundle = await commitBundle(options.catalog, folder, runUri);
     } catch (error) {
       failure ??= error;
     }

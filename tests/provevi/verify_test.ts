@@ -39,7 +39,13 @@ const expectProblem = (problems: string[], pattern: RegExp) =>
 
 Deno.test("verifyRun() passes the fixture run", async () => {
   const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, FIXTURE));
-  assert.deepEqual(check, { ok: true, problems: [], runId: SAMPLE_RUN_ID, bundle: null });
+  assert.deepEqual(check, {
+    ok: true,
+    problems: [],
+    runId: SAMPLE_RUN_ID,
+    bundle: null,
+    unpinnedBundle: null,
+  });
 });
 
 Deno.test("verifyRun() reports a changed event by line and seq", async () => {

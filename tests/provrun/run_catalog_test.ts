@@ -141,3 +141,42 @@ Deno.test("an input changed during the run is caught by input_verified and by ve
     check.problems.join("\n"),
   );
 });
+
+Deno.test("a run that names an experiment records its pin and hash, and commits its bundle; verifyRun checks both", async () => {
+  await using t = await gitCatalog({ "finance/revenue.csv": CSV });
+  const { writeExperiment } = await import("../../lib/provevi/experiment.ts");
+  const pinned = await writeExperiment(t.catalog, "data://acme/demo/dev/experiments/q", {
+    kind: "agent-eval",
+    description: "Does the model read the numbers right?",
+    inputs: ["data://acme/demo/dev/finance/revenue.csv"],
+    metrics: ["accuracy"],
+  }, "the experiment");
+  const base = runYaml(`  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }`).data;
+  const file = RunFile.fromObject({
+    ...base,
+    run: { ...base.run, bundle: true },
+    experiment: "experiment://acme/demo/dev/experiments/q",
+  });
+  // The experiment:// scheme routes to the same repository.
+  const { Catalog } = await import("../../lib/provcat/mod.ts");
+  await using catalog = await Catalog.open({
+    config: {
+      cache: join(t.root, "cache2"),
+      stores: { lake: { type: "git", path: t.repo } },
+      routes: [
+        { prefix: "data://acme/demo/dev", store: "lake" },
+        { prefix: "experiment://acme/demo/dev", store: "lake" },
+        { prefix: "run://acme/demo/dev", store: "lake", path: "runs" },
+      ],
+    },
+  });
+  const outcome = await runFile(file, { catalog, runs: t.runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events, record } = await eventsOf(t.runs, outcome.runId);
+  assert.equal(events[0]!.data.experiment_pin, pinned.pin.replace("data://", "experiment://"));
+  assert.equal(events[0]!.data.experiment_sha256, pinned.sha256);
+  assert.match(outcome.bundle!.pinned!, /^run:\/\/acme\/demo\/dev\/run-\S+\?at=commit:[0-9a-f]{40}$/);
+  const check = await verifyRun(record, { catalog });
+  assert.deepEqual(check.problems, []);
+  assert.equal(check.bundle, outcome.bundle!.pinned);
+});

@@ -1,0 +1,29 @@
+/** Writes real sealed runs through the file store, for the tests of bundles and experiments. */
+import { join } from "node:path";
+import { EventChain, FileStore, type Json, sha256Hex } from "../../lib/provevi/mod.ts";
+
+/** Writes a sealed run in `folder`: run_created (with `created`), a note, one output, run_completed. */
+export async function writeRun(
+  folder: string,
+  runId: string,
+  options: { note?: string; created?: Record<string, Json> } = {},
+): Promise<string> {
+  const store = new FileStore({ runs: join(folder, "..") });
+  const writer = await store.openRun(runId, { folder });
+  const chain = new EventChain(runId);
+  const add = async (type: string, data: Record<string, Json> = {}, payload: string | null = null) => {
+    const next = chain.next({ type, component: "RunContext", actor: "tester", data, payload });
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+  };
+  await add("run_created", { agent: "q", ...options.created });
+  const payload = await writer.putPayload(new TextEncoder().encode("the prompt"));
+  await add("prompt_rendered", {}, payload);
+  await add("note_added", { text: options.note ?? "hello" });
+  await Deno.mkdir(join(folder, "output"), { recursive: true });
+  await Deno.writeTextFile(join(folder, "output", "answer.txt"), "42\n");
+  await add("output_artifact_created", { path: "answer.txt", sha256: sha256Hex("42\n"), size: 3 });
+  await add("run_completed");
+  await writer.seal();
+  return folder;
+}
