@@ -85,7 +85,7 @@ for (const [name, make] of [["git", git], ["s3", s3]] as const) {
 
 Deno.test("a bundle in a folder store stays unpinned, and the verdict says so", async () => {
   await withBundleStore(
-    async (dir) => ({ type: "folder", path: join(dir, "plain") }),
+    (dir) => Promise.resolve({ type: "folder" as const, path: join(dir, "plain") }),
     async (catalog, folder) => {
       const bundle = await commitBundle(catalog, folder, URI);
       assertEquals(bundle, { uri: URI, pinned: null });

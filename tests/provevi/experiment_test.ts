@@ -112,7 +112,7 @@ Deno.test({
 });
 
 Deno.test("an experiment in a store whose pin names no commit is refused", async () => {
-  await withCatalog(async (dir) => ({ type: "folder", path: join(dir, "plain") }), async (catalog) => {
+  await withCatalog((dir) => Promise.resolve({ type: "folder" as const, path: join(dir, "plain") }), async (catalog) => {
     await assertRejects(
       () => writeExperiment(catalog, URI, EXPERIMENT, "x"),
       ExperimentError,
