@@ -3,7 +3,7 @@
  * error's exit code; usage errors exit 2; anything else is a bug and is re-thrown.
  * @module
  */
-import { Command, CommanderError } from "commander";
+import { type Command, CommanderError } from "commander";
 import { ProveviError } from "../lib/provevi/errors.ts";
 import type { Io } from "./_io.ts";
 
