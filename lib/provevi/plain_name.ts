@@ -47,6 +47,7 @@ const NOT_A_WORD = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200d\u2060
 // or `host\u3002com/x` is judged as what it looks like.
 const LOOKALIKE_DOTS = /[\u3002\uff0e\uff61\u2024\ufe52]/g;
 const LOOKALIKE_SLASHES = /[\uff0f\u2044\u2215\u29f8\u2571]/g;
+const NON_ASCII = /[\u0080-\uffff]/;
 const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
 const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;
 const DRIVE = /^[a-z]:$/i;
@@ -244,10 +245,11 @@ function isDeclared(value: string, declared: Iterable<string>): boolean {
 
 /** The fast test of a text already known to be one word of at most 200 characters. */
 function plainText(raw: string, declared: boolean): boolean {
-  if (SECRET.test(raw)) return false;
+  // Every key that SECRET knows is 10 characters at least (`-----BEGIN`), so a shorter text skips the scan.
+  if (raw.length >= 10 && SECRET.test(raw)) return false;
   // A name with none of these characters is one word with no path, place, setting or user: the common case.
   if (!/[/\\:@=%.~\u0080-\uffff]/.test(raw)) return true;
-  const value = raw.replace(LOOKALIKE_DOTS, ".").replace(LOOKALIKE_SLASHES, "/");
+  const value = NON_ASCII.test(raw) ? raw.replace(LOOKALIKE_DOTS, ".").replace(LOOKALIKE_SLASHES, "/") : raw;
   if (value.includes("\\")) return false; // a Windows path, or an escape that a reader may undo
   if (URL_START.test(value)) return false;
   if (value.includes("=")) return false; // a setting, such as token=x
