@@ -29,3 +29,4 @@ export * from "./policy.ts";
 export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";
+export * from "./live.ts";

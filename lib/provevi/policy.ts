@@ -471,6 +471,62 @@ export class TelemetryPolicy {
   }
 
   /**
+   * The policy a run or a copy applies: the file that `file` names, or else the file that
+   * `PROVRUN_TELEMETRY_POLICY` names, or else {@linkcode TelemetryPolicy.denyAll}.
+   *
+   * @param options `file`: a policy file, such as `--policy FILE`; `environ`: the variables (the process's
+   *   `PROVRUN_TELEMETRY_POLICY` by default).
+   * @returns The policy.
+   * @throws TelemetryPolicyError or ProveviError when the named file cannot be read.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = await TelemetryPolicy.fromEnvironment({ environ: {} }); // approves nothing
+   * ```
+   */
+  static async fromEnvironment(
+    options: { file?: string | null; environ?: Readonly<Record<string, string | undefined>> } = {},
+  ): Promise<TelemetryPolicy> {
+    if (options.file) return await TelemetryPolicy.load(options.file);
+    let named: string | undefined;
+    if (options.environ) named = options.environ.PROVRUN_TELEMETRY_POLICY;
+    else {
+      try {
+        named = Deno.env.get("PROVRUN_TELEMETRY_POLICY");
+      } catch (error) {
+        throw new ProveviError(
+          "cannot read PROVRUN_TELEMETRY_POLICY: allow it with --allow-env=PROVRUN_TELEMETRY_POLICY",
+          { cause: error },
+        );
+      }
+    }
+    return named && named.trim() !== "" ? await TelemetryPolicy.load(named) : TelemetryPolicy.denyAll();
+  }
+
+  /**
+   * The hosts for Deno's `--allow-net`: the policy's hosts, with a leading-dot domain written `*.domain`, then
+   * `extra` (such as the model providers' hosts). Deno's `*.domain` also allows the domain itself, so it is a
+   * little wider than the policy's `.domain`; list hosts one by one where that matters.
+   *
+   * @param options `extra`: more hosts, such as `api.openai.com`.
+   * @returns The entries, each once, in order.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = TelemetryPolicy.fromDict({ version: 1, hosts: [".amazonaws.com", "otel.example.com"] });
+   * policy.allowNet({ extra: ["api.openai.com"] }).join(","); // "*.amazonaws.com,otel.example.com,api.openai.com"
+   * ```
+   */
+  allowNet(options: { extra?: Iterable<string> } = {}): string[] {
+    const out: string[] = [];
+    for (const host of [...this.hosts, ...(options.extra ?? [])]) {
+      const entry = host.startsWith(".") ? `*${host}` : host;
+      if (!out.includes(entry)) out.push(entry);
+    }
+    return out;
+  }
+
+  /**
    * The policy as data, with defaults filled in: what {@linkcode TelemetryPolicy.digest} hashes.
    *
    * @example

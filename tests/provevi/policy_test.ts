@@ -456,3 +456,34 @@ Deno.test("hostCovered() names a domain's hosts with a leading dot, but not the 
   equal(hostCovered("api.anthropic.com", ["api.anthropic.com"]), true);
   equal(hostCovered("x.api.anthropic.com", ["api.anthropic.com"]), false);
 });
+
+Deno.test("TelemetryPolicy.fromEnvironment() reads --policy, else PROVRUN_TELEMETRY_POLICY, else approves nothing", async () => {
+  const file = FIXTURES + "live-viewer.yaml";
+  equal((await TelemetryPolicy.fromEnvironment({ file, environ: {} })).liveLevel(), "names");
+  equal(
+    (await TelemetryPolicy.fromEnvironment({ environ: { PROVRUN_TELEMETRY_POLICY: file } })).liveLevel(),
+    "names",
+  );
+  equal(
+    (await TelemetryPolicy.fromEnvironment({ environ: { PROVRUN_TELEMETRY_POLICY: "" } })).digest(),
+    TelemetryPolicy.denyAll().digest(),
+  );
+  equal((await TelemetryPolicy.fromEnvironment({ environ: {} })).liveLevel(), null);
+  await rejects(
+    TelemetryPolicy.fromEnvironment({
+      environ: { PROVRUN_TELEMETRY_POLICY: FIXTURES + "many-problems.yaml" },
+    }),
+    TelemetryPolicyError,
+  );
+});
+
+Deno.test("policy.allowNet() gives the hosts for Deno's --allow-net, a domain as *.domain", async () => {
+  const policy = await TelemetryPolicy.load(FIXTURES + "telemetry-policy.yaml");
+  deepEqual(policy.allowNet({ extra: ["api.openai.com", "api.anthropic.com"] }), [
+    "api.anthropic.com",
+    "*.amazonaws.com",
+    "logfire-us.pydantic.dev",
+    "api.openai.com",
+  ]);
+  deepEqual(TelemetryPolicy.denyAll().allowNet(), []);
+});
