@@ -155,3 +155,13 @@ Deno.test("prove telemetry exits 2 when the events cannot be read", async () => 
     await Deno.remove(runs, { recursive: true });
   }
 });
+
+Deno.test("docs/telemetry.md shows what prove policy prints for the sample policy", async () => {
+  const io = bufferIo();
+  equal(await prove(["policy", FIXTURES + "telemetry-policy.yaml"], io), 0);
+  const doc = await Deno.readTextFile("docs/telemetry.md");
+  for (const line of io.stdout) ok(doc.includes(line), `docs/telemetry.md lacks: ${line}`);
+  const narrow = bufferIo();
+  equal(await prove(["policy", FIXTURES + "newer-ai.yaml"], narrow), 1);
+  ok(doc.includes(narrow.stderr[0]!));
+});

@@ -487,3 +487,15 @@ Deno.test("policy.allowNet() gives the hosts for Deno's --allow-net, a domain as
   ]);
   deepEqual(TelemetryPolicy.denyAll().allowNet(), []);
 });
+
+Deno.test("an IPv6 endpoint matches only when its bracketed address is in hosts", () => {
+  const policy = TelemetryPolicy.fromDict({
+    version: 1,
+    destinations: { local: { kind: "otlp", receives: "names", endpoint: "http://[::1]:4318/v1/traces" } },
+    hosts: ["[::1]"],
+  });
+  equal(policy.matchDestination("otlp", "http://[::1]:4318/v1/traces")?.name, "local");
+  equal(policy.matchDestination("otlp", "http://[0:0:0:0:0:0:0:1]:4318/v1/traces"), null);
+  equal(policy.matchDestination("otlp", "http://[::1%25lo]:4318/v1/traces"), null);
+  ok(problemsOf({ ...policy.toJSON(), hosts: ["::1"] }).length > 0);
+});
