@@ -151,10 +151,17 @@ function isCount(value: unknown): boolean {
  * ```
  */
 export function attributeLevel(key: string, value: unknown): Level {
-  if (NAME_KEYS.has(key)) return isWords(value) ? "names" : "bodies";
-  if (USAGE_KEYS.has(key)) return isCount(value) ? "usage" : "bodies";
+  const known = KNOWN.get(key);
+  if (known === "names") return isWords(value) ? "names" : "bodies";
+  if (known === "usage") return isCount(value) ? "usage" : "bodies";
   return "bodies";
 }
+
+// One lookup per attribute instead of two.
+const KNOWN: ReadonlyMap<string, Level> = new Map<string, Level>([
+  ...[...NAME_KEYS].map((k) => [k, "names"] as [string, Level]),
+  ...[...USAGE_KEYS].map((k) => [k, "usage"] as [string, Level]),
+]);
 
 /** Sets a key, so that a key named `__proto__` is data, not the object's prototype. */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {

@@ -204,6 +204,10 @@ const SECRET = new RegExp(
   ].join("|") + ")",
 );
 
+/** The starts of {@linkcode SECRET}'s keys alone: a cheap scan that rules most texts out before the full one. */
+const SECRET_HINT =
+  /sk-|k_live_|k_test_|gh[pousr]_|github_pat_|xox[abpors]-|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|hf_|eyJ|AIza|glpat-|npm_|xai-|gsk_|r8_|-----BEGIN/;
+
 /** Options of {@linkcode plainName}. */
 export interface PlainNameOptions {
   /** Texts that may have more than one `/`, such as the model a run names; each must pass every other test. */
@@ -246,7 +250,7 @@ function isDeclared(value: string, declared: Iterable<string>): boolean {
 /** The fast test of a text already known to be one word of at most 200 characters. */
 function plainText(raw: string, declared: boolean): boolean {
   // Every key that SECRET knows is 10 characters at least (`-----BEGIN`), so a shorter text skips the scan.
-  if (raw.length >= 10 && SECRET.test(raw)) return false;
+  if (raw.length >= 10 && SECRET_HINT.test(raw) && SECRET.test(raw)) return false;
   // A name with none of these characters is one word with no path, place, setting or user: the common case.
   if (!/[/\\:@=%.~\u0080-\uffff]/.test(raw)) return true;
   const value = NON_ASCII.test(raw) ? raw.replace(LOOKALIKE_DOTS, ".").replace(LOOKALIKE_SLASHES, "/") : raw;

@@ -91,7 +91,7 @@ const LIBRARY_KEYS = new Set(["versions", "telemetry"]);
 const DESTINATION_KEYS = new Set(["kind", "receives", "endpoint"]);
 const SECTION_KEYS = new Set(["libraries", "destinations", "hosts"]);
 const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
-const DESTINATION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
+const DESTINATION_NAME = /^(?!__)[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/; // not __proto__
 const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 const IPV4 =
   /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
@@ -207,7 +207,8 @@ function check(raw: unknown, problems: string[], versionOk: true | string | null
     for (const [name, spec] of Object.entries(destinations)) {
       const at = `destinations.${name}`;
       if (!DESTINATION_NAME.test(name)) {
-        problems.push(`${at}: the name is not letters, digits, _, . and -`);
+        problems.push(`${at}: the name is not letters, digits, _, . and -, not starting with __`);
+        continue;
       }
       if (!isMapping(spec)) {
         problems.push(`${at}: is not a mapping with kind, receives and endpoint`);

@@ -61,7 +61,7 @@ export function realisticSpan(i: number): Record<string, unknown> {
  * Runs the benchmark and prints spans per second.
  *
  * @param options `seconds`: how long to measure (2 by default).
- * @returns Spans per second.
+ * @returns Spans per second, the median of five windows.
  * @example
  * ```ts
  * import { main } from "./policy_bench.ts";
@@ -82,21 +82,27 @@ export function main(options: { seconds?: number; print?: (line: string) => void
     }
   };
   run(20_000); // warm up
-  let count = 0;
-  const start = performance.now();
-  let elapsed = 0;
-  while (elapsed < seconds * 1000) {
-    run(5_000);
-    count += 5_000;
-    elapsed = performance.now() - start;
+  // Five windows; a shared machine slows some of them, so both the best and the median are printed.
+  const rates: number[] = [];
+  for (let w = 0; w < 5; w++) {
+    let count = 0;
+    const start = performance.now();
+    let elapsed = 0;
+    while (elapsed < (seconds * 1000) / 5) {
+      run(2_000);
+      count += 2_000;
+      elapsed = performance.now() - start;
+    }
+    rates.push(Math.round(count / (elapsed / 1000)));
   }
-  const perSecond = Math.round(count / (elapsed / 1000));
+  rates.sort((a, b) => a - b);
+  const perSecond = rates[2]!;
+  const fmt = (n: number) => n.toLocaleString("en");
   (options.print ?? console.log)(
-    `policy_bench: ${
-      perSecond.toLocaleString("en")
-    } spans/s (attributesFor at usage + plainAttribute on 40 attributes; target 100,000) [${
-      sink > 0 ? "ok" : "wrong"
-    }]`,
+    `policy_bench: ${fmt(perSecond)} spans/s median, ${fmt(rates[4]!)} best, of 5 windows ` +
+      `(attributesFor at usage + plainAttribute on 40 attributes; target 100,000) [${
+        sink > 0 ? "ok" : "wrong"
+      }]`,
   );
   return perSecond;
 }

@@ -499,3 +499,12 @@ Deno.test("an IPv6 endpoint matches only when its bracketed address is in hosts"
   equal(policy.matchDestination("otlp", "http://[::1%25lo]:4318/v1/traces"), null);
   ok(problemsOf({ ...policy.toJSON(), hosts: ["::1"] }).length > 0);
 });
+
+Deno.test("TelemetryPolicy refuses a destination named __proto__", () => {
+  const p = TelemetryPolicy.parse.bind(TelemetryPolicy);
+  throws(
+    () => p("version: 1\ndestinations:\n  __proto__:\n    kind: live\n    receives: names\n"),
+    (e: unknown) => e instanceof TelemetryPolicyError && e.problems[0]!.includes("not starting with __"),
+  );
+  throws(() => p('{"version": 1, "__proto__": {"hosts": ["evil.example"]}}'), TelemetryPolicyError);
+});
