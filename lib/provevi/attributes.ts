@@ -113,10 +113,23 @@ const MAX_WORD = 200;
 // deno-lint-ignore no-control-regex
 const NOT_A_WORD = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200d\u2060\ufeff]/;
 
+/**
+ * True when a text is one word of at most 200 characters: no whitespace, control character or invisible
+ * separator. The test of a names attribute, and the first test of `plainName`.
+ *
+ * @example
+ * ```ts
+ * import { isOneWord } from "./attributes.ts";
+ * isOneWord("gpt-4o"); // true
+ * isOneWord("two words"); // false
+ * ```
+ */
+export function isOneWord(text: string): boolean {
+  return text.length > 0 && text.length <= MAX_WORD && !NOT_A_WORD.test(text);
+}
+
 function isWord(value: unknown): boolean {
-  if (typeof value === "string") {
-    return value.length > 0 && value.length <= MAX_WORD && !NOT_A_WORD.test(value);
-  }
+  if (typeof value === "string") return isOneWord(value);
   if (typeof value === "number") return Number.isFinite(value);
   return typeof value === "boolean";
 }

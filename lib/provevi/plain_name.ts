@@ -6,6 +6,7 @@
  * real model names through.
  * @module
  */
+import { isOneWord } from "./attributes.ts";
 
 /**
  * The attribute keys that name a model in OpenTelemetry's GenAI conventions. {@linkcode plainAttribute}
@@ -37,12 +38,9 @@ export const MODEL_KEYS: ReadonlySet<string> = new Set([
  */
 export const RUN_MODEL_KEYS: ReadonlySet<string> = new Set([...MODEL_KEYS, "model", "answered_by"]);
 
-/** The longest name, in UTF-16 code units. */
+/** The longest name, in UTF-16 code units; the word test itself is `isOneWord`'s. */
 const MAX_NAME = 200;
 
-// One word: no whitespace, no control character, no separator of any script.
-// deno-lint-ignore no-control-regex
-const NOT_A_WORD = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200d\u2060\ufeff]/;
 // Dots and slashes of other scripts, read as `.` and `/` before the path rules, so that `etc\uff0fpasswd`
 // or `host\u3002com/x` is judged as what it looks like.
 const LOOKALIKE_DOTS = /[\u3002\uff0e\uff61\u2024\ufe52]/g;
@@ -235,7 +233,7 @@ export function plainName(value: unknown, options: PlainNameOptions = {}): boole
   if (typeof value === "boolean") return true;
   if (typeof value === "bigint") return true;
   if (typeof value !== "string") return false;
-  if (value.length === 0 || value.length > MAX_NAME || NOT_A_WORD.test(value)) return false;
+  if (!isOneWord(value)) return false;
   const declared = options.declared === undefined ? false : isDeclared(value, options.declared);
   return plainText(value, declared);
 }
@@ -331,7 +329,7 @@ function plainValue(
   depth: number,
 ) {
   if (typeof value === "string") {
-    if (value.length === 0 || value.length > MAX_NAME || NOT_A_WORD.test(value)) return false;
+    if (!isOneWord(value)) return false;
     return plainText(value, declared);
   }
   if (typeof value === "number") return Number.isFinite(value);
