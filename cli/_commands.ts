@@ -3,19 +3,25 @@
  * @module
  */
 import {
+  type EvidenceEvent,
   EvidenceReadError,
   type EvidenceStore,
   findRun,
   readEventsText,
   type RunCheck,
   type RunRecord,
+  type TelemetryItem,
+  type TelemetryPolicy,
   verifyRun,
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
 import type { Io } from "./_io.ts";
 
-/** Prints the events of a run, one line each, or as JSON. */
-export async function showRun(record: RunRecord, io: Io, options: { json?: boolean } = {}): Promise<void> {
+/**
+ * Reads the events of a run for a command that prints them.
+ * @throws EvidenceReadError (exit 2) when the events cannot be read, or a line is not an event.
+ */
+export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]> {
   const text = await record.eventsText().catch((error) => {
     throw new EvidenceReadError(`cannot read the events of run "${record.runId}": ${error.message}`, {
       cause: error,
@@ -25,11 +31,17 @@ export async function showRun(record: RunRecord, io: Io, options: { json?: boole
   const read = readEventsText(text);
   const broken = read.problems.find((p) => / is not (JSON|an event)/.test(p));
   if (broken) throw new EvidenceReadError(`run "${record.runId}": ${broken}`);
+  return read.events;
+}
+
+/** Prints the events of a run, one line each, or as JSON. */
+export async function showRun(record: RunRecord, io: Io, options: { json?: boolean } = {}): Promise<void> {
+  const events = await readRunEvents(record);
   if (options.json) {
-    io.out(JSON.stringify({ run_id: record.runId, events: read.events }, null, 2));
+    io.out(JSON.stringify({ run_id: record.runId, events }, null, 2));
     return;
   }
-  for (const e of read.events) {
+  for (const e of events) {
     const payload = e.payload ? ` payload=${e.payload.slice(0, 12)}` : "";
     const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24)];
     if (e.refs.length) columns.push(e.refs.join(" "));
@@ -72,4 +84,35 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     })`,
   );
   for (const p of check.problems) io.out(`  ${p}`);
+}
+
+/** The lines of `prove policy`: the digest, each library, each destination, the hosts. */
+export function policyLines(file: string, policy: TelemetryPolicy): string[] {
+  const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const lines = [`${file}: sha256 ${policy.digest()}`];
+  for (const l of [...policy.libraries].sort(byName)) {
+    lines.push(
+      `  library ${l.name} ${l.versions} feeds ${l.telemetry.length ? l.telemetry.join(", ") : "nothing"}`,
+    );
+  }
+  for (const d of [...policy.destinations].sort(byName)) {
+    const at = d.endpoint !== null
+      ? ` at ${d.endpoint}`
+      : d.kind === "mlflow"
+      ? " at the store's own file"
+      : "";
+    lines.push(`  destination ${d.name} (${d.kind}) receives ${d.receives}${at}`);
+  }
+  lines.push(`  hosts: ${policy.hosts.length ? policy.hosts.join(", ") : "none"}`);
+  return lines;
+}
+
+/** One line of `prove telemetry`: sequence number, time, then the blocked attempt or the problem. */
+export function telemetryLine(item: TelemetryItem): string {
+  const head = `${String(item.seq).padStart(4)} ${item.time}`;
+  if (item.kind === "problem") {
+    return `${head} problem ${item.problem ?? ""}${item.library ? ` (library ${item.library})` : ""}`
+      .trimEnd();
+  }
+  return `${head} blocked ${item.path ?? "-"} ${item.library ?? "-"} ${item.detail ?? ""}`.trimEnd();
 }

@@ -5,14 +5,23 @@
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] telemetry RUN [--json]
+ * prove policy FILE [--config deno.json] [--json]
  * ```
  * @module
  */
 import { Command } from "commander";
-import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
+import {
+  type EvidenceStore,
+  findRun,
+  openStore,
+  readInstalledPackages,
+  telemetryItems,
+  TelemetryPolicy,
+} from "../lib/provevi/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
-import { showRun, verifyAndPrint } from "./_commands.ts";
+import { policyLines, readRunEvents, showRun, telemetryLine, verifyAndPrint } from "./_commands.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 
 interface Globals {
@@ -97,6 +106,37 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
         });
       })
     );
+
+  program.command("telemetry")
+    .description("Print the attempts that the telemetry policy blocked in a run, and its telemetry problems.")
+    .argument("<run>", "a run ID under the runs root, or a run folder's path")
+    .option("--json", "print JSON")
+    .action((run: string, opts: { json?: boolean }) =>
+      withStore(async (store) => {
+        const record = await findRun(run, { store });
+        const items = telemetryItems(await readRunEvents(record));
+        if (opts.json) io.out(JSON.stringify({ run_id: record.runId, items }, null, 2));
+        else if (items.length === 0) io.out(`${record.runId}: no blocked attempts and no problems`);
+        else for (const item of items) io.out(telemetryLine(item));
+      })
+    );
+
+  program.command("policy")
+    .description("Check a telemetry policy file, and the installed version of each library it approves.")
+    .argument("<file>", "the policy, a YAML or JSON file")
+    .option("--config <file>", "the deno.json whose imports pin the installed packages", "deno.json")
+    .option("--json", "print JSON")
+    .action(async (file: string, opts: { config: string; json?: boolean }) => {
+      const policy = await TelemetryPolicy.load(file);
+      const installed = await readInstalledPackages({ config: opts.config, npmCache: null });
+      const versions = new Map([...(installed ?? new Map()).values()].map((p) => [p.name, p.version]));
+      const problems = policy.versionProblems(versions);
+      if (opts.json) {
+        io.out(JSON.stringify({ file, sha256: policy.digest(), policy: policy.toJSON(), problems }, null, 2));
+      } else for (const line of policyLines(file, policy)) io.out(line);
+      for (const problem of problems) io.err(`prove: ${problem}`);
+      if (problems.length) result.code = 1;
+    });
 
   return await runProgram(program, args, io, result);
 }

@@ -112,14 +112,17 @@ Deno.test({
 });
 
 Deno.test("an experiment in a store whose pin names no commit is refused", async () => {
-  await withCatalog((dir) => Promise.resolve({ type: "folder" as const, path: join(dir, "plain") }), async (catalog) => {
-    await assertRejects(
-      () => writeExperiment(catalog, URI, EXPERIMENT, "x"),
-      ExperimentError,
-      "has no commits",
-    );
-    await assertRejects(() => readExperiment(catalog, URI), ExperimentError, "has no commits");
-  });
+  await withCatalog(
+    (dir) => Promise.resolve({ type: "folder" as const, path: join(dir, "plain") }),
+    async (catalog) => {
+      await assertRejects(
+        () => writeExperiment(catalog, URI, EXPERIMENT, "x"),
+        ExperimentError,
+        "has no commits",
+      );
+      await assertRejects(() => readExperiment(catalog, URI), ExperimentError, "has no commits");
+    },
+  );
 });
 
 Deno.test("writeExperiment() refuses an invalid experiment before writing", async () => {

@@ -1,0 +1,888 @@
+/**
+ * The telemetry policy: which libraries may feed telemetry, to which destinations, at which level, and on
+ * which hosts (provevi-reference.txt, "Check a telemetry policy"). provevi reads and checks the policy;
+ * provrun applies it.
+ * @module
+ */
+import canonicalize from "canonicalize";
+import { isScalar, parseDocument } from "yaml";
+import { isLevel, type Level, levelRank } from "./attributes.ts";
+import { endpointParts, tryNormalEndpoint } from "./endpoint.ts";
+import { ProveviError } from "./errors.ts";
+import { sha256Hex } from "./hash.ts";
+import { rangeProblem, versionApproved } from "./library_version.ts";
+
+/** Where spans may go: Logfire, an OTLP collector, MLflow, or a viewer of a run's live feed. */
+export type DestinationKind = "logfire" | "otlp" | "mlflow" | "live";
+
+/**
+ * The kinds of destination.
+ *
+ * @example
+ * ```ts
+ * import { DESTINATION_KINDS } from "./policy.ts";
+ * DESTINATION_KINDS.includes("otlp"); // true
+ * ```
+ */
+export const DESTINATION_KINDS: readonly DestinationKind[] = ["logfire", "otlp", "mlflow", "live"];
+
+/** A place outside the evidence that spans may go to. */
+export interface Destination {
+  /** The destination's name in the policy. */
+  readonly name: string;
+  /** Its kind. */
+  readonly kind: DestinationKind;
+  /** What it receives. */
+  readonly receives: Level;
+  /** Its endpoint as the policy writes it; `null` for a live viewer and for the copy in the store's own file. */
+  readonly endpoint: string | null;
+  /** The endpoint in normal form, or `null`. */
+  readonly normalEndpoint: string | null;
+}
+
+/** An approved library: an npm package, the versions that were tested, and the destinations it may feed. */
+export interface LibraryApproval {
+  /** The npm package name, such as `ai` or `@opentelemetry/instrumentation-http`. */
+  readonly name: string;
+  /** A semver range, such as `>=7.0.0 <7.1.0`. */
+  readonly versions: string;
+  /** The names of the destinations its instrumentation may feed. */
+  readonly telemetry: readonly string[];
+}
+
+/** The policy as data: what `digest()` hashes, and what `toJSON()` gives. */
+export interface PolicyData {
+  version: 1;
+  libraries: Record<string, { versions: string; telemetry: string[] }>;
+  destinations: Record<string, { kind: DestinationKind; receives: Level; endpoint?: string }>;
+  hosts: string[];
+}
+
+/**
+ * A telemetry policy that cannot be read, or a section that would widen one: every problem at once.
+ *
+ * @example
+ * ```ts
+ * import { TelemetryPolicy, TelemetryPolicyError } from "./policy.ts";
+ * try {
+ *   TelemetryPolicy.fromDict({ version: 2, extra: 1 });
+ * } catch (error) {
+ *   if (error instanceof TelemetryPolicyError) error.problems; // ["version: …", "extra: …"]
+ * }
+ * ```
+ */
+export class TelemetryPolicyError extends ProveviError {
+  /** One text per problem, each naming the key and the fix. */
+  readonly problems: readonly string[];
+  /**
+   * @param what What was read, such as `the telemetry policy policy.yaml`.
+   * @param problems Every problem found.
+   */
+  constructor(what: string, problems: readonly string[], options?: ErrorOptions) {
+    const n = problems.length;
+    super(`${what} has ${n} problem${n === 1 ? "" : "s"}: ${problems.join("; ")}`, options);
+    this.name = "TelemetryPolicyError";
+    this.problems = problems;
+  }
+}
+
+const TOP_KEYS = new Set(["version", "libraries", "destinations", "hosts"]);
+const LIBRARY_KEYS = new Set(["versions", "telemetry"]);
+const DESTINATION_KEYS = new Set(["kind", "receives", "endpoint"]);
+const SECTION_KEYS = new Set(["libraries", "destinations", "hosts"]);
+const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
+const DESTINATION_NAME = /^(?!__)[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/; // not __proto__
+const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+const IPV4 =
+  /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
+const IPV6 = /^\[[0-9a-f:.]+\]$/;
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const show = (value: unknown) => JSON.stringify(value) ?? String(value);
+
+/**
+ * The problem of a `hosts` entry, or `null`. An entry is a lowercase host name, an IPv4 address, a bracketed
+ * IPv6 address, or a domain with a leading dot and two labels at least (`.amazonaws.com`, not `.com`).
+ */
+function hostEntryProblem(entry: string): string | null {
+  if (entry.includes("@")) return "names a user; a host entry holds only the host";
+  if (entry.includes("*")) return "has a *; write a leading dot instead, such as .example.com";
+  if (entry.includes("/") || entry.includes("://")) return "is a URL; write only its host";
+  if (IPV6.test(entry)) return null;
+  if (entry.includes(":")) return "has a port or a password; write only the host";
+  // deno-lint-ignore no-control-regex
+  if (/[^\x00-\x7f]/.test(entry)) return "is not ASCII; write an international name in its xn-- form";
+  const domain = entry.startsWith(".");
+  const labels = (domain ? entry.slice(1) : entry).split(".");
+  if (labels.some((l) => l === "")) return "has an empty label, such as a trailing dot";
+  if (!labels.every((l) => HOST_LABEL.test(l))) return "is not a host name of letters, digits, - and .";
+  const numeric = /^(?:0x[0-9a-f]*|[0-9]+)$/.test(labels[labels.length - 1]!);
+  if (domain && labels.length < 2) {
+    return "is a domain with one label; a leading dot needs two labels at least";
+  }
+  if (domain && numeric) return "is an address with a leading dot; name the address itself";
+  if (numeric && !IPV4.test(entry)) {
+    return "is a number that parsers read differently; write four decimal parts";
+  }
+  return null;
+}
+
+/**
+ * True when a host is in a list of host entries: named exactly, or under a domain that an entry names with a
+ * leading dot (which does not name the domain itself).
+ *
+ * @param host A lowercase host, such as an endpoint's.
+ * @param hosts The entries.
+ * @returns True when the host is covered.
+ * @example
+ * ```ts
+ * import { hostCovered } from "./policy.ts";
+ * hostCovered("s3.amazonaws.com", [".amazonaws.com"]); // true
+ * hostCovered("amazonaws.com", [".amazonaws.com"]); // false
+ * ```
+ */
+export function hostCovered(host: string, hosts: Iterable<string>): boolean {
+  for (const entry of hosts) {
+    if (entry === host) return true;
+    if (entry.startsWith(".") && host.length > entry.length && host.endsWith(entry)) return true;
+  }
+  return false;
+}
+
+interface Checked {
+  libraries: LibraryApproval[];
+  destinations: Destination[];
+  hosts: string[];
+}
+
+/** Checks a parsed policy, pushing every problem; gives what it could read. */
+function check(raw: unknown, problems: string[], versionOk: true | string | null): Checked {
+  const out: Checked = { libraries: [], destinations: [], hosts: [] };
+  if (!isMapping(raw)) {
+    problems.push("the file is not a mapping with the keys version, libraries, destinations and hosts");
+    return out;
+  }
+  for (const key of Object.keys(raw)) {
+    if (!TOP_KEYS.has(key)) {
+      problems.push(
+        `${show(key)}: unknown key; a policy has only version, libraries, destinations and hosts`,
+      );
+    }
+  }
+  if (!("version" in raw)) problems.push("version: missing; write version: 1");
+  else if (raw.version !== 1 || typeof raw.version !== "number" || typeof versionOk === "string") {
+    const written = typeof versionOk === "string" ? versionOk : show(raw.version);
+    problems.push(`version: ${written} is not the integer 1; write version: 1`);
+  }
+
+  // hosts first, so that each endpoint's host can be checked against them.
+  const hosts = raw.hosts ?? [];
+  if (!Array.isArray(hosts)) problems.push("hosts: is not a list; write one host on each line, as - host");
+  else {
+    const seen = new Set<string>();
+    hosts.forEach((entry, i) => {
+      if (typeof entry !== "string") {
+        problems.push(`hosts[${i}]: ${show(entry)} is not a text`);
+        return;
+      }
+      const host = entry.trim().toLowerCase();
+      const problem = hostEntryProblem(host);
+      if (problem) problems.push(`hosts[${i}]: ${show(entry)} ${problem}`);
+      else if (seen.has(host)) problems.push(`hosts[${i}]: ${show(entry)} is named twice`);
+      else {
+        seen.add(host);
+        out.hosts.push(host);
+      }
+    });
+  }
+
+  const destinations = raw.destinations ?? {};
+  if (!isMapping(destinations)) problems.push("destinations: is not a mapping of names to destinations");
+  else {
+    const endpoints = new Map<string, string>();
+    let live: string | null = null;
+    for (const [name, spec] of Object.entries(destinations)) {
+      const at = `destinations.${name}`;
+      if (!DESTINATION_NAME.test(name)) {
+        problems.push(`${at}: the name is not letters, digits, _, . and -, not starting with __`);
+        continue;
+      }
+      if (!isMapping(spec)) {
+        problems.push(`${at}: is not a mapping with kind, receives and endpoint`);
+        continue;
+      }
+      for (const key of Object.keys(spec)) {
+        if (!DESTINATION_KEYS.has(key)) {
+          problems.push(
+            `${at}: ${show(key)} is an unknown key; a destination has kind, receives and endpoint`,
+          );
+        }
+      }
+      const kind = spec.kind;
+      if (!(DESTINATION_KINDS as readonly unknown[]).includes(kind)) {
+        problems.push(`${at}.kind: ${show(kind)} is not one of ${DESTINATION_KINDS.join(", ")}`);
+      }
+      if (!isLevel(spec.receives)) {
+        problems.push(`${at}.receives: ${show(spec.receives)} is not one of names, usage, bodies`);
+      }
+      let endpoint: string | null = null;
+      let normal: string | null = null;
+      if (spec.endpoint !== undefined && spec.endpoint !== null) {
+        if (typeof spec.endpoint !== "string") {
+          problems.push(`${at}.endpoint: ${show(spec.endpoint)} is not a text`);
+        } else if (kind === "live") {
+          problems.push(`${at}.endpoint: a live destination has no endpoint; drop it`);
+        } else {
+          endpoint = spec.endpoint;
+          try {
+            const parts = endpointParts(endpoint);
+            const web = parts.scheme === "http" || parts.scheme === "https";
+            if (parts.hadUser) {
+              problems.push(
+                `${at}.endpoint: names a user or a password; the policy holds no secrets, so give them in the environment`,
+              );
+            }
+            if (!web && kind !== "mlflow") {
+              problems.push(`${at}.endpoint: a ${String(kind)} endpoint is an http or https URL`);
+            }
+            if (parts.host !== null && !hostCovered(parts.host, out.hosts)) {
+              problems.push(`${at}.endpoint: its host ${parts.host} is not in hosts; add it to hosts`);
+            }
+            normal = parts.normal;
+          } catch (error) {
+            if (!(error instanceof ProveviError)) throw error;
+            problems.push(`${at}.endpoint: ${error.message}`);
+          }
+        }
+      } else if (kind === "otlp" || kind === "logfire") {
+        problems.push(`${at}.endpoint: missing; a ${kind} destination needs an http or https URL`);
+      }
+      if (kind === "live") {
+        if (live !== null) problems.push(`${at}: a policy names one live viewer at most, and ${live} is one`);
+        live = name;
+      }
+      if (typeof kind === "string" && kind !== "live") {
+        const key = `${kind} ${normal ?? "(no endpoint)"}`;
+        const other = endpoints.get(key);
+        if (other !== undefined && (normal !== null || endpoint === null)) {
+          problems.push(
+            `${at}: has the same kind and endpoint as ${other}; a URL must match one destination`,
+          );
+        }
+        endpoints.set(key, name);
+      }
+      if ((DESTINATION_KINDS as readonly unknown[]).includes(kind) && isLevel(spec.receives)) {
+        out.destinations.push({
+          name,
+          kind: kind as DestinationKind,
+          receives: spec.receives,
+          endpoint,
+          normalEndpoint: normal,
+        });
+      }
+    }
+  }
+  const named = new Map(out.destinations.map((d) => [d.name, d]));
+  const destinationNames = isMapping(destinations) ? new Set(Object.keys(destinations)) : new Set<string>();
+
+  const libraries = raw.libraries ?? {};
+  if (!isMapping(libraries)) problems.push("libraries: is not a mapping of npm package names to approvals");
+  else {
+    for (const [name, spec] of Object.entries(libraries)) {
+      const at = `libraries.${name}`;
+      if (!NPM_NAME.test(name) || name.length > 214) {
+        problems.push(`${at}: ${show(name)} is not an npm package name`);
+      }
+      if (!isMapping(spec)) {
+        problems.push(`${at}: is not a mapping with versions and telemetry`);
+        continue;
+      }
+      for (const key of Object.keys(spec)) {
+        if (!LIBRARY_KEYS.has(key)) {
+          problems.push(`${at}: ${show(key)} is an unknown key; a library has versions and telemetry`);
+        }
+      }
+      const rangeIssue = "versions" in spec
+        ? rangeProblem(spec.versions)
+        : "missing; give the tested versions";
+      if (rangeIssue) problems.push(`${at}.versions: ${rangeIssue}`);
+      const telemetry = spec.telemetry ?? [];
+      const feeds: string[] = [];
+      if (!Array.isArray(telemetry)) {
+        problems.push(`${at}.telemetry: is not a list; write [${show(telemetry)}]`);
+      } else {
+        for (const dest of telemetry) {
+          if (typeof dest !== "string" || !destinationNames.has(dest)) {
+            problems.push(`${at}.telemetry: ${show(dest)} is not a destination of the policy`);
+          } else if (named.get(dest)?.kind === "live") {
+            problems.push(`${at}.telemetry: ${dest} is a live viewer, and no library feeds it`);
+          } else if (feeds.includes(dest)) {
+            problems.push(`${at}.telemetry: ${dest} is named twice`);
+          } else feeds.push(dest);
+        }
+      }
+      if (!rangeIssue) out.libraries.push({ name, versions: spec.versions as string, telemetry: feeds });
+    }
+  }
+  return out;
+}
+
+/**
+ * A checked telemetry policy. A library or a destination that the policy does not name gets nothing.
+ *
+ * @example
+ * ```ts
+ * import { TelemetryPolicy } from "./policy.ts";
+ * const policy = TelemetryPolicy.fromDict({
+ *   version: 1,
+ *   destinations: { collector: { kind: "otlp", receives: "usage", endpoint: "https://otel.example.com/v1/traces" } },
+ *   hosts: ["otel.example.com"],
+ * });
+ * policy.matchDestination("otlp", "https://OTEL.example.com:443/v1/traces")?.name; // "collector"
+ * ```
+ */
+export class TelemetryPolicy {
+  /** The approved libraries, in the policy's order. */
+  readonly libraries: readonly LibraryApproval[];
+  /** The destinations, in the policy's order. */
+  readonly destinations: readonly Destination[];
+  /** The hosts that destinations may send to, lowercase, in the policy's order. */
+  readonly hosts: readonly string[];
+  /** Where the policy came from, for messages: a file, or `a policy` for one built from an object. */
+  readonly source: string;
+
+  private constructor(checked: Checked, source: string) {
+    this.libraries = Object.freeze(
+      checked.libraries.map((l) => Object.freeze({ ...l, telemetry: Object.freeze([...l.telemetry]) })),
+    );
+    this.destinations = Object.freeze(checked.destinations.map((d) => Object.freeze({ ...d })));
+    this.hosts = Object.freeze([...checked.hosts]);
+    this.source = source;
+  }
+
+  /**
+   * The policy of a run with no policy file: it approves nothing.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().matchDestination("otlp", "https://otel.example.com"); // null
+   * ```
+   */
+  static denyAll(): TelemetryPolicy {
+    return new TelemetryPolicy(
+      { libraries: [], destinations: [], hosts: [] },
+      "the policy that approves nothing",
+    );
+  }
+
+  /**
+   * Checks a policy given as an object, such as parsed JSON.
+   *
+   * @param data The policy.
+   * @param options `source`: what to call it in messages.
+   * @returns The policy.
+   * @throws TelemetryPolicyError listing every problem.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = TelemetryPolicy.fromDict({ version: 1, destinations: { browser: { kind: "live", receives: "names" } } });
+   * policy.liveLevel(); // "names"
+   * ```
+   */
+  static fromDict(data: unknown, options: { source?: string } = {}): TelemetryPolicy {
+    const problems: string[] = [];
+    const checked = check(data, problems, null);
+    const source = options.source ?? "the telemetry policy";
+    if (problems.length) throw new TelemetryPolicyError(source, problems);
+    return new TelemetryPolicy(checked, source);
+  }
+
+  /**
+   * Reads and checks a policy file, YAML or JSON. A key named twice in one mapping is refused, in JSON too.
+   *
+   * @param text The file's text.
+   * @param options `source`: the file's name, for messages.
+   * @returns The policy.
+   * @throws TelemetryPolicyError listing every problem.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.parse("version: 1\nhosts: [otel.example.com]\n").hosts; // ["otel.example.com"]
+   * ```
+   */
+  static parse(text: string, options: { source?: string } = {}): TelemetryPolicy {
+    const source = options.source ?? "the telemetry policy";
+    const doc = parseDocument(text, { uniqueKeys: true, merge: false, prettyErrors: false, strict: true });
+    const problems: string[] = [];
+    let fatal = false;
+    for (const error of [...doc.errors, ...doc.warnings]) {
+      const where = `line ${text.slice(0, error.pos[0]).split("\n").length}: `;
+      const first = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+      if (error.code === "DUPLICATE_KEY") {
+        const key = keyAt(text, error.pos[0]);
+        problems.push(`${where}the key ${key ? show(key) + " " : ""}is named twice in one mapping; keep one`);
+      } else {
+        problems.push(`${where}${first}`);
+        fatal = true;
+      }
+    }
+    if (!fatal) {
+      const node = doc.get("version", true);
+      const source = isScalar(node) && typeof node.source === "string" ? node.source : null;
+      check(
+        doc.toJS({ maxAliasCount: 100 }),
+        problems,
+        source === null ? null : source === "1" ? true : source,
+      );
+    }
+    if (problems.length) throw new TelemetryPolicyError(`the telemetry policy ${source}`, problems);
+    return new TelemetryPolicy(check(doc.toJS({ maxAliasCount: 100 }), [], null), source);
+  }
+
+  /**
+   * Reads and checks a policy file, YAML or JSON.
+   *
+   * @param file The file's path.
+   * @returns The policy.
+   * @throws TelemetryPolicyError listing every problem; ProveviError when the file cannot be read.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = await TelemetryPolicy.load("fixtures/policies/telemetry-policy.yaml");
+   * ```
+   */
+  static async load(file: string): Promise<TelemetryPolicy> {
+    if (typeof file !== "string" || file === "") throw new TypeError("load() needs a file's path");
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (error) {
+      throw new ProveviError(
+        `cannot read the telemetry policy ${file}: ${
+          (error as Error).message
+        }; give the path of a YAML or JSON file`,
+        { cause: error },
+      );
+    }
+    return TelemetryPolicy.parse(text, { source: file });
+  }
+
+  /**
+   * The policy a run or a copy applies: the file that `file` names, or else the file that
+   * `PROVRUN_TELEMETRY_POLICY` names, or else {@linkcode TelemetryPolicy.denyAll}.
+   *
+   * @param options `file`: a policy file, such as `--policy FILE`; `environ`: the variables (the process's
+   *   `PROVRUN_TELEMETRY_POLICY` by default).
+   * @returns The policy.
+   * @throws TelemetryPolicyError or ProveviError when the named file cannot be read.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = await TelemetryPolicy.fromEnvironment({ environ: {} }); // approves nothing
+   * ```
+   */
+  static async fromEnvironment(
+    options: { file?: string | null; environ?: Readonly<Record<string, string | undefined>> } = {},
+  ): Promise<TelemetryPolicy> {
+    if (options.file) return await TelemetryPolicy.load(options.file);
+    let named: string | undefined;
+    if (options.environ) named = options.environ.PROVRUN_TELEMETRY_POLICY;
+    else {
+      try {
+        named = Deno.env.get("PROVRUN_TELEMETRY_POLICY");
+      } catch (error) {
+        throw new ProveviError(
+          "cannot read PROVRUN_TELEMETRY_POLICY: allow it with --allow-env=PROVRUN_TELEMETRY_POLICY",
+          { cause: error },
+        );
+      }
+    }
+    return named && named.trim() !== "" ? await TelemetryPolicy.load(named) : TelemetryPolicy.denyAll();
+  }
+
+  /**
+   * The hosts for Deno's `--allow-net`: the policy's hosts, with a leading-dot domain written `*.domain`, then
+   * `extra` (such as the model providers' hosts). Deno's `*.domain` also allows the domain itself, so it is a
+   * little wider than the policy's `.domain`; list hosts one by one where that matters.
+   *
+   * @param options `extra`: more hosts, such as `api.openai.com`.
+   * @returns The entries, each once, in order.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = TelemetryPolicy.fromDict({ version: 1, hosts: [".amazonaws.com", "otel.example.com"] });
+   * policy.allowNet({ extra: ["api.openai.com"] }).join(","); // "*.amazonaws.com,otel.example.com,api.openai.com"
+   * ```
+   */
+  allowNet(options: { extra?: Iterable<string> } = {}): string[] {
+    const out: string[] = [];
+    for (const host of [...this.hosts, ...(options.extra ?? [])]) {
+      const entry = host.startsWith(".") ? `*${host}` : host;
+      if (!out.includes(entry)) out.push(entry);
+    }
+    return out;
+  }
+
+  /**
+   * The policy as data, with defaults filled in: what {@linkcode TelemetryPolicy.digest} hashes.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().toJSON(); // { version: 1, libraries: {}, destinations: {}, hosts: [] }
+   * ```
+   */
+  toJSON(): PolicyData {
+    const libraries: PolicyData["libraries"] = {};
+    for (const l of this.libraries) libraries[l.name] = { versions: l.versions, telemetry: [...l.telemetry] };
+    const destinations: PolicyData["destinations"] = {};
+    for (const d of this.destinations) {
+      destinations[d.name] = {
+        kind: d.kind,
+        receives: d.receives,
+        ...(d.endpoint === null ? {} : { endpoint: d.endpoint }),
+      };
+    }
+    return { version: 1, libraries, destinations, hosts: [...this.hosts] };
+  }
+
+  /**
+   * The SHA-256 of the policy's canonical JSON (RFC 8785), for a run to record which policy it ran under. A
+   * YAML file and a JSON file of the same policy give the same digest.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().digest().length; // 64
+   * ```
+   */
+  digest(): string {
+    return sha256Hex(canonicalize(this.toJSON())!);
+  }
+
+  /**
+   * The approval of a library, or `null` when the policy does not name it.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().library("ai"); // null
+   * ```
+   */
+  library(name: string): LibraryApproval | null {
+    return this.libraries.find((l) => l.name === name) ?? null;
+  }
+
+  /**
+   * The destination of that name, or `null`.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().destination("logfire"); // null
+   * ```
+   */
+  destination(name: string): Destination | null {
+    return this.destinations.find((d) => d.name === name) ?? null;
+  }
+
+  /**
+   * True when the policy lets a library's instrumentation feed a destination.
+   *
+   * @param library The npm package name.
+   * @param destination The destination's name.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().feeds("ai", "logfire"); // false
+   * ```
+   */
+  feeds(library: string, destination: string): boolean {
+    return this.library(library)?.telemetry.includes(destination) ?? false;
+  }
+
+  /**
+   * True when a library is approved at an installed version (see `versionApproved`).
+   *
+   * @param library The npm package name.
+   * @param version The installed version.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const p = TelemetryPolicy.fromDict({ version: 1, libraries: { ai: { versions: ">=7 <8" } } });
+   * p.approvesVersion("ai", "7.0.173"); // true
+   * ```
+   */
+  approvesVersion(library: string, version: string): boolean {
+    const approval = this.library(library);
+    return approval !== null && versionApproved(version, approval.versions);
+  }
+
+  /**
+   * True when a host is in the policy's hosts.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.fromDict({ version: 1, hosts: [".amazonaws.com"] }).hostAllowed("s3.amazonaws.com"); // true
+   * ```
+   */
+  hostAllowed(host: string): boolean {
+    return hostCovered(host.toLowerCase(), this.hosts);
+  }
+
+  /**
+   * The destination of that kind whose endpoint is the URL, once both are in normal form, or `null`. A URL that
+   * {@linkcode normalEndpoint} refuses matches nothing. `url` `null` or `undefined` asks for the mlflow
+   * destination with no endpoint: the copy in the store's own file (MLFLOW_TRACKING_URI unset).
+   *
+   * @param kind The kind of destination.
+   * @param url The URL a variable names, such as OTEL_EXPORTER_OTLP_ENDPOINT's.
+   * @returns The destination, or `null`: provrun then sends nothing and writes `telemetry_blocked`.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = TelemetryPolicy.fromDict({
+   *   version: 1,
+   *   destinations: { tracking: { kind: "mlflow", receives: "bodies", endpoint: "postgresql://db.example.com/mlflow" } },
+   *   hosts: ["db.example.com"],
+   * });
+   * policy.matchDestination("mlflow", "postgresql+psycopg://u:pw@db.example.com:5432/mlflow")?.name; // "tracking"
+   * ```
+   */
+  matchDestination(kind: DestinationKind, url: string | null | undefined): Destination | null {
+    if (!(DESTINATION_KINDS as readonly string[]).includes(kind)) {
+      throw new TypeError(`"${kind}" is not a kind of destination: use ${DESTINATION_KINDS.join(", ")}`);
+    }
+    if (kind === "live") return null;
+    if (url === null || url === undefined) {
+      if (kind !== "mlflow") return null;
+      return this.destinations.find((d) => d.kind === "mlflow" && d.endpoint === null) ?? null;
+    }
+    const normal = tryNormalEndpoint(url);
+    if (normal === null) return null;
+    return this.destinations.find((d) => d.kind === kind && d.normalEndpoint === normal) ?? null;
+  }
+
+  /**
+   * The level of the policy's live viewer, or `null` when it names none; with `null`, a run shows nothing live.
+   *
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * TelemetryPolicy.denyAll().liveLevel(); // null
+   * ```
+   */
+  liveLevel(): Level | null {
+    return this.destinations.find((d) => d.kind === "live")?.receives ?? null;
+  }
+
+  /**
+   * The policy narrowed for one run by a run file's `telemetry` section. Each of the section's keys
+   * (`libraries`, `destinations`, `hosts`) replaces the policy's list with a smaller one; a destination can
+   * receive a lower level and a library can feed fewer destinations. A library or destination that the section
+   * names without a change keeps what the policy gives it. A destination whose endpoint's host the section cuts
+   * is dropped, and no library feeds it; one that the section names itself is refused instead.
+   *
+   * @param section The run file's `telemetry` section; `null` or `undefined` gives this policy.
+   * @returns The narrowed policy.
+   * @throws TelemetryPolicyError when the section would widen the policy in any way, or contradicts itself.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const policy = TelemetryPolicy.fromDict({ version: 1, destinations: { browser: { kind: "live", receives: "bodies" } } });
+   * policy.narrow({ destinations: { browser: { receives: "names" } } }).liveLevel(); // "names"
+   * ```
+   */
+  narrow(section: unknown): TelemetryPolicy {
+    if (section === null || section === undefined) return this;
+    const problems: string[] = [];
+    const what = "the run file's telemetry section";
+    if (!isMapping(section)) throw new TelemetryPolicyError(what, ["it is not a mapping"]);
+    for (const key of Object.keys(section)) {
+      if (!SECTION_KEYS.has(key)) {
+        problems.push(`${show(key)}: unknown key; use libraries, destinations and hosts`);
+      }
+    }
+
+    // hosts
+    let hosts = [...this.hosts];
+    if ("hosts" in section) {
+      const list = section.hosts;
+      if (!Array.isArray(list)) problems.push("hosts: is not a list");
+      else {
+        hosts = [];
+        for (const entry of list) {
+          const host = typeof entry === "string" ? entry.trim().toLowerCase() : null;
+          if (host === null || hostEntryProblem(host) !== null) {
+            problems.push(`hosts: ${show(entry)} is not a host entry`);
+          } else if (!this.#entryCovered(host)) {
+            problems.push(`hosts: ${show(entry)} is not in the policy's hosts; a section cannot add one`);
+          } else if (!hosts.includes(host)) hosts.push(host);
+        }
+      }
+    }
+
+    // destinations
+    const named = new Set<string>();
+    let destinations = [...this.destinations];
+    if ("destinations" in section) {
+      const map = section.destinations;
+      if (!isMapping(map)) problems.push("destinations: is not a mapping");
+      else {
+        destinations = [];
+        for (const [name, spec] of Object.entries(map)) {
+          const at = `destinations.${name}`;
+          const base = this.destination(name);
+          named.add(name);
+          if (base === null) {
+            problems.push(`${at}: the policy names no such destination; a section cannot add one`);
+            continue;
+          }
+          const s = spec === null || spec === undefined ? {} : spec;
+          if (!isMapping(s)) {
+            problems.push(`${at}: is not a mapping`);
+            continue;
+          }
+          let receives = base.receives;
+          for (const [key, value] of Object.entries(s)) {
+            if (key === "receives") {
+              if (!isLevel(value)) problems.push(`${at}.receives: ${show(value)} is not a level`);
+              else if (levelRank(value) > levelRank(base.receives)) {
+                problems.push(`${at}.receives: ${value} is above the policy's ${base.receives}`);
+              } else receives = value;
+            } else if (key === "kind" || key === "endpoint") {
+              const current = key === "kind" ? base.kind : base.endpoint;
+              if (value !== current) problems.push(`${at}.${key}: a section cannot change the ${key}`);
+            } else problems.push(`${at}: ${show(key)} is an unknown key`);
+          }
+          destinations.push({ ...base, receives });
+        }
+      }
+    }
+
+    // libraries
+    let libraries = this.libraries.map((l) => ({ ...l, telemetry: [...l.telemetry], explicit: false }));
+    if ("libraries" in section) {
+      const map = section.libraries;
+      if (!isMapping(map)) problems.push("libraries: is not a mapping");
+      else {
+        libraries = [];
+        for (const [name, spec] of Object.entries(map)) {
+          const at = `libraries.${name}`;
+          const base = this.library(name);
+          if (base === null) {
+            problems.push(`${at}: the policy does not approve it; a section cannot add a library`);
+            continue;
+          }
+          const s = spec === null || spec === undefined ? {} : spec;
+          if (!isMapping(s)) {
+            problems.push(`${at}: is not a mapping`);
+            continue;
+          }
+          let telemetry = [...base.telemetry];
+          let explicit = false;
+          for (const [key, value] of Object.entries(s)) {
+            if (key === "versions") {
+              if (value !== base.versions) {
+                problems.push(`${at}.versions: a section cannot change the versions`);
+              }
+            } else if (key === "telemetry") {
+              if (!Array.isArray(value)) problems.push(`${at}.telemetry: is not a list`);
+              else {
+                telemetry = [];
+                explicit = true;
+                for (const dest of value) {
+                  if (typeof dest !== "string" || !base.telemetry.includes(dest)) {
+                    problems.push(`${at}.telemetry: the policy does not let it feed ${show(dest)}`);
+                  } else if (!telemetry.includes(dest)) {
+                    telemetry.push(dest);
+                    named.add(dest);
+                  }
+                }
+              }
+            } else problems.push(`${at}: ${show(key)} is an unknown key`);
+          }
+          libraries.push({ ...base, telemetry, explicit });
+        }
+      }
+    }
+
+    // A destination on a host that the section cut is dropped, unless the section names it.
+    const kept: Destination[] = [];
+    for (const d of destinations) {
+      const host = d.endpoint === null ? null : tryHost(d.endpoint);
+      if (host !== null && !hostCovered(host, hosts)) {
+        if (named.has(d.name)) {
+          problems.push(`destinations.${d.name}: the section names it, but cuts its host ${host} from hosts`);
+        }
+        continue;
+      }
+      kept.push(d);
+    }
+    const keptNames = new Set(kept.map((d) => d.name));
+    for (const l of libraries) {
+      for (const dest of l.telemetry) {
+        if (!keptNames.has(dest) && l.explicit) {
+          problems.push(`libraries.${l.name}.telemetry: names ${dest}, which the section drops`);
+        }
+      }
+      l.telemetry = l.telemetry.filter((dest) => keptNames.has(dest));
+    }
+    if (problems.length) throw new TelemetryPolicyError(what, problems);
+    return new TelemetryPolicy(
+      { libraries: libraries.map(({ explicit: _, ...l }) => l), destinations: kept, hosts },
+      `${this.source}, narrowed`,
+    );
+  }
+
+  /** True when a section's host entry is no wider than one of the policy's entries. */
+  #entryCovered(entry: string): boolean {
+    if (this.hosts.includes(entry)) return true;
+    const name = entry.startsWith(".") ? entry.slice(1) : entry;
+    return this.hosts.some((h) => h.startsWith(".") && name.length > h.length - 1 && `.${name}`.endsWith(h));
+  }
+
+  /**
+   * The problems of installed versions: one text for each approved library installed at a version that the
+   * policy does not name.
+   *
+   * @param installed The installed version of each package, as {@linkcode readInstalledPackages} gives.
+   * @returns Texts such as `ai 6.0.0 is installed, but the policy approves >=7 <8`.
+   * @example
+   * ```ts
+   * import { TelemetryPolicy } from "./policy.ts";
+   * const p = TelemetryPolicy.fromDict({ version: 1, libraries: { ai: { versions: ">=7 <8" } } });
+   * p.versionProblems(new Map([["ai", "6.0.0"]])); // ["ai 6.0.0 is installed, but the policy approves >=7 <8"]
+   * ```
+   */
+  versionProblems(installed: ReadonlyMap<string, string>): string[] {
+    const problems: string[] = [];
+    for (const l of this.libraries) {
+      const version = installed.get(l.name);
+      if (version !== undefined && !versionApproved(version, l.versions)) {
+        problems.push(`${l.name} ${version} is installed, but the policy approves ${l.versions}`);
+      }
+    }
+    return problems;
+  }
+}
+
+function tryHost(endpoint: string): string | null {
+  try {
+    return endpointParts(endpoint).host;
+  } catch {
+    return null;
+  }
+}
+
+/** The key whose text starts at a position of a YAML or JSON text, for a message. */
+function keyAt(text: string, pos: number): string | null {
+  const m = /^\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^:\n]+?))\s*:/.exec(text.slice(pos, pos + 300));
+  if (!m) return null;
+  return m[1] ?? m[2] ?? m[3] ?? null;
+}
