@@ -21,3 +21,24 @@ export * from "./find_run.ts";
 export * from "./open_store.ts";
 export * from "./verify.ts";
 export * from "./verify_run.ts";
+export * from "./store_uri.ts";
+export * from "./agent_class.ts";
+export * from "./assess.ts";
+export * from "./store_questions.ts";
+export * from "./sqlite_rows.ts";
+export * from "./sqlite_schema.ts";
+export * from "./sqlite_connection.ts";
+export type {
+  AccessEntry,
+  AgentDetail,
+  AgentSummary,
+  AgentVersion,
+  ExperimentDetail,
+  ExperimentSummary,
+  InputEntry,
+  RunDetail,
+  RunReading,
+  RunSummary,
+} from "./sqlite_questions.ts";
+export * from "./sqlite_check.ts";
+export * from "./sqlite_store.ts";
