@@ -181,6 +181,14 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     value: unknown,
     options: AssessOptions = {},
   ): Promise<Assessment> {
+    try {
+      return Promise.resolve(this.#assess(target, name, value, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #assess(target: AssessTarget, name: string, value: unknown, options: AssessOptions): Assessment {
     const db = this.#writable("write an assessment");
     const t = assessmentTarget(target);
     const run = db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(t.run_id);
@@ -222,7 +230,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
           lastInsertRowid: number | bigint;
         }).lastInsertRowid,
       ));
-    return Promise.resolve({
+    return {
       id,
       ...t,
       name,
@@ -230,7 +238,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       rationale: options.rationale ?? null,
       source: options.source ?? null,
       created_at,
-    });
+    };
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
