@@ -42,3 +42,4 @@ export type {
 } from "./sqlite_questions.ts";
 export * from "./sqlite_check.ts";
 export * from "./sqlite_store.ts";
+export * from "./export_run.ts";
