@@ -15,7 +15,7 @@ import { runsRoot } from "./runs_root.ts";
 import { checkRunId, type EvidenceStore, type RunRecord, type RunWriter, type SealInfo } from "./store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { EVENT_COLUMNS, eventRow, runEnd, writeCreatedRows } from "./sqlite_rows.ts";
-import { sqlitePath, sqliteUri } from "./store_uri.ts";
+import { isSqliteUri, sqlitePath, sqliteUri } from "./store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
 import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "./assess.ts";
@@ -68,7 +68,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
    * @throws ProveviError naming the file and the fix when it cannot be used.
    */
   constructor(path: string, options: SqliteStoreOptions = {}) {
-    this.path = path.startsWith("sqlite") ? sqlitePath(path) : sqlitePath(sqliteUri(path));
+    this.path = isSqliteUri(path) ? sqlitePath(path) : sqlitePath(sqliteUri(path));
     this.uri = options.uri ?? sqliteUri(this.path);
     this.runsRoot = runsRoot(options.runs);
     this.readOnly = options.create === false;
