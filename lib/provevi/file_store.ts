@@ -4,7 +4,10 @@
  * @module
  */
 import { join } from "node:path";
-import { EvidenceError, ProveviError, RunNotFound } from "./errors.ts";
+import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "./errors.ts";
+import type { Assessment } from "./assess.ts";
+import type { StoreQuestions } from "./store_questions.ts";
+import type * as Q from "./sqlite_questions.ts";
 import type { EvidenceEvent } from "./event.ts";
 import { sha256File, sha256Hex, utf8 } from "./hash.ts";
 import { buildManifest, type Manifest, manifestText, type PayloadEntry, statusOf } from "./manifest.ts";
@@ -38,7 +41,7 @@ export function evidencePaths(folder: string): {
  * const ids = await store.runIds();
  * ```
  */
-export class FileStore implements EvidenceStore {
+export class FileStore implements EvidenceStore, StoreQuestions {
   readonly uri = "file";
   readonly runsRoot: string;
 
@@ -91,6 +94,55 @@ export class FileStore implements EvidenceStore {
       throw error;
     }
     return ids.sort();
+  }
+
+  /** The file store has no index: use a sqlite store. */
+  runsReading(_uri: string): Promise<Q.RunReading[]> {
+    return Promise.reject(new NeedsIndexedStore("runsReading (prove runs --reading)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  runsOfExperiment(_uri: string): Promise<Q.RunSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("runsOfExperiment (prove runs --experiment)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  experiments(): Promise<Q.ExperimentSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("experiments (prove experiments)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  experiment(_uri: string): Promise<Q.ExperimentDetail | null> {
+    return Promise.reject(new NeedsIndexedStore("experiment (prove experiment show)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  runsOfAgent(_name: string, _options?: { version?: string }): Promise<Q.RunSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("runsOfAgent (prove runs --agent)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  agents(): Promise<Q.AgentSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("agents (prove agents)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  agent(_name: string): Promise<Q.AgentDetail | null> {
+    return Promise.reject(new NeedsIndexedStore("agent (prove agent show)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  run(_runId: string): Promise<Q.RunDetail | null> {
+    return Promise.reject(new NeedsIndexedStore("run"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  access(_runId: string): Promise<Q.AccessEntry[]> {
+    return Promise.reject(new NeedsIndexedStore("access (prove access)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  inputs(_runId: string): Promise<Q.InputEntry[]> {
+    return Promise.reject(new NeedsIndexedStore("inputs"));
+  }
+  /** The file store keeps no assessments: use a sqlite store. */
+  assess(): Promise<Assessment> {
+    return Promise.reject(new NeedsIndexedStore("assess (prove assess)"));
+  }
+  /** The file store keeps no assessments: use a sqlite store. */
+  assessments(_runId: string): Promise<Assessment[]> {
+    return Promise.reject(new NeedsIndexedStore("assessments"));
   }
 
   /** Nothing to close; here for the interface. */

@@ -32,3 +32,25 @@ export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";
 export * from "./live.ts";
+export * from "./store_uri.ts";
+export * from "./agent_class.ts";
+export * from "./assess.ts";
+export * from "./store_questions.ts";
+export * from "./sqlite_rows.ts";
+export * from "./sqlite_schema.ts";
+export * from "./sqlite_connection.ts";
+export type {
+  AccessEntry,
+  AgentDetail,
+  AgentSummary,
+  AgentVersion,
+  ExperimentDetail,
+  ExperimentSummary,
+  InputEntry,
+  RunDetail,
+  RunReading,
+  RunSummary,
+} from "./sqlite_questions.ts";
+export * from "./sqlite_check.ts";
+export * from "./sqlite_store.ts";
+export * from "./export_run.ts";

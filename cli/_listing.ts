@@ -1,0 +1,124 @@
+/**
+ * The listing commands of `prove` over an indexed store: runs by input, experiment or agent, experiments,
+ * agents, access, assessments. Each prints aligned columns, or JSON with `--json`.
+ * @module
+ */
+import type {
+  AccessEntry,
+  AgentDetail,
+  AgentSummary,
+  Assessment,
+  ExperimentDetail,
+  ExperimentSummary,
+  RunSummary,
+} from "../lib/provevi/mod.ts";
+import type { Io } from "./_io.ts";
+
+/**
+ * Prints rows as aligned columns, one line each; the last column is not padded.
+ *
+ * @param rows The cells of each row.
+ * @param io Where to print.
+ */
+export function printColumns(rows: string[][], io: Io): void {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const row of rows) {
+    io.out(
+      row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd(),
+    );
+  }
+}
+
+const short = (hash: string | null) => (hash ? hash.slice(0, 12) : "-");
+
+/** Prints runs: ID, status, agent class, agent version, experiment (and the input read, when given). */
+export function printRuns(runs: (RunSummary & { uri?: string })[], io: Io, json: boolean): void {
+  if (json) return io.out(JSON.stringify(runs, null, 2));
+  printColumns(
+    runs.map((r) => [
+      r.run_id,
+      r.status,
+      r.agent ?? "-",
+      short(r.agent_version),
+      ...(r.uri !== undefined ? [r.uri] : [r.experiment_pin ?? r.experiment ?? "-"]),
+    ]),
+    io,
+  );
+}
+
+/** Prints the experiments with their numbers of versions and runs. */
+export function printExperiments(list: ExperimentSummary[], io: Io, json: boolean): void {
+  if (json) return io.out(JSON.stringify(list, null, 2));
+  printColumns([
+    ["EXPERIMENT", "VERSIONS", "RUNS", "FIRST RUN"],
+    ...list.map((e) => [e.experiment, String(e.versions), String(e.runs), e.first_run]),
+  ], io);
+}
+
+/** Prints an experiment's versions, each with its runs. */
+export function printExperiment(detail: ExperimentDetail, io: Io, json: boolean): void {
+  if (json) return io.out(JSON.stringify(detail, null, 2));
+  io.out(`${detail.experiment} (first run ${detail.first_run})`);
+  const rows: string[][] = [];
+  for (const v of detail.versions) rows.push([v.pin, short(v.sha256), v.runs.join(" ")]);
+  if (detail.unpinned_runs.length) rows.push(["(no pin)", "-", detail.unpinned_runs.join(" ")]);
+  printColumns(rows.map((r) => ["  " + r[0]!, r[1]!, r[2]!]), io);
+}
+
+/** Prints the agent classes with their numbers of versions and runs. */
+export function printAgents(list: AgentSummary[], io: Io, json: boolean): void {
+  if (json) return io.out(JSON.stringify(list, null, 2));
+  printColumns([
+    ["AGENT", "VERSIONS", "RUNS", "FIRST RUN"],
+    ...list.map((a) => [a.agent, String(a.versions), String(a.runs), a.first_run]),
+  ], io);
+}
+
+/** Prints an agent class's versions, each with its settings and runs. */
+export function printAgent(detail: AgentDetail, io: Io, json: boolean): void {
+  if (json) return io.out(JSON.stringify(detail, null, 2));
+  io.out(`${detail.agent} (first run ${detail.first_run})`);
+  printColumns(
+    detail.versions.map((v) => [
+      "  " + short(v.version),
+      v.backend ?? "-",
+      v.model ?? "-",
+      `tools=${JSON.stringify(v.tools)}`,
+      `limits=${JSON.stringify(v.limits)}`,
+      v.runs.join(" "),
+    ]),
+    io,
+  );
+}
+
+/** Prints a run's grants and refusals in order. */
+export function printAccess(runId: string, list: AccessEntry[], io: Io, json: boolean): void {
+  if (json) return io.out(JSON.stringify({ run_id: runId, access: list }, null, 2));
+  if (!list.length) return io.out(`${runId}: no grants and no refusals`);
+  printColumns(
+    list.map((a) => [
+      String(a.seq).padStart(4),
+      a.time,
+      a.decision,
+      a.uri,
+      a.mode ?? "-",
+      a.reason ?? (a.expires_at ? `expires ${a.expires_at}` : ""),
+    ]),
+    io,
+  );
+}
+
+/** Prints assessments, one line each: what they judge, name, value, source and rationale. */
+export function printAssessments(list: Assessment[], io: Io): void {
+  printColumns(
+    list.map((a) => [
+      a.seq !== null ? `event ${a.seq}` : a.span_id !== null ? `span ${a.span_id}` : "run",
+      a.name,
+      JSON.stringify(a.value),
+      a.source ?? "-",
+      a.rationale ?? "",
+    ]),
+    io,
+  );
+}

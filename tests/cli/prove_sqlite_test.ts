@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { bufferIo } from "../../cli/_io.ts";
+import { prove } from "../../cli/prove.ts";
+import { exportRun, FileStore, SqliteStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { writeRichRun } from "../provevi/_rich_run.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
+
+const FIXTURE_RUNS = new URL("../../fixtures/runs/", import.meta.url).pathname;
+const EXP = "experiment://acme/risk/dev/credit/q";
+const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+const REVENUE = "data+table://acme/demo/dev/evals/revenue";
+
+async function run(args: string[]) {
+  const io = bufferIo();
+  const code = await prove(args, io);
+  return { code, out: io.stdout.join("\n"), err: io.stderr.join("\n") };
+}
+
+async function withStore(fn: (store: string, runs: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "prove-sqlite-" });
+  const db = join(dir, "evidence.db");
+  try {
+    {
+      await using store = new SqliteStore(db, { runs: join(dir, "runs") });
+      await writeRichRun(await store.openRun("run-1"), {
+        experiment: EXP,
+        experimentPin: PIN,
+        inputs: [REVENUE],
+        denied: ["data+table://acme/demo/dev/evals/costs"],
+        notes: 1,
+      });
+      await writeRichRun(await store.openRun("run-2"), { agent: "summariser" });
+    }
+    await fn(`sqlite:///${db}`, join(dir, "runs"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("prove runs --reading/--experiment/--agent lists runs from a sqlite store, with --json", () =>
+  withStore(async (store) => {
+    const reading = await run(["--store", store, "runs", "--reading", REVENUE]);
+    assert.equal(reading.code, 0, reading.err);
+    assert.match(
+      reading.out,
+      /^run-1 {2}completed {2}acme\/demo\/dev\/revenue-question {2}[0-9a-f]{12} {2}data\+table/,
+    );
+    const exp = await run(["--store", store, "runs", "--experiment", EXP, "--json"]);
+    assert.deepEqual(JSON.parse(exp.out).map((r: { run_id: string }) => r.run_id), ["run-1"]);
+    const agent = await run(["--store", store, "runs", "--agent", "summariser", "--json"]);
+    assert.deepEqual(JSON.parse(agent.out).map((r: { run_id: string }) => r.run_id), ["run-2"]);
+    assert.equal((await run(["--store", store, "runs"])).out, "run-1\nrun-2");
+    assert.equal((await run(["--store", store, "runs", "--reading", "x", "--agent", "y"])).code, 2);
+  }));
+
+Deno.test("prove experiments, experiment show, agents, agent show and access print aligned columns", () =>
+  withStore(async (store) => {
+    const exps = await run(["--store", store, "experiments"]);
+    assert.equal(exps.out.split("\n")[1], `${EXP}  1         1     run-1`);
+    const show = await run(["--store", store, "experiment", "show", "credit/q"]);
+    assert.match(
+      show.out,
+      new RegExp(`^${EXP} \\(first run run-1\\)\\n  ${PIN.replace(/[?]/g, "\\?")}  -  run-1$`),
+    );
+    const agents = await run(["--store", store, "agents", "--json"]);
+    assert.deepEqual(JSON.parse(agents.out).map((a: { agent: string }) => a.agent), [
+      "acme/demo/dev/revenue-question",
+      "acme/demo/dev/summariser",
+    ]);
+    const agent = await run(["--store", store, "agent", "show", "revenue-question"]);
+    assert.match(
+      agent.out,
+      /^acme\/demo\/dev\/revenue-question \(first run run-1\)\n {2}[0-9a-f]{12} {2}call {2}test:answer/,
+    );
+    const access = await run(["--store", store, "access", "run-1"]);
+    assert.match(access.out, /^ {3}1 {2}\S+ {2}granted {2}data\+table:\/\/acme\/demo\/dev\/evals\/revenue/);
+    assert.match(
+      access.out,
+      /denied {3}data\+table:\/\/acme\/demo\/dev\/evals\/costs {4}mounted_snapshot {2}not granted$/,
+    );
+    const missing = await run(["--store", store, "agent", "show", "nobody"]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /^prove: no run in store .* used an agent class nobody$/);
+  }));
+
+Deno.test("prove assess writes an assessment and prove show lists it after the events", () =>
+  withStore(async (store) => {
+    const a = await run([
+      "--store",
+      store,
+      "assess",
+      "run-1",
+      "correct",
+      "true",
+      "--rationale",
+      "ok",
+      "--source",
+      "ada",
+    ]);
+    assert.equal(a.code, 0, a.err);
+    assert.equal((await run(["--store", store, "assess", "run-1", "score", "0.5", "--event", "2"])).code, 0);
+    assert.equal(
+      (await run(["--store", store, "assess", "run-1", "tone", "calm", "--span", "00000000000000a1"])).code,
+      0,
+    );
+    assert.equal((await run(["--store", store, "assess", "run-1", "x", "1", "--event", "99"])).code, 1);
+    const show = await run(["--store", store, "show", "run-1"]);
+    assert.equal(show.code, 0, show.err);
+    assert.match(
+      show.out,
+      new RegExp(
+        [
+          "\\nassessments:",
+          "run {20}correct  true    ada  ok",
+          "event 2 {16}score    0\\.5     -",
+          'span 00000000000000a1  tone     "calm"  -$',
+        ].join("\\n"),
+      ),
+    );
+  }));
+
+Deno.test("the questions across runs need a sqlite store: the file store exits 1 and says so", async () => {
+  for (
+    const args of [["runs", "--agent", "x"], ["experiments"], ["agents"], ["access", "run-x"], [
+      "agent",
+      "show",
+      "x",
+    ]]
+  ) {
+    const r = await run(["--runs", FIXTURE_RUNS, ...args]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /needs a sqlite store/);
+  }
+});
+
+Deno.test("a sqlite store that is missing or not WAL is refused by prove with exit 1", async () => {
+  const r = await run(["--store", "sqlite:////nonexistent/evidence.db", "runs"]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.err,
+    /^prove: cannot open store "sqlite:\/\/\/\/nonexistent\/evidence\.db": there is no file/,
+  );
+});
+
+Deno.test("exportRun() copies a run from the file store to sqlite and back, keeping its seal, and both verify", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "prove-export-" });
+  try {
+    const from = new FileStore({ runs: FIXTURE_RUNS });
+    await using sqlite = new SqliteStore(join(dir, "evidence.db"), { runs: join(dir, "indexed") });
+    const check = await exportRun(SAMPLE_RUN_ID, { from, to: sqlite });
+    assert.deepEqual(check.problems, []);
+    const back = new FileStore({ runs: join(dir, "back") });
+    assert.deepEqual((await exportRun(SAMPLE_RUN_ID, { from: sqlite, to: back })).problems, []);
+    const original = join(FIXTURE_RUNS, SAMPLE_RUN_ID, "evidence");
+    for (const f of ["events.jsonl", "manifest.json"]) {
+      assert.equal(
+        await Deno.readTextFile(join(dir, "back", SAMPLE_RUN_ID, "evidence", f)),
+        await Deno.readTextFile(join(original, f)),
+      );
+    }
+    assert.ok((await verifyRun(await back.readRun(SAMPLE_RUN_ID))).ok);
+    await assert.rejects(() => exportRun(SAMPLE_RUN_ID, { from, to: sqlite }), /exists already/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("prove export --to copies a run into a sqlite store and says the copy verifies", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "prove-export-" });
+  try {
+    const uri = `sqlite:///${join(dir, "e.db")}`;
+    const r = await run([
+      "--runs",
+      FIXTURE_RUNS,
+      "export",
+      SAMPLE_RUN_ID,
+      "--to",
+      uri,
+      "--to-runs",
+      join(dir, "runs"),
+    ]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, `${SAMPLE_RUN_ID}: copied to ${uri}; the copy verifies`);
+    const v = await run(["--store", uri, "--runs", join(dir, "runs"), "verify", SAMPLE_RUN_ID]);
+    assert.equal(v.code, 0, v.out);
+    const same = await run(["--runs", FIXTURE_RUNS, "export", SAMPLE_RUN_ID, "--to", "file"]);
+    assert.equal(same.code, 1);
+    assert.match(same.err, /its own folder/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
