@@ -6,11 +6,10 @@
  */
 import { join } from "node:path";
 import type { Json } from "../provevi/event.ts";
-import { type EvidenceStore, type Manifest, openStore, sha256Hex } from "../provevi/mod.ts";
+import { agentVersion, type EvidenceStore, type Manifest, openStore } from "../provevi/mod.ts";
 import { commitBundle } from "../provevi/bundle.ts";
 import { type PinnedExperiment, readExperiment } from "../provevi/experiment.ts";
 import type { Catalog } from "../provcat/mod.ts";
-import canonicalize from "canonicalize";
 import { StubBroker } from "./broker.ts";
 import type { Backend } from "./backend.ts";
 import { CallBackend } from "./call_backend.ts";
@@ -58,14 +57,6 @@ export interface RunOutcome {
   bundle: { uri: string; pinned: string | null } | null;
   /** The model's final answer, when there is one. */
   text: string | null;
-}
-
-/**
- * The version of an agent: the SHA-256 of its spec's canonical JSON. The spec holds no prompt and no inputs,
- * which are the task and not the agent.
- */
-export function agentVersion(agent: AgentSpec): string {
-  return sha256Hex(canonicalize(agent) ?? "null");
 }
 
 /**
@@ -248,6 +239,10 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         throw new Error(`the run file asks for a bundle, and no catalog was given to commit it to`);
       }
       bundle = await commitBundle(options.catalog, folder, runUri);
+      const place = store as EvidenceStore & {
+        recordBundle?: (id: string, b: { uri: string; pinned: string | null }) => Promise<void>;
+      };
+      await place.recordBundle?.(runId, bundle);
     } catch (error) {
       failure ??= error;
     }
@@ -280,7 +275,7 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     actor: ctx.actor,
     mode: ctx.mode,
     agent: spec.agent.name,
-    agent_version: agentVersion(spec.agent),
+    agent_version: agentVersion(spec.agent as unknown as { [key: string]: Json }),
     backend: spec.agent.backend,
     model: spec.agent.model,
     spec: spec.agent as unknown as Json,
