@@ -184,8 +184,15 @@ export function nowUtc(): string {
 
 /** Formats microseconds since the epoch as an RFC 3339 UTC time with six fraction digits. */
 export function formatMicros(micros: number): string {
-  const ms = Math.floor(micros / 1000);
-  const iso = new Date(ms).toISOString(); // 2026-10-31T18:20:26.242Z
-  const frac = String(micros % 1_000_000).padStart(6, "0");
-  return `${iso.slice(0, 19)}.${frac}Z`;
+  const second = Math.floor(micros / 1_000_000);
+  if (second !== lastSecond) {
+    // toISOString is the costly part, and a run writes many events a second: reuse its prefix.
+    lastSecond = second;
+    lastPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+  }
+  const frac = String(micros - second * 1_000_000).padStart(6, "0");
+  return `${lastPrefix}.${frac}Z`;
 }
+
+let lastSecond = NaN;
+let lastPrefix = "";
