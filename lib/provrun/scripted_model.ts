@@ -12,6 +12,8 @@
  *   - error: { status: 503, message: overloaded }
  *   - text: "a stream that breaks"
  *     cut_after: 2            # streamed: two pieces arrive, then the stream fails
+ *   - text: "slow"
+ *     delay_ms: 5000          # the model takes five seconds (an abort stops it)
  * ```
  * @module
  */
@@ -36,6 +38,8 @@ export interface ScriptTurn {
   error?: { status?: number; message: string };
   cut_after?: number;
   finish?: string;
+  /** Milliseconds the model takes before it answers (it stops early when the request is aborted). */
+  delay_ms?: number;
 }
 
 /** A model's script. */
@@ -44,7 +48,7 @@ export interface Script {
   turns: ScriptTurn[];
 }
 
-const TURN_KEYS = new Set(["text", "tool_calls", "usage", "error", "cut_after", "finish"]);
+const TURN_KEYS = new Set(["text", "tool_calls", "usage", "error", "cut_after", "finish", "delay_ms"]);
 
 /**
  * Checks a script, from a file or from a run file's `agent.script`.
@@ -174,33 +178,26 @@ export class ScriptedModel implements LanguageModelV4 {
   }
 
   /** Answers one request with the next turn. */
-  doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
-    try {
-      const turn = this.#turn(options);
-      return Promise.resolve({
-        content: this.#content(turn),
-        finishReason: this.#finish(turn),
-        usage: this.#usage(turn),
-        warnings: [],
-        response: {
-          id: `resp-${this.#next}`,
-          modelId: this.#script.model ?? this.modelId,
-          timestamp: new Date(0),
-        },
-      });
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const turn = this.#turn(options);
+    await wait(turn.delay_ms, options.abortSignal);
+    return {
+      content: this.#content(turn),
+      finishReason: this.#finish(turn),
+      usage: this.#usage(turn),
+      warnings: [],
+      response: {
+        id: `resp-${this.#next}`,
+        modelId: this.#script.model ?? this.modelId,
+        timestamp: new Date(0),
+      },
+    };
   }
 
   /** Streams the next turn: the text in pieces of a few words, then the tool calls, then the finish. */
-  doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
-    let turn: ScriptTurn;
-    try {
-      turn = this.#turn(options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const turn = this.#turn(options);
+    await wait(turn.delay_ms, options.abortSignal);
     const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }, {
       type: "response-metadata",
       id: `resp-${this.#next}`,
@@ -228,6 +225,23 @@ export class ScriptedModel implements LanguageModelV4 {
         else controller.error(new Error(`the stream was cut after ${turn.cut_after} pieces`));
       },
     });
-    return Promise.resolve({ stream });
+    return { stream };
   }
+}
+
+/** Waits, unless the signal aborts first. */
+function wait(ms: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+  if (!ms) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

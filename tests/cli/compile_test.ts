@@ -15,7 +15,15 @@ Deno.test({
     const out = join(dir, "prove");
     const root = new URL("../../", import.meta.url).pathname;
     const built = await new Deno.Command(Deno.execPath(), {
-      args: ["compile", "--allow-read", "--allow-write", "--allow-env", "-o", out, join(root, "cli/prove.ts")],
+      args: [
+        "compile",
+        "--allow-read",
+        "--allow-write",
+        "--allow-env",
+        "-o",
+        out,
+        join(root, "cli/prove.ts"),
+      ],
       stderr: "piped",
     }).output();
     assert.ok(built.success, new TextDecoder().decode(built.stderr));

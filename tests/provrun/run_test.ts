@@ -104,3 +104,27 @@ Deno.test("a token limit ends the run the same way, recorded", async () => {
   assert.match(String(all.at(-1)!.data.message), /limit of 10 tokens \(23\)/);
   await Deno.remove(runs, { recursive: true });
 });
+
+Deno.test("a seconds limit stops a slow model call; the run ends with run_failed, CancelledError, sealed", async () => {
+  const runs = await Deno.makeTempDir();
+  const slow = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: q
+  backend: call
+  model: "test:"
+  script: { turns: [{ text: "late", delay_ms: 30000 }] }
+  limits: { seconds: 0.3 }
+prompt: hi
+`);
+  const started = performance.now();
+  const outcome = await runFile(slow, { runs });
+  assert.ok(performance.now() - started < 10_000, "the limit stopped the call");
+  const all = await events(new FileStore({ runs }), outcome.runId);
+  assert.equal(all.at(-1)!.type, "run_failed");
+  assert.equal(all.at(-1)!.data.error, "CancelledError");
+  assert.match(String(all.at(-1)!.data.message), /limit of 0\.3 seconds/);
+  assert.ok(all.some((e) => e.type === "step_failed" && e.data.step === "model_called"));
+  assert.equal(outcome.manifest?.status, "failed");
+  await Deno.remove(runs, { recursive: true });
+});
