@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { z } from "zod";
 import { verifyRun } from "../../lib/provevi/mod.ts";
 import { mcpLaunch, runFile, sandboxPermissions } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "./_agent.ts";
@@ -114,5 +117,39 @@ Deno.test("an MCP server that is not a Deno script is refused unless the run fil
   assert.equal(calls[0]!.data.sandboxed, false);
   // Outside the sandbox, with its own --allow-read, the server could read the host file.
   assert.equal(calls[1]!.data.error, null);
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("an MCP server over streamable HTTP: its tools are called and recorded, and listed as outside the sandbox", async () => {
+  const mcp = new McpServer({ name: "web", version: "1.0.0" });
+  mcp.registerTool(
+    "add",
+    { description: "Add two numbers.", inputSchema: { a: z.number(), b: z.number() } },
+    ({ a, b }: { a: number; b: number }) => ({ content: [{ type: "text" as const, text: String(a + b) }] }),
+  );
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => crypto.randomUUID(),
+  });
+  await mcp.connect(transport);
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) => transport.handleRequest(req),
+  );
+  const runs = await Deno.makeTempDir();
+  const url = `http://127.0.0.1:${server.addr.port}/mcp`;
+  const turns = `      - tool_calls: [{ id: h1, name: add, args: { a: 40, b: 2 } }]
+      - text: "42"`;
+  const outcome = await runFile(agentFile(turns, { extra: `  mcp: [{ name: web, url: "${url}" }]` }), {
+    runs,
+  });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events } = await eventsOf(runs, outcome.runId);
+  const started = events.find((e) => e.type === "sandbox_started")!;
+  assert.deepEqual(started.data.unsandboxed, [{ server: "web", url, tools: ["add"] }]);
+  const call = events.find((e) => e.type === "tool_called")!;
+  assert.equal(call.data.executed_by, "mcp:web");
+  assert.equal(call.data.sandboxed, false);
+  assert.equal(await payloadOf(runs, outcome.runId, call.data.result_payload as string), "42");
+  await mcp.close();
   await Deno.remove(runs, { recursive: true });
 });
