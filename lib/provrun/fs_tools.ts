@@ -71,7 +71,15 @@ export function agentPath(root: string, agentPath: string, options: { write?: bo
   return join(root, norm.slice(1));
 }
 
-/** Makes the context of one call. */
+/**
+ * Makes the context of one call.
+ *
+ * @example
+ * ```ts
+ * import { toolContext } from "./fs_tools.ts";
+ * toolContext("/runs/run-x", "c1").path("/output/a.txt", { write: true }); // "/runs/run-x/output/a.txt"
+ * ```
+ */
 export function toolContext(root: string, callId: string): ToolContext {
   return {
     callId,

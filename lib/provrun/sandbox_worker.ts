@@ -40,6 +40,11 @@ function isZod(schema: unknown): boolean {
 /**
  * Checks a module's `TOOLS` and turns each into a definition.
  * @throws TypeError naming the module, the tool and what is wrong.
+ * @example
+ * ```ts
+ * import { loadTools } from "./sandbox_worker.ts";
+ * loadTools([], true).map((t) => t.definition.name); // ["read_file", "list_files", "grep_file", "write_file", "note"]
+ * ```
  */
 export function loadTools(modules: LoadedModule[], builtins: boolean): Loaded[] {
   const out: Loaded[] = [];
