@@ -21,6 +21,8 @@ export interface BackendJob {
   model: LanguageModelV4;
   /** The folder relative paths of the run file (tools folders) are relative to. */
   folder: string;
+  /** The conversation this run continues (`run.session_id`), recorded in `sandbox_started`. */
+  sessionId?: string | null;
 }
 
 /** Where a backend's job is. */

@@ -46,6 +46,7 @@ export class CallBackend extends InProcessBackend {
             backend: "call",
             model: job.agent.model,
             streamed: stream,
+            session_id: job.sessionId ?? null,
             tools: [],
             permissions: { note: "the call backend runs no tools" },
             unsandboxed: [],

@@ -1,12 +1,15 @@
 /**
  * Capture of model calls: an AI SDK language-model middleware whose `wrapGenerate` and `wrapStream` write
  * `model_called` for every request, streamed or not, with the request and the reply as payloads and the token
- * counts in `data`. A stream that fails part way records what arrived, then `step_failed`.
+ * counts in `data`. A stream that fails part way records what arrived, then `step_failed`. A tool that the
+ * provider ran (a tool result in the model's reply) is written as `tool_called` just after its
+ * `model_called`, with confidence `parsed`, no `started_at`, and its span inside the model call's span.
  * @module
  */
 import type {
   LanguageModelV4,
   LanguageModelV4CallOptions,
+  LanguageModelV4Content,
   LanguageModelV4Middleware,
   LanguageModelV4StreamPart,
   LanguageModelV4Usage,
@@ -85,6 +88,7 @@ export function captureModel(
         finish: result.finishReason.unified,
         toolCalls,
       });
+      await recordProviderTools(recorder, step, options, result.content);
       return result;
     },
     wrapStream: async ({ doStream, params }) => {
@@ -108,6 +112,7 @@ export function captureModel(
       let finish = "other";
       let answeredBy: string | null = null;
       const toolCalls: { id: string; name: string }[] = [];
+      const providerParts: LanguageModelV4Content[] = [];
       let done = false;
       const summary = () => ({
         text,
@@ -151,6 +156,7 @@ export function captureModel(
                 finish,
                 toolCalls,
               });
+              await recordProviderTools(recorder, step, options, providerParts);
             }
             controller.close();
             return;
@@ -159,7 +165,9 @@ export function captureModel(
           if (part.type === "text-delta") text += part.delta;
           else if (part.type === "response-metadata") answeredBy = part.modelId ?? answeredBy;
           else if (part.type === "tool-call") toolCalls.push({ id: part.toolCallId, name: part.toolName });
-          else if (part.type === "finish") {
+          if ((part.type === "tool-call" && part.providerExecuted) || part.type === "tool-result") {
+            providerParts.push(part);
+          } else if (part.type === "finish") {
             usage = part.usage;
             finish = part.finishReason.unified;
           }
@@ -249,6 +257,66 @@ async function endCall(
     },
   });
   options.onUsage?.(u);
+}
+
+/**
+ * Writes `tool_called` for each tool the provider ran in one reply: the arguments from its tool call, the
+ * result from its tool result. provrun did not see it run, so it has no `started_at`, and confidence `parsed`.
+ */
+async function recordProviderTools(
+  recorder: EvidenceRecorder,
+  step: OpenStep,
+  options: CaptureOptions,
+  content: LanguageModelV4Content[],
+): Promise<void> {
+  const calls = new Map<string, { name: string; input: string }>();
+  for (const c of content) {
+    if (c.type === "tool-call" && c.providerExecuted) {
+      calls.set(c.toolCallId, { name: c.toolName, input: c.input });
+    }
+  }
+  for (const r of content) {
+    if (r.type !== "tool-result" || r.preliminary) continue;
+    const call = calls.get(r.toolCallId);
+    const args = call ? await recorder.payload(JSON.stringify(tryJson(call.input))) : null;
+    const result = await recorder.payload(JSON.stringify(r.result));
+    const child = step.within(() =>
+      recorder.startStep({
+        component: options.component,
+        spanName: `execute_tool ${r.toolName}`,
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": r.toolName,
+          "gen_ai.tool.call.id": r.toolCallId,
+          "gen_ai.tool.type": "extension",
+          ...(args ? { "gen_ai.tool.call.arguments_ref": args } : {}),
+          ...(result ? { "gen_ai.tool.call.result_ref": result } : {}),
+        },
+      })
+    );
+    const ids = child.span.spanContext();
+    try {
+      await recorder.record({
+        type: "tool_called",
+        component: options.component,
+        trace_id: ids.traceId,
+        span_id: ids.spanId,
+        parent_span_id: step.span.spanContext().spanId,
+        confidence: "parsed",
+        payload: args,
+        data: {
+          tool: r.toolName,
+          call_id: r.toolCallId,
+          error: r.isError ? "ProviderToolError" : null,
+          result_payload: result,
+          executed_by: "provider",
+          sandboxed: false,
+        },
+      });
+    } finally {
+      child.span.end();
+    }
+  }
 }
 
 /**

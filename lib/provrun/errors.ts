@@ -55,3 +55,45 @@ export class InputChanged extends ProveviError {
     this.name = "InputChanged";
   }
 }
+
+/** A path a tool was given that is outside the agent's view (`/input/…`, `/output/…`), or escapes it. */
+export class PathRefused extends ProveviError {
+  /** @param path The path as the agent gave it. @param reason Why it is refused, and what to use. */
+  constructor(readonly path: string, reason: string) {
+    super(`path "${path}" is refused: ${reason}`);
+    this.name = "PathRefused";
+  }
+}
+
+/** A tool that ran past its time limit and was stopped. */
+export class ToolTimeout extends ProveviError {
+  /** @param tool The tool's name. @param seconds The limit. */
+  constructor(readonly tool: string, readonly seconds: number) {
+    super(
+      `tool "${tool}" ran past its limit of ${seconds} s and was stopped; raise agent.limits.tool_seconds ` +
+        `in the run file, or make the tool faster`,
+    );
+    this.name = "ToolTimeout";
+  }
+}
+
+/**
+ * A tool's own error, carried out of the sandbox or an MCP server. Its `name` is the original error's name
+ * (`NotCapable` when Deno's permissions stopped the tool), so the evidence names what happened.
+ */
+export class ToolFailed extends ProveviError {
+  /** @param tool The tool's name. @param name The original error's name. @param message Its message. */
+  constructor(readonly tool: string, name: string, message: string) {
+    super(`tool "${tool}" failed: ${name}: ${message}`);
+    this.name = name;
+  }
+}
+
+/** The agent's tools cannot be set up: an unknown tool, a bad tools module, an MCP server that is refused. */
+export class ToolSetError extends ProveviError {
+  /** @param message What is wrong, naming the tool, module or server and the fix. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ToolSetError";
+  }
+}

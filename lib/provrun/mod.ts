@@ -1,6 +1,7 @@
 /**
  * provrun: the runtime. A run file becomes a recorded, verified run: run context, recorder, broker, resolver,
- * stager, backends, capture of model calls, outputter and bundle.
+ * stager, backends (call, and the tool-calling agent with its sandbox, tools folder and MCP servers), capture of
+ * model calls and tool calls, the permission check, outputter and bundle.
  *
  * @example
  * ```ts
@@ -22,4 +23,12 @@ export * from "./models.ts";
 export * from "./capture.ts";
 export * from "./backend.ts";
 export * from "./call_backend.ts";
+export * from "./fs_tools.ts";
+export * from "./sandbox.ts";
+export { type LoadedModule, loadTools } from "./sandbox_worker.ts";
+export * from "./tools_folder.ts";
+export * from "./mcp.ts";
+export * from "./tools.ts";
+export * from "./agent_backend.ts";
+export * from "./permissions.ts";
 export * from "./run.ts";

@@ -285,6 +285,14 @@ export class EvidenceRecorder {
     return await open.end(type, record);
   }
 
+  /**
+   * Runs `fn` outside any step, so that the steps it starts are children of the root span. Tool calls use it:
+   * the AI SDK may run a tool from inside a model call's stream, and a tool call is not part of that call.
+   */
+  atTop<T>(fn: () => T): T {
+    return this.#parent.exit(fn);
+  }
+
   /** Waits until every queued event is written. */
   async flush(): Promise<void> {
     await this.#tail;

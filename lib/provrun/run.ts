@@ -12,10 +12,12 @@ import { type PinnedExperiment, readExperiment } from "../provevi/experiment.ts"
 import type { Catalog } from "../provcat/mod.ts";
 import { StubBroker } from "./broker.ts";
 import type { Backend } from "./backend.ts";
+import { AgentBackend } from "./agent_backend.ts";
 import { CallBackend } from "./call_backend.ts";
 import { captureModel } from "./capture.ts";
 import { AccessDenied, CancelledError, InputChanged } from "./errors.ts";
 import { modelOf } from "./models.ts";
+import { checkPermissions } from "./permissions.ts";
 import { collectOutputs } from "./outputter.ts";
 import { errorMessage, errorName, EvidenceRecorder } from "./recorder.ts";
 import { newRunId, type RunContext, withRun } from "./run_context.ts";
@@ -65,7 +67,8 @@ export interface RunOutcome {
  * @param file The run file.
  * @param options The catalog, the store, a cancel signal.
  * @returns The outcome; a failed run is an outcome, not an exception.
- * @throws ProveviError only when the run cannot start (the store or the run folder cannot be opened).
+ * @throws ProveviError only when the run cannot start (the store or the run folder cannot be opened);
+ * PermissionMissing, naming the flag, when the process's permissions do not cover what the run needs.
  * @example
  * ```ts
  * import { RunFile, runFile } from "./mod.ts";
@@ -79,6 +82,7 @@ export async function runFile(file: RunFile, options: RunOptions = {}): Promise<
   const store = options.store ??
     await openStore(spec.run.store ?? "file", options.runs === undefined ? {} : { runs: options.runs });
   try {
+    await checkPermissions(file, { runs: store.runsRoot });
     return await runWithStore(file, store, options);
   } finally {
     if (ownStore) await store.close();
@@ -167,7 +171,8 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
           },
         },
       );
-      const backend = options.backend ?? new CallBackend();
+      const backend = options.backend ??
+        (spec.agent.backend === "agent" ? new AgentBackend() : new CallBackend());
       await backend.start({
         ctx,
         agent: spec.agent,
@@ -176,6 +181,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         outputs: spec.outputs ?? [],
         model,
         folder: file.folder,
+        sessionId: spec.run.session_id ?? null,
       });
       const result = await backend.result();
       if (result.status === "failed") {
@@ -281,6 +287,7 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     spec: spec.agent as unknown as Json,
     inputs: (spec.inputs ?? []).map((i) => i.uri),
     parent_run: spec.run.parent_run ?? null,
+    session_id: spec.run.session_id ?? null,
     experiment: spec.experiment ?? null,
     store: spec.run.store ?? "file",
   };

@@ -49,6 +49,8 @@ export interface RunSection {
   store?: string;
   bundle?: boolean;
   parent_run?: string;
+  /** The conversation (session) this run is part of; runs with one session ID continue one conversation. */
+  session_id?: string;
 }
 
 /** A parsed, checked run file. */
@@ -94,6 +96,11 @@ const SPEC: Spec = {
         store: text,
         bundle: { t: "bool" },
         parent_run: name,
+        session_id: {
+          t: "text",
+          pattern: /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/,
+          hint: "letters, digits, _, ., : and -",
+        },
       },
     },
     experiment: { t: "text", pattern: /^experiment:\/\//, hint: "an experiment:// URI" },

@@ -10,6 +10,8 @@
  *   - text: "Revenue grew 12% in Q3."
  *     usage: { input: 60, output: 9, cache_read: 20 }
  *   - error: { status: 503, message: overloaded }
+ *   - provider_tools: [{ name: web_search, args: { q: revenue }, result: { hits: 3 } }]
+ *     text: "The provider searched."   # a tool the provider ran: a call and its result in the reply
  *   - text: "a stream that breaks"
  *     cut_after: 2            # streamed: two pieces arrive, then the stream fails
  *   - text: "slow"
@@ -26,7 +28,7 @@ import type {
   LanguageModelV4StreamResult,
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
-import { APICallError } from "@ai-sdk/provider";
+import { APICallError, type JSONValue } from "@ai-sdk/provider";
 import { parse } from "yaml";
 import { ProveviError } from "../provevi/errors.ts";
 
@@ -34,6 +36,8 @@ import { ProveviError } from "../provevi/errors.ts";
 export interface ScriptTurn {
   text?: string;
   tool_calls?: { name: string; args?: unknown; id?: string }[];
+  /** Tools the provider ran: each gives a provider-executed tool call and its result in the reply. */
+  provider_tools?: { name: string; args?: unknown; result?: unknown; id?: string; error?: boolean }[];
   usage?: { input?: number; output?: number; cache_read?: number; cache_write?: number };
   error?: { status?: number; message: string };
   cut_after?: number;
@@ -48,7 +52,16 @@ export interface Script {
   turns: ScriptTurn[];
 }
 
-const TURN_KEYS = new Set(["text", "tool_calls", "usage", "error", "cut_after", "finish", "delay_ms"]);
+const TURN_KEYS = new Set([
+  "text",
+  "tool_calls",
+  "provider_tools",
+  "usage",
+  "error",
+  "cut_after",
+  "finish",
+  "delay_ms",
+]);
 
 /**
  * Checks a script, from a file or from a run file's `agent.script`.
@@ -72,6 +85,9 @@ export function checkScript(value: unknown, where: string): Script {
       problems.push(`turns[${i}] has no text, tool_calls or error`);
     }
     if (t.tool_calls && !Array.isArray(t.tool_calls)) problems.push(`turns[${i}].tool_calls is not a list`);
+    if (t.provider_tools && !Array.isArray(t.provider_tools)) {
+      problems.push(`turns[${i}].provider_tools is not a list`);
+    }
   });
   if (problems.length) throw new ProveviError(`${where}: ${problems.join("; ")}`);
   return s;
@@ -160,6 +176,24 @@ export class ScriptedModel implements LanguageModelV4 {
 
   #content(turn: ScriptTurn): LanguageModelV4Content[] {
     const content: LanguageModelV4Content[] = [];
+    (turn.provider_tools ?? []).forEach((c, i) => {
+      const toolCallId = c.id ?? `srv-${this.#next}-${i + 1}`;
+      content.push({
+        type: "tool-call",
+        toolCallId,
+        toolName: c.name,
+        input: JSON.stringify(c.args ?? {}),
+        providerExecuted: true,
+        dynamic: true,
+      }, {
+        type: "tool-result",
+        toolCallId,
+        toolName: c.name,
+        result: (c.result ?? null) as NonNullable<JSONValue>,
+        ...(c.error ? { isError: true } : {}),
+        dynamic: true,
+      });
+    });
     if (turn.text !== undefined) content.push({ type: "text", text: turn.text });
     (turn.tool_calls ?? []).forEach((c, i) =>
       content.push({
@@ -214,7 +248,9 @@ export class ScriptedModel implements LanguageModelV4 {
       });
       parts.push({ type: "text-end", id: "t1" });
     }
-    for (const c of this.#content(turn)) if (c.type === "tool-call") parts.push(c);
+    for (const c of this.#content(turn)) {
+      if (c.type === "tool-call" || c.type === "tool-result") parts.push(c);
+    }
     parts.push({ type: "finish", usage: this.#usage(turn), finishReason: this.#finish(turn) });
     if (turn.cut_after !== undefined && cutAt < 0) cutAt = Math.min(parts.length, 2 + turn.cut_after);
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
