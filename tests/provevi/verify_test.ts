@@ -225,3 +225,43 @@ Deno.test("verify() reports an input that changed during the run only through ve
   });
   expectProblem(problems, /^input "revenue\.csv" changed during the run \(event 10\)$/);
 });
+
+Deno.test("verifyRun() reports a manifest of null, which would hide a run cut at its end", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    await writeLines(f, lines.slice(0, -1));
+    await Deno.writeTextFile(manifestPath(f), "null\n");
+  });
+  expectProblem(problems, /^manifest\.json is not a JSON object$/);
+  for (const text of ["[]\n", "5\n", '"x"\n']) {
+    expectProblem(await tampered((f) => Deno.writeTextFile(manifestPath(f), text)), /is not a JSON object$/);
+  }
+});
+
+Deno.test("verifyRun() reports a manifest that lists a payload twice, or out of order", async () => {
+  const rewrite = (change: (m: Manifest) => void) => async (f: string) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f))) as Manifest;
+    change(m);
+    m.payload_bytes = m.payloads.reduce((n, p) => n + p.size, 0);
+    await Deno.writeTextFile(manifestPath(f), JSON.stringify(m));
+  };
+  expectProblem(
+    await tampered(rewrite((m) => m.payloads.push({ ...m.payloads[m.payloads.length - 1]! }))),
+    /^manifest\.json lists payload [0-9a-f]{64} twice$/,
+  );
+  expectProblem(
+    await tampered(rewrite((m) => m.payloads.reverse())),
+    /^manifest\.json payloads\[1\] is out of order/,
+  );
+});
+
+Deno.test("verifyRun() reports a manifest with an unknown field, a bad seal time or a malformed loss", async () => {
+  const rewrite = (change: (m: Record<string, unknown>) => void) => async (f: string) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f)));
+    change(m);
+    await Deno.writeTextFile(manifestPath(f), JSON.stringify(m));
+  };
+  expectProblem(await tampered(rewrite((m) => m.note = "x")), /^manifest\.json has an unknown field "note"$/);
+  expectProblem(await tampered(rewrite((m) => m.sealed_at = 5)), /^manifest\.json has sealed_at 5, not a/);
+  expectProblem(await tampered(rewrite((m) => m.lost = [null])), /^manifest\.json lost\[0\] is not a type/);
+});
