@@ -390,11 +390,35 @@ export class FileRunRecord implements RunRecord {
   }
 }
 
-async function readTextOrNull(path: string): Promise<string | null> {
+/**
+ * Reads the text of an evidence file, refusing bytes that are not UTF-8. `Deno.readTextFile` would put U+FFFD
+ * in place of a bad byte, and the chain would then hash a text that is not the file's bytes: a byte changed
+ * that way would verify.
+ *
+ * @param path The file.
+ * @returns Its text, or null when it is missing.
+ * @throws ProveviError when the bytes are not UTF-8.
+ */
+export async function readEvidenceText(path: string): Promise<string | null> {
+  let bytes: Uint8Array;
   try {
-    return await Deno.readTextFile(path);
+    bytes = await Deno.readFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
+  try {
+    return strictUtf8.decode(bytes);
+  } catch (error) {
+    throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
+      cause: error,
+    });
+  }
+}
+
+// ignoreBOM keeps a byte order mark in the text, so that a line that starts with one is not JSON.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function readTextOrNull(path: string): Promise<string | null> {
+  return readEvidenceText(path);
 }

@@ -11,6 +11,7 @@ import {
   verifyRun,
 } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "./_sample_run.ts";
+import { writeRun } from "./_run.ts";
 
 const FIXTURE = new URL(`../../fixtures/runs/${SAMPLE_RUN_ID}`, import.meta.url).pathname;
 
@@ -264,4 +265,25 @@ Deno.test("verifyRun() reports a manifest with an unknown field, a bad seal time
   expectProblem(await tampered(rewrite((m) => m.note = "x")), /^manifest\.json has an unknown field "note"$/);
   expectProblem(await tampered(rewrite((m) => m.sealed_at = 5)), /^manifest\.json has sealed_at 5, not a/);
   expectProblem(await tampered(rewrite((m) => m.lost = [null])), /^manifest\.json lost\[0\] is not a type/);
+});
+
+Deno.test("verifyRun() reports a byte that is not UTF-8, though it decodes to a character of the line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-utf8-" });
+  try {
+    // A note holds U+FFFD; a non-fatal decoder turns the byte 0xff into that same character, so the chain would
+    // hash the note as written while the file holds another byte.
+    const folder = await writeRun(join(dir, SAMPLE_RUN_ID), SAMPLE_RUN_ID, { note: "bad \uFFFD byte" });
+    assert.ok((await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder))).ok);
+    const bytes = await Deno.readFile(events(folder));
+    const at = bytes.findIndex((b, i) => b === 0xef && bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd);
+    await Deno.writeFile(
+      events(folder),
+      new Uint8Array([...bytes.subarray(0, at), 0xff, ...bytes.subarray(at + 3)]),
+    );
+    const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
+    assert.equal(check.ok, false);
+    expectProblem(check.problems, /events\.jsonl is not valid UTF-8/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
