@@ -302,9 +302,12 @@ export async function verifyOutputs(folder: string, events: EvidenceEvent[]): Pr
   const root = join(folder, "output");
   const found = new Map<string, string>();
   try {
+    // A link as output/ itself would have the walk check another folder's files as this run's.
+    if ((await Deno.lstat(root)).isSymlink) throw new LinkedOutput();
     await walk(root, root, found, problems);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) {
+    if (error instanceof LinkedOutput) problems.push("output/ is a link, not a folder");
+    else if (!(error instanceof Deno.errors.NotFound)) {
       problems.push(`output/ cannot be read: ${(error as Error).message}`);
     }
   }
@@ -314,7 +317,13 @@ export async function verifyOutputs(folder: string, events: EvidenceEvent[]): Pr
       problems.push(`output/${path} is not a recorded output`);
       continue;
     }
-    const info = await sha256File(full);
+    let info;
+    try {
+      info = await sha256File(full);
+    } catch (error) {
+      problems.push(`output/${path} cannot be read: ${(error as Error).message}`);
+      continue;
+    }
     if (info.sha256 !== want.sha256 || info.size !== want.size) {
       problems.push(
         `output/${path} was changed: it hashes to ${info.sha256} (${info.size} bytes), recorded ${want.sha256} (${want.size} bytes)`,
@@ -338,9 +347,13 @@ async function walk(
     const path = relative(root, full).split(sep).join("/");
     if (entry.isSymlink) problems.push(`output/${path} is a link, not a file`);
     else if (entry.isDirectory) await walk(root, full, found, problems);
-    else found.set(path, full);
+    else if (entry.isFile) found.set(path, full);
+    // A named pipe or a device: hashing it could wait for ever.
+    else problems.push(`output/${path} is not a plain file`);
   }
 }
+
+class LinkedOutput extends Error {}
 
 async function readOrProblem(
   read: () => Promise<string | null>,

@@ -287,3 +287,58 @@ Deno.test("verifyRun() reports a byte that is not UTF-8, though it decodes to a 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("verifyRun() reports links in the evidence and as output/, rather than following them", async () => {
+  const away = await Deno.makeTempDir({ prefix: "provevi-away-" });
+  const moveAndLink = (path: string) => async () => {
+    const target = join(away, crypto.randomUUID());
+    await Deno.rename(path, target);
+    await Deno.symlink(target, path);
+  };
+  const evidence = (f: string) => join(f, "evidence");
+  const payloads = (f: string) => join(f, "evidence", "payloads");
+  try {
+    expectProblem(
+      await tampered((f) => moveAndLink(join(f, "output"))()),
+      /^output\/ is a link, not a folder$/,
+    );
+    expectProblem(await tampered((f) => moveAndLink(evidence(f))()), /evidence is a link, not a folder/);
+    expectProblem(await tampered((f) => moveAndLink(payloads(f))()), /payloads is a link, not a folder/);
+    expectProblem(
+      await tampered((f) => moveAndLink(manifestPath(f))()),
+      /manifest\.json is a link, not a file/,
+    );
+    expectProblem(
+      await tampered(async (f) => await moveAndLink(join(payloads(f), await payloadOf(f, 7)))()),
+      /^payloads\/[0-9a-f]{64} cannot be read: .* is a link, not a file$/,
+    );
+  } finally {
+    await Deno.remove(away, { recursive: true });
+  }
+});
+
+Deno.test("verifyRun() reports a named pipe as an output or a payload, and does not wait on it", async () => {
+  const mkfifo = (path: string) => new Deno.Command("mkfifo", { args: [path] }).output();
+  expectProblem(
+    await tampered(async (f) => {
+      await Deno.remove(join(f, "output", "answer.txt"));
+      await mkfifo(join(f, "output", "answer.txt"));
+    }),
+    /^output\/answer\.txt is not a plain file$/,
+  );
+  expectProblem(
+    await tampered(async (f) => {
+      const payload = join(f, "evidence", "payloads", await payloadOf(f, 7));
+      await Deno.remove(payload);
+      await mkfifo(payload);
+    }),
+    /^payloads\/[0-9a-f]{64} cannot be read: .* is not a plain file$/,
+  );
+  expectProblem(
+    await tampered(async (f) => {
+      await Deno.remove(events(f));
+      await mkfifo(events(f));
+    }),
+    /events\.jsonl is not a plain file/,
+  );
+});
