@@ -13,7 +13,14 @@ import { sha256File, sha256Hex, utf8 } from "./hash.ts";
 import { buildManifest, type Manifest, manifestText, type PayloadEntry, statusOf } from "./manifest.ts";
 import { nowUtc } from "./event.ts";
 import { runsRoot } from "./runs_root.ts";
-import { checkRunId, type EvidenceStore, type RunRecord, type RunWriter, type SealInfo } from "./store.ts";
+import {
+  checkRunId,
+  checkRunIdToRead,
+  type EvidenceStore,
+  type RunRecord,
+  type RunWriter,
+  type SealInfo,
+} from "./store.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {
@@ -59,7 +66,7 @@ export class FileStore implements EvidenceStore, StoreQuestions {
 
   /** Reads a run under the runs root. */
   async readRun(runId: string): Promise<RunRecord> {
-    checkRunId(runId);
+    checkRunIdToRead(runId);
     const folder = join(this.runsRoot, runId);
     let info: Deno.FileInfo;
     try {
