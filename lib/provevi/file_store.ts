@@ -13,7 +13,14 @@ import { sha256File, sha256Hex, utf8 } from "./hash.ts";
 import { buildManifest, type Manifest, manifestText, type PayloadEntry, statusOf } from "./manifest.ts";
 import { nowUtc } from "./event.ts";
 import { runsRoot } from "./runs_root.ts";
-import { checkRunId, type EvidenceStore, type RunRecord, type RunWriter, type SealInfo } from "./store.ts";
+import {
+  checkRunId,
+  checkRunIdToRead,
+  type EvidenceStore,
+  type RunRecord,
+  type RunWriter,
+  type SealInfo,
+} from "./store.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {
@@ -59,7 +66,7 @@ export class FileStore implements EvidenceStore, StoreQuestions {
 
   /** Reads a run under the runs root. */
   async readRun(runId: string): Promise<RunRecord> {
-    checkRunId(runId);
+    checkRunIdToRead(runId);
     const folder = join(this.runsRoot, runId);
     let info: Deno.FileInfo;
     try {
@@ -342,18 +349,22 @@ export class FileRunRecord implements RunRecord {
   }
 
   /** The text of `events.jsonl`. */
-  eventsText(): Promise<string | null> {
-    return readTextOrNull(this.#paths.events);
+  async eventsText(): Promise<string | null> {
+    await refuseLinkedFolder(this.#paths.evidence);
+    return await readTextOrNull(this.#paths.events);
   }
 
   /** The text of `manifest.json`. */
-  manifestText(): Promise<string | null> {
-    return readTextOrNull(this.#paths.manifest);
+  async manifestText(): Promise<string | null> {
+    await refuseLinkedFolder(this.#paths.evidence);
+    return await readTextOrNull(this.#paths.manifest);
   }
 
   /** The file names in `payloads/`. */
   async payloadNames(): Promise<string[]> {
     const names: string[] = [];
+    await refuseLinkedFolder(this.#paths.evidence);
+    await refuseLinkedFolder(this.#paths.payloads);
     try {
       for await (const entry of Deno.readDir(this.#paths.payloads)) names.push(entry.name);
     } catch (error) {
@@ -365,7 +376,9 @@ export class FileRunRecord implements RunRecord {
   /** Hashes a stored payload's bytes. */
   async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
     try {
-      return await sha256File(join(this.#paths.payloads, sha256));
+      const path = join(this.#paths.payloads, sha256);
+      await refuseNonFile(path);
+      return await sha256File(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
@@ -376,7 +389,9 @@ export class FileRunRecord implements RunRecord {
   async payload(sha256: string): Promise<Uint8Array> {
     let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(join(this.#paths.payloads, sha256));
+      const path = join(this.#paths.payloads, sha256);
+      await refuseNonFile(path);
+      bytes = await Deno.readFile(path);
     } catch (error) {
       throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
     }
@@ -390,11 +405,58 @@ export class FileRunRecord implements RunRecord {
   }
 }
 
-async function readTextOrNull(path: string): Promise<string | null> {
+/**
+ * Reads the text of an evidence file, refusing bytes that are not UTF-8. `Deno.readTextFile` would put U+FFFD
+ * in place of a bad byte, and the chain would then hash a text that is not the file's bytes: a byte changed
+ * that way would verify.
+ *
+ * @param path The file.
+ * @returns Its text, or null when it is missing.
+ * @throws ProveviError when the bytes are not UTF-8.
+ */
+export async function readEvidenceText(path: string): Promise<string | null> {
+  let bytes: Uint8Array;
   try {
-    return await Deno.readTextFile(path);
+    await refuseNonFile(path);
+    bytes = await Deno.readFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
+  try {
+    return strictUtf8.decode(bytes);
+  } catch (error) {
+    throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
+ * and reading a named pipe would wait for ever.
+ * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link or a file that is not plain.
+ */
+async function refuseNonFile(path: string): Promise<void> {
+  const info = await Deno.lstat(path);
+  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
+  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+}
+
+/** Refuses a folder of the evidence that is a link; nothing there is for the caller to report. */
+async function refuseLinkedFolder(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch {
+    return;
+  }
+  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a folder`);
+}
+
+// ignoreBOM keeps a byte order mark in the text, so that a line that starts with one is not JSON.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function readTextOrNull(path: string): Promise<string | null> {
+  return readEvidenceText(path);
 }

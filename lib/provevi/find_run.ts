@@ -46,14 +46,39 @@ export async function findRun(
 /** The run ID a folder's first event names, or else the folder's name. */
 async function runIdOfFolder(folder: string): Promise<string> {
   try {
-    using file = await Deno.open(`${folder}/evidence/events.jsonl`);
-    const buffer = new Uint8Array(4096);
-    const n = await file.read(buffer);
-    if (n) {
-      const text = new TextDecoder().decode(buffer.subarray(0, n));
-      const match = /"run_id":"([^"\\]{1,200})"/.exec(text.split("\n")[0] ?? "");
-      if (match) return match[1]!;
-    }
-  } catch { /* the checks report a missing or unreadable file */ }
+    const first = await firstLine(`${folder}/evidence/events.jsonl`);
+    // Parsed, not matched: the canonical line sorts "data" before "run_id", so a "run_id" key inside the
+    // data (an agent's spec may hold one) came first and named another run.
+    const event = first === null ? null : JSON.parse(first);
+    if (typeof event?.run_id === "string" && event.run_id !== "") return event.run_id;
+  } catch { /* the checks report a missing or unreadable file, or a first line that is not an event */ }
   return basename(folder);
+}
+
+/** The first line of a file, without its newline, or null when it has none within 16 MiB. */
+async function firstLine(path: string): Promise<string | null> {
+  using file = await Deno.open(path);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const buffer = new Uint8Array(65536);
+  while (size < 16 << 20) {
+    const n = await file.read(buffer);
+    if (n === null) break;
+    const chunk = buffer.subarray(0, n);
+    const end = chunk.indexOf(0x0a);
+    chunks.push(chunk.slice(0, end === -1 ? n : end));
+    size += n;
+    if (end !== -1) return new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks));
+  }
+  return null;
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }

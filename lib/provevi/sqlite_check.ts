@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { agentOfRun, runParams } from "./agent_class.ts";
 import type { EvidenceEvent } from "./event.ts";
-import { evidencePaths } from "./file_store.ts";
+import { evidencePaths, readEvidenceText } from "./file_store.ts";
 import { sha256Hex } from "./hash.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
 import {
@@ -46,8 +46,8 @@ export async function checkRunRows(db: SqlDb, runId: string): Promise<string[]> 
     | undefined;
   if (!run) return [...problems, `${runKey} is missing: the store holds no row for the run`];
   const paths = evidencePaths(String(run.folder));
-  const text = await readOrNull(paths.events);
-  const manifest = await readOrNull(paths.manifest);
+  const text = await readOrNull(paths.events, problems);
+  const manifest = await readOrNull(paths.manifest, problems);
   const rows = db.prepare("SELECT * FROM provevi_events WHERE run_id = ? ORDER BY seq").all(runId) as (
     & Record<string, SqlValue>
     & { seq: number; line: string }
@@ -77,6 +77,10 @@ export async function checkRunRows(db: SqlDb, runId: string): Promise<string[]> 
       event = JSON.parse(row.line) as EvidenceEvent;
     } catch {
       problems.push(`${key}: its line is not JSON`);
+      continue;
+    }
+    if (typeof event !== "object" || event === null || Array.isArray(event)) {
+      problems.push(`${key}: its line is not a JSON object`);
       continue;
     }
     rowEvents.push(event);
@@ -134,7 +138,7 @@ export async function checkRunRows(db: SqlDb, runId: string): Promise<string[]> 
     } catch {
       return null;
     }
-  }).filter((e): e is EvidenceEvent => e !== null);
+  }).filter((e): e is EvidenceEvent => typeof e === "object" && e !== null && !Array.isArray(e));
   const created = events[0]?.type === "run_created" ? events[0] : null;
   const fields = runFields(created);
   for (const c of RUN_FIELD_COLUMNS) {
@@ -211,7 +215,7 @@ export async function checkRunRows(db: SqlDb, runId: string): Promise<string[]> 
 
   // Where the bundle was committed.
   if (run.bundle_uri !== null || run.bundle_pinned !== null) {
-    const text = await readOrNull(join(String(run.folder), "bundle.json"));
+    const text = await readOrNull(join(String(run.folder), "bundle.json"), problems);
     let bundle: { uri?: unknown; pinned?: unknown } | null = null;
     try {
       bundle = text === null ? null : JSON.parse(text);
@@ -312,11 +316,12 @@ function createdRowProblems(db: SqlDb, runId: string, created: EvidenceEvent): s
   return problems;
 }
 
-async function readOrNull(path: string): Promise<string | null> {
+/** The text of an evidence file, or null when it is missing; a file that cannot be read is a problem. */
+async function readOrNull(path: string, problems: string[]): Promise<string | null> {
   try {
-    return await Deno.readTextFile(path);
+    return await readEvidenceText(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
+    problems.push(`${path} cannot be read: ${(error as Error).message}`);
+    return null;
   }
 }

@@ -12,7 +12,14 @@ import { FileRunRecord, FileRunWriter } from "./file_store.ts";
 import { sha256Hex } from "./hash.ts";
 import { type Manifest, manifestText } from "./manifest.ts";
 import { runsRoot } from "./runs_root.ts";
-import { checkRunId, type EvidenceStore, type RunRecord, type RunWriter, type SealInfo } from "./store.ts";
+import {
+  checkRunId,
+  checkRunIdToRead,
+  type EvidenceStore,
+  type RunRecord,
+  type RunWriter,
+  type SealInfo,
+} from "./store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { EVENT_COLUMNS, eventRow, runEnd, writeCreatedRows } from "./sqlite_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "./store_uri.ts";
@@ -120,7 +127,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
 
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
-    checkRunId(runId);
+    checkRunIdToRead(runId);
     const row = this.db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
       | { folder: string }
       | undefined;

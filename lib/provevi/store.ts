@@ -5,6 +5,7 @@
  * @module
  */
 import type { EvidenceEvent } from "./event.ts";
+import { RunNotFound } from "./errors.ts";
 import type { LostEvent, Manifest, PayloadEntry } from "./manifest.ts";
 
 /** What the recorder tells a writer at the seal. */
@@ -89,12 +90,38 @@ const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
 /**
  * Refuses a run ID that cannot name a folder safely.
- * @throws ProveviError for an empty ID, a path, or one with characters other than letters, digits, `_`, `.`, `-`.
+ * @throws TypeError for an empty ID, a path, or one with characters other than letters, digits, `_`, `.`, `-`:
+ * a program that opens a run chooses its ID.
  */
 export function checkRunId(runId: string): void {
   if (!RUN_ID.test(runId) || runId.length > 200) {
     throw new TypeError(
       `"${runId}" is not a run ID: use letters, digits, _, . and -, not starting with . or -`,
+    );
+  }
+}
+
+/**
+ * Refuses a run ID to read that cannot name a run: no store holds one by that name. A user typed it, so it is
+ * a {@linkcode RunNotFound} (`prove` exits 1 with one line), not a programmer's `TypeError`.
+ *
+ * @param runId What the user gave as a run ID.
+ * @throws RunNotFound when it is not a run ID.
+ * @example
+ * ```ts
+ * import { checkRunIdToRead } from "./store.ts";
+ * checkRunIdToRead("run-20261129T120000Z-0badc0de");
+ * ```
+ */
+export function checkRunIdToRead(runId: string): void {
+  try {
+    checkRunId(runId);
+  } catch (error) {
+    throw new RunNotFound(
+      `no run ${
+        JSON.stringify(runId)
+      }: a run ID has only letters, digits, _, . and -, and does not start with . or -; to name a run folder, give its path`,
+      { cause: error },
     );
   }
 }

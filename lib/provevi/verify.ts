@@ -112,20 +112,48 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
   if (manifestText === null) problems.push("evidence/manifest.json is missing: the run was not sealed");
   else if (typeof manifestText !== "string") problems.push(manifestText.problem);
   else {
+    let parsed: unknown = undefined;
     try {
-      manifest = JSON.parse(manifestText) as Manifest;
+      parsed = JSON.parse(manifestText);
     } catch {
       problems.push("manifest.json is not JSON");
     }
-    if (manifest !== null) problems.push(...manifestProblems(manifest, record.runId, read));
+    if (parsed !== undefined) {
+      // JSON.parse gives null for "null": without this test a manifest of null would skip every check of it,
+      // and a run cut at its end would verify.
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+        problems.push("manifest.json is not a JSON object");
+      } else {
+        manifest = parsed as Manifest;
+        problems.push(...manifestProblems(manifest, record.runId, read));
+      }
+    }
   }
   problems.push(...await payloadProblems(record, read.events, manifest));
   return read;
 }
 
+const MANIFEST_FIELDS = [
+  "format",
+  "run_id",
+  "status",
+  "events",
+  "last_hash",
+  "payloads",
+  "payload_bytes",
+  "lost",
+  "sealed_at",
+];
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/;
+
 function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[] {
   const problems: string[] = [];
-  if (typeof m !== "object" || m === null || Array.isArray(m)) return ["manifest.json is not a JSON object"];
+  for (const key of Object.keys(m)) {
+    if (!MANIFEST_FIELDS.includes(key)) problems.push(`manifest.json has an unknown field "${key}"`);
+  }
+  if (typeof m.sealed_at !== "string" || !TIME.test(m.sealed_at)) {
+    problems.push(`manifest.json has sealed_at ${JSON.stringify(m.sealed_at)}, not a UTC RFC 3339 time`);
+  }
   if (m.format !== MANIFEST_FORMAT) {
     problems.push(`manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
   }
@@ -144,13 +172,35 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[
     problems.push(`manifest.json has status ${m.status}, but the events end as ${status}`);
   }
   if (!Array.isArray(m.lost)) problems.push("manifest.json lost is not a list");
+  else {
+    for (const [i, l] of (m.lost as unknown[]).entries()) {
+      const e = l as Record<string, unknown> | null;
+      if (
+        typeof e !== "object" || e === null || Array.isArray(e) ||
+        !["type", "time", "error"].every((k) => typeof e[k] === "string")
+      ) problems.push(`manifest.json lost[${i}] is not a type, a time and an error`);
+    }
+  }
   if (!Array.isArray(m.payloads)) problems.push("manifest.json payloads is not a list");
   else {
     let bytes = 0;
+    let previous = "";
     for (const [i, p] of m.payloads.entries()) {
-      if (!p || !isSha256(p.sha256) || !Number.isSafeInteger(p.size)) {
+      if (!p || !isSha256(p.sha256) || !Number.isSafeInteger(p.size) || p.size < 0) {
         problems.push(`manifest.json payloads[${i}] is not a SHA-256 and a size`);
-      } else bytes += p.size;
+        continue;
+      }
+      // Sorted and once each, as the format says: a payload listed twice could carry two sizes, and the
+      // check of its file would see only one of them.
+      if (p.sha256 <= previous) {
+        problems.push(
+          p.sha256 === previous
+            ? `manifest.json lists payload ${p.sha256} twice`
+            : `manifest.json payloads[${i}] is out of order: the payloads are sorted by sha256`,
+        );
+      }
+      previous = p.sha256;
+      bytes += p.size;
     }
     if (m.payload_bytes !== bytes) {
       problems.push(
@@ -252,9 +302,12 @@ export async function verifyOutputs(folder: string, events: EvidenceEvent[]): Pr
   const root = join(folder, "output");
   const found = new Map<string, string>();
   try {
+    // A link as output/ itself would have the walk check another folder's files as this run's.
+    if ((await Deno.lstat(root)).isSymlink) throw new LinkedOutput();
     await walk(root, root, found, problems);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) {
+    if (error instanceof LinkedOutput) problems.push("output/ is a link, not a folder");
+    else if (!(error instanceof Deno.errors.NotFound)) {
       problems.push(`output/ cannot be read: ${(error as Error).message}`);
     }
   }
@@ -264,7 +317,13 @@ export async function verifyOutputs(folder: string, events: EvidenceEvent[]): Pr
       problems.push(`output/${path} is not a recorded output`);
       continue;
     }
-    const info = await sha256File(full);
+    let info;
+    try {
+      info = await sha256File(full);
+    } catch (error) {
+      problems.push(`output/${path} cannot be read: ${(error as Error).message}`);
+      continue;
+    }
     if (info.sha256 !== want.sha256 || info.size !== want.size) {
       problems.push(
         `output/${path} was changed: it hashes to ${info.sha256} (${info.size} bytes), recorded ${want.sha256} (${want.size} bytes)`,
@@ -288,9 +347,13 @@ async function walk(
     const path = relative(root, full).split(sep).join("/");
     if (entry.isSymlink) problems.push(`output/${path} is a link, not a file`);
     else if (entry.isDirectory) await walk(root, full, found, problems);
-    else found.set(path, full);
+    else if (entry.isFile) found.set(path, full);
+    // A named pipe or a device: hashing it could wait for ever.
+    else problems.push(`output/${path} is not a plain file`);
   }
 }
+
+class LinkedOutput extends Error {}
 
 async function readOrProblem(
   read: () => Promise<string | null>,

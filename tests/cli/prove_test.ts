@@ -47,6 +47,18 @@ Deno.test("prove verify of a run that does not exist exits 1 with one line", asy
   assert.deepEqual(r, { code: 1, out: "", err: `prove: no run "run-nope" under the runs root ${RUNS}` });
 });
 
+Deno.test("prove verify, show and telemetry of a text that is not a run ID exit 1 with one line, no stack", async () => {
+  for (const command of ["verify", "show", "telemetry"]) {
+    for (const ref of ["foo bar", "..x", "-x"]) {
+      const r = await run(["--runs", RUNS, command, "--", ref]);
+      assert.equal(r.code, 1, `${command} ${ref}: ${r.err}`);
+      assert.equal(r.out, "");
+      assert.match(r.err, /^prove: no run ".*": a run ID has only letters, digits, _, \. and -/);
+      assert.equal(r.err.split("\n").length, 1);
+    }
+  }
+});
+
 Deno.test("prove show prints one line per event, and --json the events", async () => {
   const r = await run(["--runs", RUNS, "show", SAMPLE_RUN_ID]);
   assert.equal(r.code, 0);

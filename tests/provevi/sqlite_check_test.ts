@@ -187,6 +187,11 @@ const CHANGES: [string, string, RegExp][] = [
     /store: the schema has a trigger t/,
   ],
   [
+    "an event's line of null",
+    `UPDATE provevi_events SET line = 'null' WHERE seq = 1`,
+    new RegExp(`provevi_events \\(${K}, seq 1\\): its line is not a JSON object`),
+  ],
+  [
     "a changed view",
     `DROP VIEW provevi_grants; CREATE VIEW provevi_grants AS SELECT 1`,
     /store: the schema's view provevi_grants was changed/,
@@ -240,6 +245,27 @@ Deno.test("verifyRun() with a sqlite store reports a changed row", async () => {
     const check = await verifyRun(await store.readRun(RUN), { store });
     assert.equal(check.ok, false);
     assert.match(check.problems.join("\n"), /provevi_events \(run_id ".*", seq 0\): column actor is "eve"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("checkRun() reports events.jsonl that cannot be read, or is not UTF-8, and does not throw", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN));
+    const events = join(dir, RUN, "evidence", "events.jsonl");
+    const bytes = await Deno.readFile(events);
+    await Deno.writeFile(events, new Uint8Array([...bytes, 0xff, 0x0a]));
+    assert.match(
+      (await store.checkRun(RUN)).join("\n"),
+      /events\.jsonl cannot be read: .* is not valid UTF-8/,
+    );
+    await Deno.remove(events);
+    await Deno.mkdir(events);
+    assert.match((await store.checkRun(RUN)).join("\n"), /events\.jsonl cannot be read/);
+    assert.equal((await verifyRun(await store.readRun(RUN), { store })).ok, false);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

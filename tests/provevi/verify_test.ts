@@ -11,6 +11,7 @@ import {
   verifyRun,
 } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "./_sample_run.ts";
+import { writeRun } from "./_run.ts";
 
 const FIXTURE = new URL(`../../fixtures/runs/${SAMPLE_RUN_ID}`, import.meta.url).pathname;
 
@@ -224,4 +225,120 @@ Deno.test("verify() reports an input that changed during the run only through ve
     assert.ok((await verify(new FileRunRecord(SAMPLE_RUN_ID, f))).ok);
   });
   expectProblem(problems, /^input "revenue\.csv" changed during the run \(event 10\)$/);
+});
+
+Deno.test("verifyRun() reports a manifest of null, which would hide a run cut at its end", async () => {
+  const problems = await tampered(async (f) => {
+    const lines = await readLines(f);
+    await writeLines(f, lines.slice(0, -1));
+    await Deno.writeTextFile(manifestPath(f), "null\n");
+  });
+  expectProblem(problems, /^manifest\.json is not a JSON object$/);
+  for (const text of ["[]\n", "5\n", '"x"\n']) {
+    expectProblem(await tampered((f) => Deno.writeTextFile(manifestPath(f), text)), /is not a JSON object$/);
+  }
+});
+
+Deno.test("verifyRun() reports a manifest that lists a payload twice, or out of order", async () => {
+  const rewrite = (change: (m: Manifest) => void) => async (f: string) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f))) as Manifest;
+    change(m);
+    m.payload_bytes = m.payloads.reduce((n, p) => n + p.size, 0);
+    await Deno.writeTextFile(manifestPath(f), JSON.stringify(m));
+  };
+  expectProblem(
+    await tampered(rewrite((m) => m.payloads.push({ ...m.payloads[m.payloads.length - 1]! }))),
+    /^manifest\.json lists payload [0-9a-f]{64} twice$/,
+  );
+  expectProblem(
+    await tampered(rewrite((m) => m.payloads.reverse())),
+    /^manifest\.json payloads\[1\] is out of order/,
+  );
+});
+
+Deno.test("verifyRun() reports a manifest with an unknown field, a bad seal time or a malformed loss", async () => {
+  const rewrite = (change: (m: Record<string, unknown>) => void) => async (f: string) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f)));
+    change(m);
+    await Deno.writeTextFile(manifestPath(f), JSON.stringify(m));
+  };
+  expectProblem(await tampered(rewrite((m) => m.note = "x")), /^manifest\.json has an unknown field "note"$/);
+  expectProblem(await tampered(rewrite((m) => m.sealed_at = 5)), /^manifest\.json has sealed_at 5, not a/);
+  expectProblem(await tampered(rewrite((m) => m.lost = [null])), /^manifest\.json lost\[0\] is not a type/);
+});
+
+Deno.test("verifyRun() reports a byte that is not UTF-8, though it decodes to a character of the line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-utf8-" });
+  try {
+    // A note holds U+FFFD; a non-fatal decoder turns the byte 0xff into that same character, so the chain would
+    // hash the note as written while the file holds another byte.
+    const folder = await writeRun(join(dir, SAMPLE_RUN_ID), SAMPLE_RUN_ID, { note: "bad \uFFFD byte" });
+    assert.ok((await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder))).ok);
+    const bytes = await Deno.readFile(events(folder));
+    const at = bytes.findIndex((b, i) => b === 0xef && bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd);
+    await Deno.writeFile(
+      events(folder),
+      new Uint8Array([...bytes.subarray(0, at), 0xff, ...bytes.subarray(at + 3)]),
+    );
+    const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
+    assert.equal(check.ok, false);
+    expectProblem(check.problems, /events\.jsonl is not valid UTF-8/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("verifyRun() reports links in the evidence and as output/, rather than following them", async () => {
+  const away = await Deno.makeTempDir({ prefix: "provevi-away-" });
+  const moveAndLink = (path: string) => async () => {
+    const target = join(away, crypto.randomUUID());
+    await Deno.rename(path, target);
+    await Deno.symlink(target, path);
+  };
+  const evidence = (f: string) => join(f, "evidence");
+  const payloads = (f: string) => join(f, "evidence", "payloads");
+  try {
+    expectProblem(
+      await tampered((f) => moveAndLink(join(f, "output"))()),
+      /^output\/ is a link, not a folder$/,
+    );
+    expectProblem(await tampered((f) => moveAndLink(evidence(f))()), /evidence is a link, not a folder/);
+    expectProblem(await tampered((f) => moveAndLink(payloads(f))()), /payloads is a link, not a folder/);
+    expectProblem(
+      await tampered((f) => moveAndLink(manifestPath(f))()),
+      /manifest\.json is a link, not a file/,
+    );
+    expectProblem(
+      await tampered(async (f) => await moveAndLink(join(payloads(f), await payloadOf(f, 7)))()),
+      /^payloads\/[0-9a-f]{64} cannot be read: .* is a link, not a file$/,
+    );
+  } finally {
+    await Deno.remove(away, { recursive: true });
+  }
+});
+
+Deno.test("verifyRun() reports a named pipe as an output or a payload, and does not wait on it", async () => {
+  const mkfifo = (path: string) => new Deno.Command("mkfifo", { args: [path] }).output();
+  expectProblem(
+    await tampered(async (f) => {
+      await Deno.remove(join(f, "output", "answer.txt"));
+      await mkfifo(join(f, "output", "answer.txt"));
+    }),
+    /^output\/answer\.txt is not a plain file$/,
+  );
+  expectProblem(
+    await tampered(async (f) => {
+      const payload = join(f, "evidence", "payloads", await payloadOf(f, 7));
+      await Deno.remove(payload);
+      await mkfifo(payload);
+    }),
+    /^payloads\/[0-9a-f]{64} cannot be read: .* is not a plain file$/,
+  );
+  expectProblem(
+    await tampered(async (f) => {
+      await Deno.remove(events(f));
+      await mkfifo(events(f));
+    }),
+    /events\.jsonl is not a plain file/,
+  );
 });
