@@ -6,6 +6,7 @@
 import { join, relative, sep } from "node:path";
 import { eventLine, eventProblems, type EvidenceEvent, payloadsOf } from "./event.ts";
 import { isSha256, sha256File, sha256Hex } from "./hash.ts";
+import canonicalize from "canonicalize";
 import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
 import type { RunRecord } from "./store.ts";
 
@@ -76,7 +77,30 @@ export function readEventsText(text: string): ReadEvents {
     events.push(event);
     prevLine = line;
   });
+  problems.push(...orderProblems(events));
   return { events, lines, problems };
+}
+
+/**
+ * The order every run keeps: `run_created` first, and at most one ending event (`run_completed` or
+ * `run_failed`), which is the last. A chain rewritten after the end cannot hide events behind it.
+ */
+function orderProblems(events: EvidenceEvent[]): string[] {
+  const problems: string[] = [];
+  if (events.length && events[0]!.type !== "run_created") {
+    problems.push(`the first event (seq ${events[0]!.seq}) is ${events[0]!.type}, not run_created`);
+  }
+  const ends = events.filter((e) => e.type === "run_completed" || e.type === "run_failed");
+  if (ends.length > 1) {
+    problems.push(`the run ends ${ends.length} times (seq ${ends.map((e) => e.seq).join(", ")})`);
+  }
+  const end = ends[0];
+  if (end && end !== events[events.length - 1]) {
+    problems.push(
+      `events follow the run's end: ${end.type} is seq ${end.seq}, the last is seq ${events.length - 1}`,
+    );
+  }
+  return problems;
 }
 
 /**
@@ -126,6 +150,9 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
       } else {
         manifest = parsed as Manifest;
         problems.push(...manifestProblems(manifest, record.runId, read));
+        if (canonicalize(parsed) + "\n" !== manifestText) {
+          problems.push("manifest.json is not in RFC 8785 canonical form with one newline at its end");
+        }
       }
     }
   }

@@ -342,3 +342,39 @@ Deno.test("verifyRun() reports a named pipe as an output or a payload, and does 
     /events\.jsonl is not a plain file/,
   );
 });
+
+Deno.test("verifyRun() reports events after the run's end, two ends, and a first event that is not run_created", async () => {
+  const rechain = async (
+    f: string,
+    change: (events: Record<string, unknown>[]) => Record<string, unknown>[],
+  ) => {
+    const chain = new EventChain(SAMPLE_RUN_ID);
+    const out: string[] = [];
+    for (const e of change((await readLines(f)).map((l) => JSON.parse(l)))) {
+      const next = chain.next(e as never);
+      chain.accept(next);
+      out.push(next.line);
+    }
+    await writeLines(f, out);
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f))) as Manifest;
+    m.last_hash = chain.lastHash;
+    m.events = out.length;
+    await Deno.writeTextFile(manifestPath(f), manifestText(m));
+  };
+  const after = await tampered((f) =>
+    rechain(f, (es) => [...es, { ...es[7]!, type: "note_added", data: { text: "late" } }])
+  );
+  expectProblem(after, /^events follow the run's end: run_completed is seq 12, the last is seq 13$/);
+  const twice = await tampered((f) => rechain(f, (es) => [...es.slice(0, 12), es[12]!, es[12]!]));
+  expectProblem(twice, /^the run ends 2 times \(seq 12, 13\)$/);
+  const first = await tampered((f) => rechain(f, (es) => es.slice(1)));
+  expectProblem(first, /^the first event \(seq 0\) is access_requested, not run_created$/);
+});
+
+Deno.test("verifyRun() reports a manifest that is not in canonical form", async () => {
+  const problems = await tampered(async (f) => {
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(f)));
+    await Deno.writeTextFile(manifestPath(f), JSON.stringify(m, null, 2) + "\n");
+  });
+  assert.deepEqual(problems, ["manifest.json is not in RFC 8785 canonical form with one newline at its end"]);
+});
