@@ -13,6 +13,7 @@ import { sha256File, sha256Hex, utf8 } from "./hash.ts";
 import { buildManifest, type Manifest, manifestText, type PayloadEntry, statusOf } from "./manifest.ts";
 import { nowUtc } from "./event.ts";
 import { runsRoot } from "./runs_root.ts";
+import { appendSpansFile, type StoredSpan } from "./span_exporter.ts";
 import { checkRunId, type EvidenceStore, type RunRecord, type RunWriter, type SealInfo } from "./store.ts";
 
 /** The paths of a run folder's evidence. */
@@ -44,6 +45,7 @@ export function evidencePaths(folder: string): {
 export class FileStore implements EvidenceStore, StoreQuestions {
   readonly uri = "file";
   readonly runsRoot: string;
+  readonly #folders = new Map<string, string>();
 
   /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
   constructor(options: { runs?: string } = {}) {
@@ -54,7 +56,22 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
-    return await FileRunWriter.create(runId, folder);
+    const writer = await FileRunWriter.create(runId, folder);
+    this.#folders.set(runId, folder);
+    return writer;
+  }
+
+  /**
+   * Appends spans of a run this store opened to `<run folder>/spans.jsonl`: an index, outside `evidence/`.
+   *
+   * @throws RunNotFound when this store did not open the run.
+   */
+  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    const folder = this.#folders.get(runId);
+    if (folder === undefined) {
+      throw new RunNotFound(`cannot add spans to run "${runId}": this store did not open it; open it first`);
+    }
+    await appendSpansFile(folder, spans);
   }
 
   /** Reads a run under the runs root. */

@@ -23,3 +23,6 @@ export * from "./capture.ts";
 export * from "./backend.ts";
 export * from "./call_backend.ts";
 export * from "./run.ts";
+export * from "./telemetry_env.ts";
+export * from "./span_cut.ts";
+export * from "./run_telemetry.ts";
