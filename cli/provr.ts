@@ -2,7 +2,7 @@
  * `provr`: runs agents on pinned data and records the evidence; shows and verifies runs.
  *
  * ```sh
- * provr [--runs DIR] [--store URI] run FILE [--json]
+ * provr [--runs DIR] [--store URI] run FILE [--policy FILE] [--json]
  * provr [--runs DIR] [--store URI] show RUN [--json]
  * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME]
  * provr catalog [--config FILE] [--tenant NAME] pin|ls|snapshot URI [--json]
@@ -12,7 +12,7 @@
  * @module
  */
 import { Command } from "commander";
-import { type EvidenceStore, findRun, openStore } from "../lib/provevi/mod.ts";
+import { type EvidenceStore, findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
@@ -59,10 +59,15 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
     .argument("<file>", "the run file (YAML)")
     .option("--config <file>", "the catalog config (default: PROVCAT_CONFIG, else ./provcat.yaml)")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option(
+      "--policy <file>",
+      "the telemetry policy (default: PROVRUN_TELEMETRY_POLICY, else approve nothing)",
+    )
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: { json?: boolean } & CatalogChoice) => {
+    .action(async (path: string, opts: { json?: boolean; policy?: string } & CatalogChoice) => {
       const g = program.opts<Globals>();
       const file = await RunFile.load(path);
+      const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
       const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
         file.data.run.bundle === true;
       await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
@@ -79,6 +84,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
           ...(catalog ? { catalog } : {}),
           ...(opened ? { store: opened } : {}),
           ...(g.runs ? { runs: g.runs } : {}),
+          policy,
           signal: controller.signal,
           onEvent: io.terminal
             ? (type, seq) => {

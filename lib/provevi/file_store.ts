@@ -21,6 +21,7 @@ import {
   type RunWriter,
   type SealInfo,
 } from "./store.ts";
+import { appendSpansFile, type StoredSpan } from "./span_exporter.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {
@@ -51,6 +52,7 @@ export function evidencePaths(folder: string): {
 export class FileStore implements EvidenceStore, StoreQuestions {
   readonly uri = "file";
   readonly runsRoot: string;
+  readonly #folders = new Map<string, string>();
 
   /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
   constructor(options: { runs?: string } = {}) {
@@ -61,7 +63,22 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
-    return await FileRunWriter.create(runId, folder);
+    const writer = await FileRunWriter.create(runId, folder);
+    this.#folders.set(runId, folder);
+    return writer;
+  }
+
+  /**
+   * Appends spans of a run this store opened to `<run folder>/spans.jsonl`: an index, outside `evidence/`.
+   *
+   * @throws RunNotFound when this store did not open the run.
+   */
+  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    const folder = this.#folders.get(runId);
+    if (folder === undefined) {
+      throw new RunNotFound(`cannot add spans to run "${runId}": this store did not open it; open it first`);
+    }
+    await appendSpansFile(folder, spans);
   }
 
   /** Reads a run under the runs root. */

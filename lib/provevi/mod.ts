@@ -31,6 +31,8 @@ export * from "./policy.ts";
 export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";
+export * from "./span_exporter.ts";
+export * from "./otlp_receiver.ts";
 export * from "./live.ts";
 export * from "./store_uri.ts";
 export * from "./agent_class.ts";

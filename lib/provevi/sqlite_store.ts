@@ -10,6 +10,7 @@ import { EvidenceError, ProveviError, RunNotFound } from "./errors.ts";
 import type { EvidenceEvent } from "./event.ts";
 import { FileRunRecord, FileRunWriter } from "./file_store.ts";
 import { sha256Hex } from "./hash.ts";
+import { appendSpansFile, type StoredSpan } from "./span_exporter.ts";
 import { type Manifest, manifestText } from "./manifest.ts";
 import { runsRoot } from "./runs_root.ts";
 import {
@@ -123,6 +124,23 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       });
     }
     return new SqliteRunWriter(db, file);
+  }
+
+  /**
+   * Appends spans of a run to `<run folder>/spans.jsonl`, the folder that the run's row names: an index beside
+   * the evidence, never a row, so the schema and its checks stay as they are.
+   *
+   * @throws RunNotFound when the store has no such run; ProveviError when it is open read-only.
+   */
+  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    const db = this.#writable(`add spans to run "${runId}"`);
+    const row = db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
+      | { folder: string }
+      | undefined;
+    if (!row) {
+      throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);
+    }
+    await appendSpansFile(row.folder, spans);
   }
 
   /** Reads a run at the folder the store records. */

@@ -7,6 +7,7 @@
 import type { EvidenceEvent } from "./event.ts";
 import { RunNotFound } from "./errors.ts";
 import type { LostEvent, Manifest, PayloadEntry } from "./manifest.ts";
+import type { StoredSpan } from "./span_exporter.ts";
 
 /** What the recorder tells a writer at the seal. */
 export interface SealInfo {
@@ -84,6 +85,12 @@ export interface EvidenceStore extends AsyncDisposable {
   runIds(): Promise<string[]>;
   /** Closes the store. */
   close(): Promise<void>;
+  /**
+   * Keeps spans of a run that this store opened, as an index beside the evidence (`<run folder>/spans.jsonl`
+   * in the file and sqlite stores): never part of the record, so no check covers them. Optional: a store
+   * without it keeps no spans. `StoreSpanExporter` calls it.
+   */
+  addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
 }
 
 const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;

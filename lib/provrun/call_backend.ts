@@ -4,6 +4,7 @@
  * @module
  */
 import { generateText, type ModelMessage, streamText } from "ai";
+import { AI_TELEMETRY_OFF } from "./run_telemetry.ts";
 import { extname, join } from "node:path";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 
@@ -71,6 +72,7 @@ export class CallBackend extends InProcessBackend {
         abortSignal: signal,
         maxRetries: 0,
         ...settings,
+        telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
       });
       let failure: unknown = null;
       for await (const part of result.fullStream) {
@@ -87,6 +89,7 @@ export class CallBackend extends InProcessBackend {
         abortSignal: signal,
         maxRetries: 0,
         ...settings,
+        telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
       });
       text = result.text;
       emit({ type: "text", text });

@@ -32,3 +32,6 @@ export * from "./tools.ts";
 export * from "./agent_backend.ts";
 export * from "./permissions.ts";
 export * from "./run.ts";
+export * from "./telemetry_env.ts";
+export * from "./span_cut.ts";
+export * from "./run_telemetry.ts";

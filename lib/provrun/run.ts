@@ -23,6 +23,9 @@ import { errorMessage, errorName, EvidenceRecorder } from "./recorder.ts";
 import { newRunId, type RunContext, withRun } from "./run_context.ts";
 import type { RunFile } from "./run_file.ts";
 import { InProcessStager, type StagedInput } from "./stager.ts";
+import { TelemetryPolicy } from "../provevi/policy.ts";
+import { RunTelemetry } from "./run_telemetry.ts";
+import { processEnviron } from "./telemetry_env.ts";
 
 /** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
 export type RunCatalog = Catalog;
@@ -45,6 +48,15 @@ export interface RunOptions {
   backend?: Backend;
   /** The time the run starts, for its ID. */
   now?: Date;
+  /** The telemetry policy; else the file that PROVRUN_TELEMETRY_POLICY names; else one that approves nothing. */
+  policy?: TelemetryPolicy;
+  /** The variables the run's telemetry reads (OTEL_*, MLFLOW_TRACKING_URI, proxies); the process's by default. */
+  environ?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Refuse a run whose process may connect to a destination host that a variable names and the policy does
+   * not list (true by default). provrun never sends there either way; false only drops the extra guard.
+   */
+  guardNet?: boolean;
 }
 
 /** The outcome of a run. */
@@ -67,8 +79,10 @@ export interface RunOutcome {
  * @param file The run file.
  * @param options The catalog, the store, a cancel signal.
  * @returns The outcome; a failed run is an outcome, not an exception.
- * @throws ProveviError only when the run cannot start (the store or the run folder cannot be opened);
- * PermissionMissing, naming the flag, when the process's permissions do not cover what the run needs.
+ * @throws ProveviError only when the run cannot start: the store or the run folder cannot be opened, the run
+ *   file's telemetry section would widen the policy (TelemetryPolicyError), the process may reach a
+ *   destination host the policy does not list (TelemetryRefused), or its permissions do not cover what the
+ *   run needs (PermissionMissing, naming the flag).
  * @example
  * ```ts
  * import { RunFile, runFile } from "./mod.ts";
@@ -92,12 +106,14 @@ export async function runFile(file: RunFile, options: RunOptions = {}): Promise<
 async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOptions): Promise<RunOutcome> {
   const spec = file.data;
   const runId = newRunId(options.now);
+  // telemetry: the policy, the run's own tracer provider; refuses before the run folder exists
+  const telemetry = await openRunTelemetry(runId, file, store, options);
   const writer = await store.openRun(runId);
   const folder = writer.folder;
   for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(folder, sub), { recursive: true });
   const actor = spec.run.actor ?? envOr(options, "USER") ?? envOr(options, "LOGNAME") ?? "unknown";
   const mode = spec.run.mode ?? (spec.run.env === "dev" ? "lenient" : "strict");
-  const recorder = new EvidenceRecorder(writer, { actor, mode });
+  const recorder = new EvidenceRecorder(writer, { actor, mode, tracer: telemetry.tracer }); // telemetry
   recorder.onEvent = (e) => options.onEvent?.(e.type, e.seq);
   const controller = new AbortController();
   const onAbort = () => controller.abort(new CancelledError("the run was cancelled"));
@@ -120,6 +136,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     folder,
     recorder,
     signal: controller.signal,
+    tracerProvider: telemetry.provider, // telemetry
   };
   const runUri = `run://${ctx.org}/${ctx.domain}/${ctx.env}/${runId}`;
   const root = recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
@@ -152,8 +169,10 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
           ...runCreatedData(file, ctx),
           experiment_pin: experiment?.pin ?? null,
           experiment_sha256: experiment?.sha256 ?? null,
+          ...telemetry.facts, // telemetry
         },
       });
+      await telemetry.start(recorder); // telemetry: blocked attempts and problems, after run_created
       if (experimentError) throw experimentError;
       const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
       const model = captureModel(
@@ -208,6 +227,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
           data: { path: out.path, sha256: out.sha256, size: out.size },
         });
       }
+      await telemetry.beforeLastEvent(); // telemetry
       await recorder.record({
         type: "run_completed",
         component: "RunContext",
@@ -220,6 +240,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       ? controller.signal.reason
       : error;
     if (!recorder.broken) {
+      await telemetry.beforeLastEvent().catch(() => {}); // telemetry
       await recorder.record({
         type: "run_failed",
         component: "RunContext",
@@ -232,6 +253,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     options.signal?.removeEventListener("abort", onAbort);
     recorder.endRoot(failure ?? undefined);
   }
+  await telemetry.close(); // telemetry: spans flushed to the store and the approved destination at the seal
   let manifest: Manifest | null = null;
   try {
     manifest = await recorder.seal();
@@ -262,6 +284,28 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     bundle,
     text,
   };
+}
+
+/** The run's telemetry: `RunOptions.policy` or the environment's, narrowed by the run file's section. */
+async function openRunTelemetry(
+  runId: string,
+  file: RunFile,
+  store: EvidenceStore,
+  options: RunOptions,
+): Promise<RunTelemetry> {
+  const { environ, unreadable } = options.environ
+    ? { environ: options.environ, unreadable: [] }
+    : processEnviron();
+  const policy = options.policy ?? await TelemetryPolicy.fromEnvironment({ environ });
+  return await RunTelemetry.open({
+    runId,
+    policy,
+    section: file.data.telemetry,
+    environ,
+    unreadable,
+    store,
+    ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
+  });
 }
 
 function envOr(options: RunOptions, name: string): string | undefined {

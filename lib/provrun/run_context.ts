@@ -4,6 +4,7 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { TracerProvider } from "@opentelemetry/api";
 import type { EvidenceRecorder } from "./recorder.ts";
 
 /** How a run treats an event that cannot be written. */
@@ -23,6 +24,11 @@ export interface RunContext {
   readonly recorder: EvidenceRecorder;
   /** Aborted when the run is cancelled or passes a limit. */
   readonly signal: AbortSignal;
+  /**
+   * The run's own tracer provider, for a library that the telemetry policy approves: its spans become
+   * `span_recorded` events. Never registered globally.
+   */
+  readonly tracerProvider?: TracerProvider;
 }
 
 const current = new AsyncLocalStorage<RunContext>();

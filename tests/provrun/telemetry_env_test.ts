@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import {
+  denoExportsTelemetry,
+  guardNet,
+  namedDestinations,
+  recordableUrl,
+  TelemetryRefused,
+} from "../../lib/provrun/mod.ts";
+
+const POLICY = TelemetryPolicy.fromDict({
+  version: 1,
+  destinations: {
+    collector: { kind: "otlp", receives: "usage", endpoint: "https://otel.example.com/v1/traces" },
+    tracking: { kind: "mlflow", receives: "names", endpoint: "https://mlflow.example.com" },
+  },
+  hosts: ["otel.example.com", "mlflow.example.com"],
+});
+
+Deno.test("namedDestinations() matches the OTLP traces target and MLFLOW_TRACKING_URI against the policy", () => {
+  const named = namedDestinations({
+    OTEL_EXPORTER_OTLP_ENDPOINT: "https://OTEL.example.com:443/",
+    MLFLOW_TRACKING_URI: "https://mlflow.example.com",
+  }, POLICY);
+  assert.deepEqual(named.map((d) => [d.variable, d.url, d.destination?.name ?? null]), [
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "https://OTEL.example.com:443/v1/traces", "collector"],
+    ["MLFLOW_TRACKING_URI", "https://mlflow.example.com", "tracking"],
+  ]);
+  const traces = namedDestinations({
+    OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://evil.example@otel.example.com/v1/traces",
+  }, POLICY);
+  assert.deepEqual(traces.map((d) => [d.variable, d.destination]), [[
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    null,
+  ]]);
+  assert.deepEqual(namedDestinations({}, POLICY), []);
+});
+
+Deno.test("recordableUrl() leaves out the user, the password, the query and the fragment", () => {
+  assert.equal(
+    recordableUrl("https://u:pw@otel.example.com/v1/traces?key=x#y"),
+    "https://otel.example.com/v1/traces",
+  );
+  assert.equal(recordableUrl("not a url"), "(not a URL)");
+});
+
+Deno.test("denoExportsTelemetry() reads OTEL_DENO as Deno does: true or 1", () => {
+  assert.equal(denoExportsTelemetry({ OTEL_DENO: "true" }), true);
+  assert.equal(denoExportsTelemetry({ OTEL_DENO: "1" }), true);
+  assert.equal(denoExportsTelemetry({ OTEL_DENO: "false" }), false);
+  assert.equal(denoExportsTelemetry({}), false);
+});
+
+Deno.test("guardNet() refuses an unlisted host this process may reach, and passes a listed one", async () => {
+  const listed = namedDestinations({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com:4318" }, POLICY);
+  await guardNet(listed, POLICY);
+  const unlisted = namedDestinations({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.evil.example" }, POLICY);
+  // the test task runs with an open --allow-net; tests/cli/provr_telemetry_test.ts covers a narrow one
+  assert.equal(
+    (await Deno.permissions.query({ name: "net", host: "otel.evil.example:443" })).state,
+    "granted",
+  );
+  await assert.rejects(guardNet(unlisted, POLICY), (e: unknown) => {
+    assert.ok(e instanceof TelemetryRefused);
+    assert.equal(e.host, "otel.evil.example:443");
+    return true;
+  });
+});
