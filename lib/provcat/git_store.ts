@@ -105,13 +105,7 @@ export class GitStore implements CatalogStore {
         `store "${this.name}" is git, whose versions are commits; write ?at=commit:<id> instead of ?at=version:${at.id}`,
       );
     }
-    if (at?.kind === "commit") {
-      const found = await this.#git(["rev-parse", "--verify", "-q", `${at.id}^{commit}`]);
-      if (found.code !== 0) {
-        throw new CatalogNotFound(`store "${this.name}" has no commit ${at.id} (for "${key}"); check the ID`);
-      }
-      return { kind: "commit", id: text(found) };
-    }
+    if (at?.kind === "commit") return { kind: "commit", id: await this.#commitId(at.id, key) };
     const branch = at?.id ?? this.branch;
     const head = await this.#head(branch);
     if (head === null) {
@@ -120,6 +114,33 @@ export class GitStore implements CatalogStore {
       );
     }
     return { kind: "commit", id: head };
+  }
+
+  /**
+   * The full ID of the one commit whose ID starts with `id`. `rev-parse <id>` would prefer a branch or tag of
+   * that name over a short ID, so `?at=commit:deadbee` would move with a branch named `deadbee`; this looks
+   * the ID up among the objects only, and refuses a prefix that more than one commit shares.
+   */
+  async #commitId(id: string, key: string): Promise<string> {
+    const found = await this.#must(["rev-parse", `--disambiguate=${id}`]);
+    const objects = text(found).split("\n").filter(Boolean);
+    const typed = objects.length === 0 ? "" : text(
+      await this.#must(["cat-file", "--batch-check=%(objectname) %(objecttype)"], {
+        stdin: objects.join("\n") + "\n",
+      }),
+    );
+    const commits = typed.split("\n").filter((l) => l.endsWith(" commit")).map((l) => l.split(" ")[0]!);
+    if (commits.length === 0) {
+      throw new CatalogNotFound(`store "${this.name}" has no commit ${id} (for "${key}"); check the ID`);
+    }
+    if (commits.length > 1) {
+      throw new CatalogError(
+        `store "${this.name}": the commit ID ${id} is ambiguous (${
+          commits.join(", ")
+        }); write more of its digits`,
+      );
+    }
+    return commits[0]!;
   }
 
   async #entry(key: string, commit: string): Promise<TreeEntry | null> {

@@ -112,3 +112,28 @@ Deno.test("git store: a path that is not a repository is a clear error", async (
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("git store: a commit selector names a commit, never a branch or tag that looks like one", async () => {
+  await withLake(async (catalog, repo) => {
+    const first = await git(repo, "rev-parse", "HEAD");
+    await commitFiles(repo, { "evals/revenue.csv": "q,a\n1,3\n" }, "second");
+    // A branch and a tag whose names are hex, pointing at the second commit.
+    await git(repo, "branch", "deadbee", "HEAD");
+    await git(repo, "tag", first.slice(0, 7).replace(/./, (c) => (c === "a" ? "b" : "a")), "HEAD");
+    await assertRejects(
+      () => catalog.pin("data+table://acme/risk/dev/evals?at=commit:deadbee"),
+      CatalogNotFound,
+      "deadbee",
+    );
+    // The first commit's own short ID still names it, even with a branch of that name on the second.
+    await git(repo, "branch", first.slice(0, 7), "HEAD");
+    const pin = await catalog.pin(
+      `data+table://acme/risk/dev/evals/revenue.csv?at=commit:${first.slice(0, 7)}`,
+    );
+    assertEquals(pin.pinned, `data+table://acme/risk/dev/evals/revenue.csv?at=commit:${first}`);
+    const bytes = await catalog.read(
+      `data+table://acme/risk/dev/evals/revenue.csv?at=commit:${first.slice(0, 7)}`,
+    );
+    assertEquals(new TextDecoder().decode(bytes), "q,a\n1,2\n");
+  });
+});
