@@ -19,7 +19,7 @@ import { modelOf } from "./models.ts";
 import { collectOutputs } from "./outputter.ts";
 import { errorMessage, errorName, EvidenceRecorder } from "./recorder.ts";
 import { newRunId, type RunContext, withRun } from "./run_context.ts";
-import type { AgentSpec, RunFile } from "./run_file.ts";
+import type { RunFile } from "./run_file.ts";
 import { InProcessStager, type StagedInput } from "./stager.ts";
 
 /** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
