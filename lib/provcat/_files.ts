@@ -80,6 +80,19 @@ export async function kindOf(path: string): Promise<"file" | "folder" | null> {
 }
 
 /**
+ * True when a file or folder of `kind` is at `path` and hashes to `sha256`. Anything else there (nothing, the
+ * other kind, a link, a file that is not a regular file) is false, not an error: the caller replaces it.
+ */
+export async function holdsHash(path: string, kind: "file" | "folder", sha256: string): Promise<boolean> {
+  try {
+    return await kindOf(path) === kind && await hashPath(path, kind) === sha256;
+  } catch (error) {
+    if (error instanceof CatalogError || error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/**
  * Copies a file or a folder to `dest`, which must not exist. Each file goes through `Deno.copyFile`: on Linux
  * that is `copy_file_range`, which the kernel turns into a copy-on-write clone on file systems that share
  * extents (btrfs, XFS with reflink), and on macOS `clonefile` on APFS; elsewhere it is a plain copy.

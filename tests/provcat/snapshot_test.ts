@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals } from "./_assert.ts";
 import { Catalog } from "./_deps.ts";
-import { commitFiles, makeRepo } from "./_helpers.ts";
+import { commitFiles, git, makeRepo } from "./_helpers.ts";
 
 async function withLake(fn: (catalog: Catalog, repo: string, dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "provcat-snap-" });
@@ -98,3 +98,67 @@ async function assertMissing(path: string): Promise<void> {
   }
   throw new Error(`${path} exists`);
 }
+
+Deno.test("a fetched version changed in the cache is fetched again, so its snapshot holds the pinned content", async () => {
+  await withLake(async (catalog, repo) => {
+    const first = await git(repo, "rev-parse", "HEAD");
+    await commitFiles(repo, { "evals/q.csv": "v2\n" }, "v2");
+    const uri = `data://acme/risk/dev/evals/q.csv?at=commit:${first}`;
+    const fetched = await catalog.fetch(uri);
+    await Deno.chmod(fetched.path, 0o644);
+    await Deno.writeTextFile(fetched.path, "tampered\n");
+    const snap = await catalog.snapshot(uri);
+    assertEquals(await Deno.readTextFile(snap.path), "v1\n");
+    assertEquals(snap.sha256, createHash("sha256").update("v1\n").digest("hex"));
+    const again = await catalog.fetch(uri);
+    assertEquals(await Deno.readTextFile(again.path), "v1\n");
+  });
+});
+
+Deno.test("a snapshot whose file was replaced by a link is replaced, not followed", async () => {
+  await withLake(async (catalog, _repo, dir) => {
+    const file = await catalog.snapshot("data://acme/risk/dev/evals/q.csv");
+    await Deno.writeTextFile(join(dir, "outside"), "v1\n");
+    await Deno.remove(file.path);
+    await Deno.symlink(join(dir, "outside"), file.path);
+    const again = await catalog.snapshot("data://acme/risk/dev/evals/q.csv");
+    assertEquals([again.reused, again.path], [false, file.path]);
+    assert(!(await Deno.lstat(file.path)).isSymlink);
+    const folder = await catalog.snapshot("data://acme/risk/dev/evals");
+    await Deno.chmod(folder.path, 0o755);
+    await Deno.chmod(join(folder.path, "q.csv"), 0o644);
+    await Deno.remove(join(folder.path, "q.csv"));
+    await Deno.symlink(join(dir, "outside"), join(folder.path, "q.csv"));
+    const folderAgain = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals(folderAgain.reused, false);
+    assert(!(await Deno.lstat(join(folder.path, "q.csv"))).isSymlink);
+  });
+});
+
+Deno.test("a snapshot that was made writable is handed out read-only again", async () => {
+  await withLake(async (catalog) => {
+    const first = await catalog.snapshot("data://acme/risk/dev/evals");
+    await new Deno.Command("chmod", { args: ["-R", "u+w", first.path] }).output();
+    const again = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals(again.reused, true);
+    assertEquals((await Deno.stat(join(again.path, "q.csv"))).mode! & 0o222, 0);
+    assertEquals((await Deno.stat(join(again.path, "sub"))).mode! & 0o222, 0);
+  });
+});
+
+Deno.test("snapshots of one version made at once by two catalogs on one cache all succeed", async () => {
+  await withLake(async (catalog, repo, dir) => {
+    const other = await Catalog.open({
+      config: {
+        cache: join(dir, "cache"),
+        stores: { lake: { type: "git", path: repo } },
+        routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+      },
+    });
+    const snaps = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? other : catalog).snapshot("data://acme/risk/dev/evals")),
+    );
+    assertEquals(new Set(snaps.map((s) => s.path)).size, 1);
+    assertEquals(await Deno.readTextFile(join(snaps[0]!.path, "q.csv")), "v1\n");
+  });
+});
