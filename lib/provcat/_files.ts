@@ -53,6 +53,22 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/**
+ * The local path of a `/` path under `root`, refusing a path that could leave it: an empty, `.` or `..` part.
+ * Keys that a URI makes cannot have one, but the names in a git tree or an S3 bucket come from whoever wrote
+ * them (`git mktree` takes `..`).
+ * @throws CatalogError for such a path.
+ */
+export function pathUnder(root: string, rel: string, where: string): string {
+  const parts = rel.split("/");
+  if (parts.some((p) => p === "" || p === "." || p === "..")) {
+    throw new CatalogError(
+      `${where} holds "${rel}", a path with an empty, . or .. part, which would be written outside ${root}; remove it from the store`,
+    );
+  }
+  return join(root, ...parts);
+}
+
 /** The lowercase hex SHA-256 of a file's bytes, read as a stream. */
 export async function hashFile(path: string): Promise<string> {
   const hash = createHash("sha256");

@@ -6,7 +6,7 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { copyTree, kindOf, removeTree, walkFiles } from "./_files.ts";
+import { copyTree, kindOf, pathUnder, removeTree, walkFiles } from "./_files.ts";
 import { runGit, text, writeBlobs } from "./_git.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
@@ -208,7 +208,7 @@ export class GitStore implements CatalogStore {
     const found = await this.#must(["ls-tree", "-r", "-z", this.#treeish(key, commit)]);
     const blobs = parseTree(text(found), false).map((e) => {
       this.#kind(e, joinKey(key, e.path));
-      return { oid: e.oid, path: join(dest, ...e.path.split("/")) };
+      return { oid: e.oid, path: pathUnder(dest, e.path, `store "${this.name}" at commit ${commit}`) };
     });
     await writeBlobs([`--git-dir=${await this.#dir()}`], blobs);
     return kind;

@@ -137,3 +137,38 @@ Deno.test("git store: a commit selector names a commit, never a branch or tag th
     assertEquals(new TextDecoder().decode(bytes), "q,a\n1,2\n");
   });
 });
+
+Deno.test("git store: a tree with a .. entry is refused, not written outside the cache", async () => {
+  await withLake(async (catalog, repo) => {
+    const dir = join(repo, "..");
+    const mktree = async (entries: string) => {
+      const out = await new Deno.Command("git", {
+        args: ["mktree"],
+        cwd: repo,
+        stdin: "piped",
+        stdout: "piped",
+      }).spawn();
+      const writer = out.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(entries));
+      await writer.close();
+      return new TextDecoder().decode((await out.output()).stdout).trim();
+    };
+    await Deno.writeTextFile(join(dir, "payload"), "escaped\n");
+    const oid = await git(repo, "hash-object", "-w", join(dir, "payload"));
+    await Deno.remove(join(dir, "payload"));
+    let tree = await mktree(`100644 blob ${oid}\tescaped\n`);
+    for (let i = 0; i < 4; i++) tree = await mktree(`040000 tree ${tree}\t..\n`);
+    const root = await mktree(`040000 tree ${tree}\td\n`);
+    const commit = await git(repo, "commit-tree", root, "-m", "evil");
+    await git(repo, "update-ref", "refs/heads/evil", commit);
+    await assertRejects(
+      () => catalog.snapshot("data+table://acme/risk/dev/d?at=branch:evil"),
+      CatalogError,
+      "..",
+    );
+    for (const where of [dir, join(dir, "cache"), join(dir, "cache", "tmp")]) {
+      const found = await Deno.stat(join(where, "escaped")).then(() => true, () => false);
+      assert(!found, `nothing was written at ${join(where, "escaped")}`);
+    }
+  });
+});
