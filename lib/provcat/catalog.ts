@@ -125,7 +125,7 @@ export class Catalog implements AsyncDisposable {
     this.#config = config;
     this.cache = config.cache;
     this.#hooks = hooks;
-    this.#files = new FolderStore("file", { type: "folder", path: "/" });
+    this.#files = new FolderStore("file", { type: "folder", path: "/" }, { parentLinks: true });
   }
 
   /**
