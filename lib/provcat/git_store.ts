@@ -76,6 +76,17 @@ export class GitStore implements CatalogStore {
       );
     }
     const [dir, bare] = text(found).split("\n");
+    // git looks upward from a folder for its repository, so a store path that is a plain folder inside another
+    // repository would read and commit that one instead; the path must be the repository's own top.
+    const top = bare === "true"
+      ? dir!
+      : text(await runGit(["-C", this.path, "rev-parse", "--show-toplevel"]));
+    const real = async (p: string) => await Deno.realPath(p).catch(() => p);
+    if (await real(top) !== await real(this.path)) {
+      throw new CatalogError(
+        `store "${this.name}": ${this.path} is not the top of a git repository but a folder inside ${top}; point the store at a repository's own folder, or run git init in ${this.path}`,
+      );
+    }
     this.#gitDir = dir!;
     this.#bare = bare === "true";
     return this.#gitDir;

@@ -172,3 +172,27 @@ Deno.test("git store: a tree with a .. entry is refused, not written outside the
     }
   });
 });
+
+Deno.test("git store: a plain folder inside another repository is refused, not taken for that repository", async () => {
+  await withLake(async (_catalog, repo) => {
+    await Deno.mkdir(join(repo, "sub"));
+    const head = await git(repo, "rev-parse", "HEAD");
+    await using inner = await Catalog.open({
+      config: {
+        cache: join(repo, "..", "cache2"),
+        stores: { sub: { type: "git", path: join(repo, "sub") } },
+        routes: [{ prefix: "d://a/b/c", store: "sub" }],
+      },
+    });
+    await assertRejects(() => inner.pin("d://a/b/c/evals"), CatalogError, "not the top of a git repository");
+    await assertRejects(
+      async () => {
+        await inner.put("d://a/b/c/x", new TextEncoder().encode("x"));
+        await inner.commit("d://a/b/c/x", "into the outer repository");
+      },
+      CatalogError,
+      "not the top of a git repository",
+    );
+    assertEquals(await git(repo, "rev-parse", "HEAD"), head);
+  });
+});
