@@ -283,6 +283,8 @@ export class GitStore implements CatalogStore {
       }
       return { kind: "commit", id: head };
     }
+    const checkedOut = await this.#checkedOut();
+    if (checkedOut) await this.#refuseLocalChanges(keys);
     const work = await Deno.makeTempDir({ prefix: "provcat-git-" });
     try {
       const env = { ...(await this.#ident()), GIT_INDEX_FILE: join(work, "index") };
@@ -321,7 +323,7 @@ export class GitStore implements CatalogStore {
         );
       }
       await this.#unstage(stage, all, keys);
-      await this.#checkout(keys);
+      if (checkedOut) await this.#checkout(keys);
       return { kind: "commit", id: commit };
     } finally {
       await removeTree(work);
@@ -333,11 +335,62 @@ export class GitStore implements CatalogStore {
     await Deno.writeTextFile(stage.list, JSON.stringify(all.filter((k) => !done.includes(k))));
   }
 
+  /** The options and variables that run git on the working tree, whatever GIT_DIR or GIT_INDEX_FILE say. */
+  async #worktree(): Promise<{ args: string[]; env: Record<string, string> }> {
+    const dir = await this.#dir();
+    return {
+      args: [`--git-dir=${dir}`, `--work-tree=${this.path}`],
+      env: { GIT_INDEX_FILE: join(dir, "index") },
+    };
+  }
+
+  /** True when the repository has a working tree with the store's branch checked out. */
+  async #checkedOut(): Promise<boolean> {
+    await this.#dir();
+    if (this.#bare) return false;
+    const current = await this.#git(["symbolic-ref", "-q", "HEAD"]);
+    return text(current) === `refs/heads/${this.branch}`;
+  }
+
+  /**
+   * Refuses to commit keys that the user has changed in the checked-out working tree (staged, unstaged or
+   * untracked): checking out the commit would overwrite that work.
+   */
+  async #refuseLocalChanges(keys: string[]): Promise<void> {
+    const { args, env } = await this.#worktree();
+    const status = await runGit([
+      ...args,
+      "status",
+      "--porcelain",
+      "-z",
+      "--untracked-files=all",
+      "--",
+      ...keys,
+    ], {
+      env,
+    });
+    if (status.code !== 0) {
+      throw new CatalogError(`store "${this.name}": git status failed in ${this.path}: ${status.stderr}`);
+    }
+    const changed = text(status).split("\0").filter(Boolean).map((l) => l.slice(3));
+    if (changed.length) {
+      throw new CatalogError(
+        `store "${this.name}": ${this.path} has the branch "${this.branch}" checked out with local changes to ${
+          changed.slice(0, 5).join(", ")
+        }${
+          changed.length > 5 ? ", …" : ""
+        }, which the commit would overwrite; commit, stash or remove them, then commit again`,
+      );
+    }
+  }
+
+  /**
+   * Checks the committed keys out in the working tree. `--no-overlay` also removes the files that the commit
+   * removed, which git's default overlay mode would leave in the index, for the user's next commit to add back.
+   */
   async #checkout(keys: string[]): Promise<void> {
-    if (this.#bare) return;
-    const current = await runGit(["-C", this.path, "symbolic-ref", "-q", "HEAD"]);
-    if (text(current) !== `refs/heads/${this.branch}`) return;
-    const done = await runGit(["-C", this.path, "checkout", this.branch, "--", ...keys]);
+    const { args, env } = await this.#worktree();
+    const done = await runGit([...args, "checkout", "--no-overlay", this.branch, "--", ...keys], { env });
     if (done.code !== 0) {
       throw new CatalogError(
         `store "${this.name}": committed, but could not check out ${

@@ -196,3 +196,35 @@ Deno.test("git store: a plain folder inside another repository is refused, not t
     assertEquals(await git(repo, "rev-parse", "HEAD"), head);
   });
 });
+
+Deno.test("git store: a commit in a checked-out branch removes the files it removed from the user's index too", async () => {
+  await withLake(async (catalog, repo) => {
+    await commitFiles(repo, { "runs/r1/a": "a", "runs/r1/b": "b" }, "r1");
+    const src = await Deno.makeTempDir({ prefix: "provcat-src-" });
+    try {
+      await Deno.writeTextFile(join(src, "a"), "a2");
+      await catalog.put("data+table://acme/risk/dev/runs/r1", src);
+      await catalog.commit("data+table://acme/risk/dev/runs/r1", "r1 without b");
+    } finally {
+      await Deno.remove(src, { recursive: true });
+    }
+    assertEquals(await git(repo, "ls-tree", "-r", "--name-only", "HEAD", "runs"), "runs/r1/a");
+    assertEquals(await git(repo, "status", "--porcelain"), "");
+    assertEquals(await Deno.readTextFile(join(repo, "runs", "r1", "a")), "a2");
+  });
+});
+
+Deno.test("git store: a commit that would overwrite the user's local changes in a checked-out branch is refused", async () => {
+  await withLake(async (catalog, repo) => {
+    const head = await git(repo, "rev-parse", "HEAD");
+    await Deno.writeTextFile(join(repo, "evals", "revenue.csv"), "my unsaved work\n");
+    await catalog.put("data+table://acme/risk/dev/evals/revenue.csv", new TextEncoder().encode("theirs\n"));
+    await assertRejects(
+      () => catalog.commit("data+table://acme/risk/dev/evals", "overwrite"),
+      CatalogError,
+      "local changes to evals/revenue.csv",
+    );
+    assertEquals(await Deno.readTextFile(join(repo, "evals", "revenue.csv")), "my unsaved work\n");
+    assertEquals(await git(repo, "rev-parse", "HEAD"), head);
+  });
+});
