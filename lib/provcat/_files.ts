@@ -16,7 +16,8 @@ export interface FileEntry {
 }
 
 /**
- * The files of a folder, sorted by their `/` path (UTF-16 code unit order, the same on every machine).
+ * The files of a folder, sorted by the UTF-8 bytes of their `/` path, as `LC_ALL=C sort` sorts them (UTF-16
+ * order differs for names past U+E000 beside names past U+FFFF).
  * @throws CatalogError for a link, which the catalog does not follow.
  */
 export async function walkFiles(root: string): Promise<FileEntry[]> {
@@ -30,11 +31,42 @@ export async function walkFiles(root: string): Promise<FileEntry[]> {
         );
       }
       if (entry.isDirectory) await visit(abs);
-      else found.push({ rel: relative(root, abs).split(sep).join("/"), abs });
+      else if (entry.isFile) found.push({ rel: relative(root, abs).split(sep).join("/"), abs });
+      else {
+        // A fifo would block the hash forever, and a device or socket has no content to copy.
+        throw new CatalogError(
+          `${abs} is not a regular file (a fifo, socket or device); the catalog copies files and folders only, so remove it`,
+        );
+      }
     }
   };
   await visit(root);
-  return found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  const bytes = new Map(found.map((f) => [f, encoder.encode(f.rel)]));
+  return found.sort((a, b) => compareBytes(bytes.get(a)!, bytes.get(b)!));
+}
+
+const encoder = new TextEncoder();
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/**
+ * The local path of a `/` path under `root`, refusing a path that could leave it: an empty, `.` or `..` part.
+ * Keys that a URI makes cannot have one, but the names in a git tree or an S3 bucket come from whoever wrote
+ * them (`git mktree` takes `..`).
+ * @throws CatalogError for such a path.
+ */
+export function pathUnder(root: string, rel: string, where: string): string {
+  const parts = rel.split("/");
+  if (parts.some((p) => p === "" || p === "." || p === "..")) {
+    throw new CatalogError(
+      `${where} holds "${rel}", a path with an empty, . or .. part, which would be written outside ${root}; remove it from the store`,
+    );
+  }
+  return join(root, ...parts);
 }
 
 /** The lowercase hex SHA-256 of a file's bytes, read as a stream. */
@@ -52,12 +84,24 @@ export async function hashFile(path: string): Promise<string> {
 
 /**
  * The SHA-256 of a folder: of the sorted list of its files, one line each, `<sha256>  <path>\n` (the format of
- * `sha256sum`), so that `find . -type f | sort | xargs sha256sum | sha256sum` gives the same hash.
+ * `sha256sum`, escapes included), so that `find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum` gives
+ * the same hash.
  */
 export async function hashFolder(root: string): Promise<string> {
   const lines: string[] = [];
-  for (const file of await walkFiles(root)) lines.push(`${await hashFile(file.abs)}  ${file.rel}\n`);
+  for (const file of await walkFiles(root)) lines.push(sumLine(await hashFile(file.abs), file.rel));
   return createHash("sha256").update(lines.join("")).digest("hex");
+}
+
+/**
+ * One line of `sha256sum`. A name with a newline, a carriage return or a backslash is escaped and the line
+ * starts with `\`, as coreutils does: written raw, a name such as `a\n<sha256>  b` would make one file's line
+ * read as two, and two folders of different content would share a hash.
+ */
+function sumLine(sha256: string, path: string): string {
+  if (!/[\\\n\r]/.test(path)) return `${sha256}  ${path}\n`;
+  const escaped = path.replace(/[\\\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : "\\r"));
+  return `\\${sha256}  ${escaped}\n`;
 }
 
 /** The SHA-256 of a file or a folder, as {@linkcode hashFile} and {@linkcode hashFolder} give it. */
@@ -65,16 +109,34 @@ export async function hashPath(path: string, kind: "file" | "folder"): Promise<s
   return kind === "file" ? await hashFile(path) : await hashFolder(path);
 }
 
-/** `file`, `folder`, or null when nothing is there. @throws CatalogError for a link. */
+/** `file`, `folder`, or null when nothing is there. @throws CatalogError for a link, a fifo, a socket or a device. */
 export async function kindOf(path: string): Promise<"file" | "folder" | null> {
   try {
     const info = await Deno.lstat(path);
     if (info.isSymlink) {
       throw new CatalogError(`${path} is a link; the catalog copies files and folders only`);
     }
+    if (!info.isDirectory && !info.isFile) {
+      throw new CatalogError(
+        `${path} is not a regular file (a fifo, socket or device); the catalog reads files only`,
+      );
+    }
     return info.isDirectory ? "folder" : "file";
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/**
+ * True when a file or folder of `kind` is at `path` and hashes to `sha256`. Anything else there (nothing, the
+ * other kind, a link, a file that is not a regular file) is false, not an error: the caller replaces it.
+ */
+export async function holdsHash(path: string, kind: "file" | "folder", sha256: string): Promise<boolean> {
+  try {
+    return await kindOf(path) === kind && await hashPath(path, kind) === sha256;
+  } catch (error) {
+    if (error instanceof CatalogError || error instanceof Deno.errors.NotFound) return false;
     throw error;
   }
 }

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
-import { kindOf, makeReadOnly, removeTree, tempIn } from "./_files.ts";
+import { hashPath, holdsHash, makeReadOnly, removeTree, tempIn } from "./_files.ts";
 import {
   type CatalogConfig,
   checkConfig,
@@ -21,6 +21,9 @@ import { S3Store } from "./s3_store.ts";
 import { materializeSnapshot, type Snapshot } from "./snapshot.ts";
 import { type CatalogStore, type EntryKind, joinKey, type PutSource, type StoreVersion } from "./store.ts";
 import { type CatalogUri, childUri, formatUri, parseUri, withSelector } from "./uri.ts";
+
+/** The file that marks a fetched version's cache folder as complete, with the hash of what it holds. */
+const COMPLETE = ".complete";
 
 /** How to open a catalog. */
 export interface CatalogOpenOptions {
@@ -67,6 +70,8 @@ export interface Fetched {
   /** A local path: a fixed version's own cache folder, or a folder store's live path when `pinned` is null. */
   path: string;
   kind: EntryKind;
+  /** The SHA-256 of a fixed version's cached copy, as a snapshot computes it; absent for a live path. */
+  sha256?: string;
 }
 
 /** What `commit` gives. */
@@ -120,7 +125,7 @@ export class Catalog implements AsyncDisposable {
     this.#config = config;
     this.cache = config.cache;
     this.#hooks = hooks;
-    this.#files = new FolderStore("file", { type: "folder", path: "/" });
+    this.#files = new FolderStore("file", { type: "folder", path: "/" }, { parentLinks: true });
   }
 
   /**
@@ -268,25 +273,43 @@ export class Catalog implements AsyncDisposable {
       keyHash,
     );
     const path = join(folder, name);
-    if (await kindOf(join(folder, ".complete")) === "file") {
-      return { uri, pinned: pin.pinned, path, kind: pin.kind };
-    }
+    // A cached copy is reused only while it still hashes to what was fetched: a copy changed on disk would
+    // otherwise be handed out, and snapshotted, as the pinned version.
+    const cached = await this.#cached(folder, path, pin.kind);
+    if (cached !== null) return { uri, pinned: pin.pinned, path, kind: pin.kind, sha256: cached };
+    await removeTree(folder);
     const work = await tempIn(join(this.cache, "tmp"));
     try {
       const kind = await route.store.materialize(route.key, pin.version, join(work, name));
       await makeReadOnly(join(work, name));
-      await Deno.writeTextFile(join(work, ".complete"), pin.pinned + "\n");
+      const sha256 = await hashPath(join(work, name), kind);
+      await Deno.writeTextFile(
+        join(work, COMPLETE),
+        JSON.stringify({ pinned: pin.pinned, kind, sha256 }) + "\n",
+      );
       await Deno.mkdir(join(folder, ".."), { recursive: true });
       try {
         await Deno.rename(work, folder);
       } catch (error) {
         // Another fetch of the same version got there first; its copy is the same.
-        if (await kindOf(join(folder, ".complete")) !== "file") throw error;
+        if (await this.#cached(folder, path, kind) !== sha256) throw error;
       }
-      return { uri, pinned: pin.pinned, path, kind };
+      return { uri, pinned: pin.pinned, path, kind, sha256 };
     } finally {
       await removeTree(work);
     }
+  }
+
+  /** The hash of a fixed version's cached copy, or null when it is missing, unfinished or changed. */
+  async #cached(folder: string, path: string, kind: EntryKind): Promise<string | null> {
+    let recorded: { kind?: unknown; sha256?: unknown };
+    try {
+      recorded = JSON.parse(await Deno.readTextFile(join(folder, COMPLETE)));
+    } catch {
+      return null;
+    }
+    if (recorded.kind !== kind || typeof recorded.sha256 !== "string") return null;
+    return await holdsHash(path, kind, recorded.sha256) ? recorded.sha256 : null;
   }
 
   #name(route: Route): string {
@@ -330,6 +353,7 @@ export class Catalog implements AsyncDisposable {
       const made = await materializeSnapshot(this.cache, fetched.path, {
         name: this.#name(route),
         kind: fetched.kind,
+        ...(fetched.sha256 !== undefined ? { sha256: fetched.sha256 } : {}),
       });
       return {
         uri,

@@ -25,7 +25,7 @@ import { CatalogError } from "./errors.ts";
 import type { FolderStoreConfig } from "./folder_store.ts";
 import type { GitStoreConfig } from "./git_store.ts";
 import type { S3StoreConfig } from "./s3_store.ts";
-import { type LogicalUri, parseUri } from "./uri.ts";
+import { isBranchName, type LogicalUri, parseUri } from "./uri.ts";
 
 /** One store's config. */
 export type StoreConfig = FolderStoreConfig | GitStoreConfig | S3StoreConfig;
@@ -154,6 +154,14 @@ export function checkConfig(value: unknown, where = "the catalog config"): Catal
     if (v === undefined && optional) return;
     if (typeof v !== "string" || v === "") problems.push(`${at} is not a non-empty text`);
   };
+  // A branch goes into `refs/heads/<branch>^{commit}`: `main~1` would read main's parent, and commit to nothing.
+  const branchAt = (v: unknown, at: string) => {
+    if (typeof v === "string" && v !== "" && !isBranchName(v)) {
+      problems.push(
+        `${at} "${v}" is not a branch name (letters, digits, _ . / -; no .., ~, ^, @{ or leading -)`,
+      );
+    }
+  };
   const part = (v: Record<string, unknown>, at: string) => {
     textAt(v.cache, `${at}cache`, true);
     if (v.stores !== undefined && object(v.stores, `${at}stores`, Object.keys(v.stores as object ?? {}))) {
@@ -168,12 +176,16 @@ export function checkConfig(value: unknown, where = "the catalog config"): Catal
         if (type === "s3") {
           textAt(s.bucket, `${sat}.bucket`);
           for (const k of ["prefix", "endpoint", "region", "branch"]) textAt(s[k], `${sat}.${k}`, true);
+          branchAt(s.branch, `${sat}.branch`);
           if (s.forcePathStyle !== undefined && typeof s.forcePathStyle !== "boolean") {
             problems.push(`${sat}.forcePathStyle is not true or false`);
           }
         } else {
           textAt(s.path, `${sat}.path`);
-          if (type === "git") textAt(s.branch, `${sat}.branch`, true);
+          if (type === "git") {
+            textAt(s.branch, `${sat}.branch`, true);
+            branchAt(s.branch, `${sat}.branch`);
+          }
         }
       }
     }

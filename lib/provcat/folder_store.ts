@@ -31,17 +31,48 @@ export class FolderStore implements CatalogStore {
   readonly versioned = false;
   readonly root: string;
 
+  #parentLinks: boolean;
+
   /**
    * @param name The store's name in the config.
    * @param config The folder; a relative path is taken from the current folder.
+   * @param options `parentLinks`: follow a link among the folders above a key; only the catalog's own store of
+   * `file:///` paths does, since such a path names a place on the disk, not a place in a store.
    */
-  constructor(readonly name: string, config: FolderStoreConfig) {
+  constructor(readonly name: string, config: FolderStoreConfig, options: { parentLinks?: boolean } = {}) {
     this.root = resolve(config.path);
+    this.#parentLinks = options.parentLinks ?? false;
   }
 
   /** The live path of a key. */
   localPath(key: string): string {
     return key === "" ? this.root : join(this.root, ...key.split("/"));
+  }
+
+  /**
+   * The live path of a key, refusing a link in any folder between the store's root and the key: a link such
+   * as `etc -> /etc` would let `data://…/etc/passwd` read, and a put write, outside the store.
+   */
+  async #path(key: string): Promise<string> {
+    if (this.#parentLinks || key === "") return this.localPath(key);
+    const parts = key.split("/");
+    let at = this.root;
+    for (const part of parts.slice(0, -1)) {
+      at = join(at, part);
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.lstat(at);
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) break;
+        throw error;
+      }
+      if (info.isSymlink) {
+        throw new CatalogError(
+          `"${key}" in store "${this.name}" goes through ${at}, a link; the catalog does not follow links, so replace it with a folder`,
+        );
+      }
+    }
+    return this.localPath(key);
   }
 
   /** A folder has no versions: null, and a selector is refused. */
@@ -58,12 +89,12 @@ export class FolderStore implements CatalogStore {
 
   /** What is at a key. */
   async stat(key: string): Promise<EntryKind | null> {
-    return await kindOf(this.localPath(key));
+    return await kindOf(await this.#path(key));
   }
 
   /** The entries of a folder. */
   async list(key: string): Promise<StoreEntry[]> {
-    const path = this.localPath(key);
+    const path = await this.#path(key);
     if (await kindOf(path) !== "folder") throw this.#notFound(key, "folder");
     const entries: StoreEntry[] = [];
     for await (const entry of Deno.readDir(path)) {
@@ -76,14 +107,14 @@ export class FolderStore implements CatalogStore {
 
   /** The bytes of a file. */
   async read(key: string): Promise<Uint8Array> {
-    const path = this.localPath(key);
+    const path = await this.#path(key);
     if (await kindOf(path) !== "file") throw this.#notFound(key, "file");
     return await Deno.readFile(path);
   }
 
   /** Copies a key to `dest`. */
   async materialize(key: string, _version: StoreVersion | null, dest: string): Promise<EntryKind> {
-    const path = this.localPath(key);
+    const path = await this.#path(key);
     const kind = await kindOf(path);
     if (kind === null) throw this.#notFound(key, "file or folder");
     await copyTree(path, dest, kind);
@@ -95,7 +126,7 @@ export class FolderStore implements CatalogStore {
     if (key === "") {
       throw new CatalogError(`cannot put at the root of store "${this.name}"; name a path under it`);
     }
-    const path = this.localPath(key);
+    const path = await this.#path(key);
     if (typeof source !== "string") {
       await removeTree(path);
       await Deno.mkdir(dirname(path), { recursive: true });

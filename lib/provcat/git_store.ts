@@ -6,7 +6,7 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { copyTree, kindOf, removeTree, walkFiles } from "./_files.ts";
+import { copyTree, kindOf, pathUnder, removeTree, walkFiles } from "./_files.ts";
 import { runGit, text, writeBlobs } from "./_git.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
@@ -76,6 +76,17 @@ export class GitStore implements CatalogStore {
       );
     }
     const [dir, bare] = text(found).split("\n");
+    // git looks upward from a folder for its repository, so a store path that is a plain folder inside another
+    // repository would read and commit that one instead; the path must be the repository's own top.
+    const top = bare === "true"
+      ? dir!
+      : text(await runGit(["-C", this.path, "rev-parse", "--show-toplevel"]));
+    const real = async (p: string) => await Deno.realPath(p).catch(() => p);
+    if (await real(top) !== await real(this.path)) {
+      throw new CatalogError(
+        `store "${this.name}": ${this.path} is not the top of a git repository but a folder inside ${top}; point the store at a repository's own folder, or run git init in ${this.path}`,
+      );
+    }
     this.#gitDir = dir!;
     this.#bare = bare === "true";
     return this.#gitDir;
@@ -105,13 +116,7 @@ export class GitStore implements CatalogStore {
         `store "${this.name}" is git, whose versions are commits; write ?at=commit:<id> instead of ?at=version:${at.id}`,
       );
     }
-    if (at?.kind === "commit") {
-      const found = await this.#git(["rev-parse", "--verify", "-q", `${at.id}^{commit}`]);
-      if (found.code !== 0) {
-        throw new CatalogNotFound(`store "${this.name}" has no commit ${at.id} (for "${key}"); check the ID`);
-      }
-      return { kind: "commit", id: text(found) };
-    }
+    if (at?.kind === "commit") return { kind: "commit", id: await this.#commitId(at.id, key) };
     const branch = at?.id ?? this.branch;
     const head = await this.#head(branch);
     if (head === null) {
@@ -120,6 +125,33 @@ export class GitStore implements CatalogStore {
       );
     }
     return { kind: "commit", id: head };
+  }
+
+  /**
+   * The full ID of the one commit whose ID starts with `id`. `rev-parse <id>` would prefer a branch or tag of
+   * that name over a short ID, so `?at=commit:deadbee` would move with a branch named `deadbee`; this looks
+   * the ID up among the objects only, and refuses a prefix that more than one commit shares.
+   */
+  async #commitId(id: string, key: string): Promise<string> {
+    const found = await this.#must(["rev-parse", `--disambiguate=${id}`]);
+    const objects = text(found).split("\n").filter(Boolean);
+    const typed = objects.length === 0 ? "" : text(
+      await this.#must(["cat-file", "--batch-check=%(objectname) %(objecttype)"], {
+        stdin: objects.join("\n") + "\n",
+      }),
+    );
+    const commits = typed.split("\n").filter((l) => l.endsWith(" commit")).map((l) => l.split(" ")[0]!);
+    if (commits.length === 0) {
+      throw new CatalogNotFound(`store "${this.name}" has no commit ${id} (for "${key}"); check the ID`);
+    }
+    if (commits.length > 1) {
+      throw new CatalogError(
+        `store "${this.name}": the commit ID ${id} is ambiguous (${
+          commits.join(", ")
+        }); write more of its digits`,
+      );
+    }
+    return commits[0]!;
   }
 
   async #entry(key: string, commit: string): Promise<TreeEntry | null> {
@@ -187,7 +219,7 @@ export class GitStore implements CatalogStore {
     const found = await this.#must(["ls-tree", "-r", "-z", this.#treeish(key, commit)]);
     const blobs = parseTree(text(found), false).map((e) => {
       this.#kind(e, joinKey(key, e.path));
-      return { oid: e.oid, path: join(dest, ...e.path.split("/")) };
+      return { oid: e.oid, path: pathUnder(dest, e.path, `store "${this.name}" at commit ${commit}`) };
     });
     await writeBlobs([`--git-dir=${await this.#dir()}`], blobs);
     return kind;
@@ -251,6 +283,8 @@ export class GitStore implements CatalogStore {
       }
       return { kind: "commit", id: head };
     }
+    const checkedOut = await this.#checkedOut();
+    if (checkedOut) await this.#refuseLocalChanges(keys);
     const work = await Deno.makeTempDir({ prefix: "provcat-git-" });
     try {
       const env = { ...(await this.#ident()), GIT_INDEX_FILE: join(work, "index") };
@@ -289,7 +323,7 @@ export class GitStore implements CatalogStore {
         );
       }
       await this.#unstage(stage, all, keys);
-      await this.#checkout(keys);
+      if (checkedOut) await this.#checkout(keys);
       return { kind: "commit", id: commit };
     } finally {
       await removeTree(work);
@@ -301,11 +335,62 @@ export class GitStore implements CatalogStore {
     await Deno.writeTextFile(stage.list, JSON.stringify(all.filter((k) => !done.includes(k))));
   }
 
+  /** The options and variables that run git on the working tree, whatever GIT_DIR or GIT_INDEX_FILE say. */
+  async #worktree(): Promise<{ args: string[]; env: Record<string, string> }> {
+    const dir = await this.#dir();
+    return {
+      args: [`--git-dir=${dir}`, `--work-tree=${this.path}`],
+      env: { GIT_INDEX_FILE: join(dir, "index") },
+    };
+  }
+
+  /** True when the repository has a working tree with the store's branch checked out. */
+  async #checkedOut(): Promise<boolean> {
+    await this.#dir();
+    if (this.#bare) return false;
+    const current = await this.#git(["symbolic-ref", "-q", "HEAD"]);
+    return text(current) === `refs/heads/${this.branch}`;
+  }
+
+  /**
+   * Refuses to commit keys that the user has changed in the checked-out working tree (staged, unstaged or
+   * untracked): checking out the commit would overwrite that work.
+   */
+  async #refuseLocalChanges(keys: string[]): Promise<void> {
+    const { args, env } = await this.#worktree();
+    const status = await runGit([
+      ...args,
+      "status",
+      "--porcelain",
+      "-z",
+      "--untracked-files=all",
+      "--",
+      ...keys,
+    ], {
+      env,
+    });
+    if (status.code !== 0) {
+      throw new CatalogError(`store "${this.name}": git status failed in ${this.path}: ${status.stderr}`);
+    }
+    const changed = text(status).split("\0").filter(Boolean).map((l) => l.slice(3));
+    if (changed.length) {
+      throw new CatalogError(
+        `store "${this.name}": ${this.path} has the branch "${this.branch}" checked out with local changes to ${
+          changed.slice(0, 5).join(", ")
+        }${
+          changed.length > 5 ? ", …" : ""
+        }, which the commit would overwrite; commit, stash or remove them, then commit again`,
+      );
+    }
+  }
+
+  /**
+   * Checks the committed keys out in the working tree. `--no-overlay` also removes the files that the commit
+   * removed, which git's default overlay mode would leave in the index, for the user's next commit to add back.
+   */
   async #checkout(keys: string[]): Promise<void> {
-    if (this.#bare) return;
-    const current = await runGit(["-C", this.path, "symbolic-ref", "-q", "HEAD"]);
-    if (text(current) !== `refs/heads/${this.branch}`) return;
-    const done = await runGit(["-C", this.path, "checkout", this.branch, "--", ...keys]);
+    const { args, env } = await this.#worktree();
+    const done = await runGit([...args, "checkout", "--no-overlay", this.branch, "--", ...keys], { env });
     if (done.code !== 0) {
       throw new CatalogError(
         `store "${this.name}": committed, but could not check out ${

@@ -18,8 +18,8 @@ import {
 } from "@aws-sdk/client-s3";
 import canonicalize from "canonicalize";
 import { createHash } from "node:crypto";
-import { dirname, join } from "node:path";
-import { kindOf, walkFiles } from "./_files.ts";
+import { dirname } from "node:path";
+import { kindOf, pathUnder, walkFiles } from "./_files.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
   type CatalogStore,
@@ -268,11 +268,16 @@ export class S3Store implements CatalogStore {
     await Deno.mkdir(dest, { recursive: true });
     const inside = key === "" ? "" : key + "/";
     const objects = Object.entries(await this.#objects(version)).filter(([k]) => k.startsWith(inside));
+    for (const [k] of objects) pathUnder(dest, k.slice(inside.length), `store "${this.name}"`); // before any write
     let next = 0;
     const worker = async () => {
       while (next < objects.length) {
         const [k, o] = objects[next++]!;
-        const path = join(dest, ...k.slice(inside.length).split("/"));
+        const path = pathUnder(
+          dest,
+          k.slice(inside.length),
+          `store "${this.name}" at ${version?.kind}:${version?.id}`,
+        );
         await Deno.mkdir(dirname(path), { recursive: true });
         await Deno.writeFile(path, await this.#getVersion(k, o.version), { createNew: true });
       }

@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { copyTree, hashPath, kindOf, makeReadOnly, removeTree, tempIn } from "./_files.ts";
+import { copyTree, hashPath, holdsHash, makeReadOnly, removeTree, tempIn } from "./_files.ts";
 import type { EntryKind } from "./store.ts";
 
 /** A snapshot, as `Catalog.snapshot` returns it. */
@@ -30,7 +30,8 @@ export interface Snapshot {
  *
  * @param cache The cache root.
  * @param source The file or folder to copy (a fixed version's cached copy, or a folder store's own path).
- * @param options `name`: the snapshot's last path segment; `kind`: what the source is.
+ * @param options `name`: the snapshot's last path segment; `kind`: what the source is; `sha256`: the source's
+ * hash when the caller has it already.
  * @returns The snapshot's path, hash and whether it was reused.
  * @example
  * ```ts
@@ -41,15 +42,13 @@ export interface Snapshot {
 export async function materializeSnapshot(
   cache: string,
   source: string,
-  options: { name: string; kind: EntryKind },
+  options: { name: string; kind: EntryKind; sha256?: string },
 ): Promise<{ path: string; sha256: string; reused: boolean }> {
   const { name, kind } = options;
   const root = join(cache, "snapshots");
-  const sha256 = await hashPath(source, kind);
+  const sha256 = options.sha256 ?? await hashPath(source, kind);
   const path = join(root, kind, sha256, name);
-  if (await kindOf(path) === kind && await hashPath(path, kind) === sha256) {
-    return { path, sha256, reused: true };
-  }
+  if (await reusable(path, kind, sha256)) return { path, sha256, reused: true };
   // Copy first, then hash the copy: the address is the hash of what the snapshot holds, even if the source
   // changed meanwhile.
   const work = await tempIn(join(cache, "tmp"));
@@ -58,15 +57,29 @@ export async function materializeSnapshot(
     await copyTree(source, copy, kind);
     const copied = await hashPath(copy, kind);
     const target = join(root, kind, copied, name);
-    if (copied !== sha256 && await kindOf(target) === kind && await hashPath(target, kind) === copied) {
-      return { path: target, sha256: copied, reused: true };
-    }
+    if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
     await makeReadOnly(copy);
     await Deno.mkdir(join(root, kind, copied), { recursive: true });
     await removeTree(target); // a snapshot whose files changed on disk
-    await Deno.rename(copy, target);
+    try {
+      await Deno.rename(copy, target);
+    } catch (error) {
+      // Another process made the same snapshot between the check and the rename; it holds the same content.
+      if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
+      throw error;
+    }
     return { path: target, sha256: copied, reused: false };
   } finally {
     await removeTree(work);
   }
+}
+
+/**
+ * True when the snapshot at `path` still holds `sha256`; it is made read-only again, since a snapshot that
+ * someone made writable is still handed out as a read-only one.
+ */
+async function reusable(path: string, kind: EntryKind, sha256: string): Promise<boolean> {
+  if (!await holdsHash(path, kind, sha256)) return false;
+  await makeReadOnly(path);
+  return true;
 }

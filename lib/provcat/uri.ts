@@ -120,7 +120,7 @@ function parseQuery(query: string, bad: (part: string, fix: string) => UriError)
   const ok = kind === "commit"
     ? COMMIT_ID.test(id)
     : kind === "branch"
-    ? BRANCH.test(id) && !id.includes("..") && !id.endsWith("/") && !id.endsWith(".lock")
+    ? isBranchName(id)
     : VERSION_ID.test(id);
   if (!ok) {
     const what = kind === "commit"
@@ -131,6 +131,23 @@ function parseQuery(query: string, bad: (part: string, fix: string) => UriError)
     throw bad(`the ${kind} "${id}" is not ${what}`, "check the selector");
   }
   return { kind, id };
+}
+
+/**
+ * True when a text is a branch name the catalog takes: letters, digits and `_ . / -`, not starting with `-` or
+ * `.`, with no `..`, not ending in `/` or `.lock`. So no git revision syntax (`main~1`, `@{…}`, `^`) and no
+ * option (`-f`) passes.
+ *
+ * @param name The branch name.
+ * @example
+ * ```ts
+ * import { isBranchName } from "./uri.ts";
+ * isBranchName("main"); // true
+ * isBranchName("main~1"); // false
+ * ```
+ */
+export function isBranchName(name: string): boolean {
+  return BRANCH.test(name) && !name.includes("..") && !name.endsWith("/") && !name.endsWith(".lock");
 }
 
 function parsePhysical(

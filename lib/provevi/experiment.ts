@@ -254,6 +254,16 @@ export async function verifyExperiment(
       `the experiment pin ${pin} names no commit, and a branch moves; the experiment cannot be checked`,
     ];
   }
+  // The pin must be of the experiment the run names: a pin of another experiment would verify its own file.
+  let named: string;
+  try {
+    named = withSelector(name, null);
+  } catch (error) {
+    return [`run_created names experiment ${name}, which is not a URI: ${(error as Error).message}`];
+  }
+  if (withSelector(pin, null) !== named) {
+    return [`the experiment pin ${pin} is not of the experiment ${name} that run_created names`];
+  }
   const opened = typeof catalog === "function" ? await catalog() : catalog;
   if (opened === null) {
     return [

@@ -284,3 +284,19 @@ Deno.test("a physical file:/// URI needs no route and has no pin", async () => {
     await cleanup(dir);
   }
 });
+
+Deno.test("Catalog.open() refuses a store branch that is git revision syntax or an option", async () => {
+  for (const branch of ["main~1", "main^", "-f", "HEAD@{1}", "a..b"]) {
+    await assertRejects(
+      () =>
+        Catalog.open({
+          config: {
+            stores: { a: { type: "git", path: "/tmp/x", branch }, b: { type: "s3", bucket: "b", branch } },
+            routes: [{ prefix: "d://a/b/c", store: "a" }],
+          },
+        }),
+      CatalogError,
+      "stores.b.branch",
+    );
+  }
+});

@@ -1,6 +1,8 @@
-import { assertRejects } from "./_assert.ts";
+import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { join } from "node:path";
+import { assert, assertRejects } from "./_assert.ts";
 import { Catalog, CatalogError } from "./_deps.ts";
-import { makeBucket, NO_S3, s3Config, warnNoS3 } from "./_helpers.ts";
+import { makeBucket, NO_S3, S3_ENDPOINT, s3Config, warnNoS3 } from "./_helpers.ts";
 import { storeContract } from "./store_contract.ts";
 
 warnNoS3();
@@ -23,5 +25,38 @@ Deno.test({
       CatalogError,
       "put-bucket-versioning",
     );
+  },
+});
+
+Deno.test({
+  name: "s3 store: an object whose key has a .. part is refused, not written outside the cache",
+  ignore: NO_S3,
+  fn: async () => {
+    const bucket = await makeBucket();
+    const dir = await Deno.makeTempDir({ prefix: "provcat-s3dots-" });
+    const client = new S3Client({ region: "us-east-1", endpoint: S3_ENDPOINT!, forcePathStyle: true });
+    try {
+      await client.send(
+        new PutObjectCommand({ Bucket: bucket, Key: "cat/d/../../../../../escaped", Body: "escaped\n" }),
+      );
+      await using catalog = await Catalog.open({
+        config: {
+          cache: join(dir, "a", "b", "cache"),
+          stores: { b: s3Config(bucket) },
+          routes: [{ prefix: "d://a/b/c", store: "b" }],
+        },
+      });
+      await catalog.put("d://a/b/c/d/ok", new TextEncoder().encode("ok"));
+      await catalog.commit("d://a/b/c/d", "with a .. key beside");
+      await assertRejects(() => catalog.snapshot("d://a/b/c/d"), CatalogError, "..");
+      for await (const entry of Deno.readDir(dir)) assert(entry.name === "a", `${entry.name} was written`);
+      for await (const entry of Deno.readDir(join(dir, "a"))) {
+        assert(entry.name === "b", `${entry.name} was written`);
+      }
+    } finally {
+      client.destroy();
+      await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });

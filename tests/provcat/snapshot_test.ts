@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { assert, assertEquals } from "./_assert.ts";
-import { Catalog } from "./_deps.ts";
-import { commitFiles, makeRepo } from "./_helpers.ts";
+import { assert, assertEquals, assertRejects } from "./_assert.ts";
+import { Catalog, CatalogError } from "./_deps.ts";
+import { commitFiles, git, makeRepo } from "./_helpers.ts";
 
 async function withLake(fn: (catalog: Catalog, repo: string, dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "provcat-snap-" });
@@ -98,3 +98,141 @@ async function assertMissing(path: string): Promise<void> {
   }
   throw new Error(`${path} exists`);
 }
+
+Deno.test("a fetched version changed in the cache is fetched again, so its snapshot holds the pinned content", async () => {
+  await withLake(async (catalog, repo) => {
+    const first = await git(repo, "rev-parse", "HEAD");
+    await commitFiles(repo, { "evals/q.csv": "v2\n" }, "v2");
+    const uri = `data://acme/risk/dev/evals/q.csv?at=commit:${first}`;
+    const fetched = await catalog.fetch(uri);
+    await Deno.chmod(fetched.path, 0o644);
+    await Deno.writeTextFile(fetched.path, "tampered\n");
+    const snap = await catalog.snapshot(uri);
+    assertEquals(await Deno.readTextFile(snap.path), "v1\n");
+    assertEquals(snap.sha256, createHash("sha256").update("v1\n").digest("hex"));
+    const again = await catalog.fetch(uri);
+    assertEquals(await Deno.readTextFile(again.path), "v1\n");
+  });
+});
+
+Deno.test("a snapshot whose file was replaced by a link is replaced, not followed", async () => {
+  await withLake(async (catalog, _repo, dir) => {
+    const file = await catalog.snapshot("data://acme/risk/dev/evals/q.csv");
+    await Deno.writeTextFile(join(dir, "outside"), "v1\n");
+    await Deno.remove(file.path);
+    await Deno.symlink(join(dir, "outside"), file.path);
+    const again = await catalog.snapshot("data://acme/risk/dev/evals/q.csv");
+    assertEquals([again.reused, again.path], [false, file.path]);
+    assert(!(await Deno.lstat(file.path)).isSymlink);
+    const folder = await catalog.snapshot("data://acme/risk/dev/evals");
+    await Deno.chmod(folder.path, 0o755);
+    await Deno.chmod(join(folder.path, "q.csv"), 0o644);
+    await Deno.remove(join(folder.path, "q.csv"));
+    await Deno.symlink(join(dir, "outside"), join(folder.path, "q.csv"));
+    const folderAgain = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals(folderAgain.reused, false);
+    assert(!(await Deno.lstat(join(folder.path, "q.csv"))).isSymlink);
+  });
+});
+
+Deno.test("a snapshot that was made writable is handed out read-only again", async () => {
+  await withLake(async (catalog) => {
+    const first = await catalog.snapshot("data://acme/risk/dev/evals");
+    await new Deno.Command("chmod", { args: ["-R", "u+w", first.path] }).output();
+    const again = await catalog.snapshot("data://acme/risk/dev/evals");
+    assertEquals(again.reused, true);
+    assertEquals((await Deno.stat(join(again.path, "q.csv"))).mode! & 0o222, 0);
+    assertEquals((await Deno.stat(join(again.path, "sub"))).mode! & 0o222, 0);
+  });
+});
+
+Deno.test("snapshots of one version made at once by two catalogs on one cache all succeed", async () => {
+  await withLake(async (catalog, repo, dir) => {
+    const other = await Catalog.open({
+      config: {
+        cache: join(dir, "cache"),
+        stores: { lake: { type: "git", path: repo } },
+        routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+      },
+    });
+    const snaps = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? other : catalog).snapshot("data://acme/risk/dev/evals")),
+    );
+    assertEquals(new Set(snaps.map((s) => s.path)).size, 1);
+    assertEquals(await Deno.readTextFile(join(snaps[0]!.path, "q.csv")), "v1\n");
+  });
+});
+
+async function withFolders(fn: (catalog: Catalog, root: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "provcat-snapf-" });
+  const catalog = await Catalog.open({
+    config: {
+      cache: join(dir, "cache"),
+      stores: { f: { type: "folder", path: join(dir, "f") } },
+      routes: [{ prefix: "data://acme/f/dev", store: "f" }],
+    },
+  });
+  try {
+    await fn(catalog, join(dir, "f"));
+  } finally {
+    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a folder's hash escapes a name with a newline, so one file cannot pass for two", async () => {
+  await withFolders(async (catalog, root) => {
+    const h = (t: string) => createHash("sha256").update(t).digest("hex");
+    await Deno.mkdir(join(root, "x", "d"), { recursive: true });
+    await Deno.writeTextFile(join(root, "x", "d", "a"), "1");
+    await Deno.writeTextFile(join(root, "x", "d", "b"), "2");
+    await Deno.mkdir(join(root, "y", "d"), { recursive: true });
+    await Deno.writeTextFile(join(root, "y", "d", `a\n${h("2")}  b`), "1");
+    const x = await catalog.snapshot("data://acme/f/dev/x/d");
+    const y = await catalog.snapshot("data://acme/f/dev/y/d");
+    assert(x.sha256 !== y.sha256, "different content, different hash");
+    assertEquals(y.sha256, h(`\\${h("1")}  a\\n${h("2")}  b\n`));
+    assertEquals(await Deno.readTextFile(join(y.path, `a\n${h("2")}  b`)), "1");
+  });
+});
+
+Deno.test("a folder's files are listed in the byte order of their names, as LC_ALL=C sort gives", async () => {
+  await withFolders(async (catalog, root) => {
+    const h = (t: string) => createHash("sha256").update(t).digest("hex");
+    await Deno.mkdir(join(root, "d"), { recursive: true });
+    await Deno.writeTextFile(join(root, "d", "\uFF01"), "1");
+    await Deno.writeTextFile(join(root, "d", "\u{1F600}"), "2");
+    const snap = await catalog.snapshot("data://acme/f/dev/d");
+    assertEquals(snap.sha256, h(`${h("1")}  \uFF01\n${h("2")}  \u{1F600}\n`));
+  });
+});
+
+Deno.test({
+  name: "a fifo in a folder is refused, not read forever",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    await withFolders(async (catalog, root) => {
+      await Deno.mkdir(join(root, "d"), { recursive: true });
+      await Deno.writeTextFile(join(root, "d", "a"), "1");
+      await new Deno.Command("mkfifo", { args: [join(root, "d", "pipe")] }).output();
+      let id: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        id = setTimeout(() => reject(new Error("hung on the fifo")), 5000);
+      });
+      try {
+        await assertRejects(
+          () => Promise.race([catalog.snapshot("data://acme/f/dev/d"), timeout]),
+          CatalogError,
+          "not a regular file",
+        );
+        await assertRejects(
+          () => Promise.race([catalog.snapshot("data://acme/f/dev/d/pipe"), timeout]),
+          CatalogError,
+          "not a regular file",
+        );
+      } finally {
+        clearTimeout(id);
+      }
+    });
+  },
+});

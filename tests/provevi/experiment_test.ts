@@ -162,3 +162,30 @@ Deno.test("verifyRun() checks the run's experiment at its pin", async () => {
     assert((await verifyRun(branch, { catalog })).problems[0]!.includes("names no commit"));
   });
 });
+
+Deno.test("verifyRun() refuses an experiment pin of another experiment than the run names", async () => {
+  await withCatalog(git, async (catalog, dir) => {
+    const pinned = await writeExperiment(catalog, URI, EXPERIMENT, "first");
+    const other = await writeExperiment(
+      catalog,
+      `${URI}-other`,
+      { ...EXPERIMENT, description: "Other" },
+      "x",
+    );
+    const run = async (name: string, created: Record<string, string>) =>
+      new FileRunRecord(name, await writeRun(join(dir, "runs", name), name, { created }));
+    const swapped = await run("run-swapped", {
+      experiment: URI,
+      experiment_pin: other.pin,
+      experiment_sha256: other.sha256,
+    });
+    const problems = (await verifyRun(swapped, { catalog })).problems;
+    assert(problems[0]?.includes("is not of the experiment"), String(problems[0]));
+    const onBranch = await run("run-on-branch", {
+      experiment: `${URI}?at=branch:main`,
+      experiment_pin: pinned.pin,
+      experiment_sha256: pinned.sha256,
+    });
+    assertEquals((await verifyRun(onBranch, { catalog })).problems, []);
+  });
+});
