@@ -11,6 +11,7 @@
  * tool's error, and the loop goes on.
  * @module
  */
+import { AI_TELEMETRY_OFF } from "./run_telemetry.ts";
 import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, streamText, wrapLanguageModel } from "ai";
 import type { Json } from "../provevi/mod.ts";
@@ -118,6 +119,7 @@ export class AgentBackend extends InProcessBackend {
         abortSignal: signal,
         maxRetries: 0,
         ...callSettings(agent.settings),
+        telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
       };
       let text: string;
       let history: ModelMessage[];
