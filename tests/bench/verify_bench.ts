@@ -13,6 +13,9 @@ export async function main(): Promise<void> {
   const store = new FileStore({ runs: dir });
   const writer = await store.openRun("run-bench");
   const chain = new EventChain("run-bench");
+  const created = chain.next({ type: "run_created", component: "RunContext", actor: "bench" });
+  await writer.append(created.line, created.event);
+  chain.accept(created);
   const chunk = 16 << 20; // 16 payloads of 16 MiB
   const buffers: Uint8Array[] = [];
   for (let i = 0; i < 16; i++) {
