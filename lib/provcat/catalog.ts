@@ -18,7 +18,7 @@ import { FolderStore } from "./folder_store.ts";
 import { GitStore } from "./git_store.ts";
 import type { CatalogCall, CatalogHooks, CatalogOperation } from "./hooks.ts";
 import { S3Store } from "./s3_store.ts";
-import { materializeSnapshot, type Snapshot } from "./snapshot.ts";
+import { materializeSnapshot, reusableSnapshot, type Snapshot, snapshotPath } from "./snapshot.ts";
 import { type CatalogStore, type EntryKind, joinKey, type PutSource, type StoreVersion } from "./store.ts";
 import { type CatalogUri, childUri, formatUri, parseUri, withSelector } from "./uri.ts";
 
@@ -256,22 +256,15 @@ export class Catalog implements AsyncDisposable {
     return await this.#run("pin", uri, (route) => this.#pin(uri, route));
   }
 
-  async #fetch(uri: string, route: Route): Promise<Fetched> {
-    const pin = await this.#pin(uri, route);
+  async #fetch(uri: string, route: Route, pinned?: Pin): Promise<Fetched> {
+    const pin = pinned ?? await this.#pin(uri, route);
     if (pin.version === null) {
       const path = route.store.localPath?.(route.key);
       if (!path) throw new TypeError(`store "${route.store.name}" has no versions and no local path`);
       return { uri, pinned: null, path, kind: pin.kind };
     }
     const name = this.#name(route);
-    const keyHash = createHash("sha256").update(route.key).digest("hex").slice(0, 16);
-    const folder = join(
-      this.cache,
-      "fetch",
-      route.store.name,
-      `${pin.version.kind}-${pin.version.id}`,
-      keyHash,
-    );
+    const folder = this.#fetchFolder(route, pin.version);
     const path = join(folder, name);
     // A cached copy is reused only while it still hashes to what was fetched: a copy changed on disk would
     // otherwise be handed out, and snapshotted, as the pinned version.
@@ -301,6 +294,30 @@ export class Catalog implements AsyncDisposable {
   }
 
   /** The hash of a fixed version's cached copy, or null when it is missing, unfinished or changed. */
+  /** The cache folder of one fixed version of one key. */
+  #fetchFolder(route: Route, version: StoreVersion): string {
+    const keyHash = createHash("sha256").update(route.key).digest("hex").slice(0, 16);
+    return join(this.cache, "fetch", route.store.name, `${version.kind}-${version.id}`, keyHash);
+  }
+
+  /** The kind and hash that the fetch of a fixed version recorded, without hashing anything. */
+  async #recordedHash(route: Route, pin: Pin): Promise<{ kind: EntryKind; sha256: string } | null> {
+    try {
+      const recorded = JSON.parse(
+        await Deno.readTextFile(join(this.#fetchFolder(route, pin.version!), COMPLETE)),
+      );
+      if (
+        recorded.kind !== pin.kind || typeof recorded.sha256 !== "string" ||
+        !/^[0-9a-f]{64}$/.test(recorded.sha256)
+      ) {
+        return null;
+      }
+      return { kind: pin.kind, sha256: recorded.sha256 };
+    } catch {
+      return null;
+    }
+  }
+
   async #cached(folder: string, path: string, kind: EntryKind): Promise<string | null> {
     let recorded: { kind?: unknown; sha256?: unknown };
     try {
@@ -349,7 +366,17 @@ export class Catalog implements AsyncDisposable {
    */
   async snapshot(uri: string): Promise<Snapshot> {
     return await this.#run("snapshot", uri, async (route) => {
-      const fetched = await this.#fetch(uri, route);
+      const pin = await this.#pin(uri, route);
+      // A fixed version whose snapshot is already made and still holds its hash needs no fetch, and no hash of
+      // the fetched copy: one pass over the snapshot's bytes.
+      const known = pin.version === null ? null : await this.#recordedHash(route, pin);
+      if (known !== null) {
+        const path = snapshotPath(this.cache, known.kind, known.sha256, this.#name(route));
+        if (await reusableSnapshot(path, known.kind, known.sha256)) {
+          return { uri, pinned: pin.pinned, path, sha256: known.sha256, kind: known.kind, reused: true };
+        }
+      }
+      const fetched = await this.#fetch(uri, route, pin);
       const made = await materializeSnapshot(this.cache, fetched.path, {
         name: this.#name(route),
         kind: fetched.kind,

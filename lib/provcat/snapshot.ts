@@ -78,6 +78,17 @@ export async function materializeSnapshot(
  * True when the snapshot at `path` still holds `sha256`; it is made read-only again, since a snapshot that
  * someone made writable is still handed out as a read-only one.
  */
+/** The path of the snapshot of a content hash: `<cache>/snapshots/<kind>/<sha256>/<name>`. */
+export function snapshotPath(cache: string, kind: EntryKind, sha256: string, name: string): string {
+  return join(cache, "snapshots", kind, sha256, name);
+}
+
+/**
+ * True when the snapshot at `path` exists and still hashes to `sha256`; it is made read-only again.
+ * A snapshot changed on disk is not reusable.
+ */
+export const reusableSnapshot: (path: string, kind: EntryKind, sha256: string) => Promise<boolean> = reusable;
+
 async function reusable(path: string, kind: EntryKind, sha256: string): Promise<boolean> {
   if (!await holdsHash(path, kind, sha256)) return false;
   await makeReadOnly(path);
