@@ -2,11 +2,13 @@
  * The command bodies that `prove` and `provr` share: `show` and `verify` print the same in both.
  * @module
  */
+import type { Command } from "commander";
 import {
   type EvidenceEvent,
   EvidenceReadError,
   type EvidenceStore,
   findRun,
+  openStore,
   readEventsText,
   type RunCheck,
   type RunRecord,
@@ -115,4 +117,34 @@ export function telemetryLine(item: TelemetryItem): string {
       .trimEnd();
   }
   return `${head} blocked ${item.path ?? "-"} ${item.library ?? "-"} ${item.detail ?? ""}`.trimEnd();
+}
+
+/** The options that come before a command: the runs root and the store. */
+export interface Globals {
+  runs?: string;
+  store?: string;
+}
+
+/**
+ * Opens the store that a program's `--store` and `--runs` name around one command, and closes it after.
+ *
+ * @param program The program whose global options name the store.
+ * @returns A function that runs a command body with the store.
+ */
+export function storeScope(program: Command): <T>(
+  fn: (store: EvidenceStore, g: Globals) => Promise<T>,
+  options?: { write?: boolean },
+) => Promise<T> {
+  return async (fn, options = {}) => {
+    const g = program.opts<Globals>();
+    const store = await openStore(g.store ?? "file", {
+      ...(g.runs ? { runs: g.runs } : {}),
+      readOnly: !options.write,
+    });
+    try {
+      return await fn(store, g);
+    } finally {
+      await store.close();
+    }
+  };
 }

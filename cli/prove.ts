@@ -16,7 +16,6 @@
  */
 import { Command } from "commander";
 import {
-  type EvidenceStore,
   exportRun,
   findRun,
   NeedsIndexedStore,
@@ -47,12 +46,8 @@ import {
   telemetryLine,
   verifyAndPrint,
 } from "./_commands.ts";
+import { storeScope } from "./_commands.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
-
-interface Globals {
-  runs?: string;
-  store?: string;
-}
 
 /**
  * Runs `prove` with the given arguments.
@@ -78,21 +73,7 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
     .enablePositionalOptions()
     .showHelpAfterError(false);
 
-  const withStore = async <T>(
-    fn: (store: EvidenceStore, g: Globals) => Promise<T>,
-    options: { write?: boolean } = {},
-  ): Promise<T> => {
-    const g = program.opts<Globals>();
-    const store = await openStore(g.store ?? "file", {
-      ...(g.runs ? { runs: g.runs } : {}),
-      readOnly: !options.write,
-    });
-    try {
-      return await fn(store, g);
-    } finally {
-      await store.close();
-    }
-  };
+  const withStore = storeScope(program);
 
   program.command("runs")
     .description(

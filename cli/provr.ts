@@ -12,17 +12,13 @@
  * @module
  */
 import { Command } from "commander";
-import { type EvidenceStore, findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
+import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
+import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
-
-interface Globals {
-  runs?: string;
-  store?: string;
-}
 
 /**
  * Runs `provr` with the given arguments.
@@ -44,15 +40,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
     .option("--store <uri>", "the store: file (default) or sqlite:///path.db")
     .enablePositionalOptions();
 
-  const withStore = async <T>(fn: (store: EvidenceStore) => Promise<T>): Promise<T> => {
-    const g = program.opts<Globals>();
-    const store = await openStore(g.store ?? "file", { ...(g.runs ? { runs: g.runs } : {}), readOnly: true });
-    try {
-      return await fn(store);
-    } finally {
-      await store.close();
-    }
-  };
+  const withStore = storeScope(program);
 
   program.command("run")
     .description("Run a run file: record, seal and commit its evidence; print the run ID.")

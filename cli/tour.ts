@@ -13,7 +13,8 @@ import { prove } from "./prove.ts";
 
 const FIXTURES = new URL("../fixtures/tour/", import.meta.url).pathname;
 
-async function git(cwd: string, ...args: string[]): Promise<string> {
+/** Runs the git program in a folder, as a fixed user, with `main` as the first branch. */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
   const out = await new Deno.Command("git", {
     args: [
       "-c",

@@ -5,25 +5,8 @@
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
 
-/** Runs git in a folder. */
-export async function git(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: [
-      "-c",
-      "user.name=test",
-      "-c",
-      "user.email=test@example.com",
-      "-c",
-      "init.defaultBranch=main",
-      ...args,
-    ],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  return new TextDecoder().decode(out.stdout).trim();
-}
+export { git } from "../../cli/tour.ts";
+import { git } from "../../cli/tour.ts";
 
 /** A temporary folder with a git repository of `files`, a catalog over it, and a runs root. */
 export async function gitCatalog(files: Record<string, string>): Promise<{
