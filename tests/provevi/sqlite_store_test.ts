@@ -158,6 +158,21 @@ Deno.test("SqliteStore: the schema is checked on open (extra index allowed, trig
   assert.throws(() => new SqliteStore(t.db, { create: false }), /view provevi_inputs was changed/);
 });
 
+Deno.test("SqliteStore: a trigger named like SQLite's own objects (sqlitex…) is still refused", async () => {
+  await using t = await temp();
+  new SqliteStore(t.db).close();
+  const db = new DatabaseSync(t.db);
+  // LIKE 'sqlite_%' matches "sqlitex…", since _ matches any letter.
+  db.exec(
+    "CREATE TRIGGER sqlitextrg AFTER INSERT ON provevi_events BEGIN UPDATE provevi_runs SET status = 'x'; END",
+  );
+  db.close();
+  assert.throws(
+    () => new SqliteStore(t.db, { create: false }),
+    /trigger sqlitextrg on or naming a provevi table/,
+  );
+});
+
 Deno.test("SqliteStore: a run ID not under the runs root is read at the folder the store records", async () => {
   await using t = await temp();
   const elsewhere = join(t.dir, "elsewhere", SAMPLE_RUN_ID);
