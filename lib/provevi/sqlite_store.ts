@@ -216,7 +216,14 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
     }
     if (!name) throw new ProveviError("an assessment needs a name");
-    const json = canonicalize(value);
+    let json: string | undefined;
+    try {
+      json = canonicalize(value); // throws on Infinity, NaN and a BigInt
+    } catch (error) {
+      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
     if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
     const created_at = nowUtc();
     const id = transaction(db, () =>

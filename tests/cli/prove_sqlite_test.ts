@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { exportRun, FileStore, SqliteStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { DatabaseSync } from "node:sqlite";
+import {
+  exportRun,
+  FileStore,
+  ProveviError,
+  sqlitePath,
+  SqliteStore,
+  verifyRun,
+} from "../../lib/provevi/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 
@@ -191,3 +199,41 @@ Deno.test("prove export --to copies a run into a sqlite store and says the copy 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("prove assess of a number too big for JSON keeps it as text, and assess() refuses Infinity with a ProveviError", () =>
+  withStore(async (store, runs) => {
+    const big = await run(["--store", store, "assess", "run-1", "score", "1e999", "--json"]);
+    assert.equal(big.code, 0, big.err);
+    assert.equal(JSON.parse(big.out).value, "1e999");
+    await using s = new SqliteStore(sqlitePath(store), { runs });
+    await assert.rejects(
+      s.assess("run-1", "score", Infinity),
+      (e: Error) => e instanceof ProveviError && /assessment "score" is not JSON/.test(e.message),
+    );
+    await assert.rejects(s.assess("run-1", "score", 1n), ProveviError);
+  }));
+
+Deno.test("a JSON column changed by hand makes agent show, access and show exit 1 with one line naming the row", () =>
+  withStore(async (store, runs) => {
+    assert.equal((await run(["--store", store, "assess", "run-1", "ok", "true"])).code, 0);
+    const db = new DatabaseSync(sqlitePath(store));
+    db.exec(`UPDATE provevi_agent_versions SET tools = 'not json';
+      UPDATE provevi_run_params SET value = '{' WHERE key = 'model';
+      UPDATE provevi_assessments SET value = 'nope'`);
+    db.close();
+    for (
+      const [args, row] of [
+        [
+          ["agent", "show", "revenue-question"],
+          /provevi_agent_versions \(agent \S+, version [0-9a-f]{64}\): tools/,
+        ],
+        [["access", "run-1"], /provevi_run_params \(run_id "run-1", key model\)/],
+        [["--runs", runs, "show", "run-1"], /provevi_assessments \(id 1, run_id "run-1"\): value/],
+      ] as const
+    ) {
+      const r = await run(["--store", store, ...args]);
+      assert.equal(r.code, 1, `${args.join(" ")}: ${r.err}`);
+      assert.match(r.err, /^prove: .* is not JSON: the store file was changed; restore it from a copy$/);
+      assert.match(r.err, row);
+    }
+  }));
