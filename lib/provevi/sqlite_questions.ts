@@ -230,7 +230,23 @@ export function runsOfAgent(db: SqlDb, name: string, options: { version?: string
       `SELECT ${SUMMARY} FROM provevi_runs r
        WHERE r.agent = ? AND r.agent_version >= ? AND r.agent_version < ? ORDER BY r.run_id`,
     );
+  const versionsOf = db.prepare(
+    `SELECT DISTINCT agent_version FROM provevi_runs
+     WHERE agent = ? AND agent_version >= ? AND agent_version < ? ORDER BY agent_version`,
+  );
   for (const agent of agentsNamed(db, name)) {
+    if (version !== undefined) {
+      // As git does with a short hash: a start that two versions share names neither.
+      const found = (versionsOf.all(agent, version, `${version}g`) as { agent_version: string }[])
+        .map((r) => r.agent_version);
+      if (found.length > 1) {
+        throw new ProveviError(
+          `"${options.version}" starts ${found.length} versions of ${agent} (${
+            found.map((v) => v.slice(0, 12)).join(", ")
+          }); write more of the SHA-256`,
+        );
+      }
+    }
     const rows = version === undefined ? stmt.all(agent) : stmt.all(agent, version, `${version}g`);
     out.push(...(rows as unknown as RunSummary[]));
   }
