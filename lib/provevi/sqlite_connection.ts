@@ -91,8 +91,17 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
   } catch (error) {
     throw fail(`${(error as Error).message}; check that the folder exists and can be written`, error);
   }
+  const newer = (version: number) =>
+    fail(
+      `the file has schema version ${version}, from a newer provevi; this one knows up to ${SCHEMA_VERSION}: upgrade provevi`,
+    );
   try {
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // A file of a newer provevi is refused before anything is written to it, even its journal mode.
+    if (!options.readOnly) {
+      const version = retryBusy(() => schemaVersion(db));
+      if (version > SCHEMA_VERSION) throw newer(version);
+    }
     const mode = options.readOnly ? journalMode(db) : retryBusy(() => setWal(db));
     if (mode !== "wal") {
       throw fail(
@@ -107,11 +116,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
     if (version === 0) {
       throw fail("the file holds no provevi evidence; pass the store file that provr wrote");
     }
-    if (version > SCHEMA_VERSION) {
-      throw fail(
-        `the file has schema version ${version}, from a newer provevi; this one knows up to ${SCHEMA_VERSION}: upgrade provevi`,
-      );
-    }
+    if (version > SCHEMA_VERSION) throw newer(version);
     if (version < SCHEMA_VERSION) {
       throw fail(
         `the file has schema version ${version}, and this provevi reads ${SCHEMA_VERSION}; open it once to write to upgrade it`,
