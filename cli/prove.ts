@@ -111,7 +111,7 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
         if (opts.agent !== undefined) {
           return printRuns(
             await questionsOf(store, "prove runs --agent").runsOfAgent(opts.agent, {
-              ...(opts.version ? { version: opts.version } : {}),
+              ...(opts.version !== undefined ? { version: opts.version } : {}),
             }),
             io,
             json,

@@ -90,6 +90,7 @@ function parseSeq(text: string): number {
 export function parseAssessmentValue(text: string): boolean | number | string {
   if (text === "true") return true;
   if (text === "false") return false;
-  if (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text)) return Number(text);
+  // A number too big for JSON, such as 1e999, stays the text that was typed.
+  if (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text) && Number.isFinite(Number(text))) return Number(text);
   return text;
 }

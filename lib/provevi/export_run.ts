@@ -57,7 +57,48 @@ export async function exportRun(
   }
   const manifest = JSON.parse((await record.manifestText())!) as Manifest;
   const { events, lines } = readEventsText((await record.eventsText())!);
+  // A copy that fails part way is taken back whole, folder and rows, so the folder must be new.
+  if (await exists(folder)) {
+    throw new ProveviError(
+      `run "${runId}" cannot be copied into ${folder}: the folder exists already; a copy needs a new folder`,
+    );
+  }
   const writer = await to.openRun(runId, { folder });
+  try {
+    return await copyInto(runId, { record, to, writer, folder, manifest, events, lines });
+  } catch (error) {
+    await writer.seal().catch(() => {}); // closes events.jsonl; the folder goes below
+    const discard = (to as { discardRun?: (id: string) => Promise<void> }).discardRun;
+    try {
+      if (discard) await discard.call(to, runId);
+      await Deno.remove(folder, { recursive: true });
+    } catch (undo) {
+      throw new ProveviError(
+        `copying run "${runId}" failed (${
+          (error as Error).message
+        }), and its partial copy in ${folder} could not be removed (${
+          (undo as Error).message
+        }); remove it by hand`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+async function copyInto(
+  runId: string,
+  c: {
+    record: Awaited<ReturnType<EvidenceStore["readRun"]>>;
+    to: EvidenceStore;
+    writer: Awaited<ReturnType<EvidenceStore["openRun"]>>;
+    folder: string;
+    manifest: Manifest;
+    events: unknown[];
+    lines: string[];
+  },
+): Promise<RunCheck> {
+  const { record, to, writer, folder, manifest, events, lines } = c;
   const put = new Set<string>();
   const putPayload = async (sha256: string) => {
     if (put.has(sha256)) return;
@@ -67,7 +108,7 @@ export async function exportRun(
   };
   for (const [i, event] of events.entries()) {
     for (const sha256 of payloadsOf(event as EvidenceEvent)) await putPayload(sha256);
-    await writer.append(lines[i]!, event);
+    await writer.append(lines[i]!, event as EvidenceEvent);
   }
   for (const p of manifest.payloads) await putPayload(p.sha256);
   if (record.folder !== null) {
@@ -85,6 +126,16 @@ export async function exportRun(
       .recordBundle;
   if (bundle && recordBundle) await recordBundle.call(to, runId, bundle);
   return await verifyRun(await to.readRun(runId), { store: to });
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
 }
 
 async function copyTree(from: string, to: string): Promise<void> {

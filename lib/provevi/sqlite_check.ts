@@ -178,6 +178,8 @@ export async function checkRunRows(db: SqlDb, runId: string): Promise<string[]> 
 
   // Settings, agent class and version, experiment and version.
   if (created) problems.push(...createdRowProblems(db, runId, created));
+  problems.push(...firstRunProblems(db, runId, created));
+  problems.push(...assessmentProblems(db, runId, rowEvents));
 
   // Payloads against their files.
   const payloadRows = new Map(
@@ -311,6 +313,63 @@ function createdRowProblems(db: SqlDb, runId: string, created: EvidenceEvent): s
           `${kv}: sha256 is ${show(v.sha256)}, but the run's events say ${show(experiment.sha256)}`,
         );
       }
+    }
+  }
+  return problems;
+}
+
+/**
+ * The rows of agent classes, experiments and their versions that name the run as their first run must be the
+ * ones its events give: a forged row cannot borrow a real run as its first.
+ */
+function firstRunProblems(db: SqlDb, runId: string, created: EvidenceEvent | null): string[] {
+  const problems: string[] = [];
+  const agent = created ? agentOfRun(created) : null;
+  const experiment = created ? experimentOfRun(created) : null;
+  const named = (sql: string) => db.prepare(sql).all(runId) as Record<string, string>[];
+  const says = `names run "${runId}" as its first run, but the run's events do not give it`;
+  for (const r of named("SELECT agent FROM provevi_agents WHERE first_run = ?")) {
+    if (r.agent !== agent?.agent) problems.push(`provevi_agents (agent ${r.agent}) ${says}`);
+  }
+  for (const r of named("SELECT agent, version FROM provevi_agent_versions WHERE first_run = ?")) {
+    if (r.agent !== agent?.agent || r.version !== agent?.version) {
+      problems.push(`provevi_agent_versions (agent ${r.agent}, version ${r.version}) ${says}`);
+    }
+  }
+  for (const r of named("SELECT experiment FROM provevi_experiments WHERE first_run = ?")) {
+    if (r.experiment !== experiment?.experiment) {
+      problems.push(`provevi_experiments (experiment ${r.experiment}) ${says}`);
+    }
+  }
+  for (const r of named("SELECT experiment, pin FROM provevi_experiment_versions WHERE first_run = ?")) {
+    if (r.experiment !== experiment?.experiment || r.pin !== experiment?.pin) {
+      problems.push(`provevi_experiment_versions (experiment ${r.experiment}, pin ${r.pin}) ${says}`);
+    }
+  }
+  return problems;
+}
+
+/** Each assessment of the run must judge an event or a span that the run has, with a JSON value. */
+function assessmentProblems(db: SqlDb, runId: string, events: EvidenceEvent[]): string[] {
+  const problems: string[] = [];
+  const seqs = new Set(events.map((e) => e.seq));
+  const spans = new Set(events.map((e) => e.span_id).filter((s) => typeof s === "string"));
+  const rows = db.prepare(
+    "SELECT id, seq, span_id, value FROM provevi_assessments WHERE run_id = ? ORDER BY id",
+  )
+    .all(runId) as { id: number; seq: number | null; span_id: string | null; value: string }[];
+  for (const a of rows) {
+    const key = `provevi_assessments (id ${a.id}, run_id "${runId}")`;
+    if (a.seq !== null && !seqs.has(Number(a.seq))) {
+      problems.push(`${key} judges event ${a.seq}, which the run lacks`);
+    }
+    if (a.span_id !== null && !spans.has(a.span_id)) {
+      problems.push(`${key} judges span ${a.span_id}, which the run lacks`);
+    }
+    try {
+      JSON.parse(a.value);
+    } catch {
+      problems.push(`${key}: its value is not JSON`);
     }
   }
   return problems;

@@ -23,19 +23,22 @@ export function isBusy(error: unknown): boolean {
 }
 
 /**
- * Runs `fn`, and again while it fails with a busy error, waiting a little longer each time.
+ * Runs `fn`, and again while it fails with a busy error, waiting a little longer each time, until the busy
+ * timeout has passed in all. Each attempt may itself wait inside SQLite, so without the overall limit a writer
+ * blocked by another would wait 20 busy timeouts, not one.
  *
  * @param fn A synchronous step that leaves nothing behind when it throws.
- * @param options `attempts`, 20 by default (each attempt waits up to the busy timeout inside SQLite).
+ * @param options `attempts`, 20 by default; `timeoutMs`, the whole wait, {@linkcode BUSY_TIMEOUT_MS} by default.
  * @returns What `fn` returns.
  */
-export function retryBusy<T>(fn: () => T, options: { attempts?: number } = {}): T {
+export function retryBusy<T>(fn: () => T, options: { attempts?: number; timeoutMs?: number } = {}): T {
   const attempts = options.attempts ?? 20;
+  const until = performance.now() + (options.timeoutMs ?? BUSY_TIMEOUT_MS);
   for (let i = 1;; i++) {
     try {
       return fn();
     } catch (error) {
-      if (!isBusy(error) || i >= attempts) throw error;
+      if (!isBusy(error) || i >= attempts || performance.now() >= until) throw error;
       sleepSync(Math.min(200, 5 * i) + Math.random() * 10);
     }
   }
@@ -88,8 +91,17 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
   } catch (error) {
     throw fail(`${(error as Error).message}; check that the folder exists and can be written`, error);
   }
+  const newer = (version: number) =>
+    fail(
+      `the file has schema version ${version}, from a newer provevi; this one knows up to ${SCHEMA_VERSION}: upgrade provevi`,
+    );
   try {
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // A file of a newer provevi is refused before anything is written to it, even its journal mode.
+    if (!options.readOnly) {
+      const version = retryBusy(() => schemaVersion(db));
+      if (version > SCHEMA_VERSION) throw newer(version);
+    }
     const mode = options.readOnly ? journalMode(db) : retryBusy(() => setWal(db));
     if (mode !== "wal") {
       throw fail(
@@ -104,11 +116,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
     if (version === 0) {
       throw fail("the file holds no provevi evidence; pass the store file that provr wrote");
     }
-    if (version > SCHEMA_VERSION) {
-      throw fail(
-        `the file has schema version ${version}, from a newer provevi; this one knows up to ${SCHEMA_VERSION}: upgrade provevi`,
-      );
-    }
+    if (version > SCHEMA_VERSION) throw newer(version);
     if (version < SCHEMA_VERSION) {
       throw fail(
         `the file has schema version ${version}, and this provevi reads ${SCHEMA_VERSION}; open it once to write to upgrade it`,

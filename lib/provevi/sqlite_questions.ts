@@ -111,6 +111,20 @@ export interface InputEntry {
   uri: string;
 }
 
+/**
+ * A column that holds JSON, parsed; a value that is not JSON means the file was changed by hand, which is a
+ * store problem (exit 1), not a bug.
+ */
+function jsonColumn(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ProveviError(`${where} is not JSON: the store file was changed; restore it from a copy`, {
+      cause: error,
+    });
+  }
+}
+
 const SUMMARY =
   `r.run_id, r.agent, r.agent_version, r.experiment, r.experiment_pin, r.status, r.started_at, r.ended_at`;
 
@@ -216,7 +230,23 @@ export function runsOfAgent(db: SqlDb, name: string, options: { version?: string
       `SELECT ${SUMMARY} FROM provevi_runs r
        WHERE r.agent = ? AND r.agent_version >= ? AND r.agent_version < ? ORDER BY r.run_id`,
     );
+  const versionsOf = db.prepare(
+    `SELECT DISTINCT agent_version FROM provevi_runs
+     WHERE agent = ? AND agent_version >= ? AND agent_version < ? ORDER BY agent_version`,
+  );
   for (const agent of agentsNamed(db, name)) {
+    if (version !== undefined) {
+      // As git does with a short hash: a start that two versions share names neither.
+      const found = (versionsOf.all(agent, version, `${version}g`) as { agent_version: string }[])
+        .map((r) => r.agent_version);
+      if (found.length > 1) {
+        throw new ProveviError(
+          `"${options.version}" starts ${found.length} versions of ${agent} (${
+            found.map((v) => v.slice(0, 12)).join(", ")
+          }); write more of the SHA-256`,
+        );
+      }
+    }
     const rows = version === undefined ? stmt.all(agent) : stmt.all(agent, version, `${version}g`);
     out.push(...(rows as unknown as RunSummary[]));
   }
@@ -264,12 +294,15 @@ export function agent(db: SqlDb, name: string): AgentDetail | null {
     ...head,
     versions: versions.map((v) => ({
       ...v,
-      tools: v.tools === null ? null : JSON.parse(v.tools),
-      limits: v.limits === null ? null : JSON.parse(v.limits),
+      tools: v.tools === null ? null : jsonColumn(v.tools, `${versionKey(head.agent, v.version)}: tools`),
+      limits: v.limits === null ? null : jsonColumn(v.limits, `${versionKey(head.agent, v.version)}: limits`),
       runs: (runsOf.all(head.agent, v.version) as { run_id: string }[]).map((r) => r.run_id),
     })),
   };
 }
+
+const versionKey = (agent: string, version: string) =>
+  `provevi_agent_versions (agent ${agent}, version ${version})`;
 
 /** A run's row and settings; null when the store has no such run. */
 export function run(db: SqlDb, runId: string): RunDetail | null {
@@ -284,7 +317,7 @@ export function run(db: SqlDb, runId: string): RunDetail | null {
     )
   ) {
     const { key, value } = p as { key: string; value: string };
-    params[key] = JSON.parse(value);
+    params[key] = jsonColumn(value, `provevi_run_params (run_id "${runId}", key ${key})`);
   }
   const events =
     (db.prepare("SELECT count(*) AS n FROM provevi_events WHERE run_id = ?").get(runId) as { n: number }).n;
@@ -314,5 +347,8 @@ export function assessments(db: SqlDb, runId: string): Assessment[] {
     `SELECT id, run_id, seq, span_id, name, value, rationale, source, created_at
      FROM provevi_assessments WHERE run_id = ? ORDER BY id`,
   ).all(runId) as (Omit<Assessment, "value"> & { value: string })[];
-  return rows.map((r) => ({ ...r, value: JSON.parse(r.value) }));
+  return rows.map((r) => ({
+    ...r,
+    value: jsonColumn(r.value, `provevi_assessments (id ${r.id}, run_id "${runId}"): value`),
+  }));
 }

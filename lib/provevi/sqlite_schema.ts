@@ -235,10 +235,17 @@ export function expectedSchema(): Map<string, SchemaObject> {
   return expected;
 }
 
+/**
+ * The schema's objects, without SQLite's own tables and indexes (`sqlite_autoindex_…`, `sqlite_stat1`). The
+ * test is on the name's prefix, not `LIKE 'sqlite_%'`, whose `_` matches any letter and so would hide a
+ * trigger named `sqlitex…`; and a trigger or view is never SQLite's own, whatever its name.
+ */
 function readSchema(db: SqlDb): SchemaObject[] {
-  return db.prepare(
-    "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name",
-  ).all() as SchemaObject[];
+  return (db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")
+    .all() as SchemaObject[])
+    .filter((o) =>
+      !((o.type === "table" || o.type === "index") && o.name.toLowerCase().startsWith("sqlite_"))
+    );
 }
 
 const PROVEVI = /provevi_/i;

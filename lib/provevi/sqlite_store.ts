@@ -188,6 +188,39 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
+   * Deletes a run's rows, for a copy that failed part way (`exportRun` calls it): its events, URIs, payloads,
+   * settings and assessments, and each agent class, experiment or version that it was the first run of. Such
+   * a row passes to the earliest other run of it, or goes when there is none. The run folder is the caller's.
+   * @throws ProveviError when the store only reads.
+   */
+  discardRun(runId: string): Promise<void> {
+    const db = this.#writable(`discard run "${runId}"`);
+    transaction(db, () => {
+      for (const table of ["events", "event_refs", "payloads", "run_params", "assessments", "runs"]) {
+        db.prepare(`DELETE FROM provevi_${table} WHERE run_id = ?`).run(runId);
+      }
+      const firsts: [string, string, string][] = [
+        ["provevi_agents", "agent", "r.agent = t.agent"],
+        ["provevi_agent_versions", "agent, version", "r.agent = t.agent AND r.agent_version = t.version"],
+        ["provevi_experiments", "experiment", "r.experiment = t.experiment"],
+        [
+          "provevi_experiment_versions",
+          "experiment, pin",
+          "r.experiment = t.experiment AND r.experiment_pin = t.pin",
+        ],
+      ];
+      for (const [table, _key, same] of firsts) {
+        db.prepare(
+          `UPDATE ${table} AS t SET first_run = (SELECT min(r.run_id) FROM provevi_runs r WHERE ${same})
+           WHERE t.first_run = ? AND EXISTS (SELECT 1 FROM provevi_runs r WHERE ${same})`,
+        ).run(runId);
+        db.prepare(`DELETE FROM ${table} WHERE first_run = ?`).run(runId);
+      }
+    });
+    return Promise.resolve();
+  }
+
+  /**
    * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it.
    * @returns One line per problem, naming the table and the row's key.
    */
@@ -234,7 +267,14 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
     }
     if (!name) throw new ProveviError("an assessment needs a name");
-    const json = canonicalize(value);
+    let json: string | undefined;
+    try {
+      json = canonicalize(value); // throws on Infinity, NaN and a BigInt
+    } catch (error) {
+      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
     if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
     const created_at = nowUtc();
     const id = transaction(db, () =>

@@ -2,7 +2,17 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { exportRun, FileStore, SqliteStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { DatabaseSync } from "node:sqlite";
+import {
+  type EvidenceEvent,
+  type EvidenceStore,
+  exportRun,
+  FileStore,
+  ProveviError,
+  sqlitePath,
+  SqliteStore,
+  verifyRun,
+} from "../../lib/provevi/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 
@@ -191,3 +201,130 @@ Deno.test("prove export --to copies a run into a sqlite store and says the copy 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("prove assess of a number too big for JSON keeps it as text, and assess() refuses Infinity with a ProveviError", () =>
+  withStore(async (store, runs) => {
+    const big = await run(["--store", store, "assess", "run-1", "score", "1e999", "--json"]);
+    assert.equal(big.code, 0, big.err);
+    assert.equal(JSON.parse(big.out).value, "1e999");
+    await using s = new SqliteStore(sqlitePath(store), { runs });
+    await assert.rejects(
+      s.assess("run-1", "score", Infinity),
+      (e: Error) => e instanceof ProveviError && /assessment "score" is not JSON/.test(e.message),
+    );
+    await assert.rejects(s.assess("run-1", "score", 1n), ProveviError);
+  }));
+
+Deno.test("a JSON column changed by hand makes agent show, access and show exit 1 with one line naming the row", () =>
+  withStore(async (store, runs) => {
+    assert.equal((await run(["--store", store, "assess", "run-1", "ok", "true"])).code, 0);
+    const db = new DatabaseSync(sqlitePath(store));
+    db.exec(`UPDATE provevi_agent_versions SET tools = 'not json';
+      UPDATE provevi_run_params SET value = '{' WHERE key = 'model';
+      UPDATE provevi_assessments SET value = 'nope'`);
+    db.close();
+    for (
+      const [args, row] of [
+        [
+          ["agent", "show", "revenue-question"],
+          /provevi_agent_versions \(agent \S+, version [0-9a-f]{64}\): tools/,
+        ],
+        [["access", "run-1"], /provevi_run_params \(run_id "run-1", key model\)/],
+        [["--runs", runs, "show", "run-1"], /provevi_assessments \(id 1, run_id "run-1"\): value/],
+      ] as const
+    ) {
+      const r = await run(["--store", store, ...args]);
+      assert.equal(r.code, 1, `${args.join(" ")}: ${r.err}`);
+      assert.match(r.err, /^prove: .* is not JSON: the store file was changed; restore it from a copy$/);
+      assert.match(r.err, row);
+    }
+  }));
+
+/** The store, with a writer whose third append fails, as a full disk would fail it. */
+function failingAtThirdAppend<T extends EvidenceStore>(store: T): T {
+  return new Proxy(store, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (key === "openRun") {
+        return async (runId: string, options?: { folder?: string }) => {
+          const writer = await target.openRun(runId, options);
+          let n = 0;
+          return new Proxy(writer, {
+            get(w, k) {
+              const v: unknown = Reflect.get(w, k, w);
+              if (k === "append") {
+                return (line: string, event: EvidenceEvent) =>
+                  ++n === 3 ? Promise.reject(new Error("No space left on device")) : w.append(line, event);
+              }
+              return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(w) : v;
+            },
+          });
+        };
+      }
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+Deno.test("exportRun() that fails part way leaves no partial copy, neither rows nor folder, and can be run again", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "prove-export-" });
+  try {
+    const from = new FileStore({ runs: FIXTURE_RUNS });
+    const indexed = join(dir, "indexed");
+    await using sqlite = new SqliteStore(join(dir, "e.db"), { runs: indexed });
+    await assert.rejects(
+      () => exportRun(SAMPLE_RUN_ID, { from, to: failingAtThirdAppend(sqlite) }),
+      /No space left/,
+    );
+    assert.deepEqual(await sqlite.runIds(), []);
+    for (const table of ["events", "event_refs", "payloads", "run_params", "agents", "agent_versions"]) {
+      const n = sqlite.db.prepare(`SELECT count(*) AS n FROM provevi_${table}`).get() as { n: number };
+      assert.equal(n.n, 0, table);
+    }
+    await assert.rejects(() => Deno.lstat(join(indexed, SAMPLE_RUN_ID)), Deno.errors.NotFound);
+    const back = join(dir, "back");
+    await assert.rejects(
+      () => exportRun(SAMPLE_RUN_ID, { from, to: failingAtThirdAppend(new FileStore({ runs: back })) }),
+      /No space left/,
+    );
+    await assert.rejects(() => Deno.lstat(join(back, SAMPLE_RUN_ID)), Deno.errors.NotFound);
+    assert.deepEqual((await exportRun(SAMPLE_RUN_ID, { from, to: sqlite })).problems, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("prove runs --agent --version refuses an empty version and a start that two versions share", () =>
+  withStore(async (store, runs) => {
+    {
+      // 17 versions: two of them must start with the same hex digit.
+      await using s = new SqliteStore(sqlitePath(store), { runs });
+      for (let i = 0; i < 17; i++) {
+        await writeRichRun(await s.openRun(`run-t${i}`), { agent: "twin", model: `test:m${i}` });
+      }
+    }
+    const all = await run(["--store", store, "runs", "--agent", "twin", "--json"]);
+    const versions: string[] = JSON.parse(all.out).map((r: { agent_version: string }) => r.agent_version);
+    assert.equal(new Set(versions).size, 17);
+    const empty = await run(["--store", store, "runs", "--agent", "twin", "--version", ""]);
+    assert.equal(empty.code, 1);
+    assert.match(empty.err, /^prove: "" is not an agent version/);
+    const one = await run([
+      "--store",
+      store,
+      "runs",
+      "--agent",
+      "twin",
+      "--version",
+      versions[0]!.slice(0, 12),
+    ]);
+    assert.equal(one.code, 0, one.err);
+    assert.equal(one.out.split("\n").length, 1);
+    const shared = [..."0123456789abcdef"].find((d) => versions.filter((v) => v.startsWith(d)).length > 1)!;
+    const both = await run(["--store", store, "runs", "--agent", "twin", "--version", shared]);
+    assert.equal(both.code, 1);
+    assert.match(
+      both.err,
+      /^prove: "\w" starts \d+ versions of acme\/demo\/dev\/twin \(.*\); write more of the SHA-256$/,
+    );
+  }));

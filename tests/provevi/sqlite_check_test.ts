@@ -270,3 +270,70 @@ Deno.test("checkRun() reports events.jsonl that cannot be read, or is not UTF-8,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Rows that borrow the run: forged as if the run reported them, or judging what the run lacks. */
+const FORGED: [string, string, RegExp][] = [
+  [
+    "a forged experiment version",
+    `INSERT INTO provevi_experiment_versions VALUES ('${EXP}', '${EXP}?at=commit:${
+      "2".repeat(40)
+    }', NULL, '${RUN}')`,
+    new RegExp(`provevi_experiment_versions \\(experiment ${EXP}, pin \\S+2{40}\\) names run "${RUN}"`),
+  ],
+  [
+    "a forged experiment",
+    `INSERT INTO provevi_experiments VALUES ('experiment://acme/x/dev/f/q', '${RUN}')`,
+    new RegExp(`provevi_experiments \\(experiment experiment://acme/x/dev/f/q\\) names run "${RUN}"`),
+  ],
+  [
+    "a forged agent version",
+    `INSERT INTO provevi_agent_versions (agent, version, first_run)
+     VALUES ('acme/demo/dev/revenue-question', '${"a".repeat(64)}', '${RUN}')`,
+    new RegExp(`provevi_agent_versions \\(agent acme/demo/dev/revenue-question, version a{64}\\) names run`),
+  ],
+  [
+    "a forged agent class",
+    `INSERT INTO provevi_agents VALUES ('acme/demo/dev/ghost', 'acme', 'demo', 'dev', 'ghost', '${RUN}')`,
+    /provevi_agents \(agent acme\/demo\/dev\/ghost\) names run/,
+  ],
+  [
+    "an assessment of an event the run lacks",
+    `INSERT INTO provevi_assessments (run_id, seq, name, value, created_at) VALUES ('${RUN}', 999, 'x', '1', 't')`,
+    new RegExp(`provevi_assessments \\(id \\d+, ${K}\\) judges event 999, which the run lacks`),
+  ],
+  [
+    "an assessment of a span the run lacks",
+    `INSERT INTO provevi_assessments (run_id, span_id, name, value, created_at)
+     VALUES ('${RUN}', '0123456789abcdef', 'x', '1', 't')`,
+    new RegExp(`provevi_assessments \\(id \\d+, ${K}\\) judges span 0123456789abcdef`),
+  ],
+  [
+    "an assessment whose value is not JSON",
+    `INSERT INTO provevi_assessments (run_id, name, value, created_at) VALUES ('${RUN}', 'x', 'nope', 't')`,
+    new RegExp(`provevi_assessments \\(id \\d+, ${K}\\): its value is not JSON`),
+  ],
+];
+
+Deno.test("checkRun() reports a forged row that names the run as its first, and an assessment of what the run lacks", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN), { experiment: EXP, experimentPin: PIN });
+    await store.assess(`${RUN}#1`, "ok", true);
+    assert.deepEqual(await store.checkRun(RUN), []);
+    const db = store.db;
+    for (const [what, sql, expected] of FORGED) {
+      db.exec("BEGIN");
+      try {
+        db.exec(sql);
+        const problems = await checkRunRows(db, RUN);
+        assert.ok(problems.some((p) => expected.test(p)), `${what}: ${JSON.stringify(problems, null, 2)}`);
+      } finally {
+        db.exec("ROLLBACK");
+      }
+    }
+    assert.deepEqual(await store.checkRun(RUN), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -158,6 +158,32 @@ Deno.test("SqliteStore: the schema is checked on open (extra index allowed, trig
   assert.throws(() => new SqliteStore(t.db, { create: false }), /view provevi_inputs was changed/);
 });
 
+Deno.test("SqliteStore: a trigger named like SQLite's own objects (sqlitex…) is still refused", async () => {
+  await using t = await temp();
+  new SqliteStore(t.db).close();
+  const db = new DatabaseSync(t.db);
+  // LIKE 'sqlite_%' matches "sqlitex…", since _ matches any letter.
+  db.exec(
+    "CREATE TRIGGER sqlitextrg AFTER INSERT ON provevi_events BEGIN UPDATE provevi_runs SET status = 'x'; END",
+  );
+  db.close();
+  assert.throws(
+    () => new SqliteStore(t.db, { create: false }),
+    /trigger sqlitextrg on or naming a provevi table/,
+  );
+});
+
+Deno.test("SqliteStore() refuses a file of a newer schema version without writing to it, not even WAL", async () => {
+  await using t = await temp();
+  const db = new DatabaseSync(t.db);
+  db.exec(`CREATE TABLE provevi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO provevi_meta VALUES ('schema_version', '99')`);
+  db.close();
+  const before = await Deno.readFile(t.db);
+  assert.throws(() => new SqliteStore(t.db), /schema version 99, from a newer provevi/);
+  assert.deepEqual(await Deno.readFile(t.db), before);
+});
+
 Deno.test("SqliteStore: a run ID not under the runs root is read at the folder the store records", async () => {
   await using t = await temp();
   const elsewhere = join(t.dir, "elsewhere", SAMPLE_RUN_ID);
