@@ -223,13 +223,15 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
     .argument("<run>", "a run ID in the store")
     .requiredOption("--to <uri>", "the store to copy into: file or sqlite:///path.db")
     .option("--to-runs <dir>", "the runs root of the target store (default: the same runs root)")
+    .option("--config <file>", "the catalog config, to check the run's bundle and experiment")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action((run: string, opts: { to: string; toRuns?: string; json?: boolean }) =>
+    .action((run: string, opts: { to: string; toRuns?: string; json?: boolean } & CatalogChoice) =>
       withStore(async (from, g) => {
         const runs = opts.toRuns ?? g.runs;
         const to = await openStore(opts.to, runs ? { runs } : {});
         try {
-          const check = await exportRun(run, { from, to });
+          const check = await exportRun(run, { from, to }, { catalog: () => openCatalog(opts) });
           result.code = check.ok ? 0 : 1;
           if (opts.json) io.out(JSON.stringify({ ...check, store: to.uri }, null, 2));
           else if (check.ok) io.out(`${run}: copied to ${to.uri}; the copy verifies`);

@@ -4,6 +4,7 @@
  * `bundle.json` are copied. The copy is verified.
  * @module
  */
+import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
 import { ProveviError } from "./errors.ts";
 import { type EvidenceEvent, payloadsOf } from "./event.ts";
@@ -16,6 +17,8 @@ import { type RunCheck, verifyRun } from "./verify_run.ts";
 export interface ExportOptions {
   /** The copy's run folder; by default the run's ID under the target's runs root. */
   folder?: string;
+  /** The catalog that checks the run's bundle and experiment, before and after the copy. */
+  catalog?: VerifyRunOptions["catalog"];
 }
 
 /**
@@ -41,7 +44,8 @@ export async function exportRun(
 ): Promise<RunCheck> {
   const { from, to } = stores;
   const record = await from.readRun(runId);
-  const source = await verifyRun(record, { store: from });
+  const catalog = options.catalog ? { catalog: options.catalog } : {};
+  const source = await verifyRun(record, { store: from, ...catalog });
   if (!source.ok) {
     throw new ProveviError(
       `run "${runId}" does not verify in ${from.uri} (${
@@ -65,7 +69,7 @@ export async function exportRun(
   }
   const writer = await to.openRun(runId, { folder });
   try {
-    return await copyInto(runId, { record, to, writer, folder, manifest, events, lines });
+    return await copyInto(runId, { record, to, writer, folder, manifest, events, lines, catalog });
   } catch (error) {
     await writer.seal().catch(() => {}); // closes events.jsonl; the folder goes below
     const discard = (to as { discardRun?: (id: string) => Promise<void> }).discardRun;
@@ -94,6 +98,7 @@ async function copyInto(
     writer: Awaited<ReturnType<EvidenceStore["openRun"]>>;
     folder: string;
     manifest: Manifest;
+    catalog: Pick<VerifyRunOptions, "catalog">;
     events: unknown[];
     lines: string[];
   },
@@ -125,7 +130,7 @@ async function copyInto(
     (to as { recordBundle?: (id: string, b: { uri: string; pinned: string }) => Promise<void> })
       .recordBundle;
   if (bundle && recordBundle) await recordBundle.call(to, runId, bundle);
-  return await verifyRun(await to.readRun(runId), { store: to });
+  return await verifyRun(await to.readRun(runId), { store: to, ...c.catalog });
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -179,4 +179,17 @@ Deno.test("a run that names an experiment records its pin and hash, and commits 
   const check = await verifyRun(record, { catalog });
   assert.deepEqual(check.problems, []);
   assert.equal(check.bundle, outcome.bundle!.pinned);
+  // Export checks the experiment and the bundle through the catalog, before and after the copy.
+  const { exportRun, SqliteStore } = await import("../../lib/provevi/mod.ts");
+  await using to = new SqliteStore(join(t.root, "evidence.db"), { runs: join(t.root, "indexed") });
+  const copied = await exportRun(outcome.runId, { from: new FileStore({ runs: t.runs }), to }, { catalog });
+  assert.deepEqual(copied.problems, []);
+  await assert.rejects(
+    () =>
+      exportRun(outcome.runId, {
+        from: new FileStore({ runs: t.runs }),
+        to: new SqliteStore(join(t.root, "b.db"), { runs: join(t.root, "b") }),
+      }),
+    /does not verify/,
+  );
 });
