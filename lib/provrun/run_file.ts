@@ -156,10 +156,22 @@ const SPEC: Spec = {
       item: {
         t: "map",
         required: ["uri"],
-        keys: { uri: text, as: { t: "text", pattern: /^[^/\\]+$/, hint: "a file name" } },
+        keys: {
+          uri: text,
+          // Not `.` or `..`: `input/..` is the run folder, and staging there would overwrite the evidence.
+          as: { t: "text", pattern: /^(?!\.\.?$)[^/\\\0]+$/, hint: "a file name" },
+        },
       },
     },
-    outputs: { t: "list", item: { t: "text", pattern: /^[^/\\][^\\]*$/, hint: "a path under output/" } },
+    // No `..` segment: the call backend writes its answer to the first, and `../events.jsonl` is the evidence.
+    outputs: {
+      t: "list",
+      item: {
+        t: "text",
+        pattern: /^(?!(?:.*\/)?\.\.(?:\/|$))[^/\\\0][^\\\0]*$/,
+        hint: "a path under output/, without a .. segment",
+      },
+    },
     telemetry: { t: "mapping" },
   },
 };
