@@ -234,7 +234,16 @@ export class RunFile {
     }
     if (!problems.length) check(doc.contents, SPEC, "", problems, lines);
     if (problems.length) throw new RunFileError(where, problems);
-    return new RunFile(doc.toJS({ maxAliasCount: 100 }) as RunFileData, text, options.path ?? null);
+    let data: RunFileData;
+    try {
+      data = doc.toJS({ maxAliasCount: 100 }) as RunFileData;
+    } catch (error) {
+      // yaml refuses a tree of aliases that expands too far (a "billion laughs") with a ReferenceError.
+      throw new RunFileError(where, [
+        `cannot be expanded: ${(error as Error).message}; use fewer aliases (*name)`,
+      ]);
+    }
+    return new RunFile(data, text, options.path ?? null);
   }
 
   /** The same run file with agent keys replaced, checked again. */

@@ -91,3 +91,19 @@ outputs: [../events.jsonl, a/../../b, sub/.., ok/answer.txt, a..b]
     "outputs[2] (line 8): must be a path under output/, without a .. segment",
   ]);
 });
+
+Deno.test("RunFile.parse() refuses a tree of aliases that expands too far, as a RunFileError, not a crash", () => {
+  const levels = ["    a0: &a0 [x, x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 6; i++) levels.push(`    a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(", ")}]`);
+  const text = `run: { org: acme, domain: demo, env: dev }
+agent:
+  name: q
+  backend: call
+  model: "test:"
+  script:
+${levels.join("\n")}
+prompt: hi
+`;
+  const [problem] = problems(text);
+  assert.match(problem!, /^cannot be expanded: .*alias.*; use fewer aliases/);
+});
