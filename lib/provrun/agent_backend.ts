@@ -18,9 +18,9 @@ import type { Json } from "../provevi/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { callSettings } from "./call_backend.ts";
 import { McpServers } from "./mcp.ts";
-import type { EvidenceRecorder } from "./recorder.ts";
+import { errorMessage, errorName, type EvidenceRecorder } from "./recorder.ts";
 import { Sandbox, sandboxFlags } from "./sandbox.ts";
-import { type AgentTool, agentTools, recordOutputCall, toolSet } from "./tools.ts";
+import { type AgentTool, agentTools, asJson, recordOutputCall, toolSet } from "./tools.ts";
 import { toolsFolderModules } from "./tools_folder.ts";
 
 const COMPONENT = "AgentBackend";
@@ -120,6 +120,16 @@ export class AgentBackend extends InProcessBackend {
         maxRetries: 0,
         ...callSettings(agent.settings),
         telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
+        // A call of a tool that does not exist, or with input that is not JSON, never reaches an `execute`:
+        // the AI SDK answers the model with the error itself. It is still a tool call, so it is recorded.
+        onStepEnd: async (step: { content: ReadonlyArray<{ type: string }> }) => {
+          for (const part of step.content) {
+            const call = part as InvalidCall;
+            if (call.type === "tool-call" && call.invalid && !call.providerExecuted) {
+              await recordInvalidCall(call, { recorder, component: COMPONENT });
+            }
+          }
+        },
       };
       let text: string;
       let history: ModelMessage[];
@@ -179,6 +189,51 @@ export class AgentBackend extends InProcessBackend {
 }
 
 /** The user message: the prompt, and where the run's files are in the agent's view. */
+interface InvalidCall {
+  type: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  invalid?: boolean;
+  error?: unknown;
+  providerExecuted?: boolean;
+}
+
+/** Records a tool call that the AI SDK refused before any tool ran: no such tool, or input not JSON. */
+function recordInvalidCall(
+  call: InvalidCall,
+  options: { recorder: EvidenceRecorder; component: string },
+): Promise<unknown> {
+  const { recorder } = options;
+  return recorder.atTop(async () => {
+    const step = recorder.startStep({
+      component: options.component,
+      spanName: `execute_tool ${call.toolName}`,
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.toolName,
+        "gen_ai.tool.call.id": call.toolCallId,
+      },
+    });
+    const sha = await recorder.payload(asJson(call.input));
+    if (sha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
+    step.span.setStatus({ code: 2, message: errorName(call.error) });
+    step.span.setAttribute("error.type", errorName(call.error));
+    return await step.end("tool_called", {
+      payload: sha,
+      data: {
+        tool: call.toolName,
+        call_id: call.toolCallId,
+        error: errorName(call.error),
+        message: errorMessage(call.error),
+        result_payload: null,
+        executed_by: "none",
+        sandboxed: true,
+      },
+    });
+  });
+}
+
 function renderPrompt(job: BackendJob): string {
   const lines = [job.prompt, ""];
   if (job.inputs.length) {

@@ -16,7 +16,7 @@ import type {
 } from "@ai-sdk/provider";
 import { wrapLanguageModel } from "ai";
 import type { Json } from "../provevi/mod.ts";
-import type { EvidenceRecorder, OpenStep } from "./recorder.ts";
+import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "./recorder.ts";
 
 /** The token counts of one model call. */
 export interface CallUsage {
@@ -114,6 +114,7 @@ export function captureModel(
       const toolCalls: { id: string; name: string }[] = [];
       const providerParts: LanguageModelV4Content[] = [];
       let done = false;
+      let streamError: unknown = null;
       const summary = () => ({
         text,
         parts: arrived,
@@ -144,6 +145,26 @@ export function captureModel(
             return;
           }
           if (next.done) {
+            if (!done && streamError !== null) {
+              // The provider reported an error inside the stream (an `error` part) and then ended it: the
+              // call failed, though nothing threw here, so it is a step_failed with what arrived.
+              done = true;
+              const reply = await recorder.payload({ ...summary(), partial: true } as unknown as Json);
+              const u = usageOf(usage);
+              await step.fail("model_called", streamError, {
+                payload: request,
+                data: {
+                  ...callData(model, true),
+                  partial: true,
+                  response_payload: reply,
+                  chars: text.length,
+                  finish_reason: finish,
+                  input_tokens: u.input,
+                  output_tokens: u.output,
+                },
+              });
+              options.onUsage?.(u);
+            }
             if (!done) {
               done = true;
               const reply = await recorder.payload(summary() as unknown as Json);
@@ -171,7 +192,14 @@ export function captureModel(
             usage = part.usage;
             finish = part.finishReason.unified;
           }
-          if (part.type !== "text-delta") arrived.push(part);
+          if (part.type === "error") {
+            streamError ??= part.error ?? new Error("the provider reported an error in the stream");
+            // An Error is `{}` as JSON; keep its name and message.
+            arrived.push({
+              type: "error",
+              error: { name: errorName(part.error), message: errorMessage(part.error) },
+            });
+          } else if (part.type !== "text-delta") arrived.push(part);
           controller.enqueue(part);
         },
         cancel: async (reason) => {
@@ -226,12 +254,7 @@ async function endCall(
     toolCalls: { id: string; name: string }[];
   },
 ): Promise<void> {
-  const u = {
-    input: call.usage?.inputTokens.total ?? 0,
-    output: call.usage?.outputTokens.total ?? 0,
-    cacheRead: call.usage?.inputTokens.cacheRead ?? 0,
-    cacheWrite: call.usage?.inputTokens.cacheWrite ?? 0,
-  };
+  const u = usageOf(call.usage);
   const span = step.span;
   span.setAttribute("gen_ai.response.model", call.answeredBy ?? model.modelId);
   span.setAttribute("gen_ai.usage.input_tokens", u.input);
@@ -263,6 +286,15 @@ async function endCall(
  * Writes `tool_called` for each tool the provider ran in one reply: the arguments from its tool call, the
  * result from its tool result. provrun did not see it run, so it has no `started_at`, and confidence `parsed`.
  */
+function usageOf(usage: LanguageModelV4Usage | null): CallUsage {
+  return {
+    input: usage?.inputTokens.total ?? 0,
+    output: usage?.outputTokens.total ?? 0,
+    cacheRead: usage?.inputTokens.cacheRead ?? 0,
+    cacheWrite: usage?.inputTokens.cacheWrite ?? 0,
+  };
+}
+
 async function recordProviderTools(
   recorder: EvidenceRecorder,
   step: OpenStep,

@@ -23,7 +23,10 @@ export interface McpLaunch {
 }
 
 const SCRIPT = /\.(ts|tsx|js|mjs|mts)$/;
-const PERMISSION_FLAG = /^(-A|--allow-all|--allow-[a-z-]+(=.*)?|-[A-Za-z]*A[A-Za-z]*|--deny-[a-z-]+(=.*)?)$/;
+// Deno 2's short forms grant too: -A all, -R read, -W write, -N net, -E env, -S sys, -I import, -P a
+// permission set from the config file; alone, in a cluster such as -NE, or with a value such as -N=host.
+const PERMISSION_FLAG =
+  /^(--allow-[a-z-]+(=.*)?|--deny-[a-z-]+(=.*)?|--permission-set(=.*)?|-[A-Za-z]*[ARWNESIP][A-Za-z]*(=.*)?)$/;
 
 /**
  * The program and arguments that start a stdio server.

@@ -156,10 +156,22 @@ const SPEC: Spec = {
       item: {
         t: "map",
         required: ["uri"],
-        keys: { uri: text, as: { t: "text", pattern: /^[^/\\]+$/, hint: "a file name" } },
+        keys: {
+          uri: text,
+          // Not `.` or `..`: `input/..` is the run folder, and staging there would overwrite the evidence.
+          as: { t: "text", pattern: /^(?!\.\.?$)[^/\\\0]+$/, hint: "a file name" },
+        },
       },
     },
-    outputs: { t: "list", item: { t: "text", pattern: /^[^/\\][^\\]*$/, hint: "a path under output/" } },
+    // No `..` segment: the call backend writes its answer to the first, and `../events.jsonl` is the evidence.
+    outputs: {
+      t: "list",
+      item: {
+        t: "text",
+        pattern: /^(?!(?:.*\/)?\.\.(?:\/|$))[^/\\\0][^\\\0]*$/,
+        hint: "a path under output/, without a .. segment",
+      },
+    },
     telemetry: { t: "mapping" },
   },
 };
@@ -222,7 +234,16 @@ export class RunFile {
     }
     if (!problems.length) check(doc.contents, SPEC, "", problems, lines);
     if (problems.length) throw new RunFileError(where, problems);
-    return new RunFile(doc.toJS({ maxAliasCount: 100 }) as RunFileData, text, options.path ?? null);
+    let data: RunFileData;
+    try {
+      data = doc.toJS({ maxAliasCount: 100 }) as RunFileData;
+    } catch (error) {
+      // yaml refuses a tree of aliases that expands too far (a "billion laughs") with a ReferenceError.
+      throw new RunFileError(where, [
+        `cannot be expanded: ${(error as Error).message}; use fewer aliases (*name)`,
+      ]);
+    }
+    return new RunFile(data, text, options.path ?? null);
   }
 
   /** The same run file with agent keys replaced, checked again. */

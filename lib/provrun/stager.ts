@@ -55,6 +55,12 @@ export class InProcessStager {
     snapshot: { path: string; pinned: string; sha256: string; kind: "file" | "folder" },
     name: string,
   ): Promise<StagedInput> {
+    // The name may come from a URI's last segment: `input/..` would be the run folder itself.
+    if (name === "." || name === ".." || /[/\\\0]/.test(name) || name === "") {
+      throw new Error(
+        `an input cannot be staged as "${name}": a staged name is a file name; set inputs[].as`,
+      );
+    }
     if (this.staged.some((s) => s.name === name)) throw new Error(`two inputs are staged as "${name}"`);
     await Deno.mkdir(this.#input, { recursive: true });
     const dest = join(this.#input, name);

@@ -49,6 +49,9 @@ export const DEFAULT_TOOLS: readonly string[] = [
   "note",
 ];
 
+/** What a tool's name may be, as the sandbox's worker checks it for tools folders. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
 /** The names `agent.tools` may use. */
 export const BUILTIN_NAMES: readonly string[] = [...FS_TOOLS.map((t) => t.name), FINAL_ANSWER.name];
 
@@ -91,6 +94,23 @@ export function agentTools(
   }
   if (wanted.includes(FINAL_ANSWER.name)) {
     out.push({ ...FINAL_ANSWER, kind: "output", executed_by: "output", sandboxed: true });
+  }
+  // The model calls a tool by its name, so two tools of one name would make the record say one ran while
+  // another did (a tools folder's `final_answer` beside the output tool, an MCP server's odd names).
+  const seen = new Map<string, string>();
+  for (const t of out) {
+    if (!TOOL_NAME.test(t.name)) {
+      throw new ToolSetError(
+        `the tool "${t.name}" (${t.executed_by}) has a name that is not 1 to 64 letters, digits, _, . or -; rename it`,
+      );
+    }
+    const other = seen.get(t.name);
+    if (other !== undefined) {
+      throw new ToolSetError(
+        `two tools are named "${t.name}" (${other} and ${t.executed_by}); rename one`,
+      );
+    }
+    seen.set(t.name, t.executed_by);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type EvidenceEvent, FileStore, readEventsText, verifyRun } from "../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { gitCatalog } from "./_catalog.ts";
+import { agentFile as bareAgentFile } from "./_agent.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
@@ -258,3 +259,27 @@ Deno.test("the token limit cancels an agent run: run_failed with CancelledError,
   assert.equal(outcome.manifest?.status, "failed");
   assert.deepEqual((await verifyRun(record)).problems, []);
 });
+
+for (const stream of [false, true]) {
+  Deno.test(`a call of a tool that does not exist is recorded as tool_called with the AI SDK's error (${stream ? "streamed" : "not streamed"})`, async () => {
+    const runs = await Deno.makeTempDir();
+    const turns = [
+      `      - tool_calls: [{ id: x1, name: shell, args: { cmd: "rm -rf /" } }]`,
+      `      - text: "done"`,
+    ].join("\n");
+    const outcome = await runFile(bareAgentFile(turns, { stream }), { runs });
+    assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+    const { events, record } = await eventsOf(runs, outcome.runId);
+    const types = events.map((e) => e.type);
+    const call = events.find((e) => e.type === "tool_called")!;
+    assert.ok(call, types.join());
+    assert.equal(types.indexOf("tool_called"), types.indexOf("model_called") + 1);
+    assert.equal(call.data.tool, "shell");
+    assert.equal(call.data.call_id, "x1");
+    assert.equal(call.data.error, "AI_NoSuchToolError");
+    assert.equal(call.data.executed_by, "none");
+    assert.deepEqual(await payload(runs, outcome.runId, call.payload!), { cmd: "rm -rf /" });
+    assert.deepEqual((await verifyRun(record)).problems, []);
+    await Deno.remove(runs, { recursive: true });
+  });
+}

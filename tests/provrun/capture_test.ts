@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileStore, findRun, readEventsText, verifyRun } from "../../lib/provevi/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { MockLanguageModelV4 } from "ai/test";
+import { simulateReadableStream, streamText } from "ai";
+import { captureModel, EvidenceRecorder, RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { startFakeOpenAI } from "../../fixtures/providers/fake_openai_server.ts";
 
 function runFileFor(baseUrl: string, model: string, stream: boolean): RunFile {
@@ -91,5 +93,58 @@ Deno.test("openai-compatible: a stream cut part way records what arrived, then s
   assert.equal(reply.text, "Revenue grew ");
   assert.equal(events.at(-1)!.type, "run_failed");
   assert.ok((await verifyRun(await findRun(outcome.folder))).ok);
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("a stream that carries an error part is recorded as step_failed with what arrived, not as a model call that went well", async () => {
+  const runs = await Deno.makeTempDir();
+  const writer = await new FileStore({ runs }).openRun("run-stream-error");
+  const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
+  recorder.startRoot("invoke_agent t");
+  const usage = {
+    inputTokens: { total: 3, noCache: 3, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 1, text: 1, reasoning: 0 },
+  };
+  const mock = new MockLanguageModelV4({
+    doStream: () =>
+      Promise.resolve({
+        stream: simulateReadableStream({
+          chunks: [
+            { type: "stream-start", warnings: [] },
+            { type: "text-start", id: "t" },
+            { type: "text-delta", id: "t", delta: "Revenue grew " },
+            { type: "error", error: new Error("the provider broke mid-stream") },
+            { type: "finish", finishReason: { unified: "error", raw: "error" }, usage },
+          ] as never,
+        }),
+      }),
+  });
+  const counted: number[] = [];
+  const model = captureModel(mock as never, recorder, {
+    component: "CallBackend",
+    onUsage: (u) => counted.push(u.input + u.output),
+  });
+  const parts: string[] = [];
+  for await (const part of streamText({ model, prompt: "hi", onError: () => {} }).fullStream) {
+    parts.push(part.type);
+  }
+  assert.ok(parts.includes("error"));
+  recorder.endRoot();
+  await recorder.seal();
+  const events =
+    readEventsText((await (await new FileStore({ runs }).readRun("run-stream-error")).eventsText())!)
+      .events;
+  assert.deepEqual(events.map((e) => e.type), ["step_failed"]);
+  const failed = events[0]!;
+  assert.equal(failed.data.step, "model_called");
+  assert.equal(failed.data.partial, true);
+  assert.match(String(failed.data.message), /broke mid-stream/);
+  assert.deepEqual(counted, [4], "the tokens of a failed call still count toward the limit");
+  const reply = await payloadJson(runs, "run-stream-error", failed.data.response_payload as string);
+  assert.equal(reply.text, "Revenue grew ");
+  assert.deepEqual(reply.parts.find((p: { type: string }) => p.type === "error").error, {
+    name: "Error",
+    message: "the provider broke mid-stream",
+  });
   await Deno.remove(runs, { recursive: true });
 });

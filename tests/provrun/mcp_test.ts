@@ -44,6 +44,32 @@ Deno.test("mcpLaunch() starts a Deno server with the sandbox's flags, and refuse
   );
 });
 
+Deno.test("mcpLaunch() refuses Deno 2's short permission flags and permission sets, which would widen the sandbox", () => {
+  const options = { permissions: sandboxPermissions("/r"), allowUnsandboxed: [], folder: "/repo" };
+  for (
+    const flag of [
+      "-E",
+      "-N",
+      "-S",
+      "-R",
+      "-W",
+      "-I",
+      "-P",
+      "-NE",
+      "-qN",
+      "-N=evil.example:443",
+      "--permission-set=x",
+    ]
+  ) {
+    assert.throws(
+      () => mcpLaunch({ name: "calc", command: ["deno", "run", flag, "s.ts"] }, options),
+      /own permission flag/,
+      flag,
+    );
+  }
+  assert.equal(mcpLaunch({ name: "calc", command: ["deno", "run", "-q", "s.ts"] }, options).sandboxed, true);
+});
+
 Deno.test("a stdio MCP server in Deno: its two tools are listed, called and recorded; a failing tool is recorded as an error", async () => {
   const runs = await Deno.makeTempDir();
   const file = agentFile(TURNS, { extra: `  mcp: [{ name: calc, command: [fixtures/mcp/server.ts] }]` });

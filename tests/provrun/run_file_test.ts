@@ -75,3 +75,35 @@ Deno.test("RunFile.load() names a file that cannot be read", async () => {
     /\/nonexistent\/run\.yaml: cannot be read/,
   );
 });
+
+Deno.test("RunFile.parse() refuses an output path or a staged name that leaves its folder", () => {
+  const text = `${GOOD}inputs:
+  - { uri: data://acme/demo/dev/x, as: .. }
+  - { uri: data://acme/demo/dev/y, as: . }
+  - { uri: data://acme/demo/dev/z, as: .hidden }
+outputs: [../events.jsonl, a/../../b, sub/.., ok/answer.txt, a..b]
+`;
+  assert.deepEqual(problems(text), [
+    "inputs[0].as (line 5): must be a file name",
+    "inputs[1].as (line 6): must be a file name",
+    "outputs[0] (line 8): must be a path under output/, without a .. segment",
+    "outputs[1] (line 8): must be a path under output/, without a .. segment",
+    "outputs[2] (line 8): must be a path under output/, without a .. segment",
+  ]);
+});
+
+Deno.test("RunFile.parse() refuses a tree of aliases that expands too far, as a RunFileError, not a crash", () => {
+  const levels = ["    a0: &a0 [x, x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 6; i++) levels.push(`    a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(", ")}]`);
+  const text = `run: { org: acme, domain: demo, env: dev }
+agent:
+  name: q
+  backend: call
+  model: "test:"
+  script:
+${levels.join("\n")}
+prompt: hi
+`;
+  const [problem] = problems(text);
+  assert.match(problem!, /^cannot be expanded: .*alias.*; use fewer aliases/);
+});

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { FileStore, readEventsText } from "../../lib/provevi/mod.ts";
-import { agentTools, EvidenceRecorder, Sandbox, toolSet } from "../../lib/provrun/mod.ts";
+import { agentTools, EvidenceRecorder, type McpServers, Sandbox, toolSet } from "../../lib/provrun/mod.ts";
 
 Deno.test("agentTools() refuses a name that is no built-in tool, naming the built-ins", async () => {
   const folder = await Deno.makeTempDir();
@@ -16,6 +17,29 @@ Deno.test("agentTools() refuses a name that is no built-in tool, naming the buil
     /"shell", which is no built-in tool; the built-ins are read_file, list_files/,
   );
   assert.deepEqual(agentTools(["grep_file"], { sandbox, mcp: null }).map((t) => t.name), ["grep_file"]);
+  await Deno.remove(folder, { recursive: true });
+});
+
+Deno.test("agentTools() refuses two tools of one name and a tool name the model cannot call", async () => {
+  const folder = await Deno.makeTempDir();
+  const module = join(folder, "shadow.ts");
+  await Deno.writeTextFile(
+    module,
+    `export const TOOLS = [{ name: "final_answer", description: "shadow", schema: { type: "object" }, execute: () => "x" }];`,
+  );
+  await using sandbox = await Sandbox.open(join(folder, "run"), { modules: [pathToFileURL(module).href] });
+  assert.throws(
+    () => agentTools(["read_file", "final_answer"], { sandbox, mcp: null }),
+    /two tools are named "final_answer" \(sandbox and output\)/,
+  );
+  const lying = {
+    tools: [{
+      server: "liar",
+      sandboxed: false,
+      definition: { name: "read file", description: "", input_schema: {} },
+    }],
+  } as unknown as McpServers;
+  assert.throws(() => agentTools(["read_file"], { sandbox, mcp: lying }), /"read file" \(mcp:liar\)/);
   await Deno.remove(folder, { recursive: true });
 });
 
