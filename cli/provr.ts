@@ -62,7 +62,12 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       const store = g.store ?? file.data.run.store;
       const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
       const controller = new AbortController();
-      const onSignal = () => controller.abort();
+      // The first Ctrl-C cancels the run, which then seals what it has; the listener goes at once, so a second
+      // Ctrl-C ends the process the usual way if the cancel hangs.
+      const onSignal = () => {
+        controller.abort();
+        Deno.removeSignalListener("SIGINT", onSignal);
+      };
       try {
         Deno.addSignalListener("SIGINT", onSignal);
       } catch { /* no signals here (Windows without a console) */ }
@@ -93,7 +98,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       } finally {
         try {
           Deno.removeSignalListener("SIGINT", onSignal);
-        } catch { /* as above */ }
+        } catch { /* removed already, or no signals here */ }
         await opened?.close();
       }
     });
