@@ -16,6 +16,7 @@ export * from "./run_file.ts";
 export * from "./run_context.ts";
 export * from "./recorder.ts";
 export * from "./broker.ts";
+export * from "./resolver.ts";
 export * from "./stager.ts";
 export * from "./outputter.ts";
 export * from "./scripted_model.ts";

@@ -9,7 +9,7 @@ import type { Json } from "../provevi/event.ts";
 import { agentVersion, type EvidenceStore, type Manifest, openStore } from "../provevi/mod.ts";
 import { commitBundle } from "../provevi/bundle.ts";
 import { type PinnedExperiment, readExperiment } from "../provevi/experiment.ts";
-import type { Catalog } from "../provcat/mod.ts";
+import type { Catalog, Snapshot } from "../provcat/mod.ts";
 import { StubBroker } from "./broker.ts";
 import type { Backend } from "./backend.ts";
 import { AgentBackend } from "./agent_backend.ts";
@@ -23,6 +23,7 @@ import { errorMessage, errorName, EvidenceRecorder } from "./recorder.ts";
 import { newRunId, type RunContext, withRun } from "./run_context.ts";
 import type { RunFile } from "./run_file.ts";
 import { InProcessStager, type StagedInput } from "./stager.ts";
+import { ProvcatResolver } from "./resolver.ts";
 import { TelemetryPolicy } from "../provevi/policy.ts";
 import { RunTelemetry } from "./run_telemetry.ts";
 import { processEnviron } from "./telemetry_env.ts";
@@ -346,7 +347,8 @@ async function resolveInputs(
   const { recorder } = ctx;
   const broker = new StubBroker(inputs.map((i) => i.uri), { env: ctx.env });
   const stager = new InProcessStager(ctx.folder);
-  const snapshots: { snap: Awaited<ReturnType<RunCatalog["snapshot"]>>; name: string; uri: string }[] = [];
+  const resolver = catalog ? new ProvcatResolver(catalog, recorder) : null;
+  const snapshots: { snap: Snapshot; name: string; uri: string }[] = [];
   for (const input of inputs) {
     signal.throwIfAborted();
     await recorder.record({
@@ -371,30 +373,10 @@ async function resolveInputs(
       refs: [input.uri],
       data: { mode: grant.mode, expires_at: grant.expires_at ?? null },
     });
-    if (!catalog) {
+    if (!resolver) {
       throw new Error(`no catalog to resolve ${input.uri}: pass a catalog, or add a provcat.yaml`);
     }
-    let pinned: string | null = null;
-    await recorder.step(
-      "context_resolved",
-      { component: "ProvcatResolver", spanName: "provcat.pin" },
-      async () => {
-        pinned = (await catalog.pin(input.uri)).pinned;
-        return { refs: pinned ? [input.uri, pinned] : [input.uri], data: { pinned } };
-      },
-    );
-    let snap!: Awaited<ReturnType<RunCatalog["snapshot"]>>;
-    const at = pinned ?? input.uri;
-    await recorder.step("snapshot_materialized", {
-      component: "ProvcatResolver",
-      spanName: "provcat.snapshot",
-    }, async () => {
-      snap = await catalog.snapshot(at);
-      return {
-        refs: [snap.pinned ?? at],
-        data: { kind: snap.kind, sha256: snap.sha256, reused: snap.reused ?? false },
-      };
-    });
+    const snap = await resolver.resolve(input.uri);
     snapshots.push({ snap, name: input.as ?? lastSegment(input.uri), uri: input.uri });
   }
   const staged: StagedInput[] = [];
