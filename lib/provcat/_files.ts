@@ -117,19 +117,30 @@ function streamHash(path: string): string {
  * `sha256sum`, escapes included), so that `find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum` gives
  * the same hash. Files are hashed a few at a time, so that every core works.
  */
-export async function hashFolder(root: string): Promise<string> {
+export async function hashFolder(
+  root: string,
+  options: { sums?: Map<string, string> } = {},
+): Promise<string> {
   const files = await walkFiles(root);
-  const sums = new Array<string>(files.length);
+  const sums = options.sums ?? new Map<string, string>();
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
-      const i = next++;
-      sums[i] = await hashFile(files[i]!.abs);
+      const file = files[next++]!;
+      sums.set(file.rel, await hashFile(file.abs));
     }
   };
   await Promise.all(Array.from({ length: Math.min(4, files.length) }, worker));
-  const lines = files.map((file, i) => sumLine(sums[i]!, file.rel));
-  return createHash("sha256").update(lines.join("")).digest("hex");
+  return folderHashOf(sums);
+}
+
+/** The hash of a folder from the hashes of its files, by their `/` paths: the `sha256sum` list of them, hashed. */
+export function folderHashOf(sums: Map<string, string>): string {
+  const rels = [...sums.keys()].map((rel) => ({ rel, bytes: encoder.encode(rel) }));
+  rels.sort((a, b) => compareBytes(a.bytes, b.bytes));
+  return createHash("sha256").update(rels.map(({ rel }) => sumLine(sums.get(rel)!, rel)).join("")).digest(
+    "hex",
+  );
 }
 
 /**

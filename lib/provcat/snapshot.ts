@@ -6,7 +6,8 @@
  * @module
  */
 import { join } from "node:path";
-import { copyTree, hashPath, holdsHash, makeReadOnly, removeTree, tempIn } from "./_files.ts";
+import { StatHashes } from "./stat_hashes.ts";
+import { copyTree, hashFile, hashFolder, holdsHash, makeReadOnly, removeTree, tempIn } from "./_files.ts";
 import type { EntryKind } from "./store.ts";
 
 /** A snapshot, as `Catalog.snapshot` returns it. */
@@ -46,16 +47,31 @@ export async function materializeSnapshot(
 ): Promise<{ path: string; sha256: string; reused: boolean }> {
   const { name, kind } = options;
   const root = join(cache, "snapshots");
-  const sha256 = options.sha256 ?? await hashPath(source, kind);
-  const path = join(root, kind, sha256, name);
-  if (await reusable(path, kind, sha256)) return { path, sha256, reused: true };
+  // A store without versions (a live folder) gives no hash: its files' stats tell whether the cached hashes
+  // still hold, without reading them; when they do not, the copy's hash below is the source's too.
+  const hashes = options.sha256 === undefined ? await StatHashes.open(cache, source) : null;
+  const before = hashes ? await StatHashes.stats(source, kind) : null;
+  const sha256 = options.sha256 ?? hashes!.known(before!, kind);
+  if (sha256 !== null) {
+    const path = join(root, kind, sha256, name);
+    if (await reusable(path, kind, sha256)) {
+      await hashes?.save();
+      return { path, sha256, reused: true };
+    }
+  }
   // Copy first, then hash the copy: the address is the hash of what the snapshot holds, even if the source
   // changed meanwhile.
   const work = await tempIn(join(cache, "tmp"));
   try {
     const copy = join(work, name);
     await copyTree(source, copy, kind);
-    const copied = await hashPath(copy, kind);
+    const sums = new Map<string, string>();
+    const copied = kind === "file" ? await hashFile(copy) : await hashFolder(copy, { sums });
+    if (kind === "file") sums.set("", copied);
+    if (hashes) {
+      hashes.learn(before!, await StatHashes.stats(source, kind), sums);
+      await hashes.save();
+    }
     const target = join(root, kind, copied, name);
     if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
     await makeReadOnly(copy);
