@@ -8,6 +8,7 @@
  * @module
  */
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
+import { Ajv } from "ajv";
 import type { Json } from "../provevi/mod.ts";
 import { ToolSetError } from "./errors.ts";
 import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";
@@ -126,6 +127,34 @@ export interface ToolSetOptions {
   signal: AbortSignal;
 }
 
+const ajv = new Ajv({ strict: false, allErrors: false });
+
+/**
+ * Checks a call's arguments against the tool's JSON schema before anything runs, so that a tool never gets
+ * arguments its schema refuses. A refused call reaches no `execute`; the AI SDK answers the model with the error,
+ * and the agent backend records it as a call that nothing executed. A schema that the validator cannot read is
+ * not checked here (the tool's own checks remain).
+ */
+function validatorOf(
+  t: AgentTool,
+): (value: unknown) => { success: true; value: unknown } | { success: false; error: Error } {
+  let check: ((value: unknown) => boolean) & { errors?: unknown } | null = null;
+  try {
+    check = ajv.compile(t.input_schema as object);
+  } catch {
+    check = null;
+  }
+  return (value) => {
+    if (!check || check(value)) return { success: true, value };
+    return {
+      success: false,
+      error: new TypeError(
+        `arguments of ${t.name} do not match its schema: ${ajv.errorsText(check.errors as never)}`,
+      ),
+    };
+  };
+}
+
 /**
  * The AI SDK tool set of a run's tools, each call recorded.
  *
@@ -140,7 +169,10 @@ export interface ToolSetOptions {
 export function toolSet(tools: AgentTool[], options: ToolSetOptions): ToolSet {
   const set: ToolSet = {};
   for (const t of tools) {
-    const base = { description: t.description, inputSchema: jsonSchema(t.input_schema as never) };
+    const base = {
+      description: t.description,
+      inputSchema: jsonSchema(t.input_schema as never, { validate: validatorOf(t) }),
+    };
     if (t.kind === "output") {
       set[t.name] = tool(base) as Tool;
       continue;

@@ -283,3 +283,21 @@ for (const stream of [false, true]) {
     await Deno.remove(runs, { recursive: true });
   });
 }
+
+Deno.test("a call whose arguments do not match the tool's JSON schema runs nothing, and is recorded with the reason", async () => {
+  const runs = await Deno.makeTempDir();
+  const turns = [
+    `      - tool_calls: [{ id: v1, name: read_file, args: { nope: 1 } }]`,
+    `      - text: "done"`,
+  ].join("\n");
+  const outcome = await runFile(bareAgentFile(turns, {}), { runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events, record } = await eventsOf(runs, outcome.runId);
+  const call = events.find((e) => e.type === "tool_called")!;
+  assert.equal(call.data.tool, "read_file");
+  assert.equal(call.data.executed_by, "none");
+  assert.equal(call.data.error, "AI_InvalidToolInputError");
+  assert.match(String(call.data.message), /Invalid input for tool read_file: .*Type validation failed/);
+  assert.deepEqual((await verifyRun(record)).problems, []);
+  await Deno.remove(runs, { recursive: true });
+});
