@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+
+/** Runs a `deno task NAME` as deno.json writes it (its own permission flags), with these arguments. */
+async function task(name: string, args: string[]) {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words = (config.tasks[name] as string).split(" ").slice(1); // drop "deno"
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...words, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
+}
+
+for (const name of ["prove", "provr"]) {
+  Deno.test(`deno task ${name} --help prints the help under the task's own permissions`, async () => {
+    const r = await task(name, ["--help"]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^Usage: /);
+    assert.doesNotMatch(r.err, /NotCapable/);
+  });
+
+  Deno.test(`deno task ${name} with no command prints the help and exits 2, without NotCapable`, async () => {
+    const r = await task(name, []);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /^Usage: /);
+    assert.doesNotMatch(r.err, /NotCapable/);
+  });
+}
