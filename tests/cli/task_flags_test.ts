@@ -29,3 +29,32 @@ for (const name of ["prove", "provr"]) {
     assert.doesNotMatch(r.err, /NotCapable/);
   });
 }
+
+Deno.test("deno task provr runs an agent with a Deno MCP server under the task's own permissions", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = new URL("../../fixtures/mcp/server.ts", import.meta.url).pathname;
+  await Deno.writeTextFile(
+    `${dir}/run.yaml`,
+    `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: adder
+  backend: agent
+  model: "test:"
+  mcp: [{ name: calc, command: [${JSON.stringify(server)}] }]
+  script:
+    turns:
+      - tool_calls: [{ name: add, args: { a: 1, b: 2 } }]
+      - text: "3"
+prompt: Add 1 and 2.
+`,
+  );
+  const r = await task("provr", ["--runs", `${dir}/runs`, "run", `${dir}/run.yaml`]);
+  assert.equal(r.code, 0, r.err);
+  assert.doesNotMatch(r.err, /NotCapable/);
+  const events = (await Deno.readTextFile(`${dir}/runs/${r.out}/evidence/events.jsonl`)).trim().split("\n")
+    .map((l) => JSON.parse(l));
+  const called = events.find((e) => e.type === "tool_called");
+  assert.equal(called?.data.executed_by, "mcp:calc");
+  assert.equal(called?.data.error, null);
+  await Deno.remove(dir, { recursive: true });
+});
