@@ -58,3 +58,10 @@ prompt: Add 1 and 2.
   assert.equal(called?.data.error, null);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("deno task bench with a name that is no benchmark says so, naming the benchmarks, and exits 2", async () => {
+  const r = await task("bench", ["nosuch"]);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /^bench: no benchmark is named "nosuch"; the benchmarks are .*verify/);
+  assert.equal(r.err.split("\n").length, 1);
+});
