@@ -43,6 +43,10 @@ export async function runProgram(
       writeOut: (s) => io.out(s.replace(/\n$/, "")),
       writeErr: (s) => io.err(s.replace(/\n$/, "")),
       outputError: (s, write) => write(`${name}: ${s.replace(/^error: /, "").trim()}\n`),
+      // commander reads NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE to choose colours; the tasks' --allow-env
+      // lists none of them, so asking would end `--help` with NotCapable. The help is plain text.
+      getOutHasColors: () => false,
+      getErrHasColors: () => false,
     });
     for (const sub of cmd.commands) configure(sub);
   };

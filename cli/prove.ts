@@ -94,6 +94,15 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
         if (opts.version !== undefined && opts.agent === undefined) {
           throw new UsageError("--version needs --agent");
         }
+        for (const [flag, uri] of [["--reading", opts.reading], ["--experiment", opts.experiment]] as const) {
+          const branch = uri?.match(/\?at=branch:.*$/)?.[0];
+          if (uri !== undefined && branch) {
+            throw new UsageError(
+              `${flag} ${uri} names a branch, which moves, and runs record the pinned version they used; ` +
+                `drop ${branch} to list the runs of every version, or give ?at=commit:…`,
+            );
+          }
+        }
         if (opts.reading !== undefined) {
           return printRuns(
             await questionsOf(store, "prove runs --reading").runsReading(opts.reading),

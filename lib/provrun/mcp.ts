@@ -176,13 +176,15 @@ export class McpServers implements AsyncDisposable {
             tools: [],
           };
         }
+        const said = transport instanceof StdioClientTransport ? firstWords(transport) : undefined;
         const client = new Client({ name: "provrun", version: "0.1.0" });
         try {
           await client.connect(transport);
         } catch (error) {
+          const stderr = said ? firstErrorLine(said.text) : "";
           throw new ToolSetError(
-            `MCP server "${spec.name}" cannot be reached: ${
-              (error as Error).message
+            `MCP server "${spec.name}" cannot be reached: ${(error as Error).message}${
+              stderr ? `; it wrote: ${stderr}` : ""
             }; check its command or url`,
             { cause: error },
           );
@@ -261,4 +263,24 @@ export class McpServers implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** Keeps the start of a stdio server's standard error (4 KiB), so a server that dies can be named with why. */
+function firstWords(transport: StdioClientTransport): { text: string } {
+  const said = { text: "" };
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    if (said.text.length < 4096) {
+      said.text += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+    }
+  });
+  return said;
+}
+
+/** The first error line of a server's standard error (else its first line but Deno's downloads), plain. */
+export function firstErrorLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, "");
+  const lines = plain.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !/^Download /.test(l));
+  const line = lines.find((l) => /^error\b/i.test(l)) ?? lines[0] ?? "";
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }

@@ -22,8 +22,20 @@ export interface PermissionNeed {
   why: string;
 }
 
-/** The variables the MCP SDK's stdio client reads to start a server (its default environment). */
-export const MCP_ENV: readonly string[] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "OSTYPE"];
+/**
+ * The variables read to start a stdio MCP server: the MCP SDK's stdio client passes the first seven on (its
+ * default environment), and Deno's `node:child_process` reads `NODE_V8_COVERAGE` on every spawn.
+ */
+export const MCP_ENV: readonly string[] = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "OSTYPE",
+  "NODE_V8_COVERAGE",
+];
 
 /**
  * What a run needs of the process's permissions.

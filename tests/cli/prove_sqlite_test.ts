@@ -64,6 +64,16 @@ Deno.test("prove runs --reading/--experiment/--agent lists runs from a sqlite st
     assert.equal((await run(["--store", store, "runs", "--reading", "x", "--agent", "y"])).code, 2);
   }));
 
+Deno.test("prove runs --reading/--experiment with a branch selector is refused in one line that says what to give", () =>
+  withStore(async (store) => {
+    for (const flag of ["--reading", "--experiment"]) {
+      const r = await run(["--store", store, "runs", flag, `${REVENUE}?at=branch:main`]);
+      assert.equal(r.code, 2);
+      assert.equal(r.err.split("\n").length, 1);
+      assert.match(r.err, new RegExp(`^prove: ${flag} .* names a branch, .*drop \\?at=branch:main`));
+    }
+  }));
+
 Deno.test("prove experiments, experiment show, agents, agent show and access print aligned columns", () =>
   withStore(async (store) => {
     const exps = await run(["--store", store, "experiments"]);

@@ -3,7 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { verifyRun } from "../../lib/provevi/mod.ts";
-import { mcpLaunch, runFile, sandboxPermissions } from "../../lib/provrun/mod.ts";
+import { mcpLaunch, McpServers, runFile, sandboxPermissions } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "./_agent.ts";
 
 const TURNS = `      - tool_calls: [{ id: m1, name: add, args: { a: 2, b: 3 } }]
@@ -178,4 +178,27 @@ Deno.test("an MCP server over streamable HTTP: its tools are called and recorded
   assert.equal(await payloadOf(runs, outcome.runId, call.data.result_payload as string), "42");
   await mcp.close();
   await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("a Deno MCP server that dies at start is named with the error line it wrote", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/broken.ts`, 'import { x } from "not-a-dependency";\nconsole.log(x);\n');
+  await assert.rejects(
+    () =>
+      McpServers.open([{ name: "broken", command: ["broken.ts"] }], {
+        permissions: sandboxPermissions(dir),
+        allowUnsandboxed: [],
+        folder: dir,
+      }),
+    (e: Error) => {
+      assert.equal(e.name, "ToolSetError");
+      assert.match(
+        e.message,
+        /^MCP server "broken" cannot be reached: .*; it wrote: error: .*not-a-dependency/,
+      );
+      assert.doesNotMatch(e.message, /\x1b|\n/);
+      return true;
+    },
+  );
+  await Deno.remove(dir, { recursive: true });
 });

@@ -31,7 +31,9 @@ Deno.test("permissionNeeds() lists the runs root, the provider's host, the tools
     "--allow-net=127.0.0.1:9000",
     "--allow-run=deno",
     "--allow-net=127.0.0.1:9100",
-    ...["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "OSTYPE"].map((v) => `--allow-env=${v}`),
+    ...["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "OSTYPE", "NODE_V8_COVERAGE"].map((v) =>
+      `--allow-env=${v}`
+    ),
   ]);
 });
 

@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+
+/** Runs a `deno task NAME` as deno.json writes it (its own permission flags), with these arguments. */
+async function task(name: string, args: string[]) {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words = (config.tasks[name] as string).split(" ").slice(1); // drop "deno"
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...words, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
+}
+
+for (const name of ["prove", "provr"]) {
+  Deno.test(`deno task ${name} --help prints the help under the task's own permissions`, async () => {
+    const r = await task(name, ["--help"]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^Usage: /);
+    assert.doesNotMatch(r.err, /NotCapable/);
+  });
+
+  Deno.test(`deno task ${name} with no command prints the help and exits 2, without NotCapable`, async () => {
+    const r = await task(name, []);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /^Usage: /);
+    assert.doesNotMatch(r.err, /NotCapable/);
+  });
+}
+
+Deno.test("deno task provr runs an agent with a Deno MCP server under the task's own permissions", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = new URL("../../fixtures/mcp/server.ts", import.meta.url).pathname;
+  await Deno.writeTextFile(
+    `${dir}/run.yaml`,
+    `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: adder
+  backend: agent
+  model: "test:"
+  mcp: [{ name: calc, command: [${JSON.stringify(server)}] }]
+  script:
+    turns:
+      - tool_calls: [{ name: add, args: { a: 1, b: 2 } }]
+      - text: "3"
+prompt: Add 1 and 2.
+`,
+  );
+  const r = await task("provr", ["--runs", `${dir}/runs`, "run", `${dir}/run.yaml`]);
+  assert.equal(r.code, 0, r.err);
+  assert.doesNotMatch(r.err, /NotCapable/);
+  const events = (await Deno.readTextFile(`${dir}/runs/${r.out}/evidence/events.jsonl`)).trim().split("\n")
+    .map((l) => JSON.parse(l));
+  const called = events.find((e) => e.type === "tool_called");
+  assert.equal(called?.data.executed_by, "mcp:calc");
+  assert.equal(called?.data.error, null);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("deno task bench with a name that is no benchmark says so, naming the benchmarks, and exits 2", async () => {
+  const r = await task("bench", ["nosuch"]);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /^bench: no benchmark is named "nosuch"; the benchmarks are .*verify/);
+  assert.equal(r.err.split("\n").length, 1);
+});
