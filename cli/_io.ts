@@ -40,3 +40,19 @@ export function bufferIo(): Io & { stdout: string[]; stderr: string[]; text(): s
     text: () => stdout.join("\n"),
   };
 }
+
+/**
+ * Moves to the folder the user typed a `deno task` command in. `deno task` runs in the project's root and names
+ * the user's folder in `INIT_CWD`; without this, `deno task provr run run.yaml` would read `run.yaml`,
+ * `provcat.yaml` and `sqlite:///evidence.db` from the project's root, not from where the user is, as a compiled
+ * binary does.
+ */
+export function enterUserFolder(): void {
+  let folder: string | undefined;
+  try {
+    folder = Deno.env.get("INIT_CWD");
+  } catch {
+    return; // not allowed to read it: stay where the process started
+  }
+  if (folder) Deno.chdir(folder);
+}

@@ -36,7 +36,7 @@ import {
   printExperiments,
   printRuns,
 } from "./_listing.ts";
-import { type Io, processIo } from "./_io.ts";
+import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram, UsageError } from "./_main.ts";
 import {
   policyLines,
@@ -331,4 +331,7 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
   return await runProgram(program, args, io, result);
 }
 
-if (import.meta.main) Deno.exitCode = await prove(Deno.args);
+if (import.meta.main) {
+  enterUserFolder();
+  Deno.exitCode = await prove(Deno.args);
+}

@@ -13,7 +13,7 @@
  */
 import { Command } from "commander";
 import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
-import { type Io, processIo } from "./_io.ts";
+import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { showRun, verifyAndPrint } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
@@ -139,4 +139,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
   return await runProgram(program, args, io, result);
 }
 
-if (import.meta.main) Deno.exitCode = await provr(Deno.args);
+if (import.meta.main) {
+  enterUserFolder();
+  Deno.exitCode = await provr(Deno.args);
+}

@@ -65,3 +65,18 @@ Deno.test("deno task bench with a name that is no benchmark says so, naming the 
   assert.match(r.err, /^bench: no benchmark is named "nosuch"; the benchmarks are .*verify/);
   assert.equal(r.err.split("\n").length, 1);
 });
+
+Deno.test("deno task prove, typed in another folder, takes relative paths from that folder", async () => {
+  const dir = await Deno.makeTempDir();
+  const root = new URL("../../", import.meta.url).pathname;
+  await new Deno.Command("cp", { args: ["-r", `${root}fixtures/runs`, `${dir}/myruns`] }).output();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "--config", `${root}deno.json`, "prove", "--runs", "myruns", "runs"],
+    cwd: dir,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.equal(new TextDecoder().decode(out.stdout).trim(), "run-20261129T120000Z-0badc0de");
+  await Deno.remove(dir, { recursive: true });
+});
