@@ -8,7 +8,7 @@
  * @module
  */
 import { tracingChannel } from "node:diagnostics_channel";
-import type { Tracer } from "@opentelemetry/api";
+import type { Span as ApiSpan, Tracer } from "@opentelemetry/api";
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
@@ -87,6 +87,27 @@ export interface RunTelemetryOptions {
   installed?: InstalledPackages | null;
 }
 
+/**
+ * provrun's tracer: each span it starts is put in `own`, so that provrun's spans are told by who started them,
+ * not by their scope's name, which any code holding the provider can give its tracer (`getTracer("provrun")`).
+ */
+function ownTracer(tracer: Tracer, own: WeakSet<object>): Tracer {
+  return {
+    startSpan(...args: Parameters<Tracer["startSpan"]>) {
+      const span = tracer.startSpan(...args);
+      own.add(span);
+      return span;
+    },
+    startActiveSpan(name: string, ...rest: unknown[]) {
+      const fn = rest.pop() as (span: ApiSpan) => unknown;
+      return (tracer.startActiveSpan as (...args: unknown[]) => unknown)(name, ...rest, (span: ApiSpan) => {
+        own.add(span);
+        return fn(span);
+      });
+    },
+  } as Tracer;
+}
+
 /** What a span's scope stands for in this run. */
 interface Judgement {
   /** provrun's own span. */
@@ -96,6 +117,8 @@ interface Judgement {
   /** The names the scope may stand for (for a report when none is approved). */
   candidates: string[];
 }
+
+const OWN: Judgement = Object.freeze({ own: true, library: null, candidates: [] });
 
 /** A span processor that hands a changed copy of each finished span, or nothing, to another processor. */
 class RoutingProcessor implements SpanProcessor {
@@ -146,6 +169,7 @@ export class RunTelemetry {
   readonly #environ: Environ;
   readonly #installed: InstalledPackages | null;
   readonly #judged = new Map<string, Judgement>();
+  readonly #own = new WeakSet<object>();
   readonly #blockedScopes = new Set<string>();
   readonly #pending = new Set<Promise<unknown>>();
   readonly #problems = new Set<string>();
@@ -206,7 +230,7 @@ export class RunTelemetry {
       sampler: new AlwaysOnSampler(), // OTEL_TRACES_SAMPLER must not drop the run's own spans
       spanProcessors: processors,
     });
-    this.tracer = this.provider.getTracer(PROVRUN_SCOPE);
+    this.tracer = ownTracer(this.provider.getTracer(PROVRUN_SCOPE), this.#own);
   }
 
   /**
@@ -327,25 +351,25 @@ export class RunTelemetry {
     });
   }
 
-  #judge(scope: string): Judgement {
+  /** What a span stands for: provrun's own when provrun's tracer started it, else a library by its scope. */
+  #judge(span: ReadableSpan): Judgement {
+    if (this.#own.has(span)) return OWN;
+    const scope = span.instrumentationScope.name;
     let found = this.#judged.get(scope);
     if (!found) {
-      if (scope === PROVRUN_SCOPE) found = { own: true, library: null, candidates: [] };
-      else {
-        const candidates = spanLibraries(scope, { installed: this.#installed });
-        const library = candidates.find((name) => {
-          const version = this.#installed?.get(name)?.version;
-          return version !== undefined && this.policy.approvesVersion(name, version);
-        }) ?? null;
-        found = { own: false, library, candidates };
-      }
+      const candidates = spanLibraries(scope, { installed: this.#installed });
+      const library = candidates.find((name) => {
+        const version = this.#installed?.get(name)?.version;
+        return version !== undefined && this.policy.approvesVersion(name, version);
+      }) ?? null;
+      found = { own: false, library, candidates };
       this.#judged.set(scope, found);
     }
     return found;
   }
 
   #forStore(span: ReadableSpan): ReadableSpan | null {
-    const judged = this.#judge(span.instrumentationScope.name);
+    const judged = this.#judge(span);
     if (judged.own) return span;
     if (judged.library === null) return null;
     // The index keeps a library span's names and usage; its body is in the span_recorded event's payload.
@@ -357,13 +381,13 @@ export class RunTelemetry {
   }
 
   #feeds(span: ReadableSpan, destination: string): boolean {
-    const judged = this.#judge(span.instrumentationScope.name);
+    const judged = this.#judge(span);
     return judged.own || (judged.library !== null && this.policy.feeds(judged.library, destination));
   }
 
   #onLibrarySpan(span: ReadableSpan): void {
     const scope = span.instrumentationScope.name;
-    const judged = this.#judge(scope);
+    const judged = this.#judge(span);
     if (judged.own) return;
     if (!this.#recording || !this.#recorder) {
       if (this.#closed) this.lateSpans++;

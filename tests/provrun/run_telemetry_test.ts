@@ -382,6 +382,31 @@ Deno.test("an unapproved library's span is not recorded, stored or sent: telemet
   await Deno.remove(runs, { recursive: true });
 });
 
+Deno.test("a library that names its tracer provrun is not taken for provrun: its spans are blocked, not sent", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const policy = collector(receiver, "bodies");
+  const backend = new LibraryBackend([
+    { scope: "provrun", name: "chat the secret prompt", attributes: { "ai.prompt": "the secret prompt" } },
+  ]);
+  const { events, spans, runs } = await run({
+    policy,
+    backend,
+    environ: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  });
+  assert.ok(receiver.spans.length > 0);
+  assert.ok(!JSON.stringify(receiver.spans).includes("secret prompt"));
+  assert.ok(!JSON.stringify(spans).includes("secret prompt"));
+  assert.deepEqual(of(events, "telemetry_blocked").map((e) => e.data), [{
+    path: "library",
+    library: null,
+    detail: 'spans of the scope "provrun": no installed package has this name',
+  }]);
+  // provrun's own spans still reach both
+  assert.ok(receiver.spans.some((s) => s.name === "invoke_agent q"));
+  assert.ok(spans.some((s) => s.name === "invoke_agent q"));
+  await Deno.remove(runs, { recursive: true });
+});
+
 Deno.test("a sqlite store keeps the run's spans in <run folder>/spans.jsonl, outside the evidence", async () => {
   const root = await Deno.makeTempDir();
   const store = new SqliteStore(join(root, "evidence.db"), { runs: join(root, "runs"), create: true });
