@@ -30,6 +30,7 @@ import {
   type InstalledPackages,
   installedPackages,
   type Json,
+  plainName,
   problemData,
   spanLibraries,
   spanTime,
@@ -39,7 +40,7 @@ import {
   type TelemetryPolicy,
 } from "../provevi/mod.ts";
 import type { EvidenceRecorder } from "./recorder.ts";
-import { cutSpan } from "./span_cut.ts";
+import { cutName, cutSpan } from "./span_cut.ts";
 import {
   denoExportsTelemetry,
   globalTracerProviderSet,
@@ -116,6 +117,22 @@ interface Judgement {
   library: string | null;
   /** The names the scope may stand for (for a report when none is approved). */
   candidates: string[];
+}
+
+/**
+ * The name and the status message of a library's span as its event and the store's index keep them: the name
+ * when `plainSpanName` passes it, else its operation or `span` (as `cutName` gives), and the message when it is
+ * a plain name, else `null`.
+ */
+function libraryHead(
+  name: string,
+  message: string | null,
+  attributes: Readonly<Record<string, unknown>>,
+): { name: string; status: string | null } {
+  return {
+    name: cutName(name, attributes as Parameters<typeof cutName>[1], "names"),
+    status: message === null || plainName(message) ? message : null,
+  };
 }
 
 const OWN: Judgement = Object.freeze({ own: true, library: null, candidates: [] });
@@ -372,9 +389,13 @@ export class RunTelemetry {
     const judged = this.#judge(span);
     if (judged.own) return span;
     if (judged.library === null) return null;
-    // The index keeps a library span's names and usage; its body is in the span_recorded event's payload.
+    // The index keeps a library span's names and usage; its body is in the span_recorded event's payload,
+    // and so are a name and a status message that are not names.
+    const { name, status } = libraryHead(span.name, span.status.message ?? null, span.attributes);
     return {
       ...cutSpan(span, "bodies"),
+      name,
+      status: { code: span.status.code, ...(status === null ? {} : { message: status }) },
       attributes: splitBody(span.attributes).attributes,
       events: [],
     } as ReadableSpan;
@@ -417,8 +438,15 @@ export class RunTelemetry {
     const recorder = this.#recorder!;
     const stored = storedSpan(span);
     const { attributes, body } = splitBody(stored.attributes);
-    const payload = body !== null || stored.events.length > 0
-      ? await recorder.payload({ attributes: body ?? {}, events: stored.events })
+    // A library's span name or status message may hold a prompt ("chat " + prompt): only a name stays in the
+    // event; the text goes in the payload with the body.
+    const head = libraryHead(stored.name, stored.status.message, stored.attributes);
+    const texts = {
+      ...(head.name === stored.name ? {} : { name: stored.name }),
+      ...(head.status === stored.status.message ? {} : { status_message: stored.status.message }),
+    };
+    const payload = body !== null || stored.events.length > 0 || Object.keys(texts).length > 0
+      ? await recorder.payload({ attributes: body ?? {}, events: stored.events, ...texts })
       : null;
     await recorder.record({
       type: "span_recorded",
@@ -430,13 +458,13 @@ export class RunTelemetry {
       started_at: spanTime(span.startTime),
       payload,
       data: {
-        name: stored.name,
+        name: head.name,
         scope: stored.scope.name,
         library,
         version: this.#installed?.get(library)?.version ?? null,
         kind: stored.kind,
         end_time: stored.end_time,
-        status: stored.status,
+        status: { code: stored.status.code, message: head.status },
         attributes: attributes as { [key: string]: Json },
       },
     });
