@@ -448,7 +448,10 @@ export class TelemetryPolicy {
         source === null ? null : source === "1" ? true : source,
       );
     }
-    if (problems.length) throw new TelemetryPolicyError(`the telemetry policy ${source}`, problems);
+    if (problems.length) {
+      const what = options.source === undefined ? source : `the telemetry policy ${source}`;
+      throw new TelemetryPolicyError(what, problems);
+    }
     return new TelemetryPolicy(check(doc.toJS({ maxAliasCount: 100 }), [], null), source);
   }
 

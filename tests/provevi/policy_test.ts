@@ -261,6 +261,7 @@ destinations:
     throw new Error("the policy was read");
   })();
   ok(error instanceof TelemetryPolicyError);
+  ok(error.message.startsWith("the telemetry policy has 6 problems: "), error.message);
   equal(error.problems.length, 6, error.message);
   ok(!error.message.includes("hunter2"), error.message);
   ok(error.message.includes('"…@a.example.com" names a user'), error.message);
