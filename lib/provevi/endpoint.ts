@@ -58,8 +58,27 @@ export interface EndpointParts {
   normal: string;
 }
 
+/**
+ * A URL as a message may show it: a user and a password, a query's values and a fragment left out, since a URL
+ * that a rule refuses may still hold a secret (`https://u:pw@host`, `?password=x`).
+ *
+ * @param url The URL.
+ * @returns The URL with `…` in their place.
+ * @example
+ * ```ts
+ * import { shownEndpoint } from "./endpoint.ts";
+ * shownEndpoint("postgresql://u:pw@db.example.com/x?password=pw"); // "postgresql://…@db.example.com/x?password=…"
+ * ```
+ */
+export function shownEndpoint(url: string): string {
+  return url
+    .replace(/^((?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/)?[^/?#]*@/, "$1…@")
+    .replace(/#.*$/s, "#…")
+    .replace(/([?&][^=&#]*=)[^&#]*/g, "$1…");
+}
+
 function refuse(url: string, why: string): never {
-  throw new ProveviError(`endpoint ${JSON.stringify(url)} ${why}`);
+  throw new ProveviError(`endpoint ${JSON.stringify(shownEndpoint(url))} ${why}`);
 }
 
 /**

@@ -43,7 +43,8 @@ function read(environ: Environ, name: string): string | null {
  * `OTEL_EXPORTER_OTLP_ENDPOINT`, with `/v1/traces` added over HTTP. The protocol comes from
  * `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, then `OTEL_EXPORTER_OTLP_PROTOCOL`, then `OTEL_TRACES_EXPORTER`, and is
  * `http/protobuf` when none is set. A variable that is set but empty counts as not set. An
- * `OTEL_TRACES_EXPORTER` that names no OTLP exporter (such as `none` or `console`) gives `null`.
+ * `OTEL_TRACES_EXPORTER` that names no OTLP exporter (such as `none` or `console`) gives `null`, and so does
+ * `OTEL_SDK_DISABLED=true`, whatever the protocol variables say: the operator turned traces off.
  *
  * The URL is given as the variables write it; match it with `policy.matchDestination("otlp", url)` before
  * sending anything.
@@ -60,6 +61,16 @@ function read(environ: Environ, name: string): string | null {
  */
 export function otlpTracesTarget(environ: Environ): OtlpTarget | null {
   if (typeof environ !== "object" || environ === null) throw new TypeError("environ must be an object");
+  // OTEL_SDK_DISABLED and an exporter list with no OTLP exporter turn traces off whatever the protocol says.
+  if (read(environ, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") return null;
+  let exported: OtlpProtocol | null = null;
+  const exporters = read(environ, "OTEL_TRACES_EXPORTER");
+  if (exporters !== null) {
+    const names = exporters.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
+    const otlp = names.find((n) => n in EXPORTERS);
+    if (otlp === undefined) return null;
+    exported = EXPORTERS[otlp] ?? null;
+  }
   let protocol: OtlpProtocol = "http/protobuf";
   const named = read(environ, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") !== null
     ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
@@ -72,15 +83,7 @@ export function otlpTracesTarget(environ: Environ): OtlpTarget | null {
       throw new ProveviError(`${named} is "${value}"; set it to one of ${PROTOCOLS.join(", ")}`);
     }
     protocol = value as OtlpProtocol;
-  } else {
-    const exporters = read(environ, "OTEL_TRACES_EXPORTER");
-    if (exporters !== null) {
-      const names = exporters.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
-      const otlp = names.find((n) => n in EXPORTERS);
-      if (otlp === undefined) return null;
-      protocol = EXPORTERS[otlp] ?? protocol;
-    }
-  }
+  } else if (exported !== null) protocol = exported;
   const traces = read(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
   if (traces !== null) return { protocol, url: traces };
   const base = read(environ, "OTEL_EXPORTER_OTLP_ENDPOINT");

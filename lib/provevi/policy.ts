@@ -103,6 +103,15 @@ function isMapping(value: unknown): value is Record<string, unknown> {
 
 const show = (value: unknown) => JSON.stringify(value) ?? String(value);
 
+/** A hosts entry as a message shows it: no user or password before an `@`, nothing after a `:` of a name. */
+function showEntry(entry: unknown): string {
+  if (typeof entry !== "string") return show(entry);
+  let text = entry.includes("@") ? `…@${entry.slice(entry.lastIndexOf("@") + 1)}` : entry;
+  const colon = text.indexOf(":");
+  if (colon >= 0 && !text.trim().startsWith("[") && !text.includes("://")) text = `${text.slice(0, colon)}:…`;
+  return show(text);
+}
+
 /**
  * The problem of a `hosts` entry, or `null`. An entry is a lowercase host name, an IPv4 address, a bracketed
  * IPv6 address, or a domain with a leading dot and two labels at least (`.amazonaws.com`, not `.com`).
@@ -190,8 +199,8 @@ function check(raw: unknown, problems: string[], versionOk: true | string | null
       }
       const host = entry.trim().toLowerCase();
       const problem = hostEntryProblem(host);
-      if (problem) problems.push(`hosts[${i}]: ${show(entry)} ${problem}`);
-      else if (seen.has(host)) problems.push(`hosts[${i}]: ${show(entry)} is named twice`);
+      if (problem) problems.push(`hosts[${i}]: ${showEntry(entry)} ${problem}`);
+      else if (seen.has(host)) problems.push(`hosts[${i}]: ${showEntry(entry)} is named twice`);
       else {
         seen.add(host);
         out.hosts.push(host);
@@ -439,7 +448,10 @@ export class TelemetryPolicy {
         source === null ? null : source === "1" ? true : source,
       );
     }
-    if (problems.length) throw new TelemetryPolicyError(`the telemetry policy ${source}`, problems);
+    if (problems.length) {
+      const what = options.source === undefined ? source : `the telemetry policy ${source}`;
+      throw new TelemetryPolicyError(what, problems);
+    }
     return new TelemetryPolicy(check(doc.toJS({ maxAliasCount: 100 }), [], null), source);
   }
 
@@ -719,9 +731,11 @@ export class TelemetryPolicy {
         for (const entry of list) {
           const host = typeof entry === "string" ? entry.trim().toLowerCase() : null;
           if (host === null || hostEntryProblem(host) !== null) {
-            problems.push(`hosts: ${show(entry)} is not a host entry`);
+            problems.push(`hosts: ${showEntry(entry)} is not a host entry`);
           } else if (!this.#entryCovered(host)) {
-            problems.push(`hosts: ${show(entry)} is not in the policy's hosts; a section cannot add one`);
+            problems.push(
+              `hosts: ${showEntry(entry)} is not in the policy's hosts; a section cannot add one`,
+            );
           } else if (!hosts.includes(host)) hosts.push(host);
         }
       }

@@ -8,7 +8,7 @@
  * @module
  */
 import { tracingChannel } from "node:diagnostics_channel";
-import type { Tracer } from "@opentelemetry/api";
+import type { Span as ApiSpan, Tracer } from "@opentelemetry/api";
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
@@ -30,6 +30,7 @@ import {
   type InstalledPackages,
   installedPackages,
   type Json,
+  plainName,
   problemData,
   spanLibraries,
   spanTime,
@@ -39,7 +40,7 @@ import {
   type TelemetryPolicy,
 } from "../provevi/mod.ts";
 import type { EvidenceRecorder } from "./recorder.ts";
-import { cutSpan } from "./span_cut.ts";
+import { cutName, cutSpan } from "./span_cut.ts";
 import {
   denoExportsTelemetry,
   globalTracerProviderSet,
@@ -87,6 +88,27 @@ export interface RunTelemetryOptions {
   installed?: InstalledPackages | null;
 }
 
+/**
+ * provrun's tracer: each span it starts is put in `own`, so that provrun's spans are told by who started them,
+ * not by their scope's name, which any code holding the provider can give its tracer (`getTracer("provrun")`).
+ */
+function ownTracer(tracer: Tracer, own: WeakSet<object>): Tracer {
+  return {
+    startSpan(...args: Parameters<Tracer["startSpan"]>) {
+      const span = tracer.startSpan(...args);
+      own.add(span);
+      return span;
+    },
+    startActiveSpan(name: string, ...rest: unknown[]) {
+      const fn = rest.pop() as (span: ApiSpan) => unknown;
+      return (tracer.startActiveSpan as (...args: unknown[]) => unknown)(name, ...rest, (span: ApiSpan) => {
+        own.add(span);
+        return fn(span);
+      });
+    },
+  } as Tracer;
+}
+
 /** What a span's scope stands for in this run. */
 interface Judgement {
   /** provrun's own span. */
@@ -96,6 +118,24 @@ interface Judgement {
   /** The names the scope may stand for (for a report when none is approved). */
   candidates: string[];
 }
+
+/**
+ * The name and the status message of a library's span as its event and the store's index keep them: the name
+ * when `plainSpanName` passes it, else its operation or `span` (as `cutName` gives), and the message when it is
+ * a plain name, else `null`.
+ */
+function libraryHead(
+  name: string,
+  message: string | null,
+  attributes: Readonly<Record<string, unknown>>,
+): { name: string; status: string | null } {
+  return {
+    name: cutName(name, attributes as Parameters<typeof cutName>[1], "names"),
+    status: message === null || plainName(message) ? message : null,
+  };
+}
+
+const OWN: Judgement = Object.freeze({ own: true, library: null, candidates: [] });
 
 /** A span processor that hands a changed copy of each finished span, or nothing, to another processor. */
 class RoutingProcessor implements SpanProcessor {
@@ -146,6 +186,7 @@ export class RunTelemetry {
   readonly #environ: Environ;
   readonly #installed: InstalledPackages | null;
   readonly #judged = new Map<string, Judgement>();
+  readonly #own = new WeakSet<object>();
   readonly #blockedScopes = new Set<string>();
   readonly #pending = new Set<Promise<unknown>>();
   readonly #problems = new Set<string>();
@@ -206,7 +247,7 @@ export class RunTelemetry {
       sampler: new AlwaysOnSampler(), // OTEL_TRACES_SAMPLER must not drop the run's own spans
       spanProcessors: processors,
     });
-    this.tracer = this.provider.getTracer(PROVRUN_SCOPE);
+    this.tracer = ownTracer(this.provider.getTracer(PROVRUN_SCOPE), this.#own);
   }
 
   /**
@@ -327,43 +368,47 @@ export class RunTelemetry {
     });
   }
 
-  #judge(scope: string): Judgement {
+  /** What a span stands for: provrun's own when provrun's tracer started it, else a library by its scope. */
+  #judge(span: ReadableSpan): Judgement {
+    if (this.#own.has(span)) return OWN;
+    const scope = span.instrumentationScope.name;
     let found = this.#judged.get(scope);
     if (!found) {
-      if (scope === PROVRUN_SCOPE) found = { own: true, library: null, candidates: [] };
-      else {
-        const candidates = spanLibraries(scope, { installed: this.#installed });
-        const library = candidates.find((name) => {
-          const version = this.#installed?.get(name)?.version;
-          return version !== undefined && this.policy.approvesVersion(name, version);
-        }) ?? null;
-        found = { own: false, library, candidates };
-      }
+      const candidates = spanLibraries(scope, { installed: this.#installed });
+      const library = candidates.find((name) => {
+        const version = this.#installed?.get(name)?.version;
+        return version !== undefined && this.policy.approvesVersion(name, version);
+      }) ?? null;
+      found = { own: false, library, candidates };
       this.#judged.set(scope, found);
     }
     return found;
   }
 
   #forStore(span: ReadableSpan): ReadableSpan | null {
-    const judged = this.#judge(span.instrumentationScope.name);
+    const judged = this.#judge(span);
     if (judged.own) return span;
     if (judged.library === null) return null;
-    // The index keeps a library span's names and usage; its body is in the span_recorded event's payload.
+    // The index keeps a library span's names and usage; its body is in the span_recorded event's payload,
+    // and so are a name and a status message that are not names.
+    const { name, status } = libraryHead(span.name, span.status.message ?? null, span.attributes);
     return {
       ...cutSpan(span, "bodies"),
+      name,
+      status: { code: span.status.code, ...(status === null ? {} : { message: status }) },
       attributes: splitBody(span.attributes).attributes,
       events: [],
     } as ReadableSpan;
   }
 
   #feeds(span: ReadableSpan, destination: string): boolean {
-    const judged = this.#judge(span.instrumentationScope.name);
+    const judged = this.#judge(span);
     return judged.own || (judged.library !== null && this.policy.feeds(judged.library, destination));
   }
 
   #onLibrarySpan(span: ReadableSpan): void {
     const scope = span.instrumentationScope.name;
-    const judged = this.#judge(scope);
+    const judged = this.#judge(span);
     if (judged.own) return;
     if (!this.#recording || !this.#recorder) {
       if (this.#closed) this.lateSpans++;
@@ -393,8 +438,15 @@ export class RunTelemetry {
     const recorder = this.#recorder!;
     const stored = storedSpan(span);
     const { attributes, body } = splitBody(stored.attributes);
-    const payload = body !== null || stored.events.length > 0
-      ? await recorder.payload({ attributes: body ?? {}, events: stored.events })
+    // A library's span name or status message may hold a prompt ("chat " + prompt): only a name stays in the
+    // event; the text goes in the payload with the body.
+    const head = libraryHead(stored.name, stored.status.message, stored.attributes);
+    const texts = {
+      ...(head.name === stored.name ? {} : { name: stored.name }),
+      ...(head.status === stored.status.message ? {} : { status_message: stored.status.message }),
+    };
+    const payload = body !== null || stored.events.length > 0 || Object.keys(texts).length > 0
+      ? await recorder.payload({ attributes: body ?? {}, events: stored.events, ...texts })
       : null;
     await recorder.record({
       type: "span_recorded",
@@ -406,13 +458,13 @@ export class RunTelemetry {
       started_at: spanTime(span.startTime),
       payload,
       data: {
-        name: stored.name,
+        name: head.name,
         scope: stored.scope.name,
         library,
         version: this.#installed?.get(library)?.version ?? null,
         kind: stored.kind,
         end_time: stored.end_time,
-        status: stored.status,
+        status: { code: stored.status.code, message: head.status },
         attributes: attributes as { [key: string]: Json },
       },
     });

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import type { Attributes, AttributeValue } from "@opentelemetry/api";
+import type { Attributes, AttributeValue, SpanContext } from "@opentelemetry/api";
 import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } from "../provevi/mod.ts";
 
 /**
@@ -54,10 +54,16 @@ export function cutName(name: string, attributes: Attributes, level: Level): str
   return typeof operation === "string" && plainName(operation) ? operation : "span";
 }
 
+/** A span context without its trace state, which a library may fill with any text (`vendor=` + a prompt). */
+function withoutState(ctx: SpanContext): SpanContext {
+  const { traceState: _, ...rest } = ctx;
+  return rest;
+}
+
 /**
  * A copy of a finished span as a destination at `level` receives it: the name and the attributes cut, the span
- * events, the link attributes and a status message that is not a name left out below `bodies`. IDs, times,
- * kind, scope and resource stay.
+ * events, the link attributes, the trace state of the span and its links, and a status message that is not a
+ * name left out below `bodies`. IDs, times, kind, scope and resource stay.
  *
  * @param span The finished span.
  * @param level The destination's level.
@@ -74,13 +80,15 @@ export function cutSpan(span: ReadableSpan, level: Level): ReadableSpan {
   const cut: ReadableSpan = {
     name: cutName(span.name, span.attributes, level),
     kind: span.kind,
-    spanContext: () => span.spanContext(),
-    parentSpanContext: span.parentSpanContext,
+    spanContext: bodies ? () => span.spanContext() : () => withoutState(span.spanContext()),
+    parentSpanContext: bodies || !span.parentSpanContext
+      ? span.parentSpanContext
+      : withoutState(span.parentSpanContext),
     startTime: span.startTime,
     endTime: span.endTime,
     status: bodies || message === undefined || plainName(message) ? span.status : { code: span.status.code },
     attributes: cutAttributes(span.attributes, level),
-    links: bodies ? span.links : span.links.map((l) => ({ context: l.context })),
+    links: bodies ? span.links : span.links.map((l) => ({ context: withoutState(l.context) })),
     events: bodies ? span.events : [],
     duration: span.duration,
     ended: span.ended,

@@ -1,5 +1,10 @@
 import { equal, throws } from "node:assert/strict";
-import { endpointParts, normalEndpoint, tryNormalEndpoint } from "../../lib/provevi/endpoint.ts";
+import {
+  endpointParts,
+  normalEndpoint,
+  shownEndpoint,
+  tryNormalEndpoint,
+} from "../../lib/provevi/endpoint.ts";
 import { ProveviError } from "../../lib/provevi/errors.ts";
 
 const normal: [string, string][] = [
@@ -141,6 +146,29 @@ Deno.test("normalEndpoint() agrees with WHATWG URL on the host of what it accept
     if (parts.scheme !== "http" && parts.scheme !== "https") continue;
     equal(new URL(url).hostname, parts.host);
   }
+});
+
+Deno.test("normalEndpoint() refuses a URL without repeating its password, query values or fragment", () => {
+  for (
+    const url of [
+      "https://ada:hunter2@otel.example.com/",
+      "postgresql://db.example.com/x?password=hunter2",
+      "https://otel.example.com/?key=hunter2",
+      "https://otel.example.com/#hunter2",
+      "ada:hunter2@otel.example.com",
+      "https://ada:hunter2@a@otel.example.com/",
+    ]
+  ) {
+    throws(
+      () => normalEndpoint(url),
+      (e: unknown) => e instanceof ProveviError && !e.message.includes("hunter2"),
+      url,
+    );
+  }
+  equal(
+    shownEndpoint("postgresql://u:pw@db.example.com/x?sslmode=require&password=pw"),
+    "postgresql://…@db.example.com/x?sslmode=…&password=…",
+  );
 });
 
 Deno.test("endpointParts() says a database URL named a user", () => {

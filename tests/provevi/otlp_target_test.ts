@@ -84,6 +84,46 @@ Deno.test("otlpTracesTarget() gives null when the exporter variable names no OTL
   );
 });
 
+Deno.test("otlpTracesTarget() gives null for an exporter list with no OTLP exporter even when a protocol is set", () => {
+  for (const protocol of ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]) {
+    for (const exporter of ["none", "console", "zipkin"]) {
+      equal(
+        otlpTracesTarget({
+          OTEL_EXPORTER_OTLP_ENDPOINT: "https://o.example.com",
+          OTEL_TRACES_EXPORTER: exporter,
+          [protocol]: "http/protobuf",
+        }),
+        null,
+        `${exporter} with ${protocol}`,
+      );
+    }
+  }
+  deepEqual(
+    otlpTracesTarget({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "https://o.example.com",
+      OTEL_TRACES_EXPORTER: "console,otlp",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    }),
+    { protocol: "http/json", url: "https://o.example.com/v1/traces" },
+  );
+});
+
+Deno.test("otlpTracesTarget() gives null when OTEL_SDK_DISABLED is true", () => {
+  for (const value of ["true", "TRUE", " true "]) {
+    equal(
+      otlpTracesTarget({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://o.example.com/v1/traces",
+        OTEL_SDK_DISABLED: value,
+      }),
+      null,
+    );
+  }
+  deepEqual(
+    otlpTracesTarget({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://o.example.com", OTEL_SDK_DISABLED: "false" }),
+    { protocol: "http/protobuf", url: "https://o.example.com/v1/traces" },
+  );
+});
+
 Deno.test("otlpTracesTarget() refuses a protocol it does not know", () => {
   throws(
     () =>

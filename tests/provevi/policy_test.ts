@@ -244,6 +244,32 @@ Deno.test("TelemetryPolicy.fromDict() refuses a user or a password in any endpoi
   ok(dest("https://evil.example@db.example.com/")[0]!.includes("user or a password"));
 });
 
+Deno.test("TelemetryPolicy problems name what is wrong without repeating a password or a query's value", () => {
+  const error = (() => {
+    try {
+      TelemetryPolicy.parse(`version: 1
+hosts: [db.example.com, "ada:hunter2@a.example.com", "b.example.com:hunter2"]
+destinations:
+  a: { kind: otlp, receives: names, endpoint: "https://ada:hunter2@db.example.com/" }
+  b: { kind: mlflow, receives: names, endpoint: "postgresql://ada:hunter2@db.example.com/x" }
+  c: { kind: mlflow, receives: names, endpoint: "postgresql://db.example.com/y?password=hunter2" }
+  d: { kind: otlp, receives: names, endpoint: "https://db.example.com/?token=hunter2#hunter2" }
+`);
+    } catch (e) {
+      return e as TelemetryPolicyError;
+    }
+    throw new Error("the policy was read");
+  })();
+  ok(error instanceof TelemetryPolicyError);
+  ok(error.message.startsWith("the telemetry policy has 6 problems: "), error.message);
+  equal(error.problems.length, 6, error.message);
+  ok(!error.message.includes("hunter2"), error.message);
+  ok(error.message.includes('"…@a.example.com" names a user'), error.message);
+  ok(error.message.includes('"b.example.com:…" has a port or a password'), error.message);
+  ok(error.message.includes('"https://…@db.example.com/" names a user'), error.message);
+  ok(error.message.includes('setting "password"'), error.message);
+});
+
 Deno.test("TelemetryPolicy.fromDict() requires each endpoint's host in hosts", () => {
   ok(problemsOf(base({ hosts: [] }))[0]!.includes("otel.example.com is not in hosts"));
   deepEqual(problemsOf(base({ hosts: [".example.com"] })), []);

@@ -51,7 +51,12 @@ function collector(receiver: OtlpReceiver, level: Level, libraries: Record<strin
 /** The call backend, after it makes spans of other instrumentation scopes on the run's own tracer provider. */
 class LibraryBackend extends CallBackend {
   constructor(
-    readonly spans: { scope: string; name: string; attributes: Record<string, string | number> }[],
+    readonly spans: {
+      scope: string;
+      name: string;
+      attributes: Record<string, string | number>;
+      error?: string;
+    }[],
   ) {
     super();
   }
@@ -59,6 +64,7 @@ class LibraryBackend extends CallBackend {
     for (const s of this.spans) {
       const span = job.ctx.tracerProvider!.getTracer(s.scope).startSpan(s.name, { attributes: s.attributes });
       span.addEvent("prompt", { text: "the whole prompt" });
+      if (s.error !== undefined) span.setStatus({ code: 2, message: s.error });
       span.end();
     }
     return super.start(job);
@@ -379,6 +385,68 @@ Deno.test("an unapproved library's span is not recorded, stored or sent: telemet
   assert.deepEqual(of(events, "span_recorded").map((e) => e.data.scope), ["ai"]);
   assert.deepEqual(spans.filter((s) => s.scope.name !== "provrun").map((s) => s.scope.name), ["ai"]);
   assert.deepEqual(receiver.spans.filter((s) => s.scope.name !== "provrun"), []);
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("a library span's name or status message that holds text goes in the payload, not the event or index", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const policy = collector(receiver, "usage", {
+    ai: { versions: ">=7.0.0 <8.0.0", telemetry: ["collector"] },
+  });
+  const backend = new LibraryBackend([
+    {
+      scope: "ai",
+      name: "chat the secret prompt",
+      attributes: { "gen_ai.operation.name": "chat" },
+      error: "cannot answer: the secret prompt",
+    },
+    { scope: "ai", name: "ai.generateText", attributes: {}, error: "timeout" },
+  ]);
+  const { store, outcome, events, spans, runs } = await run({
+    policy,
+    backend,
+    environ: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  });
+  const [texty, plain] = of(events, "span_recorded");
+  assert.ok(!JSON.stringify(events).includes("secret prompt"));
+  assert.ok(!JSON.stringify(spans).includes("secret prompt"));
+  assert.ok(!JSON.stringify(receiver.spans).includes("secret prompt"));
+  assert.equal(texty!.data.name, "chat");
+  assert.deepEqual(texty!.data.status, { code: 2, message: null });
+  const body = JSON.parse(
+    new TextDecoder().decode(await (await store.readRun(outcome.runId)).payload(texty!.payload!)),
+  );
+  assert.equal(body.name, "chat the secret prompt");
+  assert.equal(body.status_message, "cannot answer: the secret prompt");
+  assert.equal(spans.find((s) => s.span_id === texty!.span_id)!.name, "chat");
+  // a plain name and a plain message stay
+  assert.equal(plain!.data.name, "ai.generateText");
+  assert.deepEqual(plain!.data.status, { code: 2, message: "timeout" });
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("a library that names its tracer provrun is not taken for provrun: its spans are blocked, not sent", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const policy = collector(receiver, "bodies");
+  const backend = new LibraryBackend([
+    { scope: "provrun", name: "chat the secret prompt", attributes: { "ai.prompt": "the secret prompt" } },
+  ]);
+  const { events, spans, runs } = await run({
+    policy,
+    backend,
+    environ: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  });
+  assert.ok(receiver.spans.length > 0);
+  assert.ok(!JSON.stringify(receiver.spans).includes("secret prompt"));
+  assert.ok(!JSON.stringify(spans).includes("secret prompt"));
+  assert.deepEqual(of(events, "telemetry_blocked").map((e) => e.data), [{
+    path: "library",
+    library: null,
+    detail: 'spans of the scope "provrun": no installed package has this name',
+  }]);
+  // provrun's own spans still reach both
+  assert.ok(receiver.spans.some((s) => s.name === "invoke_agent q"));
+  assert.ok(spans.some((s) => s.name === "invoke_agent q"));
   await Deno.remove(runs, { recursive: true });
 });
 

@@ -4,7 +4,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { SpanStatusCode } from "@opentelemetry/api";
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import { TraceState } from "@opentelemetry/core";
 import { cutAttributes, cutName, cutSpan } from "../../lib/provrun/mod.ts";
 
 const ATTRIBUTES = {
@@ -53,4 +54,35 @@ Deno.test("cutSpan() drops events and a status message that is not a name below 
   assert.equal(cut.spanContext().spanId, done.spanContext().spanId);
   assert.equal(cutSpan(done, "bodies").events.length, 1);
   assert.equal(cutSpan(done, "bodies").status.message, "it failed on /home/ada/.env");
+});
+
+Deno.test("cutSpan() leaves out the trace state of the span and its links below bodies", () => {
+  const memory = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
+  const state = new TraceState("vendor=chat the secret prompt");
+  const parent = {
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+    spanId: "b7ad6b7169203331",
+    traceFlags: 1,
+    isRemote: true,
+    traceState: state,
+  };
+  const span = provider.getTracer("ai").startSpan(
+    "chat x",
+    { links: [{ context: parent, attributes: { text: "secret" } }] },
+    trace.setSpanContext(context.active(), parent),
+  );
+  span.end();
+  const done = memory.getFinishedSpans()[0]!;
+  assert.equal(done.spanContext().traceState?.get("vendor"), "chat the secret prompt");
+  for (const level of ["names", "usage"] as const) {
+    const cut = cutSpan(done, level);
+    assert.equal(cut.spanContext().traceState, undefined, level);
+    assert.equal(cut.spanContext().spanId, done.spanContext().spanId, level);
+    assert.equal(cut.spanContext().traceId, done.spanContext().traceId, level);
+    assert.equal(cut.links[0]!.context.traceState, undefined, level);
+    assert.equal(cut.links[0]!.context.spanId, parent.spanId, level);
+    assert.equal(cut.links[0]!.attributes, undefined, level);
+  }
+  assert.equal(cutSpan(done, "bodies").spanContext().traceState, state);
 });
