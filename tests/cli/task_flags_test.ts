@@ -73,6 +73,10 @@ Deno.test("deno task prove, typed in another folder, takes relative paths from t
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "--quiet", "--config", `${root}deno.json`, "prove", "--runs", "myruns", "runs"],
     cwd: dir,
+    // As typed in a shell: a `deno task` that runs these tests has set INIT_CWD already, and a nested
+    // `deno task` keeps the outer one's.
+    clearEnv: true,
+    env: Object.fromEntries(Object.entries(Deno.env.toObject()).filter(([k]) => k !== "INIT_CWD")),
     stdout: "piped",
     stderr: "piped",
   }).output();
