@@ -245,6 +245,10 @@ function isDeclared(value: string, declared: Iterable<string>): boolean {
   return false;
 }
 
+/** A secret's name, then a colon and a value: `token:abc`, `api_key:x`, `Password:y`. */
+const SECRET_SETTING =
+  /(?:^|[^a-z0-9])(?:api[_-]?key|apikey|key|token|secret|password|passwd|pwd|pass|auth|bearer|credentials?|session)\s*:\s*\S/i;
+
 /** The fast test of a text already known to be one word of at most 200 characters. */
 function plainText(raw: string, declared: boolean): boolean {
   // Every key that SECRET knows is 10 characters at least (`-----BEGIN`), so a shorter text skips the scan.
@@ -256,6 +260,7 @@ function plainText(raw: string, declared: boolean): boolean {
   if (URL_START.test(value)) return false;
   if (value.includes("=")) return false; // a setting, such as token=x
   if (value.includes("@") && value.includes(":")) return false; // user:password@host, ns:model@tag
+  if (SECRET_SETTING.test(value)) return false; // token:abc123, password:hunter2: a setting written with a colon
   if (PERCENT_ESCAPE.test(value)) return false; // %2F, %40, %2e: a separator in disguise
   if (value === "." || value === "..") return false;
   if (!value.includes("/")) return true; // one word: id_rsa, .env, host.com, user@host.com

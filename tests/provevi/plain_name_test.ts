@@ -293,3 +293,12 @@ Deno.test("plainExperiment() lets through an experiment URI of plain parts, with
   equal(plainExperiment("experiment://acme/risk/dev/a b"), false);
   equal(plainExperiment(42), false);
 });
+
+Deno.test("plainName() refuses a secret written as name:value, and keeps names with a colon that are not", () => {
+  for (const secret of ["token:abc123", "password:hunter2", "API_KEY:xyz", "auth:Bearer", "x-pwd:1"]) {
+    equal(plainName(secret), false, secret);
+  }
+  for (const name of ["groq:meta-llama/x", "ollama:llama3", "keyboard:us", "tokens:12"]) {
+    equal(plainName(name), true, name);
+  }
+});
