@@ -15,12 +15,24 @@ export interface Io {
   progress(line: string): void;
 }
 
+/**
+ * A line as it may be written to a terminal: control characters other than tab and newline (an escape, a C1
+ * code such as U+009B, which starts a terminal command) are written as `\u` escapes, so that a run's recorded
+ * text cannot drive the terminal of whoever shows it. JSON stays JSON: in a string, `\u009b` means the same.
+ */
+export function printable(line: string): string {
+  return line.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
 /** The process's own standard output and error. */
 export function processIo(): Io {
   const encoder = new TextEncoder();
   return {
-    out: (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),
-    err: (line) => void Deno.stderr.writeSync(encoder.encode(line + "\n")),
+    out: (line) => void Deno.stdout.writeSync(encoder.encode(printable(line) + "\n")),
+    err: (line) => void Deno.stderr.writeSync(encoder.encode(printable(line) + "\n")),
     terminal: Deno.stderr.isTerminal(),
     progress: (line) => void Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`)),
   };

@@ -247,6 +247,10 @@ function checkPath(url: string, path: string): void {
   if (!PATH_CHARS.test(path)) refuse(url, "has a character in its path that parsers read differently");
   if (path.includes("@")) refuse(url, "has an @ in its path");
   if (path.includes("//")) refuse(url, "has // in its path");
+  // A database name of key=value pairs is a connection string to some drivers (host=… names a server).
+  if (path.includes("=")) {
+    refuse(url, "has an = in its path, which some drivers read as a setting such as host=");
+  }
   const segments = path.split("/");
   if (segments.some((s) => s === "." || s === "..")) refuse(url, "has a . or .. segment in its path");
 }

@@ -71,6 +71,9 @@ export interface PolicyData {
  * }
  * ```
  */
+/** The largest policy file read: a policy is a few dozen lines. */
+const MAX_POLICY_BYTES = 1 << 20;
+
 export class TelemetryPolicyError extends ProveviError {
   /** One text per problem, each naming the key and the fix. */
   readonly problems: readonly string[];
@@ -471,8 +474,15 @@ export class TelemetryPolicy {
     if (typeof file !== "string" || file === "") throw new TypeError("load() needs a file's path");
     let text: string;
     try {
+      const size = (await Deno.stat(file)).size;
+      if (size > MAX_POLICY_BYTES) {
+        throw new ProveviError(
+          `the telemetry policy ${file} has ${size} bytes; a policy is a short file of at most ${MAX_POLICY_BYTES} bytes`,
+        );
+      }
       text = await Deno.readTextFile(file);
     } catch (error) {
+      if (error instanceof ProveviError) throw error;
       throw new ProveviError(
         `cannot read the telemetry policy ${file}: ${
           (error as Error).message

@@ -209,8 +209,12 @@ export class RunTelemetry {
         `cannot read ${name}: allow it with --allow-env, or the run cannot tell whether it sends telemetry`,
       );
     }
-    const otlp = named.find((d) => d.kind === "otlp" && d.destination !== null);
-    this.otlp = otlp && otlp.protocol !== "grpc" ? { destination: otlp.destination!, url: otlp.url } : null;
+    // Traces go only to the traces target (the first OTLP entry); the general endpoint, when the traces variable
+    // overrides it, is there to be recorded and guarded, never sent to.
+    const otlp = named.find((d) => d.kind === "otlp");
+    this.otlp = otlp && otlp.destination !== null && otlp.protocol !== "grpc"
+      ? { destination: otlp.destination, url: otlp.url }
+      : null;
 
     const processors: SpanProcessor[] = [
       { // provrun.run_id on every span of the run, a library's too (the baggage processor of the design)

@@ -134,6 +134,24 @@ export function namedDestinations(environ: Environ, policy: TelemetryPolicy): Na
       destination: policy.matchDestination("otlp", target.url),
     });
   }
+  // The traces variable wins for traces, but the general one still names a place that metrics, logs or
+  // another program's exporter would send to: it is matched, recorded and guarded too.
+  if (
+    target !== null && set(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") &&
+    set(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")
+  ) {
+    const { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _traces, ...rest } = environ;
+    const general = otlpTracesTarget(rest);
+    if (general !== null && general.url !== target.url) {
+      out.push({
+        variable: "OTEL_EXPORTER_OTLP_ENDPOINT",
+        kind: "otlp",
+        url: general.url,
+        protocol: general.protocol,
+        destination: policy.matchDestination("otlp", general.url),
+      });
+    }
+  }
   const mlflow = environ.MLFLOW_TRACKING_URI?.trim();
   if (mlflow) {
     out.push({

@@ -77,6 +77,8 @@ const refused: [string, string][] = [
   ["https://otel.example.com/v1?x=1", "has a query"],
   ["https://otel.example.com/v1?", "has a query"],
   ["postgresql://db.example.com/mlflow?host=evil.example", 'setting "host"'],
+  ["postgresql://db.example.com/host=evil.example", "= in its path"],
+  ["postgresql://db.example.com/dbname=x%20host=y", "% in its path"],
   ["postgresql://db.example.com/mlflow?hostaddr=10.0.0.1", 'setting "hostaddr"'],
   ["postgresql://db.example.com/mlflow?service=x", 'setting "service"'],
   ["postgresql://db.example.com/mlflow?sslmode=require&sslmode=disable", "twice"],

@@ -534,3 +534,14 @@ Deno.test("TelemetryPolicy refuses a destination named __proto__", () => {
   );
   throws(() => p('{"version": 1, "__proto__": {"hosts": ["evil.example"]}}'), TelemetryPolicyError);
 });
+
+Deno.test("TelemetryPolicy.load() refuses a file too large to be a policy, in one line", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/huge.yaml`;
+  await Deno.writeTextFile(file, "version: 1\n" + "#".repeat(2 << 20) + "\n");
+  await rejects(
+    () => TelemetryPolicy.load(file),
+    (e: Error) => e instanceof ProveviError && /a policy is a short file/.test(e.message),
+  );
+  await Deno.remove(dir, { recursive: true });
+});

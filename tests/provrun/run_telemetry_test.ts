@@ -463,3 +463,26 @@ Deno.test("a sqlite store keeps the run's spans in <run folder>/spans.jsonl, out
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("the traces endpoint wins: an approved general endpoint behind an unapproved traces endpoint gets nothing", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const unlisted = `http://localhost:${receiver.port}/v1/traces`;
+  const { outcome, events, runs } = await run({
+    policy: collector(receiver, "bodies"),
+    environ: {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: unlisted,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`,
+    },
+    guardNet: false,
+  });
+  assert.equal(outcome.status, "completed");
+  assert.equal(receiver.requests.length, 0);
+  const blocked = of(events, "telemetry_blocked").map((e) => e.data.detail);
+  assert.deepEqual(blocked, [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ${unlisted}`]);
+  const named = events[0]!.data.telemetry_destinations as { variable: string; destination: string | null }[];
+  assert.deepEqual(named.map((d) => [d.variable, d.destination]), [
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", null],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "collector"],
+  ]);
+  await Deno.remove(runs, { recursive: true });
+});

@@ -30,10 +30,11 @@ Deno.test("namedDestinations() matches the OTLP traces target and MLFLOW_TRACKIN
     OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com",
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://evil.example@otel.example.com/v1/traces",
   }, POLICY);
-  assert.deepEqual(traces.map((d) => [d.variable, d.destination]), [[
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    null,
-  ]]);
+  // The traces variable wins for traces; the general one is matched too, to be recorded and guarded.
+  assert.deepEqual(traces.map((d) => [d.variable, d.destination?.name ?? null]), [
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", null],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "collector"],
+  ]);
   assert.deepEqual(namedDestinations({}, POLICY), []);
 });
 
@@ -66,4 +67,22 @@ Deno.test("guardNet() refuses an unlisted host this process may reach, and passe
     assert.equal(e.host, "otel.evil.example:443");
     return true;
   });
+});
+
+Deno.test("namedDestinations() also matches the general OTLP endpoint when the traces endpoint overrides it", () => {
+  const policy = TelemetryPolicy.fromDict({
+    version: 1,
+    destinations: {
+      collector: { kind: "otlp", receives: "names", endpoint: "https://otel.example.com/v1/traces" },
+    },
+    hosts: ["otel.example.com"],
+  });
+  const named = namedDestinations({
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://otel.example.com/v1/traces",
+    OTEL_EXPORTER_OTLP_ENDPOINT: "https://evil.example",
+  }, policy);
+  assert.deepEqual(named.map((d) => [d.variable, d.url, d.destination?.name ?? null]), [
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://otel.example.com/v1/traces", "collector"],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "https://evil.example/v1/traces", null],
+  ]);
 });
