@@ -345,10 +345,11 @@ export class TelemetryPolicy {
         fatal = true;
       }
     }
+    let checked: Checked | null = null;
     if (!fatal) {
       const node = doc.get("version", true);
       const source = isScalar(node) && typeof node.source === "string" ? node.source : null;
-      check(
+      checked = check(
         doc.toJS({ maxAliasCount: 100 }),
         problems,
         source === null ? null : source === "1" ? true : source,
@@ -358,7 +359,8 @@ export class TelemetryPolicy {
       const what = options.source === undefined ? source : `the telemetry policy ${source}`;
       throw new TelemetryPolicyError(what, problems);
     }
-    return new TelemetryPolicy(check(doc.toJS({ maxAliasCount: 100 }), [], null), source);
+    // No problems means the YAML was read and checked once above; what that check read is the policy.
+    return new TelemetryPolicy(checked!, source);
   }
 
   /**
