@@ -17,6 +17,7 @@ import {
   verifyRun,
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
+import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import type { Io } from "./_io.ts";
 
 /**
@@ -147,4 +148,48 @@ export function storeScope(program: Command): <T>(
       await store.close();
     }
   };
+}
+
+/**
+ * Adds the `verify` command, which `prove` and `provr` share; only its help texts differ.
+ *
+ * @param program The program to add it to; its global options name the store.
+ * @param options Where to print, where the exit code goes, and the command's help texts.
+ * @example
+ * ```ts ignore
+ * addVerifyCommand(program, { io, result, help: { command: "Check a run.", run: "…", bundle: "…", requireBundle: "…" } });
+ * ```
+ */
+export function addVerifyCommand(
+  program: Command,
+  options: {
+    io: Io;
+    result: { code: number };
+    help: { command: string; run: string; bundle: string; requireBundle: string };
+  },
+): void {
+  const { io, result, help } = options;
+  const withStore = storeScope(program);
+  program.command("verify")
+    .description(help.command)
+    .argument("<run>", help.run)
+    .option("--bundle <uri>", help.bundle)
+    .option("--require-bundle", help.requireBundle)
+    .option("--config <file>", "the catalog config that reads the bundle and the experiment")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option("--json", "print JSON")
+    .action((
+      run: string,
+      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
+    ) =>
+      withStore(async (store) => {
+        result.code = await verifyAndPrint(run, io, {
+          store,
+          catalog: () => openCatalog(opts),
+          ...(opts.bundle ? { bundle: opts.bundle } : {}),
+          ...(opts.requireBundle ? { requireBundle: true } : {}),
+          ...(opts.json ? { json: true } : {}),
+        });
+      })
+    );
 }

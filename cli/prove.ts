@@ -39,12 +39,12 @@ import {
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram, UsageError } from "./_main.ts";
 import {
+  addVerifyCommand,
   policyLines,
   printCheck,
   readRunEvents,
   showRun,
   telemetryLine,
-  verifyAndPrint,
 } from "./_commands.ts";
 import { storeScope } from "./_commands.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
@@ -274,28 +274,16 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
       })
     );
 
-  program.command("verify")
-    .description("Check the evidence, the outputs and the committed bundle of a run.")
-    .argument("<run>", "a run ID under the runs root, or a run folder's path")
-    .option("--bundle <uri>", "the pinned URI of the bundle, instead of the run folder's bundle.json")
-    .option("--require-bundle", "fail a run that has no committed bundle to compare with")
-    .option("--config <file>", "the catalog config that reads the bundle and the experiment")
-    .option("--tenant <name>", "use this tenant's part of the catalog config")
-    .option("--json", "print JSON")
-    .action((
-      run: string,
-      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
-    ) =>
-      withStore(async (store) => {
-        result.code = await verifyAndPrint(run, io, {
-          store,
-          catalog: () => openCatalog(opts),
-          ...(opts.bundle ? { bundle: opts.bundle } : {}),
-          ...(opts.requireBundle ? { requireBundle: true } : {}),
-          ...(opts.json ? { json: true } : {}),
-        });
-      })
-    );
+  addVerifyCommand(program, {
+    io,
+    result,
+    help: {
+      command: "Check the evidence, the outputs and the committed bundle of a run.",
+      run: "a run ID under the runs root, or a run folder's path",
+      bundle: "the pinned URI of the bundle, instead of the run folder's bundle.json",
+      requireBundle: "fail a run that has no committed bundle to compare with",
+    },
+  });
 
   program.command("telemetry")
     .description("Print the attempts that the telemetry policy blocked in a run, and its telemetry problems.")

@@ -15,7 +15,7 @@ import { Command } from "commander";
 import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
-import { showRun, verifyAndPrint } from "./_commands.ts";
+import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
@@ -111,28 +111,16 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       withStore(async (store) => await showRun(await findRun(run, { store }), io, opts))
     );
 
-  program.command("verify")
-    .description("Check a run: the same code as prove verify.")
-    .argument("<run>", "a run ID or a run folder's path")
-    .option("--bundle <uri>", "the pinned URI of the bundle")
-    .option("--require-bundle", "fail a run that has no committed bundle")
-    .option("--config <file>", "the catalog config that reads the bundle and the experiment")
-    .option("--tenant <name>", "use this tenant's part of the catalog config")
-    .option("--json", "print JSON")
-    .action((
-      run: string,
-      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
-    ) =>
-      withStore(async (store) => {
-        result.code = await verifyAndPrint(run, io, {
-          store,
-          catalog: () => openCatalog(opts),
-          ...(opts.bundle ? { bundle: opts.bundle } : {}),
-          ...(opts.requireBundle ? { requireBundle: true } : {}),
-          ...(opts.json ? { json: true } : {}),
-        });
-      })
-    );
+  addVerifyCommand(program, {
+    io,
+    result,
+    help: {
+      command: "Check a run: the same code as prove verify.",
+      run: "a run ID or a run folder's path",
+      bundle: "the pinned URI of the bundle",
+      requireBundle: "fail a run that has no committed bundle",
+    },
+  });
 
   program.addCommand(catalogCommand(io));
 

@@ -250,3 +250,17 @@ export async function tempIn(root: string): Promise<string> {
   await Deno.mkdir(root, { recursive: true });
   return await Deno.makeTempDir({ dir: root, prefix: "tmp-" });
 }
+
+/**
+ * Moves a file or folder out of its place in one rename (into a fresh folder under `tmp`), then removes it; a
+ * path that is gone already is fine. Others that look at the path see it whole or not at all.
+ */
+export async function moveAside(path: string, tmp: string): Promise<void> {
+  const aside = join(await tempIn(tmp), "aside");
+  try {
+    await Deno.rename(path, aside);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  await removeTree(join(aside, ".."));
+}

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
-import { hashPath, holdsHash, makeReadOnly, removeTree, tempIn } from "./_files.ts";
+import { hashPath, holdsHash, makeReadOnly, moveAside, removeTree, tempIn } from "./_files.ts";
 import {
   type CatalogConfig,
   checkConfig,
@@ -270,7 +270,6 @@ export class Catalog implements AsyncDisposable {
     // otherwise be handed out, and snapshotted, as the pinned version.
     const cached = await this.#cached(folder, path, pin.kind);
     if (cached !== null) return { uri, pinned: pin.pinned, path, kind: pin.kind, sha256: cached };
-    await removeTree(folder);
     const work = await tempIn(join(this.cache, "tmp"));
     try {
       const kind = await route.store.materialize(route.key, pin.version, join(work, name));
@@ -281,11 +280,17 @@ export class Catalog implements AsyncDisposable {
         JSON.stringify({ pinned: pin.pinned, kind, sha256 }) + "\n",
       );
       await Deno.mkdir(join(folder, ".."), { recursive: true });
-      try {
-        await Deno.rename(work, folder);
-      } catch (error) {
-        // Another fetch of the same version got there first; its copy is the same.
-        if (await this.#cached(folder, path, kind) !== sha256) throw error;
+      // The rename is atomic, and fails when something is there: another fetch's copy of the same version, which
+      // others may have been handed and is kept, or a copy changed on disk, which is moved aside first.
+      for (let attempt = 0;; attempt++) {
+        try {
+          await Deno.rename(work, folder);
+          break;
+        } catch (error) {
+          if (await this.#cached(folder, path, kind) === sha256) break;
+          if (attempt >= 3) throw error;
+          await moveAside(folder, join(this.cache, "tmp"));
+        }
       }
       return { uri, pinned: pin.pinned, path, kind, sha256 };
     } finally {
@@ -293,7 +298,6 @@ export class Catalog implements AsyncDisposable {
     }
   }
 
-  /** The hash of a fixed version's cached copy, or null when it is missing, unfinished or changed. */
   /** The cache folder of one fixed version of one key. */
   #fetchFolder(route: Route, version: StoreVersion): string {
     const keyHash = createHash("sha256").update(route.key).digest("hex").slice(0, 16);
@@ -318,6 +322,7 @@ export class Catalog implements AsyncDisposable {
     }
   }
 
+  /** The hash of a fixed version's cached copy, or null when it is missing, unfinished or changed. */
   async #cached(folder: string, path: string, kind: EntryKind): Promise<string | null> {
     let recorded: { kind?: unknown; sha256?: unknown };
     try {

@@ -7,7 +7,16 @@
  */
 import { join } from "node:path";
 import { StatHashes } from "./stat_hashes.ts";
-import { copyTree, hashFile, hashFolder, holdsHash, makeReadOnly, removeTree, tempIn } from "./_files.ts";
+import {
+  copyTree,
+  hashFile,
+  hashFolder,
+  holdsHash,
+  makeReadOnly,
+  moveAside,
+  removeTree,
+  tempIn,
+} from "./_files.ts";
 import type { EntryKind } from "./store.ts";
 
 /** A snapshot, as `Catalog.snapshot` returns it. */
@@ -76,13 +85,18 @@ export async function materializeSnapshot(
     if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
     await makeReadOnly(copy);
     await Deno.mkdir(join(root, kind, copied), { recursive: true });
-    await removeTree(target); // a snapshot whose files changed on disk
-    try {
-      await Deno.rename(copy, target);
-    } catch (error) {
-      // Another process made the same snapshot between the check and the rename; it holds the same content.
-      if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
-      throw error;
+    // A rename onto a path that holds nothing is atomic, and fails when another snapshot got there first: a
+    // snapshot that holds its hash is never removed, since others may have been handed its path. Only one that
+    // changed on disk is moved aside, and then the rename is tried again.
+    for (let attempt = 0;; attempt++) {
+      try {
+        await Deno.rename(copy, target);
+        break;
+      } catch (error) {
+        if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
+        if (attempt >= 3 || !await exists(target)) throw error;
+        await moveAside(target, join(cache, "tmp"));
+      }
     }
     return { path: target, sha256: copied, reused: false };
   } finally {
@@ -107,6 +121,22 @@ export const reusableSnapshot: (path: string, kind: EntryKind, sha256: string) =
 
 async function reusable(path: string, kind: EntryKind, sha256: string): Promise<boolean> {
   if (!await holdsHash(path, kind, sha256)) return false;
-  await makeReadOnly(path);
+  try {
+    await makeReadOnly(path);
+  } catch (error) {
+    // Moved aside by another process that found it changed: not reusable, as if it had never been there.
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
   return true;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
 }

@@ -64,3 +64,32 @@ export class EvidenceError extends ProveviError {
     this.name = "EvidenceError";
   }
 }
+
+/**
+ * A telemetry policy that cannot be read, or a section that would widen one: every problem at once.
+ *
+ * @example
+ * ```ts
+ * import { TelemetryPolicy } from "./policy.ts";
+ * import { TelemetryPolicyError } from "./errors.ts";
+ * try {
+ *   TelemetryPolicy.fromDict({ version: 2, extra: 1 });
+ * } catch (error) {
+ *   if (error instanceof TelemetryPolicyError) error.problems; // ["version: …", "extra: …"]
+ * }
+ * ```
+ */
+export class TelemetryPolicyError extends ProveviError {
+  /** One text per problem, each naming the key and the fix. */
+  readonly problems: readonly string[];
+  /**
+   * @param what What was read, such as `the telemetry policy policy.yaml`.
+   * @param problems Every problem found.
+   */
+  constructor(what: string, problems: readonly string[], options?: ErrorOptions) {
+    const n = problems.length;
+    super(`${what} has ${n} problem${n === 1 ? "" : "s"}: ${problems.join("; ")}`, options);
+    this.name = "TelemetryPolicyError";
+    this.problems = problems;
+  }
+}

@@ -28,6 +28,7 @@ export * from "./plain_name.ts";
 export * from "./endpoint.ts";
 export * from "./library_version.ts";
 export * from "./policy.ts";
+export * from "./policy_hosts.ts";
 export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";

@@ -6,9 +6,12 @@
  */
 import canonicalize from "canonicalize";
 import { isScalar, parseDocument } from "yaml";
-import { isLevel, type Level, levelRank } from "./attributes.ts";
+import { isLevel, type Level } from "./attributes.ts";
 import { endpointParts, tryNormalEndpoint } from "./endpoint.ts";
-import { ProveviError } from "./errors.ts";
+import { ProveviError, TelemetryPolicyError } from "./errors.ts";
+import { isMapping, show, showEntry } from "./_policy_text.ts";
+import { hostCovered, hostEntryProblem } from "./policy_hosts.ts";
+import { narrowedParts } from "./policy_narrow.ts";
 import { sha256Hex } from "./hash.ts";
 import { rangeProblem, versionApproved } from "./library_version.ts";
 
@@ -58,111 +61,14 @@ export interface PolicyData {
   hosts: string[];
 }
 
-/**
- * A telemetry policy that cannot be read, or a section that would widen one: every problem at once.
- *
- * @example
- * ```ts
- * import { TelemetryPolicy, TelemetryPolicyError } from "./policy.ts";
- * try {
- *   TelemetryPolicy.fromDict({ version: 2, extra: 1 });
- * } catch (error) {
- *   if (error instanceof TelemetryPolicyError) error.problems; // ["version: …", "extra: …"]
- * }
- * ```
- */
 /** The largest policy file read: a policy is a few dozen lines. */
 const MAX_POLICY_BYTES = 1 << 20;
-
-export class TelemetryPolicyError extends ProveviError {
-  /** One text per problem, each naming the key and the fix. */
-  readonly problems: readonly string[];
-  /**
-   * @param what What was read, such as `the telemetry policy policy.yaml`.
-   * @param problems Every problem found.
-   */
-  constructor(what: string, problems: readonly string[], options?: ErrorOptions) {
-    const n = problems.length;
-    super(`${what} has ${n} problem${n === 1 ? "" : "s"}: ${problems.join("; ")}`, options);
-    this.name = "TelemetryPolicyError";
-    this.problems = problems;
-  }
-}
 
 const TOP_KEYS = new Set(["version", "libraries", "destinations", "hosts"]);
 const LIBRARY_KEYS = new Set(["versions", "telemetry"]);
 const DESTINATION_KEYS = new Set(["kind", "receives", "endpoint"]);
-const SECTION_KEYS = new Set(["libraries", "destinations", "hosts"]);
 const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
 const DESTINATION_NAME = /^(?!__)[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/; // not __proto__
-const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
-const IPV4 =
-  /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
-const IPV6 = /^\[[0-9a-f:.]+\]$/;
-
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-const show = (value: unknown) => JSON.stringify(value) ?? String(value);
-
-/** A hosts entry as a message shows it: no user or password before an `@`, nothing after a `:` of a name. */
-function showEntry(entry: unknown): string {
-  if (typeof entry !== "string") return show(entry);
-  let text = entry.includes("@") ? `…@${entry.slice(entry.lastIndexOf("@") + 1)}` : entry;
-  const colon = text.indexOf(":");
-  if (colon >= 0 && !text.trim().startsWith("[") && !text.includes("://")) text = `${text.slice(0, colon)}:…`;
-  return show(text);
-}
-
-/**
- * The problem of a `hosts` entry, or `null`. An entry is a lowercase host name, an IPv4 address, a bracketed
- * IPv6 address, or a domain with a leading dot and two labels at least (`.amazonaws.com`, not `.com`).
- */
-function hostEntryProblem(entry: string): string | null {
-  if (entry.includes("@")) return "names a user; a host entry holds only the host";
-  if (entry.includes("*")) return "has a *; write a leading dot instead, such as .example.com";
-  if (entry.includes("/") || entry.includes("://")) return "is a URL; write only its host";
-  if (IPV6.test(entry)) return null;
-  if (entry.includes(":")) return "has a port or a password; write only the host";
-  // deno-lint-ignore no-control-regex
-  if (/[^\x00-\x7f]/.test(entry)) return "is not ASCII; write an international name in its xn-- form";
-  const domain = entry.startsWith(".");
-  const labels = (domain ? entry.slice(1) : entry).split(".");
-  if (labels.some((l) => l === "")) return "has an empty label, such as a trailing dot";
-  if (!labels.every((l) => HOST_LABEL.test(l))) return "is not a host name of letters, digits, - and .";
-  const numeric = /^(?:0x[0-9a-f]*|[0-9]+)$/.test(labels[labels.length - 1]!);
-  if (domain && labels.length < 2) {
-    return "is a domain with one label; a leading dot needs two labels at least";
-  }
-  if (domain && numeric) return "is an address with a leading dot; name the address itself";
-  if (numeric && !IPV4.test(entry)) {
-    return "is a number that parsers read differently; write four decimal parts";
-  }
-  return null;
-}
-
-/**
- * True when a host is in a list of host entries: named exactly, or under a domain that an entry names with a
- * leading dot (which does not name the domain itself).
- *
- * @param host A lowercase host, such as an endpoint's.
- * @param hosts The entries.
- * @returns True when the host is covered.
- * @example
- * ```ts
- * import { hostCovered } from "./policy.ts";
- * hostCovered("s3.amazonaws.com", [".amazonaws.com"]); // true
- * hostCovered("amazonaws.com", [".amazonaws.com"]); // false
- * ```
- */
-export function hostCovered(host: string, hosts: Iterable<string>): boolean {
-  for (const entry of hosts) {
-    if (entry === host) return true;
-    if (entry.startsWith(".") && host.length > entry.length && host.endsWith(entry)) return true;
-  }
-  return false;
-}
 
 interface Checked {
   libraries: LibraryApproval[];
@@ -442,10 +348,11 @@ export class TelemetryPolicy {
         fatal = true;
       }
     }
+    let checked: Checked | null = null;
     if (!fatal) {
       const node = doc.get("version", true);
       const source = isScalar(node) && typeof node.source === "string" ? node.source : null;
-      check(
+      checked = check(
         doc.toJS({ maxAliasCount: 100 }),
         problems,
         source === null ? null : source === "1" ? true : source,
@@ -455,7 +362,8 @@ export class TelemetryPolicy {
       const what = options.source === undefined ? source : `the telemetry policy ${source}`;
       throw new TelemetryPolicyError(what, problems);
     }
-    return new TelemetryPolicy(check(doc.toJS({ maxAliasCount: 100 }), [], null), source);
+    // No problems means the YAML was read and checked once above; what that check read is the policy.
+    return new TelemetryPolicy(checked!, source);
   }
 
   /**
@@ -722,153 +630,7 @@ export class TelemetryPolicy {
    */
   narrow(section: unknown): TelemetryPolicy {
     if (section === null || section === undefined) return this;
-    const problems: string[] = [];
-    const what = "the run file's telemetry section";
-    if (!isMapping(section)) throw new TelemetryPolicyError(what, ["it is not a mapping"]);
-    for (const key of Object.keys(section)) {
-      if (!SECTION_KEYS.has(key)) {
-        problems.push(`${show(key)}: unknown key; use libraries, destinations and hosts`);
-      }
-    }
-
-    // hosts
-    let hosts = [...this.hosts];
-    if ("hosts" in section) {
-      const list = section.hosts;
-      if (!Array.isArray(list)) problems.push("hosts: is not a list");
-      else {
-        hosts = [];
-        for (const entry of list) {
-          const host = typeof entry === "string" ? entry.trim().toLowerCase() : null;
-          if (host === null || hostEntryProblem(host) !== null) {
-            problems.push(`hosts: ${showEntry(entry)} is not a host entry`);
-          } else if (!this.#entryCovered(host)) {
-            problems.push(
-              `hosts: ${showEntry(entry)} is not in the policy's hosts; a section cannot add one`,
-            );
-          } else if (!hosts.includes(host)) hosts.push(host);
-        }
-      }
-    }
-
-    // destinations
-    const named = new Set<string>();
-    let destinations = [...this.destinations];
-    if ("destinations" in section) {
-      const map = section.destinations;
-      if (!isMapping(map)) problems.push("destinations: is not a mapping");
-      else {
-        destinations = [];
-        for (const [name, spec] of Object.entries(map)) {
-          const at = `destinations.${name}`;
-          const base = this.destination(name);
-          named.add(name);
-          if (base === null) {
-            problems.push(`${at}: the policy names no such destination; a section cannot add one`);
-            continue;
-          }
-          const s = spec === null || spec === undefined ? {} : spec;
-          if (!isMapping(s)) {
-            problems.push(`${at}: is not a mapping`);
-            continue;
-          }
-          let receives = base.receives;
-          for (const [key, value] of Object.entries(s)) {
-            if (key === "receives") {
-              if (!isLevel(value)) problems.push(`${at}.receives: ${show(value)} is not a level`);
-              else if (levelRank(value) > levelRank(base.receives)) {
-                problems.push(`${at}.receives: ${value} is above the policy's ${base.receives}`);
-              } else receives = value;
-            } else if (key === "kind" || key === "endpoint") {
-              const current = key === "kind" ? base.kind : base.endpoint;
-              if (value !== current) problems.push(`${at}.${key}: a section cannot change the ${key}`);
-            } else problems.push(`${at}: ${show(key)} is an unknown key`);
-          }
-          destinations.push({ ...base, receives });
-        }
-      }
-    }
-
-    // libraries
-    let libraries = this.libraries.map((l) => ({ ...l, telemetry: [...l.telemetry], explicit: false }));
-    if ("libraries" in section) {
-      const map = section.libraries;
-      if (!isMapping(map)) problems.push("libraries: is not a mapping");
-      else {
-        libraries = [];
-        for (const [name, spec] of Object.entries(map)) {
-          const at = `libraries.${name}`;
-          const base = this.library(name);
-          if (base === null) {
-            problems.push(`${at}: the policy does not approve it; a section cannot add a library`);
-            continue;
-          }
-          const s = spec === null || spec === undefined ? {} : spec;
-          if (!isMapping(s)) {
-            problems.push(`${at}: is not a mapping`);
-            continue;
-          }
-          let telemetry = [...base.telemetry];
-          let explicit = false;
-          for (const [key, value] of Object.entries(s)) {
-            if (key === "versions") {
-              if (value !== base.versions) {
-                problems.push(`${at}.versions: a section cannot change the versions`);
-              }
-            } else if (key === "telemetry") {
-              if (!Array.isArray(value)) problems.push(`${at}.telemetry: is not a list`);
-              else {
-                telemetry = [];
-                explicit = true;
-                for (const dest of value) {
-                  if (typeof dest !== "string" || !base.telemetry.includes(dest)) {
-                    problems.push(`${at}.telemetry: the policy does not let it feed ${show(dest)}`);
-                  } else if (!telemetry.includes(dest)) {
-                    telemetry.push(dest);
-                    named.add(dest);
-                  }
-                }
-              }
-            } else problems.push(`${at}: ${show(key)} is an unknown key`);
-          }
-          libraries.push({ ...base, telemetry, explicit });
-        }
-      }
-    }
-
-    // A destination on a host that the section cut is dropped, unless the section names it.
-    const kept: Destination[] = [];
-    for (const d of destinations) {
-      const host = d.endpoint === null ? null : tryHost(d.endpoint);
-      if (host !== null && !hostCovered(host, hosts)) {
-        if (named.has(d.name)) {
-          problems.push(`destinations.${d.name}: the section names it, but cuts its host ${host} from hosts`);
-        }
-        continue;
-      }
-      kept.push(d);
-    }
-    const keptNames = new Set(kept.map((d) => d.name));
-    for (const l of libraries) {
-      for (const dest of l.telemetry) {
-        if (!keptNames.has(dest) && l.explicit) {
-          problems.push(`libraries.${l.name}.telemetry: names ${dest}, which the section drops`);
-        }
-      }
-      l.telemetry = l.telemetry.filter((dest) => keptNames.has(dest));
-    }
-    if (problems.length) throw new TelemetryPolicyError(what, problems);
-    return new TelemetryPolicy(
-      { libraries: libraries.map(({ explicit: _, ...l }) => l), destinations: kept, hosts },
-      `${this.source}, narrowed`,
-    );
-  }
-
-  /** True when a section's host entry is no wider than one of the policy's entries. */
-  #entryCovered(entry: string): boolean {
-    if (this.hosts.includes(entry)) return true;
-    const name = entry.startsWith(".") ? entry.slice(1) : entry;
-    return this.hosts.some((h) => h.startsWith(".") && name.length > h.length - 1 && `.${name}`.endsWith(h));
+    return new TelemetryPolicy(narrowedParts(this, section), `${this.source}, narrowed`);
   }
 
   /**
@@ -893,14 +655,6 @@ export class TelemetryPolicy {
       }
     }
     return problems;
-  }
-}
-
-function tryHost(endpoint: string): string | null {
-  try {
-    return endpointParts(endpoint).host;
-  } catch {
-    return null;
   }
 }
 

@@ -20,7 +20,7 @@ import { callSettings } from "./call_backend.ts";
 import { McpServers } from "./mcp.ts";
 import { errorMessage, errorName, type EvidenceRecorder } from "./recorder.ts";
 import { Sandbox, sandboxFlags } from "./sandbox.ts";
-import { type AgentTool, agentTools, asJson, recordOutputCall, toolSet } from "./tools.ts";
+import { type AgentTool, agentTools, asJson, recordOutputCall, startToolStep, toolSet } from "./tools.ts";
 import { toolsFolderModules } from "./tools_folder.ts";
 
 const COMPONENT = "AgentBackend";
@@ -188,7 +188,7 @@ export class AgentBackend extends InProcessBackend {
   }
 }
 
-/** The user message: the prompt, and where the run's files are in the agent's view. */
+/** A tool call that the AI SDK refused, as it hands it to the model wrapper. */
 interface InvalidCall {
   type: string;
   toolCallId: string;
@@ -206,14 +206,10 @@ function recordInvalidCall(
 ): Promise<unknown> {
   const { recorder } = options;
   return recorder.atTop(async () => {
-    const step = recorder.startStep({
+    const step = startToolStep(recorder, {
       component: options.component,
-      spanName: `execute_tool ${call.toolName}`,
-      attributes: {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": call.toolName,
-        "gen_ai.tool.call.id": call.toolCallId,
-      },
+      name: call.toolName,
+      callId: call.toolCallId,
     });
     const sha = await recorder.payload(asJson(call.input));
     if (sha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
@@ -234,6 +230,7 @@ function recordInvalidCall(
   });
 }
 
+/** The user message: the prompt, and where the run's files are in the agent's view. */
 function renderPrompt(job: BackendJob): string {
   const lines = [job.prompt, ""];
   if (job.inputs.length) {

@@ -55,19 +55,11 @@ export function captureModel(
   const middleware: LanguageModelV4Middleware = {
     specificationVersion: "v4",
     wrapGenerate: async ({ doGenerate, params }) => {
-      const step = startCall(recorder, model, params, options);
-      const sent = await paramsJson(recorder, params);
-      let result;
-      try {
-        result = await step.within(() => doGenerate());
-      } catch (error) {
-        await step.fail("model_called", error, {
-          payload: await recorder.payload({ params: sent }),
-          data: callData(model, false),
-        });
-        throw error;
-      }
-      const requestSha = await recorder.payload(await requestBody(recorder, sent, result.request?.body));
+      const { step, result, request: requestSha } = await openCall(
+        { recorder, model, options },
+        params,
+        { streamed: false, call: doGenerate },
+      );
       const reply = {
         content: result.content,
         finish_reason: result.finishReason,
@@ -92,19 +84,11 @@ export function captureModel(
       return result;
     },
     wrapStream: async ({ doStream, params }) => {
-      const step = startCall(recorder, model, params, options);
-      const sent = await paramsJson(recorder, params);
-      let result;
-      try {
-        result = await step.within(() => doStream());
-      } catch (error) {
-        await step.fail("model_called", error, {
-          payload: await recorder.payload({ params: sent }),
-          data: callData(model, true),
-        });
-        throw error;
-      }
-      const request = await recorder.payload(await requestBody(recorder, sent, result.request?.body));
+      const { step, result, request } = await openCall(
+        { recorder, model, options },
+        params,
+        { streamed: true, call: doStream },
+      );
       const reader = result.stream.getReader();
       const arrived: LanguageModelV4StreamPart[] = [];
       let text = "";
@@ -217,6 +201,33 @@ export function captureModel(
     },
   };
   return wrapLanguageModel({ model, middleware });
+}
+
+/**
+ * Starts a model call's step and makes the call inside it. A call that throws is written as `step_failed`
+ * with the parameters sent, and thrown again; else the request (parameters and wire body) is stored.
+ */
+async function openCall<R extends { request?: { body?: unknown } }>(
+  capture: { recorder: EvidenceRecorder; model: LanguageModelV4; options: CaptureOptions },
+  params: LanguageModelV4CallOptions,
+  run: { streamed: boolean; call: () => PromiseLike<R> },
+): Promise<{ step: OpenStep; result: R; request: string | null }> {
+  const { recorder, model, options } = capture;
+  const { call } = run;
+  const step = startCall(recorder, model, params, options);
+  const sent = await paramsJson(recorder, params);
+  let result: R;
+  try {
+    result = await step.within(() => call());
+  } catch (error) {
+    await step.fail("model_called", error, {
+      payload: await recorder.payload({ params: sent }),
+      data: callData(model, run.streamed),
+    });
+    throw error;
+  }
+  const request = await recorder.payload(await requestBody(recorder, sent, result.request?.body));
+  return { step, result, request };
 }
 
 function startCall(

@@ -13,7 +13,7 @@ import type { Json } from "../provevi/mod.ts";
 import { ToolSetError } from "./errors.ts";
 import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";
 import type { McpServers } from "./mcp.ts";
-import { errorMessage, errorName, type EvidenceRecorder } from "./recorder.ts";
+import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "./recorder.ts";
 import type { Sandbox } from "./sandbox.ts";
 
 /** A tool as `sandbox_started` records it: its full definition, and where it runs. */
@@ -180,30 +180,54 @@ export function toolSet(tools: AgentTool[], options: ToolSetOptions): ToolSet {
     set[t.name] = tool({
       ...base,
       execute: (args: unknown, { toolCallId, abortSignal }) =>
-        callRecorded(t, args, toolCallId, abortSignal ?? options.signal, options),
+        callRecorded(t, args, { ...options, callId: toolCallId, signal: abortSignal ?? options.signal }),
     }) as Tool;
   }
   return set;
 }
 
+/**
+ * Starts the `execute_tool <name>` step of one tool call, at the top of the run (not inside the model call
+ * whose stream may run the tool).
+ *
+ * @param recorder The run's recorder.
+ * @param call The component, the tool's name, the call's ID, and the tool's type (none for a call the AI SDK
+ * refused before any tool was chosen).
+ * @returns The open step.
+ * @example
+ * ```ts ignore
+ * const step = startToolStep(recorder, { component: "AgentBackend", name: "read_file", callId: "c1", type: "function" });
+ * await step.end("tool_called", { data: { tool: "read_file" } });
+ * ```
+ */
+export function startToolStep(
+  recorder: EvidenceRecorder,
+  call: { component: string; name: string; callId: string; type?: "function" | "extension" },
+): OpenStep {
+  return recorder.startStep({
+    component: call.component,
+    spanName: `execute_tool ${call.name}`,
+    attributes: {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": call.name,
+      "gen_ai.tool.call.id": call.callId,
+      ...(call.type ? { "gen_ai.tool.type": call.type } : {}),
+    },
+  });
+}
+
 function callRecorded(
   t: AgentTool,
   args: unknown,
-  callId: string,
-  signal: AbortSignal,
-  options: ToolSetOptions,
+  options: ToolSetOptions & { callId: string },
 ): Promise<unknown> {
-  const { recorder } = options;
+  const { recorder, callId, signal } = options;
   return recorder.atTop(async () => {
-    const step = recorder.startStep({
+    const step = startToolStep(recorder, {
       component: options.component,
-      spanName: `execute_tool ${t.name}`,
-      attributes: {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": t.name,
-        "gen_ai.tool.call.id": callId,
-        "gen_ai.tool.type": t.kind === "mcp" ? "extension" : "function",
-      },
+      name: t.name,
+      callId,
+      type: t.kind === "mcp" ? "extension" : "function",
     });
     const argsSha = await recorder.payload(asJson(args));
     if (argsSha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", argsSha);
@@ -274,15 +298,11 @@ export function recordOutputCall(
 ): Promise<unknown> {
   const { recorder } = options;
   return recorder.atTop(async () => {
-    const step = recorder.startStep({
+    const step = startToolStep(recorder, {
       component: options.component,
-      spanName: `execute_tool ${t.name}`,
-      attributes: {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": t.name,
-        "gen_ai.tool.call.id": call.toolCallId,
-        "gen_ai.tool.type": "function",
-      },
+      name: t.name,
+      callId: call.toolCallId,
+      type: "function",
     });
     let args: Json;
     try {

@@ -7,6 +7,7 @@ import { prove } from "../../cli/prove.ts";
 import { commitBundle } from "../../lib/provevi/mod.ts";
 import { Catalog } from "../../lib/provcat/mod.ts";
 import { writeRun } from "../provevi/_run.ts";
+import { removeWritable } from "../_files.ts";
 
 async function withSetup(fn: (dir: string, config: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "provr-catalog-" });
@@ -19,8 +20,7 @@ async function withSetup(fn: (dir: string, config: string) => Promise<void>): Pr
     );
     await fn(dir, config);
   } finally {
-    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-    await Deno.remove(dir, { recursive: true });
+    await removeWritable(dir);
   }
 }
 

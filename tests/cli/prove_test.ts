@@ -4,6 +4,7 @@ import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
+import { copyFolder } from "../_files.ts";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 const RUNS = join(FIXTURES, "runs");
@@ -72,7 +73,7 @@ Deno.test("prove show prints one line per event, and --json the events", async (
 Deno.test("prove show exits 2 on a line that is not an event", async () => {
   const dir = await Deno.makeTempDir();
   const folder = join(dir, SAMPLE_RUN_ID);
-  await new Deno.Command("cp", { args: ["-r", join(RUNS, SAMPLE_RUN_ID), folder] }).output();
+  await copyFolder(join(RUNS, SAMPLE_RUN_ID), folder);
   await Deno.writeTextFile(join(folder, "evidence", "events.jsonl"), "garbage\n", { append: true });
   const r = await run(["show", folder]);
   assert.equal(r.code, 2);

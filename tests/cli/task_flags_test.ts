@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { copyFolder } from "../_files.ts";
 
 /** Runs a `deno task NAME` as deno.json writes it (its own permission flags), with these arguments. */
 async function task(name: string, args: string[]) {
@@ -69,7 +70,7 @@ Deno.test("deno task bench with a name that is no benchmark says so, naming the 
 Deno.test("deno task prove, typed in another folder, takes relative paths from that folder", async () => {
   const dir = await Deno.makeTempDir();
   const root = new URL("../../", import.meta.url).pathname;
-  await new Deno.Command("cp", { args: ["-r", `${root}fixtures/runs`, `${dir}/myruns`] }).output();
+  await copyFolder(`${root}fixtures/runs`, `${dir}/myruns`);
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "--quiet", "--config", `${root}deno.json`, "prove", "--runs", "myruns", "runs"],
     cwd: dir,

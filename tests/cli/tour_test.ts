@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { tour } from "../../cli/tour.ts";
+import { removeWritable } from "../_files.ts";
 
 Deno.test("the tour makes a real run through a git catalog, commits its bundle, verifies and shows it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tour-" });
@@ -17,6 +18,5 @@ Deno.test("the tour makes a real run through a git catalog, commits its bundle, 
   assert.match(out, / run_completed /);
   // A second tour reuses the repository and the snapshot.
   assert.equal(await tour(bufferIo(), { runs: join(dir, "runs") }), 0);
-  await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-  await Deno.remove(dir, { recursive: true });
+  await removeWritable(dir);
 });

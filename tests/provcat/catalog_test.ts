@@ -2,14 +2,14 @@ import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { Catalog, type CatalogCall, CatalogError, type CatalogOutcome, UriError } from "./_deps.ts";
 import { makeRepo } from "./_helpers.ts";
+import { removeWritable } from "../_files.ts";
 
 async function tempDir(): Promise<string> {
   return await Deno.makeTempDir({ prefix: "provcat-catalog-" });
 }
 
 async function cleanup(dir: string): Promise<void> {
-  await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-  await Deno.remove(dir, { recursive: true });
+  await removeWritable(dir);
 }
 
 Deno.test("Catalog.open() reads provcat.yaml from the folder, with paths relative to the file", async () => {

@@ -3,6 +3,7 @@ import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { Catalog, CatalogError, CatalogNotFound } from "./_deps.ts";
 import { commitFiles, git, makeRepo } from "./_helpers.ts";
 import { storeContract } from "./store_contract.ts";
+import { removeWritable } from "../_files.ts";
 
 storeContract("git (working tree)", async () => {
   const path = await Deno.makeTempDir({ prefix: "provcat-git-" });
@@ -38,8 +39,7 @@ async function withLake(fn: (catalog: Catalog, repo: string) => Promise<void>): 
     await fn(catalog, repo);
   } finally {
     await catalog.close();
-    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-    await Deno.remove(dir, { recursive: true });
+    await removeWritable(dir);
   }
 }
 

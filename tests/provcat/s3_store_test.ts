@@ -4,6 +4,7 @@ import { assert, assertRejects } from "./_assert.ts";
 import { Catalog, CatalogError } from "./_deps.ts";
 import { makeBucket, NO_S3, S3_ENDPOINT, s3Config, warnNoS3 } from "./_helpers.ts";
 import { storeContract } from "./store_contract.ts";
+import { removeWritable } from "../_files.ts";
 
 warnNoS3();
 
@@ -55,8 +56,7 @@ Deno.test({
       }
     } finally {
       client.destroy();
-      await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-      await Deno.remove(dir, { recursive: true });
+      await removeWritable(dir);
     }
   },
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { Catalog, CatalogError } from "./_deps.ts";
 import { commitFiles, git, makeRepo } from "./_helpers.ts";
+import { makeWritable, removeWritable } from "../_files.ts";
 
 async function withLake(fn: (catalog: Catalog, repo: string, dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "provcat-snap-" });
@@ -17,8 +18,7 @@ async function withLake(fn: (catalog: Catalog, repo: string, dir: string) => Pro
   try {
     await fn(catalog, repo, dir);
   } finally {
-    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-    await Deno.remove(dir, { recursive: true });
+    await removeWritable(dir);
   }
 }
 
@@ -138,7 +138,7 @@ Deno.test("a snapshot whose file was replaced by a link is replaced, not followe
 Deno.test("a snapshot that was made writable is handed out read-only again", async () => {
   await withLake(async (catalog) => {
     const first = await catalog.snapshot("data://acme/risk/dev/evals");
-    await new Deno.Command("chmod", { args: ["-R", "u+w", first.path] }).output();
+    await makeWritable(first.path);
     const again = await catalog.snapshot("data://acme/risk/dev/evals");
     assertEquals(again.reused, true);
     assertEquals((await Deno.stat(join(again.path, "q.csv"))).mode! & 0o222, 0);
@@ -175,8 +175,7 @@ async function withFolders(fn: (catalog: Catalog, root: string) => Promise<void>
   try {
     await fn(catalog, join(dir, "f"));
   } finally {
-    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-    await Deno.remove(dir, { recursive: true });
+    await removeWritable(dir);
   }
 }
 
@@ -235,4 +234,28 @@ Deno.test({
       }
     });
   },
+});
+
+Deno.test("many snapshots of one version at once, round after round: none fails, none is removed under another", async () => {
+  for (let round = 0; round < 10; round++) {
+    await withLake(async (catalog, repo, dir) => {
+      const other = await Catalog.open({
+        config: {
+          cache: join(dir, "cache"),
+          stores: { lake: { type: "git", path: repo } },
+          routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+        },
+      });
+      const settled = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? other : catalog).snapshot("data://acme/risk/dev/evals")),
+      );
+      const failed = settled.filter((s) => s.status === "rejected").map((s) =>
+        String((s as PromiseRejectedResult).reason)
+      );
+      assertEquals(failed, []);
+      const paths = new Set(settled.map((s) => (s as PromiseFulfilledResult<{ path: string }>).value.path));
+      assertEquals(paths.size, 1);
+      assertEquals(await Deno.readTextFile(join([...paths][0]!, "q.csv")), "v1\n");
+    });
+  }
 });

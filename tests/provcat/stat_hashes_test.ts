@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { hashPath } from "../../lib/provcat/_files.ts";
 import { StatHashes } from "../../lib/provcat/stat_hashes.ts";
+import { removeWritable } from "../_files.ts";
 
 async function oldFolder(): Promise<{ dir: string; data: string; cache: string }> {
   const dir = await Deno.makeTempDir();
@@ -70,6 +71,5 @@ Deno.test("a live folder's snapshot follows a change that keeps the file's size 
   const changed = await catalog.snapshot("data://a/b/dev");
   assert.notEqual(changed.sha256, first.sha256);
   assert.equal(await Deno.readTextFile(join(changed.path, "sub", "b.txt")), "BETA\n");
-  await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-  await Deno.remove(dir, { recursive: true });
+  await removeWritable(dir);
 });

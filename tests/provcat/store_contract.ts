@@ -5,6 +5,7 @@
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { join } from "node:path";
 import { Catalog, CatalogError, CatalogNotFound, hashFolderForTest, type StoreConfig } from "./_deps.ts";
+import { removeWritable } from "../_files.ts";
 
 /** A fresh store for one test. */
 export interface StoreUnderTest {
@@ -51,8 +52,7 @@ export function storeContract(
           await catalog.close();
           await s.cleanup();
           await Deno.remove(dir, { recursive: true }).catch(async () => {
-            await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-            await Deno.remove(dir, { recursive: true });
+            await removeWritable(dir);
           });
         }
       },

@@ -4,6 +4,7 @@ import { makeBucket, makeRepo, NO_S3, s3Config, warnNoS3 } from "../provcat/_hel
 import { Catalog, type StoreConfig } from "../../lib/provcat/mod.ts";
 import { commitBundle, FileRunRecord, verifyBundle, verifyRun } from "../../lib/provevi/mod.ts";
 import { writeRun } from "./_run.ts";
+import { removeWritable } from "../_files.ts";
 
 warnNoS3();
 const RUN = "run-20261129T120000Z-0badc0de";
@@ -25,8 +26,7 @@ async function withBundleStore(
     await fn(catalog, await writeRun(join(dir, "runs", RUN), RUN), dir);
   } finally {
     await catalog.close();
-    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-    await Deno.remove(dir, { recursive: true });
+    await removeWritable(dir);
   }
 }
 

@@ -14,6 +14,7 @@ import {
   writeExperiment,
 } from "../../lib/provevi/mod.ts";
 import { writeRun } from "./_run.ts";
+import { removeWritable } from "../_files.ts";
 
 warnNoS3();
 const URI = "experiment://acme/risk/dev/credit/q";
@@ -40,8 +41,7 @@ async function withCatalog(
     await fn(catalog, dir);
   } finally {
     await catalog.close();
-    await new Deno.Command("chmod", { args: ["-R", "u+w", dir] }).output();
-    await Deno.remove(dir, { recursive: true });
+    await removeWritable(dir);
   }
 }
 const git = async (dir: string): Promise<StoreConfig> => ({

@@ -1,5 +1,6 @@
 import { deepEqual, equal, ok, throws } from "node:assert/strict";
-import { TelemetryPolicy, TelemetryPolicyError } from "../../lib/provevi/policy.ts";
+import { TelemetryPolicyError } from "../../lib/provevi/errors.ts";
+import { TelemetryPolicy } from "../../lib/provevi/policy.ts";
 
 const FIXTURES = new URL("../../fixtures/policies/", import.meta.url).pathname;
 const full = await TelemetryPolicy.load(FIXTURES + "full.yaml");

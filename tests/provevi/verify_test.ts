@@ -12,6 +12,7 @@ import {
 } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "./_sample_run.ts";
 import { writeRun } from "./_run.ts";
+import { copyFolder } from "../_files.ts";
 
 const FIXTURE = new URL(`../../fixtures/runs/${SAMPLE_RUN_ID}`, import.meta.url).pathname;
 
@@ -19,7 +20,7 @@ const FIXTURE = new URL(`../../fixtures/runs/${SAMPLE_RUN_ID}`, import.meta.url)
 async function tampered(change: (folder: string) => Promise<void>): Promise<string[]> {
   const dir = await Deno.makeTempDir({ prefix: "provevi-tamper-" });
   const folder = join(dir, SAMPLE_RUN_ID);
-  await new Deno.Command("cp", { args: ["-r", FIXTURE, folder] }).output();
+  await copyFolder(FIXTURE, folder);
   await change(folder);
   const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
   await Deno.remove(dir, { recursive: true });

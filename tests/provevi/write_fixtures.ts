@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { FileStore, sha256Hex } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "./_sample_run.ts";
+import { copyFolder } from "../_files.ts";
 
 /** Writes the fixtures under `root` (the repository's fixtures/ folder by default). */
 export async function writeFixtures(root: string): Promise<void> {
@@ -29,7 +30,7 @@ export async function writeFixtures(root: string): Promise<void> {
   const tampered = join(root, "runs-tampered", SAMPLE_RUN_ID);
   await Deno.remove(tampered, { recursive: true }).catch(() => {});
   await Deno.mkdir(join(root, "runs-tampered"), { recursive: true });
-  await new Deno.Command("cp", { args: ["-r", folder, tampered] }).output();
+  await copyFolder(folder, tampered);
   const events = join(tampered, "evidence", "events.jsonl");
   await Deno.writeTextFile(
     events,

@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
+import { removeWritable } from "../_files.ts";
 
 export { git } from "../../cli/tour.ts";
 import { git } from "../../cli/tour.ts";
@@ -44,8 +45,7 @@ export async function gitCatalog(files: Record<string, string>): Promise<{
     catalog,
     async [Symbol.asyncDispose]() {
       await catalog.close();
-      await new Deno.Command("chmod", { args: ["-R", "u+w", root] }).output();
-      await Deno.remove(root, { recursive: true });
+      await removeWritable(root);
     },
   };
 }
