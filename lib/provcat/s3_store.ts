@@ -151,6 +151,21 @@ export class S3Store implements CatalogStore {
     }
   }
 
+  /** The commit a branch names, with the ETag of its ref object for a conditional move. */
+  async #headWithTag(branch: string): Promise<{ id: string | null; etag: string | null }> {
+    return await this.#send("read a branch of", async () => {
+      try {
+        const out = await this.#client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}${META}/refs/heads/${branch}` }),
+        );
+        return { id: (await out.Body!.transformToString()).trim(), etag: out.ETag ?? null };
+      } catch (error) {
+        if ((error as { name?: string }).name === "NoSuchKey") return { id: null, etag: null };
+        throw error;
+      }
+    });
+  }
+
   async #head(branch: string): Promise<string | null> {
     const id = await this.#send(
       "read a branch of",
@@ -354,7 +369,7 @@ export class S3Store implements CatalogStore {
 
   /** Commits the objects at or under a key, keeping every other key as the branch's head has it. */
   async commit(key: string, message: string): Promise<StoreVersion> {
-    const head = await this.#head(this.branch);
+    const { id: head, etag } = await this.#headWithTag(this.branch);
     const parent = head ? await this.#loadCommit(head) : null;
     const objects: Record<string, CommitObject> = {};
     for (const [k, o] of Object.entries(parent?.objects ?? {})) if (!underKey(k, key)) objects[k] = o;
@@ -383,19 +398,28 @@ export class S3Store implements CatalogStore {
           Body: body,
         }),
       ));
-    if (await this.#head(this.branch) !== head) {
-      throw new CatalogError(
-        `store "${this.name}": branch "${this.branch}" moved while committing "${key}"; commit again`,
-      );
-    }
-    await this.#send("move a branch of", () =>
-      this.#client.send(
+    // The branch moves only if it is still where this commit started from: a conditional write (If-Match on the
+    // ref's ETag, or If-None-Match for a new branch) makes the check and the move one step, so two commits at once
+    // cannot both move it and lose one.
+    try {
+      await this.#client.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: `${this.prefix}${META}/refs/heads/${this.branch}`,
           Body: id,
+          ...(etag ? { IfMatch: etag } : { IfNoneMatch: "*" }),
         }),
-      ));
+      );
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if ((error as { name?: string }).name === "PreconditionFailed" || status === 412 || status === 409) {
+        throw new CatalogError(
+          `store "${this.name}": branch "${this.branch}" moved while committing "${key}"; commit again`,
+          { cause: error },
+        );
+      }
+      await this.#send("move a branch of", () => Promise.reject(error));
+    }
     this.#commits.set(id, commit);
     return { kind: "commit", id };
   }
