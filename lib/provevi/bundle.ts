@@ -9,7 +9,8 @@ import { type Catalog, childUri, parseUri } from "../provcat/mod.ts";
 import { ProveviError } from "./errors.ts";
 import { evidencePaths } from "./file_store.ts";
 import type { RunRecord } from "./store.ts";
-import { type Check, check } from "./verify.ts";
+import { type Check, check, readEventsText, recordedOutputs } from "./verify.ts";
+import { sha256Hex } from "./hash.ts";
 
 /** What `bundle.json` holds. */
 export interface BundleRecord {
@@ -126,6 +127,28 @@ export async function verifyBundle(catalog: Catalog, record: RunRecord, pinnedUr
       problems.push(
         `evidence/${name} differs from the committed bundle ${pinnedUri}: the run folder was changed after the commit`,
       );
+    }
+  }
+  // The outputs were committed beside the evidence: each must be in the bundle with the bytes its event records.
+  const text = await record.eventsText().catch(() => null);
+  if (text !== null && problems.length === 0) {
+    for (const out of recordedOutputs(readEventsText(text).events).values()) {
+      let committed: Uint8Array;
+      try {
+        committed = await catalog.read(childUri(pinnedUri, "output", ...out.path.split("/")));
+      } catch (error) {
+        problems.push(
+          `output/${out.path} cannot be read from the committed bundle ${pinnedUri}: ${
+            (error as Error).message
+          }`,
+        );
+        continue;
+      }
+      if (sha256Hex(committed) !== out.sha256) {
+        problems.push(
+          `output/${out.path} in the committed bundle ${pinnedUri} is not the output the run recorded`,
+        );
+      }
     }
   }
   return check(problems);

@@ -142,3 +142,20 @@ Deno.test("verifyRun() without a catalog does not pass a run with a pinned bundl
     assert(broken.problems[0]!.includes("the catalog cannot be opened"), broken.problems[0]);
   });
 });
+
+Deno.test({
+  name: "verifyBundle() fails a bundle whose committed output is not the output the run recorded",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBundleStore(git, async (catalog, folder) => {
+      await commitBundle(catalog, folder, URI);
+      // Someone commits a changed answer into the bundle, and names that commit as the bundle.
+      await catalog.put(`${URI}/output/answer.txt`, new TextEncoder().encode("43\n"));
+      const { pinned } = await catalog.commit(URI, "a changed answer");
+      const check = await verifyBundle(catalog, new FileRunRecord(RUN, folder), pinned!);
+      assertEquals(check.problems, [
+        `output/answer.txt in the committed bundle ${pinned} is not the output the run recorded`,
+      ]);
+    }),
+});
