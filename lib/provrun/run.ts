@@ -149,6 +149,37 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   let text: string | null = null;
   let failure: unknown = null;
   let tokens = 0;
+  // Steps 6 and 7 of the plan run for a failed run too, once each: what it staged is checked again, and what it
+  // wrote is recorded, so that the record of a failed run still verifies and shows what the run left.
+  let stager: InProcessStager | null = null;
+  let inputsVerified = false;
+  let outputsRecorded = false;
+  const verifyInputs = async () => {
+    if (inputsVerified || stager === null) return [];
+    inputsVerified = true;
+    const checks = await stager.verify();
+    for (const check of checks) {
+      await recorder.record({
+        type: "input_verified",
+        component: "InProcessStager",
+        refs: [check.pinned],
+        data: { name: check.name, sha256: check.sha256, expected: check.expected, ok: check.ok },
+      });
+    }
+    return checks;
+  };
+  const recordOutputs = async () => {
+    if (outputsRecorded) return;
+    outputsRecorded = true;
+    for (const out of await collectOutputs(folder)) {
+      await recorder.record({
+        type: "output_artifact_created",
+        component: "Outputter",
+        refs: [`${runUri}/output/${out.path}`],
+        data: { path: out.path, sha256: out.sha256, size: out.size },
+      });
+    }
+  };
   try {
     await withRun(ctx, async () => {
       let experiment: PinnedExperiment | null = null;
@@ -176,6 +207,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       await telemetry.start(recorder); // telemetry: blocked attempts and problems, after run_created
       if (experimentError) throw experimentError;
       const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
+      stager = staged.stager;
       const model = captureModel(
         await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
         recorder,
@@ -209,25 +241,10 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       }
       text = result.text;
       if (controller.signal.aborted) throw controller.signal.reason;
-      const checks = await staged.stager.verify();
-      for (const check of checks) {
-        await recorder.record({
-          type: "input_verified",
-          component: "InProcessStager",
-          refs: [check.pinned],
-          data: { name: check.name, sha256: check.sha256, expected: check.expected, ok: check.ok },
-        });
-      }
+      const checks = await verifyInputs();
       const changed = checks.filter((c) => !c.ok).map((c) => c.name);
       if (changed.length) throw new InputChanged(changed);
-      for (const out of await collectOutputs(folder)) {
-        await recorder.record({
-          type: "output_artifact_created",
-          component: "Outputter",
-          refs: [`${runUri}/output/${out.path}`],
-          data: { path: out.path, sha256: out.sha256, size: out.size },
-        });
-      }
+      await recordOutputs();
       await telemetry.beforeLastEvent(); // telemetry
       await recorder.record({
         type: "run_completed",
@@ -241,6 +258,8 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       ? controller.signal.reason
       : error;
     if (!recorder.broken) {
+      await verifyInputs().catch(() => {});
+      await recordOutputs().catch(() => {});
       await telemetry.beforeLastEvent().catch(() => {}); // telemetry
       await recorder.record({
         type: "run_failed",

@@ -301,3 +301,19 @@ Deno.test("a call whose arguments do not match the tool's JSON schema runs nothi
   assert.deepEqual((await verifyRun(record)).problems, []);
   await Deno.remove(runs, { recursive: true });
 });
+
+Deno.test("a run that fails after writing an output records the output before run_failed, and its record verifies", async () => {
+  const runs = await Deno.makeTempDir();
+  const turns = [
+    `      - tool_calls: [{ id: w1, name: write_file, args: { path: /output/partial.txt, content: "half" } }]`,
+    `      - error: { status: 503, message: overloaded }`,
+  ].join("\n");
+  const outcome = await runFile(bareAgentFile(turns, {}), { runs });
+  assert.equal(outcome.status, "failed");
+  const { events, record } = await eventsOf(runs, outcome.runId);
+  const types = events.map((e) => e.type);
+  assert.deepEqual(types.slice(-2), ["output_artifact_created", "run_failed"]);
+  assert.equal(events.at(-2)!.data.path, "partial.txt");
+  assert.deepEqual((await verifyRun(record)).problems, []);
+  await Deno.remove(runs, { recursive: true });
+});
