@@ -58,13 +58,27 @@ export function bufferIo(): Io & { stdout: string[]; stderr: string[]; text(): s
  * the user's folder in `INIT_CWD`; without this, `deno task provr run run.yaml` would read `run.yaml`,
  * `provcat.yaml` and `sqlite:///evidence.db` from the project's root, not from where the user is, as a compiled
  * binary does.
+ *
+ * @returns Why the folder cannot be entered, as one line, or undefined when the process is there now.
  */
-export function enterUserFolder(): void {
+export function enterUserFolder(): string | undefined {
   let folder: string | undefined;
   try {
     folder = Deno.env.get("INIT_CWD");
   } catch {
     return; // not allowed to read it: stay where the process started
   }
-  if (folder) Deno.chdir(folder);
+  if (!folder) return;
+  try {
+    Deno.chdir(folder);
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound
+      ? "does not exist"
+      : error instanceof Deno.errors.NotADirectory
+      ? "is not a folder"
+      : error instanceof Deno.errors.PermissionDenied
+      ? "cannot be entered"
+      : `cannot be entered (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`;
+    return `the folder the command was typed in, ${JSON.stringify(folder)} (INIT_CWD), ${why}`;
+  }
 }

@@ -320,6 +320,9 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
 }
 
 if (import.meta.main) {
-  enterUserFolder();
-  Deno.exitCode = await prove(Deno.args);
+  const problem = enterUserFolder();
+  if (problem) {
+    processIo().err(`prove: ${problem}`);
+    Deno.exitCode = 1;
+  } else Deno.exitCode = await prove(Deno.args);
 }

@@ -128,6 +128,9 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
 }
 
 if (import.meta.main) {
-  enterUserFolder();
-  Deno.exitCode = await provr(Deno.args);
+  const problem = enterUserFolder();
+  if (problem) {
+    processIo().err(`provr: ${problem}`);
+    Deno.exitCode = 1;
+  } else Deno.exitCode = await provr(Deno.args);
 }

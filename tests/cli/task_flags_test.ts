@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { copyFolder } from "../_files.ts";
 
 /** Runs a `deno task NAME` as deno.json writes it (its own permission flags), with these arguments. */
-async function task(name: string, args: string[]) {
+async function task(name: string, args: string[], env?: Record<string, string>) {
   const config = JSON.parse(await Deno.readTextFile("deno.json"));
   const words = (config.tasks[name] as string).split(" ").slice(1); // drop "deno"
   const out = await new Deno.Command(Deno.execPath(), {
     args: [...words, ...args],
+    env,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -85,3 +86,16 @@ Deno.test("deno task prove, typed in another folder, takes relative paths from t
   assert.equal(new TextDecoder().decode(out.stdout).trim(), "run-20261129T120000Z-0badc0de");
   await Deno.remove(dir, { recursive: true });
 });
+
+for (const name of ["prove", "provr"]) {
+  Deno.test(`deno task ${name} typed in a folder that is gone or is a file says so in one line`, async () => {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/file`, "");
+    for (const [folder, why] of [[`${dir}/gone`, "does not exist"], [`${dir}/file`, "is not a folder"]]) {
+      const r = await task(name, ["runs"], { INIT_CWD: folder! });
+      assert.equal(r.code, 1, r.err);
+      assert.equal(r.err, `${name}: the folder the command was typed in, "${folder}" (INIT_CWD), ${why}`);
+    }
+    await Deno.remove(dir, { recursive: true });
+  });
+}
