@@ -245,9 +245,12 @@ function isDeclared(value: string, declared: Iterable<string>): boolean {
   return false;
 }
 
-/** A secret's name, then a colon and a value: `token:abc`, `api_key:x`, `Password:y`. */
+/**
+ * A secret's name, then a colon and a value: `token:abc`, `api_key:x`, `Password:y`, and the HTTP headers that
+ * carry one: `Authorization:Bearer-x`, `Proxy-Authorization:Basic-x`, `Cookie:sid-x`.
+ */
 const SECRET_SETTING =
-  /(?:^|[^a-z0-9])(?:api[_-]?key|apikey|key|token|secret|password|passwd|pwd|pass|auth|bearer|credentials?|session)\s*:\s*\S/i;
+  /(?:^|[^a-z0-9])(?:api[_-]?key|apikey|key|token|secret|password|passwd|pwd|pass|auth|authori[sz]ation|bearer|credentials?|session|cookie)\s*:\s*\S/i;
 
 /** The fast test of a text already known to be one word of at most 200 characters. */
 function plainText(raw: string, declared: boolean): boolean {

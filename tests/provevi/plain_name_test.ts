@@ -302,3 +302,28 @@ Deno.test("plainName() refuses a secret written as name:value, and keeps names w
     equal(plainName(name), true, name);
   }
 });
+
+Deno.test("plainName() refuses an HTTP header that carries a secret, written as name:value", () => {
+  for (
+    const secret of [
+      "Authorization:Bearer-x",
+      "authorization:abc123",
+      "Proxy-Authorization:Basic-xyz",
+      "Cookie:sid-abc",
+    ]
+  ) {
+    equal(plainName(secret), false, secret);
+  }
+  const models = [
+    "groq:llama-3",
+    "ollama:mistral",
+    "openai:gpt-4o",
+    "anthropic:claude-3-5-sonnet",
+    "bedrock:anthropic.claude",
+    "vertex:gemini",
+    "bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0",
+    "openai:ft:gpt-4o:my-org:custom:id",
+  ];
+  for (const name of models) equal(plainName(name), true, name);
+  equal(plainName("x_api_key:abc"), false);
+});
