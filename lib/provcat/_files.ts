@@ -264,3 +264,15 @@ export async function moveAside(path: string, tmp: string): Promise<void> {
   }
   await removeTree(join(aside, ".."));
 }
+
+/** Runs `fn` holding an exclusive lock on `file`, which other processes on the cache take too. */
+export async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  await Deno.mkdir(join(file, ".."), { recursive: true });
+  const handle = await Deno.open(file, { create: true, write: true });
+  try {
+    await handle.lock(true);
+    return await fn();
+  } finally {
+    handle.close();
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
-import { hashPath, holdsHash, makeReadOnly, moveAside, removeTree, tempIn } from "./_files.ts";
+import { hashPath, holdsHash, makeReadOnly, moveAside, removeTree, tempIn, withLock } from "./_files.ts";
 import {
   type CatalogConfig,
   checkConfig,
@@ -281,15 +281,30 @@ export class Catalog implements AsyncDisposable {
       );
       await Deno.mkdir(join(folder, ".."), { recursive: true });
       // The rename is atomic, and fails when something is there: another fetch's copy of the same version, which
-      // others may have been handed and is kept, or a copy changed on disk, which is moved aside first.
-      for (let attempt = 0;; attempt++) {
-        try {
-          await Deno.rename(work, folder);
-          break;
-        } catch (error) {
-          if (await this.#cached(folder, path, kind) === sha256) break;
-          if (attempt >= 3) throw error;
-          await moveAside(folder, join(this.cache, "tmp"));
+      // others may have been handed and is kept, or a copy changed on disk, which is moved aside first. The check
+      // and the move are made under a lock of the folder, so that another fetch cannot put a good copy in place
+      // between them, only to see it moved aside.
+      try {
+        await Deno.rename(work, folder);
+      } catch (error) {
+        if (await this.#cached(folder, path, kind) !== sha256) {
+          const lock = join(
+            this.cache,
+            "locks",
+            `fetch-${createHash("sha256").update(folder).digest("hex")}`,
+          );
+          await withLock(lock, async () => {
+            for (let attempt = 0;; attempt++) {
+              if (await this.#cached(folder, path, kind) === sha256) return;
+              await moveAside(folder, join(this.cache, "tmp"));
+              try {
+                await Deno.rename(work, folder);
+                return;
+              } catch (again) {
+                if (attempt >= 3) throw again ?? error;
+              }
+            }
+          });
         }
       }
       return { uri, pinned: pin.pinned, path, kind, sha256 };

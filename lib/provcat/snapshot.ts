@@ -16,6 +16,7 @@ import {
   moveAside,
   removeTree,
   tempIn,
+  withLock,
 } from "./_files.ts";
 import type { EntryKind } from "./store.ts";
 
@@ -87,16 +88,26 @@ export async function materializeSnapshot(
     await Deno.mkdir(join(root, kind, copied), { recursive: true });
     // A rename onto a path that holds nothing is atomic, and fails when another snapshot got there first: a
     // snapshot that holds its hash is never removed, since others may have been handed its path. Only one that
-    // changed on disk is moved aside, and then the rename is tried again.
-    for (let attempt = 0;; attempt++) {
-      try {
-        await Deno.rename(copy, target);
-        break;
-      } catch (error) {
-        if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
-        if (attempt >= 3 || !await exists(target)) throw error;
-        await moveAside(target, join(cache, "tmp"));
-      }
+    // changed on disk is moved aside, and then the rename is tried again. The check and the move are made under
+    // a lock of the hash, so that another task cannot put a good snapshot in place between them, only to see it
+    // moved aside.
+    try {
+      await Deno.rename(copy, target);
+    } catch (error) {
+      if (await reusable(target, kind, copied)) return { path: target, sha256: copied, reused: true };
+      const reused = await withLock(join(cache, "locks", `${kind}-${copied}`), async () => {
+        for (let attempt = 0;; attempt++) {
+          if (await reusable(target, kind, copied)) return true;
+          if (await exists(target)) await moveAside(target, join(cache, "tmp"));
+          try {
+            await Deno.rename(copy, target);
+            return false;
+          } catch (again) {
+            if (attempt >= 3) throw again ?? error;
+          }
+        }
+      });
+      if (reused) return { path: target, sha256: copied, reused: true };
     }
     return { path: target, sha256: copied, reused: false };
   } finally {

@@ -259,3 +259,37 @@ Deno.test("many snapshots of one version at once, round after round: none fails,
     });
   }
 });
+
+Deno.test("a tampered snapshot replaced by many snapshots at once: none fails, and the one handed out stays", async () => {
+  for (let round = 0; round < 10; round++) {
+    await withLake(async (catalog) => {
+      const uri = "data://acme/risk/dev/evals";
+      const first = await catalog.snapshot(uri);
+      await makeWritable(first.path);
+      await Deno.writeTextFile(join(first.path, "q.csv"), "tampered\n");
+      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => catalog.snapshot(uri)));
+      const failed = settled.filter((s) => s.status === "rejected").map((s) =>
+        String((s as PromiseRejectedResult).reason)
+      );
+      assertEquals(failed, []);
+      assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
+    });
+  }
+});
+
+Deno.test("a tampered fetched copy replaced by many fetches at once: none fails, and the one handed out stays", async () => {
+  for (let round = 0; round < 10; round++) {
+    await withLake(async (catalog) => {
+      const uri = "data://acme/risk/dev/evals?at=branch:main";
+      const first = await catalog.fetch(uri);
+      await makeWritable(first.path);
+      await Deno.writeTextFile(join(first.path, "q.csv"), "tampered\n");
+      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => catalog.fetch(uri)));
+      const failed = settled.filter((s) => s.status === "rejected").map((s) =>
+        String((s as PromiseRejectedResult).reason)
+      );
+      assertEquals(failed, []);
+      assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
+    });
+  }
+});
