@@ -302,11 +302,22 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
   program.command("policy")
     .description("Check a telemetry policy file, and the installed version of each library it approves.")
     .argument("<file>", "the policy, a YAML or JSON file")
-    .option("--config <file>", "the deno.json whose imports pin the installed packages", "deno.json")
+    .option(
+      "--config <file>",
+      "another deno.json whose imports pin the installed packages (default: this toolkit's)",
+    )
     .option("--json", "print JSON")
-    .action(async (file: string, opts: { config: string; json?: boolean }) => {
+    .action(async (file: string, opts: { config?: string; json?: boolean }) => {
       const policy = await TelemetryPolicy.load(file);
-      const installed = await readInstalledPackages({ config: opts.config, npmCache: null });
+      const installed = await readInstalledPackages({
+        ...(opts.config ? { config: opts.config } : {}),
+        npmCache: null,
+      });
+      if (installed === null) {
+        throw new ProveviError(
+          `cannot read ${opts.config} as a deno.json; give the path of one, or leave --config out`,
+        );
+      }
       const versions = new Map([...(installed ?? new Map()).values()].map((p) => [p.name, p.version]));
       const problems = policy.versionProblems(versions);
       if (opts.json) {

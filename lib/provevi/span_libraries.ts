@@ -6,6 +6,7 @@
  * the AI SDK's. So to approve a library is to approve any code in the run that uses its name.
  * @module
  */
+import OWN_CONFIG from "../../deno.json" with { type: "json" };
 import { join } from "node:path";
 import semver from "semver";
 
@@ -93,12 +94,13 @@ function npmCacheDir(): string | null {
 }
 
 /**
- * Reads the installed npm packages: each package that the project's `deno.json` pins in `imports`, at that
- * version, with the modules its `package.json` in Deno's npm cache exports.
+ * Reads the installed npm packages: each package that a `deno.json` pins in `imports`, at that version, with
+ * the modules its `package.json` in Deno's npm cache exports. Without `config`, the `deno.json` is the toolkit's
+ * own, built in: the packages that run in this process, wherever the command is typed (and in a compiled binary).
  *
- * @param options `config`: the `deno.json` path (`deno.json` by default); `npmCache`: the cache's
- *   `registry.npmjs.org` folder (from `DENO_DIR`, `XDG_CACHE_HOME` or `HOME` by default).
- * @returns The packages, or `null` when `deno.json` cannot be read (then no scope counts for a library).
+ * @param options `config`: another `deno.json`'s path; `npmCache`: the cache's `registry.npmjs.org` folder
+ *   (from `DENO_DIR`, `XDG_CACHE_HOME` or `HOME` by default).
+ * @returns The packages, or `null` when a `config` file cannot be read (then no scope counts for a library).
  * @example
  * ```ts
  * import { readInstalledPackages } from "./span_libraries.ts";
@@ -109,11 +111,13 @@ function npmCacheDir(): string | null {
 export async function readInstalledPackages(
   options: { config?: string; npmCache?: string | null } = {},
 ): Promise<InstalledPackages | null> {
-  let config: unknown;
-  try {
-    config = JSON.parse(await Deno.readTextFile(options.config ?? "deno.json"));
-  } catch {
-    return null;
+  let config: unknown = OWN_CONFIG;
+  if (options.config !== undefined) {
+    try {
+      config = JSON.parse(await Deno.readTextFile(options.config));
+    } catch {
+      return null;
+    }
   }
   const cache = options.npmCache === undefined ? npmCacheDir() : options.npmCache;
   const out = new Map<string, InstalledPackage>();
@@ -146,10 +150,10 @@ const cached = new Map<string, Promise<InstalledPackages | null>>();
  * ```
  */
 export function installedPackages(options: { config?: string } = {}): Promise<InstalledPackages | null> {
-  const key = options.config ?? "deno.json";
+  const key = options.config ?? "";
   let found = cached.get(key);
   if (!found) {
-    found = readInstalledPackages({ config: key });
+    found = readInstalledPackages(options.config === undefined ? {} : { config: options.config });
     cached.set(key, found);
   }
   return found;

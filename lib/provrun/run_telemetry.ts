@@ -211,7 +211,7 @@ export class RunTelemetry {
     }
     // Traces go only to the traces target (the first OTLP entry); the general endpoint, when the traces variable
     // overrides it, is there to be recorded and guarded, never sent to.
-    const otlp = named.find((d) => d.kind === "otlp");
+    const otlp = named.find((d) => d.kind === "otlp" && d.traces);
     this.otlp = otlp && otlp.destination !== null && otlp.protocol !== "grpc"
       ? { destination: otlp.destination, url: otlp.url }
       : null;

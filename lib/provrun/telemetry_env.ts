@@ -102,6 +102,8 @@ export interface NamedDestination {
   protocol: string | null;
   /** The policy's destination that the URL matches, or `null`: nothing is sent there. */
   destination: Destination | null;
+  /** True for the OTLP traces target, the one place provrun's spans may go; false for a place only guarded. */
+  traces: boolean;
 }
 
 /**
@@ -132,23 +134,28 @@ export function namedDestinations(environ: Environ, policy: TelemetryPolicy): Na
       url: target.url,
       protocol: target.protocol,
       destination: policy.matchDestination("otlp", target.url),
+      traces: true,
     });
   }
-  // The traces variable wins for traces, but the general one still names a place that metrics, logs or
-  // another program's exporter would send to: it is matched, recorded and guarded too.
-  if (
-    target !== null && set(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") &&
-    set(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")
-  ) {
-    const { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _traces, ...rest } = environ;
+  // The general endpoint names a place that metrics, logs or another program's exporter send to, whether or
+  // not traces go there (the traces variable may override it, OTEL_TRACES_EXPORTER may turn traces off): it is
+  // matched, recorded and guarded too, but provrun's spans go only to the traces target.
+  if (set(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")) {
+    const {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _traces,
+      OTEL_TRACES_EXPORTER: _exporter,
+      OTEL_SDK_DISABLED: _off,
+      ...rest
+    } = environ;
     const general = otlpTracesTarget(rest);
-    if (general !== null && general.url !== target.url) {
+    if (general !== null && general.url !== target?.url) {
       out.push({
         variable: "OTEL_EXPORTER_OTLP_ENDPOINT",
         kind: "otlp",
         url: general.url,
         protocol: general.protocol,
         destination: policy.matchDestination("otlp", general.url),
+        traces: false,
       });
     }
   }
@@ -160,6 +167,7 @@ export function namedDestinations(environ: Environ, policy: TelemetryPolicy): Na
       url: mlflow,
       protocol: null,
       destination: policy.matchDestination("mlflow", mlflow),
+      traces: false,
     });
   }
   return out;

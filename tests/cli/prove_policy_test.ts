@@ -48,8 +48,9 @@ Deno.test("prove policy reads the installed versions from the deno.json that --c
     const io = bufferIo();
     equal(await prove(["policy", FIXTURES + "newer-ai.yaml", "--config", `${dir}/deno.json`], io), 0);
     deepEqual(io.stderr, []);
+    // A --config that cannot be read is refused: the installed versions could not be checked.
     const none = bufferIo();
-    equal(await prove(["policy", FIXTURES + "newer-ai.yaml", "--config", `${dir}/missing.json`], none), 0);
+    equal(await prove(["policy", FIXTURES + "newer-ai.yaml", "--config", `${dir}/missing.json`], none), 1);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -164,4 +165,17 @@ Deno.test("docs/telemetry.md shows what prove policy prints for the sample polic
   const narrow = bufferIo();
   equal(await prove(["policy", FIXTURES + "newer-ai.yaml"], narrow), 1);
   ok(doc.includes(narrow.stderr[0]!));
+});
+
+Deno.test("prove policy --config with a file that is not there says so in one line and exits 1", async () => {
+  const io = bufferIo();
+  const code = await prove([
+    "policy",
+    FIXTURES + "telemetry-policy.yaml",
+    "--config",
+    "/nonexistent/deno.json",
+  ], io);
+  equal(code, 1);
+  equal(io.stderr.length, 1);
+  ok(/^prove: cannot read \/nonexistent\/deno\.json as a deno\.json/.test(io.stderr[0]!), io.stderr[0]);
 });

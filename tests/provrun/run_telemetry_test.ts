@@ -486,3 +486,18 @@ Deno.test("the traces endpoint wins: an approved general endpoint behind an unap
   ]);
   await Deno.remove(runs, { recursive: true });
 });
+
+Deno.test("with traces turned off, an approved general endpoint receives nothing", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const { outcome, runs } = await run({
+    policy: collector(receiver, "bodies"),
+    environ: {
+      OTEL_TRACES_EXPORTER: "none",
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`,
+    },
+    guardNet: false,
+  });
+  assert.equal(outcome.status, "completed");
+  assert.equal(receiver.requests.length, 0);
+  await Deno.remove(runs, { recursive: true });
+});

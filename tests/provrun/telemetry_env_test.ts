@@ -86,3 +86,12 @@ Deno.test("namedDestinations() also matches the general OTLP endpoint when the t
     ["OTEL_EXPORTER_OTLP_ENDPOINT", "https://evil.example/v1/traces", null],
   ]);
 });
+
+Deno.test("namedDestinations() guards the general OTLP endpoint even when traces are off, and never as the traces target", () => {
+  for (const off of [{ OTEL_TRACES_EXPORTER: "none" }, { OTEL_SDK_DISABLED: "true" }]) {
+    const named = namedDestinations({ ...off, OTEL_EXPORTER_OTLP_ENDPOINT: "https://evil.example" }, POLICY);
+    assert.deepEqual(named.map((d) => [d.variable, d.url, d.traces, d.destination]), [
+      ["OTEL_EXPORTER_OTLP_ENDPOINT", "https://evil.example/v1/traces", false, null],
+    ]);
+  }
+});
