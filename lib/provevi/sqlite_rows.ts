@@ -3,32 +3,26 @@
  * check of a run compares the stored rows with them, so the two cannot drift apart.
  * @module
  */
-import type { EvidenceEvent, Json } from "./event.ts";
+import { EVENT_FIELDS, type EvidenceEvent, type Json } from "./event.ts";
 import { type AgentOfRun, agentOfRun, runParams } from "./agent_class.ts";
 import { statusOf } from "./manifest.ts";
 
 /** A value SQLite stores. */
 export type SqlValue = string | number | null;
 
-/** The columns of `provevi_events`, besides the line itself. */
-export const EVENT_COLUMNS = [
-  "run_id",
-  "seq",
-  "time",
-  "type",
-  "component",
-  "actor",
-  "payload",
-  "confidence",
-  "prev",
-  "trace_id",
-  "span_id",
-  "parent_span_id",
-  "started_at",
-] as const;
+/** An event field that `provevi_events` keeps as a column: every field but the lists and objects. */
+type EventColumn = Exclude<keyof EvidenceEvent, "refs" | "data">;
+
+/**
+ * The columns of `provevi_events`, besides the line itself: the event's fields in the format's order, less
+ * `refs` (in `provevi_event_refs`) and `data` (read from the line), so that a new field cannot be left out.
+ */
+export const EVENT_COLUMNS: readonly EventColumn[] = EVENT_FIELDS.filter(
+  (f): f is EventColumn => f !== "refs" && f !== "data",
+);
 
 /** One `provevi_events` row. */
-export type EventRow = { [K in typeof EVENT_COLUMNS[number]]: SqlValue } & { line: string };
+export type EventRow = { [K in EventColumn]: SqlValue } & { line: string };
 
 /**
  * The `provevi_events` row of an event and its line.

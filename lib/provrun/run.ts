@@ -140,12 +140,11 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     tracerProvider: telemetry.provider, // telemetry
   };
   const runUri = `run://${ctx.org}/${ctx.domain}/${ctx.env}/${runId}`;
-  const root = recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
+  recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
     "gen_ai.operation.name": "invoke_agent",
     "gen_ai.agent.name": spec.agent.name,
     "gen_ai.request.model": spec.agent.model,
   });
-  void root;
   let text: string | null = null;
   let failure: unknown = null;
   let tokens = 0;
