@@ -4,7 +4,7 @@
  * @module
  */
 import { ProveviError } from "./errors.ts";
-import { checkRunId } from "./store.ts";
+import { checkRunId } from "./record.ts";
 
 /**
  * What an assessment judges: a run ID, `RUN#SEQ` for an event, or an object naming a run and one event or

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { type Catalog, childUri, parseUri } from "../provcat/mod.ts";
 import { ProveviError } from "./errors.ts";
 import { evidencePaths } from "./file_store.ts";
-import type { RunRecord } from "./store.ts";
+import type { RunRecord } from "./record.ts";
 import { type Check, check, readEventsText, recordedOutputs } from "./verify.ts";
 import { sha256Hex } from "./hash.ts";
 

@@ -7,21 +7,15 @@ import { join } from "node:path";
 import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "./errors.ts";
 import type { Assessment } from "./assess.ts";
 import type { StoreQuestions } from "./store_questions.ts";
-import type * as Q from "./sqlite_questions.ts";
+import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "./event.ts";
 import { sha256File, sha256Hex, utf8 } from "./hash.ts";
 import { buildManifest, type Manifest, manifestText, type PayloadEntry, statusOf } from "./manifest.ts";
 import { nowUtc } from "./event.ts";
 import { runsRoot } from "./runs_root.ts";
-import {
-  checkRunId,
-  checkRunIdToRead,
-  type EvidenceStore,
-  type RunRecord,
-  type RunWriter,
-  type SealInfo,
-} from "./store.ts";
-import { appendSpansFile, type StoredSpan } from "./span_exporter.ts";
+import { checkRunId, checkRunIdToRead, type RunRecord } from "./record.ts";
+import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
+import { appendSpansFile, type StoredSpan } from "./spans_file.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {

@@ -6,7 +6,8 @@ import { basename, resolve } from "node:path";
 import { RunNotFound } from "./errors.ts";
 import { FileRunRecord } from "./file_store.ts";
 import { FileStore } from "./file_store.ts";
-import type { EvidenceStore, RunRecord } from "./store.ts";
+import type { RunRecord } from "./record.ts";
+import type { EvidenceStore } from "./store.ts";
 
 /**
  * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path; anything else is a run ID, looked up in

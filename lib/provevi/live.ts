@@ -6,7 +6,7 @@
 import { attributesFor, type Level, levelRank, USAGE_KEYS } from "./attributes.ts";
 import type { EvidenceEvent, Json } from "./event.ts";
 import { plainAttribute, plainExperiment, plainName, plainSpanName, RUN_MODEL_KEYS } from "./plain_name.ts";
-import type { RunRecord } from "./store.ts";
+import type { RunRecord } from "./record.ts";
 
 /**
  * The data keys that hold names, shown at `names` when their value passes `plainAttribute` with

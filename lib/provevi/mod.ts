@@ -14,6 +14,7 @@ export * from "./hash.ts";
 export * from "./event.ts";
 export * from "./chain.ts";
 export * from "./manifest.ts";
+export * from "./record.ts";
 export * from "./store.ts";
 export * from "./runs_root.ts";
 export * from "./file_store.ts";
@@ -27,11 +28,13 @@ export * from "./attributes.ts";
 export * from "./plain_name.ts";
 export * from "./endpoint.ts";
 export * from "./library_version.ts";
+export * from "./policy_types.ts";
 export * from "./policy.ts";
 export * from "./policy_hosts.ts";
 export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";
+export * from "./spans_file.ts";
 export * from "./span_exporter.ts";
 export * from "./otlp_receiver.ts";
 export * from "./live.ts";
@@ -42,18 +45,6 @@ export * from "./store_questions.ts";
 export * from "./sqlite_rows.ts";
 export * from "./sqlite_schema.ts";
 export * from "./sqlite_connection.ts";
-export type {
-  AccessEntry,
-  AgentDetail,
-  AgentSummary,
-  AgentVersion,
-  ExperimentDetail,
-  ExperimentSummary,
-  InputEntry,
-  RunDetail,
-  RunReading,
-  RunSummary,
-} from "./sqlite_questions.ts";
 export * from "./sqlite_check.ts";
 export * from "./sqlite_store.ts";
 export * from "./export_run.ts";

@@ -7,10 +7,19 @@ import { isLevel, levelRank } from "./attributes.ts";
 import { endpointParts } from "./endpoint.ts";
 import { TelemetryPolicyError } from "./errors.ts";
 import { isMapping, show, showEntry } from "./_policy_text.ts";
-import type { Destination, LibraryApproval, TelemetryPolicy } from "./policy.ts";
+import type { Destination, LibraryApproval } from "./policy_types.ts";
 import { hostCovered, hostEntryProblem } from "./policy_hosts.ts";
 
 const SECTION_KEYS = new Set(["libraries", "destinations", "hosts"]);
+
+/** What narrowing reads of a policy: its hosts, destinations and libraries. */
+export interface PolicyParts {
+  readonly libraries: readonly LibraryApproval[];
+  readonly destinations: readonly Destination[];
+  readonly hosts: readonly string[];
+  library(name: string): LibraryApproval | null;
+  destination(name: string): Destination | null;
+}
 
 /** What a narrowed policy holds. */
 export interface NarrowedParts {
@@ -35,7 +44,7 @@ export interface NarrowedParts {
  * narrowedParts(policy, { hosts: ["a.example.com"] }).hosts; // ["a.example.com"]
  * ```
  */
-export function narrowedParts(policy: TelemetryPolicy, section: unknown): NarrowedParts {
+export function narrowedParts(policy: PolicyParts, section: unknown): NarrowedParts {
   const problems: string[] = [];
   const what = "the run file's telemetry section";
   if (!isMapping(section)) throw new TelemetryPolicyError(what, ["it is not a mapping"]);
@@ -176,7 +185,7 @@ export function narrowedParts(policy: TelemetryPolicy, section: unknown): Narrow
 }
 
 /** True when a section's host entry is no wider than one of the policy's entries. */
-function entryCovered(policy: TelemetryPolicy, entry: string): boolean {
+function entryCovered(policy: PolicyParts, entry: string): boolean {
   if (policy.hosts.includes(entry)) return true;
   const name = entry.startsWith(".") ? entry.slice(1) : entry;
   return policy.hosts.some((h) => h.startsWith(".") && name.length > h.length - 1 && `.${name}`.endsWith(h));

@@ -5,78 +5,9 @@
  * each line links to the events by `trace_id` and `span_id` (every event holds the IDs of its step).
  * @module
  */
-import { appendFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { formatMicros, type Json } from "./event.ts";
-
-/** One span as a store keeps it: a line of `spans.jsonl`. */
-export interface StoredSpan {
-  [key: string]: Json;
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  /** The OpenTelemetry span kind: 0 internal, 1 server, 2 client, 3 producer, 4 consumer. */
-  kind: number;
-  /** The instrumentation scope that made the span. */
-  scope: { name: string; version: string | null };
-  /** ISO 8601 UTC with microseconds. */
-  start_time: string;
-  end_time: string;
-  /** 0 unset, 1 ok, 2 error. */
-  status: { code: number; message: string | null };
-  attributes: { [key: string]: Json };
-  events: { name: string; time: string; attributes: { [key: string]: Json } }[];
-  links: { trace_id: string; span_id: string }[];
-}
-
-/** A store that keeps spans: `addSpans` is optional in {@linkcode EvidenceStore}. */
-export interface SpanSink {
-  /** Appends a run's spans to its index. */
-  addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void>;
-}
-
-/** The name of the span index in a run folder. */
-export const SPANS_FILE = "spans.jsonl";
-
-/**
- * Appends spans to `<folder>/spans.jsonl`, one JSON object a line: what `FileStore` and `SqliteStore` do.
- *
- * @param folder The run folder.
- * @param spans The spans.
- * @example
- * ```ts
- * import { appendSpansFile } from "./span_exporter.ts";
- * await appendSpansFile("/tmp/runs/run-x", []);
- * ```
- */
-export async function appendSpansFile(folder: string, spans: readonly StoredSpan[]): Promise<void> {
-  if (spans.length === 0) return;
-  await appendFile(join(folder, SPANS_FILE), spans.map((s) => JSON.stringify(s) + "\n").join(""));
-}
-
-/**
- * Reads `<folder>/spans.jsonl`; an absent file is no spans.
- *
- * @param folder The run folder.
- * @returns The spans in the order they ended.
- * @example
- * ```ts
- * import { readSpansFile } from "./span_exporter.ts";
- * const spans = await readSpansFile("/tmp/runs/run-x");
- * ```
- */
-export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(join(folder, SPANS_FILE));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
-  }
-  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as StoredSpan);
-}
+import type { SpanSink, StoredSpan } from "./spans_file.ts";
 
 /**
  * An OpenTelemetry time (`[seconds, nanoseconds]`) as RFC 3339 UTC with six fraction digits, as events write it.

@@ -10,22 +10,17 @@ import { EvidenceError, ProveviError, RunNotFound } from "./errors.ts";
 import type { EvidenceEvent } from "./event.ts";
 import { FileRunRecord, FileRunWriter } from "./file_store.ts";
 import { sha256Hex } from "./hash.ts";
-import { appendSpansFile, type StoredSpan } from "./span_exporter.ts";
+import { appendSpansFile, type StoredSpan } from "./spans_file.ts";
 import { type Manifest, manifestText } from "./manifest.ts";
 import { runsRoot } from "./runs_root.ts";
-import {
-  checkRunId,
-  checkRunIdToRead,
-  type EvidenceStore,
-  type RunRecord,
-  type RunWriter,
-  type SealInfo,
-} from "./store.ts";
+import { checkRunId, checkRunIdToRead, type RunRecord } from "./record.ts";
+import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { EVENT_COLUMNS, eventRow, runEnd, writeCreatedRows } from "./sqlite_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "./store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
+import type * as Q from "./store_questions.ts";
 import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "./assess.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import { nowUtc } from "./event.ts";
@@ -312,43 +307,43 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
-  runsReading(uri: string): Promise<q.RunReading[]> {
+  runsReading(uri: string): Promise<Q.RunReading[]> {
     return Promise.resolve(plain(q.runsReading(this.db, uri)));
   }
   /** The runs that named an experiment, by its URI or name; a pinned URI gives one version's runs. */
-  runsOfExperiment(uri: string): Promise<q.RunSummary[]> {
+  runsOfExperiment(uri: string): Promise<Q.RunSummary[]> {
     return Promise.resolve(plain(q.runsOfExperiment(this.db, uri)));
   }
   /** The experiments that runs named, with their numbers of versions and runs. */
-  experiments(): Promise<q.ExperimentSummary[]> {
+  experiments(): Promise<Q.ExperimentSummary[]> {
     return Promise.resolve(plain(q.experiments(this.db)));
   }
   /** An experiment with each version that runs reported and the runs of each, or null. */
-  experiment(uri: string): Promise<q.ExperimentDetail | null> {
+  experiment(uri: string): Promise<Q.ExperimentDetail | null> {
     return Promise.resolve(plain(q.experiment(this.db, uri)));
   }
   /** The runs of an agent class, or of one version of it (by its SHA-256 or the start of it). */
-  runsOfAgent(name: string, options: { version?: string } = {}): Promise<q.RunSummary[]> {
+  runsOfAgent(name: string, options: { version?: string } = {}): Promise<Q.RunSummary[]> {
     return Promise.resolve(plain(q.runsOfAgent(this.db, name, options)));
   }
   /** The agent classes, with their numbers of versions and runs. */
-  agents(): Promise<q.AgentSummary[]> {
+  agents(): Promise<Q.AgentSummary[]> {
     return Promise.resolve(plain(q.agents(this.db)));
   }
   /** An agent class with each version, its settings and its runs, or null. */
-  agent(name: string): Promise<q.AgentDetail | null> {
+  agent(name: string): Promise<Q.AgentDetail | null> {
     return Promise.resolve(plain(q.agent(this.db, name)));
   }
   /** The run's row with its settings as params, or null. */
-  run(runId: string): Promise<q.RunDetail | null> {
+  run(runId: string): Promise<Q.RunDetail | null> {
     return Promise.resolve(plain(q.run(this.db, runId)));
   }
   /** The grants and refusals of a run, in order. */
-  access(runId: string): Promise<q.AccessEntry[]> {
+  access(runId: string): Promise<Q.AccessEntry[]> {
     return Promise.resolve(plain(q.access(this.db, runId)));
   }
   /** The inputs that a run staged, with their pinned URIs. */
-  inputs(runId: string): Promise<q.InputEntry[]> {
+  inputs(runId: string): Promise<Q.InputEntry[]> {
     return Promise.resolve(plain(q.inputs(this.db, runId)));
   }
 

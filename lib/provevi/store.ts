@@ -5,9 +5,9 @@
  * @module
  */
 import type { EvidenceEvent } from "./event.ts";
-import { RunNotFound } from "./errors.ts";
-import type { LostEvent, Manifest, PayloadEntry } from "./manifest.ts";
-import type { StoredSpan } from "./span_exporter.ts";
+import type { LostEvent, Manifest } from "./manifest.ts";
+import type { RunRecord } from "./record.ts";
+import type { StoredSpan } from "./spans_file.ts";
 
 /** What the recorder tells a writer at the seal. */
 export interface SealInfo {
@@ -43,27 +43,6 @@ export interface RunWriter {
   seal(info?: SealInfo): Promise<Manifest>;
 }
 
-/** A run read back from a store, as the checks read it. */
-export interface RunRecord {
-  /** The run's ID. */
-  readonly runId: string;
-  /** The run folder, when the run has one on this machine. */
-  readonly folder: string | null;
-  /** The text of `events.jsonl`, or null when it is missing. */
-  eventsText(): Promise<string | null>;
-  /** The text of `manifest.json`, or null when it is missing. */
-  manifestText(): Promise<string | null>;
-  /** The names of the files in `payloads/`. */
-  payloadNames(): Promise<string[]>;
-  /** The SHA-256 and size of the stored bytes of a payload, or null when it is missing. */
-  payloadInfo(sha256: string): Promise<PayloadEntry | null>;
-  /**
-   * The bytes of a payload, with their hash checked.
-   * @throws ProveviError when the payload is missing or its bytes do not match its name.
-   */
-  payload(sha256: string): Promise<Uint8Array>;
-}
-
 /** A store of run evidence, chosen by a store URI. */
 export interface EvidenceStore extends AsyncDisposable {
   /** The store URI, such as `file` or `sqlite:////abs/evidence.db`. */
@@ -91,44 +70,4 @@ export interface EvidenceStore extends AsyncDisposable {
    * without it keeps no spans. `StoreSpanExporter` calls it.
    */
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
-}
-
-const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
-
-/**
- * Refuses a run ID that cannot name a folder safely.
- * @throws TypeError for an empty ID, a path, or one with characters other than letters, digits, `_`, `.`, `-`:
- * a program that opens a run chooses its ID.
- */
-export function checkRunId(runId: string): void {
-  if (!RUN_ID.test(runId) || runId.length > 200) {
-    throw new TypeError(
-      `"${runId}" is not a run ID: use letters, digits, _, . and -, not starting with . or -`,
-    );
-  }
-}
-
-/**
- * Refuses a run ID to read that cannot name a run: no store holds one by that name. A user typed it, so it is
- * a {@linkcode RunNotFound} (`prove` exits 1 with one line), not a programmer's `TypeError`.
- *
- * @param runId What the user gave as a run ID.
- * @throws RunNotFound when it is not a run ID.
- * @example
- * ```ts
- * import { checkRunIdToRead } from "./store.ts";
- * checkRunIdToRead("run-20261129T120000Z-0badc0de");
- * ```
- */
-export function checkRunIdToRead(runId: string): void {
-  try {
-    checkRunId(runId);
-  } catch (error) {
-    throw new RunNotFound(
-      `no run ${
-        JSON.stringify(runId)
-      }: a run ID has only letters, digits, _, . and -, and does not start with . or -; to name a run folder, give its path`,
-      { cause: error },
-    );
-  }
 }

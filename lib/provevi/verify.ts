@@ -8,7 +8,7 @@ import { eventLine, eventProblems, type EvidenceEvent, payloadsOf } from "./even
 import { isSha256, sha256File, sha256Hex } from "./hash.ts";
 import canonicalize from "canonicalize";
 import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
-import type { RunRecord } from "./store.ts";
+import type { RunRecord } from "./record.ts";
 
 /** The result of a check. */
 export interface Check {

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import type { Catalog } from "../provcat/mod.ts";
 import { verifyBundle } from "./bundle.ts";
 import { verifyExperiment } from "./experiment.ts";
-import type { EvidenceStore, RunRecord } from "./store.ts";
+import type { RunRecord } from "./record.ts";
+import type { EvidenceStore } from "./store.ts";
 import { type Check, verifyEvidence, verifyOutputs } from "./verify.ts";
 
 /** What {@linkcode verifyRun} may also check against. */

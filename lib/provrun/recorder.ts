@@ -21,7 +21,6 @@ import {
   type RunWriter,
   utf8,
 } from "../provevi/mod.ts";
-import type { EvidenceMode } from "./run_context.ts";
 
 /** What a step gives its event. */
 export interface StepRecord {
@@ -52,6 +51,9 @@ export interface StepOptions {
   /** Span attributes (names, usage; never content). */
   attributes?: Attributes;
 }
+
+/** How the recorder takes a write that fails: strict fails the run, lenient counts the event as lost. */
+export type EvidenceMode = "strict" | "lenient";
 
 /**
  * Records one run's evidence.

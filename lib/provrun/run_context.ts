@@ -5,10 +5,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TracerProvider } from "@opentelemetry/api";
-import type { EvidenceRecorder } from "./recorder.ts";
-
-/** How a run treats an event that cannot be written. */
-export type EvidenceMode = "strict" | "lenient";
+import type { EvidenceMode, EvidenceRecorder } from "./recorder.ts";
 
 /** The facts of one run that every part takes. */
 export interface RunContext {

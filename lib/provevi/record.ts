@@ -1,0 +1,68 @@
+/**
+ * A run's evidence as the checks read it ({@linkcode RunRecord}), whatever store holds it, and the rules for a
+ * run ID.
+ * @module
+ */
+import { RunNotFound } from "./errors.ts";
+import type { PayloadEntry } from "./manifest.ts";
+
+/** A run read back from a store, as the checks read it. */
+export interface RunRecord {
+  /** The run's ID. */
+  readonly runId: string;
+  /** The run folder, when the run has one on this machine. */
+  readonly folder: string | null;
+  /** The text of `events.jsonl`, or null when it is missing. */
+  eventsText(): Promise<string | null>;
+  /** The text of `manifest.json`, or null when it is missing. */
+  manifestText(): Promise<string | null>;
+  /** The names of the files in `payloads/`. */
+  payloadNames(): Promise<string[]>;
+  /** The SHA-256 and size of the stored bytes of a payload, or null when it is missing. */
+  payloadInfo(sha256: string): Promise<PayloadEntry | null>;
+  /**
+   * The bytes of a payload, with their hash checked.
+   * @throws ProveviError when the payload is missing or its bytes do not match its name.
+   */
+  payload(sha256: string): Promise<Uint8Array>;
+}
+
+const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+/**
+ * Refuses a run ID that cannot name a folder safely.
+ * @throws TypeError for an empty ID, a path, or one with characters other than letters, digits, `_`, `.`, `-`:
+ * a program that opens a run chooses its ID.
+ */
+export function checkRunId(runId: string): void {
+  if (!RUN_ID.test(runId) || runId.length > 200) {
+    throw new TypeError(
+      `"${runId}" is not a run ID: use letters, digits, _, . and -, not starting with . or -`,
+    );
+  }
+}
+
+/**
+ * Refuses a run ID to read that cannot name a run: no store holds one by that name. A user typed it, so it is
+ * a {@linkcode RunNotFound} (`prove` exits 1 with one line), not a programmer's `TypeError`.
+ *
+ * @param runId What the user gave as a run ID.
+ * @throws RunNotFound when it is not a run ID.
+ * @example
+ * ```ts
+ * import { checkRunIdToRead } from "./record.ts";
+ * checkRunIdToRead("run-20261129T120000Z-0badc0de");
+ * ```
+ */
+export function checkRunIdToRead(runId: string): void {
+  try {
+    checkRunId(runId);
+  } catch (error) {
+    throw new RunNotFound(
+      `no run ${
+        JSON.stringify(runId)
+      }: a run ID has only letters, digits, _, . and -, and does not start with . or -; to name a run folder, give its path`,
+      { cause: error },
+    );
+  }
+}
