@@ -4,7 +4,7 @@
  * @module
  */
 import { type Command, CommanderError } from "commander";
-import { ProveviError } from "../lib/provevi/errors.ts";
+import { ProveviError } from "../lib/provevi/evidence/errors.ts";
 import type { Io } from "./_io.ts";
 
 /** A usage error, as argparse would reject it: exit 2. */

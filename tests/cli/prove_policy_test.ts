@@ -1,11 +1,11 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { EventChain } from "../../lib/provevi/chain.ts";
-import type { Json } from "../../lib/provevi/event.ts";
-import { FileStore } from "../../lib/provevi/file_store.ts";
-import { TelemetryPolicy } from "../../lib/provevi/policy.ts";
-import { blockedData, problemData } from "../../lib/provevi/telemetry_events.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { blockedData, problemData } from "../../lib/provevi/telemetry/telemetry_events.ts";
 
 const FIXTURES = "fixtures/policies/";
 

@@ -1,0 +1,15 @@
+/**
+ * The evidence format: the event and its canonical line, the hash chain, SHA-256 helpers, the manifest, the
+ * run record as the checks read it, the span index beside it, the runs root, and `verify`/`verifyOutputs`.
+ * Imports no other folder of provevi: every other folder builds on this one.
+ * @module
+ */
+export * from "./errors.ts";
+export * from "./hash.ts";
+export * from "./event.ts";
+export * from "./chain.ts";
+export * from "./manifest.ts";
+export * from "./record.ts";
+export * from "./runs_root.ts";
+export * from "./verify.ts";
+export * from "./spans_file.ts";

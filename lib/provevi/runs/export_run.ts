@@ -1,0 +1,171 @@
+/**
+ * Copies a sealed run from one store to another, such as from the file store to a sqlite store and back:
+ * the lines and payloads go through the target's writer, the seal keeps its time, and `output/` and
+ * `bundle.json` are copied. The copy is verified.
+ * @module
+ */
+import type { VerifyRunOptions } from "./verify_run.ts";
+import { join, resolve } from "node:path";
+import { ProveviError } from "../evidence/errors.ts";
+import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
+import type { Manifest } from "../evidence/manifest.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import { readEventsText } from "../evidence/verify.ts";
+import { type RunCheck, verifyRun } from "./verify_run.ts";
+
+/** Where {@linkcode exportRun} puts the copy. */
+export interface ExportOptions {
+  /** The copy's run folder; by default the run's ID under the target's runs root. */
+  folder?: string;
+  /** The catalog that checks the run's bundle and experiment, before and after the copy. */
+  catalog?: VerifyRunOptions["catalog"];
+}
+
+/**
+ * Copies a sealed run into another store and verifies the copy there.
+ *
+ * @param runId The run, as the source store finds it.
+ * @param stores `from`, the store that holds the run; `to`, the store to copy it into.
+ * @param options The copy's folder.
+ * @returns The check of the copy, as {@linkcode verifyRun} gives it with the target store.
+ * @throws ProveviError when the run is not sealed or does not verify, or the target already has it.
+ * @example
+ * ```ts
+ * import { exportRun, FileStore, SqliteStore } from "../mod.ts";
+ * const from = new FileStore({ runs: "/tmp/runs" });
+ * await using to = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/indexed-runs" });
+ * const check = await exportRun("run-20261129T120000Z-0badc0de", { from, to });
+ * ```
+ */
+export async function exportRun(
+  runId: string,
+  stores: { from: EvidenceStore; to: EvidenceStore },
+  options: ExportOptions = {},
+): Promise<RunCheck> {
+  const { from, to } = stores;
+  const record = await from.readRun(runId);
+  const catalog = options.catalog ? { catalog: options.catalog } : {};
+  const source = await verifyRun(record, { store: from, ...catalog });
+  if (!source.ok) {
+    throw new ProveviError(
+      `run "${runId}" does not verify in ${from.uri} (${
+        source.problems[0]
+      }); only a run that verifies is copied`,
+    );
+  }
+  const folder = resolve(options.folder ?? join(to.runsRoot, runId));
+  if (record.folder !== null && resolve(record.folder) === folder) {
+    throw new ProveviError(
+      `run "${runId}" would be copied onto its own folder ${folder}; give the target another runs root (--to-runs DIR)`,
+    );
+  }
+  const manifest = JSON.parse((await record.manifestText())!) as Manifest;
+  const { events, lines } = readEventsText((await record.eventsText())!);
+  // A copy that fails part way is taken back whole, folder and rows, so the folder must be new.
+  if (await exists(folder)) {
+    throw new ProveviError(
+      `run "${runId}" cannot be copied into ${folder}: the folder exists already; a copy needs a new folder`,
+    );
+  }
+  const writer = await to.openRun(runId, { folder });
+  try {
+    return await copyInto(runId, { record, to, writer, folder, manifest, events, lines, catalog });
+  } catch (error) {
+    await writer.seal().catch(() => {}); // closes events.jsonl; the folder goes below
+    const discard = (to as { discardRun?: (id: string) => Promise<void> }).discardRun;
+    try {
+      if (discard) await discard.call(to, runId);
+      await Deno.remove(folder, { recursive: true });
+    } catch (undo) {
+      throw new ProveviError(
+        `copying run "${runId}" failed (${
+          (error as Error).message
+        }), and its partial copy in ${folder} could not be removed (${
+          (undo as Error).message
+        }); remove it by hand`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+async function copyInto(
+  runId: string,
+  c: {
+    record: Awaited<ReturnType<EvidenceStore["readRun"]>>;
+    to: EvidenceStore;
+    writer: Awaited<ReturnType<EvidenceStore["openRun"]>>;
+    folder: string;
+    manifest: Manifest;
+    catalog: Pick<VerifyRunOptions, "catalog">;
+    events: unknown[];
+    lines: string[];
+  },
+): Promise<RunCheck> {
+  const { record, to, writer, folder, manifest, events, lines } = c;
+  const put = new Set<string>();
+  const putPayload = async (sha256: string) => {
+    if (put.has(sha256)) return;
+    const stored = await writer.putPayload(await record.payload(sha256));
+    if (stored !== sha256) throw new ProveviError(`payload ${sha256} of run "${runId}" changed while copied`);
+    put.add(sha256);
+  };
+  for (const [i, event] of events.entries()) {
+    for (const sha256 of payloadsOf(event as EvidenceEvent)) await putPayload(sha256);
+    await writer.append(lines[i]!, event as EvidenceEvent);
+  }
+  for (const p of manifest.payloads) await putPayload(p.sha256);
+  if (record.folder !== null) {
+    await copyTree(join(record.folder, "output"), join(folder, "output"));
+    try {
+      await Deno.copyFile(join(record.folder, "bundle.json"), join(folder, "bundle.json"));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  await writer.seal({ sealed_at: manifest.sealed_at, lost: manifest.lost });
+  const bundle = await readBundle(folder);
+  const recordBundle =
+    (to as { recordBundle?: (id: string, b: { uri: string; pinned: string }) => Promise<void> })
+      .recordBundle;
+  if (bundle && recordBundle) await recordBundle.call(to, runId, bundle);
+  return await verifyRun(await to.readRun(runId), { store: to, ...c.catalog });
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = await Array.fromAsync(Deno.readDir(from));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  await Deno.mkdir(to, { recursive: true });
+  for (const entry of entries) {
+    if (entry.isSymlink) {
+      throw new ProveviError(`${join(from, entry.name)} is a link; a run's output holds files`);
+    }
+    if (entry.isDirectory) await copyTree(join(from, entry.name), join(to, entry.name));
+    else await Deno.copyFile(join(from, entry.name), join(to, entry.name));
+  }
+}
+
+async function readBundle(folder: string): Promise<{ uri: string; pinned: string } | null> {
+  try {
+    const parsed = JSON.parse(await Deno.readTextFile(join(folder, "bundle.json")));
+    return typeof parsed?.uri === "string" && typeof parsed?.pinned === "string" ? parsed : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, then the committed
+ * bundle and the experiment.
+ * @module
+ */
+import { join } from "node:path";
+import type { Catalog } from "../../provcat/mod.ts";
+import { verifyBundle } from "./bundle.ts";
+import { verifyExperiment } from "../experiments/experiment.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import { type Check, verifyEvidence, verifyOutputs } from "../evidence/verify.ts";
+
+/** What {@linkcode verifyRun} may also check against. */
+export interface VerifyRunOptions {
+  /** Check the run as this store holds it too (a sqlite store checks its rows against the files). */
+  store?: EvidenceStore;
+  /**
+   * The catalog that reads the committed bundle and the run's experiment: a Catalog, or a function that opens
+   * one, called only when the run has a bundle or names an experiment (and the catalog it opens is closed at
+   * the end).
+   */
+  catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /** Fail a run that has no committed bundle to compare with. */
+  requireBundle?: boolean;
+  /** The pinned URI of the bundle, to trust instead of the run folder's `bundle.json`. */
+  bundle?: string;
+  /** Checks of the bundle and experiment, which the catalog adds; each returns problems. */
+  extraChecks?: ((
+    record: RunRecord,
+    events: ReadonlyArray<import("../evidence/event.ts").EvidenceEvent>,
+  ) => Promise<string[]>)[];
+}
+
+/** The result of {@linkcode verifyRun}. */
+export interface RunCheck extends Check {
+  /** The run's ID. */
+  runId: string;
+  /** The pinned URI of the committed bundle that was compared, or null when there was none. */
+  bundle: string | null;
+  /** The URI of a bundle committed to a store without commits: reported, not compared. */
+  unpinnedBundle: string | null;
+}
+
+/**
+ * Checks a run: its evidence, then its outputs, then that its inputs did not change during the run.
+ *
+ * @param record The run, as {@linkcode findRun} or a store gives it.
+ * @param options What else to check against.
+ * @returns `{ ok, problems, bundle }`; it prints nothing.
+ * @example
+ * ```ts
+ * import { findRun, verifyRun } from "../mod.ts";
+ * const check = await verifyRun(await findRun("run-20261031T182026Z-f9c3b25f"));
+ * console.log(check.ok, check.problems);
+ * ```
+ */
+export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {}): Promise<RunCheck> {
+  const read = await verifyEvidence(record);
+  const problems = [...read.problems];
+  if (record.folder !== null) problems.push(...(await verifyOutputs(record.folder, read.events)).problems);
+  for (const e of read.events) {
+    if (e.type === "input_verified" && e.data.ok === false) {
+      problems.push(
+        `input ${JSON.stringify(e.data.name ?? e.refs[0] ?? "?")} changed during the run (event ${e.seq})`,
+      );
+    }
+  }
+  const storeCheck = (options.store as { checkRun?: (id: string) => Promise<string[]> } | undefined)
+    ?.checkRun;
+  if (storeCheck) problems.push(...await storeCheck.call(options.store, record.runId));
+  for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
+  let bundle: string | null = options.bundle ?? null;
+  let unpinnedBundle: string | null = null;
+  if (bundle === null && record.folder !== null) {
+    try {
+      const parsed = JSON.parse(await Deno.readTextFile(join(record.folder, "bundle.json")));
+      bundle = typeof parsed?.pinned === "string" ? parsed.pinned : null;
+      if (parsed?.pinned === null && typeof parsed?.uri === "string") unpinnedBundle = parsed.uri;
+      else if (bundle === null) problems.push("bundle.json has no pinned URI");
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        problems.push(`bundle.json cannot be read: ${(error as Error).message}`);
+      }
+    }
+  }
+  const catalog = lazyCatalog(options.catalog);
+  try {
+    if (bundle !== null) {
+      const opened = await catalog.get();
+      if (opened === null) {
+        problems.push(
+          `the committed bundle ${bundle} was not compared: no catalog was given to read it; pass a catalog (--config FILE)`,
+        );
+      } else if (typeof opened === "string") {
+        problems.push(`the committed bundle ${bundle} was not compared: ${opened}`);
+      } else problems.push(...(await verifyBundle(opened, record, bundle)).problems);
+    }
+    problems.push(
+      ...await verifyExperiment(
+        options.catalog === undefined ? null : () => catalog.get().then((c) => c!),
+        read.events,
+      ),
+    );
+  } finally {
+    await catalog.close();
+  }
+  if (options.requireBundle && bundle === null) {
+    problems.push(
+      unpinnedBundle === null
+        ? "no committed bundle to compare with, and a bundle is required"
+        : `the bundle ${unpinnedBundle} is unpinned (its store has no commits), and a pinned bundle is required`,
+    );
+  }
+  return { ok: problems.length === 0, problems, runId: record.runId, bundle, unpinnedBundle };
+}
+
+/** Opens the catalog once, on first need; gives null without one, or the text of why it cannot be opened. */
+function lazyCatalog(given: VerifyRunOptions["catalog"]) {
+  let opened: Promise<Catalog | string | null> | null = null;
+  let ours = false;
+  return {
+    get(): Promise<Catalog | string | null> {
+      opened ??= (async () => {
+        if (given === undefined) return null;
+        if (typeof given !== "function") return given;
+        try {
+          ours = true;
+          return await given();
+        } catch (error) {
+          return `the catalog cannot be opened: ${(error as Error).message}`;
+        }
+      })();
+      return opened;
+    },
+    async close(): Promise<void> {
+      const c = opened === null ? null : await opened;
+      if (ours && c !== null && typeof c !== "string") await c.close();
+    },
+  };
+}

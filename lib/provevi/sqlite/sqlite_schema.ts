@@ -1,0 +1,287 @@
+/**
+ * The sqlite store's schema as numbered upgrade steps, applied one at a time, as sqlite-utils' migrations
+ * are. A file records its version in `provevi_meta`. The schema check compares a file's `sqlite_master` with
+ * what the steps make.
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { type SqlDb, writeCreatedRows } from "./sqlite_rows.ts";
+
+/** One upgrade step: it brings a file from `version - 1` to `version`. */
+export interface SchemaStep {
+  /** The version the step makes. */
+  version: number;
+  /** What the step does, in one line. */
+  description: string;
+  /** Runs the step inside the caller's transaction. */
+  up(db: SqlDb): void;
+}
+
+const VIEWS = `
+CREATE VIEW provevi_grants AS
+  SELECT e.run_id, e.seq, e.time, e.actor, r.uri,
+         json_extract(e.line, '$.data.mode') AS mode,
+         json_extract(e.line, '$.data.expires_at') AS expires_at
+  FROM provevi_events e JOIN provevi_event_refs r ON r.run_id = e.run_id AND r.seq = e.seq
+  WHERE e.type = 'access_granted';
+CREATE VIEW provevi_refusals AS
+  SELECT e.run_id, e.seq, e.time, e.actor, r.uri,
+         json_extract(e.line, '$.data.mode') AS mode,
+         json_extract(e.line, '$.data.reason') AS reason
+  FROM provevi_events e JOIN provevi_event_refs r ON r.run_id = e.run_id AND r.seq = e.seq
+  WHERE e.type = 'access_denied';
+CREATE VIEW provevi_inputs AS
+  SELECT e.run_id, e.seq, e.time, r.uri,
+         json_extract(e.line, '$.data.name') AS name,
+         json_extract(e.line, '$.data.sha256') AS sha256
+  FROM provevi_events e JOIN provevi_event_refs r ON r.run_id = e.run_id AND r.seq = e.seq
+  WHERE e.type = 'input_staged';
+CREATE VIEW provevi_outputs AS
+  SELECT e.run_id, e.seq, e.time,
+         json_extract(e.line, '$.data.path') AS path,
+         json_extract(e.line, '$.data.sha256') AS sha256,
+         json_extract(e.line, '$.data.size') AS size
+  FROM provevi_events e
+  WHERE e.type = 'output_artifact_created';
+`;
+
+/** Version 1: the first tables, which called each agent class an experiment. */
+const V1 = `
+CREATE TABLE provevi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE provevi_runs (
+  run_id TEXT PRIMARY KEY,
+  folder TEXT NOT NULL,
+  org TEXT, domain TEXT, env TEXT, actor TEXT, mode TEXT,
+  experiment TEXT,
+  parent_run TEXT,
+  status TEXT NOT NULL,
+  started_at TEXT, ended_at TEXT,
+  last_hash TEXT, manifest_sha256 TEXT, sealed_at TEXT,
+  bundle_uri TEXT, bundle_pinned TEXT
+);
+CREATE INDEX provevi_runs_experiment ON provevi_runs (experiment);
+CREATE TABLE provevi_run_params (
+  run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE provevi_experiments (
+  experiment TEXT PRIMARY KEY,
+  org TEXT NOT NULL, domain TEXT NOT NULL, env TEXT NOT NULL, name TEXT NOT NULL,
+  first_run TEXT NOT NULL
+);
+CREATE TABLE provevi_events (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  time TEXT NOT NULL,
+  type TEXT NOT NULL,
+  component TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  payload TEXT,
+  confidence TEXT NOT NULL,
+  prev TEXT,
+  trace_id TEXT, span_id TEXT, parent_span_id TEXT, started_at TEXT,
+  line TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE provevi_event_refs (
+  run_id TEXT NOT NULL, seq INTEGER NOT NULL, n INTEGER NOT NULL, uri TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq, n)
+) WITHOUT ROWID;
+CREATE INDEX provevi_event_refs_uri ON provevi_event_refs (uri, run_id);
+CREATE TABLE provevi_payloads (
+  run_id TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL, place TEXT NOT NULL,
+  PRIMARY KEY (run_id, sha256)
+) WITHOUT ROWID;
+CREATE TABLE provevi_assessments (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL, seq INTEGER, span_id TEXT,
+  name TEXT NOT NULL, value TEXT NOT NULL, rationale TEXT, source TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX provevi_assessments_run ON provevi_assessments (run_id);
+${VIEWS}`;
+
+/** Version 2: agent classes get their own tables; experiments become the catalog's experiments. */
+const V2 = `
+CREATE TABLE provevi_agents (
+  agent TEXT PRIMARY KEY,
+  org TEXT NOT NULL, domain TEXT NOT NULL, env TEXT NOT NULL, name TEXT NOT NULL,
+  first_run TEXT NOT NULL
+);
+CREATE INDEX provevi_agents_name ON provevi_agents (name);
+CREATE TABLE provevi_agent_versions (
+  agent TEXT NOT NULL, version TEXT NOT NULL,
+  backend TEXT, model TEXT, tools TEXT, limits TEXT,
+  first_run TEXT NOT NULL,
+  PRIMARY KEY (agent, version)
+) WITHOUT ROWID;
+INSERT INTO provevi_agents (agent, org, domain, env, name, first_run)
+  SELECT experiment, org, domain, env, name, first_run FROM provevi_experiments;
+CREATE TABLE provevi_runs_v2 (
+  run_id TEXT PRIMARY KEY,
+  folder TEXT NOT NULL,
+  org TEXT, domain TEXT, env TEXT, actor TEXT, mode TEXT,
+  agent TEXT, agent_version TEXT,
+  experiment TEXT, experiment_pin TEXT, experiment_sha256 TEXT,
+  parent_run TEXT,
+  status TEXT NOT NULL,
+  started_at TEXT, ended_at TEXT,
+  last_hash TEXT, manifest_sha256 TEXT, sealed_at TEXT,
+  bundle_uri TEXT, bundle_pinned TEXT
+);
+INSERT INTO provevi_runs_v2 (run_id, folder, org, domain, env, actor, mode, agent, parent_run, status,
+    started_at, ended_at, last_hash, manifest_sha256, sealed_at, bundle_uri, bundle_pinned)
+  SELECT run_id, folder, org, domain, env, actor, mode, experiment, parent_run, status,
+    started_at, ended_at, last_hash, manifest_sha256, sealed_at, bundle_uri, bundle_pinned
+  FROM provevi_runs;
+DROP TABLE provevi_runs;
+ALTER TABLE provevi_runs_v2 RENAME TO provevi_runs;
+CREATE INDEX provevi_runs_agent ON provevi_runs (agent, agent_version);
+CREATE INDEX provevi_runs_experiment ON provevi_runs (experiment);
+CREATE INDEX provevi_runs_experiment_pin ON provevi_runs (experiment_pin);
+CREATE INDEX provevi_runs_parent ON provevi_runs (parent_run);
+DROP TABLE provevi_experiments;
+CREATE TABLE provevi_experiments (experiment TEXT PRIMARY KEY, first_run TEXT NOT NULL);
+CREATE TABLE provevi_experiment_versions (
+  experiment TEXT NOT NULL, pin TEXT NOT NULL, sha256 TEXT, first_run TEXT NOT NULL,
+  PRIMARY KEY (experiment, pin)
+) WITHOUT ROWID;
+CREATE INDEX provevi_events_span ON provevi_events (span_id) WHERE span_id IS NOT NULL;
+`;
+
+/**
+ * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA_STEPS } from "./sqlite_schema.ts";
+ * SCHEMA_STEPS.map((s) => s.version); // [1, 2]
+ * ```
+ */
+export const SCHEMA_STEPS: readonly SchemaStep[] = [
+  {
+    version: 1,
+    description: "runs, events, refs, payloads, assessments; each agent class as an experiment",
+    up: (db) => db.exec(V1),
+  },
+  {
+    version: 2,
+    description: "agent classes and versions in their own tables; each run's agent version from its events",
+    up: (db) => {
+      db.exec(V2);
+      // Each run's agent version, settings and experiment come from its run_created line.
+      const rows = db.prepare(
+        `SELECT e.line FROM provevi_events e JOIN provevi_runs r ON r.run_id = e.run_id
+         WHERE e.seq = 0 AND e.type = 'run_created' ORDER BY e.run_id`,
+      ).all() as { line: string }[];
+      for (const { line } of rows) writeCreatedRows(db, JSON.parse(line) as EvidenceEvent);
+    },
+  },
+];
+
+/** The schema version this provevi writes and reads. */
+export const SCHEMA_VERSION: number = SCHEMA_STEPS[SCHEMA_STEPS.length - 1]!.version;
+
+/**
+ * The schema version a file records: 0 when it holds no provevi tables.
+ *
+ * @param db An open database.
+ * @returns The version, or 0.
+ */
+export function schemaVersion(db: SqlDb): number {
+  const meta = db.prepare(
+    "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'provevi_meta'",
+  ).get();
+  if (!meta) return 0;
+  const row = db.prepare("SELECT value FROM provevi_meta WHERE key = 'schema_version'").get() as
+    | { value: string }
+    | undefined;
+  return row ? Number(row.value) : 0;
+}
+
+/**
+ * Applies one step inside the caller's transaction and records its version.
+ *
+ * @param db An open database, inside a transaction.
+ * @param step The step to apply.
+ */
+export function applyStep(db: SqlDb, step: SchemaStep): void {
+  step.up(db);
+  db.prepare("INSERT OR REPLACE INTO provevi_meta (key, value) VALUES ('schema_version', ?)")
+    .run(String(step.version));
+}
+
+/** One object of `sqlite_master`. */
+export interface SchemaObject {
+  type: string;
+  name: string;
+  tbl_name: string;
+  sql: string | null;
+}
+
+let expected: Map<string, SchemaObject> | null = null;
+
+/** The provevi objects that the steps make, by name; built once in memory. */
+export function expectedSchema(): Map<string, SchemaObject> {
+  if (expected) return expected;
+  const db = new DatabaseSync(":memory:");
+  try {
+    for (const step of SCHEMA_STEPS) applyStep(db, step);
+    expected = new Map(readSchema(db).map((o) => [o.name, o]));
+  } finally {
+    db.close();
+  }
+  return expected;
+}
+
+/**
+ * The schema's objects, without SQLite's own tables and indexes (`sqlite_autoindex_…`, `sqlite_stat1`). The
+ * test is on the name's prefix, not `LIKE 'sqlite_%'`, whose `_` matches any letter and so would hide a
+ * trigger named `sqlitex…`; and a trigger or view is never SQLite's own, whatever its name.
+ */
+function readSchema(db: SqlDb): SchemaObject[] {
+  return (db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")
+    .all() as SchemaObject[])
+    .filter((o) =>
+      !((o.type === "table" || o.type === "index") && o.name.toLowerCase().startsWith("sqlite_"))
+    );
+}
+
+const PROVEVI = /provevi_/i;
+
+/**
+ * The problems of a file's schema, empty when it is provevi's own. An extra index on a provevi table is
+ * allowed, since it cannot change what a query returns; a trigger on a provevi table, or whose text names one,
+ * is refused; a provevi object that is missing, changed or extra is refused. Other objects (MLflow's
+ * tables) are left alone.
+ *
+ * @param db An open database at {@linkcode SCHEMA_VERSION}.
+ * @returns One line per problem.
+ */
+export function schemaProblems(db: SqlDb): string[] {
+  const want = expectedSchema();
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const o of readSchema(db)) {
+    const mine = want.get(o.name);
+    if (mine) {
+      seen.add(o.name);
+      if (mine.type !== o.type || mine.tbl_name !== o.tbl_name || mine.sql !== o.sql) {
+        problems.push(`the schema's ${o.type} ${o.name} was changed`);
+      }
+      continue;
+    }
+    if (o.type === "trigger" && (PROVEVI.test(o.tbl_name) || PROVEVI.test(o.sql ?? ""))) {
+      problems.push(`the schema has a trigger ${o.name} on or naming a provevi table; drop it`);
+    } else if (o.type === "index" && PROVEVI.test(o.tbl_name)) {
+      continue; // an extra index cannot change what a query returns
+    } else if (PROVEVI.test(o.name)) {
+      problems.push(`the schema has a ${o.type} ${o.name} that provevi does not make`);
+    }
+  }
+  for (const name of want.keys()) {
+    if (!seen.has(name)) problems.push(`the schema lacks the ${want.get(name)!.type} ${name}`);
+  }
+  return problems;
+}

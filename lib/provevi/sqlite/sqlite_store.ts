@@ -1,0 +1,494 @@
+/**
+ * The sqlite store: the evidence of many runs in one SQLite file (through the built-in `node:sqlite`), with
+ * the same run folders as the file store beside it. Each event is a row, committed only once its line is in
+ * the run's `events.jsonl`.
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
+import { sha256Hex } from "../evidence/hash.ts";
+import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { type Manifest, manifestText } from "../evidence/manifest.ts";
+import { runsRoot } from "../evidence/runs_root.ts";
+import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
+import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
+import { openDatabase, transaction } from "./sqlite_connection.ts";
+import { EVENT_COLUMNS, eventRow, runEnd, writeCreatedRows } from "./sqlite_rows.ts";
+import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
+import { checkRunRows } from "./sqlite_check.ts";
+import * as q from "./sqlite_questions.ts";
+import type * as Q from "../store/store_questions.ts";
+import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
+import type { StoreQuestions } from "../store/store_questions.ts";
+import { nowUtc } from "../evidence/event.ts";
+import canonicalize from "canonicalize";
+
+/** How a {@linkcode SqliteStore} opens its file. */
+export interface SqliteStoreOptions {
+  /** Make the file, or bring it up to date, and write (true, the default); false only reads. */
+  create?: boolean;
+  /** The runs root, where run folders are made. */
+  runs?: string;
+  /** The store URI to name in errors; made from the path by default. */
+  uri?: string;
+}
+
+/** Where a run's bundle was committed, as `bundle.json` holds it. */
+export interface BundlePlace {
+  /** The logical URI, such as `run://acme/demo/dev/<run_id>`. */
+  uri: string;
+  /** The URI pinned to the commit. */
+  pinned: string;
+}
+
+/**
+ * The sqlite store. Many runs can write one file at once, from threads or processes; a writer waits up to a
+ * minute for another. `create: false` opens the file only to read.
+ *
+ * @example
+ * ```ts
+ * import { SqliteStore } from "./sqlite_store.ts";
+ * await using store = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/runs" });
+ * const runs = await store.runsOfAgent("revenue-question");
+ * ```
+ */
+export class SqliteStore implements EvidenceStore, StoreQuestions {
+  readonly uri: string;
+  readonly runsRoot: string;
+  /** The SQLite file's absolute path. */
+  readonly path: string;
+  /** True when the store only reads. */
+  readonly readOnly: boolean;
+  #db: DatabaseSync | null;
+
+  /**
+   * Opens the file.
+   * @param path The SQLite file (relative to the current folder) or a `sqlite:` store URI.
+   * @param options Whether to write, the runs root, the URI to name in errors.
+   * @throws ProveviError naming the file and the fix when it cannot be used.
+   */
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.path = isSqliteUri(path) ? sqlitePath(path) : sqlitePath(sqliteUri(path));
+    this.uri = options.uri ?? sqliteUri(this.path);
+    this.runsRoot = runsRoot(options.runs);
+    this.readOnly = options.create === false;
+    this.#db = openDatabase(this.path, { uri: this.uri, readOnly: this.readOnly });
+  }
+
+  /** The open connection. */
+  get db(): DatabaseSync {
+    if (!this.#db) throw new ProveviError(`store "${this.uri}" is closed`);
+    return this.#db;
+  }
+
+  #writable(what: string): DatabaseSync {
+    if (this.readOnly) {
+      throw new ProveviError(
+        `cannot ${what}: store "${this.uri}" was opened only to read; open it with create: true to write`,
+      );
+    }
+    return this.db;
+  }
+
+  /** Opens a new run: its row and its folder. */
+  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+    checkRunId(runId);
+    const db = this.#writable(`open run "${runId}"`);
+    const folder = options.folder ?? join(this.runsRoot, runId);
+    if (db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(runId)) {
+      throw new ProveviError(`run "${runId}" exists already in store ${this.uri}; a run ID is used once`);
+    }
+    const file = await FileRunWriter.create(runId, folder);
+    try {
+      transaction(db, () => {
+        db.prepare("INSERT INTO provevi_runs (run_id, folder, status) VALUES (?, ?, 'running')")
+          .run(runId, folder);
+      });
+    } catch (error) {
+      await file.seal().catch(() => {}); // close the file; the folder stays for a look
+      if (/UNIQUE/.test((error as Error).message)) {
+        throw new ProveviError(`run "${runId}" exists already in store ${this.uri}; a run ID is used once`, {
+          cause: error,
+        });
+      }
+      throw new EvidenceError(`cannot record run "${runId}" in ${this.uri}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return new SqliteRunWriter(db, file);
+  }
+
+  /**
+   * Appends spans of a run to `<run folder>/spans.jsonl`, the folder that the run's row names: an index beside
+   * the evidence, never a row, so the schema and its checks stay as they are.
+   *
+   * @throws RunNotFound when the store has no such run; ProveviError when it is open read-only.
+   */
+  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    const db = this.#writable(`add spans to run "${runId}"`);
+    const row = db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
+      | { folder: string }
+      | undefined;
+    if (!row) {
+      throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);
+    }
+    await appendSpansFile(row.folder, spans);
+  }
+
+  /** Reads a run at the folder the store records. */
+  async readRun(runId: string): Promise<RunRecord> {
+    checkRunIdToRead(runId);
+    const row = this.db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
+      | { folder: string }
+      | undefined;
+    if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    try {
+      if ((await Deno.lstat(row.folder)).isSymlink) {
+        throw new RunNotFound(
+          `the folder of run "${runId}", ${row.folder}, is a link; pass the run folder's path`,
+        );
+      }
+    } catch (error) {
+      if (error instanceof RunNotFound) throw error;
+      // A missing folder is the checks' to report.
+    }
+    return new FileRunRecord(runId, row.folder);
+  }
+
+  /** The run IDs in the store, oldest first (run IDs begin with their time). */
+  runIds(): Promise<string[]> {
+    const rows = this.db.prepare("SELECT run_id FROM provevi_runs ORDER BY run_id").all() as {
+      run_id: string;
+    }[];
+    return Promise.resolve(rows.map((r) => r.run_id));
+  }
+
+  /**
+   * Records where a run's bundle was committed, as its `bundle.json` says; the check compares the two.
+   * @throws RunNotFound when the store has no such run.
+   */
+  recordBundle(runId: string, bundle: BundlePlace): Promise<void> {
+    const db = this.#writable(`record the bundle of run "${runId}"`);
+    const changed = transaction(
+      db,
+      () =>
+        db.prepare("UPDATE provevi_runs SET bundle_uri = ?, bundle_pinned = ? WHERE run_id = ?")
+          .run(bundle.uri, bundle.pinned, runId) as { changes: number | bigint },
+    );
+    if (Number(changed.changes) === 0) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    return Promise.resolve();
+  }
+
+  /**
+   * Deletes a run's rows, for a copy that failed part way (`exportRun` calls it): its events, URIs, payloads,
+   * settings and assessments, and each agent class, experiment or version that it was the first run of. Such
+   * a row passes to the earliest other run of it, or goes when there is none. The run folder is the caller's.
+   * @throws ProveviError when the store only reads.
+   */
+  discardRun(runId: string): Promise<void> {
+    const db = this.#writable(`discard run "${runId}"`);
+    transaction(db, () => {
+      for (const table of ["events", "event_refs", "payloads", "run_params", "assessments", "runs"]) {
+        db.prepare(`DELETE FROM provevi_${table} WHERE run_id = ?`).run(runId);
+      }
+      const firsts: [string, string, string][] = [
+        ["provevi_agents", "agent", "r.agent = t.agent"],
+        ["provevi_agent_versions", "agent, version", "r.agent = t.agent AND r.agent_version = t.version"],
+        ["provevi_experiments", "experiment", "r.experiment = t.experiment"],
+        [
+          "provevi_experiment_versions",
+          "experiment, pin",
+          "r.experiment = t.experiment AND r.experiment_pin = t.pin",
+        ],
+      ];
+      for (const [table, _key, same] of firsts) {
+        db.prepare(
+          `UPDATE ${table} AS t SET first_run = (SELECT min(r.run_id) FROM provevi_runs r WHERE ${same})
+           WHERE t.first_run = ? AND EXISTS (SELECT 1 FROM provevi_runs r WHERE ${same})`,
+        ).run(runId);
+        db.prepare(`DELETE FROM ${table} WHERE first_run = ?`).run(runId);
+      }
+    });
+    return Promise.resolve();
+  }
+
+  /**
+   * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it.
+   * @returns One line per problem, naming the table and the row's key.
+   */
+  async checkRun(runId: string): Promise<string[]> {
+    return await checkRunRows(this.db, runId);
+  }
+
+  /**
+   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span.
+   * @returns The assessment as stored.
+   * @throws ProveviError when the run, event or span is not in the store.
+   */
+  assess(
+    target: AssessTarget,
+    name: string,
+    value: unknown,
+    options: AssessOptions = {},
+  ): Promise<Assessment> {
+    try {
+      return Promise.resolve(this.#assess(target, name, value, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #assess(target: AssessTarget, name: string, value: unknown, options: AssessOptions): Assessment {
+    const db = this.#writable("write an assessment");
+    const t = assessmentTarget(target);
+    const run = db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(t.run_id);
+    if (!run) throw new RunNotFound(`no run "${t.run_id}" in store ${this.uri} to assess`);
+    if (
+      t.seq !== null &&
+      !db.prepare("SELECT 1 FROM provevi_events WHERE run_id = ? AND seq = ?").get(t.run_id, t.seq)
+    ) {
+      throw new ProveviError(`run "${t.run_id}" has no event ${t.seq} in store ${this.uri}`);
+    }
+    if (
+      t.span_id !== null &&
+      !db.prepare("SELECT 1 FROM provevi_events WHERE span_id = ? AND run_id = ? LIMIT 1").get(
+        t.span_id,
+        t.run_id,
+      )
+    ) {
+      throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
+    }
+    if (!name) throw new ProveviError("an assessment needs a name");
+    let json: string | undefined;
+    try {
+      json = canonicalize(value); // throws on Infinity, NaN and a BigInt
+    } catch (error) {
+      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
+    const created_at = nowUtc();
+    const id = transaction(db, () =>
+      Number(
+        (db.prepare(
+          `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          t.run_id,
+          t.seq,
+          t.span_id,
+          name,
+          json,
+          options.rationale ?? null,
+          options.source ?? null,
+          created_at,
+        ) as {
+          lastInsertRowid: number | bigint;
+        }).lastInsertRowid,
+      ));
+    return {
+      id,
+      ...t,
+      name,
+      value: JSON.parse(json),
+      rationale: options.rationale ?? null,
+      source: options.source ?? null,
+      created_at,
+    };
+  }
+
+  /** The assessments of a run, its events and its spans, oldest first. */
+  assessments(runId: string): Promise<Assessment[]> {
+    return Promise.resolve(plain(q.assessments(this.db, runId)));
+  }
+
+  /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
+  runsReading(uri: string): Promise<Q.RunReading[]> {
+    return Promise.resolve(plain(q.runsReading(this.db, uri)));
+  }
+  /** The runs that named an experiment, by its URI or name; a pinned URI gives one version's runs. */
+  runsOfExperiment(uri: string): Promise<Q.RunSummary[]> {
+    return Promise.resolve(plain(q.runsOfExperiment(this.db, uri)));
+  }
+  /** The experiments that runs named, with their numbers of versions and runs. */
+  experiments(): Promise<Q.ExperimentSummary[]> {
+    return Promise.resolve(plain(q.experiments(this.db)));
+  }
+  /** An experiment with each version that runs reported and the runs of each, or null. */
+  experiment(uri: string): Promise<Q.ExperimentDetail | null> {
+    return Promise.resolve(plain(q.experiment(this.db, uri)));
+  }
+  /** The runs of an agent class, or of one version of it (by its SHA-256 or the start of it). */
+  runsOfAgent(name: string, options: { version?: string } = {}): Promise<Q.RunSummary[]> {
+    return Promise.resolve(plain(q.runsOfAgent(this.db, name, options)));
+  }
+  /** The agent classes, with their numbers of versions and runs. */
+  agents(): Promise<Q.AgentSummary[]> {
+    return Promise.resolve(plain(q.agents(this.db)));
+  }
+  /** An agent class with each version, its settings and its runs, or null. */
+  agent(name: string): Promise<Q.AgentDetail | null> {
+    return Promise.resolve(plain(q.agent(this.db, name)));
+  }
+  /** The run's row with its settings as params, or null. */
+  run(runId: string): Promise<Q.RunDetail | null> {
+    return Promise.resolve(plain(q.run(this.db, runId)));
+  }
+  /** The grants and refusals of a run, in order. */
+  access(runId: string): Promise<Q.AccessEntry[]> {
+    return Promise.resolve(plain(q.access(this.db, runId)));
+  }
+  /** The inputs that a run staged, with their pinned URIs. */
+  inputs(runId: string): Promise<Q.InputEntry[]> {
+    return Promise.resolve(plain(q.inputs(this.db, runId)));
+  }
+
+  /** Closes the connection; a second close does nothing. */
+  close(): Promise<void> {
+    this.#db?.close();
+    this.#db = null;
+    return Promise.resolve();
+  }
+
+  /** Closes the store at the end of an `await using` block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Writes one run through the sqlite store: the file store's writer, wrapped so that each row is committed
+ * only once its line is in `events.jsonl`, and each line is taken back when its row cannot be committed.
+ */
+export class SqliteRunWriter implements RunWriter {
+  readonly #db: DatabaseSync;
+  readonly #file: FileRunWriter;
+  #status = "running";
+
+  /** @param db The store's connection. @param file The run's file writer. */
+  constructor(db: DatabaseSync, file: FileRunWriter) {
+    this.#db = db;
+    this.#file = file;
+  }
+
+  /** The run's ID. */
+  get runId(): string {
+    return this.#file.runId;
+  }
+  /** The run folder. */
+  get folder(): string {
+    return this.#file.folder;
+  }
+
+  /** Appends the line and commits the event's rows, both or neither. */
+  append(line: string, event: EvidenceEvent): Promise<void> {
+    try {
+      this.appendSync(line, event);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The synchronous form of {@linkcode append}. */
+  appendSync(line: string, event: EvidenceEvent): void {
+    if (event.run_id !== this.runId) {
+      throw new EvidenceError(`an event of run "${event.run_id}" cannot go in run "${this.runId}"`);
+    }
+    const db = this.#db;
+    const previous = this.#file.last;
+    let appended = false;
+    const end = runEnd(event, false);
+    try {
+      transaction(db, () => {
+        const row = eventRow(event, line);
+        db.prepare(
+          `INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line)
+           VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")}, ?)`,
+        ).run(...EVENT_COLUMNS.map((c) => row[c]), line);
+        if (event.refs.length) {
+          const ref = db.prepare("INSERT INTO provevi_event_refs (run_id, seq, n, uri) VALUES (?, ?, ?, ?)");
+          event.refs.forEach((uri, n) => ref.run(event.run_id, event.seq, n, uri));
+        }
+        if (event.type === "run_created" && event.seq === 0) writeCreatedRows(db, event);
+        if (end.status !== this.#status) {
+          db.prepare("UPDATE provevi_runs SET status = ?, ended_at = ? WHERE run_id = ?")
+            .run(end.status, end.ended_at, this.runId);
+        }
+        this.#file.appendSync(line, event);
+        appended = true;
+      }, () => {
+        if (appended) this.#file.unappendLast(line, previous);
+        appended = false;
+      });
+    } catch (error) {
+      if (error instanceof EvidenceError) throw error;
+      throw new EvidenceError(
+        `cannot write event ${event.seq} of run "${this.runId}": ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    this.#status = end.status;
+  }
+
+  /** Stores the payload in the run folder and records its hash, size and place. */
+  async putPayload(bytes: Uint8Array): Promise<string> {
+    const sha256 = await this.#file.putPayload(bytes);
+    try {
+      transaction(this.#db, () => {
+        this.#db.prepare(
+          "INSERT OR IGNORE INTO provevi_payloads (run_id, sha256, size, place) VALUES (?, ?, ?, ?)",
+        ).run(this.runId, sha256, bytes.length, `evidence/payloads/${sha256}`);
+      });
+    } catch (error) {
+      throw new EvidenceError(
+        `cannot record payload ${sha256} of run "${this.runId}": ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return sha256;
+  }
+
+  /** Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status. */
+  async seal(info: SealInfo = {}): Promise<Manifest> {
+    const manifest = await this.#file.seal(info);
+    const end = runEnd(this.#file.last.event, true);
+    try {
+      transaction(this.#db, () => {
+        this.#db.prepare(
+          `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
+           WHERE run_id = ?`,
+        ).run(
+          manifest.last_hash,
+          sha256Hex(manifestText(manifest)),
+          manifest.sealed_at,
+          end.status,
+          end.ended_at,
+          this.runId,
+        );
+      });
+    } catch (error) {
+      throw new EvidenceError(`cannot record the seal of run "${this.runId}": ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return manifest;
+  }
+}
+
+/** Rows from `node:sqlite` have no prototype; callers get plain objects. */
+function plain<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(plain) as T;
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v);
+    return out as T;
+  }
+  return value;
+}

@@ -1,0 +1,479 @@
+/**
+ * The file store: each run's evidence as files in its run folder, `evidence/events.jsonl`,
+ * `evidence/payloads/<sha256>` and `evidence/manifest.json`.
+ * @module
+ */
+import { join } from "node:path";
+import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "../evidence/errors.ts";
+import type { Assessment } from "./assess.ts";
+import type { StoreQuestions } from "./store_questions.ts";
+import type * as Q from "./store_questions.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { sha256File, sha256Hex, utf8 } from "../evidence/hash.ts";
+import {
+  buildManifest,
+  type Manifest,
+  manifestText,
+  type PayloadEntry,
+  statusOf,
+} from "../evidence/manifest.ts";
+import { nowUtc } from "../evidence/event.ts";
+import { runsRoot } from "../evidence/runs_root.ts";
+import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
+import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
+import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+
+/** The paths of a run folder's evidence. */
+export function evidencePaths(folder: string): {
+  evidence: string;
+  events: string;
+  payloads: string;
+  manifest: string;
+} {
+  const evidence = join(folder, "evidence");
+  return {
+    evidence,
+    events: join(evidence, "events.jsonl"),
+    payloads: join(evidence, "payloads"),
+    manifest: join(evidence, "manifest.json"),
+  };
+}
+
+/**
+ * The file store. It keeps no index of runs, so questions across runs need a sqlite store.
+ *
+ * @example
+ * ```ts
+ * import { FileStore } from "./file_store.ts";
+ * await using store = new FileStore({ runs: "/tmp/runs" });
+ * const ids = await store.runIds();
+ * ```
+ */
+export class FileStore implements EvidenceStore, StoreQuestions {
+  readonly uri = "file";
+  readonly runsRoot: string;
+  readonly #folders = new Map<string, string>();
+
+  /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
+  constructor(options: { runs?: string } = {}) {
+    this.runsRoot = runsRoot(options.runs);
+  }
+
+  /** Opens a new run folder's evidence to write. */
+  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+    checkRunId(runId);
+    const folder = options.folder ?? join(this.runsRoot, runId);
+    const writer = await FileRunWriter.create(runId, folder);
+    this.#folders.set(runId, folder);
+    return writer;
+  }
+
+  /**
+   * Appends spans of a run this store opened to `<run folder>/spans.jsonl`: an index, outside `evidence/`.
+   *
+   * @throws RunNotFound when this store did not open the run.
+   */
+  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    const folder = this.#folders.get(runId);
+    if (folder === undefined) {
+      throw new RunNotFound(`cannot add spans to run "${runId}": this store did not open it; open it first`);
+    }
+    await appendSpansFile(folder, spans);
+  }
+
+  /** Reads a run under the runs root. */
+  async readRun(runId: string): Promise<RunRecord> {
+    checkRunIdToRead(runId);
+    const folder = join(this.runsRoot, runId);
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(folder);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) {
+        throw new RunNotFound(`no run "${runId}" under the runs root ${this.runsRoot}`);
+      }
+      throw error;
+    }
+    if (info.isSymlink) {
+      throw new RunNotFound(
+        `"${runId}" under the runs root ${this.runsRoot} is a link; pass the run folder's path`,
+      );
+    }
+    return new FileRunRecord(runId, folder);
+  }
+
+  /** The run IDs under the runs root that hold evidence, oldest first (run IDs begin with their time). */
+  async runIds(): Promise<string[]> {
+    const ids: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(this.runsRoot)) {
+        if (!entry.isDirectory) continue;
+        try {
+          await Deno.stat(join(this.runsRoot, entry.name, "evidence"));
+          ids.push(entry.name);
+        } catch { /* not a run folder */ }
+      }
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      throw error;
+    }
+    return ids.sort();
+  }
+
+  /** The file store has no index: use a sqlite store. */
+  runsReading(_uri: string): Promise<Q.RunReading[]> {
+    return Promise.reject(new NeedsIndexedStore("runsReading (prove runs --reading)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  runsOfExperiment(_uri: string): Promise<Q.RunSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("runsOfExperiment (prove runs --experiment)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  experiments(): Promise<Q.ExperimentSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("experiments (prove experiments)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  experiment(_uri: string): Promise<Q.ExperimentDetail | null> {
+    return Promise.reject(new NeedsIndexedStore("experiment (prove experiment show)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  runsOfAgent(_name: string, _options?: { version?: string }): Promise<Q.RunSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("runsOfAgent (prove runs --agent)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  agents(): Promise<Q.AgentSummary[]> {
+    return Promise.reject(new NeedsIndexedStore("agents (prove agents)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  agent(_name: string): Promise<Q.AgentDetail | null> {
+    return Promise.reject(new NeedsIndexedStore("agent (prove agent show)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  run(_runId: string): Promise<Q.RunDetail | null> {
+    return Promise.reject(new NeedsIndexedStore("run"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  access(_runId: string): Promise<Q.AccessEntry[]> {
+    return Promise.reject(new NeedsIndexedStore("access (prove access)"));
+  }
+  /** The file store has no index: use a sqlite store. */
+  inputs(_runId: string): Promise<Q.InputEntry[]> {
+    return Promise.reject(new NeedsIndexedStore("inputs"));
+  }
+  /** The file store keeps no assessments: use a sqlite store. */
+  assess(): Promise<Assessment> {
+    return Promise.reject(new NeedsIndexedStore("assess (prove assess)"));
+  }
+  /** The file store keeps no assessments: use a sqlite store. */
+  assessments(_runId: string): Promise<Assessment[]> {
+    return Promise.reject(new NeedsIndexedStore("assessments"));
+  }
+
+  /** Nothing to close; here for the interface. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Closes the store at the end of an `await using` block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Writes one run's evidence files. Each line is written with a synchronous write before `append` returns;
+ * the seal writes the manifest and fsyncs the files and folders.
+ */
+export class FileRunWriter implements RunWriter {
+  #file: Deno.FsFile;
+  #paths: ReturnType<typeof evidencePaths>;
+  #payloads = new Map<string, number>();
+  #written: string[] = []; // payloads this writer wrote, to fsync at the seal
+  #count = 0;
+  #lastLine: string | null = null;
+  #lastEvent: EvidenceEvent | null = null;
+  #sealed = false;
+
+  private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
+    this.#file = file;
+    this.#paths = evidencePaths(folder);
+  }
+
+  /**
+   * Makes the run folder and opens `events.jsonl`, which must not exist yet.
+   * @throws ProveviError when the run folder already holds events.
+   */
+  static async create(runId: string, folder: string): Promise<FileRunWriter> {
+    const paths = evidencePaths(folder);
+    await Deno.mkdir(paths.payloads, { recursive: true });
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(paths.events, { createNew: true, write: true, append: true });
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) {
+        throw new ProveviError(`run "${runId}" exists already in ${folder}; a run ID is used once`, {
+          cause: error,
+        });
+      }
+      throw new EvidenceError(`cannot create ${paths.events}: ${(error as Error).message}`, { cause: error });
+    }
+    return new FileRunWriter(runId, folder, file);
+  }
+
+  /** Number of events appended. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Appends the line and a newline with synchronous writes. */
+  append(line: string, event: EvidenceEvent): Promise<void> {
+    try {
+      this.appendSync(line, event);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The synchronous form of {@linkcode append}, for stores that wrap this writer. */
+  appendSync(line: string, event: EvidenceEvent): void {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+    const bytes = utf8(line + "\n");
+    let offset = 0;
+    try {
+      while (offset < bytes.length) offset += this.#file.writeSync(bytes.subarray(offset));
+    } catch (error) {
+      if (offset > 0) this.#truncateBack(bytes.length, offset);
+      throw new EvidenceError(`cannot append to ${this.#paths.events}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    this.#count += 1;
+    this.#lastLine = line;
+    this.#lastEvent = event;
+  }
+
+  /** Takes back the last appended line, for a store whose row could not be committed. */
+  unappendLast(line: string, previous: { line: string | null; event: EvidenceEvent | null }): void {
+    const size = this.#file.statSync().size;
+    this.#file.truncateSync(size - utf8(line + "\n").length);
+    this.#count -= 1;
+    this.#lastLine = previous.line;
+    this.#lastEvent = previous.event;
+  }
+
+  /** The last line and event appended, for {@linkcode unappendLast}. */
+  get last(): { line: string | null; event: EvidenceEvent | null } {
+    return { line: this.#lastLine, event: this.#lastEvent };
+  }
+
+  #truncateBack(_length: number, written: number): void {
+    try {
+      const size = this.#file.statSync().size;
+      this.#file.truncateSync(size - written);
+    } catch { /* the check will report the torn line */ }
+  }
+
+  /**
+   * Writes the payload under its hash, once. The write is synchronous, as an append is: a step's payload is
+   * on disk before its event, and a torn file left by a crash fails the check, since its bytes no longer hash
+   * to its name.
+   */
+  putPayload(bytes: Uint8Array): Promise<string> {
+    if (this.#sealed) {
+      return Promise.reject(new EvidenceError(`run "${this.runId}" is sealed; it takes no more payloads`));
+    }
+    const sha256 = sha256Hex(bytes);
+    if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
+    const path = join(this.#paths.payloads, sha256);
+    try {
+      Deno.writeFileSync(path, bytes, { createNew: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256))) {
+        return Promise.reject(
+          new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error }),
+        );
+      }
+    }
+    this.#payloads.set(sha256, bytes.length);
+    this.#written.push(path);
+    return Promise.resolve(sha256);
+  }
+
+  /** The payloads stored so far. */
+  get payloads(): PayloadEntry[] {
+    return [...this.#payloads].map(([sha256, size]) => ({ sha256, size }));
+  }
+
+  /** Writes `manifest.json` and fsyncs the evidence. */
+  async seal(info: SealInfo = {}): Promise<Manifest> {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed already`);
+    const manifest = buildManifest({
+      run_id: this.runId,
+      status: statusOf(this.#lastEvent),
+      events: this.#count,
+      last_hash: this.#lastLine === null ? null : sha256Hex(this.#lastLine),
+      payloads: this.payloads,
+      lost: info.lost ?? [],
+      sealed_at: info.sealed_at ?? nowUtc(),
+    });
+    try {
+      this.#file.syncSync();
+      this.#file.close();
+      for (const path of this.#written) {
+        using f = await Deno.open(path, { read: true });
+        await f.sync();
+      }
+      const tmp = `${this.#paths.manifest}.tmp`;
+      await Deno.writeTextFile(tmp, manifestText(manifest));
+      {
+        using f = await Deno.open(tmp, { read: true, write: true });
+        await f.sync();
+      }
+      await Deno.rename(tmp, this.#paths.manifest);
+      for (const dir of [this.#paths.payloads, this.#paths.evidence, this.folder]) await syncDir(dir);
+    } catch (error) {
+      throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    this.#sealed = true;
+    return manifest;
+  }
+}
+
+/** True when the file at `path` holds bytes that hash to `sha256`. */
+function sameBytes(path: string, sha256: string): boolean {
+  try {
+    return sha256Hex(Deno.readFileSync(path)) === sha256;
+  } catch {
+    return false;
+  }
+}
+
+async function syncDir(path: string): Promise<void> {
+  using dir = await Deno.open(path, { read: true });
+  await dir.sync();
+}
+
+/** A run read from its folder. */
+export class FileRunRecord implements RunRecord {
+  readonly #paths: ReturnType<typeof evidencePaths>;
+
+  /** @param runId The run's ID. @param folder The run folder. */
+  constructor(readonly runId: string, readonly folder: string) {
+    this.#paths = evidencePaths(folder);
+  }
+
+  /** The text of `events.jsonl`. */
+  async eventsText(): Promise<string | null> {
+    await refuseLinkedFolder(this.#paths.evidence);
+    return await readTextOrNull(this.#paths.events);
+  }
+
+  /** The text of `manifest.json`. */
+  async manifestText(): Promise<string | null> {
+    await refuseLinkedFolder(this.#paths.evidence);
+    return await readTextOrNull(this.#paths.manifest);
+  }
+
+  /** The file names in `payloads/`. */
+  async payloadNames(): Promise<string[]> {
+    const names: string[] = [];
+    await refuseLinkedFolder(this.#paths.evidence);
+    await refuseLinkedFolder(this.#paths.payloads);
+    try {
+      for await (const entry of Deno.readDir(this.#paths.payloads)) names.push(entry.name);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return names.sort();
+  }
+
+  /** Hashes a stored payload's bytes. */
+  async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
+    try {
+      const path = join(this.#paths.payloads, sha256);
+      await refuseNonFile(path);
+      return await sha256File(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+  }
+
+  /** Reads a payload and checks its hash. */
+  async payload(sha256: string): Promise<Uint8Array> {
+    let bytes: Uint8Array;
+    try {
+      const path = join(this.#paths.payloads, sha256);
+      await refuseNonFile(path);
+      bytes = await Deno.readFile(path);
+    } catch (error) {
+      throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
+    }
+    const actual = sha256Hex(bytes);
+    if (actual !== sha256) {
+      throw new ProveviError(
+        `payload ${sha256} of run "${this.runId}" was changed: its bytes hash to ${actual}`,
+      );
+    }
+    return bytes;
+  }
+}
+
+/**
+ * Reads the text of an evidence file, refusing bytes that are not UTF-8. `Deno.readTextFile` would put U+FFFD
+ * in place of a bad byte, and the chain would then hash a text that is not the file's bytes: a byte changed
+ * that way would verify.
+ *
+ * @param path The file.
+ * @returns Its text, or null when it is missing.
+ * @throws ProveviError when the bytes are not UTF-8.
+ */
+export async function readEvidenceText(path: string): Promise<string | null> {
+  let bytes: Uint8Array;
+  try {
+    await refuseNonFile(path);
+    bytes = await Deno.readFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  try {
+    return strictUtf8.decode(bytes);
+  } catch (error) {
+    throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
+ * and reading a named pipe would wait for ever.
+ * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link or a file that is not plain.
+ */
+async function refuseNonFile(path: string): Promise<void> {
+  const info = await Deno.lstat(path);
+  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
+  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+}
+
+/** Refuses a folder of the evidence that is a link; nothing there is for the caller to report. */
+async function refuseLinkedFolder(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch {
+    return;
+  }
+  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a folder`);
+}
+
+// ignoreBOM keeps a byte order mark in the text, so that a line that starts with one is not JSON.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function readTextOrNull(path: string): Promise<string | null> {
+  return readEvidenceText(path);
+}

@@ -1,0 +1,73 @@
+/**
+ * The driver interface: {@linkcode EvidenceStore} gives a {@linkcode RunWriter} for each run and reads a run
+ * back as a {@linkcode RunRecord}. Every store keeps `events.jsonl`, `payloads/` and `manifest.json` in the
+ * run folder, so a bundle is the same whatever the store.
+ * @module
+ */
+import type { EvidenceEvent } from "../evidence/event.ts";
+import type { LostEvent, Manifest } from "../evidence/manifest.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import type { StoredSpan } from "../evidence/spans_file.ts";
+
+/** What the recorder tells a writer at the seal. */
+export interface SealInfo {
+  /** The seal time to record; now by default (a copy keeps the original's). */
+  sealed_at?: string;
+  /** Events that lenient mode could not write. */
+  lost?: LostEvent[];
+}
+
+/**
+ * What a store gives for one run: it appends lines, stores payloads by their SHA-256 and seals the run.
+ */
+export interface RunWriter {
+  /** The run's ID. */
+  readonly runId: string;
+  /** The run folder. */
+  readonly folder: string;
+  /**
+   * Appends one event. The line is written before the promise resolves.
+   * @param line The event's canonical line, without a newline.
+   * @param event The parsed event of the line.
+   */
+  append(line: string, event: EvidenceEvent): Promise<void>;
+  /**
+   * Stores a payload once, under its SHA-256.
+   * @returns The SHA-256.
+   */
+  putPayload(bytes: Uint8Array): Promise<string>;
+  /**
+   * Writes the manifest and makes the run folder durable. After the seal the writer takes nothing more.
+   * @returns The manifest written.
+   */
+  seal(info?: SealInfo): Promise<Manifest>;
+}
+
+/** A store of run evidence, chosen by a store URI. */
+export interface EvidenceStore extends AsyncDisposable {
+  /** The store URI, such as `file` or `sqlite:////abs/evidence.db`. */
+  readonly uri: string;
+  /** The runs root, where run folders are made. */
+  readonly runsRoot: string;
+  /**
+   * Opens a run to write.
+   * @param runId The run's ID; it names the run folder under the runs root unless `folder` is given.
+   * @throws ProveviError when the run exists already.
+   */
+  openRun(runId: string, options?: { folder?: string }): Promise<RunWriter>;
+  /**
+   * Reads a run back.
+   * @throws RunNotFound when the store has no such run.
+   */
+  readRun(runId: string): Promise<RunRecord>;
+  /** The IDs of the store's runs, oldest first. */
+  runIds(): Promise<string[]>;
+  /** Closes the store. */
+  close(): Promise<void>;
+  /**
+   * Keeps spans of a run that this store opened, as an index beside the evidence (`<run folder>/spans.jsonl`
+   * in the file and sqlite stores): never part of the record, so no check covers them. Optional: a store
+   * without it keeps no spans. `StoreSpanExporter` calls it.
+   */
+  addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
+}

@@ -1,0 +1,308 @@
+/**
+ * The `agent` backend: an AI SDK tool-calling loop (`generateText` or `streamText` with
+ * `stopWhen: stepCountIs(limits.steps ?? 20)`) over the run's tools, every one of which runs in the sandbox
+ * (or in an MCP server). The loop stays in the caller of record: each model request is written by the
+ * capture (`model_called`), each tool call by its wrapper (`tool_called`), and the whole message history by
+ * `trace_imported` (confidence `parsed`) just before `sandbox_completed`.
+ *
+ * Limits: `tokens` and `seconds` cancel the run (run_failed, `CancelledError`), as run.ts enforces them;
+ * `steps` ends the loop, and the run completes with what it has: `sandbox_completed` says
+ * `status: "step_limit"`; `tool_seconds` stops one tool call (its worker is terminated), which is that
+ * tool's error, and the loop goes on.
+ * @module
+ */
+import { AI_TELEMETRY_OFF } from "../telemetry/run_telemetry.ts";
+import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { generateText, type ModelMessage, stepCountIs, streamText, wrapLanguageModel } from "ai";
+import type { Json } from "../../provevi/mod.ts";
+import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
+import { callSettings } from "./call_backend.ts";
+import { McpServers } from "../sandbox/mcp.ts";
+import { errorMessage, errorName, type EvidenceRecorder } from "../run/recorder.ts";
+import { Sandbox, sandboxFlags } from "../sandbox/sandbox.ts";
+import {
+  type AgentTool,
+  agentTools,
+  asJson,
+  recordOutputCall,
+  startToolStep,
+  toolSet,
+} from "../sandbox/tools.ts";
+import { toolsFolderModules } from "../sandbox/tools_folder.ts";
+
+const COMPONENT = "AgentBackend";
+
+/** The default of `agent.limits.steps`. */
+export const DEFAULT_STEPS = 20;
+/** The default of `agent.limits.tool_seconds`. */
+export const DEFAULT_TOOL_SECONDS = 30;
+
+/**
+ * The agent backend.
+ *
+ * @example
+ * ```ts
+ * import { AgentBackend, RunFile, runFile } from "../mod.ts";
+ * // runFile picks it for `agent.backend: agent`; passing it is the same:
+ * // await runFile(file, { backend: new AgentBackend() });
+ * const backend = new AgentBackend();
+ * ```
+ */
+export class AgentBackend extends InProcessBackend {
+  readonly name = "agent";
+
+  /** Opens the sandbox and the MCP servers, runs the loop, records the history, closes them. */
+  protected async work(
+    job: BackendJob,
+    signal: AbortSignal,
+    emit: (u: BackendUpdate) => void,
+  ): Promise<string> {
+    const { recorder } = job.ctx;
+    const agent = job.agent;
+    const streamed = agent.stream ?? false;
+    const limits = agent.limits ?? {};
+    const steps = limits.steps ?? DEFAULT_STEPS;
+    const toolSeconds = limits.tool_seconds ?? DEFAULT_TOOL_SECONDS;
+    let sandbox: Sandbox | null = null;
+    let mcp: McpServers | null = null;
+    try {
+      let tools: AgentTool[] = [];
+      await recorder.step(
+        "sandbox_started",
+        { component: COMPONENT, spanName: `create_agent ${agent.name}` },
+        async () => {
+          const modules = agent.tools_folder ? await toolsFolderModules(agent.tools_folder, job.folder) : [];
+          sandbox = await Sandbox.open(job.ctx.folder, { net: agent.net ?? [], modules, toolSeconds });
+          mcp = agent.mcp?.length
+            ? await McpServers.open(agent.mcp, {
+              permissions: sandbox.permissions,
+              allowUnsandboxed: agent.allow_unsandboxed ?? [],
+              folder: job.folder,
+              taken: sandbox.tools.map((t) => t.name),
+            })
+            : null;
+          tools = agentTools(agent.tools, { sandbox, mcp });
+          const servers = (mcp as McpServers | null)?.servers ?? [];
+          return {
+            data: {
+              backend: "agent",
+              model: agent.model,
+              streamed,
+              session_id: job.sessionId ?? null,
+              tools: tools as unknown as Json,
+              permissions: {
+                worker: sandbox.permissions as unknown as Json,
+                deno_mcp_flags: sandboxFlags(sandbox.permissions),
+                tool_seconds: toolSeconds,
+              },
+              mcp: servers as unknown as Json,
+              unsandboxed: servers.filter((s) => !s.sandboxed).map((s) => ({
+                server: s.name,
+                ...(s.url ? { url: s.url } : { command: s.command }),
+                tools: s.tools,
+              })),
+              limits: { steps, tokens: limits.tokens ?? null, seconds: limits.seconds ?? null },
+            },
+          };
+        },
+      );
+      const promptText = renderPrompt(job);
+      const shown = [agent.instructions ? `[system]\n${agent.instructions}\n` : "", promptText].join("");
+      await recorder.step("prompt_rendered", { component: COMPONENT }, async () => ({
+        payload: await recorder.payload(shown),
+        data: { chars: shown.length, files: job.inputs.map((i) => i.name) },
+      }));
+      const messages: ModelMessage[] = [{ role: "user", content: promptText }];
+      const outputTools = tools.filter((t) => t.kind === "output");
+      const answers: string[] = [];
+      const model = withOutputCapture(job.model, outputTools, recorder, answers);
+      const set = toolSet(tools, { recorder, component: COMPONENT, sandbox: sandbox!, mcp, signal });
+      const common = {
+        model,
+        ...(agent.instructions ? { system: agent.instructions } : {}),
+        messages,
+        tools: set,
+        stopWhen: stepCountIs(steps),
+        abortSignal: signal,
+        maxRetries: 0,
+        ...callSettings(agent.settings),
+        telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
+        // A call of a tool that does not exist, or with input that is not JSON, never reaches an `execute`:
+        // the AI SDK answers the model with the error itself. It is still a tool call, so it is recorded.
+        onStepEnd: async (step: { content: ReadonlyArray<{ type: string }> }) => {
+          for (const part of step.content) {
+            const call = part as InvalidCall;
+            if (call.type === "tool-call" && call.invalid && !call.providerExecuted) {
+              await recordInvalidCall(call, { recorder, component: COMPONENT });
+            }
+          }
+        },
+      };
+      let text: string;
+      let history: ModelMessage[];
+      let done: { finishReason: string }[];
+      if (streamed) {
+        const result = streamText(common);
+        let failure: unknown = null;
+        for await (const part of result.fullStream) {
+          if (part.type === "text-delta") emit({ type: "text", text: part.text });
+          if (part.type === "error") failure = part.error;
+        }
+        if (failure) throw failure;
+        signal.throwIfAborted();
+        text = await result.text;
+        history = await result.responseMessages;
+        done = await result.steps;
+      } else {
+        const result = await generateText(common);
+        text = result.text;
+        emit({ type: "text", text });
+        history = result.responseMessages;
+        done = result.steps;
+      }
+      signal.throwIfAborted();
+      if (answers.length) text = answers.at(-1)!;
+      const last = done.at(-1);
+      const limited = !answers.length && done.length >= steps && last?.finishReason === "tool-calls";
+      const all = [...messages, ...history];
+      await recorder.step(
+        "trace_imported",
+        { component: COMPONENT, spanName: "provrun.import_trace" },
+        async () => ({
+          payload: await recorder.payload(
+            { system: agent.instructions ?? null, messages: all } as unknown as Json,
+          ),
+          confidence: "parsed",
+          data: { messages: all.length, steps: done.length, format: "ai-sdk/model-messages" },
+        }),
+      );
+      await recorder.step("sandbox_completed", { component: COMPONENT }, () =>
+        Promise.resolve({
+          data: {
+            status: limited ? "step_limit" : "ok",
+            steps: done.length,
+            step_limit: steps,
+            chars: text.length,
+            workers_started: sandbox!.stats.started,
+            workers_terminated: sandbox!.stats.terminated,
+          },
+        }));
+      return text;
+    } finally {
+      await (mcp as McpServers | null)?.close();
+      await (sandbox as Sandbox | null)?.close();
+    }
+  }
+}
+
+/** A tool call that the AI SDK refused, as it hands it to the model wrapper. */
+interface InvalidCall {
+  type: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  invalid?: boolean;
+  error?: unknown;
+  providerExecuted?: boolean;
+}
+
+/** Records a tool call that the AI SDK refused before any tool ran: no such tool, or input not JSON. */
+function recordInvalidCall(
+  call: InvalidCall,
+  options: { recorder: EvidenceRecorder; component: string },
+): Promise<unknown> {
+  const { recorder } = options;
+  return recorder.atTop(async () => {
+    const step = startToolStep(recorder, {
+      component: options.component,
+      name: call.toolName,
+      callId: call.toolCallId,
+    });
+    const sha = await recorder.payload(asJson(call.input));
+    if (sha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
+    step.span.setStatus({ code: 2, message: errorName(call.error) });
+    step.span.setAttribute("error.type", errorName(call.error));
+    return await step.end("tool_called", {
+      payload: sha,
+      data: {
+        tool: call.toolName,
+        call_id: call.toolCallId,
+        error: errorName(call.error),
+        message: errorMessage(call.error),
+        result_payload: null,
+        executed_by: "none",
+        sandboxed: true,
+      },
+    });
+  });
+}
+
+/** The user message: the prompt, and where the run's files are in the agent's view. */
+function renderPrompt(job: BackendJob): string {
+  const lines = [job.prompt, ""];
+  if (job.inputs.length) {
+    lines.push("The run's inputs, read-only:");
+    for (const i of job.inputs) lines.push(`- /input/${i.name} (${i.kind})`);
+  }
+  lines.push(
+    job.outputs.length
+      ? `Write your results under /output: ${job.outputs.map((o) => `/output/${o}`).join(", ")}.`
+      : "Write any results under /output.",
+  );
+  return lines.join("\n");
+}
+
+/**
+ * Wraps the (captured) model so that an output tool's call is recorded as it arrives: in a stream, before the
+ * stream ends (and so before its `model_called`); else just after the reply.
+ */
+function withOutputCapture(
+  model: LanguageModelV4,
+  outputTools: AgentTool[],
+  recorder: EvidenceRecorder,
+  answers: string[],
+): LanguageModelV4 {
+  if (!outputTools.length) return model;
+  const byName = new Map(outputTools.map((t) => [t.name, t]));
+  const record = async (call: { toolName: string; toolCallId: string; input: string }) => {
+    const t = byName.get(call.toolName);
+    if (!t) return;
+    const args = await recordOutputCall(t, call, { recorder, component: COMPONENT });
+    const answer = (args as { answer?: unknown } | null)?.answer;
+    answers.push(typeof answer === "string" ? answer : JSON.stringify(args));
+  };
+  return wrapLanguageModel({
+    model,
+    middleware: {
+      specificationVersion: "v4",
+      wrapGenerate: async ({ doGenerate }) => {
+        const result = await doGenerate();
+        for (const c of result.content) if (c.type === "tool-call" && !c.providerExecuted) await record(c);
+        return result;
+      },
+      wrapStream: async ({ doStream }) => {
+        const result = await doStream();
+        const reader = result.stream.getReader();
+        // A pull stream, not a transform: the part is recorded before the next one is read, so the capture
+        // below sees the end of the stream (and writes model_called) only after this event.
+        const stream = new ReadableStream<LanguageModelV4StreamPart>({
+          pull: async (controller) => {
+            let next;
+            try {
+              next = await reader.read();
+            } catch (error) {
+              controller.error(error);
+              return;
+            }
+            if (next.done) return controller.close();
+            const part = next.value;
+            if (part.type === "tool-call" && !part.providerExecuted) await record(part);
+            controller.enqueue(part);
+          },
+          cancel: (reason) => reader.cancel(reason),
+        });
+        return { ...result, stream };
+      },
+    },
+  });
+}

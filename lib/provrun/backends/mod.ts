@@ -1,0 +1,12 @@
+/**
+ * The backends that do a run's work: the interface, the `call` backend, the tool-calling `agent` backend,
+ * the capture of model calls, the model routes and the scripted `test:` model. Imports `run/`, `sandbox/` and
+ * `telemetry/`.
+ * @module
+ */
+export * from "./scripted_model.ts";
+export * from "./models.ts";
+export * from "./capture.ts";
+export * from "./backend.ts";
+export * from "./call_backend.ts";
+export * from "./agent_backend.ts";

@@ -1,0 +1,99 @@
+/**
+ * provrun's errors. Each is a subclass of provevi's, so code that catches provevi's errors catches these.
+ * @module
+ */
+import { ProveviError } from "../../provevi/evidence/errors.ts";
+
+/** A run file that cannot be read, with every problem and where it is. */
+export class RunFileError extends ProveviError {
+  /**
+   * @param file The run file's path, or `<run file>`.
+   * @param problems One text per problem, each naming the key's path and line.
+   */
+  constructor(readonly file: string, readonly problems: string[]) {
+    super(
+      problems.length === 1
+        ? `${file}: ${problems[0]}`
+        : `${file}: ${problems.length} problems: ${problems.join("; ")}`,
+    );
+    this.name = "RunFileError";
+  }
+}
+
+/** A run that was stopped by a cancel, a signal or a limit. */
+export class CancelledError extends ProveviError {
+  /** @param message What stopped the run. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "CancelledError";
+  }
+}
+
+/** A grant the broker refused. */
+export class AccessDenied extends ProveviError {
+  /** @param uri The URI. @param reason Why. */
+  constructor(readonly uri: string, readonly reason: string) {
+    super(`access to ${uri} was denied: ${reason}`);
+    this.name = "AccessDenied";
+  }
+}
+
+/** A run that cannot start because the process lacks a permission it needs. */
+export class PermissionMissing extends ProveviError {
+  /** @param message The missing flag and the fix. */
+  constructor(message: string) {
+    super(message);
+    this.name = "PermissionMissing";
+  }
+}
+
+/** Inputs that changed during the run. */
+export class InputChanged extends ProveviError {
+  /** @param names The names of the inputs in `input/`. */
+  constructor(readonly names: string[]) {
+    super(`input ${names.join(", ")} changed during the run`);
+    this.name = "InputChanged";
+  }
+}
+
+/** A path a tool was given that is outside the agent's view (`/input/…`, `/output/…`), or escapes it. */
+export class PathRefused extends ProveviError {
+  /** @param path The path as the agent gave it. @param reason Why it is refused, and what to use. */
+  constructor(readonly path: string, reason: string) {
+    super(`path "${path}" is refused: ${reason}`);
+    this.name = "PathRefused";
+  }
+}
+
+/** A tool that ran past its time limit and was stopped. */
+export class ToolTimeout extends ProveviError {
+  /** @param tool The tool's name. @param seconds The limit. */
+  constructor(readonly tool: string, readonly seconds: number) {
+    super(
+      `tool "${tool}" ran past its limit of ${seconds} s and was stopped; raise agent.limits.tool_seconds ` +
+        `in the run file, or make the tool faster`,
+    );
+    this.name = "ToolTimeout";
+  }
+}
+
+/**
+ * A tool's own error, carried out of the sandbox or an MCP server. Its `name` is the original error's name
+ * (`NotCapable` when Deno's permissions stopped the tool), so the evidence names what happened.
+ */
+export class ToolFailed extends ProveviError {
+  /** @param tool The tool's name. @param name The original error's name. @param message Its message. */
+  constructor(readonly tool: string, name: string, message: string) {
+    super(`tool "${tool}" failed: ${name}: ${message}`);
+    this.name = name;
+  }
+}
+
+/** The agent's tools cannot be set up: an unknown tool, a bad tools module, an MCP server that is refused. */
+export class ToolSetError extends ProveviError {
+  /** @param message What is wrong, naming the tool, module or server and the fix. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ToolSetError";
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * The evidence recorder: appends each event through the store's writer, stores payloads by hash and opens an
+ * OpenTelemetry span for each step. In strict mode an event that cannot be written stops the run; in lenient
+ * mode the loss is counted in the manifest and the run goes on.
+ * @module
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { type Attributes, type Span, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import { ROOT_CONTEXT } from "@opentelemetry/api";
+import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
+import {
+  type ChainedEvent,
+  EventChain,
+  type EventInit,
+  EvidenceError,
+  type EvidenceEvent,
+  type Json,
+  type LostEvent,
+  type Manifest,
+  nowUtc,
+  type RunWriter,
+  utf8,
+} from "../../provevi/mod.ts";
+
+/** What a step gives its event. */
+export interface StepRecord {
+  refs?: string[];
+  data?: { [key: string]: Json };
+  payload?: string | null;
+  confidence?: EventInit["confidence"];
+}
+
+/** A step started by {@linkcode EvidenceRecorder.startStep}, ended by `end` or `fail`. */
+export interface OpenStep {
+  readonly span: Span;
+  readonly startedAt: string;
+  /** Writes the step's event and ends its span. */
+  end(type: string, record?: StepRecord): Promise<EvidenceEvent | null>;
+  /** Writes `step_failed` for the step and ends its span with the error. */
+  fail(step: string, error: unknown, record?: StepRecord): Promise<EvidenceEvent | null>;
+  /** Runs `fn` with this step as the parent of the steps it starts. */
+  within<T>(fn: () => T): T;
+}
+
+/** Options of a step. */
+export interface StepOptions {
+  /** The class that writes the event. */
+  component: string;
+  /** The span's name, such as `chat gpt-4o` or `execute_tool read_file`; the event type by default. */
+  spanName?: string;
+  /** Span attributes (names, usage; never content). */
+  attributes?: Attributes;
+}
+
+/** How the recorder takes a write that fails: strict fails the run, lenient counts the event as lost. */
+export type EvidenceMode = "strict" | "lenient";
+
+/**
+ * Records one run's evidence.
+ *
+ * @example
+ * ```ts
+ * import { FileStore } from "../../provevi/mod.ts";
+ * import { EvidenceRecorder } from "./recorder.ts";
+ * const store = new FileStore({ runs: "/tmp/runs" });
+ * const recorder = new EvidenceRecorder(await store.openRun("run-x"), { actor: "me", mode: "strict" });
+ * await recorder.step("note_added", { component: "agent" }, async () => ({ data: { text: "hi" } }));
+ * await recorder.seal();
+ * ```
+ */
+export class EvidenceRecorder {
+  readonly #writer: RunWriter;
+  readonly #chain: EventChain;
+  readonly #actor: string;
+  readonly #mode: EvidenceMode;
+  readonly #tracer: Tracer;
+  readonly #lost: LostEvent[] = [];
+  readonly #parent = new AsyncLocalStorage<Span>();
+  #tail: Promise<unknown> = Promise.resolve();
+  #broken: EvidenceError | null = null;
+  #root: Span | null = null;
+  /** Called with each event written, for progress and live feeds. */
+  onEvent: ((event: EvidenceEvent) => void) | null = null;
+  /** Called with a warning of lenient mode. */
+  onWarning: ((message: string) => void) | null = null;
+
+  /**
+   * @param writer The store's writer of the run.
+   * @param options `actor` and `mode` of the run; `tracer` from the run's own tracer provider (none: spans
+   * are made but go nowhere).
+   */
+  constructor(writer: RunWriter, options: { actor: string; mode: EvidenceMode; tracer?: Tracer }) {
+    this.#writer = writer;
+    this.#chain = new EventChain(writer.runId);
+    this.#actor = options.actor;
+    this.#mode = options.mode;
+    // Never the global provider: without a provider of the run's own, spans would have no IDs to record.
+    this.#tracer = options.tracer ?? new BasicTracerProvider().getTracer("provrun");
+  }
+
+  /** The run's ID. */
+  get runId(): string {
+    return this.#writer.runId;
+  }
+
+  /** The run folder. */
+  get folder(): string {
+    return this.#writer.folder;
+  }
+
+  /** The events lenient mode could not write. */
+  get lost(): readonly LostEvent[] {
+    return this.#lost;
+  }
+
+  /** The number of events written. */
+  get count(): number {
+    return this.#chain.seq;
+  }
+
+  /** Opens the run's root span (`invoke_agent <name>`); each top-level step is its child. */
+  startRoot(name: string, attributes: Attributes = {}): Span {
+    this.#root = this.#tracer.startSpan(
+      name,
+      { attributes: { ...attributes, "provrun.run_id": this.runId } },
+      ROOT_CONTEXT,
+    );
+    return this.#root;
+  }
+
+  /** Ends the root span. */
+  endRoot(error?: unknown): void {
+    if (!this.#root) return;
+    if (error) this.#root.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+    this.#root.end();
+  }
+
+  /** The IDs an event of a step takes: its span, and its parent's span. */
+  #ids(span: Span | null): Pick<EventInit, "trace_id" | "span_id" | "parent_span_id"> {
+    const own = span ?? this.#root;
+    if (!own) return {};
+    const parent = span ? (this.#parent.getStore() ?? this.#root) : null;
+    const ctx = own.spanContext();
+    return {
+      trace_id: ctx.traceId,
+      span_id: ctx.spanId,
+      parent_span_id: parent && parent !== own ? parent.spanContext().spanId : null,
+    };
+  }
+
+  /**
+   * Writes one event at the end of the queue, so that events of concurrent steps keep one order.
+   * @returns The event, or null when lenient mode lost it.
+   * @throws EvidenceError in strict mode when the event cannot be written.
+   */
+  record(init: Omit<EventInit, "actor">, span: Span | null = null): Promise<EvidenceEvent | null> {
+    const ids = this.#ids(span);
+    const write = async (): Promise<EvidenceEvent | null> => {
+      if (this.#broken) throw this.#broken;
+      let next: ChainedEvent | null = null;
+      try {
+        next = this.#chain.next({ ...ids, ...init, actor: this.#actor });
+        await this.#writer.append(next.line, next.event);
+        this.#chain.accept(next);
+        this.onEvent?.(next.event);
+        return next.event;
+      } catch (error) {
+        return this.#lose(init.type, error);
+      }
+    };
+    const result = this.#tail.then(write, write);
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+
+  #lose(type: string, error: unknown): null {
+    const message = error instanceof Error ? error.message : String(error);
+    if (this.#mode === "strict") {
+      this.#broken = error instanceof EvidenceError
+        ? error
+        : new EvidenceError(`the evidence of run "${this.runId}" cannot be written: ${message}`, {
+          cause: error,
+        });
+      throw this.#broken;
+    }
+    this.#lost.push({ type, time: nowUtc(), error: message });
+    this.onWarning?.(`lost a ${type} event: ${message}`);
+    return null;
+  }
+
+  /**
+   * Stores a payload under its SHA-256: bytes as they are, a text as UTF-8, anything else as JSON.
+   * @returns The SHA-256, or null when lenient mode lost it.
+   */
+  async payload(content: Uint8Array | string | unknown): Promise<string | null> {
+    const bytes = content instanceof Uint8Array
+      ? content
+      : utf8(typeof content === "string" ? content : JSON.stringify(content) ?? "null");
+    if (this.#broken) throw this.#broken;
+    try {
+      return await this.#writer.putPayload(bytes);
+    } catch (error) {
+      return this.#lose("payload", error);
+    }
+  }
+
+  /**
+   * Starts a step: opens its span as a child of the current step (or of the root span).
+   * @param options The component, the span's name and attributes.
+   */
+  startStep(options: StepOptions & { spanName: string }): OpenStep {
+    const parent = this.#parent.getStore() ?? this.#root;
+    const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+    const span = this.#tracer.startSpan(options.spanName, {
+      attributes: { ...options.attributes, "provrun.run_id": this.runId },
+    }, ctx);
+    const startedAt = nowUtc();
+    const ids = () => {
+      const c = span.spanContext();
+      return {
+        trace_id: c.traceId,
+        span_id: c.spanId,
+        parent_span_id: parent ? parent.spanContext().spanId : null,
+      };
+    };
+    return {
+      span,
+      startedAt,
+      end: async (type, record = {}) => {
+        try {
+          return await this.record({
+            ...record,
+            ...ids(),
+            type,
+            component: options.component,
+            started_at: startedAt,
+          });
+        } finally {
+          span.end();
+        }
+      },
+      fail: async (step, error, record = {}) => {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+        span.setAttribute("error.type", errorName(error));
+        try {
+          return await this.record({
+            refs: record.refs ?? [],
+            payload: record.payload ?? null,
+            ...ids(),
+            type: "step_failed",
+            component: options.component,
+            started_at: startedAt,
+            data: { ...record.data, step, error: errorName(error), message: errorMessage(error) },
+          });
+        } finally {
+          span.end();
+        }
+      },
+      within: (fn) => this.#parent.run(span, fn),
+    };
+  }
+
+  /**
+   * Runs one step: opens a span, runs `fn` inside it, and writes the event of `type` with what `fn` returns;
+   * when `fn` throws, writes `step_failed` and throws again.
+   *
+   * @param type The event type written on success.
+   * @param options The component, span name and attributes.
+   * @param fn The step's work; returns the event's refs, data and payload.
+   * @returns The event written (null when lenient mode lost it).
+   */
+  async step(
+    type: string,
+    options: StepOptions,
+    fn: (step: OpenStep) => Promise<StepRecord>,
+  ): Promise<EvidenceEvent | null> {
+    const open = this.startStep({ ...options, spanName: options.spanName ?? type });
+    let record: StepRecord;
+    try {
+      record = await open.within(() => fn(open));
+    } catch (error) {
+      if (error instanceof EvidenceError && error === this.#broken) throw error;
+      await open.fail(type, error);
+      throw error;
+    }
+    return await open.end(type, record);
+  }
+
+  /**
+   * Runs `fn` outside any step, so that the steps it starts are children of the root span. Tool calls use it:
+   * the AI SDK may run a tool from inside a model call's stream, and a tool call is not part of that call.
+   */
+  atTop<T>(fn: () => T): T {
+    return this.#parent.exit(fn);
+  }
+
+  /** Waits until every queued event is written. */
+  async flush(): Promise<void> {
+    await this.#tail;
+  }
+
+  /** True when strict mode stopped the evidence. */
+  get broken(): EvidenceError | null {
+    return this.#broken;
+  }
+
+  /** Seals the run through the writer, with the lost events. */
+  async seal(): Promise<Manifest> {
+    await this.flush();
+    return await this.#writer.seal({ lost: [...this.#lost] });
+  }
+}
+
+/** The name of an error's class, such as `CancelledError`. */
+export function errorName(error: unknown): string {
+  return error instanceof Error ? (error.name || error.constructor.name) : typeof error;
+}
+
+/** An error's message, one line. */
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split("\n")[0]!.slice(0, 2000);
+}

@@ -1,0 +1,136 @@
+/**
+ * The permission check: before a run writes anything, provr asks `Deno.permissions.query` whether its own
+ * permissions cover what the run needs — read and write of the runs root, net for the model provider's host,
+ * for the hosts the run grants to tools (a Worker cannot get more than its parent) and for MCP servers' URLs,
+ * run for MCP programs and the variables the MCP client passes on — and refuses to start, naming the missing
+ * flag, when they do not.
+ * @module
+ */
+import { isAbsolute, resolve } from "node:path";
+import { PermissionMissing } from "../run/errors.ts";
+import { mcpLaunch } from "../sandbox/mcp.ts";
+import { parseRoute } from "../backends/models.ts";
+import type { RunFile } from "../run/run_file.ts";
+import { sandboxPermissions } from "../sandbox/sandbox.ts";
+
+/** One permission a run needs, the flag that grants it, and why. */
+export interface PermissionNeed {
+  descriptor: Deno.PermissionDescriptor;
+  /** The `deno run` flag, such as `--allow-net=api.openai.com:443`. */
+  flag: string;
+  /** What needs it, naming the run file's key. */
+  why: string;
+}
+
+/**
+ * The variables read to start a stdio MCP server: the MCP SDK's stdio client passes the first seven on (its
+ * default environment), and Deno's `node:child_process` reads `NODE_V8_COVERAGE` on every spawn.
+ */
+export const MCP_ENV: readonly string[] = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "OSTYPE",
+  "NODE_V8_COVERAGE",
+];
+
+/**
+ * What a run needs of the process's permissions.
+ *
+ * @param file The run file.
+ * @param options `runs`: the runs root.
+ * @example
+ * ```ts
+ * import { permissionNeeds, RunFile } from "../mod.ts";
+ * const file = await RunFile.load("fixtures/tour/run.yaml");
+ * permissionNeeds(file, { runs: "/tmp/runs" }).map((n) => n.flag); // ["--allow-read=/tmp/runs", "--allow-write=/tmp/runs"]
+ * ```
+ */
+export function permissionNeeds(file: RunFile, options: { runs: string }): PermissionNeed[] {
+  const agent = file.data.agent;
+  const runs = resolve(options.runs);
+  const needs: PermissionNeed[] = [
+    { descriptor: { name: "read", path: runs }, flag: `--allow-read=${runs}`, why: "the runs root" },
+    { descriptor: { name: "write", path: runs }, flag: `--allow-write=${runs}`, why: "the runs root" },
+  ];
+  const net = (host: string, why: string) =>
+    needs.push({ descriptor: { name: "net", host }, flag: `--allow-net=${host}`, why });
+  const route = parseRoute(agent);
+  if (route.host) net(route.host, `the model provider (agent.model ${agent.model})`);
+  if (agent.backend !== "agent") return needs;
+  for (const host of agent.net ?? []) net(host, "the tools, which agent.net grants it to");
+  if (agent.tools_folder) {
+    const dir = isAbsolute(agent.tools_folder)
+      ? agent.tools_folder
+      : resolve(file.folder, agent.tools_folder);
+    needs.push({
+      descriptor: { name: "read", path: dir },
+      flag: `--allow-read=${dir}`,
+      why: "agent.tools_folder",
+    });
+  }
+  let stdio = false;
+  for (const server of agent.mcp ?? []) {
+    if (server.url) {
+      const u = new URL(server.url);
+      net(
+        `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`,
+        `MCP server "${server.name}"`,
+      );
+      continue;
+    }
+    let program: string;
+    try {
+      program = mcpLaunch(server, {
+        permissions: sandboxPermissions(runs),
+        allowUnsandboxed: agent.allow_unsandboxed ?? [],
+        folder: file.folder,
+      }).command;
+    } catch {
+      continue; // refused by the backend, with its own message
+    }
+    stdio = true;
+    needs.push({
+      descriptor: { name: "run", command: program },
+      flag: `--allow-run=${program}`,
+      why: `MCP server "${server.name}"`,
+    });
+  }
+  if (stdio) {
+    for (const variable of MCP_ENV) {
+      needs.push({
+        descriptor: { name: "env", variable },
+        flag: `--allow-env=${variable}`,
+        why: "the MCP client, which passes it to stdio servers",
+      });
+    }
+  }
+  return needs;
+}
+
+/**
+ * Checks that the process's permissions cover what the run needs.
+ *
+ * @param file The run file.
+ * @param options `runs`: the runs root.
+ * @throws PermissionMissing naming the first missing flag and what needs it.
+ * @example
+ * ```ts
+ * import { checkPermissions, RunFile } from "../mod.ts";
+ * await checkPermissions(await RunFile.load("fixtures/tour/run.yaml"), { runs: "/tmp/runs" });
+ * ```
+ */
+export async function checkPermissions(file: RunFile, options: { runs: string }): Promise<void> {
+  for (const need of permissionNeeds(file, options)) {
+    const status = await Deno.permissions.query(need.descriptor);
+    if (status.state !== "granted") {
+      throw new PermissionMissing(
+        `the run cannot start: this process lacks ${need.flag}, which ${need.why} needs; ` +
+          `add that flag (or a wider one) to the command that runs it`,
+      );
+    }
+  }
+}

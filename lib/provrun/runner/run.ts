@@ -1,0 +1,423 @@
+/**
+ * `runFile`: a run file becomes a recorded, verified run. It makes the run ID, asks the broker for each input,
+ * pins and snapshots it through the catalog, stages it, runs the backend, checks the inputs again, hashes the
+ * outputs, writes `run_completed` or `run_failed`, seals the evidence and commits the bundle.
+ * @module
+ */
+import { join } from "node:path";
+import type { Json } from "../../provevi/evidence/event.ts";
+import { agentVersion, type EvidenceStore, type Manifest, openStore } from "../../provevi/mod.ts";
+import { commitBundle } from "../../provevi/runs/bundle.ts";
+import { type PinnedExperiment, readExperiment } from "../../provevi/experiments/experiment.ts";
+import type { Catalog, Snapshot } from "../../provcat/mod.ts";
+import { StubBroker } from "../run/broker.ts";
+import type { Backend } from "../backends/backend.ts";
+import { AgentBackend } from "../backends/agent_backend.ts";
+import { CallBackend } from "../backends/call_backend.ts";
+import { captureModel } from "../backends/capture.ts";
+import { AccessDenied, CancelledError, InputChanged } from "../run/errors.ts";
+import { modelOf } from "../backends/models.ts";
+import { checkPermissions } from "./permissions.ts";
+import { collectOutputs } from "../run/outputter.ts";
+import { errorMessage, errorName, EvidenceRecorder } from "../run/recorder.ts";
+import { newRunId, type RunContext, withRun } from "../run/run_context.ts";
+import type { RunFile } from "../run/run_file.ts";
+import { InProcessStager, type StagedInput } from "../run/stager.ts";
+import { ProvcatResolver } from "../run/resolver.ts";
+import { TelemetryPolicy } from "../../provevi/telemetry/policy.ts";
+import { RunTelemetry } from "../telemetry/run_telemetry.ts";
+import { processEnviron } from "../telemetry/telemetry_env.ts";
+
+/** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
+export type RunCatalog = Catalog;
+
+/** Options of {@linkcode runFile}. */
+export interface RunOptions {
+  /** The catalog that resolves the inputs and takes the bundle. */
+  catalog?: RunCatalog;
+  /** The store; else the run file's `run.store`, else the file store. */
+  store?: EvidenceStore;
+  /** The runs root of a store that this call opens. */
+  runs?: string;
+  /** Cancels the run: it ends with `run_failed`, error `CancelledError`, sealed. */
+  signal?: AbortSignal;
+  /** Called with each event as it is written (progress). */
+  onEvent?: (type: string, seq: number) => void;
+  /** Reads variables (API keys); `Deno.env` by default. */
+  env?: (name: string) => string | undefined;
+  /** The backend to use instead of the run file's, for tests. */
+  backend?: Backend;
+  /** The time the run starts, for its ID. */
+  now?: Date;
+  /** The telemetry policy; else the file that PROVRUN_TELEMETRY_POLICY names; else one that approves nothing. */
+  policy?: TelemetryPolicy;
+  /** The variables the run's telemetry reads (OTEL_*, MLFLOW_TRACKING_URI, proxies); the process's by default. */
+  environ?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Refuse a run whose process may connect to a destination host that a variable names and the policy does
+   * not list (true by default). provrun never sends there either way; false only drops the extra guard.
+   */
+  guardNet?: boolean;
+}
+
+/** The outcome of a run. */
+export interface RunOutcome {
+  runId: string;
+  folder: string;
+  status: "completed" | "failed";
+  /** The error that failed the run. */
+  error?: { name: string; message: string };
+  manifest: Manifest | null;
+  /** The committed bundle, when the run file asked for one. */
+  bundle: { uri: string; pinned: string | null } | null;
+  /** The model's final answer, when there is one. */
+  text: string | null;
+}
+
+/**
+ * Runs a run file: the library entry of `provr run`.
+ *
+ * @param file The run file.
+ * @param options The catalog, the store, a cancel signal.
+ * @returns The outcome; a failed run is an outcome, not an exception.
+ * @throws ProveviError only when the run cannot start: the store or the run folder cannot be opened, the run
+ *   file's telemetry section would widen the policy (TelemetryPolicyError), the process may reach a
+ *   destination host the policy does not list (TelemetryRefused), or its permissions do not cover what the
+ *   run needs (PermissionMissing, naming the flag).
+ * @example
+ * ```ts
+ * import { RunFile, runFile } from "../mod.ts";
+ * const outcome = await runFile(await RunFile.load("fixtures/tour/run.yaml"), {});
+ * console.log(outcome.runId, outcome.status);
+ * ```
+ */
+export async function runFile(file: RunFile, options: RunOptions = {}): Promise<RunOutcome> {
+  const spec = file.data;
+  const ownStore = options.store === undefined;
+  const store = options.store ??
+    await openStore(spec.run.store ?? "file", options.runs === undefined ? {} : { runs: options.runs });
+  try {
+    await checkPermissions(file, { runs: store.runsRoot });
+    return await runWithStore(file, store, options);
+  } finally {
+    if (ownStore) await store.close();
+  }
+}
+
+async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOptions): Promise<RunOutcome> {
+  const spec = file.data;
+  const runId = newRunId(options.now);
+  // telemetry: the policy, the run's own tracer provider; refuses before the run folder exists
+  const telemetry = await openRunTelemetry(runId, file, store, options);
+  const writer = await store.openRun(runId);
+  const folder = writer.folder;
+  for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(folder, sub), { recursive: true });
+  const actor = spec.run.actor ?? envOr(options, "USER") ?? envOr(options, "LOGNAME") ?? "unknown";
+  const mode = spec.run.mode ?? (spec.run.env === "dev" ? "lenient" : "strict");
+  const recorder = new EvidenceRecorder(writer, { actor, mode, tracer: telemetry.tracer }); // telemetry
+  recorder.onEvent = (e) => options.onEvent?.(e.type, e.seq);
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(new CancelledError("the run was cancelled"));
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  const limits = spec.agent.limits ?? {};
+  const timer = limits.seconds !== undefined
+    ? setTimeout(
+      () => controller.abort(new CancelledError(`the run passed its limit of ${limits.seconds} seconds`)),
+      limits.seconds * 1000,
+    )
+    : null;
+  const ctx: RunContext = {
+    runId,
+    org: spec.run.org,
+    domain: spec.run.domain,
+    env: spec.run.env,
+    actor,
+    mode,
+    folder,
+    recorder,
+    signal: controller.signal,
+    tracerProvider: telemetry.provider, // telemetry
+  };
+  const runUri = `run://${ctx.org}/${ctx.domain}/${ctx.env}/${runId}`;
+  recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": spec.agent.name,
+    "gen_ai.request.model": spec.agent.model,
+  });
+  let text: string | null = null;
+  let failure: unknown = null;
+  let tokens = 0;
+  // Steps 6 and 7 of the plan run for a failed run too, once each: what it staged is checked again, and what it
+  // wrote is recorded, so that the record of a failed run still verifies and shows what the run left.
+  let stager: InProcessStager | null = null;
+  let inputsVerified = false;
+  let outputsRecorded = false;
+  const verifyInputs = async () => {
+    if (inputsVerified || stager === null) return [];
+    inputsVerified = true;
+    const checks = await stager.verify();
+    for (const check of checks) {
+      await recorder.record({
+        type: "input_verified",
+        component: "InProcessStager",
+        refs: [check.pinned],
+        data: { name: check.name, sha256: check.sha256, expected: check.expected, ok: check.ok },
+      });
+    }
+    return checks;
+  };
+  const recordOutputs = async () => {
+    if (outputsRecorded) return;
+    outputsRecorded = true;
+    for (const out of await collectOutputs(folder)) {
+      await recorder.record({
+        type: "output_artifact_created",
+        component: "Outputter",
+        refs: [`${runUri}/output/${out.path}`],
+        data: { path: out.path, sha256: out.sha256, size: out.size },
+      });
+    }
+  };
+  try {
+    await withRun(ctx, async () => {
+      let experiment: PinnedExperiment | null = null;
+      let experimentError: unknown = null;
+      if (spec.experiment) {
+        try {
+          if (!options.catalog) throw new Error(`no catalog to pin the experiment ${spec.experiment}`);
+          experiment = await readExperiment(options.catalog, spec.experiment);
+        } catch (error) {
+          experimentError = error;
+        }
+      }
+      await recorder.record({
+        type: "run_created",
+        component: "RunContext",
+        refs: experiment ? [runUri, experiment.pin] : [runUri],
+        payload: await recorder.payload(file.text),
+        data: {
+          ...runCreatedData(file, ctx),
+          experiment_pin: experiment?.pin ?? null,
+          experiment_sha256: experiment?.sha256 ?? null,
+          ...telemetry.facts, // telemetry
+        },
+      });
+      await telemetry.start(recorder); // telemetry: blocked attempts and problems, after run_created
+      if (experimentError) throw experimentError;
+      const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
+      stager = staged.stager;
+      const model = captureModel(
+        await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
+        recorder,
+        {
+          component: spec.agent.backend === "call" ? "CallBackend" : "AgentBackend",
+          onUsage: (u) => {
+            tokens += u.input + u.output;
+            if (limits.tokens !== undefined && tokens > limits.tokens) {
+              controller.abort(
+                new CancelledError(`the run passed its limit of ${limits.tokens} tokens (${tokens})`),
+              );
+            }
+          },
+        },
+      );
+      const backend = options.backend ??
+        (spec.agent.backend === "agent" ? new AgentBackend() : new CallBackend());
+      await backend.start({
+        ctx,
+        agent: spec.agent,
+        prompt: spec.prompt,
+        inputs: staged.inputs,
+        outputs: spec.outputs ?? [],
+        model,
+        folder: file.folder,
+        sessionId: spec.run.session_id ?? null,
+      });
+      const result = await backend.result();
+      if (result.status === "failed") {
+        throw controller.signal.aborted ? controller.signal.reason : result.error;
+      }
+      text = result.text;
+      if (controller.signal.aborted) throw controller.signal.reason;
+      const checks = await verifyInputs();
+      const changed = checks.filter((c) => !c.ok).map((c) => c.name);
+      if (changed.length) throw new InputChanged(changed);
+      await recordOutputs();
+      await telemetry.beforeLastEvent(); // telemetry
+      await recorder.record({
+        type: "run_completed",
+        component: "RunContext",
+        refs: [runUri],
+        data: { status: "completed" },
+      });
+    });
+  } catch (error) {
+    failure = controller.signal.aborted && !(error instanceof Error && error.name === "EvidenceError")
+      ? controller.signal.reason
+      : error;
+    if (!recorder.broken) {
+      await verifyInputs().catch(() => {});
+      await recordOutputs().catch(() => {});
+      await telemetry.beforeLastEvent().catch(() => {}); // telemetry
+      await recorder.record({
+        type: "run_failed",
+        component: "RunContext",
+        refs: [runUri],
+        data: { error: errorName(failure), message: errorMessage(failure) },
+      }).catch(() => {});
+    }
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+    recorder.endRoot(failure ?? undefined);
+  }
+  await telemetry.close(); // telemetry: spans flushed to the store and the approved destination at the seal
+  let manifest: Manifest | null = null;
+  try {
+    manifest = await recorder.seal();
+  } catch (error) {
+    failure ??= error;
+  }
+  let bundle: RunOutcome["bundle"] = null;
+  if (manifest && spec.run.bundle) {
+    try {
+      if (!options.catalog) {
+        throw new Error(`the run file asks for a bundle, and no catalog was given to commit it to`);
+      }
+      bundle = await commitBundle(options.catalog, folder, runUri);
+      const place = store as EvidenceStore & {
+        recordBundle?: (id: string, b: { uri: string; pinned: string | null }) => Promise<void>;
+      };
+      await place.recordBundle?.(runId, bundle);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  return {
+    runId,
+    folder,
+    status: failure === null && manifest?.status === "completed" ? "completed" : "failed",
+    ...(failure !== null ? { error: { name: errorName(failure), message: errorMessage(failure) } } : {}),
+    manifest,
+    bundle,
+    text,
+  };
+}
+
+/** The run's telemetry: `RunOptions.policy` or the environment's, narrowed by the run file's section. */
+async function openRunTelemetry(
+  runId: string,
+  file: RunFile,
+  store: EvidenceStore,
+  options: RunOptions,
+): Promise<RunTelemetry> {
+  const { environ, unreadable } = options.environ
+    ? { environ: options.environ, unreadable: [] }
+    : processEnviron();
+  const policy = options.policy ?? await TelemetryPolicy.fromEnvironment({ environ });
+  return await RunTelemetry.open({
+    runId,
+    policy,
+    section: file.data.telemetry,
+    environ,
+    unreadable,
+    store,
+    ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
+  });
+}
+
+function envOr(options: RunOptions, name: string): string | undefined {
+  try {
+    return (options.env ?? ((n: string) => Deno.env.get(n)))(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json } {
+  const spec = file.data;
+  return {
+    org: ctx.org,
+    domain: ctx.domain,
+    env: ctx.env,
+    actor: ctx.actor,
+    mode: ctx.mode,
+    agent: spec.agent.name,
+    agent_version: agentVersion(spec.agent as unknown as { [key: string]: Json }),
+    backend: spec.agent.backend,
+    model: spec.agent.model,
+    spec: spec.agent as unknown as Json,
+    inputs: (spec.inputs ?? []).map((i) => i.uri),
+    parent_run: spec.run.parent_run ?? null,
+    session_id: spec.run.session_id ?? null,
+    experiment: spec.experiment ?? null,
+    store: spec.run.store ?? "file",
+  };
+}
+
+async function resolveInputs(
+  ctx: RunContext,
+  inputs: { uri: string; as?: string }[],
+  catalog: RunCatalog | undefined,
+  signal: AbortSignal,
+): Promise<{ inputs: StagedInput[]; stager: InProcessStager }> {
+  const { recorder } = ctx;
+  const broker = new StubBroker(inputs.map((i) => i.uri), { env: ctx.env });
+  const stager = new InProcessStager(ctx.folder);
+  const resolver = catalog ? new ProvcatResolver(catalog, recorder) : null;
+  const snapshots: { snap: Snapshot; name: string; uri: string }[] = [];
+  for (const input of inputs) {
+    signal.throwIfAborted();
+    await recorder.record({
+      type: "access_requested",
+      component: "StubBroker",
+      refs: [input.uri],
+      data: { mode: "mounted_snapshot" },
+    });
+    const grant = broker.request(input.uri);
+    if (!grant.granted) {
+      await recorder.record({
+        type: "access_denied",
+        component: "StubBroker",
+        refs: [input.uri],
+        data: { mode: grant.mode, reason: grant.reason ?? "denied" },
+      });
+      throw new AccessDenied(input.uri, grant.reason ?? "denied");
+    }
+    await recorder.record({
+      type: "access_granted",
+      component: "StubBroker",
+      refs: [input.uri],
+      data: { mode: grant.mode, expires_at: grant.expires_at ?? null },
+    });
+    if (!resolver) {
+      throw new Error(`no catalog to resolve ${input.uri}: pass a catalog, or add a provcat.yaml`);
+    }
+    const snap = await resolver.resolve(input.uri);
+    snapshots.push({ snap, name: input.as ?? lastSegment(input.uri), uri: input.uri });
+  }
+  const staged: StagedInput[] = [];
+  for (const { snap, name, uri } of snapshots) {
+    await recorder.step(
+      "input_staged",
+      { component: "InProcessStager", spanName: "provrun.stage" },
+      async () => {
+        const s = await stager.stage({
+          path: snap.path,
+          pinned: snap.pinned ?? uri,
+          sha256: snap.sha256,
+          kind: snap.kind,
+        }, name);
+        staged.push(s);
+        return { refs: [s.pinned], data: { name, kind: s.kind, sha256: s.sha256 } };
+      },
+    );
+  }
+  return { inputs: staged, stager };
+}
+
+function lastSegment(uri: string): string {
+  const path = uri.replace(/[?#].*$/, "").replace(/\/+$/, "");
+  return path.slice(path.lastIndexOf("/") + 1) || "input";
+}

@@ -1,0 +1,216 @@
+/**
+ * The agent's filesystem tools: `read_file`, `list_files`, `grep_file` (on `/input` and `/output`),
+ * `write_file` (on `/output` only) and `note`. They run inside the sandbox's worker, whose Deno permissions
+ * are the outer bound; the paths they take are the agent's view (`/input/…`, `/output/…`), mapped here onto
+ * the run folder. A `..` segment and any other absolute path are refused before Deno is asked.
+ * @module
+ */
+import { join, posix } from "node:path";
+import { PathRefused } from "../run/errors.ts";
+
+/** A JSON schema, as a tool's input schema. */
+export type JsonSchema = { [key: string]: unknown };
+
+/** What a tool's `execute` gets beside its arguments. */
+export interface ToolContext {
+  /** The tool call's ID. */
+  callId: string;
+  /** The run folder's `input/`, `output/` and `scratch/` on disk. */
+  input: string;
+  output: string;
+  scratch: string;
+  /**
+   * Maps an agent path (`/input/a.csv`, `/output/b.txt`) onto the disk.
+   * @throws PathRefused for a `..` segment, a path outside the view, or (with `write`) outside `/output`.
+   */
+  path(agentPath: string, options?: { write?: boolean }): string;
+}
+
+/** A tool that runs in the sandbox: a name, a description, an input schema and its function. */
+export interface SandboxTool {
+  name: string;
+  description: string;
+  /** A JSON schema, or a zod schema (turned into JSON schema, and used to check the arguments). */
+  schema: JsonSchema | unknown;
+  execute(args: never, ctx: ToolContext): unknown;
+}
+
+/**
+ * Maps an agent path onto the run folder.
+ *
+ * @param root The run folder.
+ * @param agentPath The path the agent gave, such as `/input/revenue.csv`.
+ * @param options `write`: the path must be under `/output`.
+ * @returns The path on disk.
+ * @throws PathRefused naming the path and the rule.
+ * @example
+ * ```ts
+ * import { agentPath } from "./fs_tools.ts";
+ * agentPath("/runs/run-x", "/input/revenue.csv"); // "/runs/run-x/input/revenue.csv"
+ * ```
+ */
+export function agentPath(root: string, agentPath: string, options: { write?: boolean } = {}): string {
+  if (typeof agentPath !== "string" || agentPath === "" || agentPath.includes("\0")) {
+    throw new PathRefused(String(agentPath), "a path is a text such as /input/data.csv");
+  }
+  const segments = agentPath.split(/[\\/]+/);
+  if (segments.includes("..")) {
+    throw new PathRefused(agentPath, "`..` may not be used; name the file from /input or /output");
+  }
+  const norm = posix.normalize(agentPath.startsWith("/") ? agentPath : `/${agentPath}`);
+  const top = norm.split("/")[1] ?? "";
+  const allowed = options.write ? ["output"] : ["input", "output"];
+  if (!allowed.includes(top)) {
+    throw new PathRefused(
+      agentPath,
+      options.write
+        ? "files are written only under /output"
+        : "the agent sees only /input/… and /output/…; host paths are not visible",
+    );
+  }
+  return join(root, norm.slice(1));
+}
+
+/**
+ * Makes the context of one call.
+ *
+ * @example
+ * ```ts
+ * import { toolContext } from "./fs_tools.ts";
+ * toolContext("/runs/run-x", "c1").path("/output/a.txt", { write: true }); // "/runs/run-x/output/a.txt"
+ * ```
+ */
+export function toolContext(root: string, callId: string): ToolContext {
+  return {
+    callId,
+    input: join(root, "input"),
+    output: join(root, "output"),
+    scratch: join(root, "scratch"),
+    path: (p, o) => agentPath(root, p, o),
+  };
+}
+
+const MAX_READ = 1024 * 1024;
+
+/** The view path of a disk path under the run folder. */
+function viewOf(ctx: ToolContext, disk: string): string {
+  for (const [view, dir] of [["/input", ctx.input], ["/output", ctx.output]] as const) {
+    if (disk === dir) return view;
+    if (disk.startsWith(dir + "/")) return view + disk.slice(dir.length);
+  }
+  return disk;
+}
+
+async function* walk(dir: string): AsyncGenerator<{ path: string; isFile: boolean }> {
+  const entries: Deno.DirEntry[] = [];
+  for await (const e of Deno.readDir(dir)) entries.push(e);
+  entries.sort((a, b) => a.name.localeCompare(b.name));
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    yield { path, isFile: e.isFile };
+    if (e.isDirectory) yield* walk(path);
+  }
+}
+
+/** The built-in tools, in the order they are offered to the model. */
+export const FS_TOOLS: SandboxTool[] = [
+  {
+    name: "read_file",
+    description: "Read a text file from /input or /output. Returns its text (at most 1 MB).",
+    schema: {
+      type: "object",
+      properties: { path: { type: "string", description: "The file, such as /input/data.csv" } },
+      required: ["path"],
+      additionalProperties: false,
+    },
+    async execute(args: { path: string }, ctx: ToolContext) {
+      const bytes = await Deno.readFile(ctx.path(args.path));
+      const text = new TextDecoder().decode(bytes.subarray(0, MAX_READ));
+      return bytes.length > MAX_READ ? `${text}\n[cut at ${MAX_READ} of ${bytes.length} bytes]` : text;
+    },
+  },
+  {
+    name: "list_files",
+    description: "List the files under a folder of /input or /output (recursively), with their sizes.",
+    schema: {
+      type: "object",
+      properties: { path: { type: "string", description: "The folder, /input by default" } },
+      additionalProperties: false,
+    },
+    async execute(args: { path?: string }, ctx: ToolContext) {
+      const dir = ctx.path(args.path ?? "/input");
+      const out: { path: string; kind: "file" | "folder"; size: number }[] = [];
+      for await (const e of walk(dir)) {
+        const size = e.isFile ? (await Deno.stat(e.path)).size : 0;
+        out.push({ path: viewOf(ctx, e.path), kind: e.isFile ? "file" : "folder", size });
+      }
+      return out;
+    },
+  },
+  {
+    name: "grep_file",
+    description:
+      "Search a file, or every file under a folder, of /input or /output for a regular expression. " +
+      "Returns the matching lines with their numbers.",
+    schema: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "A JavaScript regular expression" },
+        path: { type: "string", description: "A file or folder, /input by default" },
+        max_matches: { type: "integer", minimum: 1, description: "At most this many lines (100)" },
+      },
+      required: ["pattern"],
+      additionalProperties: false,
+    },
+    async execute(args: { pattern: string; path?: string; max_matches?: number }, ctx: ToolContext) {
+      const re = new RegExp(args.pattern);
+      const start = ctx.path(args.path ?? "/input");
+      const max = args.max_matches ?? 100;
+      const files = (await Deno.stat(start)).isFile
+        ? [start]
+        : (await Array.fromAsync(walk(start))).filter((e) => e.isFile).map((e) => e.path);
+      const out: { path: string; line: number; text: string }[] = [];
+      for (const file of files) {
+        const lines = (await Deno.readTextFile(file)).split("\n");
+        for (let i = 0; i < lines.length && out.length < max; i++) {
+          if (re.test(lines[i]!)) out.push({ path: viewOf(ctx, file), line: i + 1, text: lines[i]! });
+        }
+      }
+      return out;
+    },
+  },
+  {
+    name: "write_file",
+    description: "Write a text file under /output (folders are made as needed). Returns its size.",
+    schema: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "The file, such as /output/answer.txt" },
+        content: { type: "string" },
+      },
+      required: ["path", "content"],
+      additionalProperties: false,
+    },
+    async execute(args: { path: string; content: string }, ctx: ToolContext) {
+      const path = ctx.path(args.path, { write: true });
+      await Deno.mkdir(join(path, ".."), { recursive: true });
+      const bytes = new TextEncoder().encode(args.content);
+      await Deno.writeFile(path, bytes);
+      return { path: viewOf(ctx, path), bytes: bytes.length };
+    },
+  },
+  {
+    name: "note",
+    description: "Add a note to the run's evidence: a finding, a citation, a doubt.",
+    schema: {
+      type: "object",
+      properties: { text: { type: "string" } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+    execute(args: { text: string }) {
+      if (typeof args.text !== "string" || !args.text.trim()) throw new TypeError("a note needs a text");
+      return { text: args.text };
+    },
+  },
+];

@@ -1,0 +1,11 @@
+/**
+ * Where an agent's tools run under the run's grants: the worker sandbox, the built-in filesystem tools, tools
+ * folders, MCP servers, and the tools an agent is given. Imports `run/` only.
+ * @module
+ */
+export * from "./fs_tools.ts";
+export * from "./sandbox.ts";
+export { type LoadedModule, loadTools } from "./sandbox_worker.ts";
+export * from "./tools_folder.ts";
+export * from "./mcp.ts";
+export * from "./tools.ts";

@@ -1,0 +1,8 @@
+/**
+ * A run's telemetry: the tracer provider and OTLP export the policy approves, the environment it reads,
+ * and the cut of spans to a destination's level. Imports `run/` only.
+ * @module
+ */
+export * from "./telemetry_env.ts";
+export * from "./span_cut.ts";
+export * from "./run_telemetry.ts";

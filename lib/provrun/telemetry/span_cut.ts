@@ -1,0 +1,102 @@
+/**
+ * A span cut to what a destination receives: provrun's senders pass each span through {@linkcode cutSpan}
+ * before an exporter sees it (provevi-reference.txt, "What a destination receives" and `plain_span_name`).
+ * @module
+ */
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import type { Attributes, AttributeValue, SpanContext } from "@opentelemetry/api";
+import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } from "../../provevi/mod.ts";
+
+/**
+ * The attributes a destination at `level` receives: below `bodies`, those that `attributesFor` keeps and that
+ * `plainAttribute` finds plain (so a model name with more than one `/` stays); at `bodies`, all of them.
+ *
+ * @param attributes The span's attributes.
+ * @param level The destination's level.
+ * @returns The attributes to send.
+ * @example
+ * ```ts
+ * import { cutAttributes } from "./span_cut.ts";
+ * cutAttributes({ "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 3, "x": "hi" }, "names");
+ * // { "gen_ai.request.model": "gpt-4o" }
+ * ```
+ */
+export function cutAttributes(attributes: Readonly<Record<string, unknown>>, level: Level): Attributes {
+  if (level === "bodies") return { ...attributes } as Attributes;
+  const out: Attributes = {};
+  for (const [key, value] of Object.entries(attributesFor(attributes, level))) {
+    if (plainAttribute(key, value)) {
+      Object.defineProperty(out, key, {
+        value: value as AttributeValue,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The name a destination at `level` receives: the span's own below `bodies` only when `plainSpanName` passes
+ * it, else its `gen_ai.operation.name` when that is plain, else `span`.
+ *
+ * @example
+ * ```ts
+ * import { cutName } from "./span_cut.ts";
+ * cutName("read /etc/passwd", {}, "names"); // "span"
+ * cutName("chat gpt-4o", {}, "names"); // "chat gpt-4o"
+ * ```
+ */
+export function cutName(name: string, attributes: Attributes, level: Level): string {
+  if (level === "bodies" || plainSpanName(name)) return name;
+  const operation = attributes["gen_ai.operation.name"];
+  return typeof operation === "string" && plainName(operation) ? operation : "span";
+}
+
+/** A span context without its trace state, which a library may fill with any text (`vendor=` + a prompt). */
+function withoutState(ctx: SpanContext): SpanContext {
+  const { traceState: _, ...rest } = ctx;
+  return rest;
+}
+
+/**
+ * A copy of a finished span as a destination at `level` receives it: the name and the attributes cut, the span
+ * events, the link attributes, the trace state of the span and its links, and a status message that is not a
+ * name left out below `bodies`. IDs, times, kind, scope and resource stay.
+ *
+ * @param span The finished span.
+ * @param level The destination's level.
+ * @returns A span to hand to an exporter.
+ * @example
+ * ```ts
+ * import { cutSpan } from "./span_cut.ts";
+ * // processor.onEnd = (span) => exporter.export([cutSpan(span, "usage")], () => {});
+ * ```
+ */
+export function cutSpan(span: ReadableSpan, level: Level): ReadableSpan {
+  const bodies = level === "bodies";
+  const message = span.status.message;
+  const cut: ReadableSpan = {
+    name: cutName(span.name, span.attributes, level),
+    kind: span.kind,
+    spanContext: bodies ? () => span.spanContext() : () => withoutState(span.spanContext()),
+    parentSpanContext: bodies || !span.parentSpanContext
+      ? span.parentSpanContext
+      : withoutState(span.parentSpanContext),
+    startTime: span.startTime,
+    endTime: span.endTime,
+    status: bodies || message === undefined || plainName(message) ? span.status : { code: span.status.code },
+    attributes: cutAttributes(span.attributes, level),
+    links: bodies ? span.links : span.links.map((l) => ({ context: withoutState(l.context) })),
+    events: bodies ? span.events : [],
+    duration: span.duration,
+    ended: span.ended,
+    resource: span.resource,
+    instrumentationScope: span.instrumentationScope,
+    droppedAttributesCount: span.droppedAttributesCount,
+    droppedEventsCount: bodies ? span.droppedEventsCount : 0,
+    droppedLinksCount: span.droppedLinksCount,
+  };
+  return cut;
+}

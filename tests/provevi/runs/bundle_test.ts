@@ -1,0 +1,161 @@
+import { join } from "node:path";
+import { assert, assertEquals } from "../../provcat/_assert.ts";
+import { makeBucket, makeRepo, NO_S3, s3Config, warnNoS3 } from "../../provcat/_helpers.ts";
+import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
+import { commitBundle, FileRunRecord, verifyBundle, verifyRun } from "../../../lib/provevi/mod.ts";
+import { writeRun } from "../_run.ts";
+import { removeWritable } from "../../_files.ts";
+
+warnNoS3();
+const RUN = "run-20261129T120000Z-0badc0de";
+const URI = `run://acme/demo/dev/${RUN}`;
+
+async function withBundleStore(
+  makeStore: (dir: string) => Promise<StoreConfig>,
+  fn: (catalog: Catalog, folder: string, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-bundle-" });
+  const catalog = await Catalog.open({
+    config: {
+      cache: join(dir, "cache"),
+      stores: { bundles: await makeStore(dir) },
+      routes: [{ prefix: "run://acme/demo/dev", store: "bundles", path: "runs" }],
+    },
+  });
+  try {
+    await fn(catalog, await writeRun(join(dir, "runs", RUN), RUN), dir);
+  } finally {
+    await catalog.close();
+    await removeWritable(dir);
+  }
+}
+
+const git = async (dir: string): Promise<StoreConfig> => ({
+  type: "git",
+  path: await makeRepo(join(dir, "bundles"), { "README.md": "bundles\n" }),
+});
+const s3 = async (): Promise<StoreConfig> => s3Config(await makeBucket());
+
+/** Rewrites the run's events and manifest together, as a second valid run with a changed note. */
+async function rewrite(folder: string, dir: string): Promise<void> {
+  const other = await writeRun(join(dir, "other", RUN), RUN, { note: "rewritten" });
+  for (const name of ["events.jsonl", "manifest.json"]) {
+    await Deno.copyFile(join(other, "evidence", name), join(folder, "evidence", name));
+  }
+}
+
+for (const [name, make] of [["git", git], ["s3", s3]] as const) {
+  Deno.test({
+    name: `commitBundle() to the ${name} store pins the bundle, and it reads back at its pinned version`,
+    ignore: name === "s3" && NO_S3,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: () =>
+      withBundleStore(make, async (catalog, folder) => {
+        const bundle = await commitBundle(catalog, folder, URI);
+        assert(bundle.pinned?.startsWith(`${URI}?at=commit:`), bundle.pinned ?? "null");
+        assertEquals(JSON.parse(await Deno.readTextFile(join(folder, "bundle.json"))), bundle);
+        const record = new FileRunRecord(RUN, folder);
+        assertEquals((await verifyBundle(catalog, record, bundle.pinned!)).problems, []);
+        const check = await verifyRun(record, { catalog });
+        assertEquals([check.ok, check.bundle, check.problems], [true, bundle.pinned, []]);
+        const answer = await catalog.read(bundle.pinned!.replace("?at=", "/output/answer.txt?at="));
+        assertEquals(new TextDecoder().decode(answer), "42\n");
+      }),
+  });
+
+  Deno.test({
+    name:
+      `verifyRun() fails a run rewritten after its commit to the ${name} store, though its chain is valid`,
+    ignore: name === "s3" && NO_S3,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: () =>
+      withBundleStore(make, async (catalog, folder, dir) => {
+        await commitBundle(catalog, folder, URI);
+        await rewrite(folder, dir);
+        const check = await verifyRun(new FileRunRecord(RUN, folder), { catalog });
+        assertEquals(check.ok, false);
+        assertEquals(check.problems.length, 2, check.problems.join("\n"));
+        assert(check.problems[0]!.startsWith("evidence/events.jsonl differs from the committed bundle"));
+        assert(check.problems[1]!.startsWith("evidence/manifest.json differs from the committed bundle"));
+      }),
+  });
+}
+
+Deno.test("a bundle in a folder store stays unpinned, and the verdict says so", async () => {
+  await withBundleStore(
+    (dir) => Promise.resolve({ type: "folder" as const, path: join(dir, "plain") }),
+    async (catalog, folder) => {
+      const bundle = await commitBundle(catalog, folder, URI);
+      assertEquals(bundle, { uri: URI, pinned: null });
+      const record = new FileRunRecord(RUN, folder);
+      const check = await verifyRun(record, { catalog });
+      assertEquals([check.ok, check.bundle, check.unpinnedBundle], [true, null, URI]);
+      const required = await verifyRun(record, { catalog, requireBundle: true });
+      assertEquals(required.problems, [
+        `the bundle ${URI} is unpinned (its store has no commits), and a pinned bundle is required`,
+      ]);
+    },
+  );
+});
+
+Deno.test("verifyRun() trusts --bundle over bundle.json, and refuses a bundle pinned to a branch", async () => {
+  await withBundleStore(git, async (catalog, folder, dir) => {
+    const bundle = await commitBundle(catalog, folder, URI);
+    await rewrite(folder, dir);
+    await Deno.writeTextFile(join(folder, "bundle.json"), JSON.stringify({ uri: URI, pinned: null }));
+    const record = new FileRunRecord(RUN, folder);
+    const check = await verifyRun(record, { catalog, bundle: bundle.pinned! });
+    assertEquals(check.ok, false);
+    const branch = await verifyRun(record, { catalog, bundle: `${URI}?at=branch:main` });
+    assert(branch.problems.some((p) => p.includes("names no commit")), branch.problems.join("\n"));
+  });
+});
+
+Deno.test("verifyRun() with a catalog function opens no catalog when the run has no bundle", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const folder = await writeRun(join(dir, RUN), RUN);
+    let opened = 0;
+    const check = await verifyRun(new FileRunRecord(RUN, folder), {
+      catalog: () => {
+        opened += 1;
+        throw new Error("must not open");
+      },
+    });
+    assertEquals([check.ok, opened], [true, 0]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("verifyRun() without a catalog does not pass a run with a pinned bundle", async () => {
+  await withBundleStore(git, async (catalog, folder) => {
+    await commitBundle(catalog, folder, URI);
+    const check = await verifyRun(new FileRunRecord(RUN, folder));
+    assertEquals(check.ok, false);
+    assert(check.problems[0]!.includes("no catalog was given"), check.problems[0]);
+    const broken = await verifyRun(new FileRunRecord(RUN, folder), {
+      catalog: () => Catalog.open({ configPath: "/nonexistent/provcat.yaml" }),
+    });
+    assert(broken.problems[0]!.includes("the catalog cannot be opened"), broken.problems[0]);
+  });
+});
+
+Deno.test({
+  name: "verifyBundle() fails a bundle whose committed output is not the output the run recorded",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBundleStore(git, async (catalog, folder) => {
+      await commitBundle(catalog, folder, URI);
+      // Someone commits a changed answer into the bundle, and names that commit as the bundle.
+      await catalog.put(`${URI}/output/answer.txt`, new TextEncoder().encode("43\n"));
+      const { pinned } = await catalog.commit(URI, "a changed answer");
+      const check = await verifyBundle(catalog, new FileRunRecord(RUN, folder), pinned!);
+      assertEquals(check.problems, [
+        `output/answer.txt in the committed bundle ${pinned} is not the output the run recorded`,
+      ]);
+    }),
+});

@@ -1,0 +1,339 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { checkRunRows, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { writeRichRun } from "../_rich_run.ts";
+
+const EXP = "experiment://acme/risk/dev/credit/q";
+const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+const RUN = "run-20261129T120000Z-0000c0de";
+const K = `run_id "${RUN}"`;
+
+/** Each way of changing a row, and the row the problem must name. */
+const CHANGES: [string, string, RegExp][] = [
+  [
+    "an event's column",
+    `UPDATE provevi_events SET type = 'note_added' WHERE seq = 2`,
+    new RegExp(`provevi_events \\(${K}, seq 2\\): column type`),
+  ],
+  [
+    "an event's time",
+    `UPDATE provevi_events SET time = '2020-01-01T00:00:00Z' WHERE seq = 1`,
+    new RegExp(`provevi_events \\(${K}, seq 1\\): column time`),
+  ],
+  [
+    "an event's line",
+    `UPDATE provevi_events SET line = replace(line, 'mounted_snapshot', 'copy') WHERE seq = 1`,
+    new RegExp(`provevi_events \\(${K}, seq 1\\): its line differs`),
+  ],
+  [
+    "a deleted event",
+    `DELETE FROM provevi_events WHERE seq = 3`,
+    new RegExp(`provevi_events lacks the rows of run "${RUN}" for seq 3`),
+  ],
+  [
+    "a deleted last event",
+    `DELETE FROM provevi_events WHERE seq = (SELECT max(seq) FROM provevi_events)`,
+    /lines \d+–\d+ are not in the store/,
+  ],
+  [
+    "an event's URI",
+    `UPDATE provevi_event_refs SET uri = 'data+table://acme/x' WHERE seq = 1`,
+    new RegExp(`provevi_event_refs \\(${K}, seq 1\\) holds`),
+  ],
+  [
+    "a deleted URI",
+    `DELETE FROM provevi_event_refs WHERE seq = 2`,
+    new RegExp(`provevi_event_refs \\(${K}, seq 2\\) holds \\[\\]`),
+  ],
+  ["a deleted run", `DELETE FROM provevi_runs`, new RegExp(`provevi_runs \\(${K}\\) is missing`)],
+  [
+    "the run's org",
+    `UPDATE provevi_runs SET org = 'evil'`,
+    new RegExp(`provevi_runs \\(${K}\\): column org`),
+  ],
+  [
+    "the run's actor",
+    `UPDATE provevi_runs SET actor = 'eve'`,
+    new RegExp(`provevi_runs \\(${K}\\): column actor`),
+  ],
+  [
+    "the run's mode",
+    `UPDATE provevi_runs SET mode = 'lenient'`,
+    new RegExp(`provevi_runs \\(${K}\\): column mode`),
+  ],
+  [
+    "the run's parent",
+    `UPDATE provevi_runs SET parent_run = 'run-other'`,
+    new RegExp(`provevi_runs \\(${K}\\): column parent_run`),
+  ],
+  [
+    "the run's status",
+    `UPDATE provevi_runs SET status = 'failed'`,
+    new RegExp(`provevi_runs \\(${K}\\): status`),
+  ],
+  [
+    "the run's start",
+    `UPDATE provevi_runs SET started_at = '2020-01-01T00:00:00Z'`,
+    new RegExp(`provevi_runs \\(${K}\\): column started_at`),
+  ],
+  [
+    "the run's end",
+    `UPDATE provevi_runs SET ended_at = NULL`,
+    new RegExp(`provevi_runs \\(${K}\\): ended_at`),
+  ],
+  [
+    "the run's agent",
+    `UPDATE provevi_runs SET agent = 'acme/demo/dev/other'`,
+    new RegExp(`provevi_runs \\(${K}\\): column agent `),
+  ],
+  [
+    "the run's agent version",
+    `UPDATE provevi_runs SET agent_version = '${"0".repeat(64)}'`,
+    new RegExp(`provevi_runs \\(${K}\\): column agent_version`),
+  ],
+  [
+    "the run's experiment",
+    `UPDATE provevi_runs SET experiment = 'experiment://x'`,
+    new RegExp(`provevi_runs \\(${K}\\): column experiment `),
+  ],
+  [
+    "the run's experiment pin",
+    `UPDATE provevi_runs SET experiment_pin = NULL`,
+    new RegExp(`provevi_runs \\(${K}\\): column experiment_pin`),
+  ],
+  [
+    "the run's experiment hash",
+    `UPDATE provevi_runs SET experiment_sha256 = 'x'`,
+    new RegExp(`provevi_runs \\(${K}\\): column experiment_sha256`),
+  ],
+  [
+    "the manifest hash",
+    `UPDATE provevi_runs SET manifest_sha256 = '${"0".repeat(64)}'`,
+    new RegExp(`provevi_runs \\(${K}\\): manifest_sha256`),
+  ],
+  [
+    "the last hash",
+    `UPDATE provevi_runs SET last_hash = NULL`,
+    new RegExp(`provevi_runs \\(${K}\\): last_hash`),
+  ],
+  [
+    "the bundle's place",
+    `UPDATE provevi_runs SET bundle_pinned = 'run://x?at=commit:0'`,
+    new RegExp(`provevi_runs \\(${K}\\): bundle_pinned`),
+  ],
+  [
+    "a setting",
+    `UPDATE provevi_run_params SET value = '"gpt-x"' WHERE key = 'model'`,
+    new RegExp(`provevi_run_params \\(${K}, key model\\): value`),
+  ],
+  [
+    "a deleted setting",
+    `DELETE FROM provevi_run_params WHERE key = 'limits'`,
+    new RegExp(`provevi_run_params \\(${K}, key limits\\) is missing`),
+  ],
+  [
+    "an added setting",
+    `INSERT INTO provevi_run_params VALUES ('${RUN}', 'secret', '"x"')`,
+    new RegExp(`provevi_run_params \\(${K}, key secret\\) is not a setting`),
+  ],
+  [
+    "the agent class",
+    `UPDATE provevi_agents SET org = 'evil'`,
+    /provevi_agents \(agent acme\/demo\/dev\/revenue-question\): column org/,
+  ],
+  [
+    "a deleted agent class",
+    `DELETE FROM provevi_agents`,
+    /provevi_agents \(agent acme\/demo\/dev\/revenue-question\) is missing/,
+  ],
+  [
+    "the agent version's model",
+    `UPDATE provevi_agent_versions SET model = 'other'`,
+    /provevi_agent_versions \(agent acme\/demo\/dev\/revenue-question, version [0-9a-f]{64}\): column model/,
+  ],
+  [
+    "a deleted agent version",
+    `DELETE FROM provevi_agent_versions`,
+    /provevi_agent_versions \(agent acme\/demo\/dev\/revenue-question, version [0-9a-f]{64}\) is missing/,
+  ],
+  [
+    "a deleted experiment",
+    `DELETE FROM provevi_experiments`,
+    /provevi_experiments \(experiment experiment:\/\/acme\/risk\/dev\/credit\/q\) is missing/,
+  ],
+  [
+    "the experiment version's hash",
+    `UPDATE provevi_experiment_versions SET sha256 = 'x'`,
+    /provevi_experiment_versions \(experiment experiment:\/\/acme\/risk\/dev\/credit\/q, pin .*\): sha256/,
+  ],
+  [
+    "a deleted experiment version",
+    `DELETE FROM provevi_experiment_versions`,
+    /provevi_experiment_versions \(experiment .*\) is missing/,
+  ],
+  [
+    "a payload's size",
+    `UPDATE provevi_payloads SET size = size + 1`,
+    new RegExp(`provevi_payloads \\(${K}, sha256 [0-9a-f]{64}\\): size`),
+  ],
+  [
+    "a deleted payload",
+    `DELETE FROM provevi_payloads`,
+    new RegExp(`provevi_payloads \\(${K}, sha256 [0-9a-f]{64}\\) is missing`),
+  ],
+  [
+    "a trigger on a provevi table",
+    `CREATE TRIGGER t AFTER INSERT ON provevi_events BEGIN SELECT 1; END`,
+    /store: the schema has a trigger t/,
+  ],
+  [
+    "an event's line of null",
+    `UPDATE provevi_events SET line = 'null' WHERE seq = 1`,
+    new RegExp(`provevi_events \\(${K}, seq 1\\): its line is not a JSON object`),
+  ],
+  [
+    "a changed view",
+    `DROP VIEW provevi_grants; CREATE VIEW provevi_grants AS SELECT 1`,
+    /store: the schema's view provevi_grants was changed/,
+  ],
+];
+
+Deno.test("checkRun() fails each way of changing a row with a problem naming the row", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN), {
+      experiment: EXP,
+      experimentPin: PIN,
+      experimentSha256: "e".repeat(64),
+      parentRun: "run-parent",
+      inputs: ["data+table://acme/demo/dev/evals/revenue"],
+    });
+    const bundle = {
+      uri: `run://acme/demo/dev/${RUN}`,
+      pinned: `run://acme/demo/dev/${RUN}?at=commit:${"9".repeat(40)}`,
+    };
+    await Deno.writeTextFile(join(dir, RUN, "bundle.json"), JSON.stringify(bundle));
+    await store.recordBundle(RUN, bundle);
+    assert.deepEqual(await store.checkRun(RUN), []);
+    // The bundle and the experiment here name commits of no catalog: only they may fail, not the rows.
+    const problems = (await verifyRun(await store.readRun(RUN), { store })).problems;
+    assert.deepEqual(problems.filter((p) => !/no catalog was given/.test(p)), []);
+    const db = store.db;
+    for (const [what, sql, expected] of CHANGES) {
+      db.exec("BEGIN");
+      try {
+        db.exec(sql);
+        const problems = await checkRunRows(db, RUN);
+        assert.ok(problems.some((p) => expected.test(p)), `${what}: ${JSON.stringify(problems, null, 2)}`);
+      } finally {
+        db.exec("ROLLBACK");
+      }
+    }
+    assert.deepEqual(await store.checkRun(RUN), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("verifyRun() with a sqlite store reports a changed row", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN));
+    store.db.exec("UPDATE provevi_events SET actor = 'eve' WHERE seq = 0");
+    const check = await verifyRun(await store.readRun(RUN), { store });
+    assert.equal(check.ok, false);
+    assert.match(check.problems.join("\n"), /provevi_events \(run_id ".*", seq 0\): column actor is "eve"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("checkRun() reports events.jsonl that cannot be read, or is not UTF-8, and does not throw", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN));
+    const events = join(dir, RUN, "evidence", "events.jsonl");
+    const bytes = await Deno.readFile(events);
+    await Deno.writeFile(events, new Uint8Array([...bytes, 0xff, 0x0a]));
+    assert.match(
+      (await store.checkRun(RUN)).join("\n"),
+      /events\.jsonl cannot be read: .* is not valid UTF-8/,
+    );
+    await Deno.remove(events);
+    await Deno.mkdir(events);
+    assert.match((await store.checkRun(RUN)).join("\n"), /events\.jsonl cannot be read/);
+    assert.equal((await verifyRun(await store.readRun(RUN), { store })).ok, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Rows that borrow the run: forged as if the run reported them, or judging what the run lacks. */
+const FORGED: [string, string, RegExp][] = [
+  [
+    "a forged experiment version",
+    `INSERT INTO provevi_experiment_versions VALUES ('${EXP}', '${EXP}?at=commit:${
+      "2".repeat(40)
+    }', NULL, '${RUN}')`,
+    new RegExp(`provevi_experiment_versions \\(experiment ${EXP}, pin \\S+2{40}\\) names run "${RUN}"`),
+  ],
+  [
+    "a forged experiment",
+    `INSERT INTO provevi_experiments VALUES ('experiment://acme/x/dev/f/q', '${RUN}')`,
+    new RegExp(`provevi_experiments \\(experiment experiment://acme/x/dev/f/q\\) names run "${RUN}"`),
+  ],
+  [
+    "a forged agent version",
+    `INSERT INTO provevi_agent_versions (agent, version, first_run)
+     VALUES ('acme/demo/dev/revenue-question', '${"a".repeat(64)}', '${RUN}')`,
+    new RegExp(`provevi_agent_versions \\(agent acme/demo/dev/revenue-question, version a{64}\\) names run`),
+  ],
+  [
+    "a forged agent class",
+    `INSERT INTO provevi_agents VALUES ('acme/demo/dev/ghost', 'acme', 'demo', 'dev', 'ghost', '${RUN}')`,
+    /provevi_agents \(agent acme\/demo\/dev\/ghost\) names run/,
+  ],
+  [
+    "an assessment of an event the run lacks",
+    `INSERT INTO provevi_assessments (run_id, seq, name, value, created_at) VALUES ('${RUN}', 999, 'x', '1', 't')`,
+    new RegExp(`provevi_assessments \\(id \\d+, ${K}\\) judges event 999, which the run lacks`),
+  ],
+  [
+    "an assessment of a span the run lacks",
+    `INSERT INTO provevi_assessments (run_id, span_id, name, value, created_at)
+     VALUES ('${RUN}', '0123456789abcdef', 'x', '1', 't')`,
+    new RegExp(`provevi_assessments \\(id \\d+, ${K}\\) judges span 0123456789abcdef`),
+  ],
+  [
+    "an assessment whose value is not JSON",
+    `INSERT INTO provevi_assessments (run_id, name, value, created_at) VALUES ('${RUN}', 'x', 'nope', 't')`,
+    new RegExp(`provevi_assessments \\(id \\d+, ${K}\\): its value is not JSON`),
+  ],
+];
+
+Deno.test("checkRun() reports a forged row that names the run as its first, and an assessment of what the run lacks", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN), { experiment: EXP, experimentPin: PIN });
+    await store.assess(`${RUN}#1`, "ok", true);
+    assert.deepEqual(await store.checkRun(RUN), []);
+    const db = store.db;
+    for (const [what, sql, expected] of FORGED) {
+      db.exec("BEGIN");
+      try {
+        db.exec(sql);
+        const problems = await checkRunRows(db, RUN);
+        assert.ok(problems.some((p) => expected.test(p)), `${what}: ${JSON.stringify(problems, null, 2)}`);
+      } finally {
+        db.exec("ROLLBACK");
+      }
+    }
+    assert.deepEqual(await store.checkRun(RUN), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

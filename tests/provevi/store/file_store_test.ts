@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { EventChain, EvidenceError, FileStore, RunNotFound } from "../../../lib/provevi/mod.ts";
+import { storeContract } from "./store_contract.ts";
+
+storeContract("FileStore", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "provevi-file-" });
+  return { store: new FileStore({ runs }), runs };
+});
+
+Deno.test("FileStore: a line is in events.jsonl before append returns", async () => {
+  const runs = await Deno.makeTempDir();
+  const writer = await new FileStore({ runs }).openRun("run-a");
+  const chain = new EventChain("run-a");
+  const next = chain.next({ type: "run_created", component: "RunContext", actor: "me" });
+  await writer.append(next.line, next.event);
+  assert.equal(await Deno.readTextFile(join(runs, "run-a", "evidence", "events.jsonl")), next.line + "\n");
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("FileStore: a seal that cannot write the manifest fails", async () => {
+  const runs = await Deno.makeTempDir();
+  const writer = await new FileStore({ runs }).openRun("run-b");
+  await Deno.remove(join(runs, "run-b", "evidence"), { recursive: true });
+  await assert.rejects(() => writer.seal(), EvidenceError);
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("FileStore: a run ID that names a link under the runs root is refused", async () => {
+  const runs = await Deno.makeTempDir();
+  const store = new FileStore({ runs });
+  await (await store.openRun("run-real")).seal();
+  await Deno.symlink(join(runs, "run-real"), join(runs, "run-fake"));
+  await assert.rejects(() => store.readRun("run-fake"), RunNotFound);
+  await Deno.remove(runs, { recursive: true });
+});

@@ -1,0 +1,129 @@
+/**
+ * The contract every {@linkcode EvidenceStore} passes: the file store, the sqlite store, the postgres store.
+ * A store's test calls {@linkcode storeContract} with a function that opens a fresh store.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  EventChain,
+  type EvidenceStore,
+  ProveviError,
+  RunNotFound,
+  sha256Hex,
+  utf8,
+  verify,
+  verifyRun,
+} from "../../../lib/provevi/mod.ts";
+import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
+
+/** A fresh store in a temporary runs root. */
+export interface StoreUnderTest {
+  store: EvidenceStore;
+  runs: string;
+}
+
+/**
+ * Registers the contract's tests for one store.
+ *
+ * @param name The store's name in the test names.
+ * @param open Opens a fresh, empty store under a new runs root.
+ */
+export function storeContract(name: string, open: () => Promise<StoreUnderTest>): void {
+  const test = (what: string, fn: (t: StoreUnderTest) => Promise<void>) =>
+    Deno.test(`${name}: ${what}`, async () => {
+      const t = await open();
+      try {
+        await fn(t);
+      } finally {
+        await t.store.close();
+        await Deno.remove(t.runs, { recursive: true }).catch(() => {});
+      }
+    });
+
+  test("a written run reads back line for line and verifies", async ({ store, runs }) => {
+    const writer = await store.openRun(SAMPLE_RUN_ID);
+    assert.equal(writer.folder, join(runs, SAMPLE_RUN_ID));
+    const manifest = await writeSampleRun(writer);
+    const record = await store.readRun(SAMPLE_RUN_ID);
+    const text = await record.eventsText();
+    assert.ok(text);
+    const lines = text.trimEnd().split("\n");
+    assert.equal(lines.length, manifest.events);
+    assert.equal(sha256Hex(lines.at(-1)!), manifest.last_hash);
+    assert.equal(manifest.status, "completed");
+    assert.deepEqual(await verify(record), { ok: true, problems: [] });
+    const check = await verifyRun(record, { store });
+    assert.deepEqual(check.problems, []);
+  });
+
+  test("the run folder holds events.jsonl, payloads/ and manifest.json", async ({ store, runs }) => {
+    await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+    for (const path of ["events.jsonl", "manifest.json", "payloads"]) {
+      await Deno.stat(join(runs, SAMPLE_RUN_ID, "evidence", path));
+    }
+  });
+
+  test("a payload is stored once under its SHA-256 and read back with its hash checked", async ({ store }) => {
+    const writer = await store.openRun("run-payloads");
+    const bytes = utf8("a payload");
+    const first = await writer.putPayload(bytes);
+    const second = await writer.putPayload(bytes);
+    assert.equal(first, sha256Hex(bytes));
+    assert.equal(second, first);
+    const manifest = await writer.seal();
+    assert.deepEqual(manifest.payloads, [{ sha256: first, size: bytes.length }]);
+    const record = await store.readRun("run-payloads");
+    assert.deepEqual(await record.payload(first), bytes);
+    await Deno.writeTextFile(join(writer.folder, "evidence", "payloads", first), "changed");
+    await assert.rejects(() => record.payload(first), ProveviError);
+  });
+
+  test("a run ID is used once", async ({ store }) => {
+    const writer = await store.openRun("run-once");
+    await writer.seal();
+    await assert.rejects(() => store.openRun("run-once"), /exists already/);
+  });
+
+  test("a sealed run takes no more events or payloads", async ({ store }) => {
+    const writer = await store.openRun("run-sealed");
+    const chain = new EventChain("run-sealed");
+    const next = chain.next({ type: "run_created", component: "RunContext", actor: "me" });
+    await writer.append(next.line, next.event);
+    await writer.seal();
+    await assert.rejects(() => writer.append(next.line, next.event), /sealed/);
+    await assert.rejects(() => writer.putPayload(utf8("x")), /sealed/);
+  });
+
+  test("a run sealed without its ending event is incomplete", async ({ store }) => {
+    const writer = await store.openRun("run-cut");
+    const chain = new EventChain("run-cut");
+    const next = chain.next({ type: "run_created", component: "RunContext", actor: "me" });
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+    const manifest = await writer.seal({
+      lost: [{ type: "model_called", time: next.event.time, error: "disk full" }],
+    });
+    assert.equal(manifest.status, "incomplete");
+    assert.equal(manifest.lost.length, 1);
+    assert.ok((await verify(await store.readRun("run-cut"))).ok);
+  });
+
+  test("runIds lists the runs oldest first", async ({ store }) => {
+    for (const id of ["run-20261129T120002Z-00000002", "run-20261129T120001Z-00000001"]) {
+      await (await store.openRun(id)).seal();
+    }
+    assert.deepEqual(await store.runIds(), [
+      "run-20261129T120001Z-00000001",
+      "run-20261129T120002Z-00000002",
+    ]);
+  });
+
+  test("reading a run that does not exist throws RunNotFound", async ({ store }) => {
+    await assert.rejects(() => store.readRun("run-missing"), RunNotFound);
+  });
+
+  test("a run ID that is a path is refused", async ({ store }) => {
+    await assert.rejects(() => store.openRun("../escape"), TypeError);
+  });
+}
