@@ -1,0 +1,48 @@
+/**
+ * `prove assess`: a judgement on a run, an event or a span, written to the store.
+ * @module
+ */
+import { parseAssessmentValue, questionsOf } from "../../lib/provevi/mod.ts";
+import { printAssessments } from "../_listing.ts";
+import { UsageError } from "../_main.ts";
+import type { ProveContext } from "./_context.ts";
+
+/** Adds the command to `prove`. */
+export function addAssess({ program, io, withStore }: ProveContext): void {
+  program.command("assess")
+    .description("Record a judgement on a run, one of its events, or one of its spans (writes the store).")
+    .argument("<run>", "a run ID in the store")
+    .argument("<name>", "the assessment's name, such as correct or score")
+    .argument("<value>", "true, false, a number, or a text")
+    .option("--rationale <text>", "why")
+    .option("--source <who>", "who or what judged, such as an email address or an evaluator's name")
+    .option("--event <seq>", "judge the event with this seq")
+    .option("--span <id>", "judge the span with this ID (16 hex digits)")
+    .option("--json", "print JSON")
+    .action((
+      run: string,
+      name: string,
+      value: string,
+      opts: { rationale?: string; source?: string; event?: string; span?: string; json?: boolean },
+    ) =>
+      withStore(async (store) => {
+        if (opts.event !== undefined && opts.span !== undefined) {
+          throw new UsageError("give --event or --span, not both");
+        }
+        if (opts.event !== undefined && !/^\d+$/.test(opts.event)) {
+          throw new UsageError("--event takes a seq, a whole number");
+        }
+        const target = {
+          run,
+          ...(opts.event !== undefined ? { seq: Number(opts.event) } : {}),
+          ...(opts.span !== undefined ? { span: opts.span } : {}),
+        };
+        const a = await questionsOf(store, "prove assess").assess(target, name, parseAssessmentValue(value), {
+          ...(opts.rationale !== undefined ? { rationale: opts.rationale } : {}),
+          ...(opts.source !== undefined ? { source: opts.source } : {}),
+        });
+        if (opts.json) io.out(JSON.stringify(a, null, 2));
+        else printAssessments([a], io);
+      }, { write: true })
+    );
+}
