@@ -158,3 +158,13 @@ Deno.test("no library file imports from cli/ or tests/", async () => {
     }
   }
 });
+
+Deno.test("docs/layout.md has a row for every folder of the table", async () => {
+  const doc = await Deno.readTextFile(join(ROOT, "docs", "layout.md"));
+  const missing = Object.entries(FOLDERS).flatMap(([part, table]) =>
+    Object.keys(table).filter((folder) => !new RegExp(`^\\| \`${part}/${folder}/\` +\\|`, "m").test(doc)).map(
+      (f) => `${part}/${f}/`,
+    )
+  );
+  assert.deepEqual(missing, []);
+});
