@@ -8,11 +8,19 @@
  * provtrace runs --db PATH [--json]
  * provtrace export --db PATH --kind steps|sft [--per call|run] [--experiment URI] [--agent NAME]
  *   [--status S] [--assessment NAME>=VALUE] [--allow-unverified]
+ * provtrace query --db PATH SQL [--json]
  * ```
  * @module
  */
 import { Command } from "commander";
-import { buildTrace, checkTrace, exportTrace, openTraceDb, traceRuns } from "../lib/provtrace/mod.ts";
+import {
+  buildTrace,
+  checkTrace,
+  exportTrace,
+  openTraceDb,
+  queryTrace,
+  traceRuns,
+} from "../lib/provtrace/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { printColumns } from "./_listing.ts";
@@ -169,6 +177,20 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         allowUnverified: opts.allowUnverified === true,
       });
       for (const line of lines) io.out(JSON.stringify(line));
+    });
+
+  program.command("query")
+    .description("Ask the database a question in SQL, on a read-only connection; print the rows.")
+    .requiredOption("--db <path>", "the trace database")
+    .argument("<sql>", "one SQL statement, such as a SELECT")
+    .option("--json", "print JSON")
+    .action((sql: string, opts: { db: string; json?: boolean }) => {
+      const answer = queryTrace(opts.db, sql);
+      if (opts.json) return json(answer.rows);
+      const cell = (
+        v: unknown,
+      ) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
+      printColumns([answer.columns, ...answer.rows.map((r) => answer.columns.map((c) => cell(r[c])))], io);
     });
 
   return await runProgram(program, args, io, result);

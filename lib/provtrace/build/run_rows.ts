@@ -372,7 +372,7 @@ export async function runRows(source: RunSource): Promise<RunRows> {
     env: str(d.env),
     actor: str(d.actor) ?? first.actor,
     mode: str(d.mode),
-    experiment: str(d.experiment),
+    experiment: str(d.experiment)?.replace(/\?.*$/, "") ?? null,
     experiment_pin: str(d.experiment_pin),
     agent: str(d.agent) ?? str(spec.name),
     agent_version: str(d.agent_version),

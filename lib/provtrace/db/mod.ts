@@ -6,3 +6,4 @@
 export * from "./schema.ts";
 export * from "./trace_db.ts";
 export * from "./trace_runs.ts";
+export * from "./query.ts";
