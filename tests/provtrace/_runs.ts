@@ -47,10 +47,11 @@ export interface TestRuns extends AsyncDisposable {
 }
 
 /** Makes the two runs. */
-export async function makeRuns(): Promise<TestRuns> {
+export async function makeRuns(options: { store?: (root: string) => string } = {}): Promise<TestRuns> {
   const t = await gitCatalog({ "finance/revenue.csv": CSV });
+  const store = options.store ? `, store: "${options.store(t.root)}"` : "";
   const agent = RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict, session_id: "conv-7", bundle: true }
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict, session_id: "conv-7", bundle: true${store} }
 agent:
   name: analyst
   backend: agent
@@ -65,7 +66,7 @@ inputs:
 outputs: [answer.txt]
 `);
   const call = RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict, bundle: true }
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict, bundle: true${store} }
 agent:
   name: revenue-question
   backend: call

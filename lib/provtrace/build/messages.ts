@@ -158,6 +158,10 @@ function parseArgs(input: Json | undefined): Json {
 
 function fileRef(data: Json | undefined): { sha256: string | null; url: string | null } {
   if (isObj(data) && typeof data.$payload === "string") return { sha256: data.$payload, url: null };
+  // The AI SDK's file data: `{ type: "data", data }`, `{ type: "url", url }`, `{ type: "text", text }`.
+  if (isObj(data) && data.type === "data") return fileRef(data.data);
+  if (isObj(data) && data.type === "url") return { sha256: null, url: str(data.url) };
+  if (isObj(data) && data.type === "text") return { sha256: sha256Hex(str(data.text) ?? ""), url: null };
   if (typeof data === "string") {
     if (/^[a-z][a-z0-9+.-]*:/i.test(data) && !data.startsWith("data:")) return { sha256: null, url: data };
     const base64 = data.startsWith("data:") ? data.slice(data.indexOf(",") + 1) : data;
