@@ -80,7 +80,7 @@ Deno.test("provtrace check exits 1 and names a run whose source changed", async 
   await Deno.writeTextFile(manifest, text.replace(/"last_hash":"[0-9a-f]{4}/, '"last_hash":"0000'));
   const io = bufferIo();
   assert.equal(await provtrace(["check", "--db", s.db], io), 1);
-  assert.match(io.stdout[0]!, /^run-20261129T120000Z-0badc0de  changed  the store's last hash is 0000/);
+  assert.match(io.stdout[0]!, /^run-20261129T120000Z-0badc0de {2}changed {2}the store's last hash is 0000/);
 });
 
 Deno.test("provtrace build refuses a run that does not verify: one line naming the problem, exit 1", async () => {
