@@ -201,5 +201,12 @@ if (import.meta.main) {
   if (problem) {
     processIo().err(`provtrace: ${problem}`);
     Deno.exitCode = 1;
-  } else Deno.exitCode = await provtrace(Deno.args);
+  } else {
+    try {
+      Deno.exitCode = await provtrace(Deno.args);
+    } catch (error) {
+      // `provtrace export … | head` closes the pipe early: the reader has what it wanted.
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    }
+  }
 }
