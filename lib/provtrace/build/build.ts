@@ -16,11 +16,11 @@ import {
   sha256Hex,
   verifyRun,
 } from "../../provevi/mod.ts";
-import { BUILD_VERSION, openTraceDb, RUN_TABLES } from "../db/mod.ts";
-import { type Row, type RunRows, runRows } from "./run_rows.ts";
+import { TRACE_BUILD_VERSION, openTraceDb, TRACE_RUN_TABLES } from "../db/mod.ts";
+import { type TraceRow, type TraceRunRows, runRows } from "./run_rows.ts";
 
 /** What {@linkcode buildTrace} builds from, and how. */
-export interface BuildOptions {
+export interface TraceBuildOptions {
   /** The provevi store's URI, such as `file` or `sqlite:///evidence.db`; it is opened only to read. */
   store: string;
   /** The trace database's file; made in WAL mode when it does not exist. */
@@ -38,7 +38,7 @@ export interface BuildOptions {
 }
 
 /** One run the build added. */
-export interface BuiltRun {
+export interface TraceBuiltRun {
   run_id: string;
   /** False when `allowUnverified` added a run that does not verify. */
   verified: boolean;
@@ -49,9 +49,9 @@ export interface BuiltRun {
 }
 
 /** What a build did. */
-export interface BuildResult {
+export interface TraceBuildResult {
   /** The runs added (or built again). */
-  added: BuiltRun[];
+  added: TraceBuiltRun[];
   /** Runs the database held already. */
   present: string[];
   /** Runs not sealed yet: they have no last hash, so they wait for a later build. */
@@ -74,14 +74,14 @@ export interface BuildResult {
  * console.log(result.added.length, result.refused);
  * ```
  */
-export async function buildTrace(options: BuildOptions): Promise<BuildResult> {
+export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuildResult> {
   await using store = await openStore(options.store, {
     readOnly: true,
     ...(options.runs === undefined ? {} : { runs: options.runs }),
   });
   using trace = openTraceDb(options.db, { write: true });
   const db = trace.db;
-  const result: BuildResult = { added: [], present: [], open: [], refused: [] };
+  const result: TraceBuildResult = { added: [], present: [], open: [], refused: [] };
   const have = new Set(
     (db.prepare("SELECT run_id FROM trace_sources").all() as { run_id: string }[]).map((r) => r.run_id),
   );
@@ -119,8 +119,8 @@ export async function buildTrace(options: BuildOptions): Promise<BuildResult> {
 async function buildRun(
   store: EvidenceStore,
   record: RunRecord,
-  options: BuildOptions & { writer: RowWriter; replace: boolean },
-): Promise<BuiltRun | { refused: string[] }> {
+  options: TraceBuildOptions & { writer: RowWriter; replace: boolean },
+): Promise<TraceBuiltRun | { refused: string[] }> {
   const check = await verifyRun(record, {
     store,
     ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
@@ -156,7 +156,7 @@ async function buildRun(
       if (!(error instanceof NeedsIndexedStore)) throw error; // the file store keeps no assessments
     }
   }
-  let rows: RunRows;
+  let rows: TraceRunRows;
   try {
     rows = await runRows({
       events: read.events,
@@ -168,12 +168,12 @@ async function buildRun(
     if (error instanceof ProveviError) return { refused: [...check.problems, error.message] };
     throw error;
   }
-  const source: Row = {
+  const source: TraceRow = {
     run_id: record.runId,
     store_uri: store.uri,
     runs_root: store.runsRoot,
     last_hash: lastHash ?? sha256Hex(lastLine ?? ""),
-    build_version: BUILD_VERSION,
+    build_version: TRACE_BUILD_VERSION,
     built_at: new Date().toISOString(),
     verified: check.ok ? 1 : 0,
     problems: JSON.stringify(check.problems),
@@ -190,7 +190,7 @@ class RowWriter {
     this.#db = db;
   }
 
-  #insert(table: string, row: Row, verb = "INSERT"): void {
+  #insert(table: string, row: TraceRow, verb = "INSERT"): void {
     const columns = Object.keys(row);
     const key = `${verb} ${table} ${columns.join(",")}`;
     let statement = this.#statements.get(key);
@@ -204,12 +204,12 @@ class RowWriter {
   }
 
   /** Writes the run's rows (replacing any it had) and its source; all or nothing. @returns The rows written. */
-  writeRun(runId: string, source: Row, rows: RunRows, replace: boolean): number {
+  writeRun(runId: string, source: TraceRow, rows: TraceRunRows, replace: boolean): number {
     const db = this.#db;
     db.exec("BEGIN IMMEDIATE");
     try {
       if (replace) {
-        for (const table of RUN_TABLES) db.prepare(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
+        for (const table of TRACE_RUN_TABLES) db.prepare(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
       }
       let n = 0;
       this.#insert("trace_sources", source);

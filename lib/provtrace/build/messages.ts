@@ -9,13 +9,13 @@ import canonicalize from "canonicalize";
 import { type Json, sha256Hex } from "../../provevi/mod.ts";
 
 /** The formats a call's messages are read from, named as MLflow's `mlflow.message.format` names them. */
-export type MessageFormat = "ai_sdk" | "openai" | "anthropic";
+export type TraceMessageFormat = "ai_sdk" | "openai" | "anthropic";
 
 /** A part kind, as the spec names them. */
-export type PartKind = "text" | "tool_call" | "tool_return" | "thinking" | "file";
+export type TracePartKind = "text" | "tool_call" | "tool_return" | "thinking" | "file";
 
 /** One part of a message, in the normal form the trace database keeps. */
-export type MessagePart =
+export type TracePart =
   | { kind: "text"; text: string }
   | { kind: "thinking"; text: string }
   | { kind: "tool_call"; tool_call_id: string | null; tool_name: string; arguments: Json }
@@ -35,16 +35,16 @@ export type MessagePart =
   };
 
 /** A message: a role and its parts. */
-export interface Message {
+export interface TraceMessage {
   role: string;
-  parts: MessagePart[];
+  parts: TracePart[];
 }
 
 /** One part with its role, as stored once in `trace_messages`, keyed by the hash of its canonical JSON. */
-export interface StoredPart {
+export interface TraceStoredPart {
   hash: string;
   role: string;
-  part: MessagePart;
+  part: TracePart;
   content: string;
   /** The index of the message the part belongs to, in its call. */
   message: number;
@@ -63,8 +63,8 @@ export interface StoredPart {
  * // '{"kind":"text","role":"user","text":"hi"}'
  * ```
  */
-export function storedParts(messages: Message[]): StoredPart[] {
-  const out: StoredPart[] = [];
+export function storedParts(messages: TraceMessage[]): TraceStoredPart[] {
+  const out: TraceStoredPart[] = [];
   messages.forEach((m, index) => {
     for (const part of m.parts) {
       const content = canonicalize({ role: m.role, ...part })!;
@@ -75,9 +75,9 @@ export function storedParts(messages: Message[]): StoredPart[] {
 }
 
 /** The messages a request sent, and the format they were read in. */
-export interface SentMessages {
-  format: MessageFormat;
-  messages: Message[];
+export interface TraceSentMessages {
+  format: TraceMessageFormat;
+  messages: TraceMessage[];
   /** The tools offered, in OpenAI's function form, or null when none were. */
   tools: Json[] | null;
 }
@@ -98,7 +98,7 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
  * sentMessages({ params: { prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } }).format; // "ai_sdk"
  * ```
  */
-export function sentMessages(request: Json): SentMessages {
+export function sentMessages(request: Json): TraceSentMessages {
   const params = isObj(request) && isObj(request.params) ? request.params : null;
   if (params && Array.isArray(params.prompt)) {
     return { format: "ai_sdk", messages: params.prompt.map(aiSdkMessage), tools: aiSdkTools(params.tools) };
@@ -106,7 +106,7 @@ export function sentMessages(request: Json): SentMessages {
   const body = isObj(request) && isObj(request.wire) ? request.wire : isObj(request) ? request : null;
   if (body && Array.isArray(body.messages)) {
     if (isAnthropic(body)) {
-      const messages: Message[] = [];
+      const messages: TraceMessage[] = [];
       if (typeof body.system === "string") messages.push({ role: "system", parts: [text(body.system)] });
       else if (Array.isArray(body.system)) {
         messages.push({ role: "system", parts: body.system.flatMap((b) => anthropicPart(b)) });
@@ -130,7 +130,7 @@ export function sentMessages(request: Json): SentMessages {
  * @param reply The reply payload, parsed.
  * @returns The assistant's message; no parts when the reply held none.
  */
-export function receivedMessage(reply: Json): Message {
+export function receivedMessage(reply: Json): TraceMessage {
   const r = isObj(reply) ? reply : {};
   if (Array.isArray(r.content) && !("role" in r && r.type === "message")) {
     return { role: "assistant", parts: r.content.flatMap(aiSdkPart) };
@@ -143,7 +143,7 @@ export function receivedMessage(reply: Json): Message {
   return { role: "assistant", parts: [] };
 }
 
-function text(t: string): MessagePart {
+function text(t: string): TracePart {
   return { kind: "text", text: t };
 }
 
@@ -174,7 +174,7 @@ function fileRef(data: Json | undefined): { sha256: string | null; url: string |
   return { sha256: null, url: null };
 }
 
-function aiSdkMessage(m: Json): Message {
+function aiSdkMessage(m: Json): TraceMessage {
   if (!isObj(m)) return { role: "unknown", parts: [] };
   const role = str(m.role) ?? "unknown";
   if (typeof m.content === "string") return { role, parts: [text(m.content)] };
@@ -187,7 +187,7 @@ function toolOutput(output: Json | undefined): { result: Json; error: boolean } 
   return { result: output.value ?? output.reason ?? null, error: type.startsWith("error") };
 }
 
-function aiSdkPart(p: Json): MessagePart[] {
+function aiSdkPart(p: Json): TracePart[] {
   if (!isObj(p)) return [];
   switch (p.type) {
     case "text":
@@ -227,8 +227,8 @@ function aiSdkPart(p: Json): MessagePart[] {
 }
 
 /** The parts of a streamed reply: reasoning deltas joined by their ID, the text at its first start. */
-function streamParts(parts: Json[], joined: string): MessagePart[] {
-  const out: MessagePart[] = [];
+function streamParts(parts: Json[], joined: string): TracePart[] {
+  const out: TracePart[] = [];
   const reasoning = new Map<string, { kind: "thinking"; text: string }>();
   let textPlaced = false;
   for (const p of parts) {
@@ -280,13 +280,13 @@ function isAnthropic(body: Obj): boolean {
   );
 }
 
-function anthropicMessage(m: Obj): Message {
+function anthropicMessage(m: Obj): TraceMessage {
   const role = str(m.role) ?? "unknown";
   if (typeof m.content === "string") return { role, parts: [text(m.content)] };
   return { role, parts: Array.isArray(m.content) ? m.content.flatMap(anthropicPart) : [] };
 }
 
-function anthropicPart(b: Json): MessagePart[] {
+function anthropicPart(b: Json): TracePart[] {
   if (!isObj(b)) return [];
   switch (b.type) {
     case "text":
@@ -338,9 +338,9 @@ function anthropicTools(tools: Json | undefined): Json[] | null {
   }));
 }
 
-function openaiMessage(m: Obj): Message {
+function openaiMessage(m: Obj): TraceMessage {
   const role = str(m.role) ?? "unknown";
-  const parts: MessagePart[] = [];
+  const parts: TracePart[] = [];
   if (typeof m.reasoning_content === "string") parts.push({ kind: "thinking", text: m.reasoning_content });
   if (role === "tool") {
     parts.push({

@@ -14,31 +14,31 @@ import {
   sha256Hex,
 } from "../../provevi/mod.ts";
 import {
-  type Message,
-  type MessageFormat,
+  type TraceMessage,
+  type TraceMessageFormat,
   receivedMessage,
   sentMessages,
-  type StoredPart,
+  type TraceStoredPart,
   storedParts,
 } from "./messages.ts";
 
 /** A row: column name to value, as `node:sqlite` binds them. */
-export type Row = Record<string, string | number | null>;
+export type TraceRow = Record<string, string | number | null>;
 
 /** Every row of one run, by table. */
-export interface RunRows {
-  run: Row;
-  spans: Row[];
-  modelCalls: Row[];
-  messages: StoredPart[];
-  callMessages: Row[];
-  toolCalls: Row[];
-  access: Row[];
-  assessments: Row[];
+export interface TraceRunRows {
+  run: TraceRow;
+  spans: TraceRow[];
+  modelCalls: TraceRow[];
+  messages: TraceStoredPart[];
+  callMessages: TraceRow[];
+  toolCalls: TraceRow[];
+  access: TraceRow[];
+  assessments: TraceRow[];
 }
 
 /** What {@linkcode runRows} reads the run from. */
-export interface RunSource {
+export interface TraceRunSource {
   /** The run's events, in order. */
   events: readonly EvidenceEvent[];
   /** The lines of `events.jsonl`, for each event's line hash. */
@@ -84,7 +84,7 @@ const json = (value: unknown): string => canonicalize(value ?? null)!;
  * // const rows = await runRows({ events, lines, payload: (sha) => record.payload(sha), assessments: [] });
  * ```
  */
-export async function runRows(source: RunSource): Promise<RunRows> {
+export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
   const { events, lines } = source;
   const first = events[0];
   if (!first || first.type !== "run_created") {
@@ -133,16 +133,16 @@ export async function runRows(source: RunSource): Promise<RunRows> {
     else groups.set(id, [e]);
   }
 
-  const modelCalls: Row[] = [];
-  const callMessages: Row[] = [];
-  const messages = new Map<string, StoredPart>();
-  const toolCalls: Row[] = [];
-  const spans: Row[] = [];
+  const modelCalls: TraceRow[] = [];
+  const callMessages: TraceRow[] = [];
+  const messages = new Map<string, TraceStoredPart>();
+  const toolCalls: TraceRow[] = [];
+  const spans: TraceRow[] = [];
   const attributesOf = new Map<string, Record<string, Json>>();
   const askedBy = new Map<string, string>(); // tool call ID → the model call's span that asked for it
   const asked: { span: string; id: string; name: string; args: Json }[] = [];
   let prompt: Json = null;
-  let lastReply: Message | null = null;
+  let lastReply: TraceMessage | null = null;
 
   for (const [spanId, group] of groups) {
     const primary = group.reduce((a, b) => ((PRIORITY[b.type] ?? 9) < (PRIORITY[a.type] ?? 9) ? b : a));
@@ -328,7 +328,7 @@ export async function runRows(source: RunSource): Promise<RunRows> {
     if (a && s.event_type !== "run_created") s.attributes = json(a);
   }
 
-  const access: Row[] = [];
+  const access: TraceRow[] = [];
   for (const e of events) {
     const decision = e.type === "access_granted"
       ? "granted"
@@ -353,7 +353,7 @@ export async function runRows(source: RunSource): Promise<RunRows> {
 
   const spanOfSeq = new Map<number, string>();
   for (const s of spans) if (typeof s.seq === "number") spanOfSeq.set(s.seq, s.span_id as string);
-  const assessments: Row[] = source.assessments.map((a, n) => ({
+  const assessments: TraceRow[] = source.assessments.map((a, n) => ({
     run_id: runId,
     n,
     seq: a.seq,
@@ -365,7 +365,7 @@ export async function runRows(source: RunSource): Promise<RunRows> {
     created_at: a.created_at,
   }));
 
-  const run: Row = {
+  const run: TraceRow = {
     run_id: runId,
     org: str(d.org),
     domain: str(d.domain),
@@ -406,10 +406,10 @@ async function modelCallRows(
   readJson: (sha: string | null | undefined) => Promise<Json>,
   sessionId: string | null,
 ): Promise<{
-  row: Row;
-  parts: { stored: StoredPart; row: Row }[];
+  row: TraceRow;
+  parts: { stored: TraceStoredPart; row: TraceRow }[];
   asked: { id: string; name: string; args: Json }[];
-  reply: Message | null;
+  reply: TraceMessage | null;
   attributes: Record<string, Json>;
 }> {
   const d = e.data;
@@ -419,7 +419,7 @@ async function modelCallRows(
   const sent = sentMessages(request);
   const received = reply === null ? null : receivedMessage(reply);
   const provider = str(d.provider);
-  const format: MessageFormat = sent.messages.length ? sent.format : "ai_sdk";
+  const format: TraceMessageFormat = sent.messages.length ? sent.format : "ai_sdk";
   const cacheRead = num(d.cache_read_tokens);
   const cacheWrite = num(d.cache_write_tokens);
   let input = num(d.input_tokens);
@@ -436,8 +436,8 @@ async function modelCallRows(
   const output = num(d.output_tokens);
   const total = input === null && output === null ? null : (input ?? 0) + (output ?? 0);
   const runId = e.run_id;
-  const parts: { stored: StoredPart; row: Row }[] = [];
-  const add = (direction: string, list: StoredPart[]) =>
+  const parts: { stored: TraceStoredPart; row: TraceRow }[] = [];
+  const add = (direction: string, list: TraceStoredPart[]) =>
     list.forEach((stored, position) =>
       parts.push({
         stored,
@@ -480,7 +480,7 @@ async function modelCallRows(
     "gen_ai.input.messages_ref": e.payload,
     "gen_ai.output.messages_ref": replySha,
   };
-  const row: Row = {
+  const row: TraceRow = {
     run_id: runId,
     span_id: spanId,
     seq: e.seq,

@@ -6,7 +6,7 @@ import { ProveviError } from "../../provevi/mod.ts";
 import { openTraceDb } from "./trace_db.ts";
 
 /** The answer to {@linkcode queryTrace}: the columns in order, and the rows. */
-export interface QueryResult {
+export interface TraceQueryResult {
   columns: string[];
   rows: Record<string, unknown>[];
 }
@@ -24,7 +24,7 @@ export interface QueryResult {
  * const { rows } = queryTrace("/tmp/trace.db", "SELECT tool, count(*) AS calls FROM trace_tool_calls GROUP BY tool");
  * ```
  */
-export function queryTrace(db: string, sql: string): QueryResult {
+export function queryTrace(db: string, sql: string): TraceQueryResult {
   using trace = openTraceDb(db);
   try {
     const statement = trace.db.prepare(sql);

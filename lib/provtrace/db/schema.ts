@@ -191,7 +191,7 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
 export const TRACE_SCHEMA_VERSION: number = TRACE_SCHEMA_STEPS[TRACE_SCHEMA_STEPS.length - 1]!.version;
 
 /** The tables that hold one run's rows, in the order they are emptied when a run is built again. */
-export const RUN_TABLES: readonly string[] = [
+export const TRACE_RUN_TABLES: readonly string[] = [
   "trace_assessments",
   "trace_access",
   "trace_tool_calls",

@@ -12,7 +12,7 @@ import denoJson from "../../../deno.json" with { type: "json" };
  * The build's version: the toolkit's version and the number of the mapping from events to rows. A change to
  * how rows are made raises the mapping number, so `provtrace runs` shows which runs an older build added.
  */
-export const BUILD_VERSION: string = `${denoJson.version}+map1`;
+export const TRACE_BUILD_VERSION: string = `${denoJson.version}+map1`;
 
 /** How {@linkcode openTraceDb} opens a file. */
 export interface OpenTraceDbOptions {
@@ -77,7 +77,7 @@ export function openTraceDb(path: string, options: OpenTraceDbOptions = {}): Tra
         `the file is in journal mode ${mode}, and a trace database must be in WAL mode; delete it and build again, or convert it with: sqlite3 ${path} "PRAGMA journal_mode=WAL"`,
       );
     }
-    const version = schemaVersion(db);
+    const version = traceSchemaVersion(db);
     if (version === 0 && !fresh) {
       throw fail("the file holds other tables and no trace database; give a new file to --db");
     }
@@ -125,7 +125,7 @@ function journalMode(db: DatabaseSync): string {
  * @param db An open database.
  * @returns The version.
  */
-export function schemaVersion(db: DatabaseSync): number {
+export function traceSchemaVersion(db: DatabaseSync): number {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trace_meta'").get();
   if (!table) return 0;
   const row = db.prepare("SELECT value FROM trace_meta WHERE key = 'schema_version'").get() as
@@ -139,7 +139,7 @@ function upgrade(db: DatabaseSync): void {
   for (;;) {
     db.exec("BEGIN IMMEDIATE");
     try {
-      const version = schemaVersion(db);
+      const version = traceSchemaVersion(db);
       if (version >= TRACE_SCHEMA_VERSION) {
         db.exec("COMMIT");
         return;
@@ -148,7 +148,7 @@ function upgrade(db: DatabaseSync): void {
       step.up(db);
       const put = db.prepare("INSERT OR REPLACE INTO trace_meta (key, value) VALUES (?, ?)");
       put.run("schema_version", String(step.version));
-      put.run("build_version", BUILD_VERSION);
+      put.run("build_version", TRACE_BUILD_VERSION);
       db.exec("COMMIT");
     } catch (error) {
       if (db.isTransaction) db.exec("ROLLBACK");

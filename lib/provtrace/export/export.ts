@@ -11,7 +11,7 @@ import { type Json, ProveviError } from "../../provevi/mod.ts";
 import { openTraceDb } from "../db/mod.ts";
 
 /** What {@linkcode exportTrace} writes, and which rows. */
-export interface ExportOptions {
+export interface TraceExportOptions {
   /** `steps`: state, action and result rows; `sft`: chat fine-tuning lines. */
   kind: "steps" | "sft";
   /** For `sft`: a line per model call (default), or per run (its final conversation). */
@@ -29,7 +29,7 @@ export interface ExportOptions {
 }
 
 /** Where a line came from. */
-export interface Provenance {
+export interface TraceProvenance {
   run_id: string;
   seq: number | null;
   span_id: string;
@@ -43,9 +43,9 @@ export interface Provenance {
 }
 
 /** One exported line. */
-export interface ExportLine {
+export interface TraceExportLine {
   /** Where the line came from; an `sft` line's provenance also holds the step's and run's assessments. */
-  provenance: Provenance & { assessments?: unknown[] };
+  provenance: TraceProvenance & { assessments?: unknown[] };
   [key: string]: unknown;
 }
 
@@ -79,7 +79,7 @@ export function parseAssessmentFilter(text: string): { name: string; op: string;
  * for (const line of exportTrace("/tmp/trace.db", { kind: "sft", per: "run" })) console.log(JSON.stringify(line));
  * ```
  */
-export function exportTrace(db: string, options: ExportOptions): ExportLine[] {
+export function exportTrace(db: string, options: TraceExportOptions): TraceExportLine[] {
   if (options.kind !== "steps" && options.kind !== "sft") {
     throw new ProveviError(`--kind ${options.kind} is not an export: use steps or sft`);
   }
@@ -133,10 +133,10 @@ function lineOf(
   db: DatabaseSync,
   row: Record<string, string | number | null>,
   kind: "steps" | "sft",
-): ExportLine {
+): TraceExportLine {
   const runId = String(row.run_id);
   const spanId = String(row.span_id);
-  const provenance: Provenance = {
+  const provenance: TraceProvenance = {
     run_id: runId,
     seq: row.seq === null ? null : Number(row.seq),
     span_id: spanId,
