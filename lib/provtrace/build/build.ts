@@ -12,12 +12,11 @@ import {
   openStore,
   ProveviError,
   readEventsText,
-  type RunRecord,
   sha256Hex,
   verifyRun,
 } from "../../provevi/mod.ts";
-import { TRACE_BUILD_VERSION, openTraceDb, TRACE_RUN_TABLES } from "../db/mod.ts";
-import { type TraceRow, type TraceRunRows, runRows } from "./run_rows.ts";
+import { openTraceDb, TRACE_BUILD_VERSION, TRACE_RUN_TABLES } from "../db/mod.ts";
+import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
 
 /** What {@linkcode buildTrace} builds from, and how. */
 export interface TraceBuildOptions {
@@ -95,11 +94,23 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
     }
   }
   const writer = new RowWriter(db);
+  // Runs are read and verified a few at a time (each waits on the disk), and written one at a time, in order.
+  const prepared: Promise<Prepared>[] = [];
+  const prepare = (i: number) => {
+    if (i < ids.length) prepared[i] = prepareRun(store, ids[i]!, options).catch((error) => ({ error }));
+  };
+  for (let i = 0; i < AT_ONCE; i++) prepare(i);
   let done = 0;
-  for (const runId of ids) {
-    const record = await store.readRun(runId);
-    const manifestText = await record.manifestText();
-    if (manifestText === null) {
+  for (let i = 0; i < ids.length; i++) {
+    const runId = ids[i]!;
+    const ready = await prepared[i]!;
+    delete prepared[i];
+    prepare(i + AT_ONCE);
+    if ("error" in ready) {
+      await Promise.allSettled(prepared.filter(Boolean));
+      throw ready.error;
+    }
+    if (ready.kind === "open") {
       if (options.runId !== undefined) {
         throw new ProveviError(
           `run ${runId} is not sealed yet, so it has no last hash; build it once it ends`,
@@ -108,28 +119,48 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
       result.open.push(runId);
       continue;
     }
-    const outcome = await buildRun(store, record, { ...options, writer, replace: have.has(runId) });
-    if ("refused" in outcome) result.refused.push({ run_id: runId, problems: outcome.refused });
-    else result.added.push(outcome);
+    if (ready.kind === "refused") result.refused.push({ run_id: runId, problems: ready.problems });
+    else {
+      const count = writer.writeRun(runId, ready.source, ready.rows, have.has(runId));
+      result.added.push({
+        run_id: runId,
+        verified: ready.problems.length === 0,
+        problems: ready.problems,
+        rows: count,
+      });
+    }
     options.onProgress?.(++done, ids.length, runId);
   }
   return result;
 }
 
-async function buildRun(
+/** How many runs are read and verified at once. */
+const AT_ONCE = 4;
+
+/** A run read, verified and mapped to rows, not yet written; or why not. */
+type Prepared =
+  | { kind: "open" }
+  | { kind: "refused"; problems: string[] }
+  | { kind: "ready"; source: TraceRow; rows: TraceRunRows; problems: string[] }
+  | { error: unknown };
+
+async function prepareRun(
   store: EvidenceStore,
-  record: RunRecord,
-  options: TraceBuildOptions & { writer: RowWriter; replace: boolean },
-): Promise<TraceBuiltRun | { refused: string[] }> {
+  runId: string,
+  options: TraceBuildOptions,
+): Promise<Prepared> {
+  const record = await store.readRun(runId);
+  if ((await record.manifestText()) === null) return { kind: "open" };
   const check = await verifyRun(record, {
     store,
     ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
   });
-  if (!check.ok && !options.allowUnverified) return { refused: check.problems };
+  if (!check.ok && !options.allowUnverified) return { kind: "refused", problems: check.problems };
+  const refused = (problems: string[]): Prepared => ({ kind: "refused", problems });
   const text = await record.eventsText();
   const manifestText = await record.manifestText();
   if (text === null || manifestText === null) {
-    return { refused: ["the run's evidence went missing during the build"] };
+    return refused(["the run's evidence went missing during the build"]);
   }
   const read = readEventsText(text);
   let lastHash: string | null = null;
@@ -140,13 +171,11 @@ async function buildRun(
   }
   const lastLine = read.lines.at(-1);
   if (check.ok && (lastLine === undefined || sha256Hex(lastLine) !== lastHash)) {
-    return {
-      refused: ["the run changed during the build (its last line no longer has the manifest's last hash)"],
-    };
+    return refused([
+      "the run changed during the build (its last line no longer has the manifest's last hash)",
+    ]);
   }
-  if (!read.events.length) {
-    return { refused: [...check.problems, "the run has no events to build rows from"] };
-  }
+  if (!read.events.length) return refused([...check.problems, "the run has no events to build rows from"]);
   let assessments: Assessment[] = [];
   const questions = store as Partial<{ assessments(id: string): Promise<Assessment[]> }>;
   if (typeof questions.assessments === "function") {
@@ -165,7 +194,7 @@ async function buildRun(
       assessments,
     });
   } catch (error) {
-    if (error instanceof ProveviError) return { refused: [...check.problems, error.message] };
+    if (error instanceof ProveviError) return refused([...check.problems, error.message]);
     throw error;
   }
   const source: TraceRow = {
@@ -178,8 +207,7 @@ async function buildRun(
     verified: check.ok ? 1 : 0,
     problems: JSON.stringify(check.problems),
   };
-  const count = options.writer.writeRun(record.runId, source, rows, options.replace);
-  return { run_id: record.runId, verified: check.ok, problems: check.problems, rows: count };
+  return { kind: "ready", source, rows, problems: check.problems };
 }
 
 /** Writes a run's rows in one transaction, with a prepared statement per table and set of columns. */

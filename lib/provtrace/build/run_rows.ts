@@ -10,16 +10,17 @@ import {
   type Assessment,
   type EvidenceEvent,
   type Json,
+  payloadsOf,
   ProveviError,
   sha256Hex,
 } from "../../provevi/mod.ts";
 import {
-  type TraceMessage,
-  type TraceMessageFormat,
   receivedMessage,
   sentMessages,
-  type TraceStoredPart,
   storedParts,
+  type TraceMessage,
+  type TraceMessageFormat,
+  type TraceStoredPart,
 } from "./messages.ts";
 
 /** A row: column name to value, as `node:sqlite` binds them. */
@@ -115,6 +116,10 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     cache.set(sha, value);
     return value;
   };
+
+  // Every payload of the run read at once: each read waits on the disk, and the reads do not depend on
+  // one another.
+  await Promise.all([...new Set(events.flatMap((e) => payloadsOf(e)))].map((sha) => readJson(sha)));
 
   const end = events.find((e) => e.type === "run_completed" || e.type === "run_failed") ?? null;
   const d = first.data;

@@ -6,6 +6,10 @@
  * traces from outside): a span's `origin` says where it came from, its `seq` may be empty, its `span_id` is
  * any text, and its `attributes` keep whatever the sender gave. So the spans that the span receiver takes from
  * Claude Code or Codex fit these tables without a new version.
+ *
+ * `trace_tool_calls` is a rowid table whose index holds each call's tool and arguments: a question on a tool's
+ * arguments ("every call to tool X whose arguments held Y") reads that tool's index entries only, and SQLite
+ * seeks the table row of a match alone, which it does for a rowid table and not for a WITHOUT ROWID one.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -126,8 +130,8 @@ CREATE TABLE trace_tool_calls (
   provider_run INTEGER NOT NULL,
   output_tool INTEGER NOT NULL,
   PRIMARY KEY (run_id, call_id)
-) WITHOUT ROWID;
-CREATE INDEX trace_tool_calls_tool ON trace_tool_calls (tool);
+);
+CREATE INDEX trace_tool_calls_tool ON trace_tool_calls (tool, arguments);
 CREATE TABLE trace_access (
   run_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
