@@ -33,6 +33,11 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     backends: ["run", "sandbox", "telemetry"],
     runner: ["run", "sandbox", "telemetry", "backends"],
   },
+  provtrace: {
+    db: [],
+    build: ["db"],
+    export: ["db"],
+  },
 };
 
 async function* files(dir: string): AsyncGenerator<string> {
