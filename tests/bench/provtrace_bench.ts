@@ -176,8 +176,9 @@ async function buildRate(dir: string): Promise<void> {
   console.log(
     `provtrace build: ${RUNS} runs of ${2 * STEPS} steps in ${seconds.toFixed(1)} s: ${
       (RUNS / seconds).toFixed(1)
-    } runs/s, ${rows} rows (bare: ${bareRows})`,
+    } runs/s, ${rows} rows`,
   );
+  if (rows !== bareRows) throw new Error(`the build wrote ${rows} rows, but the file holds ${bareRows}`);
   report(
     "provtrace build rows/s vs bare node:sqlite inserts",
     rows / seconds,

@@ -136,3 +136,15 @@ Deno.test("deno task provtrace builds under the task's own permission flags", as
   assert.doesNotMatch(err, /NotCapable/);
   assert.match(new TextDecoder().decode(out.stdout), /1 added/);
 });
+
+Deno.test("every provtrace command is documented in docs/provtrace.md", async () => {
+  const io = bufferIo();
+  await provtrace(["--help"], io);
+  const help = io.stdout.join("\n");
+  const commands = [...help.slice(help.indexOf("Commands:")).matchAll(/^ {2}([a-z][a-z-]*)/gm)]
+    .map((m) => m[1]!)
+    .filter((c) => c !== "help");
+  assert.deepEqual(commands, ["build", "check", "runs", "export", "query"]);
+  const docs = await Deno.readTextFile(new URL("../../docs/provtrace.md", import.meta.url));
+  assert.deepEqual(commands.filter((c) => !docs.includes(`provtrace ${c}`)), []);
+});

@@ -135,7 +135,7 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
 }
 
 /** How many runs are read and verified at once. */
-const AT_ONCE = 4;
+const AT_ONCE = 8;
 
 /** A run read, verified and mapped to rows, not yet written; or why not. */
 type Prepared =
@@ -218,7 +218,7 @@ class RowWriter {
     this.#db = db;
   }
 
-  #insert(table: string, row: TraceRow, verb = "INSERT"): void {
+  #insert(table: string, row: TraceRow, verb = "INSERT"): number {
     const columns = Object.keys(row);
     const key = `${verb} ${table} ${columns.join(",")}`;
     let statement = this.#statements.get(key);
@@ -228,7 +228,7 @@ class RowWriter {
       );
       this.#statements.set(key, statement);
     }
-    statement.run(...Object.values(row));
+    return Number(statement.run(...Object.values(row)).changes);
   }
 
   /** Writes the run's rows (replacing any it had) and its source; all or nothing. @returns The rows written. */
@@ -258,7 +258,7 @@ class RowWriter {
       }
       for (const m of rows.messages) {
         const p = m.part as { text?: string; tool_call_id?: string | null; tool_name?: string | null };
-        this.#insert("trace_messages", {
+        n += this.#insert("trace_messages", {
           hash: m.hash,
           role: m.role,
           part_kind: m.part.kind,
@@ -267,7 +267,6 @@ class RowWriter {
           tool_name: p.tool_name ?? null,
           content: m.content,
         }, "INSERT OR IGNORE");
-        n++;
       }
       if (replace) {
         db.exec(

@@ -5,6 +5,10 @@ import { verify } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/mod.ts";
 import { buildTrace, checkTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
 import { dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
+import { Catalog } from "../../../lib/provcat/mod.ts";
+import { bufferIo } from "../../../cli/_io.ts";
+import { tour } from "../../../cli/tour.ts";
+import { removeWritable } from "../../_files.ts";
 
 Deno.test("buildTrace() of the same runs gives the same rows twice in a row, and a run built again (--run) keeps them", async () => {
   await using t = await makeRuns();
@@ -263,4 +267,27 @@ Deno.test("the build refuses a database not in WAL mode, and changes nothing in 
   conn.close();
   await assert.rejects(() => buildTrace({ store: "file", runs: t.runs, db: trace }), /WAL mode/);
   assert.throws(() => queryTrace(trace, "SELECT 1"), /WAL mode/);
+});
+
+Deno.test("a build of the tour's runs gives the same rows twice in a row, and again from a deleted database", async () => {
+  const root = await Deno.makeTempDir({ prefix: "provtrace-tour-" });
+  try {
+    const runs = join(root, "runs");
+    assert.equal(await tour(bufferIo(), { runs }), 0);
+    assert.equal(await tour(bufferIo(), { runs }), 0);
+    await using catalog = await Catalog.open({ configPath: join(root, "tour", "provcat.yaml") });
+    const db = join(root, "trace.db");
+    const first = await buildTrace({ store: "file", runs, db, catalog });
+    assert.deepEqual([first.added.length, first.refused], [2, []]);
+    const rows = dumpTrace(db);
+    assert.equal(rows.trace_model_calls!.length, 2);
+    const second = await buildTrace({ store: "file", runs, db, catalog });
+    assert.deepEqual([second.added.length, second.present.length], [0, 2]);
+    assert.deepEqual(dumpTrace(db), rows);
+    for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(db + suffix).catch(() => {});
+    await buildTrace({ store: "file", runs, db, catalog });
+    assert.deepEqual(dumpTrace(db), rows);
+  } finally {
+    await removeWritable(root);
+  }
 });
