@@ -106,6 +106,7 @@ export async function replayEvents(
   if (level === null) return [];
   const feed = new FeedCounter();
   const items: FeedItem[] = [];
+  if (level === "bodies") record = await prefetched(record, events);
   for (const event of events) {
     const reply = level === "bodies" ? replyOf(event) : null;
     const text = reply === null ? null : answerOf(await payloadOf(record, reply));
@@ -116,4 +117,36 @@ export async function replayEvents(
   }
   items.push(feed.number({ type: "done", run_id: record.runId, status }));
   return items;
+}
+
+/**
+ * The run with the payloads that a feed at `bodies` reads already read, many at once: one by one, the reads of
+ * a long run's payloads wait on each other.
+ */
+async function prefetched(record: RunRecord, events: readonly EvidenceEvent[]): Promise<RunRecord> {
+  const digests = [
+    ...new Set(
+      events.flatMap((e) => [e.payload, replyOf(e)].filter((d): d is string => typeof d === "string")),
+    ),
+  ];
+  const read = new Map<string, Promise<Uint8Array>>();
+  let next = 0;
+  const worker = async () => {
+    while (next < digests.length) {
+      const digest = digests[next++]!;
+      const bytes = record.payload(digest);
+      read.set(digest, bytes);
+      await bytes.catch(() => {});
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(16, digests.length) }, worker));
+  return {
+    runId: record.runId,
+    folder: record.folder,
+    eventsText: () => record.eventsText(),
+    manifestText: () => record.manifestText(),
+    payloadNames: () => record.payloadNames(),
+    payloadInfo: (digest) => record.payloadInfo(digest),
+    payload: (digest) => read.get(digest) ?? record.payload(digest),
+  };
 }

@@ -124,6 +124,8 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
       if (event.seq > after) yield { kind: "event", event: await view(event, line) };
       const end = feedStatus(event);
       if (end !== null) {
+        // The seal follows the last event: wait for it, so that the page that reloads finds the run sealed.
+        for (let i = 0; i < 100 && !signal?.aborted && !(await exists(manifest)); i++) await sleep(100);
         yield { kind: "end", status: end };
         return true;
       }
@@ -153,7 +155,7 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
         }
       }
     } else if (yield* giveUpTo(Infinity)) return;
-    if (await Deno.stat(manifest).then(() => true, () => false)) {
+    if (await exists(manifest)) {
       await readEvents();
       if (yield* giveUpTo(Infinity)) return;
       yield { kind: "end", status: "incomplete" };
@@ -161,6 +163,10 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
     }
     await sleep(options.pollMs ?? 100);
   }
+}
+
+function exists(path: string): Promise<boolean> {
+  return Deno.stat(path).then(() => true, () => false);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -7,7 +7,7 @@
  * @module
  */
 import { sha256Hex } from "../evidence/hash.ts";
-import type { EvidenceEvent, Json } from "../evidence/event.ts";
+import { eventLine, type EvidenceEvent, type Json } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { readEventsText } from "../evidence/verify.ts";
 import { answerOf, feedStatus, replyOf } from "../live/feed.ts";
@@ -114,29 +114,50 @@ export async function runView(
   record: RunRecord,
   options: RunViewOptions,
 ): Promise<RunView> {
-  const text = await record.eventsText().catch(() => null);
-  const read = readEventsText(text ?? "");
-  const events = read.events;
-  const last = events.at(-1);
-  const ended = feedStatus(last);
+  // An ended run is read once, by its check (the events reach the page through the check's hook); a running
+  // run has no check yet, so its events so far are read here.
   const sealed = (await record.manifestText().catch(() => null)) !== null;
-  const running = ended === null && !sealed;
-  const { level, note } = await viewerLevel(options.policy, record, events[0]);
-  let verdict: RunView["verdict"];
-  if (running) {
-    verdict = { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
-  } else {
+  let text: string | null = null;
+  let read = { events: [] as EvidenceEvent[], lines: [] as string[], problems: [] as string[] };
+  let verdict: RunView["verdict"] | null = null;
+  if (sealed) {
+    let checked: readonly EvidenceEvent[] | null = null;
     const check = await verifyRun(record, {
       store,
       ...(options.catalog ? { catalog: options.catalog } : {}),
+      extraChecks: [(_record, events) => {
+        checked = events;
+        return Promise.resolve([]);
+      }],
     });
-    if (text === null) check.problems.unshift("evidence/events.jsonl cannot be read");
-    verdict = {
-      checked: true,
-      ok: check.ok && text !== null,
-      problems: check.problems,
-      bundle: check.bundle,
-    };
+    verdict = { checked: true, ok: check.ok, problems: check.problems, bundle: check.bundle };
+    if (check.ok && checked !== null) {
+      const events = checked as readonly EvidenceEvent[];
+      // The chain verifies, so each line is its event's canonical form, and the next event's prev is its hash.
+      read = { events: [...events], lines: [], problems: [] };
+    }
+  }
+  if (verdict === null || !verdict.ok) {
+    text = await record.eventsText().catch(() => null);
+    read = readEventsText(text ?? "");
+  }
+  const events = read.events;
+  const last = events.at(-1);
+  const ended = feedStatus(last);
+  const running = ended === null && !sealed;
+  const { level, note } = await viewerLevel(options.policy, record, events[0]);
+  if (verdict === null) {
+    verdict = sealed || ended !== null
+      ? {
+        checked: true,
+        ok: false,
+        problems: ["evidence/manifest.json is missing: the run was not sealed"],
+        bundle: null,
+      }
+      : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
+  }
+  if (!verdict.ok && text === null && verdict.checked) {
+    verdict.problems.unshift("evidence/events.jsonl cannot be read");
   }
   const trusted = verdict.ok;
   const untrusted = !trusted && options.untrusted === true;
@@ -181,7 +202,9 @@ export async function runView(
     span_id: e.span_id,
     parent_span_id: e.parent_span_id,
     payload_sha256: e.payload,
-    line_sha256: sha256Hex(read.lines[i] ?? ""),
+    line_sha256: read.lines[i] !== undefined
+      ? sha256Hex(read.lines[i]!)
+      : events[i + 1]?.prev ?? sha256Hex(eventLine(e)),
     shown: shown.get(e.seq) ?? null,
     ...(answers.has(e.seq) ? { answer: answers.get(e.seq)! } : {}),
   }));

@@ -95,7 +95,7 @@ export async function runsPage(store: EvidenceStore, query: RunsQuery = {}): Pro
     const total =
       (db.prepare(`SELECT count(*) AS n FROM provevi_runs ${where}`).get(...params) as { n: number })
         .n;
-    return { runs: runs.map((r) => ({ ...r })), total, limit, offset };
+    return { runs, total, limit, offset };
   }
   const ids = (await store.runIds()).sort().reverse();
   const filtered = query.status || query.agent || query.experiment || query.since || query.until;

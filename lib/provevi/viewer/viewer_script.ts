@@ -475,16 +475,16 @@ function comparePage() {
             h("div", null, h("span", null, "Tokens in / out"), h("b", null, s.tokens ? s.tokens.input + " / " + s.tokens.output : "—")),
             h("div", null, h("span", null, "Shown at"), h("b", null, s.level || "structure only")))),
         s.note ? h("div", { class: "note" }, s.note) : null,
+        h("section", { class: "card" }, h("h2", null, "Answers"), s.answers.length ? s.answers.map(function (x) {
+          return h("div", { class: "answer" }, h("span", { class: "who" }, "model call #" + x.seq), x.text);
+        }) : empty("No answers shown at this level.")),
         h("section", { class: "card flush" }, h("h2", null, "Settings"), names.length ? h("table", { class: "kv" }, h("tbody", null, names.map(function (k) {
           var val = s.settings[k];
           return h("tr", { class: differs(k) ? "diff" : null }, h("td", null, k), h("td", { class: "mono" }, val === undefined ? "—" : typeof val === "object" ? JSON.stringify(val) : String(val)));
         }))) : empty("No settings shown at this level.")),
         h("section", { class: "card flush" }, h("h2", null, "Inputs"), s.inputs.length ? h("table", { class: "kv" }, h("tbody", null, s.inputs.map(function (i) {
           return h("tr", null, h("td", null, i.name === null ? "hidden" : String(i.name)), h("td", { class: "mono" }, (i.uri || "") + " " + short(i.sha256, 16)));
-        }))) : empty("No inputs.")),
-        h("section", { class: "card" }, h("h2", null, "Answers"), s.answers.length ? s.answers.map(function (x) {
-          return h("div", { class: "answer" }, h("span", { class: "who" }, "model call #" + x.seq), x.text);
-        }) : empty("No answers shown at this level.")));
+        }))) : empty("No inputs.")));
     })));
   }).catch(function (e) { body.replaceChildren(errorBox(e)); });
 }
