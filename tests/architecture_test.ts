@@ -24,7 +24,8 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments"],
     runs: ["evidence", "store", "sqlite", "experiments"],
-    live: ["evidence", "telemetry"],
+    live: ["evidence", "store", "telemetry"],
+    viewer: ["evidence", "store", "telemetry", "live", "runs"],
   },
   provrun: {
     run: [],

@@ -32,6 +32,10 @@ export interface CaptureOptions {
   component: string;
   /** Called after each call with its usage, so the run can enforce its token limit. */
   onUsage?: (usage: CallUsage) => void;
+  /** Called with each piece of a streamed answer as it arrives (the live feed). */
+  onText?: (piece: string) => void;
+  /** Called with a whole reply that did not stream, before its `model_called` (the live feed). */
+  onReply?: (reply: Json) => void;
 }
 
 /**
@@ -67,6 +71,7 @@ export function captureModel(
         response: { id: result.response?.id, model: result.response?.modelId, body: result.response?.body },
       } as unknown as Json;
       const replySha = await recorder.payload(reply);
+      options.onReply?.(reply);
       const toolCalls = result.content.filter((c) => c.type === "tool-call").map((c) => ({
         id: c.toolCallId,
         name: c.toolName,
@@ -167,8 +172,10 @@ export function captureModel(
             return;
           }
           const part = next.value;
-          if (part.type === "text-delta") text += part.delta;
-          else if (part.type === "response-metadata") answeredBy = part.modelId ?? answeredBy;
+          if (part.type === "text-delta") {
+            text += part.delta;
+            options.onText?.(part.delta);
+          } else if (part.type === "response-metadata") answeredBy = part.modelId ?? answeredBy;
           else if (part.type === "tool-call") toolCalls.push({ id: part.toolCallId, name: part.toolName });
           if ((part.type === "tool-call" && part.providerExecuted) || part.type === "tool-result") {
             providerParts.push(part);

@@ -16,6 +16,8 @@
  *     cut_after: 2            # streamed: two pieces arrive, then the stream fails
  *   - text: "slow"
  *     delay_ms: 5000          # the model takes five seconds (an abort stops it)
+ *   - text: "a few words at a time"
+ *     piece_ms: 200           # streamed: each piece comes 200 ms after the one before
  * ```
  * @module
  */
@@ -44,6 +46,8 @@ export interface ScriptTurn {
   finish?: string;
   /** Milliseconds the model takes before it answers (it stops early when the request is aborted). */
   delay_ms?: number;
+  /** Milliseconds between the pieces of a streamed answer. */
+  piece_ms?: number;
 }
 
 /** A model's script. */
@@ -61,6 +65,7 @@ const TURN_KEYS = new Set([
   "cut_after",
   "finish",
   "delay_ms",
+  "piece_ms",
 ]);
 
 /**
@@ -253,11 +258,17 @@ export class ScriptedModel implements LanguageModelV4 {
     }
     parts.push({ type: "finish", usage: this.#usage(turn), finishReason: this.#finish(turn) });
     if (turn.cut_after !== undefined && cutAt < 0) cutAt = Math.min(parts.length, 2 + turn.cut_after);
+    const upTo = cutAt < 0 ? parts.length : cutAt;
+    let at = 0;
+    // Pulled one part at a time: a stream that errors in start() drops the parts still queued, so the pieces
+    // before the cut would never arrive.
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
-      start(controller) {
-        const upTo = cutAt < 0 ? parts.length : cutAt;
-        for (const part of parts.slice(0, upTo)) controller.enqueue(part);
-        if (cutAt < 0) controller.close();
+      async pull(controller) {
+        if (turn.piece_ms && at > 0 && parts[at]?.type === "text-delta") {
+          await wait(turn.piece_ms, options.abortSignal).catch(() => {});
+        }
+        if (at < upTo) controller.enqueue(parts[at++]!);
+        else if (cutAt < 0) controller.close();
         else controller.error(new Error(`the stream was cut after ${turn.cut_after} pieces`));
       },
     });

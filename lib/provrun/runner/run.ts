@@ -33,6 +33,8 @@ import { ProvcatResolver } from "../run/resolver.ts";
 import { TelemetryPolicy } from "../../provevi/telemetry/policy.ts";
 import { RunTelemetry } from "../telemetry/run_telemetry.ts";
 import { processEnviron } from "../telemetry/telemetry_env.ts";
+import { LiveFeed } from "../telemetry/live_feed.ts";
+import type { FeedItem } from "../../provevi/live/feed.ts";
 
 /** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
 export type RunCatalog = Catalog;
@@ -64,6 +66,8 @@ export interface RunOptions {
    * not list (true by default). provrun never sends there either way; false only drops the extra guard.
    */
   guardNet?: boolean;
+  /** Called with each item of the run's live feed, at the level of the policy's live destination. */
+  onFeed?: (item: FeedItem) => void;
 }
 
 /** The outcome of a run. */
@@ -121,7 +125,13 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   const actor = spec.run.actor ?? envOr(options, "USER") ?? envOr(options, "LOGNAME") ?? "unknown";
   const mode = spec.run.mode ?? (spec.run.env === "dev" ? "lenient" : "strict");
   const recorder = new EvidenceRecorder(writer, { actor, mode, tracer: telemetry.tracer }); // telemetry
-  recorder.onEvent = (e) => options.onEvent?.(e.type, e.seq);
+  const live = await LiveFeed.open(runId, folder, telemetry.policy.liveLevel(), { // live feed
+    ...(options.onFeed ? { onItem: options.onFeed } : {}),
+  });
+  recorder.onEvent = (e) => {
+    options.onEvent?.(e.type, e.seq);
+    live.event(e); // live feed
+  };
   const controller = new AbortController();
   const onAbort = () => controller.abort(new CancelledError("the run was cancelled"));
   options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -218,6 +228,8 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         recorder,
         {
           component: spec.agent.backend === "call" ? "CallBackend" : "AgentBackend",
+          onText: (piece) => live.text(piece), // live feed
+          onReply: (reply) => live.answer(reply), // live feed
           onUsage: (u) => {
             tokens += u.input + u.output;
             if (limits.tokens !== undefined && tokens > limits.tokens) {
@@ -278,6 +290,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     options.signal?.removeEventListener("abort", onAbort);
     recorder.endRoot(failure ?? undefined);
   }
+  await live.close(); // live feed
   await telemetry.close(); // telemetry: spans flushed to the store and the approved destination at the seal
   let manifest: Manifest | null = null;
   try {

@@ -1,0 +1,133 @@
+/**
+ * The items of a live feed (provevi-reference.txt, "Show a run to a live viewer"): `event`, `text` and
+ * `done`, each numbered `n` from 1, and {@linkcode answerOf}, which finds the text of a model call's answer in
+ * its reply payload. provrun's live feed and {@linkcode replay} both build their items from these.
+ * @module
+ */
+import type { EvidenceEvent, Json } from "../evidence/event.ts";
+import type { EventItem } from "./live.ts";
+
+/** An `event` item of a feed: one evidence event, cut to the viewer's level by `shownAt`. */
+export type FeedEventItem = EventItem & { n: number };
+
+/** A `text` item: text of a model's answer, only at `bodies`. Live it comes in pieces; a viewer joins them. */
+export interface FeedTextItem {
+  type: "text";
+  n: number;
+  text: string;
+}
+
+/** How a run ended, as a viewer is told it. */
+export type FeedStatus = "completed" | "failed" | "cancelled";
+
+/** The `done` item: the end of a run's feed. */
+export interface FeedDoneItem {
+  type: "done";
+  n: number;
+  run_id: string;
+  status: FeedStatus;
+}
+
+/** One item of a live feed. */
+export type FeedItem = FeedEventItem | FeedTextItem | FeedDoneItem;
+
+/** An item before the feed gives it its number. */
+export type UnnumberedItem =
+  | Omit<FeedEventItem, "n">
+  | Omit<FeedTextItem, "n">
+  | Omit<FeedDoneItem, "n">;
+
+/**
+ * Numbers the items of one feed from 1, in the order they are given.
+ *
+ * @example
+ * ```ts
+ * import { FeedCounter } from "./feed.ts";
+ * const feed = new FeedCounter();
+ * feed.number({ type: "text", text: "Revenue" }); // { type: "text", text: "Revenue", n: 1 }
+ * ```
+ */
+export class FeedCounter {
+  #n = 0;
+
+  /** The number of items given so far. */
+  get count(): number {
+    return this.#n;
+  }
+
+  /**
+   * Gives an item the feed's next number.
+   * @param item The item without `n`.
+   * @returns The item with `n`.
+   */
+  number(item: UnnumberedItem): FeedItem {
+    return { ...item, n: ++this.#n } as FeedItem;
+  }
+}
+
+/**
+ * The text of a model call's answer in its reply payload, or `null` when the payload holds no answer (a reply
+ * of tool calls only, or a payload of another shape). It reads both forms provrun stores: a streamed reply's
+ * `text`, and a whole reply's `content` parts of type `text`, joined.
+ *
+ * @param payload The reply payload, as `payloadOf` reads it.
+ * @returns The answer's text, or null.
+ * @example
+ * ```ts
+ * import { answerOf } from "./feed.ts";
+ * answerOf({ content: [{ type: "text", text: "Revenue grew 12%." }] }); // "Revenue grew 12%."
+ * answerOf({ text: "", parts: [] }); // null
+ * ```
+ */
+export function answerOf(payload: Json): string | null {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return null;
+  if (typeof payload.text === "string") return payload.text === "" ? null : payload.text;
+  if (Array.isArray(payload.content)) {
+    const texts = payload.content.flatMap((part) =>
+      typeof part === "object" && part !== null && !Array.isArray(part) && part.type === "text" &&
+        typeof part.text === "string"
+        ? [part.text]
+        : []
+    );
+    const text = texts.join("");
+    return text === "" ? null : text;
+  }
+  return null;
+}
+
+/**
+ * How a run ended, from its last event: `completed` for `run_completed`, `cancelled` for a `run_failed` whose
+ * error is `CancelledError`, `failed` for any other; null when the event does not end a run.
+ *
+ * @param last The run's last event.
+ * @returns The status, or null.
+ * @example
+ * ```ts
+ * import { feedStatus } from "./feed.ts";
+ * // feedStatus(lastEvent) → "cancelled"
+ * ```
+ */
+export function feedStatus(last: Pick<EvidenceEvent, "type" | "data"> | undefined): FeedStatus | null {
+  if (last?.type === "run_completed") return "completed";
+  if (last?.type === "run_failed") return last.data.error === "CancelledError" ? "cancelled" : "failed";
+  return null;
+}
+
+/**
+ * The reply payload of a model call's event, when the event records one: a `model_called`, or the
+ * `step_failed` of a stream that failed part way (`step: "model_called"`).
+ *
+ * @param event The event.
+ * @returns The payload's SHA-256, or null.
+ * @example
+ * ```ts
+ * import { replyOf } from "./feed.ts";
+ * // replyOf(event) → "9f86d0…"
+ * ```
+ */
+export function replyOf(event: Pick<EvidenceEvent, "type" | "data">): string | null {
+  const isCall = event.type === "model_called" ||
+    (event.type === "step_failed" && event.data.step === "model_called");
+  const reply = event.data.response_payload;
+  return isCall && typeof reply === "string" ? reply : null;
+}

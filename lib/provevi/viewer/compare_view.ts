@@ -1,0 +1,67 @@
+/**
+ * Two runs side by side, as MLflow's compare does: for each, its settings, inputs and answers, at the
+ * viewer's level for that run, with its verdict.
+ * @module
+ */
+import type { EvidenceStore } from "../store/store.ts";
+import { type RunView, runView, type RunViewOptions } from "./run_view.ts";
+
+/** One side of a comparison. */
+export type CompareSide =
+  & Pick<RunView, "run_id" | "status" | "level" | "note" | "verdict" | "settings" | "inputs" | "outputs">
+  & {
+    /** Each model call's answer, in order. */
+    answers: { seq: number; text: string }[];
+    /** The token counts of the run's model calls, summed, when the level shows them. */
+    tokens: { input: number; output: number } | null;
+    /** The run's length in microseconds. */
+    duration_us: number;
+  };
+
+/**
+ * The two runs' sides.
+ *
+ * @param store The store.
+ * @param runIds The two runs.
+ * @param options As for {@linkcode runView}.
+ * @returns One side per run, in the order given.
+ * @throws RunNotFound when the store has no such run.
+ * @example
+ * ```ts
+ * import { compareRuns } from "./compare_view.ts";
+ * // const [a, b] = await compareRuns(store, [idA, idB], { policy });
+ * ```
+ */
+export async function compareRuns(
+  store: EvidenceStore,
+  runIds: readonly string[],
+  options: RunViewOptions,
+): Promise<CompareSide[]> {
+  const sides: CompareSide[] = [];
+  for (const id of runIds) {
+    const view = await runView(store, await store.readRun(id), { ...options, untrusted: false });
+    let input = 0, output = 0, counted = false;
+    for (const e of view.events) {
+      const data = e.shown?.data;
+      if (e.type === "model_called" && typeof data?.input_tokens === "number") {
+        counted = true;
+        input += data.input_tokens;
+        output += typeof data.output_tokens === "number" ? data.output_tokens : 0;
+      }
+    }
+    sides.push({
+      run_id: view.run_id,
+      status: view.status,
+      level: view.level,
+      note: view.note,
+      verdict: view.verdict,
+      settings: view.settings,
+      inputs: view.inputs,
+      outputs: view.outputs,
+      answers: view.events.flatMap((e) => (e.answer !== undefined ? [{ seq: e.seq, text: e.answer }] : [])),
+      tokens: counted ? { input, output } : null,
+      duration_us: view.spans[0]?.end_us ?? 0,
+    });
+  }
+  return sides;
+}

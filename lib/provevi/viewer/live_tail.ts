@@ -1,0 +1,174 @@
+/**
+ * Follows a running run for the viewer: its events as they are appended to `events.jsonl`, each with its
+ * content at the viewer's level, and, at `bodies`, the pieces of the model's answer from the live feed that
+ * provrun writes beside the evidence (`live.jsonl`), in the feed's order. It ends when the run ends.
+ * @module
+ */
+import { join } from "node:path";
+import { sha256Hex } from "../evidence/hash.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { answerOf, type FeedItem, feedStatus, replyOf } from "../live/feed.ts";
+import { payloadOf, shownAt } from "../live/live.ts";
+import type { Level } from "../telemetry/attributes.ts";
+import type { ViewEvent } from "./run_view.ts";
+
+/** What the tail gives: an event, a piece of an answer, or the end. */
+export type TailItem =
+  | { kind: "event"; event: ViewEvent }
+  | { kind: "text"; text: string }
+  | { kind: "end"; status: string };
+
+/** Options of {@linkcode liveTail}. */
+export interface LiveTailOptions {
+  /** The viewer's level for the run. */
+  level: Level | null;
+  /** Give only the events after this seq (-1: all). */
+  after?: number;
+  /** Stops the tail. */
+  signal?: AbortSignal;
+  /** How often to look for more, in milliseconds (100 by default). */
+  pollMs?: number;
+}
+
+/** Reads the lines appended to a file since the last read. */
+class LineReader {
+  #offset = 0;
+  #rest = "";
+  readonly #decoder = new TextDecoder();
+  constructor(readonly path: string) {}
+
+  async next(): Promise<string[]> {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(this.path);
+    } catch {
+      return [];
+    }
+    try {
+      await file.seek(this.#offset, Deno.SeekMode.Start);
+      const chunks: string[] = [];
+      const buffer = new Uint8Array(65536);
+      for (;;) {
+        const n = await file.read(buffer);
+        if (n === null || n === 0) break;
+        this.#offset += n;
+        chunks.push(this.#decoder.decode(buffer.subarray(0, n), { stream: true }));
+      }
+      const text = this.#rest + chunks.join("");
+      const lines = text.split("\n");
+      this.#rest = lines.pop() ?? "";
+      return lines.filter((l) => l !== "");
+    } finally {
+      file.close();
+    }
+  }
+}
+
+/**
+ * Follows a running run.
+ *
+ * @param record The run; it must have a folder on this machine.
+ * @param options The viewer's level, where to start, and a signal to stop.
+ * @returns The items, until the run ends or the signal aborts.
+ * @example
+ * ```ts
+ * import { liveTail } from "./live_tail.ts";
+ * // for await (const item of liveTail(record, { level: "bodies" })) send(item);
+ * ```
+ */
+export async function* liveTail(record: RunRecord, options: LiveTailOptions): AsyncGenerator<TailItem> {
+  if (record.folder === null) return;
+  const { level, signal } = options;
+  const after = options.after ?? -1;
+  const events = new LineReader(join(record.folder, "evidence", "events.jsonl"));
+  const livePath = join(record.folder, "live.jsonl");
+  const live = new LineReader(livePath);
+  const manifest = join(record.folder, "evidence", "manifest.json");
+  const known: { event: EvidenceEvent; line: string }[] = [];
+  let given = -1;
+  let sawText = false;
+  const view = async (e: EvidenceEvent, line: string): Promise<ViewEvent> => {
+    const shown = await shownAt(e, level, { record }).catch(() => null);
+    const v: ViewEvent = {
+      seq: e.seq,
+      time: e.time,
+      started_at: e.started_at,
+      type: e.type,
+      confidence: e.confidence,
+      trace_id: e.trace_id,
+      span_id: e.span_id,
+      parent_span_id: e.parent_span_id,
+      payload_sha256: e.payload,
+      line_sha256: sha256Hex(line),
+      shown,
+    };
+    const reply = level === "bodies" && !sawText ? replyOf(e) : null;
+    if (reply) {
+      const answer = await payloadOf(record, reply).then(answerOf, () => null);
+      if (answer !== null) v.answer = answer;
+    }
+    return v;
+  };
+  const readEvents = async () => {
+    for (const line of await events.next()) {
+      try {
+        known.push({ event: JSON.parse(line) as EvidenceEvent, line });
+      } catch { /* a line being written; the run's check reports a line that is not JSON */ }
+    }
+  };
+  // Gives the events up to seq `upTo` that are not given yet; true when the run's end was among them.
+  async function* giveUpTo(upTo: number): AsyncGenerator<TailItem, boolean> {
+    while (given + 1 < known.length && given + 1 <= upTo) {
+      const { event, line } = known[++given]!;
+      if (event.seq > after) yield { kind: "event", event: await view(event, line) };
+      const end = feedStatus(event);
+      if (end !== null) {
+        // The seal follows the last event: wait for it, so that the page that reloads finds the run sealed.
+        for (let i = 0; i < 100 && !signal?.aborted && !(await exists(manifest)); i++) await sleep(100);
+        yield { kind: "end", status: end };
+        return true;
+      }
+    }
+    return false;
+  }
+  while (!signal?.aborted) {
+    await readEvents();
+    const fed = level === "bodies" && await Deno.stat(livePath).then(() => true, () => false);
+    if (fed) {
+      for (const line of await live.next()) {
+        let item: FeedItem;
+        try {
+          item = JSON.parse(line) as FeedItem;
+        } catch {
+          continue;
+        }
+        if (item.type === "event") {
+          while (known.length <= item.seq && !signal?.aborted) {
+            await readEvents();
+            if (known.length <= item.seq) await sleep(options.pollMs ?? 100);
+          }
+          if (yield* giveUpTo(item.seq)) return;
+        } else if (item.type === "text" && given >= after) {
+          sawText = true;
+          yield { kind: "text", text: item.text };
+        }
+      }
+    } else if (yield* giveUpTo(Infinity)) return;
+    if (await exists(manifest)) {
+      await readEvents();
+      if (yield* giveUpTo(Infinity)) return;
+      yield { kind: "end", status: "incomplete" };
+      return;
+    }
+    await sleep(options.pollMs ?? 100);
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return Deno.stat(path).then(() => true, () => false);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,26 @@
+/**
+ * The viewer that `prove ui` serves on 127.0.0.1: the runs page's query, a run's view (verdict, events,
+ * timeline, inputs, outputs, grants, assessments), the live tail of a running run, two runs compared, the
+ * guard (Host, token, same-origin POST) and the server, with its pages as strings in the module tree. Imports
+ * `evidence/`, `store/`, `telemetry/`, `live/` and `runs/`.
+ *
+ * @example
+ * ```ts
+ * import { serveViewer } from "./mod.ts";
+ * import { FileStore } from "../store/mod.ts";
+ * import { TelemetryPolicy } from "../telemetry/mod.ts";
+ * await using viewer = await serveViewer(new FileStore({ runs: "fixtures/runs" }), {
+ *   policy: TelemetryPolicy.denyAll(),
+ *   port: 0,
+ * });
+ * console.log(viewer.url);
+ * ```
+ * @module
+ */
+export * from "./viewer_level.ts";
+export * from "./runs_query.ts";
+export * from "./run_view.ts";
+export * from "./compare_view.ts";
+export * from "./live_tail.ts";
+export * from "./viewer_guard.ts";
+export * from "./viewer_server.ts";

@@ -1,0 +1,189 @@
+/**
+ * The viewer's speed.
+ *
+ * 1. The runs page's data for a sqlite store of 100,000 runs (the query and its JSON; then through the whole
+ *    handler too): the first page, and a page filtered by status and agent, each as a ratio to the same queries
+ *    (the page and its count) through `node:sqlite` directly in the same run. Targets: at most 1.5x, and under
+ *    50 ms.
+ * 2. A run of 1,000 events: the time from the request to the run page's data (verdict, events, timeline), as
+ *    a ratio to the check the page shows (`verifyRun` alone). Target: under 100 ms.
+ * @module
+ */
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { EventChain, FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
+import {
+  cookieName,
+  runsPage as runsPageOf,
+  runsPageSql,
+  viewerHandler,
+} from "../../lib/provevi/viewer/mod.ts";
+import { median, report } from "./_report.ts";
+
+const PORT = 5000;
+const TOKEN = "b".repeat(64);
+const request = (path: string) =>
+  new Request(`http://127.0.0.1:${PORT}${path}`, {
+    headers: { host: `127.0.0.1:${PORT}`, cookie: `${cookieName(PORT)}=${TOKEN}` },
+  });
+
+/** Runs the benchmark and prints its lines. */
+export async function main(): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-viewer-" });
+  try {
+    await runsPage(dir);
+    await runPage(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function runsPage(dir: string): Promise<void> {
+  const RUNS = 100_000, AGENTS = 1_000;
+  const path = join(dir, "big.db");
+  await using store = new SqliteStore(path, { runs: join(dir, "runs") });
+  const db = store.db;
+  db.exec("BEGIN");
+  const run = db.prepare(
+    `INSERT INTO provevi_runs (run_id, folder, org, domain, env, actor, mode, agent, agent_version, status,
+       started_at, ended_at) VALUES (?, ?, 'acme', 'demo', 'dev', 'bench', 'strict', ?, ?, ?, ?, ?)`,
+  );
+  const agent = db.prepare(
+    "INSERT INTO provevi_agents (agent, org, domain, env, name, first_run) VALUES (?, 'acme', 'demo', 'dev', ?, ?)",
+  );
+  const id = (r: number) =>
+    `run-2026${String(1000000 + r).slice(1)}Z-${(r * 2654435761 % 2 ** 32).toString(16).padStart(8, "0")}`;
+  for (let a = 0; a < AGENTS; a++) agent.run(`acme/demo/dev/agent-${a}`, `agent-${a}`, id(a));
+  for (let r = 0; r < RUNS; r++) {
+    run.run(
+      id(r),
+      `/runs/${id(r)}`,
+      `acme/demo/dev/agent-${r % AGENTS}`,
+      "f".repeat(64),
+      r % 10 === 0 ? "failed" : "completed",
+      "2026-11-29T12:00:00.000000Z",
+      "2026-11-29T12:01:00.000000Z",
+    );
+  }
+  db.exec("COMMIT");
+  const handle = viewerHandler(store, { policy: TelemetryPolicy.denyAll(), port: PORT, token: TOKEN });
+  const raw = new DatabaseSync(path, { readOnly: true });
+  for (
+    const [name, query, qs] of [
+      ["first page", {}, ""],
+      [
+        "page filtered by status and agent",
+        { status: "failed", agent: "agent-10" },
+        "status=failed&agent=agent-10",
+      ],
+    ] as const
+  ) {
+    const viewer: number[] = [];
+    const handler: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < 41; i++) {
+      let t = performance.now();
+      const body = JSON.stringify(await runsPageOf(store, { ...query, limit: 50 }));
+      viewer.push(performance.now() - t);
+      if (body.length < 100) throw new Error(`the ${name} is empty`);
+      t = performance.now();
+      await (await handle(request(`/api/runs?limit=50&${qs}`))).text();
+      handler.push(performance.now() - t);
+      t = performance.now();
+      const { where, params } = runsPageSql(query);
+      raw.prepare(
+        `SELECT run_id, agent, agent_version, experiment, experiment_pin, status, started_at, ended_at
+         FROM provevi_runs ${where} ORDER BY run_id DESC LIMIT ? OFFSET ?`,
+      ).all(...params, 50, 0);
+      raw.prepare(`SELECT count(*) AS n FROM provevi_runs ${where}`).get(...params);
+      direct.push(performance.now() - t);
+    }
+    report(
+      `runs page data (query and JSON), ${name}, 100,000 runs (vs node:sqlite)`,
+      median(viewer),
+      median(direct),
+      "ms",
+      "<= 1.5, and under 50 ms",
+    );
+    report(
+      `runs page through the whole handler (guard, query, JSON, response), ${name} (vs node:sqlite)`,
+      median(handler),
+      median(direct),
+      "ms",
+      "under 50 ms",
+    );
+  }
+  raw.close();
+}
+
+async function runPage(dir: string): Promise<void> {
+  const runs = join(dir, "file-runs");
+  const store = new FileStore({ runs });
+  const runId = "run-20261130T120000Z-00000001";
+  const writer = await store.openRun(runId);
+  const chain = new EventChain(runId);
+  const add = async (init: Parameters<EventChain["next"]>[0]) => {
+    const next = chain.next(init);
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+  };
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  await add({
+    type: "run_created",
+    component: "RunContext",
+    actor: "bench",
+    data: { agent: "q" },
+    trace_id: trace,
+    span_id: "0000000000000001",
+  });
+  for (let i = 1; i < 999; i++) {
+    const span = (i + 1).toString(16).padStart(16, "0");
+    const reply = i % 10 === 0
+      ? await writer.putPayload(new TextEncoder().encode(JSON.stringify({ text: `answer ${i}`, parts: [] })))
+      : null;
+    await add({
+      type: reply ? "model_called" : "tool_called",
+      component: "AgentBackend",
+      actor: "bench",
+      data: reply
+        ? { model: "m", input_tokens: 10, output_tokens: 5, response_payload: reply }
+        : { tool: "read_file" },
+      trace_id: trace,
+      span_id: span,
+      parent_span_id: "0000000000000001",
+      started_at: "2026-11-30T12:00:00.000000Z",
+    });
+  }
+  await add({
+    type: "run_completed",
+    component: "RunContext",
+    actor: "bench",
+    data: { status: "completed" },
+    trace_id: trace,
+    span_id: "0000000000000001",
+  });
+  await writer.seal();
+  const handle = viewerHandler(store, {
+    policy: TelemetryPolicy.parse("version: 1\ndestinations:\n  browser: { kind: live, receives: bodies }\n"),
+    port: PORT,
+    token: TOKEN,
+  });
+  const viewer: number[] = [];
+  const read: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    let t = performance.now();
+    const view = await (await handle(request(`/api/runs/${runId}`))).json();
+    viewer.push(performance.now() - t);
+    if (view.events.length !== 1000 || !view.verdict.ok) throw new Error("the run page's data is not whole");
+    t = performance.now();
+    await verifyRun(await store.readRun(runId), { store });
+    read.push(performance.now() - t);
+  }
+  report(
+    "run page of 1,000 events: request to timeline data (vs its check alone, verifyRun)",
+    median(viewer),
+    median(read),
+    "ms",
+    "under 100 ms",
+  );
+}

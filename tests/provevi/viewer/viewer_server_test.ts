@@ -1,0 +1,212 @@
+import assert from "node:assert/strict";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { cookieName, guardRequest } from "../../../lib/provevi/viewer/viewer_guard.ts";
+import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
+import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
+
+const RUN = "run-20261129T120000Z-0badc0de";
+const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
+const PORT = 5123;
+const TOKEN = "a".repeat(64);
+const ORIGIN = `http://127.0.0.1:${PORT}`;
+const cookie = `${cookieName(PORT)}=${TOKEN}`;
+const policy = (level: string) =>
+  TelemetryPolicy.parse(`version: 1\ndestinations:\n  browser:\n    kind: live\n    receives: ${level}\n`);
+
+function handler(runs: string, level: string | null) {
+  return viewerHandler(new FileStore({ runs }), {
+    policy: level === null ? TelemetryPolicy.denyAll() : policy(level),
+    port: PORT,
+    token: TOKEN,
+  });
+}
+
+function get(path: string, headers: Record<string, string> = { cookie }): Request {
+  return new Request(`${ORIGIN}${path}`, { headers: { host: `127.0.0.1:${PORT}`, ...headers } });
+}
+
+Deno.test("the guard refuses a Host that is not the viewer's own, against DNS rebinding", () => {
+  for (const host of [`evil.example:${PORT}`, "127.0.0.1:80", `127.0.0.1.nip.io:${PORT}`, ""]) {
+    const r = guardRequest(new Request(`${ORIGIN}/`, { headers: { host, cookie } }), {
+      port: PORT,
+      token: TOKEN,
+    });
+    assert.equal(r?.status, 421, host);
+  }
+  assert.equal(guardRequest(get("/"), { port: PORT, token: TOKEN }), null);
+  const local = new Request(`http://localhost:${PORT}/`, { headers: { host: `localhost:${PORT}`, cookie } });
+  assert.equal(guardRequest(local, { port: PORT, token: TOKEN }), null);
+});
+
+Deno.test("the guard refuses a request without the token, or with a wrong one", () => {
+  assert.equal(guardRequest(get("/api/runs", {}), { port: PORT, token: TOKEN })?.status, 403);
+  assert.equal(
+    guardRequest(get("/api/runs", { cookie: `${cookieName(PORT)}=${"b".repeat(64)}` }), {
+      port: PORT,
+      token: TOKEN,
+    })
+      ?.status,
+    403,
+  );
+  assert.equal(guardRequest(get(`/?token=${"b".repeat(64)}`, {}), { port: PORT, token: TOKEN })?.status, 403);
+  // The cookie of the viewer on another port is not this viewer's.
+  assert.equal(
+    guardRequest(get("/", { cookie: `${cookieName(PORT + 1)}=${TOKEN}` }), { port: PORT, token: TOKEN })
+      ?.status,
+    403,
+  );
+});
+
+Deno.test("the token in the URL sets an HttpOnly, SameSite=Strict cookie and leaves the address", () => {
+  const r = guardRequest(get(`/runs/x?token=${TOKEN}&a=1`, {}), { port: PORT, token: TOKEN })!;
+  assert.equal(r.status, 303);
+  assert.equal(r.headers.get("location"), "/runs/x?a=1");
+  assert.equal(
+    r.headers.get("set-cookie"),
+    `${cookieName(PORT)}=${TOKEN}; Path=/; HttpOnly; SameSite=Strict`,
+  );
+});
+
+Deno.test("the guard refuses a write that is not a POST from the viewer's own origin", () => {
+  const post = (headers: Record<string, string>, method = "POST") =>
+    guardRequest(
+      new Request(`${ORIGIN}/api/runs/${RUN}/assessments`, {
+        method,
+        headers: { host: `127.0.0.1:${PORT}`, cookie, ...headers },
+        body: "{}",
+      }),
+      { port: PORT, token: TOKEN },
+    );
+  assert.equal(post({})?.status, 403, "no Origin");
+  assert.equal(post({ origin: "http://evil.example" })?.status, 403);
+  assert.equal(post({ origin: `http://127.0.0.1:${PORT + 1}` })?.status, 403);
+  assert.equal(post({ origin: ORIGIN, "sec-fetch-site": "cross-site" })?.status, 403);
+  assert.equal(post({ origin: ORIGIN }, "PUT")?.status, 405);
+  assert.equal(post({ origin: ORIGIN }, "DELETE")?.status, 405);
+  assert.equal(post({ origin: ORIGIN, "sec-fetch-site": "same-origin" }), null);
+});
+
+Deno.test("the viewer refuses to add an assessment to a file store, which keeps none", async () => {
+  const handle = handler(`${FIXTURES}runs`, "names");
+  const r = await handle(
+    new Request(`${ORIGIN}/api/runs/${RUN}/assessments`, {
+      method: "POST",
+      headers: { host: `127.0.0.1:${PORT}`, cookie, origin: ORIGIN, "content-type": "application/json" },
+      body: JSON.stringify({ name: "correct", value: true }),
+    }),
+  );
+  assert.equal(r.status, 403);
+});
+
+Deno.test("the runs page's data lists the store's runs with their status and agent", async () => {
+  const r = await handler(`${FIXTURES}runs`, null)(get("/api/runs?limit=10"));
+  assert.equal(r.status, 200);
+  const page = await r.json();
+  assert.equal(page.total, 1);
+  assert.equal(page.runs[0].run_id, RUN);
+  assert.equal(page.runs[0].status, "completed");
+  assert.equal(page.runs[0].agent, "acme/demo/dev/revenue-question");
+  assert.equal(
+    (await (await handler(`${FIXTURES}runs`, null)(get("/api/runs?status=failed"))).json()).total,
+    0,
+  );
+});
+
+Deno.test("with no live destination a run shows only its structure, the verdict, and which policy line would show more", async () => {
+  const view: RunView = await (await handler(`${FIXTURES}runs`, null)(get(`/api/runs/${RUN}`))).json();
+  assert.equal(view.verdict.ok, true);
+  assert.equal(view.level, null);
+  assert.match(view.note!, /names no live viewer.*kind: live, receives: bodies/);
+  assert.ok(view.events.length > 5);
+  assert.ok(view.events.every((e) => e.shown === null && e.answer === undefined));
+  assert.ok(view.events.every((e) => /^[0-9a-f]{64}$/.test(e.line_sha256)));
+  assert.deepEqual(view.settings, {});
+  assert.ok(view.spans.length > 1);
+});
+
+Deno.test("at bodies a run that verifies is shown from its replay, with its answer, inputs and outputs", async () => {
+  const view: RunView = await (await handler(`${FIXTURES}runs`, "bodies")(get(`/api/runs/${RUN}`))).json();
+  assert.equal(view.verdict.ok, true);
+  assert.equal(view.note, null);
+  const call = view.events.find((e) => e.type === "model_called")!;
+  assert.equal(call.answer, "Revenue grew 12% in Q3.\n");
+  assert.ok(view.inputs.length >= 1 && view.inputs.every((i) => typeof i.uri === "string"));
+  assert.deepEqual(view.outputs.map((o) => o.path), ["answer.txt"]);
+  const names: RunView = await (await handler(`${FIXTURES}runs`, "names")(get(`/api/runs/${RUN}`))).json();
+  assert.equal(names.events.find((e) => e.type === "model_called")!.answer, undefined);
+  assert.ok(names.inputs.every((i) => i.uri === null));
+  assert.match(names.note!, /receives: bodies/);
+});
+
+Deno.test("a tampered run shows its problem, and its content only when asked, marked untrusted", async () => {
+  const handle = handler(`${FIXTURES}runs-tampered`, "bodies");
+  const view: RunView = await (await handle(get(`/api/runs/${RUN}`))).json();
+  assert.equal(view.verdict.ok, false);
+  assert.match(view.verdict.problems.join("\n"), /line 10 \(seq 9\) has prev/);
+  assert.ok(view.events.every((e) => e.shown === null && e.answer === undefined));
+  const asked: RunView = await (await handle(get(`/api/runs/${RUN}?untrusted=1`))).json();
+  assert.equal(asked.untrusted, true);
+  assert.ok(asked.events.some((e) => e.shown !== null));
+});
+
+Deno.test("a run that is not in the store is a 404 with a one-line error, and a path is not a run ID", async () => {
+  const handle = handler(`${FIXTURES}runs`, null);
+  const r = await handle(get("/api/runs/run-20990101T000000Z-00000000"));
+  assert.equal(r.status, 404);
+  assert.match((await r.json()).error, /run-20990101T000000Z-00000000/);
+  assert.equal((await handle(get("/api/runs/..%2F..%2Fetc"))).status, 404);
+});
+
+Deno.test("the file store answers the agents page with how to get an indexed store", async () => {
+  const r = await handler(`${FIXTURES}runs`, null)(get("/api/agents"));
+  assert.equal(r.status, 400);
+  assert.match((await r.json()).error, /sqlite/);
+});
+
+Deno.test("pages, script and style are served from the module tree, with a strict content policy", async () => {
+  const handle = handler(`${FIXTURES}runs`, null);
+  for (
+    const [path, type] of [["/", "text/html"], ["/runs/x", "text/html"], [
+      "/assets/app.js",
+      "text/javascript",
+    ], [
+      "/assets/app.css",
+      "text/css",
+    ]]
+  ) {
+    const r = await handle(get(path!));
+    assert.equal(r.status, 200, path);
+    assert.match(r.headers.get("content-type")!, new RegExp(type!));
+    assert.match(r.headers.get("content-security-policy")!, /default-src 'none'; script-src 'self'/);
+    await r.body?.cancel();
+  }
+});
+
+Deno.test("serveViewer() listens on 127.0.0.1 only, and a raw request with another Host is refused", async () => {
+  await using viewer = await serveViewer(new FileStore({ runs: `${FIXTURES}runs` }), {
+    policy: TelemetryPolicy.denyAll(),
+    port: 0,
+  });
+  assert.match(viewer.url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
+  const ok = await fetch(viewer.url, { redirect: "manual" });
+  assert.equal(ok.status, 303);
+  await ok.body?.cancel();
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: viewer.port });
+  await conn.write(
+    new TextEncoder().encode(
+      `GET /api/runs?token=${viewer.token} HTTP/1.1\r\nHost: attacker.example:${viewer.port}\r\nConnection: close\r\n\r\n`,
+    ),
+  );
+  const chunks: Uint8Array[] = [];
+  const buffer = new Uint8Array(4096);
+  for (;;) {
+    const n = await conn.read(buffer);
+    if (n === null) break;
+    chunks.push(buffer.slice(0, n));
+  }
+  conn.close();
+  const reply = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  assert.match(reply, /^HTTP\/1\.1 421/);
+  await assert.rejects(Deno.connect({ hostname: "::1", port: viewer.port }));
+});
