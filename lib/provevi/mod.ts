@@ -15,4 +15,5 @@ export * from "./runs/mod.ts";
 export * from "./experiments/mod.ts";
 export * from "./telemetry/mod.ts";
 export * from "./live/mod.ts";
+export * from "./receiver/mod.ts";
 export * from "./sqlite/mod.ts";
