@@ -26,6 +26,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     runs: ["evidence", "store", "sqlite", "experiments"],
     live: ["evidence", "store", "telemetry"],
     viewer: ["evidence", "store", "telemetry", "live", "runs"],
+    receiver: ["evidence", "telemetry"],
   },
   provrun: {
     run: [],

@@ -16,4 +16,5 @@ export * from "./experiments/mod.ts";
 export * from "./telemetry/mod.ts";
 export * from "./live/mod.ts";
 export * from "./viewer/mod.ts";
+export * from "./receiver/mod.ts";
 export * from "./sqlite/mod.ts";

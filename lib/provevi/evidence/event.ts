@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   "telemetry_blocked",
   "telemetry_problem",
   "span_recorded",
+  "hook_called",
 ] as const;
 
 /** One of {@linkcode EVENT_TYPES}. */

@@ -1,7 +1,7 @@
 /**
  * The telemetry policy and what applies it: the policy with its narrowing and hosts, plain names and
  * attributes by level, endpoints, library versions and the span libraries, the span exporter, the OTLP target
- * and receiver, and the telemetry events. Imports `evidence/` only; never a store.
+ * and the telemetry events (the OTLP receiver is in `receiver/`). Imports `evidence/` only; never a store.
  * @module
  */
 export * from "./attributes.ts";
@@ -15,4 +15,3 @@ export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";
 export * from "./span_exporter.ts";
-export * from "./otlp_receiver.ts";

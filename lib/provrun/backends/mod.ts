@@ -10,3 +10,7 @@ export * from "./capture.ts";
 export * from "./backend.ts";
 export * from "./call_backend.ts";
 export * from "./agent_backend.ts";
+export * from "./tool_grants.ts";
+export * from "./program_backend.ts";
+export * from "./claude_code.ts";
+export * from "./codex.ts";

@@ -79,6 +79,7 @@ export class EvidenceRecorder {
   #tail: Promise<unknown> = Promise.resolve();
   #broken: EvidenceError | null = null;
   #root: Span | null = null;
+  #sealed = false;
   /** Called with each event written, for progress and live feeds. */
   onEvent: ((event: EvidenceEvent) => void) | null = null;
   /** Called with a warning of lenient mode. */
@@ -305,8 +306,14 @@ export class EvidenceRecorder {
     return this.#broken;
   }
 
+  /** True once `seal` was called: a span receiver takes nothing more for the run. */
+  get sealed(): boolean {
+    return this.#sealed;
+  }
+
   /** Seals the run through the writer, with the lost events. */
   async seal(): Promise<Manifest> {
+    this.#sealed = true;
     await this.flush();
     return await this.#writer.seal({ lost: [...this.#lost] });
   }

@@ -6,6 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { EvidenceMode, EvidenceRecorder } from "./recorder.ts";
+import type { SpanRows } from "../../provevi/mod.ts";
 
 /** The facts of one run that every part takes. */
 export interface RunContext {
@@ -26,6 +27,8 @@ export interface RunContext {
    * `span_recorded` events. Never registered globally.
    */
   readonly tracerProvider?: TracerProvider;
+  /** The store's span rows, for a span receiver of the run (agent programs). */
+  readonly spanRows?: SpanRows;
 }
 
 const current = new AsyncLocalStorage<RunContext>();

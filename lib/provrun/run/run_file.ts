@@ -24,7 +24,7 @@ export interface McpSpec {
 /** The agent spec: the portable description of an agent. */
 export interface AgentSpec {
   name: string;
-  backend: "call" | "agent";
+  backend: "call" | "agent" | "claude-code" | "codex";
   model: string;
   provider?: { base_url: string; api_key_env?: string };
   instructions?: string;
@@ -37,6 +37,10 @@ export interface AgentSpec {
   settings?: Record<string, unknown>;
   stream?: boolean;
   script?: unknown;
+  /** The agent program's command (`claude-code`, `codex` backends); `claude` or `codex` on the PATH by default. */
+  program?: string;
+  /** Claude Code's full model requests and responses, kept as payloads (`claude-code` backend); off by default. */
+  raw_bodies?: boolean;
 }
 
 /** The `run` section. */
@@ -109,7 +113,7 @@ const SPEC: Spec = {
       required: ["name", "backend", "model"],
       keys: {
         name,
-        backend: { t: "text", oneOf: ["call", "agent"] },
+        backend: { t: "text", oneOf: ["call", "agent", "claude-code", "codex"] },
         model: {
           t: "text",
           pattern: /^(openai|anthropic|openai-compatible|test):.*$/,
@@ -148,6 +152,8 @@ const SPEC: Spec = {
         settings: { t: "mapping" },
         stream: { t: "bool" },
         script: { t: "any" },
+        program: text,
+        raw_bodies: { t: "bool" },
       },
     },
     prompt: text,

@@ -58,6 +58,17 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
   ];
   const net = (host: string, why: string) =>
     needs.push({ descriptor: { name: "net", host }, flag: `--allow-net=${host}`, why });
+  if (agent.backend === "claude-code" || agent.backend === "codex") {
+    // The program reaches its provider itself; provr starts it, and listens on 127.0.0.1 for its spans and hooks.
+    const program = agent.program ?? (agent.backend === "codex" ? "codex" : "claude");
+    needs.push({
+      descriptor: { name: "run", command: program },
+      flag: `--allow-run=${program}`,
+      why: `agent.backend ${agent.backend}`,
+    });
+    net("127.0.0.1", "the span receiver and the hook listener of the agent program");
+    return needs;
+  }
   const route = parseRoute(agent);
   if (route.host) net(route.host, `the model provider (agent.model ${agent.model})`);
   if (agent.backend !== "agent") return needs;

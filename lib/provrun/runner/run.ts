@@ -20,6 +20,7 @@ import { StubBroker } from "../run/broker.ts";
 import type { Backend } from "../backends/backend.ts";
 import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
+import { programBackend, UNCALLED_MODEL } from "./program_backends.ts";
 import { captureModel } from "../backends/capture.ts";
 import { AccessDenied, CancelledError, InputChanged } from "../run/errors.ts";
 import { modelOf } from "../backends/models.ts";
@@ -154,6 +155,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     recorder,
     signal: controller.signal,
     tracerProvider: telemetry.provider, // telemetry
+    spanRows: store, // agent programs' span receiver
   };
   const runUri = `run://${ctx.org}/${ctx.domain}/${ctx.env}/${runId}`;
   recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
@@ -223,7 +225,8 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       if (experimentError) throw experimentError;
       const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
       stager = staged.stager;
-      const model = captureModel(
+      const program = programBackend(spec.agent, options.env); // an agent program makes its own model calls
+      const model = program ? UNCALLED_MODEL : captureModel(
         await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
         recorder,
         {
@@ -240,7 +243,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
           },
         },
       );
-      const backend = options.backend ??
+      const backend = options.backend ?? program ??
         (spec.agent.backend === "agent" ? new AgentBackend() : new CallBackend());
       await backend.start({
         ctx,

@@ -4,8 +4,8 @@
  * below is written from the OTLP specification's field numbers (opentelemetry-proto, `trace/v1/trace.proto`,
  * `common/v1/common.proto`, `resource/v1/resource.proto`, `collector/trace/v1/trace_service.proto`).
  *
- * The tests use it to check what a run's exporter really sends; the span receiver of Phase 6 (`prove serve`)
- * can build on it.
+ * The tests use it to check what a run's exporter really sends; `receiver()` (run_receiver.ts) and `prove serve`
+ * build on its decoder.
  * @module
  */
 import protobuf from "protobufjs";

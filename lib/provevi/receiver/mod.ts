@@ -1,0 +1,20 @@
+/**
+ * The span receiver: OTLP/HTTP traces (protobuf and JSON, gzip or not) from agent programs in other processes
+ * become evidence of the run whose address they reached. `receiver(store, run)` serves one open run from the
+ * run's own process; `SpanDaemon` (`prove serve`) serves many runs at once with the same intake. The OTLP
+ * decoders live here too. Imports `evidence/` and `telemetry/` only; never a store's implementation.
+ *
+ * @example
+ * ```ts
+ * import { receiver, type ReceiverRun } from "./mod.ts";
+ * declare const run: ReceiverRun; // the run's recorder
+ * await using spans = receiver({}, run);
+ * console.log(spans.tracesUrl); // http://127.0.0.1:PORT/v1/traces
+ * ```
+ * @module
+ */
+export * from "./otlp_receiver.ts";
+export * from "./otlp_json.ts";
+export * from "./span_intake.ts";
+export * from "./run_receiver.ts";
+export * from "./span_daemon.ts";

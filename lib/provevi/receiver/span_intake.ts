@@ -1,0 +1,336 @@
+/**
+ * One OTLP/HTTP trace request for one run: the rules of the span receiver, shared by `receiver()` (one run, in
+ * the run's process) and `prove serve` (a daemon for many runs). A span belongs to the run because the request
+ * reached that run's address, never because of a run ID the program wrote. Each span becomes a `span_recorded`
+ * event (confidence `parsed`) and a span row; spans for a run that is sealed or not open are refused with 409
+ * and an OTLP error body; a body that is not a trace request gets 400 and a `telemetry_problem` event; a body
+ * over the size limit gets 413.
+ * @module
+ */
+import protobuf from "protobufjs";
+import type { EventInit } from "../evidence/chain.ts";
+import { formatMicros, type Json } from "../evidence/event.ts";
+import type { StoredSpan } from "../evidence/spans_file.ts";
+import { splitBody } from "../telemetry/attributes.ts";
+import { problemData } from "../telemetry/telemetry_events.ts";
+import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
+import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "./otlp_receiver.ts";
+import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
+
+/**
+ * The run a receiver writes to: the run's recorder in provrun has this shape. `record` appends one event to
+ * the run's chain (in the order the calls are made); `payload` stores a payload by hash.
+ */
+export interface ReceiverRun {
+  /** The run's ID. */
+  readonly runId: string;
+  /** True once the run is sealed: no span may arrive after. */
+  readonly sealed: boolean;
+  /** Appends one event to the run's chain. */
+  record(init: Omit<EventInit, "actor">): Promise<unknown>;
+  /** Stores a payload; returns its SHA-256. */
+  payload(content: unknown): Promise<string | null>;
+}
+
+/** Where span rows go: a store's `addSpans`, when it has one. */
+export interface SpanRows {
+  addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
+}
+
+/** The default body size limit, after gzip is undone: 16 MiB. */
+export const DEFAULT_MAX_BODY = 16 * 1024 * 1024;
+
+/** The component name of the receiver's events. */
+export const RECEIVER_COMPONENT = "SpanReceiver";
+
+const STATUS_ROOT = protobuf.parse(
+  `syntax = "proto3"; package rpc; message Status { int32 code = 1; string message = 2; }
+   message PartialSuccess { int64 rejected_spans = 1; string error_message = 2; }
+   message ExportTraceServiceResponse { PartialSuccess partial_success = 1; }`,
+  { keepCase: true },
+).root;
+const STATUS = STATUS_ROOT.lookupType("rpc.Status");
+const OK_RESPONSE = STATUS_ROOT.lookupType("rpc.ExportTraceServiceResponse");
+
+/** gRPC status codes the OTLP error body carries. */
+const CODES = { 400: 3, 404: 5, 409: 9, 413: 8, 415: 3, 405: 12 } as Record<number, number>;
+
+function isJson(contentType: string | null): boolean {
+  return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
+}
+
+/**
+ * An OTLP error response: a `google.rpc.Status` in the request's encoding (protobuf unless it sent JSON), as
+ * the OTLP/HTTP specification asks of a failed export.
+ *
+ * @param status The HTTP status.
+ * @param message One line that says what is wrong and what to do.
+ * @param contentType The request's content type, to answer in the same encoding.
+ * @returns The response.
+ */
+export function otlpError(status: number, message: string, contentType: string | null): Response {
+  const code = CODES[status] ?? 2;
+  if (isJson(contentType)) {
+    return Response.json({ code, message }, { status });
+  }
+  const body = STATUS.encode(STATUS.create({ code, message })).finish();
+  return new Response(new Uint8Array(body), {
+    status,
+    headers: { "content-type": "application/x-protobuf" },
+  });
+}
+
+function otlpOk(contentType: string | null): Response {
+  if (isJson(contentType)) return Response.json({});
+  const body = OK_RESPONSE.encode(OK_RESPONSE.create({})).finish();
+  return new Response(new Uint8Array(body), { headers: { "content-type": "application/x-protobuf" } });
+}
+
+class TooLarge extends Error {}
+
+async function readLimited(
+  stream: ReadableStream<Uint8Array> | null,
+  max: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  if (stream === null) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > max) throw new TooLarge();
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** The body of a request, gzip undone, at most `max` bytes either way. */
+async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > max) throw new TooLarge();
+  const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase().trim();
+  if (encoding === "identity" || encoding === "") return await readLimited(request.body, max);
+  if (encoding !== "gzip") throw new OtlpBodyError(`the content encoding ${encoding} is not gzip or none`);
+  const raw = await readLimited(request.body, max);
+  try {
+    return await readLimited(new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip")), max);
+  } catch (error) {
+    if (error instanceof TooLarge) throw error;
+    throw new OtlpBodyError(`the gzip body cannot be read: ${(error as Error).message}`);
+  }
+}
+
+function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
+  if (isJson(contentType)) return decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
+  let spans: ReceivedSpan[];
+  try {
+    spans = decodeTraceRequest(body);
+  } catch (error) {
+    throw new OtlpBodyError(`not an ExportTraceServiceRequest: ${(error as Error).message}`);
+  }
+  for (const s of spans) {
+    if (!/^[0-9a-f]{32}$/.test(s.traceId) || !/^[0-9a-f]{16}$/.test(s.spanId)) {
+      throw new OtlpBodyError(
+        `a span has a trace ID of ${s.traceId.length / 2} bytes or a span ID of ${
+          s.spanId.length / 2
+        } bytes (16 and 8 are needed)`,
+      );
+    }
+    if (s.parentSpanId !== null && !/^[0-9a-f]{16}$/.test(s.parentSpanId)) {
+      throw new OtlpBodyError("a span's parent span ID is not 8 bytes");
+    }
+  }
+  return spans;
+}
+
+function nanoTime(nanos: string): string {
+  let micros: number;
+  try {
+    micros = Number(BigInt(nanos) / 1000n);
+  } catch {
+    micros = 0;
+  }
+  return formatMicros(Number.isFinite(micros) ? micros : 0);
+}
+
+/** An OTLP value as JSON: bytes become base64 text. */
+function json(value: OtlpValue): Json {
+  if (value instanceof Uint8Array) return btoa(String.fromCharCode(...value));
+  if (Array.isArray(value)) return value.map(json);
+  if (value !== null && typeof value === "object") {
+    const out: { [key: string]: Json } = {};
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, k, { value: json(v), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+}
+
+function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } {
+  return json(values) as { [key: string]: Json };
+}
+
+/**
+ * A received span as a span row: OTLP's span kind (1 internal … 5 consumer) becomes OpenTelemetry's (0 … 4), and
+ * times become RFC 3339 UTC with microseconds. The row keeps names and usage only; bodies stay in the payload.
+ *
+ * @param span A decoded span.
+ * @returns The row.
+ */
+export function receivedRow(span: ReceivedSpan): StoredSpan {
+  return {
+    trace_id: span.traceId,
+    span_id: span.spanId,
+    parent_span_id: span.parentSpanId,
+    name: plainSpanName(span.name) ? span.name : "span",
+    kind: Math.max(0, span.kind - 1),
+    scope: { name: span.scope.name, version: span.scope.version || null },
+    start_time: nanoTime(span.startTimeUnixNano),
+    end_time: nanoTime(span.endTimeUnixNano),
+    status: { code: span.status.code, message: plainName(span.status.message) ? span.status.message : null },
+    attributes: splitBody(jsonRecord(span.attributes)).attributes as { [key: string]: Json },
+    events: [],
+    links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
+  };
+}
+
+/** What the intake did with a request, for a caller that counts (`prove serve`, tests). */
+export interface IntakeResult {
+  status: number;
+  spans: number;
+}
+
+/** Options of {@linkcode takeTraces}. */
+export interface IntakeOptions {
+  /** The body size limit in bytes, after gzip; {@linkcode DEFAULT_MAX_BODY} by default. */
+  maxBytes?: number;
+  /** Called with what was done. */
+  onResult?: (result: IntakeResult) => void;
+}
+
+/**
+ * Takes one `POST /v1/traces` request for one run: decodes it, writes each span as a `span_recorded` event and
+ * a span row, and answers as OTLP/HTTP asks.
+ *
+ * @param request The HTTP request (its path was matched by the caller).
+ * @param target The run and its store's span rows, or null when the address names no open run.
+ * @param options The size limit.
+ * @returns The response: 200, or 400, 405, 409, 413, 415 with an OTLP error body.
+ */
+export async function takeTraces(
+  request: Request,
+  target: { run: ReceiverRun; rows: SpanRows } | null,
+  options: IntakeOptions = {},
+): Promise<Response> {
+  const contentType = request.headers.get("content-type");
+  const answer = (status: number, message: string, spans = 0) => {
+    options.onResult?.({ status, spans });
+    return otlpError(status, message, contentType);
+  };
+  if (request.method !== "POST") return answer(405, "send spans with POST to /v1/traces");
+  if (target === null || target.run.sealed) {
+    await request.body?.cancel().catch(() => {});
+    return answer(
+      409,
+      target === null
+        ? "no open run takes spans at this address; a run's receiver takes spans only while the run is open"
+        : `run ${target.run.runId} is sealed; it takes no more spans`,
+    );
+  }
+  const { run, rows } = target;
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/x-protobuf" && type !== "application/json") {
+    await request.body?.cancel().catch(() => {});
+    return answer(415, "send application/x-protobuf or application/json");
+  }
+  let spans: ReceivedSpan[];
+  try {
+    spans = decode(await bodyOf(request, options.maxBytes ?? DEFAULT_MAX_BODY), contentType);
+  } catch (error) {
+    if (error instanceof TooLarge) {
+      return answer(
+        413,
+        `the body is over the receiver's limit of ${options.maxBytes ?? DEFAULT_MAX_BODY} bytes`,
+      );
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    await problem(run, `the span receiver refused a body: ${message.split("\n")[0]!.slice(0, 500)}`);
+    return answer(400, message.split("\n")[0]!);
+  }
+  try {
+    await rows.addSpans?.(run.runId, spans.map(receivedRow));
+    for (const span of spans) await recordSpan(run, span);
+  } catch (error) {
+    if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
+    return answer(
+      503,
+      `the run's evidence cannot take the spans: ${(error as Error).message}`.split("\n")[0]!,
+    );
+  }
+  options.onResult?.({ status: 200, spans: spans.length });
+  return otlpOk(contentType);
+}
+
+async function problem(run: ReceiverRun, text: string): Promise<void> {
+  try {
+    await run.record({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(text) });
+  } catch { /* a sealed or broken run: the 400 still says it */ }
+}
+
+async function recordSpan(run: ReceiverRun, span: ReceivedSpan): Promise<void> {
+  const row = receivedRow(span);
+  const attributes = jsonRecord(span.attributes);
+  const { body } = splitBody(attributes);
+  const payload = await run.payload({
+    name: span.name,
+    status_message: span.status.message,
+    attributes: body ?? {},
+    events: span.events.map((e) => ({
+      name: e.name,
+      time: nanoTime(e.timeUnixNano),
+      attributes: jsonRecord(e.attributes),
+    })),
+    links: span.links.map((l) => ({
+      trace_id: l.traceId,
+      span_id: l.spanId,
+      attributes: jsonRecord(l.attributes),
+    })),
+    resource: jsonRecord(span.resource),
+  });
+  const service = span.resource["service.name"];
+  await run.record({
+    type: "span_recorded",
+    component: RECEIVER_COMPONENT,
+    confidence: "parsed",
+    trace_id: row.trace_id,
+    span_id: row.span_id,
+    parent_span_id: row.parent_span_id,
+    started_at: row.start_time,
+    payload,
+    data: {
+      name: row.name,
+      scope: row.scope.name,
+      library: null,
+      version: row.scope.version,
+      service: typeof service === "string" && plainName(service) ? service : null,
+      source: "receiver",
+      kind: row.kind,
+      end_time: row.end_time,
+      status: row.status,
+      attributes: row.attributes,
+    },
+  });
+}

@@ -1,0 +1,173 @@
+/**
+ * The `claude-code` backend: Claude Code (`claude -p`) as a run. provr writes its user settings into the run's
+ * config home (`CLAUDE_CONFIG_DIR=<run>/agent`): HTTP hooks for every hook event, the blocking `PreToolUse` one
+ * asking the broker; transcripts kept (`cleanupPeriodDays`). Its spans (the beta traces) go to the run's
+ * receiver over OTLP/HTTP protobuf with `TRACEPARENT` set; metrics, logs, error reports, usage reporting and
+ * update checks are switched off by their variables. With `agent.raw_bodies: true`, its full model requests
+ * and responses (`OTEL_LOG_RAW_API_BODIES=file:<dir>`) are kept as payloads.
+ * @module
+ */
+import { join } from "node:path";
+import { parseRoute } from "./models.ts";
+import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
+import { basePath, exists, jsonlFiles } from "./_program_files.ts";
+
+/** Claude Code's hook events that provr listens to; `PreToolUse` is the blocking one. */
+export const CLAUDE_HOOK_EVENTS: readonly string[] = [
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionDenied",
+  "Notification",
+  "SubagentStart",
+  "SubagentStop",
+  "PreCompact",
+  "Stop",
+  "SessionEnd",
+];
+
+/** The events whose hooks are commands (curl), not HTTP. */
+const SESSION_EVENTS = ["SessionStart", "SessionEnd"];
+
+/** Files by which an administrator configures Claude Code for every user; a run cannot switch them off. */
+const MANAGED = ["/etc/claude-code/managed-settings.json", "/etc/claude-code/managed-mcp.json"];
+
+/**
+ * The Claude Code backend.
+ *
+ * @example
+ * ```ts
+ * import { ClaudeCodeBackend } from "./claude_code.ts";
+ * // runFile picks it for `agent.backend: claude-code`
+ * const backend = new ClaudeCodeBackend();
+ * ```
+ */
+export class ClaudeCodeBackend extends ProgramBackend {
+  readonly name = "claude-code";
+  protected readonly component = "ClaudeCodeBackend";
+  protected readonly defaultProgram = "claude";
+
+  protected async prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch> {
+    const { job, home, spans, hookUrl, traceparent, prompt, env } = setup;
+    const agent = job.agent;
+    const route = parseRoute(agent);
+    if (route.provider !== "anthropic") {
+      throw new RangeError(`the claude-code backend takes an anthropic: model, not ${agent.model}`);
+    }
+    const keyName = agent.provider?.api_key_env ?? "ANTHROPIC_API_KEY";
+    const key = env(keyName);
+    // Claude Code calls an HTTP hook itself; the session's start and end take command hooks only (curl).
+    const hook = (event: string) =>
+      SESSION_EVENTS.includes(event)
+        ? {
+          type: "command",
+          command: `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${hookUrl}`,
+          timeout: 60,
+        }
+        : { type: "http", url: hookUrl, timeout: 60 };
+    const settings = {
+      hooks: Object.fromEntries(
+        CLAUDE_HOOK_EVENTS.map((
+          e,
+        ) => [e, [{ ...(e.includes("ToolUse") ? { matcher: "*" } : {}), hooks: [hook(e)] }]]),
+      ),
+      allowedHttpHookUrls: [`http://127.0.0.1:${new URL(hookUrl).port}/*`],
+      cleanupPeriodDays: 100000,
+      includeCoAuthoredBy: false,
+    };
+    await Deno.writeTextFile(join(home, "settings.json"), JSON.stringify(settings, null, 2));
+    const rawDir = join(home, "raw-bodies");
+    if (agent.raw_bodies) await Deno.mkdir(rawDir, { recursive: true });
+    const vars: Record<string, string> = {
+      PATH: basePath(env),
+      HOME: home,
+      CLAUDE_CONFIG_DIR: home,
+      TRACEPARENT: traceparent,
+      // the caller of record's receiver, and nothing else
+      CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+      CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
+      OTEL_TRACES_EXPORTER: "otlp",
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_LOGS_EXPORTER: "none",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      OTEL_EXPORTER_OTLP_ENDPOINT: spans.url,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: spans.tracesUrl,
+      OTEL_BSP_SCHEDULE_DELAY: "200",
+      OTEL_TRACES_EXPORT_INTERVAL: "200",
+      OTEL_LOG_USER_PROMPTS: "0",
+      OTEL_LOG_TOOL_DETAILS: "0",
+      // no usage reporting, error reports, update checks or other traffic of its own
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_BUG_COMMAND: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: "1",
+      ...(agent.raw_bodies ? { OTEL_LOG_RAW_API_BODIES: `file:${rawDir}` } : {}),
+      ...(agent.provider?.base_url ? { ANTHROPIC_BASE_URL: agent.provider.base_url } : {}),
+      ...(key ? { ANTHROPIC_API_KEY: key } : {}),
+    };
+    const args = [
+      "-p",
+      prompt,
+      "--output-format",
+      "json",
+      "--model",
+      route.model,
+      "--setting-sources",
+      "user",
+      "--strict-mcp-config",
+      ...(agent.limits?.steps ? ["--max-turns", String(agent.limits.steps)] : []),
+      ...(agent.instructions ? ["--append-system-prompt", agent.instructions] : []),
+    ];
+    const problems = MANAGED.filter(exists).map((f) =>
+      `${f} exists: Claude Code reads an administrator's managed settings, which may send telemetry or set ` +
+      `hooks that a run cannot switch off; remove it on machines that run agents under provr`
+    );
+    if (!key) {
+      problems.push(`${keyName} is not set for provr, so Claude Code starts without an API key`);
+    }
+    return {
+      command: program,
+      args,
+      env: vars,
+      problems,
+      facts: {
+        hooks: { blocking: ["PreToolUse"], observing: CLAUDE_HOOK_EVENTS.filter((e) => e !== "PreToolUse") },
+        hook_transport: {
+          http: CLAUDE_HOOK_EVENTS.filter((e) => !SESSION_EVENTS.includes(e)),
+          curl: SESSION_EVENTS,
+        },
+        raw_bodies: agent.raw_bodies ?? false,
+        gaps: [
+          "thinking text is removed from the raw request and response bodies",
+          "a tool call runs outside Deno's sandbox once PreToolUse allows it; Bash is refused unless " +
+          "agent.allow_unsandboxed lists it",
+          "limits.tokens is not enforced on the program; limits.steps is --max-turns",
+        ],
+      },
+      answer: (stdout) => {
+        try {
+          const result = JSON.parse(stdout.trim().split("\n").pop() ?? "{}").result;
+          return Promise.resolve(typeof result === "string" ? result : null);
+        } catch {
+          return Promise.resolve(stdout.trim() || null);
+        }
+      },
+      sessionFiles: async () => {
+        const files: [string, string][] = (await jsonlFiles(join(home, "projects"))).map((
+          p,
+        ) => ["transcript", p]);
+        if (agent.raw_bodies) {
+          for await (const e of Deno.readDir(rawDir)) {
+            if (e.isFile) files.push(["raw_api_body", join(rawDir, e.name)]);
+          }
+          files.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0] < b[0] ? 1 : -1));
+        }
+        return files;
+      },
+    };
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The `codex` backend: Codex (`codex exec`) as a run. provr writes its config into the run's config home
+ * (`CODEX_HOME=<run>/agent/config.toml`): the model provider (the Responses API at `agent.provider.base_url`),
+ * command hooks for each hook event that send the hook's input to provr with `curl` (the blocking `PreToolUse`
+ * one asks the broker; Codex has no HTTP hook type), its traces to the run's receiver (`[otel]`, OTLP/HTTP
+ * protobuf), analytics, feedback, update checks and the hosted web search off. Codex runs hooks from a config
+ * file only once trusted; provr wrote them itself, so it passes `--dangerously-bypass-hook-trust`.
+ * @module
+ */
+import { join } from "node:path";
+import { parseRoute } from "./models.ts";
+import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
+import { basePath, exists, jsonlFiles } from "./_program_files.ts";
+
+/** Codex's hook events that provr listens to; `PreToolUse` is the blocking one. */
+export const CODEX_HOOK_EVENTS: readonly string[] = [
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "Stop",
+];
+
+/** Files by which an administrator configures Codex for every user; a run cannot switch them off. */
+const MANAGED = ["/etc/codex/requirements.toml", "/etc/codex/managed_config.toml", "/etc/codex/config.toml"];
+
+const toml = (s: string) => JSON.stringify(s);
+
+/**
+ * The Codex backend.
+ *
+ * @example
+ * ```ts
+ * import { CodexBackend } from "./codex.ts";
+ * // runFile picks it for `agent.backend: codex`
+ * const backend = new CodexBackend();
+ * ```
+ */
+export class CodexBackend extends ProgramBackend {
+  readonly name = "codex";
+  protected readonly component = "CodexBackend";
+  protected readonly defaultProgram = "codex";
+
+  protected async prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch> {
+    const { job, home, spans, hookUrl, traceparent, prompt, env } = setup;
+    const agent = job.agent;
+    const route = parseRoute(agent);
+    if (route.provider !== "openai" && route.provider !== "openai-compatible") {
+      throw new RangeError(`the codex backend takes an openai: model, not ${agent.model}`);
+    }
+    const keyName = agent.provider?.api_key_env ?? "OPENAI_API_KEY";
+    const key = env(keyName);
+    const baseUrl = agent.provider?.base_url ?? "https://api.openai.com/v1";
+    // curl -f fails on an HTTP error, and exit 2 makes Codex block the call: the hook fails closed.
+    const hook =
+      `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${hookUrl} || exit 2`;
+    const hooks = CODEX_HOOK_EVENTS.map((e) =>
+      [
+        `[[hooks.${e}]]`,
+        ...(e.includes("Tool") || e === "PermissionRequest" ? [`matcher = "*"`] : []),
+        `[[hooks.${e}.hooks]]`,
+        `type = "command"`,
+        `command = ${toml(hook)}`,
+        `timeout = 60`,
+      ].join("\n")
+    );
+    const config = [
+      `model = ${toml(route.model)}`,
+      `model_provider = "provrun"`,
+      `approval_policy = "never"`,
+      `sandbox_mode = "workspace-write"`,
+      `check_for_update_on_startup = false`,
+      `web_search = "disabled"`,
+      ``,
+      `[features]`,
+      `hooks = true`,
+      ``,
+      `[analytics]`,
+      `enabled = false`,
+      ``,
+      `[feedback]`,
+      `enabled = false`,
+      ``,
+      `[history]`,
+      `persistence = "none"`,
+      ``,
+      `[sandbox_workspace_write]`,
+      `network_access = false`,
+      ``,
+      `[model_providers.provrun]`,
+      `name = "provrun"`,
+      `base_url = ${toml(baseUrl)}`,
+      `env_key = "PROVRUN_CODEX_KEY"`,
+      `wire_api = "responses"`,
+      ``,
+      `[otel]`,
+      `environment = "provrun"`,
+      `log_user_prompt = false`,
+      `exporter = "none"`,
+      `metrics_exporter = "none"`,
+      `trace_exporter = { otlp-http = { endpoint = ${toml(spans.tracesUrl)}, protocol = "binary" } }`,
+      ``,
+      ...hooks,
+      ``,
+    ].join("\n");
+    await Deno.writeTextFile(join(home, "config.toml"), config);
+    const last = join(home, "last-message.txt");
+    const vars: Record<string, string> = {
+      PATH: basePath(env),
+      HOME: home,
+      CODEX_HOME: home,
+      TRACEPARENT: traceparent,
+      ...(key ? { PROVRUN_CODEX_KEY: key } : {}),
+    };
+    const args = [
+      "exec",
+      "--skip-git-repo-check",
+      "--dangerously-bypass-hook-trust",
+      "--color",
+      "never",
+      "--output-last-message",
+      last,
+      ...(agent.instructions ? ["-c", `developer_instructions=${toml(agent.instructions)}`] : []),
+      prompt,
+    ];
+    const problems = MANAGED.filter(exists).map((f) =>
+      `${f} exists: Codex reads an administrator's managed config, which may send telemetry or set hooks ` +
+      `that a run cannot switch off; remove it on machines that run agents under provr`
+    );
+    if (!key) problems.push(`${keyName} is not set for provr, so Codex starts without an API key`);
+    return {
+      command: program,
+      args,
+      env: vars,
+      problems,
+      facts: {
+        hooks: { blocking: ["PreToolUse"], observing: CODEX_HOOK_EVENTS.filter((e) => e !== "PreToolUse") },
+        hook_transport: "curl",
+        sandbox: "codex workspace-write, network off",
+        gaps: [
+          "no model request bodies: the rollout file is the record of the model's turns",
+          "reasoning is encrypted; tool output is cut at 64 KB in the rollout",
+          "hosted tools have no hooks (web search is switched off)",
+          "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
+          "limits.steps and limits.tokens are not enforced on the program",
+        ],
+      },
+      answer: async () => {
+        try {
+          return (await Deno.readTextFile(last)).trim() || null;
+        } catch {
+          return null;
+        }
+      },
+      sessionFiles: async () => (await jsonlFiles(join(home, "sessions"))).map((p) => ["rollout", p]),
+    };
+  }
+}

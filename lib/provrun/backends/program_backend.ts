@@ -1,0 +1,311 @@
+/**
+ * What the agent-program backends (`claude-code`, `codex`) share: provr starts the program headless in the run
+ * folder, with a config home of its own inside the run (`agent/`), its OpenTelemetry export pointed at the
+ * run's span receiver and `TRACEPARENT` set to the run's trace, and its hooks pointed at a hook listener of the
+ * run on 127.0.0.1. Each hook event becomes one `hook_called` event; a blocking `PreToolUse` hook asks the
+ * broker (`decideToolCall`) and refuses a call outside the run's grants. At the end the program's session
+ * files (Claude Code's transcript, Codex's rollout) are hashed into the chain as raw bytes (`trace_imported`).
+ *
+ * The program gets only the variables named here (`clearEnv`): nothing of the user's settings, keys or
+ * telemetry leaks in. Cancel and `limits.seconds` stop it (SIGTERM, then SIGKILL).
+ * @module
+ */
+import { join, relative } from "node:path";
+import type { Json } from "../../provevi/mod.ts";
+import { ProveviError, receiver, type RunReceiver } from "../../provevi/mod.ts";
+import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
+import { decideToolCall, runGrants, type ToolGrants } from "./tool_grants.ts";
+import { errorMessage } from "../run/recorder.ts";
+
+/** What a program backend needs to start its program. */
+export interface ProgramSetup {
+  job: BackendJob;
+  /** The program's config home inside the run folder (`<run>/agent`). */
+  home: string;
+  /** The run's span receiver. */
+  spans: RunReceiver;
+  /** The hook listener's URL (POST a hook's JSON input there). */
+  hookUrl: string;
+  /** `00-<trace>-<span>-01`: the program's spans join the run's trace under this span. */
+  traceparent: string;
+  /** The prompt, with the inputs and outputs named. */
+  prompt: string;
+  /** Reads provr's own variables (the API key). */
+  env: (name: string) => string | undefined;
+}
+
+/** How a program is started, and what provr tells `sandbox_started` about it. */
+export interface ProgramLaunch {
+  command: string;
+  args: string[];
+  /** The program's whole environment. */
+  env: Record<string, string>;
+  /** Facts for `sandbox_started`: hooks (blocking or not), telemetry variables, gaps. */
+  facts: { [key: string]: Json };
+  /** Problems of telemetry that cannot be switched off from here (managed settings, …). */
+  problems: string[];
+  /** The final answer, read after the program exits. */
+  answer(stdout: string): Promise<string | null>;
+  /** The session files to import after the program exits: `[kind, path]`. */
+  sessionFiles(): Promise<[string, string][]>;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The base of the agent-program backends.
+ */
+export abstract class ProgramBackend extends InProcessBackend {
+  abstract override readonly name: string;
+  /** The class name written as `component`. */
+  protected abstract readonly component: string;
+  /** The program's default command. */
+  protected abstract readonly defaultProgram: string;
+  /** Writes the program's config into `home` and gives its command line and environment. */
+  protected abstract prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch>;
+  /** The reply a hook gets for a `PreToolUse` decision, or for any other event (`decision` null). */
+  protected hookReply(event: string, decision: { allow: boolean; reason: string } | null): unknown {
+    if (decision === null) return {};
+    return {
+      hookSpecificOutput: {
+        hookEventName: event,
+        permissionDecision: decision.allow ? "allow" : "deny",
+        permissionDecisionReason: decision.reason,
+      },
+    };
+  }
+
+  /** Reads provr's variables: `Deno.env`, unless a test gives its own. */
+  env: (name: string) => string | undefined = (name) => {
+    try {
+      return Deno.env.get(name);
+    } catch {
+      return undefined;
+    }
+  };
+
+  protected async work(
+    job: BackendJob,
+    signal: AbortSignal,
+    emit: (u: BackendUpdate) => void,
+  ): Promise<string | null> {
+    const { recorder, folder } = job.ctx;
+    const agent = job.agent;
+    const component = this.component;
+    const home = join(folder, "agent");
+    await Deno.mkdir(home, { recursive: true });
+    const grants: ToolGrants = runGrants(folder, {
+      hosts: agent.net ?? [],
+      unsandboxed: agent.allow_unsandboxed ?? [],
+    });
+    const counts = { hooks: 0, refused: 0 };
+    const step = recorder.startStep({ component, spanName: `invoke_agent ${this.name}` });
+    const ctx = step.span.spanContext();
+    const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`;
+    await using spans = receiver(job.ctx.spanRows ?? {}, recorder);
+    const token = Array.from(
+      crypto.getRandomValues(new Uint8Array(16)),
+      (b) => b.toString(16).padStart(2, "0"),
+    )
+      .join("");
+    const hooks = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+      if (request.method !== "POST" || new URL(request.url).pathname !== `/hook/${token}`) {
+        return new Response("not found", { status: 404 });
+      }
+      const text = await request.text();
+      let input: Record<string, unknown>;
+      try {
+        input = JSON.parse(text);
+        if (typeof input !== "object" || input === null) throw new Error("not an object");
+      } catch {
+        return Response.json({ error: "a hook's input is a JSON object" }, { status: 400 });
+      }
+      const event = typeof input.hook_event_name === "string" ? input.hook_event_name : "unknown";
+      const tool = typeof input.tool_name === "string" ? input.tool_name : null;
+      const blocking = event === "PreToolUse";
+      let decision = blocking
+        ? decideToolCall(tool ?? "", (input.tool_input ?? {}) as Record<string, unknown>, grants)
+        : null;
+      counts.hooks++;
+      try {
+        await recorder.record({
+          type: "hook_called",
+          component,
+          payload: await recorder.payload(text),
+          data: {
+            program: this.name,
+            event,
+            tool,
+            tool_use_id: typeof input.tool_use_id === "string" ? input.tool_use_id : null,
+            blocking,
+            decision: decision === null ? null : decision.allow ? "allow" : "deny",
+            reason: decision?.reason ?? null,
+          },
+        }, step.span);
+      } catch (error) {
+        // The evidence cannot take the call: a blocking hook fails closed.
+        if (blocking) {
+          decision = { allow: false, reason: `the run's evidence cannot be written: ${errorMessage(error)}` };
+        }
+      }
+      if (decision && !decision.allow) counts.refused++;
+      return Response.json(this.hookReply(event, decision));
+    });
+    const hookUrl = `http://127.0.0.1:${hooks.addr.port}/hook/${token}`;
+    let status = "failed";
+    let exit: { code: number; signal: string | null } | null = null;
+    let stderr = "";
+    try {
+      const prompt = renderProgramPrompt(job);
+      const program = agent.program ?? this.defaultProgram;
+      const launch = await this.prepare(
+        { job, home, spans, hookUrl, traceparent, prompt, env: this.env },
+        program,
+      );
+      await recorder.step(
+        "sandbox_started",
+        { component, spanName: `create_agent ${agent.name}` },
+        () =>
+          Promise.resolve({
+            data: {
+              backend: this.name,
+              model: agent.model,
+              program,
+              args: launch.args.map((a) => (a === prompt ? "<prompt>" : a)),
+              cwd: folder,
+              config_home: relative(folder, home),
+              session_id: job.sessionId ?? null,
+              receiver: spans.tracesUrl,
+              traceparent,
+              variables: Object.keys(launch.env).sort(),
+              permissions: {
+                read: grants.read.map((p) => relative(folder, p)),
+                write: grants.write.map((p) => relative(folder, p)),
+                net: grants.hosts,
+                unsandboxed: grants.unsandboxed,
+              },
+              unsandboxed: [{
+                program,
+                reason: "an agent program runs outside Deno's sandbox; its hooks ask provr",
+              }],
+              limits: {
+                steps: agent.limits?.steps ?? null,
+                tokens: agent.limits?.tokens ?? null,
+                seconds: agent.limits?.seconds ?? null,
+              },
+              ...launch.facts,
+            },
+          }),
+      );
+      for (const problem of launch.problems) {
+        await recorder.record({
+          type: "telemetry_problem",
+          component: "RunContext",
+          data: { problem, library: this.name },
+        });
+      }
+      await recorder.step("prompt_rendered", { component }, async () => ({
+        payload: await recorder.payload(prompt),
+        data: { chars: prompt.length, files: job.inputs.map((i) => i.name) },
+      }));
+      signal.throwIfAborted();
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(launch.command, {
+          args: launch.args,
+          cwd: folder,
+          env: launch.env,
+          clearEnv: true,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+      } catch (error) {
+        throw new ProveviError(
+          `cannot start ${launch.command} for the ${this.name} backend: ${
+            errorMessage(error)
+          }; install it, set ` +
+            `agent.program to its path, and let provr run it (--allow-run)`,
+          { cause: error },
+        );
+      }
+      let killer: ReturnType<typeof setTimeout> | null = null;
+      const stop = () => {
+        try {
+          child.kill("SIGTERM");
+        } catch { /* gone already */ }
+        killer = setTimeout(() => {
+          try {
+            child.kill("SIGKILL");
+          } catch { /* gone already */ }
+        }, 5000);
+      };
+      signal.addEventListener("abort", stop, { once: true });
+      const out = await child.output();
+      signal.removeEventListener("abort", stop);
+      if (killer !== null) clearTimeout(killer);
+      stderr = decoder.decode(out.stderr);
+      exit = { code: out.code, signal: out.signal };
+      // Spans under way are answered before the receiver stops; none is taken after this.
+      await hooks.shutdown();
+      await spans.close();
+      for (const [kind, path] of await launch.sessionFiles()) {
+        const bytes = await Deno.readFile(path);
+        const lines = bytes.reduce((n, b) => (b === 10 ? n + 1 : n), 0);
+        await recorder.record({
+          type: "trace_imported",
+          component,
+          confidence: "parsed",
+          payload: await recorder.payload(bytes),
+          data: { program: this.name, kind, path: relative(folder, path), bytes: bytes.byteLength, lines },
+        }, step.span);
+      }
+      if (signal.aborted) throw signal.reason;
+      if (out.code !== 0) {
+        const said = stderr.trim() || decoder.decode(out.stdout).trim();
+        const last = said.split("\n").filter((l) => l.trim() !== "").pop() ?? "";
+        throw new ProveviError(
+          `${program} exited with code ${out.code}${last ? `: ${last.slice(0, 300)}` : ""}`,
+        );
+      }
+      const answer = await launch.answer(decoder.decode(out.stdout));
+      if (answer !== null) emit({ type: "text", text: answer });
+      status = "ok";
+      return answer;
+    } finally {
+      await hooks.shutdown().catch(() => {});
+      await spans.close().catch(() => {});
+      const data = {
+        status,
+        exit_code: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        spans: spans.spans,
+        spans_refused: spans.refused,
+        hooks: counts.hooks,
+        refused: counts.refused,
+      };
+      if (recorder.broken) step.span.end();
+      else {
+        await step.end("sandbox_completed", {
+          data,
+          payload: stderr ? await recorder.payload(stderr).catch(() => null) : null,
+        }).catch(() => {});
+      }
+    }
+  }
+}
+
+/** The prompt a program gets: the run's prompt, and where its inputs are and its outputs go. */
+export function renderProgramPrompt(job: Pick<BackendJob, "prompt" | "inputs" | "outputs">): string {
+  const lines = [job.prompt, ""];
+  if (job.inputs.length) {
+    lines.push("The run's inputs, read-only:");
+    for (const i of job.inputs) lines.push(`- input/${i.name} (${i.kind})`);
+  }
+  lines.push(
+    job.outputs.length
+      ? `Write your results under output/: ${job.outputs.map((o) => `output/${o}`).join(", ")}.`
+      : "Write any results under output/.",
+  );
+  return lines.join("\n");
+}
