@@ -16,3 +16,4 @@ export * from "./experiments/mod.ts";
 export * from "./telemetry/mod.ts";
 export * from "./live/mod.ts";
 export * from "./sqlite/mod.ts";
+export * from "./postgres/mod.ts";
