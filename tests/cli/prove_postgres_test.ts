@@ -152,3 +152,84 @@ pgTest(
     }
   },
 );
+
+pgTest(
+  "a team: two runs roots write one postgres database, and a third machine verifies a run from the rows and its committed bundle",
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "prove-pg-team-" });
+    const db = await freshDatabase();
+    try {
+      const git = await new Deno.Command("git", { args: ["init", "-q", "--bare", join(dir, "bundles.git")] })
+        .output();
+      assert.ok(git.success);
+      const config = join(dir, "provcat.yaml");
+      await Deno.writeTextFile(
+        config,
+        `stores:\n  bundles: { type: git, path: bundles.git, branch: main }\nroutes:\n  - { prefix: "run://acme/demo/dev", store: bundles }\n`,
+      );
+      await Deno.writeTextFile(
+        join(dir, "run.yaml"),
+        RUN_FILE.replace("actor: ada }", "actor: ada, bundle: true }"),
+      );
+      const ids: string[] = [];
+      for (const machine of ["a", "b"]) {
+        const made = await run(
+          ["--store", db.uri, "--runs", join(dir, machine), "run", join(dir, "run.yaml"), "--config", config],
+          provr,
+        );
+        assert.equal(made.code, 0, made.err);
+        ids.push(made.out);
+      }
+      // Machine C has neither runs root.
+      await Deno.rename(join(dir, "a"), join(dir, "a-off"));
+      const runs = await run(["--store", db.uri, "runs", "--agent", "q", "--json"]);
+      assert.deepEqual(JSON.parse(runs.out).map((r: { run_id: string }) => r.run_id), ids);
+      const without = await run(["--store", db.uri, "--runs", join(dir, "c"), "verify", ids[0]!]);
+      assert.equal(without.code, 1);
+      assert.match(
+        without.err,
+        /is not on this machine; its bundle is run:\/\/acme\/demo\/dev\/run-\S+\?at=commit:[0-9a-f]{40}: give the catalog config/,
+      );
+      const verified = await run([
+        "--store",
+        db.uri,
+        "--runs",
+        join(dir, "c"),
+        "verify",
+        ids[0]!,
+        "--config",
+        config,
+      ]);
+      assert.equal(verified.code, 0, verified.out + verified.err);
+      assert.match(
+        verified.out,
+        /the evidence, the outputs and the committed bundle run:\/\/acme\/demo\/dev\/run-\S+ verify$/,
+      );
+      // A changed row fails it there too.
+      const store = await openStore(db.uri, { runs: join(dir, "c") });
+      try {
+        await (store as unknown as { sql: { unsafe(q: string, p: string[]): Promise<unknown> } }).sql.unsafe(
+          "UPDATE provevi_events SET actor = 'mallory' WHERE run_id = $1 AND seq = 0",
+          [ids[0]!],
+        );
+      } finally {
+        await store.close();
+      }
+      const changed = await run([
+        "--store",
+        db.uri,
+        "--runs",
+        join(dir, "c"),
+        "verify",
+        ids[0]!,
+        "--config",
+        config,
+      ]);
+      assert.equal(changed.code, 1);
+      assert.match(changed.out, /provevi_events \(run_id "run-\S+", seq 0\): column actor is "mallory"/);
+    } finally {
+      await db.drop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

@@ -72,22 +72,32 @@ async function experimentsNamed(db: Db, uri: string): Promise<string[]> {
   return all.map((r) => r.experiment).filter((e) => e.endsWith(`/${uri}`));
 }
 
-/** The runs that named an experiment, by URI or name; a pinned URI (`?at=`) gives that version's runs. */
+/**
+ * The runs that named an experiment, by URI or name; a pinned URI (`?at=`) gives that version's runs. One
+ * query, so one round trip: the experiment of that URI if there is one, else those whose last part(s) are it.
+ */
 export async function runsOfExperiment(db: Db, uri: string): Promise<RunSummary[]> {
   if (uri.includes("?")) {
     return as<RunSummary[]>(
       await db.all(`SELECT ${SUMMARY} FROM provevi_runs r WHERE r.experiment_pin = ? ORDER BY r.run_id`, uri),
     );
   }
-  const out: RunSummary[] = [];
-  for (const e of await experimentsNamed(db, uri)) {
-    out.push(
-      ...as<RunSummary[]>(
-        await db.all(`SELECT ${SUMMARY} FROM provevi_runs r WHERE r.experiment = ? ORDER BY r.run_id`, e),
-      ),
-    );
-  }
-  return out.sort((a, b) => (a.run_id < b.run_id ? -1 : 1));
+  return as<RunSummary[]>(
+    await db.all(
+      `WITH exact AS (SELECT experiment FROM provevi_experiments WHERE experiment = ?),
+       named AS (
+         SELECT experiment FROM exact
+         UNION ALL
+         SELECT experiment FROM provevi_experiments
+         WHERE NOT EXISTS (SELECT 1 FROM exact) AND right(experiment, length(?)) = ?
+       )
+       SELECT ${SUMMARY} FROM provevi_runs r WHERE r.experiment IN (SELECT experiment FROM named)
+       ORDER BY r.run_id`,
+      uri,
+      `/${uri}`,
+      `/${uri}`,
+    ),
+  );
 }
 
 /** The experiments that runs named. */
@@ -160,6 +170,19 @@ export async function runsOfAgent(
   if (version !== undefined && !/^[0-9a-f]{1,64}$/.test(version)) {
     throw new ProveviError(
       `"${options.version}" is not an agent version: write its SHA-256 or the start of it`,
+    );
+  }
+  if (version === undefined) {
+    // One query, so one round trip: the class of that whole name, or the classes of that bare name.
+    return as<RunSummary[]>(
+      await db.all(
+        `SELECT ${SUMMARY} FROM provevi_runs r
+         WHERE r.agent IN (SELECT agent FROM provevi_agents WHERE ${
+          name.includes("/") ? "agent" : "name"
+        } = ?)
+         ORDER BY r.run_id`,
+        name,
+      ),
     );
   }
   for (const agent of await agentsNamed(db, name)) {

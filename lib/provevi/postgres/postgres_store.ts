@@ -28,6 +28,31 @@ import { eventStatement, numbered, type PgSql, writeCreatedRowsPg } from "./post
 import { postgresSchemaProblems } from "./postgres_schema.ts";
 import * as q from "./postgres_questions.ts";
 
+/**
+ * A run that the store holds, whose folder is on another machine: the folder it was made in, and the pinned
+ * URI of its committed bundle (null when none), from which it can be verified here (`findRunOrBundle`).
+ */
+export class RunElsewhere extends RunNotFound {
+  /** The run's ID. */
+  readonly runId: string;
+  /** The run folder on the machine that ran it. */
+  readonly folder: string;
+  /** The pinned URI of its committed bundle, or null. */
+  readonly bundle: string | null;
+
+  /**
+   * @param message What happened and how to verify the run here.
+   * @param where The run, its folder and its bundle.
+   */
+  constructor(message: string, where: { runId: string; folder: string; bundle: string | null }) {
+    super(message);
+    this.name = "RunElsewhere";
+    this.runId = where.runId;
+    this.folder = where.folder;
+    this.bundle = where.bundle;
+  }
+}
+
 /** How a {@linkcode PostgresStore} opens. */
 export interface PostgresStoreOptions extends PostgresTargetOptions {
   /** Bring the schema up to date and write (true, the default); false only reads. */
@@ -156,7 +181,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
-    const [row] = await this.#all("SELECT folder FROM provevi_runs WHERE run_id = ?", runId);
+    const [row] = await this.#all("SELECT folder, bundle_pinned FROM provevi_runs WHERE run_id = ?", runId);
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
     const folder = String(row.folder);
     try {
@@ -168,8 +193,12 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     } catch (error) {
       if (error instanceof RunNotFound) throw error;
       if (error instanceof Deno.errors.NotFound) {
-        throw new RunNotFound(
-          `run "${runId}" is in store ${this.uri}, but its folder ${folder} is not on this machine: it was made on another one; verify the folder of its committed bundle (prove verify FOLDER --store ${this.uri})`,
+        const how = row.bundle_pinned === null
+          ? "it has no committed bundle: copy its folder here and verify the copy (prove verify FOLDER)"
+          : `its bundle is ${row.bundle_pinned}: give the catalog config that reads it (--config FILE) to verify the bundle here`;
+        throw new RunElsewhere(
+          `run "${runId}" is in store ${this.uri}, but its folder ${folder} is not on this machine; ${how}`,
+          { runId, folder, bundle: row.bundle_pinned === null ? null : String(row.bundle_pinned) },
         );
       }
     }

@@ -9,3 +9,4 @@ export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";
 export * from "./export_run.ts";
+export * from "./run_elsewhere.ts";

@@ -236,7 +236,9 @@ pgTest(
     await Deno.rename(join(t.dir, "a", SAMPLE_RUN_ID), copy);
     await assert.rejects(
       () => store.readRun(SAMPLE_RUN_ID),
-      (e: Error) => e instanceof RunNotFound && /not on this machine/.test(e.message),
+      (e: Error) =>
+        e instanceof RunNotFound &&
+        /not on this machine; it has no committed bundle: copy its folder here/.test(e.message),
     );
     const { findRun } = await import("../../../lib/provevi/mod.ts");
     const check = await verifyRun(await findRun(copy), { store });
