@@ -7,7 +7,7 @@ import {
   type EvidenceEvent,
   EvidenceReadError,
   type EvidenceStore,
-  findRun,
+  findRunOrBundle,
   openStore,
   readEventsText,
   type RunCheck,
@@ -59,8 +59,9 @@ export async function verifyAndPrint(
   io: Io,
   options: VerifyRunOptions & { store?: EvidenceStore; runs?: string; json?: boolean },
 ): Promise<number> {
-  const record = await findRun(ref, options);
-  const check = await verifyRun(record, options);
+  // A run of a shared store made on another machine is read from its committed bundle.
+  const { record, bundle } = await findRunOrBundle(ref, options);
+  const check = await verifyRun(record, bundle && !options.bundle ? { ...options, bundle } : options);
   printCheck(check, io, options.json ?? false);
   return check.ok ? 0 : 1;
 }

@@ -63,7 +63,7 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
       "--runs <dir>",
       "the runs root (default: PROVRUN_RUNS, $XDG_DATA_HOME/provrun/runs, ~/.local/share/provrun/runs)",
     )
-    .option("--store <uri>", "the store: file (default) or sqlite:///path.db")
+    .option("--store <uri>", "the store: file (default), sqlite:///path.db or postgresql://user@host:port/db")
     .enablePositionalOptions()
     .showHelpAfterError(false);
 

@@ -37,7 +37,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
   const program = new Command("provr")
     .description("Run agents on pinned data and record the evidence; show and verify runs.")
     .option("--runs <dir>", "the runs root")
-    .option("--store <uri>", "the store: file (default) or sqlite:///path.db")
+    .option("--store <uri>", "the store: file (default), sqlite:///path.db or postgresql://user@host:port/db")
     .enablePositionalOptions();
 
   const withStore = storeScope(program);

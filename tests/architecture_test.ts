@@ -20,10 +20,11 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provevi: {
     evidence: [],
     telemetry: ["evidence"],
-    store: ["evidence"],
+    store: ["evidence", "experiments"],
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments"],
-    runs: ["evidence", "store", "sqlite", "experiments"],
+    postgres: ["evidence", "store", "experiments"],
+    runs: ["evidence", "store", "sqlite", "postgres", "experiments"],
     live: ["evidence", "store", "telemetry"],
     viewer: ["evidence", "store", "telemetry", "live", "runs"],
     receiver: ["evidence", "telemetry"],

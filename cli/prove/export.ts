@@ -10,9 +10,14 @@ import type { ProveContext } from "./_context.ts";
 /** Adds the command to `prove`. */
 export function addExport({ program, io, result, withStore }: ProveContext): void {
   program.command("export")
-    .description("Copy a sealed run into another store (file to sqlite and back), and verify the copy.")
+    .description(
+      "Copy a sealed run into another store (between file, sqlite and postgres stores), and verify the copy.",
+    )
     .argument("<run>", "a run ID in the store")
-    .requiredOption("--to <uri>", "the store to copy into: file or sqlite:///path.db")
+    .requiredOption(
+      "--to <uri>",
+      "the store to copy into: file, sqlite:///path.db or postgresql://user@host:port/db",
+    )
     .option("--to-runs <dir>", "the runs root of the target store (default: the same runs root)")
     .option("--config <file>", "the catalog config, to check the run's bundle and experiment")
     .option("--tenant <name>", "use this tenant's part of the catalog config")

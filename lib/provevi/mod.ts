@@ -18,3 +18,4 @@ export * from "./live/mod.ts";
 export * from "./viewer/mod.ts";
 export * from "./receiver/mod.ts";
 export * from "./sqlite/mod.ts";
+export * from "./postgres/mod.ts";

@@ -1,7 +1,7 @@
 /**
  * A run wherever it is kept: open a store by its URI, find a run, check it whole (`verifyRun`, with its
  * bundle and experiment), commit and check bundles, and copy runs between stores. Imports `evidence/`,
- * `store/`, `sqlite/`, `experiments/` and the catalog (provcat).
+ * `store/`, `sqlite/`, `postgres/`, `experiments/` and the catalog (provcat).
  * @module
  */
 export * from "./find_run.ts";
@@ -11,3 +11,4 @@ export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";
 export * from "./export_run.ts";
+export * from "./run_elsewhere.ts";

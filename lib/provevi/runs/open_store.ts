@@ -5,6 +5,8 @@
 import { ProveviError } from "../evidence/errors.ts";
 import { FileStore } from "../store/file_store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
+import { PostgresStore } from "../postgres/postgres_store.ts";
+import { isPostgresUri, redactUri } from "../postgres/postgres_uri.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { isSqliteUri, sqlitePath } from "../store/store_uri.ts";
 
@@ -18,7 +20,9 @@ export interface OpenStoreOptions {
 
 /**
  * The store of a store URI: `file` is the file store; `sqlite:///relative.db` and `sqlite:////absolute.db`
- * are the sqlite store (a relative path is fixed against the current folder now, `~` is the home folder).
+ * are the sqlite store (a relative path is fixed against the current folder now, `~` is the home folder);
+ * `postgresql://user@host:port/database` is the postgres store (the password from the URI, `PGPASSWORD` or
+ * `~/.pgpass`).
  *
  * @param uri The store URI.
  * @param options The runs root, and whether to open only to read (a sqlite store then opens with
@@ -40,12 +44,15 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): Promise<
         new SqliteStore(sqlitePath(uri), { ...runs, uri, create: !options.readOnly }),
       );
     }
+    if (isPostgresUri(uri)) return PostgresStore.open(uri, { ...runs, create: !options.readOnly });
   } catch (error) {
     return Promise.reject(error);
   }
   return Promise.reject(
     new ProveviError(
-      `store URI "${uri}" names no store: use file, sqlite:///relative.db or sqlite:////absolute.db`,
+      `store URI "${
+        redactUri(uri)
+      }" names no store: use file, sqlite:///relative.db, sqlite:////absolute.db or postgresql://user@host:port/database`,
     ),
   );
 }

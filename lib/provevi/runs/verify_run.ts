@@ -13,7 +13,10 @@ import { type Check, verifyEvidence, verifyOutputs } from "../evidence/verify.ts
 
 /** What {@linkcode verifyRun} may also check against. */
 export interface VerifyRunOptions {
-  /** Check the run as this store holds it too (a sqlite store checks its rows against the files). */
+  /**
+   * Check the run as this store holds it too (an indexed store checks its rows against the files of the
+   * folder being verified).
+   */
   store?: EvidenceStore;
   /**
    * The catalog that reads the committed bundle and the run's experiment: a Catalog, or a function that opens
@@ -66,9 +69,18 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
       );
     }
   }
-  const storeCheck = (options.store as { checkRun?: (id: string) => Promise<string[]> } | undefined)
-    ?.checkRun;
-  if (storeCheck) problems.push(...await storeCheck.call(options.store, record.runId));
+  // The store's rows are compared with the folder being verified: on another machine, a copy of the run.
+  const storeCheck = (options.store as
+    | { checkRun?: (id: string, o: { folder: string | null; bundle: string | null }) => Promise<string[]> }
+    | undefined)?.checkRun;
+  if (storeCheck) {
+    problems.push(
+      ...await storeCheck.call(options.store, record.runId, {
+        folder: record.folder,
+        bundle: options.bundle ?? null,
+      }),
+    );
+  }
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
   let bundle: string | null = options.bundle ?? null;
   let unpinnedBundle: string | null = null;

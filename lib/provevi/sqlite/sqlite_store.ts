@@ -16,7 +16,8 @@ import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
-import { EVENT_COLUMNS, eventRow, runEnd, writeCreatedRows } from "./sqlite_rows.ts";
+import { writeCreatedRows } from "./sqlite_rows.ts";
+import { EVENT_COLUMNS, eventRow, runEnd } from "../store/store_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -217,10 +218,15 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
 
   /**
    * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it.
+   * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
+   * pinned bundle that folder was taken from, when it has no `bundle.json`.
    * @returns One line per problem, naming the table and the row's key.
    */
-  async checkRun(runId: string): Promise<string[]> {
-    return await checkRunRows(this.db, runId);
+  async checkRun(
+    runId: string,
+    options: { folder?: string | null; bundle?: string | null } = {},
+  ): Promise<string[]> {
+    return await checkRunRows(this.db, runId, options);
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * The driver interface of an evidence store (`EvidenceStore`, `RunWriter`), store URIs, the file store, the
- * questions across runs that an indexed store answers, and assessments. A store driver of its own (`sqlite/`,
- * later `postgres/`) sits beside this folder. Imports `evidence/` only.
+ * questions across runs that an indexed store answers, assessments, and what an indexed store shares: the
+ * rows a run implies and their check. A store driver of its own (`sqlite/`, `postgres/`) sits beside this
+ * folder. Imports `evidence/` and `experiments/` (an agent class's rows).
  * @module
  */
 export * from "./store.ts";
@@ -9,3 +10,5 @@ export * from "./file_store.ts";
 export * from "./store_uri.ts";
 export * from "./assess.ts";
 export * from "./store_questions.ts";
+export * from "./store_rows.ts";
+export * from "./row_check.ts";

@@ -21,6 +21,8 @@ import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 export interface StoreUnderTest {
   store: EvidenceStore;
   runs: string;
+  /** Removes what the store keeps outside the runs root (a postgres store's database). */
+  cleanup?: () => Promise<void>;
 }
 
 /**
@@ -29,16 +31,25 @@ export interface StoreUnderTest {
  * @param name The store's name in the test names.
  * @param open Opens a fresh, empty store under a new runs root.
  */
-export function storeContract(name: string, open: () => Promise<StoreUnderTest>): void {
+export function storeContract(
+  name: string,
+  open: () => Promise<StoreUnderTest>,
+  options: { ignore?: boolean } = {},
+): void {
   const test = (what: string, fn: (t: StoreUnderTest) => Promise<void>) =>
-    Deno.test(`${name}: ${what}`, async () => {
-      const t = await open();
-      try {
-        await fn(t);
-      } finally {
-        await t.store.close();
-        await Deno.remove(t.runs, { recursive: true }).catch(() => {});
-      }
+    Deno.test({
+      name: `${name}: ${what}`,
+      ignore: options.ignore ?? false,
+      fn: async () => {
+        const t = await open();
+        try {
+          await fn(t);
+        } finally {
+          await t.store.close();
+          await t.cleanup?.();
+          await Deno.remove(t.runs, { recursive: true }).catch(() => {});
+        }
+      },
     });
 
   test("a written run reads back line for line and verifies", async ({ store, runs }) => {

@@ -1,0 +1,48 @@
+# Throwaway PostgreSQL servers for the postgres store's tests: Debian's postgresql (installed when missing),
+# clusters made by initdb in temporary folders as the postgres user, each on a free port on 127.0.0.1.
+# Sourced by .ci/run, which gives: free_port, and pids to kill at the end. Two clusters: one that every test
+# shares (each test makes its own database), and one that only the restart test stops and starts, so that
+# the tests running beside it keep their server.
+# Exports PROVEVI_TEST_PG_URL (the shared server), and PROVEVI_TEST_PG_RESTART_URL, PROVEVI_TEST_PG_DATA and
+# PROVEVI_TEST_PG_CTL (a command that runs pg_ctl on the restart cluster as the postgres user:
+# `$PROVEVI_TEST_PG_CTL stop -m fast`, `$PROVEVI_TEST_PG_CTL start`).
+pg_bin=""
+for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && pg_bin=$d; done
+if [ -z "$pg_bin" ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && pg_bin=$d; done
+fi
+id -u postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+
+# pg_cluster: makes and starts a cluster; sets pg_dir (its folder, with pg_ctl.sh) and pg_port.
+pg_cluster() {
+  pg_dir=$(mktemp -d /tmp/provevi-pg.XXXXXX)
+  chown postgres "$pg_dir"
+  pg_port=$(free_port)
+  runuser -u postgres -- "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres --no-sync >"$pg_dir/initdb.log" 2>&1
+  cat >"$pg_dir/pg_ctl.sh" <<PGCTL
+#!/usr/bin/env bash
+exec runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
+  -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" "\$@"
+PGCTL
+  chmod +x "$pg_dir/pg_ctl.sh"
+  "$pg_dir/pg_ctl.sh" start >/dev/null
+  # .ci/run kills the pids at its end; the server is not one of them, so a watcher stops it then.
+  (
+    dir=$pg_dir
+    sleep infinity &
+    nap=$!
+    trap 'kill $nap; "$dir/pg_ctl.sh" stop -m immediate >/dev/null 2>&1; rm -rf "$dir"; exit 0' TERM
+    wait $nap
+  ) &
+  pids+=($!)
+}
+
+pg_cluster
+export PROVEVI_TEST_PG_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
+pg_cluster
+export PROVEVI_TEST_PG_RESTART_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
+export PROVEVI_TEST_PG_DATA="$pg_dir/data"
+export PROVEVI_TEST_PG_CTL="$pg_dir/pg_ctl.sh"

@@ -1,0 +1,532 @@
+/**
+ * The postgres store: the evidence of many runs, from many processes and machines, in one PostgreSQL
+ * database, with the run folders on the machine that ran each run (the store records where). Each event is a
+ * row, committed only once its line is in the run's `events.jsonl`, and its line is taken back when the row
+ * cannot be committed.
+ * @module
+ */
+import type postgres from "postgres";
+import { join } from "node:path";
+import canonicalize from "canonicalize";
+import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
+import { type EvidenceEvent, nowUtc } from "../evidence/event.ts";
+import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
+import { sha256Hex } from "../evidence/hash.ts";
+import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { type Manifest, manifestText } from "../evidence/manifest.ts";
+import { runsRoot } from "../evidence/runs_root.ts";
+import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
+import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
+import { runEnd, type SqlValue } from "../store/store_rows.ts";
+import { checkStoreRows, type RowSource } from "../store/row_check.ts";
+import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
+import type * as Q from "../store/store_questions.ts";
+import type { StoreQuestions } from "../store/store_questions.ts";
+import { isConnectionLoss, openPostgres, pgCode, pgMessage } from "./postgres_connection.ts";
+import { postgresTarget, type PostgresTargetOptions } from "./postgres_uri.ts";
+import { eventStatement, numbered, type PgSql, writeCreatedRowsPg } from "./postgres_rows.ts";
+import { postgresSchemaProblems } from "./postgres_schema.ts";
+import * as q from "./postgres_questions.ts";
+
+/**
+ * A run that the store holds, whose folder is on another machine: the folder it was made in, and the pinned
+ * URI of its committed bundle (null when none), from which it can be verified here (`findRunOrBundle`).
+ */
+export class RunElsewhere extends RunNotFound {
+  /** The run's ID. */
+  readonly runId: string;
+  /** The run folder on the machine that ran it. */
+  readonly folder: string;
+  /** The pinned URI of its committed bundle, or null. */
+  readonly bundle: string | null;
+
+  /**
+   * @param message What happened and how to verify the run here.
+   * @param where The run, its folder and its bundle.
+   */
+  constructor(message: string, where: { runId: string; folder: string; bundle: string | null }) {
+    super(message);
+    this.name = "RunElsewhere";
+    this.runId = where.runId;
+    this.folder = where.folder;
+    this.bundle = where.bundle;
+  }
+}
+
+/** How a {@linkcode PostgresStore} opens. */
+export interface PostgresStoreOptions extends PostgresTargetOptions {
+  /** Bring the schema up to date and write (true, the default); false only reads. */
+  create?: boolean;
+  /** The runs root, where run folders are made on this machine. */
+  runs?: string;
+  /** Connections in the pool; 4 by default. */
+  max?: number;
+}
+
+/** Rows of `npm:postgres` as plain objects in a plain array. */
+function plainRows(rows: readonly Record<string, unknown>[]): Record<string, SqlValue>[] {
+  return rows.map((r) => ({ ...r }) as Record<string, SqlValue>);
+}
+
+/** The store's rows as the shared check and the questions read them (`?` placeholders). */
+function rowSource(sql: PgSql): RowSource {
+  return {
+    all: async (text: string, ...params: SqlValue[]) =>
+      plainRows(await sql.unsafe(numbered(text), params, { prepare: true })),
+  };
+}
+
+/**
+ * The postgres store. Open it with {@linkcode PostgresStore.open} (or `openStore("postgresql://…")`); many
+ * processes on many machines can write one database at once, each run's rows by its own writer.
+ *
+ * @example
+ * ```ts
+ * import { PostgresStore } from "./postgres_store.ts";
+ * await using store = await PostgresStore.open("postgresql://ada@127.0.0.1:5432/evidence", { runs: "/tmp/runs" });
+ * const runs = await store.runsOfAgent("revenue-question");
+ * ```
+ */
+export class PostgresStore implements EvidenceStore, StoreQuestions {
+  /** The store URI, without any password. */
+  readonly uri: string;
+  readonly runsRoot: string;
+  /** True when the store only reads. */
+  readonly readOnly: boolean;
+  #sql: postgres.Sql | null;
+
+  private constructor(sql: postgres.Sql, uri: string, runs: string, readOnly: boolean) {
+    this.#sql = sql;
+    this.uri = uri;
+    this.runsRoot = runs;
+    this.readOnly = readOnly;
+  }
+
+  /**
+   * Connects and checks the database; to write, it also makes or upgrades the schema.
+   *
+   * @param uri A store URI, `postgresql://user@host:port/database`; the password from the URI, PGPASSWORD
+   * or ~/.pgpass.
+   * @param options Whether to write, the runs root, the pool's size.
+   * @returns The open store; close it when done.
+   * @throws ProveviError naming the server and database (never the password) when it cannot be used.
+   */
+  static async open(uri: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const target = postgresTarget(uri, options);
+    const readOnly = options.create === false;
+    const sql = await openPostgres(target, { readOnly, ...(options.max ? { max: options.max } : {}) });
+    return new PostgresStore(sql, target.uri, runsRoot(options.runs), readOnly);
+  }
+
+  /** The connection pool (`npm:postgres`), for queries of one's own. */
+  get sql(): postgres.Sql {
+    if (!this.#sql) throw new ProveviError(`store "${this.uri}" is closed`);
+    return this.#sql;
+  }
+
+  #writable(what: string): postgres.Sql {
+    if (this.readOnly) {
+      throw new ProveviError(
+        `cannot ${what}: store "${this.uri}" was opened only to read; open it with create: true to write`,
+      );
+    }
+    return this.sql;
+  }
+
+  #fail(what: string, error: unknown): EvidenceError {
+    return new EvidenceError(`cannot ${what} in ${this.uri}: ${pgMessage(error)}`, { cause: error });
+  }
+
+  async #all(text: string, ...params: SqlValue[]): Promise<Record<string, SqlValue>[]> {
+    return await rowSource(this.sql).all(text, ...params);
+  }
+
+  /** Opens a new run: its row and its folder on this machine. */
+  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+    checkRunId(runId);
+    const sql = this.#writable(`open run "${runId}"`);
+    const folder = options.folder ?? join(this.runsRoot, runId);
+    const exists = () =>
+      new ProveviError(`run "${runId}" exists already in store ${this.uri}; a run ID is used once`);
+    if ((await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) {
+      throw exists();
+    }
+    const file = await FileRunWriter.create(runId, folder);
+    try {
+      await sql.unsafe("INSERT INTO provevi_runs (run_id, folder, status) VALUES ($1, $2, 'running')", [
+        runId,
+        folder,
+      ]);
+    } catch (error) {
+      await file.seal().catch(() => {}); // close the file; the folder stays for a look
+      if (pgCode(error) === "23505") throw Object.assign(exists(), { cause: error });
+      throw this.#fail(`record run "${runId}"`, error);
+    }
+    return new PostgresRunWriter(sql, file);
+  }
+
+  /**
+   * Appends spans of a run to `<run folder>/spans.jsonl`, the folder that the run's row names.
+   * @throws RunNotFound when the store has no such run; ProveviError when it is open read-only.
+   */
+  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    this.#writable(`add spans to run "${runId}"`);
+    const [row] = await this.#all("SELECT folder FROM provevi_runs WHERE run_id = ?", runId);
+    if (!row) {
+      throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);
+    }
+    await appendSpansFile(String(row.folder), spans);
+  }
+
+  /** Reads a run at the folder the store records. */
+  async readRun(runId: string): Promise<RunRecord> {
+    checkRunIdToRead(runId);
+    const [row] = await this.#all("SELECT folder, bundle_pinned FROM provevi_runs WHERE run_id = ?", runId);
+    if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    const folder = String(row.folder);
+    try {
+      if ((await Deno.lstat(folder)).isSymlink) {
+        throw new RunNotFound(
+          `the folder of run "${runId}", ${folder}, is a link; pass the run folder's path`,
+        );
+      }
+    } catch (error) {
+      if (error instanceof RunNotFound) throw error;
+      if (error instanceof Deno.errors.NotFound) {
+        const how = row.bundle_pinned === null
+          ? "it has no committed bundle: copy its folder here and verify the copy (prove verify FOLDER)"
+          : `its bundle is ${row.bundle_pinned}: give the catalog config that reads it (--config FILE) to verify the bundle here`;
+        throw new RunElsewhere(
+          `run "${runId}" is in store ${this.uri}, but its folder ${folder} is not on this machine; ${how}`,
+          { runId, folder, bundle: row.bundle_pinned === null ? null : String(row.bundle_pinned) },
+        );
+      }
+    }
+    return new FileRunRecord(runId, folder);
+  }
+
+  /** The run IDs in the store, oldest first (run IDs begin with their time). */
+  async runIds(): Promise<string[]> {
+    return (await this.#all("SELECT run_id FROM provevi_runs ORDER BY run_id")).map((r) => String(r.run_id));
+  }
+
+  /**
+   * Records where a run's bundle was committed, as its `bundle.json` says; the check compares the two.
+   * @throws RunNotFound when the store has no such run.
+   */
+  async recordBundle(runId: string, bundle: { uri: string; pinned: string | null }): Promise<void> {
+    const sql = this.#writable(`record the bundle of run "${runId}"`);
+    const result = await sql.unsafe(
+      "UPDATE provevi_runs SET bundle_uri = $1, bundle_pinned = $2 WHERE run_id = $3",
+      [bundle.uri, bundle.pinned, runId],
+    );
+    if (result.count === 0) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+  }
+
+  /**
+   * Deletes a run's rows, for a copy that failed part way (`exportRun` calls it), as the sqlite store does.
+   * @throws ProveviError when the store only reads.
+   */
+  async discardRun(runId: string): Promise<void> {
+    const sql = this.#writable(`discard run "${runId}"`);
+    await sql.begin(async (tx) => {
+      for (const table of ["events", "event_refs", "payloads", "run_params", "assessments", "runs"]) {
+        await tx.unsafe(`DELETE FROM provevi_${table} WHERE run_id = $1`, [runId]);
+      }
+      const firsts: [string, string][] = [
+        ["provevi_agents", "r.agent = t.agent"],
+        ["provevi_agent_versions", "r.agent = t.agent AND r.agent_version = t.version"],
+        ["provevi_experiments", "r.experiment = t.experiment"],
+        ["provevi_experiment_versions", "r.experiment = t.experiment AND r.experiment_pin = t.pin"],
+      ];
+      for (const [table, same] of firsts) {
+        await tx.unsafe(
+          `UPDATE ${table} AS t SET first_run = (SELECT min(r.run_id) FROM provevi_runs r WHERE ${same})
+           WHERE t.first_run = $1 AND EXISTS (SELECT 1 FROM provevi_runs r WHERE ${same})`,
+          [runId],
+        );
+        await tx.unsafe(`DELETE FROM ${table} WHERE first_run = $1`, [runId]);
+      }
+    });
+  }
+
+  /**
+   * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it. The rows
+   * are compared with the run folder that the store records, or with `options.folder` (the folder of a
+   * committed bundle, on a machine other than the one that ran the run).
+   * @returns One line per problem, naming the table and the row's key.
+   */
+  async checkRun(
+    runId: string,
+    options: { folder?: string | null; bundle?: string | null } = {},
+  ): Promise<string[]> {
+    const schema = await postgresSchemaProblems(this.sql);
+    return await checkStoreRows(rowSource(this.sql), runId, {
+      schema,
+      folder: options.folder ?? null,
+      bundle: options.bundle ?? null,
+    });
+  }
+
+  /**
+   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span.
+   * @returns The assessment as stored.
+   * @throws ProveviError when the run, event or span is not in the store.
+   */
+  async assess(
+    target: AssessTarget,
+    name: string,
+    value: unknown,
+    options: AssessOptions = {},
+  ): Promise<Assessment> {
+    const sql = this.#writable("write an assessment");
+    const t = assessmentTarget(target);
+    if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", t.run_id)).length) {
+      throw new RunNotFound(`no run "${t.run_id}" in store ${this.uri} to assess`);
+    }
+    if (
+      t.seq !== null &&
+      !(await this.#all(
+        "SELECT 1 AS found FROM provevi_events WHERE run_id = ? AND seq = ?",
+        t.run_id,
+        t.seq,
+      ))
+        .length
+    ) {
+      throw new ProveviError(`run "${t.run_id}" has no event ${t.seq} in store ${this.uri}`);
+    }
+    if (
+      t.span_id !== null &&
+      !(await this.#all(
+        "SELECT 1 AS found FROM provevi_events WHERE span_id = ? AND run_id = ? LIMIT 1",
+        t.span_id,
+        t.run_id,
+      )).length
+    ) {
+      throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
+    }
+    if (!name) throw new ProveviError("an assessment needs a name");
+    let json: string | undefined;
+    try {
+      json = canonicalize(value);
+    } catch (error) {
+      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
+    const created_at = nowUtc();
+    const [row] = await sql.unsafe(
+      `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+      [t.run_id, t.seq, t.span_id, name, json, options.rationale ?? null, options.source ?? null, created_at],
+    );
+    return {
+      id: Number(row!.id),
+      ...t,
+      name,
+      value: JSON.parse(json),
+      rationale: options.rationale ?? null,
+      source: options.source ?? null,
+      created_at,
+    };
+  }
+
+  /** The assessments of a run, its events and its spans, oldest first. */
+  assessments(runId: string): Promise<Assessment[]> {
+    return q.assessments(rowSource(this.sql), runId);
+  }
+  /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
+  runsReading(uri: string): Promise<Q.RunReading[]> {
+    return q.runsReading(rowSource(this.sql), uri);
+  }
+  /** The runs that named an experiment, by its URI or name; a pinned URI gives one version's runs. */
+  runsOfExperiment(uri: string): Promise<Q.RunSummary[]> {
+    return q.runsOfExperiment(rowSource(this.sql), uri);
+  }
+  /** The experiments that runs named, with their numbers of versions and runs. */
+  experiments(): Promise<Q.ExperimentSummary[]> {
+    return q.experiments(rowSource(this.sql));
+  }
+  /** An experiment with each version that runs reported and the runs of each, or null. */
+  experiment(uri: string): Promise<Q.ExperimentDetail | null> {
+    return q.experiment(rowSource(this.sql), uri);
+  }
+  /** The runs of an agent class, or of one version of it (by its SHA-256 or the start of it). */
+  runsOfAgent(name: string, options: { version?: string } = {}): Promise<Q.RunSummary[]> {
+    return q.runsOfAgent(rowSource(this.sql), name, options);
+  }
+  /** The agent classes, with their numbers of versions and runs. */
+  agents(): Promise<Q.AgentSummary[]> {
+    return q.agents(rowSource(this.sql));
+  }
+  /** An agent class with each version, its settings and its runs, or null. */
+  agent(name: string): Promise<Q.AgentDetail | null> {
+    return q.agent(rowSource(this.sql), name);
+  }
+  /** The run's row with its settings as params, or null. */
+  run(runId: string): Promise<Q.RunDetail | null> {
+    return q.run(rowSource(this.sql), runId);
+  }
+  /** The grants and refusals of a run, in order. */
+  access(runId: string): Promise<Q.AccessEntry[]> {
+    return q.access(rowSource(this.sql), runId);
+  }
+  /** The inputs that a run staged, with their pinned URIs. */
+  inputs(runId: string): Promise<Q.InputEntry[]> {
+    return q.inputs(rowSource(this.sql), runId);
+  }
+
+  /** Closes the pool; a second close does nothing. */
+  async close(): Promise<void> {
+    const sql = this.#sql;
+    this.#sql = null;
+    await sql?.end({ timeout: 5 });
+  }
+
+  /** Closes the store at the end of an `await using` block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Writes one run through the postgres store: the file store's writer, wrapped so that each event's rows are
+ * committed only once its line is in `events.jsonl`, and each line is taken back when its rows cannot be
+ * committed. An event is one statement (one round trip); the first event, and the first after a failed one,
+ * is a transaction that also writes what `run_created` implies or clears rows that a lost reply left behind.
+ */
+export class PostgresRunWriter implements RunWriter {
+  readonly #sql: postgres.Sql;
+  readonly #file: FileRunWriter;
+  #status = "running";
+  /** A write failed: a commit whose reply was lost may have left a row past the file's last line. */
+  #unsure = false;
+
+  /** @param sql The store's pool. @param file The run's file writer. */
+  constructor(sql: postgres.Sql, file: FileRunWriter) {
+    this.#sql = sql;
+    this.#file = file;
+  }
+
+  /** The run's ID. */
+  get runId(): string {
+    return this.#file.runId;
+  }
+  /** The run folder. */
+  get folder(): string {
+    return this.#file.folder;
+  }
+
+  /** Appends the line, then commits the event's rows; a failed commit takes the line back. */
+  async append(line: string, event: EvidenceEvent): Promise<void> {
+    if (event.run_id !== this.runId) {
+      throw new EvidenceError(`an event of run "${event.run_id}" cannot go in run "${this.runId}"`);
+    }
+    const previous = this.#file.last;
+    const end = runEnd(event, false);
+    const changed = end.status !== this.#status ? end : null;
+    this.#file.appendSync(line, event); // throws for a sealed run, before any row
+    try {
+      if (event.seq === 0 || this.#unsure) {
+        await this.#sql.begin(async (tx) => {
+          if (this.#unsure) {
+            await tx.unsafe("DELETE FROM provevi_event_refs WHERE run_id = $1 AND seq >= $2", [
+              this.runId,
+              event.seq,
+            ]);
+            await tx.unsafe("DELETE FROM provevi_events WHERE run_id = $1 AND seq >= $2", [
+              this.runId,
+              event.seq,
+            ]);
+          }
+          const { text, params } = eventStatement(event, line, changed);
+          await tx.unsafe(text, params, { prepare: true });
+          if (event.type === "run_created" && event.seq === 0) await writeCreatedRowsPg(tx, event);
+        });
+      } else {
+        const { text, params } = eventStatement(event, line, changed);
+        await this.#sql.unsafe(text, params, { prepare: true });
+      }
+    } catch (error) {
+      this.#unsure = true;
+      try {
+        this.#file.unappendLast(line, previous);
+      } catch { /* the check reports a line without its row */ }
+      throw new EvidenceError(
+        `cannot write event ${event.seq} of run "${this.runId}" to ${this.#where()}: ${pgMessage(error)}${
+          isConnectionLoss(error) ? " (the connection to the server was lost)" : ""
+        }`,
+        { cause: error },
+      );
+    }
+    this.#unsure = false;
+    this.#status = end.status;
+  }
+
+  #where(): string {
+    return "the postgres store";
+  }
+
+  /** Stores the payload in the run folder and records its hash, size and place. */
+  async putPayload(bytes: Uint8Array): Promise<string> {
+    const sha256 = await this.#file.putPayload(bytes);
+    try {
+      await this.#sql.unsafe(
+        `INSERT INTO provevi_payloads (run_id, sha256, size, place) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [this.runId, sha256, bytes.length, `evidence/payloads/${sha256}`],
+        { prepare: true },
+      );
+    } catch (error) {
+      throw new EvidenceError(
+        `cannot record payload ${sha256} of run "${this.runId}" in ${this.#where()}: ${pgMessage(error)}`,
+        { cause: error },
+      );
+    }
+    return sha256;
+  }
+
+  /**
+   * Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status, and
+   * any payload row that a lost connection left out. When the server cannot be reached, the folder is sealed
+   * whole and the error says so.
+   */
+  async seal(info: SealInfo = {}): Promise<Manifest> {
+    const manifest = await this.#file.seal(info);
+    const end = runEnd(this.#file.last.event, true);
+    try {
+      await this.#sql.begin(async (tx) => {
+        if (this.#file.payloads.length) {
+          await tx.unsafe(
+            `INSERT INTO provevi_payloads (run_id, sha256, size, place)
+             SELECT $1, p.sha256, p.size, 'evidence/payloads/' || p.sha256
+             FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint)
+             ON CONFLICT DO NOTHING`,
+            [this.runId, JSON.stringify(this.#file.payloads)],
+          );
+        }
+        await tx.unsafe(
+          `UPDATE provevi_runs SET last_hash = $1, manifest_sha256 = $2, sealed_at = $3, status = $4, ended_at = $5
+           WHERE run_id = $6`,
+          [
+            manifest.last_hash,
+            sha256Hex(manifestText(manifest)),
+            manifest.sealed_at,
+            end.status,
+            end.ended_at,
+            this.runId,
+          ],
+        );
+      });
+    } catch (error) {
+      throw new EvidenceError(
+        `run "${this.runId}" is sealed in its folder ${this.folder}, but its seal cannot be recorded in ${this.#where()}: ${
+          pgMessage(error)
+        }`,
+        { cause: error },
+      );
+    }
+    return manifest;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Postgres store URIs, `postgresql://user@host:port/database` (or `postgres://…`), and where the password
+ * comes from: the URI, `PGPASSWORD`, or the password file (`PGPASSFILE`, else `~/.pgpass`), as libpq reads
+ * them. The password is never part of {@linkcode PostgresTarget.uri}, which is what errors and listings name.
+ * @module
+ */
+import { join } from "node:path";
+import { ProveviError } from "../evidence/errors.ts";
+
+/** Where a postgres store is, and who connects. */
+export interface PostgresTarget {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  /** The password, or null when none was found (a server that trusts the user needs none). */
+  password: string | null;
+  /** `disable` (the default), `require`, `prefer`, `allow` or `verify-full`, from `?sslmode=`. */
+  sslmode: string;
+  /** The store URI without the password: `postgresql://user@host:port/database`. */
+  uri: string;
+}
+
+/** How {@linkcode postgresTarget} reads the environment; the process's by default. */
+export interface PostgresTargetOptions {
+  /** Reads an environment variable; a variable that cannot be read is unset. */
+  env?: (name: string) => string | undefined;
+  /** The home folder, for `~/.pgpass`. */
+  home?: string;
+}
+
+const SSLMODES = ["disable", "allow", "prefer", "require", "verify-full"];
+
+/** True when the text is a postgres store URI (it may still be refused by {@linkcode postgresTarget}). */
+export function isPostgresUri(uri: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(uri);
+}
+
+/**
+ * The server, database, user and password of a postgres store URI. A part the URI leaves out comes from
+ * `PGHOST`, `PGPORT`, `PGDATABASE` and `PGUSER`, then libpq's defaults (localhost, 5432, the user's name).
+ *
+ * @param uri A store URI such as `postgresql://ada@db.internal:5432/evidence`.
+ * @param options How to read the environment and the home folder.
+ * @returns The target; its `uri` holds no password.
+ * @throws ProveviError when the URI cannot be read, or has a query other than `sslmode`.
+ * @example
+ * ```ts
+ * import { postgresTarget } from "./postgres_uri.ts";
+ * const t = postgresTarget("postgresql://ada:s3cret@127.0.0.1:5433/evidence", { env: () => undefined });
+ * t.uri; // "postgresql://ada@127.0.0.1:5433/evidence"
+ * ```
+ */
+export function postgresTarget(uri: string, options: PostgresTargetOptions = {}): PostgresTarget {
+  const env = options.env ?? readEnv;
+  const shown = redactUri(uri);
+  const refuse = (why: string) =>
+    new ProveviError(
+      `cannot open store "${shown}": ${why}; write postgresql://user@host:port/database`,
+    );
+  if (!isPostgresUri(uri)) throw refuse("it is not a postgres store URI");
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw refuse("it is not a valid URI");
+  }
+  if (url.hash) throw refuse("a store URI takes no fragment");
+  let sslmode = "disable";
+  for (const [key, value] of url.searchParams) {
+    if (key !== "sslmode") throw refuse(`the query parameter "${key}" is not supported (only sslmode is)`);
+    if (!SSLMODES.includes(value)) throw refuse(`sslmode "${value}" is not one of ${SSLMODES.join(", ")}`);
+    sslmode = value;
+  }
+  const decode = (text: string) => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      throw refuse("a part of it is not valid percent-encoding");
+    }
+  };
+  const host = decode(url.hostname.replace(/^\[(.*)\]$/, "$1")) || env("PGHOST") || "localhost";
+  if (host.startsWith("/")) throw refuse("a socket folder is not supported; name a host");
+  const portText = url.port || env("PGPORT") || "5432";
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw refuse(`port "${portText}" is not a port`);
+  const path = decode(url.pathname.replace(/^\//, ""));
+  if (path.includes("/")) throw refuse("the path names one database");
+  const user = decode(url.username) || env("PGUSER") || env("USER") || env("LOGNAME") || "";
+  if (!user) throw refuse("it names no user, and PGUSER and USER are not set");
+  const database = path || env("PGDATABASE") || user;
+  const password = url.password !== ""
+    ? decode(url.password)
+    : env("PGPASSWORD") ?? passwordFromFile({ host, port, database, user }, env, options.home);
+  const hostPart = host.includes(":") ? `[${host}]` : host;
+  return {
+    host,
+    port,
+    database,
+    user,
+    password,
+    sslmode,
+    uri: `postgresql://${encodeURIComponent(user)}@${hostPart}:${port}/${encodeURIComponent(database)}${
+      sslmode === "disable" ? "" : `?sslmode=${sslmode}`
+    }`,
+  };
+}
+
+/**
+ * The URI with any password taken out, for messages about a URI that could not be read whole.
+ *
+ * @param uri Any text.
+ * @returns The text with `:password@` after the user removed.
+ */
+export function redactUri(uri: string): string {
+  return uri.replace(/^([a-z]+:\/\/[^/@:?#]*):[^/@]*@/i, "$1@");
+}
+
+/**
+ * The password for a server from the password file, as libpq reads it: `PGPASSFILE`, else `~/.pgpass`; lines
+ * of `host:port:database:user:password` with `*` for any and `\:` and `\\` escaped; the first line that
+ * matches wins; a file that others can read is ignored, as libpq ignores it.
+ */
+function passwordFromFile(
+  want: { host: string; port: number; database: string; user: string },
+  env: (name: string) => string | undefined,
+  home?: string,
+): string | null {
+  const homeDir = home ?? env("HOME");
+  const file = env("PGPASSFILE") ?? (homeDir ? join(homeDir, ".pgpass") : null);
+  if (!file) return null;
+  let text: string;
+  try {
+    const info = Deno.statSync(file);
+    if (!info.isFile || (info.mode !== null && (info.mode & 0o077) !== 0)) return null;
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return null;
+  }
+  for (const raw of text.split(/\r?\n/)) {
+    if (raw === "" || raw.startsWith("#")) continue;
+    const fields: string[] = [];
+    let field = "";
+    for (let i = 0; i < raw.length; i++) {
+      const c = raw[i]!;
+      if (c === "\\" && i + 1 < raw.length) field += raw[++i];
+      else if (c === ":" && fields.length < 4) {
+        fields.push(field);
+        field = "";
+      } else field += c;
+    }
+    fields.push(field);
+    if (fields.length < 5) continue;
+    const [h, p, d, u, password] = fields as [string, string, string, string, string];
+    if (
+      (h === "*" || h === want.host) && (p === "*" || p === String(want.port)) &&
+      (d === "*" || d === want.database) &&
+      (u === "*" || u === want.user)
+    ) return password;
+  }
+  return null;
+}
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}

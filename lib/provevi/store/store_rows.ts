@@ -1,0 +1,160 @@
+/**
+ * What the rows of a run must hold in an indexed store (sqlite, postgres), derived from its events. Each
+ * store's writer writes these rows and the check of a run compares the stored rows with them, so the two
+ * cannot drift apart.
+ * @module
+ */
+import { EVENT_FIELDS, type EvidenceEvent, type Json } from "../evidence/event.ts";
+import { type AgentOfRun, agentOfRun } from "../experiments/agent_class.ts";
+import { statusOf } from "../evidence/manifest.ts";
+
+/** A value an indexed store keeps in a column (SQLite's and PostgreSQL's text, integers and null). */
+export type SqlValue = string | number | null;
+
+/** An event field that `provevi_events` keeps as a column: every field but the lists and objects. */
+type EventColumn = Exclude<keyof EvidenceEvent, "refs" | "data">;
+
+/**
+ * The columns of `provevi_events`, besides the line itself: the event's fields in the format's order, less
+ * `refs` (in `provevi_event_refs`) and `data` (read from the line), so that a new field cannot be left out.
+ */
+export const EVENT_COLUMNS: readonly EventColumn[] = EVENT_FIELDS.filter(
+  (f): f is EventColumn => f !== "refs" && f !== "data",
+);
+
+/** One `provevi_events` row. */
+export type EventRow = { [K in EventColumn]: SqlValue } & { line: string };
+
+/**
+ * The `provevi_events` row of an event and its line.
+ *
+ * @param event The parsed event.
+ * @param line Its canonical line.
+ */
+export function eventRow(event: EvidenceEvent, line: string): EventRow {
+  const row = { line } as EventRow;
+  for (const c of EVENT_COLUMNS) row[c] = (event[c] ?? null) as SqlValue;
+  return row;
+}
+
+/** The experiment a run names, from its `run_created` event. */
+export interface ExperimentOfRun {
+  /** The experiment's URI without its selector. */
+  experiment: string;
+  /** The URI pinned to a commit, or null. */
+  pin: string | null;
+  /** The SHA-256 of experiment.yaml at the pin, or null. */
+  sha256: string | null;
+}
+
+const text = (v: Json | undefined): string | null => (typeof v === "string" && v !== "" ? v : null);
+
+/** The URI without its `?…` selector or `#…` fragment. */
+export function withoutSelector(uri: string): string {
+  return uri.replace(/[?#].*$/, "");
+}
+
+/**
+ * The experiment that a `run_created` event names, or null.
+ * @param event The run's `run_created` event.
+ */
+export function experimentOfRun(event: EvidenceEvent): ExperimentOfRun | null {
+  const written = text(event.data.experiment);
+  const pin = text(event.data.experiment_pin);
+  if (!written && !pin) return null;
+  return {
+    experiment: withoutSelector(written ?? pin!),
+    pin,
+    sha256: text(event.data.experiment_sha256),
+  };
+}
+
+/** The fields of a `provevi_runs` row that its events fix. */
+export interface RunFields {
+  org: string | null;
+  domain: string | null;
+  env: string | null;
+  actor: string | null;
+  mode: string | null;
+  agent: string | null;
+  agent_version: string | null;
+  experiment: string | null;
+  experiment_pin: string | null;
+  experiment_sha256: string | null;
+  parent_run: string | null;
+  started_at: string | null;
+}
+
+/** The names of {@linkcode RunFields}, in column order. */
+export const RUN_FIELD_COLUMNS: readonly (keyof RunFields)[] = [
+  "org",
+  "domain",
+  "env",
+  "actor",
+  "mode",
+  "agent",
+  "agent_version",
+  "experiment",
+  "experiment_pin",
+  "experiment_sha256",
+  "parent_run",
+  "started_at",
+];
+
+/**
+ * The run's fields from its `run_created` event (all null when it has none).
+ * @param created The event, or null.
+ */
+export function runFields(created: EvidenceEvent | null): RunFields {
+  const empty: RunFields = {
+    org: null,
+    domain: null,
+    env: null,
+    actor: null,
+    mode: null,
+    agent: null,
+    agent_version: null,
+    experiment: null,
+    experiment_pin: null,
+    experiment_sha256: null,
+    parent_run: null,
+    started_at: null,
+  };
+  if (!created || created.type !== "run_created") return empty;
+  const d = created.data;
+  const agent: AgentOfRun | null = agentOfRun(created);
+  const experiment = experimentOfRun(created);
+  return {
+    org: text(d.org),
+    domain: text(d.domain),
+    env: text(d.env),
+    actor: text(d.actor) ?? (created.actor || null),
+    mode: text(d.mode),
+    agent: agent?.agent ?? null,
+    agent_version: agent?.version ?? null,
+    experiment: experiment?.experiment ?? null,
+    experiment_pin: experiment?.pin ?? null,
+    experiment_sha256: experiment?.sha256 ?? null,
+    parent_run: text(d.parent_run),
+    started_at: created.time,
+  };
+}
+
+/** A run's status and end as its events give them. */
+export interface RunEnd {
+  /** `running` until an ending event; `completed` or `failed` after it; `incomplete` when sealed without. */
+  status: string;
+  /** The time of the ending event, or null. */
+  ended_at: string | null;
+}
+
+/**
+ * The status and end of a run from its last event and whether it was sealed.
+ * @param last The last event, or null.
+ * @param sealed Whether the run was sealed.
+ */
+export function runEnd(last: EvidenceEvent | null, sealed: boolean): RunEnd {
+  const status = statusOf(last);
+  if (status !== "incomplete") return { status, ended_at: last!.time };
+  return { status: sealed ? "incomplete" : "running", ended_at: null };
+}

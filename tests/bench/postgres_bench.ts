@@ -1,0 +1,192 @@
+/**
+ * The postgres store's speed, against the server that PROVEVI_TEST_PG_URL names (`.ci/peers/postgres.sh`
+ * starts one); each part makes its own database and drops it after.
+ *
+ * 1. Events appended per second through PostgresStore (line in events.jsonl, then the event's rows in one
+ *    statement), as a ratio to bare `npm:postgres` autocommit inserts of the same rows (each event row and its
+ *    URIs) in the same run. Target: at least 0.5.
+ * 2. `runsReading(uri)`, `runsOfAgent(name)` and `runsOfExperiment(uri)` on a store of 100,000 runs and
+ *    2,000,000 events (1,000 agent classes of 100 runs, 2,000 inputs read by 50 runs each, 100 experiments of
+ *    1,000 runs): median time. Target: under 10 ms each. The big store is built by the server itself
+ *    (`INSERT … SELECT … generate_series`) into the real schema.
+ * @module
+ */
+import { join } from "node:path";
+import { EVENT_COLUMNS, EventChain, eventRow, PostgresStore } from "../../lib/provevi/mod.ts";
+import { freshDatabase, PG_URL } from "../provevi/postgres/_pg.ts";
+import { median, report } from "./_report.ts";
+
+/** Runs the benchmark and prints its lines. */
+export async function main(): Promise<void> {
+  if (PG_URL === null) {
+    console.log(
+      "postgres: skipped, no PostgreSQL server (source .ci/peers/postgres.sh; it sets PROVEVI_TEST_PG_URL)",
+    );
+    return;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "bench-postgres-" });
+  try {
+    await appendRate(dir);
+    await questions(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function appendRate(dir: string): Promise<void> {
+  const N = 2_000;
+  const storeRates: number[] = [];
+  const rawRates: number[] = [];
+  const db = await freshDatabase();
+  try {
+    await using store = await PostgresStore.open(db.uri, { runs: join(dir, "runs") });
+    for (let round = 0; round < 5; round++) {
+      const runId = `run-bench-${round}`;
+      const chain = new EventChain(runId);
+      const prepared = [];
+      for (let i = 0; i < N; i++) {
+        const next = chain.next({
+          type: i === 0 ? "run_created" : "tool_called",
+          component: "AgentBackend",
+          actor: "bench",
+          refs: [`data+table://acme/demo/dev/in/${i % 10}`],
+          data: { tool: "read_file", call_id: `c${i}`, text: "x".repeat(200) },
+          trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+          span_id: "00f067aa0ba902b7",
+        });
+        chain.accept(next);
+        prepared.push(next);
+      }
+      {
+        const writer = await store.openRun(runId);
+        await writer.append(prepared[0]!.line, prepared[0]!.event);
+        const t = performance.now();
+        for (const { line, event } of prepared.slice(1)) await writer.append(line, event);
+        storeRates.push((N - 1) / ((performance.now() - t) / 1000));
+        await writer.seal();
+      }
+      {
+        // The same rows into the same tables, one autocommit insert per row, prepared, no file.
+        const sql = store.sql;
+        const bareId = `run-bare-${round}`;
+        const insertEvent = `INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line) VALUES (${
+          EVENT_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")
+        }, $${EVENT_COLUMNS.length + 1})`;
+        const insertRef = "INSERT INTO provevi_event_refs (run_id, seq, n, uri) VALUES ($1, $2, $3, $4)";
+        const t = performance.now();
+        for (const { line, event } of prepared.slice(1)) {
+          const row = eventRow({ ...event, run_id: bareId }, line);
+          await sql.unsafe(insertEvent, [...EVENT_COLUMNS.map((c) => row[c]), line], { prepare: true });
+          for (const [n, uri] of event.refs.entries()) {
+            await sql.unsafe(insertRef, [bareId, event.seq, n, uri], { prepare: true });
+          }
+        }
+        rawRates.push((N - 1) / ((performance.now() - t) / 1000));
+      }
+    }
+  } finally {
+    await db.drop();
+  }
+  report(
+    "PostgresStore append (line + rows in one statement)",
+    median(storeRates),
+    median(rawRates),
+    "events/s",
+    ">= 0.5",
+  );
+}
+
+async function questions(dir: string): Promise<void> {
+  const db = await freshDatabase();
+  try {
+    await using store = await PostgresStore.open(db.uri, { runs: join(dir, "big-runs") });
+    const sql = store.sql;
+    const built = performance.now();
+    const id = (x: string) => `'run-20261129T120000Z-' || lpad(to_hex(${x}), 8, '0')`;
+    const version = (x: string) => `lpad(to_hex((${x}::bigint * 2654435761) % 4294967296), 64, '0')`;
+    await sql.unsafe(`
+      INSERT INTO provevi_agents (agent, org, domain, env, name, first_run)
+        SELECT 'acme/demo/dev/agent-' || a, 'acme', 'demo', 'dev', 'agent-' || a, ${id("a")}
+        FROM generate_series(0, 999) a;
+      INSERT INTO provevi_agent_versions (agent, version, backend, model, first_run)
+        SELECT 'acme/demo/dev/agent-' || a, ${version("a")}, 'call', 'test:x', ${id("a")}
+        FROM generate_series(0, 999) a;
+      INSERT INTO provevi_experiments (experiment, first_run)
+        SELECT 'experiment://acme/demo/dev/exp-' || x, ${id("x")} FROM generate_series(0, 99) x;
+      INSERT INTO provevi_runs (run_id, folder, org, domain, env, actor, mode, agent, agent_version, experiment,
+          status, started_at, ended_at)
+        SELECT ${id("r")}, '/runs/' || ${id("r")}, 'acme', 'demo', 'dev', 'bench', 'strict',
+          'acme/demo/dev/agent-' || (r % 1000), ${
+      version("r % 1000")
+    }, 'experiment://acme/demo/dev/exp-' || (r % 100),
+          'completed', '2026-11-29T12:00:00Z', '2026-11-29T12:01:00Z'
+        FROM generate_series(0, 99999) r;
+      INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)
+        SELECT ${id("r")}, s, '2026-11-29T12:00:00.000000Z',
+          CASE s WHEN 0 THEN 'run_created' WHEN 1 THEN 'input_staged' ELSE 'note_added' END,
+          'bench', 'bench', 'observed', '{"run_id":"' || ${id("r")} || '","seq":' || s || '}'
+        FROM generate_series(0, 99999) r, generate_series(0, 19) s;
+      INSERT INTO provevi_event_refs (run_id, seq, n, uri)
+        SELECT ${id("r")}, 1, 0, 'data+table://acme/demo/dev/in/' || (r % 2000) || '?at=commit:${
+      "c".repeat(40)
+    }'
+        FROM generate_series(0, 99999) r;
+      ANALYZE;
+    `);
+    console.log(
+      `  (built 100,000 runs, 2,000,000 events in ${((performance.now() - built) / 1000).toFixed(1)} s)`,
+    );
+    const time = async (fn: (i: number) => Promise<unknown[]>, expect: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < 51; i++) {
+        const t = performance.now();
+        const rows = await fn(i);
+        times.push(performance.now() - t);
+        if (rows.length !== expect) throw new Error(`expected ${expect} rows, got ${rows.length}`);
+      }
+      return median(times);
+    };
+    const trip: number[] = [];
+    for (let i = 0; i < 51; i++) {
+      const t = performance.now();
+      await sql.unsafe("SELECT 1", [], { prepare: true });
+      trip.push(performance.now() - t);
+    }
+    // The machine's own latency, for reading the figures: each question is one or two round trips.
+    console.log(`  (a round trip to the server, SELECT 1: ${median(trip).toFixed(2)} ms)`);
+    const reading = await time(
+      (i) => store.runsReading(`data+table://acme/demo/dev/in/${(i * 37) % 2000}`),
+      50,
+    );
+    report(
+      "runsReading(uri) on 100,000 runs / 2,000,000 events (50 runs per URI)",
+      reading,
+      10,
+      "ms",
+      "< 1.0 of 10 ms",
+    );
+    const byAgent = await time((i) => store.runsOfAgent(`agent-${(i * 13) % 1000}`), 100);
+    report(
+      "runsOfAgent(name) on 100,000 runs / 2,000,000 events (100 runs per class)",
+      byAgent,
+      10,
+      "ms",
+      "< 1.0 of 10 ms",
+    );
+    const byExperiment = await time(
+      (i) => store.runsOfExperiment(`experiment://acme/demo/dev/exp-${(i * 7) % 100}`),
+      1000,
+    );
+    report(
+      "runsOfExperiment(uri) on 100,000 runs / 2,000,000 events (1,000 runs per experiment)",
+      byExperiment,
+      10,
+      "ms",
+      "< 1.0 of 10 ms",
+    );
+  } finally {
+    await db.drop();
+  }
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,84 @@
+/**
+ * The PostgreSQL server of the tests: the one `.ci/peers/postgres.sh` starts, named by PROVEVI_TEST_PG_URL.
+ * Each test makes its own database and drops it after. In CI a missing server fails the tests; elsewhere
+ * they are skipped with a message naming the peer.
+ * @module
+ */
+import postgres from "postgres";
+
+/** The server's URI (the `postgres` database), or null when no server was started. */
+export const PG_URL: string | null = Deno.env.get("PROVEVI_TEST_PG_URL") ?? null;
+
+if (PG_URL === null) {
+  if (Deno.env.get("CI")) {
+    throw new Error(
+      "PROVEVI_TEST_PG_URL is not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
+    );
+  }
+  console.warn(
+    "postgres tests skipped: no PostgreSQL server; source .ci/peers/postgres.sh (it sets PROVEVI_TEST_PG_URL)",
+  );
+}
+
+/** True when the postgres tests cannot run here (outside CI, with no server). */
+export const NO_PG: boolean = PG_URL === null;
+
+/**
+ * The server that only the restart test stops and starts (so that the tests beside it keep theirs), and the
+ * command that does it; null outside CI when the peer was not started.
+ */
+export const PG_RESTART: { url: string; ctl: string } | null = (() => {
+  const url = Deno.env.get("PROVEVI_TEST_PG_RESTART_URL");
+  const ctl = Deno.env.get("PROVEVI_TEST_PG_CTL");
+  if (url && ctl) return { url, ctl };
+  if (Deno.env.get("CI")) {
+    throw new Error(
+      "PROVEVI_TEST_PG_RESTART_URL and PROVEVI_TEST_PG_CTL are not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
+    );
+  }
+  return null;
+})();
+
+/** A pool to a server's maintenance database, for CREATE and DROP DATABASE. */
+function admin(server: string): postgres.Sql {
+  return postgres(server, { max: 1, onnotice: () => {}, fetch_types: false });
+}
+
+/**
+ * A new database of its own: its store URI and a function that drops it.
+ * @param server The server's URI; the shared test server by default.
+ */
+export async function freshDatabase(
+  server: string = PG_URL!,
+): Promise<{ uri: string; drop: () => Promise<void> }> {
+  const name = `provevi_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const sql = admin(server);
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await sql.end();
+  }
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return {
+    uri: url.href,
+    drop: async () => {
+      const sql = admin(server);
+      try {
+        await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await sql.end();
+      }
+    },
+  };
+}
+
+/** Runs SQL of one's own against a store's database (to change or delete a row, as an attacker would). */
+export async function onDatabase<T>(uri: string, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  const sql = postgres(uri, { max: 1, onnotice: () => {}, fetch_types: false });
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,231 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EventChain, PostgresStore, verify, verifyRun } from "../../../lib/provevi/mod.ts";
+import { freshDatabase, NO_PG, onDatabase, PG_RESTART } from "./_pg.ts";
+
+const WRITER = new URL("./_pg_writer.ts", import.meta.url).pathname;
+
+function spawnWriter(
+  uri: string,
+  runs: string,
+  prefix: string,
+  count: number,
+  notes: number,
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-net",
+      WRITER,
+      uri,
+      runs,
+      prefix,
+      String(count),
+      String(notes),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop()!;
+    parts.forEach(onLine);
+  }
+}
+
+async function lineCount(path: string): Promise<number> {
+  return (await Deno.readTextFile(path)).split("\n").filter(Boolean).length;
+}
+
+const pgTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, ignore: NO_PG, fn });
+
+pgTest(
+  "four processes write 200 runs each into one postgres database: every event is there and every run verifies",
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "provevi-pg-many-" });
+    const db = await freshDatabase();
+    try {
+      await (await PostgresStore.open(db.uri, { runs: dir })).close();
+      const children = [0, 1, 2, 3].map((p) => spawnWriter(db.uri, dir, `run-p${p}`, 200, 0));
+      const outputs = await Promise.all(children.map((c) => c.output()));
+      for (const o of outputs) assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
+      await using store = await PostgresStore.open(db.uri, { runs: dir, create: false });
+      const ids = await store.runIds();
+      assert.equal(ids.length, 800);
+      const [rows] = await store.sql`SELECT count(*)::int AS n FROM provevi_events`;
+      let lines = 0;
+      for (const id of ids) {
+        lines += await lineCount(join(dir, id, "evidence", "events.jsonl"));
+        const check = await verifyRun(await store.readRun(id), { store });
+        assert.deepEqual(check.problems, [], id);
+      }
+      assert.equal(rows!.n, lines);
+    } finally {
+      await db.drop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+pgTest("a postgres writer killed mid-run leaves its run cut and nothing else damaged", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-pg-kill-" });
+  const db = await freshDatabase();
+  try {
+    for (const [round, wait] of [[0, 50], [1, 300], [2, 700]] as const) {
+      const child = spawnWriter(db.uri, dir, `run-k${round}`, 10_000, 3);
+      const opened: string[] = [];
+      const sealed: string[] = [];
+      let ready!: () => void;
+      const started = new Promise<void>((r) => (ready = r));
+      const reading = readLines(child.stdout, (line) => {
+        if (line.startsWith("open ")) (opened.push(line.slice(5)), ready());
+        if (line.startsWith("sealed ")) sealed.push(line.slice(7));
+      });
+      const stderr = new Response(child.stderr).text();
+      await started;
+      await new Promise((r) => setTimeout(r, wait));
+      child.kill("SIGKILL");
+      const status = await child.status;
+      await reading;
+      assert.equal(status.signal, "SIGKILL", await stderr);
+
+      await using store = await PostgresStore.open(db.uri, { runs: dir });
+      for (const id of sealed) {
+        assert.deepEqual((await verifyRun(await store.readRun(id), { store })).problems, [], id);
+      }
+      const cut = opened.filter((id) => !sealed.includes(id));
+      assert.ok(cut.length <= 1);
+      for (const id of cut) {
+        const row = await store.run(id);
+        if (!row) continue; // killed before its row was committed: the store holds nothing of it
+        const lines = await lineCount(join(dir, id, "evidence", "events.jsonl"));
+        const problems = await store.checkRun(id);
+        const sealedFolder = await Deno.stat(join(dir, id, "evidence", "manifest.json")).then(
+          () => true,
+          () => false,
+        );
+        if (sealedFolder) {
+          for (const p of problems) {
+            assert.match(p, /provevi_runs \(run_id "[^"]+"\): (manifest_sha256|last_hash|status|ended_at)/);
+          }
+          continue;
+        }
+        assert.ok(lines - row.events === 0 || lines - row.events === 1, `${row.events} rows, ${lines} lines`);
+        assert.ok(
+          problems.includes(
+            `run "${id}" was not sealed: provevi_events holds ${row.events} rows and events.jsonl ${lines} lines`,
+          ),
+          problems.join("\n"),
+        );
+      }
+      // Another writer carries on in the same database.
+      await using after = await PostgresStore.open(db.uri, { runs: dir });
+      const writer = await after.openRun(`run-after-${round}`);
+      const chain = new EventChain(writer.runId);
+      const next = chain.next({ type: "run_created", component: "RunContext", actor: "me" });
+      await writer.append(next.line, next.event);
+      await writer.seal();
+      assert.deepEqual((await verifyRun(await after.readRun(writer.runId), { store: after })).problems, []);
+    }
+  } finally {
+    await db.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+async function pgCtl(action: "stop" | "start"): Promise<void> {
+  const out = await new Deno.Command(PG_RESTART!.ctl, {
+    args: action === "stop" ? ["stop", "-m", "fast"] : ["start"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+}
+
+/** Writes a run through the recorder with the server stopped and started again between two events. */
+async function runAcrossRestart(mode: "strict" | "lenient") {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-pg-restart-" });
+  const db = await freshDatabase(PG_RESTART!.url);
+  const store = await PostgresStore.open(db.uri, { runs: dir });
+  const writer = await store.openRun(`run-restart-${mode}`);
+  const recorder = new EvidenceRecorder(writer, { actor: "ada", mode });
+  await recorder.record({ type: "run_created", component: "RunContext", data: { org: "acme", mode } });
+  await recorder.record({ type: "note", component: "test", data: { n: 1 } });
+  await pgCtl("stop");
+  let failure: unknown = null;
+  try {
+    await recorder.record({ type: "note", component: "test", data: { n: 2 } });
+  } catch (error) {
+    failure = error;
+  } finally {
+    await pgCtl("start");
+  }
+  let after: unknown = null;
+  try {
+    await recorder.record({ type: "run_completed", component: "RunContext", data: { status: "completed" } });
+  } catch (error) {
+    after = error;
+  }
+  const manifest = await recorder.seal().catch((e) => e);
+  return { dir, db, store, writer, failure, after, manifest };
+}
+
+Deno.test({
+  name: "postgres restarted mid-run, lenient: the lost event is counted in the manifest and the run verifies",
+  ignore: PG_RESTART === null,
+  fn: async () => {
+    const r = await runAcrossRestart("lenient");
+    try {
+      assert.equal(r.failure, null);
+      assert.equal(r.after, null);
+      assert.equal(r.manifest.lost.length, 1);
+      assert.equal(r.manifest.lost[0].type, "note");
+      assert.match(r.manifest.lost[0].error, /cannot write event 2 of run "run-restart-lenient"/);
+      assert.equal(r.manifest.events, 3);
+      assert.equal(r.manifest.status, "completed");
+      const check = await verifyRun(await r.store.readRun(r.writer.runId), { store: r.store });
+      assert.deepEqual(check.problems, []);
+    } finally {
+      await r.store.close();
+      await r.db.drop();
+      await Deno.remove(r.dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres restarted mid-run, strict: the run fails sealed, its folder whole and its rows as far as it got",
+  ignore: PG_RESTART === null,
+  fn: async () => {
+    const r = await runAcrossRestart("strict");
+    try {
+      assert.ok(r.failure instanceof Error && r.failure.name === "EvidenceError", String(r.failure));
+      assert.match((r.failure as Error).message, /connection to the server was lost|cannot write event 2/);
+      assert.ok(r.after instanceof Error, "a strict run takes no event after a lost one");
+      assert.equal(r.manifest.status, "incomplete");
+      assert.equal(r.manifest.events, 2);
+      const record = await r.store.readRun(r.writer.runId);
+      assert.deepEqual((await verify(record)).problems, []);
+      assert.deepEqual((await verifyRun(record, { store: r.store })).problems, []);
+      const [rows] = await onDatabase(
+        r.db.uri,
+        (sql) => sql`SELECT count(*)::int AS n FROM provevi_events WHERE run_id = ${r.writer.runId}`,
+      );
+      assert.equal(rows!.n, 2);
+      assert.equal((await r.store.run(r.writer.runId))?.status, "incomplete");
+    } finally {
+      await r.store.close();
+      await r.db.drop();
+      await Deno.remove(r.dir, { recursive: true });
+    }
+  },
+});
