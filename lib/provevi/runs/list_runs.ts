@@ -12,7 +12,7 @@ import { runWriterState } from "../evidence/writer_process.ts";
 import { evidencePaths, FileStore } from "../store/file_store.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
-import { runFields, type SqlValue, withoutSelector } from "../sqlite/sqlite_rows.ts";
+import { runFields, type SqlValue, withoutSelector } from "../store/store_rows.ts";
 import { firstLine, lastLine } from "./_run_lines.ts";
 
 /**
