@@ -15,10 +15,10 @@ import type { Backend } from "../backends/backend.ts";
 import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
 import { captureModel } from "../backends/capture.ts";
-import { AccessDenied, CancelledError, InputChanged } from "../run/errors.ts";
+import { AccessDenied, CancelledError, InputChanged, LinkFound } from "../run/errors.ts";
 import { modelOf } from "../backends/models.ts";
 import { checkPermissions } from "./permissions.ts";
-import { collectOutputs } from "../run/outputter.ts";
+import { collectOutputs, findLinks, linkProblem } from "../run/outputter.ts";
 import { errorMessage, errorName, EvidenceRecorder } from "../run/recorder.ts";
 import { newRunId, type RunContext, withRun } from "../run/run_context.ts";
 import type { RunFile } from "../run/run_file.ts";
@@ -26,6 +26,8 @@ import { InProcessStager, type StagedInput } from "../run/stager.ts";
 import { ProvcatResolver } from "../run/resolver.ts";
 import { TelemetryPolicy } from "../../provevi/telemetry/policy.ts";
 import { RunTelemetry } from "../telemetry/run_telemetry.ts";
+import { declaredNames } from "../telemetry/declared_names.ts";
+import { DEFAULT_TOOLS } from "../sandbox/tools.ts";
 import { processEnviron } from "../telemetry/telemetry_env.ts";
 
 /** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
@@ -177,7 +179,9 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         refs: [`${runUri}/output/${out.path}`],
         data: { path: out.path, sha256: out.sha256, size: out.size },
       });
-    }
+    } // Links planted in input/ or output/ (harden): the run fails, naming them, after its outputs are recorded.
+    const links = [...await findLinks(folder, "input"), ...await findLinks(folder, "output")];
+    if (links.length) throw new LinkFound(linkProblem(links));
   };
   try {
     await withRun(ctx, async () => {
@@ -324,6 +328,7 @@ async function openRunTelemetry(
     unreadable,
     store,
     ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
+    declared: declaredNames(file.data.agent, DEFAULT_TOOLS), // names below bodies (harden)
   });
 }
 

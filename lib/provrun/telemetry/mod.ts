@@ -5,4 +5,5 @@
  */
 export * from "./telemetry_env.ts";
 export * from "./span_cut.ts";
+export * from "./declared_names.ts";
 export * from "./run_telemetry.ts";
