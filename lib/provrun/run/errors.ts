@@ -66,6 +66,15 @@ export class LinkFound extends ProveviError {
   }
 }
 
+/** A run's outputs past their size limits (`agent.limits.output_bytes`, `outputs_bytes`). */
+export class OutputTooLarge extends ProveviError {
+  /** @param message What is too large, and the key that sets the limit. */
+  constructor(message: string) {
+    super(message);
+    this.name = "OutputTooLarge";
+  }
+}
+
 /** A path a tool was given that is outside the agent's view (`/input/…`, `/output/…`), or escapes it. */
 export class PathRefused extends ProveviError {
   /** @param path The path as the agent gave it. @param reason Why it is refused, and what to use. */

@@ -93,3 +93,37 @@ export function linkProblem(links: FoundLink[]): string {
   ) +
     "; a run's inputs and outputs are plain files, so a link there is recorded as a problem";
 }
+
+/** The default limit of one output file: 256 MB (`agent.limits.output_bytes`). */
+export const DEFAULT_OUTPUT_BYTES = 256 * 1024 * 1024;
+/** The default limit of a run's outputs in total: 1 GB (`agent.limits.outputs_bytes`). */
+export const DEFAULT_OUTPUTS_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * What is wrong with the sizes of a run's outputs, or null: one output past `one` bytes, or all of them past
+ * `total`.
+ *
+ * @param outputs The outputs, from {@linkcode collectOutputs}.
+ * @param limits `one` and `total`, in bytes.
+ * @example
+ * ```ts
+ * import { outputSizeProblem } from "./outputter.ts";
+ * outputSizeProblem([{ path: "a.bin", sha256: "…", size: 2e9 }], { one: 1e9, total: 4e9 }); // "output/a.bin has …"
+ * ```
+ */
+export function outputSizeProblem(
+  outputs: OutputFile[],
+  limits: { one: number; total: number },
+): string | null {
+  const big = outputs.filter((o) => o.size > limits.one);
+  if (big.length) {
+    return big.map((o) => `output/${o.path} has ${o.size} bytes`).join(", ") +
+      `, past the limit of ${limits.one} bytes for one output (agent.limits.output_bytes)`;
+  }
+  const total = outputs.reduce((n, o) => n + o.size, 0);
+  if (total > limits.total) {
+    return `the outputs have ${total} bytes in all, past the limit of ${limits.total} bytes ` +
+      `(agent.limits.outputs_bytes)`;
+  }
+  return null;
+}

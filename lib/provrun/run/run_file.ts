@@ -47,6 +47,10 @@ export interface AgentSpec {
     tool_seconds?: number;
     /** The largest result of one tool call, as JSON bytes. */
     tool_result_bytes?: number;
+    /** The largest output file, in bytes. */
+    output_bytes?: number;
+    /** The largest total of the output files, in bytes. */
+    outputs_bytes?: number;
   };
   settings?: Record<string, unknown>;
   stream?: boolean;
@@ -159,6 +163,8 @@ const SPEC: Spec = {
             seconds: { t: "number", above: 0, max: MAX_TIMER_SECONDS },
             tool_seconds: { t: "number", above: 0, max: MAX_TIMER_SECONDS },
             tool_result_bytes: { t: "int", min: 1, max: 1024 * 1024 * 1024 },
+            output_bytes: { t: "int", min: 1 },
+            outputs_bytes: { t: "int", min: 1 },
           },
         },
         settings: { t: "mapping" },

@@ -15,10 +15,17 @@ import type { Backend } from "../backends/backend.ts";
 import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
 import { captureModel } from "../backends/capture.ts";
-import { AccessDenied, CancelledError, InputChanged, LinkFound } from "../run/errors.ts";
+import { AccessDenied, CancelledError, InputChanged, LinkFound, OutputTooLarge } from "../run/errors.ts";
 import { modelOf } from "../backends/models.ts";
 import { checkPermissions } from "./permissions.ts";
-import { collectOutputs, findLinks, linkProblem } from "../run/outputter.ts";
+import {
+  collectOutputs,
+  DEFAULT_OUTPUT_BYTES,
+  DEFAULT_OUTPUTS_BYTES,
+  findLinks,
+  linkProblem,
+  outputSizeProblem,
+} from "../run/outputter.ts";
 import { errorMessage, errorName, EvidenceRecorder } from "../run/recorder.ts";
 import { newRunId, type RunContext, withRun } from "../run/run_context.ts";
 import type { RunFile } from "../run/run_file.ts";
@@ -172,7 +179,8 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   const recordOutputs = async () => {
     if (outputsRecorded) return;
     outputsRecorded = true;
-    for (const out of await collectOutputs(folder)) {
+    const outputs = await collectOutputs(folder);
+    for (const out of outputs) {
       await recorder.record({
         type: "output_artifact_created",
         component: "Outputter",
@@ -182,6 +190,11 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     } // Links planted in input/ or output/ (harden): the run fails, naming them, after its outputs are recorded.
     const links = [...await findLinks(folder, "input"), ...await findLinks(folder, "output")];
     if (links.length) throw new LinkFound(linkProblem(links));
+    const tooLarge = outputSizeProblem(outputs, {
+      one: spec.agent.limits?.output_bytes ?? DEFAULT_OUTPUT_BYTES,
+      total: spec.agent.limits?.outputs_bytes ?? DEFAULT_OUTPUTS_BYTES,
+    });
+    if (tooLarge) throw new OutputTooLarge(tooLarge);
   };
   try {
     await withRun(ctx, async () => {
