@@ -22,6 +22,10 @@ function isUserError(error: unknown): error is Error & { exitCode: number } {
     typeof (error as { exitCode?: unknown }).exitCode === "number";
 }
 
+function isOsError(error: unknown): error is Error {
+  return Object.values(Deno.errors).some((kind) => error instanceof kind);
+}
+
 /**
  * Runs a commander program whose actions set `result.code`, mapping errors to exit codes.
  *
@@ -61,6 +65,12 @@ export async function runProgram(
     if (error instanceof ProveviError || isUserError(error)) {
       io.err(`${name}: ${error.message.split("\n")[0]}`);
       return error.exitCode;
+    }
+    // An error of the operating system (a path that is a file, a folder Deno may not read) is about what the
+    // user typed, not a bug: one line, naming the path, exit 1.
+    if (isOsError(error)) {
+      io.err(`${name}: ${error.name}: ${error.message.split("\n")[0]}; check the paths given`);
+      return 1;
     }
     throw error;
   }

@@ -12,7 +12,7 @@
  * @module
  */
 import { Command } from "commander";
-import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
+import { findRun, openStore, readBoundedText, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { addVerifyCommand, showRun } from "./_commands.ts";
@@ -58,6 +58,10 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
       const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
         file.data.run.bundle === true;
+      // A --config that cannot be read is an error even when this run needs no catalog (harden).
+      if (opts.config && !needsCatalog) {
+        await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
+      }
       await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
       const store = g.store ?? file.data.run.store;
       const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});

@@ -14,3 +14,4 @@ export * from "./runs_root.ts";
 export * from "./verify.ts";
 export * from "./spans_file.ts";
 export * from "./writer_process.ts";
+export * from "./read_text.ts";

@@ -6,6 +6,7 @@
  */
 import canonicalize from "canonicalize";
 import { isScalar, parseDocument } from "yaml";
+import { readBoundedText } from "../evidence/read_text.ts";
 import { isLevel, type Level } from "./attributes.ts";
 import { endpointParts, tryNormalEndpoint } from "./endpoint.ts";
 import { ProveviError, TelemetryPolicyError } from "../evidence/errors.ts";
@@ -313,11 +314,15 @@ export class TelemetryPolicy {
     if (!fatal) {
       const node = doc.get("version", true);
       const source = isScalar(node) && typeof node.source === "string" ? node.source : null;
-      checked = check(
-        doc.toJS({ maxAliasCount: 100 }),
-        problems,
-        source === null ? null : source === "1" ? true : source,
-      );
+      let value: unknown = null;
+      try {
+        value = doc.toJS({ maxAliasCount: 100 });
+      } catch (error) {
+        // yaml refuses a tree of aliases that expands too far (a "billion laughs") with a ReferenceError.
+        problems.push(`cannot be expanded: ${(error as Error).message}; use fewer aliases (*name)`);
+        fatal = true;
+      }
+      if (!fatal) checked = check(value, problems, source === null ? null : source === "1" ? true : source);
     }
     if (problems.length) {
       const what = options.source === undefined ? source : `the telemetry policy ${source}`;
@@ -341,24 +346,8 @@ export class TelemetryPolicy {
    */
   static async load(file: string): Promise<TelemetryPolicy> {
     if (typeof file !== "string" || file === "") throw new TypeError("load() needs a file's path");
-    let text: string;
-    try {
-      const size = (await Deno.stat(file)).size;
-      if (size > MAX_POLICY_BYTES) {
-        throw new ProveviError(
-          `the telemetry policy ${file} has ${size} bytes; a policy is a short file of at most ${MAX_POLICY_BYTES} bytes`,
-        );
-      }
-      text = await Deno.readTextFile(file);
-    } catch (error) {
-      if (error instanceof ProveviError) throw error;
-      throw new ProveviError(
-        `cannot read the telemetry policy ${file}: ${
-          (error as Error).message
-        }; give the path of a YAML or JSON file`,
-        { cause: error },
-      );
-    }
+    // A regular file only, its size checked while it is read: a FIFO or /dev/zero never hangs the reader.
+    const text = await readBoundedText(file, { limit: MAX_POLICY_BYTES, what: "the telemetry policy" });
     return TelemetryPolicy.parse(text, { source: file });
   }
 

@@ -72,7 +72,12 @@ export class AgentBackend extends InProcessBackend {
         { component: COMPONENT, spanName: `create_agent ${agent.name}` },
         async () => {
           const modules = agent.tools_folder ? await toolsFolderModules(agent.tools_folder, job.folder) : [];
-          sandbox = await Sandbox.open(job.ctx.folder, { net: agent.net ?? [], modules, toolSeconds });
+          sandbox = await Sandbox.open(job.ctx.folder, {
+            net: agent.net ?? [],
+            modules,
+            toolSeconds,
+            ...(limits.tool_result_bytes ? { resultBytes: limits.tool_result_bytes } : {}),
+          });
           mcp = agent.mcp?.length
             ? await McpServers.open(agent.mcp, {
               permissions: sandbox.permissions,
@@ -176,6 +181,9 @@ export class AgentBackend extends InProcessBackend {
           data: { messages: all.length, steps: done.length, format: "ai-sdk/model-messages" },
         }),
       );
+      // Every MCP server is stopped before the run ends, and how each ended is recorded (harden).
+      const stopped = await (mcp as McpServers | null)?.close() ?? [];
+      mcp = null;
       await recorder.step("sandbox_completed", { component: COMPONENT }, () =>
         Promise.resolve({
           data: {
@@ -185,6 +193,7 @@ export class AgentBackend extends InProcessBackend {
             chars: text.length,
             workers_started: sandbox!.stats.started,
             workers_terminated: sandbox!.stats.terminated,
+            mcp_stopped: stopped as unknown as Json,
           },
         }));
       return text;

@@ -33,6 +33,7 @@ import type {
 import { APICallError, type JSONValue } from "@ai-sdk/provider";
 import { parse } from "yaml";
 import { ProveviError } from "../../provevi/evidence/errors.ts";
+import { readBoundedText } from "../../provevi/evidence/read_text.ts";
 
 /** One turn of a script. */
 export interface ScriptTurn {
@@ -100,15 +101,18 @@ export function checkScript(value: unknown, where: string): Script {
 
 /** Reads a script file. */
 export async function loadScript(path: string): Promise<Script> {
-  let text: string;
+  // A regular file only, bounded while it is read: a FIFO or /dev/zero never hangs the run.
+  const text = await readBoundedText(path, { limit: 16 * 1024 * 1024, what: "the test model's script" });
+  let value: unknown;
   try {
-    text = await Deno.readTextFile(path);
+    value = parse(text);
   } catch (error) {
-    throw new ProveviError(`cannot read the test model's script ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new ProveviError(
+      `the test model's script ${path} is not YAML: ${(error as Error).message.split("\n")[0]}`,
+      { cause: error },
+    );
   }
-  return checkScript(parse(text), path);
+  return checkScript(value, path);
 }
 
 /**

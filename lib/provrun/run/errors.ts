@@ -10,11 +10,12 @@ export class RunFileError extends ProveviError {
    * @param file The run file's path, or `<run file>`.
    * @param problems One text per problem, each naming the key's path and line.
    */
-  constructor(readonly file: string, readonly problems: string[]) {
+  constructor(readonly file: string, readonly problems: string[], options?: ErrorOptions) {
     super(
       problems.length === 1
         ? `${file}: ${problems[0]}`
         : `${file}: ${problems.length} problems: ${problems.join("; ")}`,
+      options,
     );
     this.name = "RunFileError";
   }
@@ -53,6 +54,24 @@ export class InputChanged extends ProveviError {
   constructor(readonly names: string[]) {
     super(`input ${names.join(", ")} changed during the run`);
     this.name = "InputChanged";
+  }
+}
+
+/** A link (symbolic or hard) found in a run's `input/` or `output/` at the end of the run. */
+export class LinkFound extends ProveviError {
+  /** @param message The links, and why they are a problem. */
+  constructor(message: string) {
+    super(message);
+    this.name = "LinkFound";
+  }
+}
+
+/** A run's outputs past their size limits (`agent.limits.output_bytes`, `outputs_bytes`). */
+export class OutputTooLarge extends ProveviError {
+  /** @param message What is too large, and the key that sets the limit. */
+  constructor(message: string) {
+    super(message);
+    this.name = "OutputTooLarge";
   }
 }
 

@@ -6,7 +6,14 @@
  */
 import { dirname, resolve } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
+import { readBoundedText, UnreadableFile } from "../../provevi/evidence/read_text.ts";
 import { RunFileError } from "./errors.ts";
+
+/** The largest run file: 4 MB. */
+export const MAX_RUN_FILE_BYTES = 4 * 1024 * 1024;
+
+/** The longest a timer can wait, in seconds (setTimeout holds 2^31 - 1 ms): the most a time limit may be. */
+export const MAX_TIMER_SECONDS: number = Math.floor((2 ** 31 - 1) / 1000);
 
 /** One input: a URI and the name it is staged as in `input/`. */
 export interface InputSpec {
@@ -33,7 +40,18 @@ export interface AgentSpec {
   mcp?: McpSpec[];
   allow_unsandboxed?: string[];
   net?: string[];
-  limits?: { steps?: number; tokens?: number; seconds?: number; tool_seconds?: number };
+  limits?: {
+    steps?: number;
+    tokens?: number;
+    seconds?: number;
+    tool_seconds?: number;
+    /** The largest result of one tool call, as JSON bytes. */
+    tool_result_bytes?: number;
+    /** The largest output file, in bytes. */
+    output_bytes?: number;
+    /** The largest total of the output files, in bytes. */
+    outputs_bytes?: number;
+  };
   settings?: Record<string, unknown>;
   stream?: boolean;
   script?: unknown;
@@ -71,8 +89,8 @@ export interface RunFileData {
 type Spec =
   | { t: "map"; keys: Record<string, Spec>; required?: string[] }
   | { t: "text"; oneOf?: string[]; pattern?: RegExp; hint?: string }
-  | { t: "int"; min?: number }
-  | { t: "number"; min?: number }
+  | { t: "int"; min?: number; max?: number }
+  | { t: "number"; min?: number; max?: number; above?: number }
   | { t: "bool" }
   | { t: "list"; item: Spec }
   | { t: "mapping" } // any mapping, checked elsewhere (settings, telemetry)
@@ -145,8 +163,12 @@ const SPEC: Spec = {
           keys: {
             steps: { t: "int", min: 1 },
             tokens: { t: "int", min: 1 },
-            seconds: { t: "number", min: 0 },
-            tool_seconds: { t: "number", min: 0 },
+            // A timer holds at most 2^31 - 1 ms; 0 would end a run or a call before it starts.
+            seconds: { t: "number", above: 0, max: MAX_TIMER_SECONDS },
+            tool_seconds: { t: "number", above: 0, max: MAX_TIMER_SECONDS },
+            tool_result_bytes: { t: "int", min: 1, max: 1024 * 1024 * 1024 },
+            output_bytes: { t: "int", min: 1 },
+            outputs_bytes: { t: "int", min: 1 },
           },
         },
         settings: { t: "mapping" },
@@ -214,9 +236,12 @@ export class RunFile {
   static async load(path: string): Promise<RunFile> {
     let text: string;
     try {
-      text = await Deno.readTextFile(path);
+      // A regular file only, bounded while it is read, and UTF-8: a FIFO or /dev/zero never hangs provr,
+      // and bytes that are not UTF-8 are refused rather than recorded as U+FFFD.
+      text = await readBoundedText(path, { limit: MAX_RUN_FILE_BYTES, what: "the run file" });
     } catch (error) {
-      throw new RunFileError(path, [`cannot be read: ${(error as Error).message}`]);
+      const reason = error instanceof UnreadableFile ? error.reason : (error as Error).message;
+      throw new RunFileError(path, [`cannot be read: ${reason}`], { cause: error });
     }
     return RunFile.parse(text, { path: resolve(path) });
   }
@@ -332,6 +357,10 @@ function check(node: unknown, spec: Spec, path: string, problems: string[], line
         if (typeof v !== "number" || !Number.isFinite(v)) return void fail("must be a number");
         if (spec.t === "int" && !Number.isInteger(v)) return void fail("must be a whole number");
         if (spec.min !== undefined && v < spec.min) fail(`must be at least ${spec.min}`);
+        if (spec.t === "number" && spec.above !== undefined && v <= spec.above) {
+          fail(`must be more than ${spec.above}`);
+        }
+        if (spec.max !== undefined && v > spec.max) fail(`must be at most ${spec.max}`);
       }
     }
   }

@@ -12,6 +12,7 @@ import { mcpLaunch } from "../sandbox/mcp.ts";
 import { parseRoute } from "../backends/models.ts";
 import type { RunFile } from "../run/run_file.ts";
 import { sandboxPermissions } from "../sandbox/sandbox.ts";
+import { sandboxDeno } from "../sandbox/sandbox_deno.ts";
 
 /** One permission a run needs, the flag that grants it, and why. */
 export interface PermissionNeed {
@@ -73,6 +74,12 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
   if (route.host) net(route.host, `the model provider (agent.model ${agent.model})`);
   if (agent.backend !== "agent") return needs;
   for (const host of agent.net ?? []) net(host, "the tools, which agent.net grants it to");
+  // The sandbox is started as this process's own Deno when that is granted, else as `deno` (sandboxDeno()).
+  needs.push({
+    descriptor: { name: "run", command: sandboxDeno() },
+    flag: "--allow-run=deno",
+    why: "the sandbox, a Deno process per run that the agent's tools run in",
+  });
   if (agent.tools_folder) {
     const dir = isAbsolute(agent.tools_folder)
       ? agent.tools_folder

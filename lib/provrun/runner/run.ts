@@ -22,10 +22,17 @@ import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
 import { programBackend, UNCALLED_MODEL } from "./program_backends.ts";
 import { captureModel } from "../backends/capture.ts";
-import { AccessDenied, CancelledError, InputChanged } from "../run/errors.ts";
+import { AccessDenied, CancelledError, InputChanged, LinkFound, OutputTooLarge } from "../run/errors.ts";
 import { modelOf } from "../backends/models.ts";
 import { checkPermissions } from "./permissions.ts";
-import { collectOutputs } from "../run/outputter.ts";
+import {
+  collectOutputs,
+  DEFAULT_OUTPUT_BYTES,
+  DEFAULT_OUTPUTS_BYTES,
+  findLinks,
+  linkProblem,
+  outputSizeProblem,
+} from "../run/outputter.ts";
 import { errorMessage, errorName, EvidenceRecorder } from "../run/recorder.ts";
 import { newRunId, type RunContext, withRun } from "../run/run_context.ts";
 import type { RunFile } from "../run/run_file.ts";
@@ -33,6 +40,8 @@ import { InProcessStager, type StagedInput } from "../run/stager.ts";
 import { ProvcatResolver } from "../run/resolver.ts";
 import { TelemetryPolicy } from "../../provevi/telemetry/policy.ts";
 import { RunTelemetry } from "../telemetry/run_telemetry.ts";
+import { declaredNames } from "../telemetry/declared_names.ts";
+import { DEFAULT_TOOLS } from "../sandbox/tools.ts";
 import { processEnviron } from "../telemetry/telemetry_env.ts";
 import { LiveFeed } from "../telemetry/live_feed.ts";
 import type { FeedItem } from "../../provevi/live/feed.ts";
@@ -188,14 +197,22 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   const recordOutputs = async () => {
     if (outputsRecorded) return;
     outputsRecorded = true;
-    for (const out of await collectOutputs(folder)) {
+    const outputs = await collectOutputs(folder);
+    for (const out of outputs) {
       await recorder.record({
         type: "output_artifact_created",
         component: "Outputter",
         refs: [`${runUri}/output/${out.path}`],
         data: { path: out.path, sha256: out.sha256, size: out.size },
       });
-    }
+    } // Links planted in input/ or output/ (harden): the run fails, naming them, after its outputs are recorded.
+    const links = [...await findLinks(folder, "input"), ...await findLinks(folder, "output")];
+    if (links.length) throw new LinkFound(linkProblem(links));
+    const tooLarge = outputSizeProblem(outputs, {
+      one: spec.agent.limits?.output_bytes ?? DEFAULT_OUTPUT_BYTES,
+      total: spec.agent.limits?.outputs_bytes ?? DEFAULT_OUTPUTS_BYTES,
+    });
+    if (tooLarge) throw new OutputTooLarge(tooLarge);
   };
   try {
     await withRun(ctx, async () => {
@@ -346,6 +363,7 @@ async function openRunTelemetry(
     unreadable,
     store,
     ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
+    declared: declaredNames(file.data.agent, DEFAULT_TOOLS), // names below bodies (harden)
   });
 }
 

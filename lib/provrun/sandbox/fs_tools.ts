@@ -2,10 +2,14 @@
  * The agent's filesystem tools: `read_file`, `list_files`, `grep_file` (on `/input` and `/output`),
  * `write_file` (on `/output` only) and `note`. They run inside the sandbox's worker, whose Deno permissions
  * are the outer bound; the paths they take are the agent's view (`/input/…`, `/output/…`), mapped here onto
- * the run folder. A `..` segment and any other absolute path are refused before Deno is asked.
+ * the run folder. A `..` segment and any other absolute path are refused before Deno is asked. Deno checks a
+ * path's text, not where it leads, so the tools also look at every component on disk: a symbolic link
+ * anywhere on the way is refused (never followed), a file with more than one hard link is neither read nor
+ * written over, and `write_file` writes a new file and renames it into place, so it replaces a link planted
+ * there instead of writing through it.
  * @module
  */
-import { join, posix } from "node:path";
+import { basename, dirname, join, posix, relative } from "node:path";
 import { PathRefused } from "../run/errors.ts";
 
 /** A JSON schema, as a tool's input schema. */
@@ -92,6 +96,45 @@ export function toolContext(root: string, callId: string): ToolContext {
 
 const MAX_READ = 1024 * 1024;
 
+/**
+ * Checks every component of a path under the run folder on disk: none may be a link, and an existing file
+ * may have only one hard link.
+ *
+ * @param ctx The call's context.
+ * @param disk The path on disk, from {@linkcode ToolContext.path}.
+ * @returns The path's final entry, or null when it does not exist.
+ * @throws PathRefused naming the link.
+ * @example
+ * ```ts ignore
+ * await checkOnDisk(ctx, ctx.path("/input/revenue.csv"));
+ * ```
+ */
+export async function checkOnDisk(ctx: ToolContext, disk: string): Promise<Deno.FileInfo | null> {
+  const root = dirname(ctx.input);
+  const segments = relative(root, disk).split("/").filter(Boolean);
+  let at = root;
+  let info: Deno.FileInfo | null = null;
+  for (const segment of segments) {
+    at = join(at, segment);
+    try {
+      info = await Deno.lstat(at);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+    if (info.isSymlink) {
+      throw new PathRefused(viewOf(ctx, at), "it is a link, and the tools do not follow links");
+    }
+  }
+  if (info?.isFile && (info.nlink ?? 1) > 1) {
+    throw new PathRefused(
+      viewOf(ctx, disk),
+      `the file has ${info.nlink} hard links, so it may be a file outside the run; the tools refuse it`,
+    );
+  }
+  return info;
+}
+
 /** The view path of a disk path under the run folder. */
 function viewOf(ctx: ToolContext, disk: string): string {
   for (const [view, dir] of [["/input", ctx.input], ["/output", ctx.output]] as const) {
@@ -101,13 +144,14 @@ function viewOf(ctx: ToolContext, disk: string): string {
   return disk;
 }
 
-async function* walk(dir: string): AsyncGenerator<{ path: string; isFile: boolean }> {
+/** The entries under a folder, in name order; a link is given as a link and never followed. */
+async function* walk(dir: string): AsyncGenerator<{ path: string; isFile: boolean; isLink: boolean }> {
   const entries: Deno.DirEntry[] = [];
   for await (const e of Deno.readDir(dir)) entries.push(e);
   entries.sort((a, b) => a.name.localeCompare(b.name));
   for (const e of entries) {
     const path = join(dir, e.name);
-    yield { path, isFile: e.isFile };
+    yield { path, isFile: e.isFile, isLink: e.isSymlink };
     if (e.isDirectory) yield* walk(path);
   }
 }
@@ -124,7 +168,9 @@ export const FS_TOOLS: SandboxTool[] = [
       additionalProperties: false,
     },
     async execute(args: { path: string }, ctx: ToolContext) {
-      const bytes = await Deno.readFile(ctx.path(args.path));
+      const path = ctx.path(args.path);
+      await checkOnDisk(ctx, path);
+      const bytes = await Deno.readFile(path);
       const text = new TextDecoder().decode(bytes.subarray(0, MAX_READ));
       return bytes.length > MAX_READ ? `${text}\n[cut at ${MAX_READ} of ${bytes.length} bytes]` : text;
     },
@@ -139,10 +185,11 @@ export const FS_TOOLS: SandboxTool[] = [
     },
     async execute(args: { path?: string }, ctx: ToolContext) {
       const dir = ctx.path(args.path ?? "/input");
-      const out: { path: string; kind: "file" | "folder"; size: number }[] = [];
+      await checkOnDisk(ctx, dir);
+      const out: { path: string; kind: "file" | "folder" | "link"; size: number }[] = [];
       for await (const e of walk(dir)) {
-        const size = e.isFile ? (await Deno.stat(e.path)).size : 0;
-        out.push({ path: viewOf(ctx, e.path), kind: e.isFile ? "file" : "folder", size });
+        const size = e.isFile ? (await Deno.lstat(e.path)).size : 0;
+        out.push({ path: viewOf(ctx, e.path), kind: e.isLink ? "link" : e.isFile ? "file" : "folder", size });
       }
       return out;
     },
@@ -166,11 +213,18 @@ export const FS_TOOLS: SandboxTool[] = [
       const re = new RegExp(args.pattern);
       const start = ctx.path(args.path ?? "/input");
       const max = args.max_matches ?? 100;
-      const files = (await Deno.stat(start)).isFile
+      const found = await checkOnDisk(ctx, start);
+      if (!found) throw new Deno.errors.NotFound(`${args.path ?? "/input"} does not exist`);
+      const files = found.isFile
         ? [start]
         : (await Array.fromAsync(walk(start))).filter((e) => e.isFile).map((e) => e.path);
       const out: { path: string; line: number; text: string }[] = [];
       for (const file of files) {
+        if (file !== start) {
+          // In a folder, a hard-linked file is skipped as links are; named alone, it is refused.
+          const ok = await checkOnDisk(ctx, file).then(() => true, () => false);
+          if (!ok) continue;
+        }
         const lines = (await Deno.readTextFile(file)).split("\n");
         for (let i = 0; i < lines.length && out.length < max; i++) {
           if (re.test(lines[i]!)) out.push({ path: viewOf(ctx, file), line: i + 1, text: lines[i]! });
@@ -193,9 +247,14 @@ export const FS_TOOLS: SandboxTool[] = [
     },
     async execute(args: { path: string; content: string }, ctx: ToolContext) {
       const path = ctx.path(args.path, { write: true });
-      await Deno.mkdir(join(path, ".."), { recursive: true });
+      await checkOnDisk(ctx, path);
+      await Deno.mkdir(dirname(path), { recursive: true });
+      await checkOnDisk(ctx, path); // a link planted while the folders were made
       const bytes = new TextEncoder().encode(args.content);
-      await Deno.writeFile(path, bytes);
+      // A new file renamed into place: a link planted at the path is replaced, never written through.
+      const temp = join(dirname(path), `.${basename(path)}.${crypto.randomUUID()}.tmp`);
+      await Deno.writeFile(temp, bytes, { createNew: true });
+      await Deno.rename(temp, path);
       return { path: viewOf(ctx, path), bytes: bytes.length };
     },
   },

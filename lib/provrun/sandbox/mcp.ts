@@ -27,6 +27,18 @@ const SCRIPT = /\.(ts|tsx|js|mjs|mts)$/;
 // permission set from the config file; alone, in a cluster such as -NE, or with a value such as -N=host.
 const PERMISSION_FLAG =
   /^(--allow-[a-z-]+(=.*)?|--deny-[a-z-]+(=.*)?|--permission-set(=.*)?|-[A-Za-z]*[ARWNESIP][A-Za-z]*(=.*)?)$/;
+/**
+ * The Deno flags a server's command may set before its script: none of them reads or writes a file that the
+ * sandbox does not grant, or widens a permission. Any other flag (`--lock=/outside/x.json`, `--config`,
+ * `--env-file`, `--cert`, …) is refused: an allow-list, not a deny-list.
+ */
+export const MCP_DENO_FLAGS: readonly RegExp[] = [
+  /^(-q|--quiet)$/,
+  /^--(no-check|check)$/,
+  /^--unstable(-[a-z-]+)?$/,
+  /^--(cached-only|no-remote|no-npm|no-lock|no-config)$/,
+  /^--seed=\d+$/,
+];
 
 /**
  * The program and arguments that start a stdio server.
@@ -61,14 +73,23 @@ export function mcpLaunch(
       );
     }
     const after = rest.slice(1);
-    const own = after.find((a) => PERMISSION_FLAG.test(a));
+    const i = after.findIndex((a) => !a.startsWith("-"));
+    const before = i < 0 ? after : after.slice(0, i);
+    const own = before.find((a) => PERMISSION_FLAG.test(a));
     if (own) {
       throw new ToolSetError(
         `MCP server "${spec.name}" sets its own permission flag ${own}; remove it: provr starts Deno servers ` +
           `with the sandbox's flags (grant hosts with agent.net)`,
       );
     }
-    const i = after.findIndex((a) => !a.startsWith("-"));
+    const other = before.find((a) => !MCP_DENO_FLAGS.some((re) => re.test(a)));
+    if (other) {
+      throw new ToolSetError(
+        `MCP server "${spec.name}" sets the Deno flag ${other}, which is not one a server may set; remove it ` +
+          `(allowed: -q, --quiet, --check, --no-check, --unstable-*, --cached-only, --no-remote, --no-npm, ` +
+          `--no-lock, --no-config, --seed=N)`,
+      );
+    }
     const args = i < 0 ? after : [...after.slice(0, i), script(after[i]!), ...after.slice(i + 1)];
     return { command: "deno", args: ["run", ...flags, ...args], sandboxed: true };
   }
@@ -83,6 +104,24 @@ export function mcpLaunch(
     );
   }
   return { command: program, args: rest, sandboxed: false };
+}
+
+/** How long a server has to end after its client closes (the SDK's own grace periods), in seconds. */
+export const MCP_STOP_SECONDS = 5;
+
+/** How a stdio server ended at the end of the run: `killed` when provr had to kill it. */
+export interface McpStopped {
+  server: string;
+  pid: number;
+  ended: "exited" | "killed";
+}
+
+/** The node:child_process handle of a stdio server, as the MCP SDK holds it. */
+interface ServerProcess {
+  pid?: number;
+  killed: boolean;
+  kill(signal: string): boolean;
+  once(event: "exit", listener: () => void): unknown;
 }
 
 /** One tool of an MCP server. */
@@ -120,6 +159,7 @@ export class McpServers implements AsyncDisposable {
   readonly tools: McpTool[] = [];
   readonly servers: McpServerRecord[] = [];
   readonly #clients = new Map<string, Client>();
+  readonly #children = new Map<string, { process: ServerProcess; ended: boolean }>();
   readonly #byTool = new Map<string, { client: Client; server: string }>();
 
   private constructor() {}
@@ -190,6 +230,15 @@ export class McpServers implements AsyncDisposable {
           );
         }
         servers.#clients.set(spec.name, client);
+        if (transport instanceof StdioClientTransport) {
+          // The SDK forgets its process when it closes; kept here to kill one that outlives the close.
+          const process = (transport as unknown as { _process?: ServerProcess })._process;
+          if (process) {
+            const child = { process, ended: false };
+            process.once("exit", () => child.ended = true);
+            servers.#children.set(spec.name, child);
+          }
+        }
         const listed = await client.listTools();
         for (const t of listed.tools) {
           if (taken.has(t.name)) {
@@ -253,15 +302,42 @@ export class McpServers implements AsyncDisposable {
     return content.length === 1 && content[0]!.type === "text" ? text : content;
   }
 
-  /** Closes every client (a stdio server's process ends with it). */
-  async close(): Promise<void> {
-    for (const client of this.#clients.values()) await client.close().catch(() => {});
+  /**
+   * Stops every server: its client closes (stdin, then SIGTERM, then SIGKILL, as the MCP SDK does), and a
+   * stdio server's process that is still there after that, or after {@linkcode MCP_STOP_SECONDS}, is killed.
+   *
+   * @returns How each stdio server ended: `exited`, or `killed` when provr had to kill it.
+   */
+  async close(): Promise<McpStopped[]> {
+    const stopped: McpStopped[] = [];
+    for (const [name, client] of this.#clients) {
+      const child = this.#children.get(name);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        client.close().catch(() => {}),
+        new Promise<void>((resolve) => timer = setTimeout(resolve, MCP_STOP_SECONDS * 1000)),
+      ]);
+      clearTimeout(timer);
+      if (child === undefined) continue;
+      // Deno's node:child_process sets signalCode as soon as kill() is called, and then ignores a second
+      // kill(), so the SDK takes a server that ignored its SIGTERM for ended. Only the exit event says so.
+      const running = !child.ended;
+      if (running) {
+        const ended = new Promise<void>((resolve) => child.process.once("exit", () => resolve()));
+        child.process.killed = false;
+        child.process.kill("SIGKILL");
+        await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2000))]);
+      }
+      stopped.push({ server: name, pid: child.process.pid ?? 0, ended: running ? "killed" : "exited" });
+    }
     this.#clients.clear();
+    this.#children.clear();
+    return stopped;
   }
 
   /** Closes the servers. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 }
 

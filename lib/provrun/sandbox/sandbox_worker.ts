@@ -1,11 +1,7 @@
 /**
- * The inside of the sandbox: a Deno Worker, started by {@linkcode Sandbox} with the run's permissions, that
- * holds the built-in tools and the tools folder's modules and runs one tool call at a time. Nothing here runs
- * in the caller of record; an error (Deno's `NotCapable` among them) goes back by name and message.
- *
- * Messages in: `{ op: "init", root }` first, then `{ id, tool, args, callId }` per call. Messages out:
- * `{ op: "ready", tools }` once,
- * `{ op: "failed", error }` when the tools cannot be loaded, and `{ id, ok, value | error }` per call.
+ * The tools of a sandbox process: checking a tools module's `TOOLS`, and running one call of a loaded tool.
+ * It runs inside the process (see `sandbox_child.ts`), never in the caller of record; an error (Deno's
+ * `NotCapable` among them) goes back by name and message.
  * @module
  */
 import { z } from "zod";
@@ -84,67 +80,32 @@ export function loadTools(modules: LoadedModule[], builtins: boolean): Loaded[] 
   return out;
 }
 
-interface Port {
-  onmessage: ((e: MessageEvent) => void) | null;
-  postMessage(message: unknown): void;
-}
+/** A tool loaded for calls, by name. */
+export type LoadedTools = Map<string, Loaded>;
 
 /**
- * Serves tool calls in this worker. The run folder comes in the first message, so that the bootstrap module
- * is the same for every run with the same tools (and is loaded and checked once).
+ * Runs one call of a loaded tool: checks its arguments against its zod schema, runs it, and gives its result
+ * as JSON text (`null` for nothing).
  *
- * @param modules The tools folder's modules, imported by the worker's bootstrap.
- * @param options `builtins`: offer the built-in tools.
- * @example
- * ```ts ignore
- * // The bootstrap module that Sandbox makes:
- * import { serve } from "./sandbox_worker.ts";
- * import * as m0 from "./tools/lookup.ts";
- * serve([{ url: "./tools/lookup.ts", mod: m0 }], { builtins: true });
- * ```
+ * @param byName The loaded tools, by name.
+ * @param root The run folder.
+ * @param call The tool's name, its arguments and the call's ID.
+ * @returns The result as JSON text.
+ * @throws TypeError for an unknown tool or arguments the schema refuses; whatever the tool throws.
  */
-export function serve(modules: LoadedModule[], options: { builtins: boolean }): void {
-  const port = globalThis as unknown as Port;
-  let tools: Loaded[];
-  try {
-    tools = loadTools(modules, options.builtins);
-  } catch (error) {
-    port.postMessage({ op: "failed", error: describe(error) });
-    return;
+export async function runCall(
+  byName: LoadedTools,
+  root: string,
+  call: { tool: string; args: unknown; callId: string },
+): Promise<string> {
+  const loaded = byName.get(call.tool);
+  if (!loaded) throw new TypeError(`no tool "${call.tool}" in the sandbox`);
+  let input = call.args;
+  if (loaded.zod) {
+    const parsed = loaded.zod.safeParse(call.args);
+    if (!parsed.success) throw new TypeError(`the arguments do not fit the schema: ${parsed.error?.message}`);
+    input = parsed.data;
   }
-  const byName = new Map(tools.map((t) => [t.definition.name, t]));
-  let root = "";
-  port.onmessage = (e: MessageEvent) => {
-    root = (e.data as { root: string }).root;
-    port.onmessage = onCall;
-    port.postMessage({ op: "ready", tools: tools.map((t) => t.definition) });
-  };
-  const onCall = async (e: MessageEvent) => {
-    const { id, tool, args, callId } = e.data as { id: number; tool: string; args: unknown; callId: string };
-    try {
-      const loaded = byName.get(tool);
-      if (!loaded) throw new TypeError(`no tool "${tool}" in the sandbox`);
-      let input = args;
-      if (loaded.zod) {
-        const parsed = loaded.zod.safeParse(args);
-        if (!parsed.success) {
-          throw new TypeError(`the arguments do not fit the schema: ${parsed.error?.message}`);
-        }
-        input = parsed.data;
-      }
-      const value = await loaded.tool.execute(input as never, toolContext(root, callId));
-      port.postMessage({
-        id,
-        ok: true,
-        value: value === undefined ? null : JSON.parse(JSON.stringify(value)),
-      });
-    } catch (error) {
-      port.postMessage({ id, ok: false, error: describe(error) });
-    }
-  };
-}
-
-function describe(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name || "Error", message: error.message };
-  return { name: "Error", message: String(error) };
+  const value = await loaded.tool.execute(input as never, toolContext(root, call.callId));
+  return JSON.stringify(value === undefined ? null : value) ?? "null";
 }

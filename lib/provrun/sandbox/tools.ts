@@ -233,12 +233,16 @@ function callRecorded(
     if (argsSha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", argsSha);
     let result: unknown = null;
     let failure: unknown = null;
+    let console = "";
     try {
       signal.throwIfAborted();
       if (t.kind === "mcp") {
         result = await options.mcp!.call(t.name, args, { signal, seconds: options.sandbox.toolSeconds });
       } else {
-        result = await options.sandbox.call(t.name, args, { callId, signal });
+        ({ value: result, console } = await options.sandbox.callWithConsole(t.name, args, {
+          callId,
+          signal,
+        }));
       }
       if (t.name === "note" && t.kind === "builtin") {
         // The note's event carries the span of the tool call that made it.
@@ -250,6 +254,8 @@ function callRecorded(
       }
     } catch (error) {
       failure = error;
+      const said = (error as { console?: unknown })?.console;
+      if (typeof said === "string") console = said;
     }
     const resultSha = failure === null ? await recorder.payload(asJson(result)) : null;
     if (resultSha) step.span.setAttribute("gen_ai.tool.call.result_ref", resultSha);
@@ -267,6 +273,8 @@ function callRecorded(
         result_payload: resultSha,
         executed_by: t.executed_by,
         sandboxed: t.sandboxed,
+        // What the tool wrote to its console, as JSON text in the record, never to provr's own output.
+        ...(console ? { console } : {}),
       },
     });
     if (failure !== null) throw failure;

@@ -5,5 +5,6 @@
  */
 export * from "./telemetry_env.ts";
 export * from "./span_cut.ts";
+export * from "./declared_names.ts";
 export * from "./run_telemetry.ts";
 export * from "./live_feed.ts";

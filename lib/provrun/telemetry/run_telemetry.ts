@@ -41,6 +41,7 @@ import {
 } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { cutName, cutSpan } from "./span_cut.ts";
+import type { DeclaredNames } from "./declared_names.ts";
 import {
   denoExportsTelemetry,
   globalTracerProviderSet,
@@ -86,6 +87,11 @@ export interface RunTelemetryOptions {
   guardNet?: boolean;
   /** The installed packages that place a library span; `installedPackages()` by default. */
   installed?: InstalledPackages | null;
+  /**
+   * What the run declared (its tools and model): below `bodies`, a name the model or a tool chose goes to a
+   * destination only when declared, else as its label and a short hash (`declared_names.ts`).
+   */
+  declared?: DeclaredNames;
 }
 
 /**
@@ -242,7 +248,10 @@ export class RunTelemetry {
       processors.push(
         new RoutingProcessor(
           new BatchSpanProcessor(exporter),
-          (span) => this.#feeds(span, destination.name) ? cutSpan(span, destination.receives) : null,
+          (span) =>
+            this.#feeds(span, destination.name)
+              ? cutSpan(span, destination.receives, options.declared)
+              : null,
         ),
       );
     }

@@ -6,6 +6,7 @@
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import type { Attributes, AttributeValue, SpanContext } from "@opentelemetry/api";
 import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } from "../../provevi/mod.ts";
+import { type DeclaredNames, declaredSpanName, declaredValue, KNOWN_ERROR_NAMES } from "./declared_names.ts";
 
 /**
  * The attributes a destination at `level` receives: below `bodies`, those that `attributesFor` keeps and that
@@ -13,6 +14,8 @@ import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } f
  *
  * @param attributes The span's attributes.
  * @param level The destination's level.
+ * @param declared What the run declared: below `bodies`, a tool name, a model, a tool call's ID or an error
+ * name that the model or a tool chose goes as its label and a short hash unless the run declared it.
  * @returns The attributes to send.
  * @example
  * ```ts
@@ -21,10 +24,15 @@ import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } f
  * // { "gen_ai.request.model": "gpt-4o" }
  * ```
  */
-export function cutAttributes(attributes: Readonly<Record<string, unknown>>, level: Level): Attributes {
+export function cutAttributes(
+  attributes: Readonly<Record<string, unknown>>,
+  level: Level,
+  declared?: DeclaredNames,
+): Attributes {
   if (level === "bodies") return { ...attributes } as Attributes;
   const out: Attributes = {};
-  for (const [key, value] of Object.entries(attributesFor(attributes, level))) {
+  for (const [key, given] of Object.entries(attributesFor(attributes, level))) {
+    const value = declared ? declaredValue(key, given, declared) : given;
     if (plainAttribute(key, value)) {
       Object.defineProperty(out, key, {
         value: value as AttributeValue,
@@ -48,7 +56,13 @@ export function cutAttributes(attributes: Readonly<Record<string, unknown>>, lev
  * cutName("chat gpt-4o", {}, "names"); // "chat gpt-4o"
  * ```
  */
-export function cutName(name: string, attributes: Attributes, level: Level): string {
+export function cutName(
+  name: string,
+  attributes: Attributes,
+  level: Level,
+  declared?: DeclaredNames,
+): string {
+  if (level !== "bodies" && declared) name = declaredSpanName(name, declared);
   if (level === "bodies" || plainSpanName(name)) return name;
   const operation = attributes["gen_ai.operation.name"];
   return typeof operation === "string" && plainName(operation) ? operation : "span";
@@ -67,6 +81,7 @@ function withoutState(ctx: SpanContext): SpanContext {
  *
  * @param span The finished span.
  * @param level The destination's level.
+ * @param declared What the run declared (see {@linkcode cutAttributes}).
  * @returns A span to hand to an exporter.
  * @example
  * ```ts
@@ -74,11 +89,11 @@ function withoutState(ctx: SpanContext): SpanContext {
  * // processor.onEnd = (span) => exporter.export([cutSpan(span, "usage")], () => {});
  * ```
  */
-export function cutSpan(span: ReadableSpan, level: Level): ReadableSpan {
+export function cutSpan(span: ReadableSpan, level: Level, declared?: DeclaredNames): ReadableSpan {
   const bodies = level === "bodies";
   const message = span.status.message;
   const cut: ReadableSpan = {
-    name: cutName(span.name, span.attributes, level),
+    name: cutName(span.name, span.attributes, level, declared),
     kind: span.kind,
     spanContext: bodies ? () => span.spanContext() : () => withoutState(span.spanContext()),
     parentSpanContext: bodies || !span.parentSpanContext
@@ -86,8 +101,11 @@ export function cutSpan(span: ReadableSpan, level: Level): ReadableSpan {
       : withoutState(span.parentSpanContext),
     startTime: span.startTime,
     endTime: span.endTime,
-    status: bodies || message === undefined || plainName(message) ? span.status : { code: span.status.code },
-    attributes: cutAttributes(span.attributes, level),
+    status: bodies || message === undefined ||
+        (plainName(message) && (!declared || KNOWN_ERROR_NAMES.includes(message)))
+      ? span.status
+      : { code: span.status.code },
+    attributes: cutAttributes(span.attributes, level, declared),
     links: bodies ? span.links : span.links.map((l) => ({ context: withoutState(l.context) })),
     events: bodies ? span.events : [],
     duration: span.duration,

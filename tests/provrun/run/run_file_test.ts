@@ -56,7 +56,7 @@ inputs:
     "agent.model (line 9): must be openai:MODEL, anthropic:MODEL, openai-compatible:MODEL or test:SCRIPT",
     "agent.tools (line 10): must be a list, not a single value",
     "agent.limits.steps (line 11): must be a whole number",
-    "agent.limits.seconds (line 11): must be at least 0",
+    "agent.limits.seconds (line 11): must be more than 0",
     "prompt (line 12): must be a text",
     "inputs[0].as (line 15): must be a file name",
   ]);

@@ -16,7 +16,7 @@ prompt: What was the revenue growth in Q3?
 `;
 }
 
-Deno.test("permissionNeeds() lists the runs root, the provider's host, the tools' hosts, MCP programs and their variables", () => {
+Deno.test("permissionNeeds() lists the runs root, the provider's host, the tools' hosts, the sandbox process, MCP programs and their variables", () => {
   const file = RunFile.parse(
     agentYaml(
       "http://127.0.0.1:8123/v1",
@@ -29,6 +29,7 @@ Deno.test("permissionNeeds() lists the runs root, the provider's host, the tools
     "--allow-write=/tmp/runs",
     "--allow-net=127.0.0.1:8123",
     "--allow-net=127.0.0.1:9000",
+    "--allow-run=deno",
     "--allow-run=deno",
     "--allow-net=127.0.0.1:9100",
     ...["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "OSTYPE", "NODE_V8_COVERAGE"].map((v) =>
@@ -72,7 +73,8 @@ Deno.test("provr without net for the provider's host refuses to start, with one 
   assert.equal(server.bodies.length, 0);
   assert.deepEqual(await Array.fromAsync(Deno.readDir(runs)).catch(() => []), []);
 
-  const ran = await provr([...base, `--allow-net=${server.host}`], runs, file);
+  // An agent run's tools run in a sandbox process, a Deno child.
+  const ran = await provr([...base, `--allow-net=${server.host}`, "--allow-run=deno"], runs, file);
   assert.equal(ran.code, 0, ran.stderr);
   assert.match(ran.stdout, /run-\d{8}T\d{6}Z-[0-9a-f]{8}/);
   assert.equal(server.bodies.length, 1);
