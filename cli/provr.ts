@@ -2,9 +2,9 @@
  * `provr`: runs agents on pinned data and records the evidence; shows and verifies runs.
  *
  * ```sh
- * provr [--runs DIR] [--store URI] run FILE [--policy FILE] [--json]
+ * provr [--runs DIR] [--store URI] run FILE [--policy FILE] [--sign-key FILE] [--json]
  * provr [--runs DIR] [--store URI] show RUN [--json]
- * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME]
+ * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME]
  * provr catalog [--config FILE] [--tenant NAME] pin|ls|snapshot URI [--json]
  * provr catalog [--config FILE] [--tenant NAME] put URI PATH [--json]
  * provr catalog [--config FILE] [--tenant NAME] commit URI -m MESSAGE [--json]
@@ -51,57 +51,66 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       "--policy <file>",
       "the telemetry policy (default: PROVRUN_TELEMETRY_POLICY, else approve nothing)",
     )
+    .option(
+      "--sign-key <file>",
+      "sign the seal with this private key (prove keygen), instead of run.sign_key",
+    )
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: { json?: boolean; policy?: string } & CatalogChoice) => {
-      const g = program.opts<Globals>();
-      const file = await RunFile.load(path);
-      const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
-      const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
-        file.data.run.bundle === true;
-      await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
-      const store = g.store ?? file.data.run.store;
-      const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
-      const controller = new AbortController();
-      // The first Ctrl-C cancels the run, which then seals what it has; the listener goes at once, so a second
-      // Ctrl-C ends the process the usual way if the cancel hangs.
-      const onSignal = () => {
-        controller.abort();
-        Deno.removeSignalListener("SIGINT", onSignal);
-      };
-      try {
-        Deno.addSignalListener("SIGINT", onSignal);
-      } catch { /* no signals here (Windows without a console) */ }
-      let shown = false;
-      try {
-        const outcome = await runFile(file, {
-          ...(catalog ? { catalog } : {}),
-          ...(opened ? { store: opened } : {}),
-          ...(g.runs ? { runs: g.runs } : {}),
-          policy,
-          signal: controller.signal,
-          onEvent: io.terminal
-            ? (type, seq) => {
-              shown = true;
-              io.progress(`provr: ${String(seq).padStart(4)} ${type}`);
-            }
-            : undefined,
-        });
-        if (shown) io.progress("");
-        if (opts.json) io.out(JSON.stringify(outcome, null, 2));
-        else {
-          io.out(outcome.runId);
-          if (outcome.status === "failed") {
-            io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
-          }
-        }
-        result.code = outcome.status === "completed" ? 0 : 1;
-      } finally {
-        try {
+    .action(
+      async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
+        const g = program.opts<Globals>();
+        const file = await RunFile.load(path);
+        const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
+        const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
+          file.data.run.bundle === true;
+        await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
+        const store = g.store ?? file.data.run.store;
+        const opened = store === undefined
+          ? undefined
+          : await openStore(store, g.runs ? { runs: g.runs } : {});
+        const controller = new AbortController();
+        // The first Ctrl-C cancels the run, which then seals what it has; the listener goes at once, so a second
+        // Ctrl-C ends the process the usual way if the cancel hangs.
+        const onSignal = () => {
+          controller.abort();
           Deno.removeSignalListener("SIGINT", onSignal);
-        } catch { /* removed already, or no signals here */ }
-        await opened?.close();
-      }
-    });
+        };
+        try {
+          Deno.addSignalListener("SIGINT", onSignal);
+        } catch { /* no signals here (Windows without a console) */ }
+        let shown = false;
+        try {
+          const outcome = await runFile(file, {
+            ...(catalog ? { catalog } : {}),
+            ...(opened ? { store: opened } : {}),
+            ...(g.runs ? { runs: g.runs } : {}),
+            policy,
+            ...(opts.signKey ? { signKey: opts.signKey } : {}),
+            signal: controller.signal,
+            onEvent: io.terminal
+              ? (type, seq) => {
+                shown = true;
+                io.progress(`provr: ${String(seq).padStart(4)} ${type}`);
+              }
+              : undefined,
+          });
+          if (shown) io.progress("");
+          if (opts.json) io.out(JSON.stringify(outcome, null, 2));
+          else {
+            io.out(outcome.runId);
+            if (outcome.status === "failed") {
+              io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+            }
+          }
+          result.code = outcome.status === "completed" ? 0 : 1;
+        } finally {
+          try {
+            Deno.removeSignalListener("SIGINT", onSignal);
+          } catch { /* removed already, or no signals here */ }
+          await opened?.close();
+        }
+      },
+    );
 
   program.command("show")
     .description("Print the events of a run.")

@@ -12,4 +12,7 @@ export * from "./manifest.ts";
 export * from "./record.ts";
 export * from "./runs_root.ts";
 export * from "./verify.ts";
+export * from "./event_rules.ts";
+export * from "./signing_key.ts";
+export * from "./attestation.ts";
 export * from "./spans_file.ts";

@@ -10,7 +10,8 @@ import type { RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore } from "../store/store.ts";
 
 /**
- * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path; anything else is a run ID, looked up in
+ * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path, and the run's ID is the folder's name;
+ * anything else is a run ID, looked up in
  * `store` (by default a file store under the runs root). A run ID that names a link under the runs root is
  * refused, so a link cannot pass off one run as another.
  *
@@ -38,48 +39,9 @@ export async function findRun(
       if (error instanceof RunNotFound) throw error;
       throw new RunNotFound(`${ref} is not a run folder: it has no evidence/ folder`, { cause: error });
     }
-    return new FileRunRecord(await runIdOfFolder(folder), folder);
+    // The run's ID is its folder's name, as under the runs root: events that name another run do not verify.
+    return new FileRunRecord(basename(folder), folder);
   }
   const store = options.store ?? new FileStore(options.runs === undefined ? {} : { runs: options.runs });
   return await store.readRun(ref);
-}
-
-/** The run ID a folder's first event names, or else the folder's name. */
-async function runIdOfFolder(folder: string): Promise<string> {
-  try {
-    const first = await firstLine(`${folder}/evidence/events.jsonl`);
-    // Parsed, not matched: the canonical line sorts "data" before "run_id", so a "run_id" key inside the
-    // data (an agent's spec may hold one) came first and named another run.
-    const event = first === null ? null : JSON.parse(first);
-    if (typeof event?.run_id === "string" && event.run_id !== "") return event.run_id;
-  } catch { /* the checks report a missing or unreadable file, or a first line that is not an event */ }
-  return basename(folder);
-}
-
-/** The first line of a file, without its newline, or null when it has none within 16 MiB. */
-async function firstLine(path: string): Promise<string | null> {
-  using file = await Deno.open(path);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const buffer = new Uint8Array(65536);
-  while (size < 16 << 20) {
-    const n = await file.read(buffer);
-    if (n === null) break;
-    const chunk = buffer.subarray(0, n);
-    const end = chunk.indexOf(0x0a);
-    chunks.push(chunk.slice(0, end === -1 ? n : end));
-    size += n;
-    if (end !== -1) return new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks));
-  }
-  return null;
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

@@ -8,4 +8,5 @@ export * from "./find_run.ts";
 export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";
+export * from "./bundle_asked.ts";
 export * from "./export_run.ts";
