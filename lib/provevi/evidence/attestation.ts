@@ -235,7 +235,9 @@ export async function checkAttestation(
         `${file} is missing, but run_created records that the run is signed by key ${recorded}`,
       );
     } else if (trust.length) {
-      out.problems.push(`the run is not signed, and --trust requires a signature by a trusted key`);
+      out.problems.push(
+        `${file} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
+      );
     } else out.notes.push("the run is not signed");
     return out;
   }

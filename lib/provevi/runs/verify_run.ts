@@ -123,7 +123,9 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     }
   }
   // The run file the evidence records asked for a bundle: deleting bundle.json must not let a forged run pass.
-  const asked = bundle === null && !bundleFile ? await bundleAsked(record, read.events) : false;
+  const asked = bundle === null && !bundleFile && record.folder !== null
+    ? await bundleAsked(record, read.events)
+    : false;
   if (asked) {
     problems.push(
       "bundle.json is missing, but the run file recorded in run_created asked for a bundle (run.bundle: true); restore it, or pass --bundle URI",

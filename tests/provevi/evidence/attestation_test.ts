@@ -77,7 +77,7 @@ Deno.test("verifyRun() --trust fails an unsigned run, a run signed by another ke
   try {
     const { publicPath } = await writeKeyPair(join(dir, "k"));
     assert.deepEqual((await check(folder, [publicPath])).problems, [
-      "the run is not signed, and --trust requires a signature by a trusted key",
+      `evidence/${ATTESTATION_FILE} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
     ]);
     assert.deepEqual((await check(folder)).notes, ["the run is not signed"]);
   } finally {
