@@ -10,6 +10,7 @@ import {
   findRunOrBundle,
   openStore,
   readEventsText,
+  readTrustedKey,
   type RunCheck,
   type RunRecord,
   type TelemetryItem,
@@ -73,13 +74,15 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     return;
   }
   if (check.ok) {
+    const signed = check.signedBy.length ? `, signed by trusted key ${check.signedBy.join(", ")}` : "";
     io.out(
       check.bundle
-        ? `${check.runId}: the evidence, the outputs and the committed bundle ${check.bundle} verify`
+        ? `${check.runId}: the evidence, the outputs and the committed bundle ${check.bundle} verify${signed}`
         : check.unpinnedBundle
-        ? `${check.runId}: the evidence and the outputs verify; the bundle ${check.unpinnedBundle} is unpinned (its store has no commits), so it was not compared`
-        : `${check.runId}: the evidence and the outputs verify; no committed bundle to compare with`,
+        ? `${check.runId}: the evidence and the outputs verify${signed}; the bundle ${check.unpinnedBundle} is unpinned (its store has no commits), so it was not compared`
+        : `${check.runId}: the evidence and the outputs verify${signed}; no committed bundle to compare with`,
     );
+    for (const n of check.notes) io.out(`  note: ${n}`);
     return;
   }
   io.out(
@@ -88,6 +91,7 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     })`,
   );
   for (const p of check.problems) io.out(`  ${p}`);
+  for (const n of check.notes) io.out(`  note: ${n}`);
 }
 
 /** The lines of `prove policy`: the digest, each library, each destination, the hosts. */
@@ -178,14 +182,17 @@ export function addVerifyCommand(
     .option("--require-bundle", help.requireBundle)
     .option("--config <file>", "the catalog config that reads the bundle and the experiment")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option("--trust <keyfile...>", "require a valid signature by one of these public keys (prove keygen)")
     .option("--json", "print JSON")
     .action((
       run: string,
-      opts: { bundle?: string; requireBundle?: boolean; json?: boolean } & CatalogChoice,
+      opts: { bundle?: string; requireBundle?: boolean; json?: boolean; trust?: string[] } & CatalogChoice,
     ) =>
       withStore(async (store) => {
+        const trust = await Promise.all((opts.trust ?? []).map((k) => readTrustedKey(k)));
         result.code = await verifyAndPrint(run, io, {
           store,
+          ...(trust.length ? { trust } : {}),
           catalog: () => openCatalog(opts),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),

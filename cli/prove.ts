@@ -4,7 +4,8 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
- * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME] [--json]
+ * prove keygen FILE [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
  * prove policy FILE [--config deno.json] [--json]
  * prove [--store URI] runs --reading URI | --experiment URI | --agent NAME [--version SHA] [--json]
@@ -29,6 +30,7 @@ import { addVerify } from "./prove/verify.ts";
 import { addTelemetry } from "./prove/telemetry.ts";
 import { addPolicy } from "./prove/policy.ts";
 import { addUi } from "./prove/ui.ts";
+import { addKeygen } from "./prove/keygen.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -41,6 +43,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addTelemetry,
   addPolicy,
   addUi,
+  addKeygen,
 ];
 
 /**

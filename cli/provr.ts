@@ -2,7 +2,7 @@
  * `provr`: runs agents on pinned data and records the evidence; shows and verifies runs.
  *
  * ```sh
- * provr [--runs DIR] [--store URI] run FILE [--policy FILE] [--json]
+ * provr [--runs DIR] [--store URI] run FILE [--policy FILE] [--sign-key FILE] [--json]
  * provr [--runs DIR] [--store URI] show RUN [--json]
  * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME]
  * provr catalog [--config FILE] [--tenant NAME] pin|ls|snapshot URI [--json]
@@ -51,8 +51,12 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       "--policy <file>",
       "the telemetry policy (default: PROVRUN_TELEMETRY_POLICY, else approve nothing)",
     )
+    .option(
+      "--sign-key <file>",
+      "sign the seal with this private key (prove keygen), instead of run.sign_key",
+    )
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: { json?: boolean; policy?: string } & CatalogChoice) => {
+    .action(async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
       const g = program.opts<Globals>();
       const file = await RunFile.load(path);
       const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
@@ -82,6 +86,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
           ...(opened ? { store: opened } : {}),
           ...(g.runs ? { runs: g.runs } : {}),
           policy,
+          ...(opts.signKey ? { signKey: opts.signKey } : {}),
           signal: controller.signal,
           onEvent: io.terminal
             ? (type, seq) => {

@@ -85,7 +85,8 @@ Deno.test("prove verify and provr verify take --config, --bundle and --require-b
       assertEquals(await command(["verify", folder, "--config", config], io), 0);
       assertEquals(
         io.text(),
-        `${id}: the evidence, the outputs and the committed bundle ${bundle.pinned} verify`,
+        `${id}: the evidence, the outputs and the committed bundle ${bundle.pinned} verify\n` +
+          "  note: the run is not signed",
       );
       const none = bufferIo();
       assertEquals(await command(["verify", folder, "--config", join(dir, "missing.yaml")], none), 1);

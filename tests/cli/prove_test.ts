@@ -80,7 +80,8 @@ Deno.test("prove verify passes the fixture run with exit 0", async () => {
   assert.equal(r.code, 0);
   assert.equal(
     r.out,
-    `${SAMPLE_RUN_ID}: the evidence and the outputs verify; no committed bundle to compare with`,
+    `${SAMPLE_RUN_ID}: the evidence and the outputs verify; no committed bundle to compare with\n` +
+      "  note: the run is not signed",
   );
 });
 

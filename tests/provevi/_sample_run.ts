@@ -64,6 +64,16 @@ export async function writeSampleRun(
       agent: "revenue-question",
       backend: "call",
       model: "test:fixtures/models/answer.yaml",
+      agent_version: "9d3b1c1bc3c3a6d0c2b4b0f6a8f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d",
+      inputs: [input],
+      parent_run: null,
+      session_id: null,
+      experiment: null,
+      experiment_pin: null,
+      experiment_sha256: null,
+      store: "file",
+      bundle: false,
+      signing_key: null,
     },
   });
   await add({
@@ -96,7 +106,7 @@ export async function writeSampleRun(
     refs: [pinned],
     span_id: span(3),
     parent_span_id: span(1),
-    data: { kind: "file", sha256: inputSha },
+    data: { kind: "file", sha256: inputSha, reused: false },
   });
   await add({
     type: "input_staged",
@@ -104,7 +114,7 @@ export async function writeSampleRun(
     refs: [pinned],
     span_id: span(4),
     parent_span_id: span(1),
-    data: { name: "revenue.csv", sha256: inputSha },
+    data: { name: "revenue.csv", kind: "file", sha256: inputSha },
   });
   await add({
     type: "sandbox_started",
@@ -121,7 +131,7 @@ export async function writeSampleRun(
     payload: prompt,
     span_id: span(5),
     parent_span_id: span(1),
-    data: { chars: 54 },
+    data: { chars: 54, files: ["revenue.csv"] },
   });
   const request = await writer.putPayload(
     utf8(
@@ -163,7 +173,7 @@ export async function writeSampleRun(
     component: "CallBackend",
     span_id: span(5),
     parent_span_id: span(1),
-    data: { status: "ok" },
+    data: { status: "ok", chars: SAMPLE_ANSWER.length },
   });
   await add({
     type: "input_verified",
@@ -171,7 +181,7 @@ export async function writeSampleRun(
     refs: [pinned],
     span_id: span(7),
     parent_span_id: span(1),
-    data: { name: "revenue.csv", sha256: inputSha, ok: true },
+    data: { name: "revenue.csv", sha256: inputSha, expected: inputSha, ok: true },
   });
   const answer = utf8(SAMPLE_ANSWER);
   await Deno.mkdir(join(writer.folder, "output"), { recursive: true });

@@ -1,13 +1,25 @@
 /**
  * Writes the fixtures of the evidence format: fixtures/runs/<sample run>, a tampered copy in
  * fixtures/runs-tampered/, and fixtures/evidence-vectors.json with the expected hashes. Run it with
- * `deno run --allow-read --allow-write --allow-env tests/provevi/write_fixtures.ts` after a format change.
+ * `deno run --allow-read --allow-write --allow-env --allow-run=cp tests/provevi/write_fixtures.ts` after a format
+ * change.
  * @module
  */
 import { join } from "node:path";
-import { FileStore, sha256Hex } from "../../lib/provevi/mod.ts";
+import {
+  attestRun,
+  FileRunRecord,
+  FileStore,
+  readSigningKey,
+  readTrustedKey,
+  sha256Hex,
+  verifyRun,
+  writeKeyPair,
+} from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "./_sample_run.ts";
 import { copyFolder } from "../_files.ts";
+import { rechain } from "./_tamper.ts";
+import { VECTORS } from "./_vectors.ts";
 
 /** Writes the fixtures under `root` (the repository's fixtures/ folder by default). */
 export async function writeFixtures(root: string): Promise<void> {
@@ -25,7 +37,11 @@ export async function writeFixtures(root: string): Promise<void> {
     payloads: manifest.payloads,
     outputs: { "answer.txt": sha256Hex(await Deno.readFile(join(folder, "output", "answer.txt"))) },
   };
-  await Deno.writeTextFile(join(root, "evidence-vectors.json"), JSON.stringify(vectors, null, 2) + "\n");
+  const written = await writeVectors(root, folder);
+  await Deno.writeTextFile(
+    join(root, "evidence-vectors.json"),
+    JSON.stringify({ ...vectors, vectors: written }, null, 2) + "\n",
+  );
   // The tampered copy: one token count of the model call changed, nothing else.
   const tampered = join(root, "runs-tampered", SAMPLE_RUN_ID);
   await Deno.remove(tampered, { recursive: true }).catch(() => {});
@@ -36,6 +52,59 @@ export async function writeFixtures(root: string): Promise<void> {
     events,
     (await Deno.readTextFile(events)).replace('"output_tokens":9', '"output_tokens":7'),
   );
+}
+
+/** The file, line and seq a problem names, read from its text, for a verifier in another language to compare. */
+export function problemWhere(text: string): { file: string | null; line: number | null; seq: number | null } {
+  const file =
+    /^(?:evidence\/)?(events\.jsonl|manifest\.json|payloads\/[0-9a-f]{64}|attestation\.dsse\.json)/.exec(text)
+      ?.[1] ?? /^(output\/\S+)/.exec(text)?.[1] ?? null;
+  const line = /^events\.jsonl line (\d+)/.exec(text)?.[1];
+  const seq = /^events\.jsonl line \d+ \(seq (\d+)/.exec(text)?.[1];
+  return { file, line: line ? Number(line) : null, seq: seq ? Number(seq) : null };
+}
+
+/**
+ * Writes each tampered run of {@linkcode VECTORS} under `vectors/<name>/`, with the public key of the signed
+ * ones in `keys/`, and gives their entries of `evidence-vectors.json`: the problems `verifyRun` reports.
+ */
+async function writeVectors(root: string, good: string) {
+  await Deno.remove(join(root, "vectors"), { recursive: true }).catch(() => {});
+  await Deno.remove(join(root, "keys"), { recursive: true }).catch(() => {});
+  await Deno.mkdir(join(root, "keys"), { recursive: true });
+  // A fresh key each time: the private key stays out of the repository, only the public key is a vector.
+  const secret = await Deno.makeTempDir();
+  const { keyid, publicPath } = await writeKeyPair(join(secret, "signing.key"));
+  await Deno.copyFile(publicPath, join(root, "keys", "signing.key.pub"));
+  const key = await readSigningKey(join(secret, "signing.key"));
+  await Deno.remove(secret, { recursive: true });
+  const trusted = await readTrustedKey(join(root, "keys", "signing.key.pub"));
+  const out = [];
+  for (const v of VECTORS) {
+    const name = v.folderName ?? SAMPLE_RUN_ID;
+    const folder = join(root, "vectors", v.name, name);
+    await Deno.mkdir(join(root, "vectors", v.name), { recursive: true });
+    await copyFolder(good, folder);
+    if (v.signed) {
+      await rechain(folder, (es) => {
+        (es[0]!.data as Record<string, unknown>).signing_key = keyid;
+        return es;
+      });
+      await attestRun(new FileRunRecord(SAMPLE_RUN_ID, folder), key);
+    }
+    await v.change(folder);
+    const check = await verifyRun(new FileRunRecord(name, folder), v.trust ? { trust: [trusted] } : {});
+    out.push({
+      name: v.name,
+      check: v.check,
+      what: v.what,
+      folder: `vectors/${v.name}/${name}`,
+      trust: v.trust ? "keys/signing.key.pub" : null,
+      ok: check.ok,
+      problems: check.problems.map((text) => ({ ...problemWhere(text), text })),
+    });
+  }
+  return out;
 }
 
 if (import.meta.main) await writeFixtures(new URL("../../fixtures", import.meta.url).pathname);

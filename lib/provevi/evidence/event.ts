@@ -86,9 +86,41 @@ export const EVENT_FIELDS: readonly (keyof EvidenceEvent)[] = [
   "started_at",
 ];
 
-const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/;
+const TIME = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$/;
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
+
+/**
+ * True when `value` is a real UTC time in the form events write: `YYYY-MM-DDThh:mm:ss[.fraction]Z`, with a
+ * date that exists (no 30 February), hours 00–23, minutes and seconds 00–59 (provrun never writes a leap
+ * second) and one to nine fraction digits.
+ *
+ * @param value Any value.
+ * @returns Whether it is such a time.
+ * @example
+ * ```ts
+ * import { isUtcTime } from "./event.ts";
+ * isUtcTime("2026-02-28T23:59:59.5Z"); // true
+ * isUtcTime("2026-02-30T12:00:00Z"); // false
+ * ```
+ */
+export function isUtcTime(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  const m = TIME.exec(value);
+  if (m === null) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  return day <= days;
+}
 
 /**
  * The canonical line of an event: RFC 8785 (JCS) JSON, no newline.
@@ -108,6 +140,27 @@ export function eventLine(event: EvidenceEvent): string {
 }
 
 /**
+ * The RFC 8785 form of a parsed JSON value, or null when it has none: a text holding a lone surrogate (such as
+ * the escape `\ud800`) has no UTF-8 form, so no canonical line can hold it.
+ *
+ * @param value A value that `JSON.parse` gave.
+ * @returns The canonical text, or null.
+ * @example
+ * ```ts
+ * import { canonicalOrNull } from "./event.ts";
+ * canonicalOrNull(JSON.parse('{"b":1,"a":2}')); // '{"a":2,"b":1}'
+ * canonicalOrNull(JSON.parse('"\\ud800"')); // null
+ * ```
+ */
+export function canonicalOrNull(value: unknown): string | null {
+  try {
+    return canonicalize(value) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The problems of a parsed value as an event, empty when it is one. Checks every field's presence and type,
  * and that no other field is present.
  *
@@ -121,16 +174,17 @@ export function eventProblems(value: unknown): string[] {
   for (const key of Object.keys(e)) {
     if (!(EVENT_FIELDS as readonly string[]).includes(key)) problems.push(`has an unknown field "${key}"`);
   }
-  for (const key of EVENT_FIELDS) if (!(key in e)) problems.push(`lacks the field "${key}"`);
+  const missing = EVENT_FIELDS.filter((key) => !(key in e));
+  if (missing.length) problems.push(`lacks the field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
   if (problems.length) return problems;
   const text = (k: string) => typeof e[k] === "string" && (e[k] as string).length > 0;
   if (!text("run_id")) problems.push("run_id is not a non-empty text");
   if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) {
     problems.push("seq is not a whole number from 0");
   }
-  if (typeof e.time !== "string" || !TIME.test(e.time)) problems.push("time is not a UTC RFC 3339 time");
+  if (!isUtcTime(e.time)) problems.push("time is not a real UTC RFC 3339 time");
   if (!text("type")) problems.push("type is not a non-empty text");
-  if (typeof e.component !== "string") problems.push("component is not a text");
+  if (!text("component")) problems.push("component is not a non-empty text");
   if (typeof e.actor !== "string") problems.push("actor is not a text");
   if (!Array.isArray(e.refs) || !e.refs.every((r) => typeof r === "string")) {
     problems.push("refs is not a list of texts");
@@ -151,8 +205,8 @@ export function eventProblems(value: unknown): string[] {
       problems.push(`${k} is neither null nor 16 hex digits`);
     }
   }
-  if (e.started_at !== null && !(typeof e.started_at === "string" && TIME.test(e.started_at))) {
-    problems.push("started_at is neither null nor a UTC RFC 3339 time");
+  if (e.started_at !== null && !isUtcTime(e.started_at)) {
+    problems.push("started_at is neither null nor a real UTC RFC 3339 time");
   }
   return problems;
 }

@@ -76,13 +76,20 @@ async function isFolder(path: string): Promise<boolean> {
   }
 }
 
+/** The file that holds a run's signed statement, beside the events (`docs/evidence-format.md`). */
+const ATTESTATION = "attestation.dsse.json";
+
 /**
- * Reads `events.jsonl` and `manifest.json` of a committed bundle through the catalog, at its pin, and compares
- * them byte for byte with the run's own.
+ * Compares a committed bundle with the run, whole: the bundle at its pinned commit must hold exactly the
+ * folder's evidence (`events.jsonl`, `manifest.json`, each payload under `payloads/`, and the attestation when
+ * the folder has one) with the same bytes, and exactly the outputs the events record (`output/<path>`), each
+ * with its recorded hash. Nothing else may lie in it.
  *
  * @param catalog The catalog that routes the bundle's URI.
  * @param record The run, as a store reads it back.
- * @param pinnedUri The bundle's URI at its commit.
+ * @param pinnedUri The bundle's URI at its commit: `run://<org>/<domain>/<env>/<run_id>?at=commit:<id>`.
+ * @param options `complete: false` when some event lines cannot be read: the outputs are then not compared,
+ *   since the lost lines may record some.
  * @returns The problems found; a pin that names no commit is one.
  * @example
  * ```ts
@@ -93,65 +100,138 @@ async function isFolder(path: string): Promise<boolean> {
  * const check = await verifyBundle(catalog, await findRun("/runs/run-1"), "run://acme/demo/dev/run-1?at=commit:3f2a0c1");
  * ```
  */
-export async function verifyBundle(catalog: Catalog, record: RunRecord, pinnedUri: string): Promise<Check> {
-  let at;
+export async function verifyBundle(
+  catalog: Catalog,
+  record: RunRecord,
+  pinnedUri: string,
+  options: { complete?: boolean } = {},
+): Promise<Check> {
+  let parsed;
   try {
-    const parsed = parseUri(pinnedUri);
-    at = parsed.type === "logical" ? parsed.at : null;
+    parsed = parseUri(pinnedUri);
   } catch (error) {
-    return check([`the bundle URI is not a catalog URI: ${(error as Error).message}`]);
+    return check([`bundle.json names ${pinnedUri}, which is not a catalog URI: ${(error as Error).message}`]);
   }
-  if (at === null || at.kind === "branch") {
+  if (parsed.type !== "logical" || parsed.at?.kind !== "commit") {
     return check([
       `the bundle URI ${pinnedUri} names no commit, so what it holds can change; pin it with ?at=commit:…`,
     ]);
   }
+  if (parsed.path[parsed.path.length - 1] !== record.runId) {
+    return check([`the bundle URI ${pinnedUri} is not the bundle of run "${record.runId}"`]);
+  }
+  const where = `the committed bundle ${pinnedUri}`;
+  let files: Map<string, string>;
+  try {
+    files = await listFiles(catalog, pinnedUri, "");
+  } catch (error) {
+    return check([`${where} cannot be read: ${(error as Error).message}`]);
+  }
   const problems: string[] = [];
-  const encoder = new TextEncoder();
-  for (
-    const [name, local] of [["events.jsonl", () => record.eventsText()], [
-      "manifest.json",
-      () => record.manifestText(),
-    ]] as const
-  ) {
-    let committed: Uint8Array;
+  const read = async (path: string): Promise<Uint8Array | null> => {
     try {
-      committed = await catalog.read(childUri(pinnedUri, "evidence", name));
+      return await catalog.read(files.get(path)!);
     } catch (error) {
-      problems.push(`the committed bundle ${pinnedUri} cannot be read: ${(error as Error).message}`);
+      problems.push(`${path} cannot be read from ${where}: ${(error as Error).message}`);
+      return null;
+    }
+  };
+  const expected = new Set<string>();
+  const encoder = new TextEncoder();
+  const local: [string, () => Promise<Uint8Array | null>][] = [
+    ["evidence/events.jsonl", async () => bytesOf(await record.eventsText(), encoder)],
+    ["evidence/manifest.json", async () => bytesOf(await record.manifestText(), encoder)],
+  ];
+  if (record.folder !== null) {
+    const folder = record.folder;
+    local.push([`evidence/${ATTESTATION}`, () => readIfPresent(join(folder, "evidence", ATTESTATION))]);
+  }
+  for (const [path, get] of local) {
+    // A file the folder lacks or cannot read is the evidence check's problem; the bundle must then lack it too.
+    const mine = await get().catch(() => undefined);
+    if (mine === undefined) continue;
+    if (mine === null) continue;
+    expected.add(path);
+    if (!files.has(path)) {
+      problems.push(`${path} is missing from ${where}`);
       continue;
     }
-    const text = await local().catch(() => null);
-    if (text === null) continue; // the evidence check reports a missing or unreadable file
-    if (!sameBytes(committed, encoder.encode(text))) {
-      problems.push(
-        `evidence/${name} differs from the committed bundle ${pinnedUri}: the run folder was changed after the commit`,
-      );
+    const committed = await read(path);
+    if (committed !== null && !sameBytes(committed, mine)) {
+      problems.push(`${path} differs from ${where}: the run folder was changed after the commit`);
     }
   }
-  // The outputs were committed beside the evidence: each must be in the bundle with the bytes its event records.
+  let payloads: string[] = [];
+  try {
+    payloads = await record.payloadNames();
+  } catch { /* the evidence check reports it */ }
+  for (const name of payloads) {
+    const path = `evidence/payloads/${name}`;
+    expected.add(path);
+    if (!files.has(path)) {
+      problems.push(`${path} is missing from ${where}`);
+      continue;
+    }
+    const committed = await read(path);
+    // The folder's payload is checked against its name by the evidence check; same name, same hash, same bytes.
+    if (committed !== null && sha256Hex(committed) !== name) {
+      problems.push(`${path} in ${where} was changed: its bytes hash to ${sha256Hex(committed)}`);
+    }
+  }
   const text = await record.eventsText().catch(() => null);
-  if (text !== null && problems.length === 0) {
+  const outputsKnown = text !== null && options.complete !== false;
+  if (outputsKnown) {
     for (const out of recordedOutputs(readEventsText(text).events).values()) {
-      let committed: Uint8Array;
-      try {
-        committed = await catalog.read(childUri(pinnedUri, "output", ...out.path.split("/")));
-      } catch (error) {
-        problems.push(
-          `output/${out.path} cannot be read from the committed bundle ${pinnedUri}: ${
-            (error as Error).message
-          }`,
-        );
+      const path = `output/${out.path}`;
+      expected.add(path);
+      if (!files.has(path)) {
+        problems.push(`${path} is recorded, but missing from ${where}`);
         continue;
       }
-      if (sha256Hex(committed) !== out.sha256) {
-        problems.push(
-          `output/${out.path} in the committed bundle ${pinnedUri} is not the output the run recorded`,
-        );
+      const committed = await read(path);
+      if (committed !== null && (sha256Hex(committed) !== out.sha256 || committed.length !== out.size)) {
+        problems.push(`${path} in ${where} is not the output the run recorded`);
       }
     }
   }
+  for (const path of files.keys()) {
+    if (expected.has(path)) continue;
+    if (path.startsWith("output/") && !outputsKnown) continue;
+    problems.push(
+      path.startsWith("output/")
+        ? `${path} in ${where} is not a recorded output`
+        : `${path} in ${where} is not part of the run's evidence`,
+    );
+  }
   return check(problems);
+}
+
+/** Every file under a folder of the catalog, by its path below `uri`, with its URI. */
+async function listFiles(catalog: Catalog, uri: string, prefix: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const listing = await catalog.list(prefix === "" ? uri : childUri(uri, ...prefix.split("/")));
+  for (const entry of listing.entries) {
+    const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.kind === "folder") {
+      for (const [p, u] of await listFiles(catalog, uri, path)) files.set(p, u);
+    } else files.set(path, childUri(uri, ...path.split("/")));
+  }
+  return files;
+}
+
+function bytesOf(text: string | null, encoder: TextEncoder): Uint8Array | null {
+  return text === null ? null : encoder.encode(text);
+}
+
+async function readIfPresent(path: string): Promise<Uint8Array | null> {
+  try {
+    const info = await Deno.lstat(path);
+    if (!info.isFile) return null;
+    return await Deno.readFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -8,13 +8,12 @@ import { FileRunRecord } from "../store/file_store.ts";
 import { FileStore } from "../store/file_store.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore } from "../store/store.ts";
-import { firstLine } from "./_run_lines.ts";
 import { resolveRunRef } from "./resolve_run_ref.ts";
 
 /**
- * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path; anything else is a run ID, `latest`, or
- * the start of one run's ID ({@linkcode resolveRunRef}), looked up in `store` (by default a file store under
- * the runs root). A run ID that names a link under the runs root is
+ * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path, and the run's ID is the folder's name;
+ * anything else is a run ID, `latest`, or the start of one run's ID ({@linkcode resolveRunRef}), looked up in
+ * `store` (by default a file store under the runs root). A run ID that names a link under the runs root is
  * refused, so a link cannot pass off one run as another.
  *
  * @param ref A run ID or a run folder's path.
@@ -41,7 +40,8 @@ export async function findRun(
       if (error instanceof RunNotFound) throw error;
       throw new RunNotFound(`${ref} is not a run folder: it has no evidence/ folder`, { cause: error });
     }
-    return new FileRunRecord(await runIdOfFolder(folder), folder);
+    // The run's ID is its folder's name, as under the runs root: events that name another run do not verify.
+    return new FileRunRecord(basename(folder), folder);
   }
   const store = options.store ?? new FileStore(options.runs === undefined ? {} : { runs: options.runs });
   if (ref === "latest") return await store.readRun(await resolveRunRef(store, ref));
@@ -54,16 +54,4 @@ export async function findRun(
     if (id === ref) throw error;
     return await store.readRun(id);
   }
-}
-
-/** The run ID a folder's first event names, or else the folder's name. */
-async function runIdOfFolder(folder: string): Promise<string> {
-  try {
-    const first = await firstLine(`${folder}/evidence/events.jsonl`);
-    // Parsed, not matched: the canonical line sorts "data" before "run_id", so a "run_id" key inside the
-    // data (an agent's spec may hold one) came first and named another run.
-    const event = first === null ? null : JSON.parse(first);
-    if (typeof event?.run_id === "string" && event.run_id !== "") return event.run_id;
-  } catch { /* the checks report a missing or unreadable file, or a first line that is not an event */ }
-  return basename(folder);
 }

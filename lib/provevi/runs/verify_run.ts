@@ -10,6 +10,10 @@ import { verifyExperiment } from "../experiments/experiment.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { type Check, verifyEvidence, verifyOutputs } from "../evidence/verify.ts";
+import { inputProblems } from "../evidence/event_rules.ts";
+import { bundleAsked } from "./bundle_asked.ts";
+import { checkAttestation } from "../evidence/attestation.ts";
+import type { TrustedKey } from "../evidence/signing_key.ts";
 
 /** What {@linkcode verifyRun} may also check against. */
 export interface VerifyRunOptions {
@@ -28,6 +32,11 @@ export interface VerifyRunOptions {
   requireBundle?: boolean;
   /** The pinned URI of the bundle, to trust instead of the run folder's `bundle.json`. */
   bundle?: string;
+  /**
+   * The keys whose signature the run must carry (`prove verify --trust`): then the run's attestation must be
+   * signed by one of them. Without any, a signature is reported and not checked.
+   */
+  trust?: readonly TrustedKey[];
   /** Checks of the bundle and experiment, which the catalog adds; each returns problems. */
   extraChecks?: ((
     record: RunRecord,
@@ -37,6 +46,13 @@ export interface VerifyRunOptions {
 
 /** The result of {@linkcode verifyRun}. */
 export interface RunCheck extends Check {
+  /**
+   * What the verdict does not say by itself, and is not a problem: events that lenient mode could not write
+   * (the manifest's `lost`), and a signature that was not checked.
+   */
+  notes: string[];
+  /** The IDs of the trusted keys whose signature of the run's attestation verified. */
+  signedBy: string[];
   /** The run's ID. */
   runId: string;
   /** The pinned URI of the committed bundle that was compared, or null when there was none. */
@@ -61,13 +77,26 @@ export interface RunCheck extends Check {
 export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {}): Promise<RunCheck> {
   const read = await verifyEvidence(record);
   const problems = [...read.problems];
-  if (record.folder !== null) problems.push(...(await verifyOutputs(record.folder, read.events)).problems);
-  for (const e of read.events) {
-    if (e.type === "input_verified" && e.data.ok === false) {
-      problems.push(
-        `input ${JSON.stringify(e.data.name ?? e.refs[0] ?? "?")} changed during the run (event ${e.seq})`,
-      );
-    }
+  const notes: string[] = [];
+  const complete = read.complete;
+  if (record.folder !== null) {
+    problems.push(...(await verifyOutputs(record.folder, read.events, { complete })).problems);
+  }
+  problems.push(...inputProblems(read.events.map((event, i) => ({ event, line: read.eventLines[i]! }))));
+  const attestation = await checkAttestation(
+    record,
+    read.events,
+    options.trust ? { trust: options.trust } : {},
+  );
+  problems.push(...attestation.problems);
+  notes.push(...attestation.notes);
+  const lost = await lostCount(record);
+  if (lost > 0) {
+    notes.push(
+      `the manifest lists ${lost} event${
+        lost === 1 ? "" : "s"
+      } that lenient mode could not write (lost); the chain holds the rest`,
+    );
   }
   // The store's rows are compared with the folder being verified: on another machine, a copy of the run.
   const storeCheck = (options.store as
@@ -84,9 +113,18 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
   let bundle: string | null = options.bundle ?? null;
   let unpinnedBundle: string | null = null;
+  let bundleFile = false;
   if (bundle === null && record.folder !== null) {
     try {
-      const parsed = JSON.parse(await Deno.readTextFile(join(record.folder, "bundle.json")));
+      const info = await Deno.lstat(join(record.folder, "bundle.json"));
+      if (!info.isFile) throw new Error("it is a link or not a plain file");
+      bundleFile = true;
+      let parsed;
+      try {
+        parsed = JSON.parse(await Deno.readTextFile(join(record.folder, "bundle.json")));
+      } catch (error) {
+        throw new Error("it is not JSON", { cause: error });
+      }
       bundle = typeof parsed?.pinned === "string" ? parsed.pinned : null;
       if (parsed?.pinned === null && typeof parsed?.uri === "string") unpinnedBundle = parsed.uri;
       else if (bundle === null) problems.push("bundle.json has no pinned URI");
@@ -95,6 +133,15 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
         problems.push(`bundle.json cannot be read: ${(error as Error).message}`);
       }
     }
+  }
+  // The run file the evidence records asked for a bundle: deleting bundle.json must not let a forged run pass.
+  const asked = bundle === null && !bundleFile && record.folder !== null
+    ? await bundleAsked(record, read.events)
+    : false;
+  if (asked) {
+    problems.push(
+      "bundle.json is missing, but the run file recorded in run_created asked for a bundle (run.bundle: true); restore it, or pass --bundle URI",
+    );
   }
   const catalog = lazyCatalog(options.catalog);
   try {
@@ -106,7 +153,7 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
         );
       } else if (typeof opened === "string") {
         problems.push(`the committed bundle ${bundle} was not compared: ${opened}`);
-      } else problems.push(...(await verifyBundle(opened, record, bundle)).problems);
+      } else problems.push(...(await verifyBundle(opened, record, bundle, { complete })).problems);
     }
     problems.push(
       ...await verifyExperiment(
@@ -117,14 +164,34 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   } finally {
     await catalog.close();
   }
-  if (options.requireBundle && bundle === null) {
+  if (options.requireBundle && bundle === null && !asked) {
     problems.push(
       unpinnedBundle === null
         ? "no committed bundle to compare with, and a bundle is required"
         : `the bundle ${unpinnedBundle} is unpinned (its store has no commits), and a pinned bundle is required`,
     );
   }
-  return { ok: problems.length === 0, problems, runId: record.runId, bundle, unpinnedBundle };
+  return {
+    ok: problems.length === 0,
+    // One line each, whatever a message quotes from the files.
+    problems: problems.map((p) => p.replace(/\s*\n\s*/g, " ")),
+    notes,
+    signedBy: attestation.signedBy,
+    runId: record.runId,
+    bundle,
+    unpinnedBundle,
+  };
+}
+
+/** The length of the manifest's `lost` list, or 0 when the manifest cannot say (the evidence check reports). */
+async function lostCount(record: RunRecord): Promise<number> {
+  try {
+    const text = await record.manifestText();
+    const lost = text === null ? null : JSON.parse(text)?.lost;
+    return Array.isArray(lost) ? lost.length : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** Opens the catalog once, on first need; gives null without one, or the text of why it cannot be opened. */

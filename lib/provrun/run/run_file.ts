@@ -70,6 +70,8 @@ export interface RunSection {
   mode?: "strict" | "lenient";
   store?: string;
   bundle?: boolean;
+  /** The private key file that signs the run's seal (`prove keygen`), relative to the run file's folder. */
+  sign_key?: string;
   parent_run?: string;
   /** The conversation (session) this run is part of; runs with one session ID continue one conversation. */
   session_id?: string;
@@ -117,6 +119,7 @@ const SPEC: Spec = {
         mode: { t: "text", oneOf: ["strict", "lenient"] },
         store: text,
         bundle: { t: "bool" },
+        sign_key: text,
         parent_run: name,
         session_id: {
           t: "text",

@@ -4,7 +4,7 @@
  * outputs, writes `run_completed` or `run_failed`, seals the evidence and commits the bundle.
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
 import {
   agentVersion,
@@ -12,6 +12,13 @@ import {
   type Manifest,
   openStore,
   writerProcess,
+  attestRun,
+  type EvidenceStore,
+  FileRunRecord,
+  type Manifest,
+  openStore,
+  readSigningKey,
+  type SigningKey,
 } from "../../provevi/mod.ts";
 import { commitBundle } from "../../provevi/runs/bundle.ts";
 import { type PinnedExperiment, readExperiment } from "../../provevi/experiments/experiment.ts";
@@ -65,6 +72,8 @@ export interface RunOptions {
   env?: (name: string) => string | undefined;
   /** The backend to use instead of the run file's, for tests. */
   backend?: Backend;
+  /** The private key file that signs the seal, instead of the run file's `run.sign_key`. */
+  signKey?: string;
   /** The time the run starts, for its ID. */
   now?: Date;
   /** The telemetry policy; else the file that PROVRUN_TELEMETRY_POLICY names; else one that approves nothing. */
@@ -126,6 +135,10 @@ export async function runFile(file: RunFile, options: RunOptions = {}): Promise<
 
 async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOptions): Promise<RunOutcome> {
   const spec = file.data;
+  // signing: the key is read before the run starts, so a bad key file fails the command, not the run
+  const signPath = options.signKey ??
+    (spec.run.sign_key ? resolve(file.folder, spec.run.sign_key) : undefined);
+  const signingKey: SigningKey | null = signPath === undefined ? null : await readSigningKey(signPath);
   const runId = newRunId(options.now);
   // telemetry: the policy, the run's own tracer provider; refuses before the run folder exists
   const telemetry = await openRunTelemetry(runId, file, store, options);
@@ -233,6 +246,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         payload: await recorder.payload(file.text),
         data: {
           ...runCreatedData(file, ctx),
+          signing_key: signingKey?.keyid ?? null, // the verifier requires its signature when set
           experiment_pin: experiment?.pin ?? null,
           experiment_sha256: experiment?.sha256 ?? null,
           ...telemetry.facts, // telemetry
@@ -318,6 +332,13 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   } catch (error) {
     failure ??= error;
   }
+  if (manifest && signingKey) { // signing: the seal, as an in-toto statement in a DSSE envelope, before the bundle
+    try {
+      await attestRun(new FileRunRecord(runId, folder), signingKey);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
   let bundle: RunOutcome["bundle"] = null;
   if (manifest && spec.run.bundle) {
     try {
@@ -394,6 +415,7 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     experiment: spec.experiment ?? null,
     store: spec.run.store ?? "file",
     writer: writerProcess() as unknown as Json, // so that a reader tells "cut" from "running"
+    bundle: spec.run.bundle ?? false, // the verifier requires bundle.json when this is true
   };
 }
 

@@ -44,6 +44,8 @@ Deno.test("verifyRun() passes the fixture run", async () => {
   assert.deepEqual(check, {
     ok: true,
     problems: [],
+    notes: ["the run is not signed"],
+    signedBy: [],
     runId: SAMPLE_RUN_ID,
     bundle: null,
     unpinnedBundle: null,
@@ -65,7 +67,7 @@ Deno.test("verifyRun() reports a removed event", async () => {
     lines.splice(4, 1);
     await writeLines(f, lines);
   });
-  expectProblem(problems, /line 5 has seq 5, expected 4/);
+  expectProblem(problems, /^events\.jsonl line 5 \(seq 5\) is out of sequence: after seq 3 comes seq 4$/);
   expectProblem(problems, /manifest\.json counts 13 events, but events\.jsonl has 12 lines/);
 });
 
@@ -78,7 +80,7 @@ Deno.test("verifyRun() reports an inserted event, even one chained correctly aft
     lines.splice(6, 0, extra.line);
     await writeLines(f, lines);
   });
-  expectProblem(problems, /line 8 has seq 6, expected 7/);
+  expectProblem(problems, /line 8 \(seq 6\) is out of sequence: after seq 6 comes seq 7/);
   expectProblem(problems, /line 8 \(seq 6\) has prev/);
 });
 
@@ -88,8 +90,8 @@ Deno.test("verifyRun() reports reordered events", async () => {
     [lines[2], lines[3]] = [lines[3]!, lines[2]!];
     await writeLines(f, lines);
   });
-  expectProblem(problems, /line 3 has seq 3, expected 2/);
-  expectProblem(problems, /line 4 has seq 2, expected 3/);
+  expectProblem(problems, /line 3 \(seq 3\) is out of sequence: after seq 1 comes seq 2/);
+  expectProblem(problems, /line 4 \(seq 2\) is out of sequence: after seq 3 comes seq 4/);
 });
 
 Deno.test("verifyRun() reports a truncated events file", async () => {
@@ -114,7 +116,10 @@ Deno.test("verifyRun() reports a line that is not JSON, and one that is not an e
     await writeLines(f, lines);
   });
   expectProblem(problems, /^events\.jsonl line 2 is not JSON$/);
-  expectProblem(problems, /^events\.jsonl line 3 is not an event: it has an unknown field "hello"/);
+  expectProblem(
+    problems,
+    /^events\.jsonl line 3 \(seq unreadable\) is not an event: has an unknown field "hello"; lacks the fields run_id,/,
+  );
 });
 
 Deno.test("verifyRun() reports a line that is not in canonical form", async () => {
@@ -225,7 +230,10 @@ Deno.test("verify() reports an input that changed during the run only through ve
     await Deno.writeTextFile(manifestPath(f), manifestText(m));
     assert.ok((await verify(new FileRunRecord(SAMPLE_RUN_ID, f))).ok);
   });
-  expectProblem(problems, /^input "revenue\.csv" changed during the run \(event 10\)$/);
+  expectProblem(
+    problems,
+    /^events\.jsonl line 11 \(seq 10, input_verified\) has data\.ok false, but the input hashed to [0-9a-f]{64} at the end and was staged as [0-9a-f]{64}$/,
+  );
 });
 
 Deno.test("verifyRun() reports a manifest of null, which would hide a run cut at its end", async () => {
@@ -265,7 +273,10 @@ Deno.test("verifyRun() reports a manifest with an unknown field, a bad seal time
   };
   expectProblem(await tampered(rewrite((m) => m.note = "x")), /^manifest\.json has an unknown field "note"$/);
   expectProblem(await tampered(rewrite((m) => m.sealed_at = 5)), /^manifest\.json has sealed_at 5, not a/);
-  expectProblem(await tampered(rewrite((m) => m.lost = [null])), /^manifest\.json lost\[0\] is not a type/);
+  expectProblem(
+    await tampered(rewrite((m) => m.lost = [null])),
+    /^manifest\.json lost\[0\] is not exactly a type, a UTC time and an error$/,
+  );
 });
 
 Deno.test("verifyRun() reports a byte that is not UTF-8, though it decodes to a character of the line", async () => {
@@ -283,7 +294,9 @@ Deno.test("verifyRun() reports a byte that is not UTF-8, though it decodes to a 
     );
     const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
     assert.equal(check.ok, false);
-    expectProblem(check.problems, /events\.jsonl is not valid UTF-8/);
+    assert.deepEqual(check.problems, [
+      "events.jsonl line 3 is not valid UTF-8, so its text is not the bytes that were hashed",
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -365,11 +378,17 @@ Deno.test("verifyRun() reports events after the run's end, two ends, and a first
   const after = await tampered((f) =>
     rechain(f, (es) => [...es, { ...es[7]!, type: "note_added", data: { text: "late" } }])
   );
-  expectProblem(after, /^events follow the run's end: run_completed is seq 12, the last is seq 13$/);
+  expectProblem(
+    after,
+    /^events\.jsonl line 13 \(seq 12\) ends the run with run_completed, but 1 line\(s\) follow it, to line 14$/,
+  );
   const twice = await tampered((f) => rechain(f, (es) => [...es.slice(0, 12), es[12]!, es[12]!]));
-  expectProblem(twice, /^the run ends 2 times \(seq 12, 13\)$/);
+  expectProblem(twice, /^events\.jsonl lines 13, 14 \(seq 12, 13\) each end the run: a run ends once$/);
   const first = await tampered((f) => rechain(f, (es) => es.slice(1)));
-  expectProblem(first, /^the first event \(seq 0\) is access_requested, not run_created$/);
+  expectProblem(
+    first,
+    /^events\.jsonl line 1 \(seq 0\) is access_requested: the first event must be run_created$/,
+  );
 });
 
 Deno.test("verifyRun() reports a manifest that is not in canonical form", async () => {

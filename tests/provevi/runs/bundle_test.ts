@@ -159,3 +159,50 @@ Deno.test({
       ]);
     }),
 });
+
+Deno.test({
+  name: "verifyBundle() fails a bundle with an output no event records, or a changed payload",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBundleStore(git, async (catalog, folder) => {
+      await commitBundle(catalog, folder, URI);
+      const record = new FileRunRecord(RUN, folder);
+      await catalog.put(`${URI}/output/extra.txt`, new TextEncoder().encode("smuggled\n"));
+      const extra = (await catalog.commit(URI, "an extra output")).pinned!;
+      assertEquals((await verifyBundle(catalog, record, extra)).problems, [
+        `output/extra.txt in the committed bundle ${extra} is not a recorded output`,
+      ]);
+      const [name] = await record.payloadNames();
+      await catalog.put(`${URI}/evidence/payloads/${name}`, new TextEncoder().encode("another prompt"));
+      const changed = (await catalog.commit(URI, "a changed payload")).pinned!;
+      const problems = (await verifyBundle(catalog, record, changed)).problems;
+      assert(
+        problems.some((p) =>
+          p.startsWith(`evidence/payloads/${name} in the committed bundle ${changed} was changed`)
+        ),
+        problems.join("\n"),
+      );
+    }),
+});
+
+Deno.test({
+  name: "verifyRun() requires bundle.json when the recorded run file asked for a bundle",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBundleStore(git, async (catalog, folder, dir) => {
+      // A run whose run_created records that its run file asked for a bundle, committed, then forged and
+      // without its bundle.json.
+      const asked = await writeRun(join(dir, "asked", RUN), RUN, { created: { bundle: true } });
+      await commitBundle(catalog, asked, URI);
+      assertEquals((await verifyRun(new FileRunRecord(RUN, asked), { catalog })).problems, []);
+      await Deno.remove(join(asked, "bundle.json"));
+      const check = await verifyRun(new FileRunRecord(RUN, asked), { catalog });
+      assertEquals(check.problems, [
+        "bundle.json is missing, but the run file recorded in run_created asked for a bundle (run.bundle: true); restore it, or pass --bundle URI",
+      ]);
+      // A run that did not ask still verifies without one.
+      assertEquals((await verifyRun(new FileRunRecord(RUN, folder), { catalog })).problems, []);
+    }),
+});

@@ -17,16 +17,22 @@ Deno.test("findRun() names a folder's run by its first event, even when the even
   }
 });
 
-Deno.test("findRun() names a copied folder's run by a first event longer than one read", async () => {
+Deno.test("verifyRun() refuses a run folder whose name is not the run_id of its events, by path as by ID", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-find-" });
   try {
-    // The folder's name is not the run's, and the first line is longer than 64 KiB.
-    const folder = await writeRun(join(dir, "a-copy"), ID, {
-      created: { spec: { prompt: "x".repeat(70_000) } },
-    });
-    const record = await findRun(folder);
-    assert.equal(record.runId, ID);
-    assert.ok((await verifyRun(record)).ok);
+    const folder = await writeRun(join(dir, "a-copy"), ID);
+    const byPath = await findRun(folder);
+    assert.equal(byPath.runId, "a-copy");
+    const problems = (await verifyRun(byPath)).problems;
+    assert.ok(
+      problems.includes(
+        `events.jsonl line 1 (seq 0) names run "${ID}", but the run is "a-copy" (the name of its folder)`,
+      ),
+      problems.join("\n"),
+    );
+    assert.ok(problems.includes(`manifest.json names run "${ID}", but the run is "a-copy"`));
+    const byId = await verifyRun(await findRun("a-copy", { runs: dir }));
+    assert.deepEqual(byId.problems, problems);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

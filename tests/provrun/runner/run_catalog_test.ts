@@ -137,7 +137,11 @@ Deno.test("an input changed during the run is caught by input_verified and by ve
   assert.equal(events.at(-1)!.type, "run_failed");
   const check = await verifyRun(record);
   assert.ok(
-    check.problems.includes(`input "revenue.csv" changed during the run (event ${verified.seq})`),
+    check.problems.includes(
+      `events.jsonl line ${
+        verified.seq + 1
+      } (seq ${verified.seq}, input_verified): input "revenue.csv" changed during the run`,
+    ),
     check.problems.join("\n"),
   );
 });

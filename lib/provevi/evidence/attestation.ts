@@ -1,0 +1,343 @@
+/**
+ * The signed seal of a run: an in-toto Statement (v1) of the run in a DSSE envelope, signed with Ed25519 through
+ * WebCrypto. Its subjects are the evidence files and the outputs with their SHA-256 digests; its predicate holds
+ * the run's ID, last hash, status, agent and version, and the inputs with their pins. It lies at
+ * `evidence/attestation.dsse.json`, outside the manifest (which it covers) and inside the bundle.
+ * @module
+ */
+import { join } from "node:path";
+import canonicalize from "canonicalize";
+import type { EvidenceEvent, Json } from "./event.ts";
+import { ProveviError } from "./errors.ts";
+import { sha256Hex, utf8 } from "./hash.ts";
+import type { RunRecord } from "./record.ts";
+import type { SigningKey, TrustedKey } from "./signing_key.ts";
+import { recordedOutputs } from "./verify.ts";
+
+/** The file of the attestation, under `evidence/`. */
+export const ATTESTATION_FILE = "attestation.dsse.json";
+/** The DSSE payload type of an in-toto statement. */
+export const IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json";
+/** The `_type` of an in-toto Statement v1. */
+export const STATEMENT_TYPE = "https://in-toto.io/Statement/v1";
+/** The `predicateType` of a run's statement. */
+export const RUN_PREDICATE_TYPE = "https://mahacata.dev/provevi/run/v1";
+
+/** A DSSE envelope, as `attestation.dsse.json` holds it. */
+export interface DsseEnvelope {
+  payloadType: string;
+  /** The statement's bytes (RFC 8785 JSON), in base64. */
+  payload: string;
+  signatures: { keyid: string; sig: string }[];
+}
+
+/** An in-toto Statement v1 of a run. */
+export interface RunStatement {
+  _type: typeof STATEMENT_TYPE;
+  subject: { name: string; digest: { sha256: string } }[];
+  predicateType: typeof RUN_PREDICATE_TYPE;
+  predicate: { [key: string]: Json };
+}
+
+/**
+ * The statement of a run, built from its evidence alone, so that a verifier builds the same one and compares.
+ *
+ * @param eventsText The text of `events.jsonl`.
+ * @param manifestText The text of `manifest.json`.
+ * @param options `events`: the events already parsed from `eventsText`, to spare parsing them again.
+ * @returns The statement.
+ * @throws ProveviError when the manifest is not a JSON object.
+ * @example
+ * ```ts ignore
+ * import { runStatement } from "./attestation.ts";
+ * const statement = runStatement(eventsText, manifestText);
+ * statement.subject[0]!.name; // "evidence/events.jsonl"
+ * ```
+ */
+export function runStatement(
+  eventsText: string,
+  manifestText: string,
+  options: { events?: readonly EvidenceEvent[] } = {},
+): RunStatement {
+  let manifest: { run_id?: unknown; payloads?: unknown; status?: unknown; last_hash?: unknown };
+  try {
+    manifest = JSON.parse(manifestText);
+    if (typeof manifest !== "object" || manifest === null) throw new TypeError("not an object");
+  } catch (error) {
+    throw new ProveviError("cannot make the run's statement: manifest.json is not a JSON object", {
+      cause: error,
+    });
+  }
+  const events = options.events ?? parseEvents(eventsText);
+  const subject: RunStatement["subject"] = [
+    { name: "evidence/events.jsonl", digest: { sha256: sha256Hex(eventsText) } },
+    { name: "evidence/manifest.json", digest: { sha256: sha256Hex(manifestText) } },
+  ];
+  for (const p of Array.isArray(manifest.payloads) ? manifest.payloads : []) {
+    if (typeof p?.sha256 === "string") {
+      subject.push({ name: `evidence/payloads/${p.sha256}`, digest: { sha256: p.sha256 } });
+    }
+  }
+  for (const out of recordedOutputs(events).values()) {
+    subject.push({ name: `output/${out.path}`, digest: { sha256: out.sha256 } });
+  }
+  subject.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const created: EvidenceEvent | undefined = events[0]?.type === "run_created" ? events[0] : undefined;
+  const inputs = events.filter((e) => e.type === "input_staged").map((e) => ({
+    name: e.data.name ?? null,
+    uri: e.refs[0] ?? null,
+    sha256: e.data.sha256 ?? null,
+  }));
+  return {
+    _type: STATEMENT_TYPE,
+    subject,
+    predicateType: RUN_PREDICATE_TYPE,
+    predicate: {
+      run_id: typeof manifest.run_id === "string" ? manifest.run_id : null,
+      last_hash: typeof manifest.last_hash === "string" ? manifest.last_hash : null,
+      status: typeof manifest.status === "string" ? manifest.status : null,
+      agent: created?.data.agent ?? null,
+      agent_version: created?.data.agent_version ?? null,
+      signing_key: created?.data.signing_key ?? null,
+      inputs,
+    },
+  };
+}
+
+/** The events of a text, read as the statement needs them: the lines that parse as objects with a `data`. */
+function parseEvents(text: string): EvidenceEvent[] {
+  const events: EvidenceEvent[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    try {
+      const e = JSON.parse(line);
+      if (typeof e === "object" && e !== null && typeof e.data === "object" && e.data !== null) {
+        events.push(e);
+      }
+    } catch { /* a line that is not JSON: the evidence check reports it */ }
+  }
+  return events;
+}
+
+/** The bytes a statement is signed as: its RFC 8785 JSON in UTF-8. */
+export function statementBytes(statement: RunStatement): Uint8Array<ArrayBuffer> {
+  return utf8(canonicalize(statement)!) as Uint8Array<ArrayBuffer>;
+}
+
+/**
+ * DSSE's pre-authentication encoding: `DSSEv1 <len(type)> <type> <len(body)> <body>`, what the signature signs.
+ *
+ * @param payloadType The payload type.
+ * @param body The payload's bytes.
+ * @returns The bytes to sign or to check.
+ */
+export function pae(payloadType: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
+  const type = utf8(payloadType);
+  const head = utf8(`DSSEv1 ${type.length} ${payloadType} ${body.length} `);
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
+}
+
+/**
+ * Signs a statement into a DSSE envelope.
+ *
+ * @param statement The run's statement.
+ * @param key The signing key.
+ * @returns The envelope.
+ * @example
+ * ```ts ignore
+ * import { signStatement } from "./attestation.ts";
+ * const envelope = await signStatement(statement, await readSigningKey("signing.key"));
+ * ```
+ */
+export async function signStatement(statement: RunStatement, key: SigningKey): Promise<DsseEnvelope> {
+  const body = statementBytes(statement);
+  const sig = new Uint8Array(await crypto.subtle.sign("Ed25519", key.key, pae(IN_TOTO_PAYLOAD_TYPE, body)));
+  return {
+    payloadType: IN_TOTO_PAYLOAD_TYPE,
+    payload: toBase64(body),
+    signatures: [{ keyid: key.keyid, sig: toBase64(sig) }],
+  };
+}
+
+/**
+ * Signs a sealed run: writes `evidence/attestation.dsse.json` in its folder.
+ *
+ * @param record The sealed run, with a folder on this machine.
+ * @param key The signing key.
+ * @returns The envelope written.
+ * @throws ProveviError when the run is not sealed or has no folder here.
+ * @example
+ * ```ts ignore
+ * import { attestRun } from "./attestation.ts";
+ * await attestRun(record, await readSigningKey("signing.key"));
+ * ```
+ */
+export async function attestRun(record: RunRecord, key: SigningKey): Promise<DsseEnvelope> {
+  const [events, manifest] = [await record.eventsText(), await record.manifestText()];
+  if (record.folder === null || events === null || manifest === null) {
+    throw new ProveviError(
+      `cannot sign run "${record.runId}": it is not a sealed run folder on this machine`,
+    );
+  }
+  const envelope = await signStatement(runStatement(events, manifest), key);
+  await Deno.writeTextFile(
+    join(record.folder, "evidence", ATTESTATION_FILE),
+    canonicalize(envelope) + "\n",
+  );
+  return envelope;
+}
+
+/** What {@linkcode checkAttestation} found. */
+export interface AttestationCheck {
+  problems: string[];
+  notes: string[];
+  /** The IDs of the trusted keys whose signature verified. */
+  signedBy: string[];
+}
+
+/**
+ * Checks a run's attestation: present when the run records a signing key (`run_created`'s `data.signing_key`),
+ * its statement the one the run's evidence gives, byte for byte, and, with trusted keys, signed by one of them.
+ *
+ * @param record The run.
+ * @param events The run's events, as the evidence check read them.
+ * @param options `trust`: the keys whose signature is required; without any, the signature is not checked.
+ * @returns Problems, notes for the verdict, and the keys that signed.
+ * @example
+ * ```ts ignore
+ * import { checkAttestation } from "./attestation.ts";
+ * const { problems } = await checkAttestation(record, events, { trust: [await readTrustedKey("k.pub")] });
+ * ```
+ */
+export async function checkAttestation(
+  record: RunRecord,
+  events: readonly EvidenceEvent[],
+  options: { trust?: readonly TrustedKey[] } = {},
+): Promise<AttestationCheck> {
+  const trust = options.trust ?? [];
+  const out: AttestationCheck = { problems: [], notes: [], signedBy: [] };
+  const created = events[0]?.type === "run_created" ? events[0] : undefined;
+  const recorded = typeof created?.data.signing_key === "string" ? created.data.signing_key : null;
+  const file = `evidence/${ATTESTATION_FILE}`;
+  let text: string | null = null;
+  try {
+    text = record.folder === null ? null : await readPlain(join(record.folder, "evidence", ATTESTATION_FILE));
+  } catch (error) {
+    out.problems.push(`${file} cannot be read: ${(error as Error).message}`);
+    return out;
+  }
+  if (text === null) {
+    if (recorded !== null) {
+      out.problems.push(
+        `${file} is missing, but run_created records that the run is signed by key ${recorded}`,
+      );
+    } else if (trust.length) {
+      out.problems.push(
+        `${file} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
+      );
+    } else out.notes.push("the run is not signed");
+    return out;
+  }
+  let envelope: DsseEnvelope;
+  let body: Uint8Array;
+  try {
+    envelope = JSON.parse(text);
+    if (
+      typeof envelope !== "object" || envelope === null || typeof envelope.payload !== "string" ||
+      !Array.isArray(envelope.signatures)
+    ) throw new TypeError("not an envelope");
+    body = fromBase64(envelope.payload);
+  } catch {
+    out.problems.push(`${file} is not a DSSE envelope (payloadType, payload in base64, signatures)`);
+    return out;
+  }
+  if (envelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
+    out.problems.push(
+      `${file} has payloadType ${JSON.stringify(envelope.payloadType)}, not ${IN_TOTO_PAYLOAD_TYPE}`,
+    );
+  }
+  const [eventsText, manifestText] = await Promise.all([
+    record.eventsText().catch(() => null),
+    record.manifestText().catch(() => null),
+  ]);
+  // Without both files the evidence check has its problem, and there is no statement to compare.
+  if (eventsText !== null && manifestText !== null) {
+    let expected: Uint8Array | null = null;
+    try {
+      expected = statementBytes(runStatement(eventsText, manifestText, { events }));
+    } catch { /* a manifest that is not an object: the evidence check reports it */ }
+    if (expected !== null && !sameBytes(body, expected)) {
+      out.problems.push(
+        `${file} states another run than the folder holds: its statement is not the one the evidence gives (subjects, last hash, inputs); the run was changed after it was signed`,
+      );
+    }
+  }
+  const sigs = envelope.signatures.filter((s) => typeof s?.keyid === "string" && typeof s?.sig === "string");
+  if (recorded !== null && !sigs.some((s) => s.keyid === recorded)) {
+    out.problems.push(`${file} has no signature by key ${recorded}, which run_created records`);
+  }
+  if (trust.length === 0) {
+    out.notes.push(
+      `the run is signed by key ${
+        sigs.map((s) => s.keyid).join(", ") || "(none)"
+      }; the signature was not checked (pass --trust KEYFILE)`,
+    );
+    return out;
+  }
+  const signed = pae(envelope.payloadType, body);
+  for (const key of trust) {
+    for (const s of sigs) {
+      if (s.keyid !== key.keyid) continue;
+      let sig: Uint8Array<ArrayBuffer>;
+      try {
+        sig = fromBase64(s.sig);
+      } catch {
+        continue;
+      }
+      if (await crypto.subtle.verify("Ed25519", key.key, sig, signed)) {
+        out.signedBy.push(key.keyid);
+        break;
+      }
+    }
+  }
+  if (out.signedBy.length === 0) {
+    out.problems.push(
+      `${file} has no valid signature by a trusted key (trusted: ${trust.map((k) => k.keyid).join(", ")})`,
+    );
+  }
+  return out;
+}
+
+async function readPlain(path: string): Promise<string | null> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
+  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+  return await Deno.readTextFile(path);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
+
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}

@@ -1,0 +1,251 @@
+/**
+ * Ed25519 key pairs for signing a run's seal, through WebCrypto (built into Deno). A key file is JSON in the form
+ * securesystemslib reads (`keytype`, `scheme`, `keyval.public`, hex), with its `keyid`; the private file also has
+ * `keyval.private`, the 32-byte seed in hex, and is readable by its owner only.
+ * @module
+ */
+import canonicalize from "canonicalize";
+import { ProveviError } from "./errors.ts";
+import { sha256Hex } from "./hash.ts";
+
+/** A public key that may sign runs, as a key file holds it. */
+export interface PublicKeyFile {
+  keyid: string;
+  keytype: "ed25519";
+  scheme: "ed25519";
+  keyval: { public: string };
+}
+
+/** A private key file: the public key file and the seed. */
+export interface PrivateKeyFile {
+  keyid: string;
+  keytype: "ed25519";
+  scheme: "ed25519";
+  keyval: { public: string; private: string };
+}
+
+/** A key ready to sign with. */
+export interface SigningKey {
+  keyid: string;
+  key: CryptoKey;
+}
+
+/** A key ready to check signatures with. */
+export interface TrustedKey {
+  keyid: string;
+  key: CryptoKey;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * The ID of an Ed25519 public key: the SHA-256 of the RFC 8785 JSON of `{keytype, scheme, keyval: {public}}`,
+ * as securesystemslib computes a key ID, so that tools of the in-toto family name the key the same way.
+ *
+ * @param publicHex The 32-byte public key in lowercase hex.
+ * @returns 64 lowercase hex digits.
+ * @example
+ * ```ts
+ * import { keyIdOf } from "./signing_key.ts";
+ * keyIdOf("00".repeat(32)).length; // 64
+ * ```
+ */
+export function keyIdOf(publicHex: string): string {
+  return sha256Hex(canonicalize({ keytype: "ed25519", scheme: "ed25519", keyval: { public: publicHex } })!);
+}
+
+/**
+ * Makes a new Ed25519 key pair.
+ *
+ * @returns The private key file's content and the public key file's content.
+ * @example
+ * ```ts
+ * import { generateKeyPair } from "./signing_key.ts";
+ * const { publicKey } = await generateKeyPair();
+ * publicKey.keyid; // 64 hex digits
+ * ```
+ */
+export async function generateKeyPair(): Promise<{ privateKey: PrivateKeyFile; publicKey: PublicKeyFile }> {
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
+    "sign",
+    "verify",
+  ]) as CryptoKeyPair;
+  const jwk = await crypto.subtle.exportKey("jwk", pair.privateKey);
+  const pub = toHex(new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey)));
+  const keyid = keyIdOf(pub);
+  const base = { keyid, keytype: "ed25519" as const, scheme: "ed25519" as const };
+  return {
+    privateKey: { ...base, keyval: { public: pub, private: toHex(fromBase64Url(jwk.d!)) } },
+    publicKey: { ...base, keyval: { public: pub } },
+  };
+}
+
+/**
+ * Writes a new key pair: `path` (the private key, mode 0600) and `path.pub`. Refuses to replace a file.
+ *
+ * @param path Where the private key goes.
+ * @returns The key's ID and the two paths.
+ * @throws ProveviError when either file exists or cannot be written.
+ * @example
+ * ```ts ignore
+ * import { writeKeyPair } from "./signing_key.ts";
+ * const { keyid } = await writeKeyPair("signing.key");
+ * ```
+ */
+export async function writeKeyPair(
+  path: string,
+): Promise<{ keyid: string; privatePath: string; publicPath: string }> {
+  const { privateKey, publicKey } = await generateKeyPair();
+  const publicPath = `${path}.pub`;
+  for (const p of [path, publicPath]) {
+    try {
+      await Deno.lstat(p);
+      throw new ProveviError(`cannot write the key pair: ${p} exists; choose another name or remove it`);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  try {
+    await Deno.writeTextFile(path, JSON.stringify(privateKey, null, 2) + "\n", {
+      mode: 0o600,
+      createNew: true,
+    });
+    await Deno.chmod(path, 0o600); // the umask may have dropped bits, never added them; this makes it exact
+    await Deno.writeTextFile(publicPath, JSON.stringify(publicKey, null, 2) + "\n", { createNew: true });
+  } catch (error) {
+    throw new ProveviError(`cannot write the key pair at ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return { keyid: publicKey.keyid, privatePath: path, publicPath };
+}
+
+/**
+ * Reads a private key file to sign with.
+ *
+ * @param path The file `prove keygen` wrote.
+ * @returns The key and its ID.
+ * @throws ProveviError when the file cannot be read, is not such a key, or others than its owner may read it.
+ * @example
+ * ```ts ignore
+ * import { readSigningKey } from "./signing_key.ts";
+ * const key = await readSigningKey("signing.key");
+ * ```
+ */
+export async function readSigningKey(path: string): Promise<SigningKey> {
+  const text = await readKeyText(path, "signing key");
+  if (Deno.build.os !== "windows") {
+    const mode = (await Deno.stat(path)).mode ?? 0;
+    if ((mode & 0o077) !== 0) {
+      throw new ProveviError(
+        `the signing key ${path} may be read by others (mode ${
+          (mode & 0o777).toString(8)
+        }); run chmod 600 ${path}`,
+      );
+    }
+  }
+  const file = parseKey(text, path, true) as PrivateKeyFile;
+  const x = toBase64Url(fromHex(file.keyval.public));
+  const d = toBase64Url(fromHex(file.keyval.private));
+  let key: CryptoKey;
+  try {
+    key = await crypto.subtle.importKey(
+      "jwk",
+      { kty: "OKP", crv: "Ed25519", x, d },
+      { name: "Ed25519" },
+      false,
+      [
+        "sign",
+      ],
+    );
+    // A seed that does not give the public key beside it would sign as another key than its ID says.
+    const probe = new Uint8Array(await crypto.subtle.sign("Ed25519", key, new Uint8Array(1)));
+    const pub = await importPublic(file.keyval.public);
+    if (!await crypto.subtle.verify("Ed25519", pub, probe, new Uint8Array(1))) throw new Error("mismatch");
+  } catch (error) {
+    throw new ProveviError(
+      `the signing key ${path} is not an Ed25519 key pair (its private part does not match its public part); make one with prove keygen`,
+      { cause: error },
+    );
+  }
+  return { keyid: file.keyid, key };
+}
+
+/**
+ * Reads a public key file (or a private one, of which only the public part is used) to trust.
+ *
+ * @param path A `.pub` file that `prove keygen` wrote.
+ * @returns The key and its ID.
+ * @throws ProveviError when the file cannot be read or is not such a key.
+ * @example
+ * ```ts ignore
+ * import { readTrustedKey } from "./signing_key.ts";
+ * const key = await readTrustedKey("signing.key.pub");
+ * ```
+ */
+export async function readTrustedKey(path: string): Promise<TrustedKey> {
+  const file = parseKey(await readKeyText(path, "trusted key"), path, false);
+  return { keyid: file.keyid, key: await importPublic(file.keyval.public) };
+}
+
+async function readKeyText(path: string, what: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ProveviError(`cannot read the ${what} ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function parseKey(text: string, path: string, needPrivate: boolean): PublicKeyFile | PrivateKeyFile {
+  let k: Record<string, unknown> & { keyval?: Record<string, unknown> };
+  try {
+    k = JSON.parse(text);
+  } catch (error) {
+    throw new ProveviError(`${path} is not a key file: it is not JSON; make one with prove keygen`, {
+      cause: error,
+    });
+  }
+  const ok = typeof k === "object" && k !== null && k.keytype === "ed25519" && k.scheme === "ed25519" &&
+    typeof k.keyval === "object" && k.keyval !== null && typeof k.keyval.public === "string" &&
+    HEX64.test(k.keyval.public) && (!needPrivate ||
+      (typeof k.keyval.private === "string" && HEX64.test(k.keyval.private)));
+  if (!ok) {
+    throw new ProveviError(
+      `${path} is not an Ed25519 ${
+        needPrivate ? "private" : "public"
+      } key file (keytype and scheme ed25519, keyval.public${
+        needPrivate ? " and keyval.private" : ""
+      } in hex); make one with prove keygen`,
+    );
+  }
+  const keyid = keyIdOf(k.keyval!.public as string);
+  if (k.keyid !== undefined && k.keyid !== keyid) {
+    throw new ProveviError(
+      `${path} has keyid ${JSON.stringify(k.keyid)}, but its public key's ID is ${keyid}`,
+    );
+  }
+  return { ...(k as unknown as PublicKeyFile), keyid };
+}
+
+function importPublic(hex: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", fromHex(hex), { name: "Ed25519" }, false, ["verify"]);
+}
+
+function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function fromHex(hex: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+function toBase64Url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array {
+  const b64 = text.replaceAll("-", "+").replaceAll("_", "/");
+  return Uint8Array.from(atob(b64 + "=".repeat((4 - b64.length % 4) % 4)), (c) => c.charCodeAt(0));
+}

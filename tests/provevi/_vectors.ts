@@ -1,0 +1,225 @@
+/**
+ * The tampered runs of the test vectors (fixtures/vectors/): one or more per check of docs/evidence-format.md,
+ * each a copy of the fixture run with one change, re-chained and re-sealed where a forger would, so that the
+ * only problem left is the one the vector names.
+ * @module
+ */
+import { join } from "node:path";
+import { sha256Hex } from "../../lib/provevi/mod.ts";
+import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
+
+type Ev = Record<string, unknown> & { data: Record<string, unknown> };
+
+/** One vector: its name, the check that must find it, what it changes, and the change. */
+export interface Vector {
+  name: string;
+  check: number;
+  what: string;
+  change: (folder: string) => Promise<void>;
+  /** Verify it with the fixtures' public key trusted (`--trust fixtures/keys/signing.key.pub`). */
+  trust?: boolean;
+  /** The folder's name, when it is not the run's ID. */
+  folderName?: string;
+  /** Sign the run (with the fixtures' key) before the change. */
+  signed?: boolean;
+}
+
+const edit = (seq: number, change: (e: Ev) => void) => (f: string) =>
+  rechain(f, (es) => {
+    change(es[seq] as Ev);
+    return es;
+  });
+
+const lines = async (f: string) => (await Deno.readTextFile(eventsPath(f))).trimEnd().split("\n");
+const writeLines = (f: string, ls: string[]) => Deno.writeTextFile(eventsPath(f), ls.join("\n") + "\n");
+const manifest = async (f: string, change: (m: Record<string, unknown>) => void) => {
+  const m = JSON.parse(await Deno.readTextFile(manifestPath(f)));
+  change(m);
+  // Written in canonical form again (keys sorted, no spaces), so that only the change is a problem.
+  const { default: canonicalize } = await import("canonicalize");
+  await Deno.writeTextFile(manifestPath(f), canonicalize(m) + "\n");
+};
+const payloads = (f: string) => join(f, "evidence", "payloads");
+
+/** The vectors, in the order of the checks. */
+export const VECTORS: Vector[] = [
+  {
+    name: "events-cut",
+    check: 1,
+    what: "events.jsonl cut in the middle of its last line",
+    change: async (f) => {
+      const text = await Deno.readTextFile(eventsPath(f));
+      await Deno.writeTextFile(eventsPath(f), text.slice(0, text.length - 40));
+    },
+  },
+  {
+    name: "line-not-json",
+    check: 2,
+    what: "line 2 replaced by text that is not JSON",
+    change: async (f) => {
+      const ls = await lines(f);
+      ls[1] = "{not json";
+      await writeLines(f, ls);
+    },
+  },
+  {
+    name: "time-not-a-date",
+    check: 2,
+    what: "line 4's time is 30 February, re-chained",
+    change: edit(3, (e) => e.time = "2026-02-30T12:00:00.000000Z"),
+  },
+  {
+    name: "started-at-hour-25",
+    check: 2,
+    what: "line 9's started_at has hour 25, re-chained",
+    change: edit(8, (e) => e.started_at = "2026-11-29T25:00:00.000000Z"),
+  },
+  {
+    name: "lone-surrogate",
+    check: 2,
+    what: 'line 13 holds the escape "\\ud800", re-chained',
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[12] as Ev).data.status = "SURROGATE";
+        return es;
+      }, { patch: (line) => line.replace("SURROGATE", "\\ud800") }),
+  },
+  {
+    name: "not-canonical",
+    check: 2,
+    what: "line 13 written with spaces after its colons, and the manifest sealed again over it",
+    change: async (f) => {
+      const ls = await lines(f);
+      ls[12] = ls[12]!.replaceAll('":', '": ');
+      await writeLines(f, ls);
+      await manifest(f, (m) => m.last_hash = sha256Hex(ls[12]!));
+    },
+  },
+  {
+    name: "unknown-type",
+    check: 2,
+    what: "line 8's type is prompt_whispered, re-chained",
+    change: edit(7, (e) => e.type = "prompt_whispered"),
+  },
+  {
+    name: "payload-key-not-a-hash",
+    check: 2,
+    what: "line 9's data.response_payload is 7, re-chained",
+    change: edit(8, (e) => e.data.response_payload = 7),
+  },
+  {
+    name: "changed-line",
+    check: 3,
+    what: "one token count changed on line 9 (the tampered copy in fixtures/runs-tampered/)",
+    change: async (f) => {
+      await Deno.writeTextFile(
+        eventsPath(f),
+        (await Deno.readTextFile(eventsPath(f))).replace('"output_tokens":9', '"output_tokens":7'),
+      );
+    },
+  },
+  {
+    name: "removed-line",
+    check: 3,
+    what: "line 5 removed",
+    change: async (f) => {
+      const ls = await lines(f);
+      ls.splice(4, 1);
+      await writeLines(f, ls);
+    },
+  },
+  {
+    name: "event-after-end",
+    check: 3,
+    what: "a note added after run_completed, re-chained and re-sealed",
+    change: (f) =>
+      rechain(
+        f,
+        (es) => [...es, { ...es[7]!, type: "note_added", component: "agent", data: { text: "late" } }],
+      ),
+  },
+  {
+    name: "folder-not-run-id",
+    check: 3,
+    what: "the run folder renamed: its name is not the run_id of its events and manifest",
+    folderName: "run-20261129T120000Z-0badf00d",
+    change: () => Promise.resolve(),
+  },
+  {
+    name: "manifest-last-hash",
+    check: 4,
+    what: "the manifest's last_hash changed",
+    change: (f) => manifest(f, (m) => m.last_hash = "0".repeat(64)),
+  },
+  {
+    name: "manifest-unsorted",
+    check: 4,
+    what: "the manifest's payloads in reverse order",
+    change: (f) => manifest(f, (m) => (m.payloads as unknown[]).reverse()),
+  },
+  {
+    name: "manifest-sealed-at",
+    check: 4,
+    what: "the manifest's sealed_at is 31 April",
+    change: (f) => manifest(f, (m) => m.sealed_at = "2026-04-31T12:00:00.000000Z"),
+  },
+  {
+    name: "payload-changed",
+    check: 5,
+    what: "the prompt's payload file rewritten",
+    change: async (f) => {
+      const name = JSON.parse((await lines(f))[7]!).payload;
+      await Deno.writeTextFile(join(payloads(f), name), "another prompt");
+    },
+  },
+  {
+    name: "payload-extra",
+    check: 5,
+    what: "a payload file that the manifest does not list",
+    change: (f) =>
+      Deno.writeTextFile(
+        join(payloads(f), sha256Hex("extra")),
+        "extra",
+      ),
+  },
+  {
+    name: "output-changed",
+    check: 6,
+    what: "output/answer.txt rewritten",
+    change: (f) => Deno.writeTextFile(join(f, "output", "answer.txt"), "Revenue fell.\n"),
+  },
+  {
+    name: "output-extra",
+    check: 6,
+    what: "a file in output/ that no output_artifact_created records",
+    change: (f) => Deno.writeTextFile(join(f, "output", "extra.txt"), "smuggled\n"),
+  },
+  {
+    name: "input-ok-text",
+    check: 7,
+    what: 'input_verified with ok "false" (a text), re-chained',
+    change: edit(10, (e) => e.data.ok = "false"),
+  },
+  {
+    name: "input-changed-ok-true",
+    check: 7,
+    what: "input_verified with another end hash while ok is true, re-chained",
+    change: edit(10, (e) => e.data.sha256 = "0".repeat(64)),
+  },
+  {
+    name: "signed",
+    check: 9,
+    what: "the run signed with the fixtures' key; it verifies with that key trusted",
+    signed: true,
+    trust: true,
+    change: () => Promise.resolve(),
+  },
+  {
+    name: "signed-then-rechained",
+    check: 9,
+    what: "a signed run with a token count changed, re-chained and re-sealed; the attestation kept",
+    signed: true,
+    trust: true,
+    change: edit(8, (e) => e.data.output_tokens = 7),
+  },
+];

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  ATTESTATION_FILE,
+  attestRun,
+  FileRunRecord,
+  readSigningKey,
+  readTrustedKey,
+  verifyRun,
+  writeKeyPair,
+} from "../../../lib/provevi/mod.ts";
+import { SAMPLE_RUN_ID } from "../_sample_run.ts";
+import { fixtureCopy, rechain } from "../_tamper.ts";
+
+const PYTHON = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
+const VERIFIER = new URL("./intoto_verify.py", import.meta.url).pathname;
+
+/** A signed copy of the fixture run (its run_created naming the key when `record` is set), and a key pair. */
+async function signedRun(
+  fn: (ctx: { folder: string; dir: string; key: string; pub: string }) => Promise<void>,
+  options: { record?: boolean } = {},
+): Promise<void> {
+  const { dir, folder } = await fixtureCopy();
+  try {
+    const key = join(dir, "signing.key");
+    const { keyid } = await writeKeyPair(key);
+    if (options.record) {
+      await rechain(folder, (es) => {
+        (es[0]!.data as Record<string, unknown>).signing_key = keyid;
+        return es;
+      });
+    }
+    await attestRun(new FileRunRecord(SAMPLE_RUN_ID, folder), await readSigningKey(key));
+    await fn({ folder, dir, key, pub: `${key}.pub` });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const check = async (folder: string, trust: string[] = []) =>
+  await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder), {
+    ...(trust.length ? { trust: await Promise.all(trust.map((t) => readTrustedKey(t))) } : {}),
+  });
+
+Deno.test("writeKeyPair() writes a private key only its owner may read, and refuses to replace one", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const made = await writeKeyPair(join(dir, "k"));
+    assert.equal((await Deno.stat(made.privatePath)).mode! & 0o777, 0o600);
+    assert.equal((await readTrustedKey(made.publicPath)).keyid, made.keyid);
+    await assert.rejects(() => writeKeyPair(join(dir, "k")), /exists; choose another name/);
+    await Deno.chmod(made.privatePath, 0o644);
+    await assert.rejects(() => readSigningKey(made.privatePath), /may be read by others \(mode 644\)/);
+    await Deno.writeTextFile(join(dir, "bad.pub"), "{}");
+    await assert.rejects(() => readTrustedKey(join(dir, "bad.pub")), /is not an Ed25519 public key file/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("verifyRun() --trust passes a run signed by the trusted key; without --trust it says the signature was not checked", async () => {
+  await signedRun(async ({ folder, pub }) => {
+    const trusted = await check(folder, [pub]);
+    assert.deepEqual([trusted.ok, trusted.problems], [true, []]);
+    assert.deepEqual(trusted.signedBy, [(await readTrustedKey(pub)).keyid]);
+    const untrusted = await check(folder);
+    assert.equal(untrusted.ok, true);
+    assert.match(
+      untrusted.notes[0]!,
+      /^the run is signed by key [0-9a-f]{64}; the signature was not checked/,
+    );
+  }, { record: true });
+});
+
+Deno.test("verifyRun() --trust fails an unsigned run, a run signed by another key, and a forged signature", async () => {
+  const { dir, folder } = await fixtureCopy();
+  try {
+    const { publicPath } = await writeKeyPair(join(dir, "k"));
+    assert.deepEqual((await check(folder, [publicPath])).problems, [
+      `evidence/${ATTESTATION_FILE} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
+    ]);
+    assert.deepEqual((await check(folder)).notes, ["the run is not signed"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  await signedRun(async ({ folder, dir }) => {
+    const other = await writeKeyPair(join(dir, "other"));
+    assert.deepEqual((await check(folder, [other.publicPath])).problems, [
+      `evidence/${ATTESTATION_FILE} has no valid signature by a trusted key (trusted: ${other.keyid})`,
+    ]);
+  });
+  await signedRun(async ({ folder, pub }) => {
+    const path = join(folder, "evidence", ATTESTATION_FILE);
+    const envelope = JSON.parse(await Deno.readTextFile(path));
+    envelope.signatures[0].sig = btoa("x".repeat(64));
+    await Deno.writeTextFile(path, JSON.stringify(envelope));
+    assert.match((await check(folder, [pub])).problems[0]!, /has no valid signature by a trusted key/);
+  });
+});
+
+Deno.test("verifyRun() fails a run re-chained and re-sealed after it was signed, and one whose attestation was removed", async () => {
+  await signedRun(async ({ folder, pub }) => {
+    await rechain(folder, (es) => {
+      (es[8]!.data as Record<string, unknown>).output_tokens = 7;
+      return es;
+    });
+    assert.deepEqual((await check(folder, [pub])).problems, [
+      `evidence/${ATTESTATION_FILE} states another run than the folder holds: its statement is not the one the evidence gives (subjects, last hash, inputs); the run was changed after it was signed`,
+    ]);
+  });
+  await signedRun(async ({ folder }) => {
+    await Deno.remove(join(folder, "evidence", ATTESTATION_FILE));
+    const problems = (await check(folder)).problems;
+    assert.equal(problems.length, 1, problems.join("\n"));
+    assert.match(
+      problems[0]!,
+      /attestation\.dsse\.json is missing, but run_created records that the run is signed by key/,
+    );
+  }, { record: true });
+});
+
+Deno.test("the signed seal verifies with in-toto's and securesystemslib's own Python code", async () => {
+  if (!PYTHON) {
+    if (Deno.env.get("CI")) {
+      throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
+    }
+    console.warn(
+      "skipped: PROVEVI_TEST_INTOTO_PYTHON is unset (source .ci/peers/intoto.sh, as .ci/run does)",
+    );
+    return;
+  }
+  await signedRun(async ({ folder, pub, dir }) => {
+    const run = async (key: string) => {
+      const out = await new Deno.Command(PYTHON, {
+        args: [VERIFIER, folder, key],
+        stdout: "piped",
+        stderr: "piped",
+      })
+        .output();
+      return {
+        code: out.code,
+        text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+      };
+    };
+    const good = await run(pub);
+    assert.equal(good.code, 0, good.text);
+    assert.equal(good.text.trim(), `ok ${(await readTrustedKey(pub)).keyid}`);
+    const other = await writeKeyPair(join(dir, "other"));
+    assert.equal((await run(other.publicPath)).code, 1);
+    // A changed output is a subject whose digest no longer holds.
+    await Deno.writeTextFile(join(folder, "output", "answer.txt"), "Revenue fell.\n");
+    const changed = await run(pub);
+    assert.equal(changed.code, 1);
+    assert.match(changed.text, /^subject output\/answer\.txt: /);
+  }, { record: true });
+});

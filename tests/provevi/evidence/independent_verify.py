@@ -1,0 +1,410 @@
+"""A second verifier of a run folder, written from docs/evidence-format.md alone (no code of this repository),
+to show that the document is enough: the tests run it on every test vector and require that it finds the same
+problems as `prove verify`, by file, line and seq.
+
+    python independent_verify.py RUN_FOLDER [TRUSTED_PUBLIC_KEY]
+
+Prints a JSON list of problems, each {"check", "file", "line", "seq", "text"}. Needs securesystemslib (PyPI)
+for Ed25519, only when a key is trusted.
+"""
+import base64
+import calendar
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+
+FIELDS = ["run_id", "seq", "time", "type", "component", "actor", "refs", "data", "payload", "confidence",
+          "prev", "trace_id", "span_id", "parent_span_id", "started_at"]
+TYPES = {"run_created", "access_requested", "access_granted", "access_denied", "context_resolved",
+         "snapshot_materialized", "input_staged", "sandbox_started", "prompt_rendered", "model_called",
+         "tool_called", "trace_imported", "sandbox_completed", "input_verified", "output_artifact_created",
+         "run_completed", "run_failed", "step_failed", "note_added", "telemetry_blocked", "telemetry_problem",
+         "span_recorded"}
+MANIFEST_FIELDS = {"format", "run_id", "status", "events", "last_hash", "payloads", "payload_bytes", "lost",
+                   "sealed_at"}
+TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$")
+SHA = re.compile(r"^[0-9a-f]{64}$")
+
+
+def is_time(v):
+    m = TIME.match(v) if isinstance(v, str) else None
+    if not m:
+        return False
+    y, mo, d, h, mi, s = (int(x) for x in m.groups()[:6])
+    return 1 <= mo <= 12 and 1 <= d <= calendar.monthrange(y, mo)[1] and h < 24 and mi < 60 and s < 60
+
+
+def is_sha(v):
+    return isinstance(v, str) and bool(SHA.match(v))
+
+
+def is_hex(v, n):
+    return isinstance(v, str) and re.fullmatch("[0-9a-f]{%d}" % n, v) is not None
+
+
+def es_number(n):
+    if isinstance(n, bool):
+        return "true" if n else "false"
+    if isinstance(n, int):
+        return str(n)
+    if n == 0:
+        return "0"
+    if n == int(n) and abs(n) < 1e21:
+        return str(int(n))
+    r = repr(n)
+    if "e" in r:
+        mant, exp = r.split("e")
+        return mant + "e" + ("+" if not exp.startswith("-") else "") + exp.lstrip("+")
+    return r
+
+
+def jcs(v):
+    """RFC 8785: sorted keys (by UTF-16 code units), no whitespace, minimal escapes, ES numbers."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+            raise ValueError("not a JSON number")
+        return es_number(v)
+    if isinstance(v, str):
+        v.encode("utf-8")  # a lone surrogate raises: it has no UTF-8 form
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ",".join(jcs(x) for x in v) + "]"
+    keys = sorted(v.keys(), key=lambda k: k.encode("utf-16-be"))
+    return "{" + ",".join(jcs(k) + ":" + jcs(v[k]) for k in keys) + "}"
+
+
+def plain_file(path):
+    return os.path.isfile(path) and not os.path.islink(path)
+
+
+def verify(folder, trusted=None):
+    problems = []
+
+    def problem(check, file, text, line=None, seq=None):
+        problems.append({"check": check, "file": file, "line": line, "seq": seq, "text": text})
+
+    run_id = os.path.basename(os.path.normpath(folder))
+    ev_dir = os.path.join(folder, "evidence")
+    events_path = os.path.join(ev_dir, "events.jsonl")
+    lines, events, complete, settled = [], [], True, True
+    readable = plain_file(events_path) and not os.path.islink(ev_dir)
+    if not readable:
+        problem(1, "events.jsonl", "events.jsonl is missing or not a plain file")
+        complete = False
+    else:
+        with open(events_path, "rb") as f:
+            data = f.read()
+        cut = len(data) > 0 and not data.endswith(b"\n")
+        raw = data.split(b"\n")
+        if not cut:
+            raw = raw[:-1]
+        if cut:
+            problem(1, "events.jsonl", "no newline at the end", line=len(raw))
+            settled = False
+        if not raw and not cut:
+            problem(1, "events.jsonl", "no events")
+        lines = raw
+        after_bad, last_seq, first_id = False, None, None
+        for i, b in enumerate(raw):
+            n = i + 1
+
+            def bad(text, seq=None):
+                nonlocal after_bad, complete
+                problem(2, "events.jsonl", text, line=n, seq=seq)
+                complete, after_bad = False, True
+
+            try:
+                text = b.decode("utf-8")
+            except UnicodeDecodeError:
+                bad("not UTF-8")
+                continue
+            try:
+                e = json.loads(text)
+            except ValueError:
+                if cut and i == len(raw) - 1:
+                    complete = False
+                    continue
+                bad("not JSON")
+                continue
+            seq = e.get("seq") if isinstance(e, dict) else None
+            seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+            ok = isinstance(e, dict) and set(e.keys()) == set(FIELDS) and (
+                isinstance(e["run_id"], str) and e["run_id"] and seq is not None and seq >= 0
+                and is_time(e["time"]) and isinstance(e["type"], str) and e["type"]
+                and isinstance(e["component"], str) and e["component"] and isinstance(e["actor"], str)
+                and isinstance(e["refs"], list) and all(isinstance(r, str) for r in e["refs"])
+                and isinstance(e["data"], dict) and (e["payload"] is None or is_sha(e["payload"]))
+                and e["confidence"] in ("observed", "parsed", "inferred", "verified")
+                and (e["prev"] is None or is_sha(e["prev"]))
+                and (e["trace_id"] is None or is_hex(e["trace_id"], 32))
+                and (e["span_id"] is None or is_hex(e["span_id"], 16))
+                and (e["parent_span_id"] is None or is_hex(e["parent_span_id"], 16))
+                and (e["started_at"] is None or is_time(e["started_at"])))
+            if not ok:
+                bad("not an event", seq)
+                continue
+            prev_bad, after_bad = after_bad, False
+            try:
+                if jcs(e) != text:
+                    problem(2, "events.jsonl", "not canonical", n, seq)
+            except UnicodeEncodeError:
+                problem(2, "events.jsonl", "lone surrogate", n, seq)
+            if e["type"] not in TYPES:
+                problem(2, "events.jsonl", "unknown type", n, seq)
+            for k, v in e["data"].items():
+                if k.endswith("_payload") and v is not None and not is_sha(v):
+                    problem(2, "events.jsonl", "payload key", n, seq)
+            d = e["data"]
+            if e["type"] == "output_artifact_created":
+                p = d.get("path")
+                if not (isinstance(p, str) and p and "\\" not in p and "\0" not in p
+                        and all(s not in ("", ".", "..") for s in p.split("/"))):
+                    problem(2, "events.jsonl", "output path", n, seq)
+                if not is_sha(d.get("sha256")):
+                    problem(2, "events.jsonl", "output sha256", n, seq)
+                size = d.get("size")
+                if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
+                    problem(2, "events.jsonl", "output size", n, seq)
+            if e["type"] == "input_staged":
+                if not (isinstance(d.get("name"), str) and d.get("name")):
+                    problem(2, "events.jsonl", "input name", n, seq)
+                if not is_sha(d.get("sha256")):
+                    problem(2, "events.jsonl", "input sha256", n, seq)
+            want = i if last_seq is None else last_seq + 1
+            if seq != want and not prev_bad:
+                problem(3, "events.jsonl", "out of sequence", n, seq)
+            last_seq = seq
+            first_id = first_id or e["run_id"]
+            if e["run_id"] != first_id:
+                problem(3, "events.jsonl", "another run", n, seq)
+            expected = None if i == 0 else hashlib.sha256(raw[i - 1]).hexdigest()
+            if e["prev"] != expected and not prev_bad:
+                problem(3, "events.jsonl", "prev", n, seq)
+            events.append((n, e))
+        if events and events[0][0] == 1 and events[0][1]["type"] != "run_created":
+            problem(3, "events.jsonl", "first is not run_created", 1, events[0][1]["seq"])
+        ends = [(n, e) for n, e in events if e["type"] in ("run_completed", "run_failed")]
+        if len(ends) > 1:
+            problem(3, "events.jsonl", "ends twice", ends[0][0], ends[0][1]["seq"])
+        if ends and ends[0][0] != len(raw):
+            problem(3, "events.jsonl", "events after the end", ends[0][0], ends[0][1]["seq"])
+            settled = False
+        if events and events[0][0] == 1 and events[0][1]["run_id"] != run_id:
+            problem(3, "events.jsonl", "not the folder's run", 1, events[0][1]["seq"])
+
+    # 4. The manifest.
+    manifest = None
+    manifest_path = os.path.join(ev_dir, "manifest.json")
+    if not plain_file(manifest_path):
+        problem(4, "manifest.json", "missing")
+    else:
+        with open(manifest_path, "rb") as f:
+            mtext = f.read()
+        try:
+            manifest = json.loads(mtext)
+        except ValueError:
+            problem(4, "manifest.json", "not JSON")
+        if manifest is not None and not isinstance(manifest, dict):
+            problem(4, "manifest.json", "not an object")
+            manifest = None
+        if manifest is not None:
+            m = manifest
+            for k in set(m) ^ MANIFEST_FIELDS:
+                problem(4, "manifest.json", "field " + k)
+            if "sealed_at" in m and not is_time(m["sealed_at"]):
+                problem(4, "manifest.json", "sealed_at")
+            if "format" in m and m["format"] != "provevi-manifest/1":
+                problem(4, "manifest.json", "format")
+            if "run_id" in m and m["run_id"] != run_id:
+                problem(4, "manifest.json", "run_id")
+            unread = (not lines and not complete) or not settled
+            if not unread:
+                if "events" in m and m["events"] != len(lines):
+                    problem(4, "manifest.json", "events")
+                last = hashlib.sha256(lines[-1]).hexdigest() if lines else None
+                if "last_hash" in m and m["last_hash"] != last:
+                    problem(4, "manifest.json", "last_hash")
+                last_parsed = bool(events) and events[-1][0] == len(lines)
+                if last_parsed or not lines:
+                    t = events[-1][1]["type"] if last_parsed else None
+                    status = {"run_completed": "completed", "run_failed": "failed"}.get(t, "incomplete")
+                    if "status" in m and m["status"] != status:
+                        problem(4, "manifest.json", "status")
+            if "lost" in m:
+                if not isinstance(m["lost"], list):
+                    problem(4, "manifest.json", "lost")
+                else:
+                    for x in m["lost"]:
+                        if not (isinstance(x, dict) and set(x) == {"type", "time", "error"}
+                                and isinstance(x["type"], str) and isinstance(x["error"], str)
+                                and is_time(x["time"])):
+                            problem(4, "manifest.json", "lost entry")
+            if "payloads" in m:
+                if not isinstance(m["payloads"], list):
+                    problem(4, "manifest.json", "payloads")
+                else:
+                    total, previous, unsorted = 0, "", False
+                    for p in m["payloads"]:
+                        if not (isinstance(p, dict) and set(p) == {"sha256", "size"} and is_sha(p["sha256"])
+                                and isinstance(p["size"], int) and p["size"] >= 0):
+                            problem(4, "manifest.json", "payload entry")
+                            continue
+                        if p["sha256"] == previous:
+                            problem(4, "manifest.json", "payload twice")
+                        elif p["sha256"] < previous and not unsorted:
+                            unsorted = True
+                            problem(4, "manifest.json", "payloads unsorted")
+                        previous = p["sha256"]
+                        total += p["size"]
+                    if "payload_bytes" in m and m["payload_bytes"] != total:
+                        problem(4, "manifest.json", "payload_bytes")
+            if jcs(m) + "\n" != mtext.decode("utf-8", "replace"):
+                problem(4, "manifest.json", "not canonical")
+
+    # 5. Payloads.
+    listed = {}
+    if manifest is not None and isinstance(manifest.get("payloads"), list):
+        listed = {p["sha256"]: p["size"] for p in manifest["payloads"] if isinstance(p, dict) and is_sha(p.get("sha256"))}
+    pdir = os.path.join(ev_dir, "payloads")
+    names = sorted(os.listdir(pdir)) if os.path.isdir(pdir) and not os.path.islink(pdir) else []
+    for name in names:
+        if manifest is not None and name not in listed:
+            problem(5, "payloads/" + name, "not listed")
+    for sha, size in listed.items():
+        path = os.path.join(pdir, sha)
+        if not plain_file(path):
+            problem(5, "payloads/" + sha, "missing")
+            continue
+        with open(path, "rb") as f:
+            b = f.read()
+        if hashlib.sha256(b).hexdigest() != sha:
+            problem(5, "payloads/" + sha, "changed")
+        elif len(b) != size:
+            problem(5, "payloads/" + sha, "size")
+    for n, e in events:
+        named = [e["payload"]] if e["payload"] else []
+        named += [v for k, v in e["data"].items() if k.endswith("_payload") and is_sha(v)]
+        for sha in named:
+            if manifest is not None and sha not in listed:
+                problem(5, "events.jsonl", "payload not listed", n, e["seq"])
+
+    # 6. Outputs.
+    recorded = {}
+    for n, e in events:
+        d = e["data"]
+        if e["type"] == "output_artifact_created" and isinstance(d.get("path"), str) and is_sha(d.get("sha256")):
+            recorded[d["path"]] = d
+    out = os.path.join(folder, "output")
+    found = {}
+    if os.path.islink(out):
+        problem(6, "output/", "a link")
+    elif os.path.isdir(out):
+        for root, dirs, files in os.walk(out):
+            for name in dirs + files:
+                full = os.path.join(root, name)
+                rel = os.path.relpath(full, out).replace(os.sep, "/")
+                if os.path.islink(full):
+                    problem(6, "output/" + rel, "a link")
+                elif os.path.isfile(full):
+                    found[rel] = full
+    for rel, full in sorted(found.items()):
+        want = recorded.get(rel)
+        if want is None:
+            if complete:
+                problem(6, "output/" + rel, "not recorded")
+            continue
+        with open(full, "rb") as f:
+            b = f.read()
+        if hashlib.sha256(b).hexdigest() != want["sha256"] or len(b) != want.get("size"):
+            problem(6, "output/" + rel, "changed")
+    for rel in recorded:
+        if rel not in found:
+            problem(6, "output/" + rel, "missing")
+
+    # 7. Inputs, recomputed.
+    staged = {}
+    for n, e in events:
+        d = e["data"]
+        if e["type"] == "input_staged" and isinstance(d.get("name"), str) and is_sha(d.get("sha256")):
+            staged[d["name"]] = d["sha256"]
+        if e["type"] != "input_verified":
+            continue
+        if d.get("name") not in staged:
+            problem(7, "events.jsonl", "unknown input", n, e["seq"])
+            continue
+        want = staged[d["name"]]
+        if not is_sha(d.get("sha256")):
+            problem(7, "events.jsonl", "sha256", n, e["seq"])
+            continue
+        if "expected" in d and d["expected"] != want:
+            problem(7, "events.jsonl", "expected", n, e["seq"])
+        if not isinstance(d.get("ok"), bool):
+            problem(7, "events.jsonl", "ok not a boolean", n, e["seq"])
+        elif d["ok"] != (d["sha256"] == want):
+            problem(7, "events.jsonl", "ok is wrong", n, e["seq"])
+        if d["sha256"] != want:
+            problem(7, "events.jsonl", "changed", n, e["seq"])
+
+    # 9. The signed seal.
+    created = events[0][1] if events and events[0][1]["type"] == "run_created" else None
+    recorded_key = created["data"].get("signing_key") if created else None
+    att = os.path.join(ev_dir, "attestation.dsse.json")
+    if not os.path.lexists(att):
+        if isinstance(recorded_key, str) or trusted:
+            problem(9, "attestation.dsse.json", "missing")
+    else:
+        with open(att) as f:
+            env = json.load(f)
+        body = base64.b64decode(env["payload"])
+        if readable and plain_file(manifest_path):
+            with open(events_path, "rb") as f:
+                ev_bytes = f.read()
+            with open(manifest_path, "rb") as f:
+                m_bytes = f.read()
+            m = json.loads(m_bytes)
+            subject = [{"name": "evidence/events.jsonl", "digest": {"sha256": hashlib.sha256(ev_bytes).hexdigest()}},
+                       {"name": "evidence/manifest.json", "digest": {"sha256": hashlib.sha256(m_bytes).hexdigest()}}]
+            subject += [{"name": "evidence/payloads/" + p["sha256"], "digest": {"sha256": p["sha256"]}}
+                        for p in m.get("payloads", [])]
+            subject += [{"name": "output/" + p, "digest": {"sha256": d["sha256"]}} for p, d in recorded.items()]
+            subject.sort(key=lambda s: s["name"].encode("utf-16-be"))
+            c = created["data"] if created else {}
+            statement = {
+                "_type": "https://in-toto.io/Statement/v1",
+                "subject": subject,
+                "predicateType": "https://mahacata.dev/provevi/run/v1",
+                "predicate": {
+                    "run_id": m.get("run_id"), "last_hash": m.get("last_hash"), "status": m.get("status"),
+                    "agent": c.get("agent"), "agent_version": c.get("agent_version"),
+                    "signing_key": c.get("signing_key"),
+                    "inputs": [{"name": e["data"].get("name"), "uri": (e["refs"] or [None])[0],
+                                "sha256": e["data"].get("sha256")} for n, e in events if e["type"] == "input_staged"],
+                },
+            }
+            if jcs(statement).encode("utf-8") != body:
+                problem(9, "attestation.dsse.json", "another statement")
+        keyids = [s.get("keyid") for s in env.get("signatures", [])]
+        if isinstance(recorded_key, str) and recorded_key not in keyids:
+            problem(9, "attestation.dsse.json", "no signature by the recorded key")
+        if trusted:
+            from securesystemslib.dsse import Envelope
+            from securesystemslib.signer import SSlibKey
+            with open(trusted) as f:
+                kd = json.load(f)
+            key = SSlibKey.from_dict(kd.pop("keyid"), kd)
+            try:
+                Envelope.from_dict(env).verify([key], 1)
+            except Exception:
+                problem(9, "attestation.dsse.json", "no valid signature by a trusted key")
+    return problems
+
+
+if __name__ == "__main__":
+    print(json.dumps(verify(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)))

@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { basename, join } from "node:path";
+import { FileRunRecord, readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
+
+const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
+
+interface VectorEntry {
+  name: string;
+  check: number;
+  folder: string;
+  trust: string | null;
+  ok: boolean;
+  problems: { file: string | null; line: number | null; seq: number | null; text: string }[];
+}
+
+const { vectors } = JSON.parse(await Deno.readTextFile(join(FIXTURES, "evidence-vectors.json"))) as {
+  vectors: VectorEntry[];
+};
+
+Deno.test("the test vectors cover every check of the format but the bundle's, and each but one fails", () => {
+  assert.deepEqual([...new Set(vectors.map((v) => v.check))].sort(), [1, 2, 3, 4, 5, 6, 7, 9]);
+  assert.deepEqual(vectors.filter((v) => v.ok).map((v) => v.name), ["signed"]);
+});
+
+for (const v of vectors) {
+  Deno.test(`verifyRun() reports exactly the problems of the test vector ${v.name} (check ${v.check})`, async () => {
+    const folder = join(FIXTURES, v.folder);
+    const check = await verifyRun(new FileRunRecord(basename(folder), folder), {
+      ...(v.trust ? { trust: [await readTrustedKey(join(FIXTURES, v.trust))] } : {}),
+    });
+    assert.deepEqual(check.problems, v.problems.map((p) => p.text));
+    assert.equal(check.ok, v.ok);
+  });
+}
