@@ -56,61 +56,65 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       "sign the seal with this private key (prove keygen), instead of run.sign_key",
     )
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
-      const g = program.opts<Globals>();
-      const file = await RunFile.load(path);
-      const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
-      const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
-        file.data.run.bundle === true;
-      // A --config that cannot be read is an error even when this run needs no catalog (harden).
-      if (opts.config && !needsCatalog) {
-        await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
-      }
-      await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
-      const store = g.store ?? file.data.run.store;
-      const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
-      const controller = new AbortController();
-      // The first Ctrl-C cancels the run, which then seals what it has; the listener goes at once, so a second
-      // Ctrl-C ends the process the usual way if the cancel hangs.
-      const onSignal = () => {
-        controller.abort();
-        Deno.removeSignalListener("SIGINT", onSignal);
-      };
-      try {
-        Deno.addSignalListener("SIGINT", onSignal);
-      } catch { /* no signals here (Windows without a console) */ }
-      let shown = false;
-      try {
-        const outcome = await runFile(file, {
-          ...(catalog ? { catalog } : {}),
-          ...(opened ? { store: opened } : {}),
-          ...(g.runs ? { runs: g.runs } : {}),
-          policy,
-          ...(opts.signKey ? { signKey: opts.signKey } : {}),
-          signal: controller.signal,
-          onEvent: io.terminal
-            ? (type, seq) => {
-              shown = true;
-              io.progress(`provr: ${String(seq).padStart(4)} ${type}`);
-            }
-            : undefined,
-        });
-        if (shown) io.progress("");
-        if (opts.json) io.out(JSON.stringify(outcome, null, 2));
-        else {
-          io.out(outcome.runId);
-          if (outcome.status === "failed") {
-            io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
-          }
+    .action(
+      async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
+        const g = program.opts<Globals>();
+        const file = await RunFile.load(path);
+        const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
+        const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
+          file.data.run.bundle === true;
+        // A --config that cannot be read is an error even when this run needs no catalog (harden).
+        if (opts.config && !needsCatalog) {
+          await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
         }
-        result.code = outcome.status === "completed" ? 0 : 1;
-      } finally {
-        try {
+        await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
+        const store = g.store ?? file.data.run.store;
+        const opened = store === undefined
+          ? undefined
+          : await openStore(store, g.runs ? { runs: g.runs } : {});
+        const controller = new AbortController();
+        // The first Ctrl-C cancels the run, which then seals what it has; the listener goes at once, so a second
+        // Ctrl-C ends the process the usual way if the cancel hangs.
+        const onSignal = () => {
+          controller.abort();
           Deno.removeSignalListener("SIGINT", onSignal);
-        } catch { /* removed already, or no signals here */ }
-        await opened?.close();
-      }
-    });
+        };
+        try {
+          Deno.addSignalListener("SIGINT", onSignal);
+        } catch { /* no signals here (Windows without a console) */ }
+        let shown = false;
+        try {
+          const outcome = await runFile(file, {
+            ...(catalog ? { catalog } : {}),
+            ...(opened ? { store: opened } : {}),
+            ...(g.runs ? { runs: g.runs } : {}),
+            policy,
+            ...(opts.signKey ? { signKey: opts.signKey } : {}),
+            signal: controller.signal,
+            onEvent: io.terminal
+              ? (type, seq) => {
+                shown = true;
+                io.progress(`provr: ${String(seq).padStart(4)} ${type}`);
+              }
+              : undefined,
+          });
+          if (shown) io.progress("");
+          if (opts.json) io.out(JSON.stringify(outcome, null, 2));
+          else {
+            io.out(outcome.runId);
+            if (outcome.status === "failed") {
+              io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+            }
+          }
+          result.code = outcome.status === "completed" ? 0 : 1;
+        } finally {
+          try {
+            Deno.removeSignalListener("SIGINT", onSignal);
+          } catch { /* removed already, or no signals here */ }
+          await opened?.close();
+        }
+      },
+    );
 
   program.command("show")
     .description("Print the events of a run.")

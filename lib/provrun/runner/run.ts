@@ -8,10 +8,6 @@ import { join, resolve } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
 import {
   agentVersion,
-  type EvidenceStore,
-  type Manifest,
-  openStore,
-  writerProcess,
   attestRun,
   type EvidenceStore,
   FileRunRecord,
@@ -19,6 +15,7 @@ import {
   openStore,
   readSigningKey,
   type SigningKey,
+  writerProcess,
 } from "../../provevi/mod.ts";
 import { commitBundle } from "../../provevi/runs/bundle.ts";
 import { type PinnedExperiment, readExperiment } from "../../provevi/experiments/experiment.ts";
