@@ -7,12 +7,12 @@
 # PROVEVI_TEST_PG_CTL (a command that runs pg_ctl on the restart cluster as the postgres user:
 # `$PROVEVI_TEST_PG_CTL stop -m fast`, `$PROVEVI_TEST_PG_CTL start`).
 pg_bin=""
-for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && pg_bin=$d; done
+for d in /usr/lib/postgresql/*/bin; do if [ -x "$d/initdb" ]; then pg_bin=$d; fi; done
 if [ -z "$pg_bin" ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends postgresql >/dev/null
-  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && pg_bin=$d; done
+  for d in /usr/lib/postgresql/*/bin; do if [ -x "$d/initdb" ]; then pg_bin=$d; fi; done
 fi
 id -u postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
 

@@ -145,13 +145,24 @@ CREATE INDEX provevi_events_span ON provevi_events (span_id) WHERE span_id IS NO
 `;
 
 /**
+ * Version 3: indexes for the listing of runs, as the sqlite store's step 3 makes them: by status, by start,
+ * and the failed runs by their error.
+ */
+const V3 = `
+CREATE INDEX provevi_runs_status ON provevi_runs (status, run_id);
+CREATE INDEX provevi_runs_started ON provevi_runs (started_at);
+CREATE INDEX provevi_events_failed ON provevi_events (((line::jsonb -> 'data') ->> 'error'), run_id)
+  WHERE type = 'run_failed';
+`;
+
+/**
  * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS`. Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -172,6 +183,13 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
          WHERE e.seq = 0 AND e.type = 'run_created' ORDER BY e.run_id`,
       );
       for (const { line } of rows) await writeCreatedRowsPg(sql, JSON.parse(line as string) as EvidenceEvent);
+    },
+  },
+  {
+    version: 3,
+    description: "indexes for the listing of runs: by status, by start, failed runs by their error",
+    up: async (sql) => {
+      await sql.unsafe(V3);
     },
   },
 ];
