@@ -203,7 +203,7 @@ pgTest(
       assert.equal(verified.code, 0, verified.out + verified.err);
       assert.match(
         verified.out,
-        /the evidence, the outputs and the committed bundle run:\/\/acme\/demo\/dev\/run-\S+ verify$/,
+        /the evidence, the outputs and the committed bundle run:\/\/acme\/demo\/dev\/run-\S+ verify$/m,
       );
       // A changed row fails it there too.
       const store = await openStore(db.uri, { runs: join(dir, "c") });

@@ -12,6 +12,7 @@ import { runWriterState } from "../evidence/writer_process.ts";
 import { evidencePaths, FileStore } from "../store/file_store.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
+import { PostgresStore } from "../postgres/postgres_store.ts";
 import { runFields, type SqlValue, withoutSelector } from "../store/store_rows.ts";
 import { firstLine, lastLine } from "./_run_lines.ts";
 
@@ -100,7 +101,8 @@ interface ListingStore {
  */
 export async function listRuns(store: EvidenceStore, options: ListRunsOptions = {}): Promise<RunList> {
   checkOptions(options);
-  if (store instanceof SqliteStore) return await listSqlite(store, options);
+  if (store instanceof SqliteStore) return await listIndexed(sqliteDialect(store), options);
+  if (store instanceof PostgresStore) return await listIndexed(postgresDialect(store), options);
   const own = (store as Partial<ListingStore>).listRuns;
   if (typeof own === "function") return await own.call(store, options);
   return await listFolders(store, options);
@@ -181,41 +183,74 @@ interface SqlRunRow {
   writer: string | null;
 }
 
-// The expression and condition of the index provevi_events_failed, written as it is, so that SQLite uses it.
-const CANCELLED = `r.run_id IN (SELECT run_id FROM provevi_events
-  WHERE json_extract(line, '$.data.error') = 'CancelledError' AND type = 'run_failed')`;
+/**
+ * What an indexed store's listing needs of its SQL: how it reads a key of an event's JSON line, how it writes
+ * the n-th parameter, and how it runs a query. SQLite and PostgreSQL differ only there.
+ */
+interface Dialect {
+  /**
+   * The expression for a JSON column's value at a path such as `data.model`: as text, as JSON text (`object`),
+   * or as a number (`number`).
+   */
+  json(column: string, path: string, as?: "object" | "number"): string;
+  /** What stands before OFFSET when there is no limit. */
+  noLimit: string;
+  /** The n-th parameter (from 1). */
+  param(n: number): string;
+  all(sql: string, params: SqlValue[]): Promise<Record<string, unknown>[]>;
+}
 
-async function listSqlite(store: SqliteStore, options: ListRunsOptions): Promise<RunList> {
-  const db = store.db;
+function sqliteDialect(store: SqliteStore): Dialect {
+  return {
+    json: (column, path) => `json_extract(${column}, '$.${path}')`,
+    noLimit: " LIMIT -1",
+    param: () => "?",
+    all: (sql, params) => Promise.resolve(store.db.prepare(sql).all(...params) as Record<string, unknown>[]),
+  };
+}
+
+function postgresDialect(store: PostgresStore): Dialect {
+  return {
+    json: (column, path, as) => {
+      const keys = `'{${path.replaceAll(".", ",")}}'`;
+      if (as === "object") return `(${column}::jsonb #> ${keys})::text`;
+      if (as === "number") return `(${column}::jsonb #>> ${keys})::numeric`;
+      return `(${column}::jsonb #>> ${keys})`;
+    },
+    noLimit: "",
+    param: (n) => `$${n}`,
+    all: async (sql, params) => [...(await store.sql.unsafe(sql, params))] as Record<string, unknown>[],
+  };
+}
+
+async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunList> {
   const where: string[] = [];
   const params: SqlValue[] = [];
-  if (options.since !== undefined) {
-    where.push("r.started_at >= ?");
-    params.push(sinceIso(options.since));
-  }
+  const p = (value: SqlValue) => {
+    params.push(value);
+    return d.param(params.length);
+  };
+  if (options.since !== undefined) where.push(`r.started_at >= ${p(sinceIso(options.since))}`);
   if (options.agent !== undefined) {
-    if (options.agent.includes("/")) where.push("r.agent = ?");
-    else where.push("r.agent IN (SELECT agent FROM provevi_agents WHERE name = ?)");
-    params.push(options.agent);
+    if (options.agent.includes("/")) where.push(`r.agent = ${p(options.agent)}`);
+    else where.push(`r.agent IN (SELECT agent FROM provevi_agents WHERE name = ${p(options.agent)})`);
   }
   if (options.experiment !== undefined) {
-    if (/[?#]/.test(options.experiment)) {
-      where.push("r.experiment_pin = ?");
-      params.push(options.experiment);
-    } else {
-      where.push("r.experiment = ?");
-      params.push(withoutSelector(options.experiment));
-    }
+    if (/[?#]/.test(options.experiment)) where.push(`r.experiment_pin = ${p(options.experiment)}`);
+    else where.push(`r.experiment = ${p(withoutSelector(options.experiment))}`);
   }
+  // Written as the index provevi_events_failed is, so that SQLite uses it.
+  const cancelled = `r.run_id IN (SELECT run_id FROM provevi_events
+    WHERE ${d.json("line", "data.error")} = 'CancelledError' AND type = 'run_failed')`;
   const open = options.status === "running" || options.status === "cut";
   if (options.status === "completed") where.push("r.status = 'completed'");
-  if (options.status === "failed") where.push(`r.status = 'failed' AND NOT ${CANCELLED}`);
-  if (options.status === "cancelled") where.push(`r.status = 'failed' AND ${CANCELLED}`);
+  if (options.status === "failed") where.push(`r.status = 'failed' AND NOT ${cancelled}`);
+  if (options.status === "cancelled") where.push(`r.status = 'failed' AND ${cancelled}`);
   if (open) where.push("r.status IN ('running', 'incomplete')");
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const select =
     `SELECT r.run_id, r.folder, r.status, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment, r.experiment_pin,
-      json_extract(e.line, '$.data.model') AS model, json_extract(e.line, '$.data.writer') AS writer
+      ${d.json("e.line", "data.model")} AS model, ${d.json("e.line", "data.writer", "object")} AS writer
     FROM provevi_runs r LEFT JOIN provevi_events e ON e.run_id = r.run_id AND e.seq = 0
     ${whereSql} ORDER BY r.run_id DESC`;
   const offset = options.offset ?? 0;
@@ -225,36 +260,34 @@ async function listSqlite(store: SqliteStore, options: ListRunsOptions): Promise
     // Running and cut differ by whether the writer is alive, which only this process can see: the rows that
     // have no ending are few, so they are all read and told apart here.
     const all: SqlRunRow[] = [];
-    for (const r of db.prepare(select).all(...params) as unknown as SqlRunRow[]) {
-      if ((await sqlStatus(r)) === options.status) all.push(r);
+    for (const r of (await d.all(select, params)) as unknown as SqlRunRow[]) {
+      if ((await indexedStatus(r)) === options.status) all.push(r);
     }
     total = all.length;
     page = all.slice(offset, options.limit === undefined ? undefined : offset + options.limit);
   } else {
-    total = Number(
-      (db.prepare(`SELECT count(*) AS n FROM provevi_runs r ${whereSql}`).get(...params) as { n: number }).n,
-    );
-    page = db.prepare(`${select} LIMIT ? OFFSET ?`).all(
-      ...params,
-      options.limit ?? -1,
-      offset,
-    ) as unknown as SqlRunRow[];
+    const [counted] = await d.all(`SELECT count(*) AS n FROM provevi_runs r ${whereSql}`, params);
+    total = Number(counted?.n ?? 0);
+    const limit = options.limit === undefined ? "" : ` LIMIT ${p(options.limit)}`;
+    const off = offset === 0 ? "" : `${limit === "" ? d.noLimit : ""} OFFSET ${p(offset)}`;
+    page = (await d.all(`${select}${limit}${off}`, params)) as unknown as SqlRunRow[];
   }
-  const lastEvent = db.prepare(
-    "SELECT seq, time FROM provevi_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
-  );
-  const tokensOf = db.prepare(
-    `SELECT sum(coalesce(json_extract(line, '$.data.input_tokens'), 0)
-        + coalesce(json_extract(line, '$.data.output_tokens'), 0)) AS tokens
-     FROM provevi_events WHERE run_id = ? AND type = 'model_called'`,
-  );
   const runs: RunRow[] = [];
   for (const r of page) {
-    const last = lastEvent.get(r.run_id) as { seq: number; time: string } | undefined;
-    const { tokens } = tokensOf.get(r.run_id) as { tokens: number | null };
+    const [last] = await d.all(
+      `SELECT seq, time FROM provevi_events WHERE run_id = ${d.param(1)} ORDER BY seq DESC LIMIT 1`,
+      [r.run_id],
+    ) as { seq: number; time: string }[];
+    const [sum] = await d.all(
+      `SELECT sum(coalesce(${d.json("line", "data.input_tokens", "number")}, 0)
+          + coalesce(${d.json("line", "data.output_tokens", "number")}, 0)) AS tokens
+       FROM provevi_events WHERE run_id = ${d.param(1)} AND type = 'model_called'`,
+      [r.run_id],
+    ) as { tokens: number | string | null }[];
+    const tokens = sum?.tokens ?? null;
     const row: RunRow = {
       run_id: r.run_id,
-      status: await sqlStatus(r),
+      status: await indexedStatus(r),
       started_at: r.started_at,
       ended_at: r.ended_at,
       duration_ms: null,
@@ -270,13 +303,14 @@ async function listSqlite(store: SqliteStore, options: ListRunsOptions): Promise
   }
   return { total, runs };
 
-  async function sqlStatus(r: SqlRunRow): Promise<RunListStatus> {
+  async function indexedStatus(r: SqlRunRow): Promise<RunListStatus> {
     if (r.status === "completed") return "completed";
     if (r.status === "failed") {
-      const failed = db.prepare(
-        `SELECT json_extract(line, '$.data.error') AS error FROM provevi_events
-         WHERE run_id = ? AND type = 'run_failed' ORDER BY seq DESC LIMIT 1`,
-      ).get(r.run_id) as { error: unknown } | undefined;
+      const [failed] = await d.all(
+        `SELECT ${d.json("line", "data.error")} AS error FROM provevi_events
+         WHERE run_id = ${d.param(1)} AND type = 'run_failed' ORDER BY seq DESC LIMIT 1`,
+        [r.run_id],
+      );
       return failed?.error === "CancelledError" ? "cancelled" : "failed";
     }
     let writer: unknown = null;
