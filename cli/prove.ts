@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import "./_import_env.ts"; // first: checks the variables the libraries below read as they load
 import { Command } from "commander";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";

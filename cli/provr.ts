@@ -11,6 +11,7 @@
  * ```
  * @module
  */
+import "./_import_env.ts"; // first: checks the variables the libraries below read as they load
 import { Command } from "commander";
 import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
@@ -62,16 +63,24 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       const store = g.store ?? file.data.run.store;
       const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
       const controller = new AbortController();
-      // The first Ctrl-C cancels the run, which then seals what it has; the listener goes at once, so a second
-      // Ctrl-C ends the process the usual way if the cancel hangs.
-      const onSignal = () => {
-        controller.abort();
-        Deno.removeSignalListener("SIGINT", onSignal);
-      };
-      try {
-        Deno.addSignalListener("SIGINT", onSignal);
-      } catch { /* no signals here (Windows without a console) */ }
-      let shown = false;
+      // The first Ctrl-C (SIGINT) or SIGTERM (timeout, systemd, a container runtime) cancels the run, which then
+      // seals what it has; the listener goes at once, so a second signal ends the process the usual way if the
+      // cancel hangs. A cancelled run exits 128 + the signal's number, as shells expect.
+      let signalled: "SIGINT" | "SIGTERM" | null = null;
+      const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+        const on = () => {
+          signalled ??= signal;
+          controller.abort();
+          try {
+            Deno.removeSignalListener(signal, on);
+          } catch { /* removed already */ }
+        };
+        try {
+          Deno.addSignalListener(signal, on);
+        } catch { /* no such signal here (Windows) */ }
+        return [signal, on] as const;
+      });
+      const progress = io.terminal ? runProgress(io) : null;
       try {
         const outcome = await runFile(file, {
           ...(catalog ? { catalog } : {}),
@@ -79,14 +88,10 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
           ...(g.runs ? { runs: g.runs } : {}),
           policy,
           signal: controller.signal,
-          onEvent: io.terminal
-            ? (type, seq) => {
-              shown = true;
-              io.progress(`provr: ${String(seq).padStart(4)} ${type}`);
-            }
-            : undefined,
+          onStart: ({ runId, folder }) => io.err(`provr: run ${runId} in ${folder}`),
+          ...(progress ? { onEvent: progress.event } : {}),
         });
-        if (shown) io.progress("");
+        progress?.done();
         if (opts.json) io.out(JSON.stringify(outcome, null, 2));
         else {
           io.out(outcome.runId);
@@ -94,11 +99,18 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
             io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
           }
         }
-        result.code = outcome.status === "completed" ? 0 : 1;
+        result.code = outcome.status === "completed"
+          ? 0
+          : signalled !== null && outcome.error?.name === "CancelledError"
+          ? (signalled === "SIGINT" ? 130 : 143)
+          : 1;
       } finally {
-        try {
-          Deno.removeSignalListener("SIGINT", onSignal);
-        } catch { /* removed already, or no signals here */ }
+        progress?.done();
+        for (const [signal, on] of listeners) {
+          try {
+            Deno.removeSignalListener(signal, on);
+          } catch { /* removed already, or no signals here */ }
+        }
         await opened?.close();
       }
     });
@@ -133,4 +145,29 @@ if (import.meta.main) {
     processIo().err(`provr: ${problem}`);
     Deno.exitCode = 1;
   } else Deno.exitCode = await provr(Deno.args);
+}
+
+/**
+ * The progress line of a run on a terminal: elapsed time, the step (the last event's seq and type) and the
+ * tokens so far, redrawn in place; nothing in a pipe.
+ */
+function runProgress(io: Io) {
+  const started = performance.now();
+  let tokens = 0;
+  let shown = false;
+  return {
+    event(type: string, seq: number, event: { data: Record<string, unknown> }) {
+      if (type === "model_called") {
+        const n = (v: unknown) => (typeof v === "number" ? v : 0);
+        tokens += n(event.data.input_tokens) + n(event.data.output_tokens);
+      }
+      const elapsed = ((performance.now() - started) / 1000).toFixed(1);
+      io.progress(`provr: ${elapsed}s  step ${seq} ${type}  ${tokens} tokens`);
+      shown = true;
+    },
+    done() {
+      if (shown) io.progress("");
+      shown = false;
+    },
+  };
 }

@@ -36,13 +36,13 @@ Deno.test("provr run prints the run ID and exits 0; provr verify passes the run"
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("provr run exits 1 when the run fails, and says why in one line", async () => {
+Deno.test("provr run exits 1 when the run fails, and says why in one line after the line that names the run", async () => {
   const { dir, path } = await runFileText(
     GOOD.replace('{ text: "forty-two" }', "{ error: { status: 500, message: boom } }"),
   );
   const r = await run(["--runs", join(dir, "runs"), "run", path]);
   assert.equal(r.code, 1);
-  assert.match(r.err, /^provr: run run-\S+ failed: AI_APICallError: boom$/);
+  assert.match(r.err, /^provr: run (run-\S+) in \S+\/\1\nprovr: run \1 failed: AI_APICallError: boom$/);
   await Deno.remove(dir, { recursive: true });
 });
 
