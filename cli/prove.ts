@@ -4,6 +4,7 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME] [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
  * prove policy FILE [--config deno.json] [--json]
@@ -25,6 +26,7 @@ import { addQuestions } from "./prove/questions.ts";
 import { addAssess } from "./prove/assess.ts";
 import { addExport } from "./prove/export.ts";
 import { addShow } from "./prove/show.ts";
+import { addPayload } from "./prove/payload.ts";
 import { addVerify } from "./prove/verify.ts";
 import { addTelemetry } from "./prove/telemetry.ts";
 import { addPolicy } from "./prove/policy.ts";
@@ -36,6 +38,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addAssess,
   addExport,
   addShow,
+  addPayload,
   addVerify,
   addTelemetry,
   addPolicy,
