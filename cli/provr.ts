@@ -20,6 +20,7 @@ import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
+import { Catalog } from "../lib/provcat/mod.ts";
 
 /**
  * Runs `provr` with the given arguments.
@@ -59,7 +60,16 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
       const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
         file.data.run.bundle === true;
-      await using catalog = needsCatalog ? await openCatalog(opts) : undefined;
+      // A run whose inputs are all file:/// URIs (and that pins no experiment and commits no bundle) needs no
+      // provcat.yaml: an empty catalog stages physical URIs.
+      const physicalOnly = (file.data.inputs ?? []).every((i) => i.uri.startsWith("file:///")) &&
+        file.data.experiment === undefined && file.data.run.bundle !== true &&
+        opts.config === undefined && !Deno.env.get("PROVCAT_CONFIG");
+      await using catalog = !needsCatalog
+        ? undefined
+        : physicalOnly
+        ? await Catalog.open({ config: {} })
+        : await openCatalog(opts);
       const store = g.store ?? file.data.run.store;
       const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
       const controller = new AbortController();

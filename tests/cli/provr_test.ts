@@ -64,3 +64,28 @@ Deno.test("provr run --json prints the outcome", async () => {
   assert.equal(outcome.manifest.events, 7);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("provr run with only file:/// inputs needs no provcat.yaml, and an empty provcat.yaml is an empty config", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(dir, "data.csv"), "a,b\n1,2\n");
+  const path = join(dir, "run.yaml");
+  await Deno.writeTextFile(
+    path,
+    `run: { org: acme, domain: demo, env: dev }
+agent: { name: q, backend: call, model: "test:", script: { turns: [{ text: "ok" }] } }
+prompt: hi
+inputs: [{ uri: "file://${join(dir, "data.csv")}" }]
+`,
+  );
+  // The tests run in the project's folder, which has no provcat.yaml.
+  try {
+    const r = await run(["--runs", join(dir, "runs"), "run", path]);
+    assert.equal(r.code, 0, r.err);
+    await Deno.writeTextFile(join(dir, "empty.yaml"), "# nothing yet\n");
+    const ls = await run(["catalog", "--config", join(dir, "empty.yaml"), "ls", `file://${dir}`]);
+    assert.doesNotMatch(ls.err, /not a mapping/);
+    assert.equal(ls.code, 0, ls.err);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
