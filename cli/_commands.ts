@@ -64,6 +64,14 @@ export async function verifyAndPrint(
   const { record, bundle } = await findRunOrBundle(ref, options);
   const check = await verifyRun(record, bundle && !options.bundle ? { ...options, bundle } : options);
   printCheck(check, io, options.json ?? false);
+  if (!options.json) {
+    // The verdict is on the evidence; a run that failed is told beside it, with why.
+    const text = await record.eventsText().catch(() => null);
+    const last = text === null ? undefined : readEventsText(text).events.at(-1);
+    if (last?.type === "run_failed") {
+      io.out(`${record.runId}: the run itself failed: ${last.data.error}: ${last.data.message}`);
+    }
+  }
   return check.ok ? 0 : 1;
 }
 

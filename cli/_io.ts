@@ -30,12 +30,27 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 /** The process's own standard output and error. */
 export function processIo(): Io {
   const encoder = new TextEncoder();
+  let closed = false;
   return {
-    out: (line) => void Deno.stdout.writeSync(encoder.encode(printable(line) + "\n")),
+    // A reader that stops early (`prove show RUN | head -1`) closes the pipe: the rest is dropped quietly.
+    out: (line) => {
+      if (closed) return;
+      try {
+        writeAll(encoder.encode(printable(line) + "\n"));
+      } catch (error) {
+        if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+        closed = true;
+      }
+    },
     err: (line) => void Deno.stderr.writeSync(encoder.encode(printable(line) + "\n")),
     terminal: Deno.stderr.isTerminal(),
     progress: (line) => void Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`)),
   };
+}
+
+function writeAll(bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += Deno.stdout.writeSync(bytes.subarray(offset));
 }
 
 /** An {@linkcode Io} that keeps what it is given, for tests. */

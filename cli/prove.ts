@@ -4,6 +4,7 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME] [--json]
  * prove keygen FILE [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
@@ -16,6 +17,7 @@
  * ```
  * @module
  */
+import "./_import_env.ts"; // first: checks the variables the libraries below read as they load
 import { Command } from "commander";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
@@ -26,6 +28,7 @@ import { addQuestions } from "./prove/questions.ts";
 import { addAssess } from "./prove/assess.ts";
 import { addExport } from "./prove/export.ts";
 import { addShow } from "./prove/show.ts";
+import { addPayload } from "./prove/payload.ts";
 import { addVerify } from "./prove/verify.ts";
 import { addTelemetry } from "./prove/telemetry.ts";
 import { addPolicy } from "./prove/policy.ts";
@@ -39,6 +42,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addAssess,
   addExport,
   addShow,
+  addPayload,
   addVerify,
   addTelemetry,
   addPolicy,

@@ -4,6 +4,7 @@
  * git catalog, into the default store; then it verifies the run and shows it. docs/tour.md walks through it.
  * @module
  */
+import "./_import_env.ts"; // first: checks the variables the libraries below read as they load
 import { dirname, join } from "node:path";
 import { Catalog } from "../lib/provcat/mod.ts";
 import { runsRoot } from "../lib/provevi/mod.ts";
@@ -83,10 +84,10 @@ export async function tour(io: Io = processIo(), options: { runs?: string } = {}
   io.out("");
   io.out(`tour: the evidence was committed to the catalog as ${outcome.bundle?.pinned}`);
   io.out("");
-  io.out(`$ prove verify ${outcome.runId} --config ${config}`);
+  io.out(`tour: the check, as you can type it: deno task prove verify ${outcome.runId} --config ${config}`);
   const verified = await prove(["--runs", runs, "verify", outcome.runId, "--config", config], io);
   io.out("");
-  io.out(`$ prove show ${outcome.runId}`);
+  io.out(`tour: the record, as you can type it: deno task prove show ${outcome.runId}`);
   const shown = await prove(["--runs", runs, "show", outcome.runId], io);
   return verified || shown;
 }

@@ -2,7 +2,7 @@
  * `prove assess`: a judgement on a run, an event or a span, written to the store.
  * @module
  */
-import { parseAssessmentValue, questionsOf } from "../../lib/provevi/mod.ts";
+import { parseAssessmentValue, questionsOf, resolveRunRef } from "../../lib/provevi/mod.ts";
 import { printAssessments } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
@@ -33,7 +33,7 @@ export function addAssess({ program, io, withStore }: ProveContext): void {
           throw new UsageError("--event takes a seq, a whole number");
         }
         const target = {
-          run,
+          run: await resolveRunRef(store, run),
           ...(opts.event !== undefined ? { seq: Number(opts.event) } : {}),
           ...(opts.span !== undefined ? { span: opts.span } : {}),
         };

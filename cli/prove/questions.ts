@@ -2,7 +2,7 @@
  * `prove experiments`, `experiment show`, `agents`, `agent show` and `access`: the questions across runs that an indexed store answers.
  * @module
  */
-import { ProveviError, questionsOf } from "../../lib/provevi/mod.ts";
+import { ProveviError, questionsOf, resolveRunRef } from "../../lib/provevi/mod.ts";
 import { printAccess, printAgent, printAgents, printExperiment, printExperiments } from "../_listing.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -61,8 +61,10 @@ export function addQuestions({ program, io, withStore }: ProveContext): void {
     .action((run: string, opts: { json?: boolean }) =>
       withStore(async (store) => {
         const q = questionsOf(store, "prove access");
+        run = await resolveRunRef(store, run);
+        const list = await q.access(run); // first, so the file store says that prove access needs a sqlite store
         if (!(await q.run(run))) throw new ProveviError(`no run "${run}" in store ${store.uri}`);
-        printAccess(run, await q.access(run), io, opts.json ?? false);
+        printAccess(run, list, io, opts.json ?? false);
       })
     );
 }

@@ -101,7 +101,7 @@ export async function readConfig(path: string): Promise<CatalogConfig> {
   }
   let value: unknown;
   try {
-    value = parse(text);
+    value = parse(text) ?? {}; // an empty file (or one of comments only) is an empty config
   } catch (error) {
     throw new CatalogError(
       `cannot open the catalog: ${path} is not YAML: ${(error as Error).message.split("\n")[0]}`,

@@ -36,13 +36,13 @@ Deno.test("provr run prints the run ID and exits 0; provr verify passes the run"
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("provr run exits 1 when the run fails, and says why in one line", async () => {
+Deno.test("provr run exits 1 when the run fails, and says why in one line after the line that names the run", async () => {
   const { dir, path } = await runFileText(
     GOOD.replace('{ text: "forty-two" }', "{ error: { status: 500, message: boom } }"),
   );
   const r = await run(["--runs", join(dir, "runs"), "run", path]);
   assert.equal(r.code, 1);
-  assert.match(r.err, /^provr: run run-\S+ failed: AI_APICallError: boom$/);
+  assert.match(r.err, /^provr: run (run-\S+) in \S+\/\1\nprovr: run \1 failed: AI_APICallError: boom$/);
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -63,4 +63,29 @@ Deno.test("provr run --json prints the outcome", async () => {
   assert.equal(outcome.status, "completed");
   assert.equal(outcome.manifest.events, 7);
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("provr run with only file:/// inputs needs no provcat.yaml, and an empty provcat.yaml is an empty config", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(dir, "data.csv"), "a,b\n1,2\n");
+  const path = join(dir, "run.yaml");
+  await Deno.writeTextFile(
+    path,
+    `run: { org: acme, domain: demo, env: dev }
+agent: { name: q, backend: call, model: "test:", script: { turns: [{ text: "ok" }] } }
+prompt: hi
+inputs: [{ uri: "file://${join(dir, "data.csv")}" }]
+`,
+  );
+  // The tests run in the project's folder, which has no provcat.yaml.
+  try {
+    const r = await run(["--runs", join(dir, "runs"), "run", path]);
+    assert.equal(r.code, 0, r.err);
+    await Deno.writeTextFile(join(dir, "empty.yaml"), "# nothing yet\n");
+    const ls = await run(["catalog", "--config", join(dir, "empty.yaml"), "ls", `file://${dir}`]);
+    assert.doesNotMatch(ls.err, /not a mapping/);
+    assert.equal(ls.code, 0, ls.err);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -16,6 +16,9 @@ Deno.test("the tour makes a real run through a git catalog, commits its bundle, 
     /the evidence, the outputs and the committed bundle run:\/\/acme\/demo\/dev\/run-\S+\?at=commit:[0-9a-f]{40} verify/,
   );
   assert.match(out, / run_completed /);
+  // The commands it prints are ones a user can paste: deno task prove, not a bare prove (Perl's test runner).
+  assert.match(out, /as you can type it: deno task prove verify run-\S+ --config \S+provcat\.yaml/);
+  assert.doesNotMatch(out, /^\$ prove /m);
   // A second tour reuses the repository and the snapshot.
   assert.equal(await tour(bufferIo(), { runs: join(dir, "runs") }), 0);
   await removeWritable(dir);

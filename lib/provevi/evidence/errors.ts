@@ -50,7 +50,9 @@ export class NeedsIndexedStore extends ProveviError {
   /** @param question The method or command that was asked. */
   constructor(question: string) {
     super(
-      `${question} needs a sqlite store; the file store has no index of runs (pass --store sqlite:///evidence.db)`,
+      `${question} needs a sqlite store: questions across runs need its index, which the file store lacks; ` +
+        `make one with prove export RUN --to sqlite:///evidence.db (or run with --store sqlite:///evidence.db), ` +
+        `then pass --store sqlite:///evidence.db`,
     );
     this.name = "NeedsIndexedStore";
   }

@@ -123,47 +123,47 @@ export class FileStore implements EvidenceStore, StoreQuestions {
 
   /** The file store has no index: use a sqlite store. */
   runsReading(_uri: string): Promise<Q.RunReading[]> {
-    return Promise.reject(new NeedsIndexedStore("runsReading (prove runs --reading)"));
+    return Promise.reject(new NeedsIndexedStore("prove runs --reading"));
   }
   /** The file store has no index: use a sqlite store. */
   runsOfExperiment(_uri: string): Promise<Q.RunSummary[]> {
-    return Promise.reject(new NeedsIndexedStore("runsOfExperiment (prove runs --experiment)"));
+    return Promise.reject(new NeedsIndexedStore("prove runs --experiment"));
   }
   /** The file store has no index: use a sqlite store. */
   experiments(): Promise<Q.ExperimentSummary[]> {
-    return Promise.reject(new NeedsIndexedStore("experiments (prove experiments)"));
+    return Promise.reject(new NeedsIndexedStore("prove experiments"));
   }
   /** The file store has no index: use a sqlite store. */
   experiment(_uri: string): Promise<Q.ExperimentDetail | null> {
-    return Promise.reject(new NeedsIndexedStore("experiment (prove experiment show)"));
+    return Promise.reject(new NeedsIndexedStore("prove experiment show"));
   }
   /** The file store has no index: use a sqlite store. */
   runsOfAgent(_name: string, _options?: { version?: string }): Promise<Q.RunSummary[]> {
-    return Promise.reject(new NeedsIndexedStore("runsOfAgent (prove runs --agent)"));
+    return Promise.reject(new NeedsIndexedStore("prove runs --agent"));
   }
   /** The file store has no index: use a sqlite store. */
   agents(): Promise<Q.AgentSummary[]> {
-    return Promise.reject(new NeedsIndexedStore("agents (prove agents)"));
+    return Promise.reject(new NeedsIndexedStore("prove agents"));
   }
   /** The file store has no index: use a sqlite store. */
   agent(_name: string): Promise<Q.AgentDetail | null> {
-    return Promise.reject(new NeedsIndexedStore("agent (prove agent show)"));
+    return Promise.reject(new NeedsIndexedStore("prove agent show"));
   }
   /** The file store has no index: use a sqlite store. */
   run(_runId: string): Promise<Q.RunDetail | null> {
-    return Promise.reject(new NeedsIndexedStore("run"));
+    return Promise.reject(new NeedsIndexedStore("a run's row"));
   }
   /** The file store has no index: use a sqlite store. */
   access(_runId: string): Promise<Q.AccessEntry[]> {
-    return Promise.reject(new NeedsIndexedStore("access (prove access)"));
+    return Promise.reject(new NeedsIndexedStore("prove access"));
   }
   /** The file store has no index: use a sqlite store. */
   inputs(_runId: string): Promise<Q.InputEntry[]> {
-    return Promise.reject(new NeedsIndexedStore("inputs"));
+    return Promise.reject(new NeedsIndexedStore("a run's inputs"));
   }
   /** The file store keeps no assessments: use a sqlite store. */
   assess(): Promise<Assessment> {
-    return Promise.reject(new NeedsIndexedStore("assess (prove assess)"));
+    return Promise.reject(new NeedsIndexedStore("prove assess"));
   }
   /** The file store keeps no assessments: use a sqlite store. */
   assessments(_runId: string): Promise<Assessment[]> {

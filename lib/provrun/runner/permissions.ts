@@ -21,7 +21,15 @@ export interface PermissionNeed {
   flag: string;
   /** What needs it, naming the run file's key. */
   why: string;
+  /** Another way to meet the need, when there is one. */
+  hint?: string;
 }
+
+/**
+ * The family of variable names that the tasks and binaries of provr allow (`--allow-env=PROVR_KEY_*`): an
+ * `agent.provider.api_key_env` named in it works through `deno task provr` as written.
+ */
+export const KEY_VARIABLE_FAMILY = "PROVR_KEY_";
 
 /**
  * The variables read to start a stdio MCP server: the MCP SDK's stdio client passes the first seven on (its
@@ -72,8 +80,29 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
   }
   const route = parseRoute(agent);
   if (route.host) net(route.host, `the model provider (agent.model ${agent.model})`);
+  const keyName = route.provider === "openai-compatible" ? agent.provider?.api_key_env : undefined;
+  if (keyName) {
+    needs.push({
+      descriptor: { name: "env", variable: keyName },
+      flag: `--allow-env=${keyName}`,
+      why: "agent.provider.api_key_env",
+      ...(keyName.startsWith(KEY_VARIABLE_FAMILY) ? {} : {
+        hint: `name the variable ${KEY_VARIABLE_FAMILY}${
+          keyName.replace(/[^A-Za-z0-9]+/g, "_").toUpperCase()
+        }, which deno task provr allows`,
+      }),
+    });
+  }
+  if ((file.data.inputs ?? []).length > 0) {
+    // The stager copies each input into input/ with cp (copy-on-write where the file system can).
+    needs.push({
+      descriptor: { name: "run", command: "cp" },
+      flag: "--allow-run=cp",
+      why: "staging the inputs",
+    });
+  }
   if (agent.backend !== "agent") return needs;
-  for (const host of agent.net ?? []) net(host, "the tools, which agent.net grants it to");
+  for (const host of agent.net ?? []) net(host, "agent.net, to grant it to the tools,");
   // The sandbox is started as this process's own Deno when that is granted, else as `deno` (sandboxDeno()).
   needs.push({
     descriptor: { name: "run", command: sandboxDeno() },
@@ -147,7 +176,7 @@ export async function checkPermissions(file: RunFile, options: { runs: string })
     if (status.state !== "granted") {
       throw new PermissionMissing(
         `the run cannot start: this process lacks ${need.flag}, which ${need.why} needs; ` +
-          `add that flag (or a wider one) to the command that runs it`,
+          `add that flag (or a wider one) to the command that runs it${need.hint ? `, or ${need.hint}` : ""}`,
       );
     }
   }

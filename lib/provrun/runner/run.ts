@@ -63,8 +63,10 @@ export interface RunOptions {
   runs?: string;
   /** Cancels the run: it ends with `run_failed`, error `CancelledError`, sealed. */
   signal?: AbortSignal;
-  /** Called with each event as it is written (progress). */
-  onEvent?: (type: string, seq: number) => void;
+  /** Called with each event as it is written (progress); the event itself comes third. */
+  onEvent?: (type: string, seq: number, event: { data: Record<string, unknown>; time: string }) => void;
+  /** Called once the run has its ID and folder, before its first event, so a run cut short can be found. */
+  onStart?: (run: { runId: string; folder: string }) => void;
   /** Reads variables (API keys); `Deno.env` by default. */
   env?: (name: string) => string | undefined;
   /** The backend to use instead of the run file's, for tests. */
@@ -141,6 +143,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   const telemetry = await openRunTelemetry(runId, file, store, options);
   const writer = await store.openRun(runId);
   const folder = writer.folder;
+  options.onStart?.({ runId, folder });
   for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(folder, sub), { recursive: true });
   const actor = spec.run.actor ?? envOr(options, "USER") ?? envOr(options, "LOGNAME") ?? "unknown";
   const mode = spec.run.mode ?? (spec.run.env === "dev" ? "lenient" : "strict");
@@ -149,7 +152,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     ...(options.onFeed ? { onItem: options.onFeed } : {}),
   });
   recorder.onEvent = (e) => {
-    options.onEvent?.(e.type, e.seq);
+    options.onEvent?.(e.type, e.seq, e);
     live.event(e); // live feed
   };
   const controller = new AbortController();

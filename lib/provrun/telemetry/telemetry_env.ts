@@ -63,8 +63,10 @@ export const OTEL_VARIABLES: readonly string[] = [
 const NAMED = [...OTEL_VARIABLES, "MLFLOW_TRACKING_URI", ...PROXY_VARIABLES, "PROVRUN_TELEMETRY_POLICY"];
 
 /**
- * The process's variables: all of them when `--allow-env` allows listing them, else each telemetry variable by
- * name. A name the process may not read is reported, so a run can say what it could not check.
+ * The telemetry variables of the process, each read by name. It never lists the whole environment
+ * (`Deno.env.toObject()`), which a task that names its variables does not allow: with a prompt on a terminal,
+ * it would stop and ask. A name the process may not read is reported, so a run can say what it could not
+ * check.
  *
  * @returns The variables, and the names that could not be read.
  * @example
@@ -74,9 +76,6 @@ const NAMED = [...OTEL_VARIABLES, "MLFLOW_TRACKING_URI", ...PROXY_VARIABLES, "PR
  * ```
  */
 export function processEnviron(): { environ: Environ; unreadable: string[] } {
-  try {
-    return { environ: Deno.env.toObject(), unreadable: [] };
-  } catch { /* a narrow --allow-env: read by name */ }
   const environ: Record<string, string> = {};
   const unreadable: string[] = [];
   for (const name of NAMED) {

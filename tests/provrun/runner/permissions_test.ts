@@ -80,3 +80,90 @@ Deno.test("provr without net for the provider's host refuses to start, with one 
   assert.equal(server.bodies.length, 1);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("permissionNeeds() names the variable of agent.provider.api_key_env, and cp for a run with inputs", () => {
+  const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev }
+agent:
+  name: q
+  backend: call
+  model: "openai-compatible:llama3.1"
+  provider: { base_url: "http://127.0.0.1:11434/v1", api_key_env: OLLAMA_KEY }
+prompt: hi
+inputs: [{ uri: "file:///tmp/revenue.csv" }]
+`);
+  const needs = permissionNeeds(file, { runs: "/tmp/runs" });
+  const key = needs.find((n) => n.flag === "--allow-env=OLLAMA_KEY")!;
+  assert.equal(key.why, "agent.provider.api_key_env");
+  assert.match(key.hint!, /PROVR_KEY_OLLAMA_KEY, which deno task provr allows/);
+  assert.ok(needs.some((n) => n.flag === "--allow-run=cp"));
+});
+
+/** Runs `deno task provr` as deno.json writes it (its own flags), in a folder, with these variables. */
+async function taskProvr(folder: string, args: string[], env: Record<string, string>) {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words = (config.tasks.provr as string).split(" ").slice(1);
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...words, ...args],
+    env: { ...env, INIT_CWD: folder },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("deno task provr reads an api_key_env of the PROVR_KEY_ family; another name is refused at the start, naming the flag", async () => {
+  await using server = startFakeOpenAI();
+  const dir = await Deno.makeTempDir();
+  const yaml = (name: string) =>
+    `run: { org: acme, domain: demo, env: dev }
+agent:
+  name: q
+  backend: call
+  model: "openai-compatible:fake-4o"
+  provider: { base_url: "${server.baseUrl}", api_key_env: ${name} }
+prompt: hi
+`;
+  await Deno.writeTextFile(join(dir, "family.yaml"), yaml("PROVR_KEY_OLLAMA"));
+  await Deno.writeTextFile(join(dir, "other.yaml"), yaml("OLLAMA_KEY"));
+  const env = { PROVR_KEY_OLLAMA: "k-1", OLLAMA_KEY: "k-2" };
+  const ran = await taskProvr(dir, ["--runs", join(dir, "runs"), "run", "family.yaml"], env);
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.doesNotMatch(ran.stderr, /NotCapable/);
+  const refused = await taskProvr(dir, ["--runs", join(dir, "runs"), "run", "other.yaml"], env);
+  assert.equal(refused.code, 1);
+  const lines = refused.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, refused.stderr);
+  assert.match(
+    lines[0]!,
+    /^provr: the run cannot start: this process lacks --allow-env=OLLAMA_KEY, which agent\.provider\.api_key_env needs; .*or name the variable PROVR_KEY_OLLAMA_KEY/,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("docs/sandbox.md, Narrowing them: the example runs as written and ends in the one-line refusal", async () => {
+  const doc = await Deno.readTextFile("docs/sandbox.md");
+  const section = doc.slice(doc.indexOf("### Narrowing them"));
+  const yaml = section.match(/```yaml\n([\s\S]*?)```/)![1]!;
+  const sh = section.match(/```sh\n([\s\S]*?)```/)![1]!;
+  const command = sh.split("\n").filter((l) => !l.startsWith("#")).join("\n").trim();
+  const expected = sh.split("\n").filter((l) => l.startsWith("# ")).map((l) => l.slice(2)).join(" ");
+  const home = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(home, "run.yaml"), yaml);
+  const out = await new Deno.Command("sh", {
+    args: ["-c", command.replace(/ run\.yaml$/, ` ${join(home, "run.yaml")}`)],
+    env: { HOME: home, DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno` },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assert.equal(out.code, 1, stderr);
+  assert.equal(stderr, expected);
+  await Deno.remove(home, { recursive: true });
+});

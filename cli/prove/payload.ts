@@ -1,0 +1,51 @@
+/**
+ * `prove payload`: one payload of a run, by its SHA-256 or the start of it, after checking its hash; JSON is
+ * pretty-printed, other text printed as it is.
+ * @module
+ */
+import { findRun, ProveviError } from "../../lib/provevi/mod.ts";
+import type { ProveContext } from "./_context.ts";
+
+/** Adds the command to `prove`. */
+export function addPayload({ program, io, withStore }: ProveContext): void {
+  program.command("payload")
+    .description("Print one payload of a run, after checking its hash; JSON is pretty-printed.")
+    .argument("<run>", "a run ID, latest, the start of a run ID, or a run folder's path")
+    .argument("<sha256>", "the payload's SHA-256, or the start of it")
+    .action((run: string, sha256: string) =>
+      withStore(async (store) => {
+        const record = await findRun(run, { store });
+        const start = sha256.toLowerCase();
+        if (!/^[0-9a-f]{1,64}$/.test(start)) {
+          throw new ProveviError(`"${sha256}" is not a SHA-256: write the payload's hash or the start of it`);
+        }
+        const found = (await record.payloadNames()).filter((n) =>
+          /^[0-9a-f]{64}$/.test(n) && n.startsWith(start)
+        );
+        if (found.length === 0) throw new ProveviError(`run "${record.runId}" has no payload ${sha256}`);
+        if (found.length > 1) {
+          throw new ProveviError(
+            `"${sha256}" starts ${found.length} payloads of run "${record.runId}" (${
+              found.slice(0, 3).map((f) => f.slice(0, 12)).join(", ")
+            }…); write more of the hash`,
+          );
+        }
+        const bytes = await record.payload(found[0]!); // checks the hash
+        let text: string;
+        try {
+          text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+        } catch {
+          throw new ProveviError(
+            `payload ${
+              found[0]
+            } of run "${record.runId}" is not text (${bytes.length} bytes); read it from the run folder`,
+          );
+        }
+        try {
+          io.out(JSON.stringify(JSON.parse(text), null, 2));
+        } catch {
+          io.out(text.replace(/\n$/, ""));
+        }
+      })
+    );
+}

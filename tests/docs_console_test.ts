@@ -1,0 +1,183 @@
+/**
+ * The docs run as written: every ```console block of README.md and of each docs/*.md this test finds (in name
+ * order) is run, command by command, and its output compared with the doc, in the manner of cram and trycmd.
+ *
+ * The rules, kept simple so that anyone writing a guide can follow them:
+ *
+ * - Each file runs in its own scratch home: `HOME` is a new empty folder, and the commands run in a scratch
+ *   project folder whose `cli/`, `lib/`, `fixtures/`, `mod.ts`, `deno.json` and `deno.lock` are links to this
+ *   checkout, so `deno task prove …` works there and a file a command writes lands in the scratch folder. A
+ *   file's blocks run in order, so a later block sees what an earlier one made. Only `HOME`, `PATH`,
+ *   `DENO_DIR`, `USER` and `TERM=dumb` are set.
+ * - A line `$ COMMAND` is run with `sh -c`, standard error merged into standard output. A line that follows it
+ *   and starts with `> ` continues the command (a here-document, say), without the `> `. Each command runs in a
+ *   shell of its own, but a line that only sets a variable (`$ S=sqlite:///evidence.db`) is kept for the
+ *   commands after it. The line `Task NAME …` that `deno task` prints first is dropped.
+ * - The lines after a command, up to the next `$ ` line or the end of the block, are its expected output; a
+ *   blank line between two commands is dropped. The exit code is not compared: a documented refusal is output.
+ * - In expected output, `[..]` matches any text within a line, and a line that is `...` matches any number of
+ *   lines (none too). Before comparing, both sides have run IDs written as `run-[ID]` and times (RFC 3339, UTC)
+ *   as `[TIME]`, and the output has the scratch home written as `~` and the scratch project as `.`.
+ * - A block preceded by the line `<!-- docs-test: skip (why) -->` (blank lines may come between) is not run:
+ *   for a block that needs a server, a secret or a browser, or is only an illustration.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const LINKED = ["cli", "lib", "fixtures", "mod.ts", "deno.json", "deno.lock"];
+
+/** One command of a block, with the output the doc shows. */
+interface Step {
+  command: string;
+  expected: string[];
+  line: number;
+}
+
+/** The console blocks of a Markdown text, each as its steps, less the skipped ones. */
+export function consoleBlocks(text: string): { steps: Step[]; skipped: string | null; line: number }[] {
+  const lines = text.split("\n");
+  const blocks: { steps: Step[]; skipped: string | null; line: number }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== "```console") continue;
+    let j = i - 1;
+    while (j >= 0 && lines[j]!.trim() === "") j--;
+    const skip = j >= 0 ? lines[j]!.match(/^<!-- docs-test: skip \((.+)\) -->$/) : null;
+    const steps: Step[] = [];
+    let k = i + 1;
+    for (; k < lines.length && lines[k]!.trim() !== "```"; k++) {
+      const line = lines[k]!;
+      if (line.startsWith("$ ")) steps.push({ command: line.slice(2), expected: [], line: k + 1 });
+      else if (line.startsWith("> ") && steps.length && steps.at(-1)!.expected.length === 0) {
+        steps.at(-1)!.command += "\n" + line.slice(2);
+      } else if (steps.length) steps.at(-1)!.expected.push(line);
+    }
+    for (const step of steps) {
+      while (step.expected.length && step.expected.at(-1) === "") step.expected.pop();
+    }
+    blocks.push({ steps, skipped: skip ? skip[1]! : null, line: i + 1 });
+    i = k;
+  }
+  return blocks;
+}
+
+const RUN_ID = /run-\d{8}T\d{6}Z-[0-9a-f]{8}/g;
+const TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
+
+function normal(line: string): string {
+  return line.replace(RUN_ID, "run-[ID]").replace(TIME, "[TIME]");
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** True when the output lines match the expected ones, `[..]` and `...` as the rules say. */
+export function matches(actual: string[], expected: string[]): boolean {
+  const lineMatches = (a: string, e: string) =>
+    new RegExp(`^${normal(e).split("[..]").map(escape).join(".*")}$`).test(normal(a));
+  const go = (ai: number, ei: number): boolean => {
+    if (ei === expected.length) return ai === actual.length;
+    if (expected[ei] === "...") {
+      for (let k = ai; k <= actual.length; k++) if (go(k, ei + 1)) return true;
+      return false;
+    }
+    return ai < actual.length && lineMatches(actual[ai]!, expected[ei]!) && go(ai + 1, ei + 1);
+  };
+  return go(0, 0);
+}
+
+async function docFiles(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(join(ROOT, "docs"))) if (e.name.endsWith(".md")) names.push(e.name);
+  return ["README.md", ...names.sort().map((n) => `docs/${n}`)];
+}
+
+async function scratch(): Promise<{ home: string; project: string }> {
+  const base = await Deno.makeTempDir({ prefix: "docs-test-" });
+  const home = join(base, "home");
+  const project = join(base, "project");
+  await Deno.mkdir(home);
+  await Deno.mkdir(project);
+  for (const name of LINKED) await Deno.symlink(join(ROOT, name), join(project, name));
+  return { home, project };
+}
+
+async function runStep(
+  command: string,
+  where: { home: string; project: string },
+  variables: string[],
+): Promise<string[]> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", `exec 2>&1\n${variables.join("\n")}\n${command}`],
+    cwd: where.project,
+    clearEnv: true,
+    env: {
+      HOME: where.home,
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache", "deno"),
+      USER: "ada",
+      TERM: "dumb",
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(180_000),
+  }).output();
+  const text = new TextDecoder().decode(out.stdout)
+    .replaceAll(where.home, "~")
+    .replaceAll(where.project, ".");
+  const lines = text.split("\n").filter((l, i) => !(i === 0 && /^Task \S+ /.test(l)));
+  if (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+Deno.test("consoleBlocks() and matches() follow the rules written at the top of this test", () => {
+  const blocks = consoleBlocks(
+    "```console\n$ echo a\na\n\n$ cat <<EOF\n> x\n> EOF\nx\n```\n\n<!-- docs-test: skip (a server) -->\n\n```console\n$ curl x\n```\n",
+  );
+  assert.deepEqual(blocks.map((b) => [b.steps.map((s) => [s.command, s.expected]), b.skipped]), [
+    [[["echo a", ["a"]], ["cat <<EOF\nx\nEOF", ["x"]]], null],
+    [[["curl x", []]], "a server"],
+  ]);
+  assert.ok(matches(["a", "b", "c"], ["a", "...", "c"]));
+  assert.ok(matches(["a", "c"], ["a", "...", "c"]));
+  assert.ok(
+    matches(["run-20261130T101010Z-0badc0de at 2026-11-30T10:10:10.5Z"], [
+      "run-20261129T000000Z-12345678 at [TIME]",
+    ]),
+  );
+  assert.ok(matches(["took 12ms"], ["took [..]"]));
+  assert.ok(!matches(["a", "b"], ["a"]));
+});
+
+for (const file of await docFiles()) {
+  const text = await Deno.readTextFile(join(ROOT, file));
+  const blocks = consoleBlocks(text);
+  if (!blocks.some((b) => b.skipped === null && b.steps.length)) continue;
+  Deno.test(`${file}: every console block runs as written, in order, in a scratch home`, async () => {
+    const where = await scratch();
+    const variables: string[] = [];
+    try {
+      for (const block of blocks) {
+        if (block.skipped !== null) continue;
+        for (const step of block.steps) {
+          if (/^[A-Za-z_][A-Za-z0-9_]*=\S*$/.test(step.command)) {
+            variables.push(step.command);
+            continue;
+          }
+          const actual = await runStep(step.command, where, variables);
+          assert.ok(
+            matches(actual, step.expected),
+            `${file}:${step.line}: $ ${step.command}\n--- the doc shows:\n${
+              step.expected.join("\n")
+            }\n--- the command printed:\n${actual.join("\n")}`,
+          );
+        }
+      }
+    } finally {
+      await Deno.remove(join(where.home, ".."), { recursive: true });
+    }
+  });
+}
