@@ -1,6 +1,6 @@
 /**
- * MahaCata: the caller of record for AI agent runs. Re-exports the catalog (provcat), the evidence (provevi)
- * and the runtime (provrun).
+ * MahaCata: the caller of record for AI agent runs. Re-exports the catalog (provcat), the evidence (provevi),
+ * the runtime (provrun) and the trace database (provtrace).
  *
  * @example
  * ```ts
@@ -14,3 +14,4 @@
 export * from "./lib/provcat/mod.ts";
 export * from "./lib/provevi/mod.ts";
 export * from "./lib/provrun/mod.ts";
+export * from "./lib/provtrace/mod.ts";

@@ -34,6 +34,11 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     backends: ["run", "sandbox", "telemetry"],
     runner: ["run", "sandbox", "telemetry", "backends"],
   },
+  provtrace: {
+    db: [],
+    build: ["db"],
+    export: ["db"],
+  },
 };
 
 async function* files(dir: string): AsyncGenerator<string> {
@@ -158,4 +163,14 @@ Deno.test("no library file imports from cli/ or tests/", async () => {
       assert.ok(top !== "cli" && top !== "tests", `${relative(ROOT, file)} imports ${spec}`);
     }
   }
+});
+
+Deno.test("docs/layout.md has a row for every folder of the table", async () => {
+  const doc = await Deno.readTextFile(join(ROOT, "docs", "layout.md"));
+  const missing = Object.entries(FOLDERS).flatMap(([part, table]) =>
+    Object.keys(table).filter((folder) => !new RegExp(`^\\| \`${part}/${folder}/\` +\\|`, "m").test(doc)).map(
+      (f) => `${part}/${f}/`,
+    )
+  );
+  assert.deepEqual(missing, []);
 });

@@ -1,30 +1,62 @@
 /**
- * `prove runs`: the run IDs of a store, or the runs that read a URI, named an experiment or ran an agent class.
+ * `prove runs`: the runs of a store as a table (run ID, status, start, duration, agent, model, tokens,
+ * experiment), newest first, filtered by status, start, agent class or experiment; or the runs that read a URI.
  * @module
  */
-import { questionsOf } from "../../lib/provevi/mod.ts";
-import { printRuns } from "../_listing.ts";
+import {
+  listRuns,
+  questionsOf,
+  RUN_LIST_STATUSES,
+  type RunListStatus,
+  type RunRow,
+} from "../../lib/provevi/mod.ts";
+import type { Io } from "../_io.ts";
+import { printColumns, printRuns } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
+
+/** How many runs `prove runs` shows when `--limit` is not given. */
+export const DEFAULT_LIMIT = 50;
+
+interface RunsOptions {
+  reading?: string;
+  experiment?: string;
+  agent?: string;
+  version?: string;
+  status?: string;
+  since?: string;
+  limit?: string;
+  offset?: string;
+  json?: boolean;
+}
 
 /** Adds the command to `prove`. */
 export function addRuns({ program, io, withStore }: ProveContext): void {
   program.command("runs")
     .description(
-      "List the run IDs in the store, oldest first; or the runs that read a URI, named an experiment, or ran an agent class.",
+      "List the runs in the store, newest first: ID, status, start, duration, agent, model, tokens, experiment.",
     )
-    .option("--reading <uri>", "the runs that staged the URI as an input (or a pinned version of it)")
-    .option("--experiment <uri>", "the runs that named the experiment (a pinned URI: that version)")
-    .option("--agent <name>", "the runs of an agent class (org/domain/env/name, or its name)")
-    .option("--version <sha256>", "with --agent: one version of the class, by its SHA-256 or the start of it")
+    .option("--status <status>", `only runs of this status: ${RUN_LIST_STATUSES.join(", ")}`)
+    .option(
+      "--since <time>",
+      "only runs that started since a time (2026-11-30, 2026-11-30T14:00:00Z) or 30m, 2h, 7d ago",
+    )
+    .option("--agent <name>", "only the runs of an agent class (org/domain/env/name, or its name)")
+    .option("--experiment <uri>", "only the runs that named the experiment (a pinned URI: that version)")
+    .option("--limit <n>", `show at most n runs (default ${DEFAULT_LIMIT})`)
+    .option("--offset <n>", "skip the n newest runs first")
+    .option("--reading <uri>", "the runs that staged the URI as an input (or a pinned version of it); sqlite")
+    .option(
+      "--version <sha256>",
+      "with --agent: one version of the class, by its SHA-256 or the start of it; sqlite",
+    )
     .option("--json", "print JSON")
-    .action((
-      opts: { reading?: string; experiment?: string; agent?: string; version?: string; json?: boolean },
-    ) =>
+    .action((opts: RunsOptions) =>
       withStore(async (store) => {
         const json = opts.json ?? false;
-        const filters = [opts.reading, opts.experiment, opts.agent].filter((f) => f !== undefined);
-        if (filters.length > 1) throw new UsageError("give one of --reading, --experiment and --agent");
+        if (opts.reading !== undefined && (opts.agent !== undefined || opts.experiment !== undefined)) {
+          throw new UsageError("give one of --reading, --experiment and --agent");
+        }
         if (opts.version !== undefined && opts.agent === undefined) {
           throw new UsageError("--version needs --agent");
         }
@@ -44,25 +76,102 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
             json,
           );
         }
-        if (opts.experiment !== undefined) {
+        if (opts.version !== undefined) {
           return printRuns(
-            await questionsOf(store, "prove runs --experiment").runsOfExperiment(opts.experiment),
-            io,
-            json,
-          );
-        }
-        if (opts.agent !== undefined) {
-          return printRuns(
-            await questionsOf(store, "prove runs --agent").runsOfAgent(opts.agent, {
-              ...(opts.version !== undefined ? { version: opts.version } : {}),
+            await questionsOf(store, "prove runs --agent --version").runsOfAgent(opts.agent!, {
+              version: opts.version,
             }),
             io,
             json,
           );
         }
-        const ids = await store.runIds();
-        if (json) io.out(JSON.stringify(ids.map((run_id) => ({ run_id })), null, 2));
-        else for (const id of ids) io.out(id);
+        const status = opts.status;
+        if (status !== undefined && !RUN_LIST_STATUSES.includes(status as RunListStatus)) {
+          throw new UsageError(
+            `--status ${status} is not a status: give one of ${RUN_LIST_STATUSES.join(", ")}`,
+          );
+        }
+        const limit = count("--limit", opts.limit) ?? DEFAULT_LIMIT;
+        const offset = count("--offset", opts.offset) ?? 0;
+        const list = await listRuns(store, {
+          ...(status !== undefined ? { status: status as RunListStatus } : {}),
+          ...(opts.since !== undefined ? { since: sinceTime(opts.since) } : {}),
+          ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
+          ...(opts.experiment !== undefined ? { experiment: opts.experiment } : {}),
+          limit,
+          offset,
+        });
+        if (json) return io.out(JSON.stringify(list.runs, null, 2));
+        printRunTable(list.runs, io);
+        const shown = offset + list.runs.length;
+        if (shown < list.total) {
+          io.err(
+            `(${list.runs.length} of ${list.total} runs shown; --limit ${list.total} shows all, --offset ${shown} the next)`,
+          );
+        }
       })
     );
+}
+
+function count(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) {
+    throw new UsageError(`${flag} ${text} is not a count: give a whole number, 0 or more`);
+  }
+  return Number(text);
+}
+
+/**
+ * The time that `--since` names: `30s`, `30m`, `2h`, `7d` or `2w` ago, or a date or time (UTC unless it says).
+ * @throws UsageError for anything else.
+ */
+export function sinceTime(text: string, now: Date = new Date()): string {
+  const ago = text.match(/^(\d+)([smhdw])$/);
+  if (ago) {
+    const unit = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[ago[2] as "s" | "m" | "h" | "d" | "w"];
+    return new Date(now.getTime() - Number(ago[1]) * unit * 1000).toISOString();
+  }
+  const utc = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text)
+    ? (text.length === 10 ? `${text}T00:00:00Z` : `${text}Z`)
+    : text;
+  const time = Date.parse(utc);
+  if (Number.isNaN(time) || !/^\d{4}-/.test(text)) {
+    throw new UsageError(
+      `--since ${text} is not a time: give a date (2026-11-30), a time (2026-11-30T14:00:00Z) or 30m, 2h, 7d`,
+    );
+  }
+  return new Date(time).toISOString();
+}
+
+/** A duration as a person reads it: 850ms, 4.2s, 3m04s, 2h05m. */
+export function durationText(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** The status as the table shows it: a cut run says where it was cut. */
+export function statusText(row: Pick<RunRow, "status" | "last_seq">): string {
+  return row.status === "cut" && row.last_seq !== null ? `cut at seq ${row.last_seq}` : row.status;
+}
+
+/** Prints runs as the table of `prove runs`. */
+export function printRunTable(runs: RunRow[], io: Io): void {
+  if (runs.length === 0) return io.err("no runs");
+  printColumns([
+    ["RUN", "STATUS", "STARTED", "DURATION", "AGENT", "MODEL", "TOKENS", "EXPERIMENT"],
+    ...runs.map((r) => [
+      r.run_id,
+      statusText(r),
+      r.started_at === null ? "-" : r.started_at.slice(0, 19).replace("T", " "),
+      durationText(r.duration_ms),
+      r.agent === null ? "-" : r.agent.slice(r.agent.lastIndexOf("/") + 1),
+      r.model ?? "-",
+      r.tokens === null ? "-" : String(r.tokens),
+      r.experiment ?? "-",
+    ]),
+  ], io);
 }

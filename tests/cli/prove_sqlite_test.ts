@@ -60,7 +60,15 @@ Deno.test("prove runs --reading/--experiment/--agent lists runs from a sqlite st
     assert.deepEqual(JSON.parse(exp.out).map((r: { run_id: string }) => r.run_id), ["run-1"]);
     const agent = await run(["--store", store, "runs", "--agent", "summariser", "--json"]);
     assert.deepEqual(JSON.parse(agent.out).map((r: { run_id: string }) => r.run_id), ["run-2"]);
-    assert.equal((await run(["--store", store, "runs"])).out, "run-1\nrun-2");
+    const table = (await run(["--store", store, "runs"])).out.split("\n");
+    assert.deepEqual(table.map((l) => l.split(/ +/).slice(0, 2)), [
+      ["RUN", "STATUS"],
+      ["run-2", "completed"],
+      [
+        "run-1",
+        "completed",
+      ],
+    ]);
     assert.equal((await run(["--store", store, "runs", "--reading", "x", "--agent", "y"])).code, 2);
   }));
 
@@ -142,7 +150,7 @@ Deno.test("prove assess writes an assessment and prove show lists it after the e
 
 Deno.test("the questions across runs need a sqlite store: the file store exits 1 and says so", async () => {
   for (
-    const args of [["runs", "--agent", "x"], ["experiments"], ["agents"], ["access", "run-x"], [
+    const args of [["runs", "--reading", "x"], ["experiments"], ["agents"], ["access", "run-x"], [
       "agent",
       "show",
       "x",

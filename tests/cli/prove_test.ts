@@ -16,10 +16,63 @@ async function run(args: string[], command = prove) {
   return { code, out: io.stdout.join("\n"), err: io.stderr.join("\n") };
 }
 
-Deno.test("prove runs lists the run IDs under the runs root, and --json prints them as JSON", async () => {
-  assert.deepEqual(await run(["--runs", RUNS, "runs"]), { code: 0, out: SAMPLE_RUN_ID, err: "" });
+Deno.test("prove runs prints a table of the runs under the runs root, and --json prints their rows", async () => {
+  const r = await run(["--runs", RUNS, "runs"]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(
+    r.out,
+    [
+      "RUN                            STATUS     STARTED              DURATION  AGENT             MODEL                             TOKENS  EXPERIMENT",
+      `${SAMPLE_RUN_ID}  completed  2026-11-29 12:00:00  18ms      revenue-question  test:fixtures/models/answer.yaml  23      -`,
+    ].join("\n"),
+  );
   const json = await run(["--runs", RUNS, "runs", "--json"]);
-  assert.deepEqual(JSON.parse(json.out), [{ run_id: SAMPLE_RUN_ID }]);
+  const rows = JSON.parse(json.out);
+  assert.deepEqual(rows.map((r: { run_id: string; status: string }) => [r.run_id, r.status]), [
+    [SAMPLE_RUN_ID, "completed"],
+  ]);
+  assert.deepEqual(Object.keys(rows[0]), [
+    "run_id",
+    "status",
+    "started_at",
+    "ended_at",
+    "duration_ms",
+    "agent",
+    "agent_version",
+    "model",
+    "tokens",
+    "experiment",
+    "last_seq",
+  ]);
+});
+
+Deno.test("prove runs on a runs root that does not exist is an error, not an empty list", async () => {
+  const r = await run(["--runs", "/nonexistent", "runs"]);
+  assert.equal(r.code, 1);
+  assert.equal(r.out, "");
+  assert.match(r.err, /^prove: the runs root \/nonexistent does not exist: check --runs or PROVRUN_RUNS/);
+});
+
+Deno.test("prove runs refuses a status, a count or a time it does not know, with exit 2", async () => {
+  for (
+    const [args, message] of [
+      [["--status", "done"], /--status done is not a status: give one of completed, failed, cancelled/],
+      [["--limit", "-3"], /--limit -3 is not a count/],
+      [["--since", "yesterday"], /--since yesterday is not a time/],
+    ] as const
+  ) {
+    const r = await run(["--runs", RUNS, "runs", ...args]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, message);
+  }
+});
+
+Deno.test("prove takes latest and the start of a run ID wherever it takes a run", async () => {
+  for (const ref of ["latest", "run-20261129"]) {
+    const r = await run(["--runs", RUNS, "verify", ref]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, new RegExp(`^${SAMPLE_RUN_ID}: the evidence and the outputs verify`));
+  }
 });
 
 Deno.test("prove verify passes the fixture run with exit 0", async () => {

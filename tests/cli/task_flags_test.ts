@@ -73,7 +73,7 @@ Deno.test("deno task prove, typed in another folder, takes relative paths from t
   const root = new URL("../../", import.meta.url).pathname;
   await copyFolder(`${root}fixtures/runs`, `${dir}/myruns`);
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "--config", `${root}deno.json`, "prove", "--runs", "myruns", "runs"],
+    args: ["task", "--quiet", "--config", `${root}deno.json`, "prove", "--runs", "myruns", "runs", "--json"],
     cwd: dir,
     // As typed in a shell: a `deno task` that runs these tests has set INIT_CWD already, and a nested
     // `deno task` keeps the outer one's.
@@ -83,7 +83,8 @@ Deno.test("deno task prove, typed in another folder, takes relative paths from t
     stderr: "piped",
   }).output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  assert.equal(new TextDecoder().decode(out.stdout).trim(), "run-20261129T120000Z-0badc0de");
+  const rows = JSON.parse(new TextDecoder().decode(out.stdout));
+  assert.deepEqual(rows.map((r: { run_id: string }) => r.run_id), ["run-20261129T120000Z-0badc0de"]);
   await Deno.remove(dir, { recursive: true });
 });
 

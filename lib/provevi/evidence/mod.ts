@@ -13,3 +13,4 @@ export * from "./record.ts";
 export * from "./runs_root.ts";
 export * from "./verify.ts";
 export * from "./spans_file.ts";
+export * from "./writer_process.ts";

@@ -8,10 +8,13 @@ import { FileRunRecord } from "../store/file_store.ts";
 import { FileStore } from "../store/file_store.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore } from "../store/store.ts";
+import { firstLine } from "./_run_lines.ts";
+import { resolveRunRef } from "./resolve_run_ref.ts";
 
 /**
- * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path; anything else is a run ID, looked up in
- * `store` (by default a file store under the runs root). A run ID that names a link under the runs root is
+ * Finds a run. A text with a `/`, or `.`/`..`, is a run folder's path; anything else is a run ID, `latest`, or
+ * the start of one run's ID ({@linkcode resolveRunRef}), looked up in `store` (by default a file store under
+ * the runs root). A run ID that names a link under the runs root is
  * refused, so a link cannot pass off one run as another.
  *
  * @param ref A run ID or a run folder's path.
@@ -41,7 +44,16 @@ export async function findRun(
     return new FileRunRecord(await runIdOfFolder(folder), folder);
   }
   const store = options.store ?? new FileStore(options.runs === undefined ? {} : { runs: options.runs });
-  return await store.readRun(ref);
+  if (ref === "latest") return await store.readRun(await resolveRunRef(store, ref));
+  try {
+    return await store.readRun(ref);
+  } catch (error) {
+    // Not a whole run ID: the start of one, if exactly one run has it.
+    if (!(error instanceof RunNotFound)) throw error;
+    const id = await resolveRunRef(store, ref);
+    if (id === ref) throw error;
+    return await store.readRun(id);
+  }
 }
 
 /** The run ID a folder's first event names, or else the folder's name. */
@@ -54,32 +66,4 @@ async function runIdOfFolder(folder: string): Promise<string> {
     if (typeof event?.run_id === "string" && event.run_id !== "") return event.run_id;
   } catch { /* the checks report a missing or unreadable file, or a first line that is not an event */ }
   return basename(folder);
-}
-
-/** The first line of a file, without its newline, or null when it has none within 16 MiB. */
-async function firstLine(path: string): Promise<string | null> {
-  using file = await Deno.open(path);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const buffer = new Uint8Array(65536);
-  while (size < 16 << 20) {
-    const n = await file.read(buffer);
-    if (n === null) break;
-    const chunk = buffer.subarray(0, n);
-    const end = chunk.indexOf(0x0a);
-    chunks.push(chunk.slice(0, end === -1 ? n : end));
-    size += n;
-    if (end !== -1) return new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks));
-  }
-  return null;
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

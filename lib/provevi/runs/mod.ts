@@ -5,6 +5,8 @@
  * @module
  */
 export * from "./find_run.ts";
+export * from "./list_runs.ts";
+export * from "./resolve_run_ref.ts";
 export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";

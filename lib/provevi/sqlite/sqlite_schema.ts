@@ -151,12 +151,23 @@ CREATE INDEX provevi_events_span ON provevi_events (span_id) WHERE span_id IS NO
 `;
 
 /**
+ * Version 3: indexes for the listing of runs (`listRuns`, `prove runs`): by status, by start, and the failed
+ * runs by their error, so that a page of cancelled runs does not read every failed run's events.
+ */
+const V3 = `
+CREATE INDEX provevi_runs_status ON provevi_runs (status, run_id);
+CREATE INDEX provevi_runs_started ON provevi_runs (started_at);
+CREATE INDEX provevi_events_failed ON provevi_events (json_extract(line, '$.data.error'), run_id)
+  WHERE type = 'run_failed';
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { SCHEMA_STEPS } from "./sqlite_schema.ts";
- * SCHEMA_STEPS.map((s) => s.version); // [1, 2]
+ * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3]
  * ```
  */
 export const SCHEMA_STEPS: readonly SchemaStep[] = [
@@ -177,6 +188,11 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
       ).all() as { line: string }[];
       for (const { line } of rows) writeCreatedRows(db, JSON.parse(line) as EvidenceEvent);
     },
+  },
+  {
+    version: 3,
+    description: "indexes for the listing of runs: by status, by start, failed runs by their error",
+    up: (db) => db.exec(V3),
   },
 ];
 

@@ -22,6 +22,7 @@ import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {
@@ -193,6 +194,7 @@ export class FileRunWriter implements RunWriter {
   #lastLine: string | null = null;
   #lastEvent: EvidenceEvent | null = null;
   #sealed = false;
+  #lock: Deno.FsFile | null = null;
 
   private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
@@ -217,7 +219,9 @@ export class FileRunWriter implements RunWriter {
       }
       throw new EvidenceError(`cannot create ${paths.events}: ${(error as Error).message}`, { cause: error });
     }
-    return new FileRunWriter(runId, folder, file);
+    const writer = new FileRunWriter(runId, folder, file);
+    writer.#lock = holdWriterLock(folder); // tells readers that the run is still being written
+    return writer;
   }
 
   /** Number of events appended. */
@@ -331,6 +335,8 @@ export class FileRunWriter implements RunWriter {
         await f.sync();
       }
       await Deno.rename(tmp, this.#paths.manifest);
+      releaseWriterLock(this.folder, this.#lock);
+      this.#lock = null;
       for (const dir of [this.#paths.payloads, this.#paths.evidence, this.folder]) await syncDir(dir);
     } catch (error) {
       throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {

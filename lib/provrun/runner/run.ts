@@ -6,7 +6,13 @@
  */
 import { join } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
-import { agentVersion, type EvidenceStore, type Manifest, openStore } from "../../provevi/mod.ts";
+import {
+  agentVersion,
+  type EvidenceStore,
+  type Manifest,
+  openStore,
+  writerProcess,
+} from "../../provevi/mod.ts";
 import { commitBundle } from "../../provevi/runs/bundle.ts";
 import { type PinnedExperiment, readExperiment } from "../../provevi/experiments/experiment.ts";
 import type { Catalog, Snapshot } from "../../provcat/mod.ts";
@@ -366,6 +372,7 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     session_id: spec.run.session_id ?? null,
     experiment: spec.experiment ?? null,
     store: spec.run.store ?? "file",
+    writer: writerProcess() as unknown as Json, // so that a reader tells "cut" from "running"
   };
 }
 

@@ -68,11 +68,11 @@ Deno.test("a file at version 1 (agent classes as experiments) is upgraded to ver
 
     assert.throws(
       () => new SqliteStore(old, { runs: dir, create: false }),
-      /schema version 1, and this provevi reads 2; open it once to write to upgrade it/,
+      /schema version 1, and this provevi reads 3; open it once to write to upgrade it/,
     );
     {
       await using store = new SqliteStore(old, { runs: dir });
-      assert.equal(schemaVersion(store.db), 2);
+      assert.equal(schemaVersion(store.db), 3);
     }
     await using store = new SqliteStore(old, { runs: dir, create: false });
     assert.deepEqual((await store.agents()).map((a) => [a.agent, a.first_run, a.versions, a.runs]), [

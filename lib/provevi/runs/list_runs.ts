@@ -1,0 +1,402 @@
+/**
+ * The runs of a store as a person reads them: one row per run with its status (completed, failed, cancelled,
+ * running, cut), start, duration, agent, model, tokens and experiment, newest first, filtered and paged. The
+ * sqlite store answers in SQL, over its index of runs; the file store reads each run's manifest and the first
+ * and last lines of its `events.jsonl`, and reads the whole file only for the runs of the page (for tokens).
+ * @module
+ */
+import { join } from "node:path";
+import { ProveviError } from "../evidence/errors.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { runWriterState } from "../evidence/writer_process.ts";
+import { evidencePaths, FileStore } from "../store/file_store.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import { SqliteStore } from "../sqlite/sqlite_store.ts";
+import { runFields, type SqlValue, withoutSelector } from "../sqlite/sqlite_rows.ts";
+import { firstLine, lastLine } from "./_run_lines.ts";
+
+/**
+ * How a run stands: `completed` and `failed` as its ending event says; `cancelled`, a run that failed with
+ * `CancelledError` (Ctrl-C, SIGTERM, a limit); `running`, a run with no ending whose writer is alive or cannot
+ * be seen from here; `cut`, a run whose record stops without an ending event and whose writer is gone (see
+ * `writer_process.ts`), or that was sealed without one.
+ */
+export type RunListStatus = "completed" | "failed" | "cancelled" | "running" | "cut";
+
+/** The statuses of {@linkcode RunListStatus}, in the order `prove runs --help` names them. */
+export const RUN_LIST_STATUSES: readonly RunListStatus[] = [
+  "completed",
+  "failed",
+  "cancelled",
+  "running",
+  "cut",
+];
+
+/** One run in a listing; the names are the evidence's (snake_case), as `--json` prints them. */
+export interface RunRow {
+  run_id: string;
+  status: RunListStatus;
+  /** The time of `run_created`. */
+  started_at: string | null;
+  /** The time of the ending event, or null. */
+  ended_at: string | null;
+  /** From the start to the end; to now for a running run; to the last event for a cut one. */
+  duration_ms: number | null;
+  /** The agent class, `org/domain/env/name`. */
+  agent: string | null;
+  /** The SHA-256 of the agent's settings: its version. */
+  agent_version: string | null;
+  /** The model route, such as `anthropic:claude-sonnet-4-5` or `test:answer`. */
+  model: string | null;
+  /** Input and output tokens of every model call, or null when the run made none. */
+  tokens: number | null;
+  /** The experiment, pinned when the run pinned it. */
+  experiment: string | null;
+  /** The seq of the last event written: for a cut run, where it was cut. */
+  last_seq: number | null;
+}
+
+/** What {@linkcode listRuns} keeps, and which page. */
+export interface ListRunsOptions {
+  /** Only runs of this status. */
+  status?: RunListStatus;
+  /** Only runs that started at or after this time (RFC 3339, UTC). */
+  since?: string;
+  /** Only runs of this agent class: `org/domain/env/name`, or its name. */
+  agent?: string;
+  /** Only runs that named this experiment (a pinned URI: that version). */
+  experiment?: string;
+  /** At most this many rows (all by default). */
+  limit?: number;
+  /** Skip this many rows, newest first. */
+  offset?: number;
+}
+
+/** A page of runs and how many runs the filters keep in all. */
+export interface RunList {
+  runs: RunRow[];
+  total: number;
+}
+
+/** A store that lists its runs itself (the postgres store may). */
+interface ListingStore {
+  listRuns(options: ListRunsOptions): Promise<RunList>;
+}
+
+/**
+ * Lists a store's runs, newest first.
+ *
+ * @param store The store.
+ * @param options Filters and page.
+ * @returns The page and the number of runs that pass the filters.
+ * @throws ProveviError when the file store's runs root does not exist, or an option cannot be used.
+ * @example
+ * ```ts
+ * import { FileStore } from "../store/file_store.ts";
+ * import { listRuns } from "./list_runs.ts";
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const { runs, total } = await listRuns(store, { status: "completed", limit: 20 });
+ * ```
+ */
+export async function listRuns(store: EvidenceStore, options: ListRunsOptions = {}): Promise<RunList> {
+  checkOptions(options);
+  if (store instanceof SqliteStore) return await listSqlite(store, options);
+  const own = (store as Partial<ListingStore>).listRuns;
+  if (typeof own === "function") return await own.call(store, options);
+  return await listFolders(store, options);
+}
+
+function checkOptions(options: ListRunsOptions): void {
+  if (options.status !== undefined && !RUN_LIST_STATUSES.includes(options.status)) {
+    throw new ProveviError(
+      `"${options.status}" is not a run status: use one of ${RUN_LIST_STATUSES.join(", ")}`,
+    );
+  }
+  for (const [name, n] of [["limit", options.limit], ["offset", options.offset]] as const) {
+    if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
+      throw new ProveviError(`--${name} ${n} is not a count: give a whole number, 0 or more`);
+    }
+  }
+  if (options.since !== undefined && Number.isNaN(Date.parse(options.since))) {
+    throw new ProveviError(
+      `--since ${options.since} is not a time: give 2026-11-30, 2026-11-30T14:00:00Z or 2h`,
+    );
+  }
+}
+
+/** The agent filter: a full class, or a name that matches the class's last part. */
+function agentMatches(agent: string | null, wanted: string): boolean {
+  if (agent === null) return false;
+  return wanted.includes("/") ? agent === wanted : agent.slice(agent.lastIndexOf("/") + 1) === wanted;
+}
+
+function experimentMatches(row: { experiment: string | null; pin: string | null }, wanted: string): boolean {
+  if (/[?#]/.test(wanted)) return row.pin === wanted;
+  return row.experiment === withoutSelector(wanted);
+}
+
+function sinceIso(since: string): string {
+  return new Date(Date.parse(since)).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+function ms(from: string | null, to: string | null): number | null {
+  if (from === null || to === null) return null;
+  const d = Date.parse(to) - Date.parse(from);
+  return Number.isNaN(d) ? null : Math.max(0, d);
+}
+
+/** The status of a run that has no ending event. */
+async function openStatus(sealed: boolean, folder: string | null, writer: unknown): Promise<RunListStatus> {
+  if (sealed) return "cut";
+  return (await runWriterState(folder, writer)) === "gone" ? "cut" : "running";
+}
+
+function endStatus(type: string | null, error: unknown): RunListStatus | null {
+  if (type === "run_completed") return "completed";
+  if (type === "run_failed") return error === "CancelledError" ? "cancelled" : "failed";
+  return null;
+}
+
+function durationOf(row: Pick<RunRow, "status" | "started_at" | "ended_at">, lastTime: string | null) {
+  if (row.ended_at !== null) return ms(row.started_at, row.ended_at);
+  if (row.status === "running") return ms(row.started_at, new Date().toISOString());
+  return ms(row.started_at, lastTime);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The sqlite store: SQL over provevi_runs (its primary key orders the runs; the agent and experiment columns
+// have indexes), and for the rows of the page, their first event and their events' tokens.
+
+interface SqlRunRow {
+  run_id: string;
+  folder: string;
+  status: string;
+  started_at: string | null;
+  ended_at: string | null;
+  agent: string | null;
+  agent_version: string | null;
+  experiment: string | null;
+  experiment_pin: string | null;
+  model: string | null;
+  writer: string | null;
+}
+
+// The expression and condition of the index provevi_events_failed, written as it is, so that SQLite uses it.
+const CANCELLED = `r.run_id IN (SELECT run_id FROM provevi_events
+  WHERE json_extract(line, '$.data.error') = 'CancelledError' AND type = 'run_failed')`;
+
+async function listSqlite(store: SqliteStore, options: ListRunsOptions): Promise<RunList> {
+  const db = store.db;
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  if (options.since !== undefined) {
+    where.push("r.started_at >= ?");
+    params.push(sinceIso(options.since));
+  }
+  if (options.agent !== undefined) {
+    if (options.agent.includes("/")) where.push("r.agent = ?");
+    else where.push("r.agent IN (SELECT agent FROM provevi_agents WHERE name = ?)");
+    params.push(options.agent);
+  }
+  if (options.experiment !== undefined) {
+    if (/[?#]/.test(options.experiment)) {
+      where.push("r.experiment_pin = ?");
+      params.push(options.experiment);
+    } else {
+      where.push("r.experiment = ?");
+      params.push(withoutSelector(options.experiment));
+    }
+  }
+  const open = options.status === "running" || options.status === "cut";
+  if (options.status === "completed") where.push("r.status = 'completed'");
+  if (options.status === "failed") where.push(`r.status = 'failed' AND NOT ${CANCELLED}`);
+  if (options.status === "cancelled") where.push(`r.status = 'failed' AND ${CANCELLED}`);
+  if (open) where.push("r.status IN ('running', 'incomplete')");
+  const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const select =
+    `SELECT r.run_id, r.folder, r.status, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment, r.experiment_pin,
+      json_extract(e.line, '$.data.model') AS model, json_extract(e.line, '$.data.writer') AS writer
+    FROM provevi_runs r LEFT JOIN provevi_events e ON e.run_id = r.run_id AND e.seq = 0
+    ${whereSql} ORDER BY r.run_id DESC`;
+  const offset = options.offset ?? 0;
+  let page: SqlRunRow[];
+  let total: number;
+  if (open) {
+    // Running and cut differ by whether the writer is alive, which only this process can see: the rows that
+    // have no ending are few, so they are all read and told apart here.
+    const all: SqlRunRow[] = [];
+    for (const r of db.prepare(select).all(...params) as unknown as SqlRunRow[]) {
+      if ((await sqlStatus(r)) === options.status) all.push(r);
+    }
+    total = all.length;
+    page = all.slice(offset, options.limit === undefined ? undefined : offset + options.limit);
+  } else {
+    total = Number(
+      (db.prepare(`SELECT count(*) AS n FROM provevi_runs r ${whereSql}`).get(...params) as { n: number }).n,
+    );
+    page = db.prepare(`${select} LIMIT ? OFFSET ?`).all(
+      ...params,
+      options.limit ?? -1,
+      offset,
+    ) as unknown as SqlRunRow[];
+  }
+  const lastEvent = db.prepare(
+    "SELECT seq, time FROM provevi_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+  );
+  const tokensOf = db.prepare(
+    `SELECT sum(coalesce(json_extract(line, '$.data.input_tokens'), 0)
+        + coalesce(json_extract(line, '$.data.output_tokens'), 0)) AS tokens
+     FROM provevi_events WHERE run_id = ? AND type = 'model_called'`,
+  );
+  const runs: RunRow[] = [];
+  for (const r of page) {
+    const last = lastEvent.get(r.run_id) as { seq: number; time: string } | undefined;
+    const { tokens } = tokensOf.get(r.run_id) as { tokens: number | null };
+    const row: RunRow = {
+      run_id: r.run_id,
+      status: await sqlStatus(r),
+      started_at: r.started_at,
+      ended_at: r.ended_at,
+      duration_ms: null,
+      agent: r.agent,
+      agent_version: r.agent_version,
+      model: r.model,
+      tokens: tokens === null ? null : Number(tokens),
+      experiment: r.experiment_pin ?? r.experiment,
+      last_seq: last === undefined ? null : Number(last.seq),
+    };
+    row.duration_ms = durationOf(row, last?.time ?? null);
+    runs.push(row);
+  }
+  return { total, runs };
+
+  async function sqlStatus(r: SqlRunRow): Promise<RunListStatus> {
+    if (r.status === "completed") return "completed";
+    if (r.status === "failed") {
+      const failed = db.prepare(
+        `SELECT json_extract(line, '$.data.error') AS error FROM provevi_events
+         WHERE run_id = ? AND type = 'run_failed' ORDER BY seq DESC LIMIT 1`,
+      ).get(r.run_id) as { error: unknown } | undefined;
+      return failed?.error === "CancelledError" ? "cancelled" : "failed";
+    }
+    let writer: unknown = null;
+    try {
+      writer = r.writer === null ? null : JSON.parse(r.writer);
+    } catch { /* an old run: no writer */ }
+    return await openStatus(r.status === "incomplete", r.folder, writer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The file store (and any store without an index): each run's manifest and first and last lines.
+
+interface FolderRun {
+  row: RunRow;
+  pin: string | null;
+  folder: string;
+}
+
+async function listFolders(store: EvidenceStore, options: ListRunsOptions): Promise<RunList> {
+  if (store instanceof FileStore) await checkRunsRoot(store.runsRoot);
+  const ids = (await store.runIds()).reverse();
+  const kept: FolderRun[] = [];
+  const since = options.since === undefined ? null : Date.parse(options.since);
+  for (const id of ids) {
+    const run = await readFolderRun(store, id);
+    if (run === null) continue;
+    const { row } = run;
+    if (options.status !== undefined && row.status !== options.status) continue;
+    if (options.agent !== undefined && !agentMatches(row.agent, options.agent)) continue;
+    if (
+      options.experiment !== undefined &&
+      !experimentMatches({ experiment: row.experiment, pin: run.pin }, options.experiment)
+    ) continue;
+    if (since !== null && (row.started_at === null || Date.parse(row.started_at) < since)) continue;
+    kept.push(run);
+  }
+  const offset = options.offset ?? 0;
+  const page = kept.slice(offset, options.limit === undefined ? undefined : offset + options.limit);
+  for (const run of page) await addWholeFile(run);
+  return { runs: page.map((r) => r.row), total: kept.length };
+}
+
+async function checkRunsRoot(root: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new ProveviError(
+        `the runs root ${root} does not exist: check --runs or PROVRUN_RUNS, or make a run first (provr run)`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  if (!info.isDirectory) {
+    throw new ProveviError(`the runs root ${root} is not a folder: check --runs or PROVRUN_RUNS`);
+  }
+}
+
+function parseEvent(line: string | null): EvidenceEvent | null {
+  if (line === null) return null;
+  try {
+    const event = JSON.parse(line);
+    return typeof event === "object" && event !== null && !Array.isArray(event)
+      ? event as EvidenceEvent
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+async function orNull<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch {
+    return null;
+  }
+}
+
+async function readFolderRun(store: EvidenceStore, id: string): Promise<FolderRun | null> {
+  const record = await orNull(() => store.readRun(id));
+  if (record === null || record.folder === null) return null;
+  const paths = evidencePaths(record.folder);
+  const first = parseEvent(await orNull(() => firstLine(paths.events)));
+  const last = parseEvent(await orNull(() => lastLine(paths.events)));
+  const manifest = await orNull(() => Deno.readTextFile(paths.manifest));
+  const created = first?.type === "run_created" ? first : null;
+  const fields = runFields(created);
+  const ending = endStatus(last?.type ?? null, last?.data?.error);
+  const status = ending ?? await openStatus(manifest !== null, record.folder, created?.data?.writer);
+  const row: RunRow = {
+    run_id: id,
+    status,
+    started_at: fields.started_at,
+    ended_at: ending !== null ? last!.time : null,
+    duration_ms: null,
+    agent: fields.agent,
+    agent_version: fields.agent_version,
+    model: typeof created?.data?.model === "string" ? created.data.model : null,
+    tokens: null,
+    experiment: fields.experiment_pin ?? fields.experiment,
+    last_seq: typeof last?.seq === "number" ? last.seq : null,
+  };
+  row.duration_ms = durationOf(row, typeof last?.time === "string" ? last.time : null);
+  return { row, pin: fields.experiment_pin, folder: record.folder };
+}
+
+/** The tokens of every model call, read from the whole `events.jsonl` of a run on the page. */
+async function addWholeFile(run: FolderRun): Promise<void> {
+  const text = await orNull(() => Deno.readTextFile(join(run.folder, "evidence", "events.jsonl")));
+  if (text === null) return;
+  let tokens: number | null = null;
+  for (const line of text.split("\n")) {
+    if (!line.includes('"model_called"')) continue;
+    const event = parseEvent(line);
+    if (event?.type !== "model_called") continue;
+    const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    tokens = (tokens ?? 0) + n(event.data?.input_tokens) + n(event.data?.output_tokens);
+  }
+  run.row.tokens = tokens;
+}

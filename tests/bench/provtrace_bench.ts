@@ -1,0 +1,250 @@
+/**
+ * provtrace's speed.
+ *
+ * 1. Build 1,000 sealed runs of 20 model and tool steps each (10 model calls, 10 tool calls) from a sqlite
+ *    store: runs per second, and rows per second as a ratio to bare `node:sqlite` inserts of the same rows
+ *    (one prepared statement per table, one transaction per run) in the same run. Target: at least 0.3, since
+ *    each run is verified first.
+ * 2. The spec's first question ("every call to tool X whose arguments held Y, and the step after it") on a
+ *    database of 100,000 tool calls: median time. Target: under 50 ms.
+ * @module
+ */
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { EventChain, type Json, SqliteStore } from "../../lib/provevi/mod.ts";
+import { buildTrace, openTraceDb, queryTrace } from "../../lib/provtrace/mod.ts";
+import { median, report } from "./_report.ts";
+
+const RUNS = 1_000;
+const STEPS = 10; // model calls; each is followed by one tool call
+
+/** Runs the benchmark and prints its lines. */
+export async function main(): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-provtrace-" });
+  try {
+    await buildRate(dir);
+    questionTime(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function writeRuns(dir: string): Promise<string> {
+  const path = join(dir, "evidence.db");
+  await using store = new SqliteStore(path, { runs: join(dir, "runs") });
+  const enc = new TextEncoder();
+  for (let r = 0; r < RUNS; r++) {
+    const runId = `run-20261130T000000Z-${r.toString(16).padStart(8, "0")}`;
+    const writer = await store.openRun(runId);
+    const chain = new EventChain(runId);
+    const trace = r.toString(16).padStart(32, "0");
+    let span = 1;
+    const sid = () => (span++).toString(16).padStart(16, "0");
+    const root = sid();
+    const add = async (type: string, data: Record<string, Json>, payload: string | null, id = sid()) => {
+      const next = chain.next({
+        type,
+        component: "AgentBackend",
+        actor: "bench",
+        data,
+        payload,
+        trace_id: trace,
+        span_id: id,
+        parent_span_id: id === root ? null : root,
+        started_at: type === "run_created" || type === "run_completed" ? null : "2026-11-30T00:00:00.000000Z",
+      });
+      await writer.append(next.line, next.event);
+      chain.accept(next);
+    };
+    const put = (value: Json) => writer.putPayload(enc.encode(JSON.stringify(value)));
+    await add(
+      "run_created",
+      { agent: "bench-agent", backend: "agent", model: "test:", org: "acme", domain: "demo", env: "dev" },
+      null,
+      root,
+    );
+    const prompt: Json[] = [{ role: "user", content: [{ type: "text", text: `Question ${r}: what grew?` }] }];
+    for (let s = 0; s < STEPS; s++) {
+      const callId = `c${s}`;
+      const args = { path: `/input/file-${s}.csv`, pattern: `Q${s % 4}` };
+      const request = await put({
+        params: {
+          prompt: [...prompt],
+          tools: [{ type: "function", name: "grep_file", inputSchema: { type: "object" } }],
+        },
+      });
+      const reply = {
+        content: [{
+          type: "tool-call",
+          toolCallId: callId,
+          toolName: "grep_file",
+          input: JSON.stringify(args),
+        }],
+      };
+      await add("model_called", {
+        provider: "test",
+        model: "bench",
+        answered_by: "bench-1",
+        input_tokens: 100 + s * 40,
+        output_tokens: 12,
+        finish_reason: "tool-calls",
+        streamed: false,
+        tool_calls: [{ id: callId, name: "grep_file" }],
+        response_payload: await put(reply),
+      }, request);
+      const result = [{ line: s + 1, text: `Q${s % 4},${40 + s}.0` }];
+      await add("tool_called", {
+        tool: "grep_file",
+        call_id: callId,
+        error: null,
+        executed_by: "sandbox",
+        sandboxed: true,
+        result_payload: await put(result),
+      }, await put(args));
+      prompt.push({
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: callId, toolName: "grep_file", input: args }],
+      });
+      prompt.push({
+        role: "tool",
+        content: [{
+          type: "tool-result",
+          toolCallId: callId,
+          toolName: "grep_file",
+          output: { type: "json", value: result },
+        }],
+      });
+    }
+    await add("run_completed", { status: "completed" }, null, root);
+    await writer.seal();
+  }
+  return path;
+}
+
+async function buildRate(dir: string): Promise<void> {
+  const evidence = await writeRuns(dir);
+  const db = join(dir, "trace.db");
+  const t = performance.now();
+  const built = await buildTrace({ store: `sqlite:///${evidence}`, runs: join(dir, "runs"), db });
+  const seconds = (performance.now() - t) / 1000;
+  if (built.added.length !== RUNS) {
+    throw new Error(`built ${built.added.length} runs, refused ${built.refused.length}`);
+  }
+  const rows = built.added.reduce((n, r) => n + r.rows, 0);
+
+  // The same rows, bare: read back from the built file, inserted into a fresh file of the same schema.
+  const source = new DatabaseSync(db, { readOnly: true });
+  const tables = (source.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'trace\\_%' ESCAPE '\\' AND name <> 'trace_meta'",
+  ).all() as { name: string }[]).map((r) => r.name);
+  const byRun = new Map<string, { table: string; values: unknown[] }[]>();
+  let messages: unknown[][] = [];
+  for (const table of tables) {
+    const all = source.prepare(`SELECT * FROM ${table}`).all() as Record<string, unknown>[];
+    if (table === "trace_messages") {
+      messages = all.map((r) => Object.values(r));
+      continue;
+    }
+    for (const row of all) {
+      const list = byRun.get(String(row.run_id)) ?? [];
+      list.push({ table, values: Object.values(row) });
+      byRun.set(String(row.run_id), list);
+    }
+  }
+  source.close();
+  const bareRows = [...byRun.values()].reduce((n, l) => n + l.length, 0) + messages.length;
+  using bare = openTraceDb(join(dir, "bare.db"), { write: true });
+  const statements = new Map(tables.map((table) => {
+    const n =
+      (bare.db.prepare(`SELECT count(*) AS n FROM pragma_table_info('${table}')`).get() as { n: number }).n;
+    const verb = table === "trace_messages" ? "INSERT OR IGNORE" : "INSERT";
+    return [table, bare.db.prepare(`${verb} INTO ${table} VALUES (${Array(n).fill("?").join(", ")})`)];
+  }));
+  const perRun = Math.ceil(messages.length / byRun.size);
+  const t2 = performance.now();
+  let m = 0;
+  for (const list of byRun.values()) {
+    bare.db.exec("BEGIN IMMEDIATE");
+    for (const { table, values } of list) statements.get(table)!.run(...(values as never[]));
+    for (const values of messages.slice(m, m + perRun)) {
+      statements.get("trace_messages")!.run(...(values as never[]));
+    }
+    m += perRun;
+    bare.db.exec("COMMIT");
+  }
+  const bareSeconds = (performance.now() - t2) / 1000;
+  console.log(
+    `provtrace build: ${RUNS} runs of ${2 * STEPS} steps in ${seconds.toFixed(1)} s: ${
+      (RUNS / seconds).toFixed(1)
+    } runs/s, ${rows} rows`,
+  );
+  if (rows !== bareRows) throw new Error(`the build wrote ${rows} rows, but the file holds ${bareRows}`);
+  report(
+    "provtrace build rows/s vs bare node:sqlite inserts",
+    rows / seconds,
+    bareRows / bareSeconds,
+    "rows/s",
+    ">= 0.3",
+  );
+}
+
+function questionTime(dir: string): void {
+  const path = join(dir, "question.db");
+  using trace = openTraceDb(path, { write: true });
+  const db = trace.db;
+  const CALLS = 100_000;
+  const PER_RUN = 20;
+  db.exec("BEGIN");
+  const span = db.prepare(
+    "INSERT INTO trace_spans (run_id, span_id, seq, kind, name, timed, status, origin, attributes) VALUES (?, ?, ?, ?, ?, 1, 'OK', 'evidence', '{}')",
+  );
+  const call = db.prepare(
+    "INSERT INTO trace_tool_calls (run_id, call_id, span_id, seq, tool, arguments, result, deferred, provider_run, output_tool) VALUES (?, ?, ?, ?, ?, ?, '[]', 0, 0, 0)",
+  );
+  const tools = [
+    "read_file",
+    "grep_file",
+    "list_files",
+    "write_file",
+    "note",
+    "web_search",
+    "fetch",
+    "sql",
+    "plot",
+    "ask",
+  ];
+  for (let i = 0; i < CALLS; i++) {
+    const run = `run-${Math.floor(i / PER_RUN)}`;
+    const seq = (i % PER_RUN) * 2 + 1;
+    span.run(run, `m${seq}`, seq, "LLM", "chat bench");
+    span.run(run, `t${seq + 1}`, seq + 1, "TOOL", "execute_tool");
+    call.run(
+      run,
+      `c${i}`,
+      `t${seq + 1}`,
+      seq + 1,
+      tools[i % tools.length]!,
+      JSON.stringify({ path: `/input/file-${i % 997}.csv` }),
+    );
+  }
+  db.exec("COMMIT");
+  db.exec("ANALYZE");
+  const sql = `
+    SELECT t.run_id, s.seq, t.tool, t.arguments, t.result,
+      (SELECT n.seq || ' ' || n.name FROM trace_spans n
+        WHERE n.run_id = t.run_id AND n.seq > s.seq AND n.kind IN ('LLM', 'TOOL') ORDER BY n.seq LIMIT 1) AS next_step
+    FROM trace_tool_calls t JOIN trace_spans s ON s.run_id = t.run_id AND s.span_id = t.span_id
+    WHERE t.tool = 'grep_file' AND t.arguments LIKE '%file-42.csv%'`;
+  const times: number[] = [];
+  let found = 0;
+  for (let i = 0; i < 15; i++) {
+    const t = performance.now();
+    found = queryTrace(path, sql).rows.length;
+    times.push(performance.now() - t);
+  }
+  console.log(
+    `provtrace question on ${CALLS.toLocaleString("en-US")} tool calls: ${found} rows; median ${
+      median(times).toFixed(1)
+    } ms (target under 50 ms)`,
+  );
+}

@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  EventChain,
+  type EvidenceStore,
+  FileStore,
+  formatMicros,
+  type Json,
+  listRuns,
+  ProveviError,
+  resolveRunRef,
+  RunNotFound,
+  SqliteStore,
+  writerProcess,
+} from "../../../lib/provevi/mod.ts";
+import { findRun } from "../../../lib/provevi/mod.ts";
+
+const EXP = "experiment://acme/risk/dev/credit/q";
+
+interface Sketch {
+  id: string;
+  agent: string;
+  model: string;
+  tokens?: [number, number][];
+  end?: "completed" | { error: string };
+  seal?: boolean;
+  writer?: Json;
+  experiment?: string;
+  /** What is left of the writer's lock: held (the writer is open), freed (it died), none (an old run). */
+  lock?: "held" | "freed" | "none";
+}
+
+/** Writes a run whose events follow the sketch, starting `minute` minutes after 2026-11-30T10:00Z. */
+async function writeSketch(store: EvidenceStore, s: Sketch, minute: number): Promise<void> {
+  const writer = await store.openRun(s.id);
+  const chain = new EventChain(s.id);
+  let clock = (Date.UTC(2026, 10, 30, 10, 0, 0) + minute * 60_000) * 1000;
+  const add = async (type: string, data: Record<string, Json>) => {
+    const next = chain.next({ type, component: "RunContext", actor: "ada", time: formatMicros(clock), data });
+    clock += 2_000_000;
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+  };
+  await add("run_created", {
+    org: "acme",
+    domain: "demo",
+    env: "dev",
+    agent: s.agent,
+    model: s.model,
+    ...(s.experiment ? { experiment: s.experiment } : {}),
+    ...(s.writer !== undefined ? { writer: s.writer } : {}),
+  });
+  for (const [input_tokens, output_tokens] of s.tokens ?? []) {
+    await add("model_called", { input_tokens, output_tokens });
+  }
+  if (s.end === "completed") await add("run_completed", { status: "completed" });
+  else if (s.end) await add("run_failed", { error: s.end.error, message: "it stopped" });
+  if (s.seal ?? s.end !== undefined) await writer.seal();
+  const lock = join(writer.folder, ".writer.lock");
+  if (s.lock === "freed" || s.lock === "none") await Deno.remove(lock);
+  // A lock file that no process holds, as a writer that was killed leaves it.
+  if (s.lock === "freed") await Deno.writeTextFile(lock, "");
+}
+
+async function deadPid(): Promise<number> {
+  const child = new Deno.Command("true").spawn();
+  await child.status;
+  return child.pid;
+}
+
+async function sketches(): Promise<Sketch[]> {
+  const me = writerProcess();
+  return [
+    {
+      id: "run-a1",
+      agent: "alpha",
+      model: "test:a",
+      tokens: [[10, 5], [3, 2]],
+      end: "completed",
+      experiment: EXP,
+    },
+    { id: "run-a2", agent: "alpha", model: "test:a", end: { error: "ValueError" } },
+    { id: "run-b3", agent: "beta", model: "test:b", tokens: [[1, 1]], end: { error: "CancelledError" } },
+    { id: "run-b4", agent: "beta", model: "test:b", writer: me as unknown as Json, lock: "held" },
+    {
+      id: "run-c5",
+      agent: "beta",
+      model: "test:b",
+      writer: { ...me, pid: await deadPid() } as unknown as Json,
+      lock: "freed",
+    },
+    { id: "run-c6", agent: "gamma", model: "test:c", seal: true },
+    { id: "run-c7", agent: "gamma", model: "test:c", lock: "none" },
+  ];
+}
+
+const STORES: [string, (dir: string) => EvidenceStore][] = [
+  ["file", (dir) => new FileStore({ runs: join(dir, "runs") })],
+  ["sqlite", (dir) => new SqliteStore(join(dir, "evidence.db"), { runs: join(dir, "runs") })],
+];
+
+for (const [kind, open] of STORES) {
+  const withRuns = async (fn: (store: EvidenceStore) => Promise<void>) => {
+    const dir = await Deno.makeTempDir({ prefix: "list-runs-" });
+    try {
+      await using store = open(dir);
+      for (const [i, s] of (await sketches()).entries()) await writeSketch(store, s, i);
+      await fn(store);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  };
+
+  Deno.test(`listRuns() on the ${kind} store: newest first, each status told apart, tokens summed`, () =>
+    withRuns(async (store) => {
+      const { runs, total } = await listRuns(store);
+      assert.equal(total, 7);
+      assert.deepEqual(runs.map((r) => [r.run_id, r.status]), [
+        ["run-c7", "running"], // an unsealed run with no writer recorded: cannot be told from here
+        ["run-c6", "cut"], // sealed without an ending
+        ["run-c5", "cut"], // its writer is gone
+        ["run-b4", "running"], // its writer is this process
+        ["run-b3", "cancelled"],
+        ["run-a2", "failed"],
+        ["run-a1", "completed"],
+      ]);
+      const a1 = runs[6]!;
+      assert.equal(a1.tokens, 20);
+      assert.equal(a1.model, "test:a");
+      assert.equal(a1.agent, "acme/demo/dev/alpha");
+      assert.equal(a1.experiment, EXP);
+      assert.equal(a1.started_at, "2026-11-30T10:00:00.000000Z");
+      assert.equal(a1.ended_at, "2026-11-30T10:00:06.000000Z");
+      assert.equal(a1.duration_ms, 6000);
+      assert.equal(a1.last_seq, 3);
+      assert.equal(runs[5]!.tokens, null);
+      assert.equal(runs[2]!.last_seq, 0);
+      assert.equal(runs[2]!.duration_ms, 0);
+    }));
+
+  Deno.test(`listRuns() on the ${kind} store filters by status, agent, experiment and start, and pages`, () =>
+    withRuns(async (store) => {
+      const ids = async (options: Parameters<typeof listRuns>[1]) => {
+        const list = await listRuns(store, options);
+        return [list.total, ...list.runs.map((r) => r.run_id)];
+      };
+      assert.deepEqual(await ids({ status: "cut" }), [2, "run-c6", "run-c5"]);
+      assert.deepEqual(await ids({ status: "running" }), [2, "run-c7", "run-b4"]);
+      assert.deepEqual(await ids({ status: "cancelled" }), [1, "run-b3"]);
+      assert.deepEqual(await ids({ status: "failed" }), [1, "run-a2"]);
+      assert.deepEqual(await ids({ status: "completed" }), [1, "run-a1"]);
+      assert.deepEqual(await ids({ agent: "beta" }), [3, "run-c5", "run-b4", "run-b3"]);
+      assert.deepEqual(await ids({ agent: "acme/demo/dev/gamma" }), [2, "run-c7", "run-c6"]);
+      assert.deepEqual(await ids({ agent: "acme/demo/prod/gamma" }), [0]);
+      assert.deepEqual(await ids({ experiment: EXP }), [1, "run-a1"]);
+      assert.deepEqual(await ids({ since: "2026-11-30T10:05:00Z" }), [2, "run-c7", "run-c6"]);
+      assert.deepEqual(await ids({ limit: 2, offset: 1 }), [7, "run-c6", "run-c5"]);
+      assert.deepEqual(await ids({ limit: 0 }), [7]);
+      assert.deepEqual(await ids({ status: "cut", limit: 1, offset: 1 }), [2, "run-c5"]);
+      await assert.rejects(() => listRuns(store, { limit: -1 }), ProveviError);
+    }));
+
+  Deno.test(`resolveRunRef() on the ${kind} store takes latest and an unambiguous start of a run ID`, () =>
+    withRuns(async (store) => {
+      assert.equal(await resolveRunRef(store, "latest"), "run-c7");
+      assert.equal(await resolveRunRef(store, "run-a1"), "run-a1");
+      assert.equal(await resolveRunRef(store, "run-b4"), "run-b4");
+      assert.equal(await resolveRunRef(store, "run-c5"), "run-c5");
+      await assert.rejects(
+        () => resolveRunRef(store, "run-a"),
+        /"run-a" starts more than one run .*run-a1, run-a2/,
+      );
+      assert.equal((await findRun("run-b3", { store })).runId, "run-b3");
+      assert.equal((await findRun("latest", { store })).runId, "run-c7");
+      await assert.rejects(() => findRun("run-x", { store }), RunNotFound);
+      await assert.rejects(() => findRun("run-c", { store }), /starts more than one run/);
+    }));
+}
+
+Deno.test("resolveRunRef() on a store with no runs says there is no latest run", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "list-runs-" });
+  try {
+    await using store = new FileStore({ runs: dir });
+    await assert.rejects(() => resolveRunRef(store, "latest"), /there is no latest run/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("listRuns() on a file store whose runs root does not exist is an error, not an empty list", async () => {
+  await using store = new FileStore({ runs: "/nonexistent/runs" });
+  await assert.rejects(() => listRuns(store), /the runs root \/nonexistent\/runs does not exist/);
+});
