@@ -153,13 +153,13 @@ function runsPage() {
         box.style.minWidth = "0";
         return h("tr", { "data-run": r.run_id },
           h("td", null, box),
-          h("td", null, link("/runs/" + encodeURIComponent(r.run_id), h("span", { class: "mono" }, r.run_id))),
+          h("td", { class: "nowrap" }, link("/runs/" + encodeURIComponent(r.run_id), h("span", { class: "mono" }, r.run_id))),
           h("td", null, pill(r.status)),
           h("td", null, r.agent || "—"),
           h("td", { class: "mono" }, r.model || "—"),
           h("td", { class: "num" }, r.tokens === null ? "—" : r.tokens.toLocaleString()),
           h("td", { class: "mono" }, r.experiment || "—"),
-          h("td", { class: "muted" }, when(r.started_at)),
+          h("td", { class: "muted nowrap", title: r.started_at || "" }, r.started_at ? when(r.started_at).slice(5) : "—"),
           h("td", { class: "muted num" }, r.duration_ms === null ? "—" : duration(r.duration_ms * 1000)));
       });
       var last = Math.min(page.offset + page.runs.length, page.total);
