@@ -158,7 +158,7 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
     if (await exists(manifest)) {
       await readEvents();
       if (yield* giveUpTo(Infinity)) return;
-      yield { kind: "end", status: "incomplete" };
+      yield { kind: "end", status: "cut" };
       return;
     }
     await sleep(options.pollMs ?? 100);

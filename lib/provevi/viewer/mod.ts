@@ -1,5 +1,5 @@
 /**
- * The viewer that `prove ui` serves on 127.0.0.1: the runs page's query, a run's view (verdict, events,
+ * The viewer that `prove ui` serves on 127.0.0.1 (its runs page is `listRuns`): a run's view (verdict, events,
  * timeline, inputs, outputs, grants, assessments), the live tail of a running run, two runs compared, the
  * guard (Host, token, same-origin POST) and the server, with its pages as strings in the module tree. Imports
  * `evidence/`, `store/`, `telemetry/`, `live/` and `runs/`.
@@ -18,7 +18,6 @@
  * @module
  */
 export * from "./viewer_level.ts";
-export * from "./runs_query.ts";
 export * from "./run_view.ts";
 export * from "./compare_view.ts";
 export * from "./live_tail.ts";

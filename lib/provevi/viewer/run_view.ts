@@ -61,7 +61,7 @@ export interface ViewSpan {
 export interface RunView {
   run_id: string;
   folder: string | null;
-  /** `completed`, `failed`, `cancelled`, `running` or `incomplete`. */
+  /** `completed`, `failed`, `cancelled`, `running`, or `cut` (sealed, or stopped, without an ending event). */
   status: string;
   running: boolean;
   level: Level | null;
@@ -208,7 +208,7 @@ export async function runView(
     shown: shown.get(e.seq) ?? null,
     ...(answers.has(e.seq) ? { answer: answers.get(e.seq)! } : {}),
   }));
-  const status = ended ?? (sealed ? "incomplete" : "running");
+  const status = ended ?? (sealed ? "cut" : "running");
   return {
     run_id: record.runId,
     folder: record.folder,

@@ -114,7 +114,7 @@ function runsPage() {
   var limit = Number(q.get("limit") || 50);
   var offset = Number(q.get("offset") || 0);
   var picked = [];
-  var status = h("select", { name: "status" }, ["", "completed", "failed", "running", "incomplete"].map(function (s) {
+  var status = h("select", { name: "status" }, ["", "completed", "failed", "cancelled", "running", "cut"].map(function (s) {
     return h("option", { value: s, selected: q.get("status") === s }, s || "any");
   }));
   var agent = h("input", { name: "agent", placeholder: "org/domain/env/name or name", value: q.get("agent") || "" });
@@ -153,13 +153,14 @@ function runsPage() {
         box.style.minWidth = "0";
         return h("tr", { "data-run": r.run_id },
           h("td", null, box),
-          h("td", null, link("/runs/" + encodeURIComponent(r.run_id), h("span", { class: "mono" }, r.run_id))),
+          h("td", { class: "nowrap" }, link("/runs/" + encodeURIComponent(r.run_id), h("span", { class: "mono" }, r.run_id))),
           h("td", null, pill(r.status)),
           h("td", null, r.agent || "—"),
-          h("td", null, h("span", { class: "hash", title: r.agent_version || "" }, short(r.agent_version))),
-          h("td", { class: "mono" }, r.experiment_pin || r.experiment || "—"),
-          h("td", { class: "muted" }, when(r.started_at)),
-          h("td", { class: "muted" }, r.started_at && r.ended_at ? duration(micros(r.ended_at) - micros(r.started_at)) : "—"));
+          h("td", { class: "mono" }, r.model || "—"),
+          h("td", { class: "num" }, r.tokens === null ? "—" : r.tokens.toLocaleString()),
+          h("td", { class: "mono" }, r.experiment || "—"),
+          h("td", { class: "muted nowrap", title: r.started_at || "" }, r.started_at ? when(r.started_at).slice(5) : "—"),
+          h("td", { class: "muted num" }, r.duration_ms === null ? "—" : duration(r.duration_ms * 1000)));
       });
       var last = Math.min(page.offset + page.runs.length, page.total);
       var pager = h("div", { class: "pager" },
@@ -167,7 +168,7 @@ function runsPage() {
         h("span", { class: "row" },
           h("button", { disabled: page.offset === 0, onclick: function () { offset = Math.max(0, offset - limit); load(); } }, "← Newer"),
           h("button", { disabled: last >= page.total, onclick: function () { offset += limit; load(); } }, "Older →")));
-      body.replaceChildren(table(["", "Run", "Status", "Agent", "Version", "Experiment", "Started", "Took"], rows), pager);
+      body.replaceChildren(table(["", "Run", "Status", "Agent", "Model", "Tokens", "Experiment", "Started", "Took"], rows), pager);
     }).catch(function (e) { body.replaceChildren(errorBox(e)); });
   }
   load();

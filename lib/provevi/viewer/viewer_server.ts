@@ -1,5 +1,5 @@
 /**
- * The viewer's server: `prove ui` serves the store on 127.0.0.1. {@linkcode viewerHandler} answers a request
+ * The viewer's server: `prove ui` serves the store on 127.0.0.1; its runs page is `listRuns`, as `prove runs`. {@linkcode viewerHandler} answers a request
  * (testable without a server, as Hono's `app.request()` is); {@linkcode serveViewer} listens. Every request
  * passes the guard first (Host, token, same-origin POST). The pages, script and style are strings in the module
  * tree, so a compiled binary has them and nothing is fetched from the network.
@@ -14,7 +14,7 @@ import { compareRuns } from "./compare_view.ts";
 import { liveTail } from "./live_tail.ts";
 import { APP_CSS, APP_JS, pageHtml } from "./viewer_assets.ts";
 import { guardRequest, newToken } from "./viewer_guard.ts";
-import { runsPage } from "./runs_query.ts";
+import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES } from "../runs/list_runs.ts";
 import { runView, type RunViewOptions } from "./run_view.ts";
 
 /** Options of the viewer. */
@@ -128,17 +128,23 @@ export function viewerHandler(
         });
       }
       if (path === "/api/runs") {
-        return json(
-          await runsPage(store, {
-            ...(q.get("status") ? { status: q.get("status")! } : {}),
-            ...(q.get("agent") ? { agent: q.get("agent")! } : {}),
-            ...(q.get("experiment") ? { experiment: q.get("experiment")! } : {}),
-            ...(q.get("since") ? { since: q.get("since")! } : {}),
-            ...(q.get("until") ? { until: q.get("until")! } : {}),
-            ...(number(q.get("limit")) !== undefined ? { limit: number(q.get("limit"))! } : {}),
-            ...(number(q.get("offset")) !== undefined ? { offset: number(q.get("offset"))! } : {}),
-          }),
-        );
+        const limit = Math.min(number(q.get("limit")) ?? 50, 500);
+        const offset = number(q.get("offset")) ?? 0;
+        const status = q.get("status");
+        if (status && !(RUN_LIST_STATUSES as readonly string[]).includes(status)) {
+          return json({
+            error: `"${status}" is not a run status: use one of ${RUN_LIST_STATUSES.join(", ")}`,
+          }, 400);
+        }
+        const options: ListRunsOptions = {
+          limit,
+          offset,
+          ...(status ? { status: status as ListRunsOptions["status"] & string } : {}),
+          ...(q.get("agent") ? { agent: q.get("agent")! } : {}),
+          ...(q.get("experiment") ? { experiment: q.get("experiment")! } : {}),
+          ...(q.get("since") ? { since: q.get("since")! } : {}),
+        };
+        return json({ ...(await listRuns(store, options)), limit, offset });
       }
       const live = /^\/api\/runs\/([^/]+)\/live$/.exec(path);
       if (live) {

@@ -39,7 +39,7 @@ h1.mono { font-family: var(--mono); font-size: 19px; }
 h2 { font-size: 15px; margin: 0 0 12px; font-weight: 650; }
 .sub { color: var(--ink-2); margin: 0 0 20px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 18px 20px; margin-bottom: 18px; box-shadow: 0 1px 2px rgba(16,24,40,.04); }
-.card.flush { padding: 0; overflow: hidden; }
+.card.flush { padding: 0; overflow-x: auto; }
 .card.flush > h2 { padding: 16px 20px 0; }
 .row { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }
 .grow { flex: 1; }
@@ -56,7 +56,7 @@ tbody tr:hover { background: #fafbff; }
 .pill.cancelled { background: var(--warn-soft); color: var(--warn); }
 .pill.running { background: var(--run-soft); color: var(--run); }
 .pill.running::before { animation: pulse 1.2s infinite; }
-.pill.incomplete, .pill.unreadable, .pill.unknown { background: #f1f2f4; color: var(--ink-2); }
+.pill.incomplete, .pill.cut, .pill.unreadable, .pill.unknown { background: #f1f2f4; color: var(--ink-2); }
 @keyframes pulse { 50% { opacity: .25; } }
 .tag { display: inline-block; padding: 1px 8px; border-radius: 6px; background: #f1f3f7; color: var(--ink-2); font-size: 12px; font-family: var(--mono); }
 .tag.t-model_called, .tag.t-chat { background: #f1edff; color: #5b21b6; }
@@ -112,11 +112,15 @@ pre.json { margin: 6px 0 0; background: #0f172a; color: #e2e8f0; border-radius: 
 .hash { font-family: var(--mono); font-size: 12px; color: var(--ink-2); }
 .split { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
 td.mono, .kv td, td.hash { overflow-wrap: anywhere; }
+#runs td { overflow-wrap: normal; padding: 10px 11px; }
+#runs th { padding: 10px 11px; }
+.nowrap { white-space: nowrap; }
 .diff { background: #fff7d6; }
 .empty { color: var(--ink-3); padding: 18px 20px; }
 .error-box { background: var(--bad-soft); color: var(--bad); border: 1px solid #f5c2c2; border-radius: 10px; padding: 12px 16px; }
 .kv td:first-child { color: var(--ink-2); width: 30%; font-family: var(--mono); font-size: 12.5px; }
 .seq { color: var(--ink-3); font-variant-numeric: tabular-nums; }
+.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.new td { animation: flash 1.4s ease-out; }
 @keyframes flash { from { background: #eef2ff; } to { background: transparent; } }
 `;

@@ -71,8 +71,9 @@ browserTest(
         const { page, errors } = await openPage(browser);
         await page.goto(ui.url, { waitUntil: "networkidle0" });
         assert.equal(new URL(page.url()).search, "", "the token leaves the address bar");
-        const row = await page.waitForSelector(`tr[data-run="${runId}"]`);
-        assert.equal(await row!.$eval(".pill", (e) => e.textContent), "completed");
+        // The runs page redraws its rows every two seconds: read them by selector, never through a held handle.
+        await page.waitForSelector(`tr[data-run="${runId}"]`);
+        assert.equal(await page.$eval(`tr[data-run="${runId}"] .pill`, (e) => e.textContent), "completed");
         await screenshot(page, "runs");
         await page.click(`tr[data-run="${runId}"] a`);
         await page.waitForSelector("#verdict.ok");
@@ -169,14 +170,17 @@ agent:
 prompt: What was the revenue growth in Q3?
 `);
       const running = runFile(run, { store, policy, environ: {} });
-      const row = await page.waitForSelector("tr[data-run] .pill.running", { timeout: 20000 });
+      await page.waitForSelector("tr[data-run] .pill.running", { timeout: 20000 });
+      const runId = await page.$eval(
+        "tr[data-run] .pill.running",
+        (e) => e.closest("tr")!.getAttribute("data-run"),
+      );
       const cdp = await page.createCDPSession();
       await cdp.send("Network.enable");
       const texts: string[] = [];
       cdp.on("Network.eventSourceMessageReceived", (m) => {
         if (m.eventName === "text") texts.push(JSON.parse(m.data).text);
       });
-      const runId = await row!.evaluate((e) => e.closest("tr")!.getAttribute("data-run"));
       await page.click(`tr[data-run="${runId}"] a`);
       await page.waitForSelector("#verdict.live");
       await page.waitForSelector("#streaming", { timeout: 20000 });
