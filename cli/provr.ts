@@ -58,87 +58,85 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
       "sign the seal with this private key (prove keygen), instead of run.sign_key",
     )
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
-      const g = program.opts<Globals>();
-      const file = await RunFile.load(path);
-      const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
-      const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
-        file.data.run.bundle === true;
-      // A run whose inputs are all file:/// URIs (and that pins no experiment and commits no bundle) needs no
-      // provcat.yaml: an empty catalog stages physical URIs.
-      const physicalOnly = (file.data.inputs ?? []).every((i) => i.uri.startsWith("file:///")) &&
-        file.data.experiment === undefined && file.data.run.bundle !== true &&
-        opts.config === undefined && !Deno.env.get("PROVCAT_CONFIG");
-      // A --config that cannot be read is an error even when this run needs no catalog.
-      if (opts.config && !needsCatalog) {
-        await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
-      }
-      await using catalog = !needsCatalog
-        ? undefined
-        : physicalOnly
-        ? await Catalog.open({ config: {} })
-        : await openCatalog(opts);
-      const store = g.store ?? file.data.run.store;
-      const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
-      const controller = new AbortController();
-      // The first Ctrl-C (SIGINT) or SIGTERM (timeout, systemd, a container runtime) cancels the run, which then
-      // seals what it has; the listener goes at once, so a second signal ends the process the usual way if the
-      // cancel hangs. A cancelled run exits 128 + the signal's number, as shells expect.
-      let signalled: "SIGINT" | "SIGTERM" | null = null;
-      const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
-        const on = () => {
-          signalled ??= signal;
-          controller.abort();
+    .action(
+      async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
+        const g = program.opts<Globals>();
+        const file = await RunFile.load(path);
+        const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
+        const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
+          file.data.run.bundle === true;
+        // A run whose inputs are all file:/// URIs (and that pins no experiment and commits no bundle) needs no
+        // provcat.yaml: an empty catalog stages physical URIs.
+        const physicalOnly = (file.data.inputs ?? []).every((i) => i.uri.startsWith("file:///")) &&
+          file.data.experiment === undefined && file.data.run.bundle !== true &&
+          opts.config === undefined && !Deno.env.get("PROVCAT_CONFIG");
+        // A --config that cannot be read is an error even when this run needs no catalog.
+        if (opts.config && !needsCatalog) {
+          await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
+        }
+        await using catalog = !needsCatalog
+          ? undefined
+          : physicalOnly
+          ? await Catalog.open({ config: {} })
+          : await openCatalog(opts);
+        const store = g.store ?? file.data.run.store;
+        const opened = store === undefined
+          ? undefined
+          : await openStore(store, g.runs ? { runs: g.runs } : {});
+        const controller = new AbortController();
+        // The first Ctrl-C (SIGINT) or SIGTERM (timeout, systemd, a container runtime) cancels the run, which then
+        // seals what it has; the listener goes at once, so a second signal ends the process the usual way if the
+        // cancel hangs. A cancelled run exits 128 + the signal's number, as shells expect.
+        let signalled: "SIGINT" | "SIGTERM" | null = null;
+        const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+          const on = () => {
+            signalled ??= signal;
+            controller.abort();
+            try {
+              Deno.removeSignalListener(signal, on);
+            } catch { /* removed already */ }
+          };
           try {
-            Deno.removeSignalListener(signal, on);
-          } catch { /* removed already */ }
-        };
-        try {
-          Deno.addSignalListener(signal, on);
-        } catch { /* no such signal here (Windows) */ }
-        return [signal, on] as const;
-      });
-      const progress = io.terminal ? runProgress(io) : null;
-      try {
-        const outcome = await runFile(file, {
-          ...(catalog ? { catalog } : {}),
-          ...(opened ? { store: opened } : {}),
-          ...(g.runs ? { runs: g.runs } : {}),
-          policy,
-          ...(opts.signKey ? { signKey: opts.signKey } : {}),
-          signal: controller.signal,
-          onStart: ({ runId, folder }) => io.err(`provr: run ${runId} in ${folder}`),
-          ...(progress ? { onEvent: progress.event } : {}),
+            Deno.addSignalListener(signal, on);
+          } catch { /* no such signal here (Windows) */ }
+          return [signal, on] as const;
         });
-        progress?.done();
-        if (opts.json) io.out(JSON.stringify(outcome, null, 2));
-        else {
-          io.out(outcome.runId);
-          if (outcome.status === "failed") {
-            io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+        const progress = io.terminal ? runProgress(io) : null;
+        try {
+          const outcome = await runFile(file, {
+            ...(catalog ? { catalog } : {}),
+            ...(opened ? { store: opened } : {}),
+            ...(g.runs ? { runs: g.runs } : {}),
+            policy,
+            ...(opts.signKey ? { signKey: opts.signKey } : {}),
+            signal: controller.signal,
+            onStart: ({ runId, folder }) => io.err(`provr: run ${runId} in ${folder}`),
+            ...(progress ? { onEvent: progress.event } : {}),
+          });
+          progress?.done();
+          if (opts.json) io.out(JSON.stringify(outcome, null, 2));
+          else {
+            io.out(outcome.runId);
+            if (outcome.status === "failed") {
+              io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+            }
           }
-          result.code = outcome.status === "completed" ? 0 : 1;
+          result.code = outcome.status === "completed"
+            ? 0
+            : signalled !== null && outcome.error?.name === "CancelledError"
+            ? (signalled === "SIGINT" ? 130 : 143)
+            : 1;
         } finally {
-          try {
-            Deno.removeSignalListener("SIGINT", onSignal);
-          } catch { /* removed already, or no signals here */ }
+          progress?.done();
+          for (const [signal, on] of listeners) {
+            try {
+              Deno.removeSignalListener(signal, on);
+            } catch { /* removed already, or no signals here */ }
+          }
           await opened?.close();
         }
-        result.code = outcome.status === "completed"
-          ? 0
-          : signalled !== null && outcome.error?.name === "CancelledError"
-          ? (signalled === "SIGINT" ? 130 : 143)
-          : 1;
-      } finally {
-        progress?.done();
-        for (const [signal, on] of listeners) {
-          try {
-            Deno.removeSignalListener(signal, on);
-          } catch { /* removed already, or no signals here */ }
-        }
-        await opened?.close();
-      }
-    });
+      },
+    );
 
   program.command("show")
     .description("Print the events of a run.")
