@@ -25,6 +25,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     sqlite: ["evidence", "store", "experiments"],
     runs: ["evidence", "store", "sqlite", "experiments"],
     live: ["evidence", "telemetry"],
+    mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
   },
   provrun: {
     run: [],

@@ -16,3 +16,24 @@ export * from "./experiments/mod.ts";
 export * from "./telemetry/mod.ts";
 export * from "./live/mod.ts";
 export * from "./sqlite/mod.ts";
+export {
+  type CopyContent,
+  copyContent,
+  copyEnviron,
+  type CopyResult,
+  copyRun,
+  type CopyRunOptions,
+  experimentName,
+  MLFLOW_VERSION,
+  MlflowError,
+  type MlflowServer,
+  type MlflowViewer,
+  type MlflowViewerOptions,
+  openMlflowViewer,
+  redirectingVariables,
+  REFUSED_VARIABLES,
+  refuseRedirects,
+  RUN_ID_TAG,
+  startMlflowServer,
+  UNFINISHED_TAG,
+} from "./mlflow/mod.ts";
