@@ -14,6 +14,7 @@
  * prove [--store URI] assess RUN NAME VALUE [--rationale TEXT] [--source WHO] [--event SEQ | --span ID]
  * prove [--store URI] export RUN --to URI [--to-runs DIR] [--json]
  * prove [--runs DIR] [--store URI] ui [--port N] [--policy FILE]
+ * prove [--store URI] mlflow RUN [--policy FILE] [--json]
  * ```
  * @module
  */
@@ -34,6 +35,7 @@ import { addTelemetry } from "./prove/telemetry.ts";
 import { addPolicy } from "./prove/policy.ts";
 import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
+import { addMlflow } from "./prove/mlflow.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -48,6 +50,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addPolicy,
   addUi,
   addKeygen,
+  addMlflow,
 ];
 
 /**

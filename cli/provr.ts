@@ -114,13 +114,20 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
             ...(progress ? { onEvent: progress.event } : {}),
           });
           progress?.done();
-          if (opts.json) io.out(JSON.stringify(outcome, null, 2));
-          else {
+          if (!opts.json) {
             io.out(outcome.runId);
             if (outcome.status === "failed") {
               io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
             }
           }
+          // The copy in MLflow at the seal runs beside the result; its line comes after the result's.
+          const copy = outcome.mlflowCopy ? await outcome.mlflowCopy : null;
+          if (opts.json) io.out(JSON.stringify({ ...outcome, mlflowCopy: copy }, null, 2));
+          else if (copy?.status === "copied") {
+            io.err(
+              `provr: copied to MLflow at ${copy.result.place}, level ${copy.result.level}, trace ${copy.result.traceId}`,
+            );
+          } else if (copy) io.err(`provr: ${copy.problem}`);
           result.code = outcome.status === "completed"
             ? 0
             : signalled !== null && outcome.error?.name === "CancelledError"

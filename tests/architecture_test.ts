@@ -28,6 +28,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     live: ["evidence", "store", "telemetry"],
     viewer: ["evidence", "store", "telemetry", "live", "runs"],
     receiver: ["evidence", "telemetry"],
+    mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
   },
   provrun: {
     run: [],

@@ -1,17 +1,19 @@
 /**
  * `prove ui`: serves a viewer of the store on 127.0.0.1 (runs, a run's trace and evidence, its verdict,
  * agents, experiments, two runs compared, a running run live) until Ctrl-C. What it shows of each run is decided
- * by the telemetry policy's `live` destination. (`prove ui --mlflow`, MLflow's own viewer on the sqlite store's
- * file, belongs with the copy in MLflow and is added there.)
+ * by the telemetry policy's `live` destination. `prove ui --mlflow` opens MLflow's own viewer on the sqlite
+ * store's file instead (`cli/prove/ui_mlflow.ts`).
  * @module
  */
 import { openStore, serveViewer, TelemetryPolicy } from "../../lib/provevi/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
+import { uiMlflow } from "./ui_mlflow.ts";
 
 /** Adds the command to `prove`. */
-export function addUi({ program, io, withStore }: ProveContext): void {
+export function addUi(context: ProveContext): void {
+  const { program, io, withStore } = context;
   program.command("ui")
     .description(
       "Serve a viewer of the store on 127.0.0.1 (runs, traces, verdicts, live runs) until Ctrl-C; it prints the URL to open.",
@@ -27,8 +29,12 @@ export function addUi({ program, io, withStore }: ProveContext): void {
       "the catalog config that reads committed bundles and experiments, as for verify",
     )
     .option("--tenant <name>", "use this tenant's part of the catalog config")
-    .action((opts: { port: string; policy?: string } & CatalogChoice) =>
-      withStore(async (store, globals) => {
+    .option(
+      "--mlflow",
+      "open MLflow's own viewer on the sqlite store's file instead (needs mlflow on the PATH)",
+    )
+    .action((opts: { port: string; policy?: string; mlflow?: boolean } & CatalogChoice) =>
+      opts.mlflow ? uiMlflow({ port: opts.port }, context) : withStore(async (store, globals) => {
         if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) {
           throw new UsageError(`--port ${opts.port} is not a port: give a whole number from 0 to 65535`);
         }

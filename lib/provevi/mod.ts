@@ -19,3 +19,24 @@ export * from "./viewer/mod.ts";
 export * from "./receiver/mod.ts";
 export * from "./sqlite/mod.ts";
 export * from "./postgres/mod.ts";
+export {
+  type CopyContent,
+  copyContent,
+  copyEnviron,
+  type CopyResult,
+  copyRun,
+  type CopyRunOptions,
+  experimentName,
+  MLFLOW_VERSION,
+  MlflowError,
+  type MlflowServer,
+  type MlflowViewer,
+  type MlflowViewerOptions,
+  openMlflowViewer,
+  redirectingVariables,
+  REFUSED_VARIABLES,
+  refuseRedirects,
+  RUN_ID_TAG,
+  startMlflowServer,
+  UNFINISHED_TAG,
+} from "./mlflow/mod.ts";

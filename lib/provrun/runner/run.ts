@@ -49,6 +49,8 @@ import { DEFAULT_TOOLS } from "../sandbox/tools.ts";
 import { processEnviron } from "../telemetry/telemetry_env.ts";
 import { LiveFeed } from "../telemetry/live_feed.ts";
 import type { FeedItem } from "../../provevi/live/feed.ts";
+import { type MlflowCopyOutcome, prepareMlflowCopy, startMlflowCopy } from "../telemetry/mlflow_copy.ts";
+import { problemData } from "../../provevi/telemetry/telemetry_events.ts";
 
 /** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
 export type RunCatalog = Catalog;
@@ -100,6 +102,11 @@ export interface RunOutcome {
   bundle: { uri: string; pinned: string | null } | null;
   /** The model's final answer, when there is one. */
   text: string | null;
+  /**
+   * The copy in MLflow at the seal, when the policy approves an MLflow place: it runs beside the result and
+   * never rejects; await it to see how it ended. Null when no place is approved.
+   */
+  mlflowCopy?: Promise<MlflowCopyOutcome> | null;
 }
 
 /**
@@ -180,6 +187,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     spanRows: store, // agent programs' span receiver
   };
   const runUri = `run://${ctx.org}/${ctx.domain}/${ctx.env}/${runId}`;
+  const mlflow = prepareMlflowCopy(telemetry.policy, store, options.environ); // the copy in MLflow at the seal
   recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
     "gen_ai.operation.name": "invoke_agent",
     "gen_ai.agent.name": spec.agent.name,
@@ -253,6 +261,13 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         },
       });
       await telemetry.start(recorder); // telemetry: blocked attempts and problems, after run_created
+      if (mlflow.problem) { // the copy in MLflow at the seal: one its variables would refuse
+        await recorder.record({
+          type: "telemetry_problem",
+          component: "RunContext",
+          data: problemData(mlflow.problem),
+        });
+      }
       if (experimentError) throw experimentError;
       const staged = await resolveInputs(ctx, spec.inputs ?? [], options.catalog, controller.signal);
       stager = staged.stager;
@@ -354,10 +369,14 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       failure ??= error;
     }
   }
+  const mlflowCopy = manifest && mlflow.environ // the copy in MLflow, beside the result
+    ? startMlflowCopy(runId, store, { policy: telemetry.policy, environ: mlflow.environ })
+    : null;
   return {
     runId,
     folder,
     status: failure === null && manifest?.status === "completed" ? "completed" : "failed",
+    ...(mlflowCopy ? { mlflowCopy } : {}),
     ...(failure !== null ? { error: { name: errorName(failure), message: errorMessage(failure) } } : {}),
     manifest,
     bundle,

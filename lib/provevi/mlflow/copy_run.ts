@@ -1,0 +1,226 @@
+/**
+ * `copyRun(store, runId, policy)`: the copy of a sealed run in MLflow, for MLflow's viewer
+ * (provevi-reference.txt, "Copy a run into MLflow"). The evidence stays the record; the copy is rebuilt from it
+ * each time, and a second copy replaces the first.
+ * @module
+ */
+import { dirname, join, resolve } from "node:path";
+import { NeedsIndexedStore, ProveviError } from "../evidence/errors.ts";
+import { checkRunIdToRead } from "../evidence/record.ts";
+import { readEventsText, verify } from "../evidence/verify.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import type { Assessment } from "../store/assess.ts";
+import { isSqliteUri, sqlitePath } from "../store/store_uri.ts";
+import { shownEndpoint, tryNormalEndpoint } from "../telemetry/endpoint.ts";
+import type { Destination } from "../telemetry/policy_types.ts";
+import type { TelemetryPolicy } from "../telemetry/policy.ts";
+import { type CopyContent, copyContent } from "./copy_content.ts";
+import { takeCopyLock } from "./copy_lock.ts";
+import { MlflowClient } from "./mlflow_client.ts";
+import { startMlflowServer } from "./mlflow_server.ts";
+import { REFUSED_VARIABLES, refuseRedirects } from "./refuse_redirects.ts";
+import type { Environ } from "../telemetry/otlp_target.ts";
+import { writeCopy } from "./write_copy.ts";
+
+/** The variables a copy reads besides the refused ones. */
+export const COPY_VARIABLES: readonly string[] = [
+  "MLFLOW_TRACKING_URI",
+  "MLFLOW_TRACKING_TOKEN",
+  "MLFLOW_TRACKING_USERNAME",
+  "MLFLOW_TRACKING_PASSWORD",
+  "PATH",
+  "HOME",
+  "LANG",
+  "TMPDIR",
+  ...REFUSED_VARIABLES,
+];
+
+/** Options of {@linkcode copyRun}. */
+export interface CopyRunOptions {
+  /** The variables (`MLFLOW_TRACKING_URI`, the refused ones, `PATH`); the process's by default. */
+  environ?: Environ;
+  /** The `mlflow` program for a database or the store's own file; else `mlflow` on the `PATH`. */
+  mlflow?: string;
+  /** How long to wait for another copy from the same store, in milliseconds (30 s by default). */
+  lockWait?: number;
+  /** Cancels the copy; a cancelled copy is cleaned up as a failed one. */
+  signal?: AbortSignal;
+  /** Told of each stage, for progress on a terminal. */
+  onProgress?: (stage: string) => void;
+}
+
+/** What a copy made. */
+export interface CopyResult {
+  runId: string;
+  /** The place as shown: the tracking server's URL, the database URL without its password, or the file. */
+  place: string;
+  destination: string;
+  level: Destination["receives"];
+  experimentId: string;
+  experimentName: string;
+  mlflowRunId: string;
+  /** MLflow's trace ID, `tr-<provrun's trace ID>`. */
+  traceId: string;
+  spans: number;
+  assessments: number;
+  /** The MLflow runs of earlier copies of the run that this copy deleted. */
+  deleted: string[];
+}
+
+/**
+ * The variables of the process that a copy reads, each read by name; one that `--allow-env` does not let it
+ * read counts as unset.
+ *
+ * @returns The variables.
+ */
+export function copyEnviron(): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const name of COPY_VARIABLES) {
+    try {
+      out[name] = Deno.env.get(name);
+    } catch (error) {
+      if (REFUSED_VARIABLES.includes(name) || name === "MLFLOW_TRACKING_URI") {
+        throw new ProveviError(
+          `cannot read ${name}, which the copy in MLflow must check: allow it with --allow-env=${name}`,
+          { cause: error },
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Copies a sealed run into MLflow, at the place that `MLFLOW_TRACKING_URI` names (a tracking server, or a
+ * database through an MLflow server started for the copy) or, with it unset, into the sqlite store's own file,
+ * if the policy approves that place; the matching destination gives the level.
+ *
+ * Guards, in order: the run ID; the place and the policy; the variables that would redirect the copy; the
+ * run's chain (a run that does not verify is refused); one copy at a time per store. The copy's MLflow run has
+ * the tag `provevi.copy.unfinished` until it is whole; a failed copy deletes what it wrote, and the next copy
+ * deletes earlier copies (and a killed copy's leftovers) and writes the run again.
+ *
+ * @param store The store that holds the run.
+ * @param runId The run's ID.
+ * @param policy The telemetry policy.
+ * @param options The variables, the `mlflow` program, a cancel signal.
+ * @returns What was copied where.
+ * @throws ProveviError for each guard, and MlflowError when MLflow cannot be reached or refuses.
+ * @example
+ * ```ts
+ * import { copyRun } from "./copy_run.ts";
+ * // const result = await copyRun(store, "run-20261129T233259Z-1b594032", policy);
+ * ```
+ */
+export async function copyRun(
+  store: EvidenceStore,
+  runId: string,
+  policy: TelemetryPolicy,
+  options: CopyRunOptions = {},
+): Promise<CopyResult> {
+  checkRunIdToRead(runId);
+  const environ = options.environ ?? copyEnviron();
+  const url = environ.MLFLOW_TRACKING_URI?.trim() || null;
+  const destination = policy.matchDestination("mlflow", url);
+  if (destination === null) {
+    throw new ProveviError(
+      url === null
+        ? `the telemetry policy approves no mlflow destination for the store's own file (MLFLOW_TRACKING_URI is unset)`
+        : `the telemetry policy approves no mlflow destination for MLFLOW_TRACKING_URI ${
+          tryNormalEndpoint(url) ?? shownEndpoint(url)
+        }`,
+    );
+  }
+  if (url === null && !isSqliteUri(store.uri)) {
+    throw new ProveviError(
+      `the store ${store.uri} has no file of its own for MLflow's tables: copy from a sqlite store, or set MLFLOW_TRACKING_URI to an MLflow server or database`,
+    );
+  }
+  refuseRedirects(url, environ);
+
+  const record = await store.readRun(runId);
+  const check = await verify(record);
+  if (!check.ok) {
+    throw new ProveviError(
+      `run ${runId} does not verify (${check.problems[0] ?? "unknown problem"}${
+        check.problems.length > 1 ? `, and ${check.problems.length - 1} more` : ""
+      }); the copy in MLflow takes only a run whose evidence verifies: see prove verify ${runId}`,
+    );
+  }
+  const events = readEventsText((await record.eventsText())!).events;
+  const assessments = await assessmentsOf(store, runId);
+  const content = await copyContent(events, {
+    level: destination.receives,
+    destination,
+    policy,
+    record,
+    assessments,
+  });
+
+  options.onProgress?.("waiting for the store's copy lock");
+  using _lock = await takeCopyLock(store, options.lockWait === undefined ? {} : { wait: options.lockWait });
+  if (url !== null && /^https?:/i.test(url)) {
+    const client = clientFor(url, environ, options.signal);
+    return await finish(content, client, destination, shownEndpoint(url), options);
+  }
+  const backend = url ?? `sqlite:///${resolve(sqlitePath(store.uri))}`;
+  const artifacts = url === null
+    ? join(dirname(resolve(sqlitePath(store.uri))), "mlflow-artifacts")
+    : join(store.runsRoot, ".mlflow-artifacts");
+  options.onProgress?.("starting MLflow's server");
+  await using server = await startMlflowServer(backend, {
+    environ,
+    artifacts,
+    ...(options.mlflow ? { program: options.mlflow } : {}),
+  });
+  const client = clientFor(server.url, {}, options.signal);
+  return await finish(content, client, destination, shownEndpoint(backend), options);
+}
+
+async function finish(
+  content: CopyContent,
+  client: MlflowClient,
+  destination: Destination,
+  place: string,
+  options: CopyRunOptions,
+): Promise<CopyResult> {
+  const written = await writeCopy(
+    client,
+    content,
+    options.onProgress ? { onProgress: options.onProgress } : {},
+  );
+  return {
+    runId: content.runId,
+    place,
+    destination: destination.name,
+    level: destination.receives,
+    experimentId: written.experimentId,
+    experimentName: content.experiment,
+    mlflowRunId: written.mlflowRunId,
+    traceId: written.traceId,
+    spans: content.spans.length,
+    assessments: content.assessments.length,
+    deleted: written.deleted,
+  };
+}
+
+function clientFor(url: string, environ: Environ, signal: AbortSignal | undefined): MlflowClient {
+  return new MlflowClient(url, {
+    ...(environ.MLFLOW_TRACKING_TOKEN ? { token: environ.MLFLOW_TRACKING_TOKEN } : {}),
+    ...(environ.MLFLOW_TRACKING_USERNAME !== undefined && environ.MLFLOW_TRACKING_PASSWORD !== undefined
+      ? { username: environ.MLFLOW_TRACKING_USERNAME, password: environ.MLFLOW_TRACKING_PASSWORD }
+      : {}),
+    ...(signal ? { signal } : {}),
+  });
+}
+
+async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {
+  const questions = store as EvidenceStore & { assessments?: (id: string) => Promise<Assessment[]> };
+  if (typeof questions.assessments !== "function") return [];
+  try {
+    return await questions.assessments(runId);
+  } catch (error) {
+    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no assessments
+    throw error;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Helpers for the copy in MLflow's tests: the MLflow peer of `.ci/peers/mlflow.sh` (a real `mlflow server`),
+ * a real run made by provrun into a sqlite store, and MLflow's own Python client for reading the copy back.
+ * @module
+ */
+import { join } from "node:path";
+import { type EvidenceStore, openStore, SqliteStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { gitCatalog } from "../../provrun/_catalog.ts";
+
+/** The MLflow tracking server of the peer, its Python and its bin folder; undefined when the peer is not set. */
+export const MLFLOW_URI = Deno.env.get("PROVEVI_TEST_MLFLOW_URI");
+export const MLFLOW_PYTHON = Deno.env.get("PROVEVI_TEST_MLFLOW_PYTHON");
+export const MLFLOW_BIN = Deno.env.get("PROVEVI_TEST_MLFLOW_BIN");
+
+/**
+ * The `ignore` of a test that needs the MLflow peer: true, with the reason printed once, when it is not set
+ * outside CI. In CI (`CI` set) a missing peer is not ignored, so the test fails.
+ */
+export const NO_MLFLOW = (() => {
+  const missing = MLFLOW_URI === undefined || MLFLOW_PYTHON === undefined || MLFLOW_BIN === undefined;
+  if (missing && !Deno.env.get("CI")) {
+    console.warn(
+      "MLflow tests skipped: PROVEVI_TEST_MLFLOW_URI, PROVEVI_TEST_MLFLOW_PYTHON and PROVEVI_TEST_MLFLOW_BIN are unset (source .ci/peers/mlflow.sh, as .ci/run does)",
+    );
+    return true;
+  }
+  return false;
+})();
+
+/** Fails a test in CI when the MLflow peer is missing, with a message that names it. */
+export function needMlflow(): { uri: string; python: string; bin: string } {
+  if (MLFLOW_URI === undefined || MLFLOW_PYTHON === undefined || MLFLOW_BIN === undefined) {
+    throw new Error(
+      "the MLflow peer is missing: PROVEVI_TEST_MLFLOW_URI, PROVEVI_TEST_MLFLOW_PYTHON and PROVEVI_TEST_MLFLOW_BIN must be set (.ci/peers/mlflow.sh)",
+    );
+  }
+  return { uri: MLFLOW_URI, python: MLFLOW_PYTHON, bin: MLFLOW_BIN };
+}
+
+const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
+
+/** An agent run with three tool calls and four model calls, on one input. */
+export const AGENT_RUN = `
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: AGENT
+  backend: agent
+  model: "test:"
+  script:
+    model: answer-1
+    turns:
+      - tool_calls: [{ id: c1, name: read_file, args: { path: /input/revenue.csv } }]
+        usage: { input: 30, output: 12 }
+      - tool_calls: [{ id: c2, name: note, args: { text: "Q3 is 48.2, Q2 is 43.0" } }]
+        usage: { input: 50, output: 10 }
+      - tool_calls: [{ id: c3, name: write_file, args: { path: /output/answer.txt, content: "Revenue grew 12% in Q3." } }]
+        usage: { input: 60, output: 20 }
+      - text: "Revenue grew 12% in Q3."
+        usage: { input: 70, output: 9, cache_read: 20 }
+prompt: What was the revenue growth in Q3?
+inputs:
+  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: INPUT }
+outputs: [answer.txt]
+`;
+
+/** A sqlite store in a temporary folder holding one real agent run; removed when disposed. */
+export async function storeWithRun(
+  options: { agent?: string; input?: string; runs?: number } = {},
+): Promise<{
+  dir: string;
+  storeUri: string;
+  store: EvidenceStore;
+  runIds: string[];
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const catalog = await gitCatalog({ "finance/revenue.csv": CSV });
+  const dir = catalog.root;
+  const storeUri = `sqlite:///${join(dir, "evidence.db")}`;
+  const runIds: string[] = [];
+  {
+    await using store = await openStore(storeUri, { runs: join(dir, "runs") });
+    for (let i = 0; i < (options.runs ?? 1); i++) {
+      const file = RunFile.parse(
+        AGENT_RUN.replace("AGENT", options.agent ?? "analyst").replace(
+          "INPUT",
+          options.input ?? "revenue.csv",
+        ),
+      );
+      const outcome = await runFile(file, {
+        catalog: catalog.catalog,
+        store,
+        environ: {},
+        policy: TelemetryPolicy.denyAll(),
+      });
+      if (outcome.status !== "completed") throw new Error(`the run failed: ${JSON.stringify(outcome.error)}`);
+      runIds.push(outcome.runId);
+    }
+  }
+  const store = new SqliteStore(join(dir, "evidence.db"), { runs: join(dir, "runs"), uri: storeUri });
+  return {
+    dir,
+    storeUri,
+    store,
+    runIds,
+    async [Symbol.asyncDispose]() {
+      await store.close();
+      await catalog[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** A policy with one mlflow destination at a level; `endpoint` null for the store's own file. */
+export function mlflowPolicy(
+  level: "names" | "usage" | "bodies",
+  endpoint: string | null,
+  extra: Record<string, unknown> = {},
+): TelemetryPolicy {
+  const host = endpoint === null ? null : new URL(endpoint.replace(/^sqlite:/, "file:")).hostname;
+  return TelemetryPolicy.fromDict({
+    version: 1,
+    destinations: {
+      tracking: { kind: "mlflow", receives: level, ...(endpoint === null ? {} : { endpoint }) },
+    },
+    hosts: host ? [host] : [],
+    ...extra,
+  });
+}
+
+/**
+ * Runs a Python program with MLflow's own client against a tracking URI, and gives its JSON output.
+ *
+ * @param program The program; it prints one JSON value.
+ * @param trackingUri The tracking URI it reads.
+ */
+export async function mlflowPython(program: string, trackingUri: string): Promise<unknown> {
+  const { python } = needMlflow();
+  const out = await new Deno.Command(python, {
+    args: ["-c", program],
+    env: {
+      MLFLOW_TRACKING_URI: trackingUri,
+      MLFLOW_DISABLE_AGENT_HINT: "1",
+      MLFLOW_DISABLE_TELEMETRY: "true",
+      NO_PROXY: "*",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`python failed: ${new TextDecoder().decode(out.stderr).slice(-2000)}`);
+  return JSON.parse(text.trim().split("\n").pop()!);
+}
+
+/** A Python program that reads a run's copy back through MLflow's own client: runs, traces and spans. */
+export function readBackProgram(experimentName: string, runId: string): string {
+  return `
+import json, mlflow
+from mlflow import MlflowClient
+client = MlflowClient()
+exp = client.get_experiment_by_name(${JSON.stringify(experimentName)})
+runs = client.search_runs([exp.experiment_id], filter_string="tags.\\"provrun.run_id\\" = '${runId}'")
+out = {"experiment_id": exp.experiment_id, "runs": []}
+for r in runs:
+    traces = mlflow.search_traces(locations=[exp.experiment_id], run_id=r.info.run_id, return_type="list")
+    entry = {"run_id": r.info.run_id, "status": r.info.status, "tags": r.data.tags, "params": r.data.params,
+             "metrics": r.data.metrics, "inputs": [{"name": d.dataset.name, "digest": d.dataset.digest,
+             "source": d.dataset.source} for d in r.inputs.dataset_inputs], "traces": []}
+    for t in traces:
+        full = mlflow.get_trace(t.info.trace_id)
+        entry["traces"].append({"trace_id": t.info.trace_id, "source_run": t.info.trace_metadata.get("mlflow.sourceRun"),
+            "spans": [{"span_id": s.span_id, "parent_id": s.parent_id, "name": s.name,
+                       "start": s.start_time_ns, "end": s.end_time_ns,
+                       "attributes": {k: v for k, v in s.attributes.items()}} for s in full.data.spans],
+            "assessments": [{"name": a.name, "value": getattr(a, "value", None), "span_id": a.span_id,
+                             "source_id": a.source.source_id, "rationale": a.rationale}
+                            for a in full.info.assessments]})
+    out["runs"].append(entry)
+print(json.dumps(out, default=str))
+`;
+}

@@ -1,0 +1,136 @@
+/**
+ * The copy into the sqlite store's own file (an MLflow server started for the copy), MLflow's viewer on that
+ * file, and the span tree in MLflow's UI in a real headless Chromium.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { delimiter, join } from "node:path";
+import puppeteer from "puppeteer-core";
+import { ProveviError } from "../../../lib/provevi/mod.ts";
+import { copyRun, freePort, openMlflowViewer } from "../../../lib/provevi/mlflow/mod.ts";
+import {
+  mlflowPolicy,
+  mlflowPython,
+  needMlflow,
+  NO_MLFLOW,
+  readBackProgram,
+  storeWithRun,
+} from "./_mlflow.ts";
+
+const ignore = NO_MLFLOW;
+const CHROMIUM = "/usr/bin/chromium";
+/** Where the screenshot of MLflow's trace view is kept (git-ignored). */
+const SHOTS = new URL("../../../.tools/screenshots/", import.meta.url).pathname;
+
+Deno.test({
+  name:
+    "the copy into the store's own file starts MLflow on it; MLflow's viewer and its UI show the span tree",
+  ignore,
+  sanitizeResources: false, // puppeteer keeps a pipe to the browser until it has closed
+  sanitizeOps: false,
+  async fn() {
+    const { bin, python } = needMlflow();
+    await using t = await storeWithRun({ agent: `viewer-${crypto.randomUUID().slice(0, 8)}` });
+    const runId = t.runIds[0]!;
+    const file = join(t.dir, "evidence.db");
+    const environ = { PATH: `${bin}${delimiter}${Deno.env.get("PATH") ?? ""}`, HOME: Deno.env.get("HOME") };
+
+    const result = await copyRun(t.store, runId, mlflowPolicy("usage", null), { environ });
+    assert.equal(result.place, `sqlite:///${file}`);
+    // MLflow's tables are beside provevi's, through MLflow's own client on the file.
+    const back = await mlflowPython(readBackProgram(result.experimentName, runId), `sqlite:///${file}`) as {
+      runs: { run_id: string; traces: { trace_id: string; spans: { name: string }[] }[] }[];
+    };
+    assert.deepEqual(back.runs.map((r) => r.run_id), [result.mlflowRunId]);
+    assert.ok(back.runs[0]!.traces[0]!.spans.some((s) => s.name === "execute_tool read_file"));
+    assert.ok(python);
+
+    // The viewer passes MLflow no MLFLOW_ or OTEL_ variable of the shell.
+    const port = freePort();
+    await using viewer = await openMlflowViewer(t.store, {
+      port,
+      environ: {
+        ...environ,
+        MLFLOW_TRACKING_URI: "http://mlflow.example.com",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel.example.com",
+      },
+    });
+    assert.equal(viewer.url, `http://127.0.0.1:${port}`);
+    assert.equal(viewer.file, file);
+    // `ps eww` shows a process's variables after its command (procps); reading /proc needs --allow-all.
+    const shown = new TextDecoder().decode(
+      (await new Deno.Command("ps", { args: ["eww", "-p", String(viewer.pid)], stdout: "piped" }).output())
+        .stdout,
+    );
+    assert.ok(shown.includes("MLFLOW_DISABLE_AGENT_HINT=1"), shown);
+    assert.ok(!shown.includes("MLFLOW_TRACKING_URI=") && !shown.includes("OTEL_"), shown);
+
+    const profile = await Deno.makeTempDir({ prefix: "provevi-chromium-" });
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        `--user-data-dir=${profile}`,
+      ],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1400, height: 900 });
+      await page.goto(
+        `${viewer.url}/#/experiments/${result.experimentId}/traces?selectedEvaluationId=${result.traceId}`,
+        { waitUntil: "networkidle2", timeout: 300_000 },
+      );
+      // The span tree: the root span and a step of each kind, by the names the copy gave them.
+      // Page code as text: it runs in the browser, where `document` is.
+      await page.waitForFunction(
+        `["execute_tool read_file", "execute_tool write_file", "chat "].every((s) => document.body.innerText.includes(s))`,
+        { timeout: 300_000 },
+      );
+      const text = await page.evaluate("document.body.innerText") as string;
+      assert.ok(text.includes(`invoke_agent ${result.experimentName.split("/").pop()}`), "the root span");
+      await Deno.mkdir(SHOTS, { recursive: true });
+      await page.screenshot({ path: join(SHOTS, "mlflow-trace.png") });
+    } finally {
+      await browser.close();
+      await Deno.remove(profile, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name: "MLflow's viewer refuses a store that is not a sqlite store, and a port in use",
+  ignore,
+  async fn() {
+    await using t = await storeWithRun({ runs: 0 });
+    const { FileStore } = await import("../../../lib/provevi/mod.ts");
+    await assert.rejects(
+      openMlflowViewer(new FileStore({ runs: join(t.dir, "runs") })),
+      (e: unknown) => e instanceof ProveviError && /sqlite store's own file/.test(e.message),
+    );
+    using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    await assert.rejects(openMlflowViewer(t.store, { port }), /port \d+ of 127\.0\.0\.1 is in use/);
+  },
+});
+
+Deno.test({
+  name: "the copy into a database with no mlflow on the PATH says how to install it",
+  ignore,
+  async fn() {
+    await using t = await storeWithRun({ agent: `nobin-${crypto.randomUUID().slice(0, 8)}` });
+    await assert.rejects(
+      copyRun(t.store, t.runIds[0]!, mlflowPolicy("usage", null), { environ: { PATH: "/nonexistent" } }),
+      (e: unknown) =>
+        e instanceof ProveviError &&
+        /no mlflow program on the PATH; install it with `pip install mlflow==3\.17\.2`/
+          .test(e.message),
+    );
+  },
+});
