@@ -19,7 +19,7 @@ import {
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
-import type { Io } from "./_io.ts";
+import { fitted, type Io } from "./_io.ts";
 
 /**
  * Reads the events of a run for a command that prints them.
@@ -39,7 +39,11 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
 }
 
 /** Prints the events of a run, one line each, or as JSON. */
-export async function showRun(record: RunRecord, io: Io, options: { json?: boolean } = {}): Promise<void> {
+export async function showRun(
+  record: RunRecord,
+  io: Io,
+  options: { json?: boolean; wide?: boolean } = {},
+): Promise<void> {
   const events = await readRunEvents(record);
   if (options.json) {
     io.out(JSON.stringify({ run_id: record.runId, events }, null, 2));
@@ -50,7 +54,8 @@ export async function showRun(record: RunRecord, io: Io, options: { json?: boole
     const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24)];
     if (e.refs.length) columns.push(e.refs.join(" "));
     columns.push(JSON.stringify(e.data) + payload);
-    io.out(columns.join(" "));
+    // On a terminal each event is one line of its width; --wide, a pipe and --json keep the whole line.
+    io.out(options.wide ? columns.join(" ") : fitted(columns.join(" "), io.width));
   }
 }
 

@@ -13,6 +13,8 @@ export interface Io {
   readonly terminal: boolean;
   /** Replaces the progress line on a terminal; an empty text clears it. */
   progress(line: string): void;
+  /** The width of standard output when it is a terminal; absent in a pipe, where lines are never cut. */
+  readonly width?: number;
 }
 
 /**
@@ -45,7 +47,28 @@ export function processIo(): Io {
     err: (line) => void Deno.stderr.writeSync(encoder.encode(printable(line) + "\n")),
     terminal: Deno.stderr.isTerminal(),
     progress: (line) => void Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`)),
+    ...(stdoutWidth() ? { width: stdoutWidth() } : {}),
   };
+}
+
+function stdoutWidth(): number | undefined {
+  try {
+    return Deno.stdout.isTerminal() ? Deno.consoleSize().columns : undefined;
+  } catch {
+    return undefined; // no console size on this system
+  }
+}
+
+/**
+ * A line cut to a terminal's width, with `…` where it was cut; whole when there is no width.
+ *
+ * @param line The line.
+ * @param width The terminal's width, or undefined in a pipe.
+ */
+export function fitted(line: string, width: number | undefined): string {
+  if (width === undefined || width < 20) return line;
+  const chars = [...printable(line)];
+  return chars.length <= width ? line : chars.slice(0, width - 1).join("") + "…";
 }
 
 function writeAll(bytes: Uint8Array): void {

@@ -19,8 +19,9 @@ export function addShow({ program, io, withStore }: ProveContext): void {
   program.command("show")
     .description("Print the events of a run, one line each.")
     .argument("<run>", "a run ID under the runs root, or a run folder's path")
+    .option("--wide", "on a terminal, print each event's whole line instead of cutting it to the width")
     .option("--json", "print JSON")
-    .action((run: string, opts: { json?: boolean }) =>
+    .action((run: string, opts: { json?: boolean; wide?: boolean }) =>
       withStore(async (store) => {
         const record = await findRun(run, { store });
         await showRun(record, io, opts);

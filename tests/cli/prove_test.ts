@@ -157,3 +157,18 @@ Deno.test("provr verify gives the same answer as prove verify", async () => {
   const b = await run(["verify", TAMPERED], provr);
   assert.deepEqual(a, b);
 });
+
+Deno.test("prove show fits each event to a terminal's width, and --wide (or a pipe) keeps whole lines", async () => {
+  const narrow = { ...bufferIo(), width: 60 };
+  assert.equal(await prove(["--runs", join(FIXTURES, "runs"), "show", SAMPLE_RUN_ID], narrow), 0);
+  const lines = narrow.stdout.filter((l) => l !== "");
+  assert.ok(lines.length > 3);
+  for (const line of lines) assert.ok([...line].length <= 60, line);
+  assert.ok(lines.some((l) => l.endsWith("…")));
+  const wide = { ...bufferIo(), width: 60 };
+  assert.equal(await prove(["--runs", join(FIXTURES, "runs"), "show", SAMPLE_RUN_ID, "--wide"], wide), 0);
+  const pipe = bufferIo();
+  assert.equal(await prove(["--runs", join(FIXTURES, "runs"), "show", SAMPLE_RUN_ID], pipe), 0);
+  assert.deepEqual(wide.stdout, pipe.stdout);
+  assert.ok(pipe.stdout.some((l) => [...l].length > 60 && !l.endsWith("…")));
+});
