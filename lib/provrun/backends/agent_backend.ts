@@ -11,6 +11,7 @@
  * tool's error, and the loop goes on.
  * @module
  */
+import { join } from "node:path";
 import { AI_TELEMETRY_OFF } from "../telemetry/run_telemetry.ts";
 import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, streamText, wrapLanguageModel } from "ai";
@@ -167,6 +168,16 @@ export class AgentBackend extends InProcessBackend {
       }
       signal.throwIfAborted();
       if (answers.length) text = answers.at(-1)!;
+      // The final answer goes to the first declared output, as the call backend's does, unless a tool wrote it.
+      const first = job.outputs[0];
+      if (first !== undefined) {
+        const out = join(job.ctx.folder, "output", first);
+        const exists = await Deno.lstat(out).then(() => true, () => false);
+        if (!exists && text !== "") {
+          await Deno.mkdir(join(out, ".."), { recursive: true });
+          await Deno.writeTextFile(out, text, { createNew: true });
+        }
+      }
       const last = done.at(-1);
       const limited = !answers.length && done.length >= steps && last?.finishReason === "tool-calls";
       const all = [...messages, ...history];

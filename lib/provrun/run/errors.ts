@@ -75,6 +75,15 @@ export class OutputTooLarge extends ProveviError {
   }
 }
 
+/** A declared output (`outputs:` in the run file) that the run did not write: a failure in strict mode. */
+export class OutputMissing extends ProveviError {
+  /** @param message Which outputs are missing. */
+  constructor(message: string) {
+    super(message);
+    this.name = "OutputMissing";
+  }
+}
+
 /** A path a tool was given that is outside the agent's view (`/input/…`, `/output/…`), or escapes it. */
 export class PathRefused extends ProveviError {
   /** @param path The path as the agent gave it. @param reason Why it is refused, and what to use. */

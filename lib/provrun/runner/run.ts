@@ -26,7 +26,14 @@ import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
 import { programBackend, UNCALLED_MODEL } from "./program_backends.ts";
 import { captureModel } from "../backends/capture.ts";
-import { AccessDenied, CancelledError, InputChanged, LinkFound, OutputTooLarge } from "../run/errors.ts";
+import {
+  AccessDenied,
+  CancelledError,
+  InputChanged,
+  LinkFound,
+  OutputMissing,
+  OutputTooLarge,
+} from "../run/errors.ts";
 import { modelOf } from "../backends/models.ts";
 import { checkPermissions } from "./permissions.ts";
 import {
@@ -215,7 +222,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
     }
     return checks;
   };
-  const recordOutputs = async () => {
+  const recordOutputs = async (ended: boolean) => {
     if (outputsRecorded) return;
     outputsRecorded = true;
     const outputs = await collectOutputs(folder);
@@ -234,6 +241,20 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       total: spec.agent.limits?.outputs_bytes ?? DEFAULT_OUTPUTS_BYTES,
     });
     if (tooLarge) throw new OutputTooLarge(tooLarge);
+    // A declared output the run did not write is never passed over: lenient mode notes it, strict mode fails.
+    const written = new Set(outputs.map((o) => o.path));
+    const missing = (spec.outputs ?? []).filter((name) => !written.has(name));
+    if (missing.length && ended) {
+      const what = `the run did not write its declared output${missing.length > 1 ? "s" : ""} ${
+        missing.map((m) => `output/${m}`).join(", ")
+      }`;
+      if (mode === "strict") throw new OutputMissing(what);
+      await recorder.record({
+        type: "note_added",
+        component: "Outputter",
+        data: { missing_outputs: missing },
+      });
+    }
   };
   try {
     await withRun(ctx, async () => {
@@ -310,7 +331,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       const checks = await verifyInputs();
       const changed = checks.filter((c) => !c.ok).map((c) => c.name);
       if (changed.length) throw new InputChanged(changed);
-      await recordOutputs();
+      await recordOutputs(true);
       await telemetry.beforeLastEvent(); // telemetry
       await recorder.record({
         type: "run_completed",
@@ -325,7 +346,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       : error;
     if (!recorder.broken) {
       await verifyInputs().catch(() => {});
-      await recordOutputs().catch(() => {});
+      await recordOutputs(false).catch(() => {});
       await telemetry.beforeLastEvent().catch(() => {}); // telemetry
       await recorder.record({
         type: "run_failed",

@@ -230,19 +230,49 @@ for (const stream of [false, true]) {
   });
 }
 
-Deno.test("the step limit ends the loop; the run completes with what it has, and sandbox_completed says so", async () => {
+Deno.test("the step limit ends the loop and sandbox_completed says so; the declared output it never wrote fails the strict run", async () => {
   await using t = await gitCatalog({ "finance/revenue.csv": CSV });
   const outcome = await runFile(agentFile(READ_WRITE, "  limits: { steps: 2 }"), {
     catalog: t.catalog,
     runs: t.runs,
   });
-  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
-  const { events } = await eventsOf(t.runs, outcome.runId);
+  assert.equal(outcome.status, "failed");
+  const { events, record } = await eventsOf(t.runs, outcome.runId);
   assert.equal(events.filter((e) => e.type === "model_called").length, 2);
   const done = events.find((e) => e.type === "sandbox_completed")!;
   assert.equal(done.data.status, "step_limit");
   assert.equal(done.data.steps, 2);
-  assert.equal(events.at(-1)!.type, "run_completed");
+  assert.equal(events.at(-1)!.type, "run_failed");
+  assert.equal(events.at(-1)!.data.error, "OutputMissing");
+  assert.match(String(events.at(-1)!.data.message), /did not write its declared output output\/answer\.txt/);
+  assert.deepEqual((await verifyRun(record)).problems, []);
+});
+
+Deno.test("in lenient mode a declared output the run never wrote is noted (note_added, missing_outputs), and the run completes", async () => {
+  await using t = await gitCatalog({ "finance/revenue.csv": CSV });
+  const file = agentFile(READ_WRITE, "  limits: { steps: 2 }");
+  file.data.run.mode = "lenient";
+  const outcome = await runFile(file, { catalog: t.catalog, runs: t.runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events } = await eventsOf(t.runs, outcome.runId);
+  const note = events.find((e) => e.type === "note_added" && e.component === "Outputter")!;
+  assert.deepEqual(note.data.missing_outputs, ["answer.txt"]);
+});
+
+Deno.test("the agent's final answer goes to the first declared output when no tool wrote it", async () => {
+  await using t = await gitCatalog({ "finance/revenue.csv": CSV });
+  const turns = `
+      - tool_calls: [{ id: c1, name: read_file, args: { path: /input/revenue.csv } }]
+      - text: "Revenue grew 12% in Q3."`;
+  const outcome = await runFile(agentFile(turns), { catalog: t.catalog, runs: t.runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events } = await eventsOf(t.runs, outcome.runId);
+  const out = events.find((e) => e.type === "output_artifact_created")!;
+  assert.equal(out.data.path, "answer.txt");
+  assert.equal(
+    await Deno.readTextFile(join(t.runs, outcome.runId, "output", "answer.txt")),
+    "Revenue grew 12% in Q3.",
+  );
 });
 
 Deno.test("the token limit cancels an agent run: run_failed with CancelledError, sealed", async () => {
