@@ -20,6 +20,7 @@ import {
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
+import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import {
@@ -197,6 +198,9 @@ export class RunTelemetry {
   readonly #pending = new Set<Promise<unknown>>();
   readonly #problems = new Set<string>();
   readonly #written = new Set<string>();
+  /** Why exports to the OTLP destination failed, in order, until they are written as telemetry problems. */
+  readonly #exportFailures: string[] = [];
+  #otlpProcessor: SpanProcessor | null = null;
   #recorder: EvidenceRecorder | null = null;
   #recording = false;
   #closed = false;
@@ -242,12 +246,18 @@ export class RunTelemetry {
     }
     if (this.otlp) {
       const { destination, url } = this.otlp;
-      const exporter: SpanExporter = otlp!.protocol === "http/json"
-        ? new JsonExporter({ url })
-        : new ProtoExporter({ url });
+      const inner: SpanExporter = otlp!.protocol === "http/json"
+        ? new JsonExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS })
+        : new ProtoExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS });
+      const where = `the OTLP destination ${destination.name} (${recordableUrl(url)})`;
+      const exporter = watchedExporter(
+        inner,
+        (why) => this.#exportFailures.push(`${where} refused spans: ${why}`),
+      );
+      this.#otlpProcessor = new BatchSpanProcessor(exporter);
       processors.push(
         new RoutingProcessor(
-          new BatchSpanProcessor(exporter),
+          this.#otlpProcessor,
           (span) =>
             this.#feeds(span, destination.name)
               ? cutSpan(span, destination.receives, options.declared)
@@ -335,6 +345,14 @@ export class RunTelemetry {
   async beforeLastEvent(): Promise<void> {
     if (!this.#recorder || this.#closed) return;
     await this.#checkGlobals();
+    // The spans so far go to the OTLP destination now, so that a refusal (an HTTP error, no connection, a time
+    // out) is written in the run while it can be; the root span, which ends at the seal, is sent after it.
+    try {
+      await this.#otlpProcessor?.forceFlush();
+    } catch { /* its failure was noted by the exporter */ }
+    for (const why of this.#exportFailures.splice(0)) {
+      await this.#problem(`${why}; the evidence holds every step, but the destination may lack spans`);
+    }
     await this.#flushRecords();
     this.#recording = false;
     this.#closed = true;
@@ -486,4 +504,24 @@ export class RunTelemetry {
   async #flushRecords(): Promise<void> {
     while (this.#pending.size) await Promise.all([...this.#pending]);
   }
+}
+
+/** How long one OTLP export may take before it counts as refused. */
+const EXPORT_TIMEOUT_MS = 5_000;
+
+/**
+ * An exporter that tells `onFailure` why an export did not go through (an HTTP status, a refused connection, a
+ * time out), and otherwise passes everything to `inner`.
+ */
+function watchedExporter(inner: SpanExporter, onFailure: (why: string) => void): SpanExporter {
+  return {
+    export(spans, done) {
+      inner.export(spans, (result: ExportResult) => {
+        if (result.code !== ExportResultCode.SUCCESS) onFailure(result.error?.message ?? "the export failed");
+        done(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+  };
 }

@@ -512,3 +512,35 @@ Deno.test("with traces turned off, an approved general endpoint receives nothing
   assert.equal(receiver.requests.length, 0);
   await Deno.remove(runs, { recursive: true });
 });
+
+for (const how of ["an HTTP 500", "a refused connection"] as const) {
+  Deno.test(`an OTLP export that the destination refuses (${how}) writes telemetry_problem; the run completes and verifies`, async () => {
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("no", { status: 500 }),
+    );
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    if (how === "a refused connection") await server.shutdown();
+    try {
+      const policy = TelemetryPolicy.fromDict({
+        version: 1,
+        libraries: {},
+        destinations: { collector: { kind: "otlp", receives: "names", endpoint: `${url}/v1/traces` } },
+        hosts: ["127.0.0.1"],
+      });
+      const { outcome, events } = await run({ policy, environ: { OTEL_EXPORTER_OTLP_ENDPOINT: url } });
+      assert.equal(outcome.status, "completed");
+      const problems = of(events, "telemetry_problem").map((e) =>
+        String(e.data.problem ?? JSON.stringify(e.data))
+      );
+      assert.equal(problems.length, 1, problems.join("\n"));
+      assert.match(
+        problems[0]!,
+        /the OTLP destination collector \(http:\/\/127\.0\.0\.1:\d+\/v1\/traces\) refused spans/,
+      );
+      assert.equal(events.at(-1)!.type, "run_completed");
+    } finally {
+      if (how === "an HTTP 500") await server.shutdown();
+    }
+  });
+}
