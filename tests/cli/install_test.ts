@@ -32,7 +32,34 @@ Deno.test("deno task install puts prove, provr and provtrace on the PATH with th
       JSON.parse(new TextDecoder().decode(prove.stdout))[0].run_id,
       "run-20261129T120000Z-0badc0de",
     );
+    // Every installed command starts under its flags: provtrace too, whose imports read variables at load.
+    for (
+      const [name, args] of [["provr", ["--help"]], ["provtrace", ["runs", "--db", join(root, "none.db")]]]
+    ) {
+      const r = await new Deno.Command(join(root, "bin", name as string), {
+        args: args as string[],
+        env: { PATH: `${Deno.execPath().replace(/\/[^/]+$/, "")}:${Deno.env.get("PATH") ?? ""}` },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const err = new TextDecoder().decode(r.stderr);
+      assert.doesNotMatch(err, /Uncaught|NotCapable|\n\s+at /, `${name}: ${err}`);
+      assert.ok(r.code === 0 || err.trim().split("\n").length === 1, `${name}: ${err}`);
+    }
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("deno task install and deno task compile give each command exactly the flags of its task", async () => {
+  const tasks = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json"))).tasks as Record<string, string>;
+  for (const name of ["prove", "provr", "provtrace"]) {
+    const flags = tasks[name]!.replace(/^deno run /, "").replace(` cli/${name}.ts`, "").replace(
+      "INIT_CWD,",
+      "",
+    );
+    assert.ok(tasks.install!.includes(`${flags} -n ${name} cli/${name}.ts`), `install ${name}`);
+    assert.ok(tasks.compile!.includes(`${flags} -o dist/${name} cli/${name}.ts`), `compile ${name}`);
   }
 });
