@@ -107,13 +107,27 @@ export function postgresTarget(uri: string, options: PostgresTargetOptions = {})
 }
 
 /**
- * The URI with any password taken out, for messages about a URI that could not be read whole.
+ * The URI with any password taken out, for messages about a URI that could not be read whole: whatever stands
+ * between the scheme and the last `@` keeps only its user (a password may hold `/`, `?`, `#` or `@`, and the
+ * `//` may be missing), and the values of `password` and `sslpassword` in the query become `***`.
  *
  * @param uri Any text.
- * @returns The text with `:password@` after the user removed.
+ * @returns The text with no password in it.
+ * @example
+ * ```ts
+ * import { redactUri } from "./postgres_uri.ts";
+ * redactUri("postgresql://ada:p/ss@db:5432/e?password=x"); // "postgresql://ada@db:5432/e?password=***"
+ * ```
  */
 export function redactUri(uri: string): string {
-  return uri.replace(/^([a-z]+:\/\/[^/@:?#]*):[^/@]*@/i, "$1@");
+  const scheme = /^[a-z][a-z0-9+.-]*:(?:\/\/)?/i.exec(uri)?.[0] ?? "";
+  let rest = uri.slice(scheme.length);
+  const at = rest.lastIndexOf("@");
+  if (at >= 0) {
+    const user = rest.slice(0, at).split(":")[0]!;
+    rest = `${user}@${rest.slice(at + 1)}`;
+  }
+  return scheme + rest.replace(/([?&;](?:ssl)?password=)[^&#;]*/gi, "$1***");
 }
 
 /**
