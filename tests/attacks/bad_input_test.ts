@@ -54,7 +54,9 @@ async function command(
     new Promise<"hang">((resolve) => timer = setTimeout(() => resolve("hang"), 30_000)),
   ]);
   clearTimeout(timer);
-  return { code, out: io.stdout.join("\n"), err: io.stderr.join("\n") };
+  // The line a run starts with (its ID and folder, so a run cut short can be found) is not an error's line.
+  const err = io.stderr.filter((l) => !/^provr: run \S+ in /.test(l));
+  return { code, out: io.stdout.join("\n"), err: err.join("\n") };
 }
 
 async function check(name: string, which: "provr" | "prove", args: string[], pattern: RegExp) {
