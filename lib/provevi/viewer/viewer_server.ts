@@ -14,7 +14,8 @@ import { compareRuns } from "./compare_view.ts";
 import { liveTail } from "./live_tail.ts";
 import { APP_CSS, APP_JS, pageHtml } from "./viewer_assets.ts";
 import { guardRequest, newToken } from "./viewer_guard.ts";
-import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES } from "../runs/list_runs.ts";
+import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES, type RunRow } from "../runs/list_runs.ts";
+import type { Level } from "../telemetry/attributes.ts";
 import { runView, type RunViewOptions } from "./run_view.ts";
 
 /** Options of the viewer. */
@@ -103,6 +104,9 @@ export function viewerHandler(
     checkRunIdToRead(id);
     return await store.readRun(id);
   };
+  // The lists show every run at the policy's own live level (a run file may narrow its own run further, which
+  // its run page applies): no live viewer, structure only; names, no counts; usage and bodies, everything.
+  const listLevel = options.policy.liveLevel();
   return async (request) => {
     const refused = guardRequest(request, options);
     if (refused) return refused;
@@ -144,7 +148,8 @@ export function viewerHandler(
           ...(q.get("experiment") ? { experiment: q.get("experiment")! } : {}),
           ...(q.get("since") ? { since: q.get("since")! } : {}),
         };
-        return json({ ...(await listRuns(store, options)), limit, offset });
+        const list = await listRuns(store, options);
+        return json({ ...list, runs: list.runs.map((r) => rowAtLevel(r, listLevel)), limit, offset });
       }
       const live = /^\/api\/runs\/([^/]+)\/live$/.exec(path);
       if (live) {
@@ -159,6 +164,14 @@ export function viewerHandler(
       if (run) {
         const record = await readRun(decodeURIComponent(run[1]!));
         return json(await runView(store, record, { ...viewOptions, untrusted: q.get("untrusted") === "1" }));
+      }
+      // With no live viewer in the policy, only structure shows: no agent classes, experiments or their settings.
+      if (listLevel === null && /^\/api\/(agents?|experiments?)$/.test(path)) {
+        if (path.endsWith("s")) return json([]);
+        return json(
+          { error: `hidden: the telemetry policy (${options.policy.source}) names no live viewer` },
+          404,
+        );
       }
       if (path === "/api/agents") return json(await questionsOf(store, "the agents page").agents());
       if (path === "/api/agent") {
@@ -325,4 +338,12 @@ export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): 
     shutdown,
     [Symbol.asyncDispose]: shutdown,
   });
+}
+
+/** A row of the runs page cut to a level: names need `names`, token counts `usage`. */
+function rowAtLevel(row: RunRow, level: Level | null): RunRow {
+  if (level === "usage" || level === "bodies") return row;
+  const cut: RunRow = { ...row, tokens: null };
+  if (level === "names") return cut;
+  return { ...cut, agent: null, agent_version: null, model: null, experiment: null };
 }

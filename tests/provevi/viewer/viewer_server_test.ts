@@ -100,7 +100,7 @@ Deno.test("the viewer refuses to add an assessment to a file store, which keeps 
 });
 
 Deno.test("the runs page's data lists the store's runs with their status and agent", async () => {
-  const r = await handler(`${FIXTURES}runs`, null)(get("/api/runs?limit=10"));
+  const r = await handler(`${FIXTURES}runs`, "names")(get("/api/runs?limit=10"));
   assert.equal(r.status, 200);
   const page = await r.json();
   assert.equal(page.total, 1);
@@ -108,7 +108,7 @@ Deno.test("the runs page's data lists the store's runs with their status and age
   assert.equal(page.runs[0].status, "completed");
   assert.equal(page.runs[0].agent, "acme/demo/dev/revenue-question");
   assert.equal(
-    (await (await handler(`${FIXTURES}runs`, null)(get("/api/runs?status=failed"))).json()).total,
+    (await (await handler(`${FIXTURES}runs`, "names")(get("/api/runs?status=failed"))).json()).total,
     0,
   );
 });
@@ -159,7 +159,7 @@ Deno.test("a run that is not in the store is a 404 with a one-line error, and a 
 });
 
 Deno.test("the file store answers the agents page with how to get an indexed store", async () => {
-  const r = await handler(`${FIXTURES}runs`, null)(get("/api/agents"));
+  const r = await handler(`${FIXTURES}runs`, "names")(get("/api/agents"));
   assert.equal(r.status, 400);
   assert.match((await r.json()).error, /sqlite/);
 });
@@ -209,4 +209,23 @@ Deno.test("serveViewer() listens on 127.0.0.1 only, and a raw request with anoth
   const reply = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
   assert.match(reply, /^HTTP\/1\.1 421/);
   await assert.rejects(Deno.connect({ hostname: "::1", port: viewer.port }));
+});
+
+Deno.test("the runs page shows names only from names, counts only from usage, and no agents or experiments without a live viewer", async () => {
+  const rowOf = async (level: string | null) => {
+    const r = await handler(`${FIXTURES}runs`, level)(get("/api/runs"));
+    assert.equal(r.status, 200);
+    return ((await r.json()) as { runs: Record<string, unknown>[] }).runs.find((x) => x.run_id === RUN)!;
+  };
+  const none = await rowOf(null);
+  assert.deepEqual([none.agent, none.model, none.tokens, none.experiment], [null, null, null, null]);
+  assert.equal(none.status, "completed");
+  const names = await rowOf("names");
+  assert.equal(names.agent, "acme/demo/dev/revenue-question");
+  assert.equal(names.tokens, null);
+  const usage = await rowOf("usage");
+  assert.equal(usage.tokens, 23);
+  const agents = await handler(`${FIXTURES}runs`, null)(get("/api/agents"));
+  assert.deepEqual(await agents.json(), []);
+  assert.equal((await handler(`${FIXTURES}runs`, null)(get("/api/agent?name=x"))).status, 404);
 });
