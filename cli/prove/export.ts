@@ -2,7 +2,7 @@
  * `prove export`: a sealed run copied into another store, and the copy verified.
  * @module
  */
-import { exportRun, openStore } from "../../lib/provevi/mod.ts";
+import { exportRun, findRun, openStore, ProveviError, verifyRun } from "../../lib/provevi/mod.ts";
 import { printCheck } from "../_commands.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import type { ProveContext } from "./_context.ts";
@@ -25,6 +25,18 @@ export function addExport({ program, io, result, withStore }: ProveContext): voi
     .action((run: string, opts: { to: string; toRuns?: string; json?: boolean } & CatalogChoice) =>
       withStore(async (from, g) => {
         const runs = opts.toRuns ?? g.runs;
+        // The source is checked before the target is opened, so a refused copy creates and changes nothing there.
+        const source = await verifyRun(await findRun(run, { store: from }), {
+          store: from,
+          catalog: () => openCatalog(opts),
+        });
+        if (!source.ok) {
+          throw new ProveviError(
+            `run "${run}" does not verify in ${from.uri} (${
+              source.problems[0]
+            }); only a run that verifies is copied`,
+          );
+        }
         const to = await openStore(opts.to, runs ? { runs } : {});
         try {
           const check = await exportRun(run, { from, to }, { catalog: () => openCatalog(opts) });

@@ -346,3 +346,22 @@ Deno.test("prove runs --agent --version refuses an empty version and a start tha
       /^prove: "\w" starts \d+ versions of acme\/demo\/dev\/twin \(.*\); write more of the SHA-256$/,
     );
   }));
+
+Deno.test("prove export of a run that does not verify is refused before the target is opened: no target file is made", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const target = join(dir, "copy.db");
+    const io = bufferIo();
+    const tampered = new URL("../../fixtures/runs-tampered", import.meta.url).pathname;
+    const code = await prove(
+      ["--runs", tampered, "export", SAMPLE_RUN_ID, "--to", `sqlite:///${target}`],
+      io,
+    );
+    assert.equal(code, 1);
+    assert.match(io.stderr.join("\n"), /does not verify .*only a run that verifies is copied/);
+    assert.equal(io.stderr.length, 1);
+    assert.equal(await Deno.stat(target).then(() => true, () => false), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
