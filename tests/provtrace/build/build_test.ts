@@ -96,6 +96,20 @@ Deno.test("checkTrace() reports a run whose source changed after the build, and 
   assert.equal((await checkTrace(db)).runs.find((r) => r.run_id === t.callRun)!.state, "missing");
 });
 
+Deno.test("checkTrace() reports a line changed in place with the manifest left alone, which still names the built last hash", async () => {
+  await using t = await makeRuns();
+  const db = join(t.root, "trace.db");
+  await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+  const file = join(t.runs, t.agentRun, "evidence", "events.jsonl");
+  const lines = (await Deno.readTextFile(file)).split("\n");
+  lines[2] = lines[2]!.replace('"seq":2', '"seq":2,"x":1');
+  await Deno.chmod(file, 0o644).catch(() => {});
+  await Deno.writeTextFile(file, lines.join("\n"));
+  const changed = (await checkTrace(db)).runs.find((r) => r.run_id === t.agentRun)!;
+  assert.equal(changed.state, "changed");
+  assert.match(changed.problem!, /line 4 no longer chains/);
+});
+
 Deno.test("the calls of one tool, with arguments and results, for an agent-backend run and a call-backend run", async () => {
   await using t = await makeRuns();
   const db = join(t.root, "trace.db");
