@@ -11,6 +11,7 @@
  * prove [--store URI] experiments | experiment show URI | agents | agent show NAME | access RUN [--json]
  * prove [--store URI] assess RUN NAME VALUE [--rationale TEXT] [--source WHO] [--event SEQ | --span ID]
  * prove [--store URI] export RUN --to URI [--to-runs DIR] [--json]
+ * prove [--runs DIR] [--store URI] serve [--port N]
  * ```
  * @module
  */
@@ -27,6 +28,7 @@ import { addShow } from "./prove/show.ts";
 import { addVerify } from "./prove/verify.ts";
 import { addTelemetry } from "./prove/telemetry.ts";
 import { addPolicy } from "./prove/policy.ts";
+import { addServe } from "./prove/serve.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -38,6 +40,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addVerify,
   addTelemetry,
   addPolicy,
+  addServe,
 ];
 
 /**

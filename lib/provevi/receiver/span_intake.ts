@@ -271,8 +271,9 @@ export async function takeTraces(
     return answer(400, message.split("\n")[0]!);
   }
   try {
-    await rows.addSpans?.(run.runId, spans.map(receivedRow));
-    for (const span of spans) await recordSpan(run, span);
+    const rowsOf = spans.map(receivedRow);
+    await rows.addSpans?.(run.runId, rowsOf);
+    for (const [i, span] of spans.entries()) await recordSpan(run, span, rowsOf[i]!);
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     return answer(
@@ -290,24 +291,34 @@ async function problem(run: ReceiverRun, text: string): Promise<void> {
   } catch { /* a sealed or broken run: the 400 still says it */ }
 }
 
-async function recordSpan(run: ReceiverRun, span: ReceivedSpan): Promise<void> {
-  const row = receivedRow(span);
-  const attributes = jsonRecord(span.attributes);
-  const { body } = splitBody(attributes);
+async function recordSpan(run: ReceiverRun, span: ReceivedSpan, row: StoredSpan): Promise<void> {
+  const { body } = splitBody(jsonRecord(span.attributes));
+  // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
+  // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
   const payload = await run.payload({
-    name: span.name,
-    status_message: span.status.message,
-    attributes: body ?? {},
-    events: span.events.map((e) => ({
-      name: e.name,
-      time: nanoTime(e.timeUnixNano),
-      attributes: jsonRecord(e.attributes),
-    })),
-    links: span.links.map((l) => ({
-      trace_id: l.traceId,
-      span_id: l.spanId,
-      attributes: jsonRecord(l.attributes),
-    })),
+    ...(row.name === span.name ? {} : { name: span.name }),
+    ...(row.status.message === span.status.message || span.status.message === "" ? {} : {
+      status_message: span.status.message,
+    }),
+    ...(body === null ? {} : { attributes: body }),
+    ...(span.events.length
+      ? {
+        events: span.events.map((e) => ({
+          name: e.name,
+          time: nanoTime(e.timeUnixNano),
+          attributes: jsonRecord(e.attributes),
+        })),
+      }
+      : {}),
+    ...(span.links.length
+      ? {
+        links: span.links.map((l) => ({
+          trace_id: l.traceId,
+          span_id: l.spanId,
+          attributes: jsonRecord(l.attributes),
+        })),
+      }
+      : {}),
     resource: jsonRecord(span.resource),
   });
   const service = span.resource["service.name"];
