@@ -15,6 +15,7 @@
  * prove [--store URI] export RUN --to URI [--to-runs DIR] [--json]
  * prove [--runs DIR] [--store URI] ui [--port N] [--policy FILE]
  * prove [--store URI] mlflow RUN [--policy FILE] [--json]
+ * prove [--runs DIR] [--store URI] serve [--port N]
  * ```
  * @module
  */
@@ -36,6 +37,7 @@ import { addPolicy } from "./prove/policy.ts";
 import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
+import { addServe } from "./prove/serve.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -51,6 +53,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addUi,
   addKeygen,
   addMlflow,
+  addServe,
 ];
 
 /**

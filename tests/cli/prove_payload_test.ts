@@ -65,7 +65,7 @@ prompt: hi
   assert.equal(v.code, 0, v.err);
   assert.match(
     v.out,
-    /: the evidence and the outputs verify; no committed bundle to compare with\n(  note: .*\n)?.*: the run itself failed: AI_APICallError: boom$/,
+    /: the evidence and the outputs verify; no committed bundle to compare with\n( {2}note: .*\n)?.*: the run itself failed: AI_APICallError: boom$/,
   );
   await Deno.remove(dir, { recursive: true });
 });

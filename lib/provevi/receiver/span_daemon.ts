@@ -12,7 +12,14 @@
  */
 import { createHash } from "node:crypto";
 import type { EventInit } from "../evidence/chain.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { appendSpansFile } from "../evidence/spans_file.ts";
 import { type IntakeOptions, type ReceiverRun, type SpanRows, takeTraces } from "./span_intake.ts";
+
+/** A store the daemon finds runs in: `readRun` gives a run's folder, where its span rows go. */
+export interface DaemonStore {
+  readRun(runId: string): Promise<RunRecord>;
+}
 
 /** What a run gets back at its seal: the events to append to its chain, and their payloads (base64). */
 export interface SealedSpans {
@@ -84,12 +91,12 @@ export interface SpanDaemonOptions extends IntakeOptions {
  */
 export class SpanDaemon implements AsyncDisposable {
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
-  readonly #runs = new Map<string, BufferedRun>();
-  readonly #rows: SpanRows;
+  readonly #runs = new Map<string, { run: BufferedRun; rows: SpanRows }>();
+  readonly #store: DaemonStore;
   readonly #options: SpanDaemonOptions;
 
-  private constructor(rows: SpanRows, options: SpanDaemonOptions) {
-    this.#rows = rows;
+  private constructor(store: DaemonStore, options: SpanDaemonOptions) {
+    this.#store = store;
     this.#options = options;
     this.#server = Deno.serve(
       { hostname: options.hostname ?? "127.0.0.1", port: options.port ?? 0, onListen: () => {} },
@@ -100,13 +107,13 @@ export class SpanDaemon implements AsyncDisposable {
   /**
    * Starts the daemon.
    *
-   * @param rows The store whose span rows take the spans.
+   * @param store The store the runs are in; their span rows go to their folders.
    * @param options The port, the address, the body size limit.
    * @returns The daemon, listening.
    * @throws Deno.errors.AddrInUse when the port is taken.
    */
-  static start(rows: SpanRows, options: SpanDaemonOptions = {}): SpanDaemon {
-    return new SpanDaemon(rows, options);
+  static start(store: DaemonStore, options: SpanDaemonOptions = {}): SpanDaemon {
+    return new SpanDaemon(store, options);
   }
 
   /** `http://127.0.0.1:<port>`. */
@@ -121,7 +128,7 @@ export class SpanDaemon implements AsyncDisposable {
 
   /** The runs open now: their IDs. */
   get open(): string[] {
-    return [...this.#runs.values()].filter((r) => !r.sealed).map((r) => r.runId);
+    return [...this.#runs.values()].filter((r) => !r.run.sealed).map((r) => r.run.runId);
   }
 
   async #handle(request: Request): Promise<Response> {
@@ -130,10 +137,11 @@ export class SpanDaemon implements AsyncDisposable {
     if (path === "/runs" && request.method === "GET") return Response.json({ open: this.open });
     const traces = path.match(/^\/r\/([0-9a-f]{32})\/v1\/traces$/);
     if (traces) {
-      const run = this.#runs.get(traces[1]!) ?? null;
-      if (run === null) return await takeTraces(request, null, this.#options);
+      const open = this.#runs.get(traces[1]!) ?? null;
+      if (open === null) return await takeTraces(request, null, this.#options);
+      const { run, rows } = open;
       return await run.queue(() =>
-        takeTraces(request, { run, rows: this.#rows }, {
+        takeTraces(request, { run, rows }, {
           ...this.#options,
           onResult: (r) => {
             if (r.status === 200) run.spans += r.spans;
@@ -158,15 +166,32 @@ export class SpanDaemon implements AsyncDisposable {
     if (typeof runId !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/.test(runId)) {
       return Response.json({ error: 'send {"run_id": "<the run\'s ID>"}' }, { status: 400 });
     }
-    if ([...this.#runs.values()].some((r) => r.runId === runId)) {
+    if ([...this.#runs.values()].some((r) => r.run.runId === runId)) {
       return Response.json({ error: `run ${runId} was opened with this daemon already` }, { status: 409 });
     }
+    let record: RunRecord;
+    try {
+      record = await this.#store.readRun(runId);
+    } catch (error) {
+      return Response.json({
+        error: `the daemon's store has no run ${runId} (${(error as Error).message}); open the run first`,
+      }, { status: 404 });
+    }
+    if (record.folder === null || (await record.manifestText()) !== null) {
+      return Response.json({ error: `run ${runId} is sealed, or has no folder here; it takes no spans` }, {
+        status: 409,
+      });
+    }
+    const folder = record.folder;
     const token = Array.from(
       crypto.getRandomValues(new Uint8Array(16)),
       (b) => b.toString(16).padStart(2, "0"),
     )
       .join("");
-    this.#runs.set(token, new BufferedRun(runId));
+    this.#runs.set(token, {
+      run: new BufferedRun(runId),
+      rows: { addSpans: (_id, spans) => appendSpansFile(folder, spans) },
+    });
     return Response.json({
       run_id: runId,
       endpoint: `${this.url}/r/${token}`,
@@ -176,7 +201,7 @@ export class SpanDaemon implements AsyncDisposable {
   }
 
   async #seal(token: string): Promise<Response> {
-    const run = this.#runs.get(token);
+    const run = this.#runs.get(token)?.run;
     if (!run) return Response.json({ error: "no run is open under this address" }, { status: 404 });
     if (run.sealed) return Response.json({ error: `run ${run.runId} is sealed already` }, { status: 409 });
     await run.settle();
@@ -185,7 +210,7 @@ export class SpanDaemon implements AsyncDisposable {
       run_id: run.runId,
       spans: run.spans,
       refused: run.refused,
-      events: run.events,
+      events: [...run.events],
       payloads: Object.fromEntries(
         [...run.payloads].map((
           [sha, bytes],

@@ -191,20 +191,39 @@ function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } 
  * @returns The row.
  */
 export function receivedRow(span: ReceivedSpan): StoredSpan {
-  return {
+  return splitRow(span, new Map()).row;
+}
+
+/** The row and the body of a span; `plain` remembers the names of one request, which repeat. */
+function splitRow(
+  span: ReceivedSpan,
+  plain: Map<string, boolean>,
+): { row: StoredSpan; body: { [key: string]: Json } | null } {
+  const isPlain = (text: string, span: boolean) => {
+    const key = (span ? "s:" : "n:") + text;
+    let yes = plain.get(key);
+    if (yes === undefined) plain.set(key, yes = span ? plainSpanName(text) : plainName(text));
+    return yes;
+  };
+  const { attributes, body } = splitBody(jsonRecord(span.attributes));
+  const row: StoredSpan = {
     trace_id: span.traceId,
     span_id: span.spanId,
     parent_span_id: span.parentSpanId,
-    name: plainSpanName(span.name) ? span.name : "span",
+    name: isPlain(span.name, true) ? span.name : "span",
     kind: Math.max(0, span.kind - 1),
     scope: { name: span.scope.name, version: span.scope.version || null },
     start_time: nanoTime(span.startTimeUnixNano),
     end_time: nanoTime(span.endTimeUnixNano),
-    status: { code: span.status.code, message: plainName(span.status.message) ? span.status.message : null },
-    attributes: splitBody(jsonRecord(span.attributes)).attributes as { [key: string]: Json },
+    status: {
+      code: span.status.code,
+      message: isPlain(span.status.message, false) ? span.status.message : null,
+    },
+    attributes: attributes as { [key: string]: Json },
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
+  return { row, body: body as { [key: string]: Json } | null };
 }
 
 /** What the intake did with a request, for a caller that counts (`prove serve`, tests). */
@@ -271,8 +290,12 @@ export async function takeTraces(
     return answer(400, message.split("\n")[0]!);
   }
   try {
-    await rows.addSpans?.(run.runId, spans.map(receivedRow));
-    for (const span of spans) await recordSpan(run, span);
+    const plain = new Map<string, boolean>();
+    const split = spans.map((s) => splitRow(s, plain));
+    await rows.addSpans?.(run.runId, split.map((s) => s.row));
+    // Spans of one request often share a payload (their resource, and nothing else): store it once.
+    const payloads = new Map<string, string | null>();
+    for (const [i, span] of spans.entries()) await recordSpan(run, span, split[i]!, { plain, payloads });
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     return answer(
@@ -290,26 +313,48 @@ async function problem(run: ReceiverRun, text: string): Promise<void> {
   } catch { /* a sealed or broken run: the 400 still says it */ }
 }
 
-async function recordSpan(run: ReceiverRun, span: ReceivedSpan): Promise<void> {
-  const row = receivedRow(span);
-  const attributes = jsonRecord(span.attributes);
-  const { body } = splitBody(attributes);
-  const payload = await run.payload({
-    name: span.name,
-    status_message: span.status.message,
-    attributes: body ?? {},
-    events: span.events.map((e) => ({
-      name: e.name,
-      time: nanoTime(e.timeUnixNano),
-      attributes: jsonRecord(e.attributes),
-    })),
-    links: span.links.map((l) => ({
-      trace_id: l.traceId,
-      span_id: l.spanId,
-      attributes: jsonRecord(l.attributes),
-    })),
+function plainService(service: string, plain: Map<string, boolean>): boolean {
+  let yes = plain.get("n:" + service);
+  if (yes === undefined) plain.set("n:" + service, yes = plainName(service));
+  return yes;
+}
+
+async function recordSpan(
+  run: ReceiverRun,
+  span: ReceivedSpan,
+  { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
+  seen: { plain: Map<string, boolean>; payloads: Map<string, string | null> },
+): Promise<void> {
+  // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
+  // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
+  const content = JSON.stringify({
+    ...(row.name === span.name ? {} : { name: span.name }),
+    ...(row.status.message === span.status.message || span.status.message === "" ? {} : {
+      status_message: span.status.message,
+    }),
+    ...(body === null ? {} : { attributes: body }),
+    ...(span.events.length
+      ? {
+        events: span.events.map((e) => ({
+          name: e.name,
+          time: nanoTime(e.timeUnixNano),
+          attributes: jsonRecord(e.attributes),
+        })),
+      }
+      : {}),
+    ...(span.links.length
+      ? {
+        links: span.links.map((l) => ({
+          trace_id: l.traceId,
+          span_id: l.spanId,
+          attributes: jsonRecord(l.attributes),
+        })),
+      }
+      : {}),
     resource: jsonRecord(span.resource),
   });
+  let payload = seen.payloads.get(content);
+  if (payload === undefined) seen.payloads.set(content, payload = await run.payload(content));
   const service = span.resource["service.name"];
   await run.record({
     type: "span_recorded",
@@ -325,7 +370,7 @@ async function recordSpan(run: ReceiverRun, span: ReceivedSpan): Promise<void> {
       scope: row.scope.name,
       library: null,
       version: row.scope.version,
-      service: typeof service === "string" && plainName(service) ? service : null,
+      service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
       source: "receiver",
       kind: row.kind,
       end_time: row.end_time,

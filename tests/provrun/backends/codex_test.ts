@@ -84,6 +84,9 @@ Deno.test({
     const spans = events.filter((e) => e.type === "span_recorded" && e.data.source === "receiver");
     assert.ok(spans.length >= 1, `no spans reached the receiver: ${types.join(" ")}`);
     assert.ok((await spanRows(outcome.folder)).length >= spans.length);
+    // TRACEPARENT joins its session's spans to the run's trace (a few of its start-up spans come before it)
+    const traceId = events.find((e) => e.type === "run_created")!.trace_id;
+    assert.ok(spans.some((e) => e.trace_id === traceId), "no span of Codex is in the run's trace");
     assert.equal(await Deno.readTextFile(join(outcome.folder, "output", "answer.md")), FAKE_ANSWER + "\n");
     assert.ok(events.some((e) => e.type === "output_artifact_created" && e.data.path === "answer.md"));
     assert.equal(types.at(-1), "run_completed");

@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { FileStore, readEventsText, readSpansFile, receiver } from "../../../lib/provevi/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { removeWritable } from "../../_files.ts";
+
+const PYTHON = Deno.env.get("PROVRUN_TEST_OTEL_PYTHON");
+const CI = Deno.env.get("CI") !== undefined;
+if (PYTHON === undefined && !CI) {
+  console.warn(
+    "Python OpenTelemetry tests skipped: PROVRUN_TEST_OTEL_PYTHON is unset (source .ci/peers/agents.sh, as .ci/run does)",
+  );
+}
+
+// The Python SDK's own OTLP/HTTP exporters, protobuf (gzip) and JSON, each sending a parent and a child span.
+const SCRIPT = `
+import sys
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Proto
+from opentelemetry.exporter.otlp.json.http.trace_exporter import OTLPSpanExporter as Json
+url = sys.argv[1]
+for name, exporter in (("proto", Proto(endpoint=url, compression=Compression.Gzip)), ("json", Json(endpoint=url))):
+    provider = TracerProvider(resource=Resource.create({"service.name": "python-" + name}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("py." + name, "1.0")
+    with tracer.start_as_current_span("invoke_agent " + name) as parent:
+        with tracer.start_as_current_span("chat gpt-4o", attributes={"gen_ai.usage.input_tokens": 9, "ok": True}):
+            pass
+        print(format(parent.get_span_context().trace_id, "032x"))
+    provider.shutdown()
+`;
+
+Deno.test({
+  name: "receiver() takes the Python OpenTelemetry SDK's OTLP/HTTP protobuf (gzip) and JSON exporters",
+  ignore: PYTHON === undefined && !CI,
+  fn: async () => {
+    if (PYTHON === undefined) {
+      throw new Error("PROVRUN_TEST_OTEL_PYTHON is unset: .ci/peers/agents.sh installs it");
+    }
+    const runs = await Deno.makeTempDir({ prefix: "provevi-python-" });
+    try {
+      const store = new FileStore({ runs });
+      const writer = await store.openRun("run-20261130T120000Z-00000c0d");
+      const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
+      await using spans = receiver(store, recorder);
+      const out = await new Deno.Command(PYTHON, {
+        args: ["-c", SCRIPT, spans.tracesUrl],
+        env: { OTEL_SDK_DISABLED: "false" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const said = new TextDecoder().decode(out.stdout).trim().split("\n");
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      assert.equal(spans.spans, 4);
+      assert.equal(spans.refused, 0);
+      await recorder.seal();
+      const events = readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events;
+      assert.deepEqual(events.map((e) => [e.trace_id, e.data.name, e.data.scope, e.data.service]), [
+        [said[0], "chat gpt-4o", "py.proto", "python-proto"],
+        [said[0], "invoke_agent proto", "py.proto", "python-proto"],
+        [said[1], "chat gpt-4o", "py.json", "python-json"],
+        [said[1], "invoke_agent json", "py.json", "python-json"],
+      ]);
+      // usage stays in the event; an attribute that may hold content (ok) goes in the payload
+      assert.deepEqual(events[0]!.data.attributes, { "gen_ai.usage.input_tokens": 9 });
+      const body = JSON.parse(
+        await Deno.readTextFile(`${writer.folder}/evidence/payloads/${events[0]!.payload}`),
+      );
+      assert.deepEqual(body.attributes, { ok: true });
+      assert.equal(body.resource["service.name"], "python-proto");
+      assert.equal(events[0]!.parent_span_id, events[1]!.span_id);
+      assert.equal((await readSpansFile(writer.folder)).length, 4);
+    } finally {
+      await removeWritable(runs);
+    }
+  },
+});

@@ -1,0 +1,227 @@
+import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import protobuf from "protobufjs";
+import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import {
+  FileStore,
+  findRun,
+  readEventsText,
+  readSpansFile,
+  receiver,
+  verifyRun,
+} from "../../../lib/provevi/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { removeWritable } from "../../_files.ts";
+
+/** A store, an open run with its recorder, and the run's first event written. */
+async function openRun() {
+  const runs = await Deno.makeTempDir({ prefix: "provevi-receiver-" });
+  const store = new FileStore({ runs });
+  const writer = await store.openRun("run-20261130T120000Z-0000abcd");
+  const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
+  await recorder.record({ type: "run_created", component: "RunContext", data: {} });
+  return {
+    store,
+    recorder,
+    folder: writer.folder,
+    events: async () =>
+      readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events,
+    async [Symbol.asyncDispose]() {
+      await removeWritable(runs);
+    },
+  };
+}
+
+function exportTwoSpans(
+  exporter: ProtoExporter | JsonExporter,
+): { traceId: string; provider: BasicTracerProvider } {
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracer = provider.getTracer("claude_code", "2.1.332");
+  const root = tracer.startSpan("claude_code.interaction");
+  tracer.startSpan("claude_code.llm_request", {
+    attributes: {
+      "gen_ai.usage.input_tokens": 21,
+      "gen_ai.input.messages": '[{"role":"user","content":"secret"}]',
+    },
+  }, trace.setSpan(ROOT_CONTEXT, root)).end();
+  root.end();
+  return { traceId: root.spanContext().traceId, provider };
+}
+
+Deno.test("receiver() takes the real OTLP/HTTP protobuf and JSON exporters' spans as evidence and span rows", async () => {
+  await using run = await openRun();
+  await using spans = receiver(run.store, run.recorder);
+  const proto = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl }));
+  await proto.provider.shutdown();
+  const json = exportTwoSpans(new JsonExporter({ url: spans.tracesUrl }));
+  await json.provider.shutdown();
+  assert.equal(spans.spans, 4);
+  // SimpleSpanProcessor exports each span as it ends, so two requests may cross: compare in a fixed order
+  const key = (e: { trace_id: string | null; data: Record<string, unknown> }) =>
+    `${e.trace_id} ${e.data.name}`;
+  const events = (await run.events()).filter((e) => e.type === "span_recorded").sort((a, b) =>
+    key(a).localeCompare(key(b))
+  );
+  assert.deepEqual(
+    events.map((e) => [e.trace_id, e.data.name]),
+    [
+      [proto.traceId, "claude_code.interaction"],
+      [proto.traceId, "claude_code.llm_request"],
+      [json.traceId, "claude_code.interaction"],
+      [json.traceId, "claude_code.llm_request"],
+    ].sort((a, b) => a.join(" ").localeCompare(b.join(" "))),
+  );
+  for (const e of events) {
+    assert.equal(e.confidence, "parsed");
+    assert.equal(e.component, "SpanReceiver");
+    assert.equal(e.data.source, "receiver");
+    // the body stays out of the event, in the payload
+    assert.ok(!JSON.stringify(e.data).includes("secret"));
+  }
+  const request = events.find((e) =>
+    e.trace_id === proto.traceId && e.data.name === "claude_code.llm_request"
+  )!;
+  const root = events.find((e) => e.trace_id === proto.traceId && e.data.name === "claude_code.interaction")!;
+  assert.equal(request.data.scope, "claude_code");
+  assert.deepEqual((request.data.attributes as Record<string, unknown>)["gen_ai.usage.input_tokens"], 21);
+  assert.equal(request.parent_span_id, root.span_id);
+  const payload = await Deno.readTextFile(`${run.folder}/evidence/payloads/${request.payload}`);
+  assert.match(payload, /secret/);
+  const rows = await readSpansFile(run.folder);
+  assert.equal(rows.length, 4);
+  assert.deepEqual(rows.map((r) => r.kind), [0, 0, 0, 0]);
+  assert.ok(!JSON.stringify(rows).includes("secret"));
+  await run.recorder.seal();
+  const check = await verifyRun(await findRun(run.folder));
+  assert.ok(check.ok, JSON.stringify(check.problems));
+});
+
+Deno.test("receiver() takes a gzip body, and refuses an unknown encoding", async () => {
+  await using run = await openRun();
+  await using spans = receiver(run.store, run.recorder);
+  const body = JSON.stringify({
+    resourceSpans: [{
+      resource: { attributes: [{ key: "service.name", value: { stringValue: "codex" } }] },
+      scopeSpans: [{
+        scope: { name: "codex_otel" },
+        spans: [{
+          traceId: "0af7651916cd43dd8448eb211c80319c",
+          spanId: "b7ad6b7169203331",
+          name: "session_loop",
+          kind: 1,
+          startTimeUnixNano: "1764417600000000000",
+          endTimeUnixNano: 1764417601000000000,
+          attributes: [{ key: "gen_ai.usage.output_tokens", value: { intValue: "7" } }],
+        }],
+      }],
+    }],
+  });
+  const ok = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    body: new Uint8Array(gzipSync(body)),
+  });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), {});
+  const bad = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "br" },
+    body,
+  });
+  assert.equal(bad.status, 400);
+  await bad.body?.cancel();
+  const [span] = (await run.events()).filter((e) => e.type === "span_recorded");
+  assert.equal(span!.data.service, "codex");
+  assert.equal(span!.started_at, "2025-11-29T12:00:00.000000Z");
+  assert.equal(span!.data.end_time, "2025-11-29T12:00:01.000000Z");
+  assert.deepEqual(span!.data.attributes, { "gen_ai.usage.output_tokens": 7 });
+});
+
+Deno.test("receiver() answers a malformed body with 400 and a telemetry_problem, and goes on taking spans", async () => {
+  await using run = await openRun();
+  await using spans = receiver(run.store, run.recorder);
+  const cases: [string, BodyInit][] = [
+    ["application/x-protobuf", new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f])],
+    ["application/json", "{not json"],
+    [
+      "application/json",
+      JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "xyz", spanId: "1" }] }] }] }),
+    ],
+    ["application/json", JSON.stringify({ resourceSpans: "many" })],
+  ];
+  for (const [type, body] of cases) {
+    const r = await fetch(spans.tracesUrl, { method: "POST", headers: { "content-type": type }, body });
+    assert.equal(r.status, 400, `${type} ${String(body)}`);
+    if (type === "application/json") assert.equal((await r.json()).code, 3);
+    else await r.body?.cancel();
+  }
+  const text = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: "x",
+  });
+  assert.equal(text.status, 415);
+  await text.body?.cancel();
+  const good = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl }));
+  await good.provider.shutdown();
+  const events = await run.events();
+  const problems = events.filter((e) => e.type === "telemetry_problem");
+  assert.equal(problems.length, 4);
+  assert.match(String(problems[2]!.data.problem), /traceId is not 32 hex digits/);
+  assert.equal(events.filter((e) => e.type === "span_recorded").length, 2);
+  assert.equal(spans.refused, 5);
+});
+
+Deno.test("receiver() refuses a body over its size limit with 413, before reading it all", async () => {
+  await using run = await openRun();
+  await using spans = receiver(run.store, run.recorder, { maxBytes: 1024 });
+  const big = JSON.stringify({ resourceSpans: [], pad: "x".repeat(4096) });
+  const r = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: big,
+  });
+  assert.equal(r.status, 413);
+  assert.equal((await r.json()).code, 8);
+  // a small body that unzips past the limit is refused too
+  const bomb = gzipSync(JSON.stringify({ resourceSpans: [], pad: "y".repeat(100_000) }));
+  assert.ok(bomb.byteLength < 1024);
+  const z = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    body: new Uint8Array(bomb),
+  });
+  assert.equal(z.status, 413);
+  await z.body?.cancel();
+  assert.equal((await run.events()).filter((e) => e.type === "span_recorded").length, 0);
+});
+
+Deno.test("receiver() refuses spans after the run is sealed with 409 and an OTLP error body", async () => {
+  await using run = await openRun();
+  await using spans = receiver(run.store, run.recorder);
+  await run.recorder.seal();
+  const exporter = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl }));
+  await exporter.provider.shutdown();
+  assert.equal(spans.spans, 0);
+  const r = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-protobuf" },
+    body: new Uint8Array(),
+  });
+  assert.equal(r.status, 409);
+  const status = protobuf.parse(`syntax = "proto3"; message Status { int32 code = 1; string message = 2; }`)
+    .root
+    .lookupType("Status");
+  const decoded = status.toObject(status.decode(new Uint8Array(await r.arrayBuffer()))) as {
+    code: number;
+    message: string;
+  };
+  assert.equal(decoded.code, 9);
+  assert.match(decoded.message, /is sealed; it takes no more spans/);
+  const check = await verifyRun(await findRun(run.folder));
+  assert.ok(check.ok, JSON.stringify(check.problems));
+  assert.equal((await run.events()).length, 1);
+});
