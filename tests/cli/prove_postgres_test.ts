@@ -183,7 +183,7 @@ pgTest(
       // Machine C has neither runs root.
       await Deno.rename(join(dir, "a"), join(dir, "a-off"));
       const runs = await run(["--store", db.uri, "runs", "--agent", "q", "--json"]);
-      assert.deepEqual(JSON.parse(runs.out).map((r: { run_id: string }) => r.run_id), ids);
+      assert.deepEqual(JSON.parse(runs.out).map((r: { run_id: string }) => r.run_id).sort(), [...ids].sort());
       const without = await run(["--store", db.uri, "--runs", join(dir, "c"), "verify", ids[0]!]);
       assert.equal(without.code, 1);
       assert.match(
