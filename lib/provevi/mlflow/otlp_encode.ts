@@ -1,49 +1,14 @@
 /**
  * Encodes the copy's spans as an OTLP/HTTP `ExportTraceServiceRequest` protobuf body, the form MLflow's trace
- * endpoint (`/v1/traces`) takes. The schema is the part of the OTLP specification's `trace.proto`,
- * `common.proto` and `resource.proto` that a request needs, by its field numbers.
+ * endpoint (`/v1/traces`) takes. The schema is the one the span
+ * receiver decodes with (`telemetry/otlp_proto.ts`).
  * @module
  */
-import protobuf from "protobufjs";
+import { OTLP_TRACE_REQUEST } from "../telemetry/otlp_proto.ts";
 import type { Json } from "../evidence/event.ts";
 import type { CopySpan } from "./copy_content.ts";
 
-const SCHEMA = `
-syntax = "proto3";
-package otlp;
-message AnyValue {
-  oneof value {
-    string string_value = 1;
-    bool bool_value = 2;
-    int64 int_value = 3;
-    double double_value = 4;
-    ArrayValue array_value = 5;
-  }
-}
-message ArrayValue { repeated AnyValue values = 1; }
-message KeyValue { string key = 1; AnyValue value = 2; }
-message InstrumentationScope { string name = 1; string version = 2; }
-message Resource { repeated KeyValue attributes = 1; }
-message Status { string message = 2; int32 code = 3; }
-message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; }
-message Span {
-  bytes trace_id = 1;
-  bytes span_id = 2;
-  bytes parent_span_id = 4;
-  string name = 5;
-  int32 kind = 6;
-  fixed64 start_time_unix_nano = 7;
-  fixed64 end_time_unix_nano = 8;
-  repeated KeyValue attributes = 9;
-  repeated Event events = 11;
-  Status status = 15;
-}
-message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; }
-message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-`;
-
-const REQUEST = protobuf.parse(SCHEMA, { keepCase: true }).root.lookupType("otlp.ExportTraceServiceRequest");
+const REQUEST = OTLP_TRACE_REQUEST;
 
 function hexBytes(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length / 2);

@@ -1,82 +1,15 @@
 /**
- * An OTLP/HTTP trace receiver: decodes `ExportTraceServiceRequest` protobuf bodies into plain spans. No npm
- * package ships the OTLP `.proto` files and the OpenTelemetry transformer has no request decoder, so the schema
- * below is written from the OTLP specification's field numbers (opentelemetry-proto, `trace/v1/trace.proto`,
- * `common/v1/common.proto`, `resource/v1/resource.proto`, `collector/trace/v1/trace_service.proto`).
+ * An OTLP/HTTP trace receiver: decodes `ExportTraceServiceRequest` protobuf bodies into plain spans. The schema is
+ * the one in `telemetry/otlp_proto.ts`.
  *
  * The tests use it to check what a run's exporter really sends; `receiver()` (run_receiver.ts) and `prove serve`
  * build on its decoder.
  * @module
  */
-import protobuf from "protobufjs";
+import { OTLP_TRACE_REQUEST, OTLP_TRACE_RESPONSE } from "../telemetry/otlp_proto.ts";
 
-const SCHEMA = `
-syntax = "proto3";
-package otlp;
-message AnyValue {
-  oneof value {
-    string string_value = 1;
-    bool bool_value = 2;
-    int64 int_value = 3;
-    double double_value = 4;
-    ArrayValue array_value = 5;
-    KeyValueList kvlist_value = 6;
-    bytes bytes_value = 7;
-  }
-}
-message ArrayValue { repeated AnyValue values = 1; }
-message KeyValueList { repeated KeyValue values = 1; }
-message KeyValue { string key = 1; AnyValue value = 2; }
-message InstrumentationScope {
-  string name = 1;
-  string version = 2;
-  repeated KeyValue attributes = 3;
-  uint32 dropped_attributes_count = 4;
-}
-message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
-message Status { string message = 2; int32 code = 3; }
-message Event {
-  fixed64 time_unix_nano = 1;
-  string name = 2;
-  repeated KeyValue attributes = 3;
-  uint32 dropped_attributes_count = 4;
-}
-message Link {
-  bytes trace_id = 1;
-  bytes span_id = 2;
-  string trace_state = 3;
-  repeated KeyValue attributes = 4;
-  uint32 dropped_attributes_count = 5;
-  fixed32 flags = 6;
-}
-message Span {
-  bytes trace_id = 1;
-  bytes span_id = 2;
-  string trace_state = 3;
-  bytes parent_span_id = 4;
-  string name = 5;
-  int32 kind = 6;
-  fixed64 start_time_unix_nano = 7;
-  fixed64 end_time_unix_nano = 8;
-  repeated KeyValue attributes = 9;
-  uint32 dropped_attributes_count = 10;
-  repeated Event events = 11;
-  uint32 dropped_events_count = 12;
-  repeated Link links = 13;
-  uint32 dropped_links_count = 14;
-  Status status = 15;
-  fixed32 flags = 16;
-}
-message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
-message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-message ExportTracePartialSuccess { int64 rejected_spans = 1; string error_message = 2; }
-message ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1; }
-`;
-
-const root = protobuf.parse(SCHEMA, { keepCase: true }).root;
-const REQUEST = root.lookupType("otlp.ExportTraceServiceRequest");
-const RESPONSE = root.lookupType("otlp.ExportTraceServiceResponse");
+const REQUEST = OTLP_TRACE_REQUEST;
+const RESPONSE = OTLP_TRACE_RESPONSE;
 
 /** An attribute value as OTLP carries it: a text, number, yes or no, list, mapping or bytes. */
 export type OtlpValue = string | number | boolean | Uint8Array | null | OtlpValue[] | {
