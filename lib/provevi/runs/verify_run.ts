@@ -152,7 +152,10 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
         );
       } else if (typeof opened === "string") {
         problems.push(`the committed bundle ${bundle} was not compared: ${opened}`);
-      } else problems.push(...(await verifyBundle(opened, record, bundle, { complete })).problems);
+      } else {
+        const given = read.texts ? { read: { events: read.events, texts: read.texts } } : {};
+        problems.push(...(await verifyBundle(opened, record, bundle, { complete, ...given })).problems);
+      }
     }
     problems.push(
       ...await verifyExperiment(
