@@ -104,11 +104,20 @@ export function runStatement(
   };
 }
 
-/** The events of a text, read as the statement needs them: the lines that parse as objects with a `data`. */
+/**
+ * The events of a text, read as the statement needs them: the lines that parse as objects with a `data`. Only
+ * the first line and the lines that may be an input or an output are parsed, since the statement reads no
+ * other: a run of many events is not parsed again at its seal. (A line is RFC 8785 JSON, so its type is written
+ * as it is, with no escapes.)
+ */
 function parseEvents(text: string): EvidenceEvent[] {
   const events: EvidenceEvent[] = [];
+  let first = true;
   for (const line of text.split("\n")) {
     if (line === "") continue;
+    const wanted = first || line.includes('"input_staged"') || line.includes('"output_artifact_created"');
+    first = false;
+    if (!wanted) continue;
     try {
       const e = JSON.parse(line);
       if (typeof e === "object" && e !== null && typeof e.data === "object" && e.data !== null) {
@@ -176,19 +185,47 @@ export async function signStatement(statement: RunStatement, key: SigningKey): P
  * ```
  */
 export async function attestRun(record: RunRecord, key: SigningKey): Promise<DsseEnvelope> {
-  const [events, manifest] = [await record.eventsText(), await record.manifestText()];
-  if (record.folder === null || events === null || manifest === null) {
+  // The few small files of the seal are read and written with synchronous calls: each asynchronous one is a
+  // trip to Deno's file thread and back, which cost more than the signature itself.
+  const evidence = record.folder === null ? null : join(record.folder, "evidence");
+  const events = evidence === null ? null : readEvidenceSync(evidence, "events.jsonl");
+  const manifest = evidence === null ? null : readEvidenceSync(evidence, "manifest.json");
+  if (evidence === null || events === null || manifest === null) {
     throw new ProveviError(
       `cannot sign run "${record.runId}": it is not a sealed run folder on this machine`,
     );
   }
   const envelope = await signStatement(runStatement(events, manifest), key);
-  await Deno.writeTextFile(
-    join(record.folder, "evidence", ATTESTATION_FILE),
-    canonicalize(envelope) + "\n",
-  );
+  Deno.writeFileSync(join(evidence, ATTESTATION_FILE), utf8(canonicalize(envelope) + "\n"));
   return envelope;
 }
+
+/**
+ * The text of an evidence file, as the run's record reads it: null when missing; a link, a file that is not
+ * plain, or bytes that are not UTF-8 refused.
+ */
+function readEvidenceSync(evidence: string, name: string): string | null {
+  const path = join(evidence, name);
+  let info: Deno.FileInfo;
+  try {
+    if (Deno.lstatSync(evidence).isSymlink) throw new ProveviError(`${evidence} is a link, not a folder`);
+    info = Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
+  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+  try {
+    return strictUtf8.decode(Deno.readFileSync(path));
+  } catch (error) {
+    throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
+      cause: error,
+    });
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** What {@linkcode checkAttestation} found. */
 export interface AttestationCheck {
@@ -205,6 +242,8 @@ export interface AttestationCheck {
  * @param record The run.
  * @param events The run's events, as the evidence check read them.
  * @param options `trust`: the keys whose signature is required; without any, the signature is not checked.
+ *   `texts`: the texts of `events.jsonl` and `manifest.json` as the evidence check read them (null for a file
+ *   that could not be read), so that they are not read again.
  * @returns Problems, notes for the verdict, and the keys that signed.
  * @example
  * ```ts ignore
@@ -215,7 +254,10 @@ export interface AttestationCheck {
 export async function checkAttestation(
   record: RunRecord,
   events: readonly EvidenceEvent[],
-  options: { trust?: readonly TrustedKey[] } = {},
+  options: {
+    trust?: readonly TrustedKey[];
+    texts?: { events: string | null; manifest: string | null };
+  } = {},
 ): Promise<AttestationCheck> {
   const trust = options.trust ?? [];
   const out: AttestationCheck = { problems: [], notes: [], signedBy: [] };
@@ -224,7 +266,7 @@ export async function checkAttestation(
   const file = `evidence/${ATTESTATION_FILE}`;
   let text: string | null = null;
   try {
-    text = record.folder === null ? null : await readPlain(join(record.folder, "evidence", ATTESTATION_FILE));
+    text = record.folder === null ? null : readPlain(join(record.folder, "evidence", ATTESTATION_FILE));
   } catch (error) {
     out.problems.push(`${file} cannot be read: ${(error as Error).message}`);
     return out;
@@ -259,10 +301,9 @@ export async function checkAttestation(
       `${file} has payloadType ${JSON.stringify(envelope.payloadType)}, not ${IN_TOTO_PAYLOAD_TYPE}`,
     );
   }
-  const [eventsText, manifestText] = await Promise.all([
-    record.eventsText().catch(() => null),
-    record.manifestText().catch(() => null),
-  ]);
+  const [eventsText, manifestText] = options.texts
+    ? [options.texts.events, options.texts.manifest]
+    : await Promise.all([record.eventsText().catch(() => null), record.manifestText().catch(() => null)]);
   // Without both files the evidence check has its problem, and there is no statement to compare.
   if (eventsText !== null && manifestText !== null) {
     let expected: Uint8Array | null = null;
@@ -311,17 +352,18 @@ export async function checkAttestation(
   return out;
 }
 
-async function readPlain(path: string): Promise<string | null> {
+/** A small file read with synchronous calls (see {@linkcode attestRun}); a link or a file not plain refused. */
+function readPlain(path: string): string | null {
   let info: Deno.FileInfo;
   try {
-    info = await Deno.lstat(path);
+    info = Deno.lstatSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
-  return await Deno.readTextFile(path);
+  return Deno.readTextFileSync(path);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -330,14 +372,11 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+// The base64 of the TC39 proposal, built into V8: a tenth of the time of btoa over a string of char codes.
 function toBase64(bytes: Uint8Array): string {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
+  return (bytes as Uint8Array & { toBase64(): string }).toBase64();
 }
 
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  return (Uint8Array as unknown as { fromBase64(text: string): Uint8Array<ArrayBuffer> }).fromBase64(text);
 }

@@ -133,9 +133,10 @@ export async function writeKeyPair(
  * ```
  */
 export async function readSigningKey(path: string): Promise<SigningKey> {
-  const text = await readKeyText(path, "signing key");
+  // Synchronous reads: the key file is small, and a trip to Deno's file thread costs more than reading it.
+  const text = readKeyText(path, "signing key");
   if (Deno.build.os !== "windows") {
-    const mode = (await Deno.stat(path)).mode ?? 0;
+    const mode = Deno.statSync(path).mode ?? 0;
     if ((mode & 0o077) !== 0) {
       throw new ProveviError(
         `the signing key ${path} may be read by others (mode ${
@@ -144,6 +145,10 @@ export async function readSigningKey(path: string): Promise<SigningKey> {
       );
     }
   }
+  // A key file read before, with the same text, is not parsed, imported and probed again: a caller that signs
+  // many runs reads its key for each at the cost of one read.
+  const cached = signingKeys.get(path);
+  if (cached?.text === text) return cached.key;
   const file = parseKey(text, path, true) as PrivateKeyFile;
   const x = toBase64Url(fromHex(file.keyval.public));
   const d = toBase64Url(fromHex(file.keyval.private));
@@ -168,8 +173,13 @@ export async function readSigningKey(path: string): Promise<SigningKey> {
       { cause: error },
     );
   }
-  return { keyid: file.keyid, key };
+  const signing = { keyid: file.keyid, key };
+  signingKeys.set(path, { text, key: signing });
+  return signing;
 }
+
+/** The keys read by {@linkcode readSigningKey}, by path, with the text of the file they were read from. */
+const signingKeys = new Map<string, { text: string; key: SigningKey }>();
 
 /**
  * Reads a public key file (or a private one, of which only the public part is used) to trust.
@@ -184,13 +194,13 @@ export async function readSigningKey(path: string): Promise<SigningKey> {
  * ```
  */
 export async function readTrustedKey(path: string): Promise<TrustedKey> {
-  const file = parseKey(await readKeyText(path, "trusted key"), path, false);
+  const file = parseKey(readKeyText(path, "trusted key"), path, false);
   return { keyid: file.keyid, key: await importPublic(file.keyval.public) };
 }
 
-async function readKeyText(path: string, what: string): Promise<string> {
+function readKeyText(path: string, what: string): string {
   try {
-    return await Deno.readTextFile(path);
+    return Deno.readTextFileSync(path);
   } catch (error) {
     throw new ProveviError(`cannot read the ${what} ${path}: ${(error as Error).message}`, { cause: error });
   }

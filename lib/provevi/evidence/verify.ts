@@ -40,6 +40,11 @@ export interface ReadEvents {
    * reported: the file was cut part way, or events follow the run's end.
    */
   settled: boolean;
+  /**
+   * The texts of `events.jsonl` and `manifest.json` as {@linkcode verifyEvidence} read them (null for a file that
+   * is missing or cannot be read as text), for the checks that follow it, so that no file is read twice.
+   */
+  texts?: { events: string | null; manifest: string | null };
 }
 
 /**
@@ -227,11 +232,22 @@ export async function verify(record: RunRecord): Promise<Check> {
 
 /** {@linkcode verify}, also giving the events it read, for the checks that follow it. */
 export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
-  const read = await readRecordEvents(record);
-  if (read === null) {
-    return { ...emptyRead(), problems: ["evidence/events.jsonl is missing"], complete: false };
+  // The two files are read at once; the manifest's problems are reported after the events'.
+  const [found, manifestText] = await Promise.all([
+    readRecordEvents(record),
+    readOrProblem(() => record.manifestText()),
+  ]);
+  const manifestRead = typeof manifestText === "string" ? manifestText : null;
+  if (found === null || "problem" in found) {
+    return {
+      ...emptyRead(),
+      problems: [found === null ? "evidence/events.jsonl is missing" : found.problem],
+      complete: false,
+      texts: { events: null, manifest: manifestRead },
+    };
   }
-  if ("problem" in read) return { ...emptyRead(), problems: [read.problem], complete: false };
+  const { read, text } = found;
+  read.texts = { events: text, manifest: manifestRead };
   const problems = read.problems;
   if (read.lines.length === 0 && read.complete) {
     problems.push("evidence/events.jsonl has no events: every run starts with run_created");
@@ -242,7 +258,6 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
       `events.jsonl line 1 (seq ${first.seq}) names run "${first.run_id}", but the run is "${record.runId}" (the name of its folder)`,
     );
   }
-  const manifestText = await readOrProblem(() => record.manifestText());
   let manifest: Manifest | null = null;
   if (manifestText === null) problems.push("evidence/manifest.json is missing: the run was not sealed");
   else if (typeof manifestText !== "string") problems.push(manifestText.problem);
@@ -287,7 +302,9 @@ function emptyRead(): ReadEvents {
  * Reads a run's `events.jsonl`. A file that is not UTF-8 is read again as bytes, line by line, when the run has
  * a folder here, so that the problem names the line and the other lines are still checked.
  */
-async function readRecordEvents(record: RunRecord): Promise<ReadEvents | null | { problem: string }> {
+async function readRecordEvents(
+  record: RunRecord,
+): Promise<{ read: ReadEvents; text: string | null } | null | { problem: string }> {
   let text: string | null;
   try {
     text = await record.eventsText();
@@ -295,12 +312,13 @@ async function readRecordEvents(record: RunRecord): Promise<ReadEvents | null | 
     const notUtf8 = (error as Error).cause instanceof TypeError;
     if (notUtf8 && record.folder !== null) {
       try {
-        return readEventsBytes(await Deno.readFile(join(record.folder, "evidence", "events.jsonl")));
+        const bytes = await Deno.readFile(join(record.folder, "evidence", "events.jsonl"));
+        return { read: readEventsBytes(bytes), text: null };
       } catch { /* reported below */ }
     }
     return { problem: `the evidence cannot be read: ${(error as Error).message}` };
   }
-  return text === null ? null : readEventsText(text);
+  return text === null ? null : { read: readEventsText(text), text };
 }
 
 const MANIFEST_FIELDS = [

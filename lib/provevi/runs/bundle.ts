@@ -9,7 +9,9 @@ import { type Catalog, childUri, parseUri } from "../../provcat/mod.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { evidencePaths } from "../store/file_store.ts";
 import type { RunRecord } from "../evidence/record.ts";
+import { Buffer } from "node:buffer";
 import { type Check, check, readEventsText, recordedOutputs } from "../evidence/verify.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 
 /** What `bundle.json` holds. */
@@ -89,7 +91,8 @@ const ATTESTATION = "attestation.dsse.json";
  * @param record The run, as a store reads it back.
  * @param pinnedUri The bundle's URI at its commit: `run://<org>/<domain>/<env>/<run_id>?at=commit:<id>`.
  * @param options `complete: false` when some event lines cannot be read: the outputs are then not compared,
- *   since the lost lines may record some.
+ *   since the lost lines may record some. `read`: the texts of `events.jsonl` and `manifest.json` and the events
+ *   as the evidence check read them (`verifyEvidence`), so that the run's evidence is not read and parsed again.
  * @returns The problems found; a pin that names no commit is one.
  * @example
  * ```ts
@@ -104,7 +107,10 @@ export async function verifyBundle(
   catalog: Catalog,
   record: RunRecord,
   pinnedUri: string,
-  options: { complete?: boolean } = {},
+  options: {
+    complete?: boolean;
+    read?: { events: readonly EvidenceEvent[]; texts: { events: string | null; manifest: string | null } };
+  } = {},
 ): Promise<Check> {
   let parsed;
   try {
@@ -138,9 +144,16 @@ export async function verifyBundle(
   };
   const expected = new Set<string>();
   const encoder = new TextEncoder();
+  const given = options.read;
   const local: [string, () => Promise<Uint8Array | null>][] = [
-    ["evidence/events.jsonl", async () => bytesOf(await record.eventsText(), encoder)],
-    ["evidence/manifest.json", async () => bytesOf(await record.manifestText(), encoder)],
+    [
+      "evidence/events.jsonl",
+      async () => bytesOf(given ? given.texts.events : await record.eventsText(), encoder),
+    ],
+    [
+      "evidence/manifest.json",
+      async () => bytesOf(given ? given.texts.manifest : await record.manifestText(), encoder),
+    ],
   ];
   if (record.folder !== null) {
     const folder = record.folder;
@@ -178,10 +191,11 @@ export async function verifyBundle(
       problems.push(`${path} in ${where} was changed: its bytes hash to ${sha256Hex(committed)}`);
     }
   }
-  const text = await record.eventsText().catch(() => null);
+  const text = given ? given.texts.events : await record.eventsText().catch(() => null);
   const outputsKnown = text !== null && options.complete !== false;
   if (outputsKnown) {
-    for (const out of recordedOutputs(readEventsText(text).events).values()) {
+    const events = given ? given.events : readEventsText(text).events;
+    for (const out of recordedOutputs(events).values()) {
       const path = `output/${out.path}`;
       expected.add(path);
       if (!files.has(path)) {
@@ -235,7 +249,5 @@ async function readIfPresent(path: string): Promise<Uint8Array | null> {
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
 }

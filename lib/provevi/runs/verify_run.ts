@@ -83,14 +83,13 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     problems.push(...(await verifyOutputs(record.folder, read.events, { complete })).problems);
   }
   problems.push(...inputProblems(read.events.map((event, i) => ({ event, line: read.eventLines[i]! }))));
-  const attestation = await checkAttestation(
-    record,
-    read.events,
-    options.trust ? { trust: options.trust } : {},
-  );
+  const attestation = await checkAttestation(record, read.events, {
+    ...(options.trust ? { trust: options.trust } : {}),
+    ...(read.texts ? { texts: read.texts } : {}),
+  });
   problems.push(...attestation.problems);
   notes.push(...attestation.notes);
-  const lost = await lostCount(record);
+  const lost = lostCount(read.texts?.manifest ?? null);
   if (lost > 0) {
     notes.push(
       `the manifest lists ${lost} event${
@@ -153,7 +152,10 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
         );
       } else if (typeof opened === "string") {
         problems.push(`the committed bundle ${bundle} was not compared: ${opened}`);
-      } else problems.push(...(await verifyBundle(opened, record, bundle, { complete })).problems);
+      } else {
+        const given = read.texts ? { read: { events: read.events, texts: read.texts } } : {};
+        problems.push(...(await verifyBundle(opened, record, bundle, { complete, ...given })).problems);
+      }
     }
     problems.push(
       ...await verifyExperiment(
@@ -184,9 +186,8 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
 }
 
 /** The length of the manifest's `lost` list, or 0 when the manifest cannot say (the evidence check reports). */
-async function lostCount(record: RunRecord): Promise<number> {
+function lostCount(text: string | null): number {
   try {
-    const text = await record.manifestText();
     const lost = text === null ? null : JSON.parse(text)?.lost;
     return Array.isArray(lost) ? lost.length : 0;
   } catch {

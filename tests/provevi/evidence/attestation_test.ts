@@ -58,6 +58,31 @@ Deno.test("writeKeyPair() writes a private key only its owner may read, and refu
   }
 });
 
+Deno.test("readSigningKey() reads a key file again when it changed, and checks its mode every time", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const a = await writeKeyPair(join(dir, "a"));
+    const b = await writeKeyPair(join(dir, "b"));
+    const path = join(dir, "signing.key");
+    await Deno.copyFile(a.privatePath, path);
+    await Deno.chmod(path, 0o600);
+    assert.equal((await readSigningKey(path)).keyid, a.keyid);
+    assert.equal((await readSigningKey(path)).keyid, a.keyid);
+    // Another key of the same size in the same file, at once: the text differs, so the key is read again.
+    await Deno.writeFile(path, await Deno.readFile(b.privatePath));
+    assert.equal((await readSigningKey(path)).keyid, b.keyid);
+    await Deno.chmod(path, 0o640);
+    await assert.rejects(() => readSigningKey(path), /may be read by others \(mode 640\)/);
+    await Deno.chmod(path, 0o600);
+    await Deno.writeTextFile(path, "{}");
+    await assert.rejects(() => readSigningKey(path), /is not an Ed25519 private key file/);
+    await Deno.remove(path);
+    await assert.rejects(() => readSigningKey(path), /cannot read the signing key/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("verifyRun() --trust passes a run signed by the trusted key; without --trust it says the signature was not checked", async () => {
   await signedRun(async ({ folder, pub }) => {
     const trusted = await check(folder, [pub]);
