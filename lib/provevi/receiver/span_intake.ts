@@ -229,11 +229,22 @@ function splitRow(
       code: span.status.code,
       message: isPlain(span.status.message, false) ? span.status.message : null,
     },
-    attributes: attributes as { [key: string]: Json },
+    attributes: sortedKeys(attributes as { [key: string]: Json }),
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
   return { row, body: body as { [key: string]: Json } | null };
+}
+
+/** The same object with its keys in order (the order of a canonical line). */
+function sortedKeys(o: { [key: string]: Json }): { [key: string]: Json } {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) {
+    if (!(keys[i - 1]! < keys[i]!)) {
+      return Object.fromEntries(keys.sort().map((k) => [k, o[k]!])) as { [key: string]: Json };
+    }
+  }
+  return o;
 }
 
 /** What the intake did with a request, for a caller that counts (`prove serve`, tests). */
@@ -396,17 +407,18 @@ async function spanEvent(
     parent_span_id: row.parent_span_id,
     started_at: row.start_time,
     payload,
+    // in the order of the canonical line, so that it is written without a copy
     data: {
+      attributes: row.attributes,
+      end_time: row.end_time,
+      kind: row.kind,
+      library: null,
       name: row.name,
       scope: row.scope.name,
-      library: null,
-      version: row.scope.version,
       service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
       source: "receiver",
-      kind: row.kind,
-      end_time: row.end_time,
       status: row.status,
-      attributes: row.attributes,
+      version: row.scope.version,
     },
   };
 }
