@@ -313,7 +313,8 @@ export async function takeTraces(
   try {
     const plain = new Map<string, boolean>();
     const split = spans.map((s) => splitRow(s, plain));
-    // The rows are an index beside the evidence: written while the events are made.
+    // The rows are an index beside the evidence: written while the events are made, and before them, so that
+    // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
     const rowsWritten = rows.addSpans?.(run.runId, split.map((s) => s.row));
     rowsWritten?.catch(() => {});
     // Spans of one request often share a payload (their resource, and nothing else): store it once. The
@@ -321,9 +322,9 @@ export async function takeTraces(
     const seen = { plain, payloads: new Map<string, string | null>(), resources: new Map() };
     const inits: Omit<EventInit, "actor">[] = [];
     for (const [i, span] of spans.entries()) inits.push(await spanEvent(run, span, split[i]!, seen));
+    await rowsWritten;
     if (run.recordMany) await run.recordMany(inits);
     else for (const init of inits) await run.record(init);
-    await rowsWritten;
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     return answer(
