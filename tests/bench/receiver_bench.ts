@@ -2,6 +2,10 @@
  * The span receiver's ingest: spans per second for batches of 512 OTLP/HTTP protobuf spans posted to a run's
  * receiver (`receiver(store, run)`: each span a `span_recorded` event, a payload and a span row), as a ratio to
  * a bare `Deno.serve` that decodes and discards the same bodies, in the same run. Target: at least 0.5.
+ *
+ * With an MLflow tracking server at `PROVEVI_TEST_MLFLOW_URI` (.ci/peers/mlflow.sh starts one), also the same
+ * batches posted to MLflow's OTLP endpoint (`/v1/traces`, into a new experiment named by the
+ * `x-mlflow-experiment-id` header), and the run's receiver as a ratio to MLflow. Target: at least 10.
  * @module
  */
 import {
@@ -41,12 +45,16 @@ function bodies(): Uint8Array<ArrayBuffer>[] {
   return out;
 }
 
-async function post(url: string, all: Uint8Array<ArrayBuffer>[]): Promise<number> {
+async function post(
+  url: string,
+  all: Uint8Array<ArrayBuffer>[],
+  headers: Record<string, string> = {},
+): Promise<number> {
   const t = performance.now();
   for (const body of all) {
     const r = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/x-protobuf" },
+      headers: { "content-type": "application/x-protobuf", ...headers },
       body,
     });
     if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
@@ -87,6 +95,36 @@ export async function main(): Promise<void> {
     ">= 0.5",
   );
   await Deno.remove(dir, { recursive: true });
+  const mlflow = Deno.env.get("PROVEVI_TEST_MLFLOW_URI");
+  if (!mlflow) {
+    console.log(
+      "receiver ingest vs MLflow: not measured; set PROVEVI_TEST_MLFLOW_URI to an MLflow 3 tracking server " +
+        "(source .ci/peers/mlflow.sh, or bash /work/tools/withpeers.sh mlflow deno task bench receiver)",
+    );
+    return;
+  }
+  report(
+    `receiver ingest vs MLflow's /v1/traces (batches of ${BATCH} OTLP protobuf spans)`,
+    median(runRates),
+    await mlflowRate(mlflow, all.slice(0, MLFLOW_BATCHES)),
+    "spans/s",
+    ">= 10",
+  );
+}
+
+/** MLflow is slow to take spans: a few batches are enough to measure it. */
+const MLFLOW_BATCHES = 2;
+
+/** Spans per second into MLflow's OTLP endpoint, in a new experiment. */
+async function mlflowRate(base: string, all: Uint8Array<ArrayBuffer>[]): Promise<number> {
+  const created = await fetch(`${base}/api/2.0/mlflow/experiments/create`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: `bench-receiver-${crypto.randomUUID()}` }),
+  });
+  if (!created.ok) throw new Error(`MLflow at ${base}: ${created.status} ${await created.text()}`);
+  const { experiment_id } = await created.json() as { experiment_id: string };
+  return await post(`${base}/v1/traces`, all, { "x-mlflow-experiment-id": experiment_id });
 }
 
 if (import.meta.main) await main();

@@ -4,6 +4,7 @@
  * @module
  */
 import canonicalize from "canonicalize";
+import { fastEventLine } from "./event_line.ts";
 import { isSha256 } from "./hash.ts";
 
 /** How far a reader can trust an event. */
@@ -134,7 +135,7 @@ export function isUtcTime(value: unknown): value is string {
  * ```
  */
 export function eventLine(event: EvidenceEvent): string {
-  const line = canonicalize(event);
+  const line = fastEventLine(event) ?? canonicalize(event);
   if (line === undefined) throw new TypeError("an event must be a JSON object");
   return line;
 }

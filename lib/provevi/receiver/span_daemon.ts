@@ -247,12 +247,13 @@ export class SpanDaemon implements AsyncDisposable {
  * @returns The number of events written.
  */
 export async function appendSealedSpans(
-  run: Pick<ReceiverRun, "record" | "payload">,
+  run: Pick<ReceiverRun, "record" | "recordMany" | "payload">,
   sealed: SealedSpans,
 ): Promise<number> {
   for (const b64 of Object.values(sealed.payloads)) {
     await run.payload(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
   }
-  for (const init of sealed.events) await run.record(init);
+  if (run.recordMany) await run.recordMany(sealed.events);
+  else for (const init of sealed.events) await run.record(init);
   return sealed.events.length;
 }

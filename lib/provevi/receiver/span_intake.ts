@@ -28,6 +28,8 @@ export interface ReceiverRun {
   readonly sealed: boolean;
   /** Appends one event to the run's chain. */
   record(init: Omit<EventInit, "actor">): Promise<unknown>;
+  /** Appends several events to the run's chain, in order, at once (optional: else `record` one by one). */
+  recordMany?(inits: readonly Omit<EventInit, "actor">[]): Promise<unknown>;
   /** Stores a payload; returns its SHA-256. */
   payload(content: unknown): Promise<string | null>;
 }
@@ -157,10 +159,13 @@ function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
 
 function nanoTime(nanos: string): string {
   let micros: number;
-  try {
-    micros = Number(BigInt(nanos) / 1000n);
-  } catch {
-    micros = 0;
+  if (/^[0-9]{4,19}$/.test(nanos)) micros = Number(nanos.slice(0, -3)); // the usual case, without a BigInt
+  else {
+    try {
+      micros = Number(BigInt(nanos) / 1000n);
+    } catch {
+      micros = 0;
+    }
   }
   return formatMicros(Number.isFinite(micros) ? micros : 0);
 }
@@ -171,8 +176,13 @@ function json(value: OtlpValue): Json {
   if (Array.isArray(value)) return value.map(json);
   if (value !== null && typeof value === "object") {
     const out: { [key: string]: Json } = {};
-    for (const [k, v] of Object.entries(value)) {
-      Object.defineProperty(out, k, { value: json(v), enumerable: true, writable: true, configurable: true });
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      const v = json(value[k]!);
+      // A key named `__proto__` is data, not the object's prototype.
+      if (k === "__proto__") {
+        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      } else out[k] = v;
     }
     return out;
   }
@@ -219,11 +229,22 @@ function splitRow(
       code: span.status.code,
       message: isPlain(span.status.message, false) ? span.status.message : null,
     },
-    attributes: attributes as { [key: string]: Json },
+    attributes: sortedKeys(attributes as { [key: string]: Json }),
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
   return { row, body: body as { [key: string]: Json } | null };
+}
+
+/** The same object with its keys in order (the order of a canonical line). */
+function sortedKeys(o: { [key: string]: Json }): { [key: string]: Json } {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) {
+    if (!(keys[i - 1]! < keys[i]!)) {
+      return Object.fromEntries(keys.sort().map((k) => [k, o[k]!])) as { [key: string]: Json };
+    }
+  }
+  return o;
 }
 
 /** What the intake did with a request, for a caller that counts (`prove serve`, tests). */
@@ -292,10 +313,18 @@ export async function takeTraces(
   try {
     const plain = new Map<string, boolean>();
     const split = spans.map((s) => splitRow(s, plain));
-    await rows.addSpans?.(run.runId, split.map((s) => s.row));
-    // Spans of one request often share a payload (their resource, and nothing else): store it once.
-    const payloads = new Map<string, string | null>();
-    for (const [i, span] of spans.entries()) await recordSpan(run, span, split[i]!, { plain, payloads });
+    // The rows are an index beside the evidence: written while the events are made, and before them, so that
+    // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
+    const rowsWritten = rows.addSpans?.(run.runId, split.map((s) => s.row));
+    rowsWritten?.catch(() => {});
+    // Spans of one request often share a payload (their resource, and nothing else): store it once. The
+    // events of the request are written together, in the order of the request.
+    const seen = { plain, payloads: new Map<string, string | null>(), resources: new Map() };
+    const inits: Omit<EventInit, "actor">[] = [];
+    for (const [i, span] of spans.entries()) inits.push(await spanEvent(run, span, split[i]!, seen));
+    await rowsWritten;
+    if (run.recordMany) await run.recordMany(inits);
+    else for (const init of inits) await run.record(init);
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     return answer(
@@ -319,12 +348,26 @@ function plainService(service: string, plain: Map<string, boolean>): boolean {
   return yes;
 }
 
-async function recordSpan(
+/** What one request's spans share: which names are plain, the payloads stored, the resources as JSON text. */
+interface Seen {
+  plain: Map<string, boolean>;
+  payloads: Map<string, string | null>;
+  resources: Map<Record<string, OtlpValue>, string>;
+}
+
+/** The JSON text of a resource; the spans of one resource share its object, so each is written once. */
+function resourceText(resource: Record<string, OtlpValue>, seen: Seen): string {
+  let text = seen.resources.get(resource);
+  if (text === undefined) seen.resources.set(resource, text = JSON.stringify(jsonRecord(resource)));
+  return text;
+}
+
+async function spanEvent(
   run: ReceiverRun,
   span: ReceivedSpan,
   { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
-  seen: { plain: Map<string, boolean>; payloads: Map<string, string | null> },
-): Promise<void> {
+  seen: Seen,
+): Promise<Omit<EventInit, "actor">> {
   // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
   // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
   const content = JSON.stringify({
@@ -351,12 +394,12 @@ async function recordSpan(
         })),
       }
       : {}),
-    resource: jsonRecord(span.resource),
-  });
+    resource: null,
+  }).slice(0, -"null}".length) + resourceText(span.resource, seen) + "}";
   let payload = seen.payloads.get(content);
   if (payload === undefined) seen.payloads.set(content, payload = await run.payload(content));
   const service = span.resource["service.name"];
-  await run.record({
+  return {
     type: "span_recorded",
     component: RECEIVER_COMPONENT,
     confidence: "parsed",
@@ -365,17 +408,18 @@ async function recordSpan(
     parent_span_id: row.parent_span_id,
     started_at: row.start_time,
     payload,
+    // in the order of the canonical line, so that it is written without a copy
     data: {
+      attributes: row.attributes,
+      end_time: row.end_time,
+      kind: row.kind,
+      library: null,
       name: row.name,
       scope: row.scope.name,
-      library: null,
-      version: row.scope.version,
       service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
       source: "receiver",
-      kind: row.kind,
-      end_time: row.end_time,
       status: row.status,
-      attributes: row.attributes,
+      version: row.scope.version,
     },
-  });
+  };
 }

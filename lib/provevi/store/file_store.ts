@@ -242,7 +242,28 @@ export class FileRunWriter implements RunWriter {
   /** The synchronous form of {@linkcode append}, for stores that wrap this writer. */
   appendSync(line: string, event: EvidenceEvent): void {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
-    const bytes = utf8(line + "\n");
+    this.#writeAll(utf8(line + "\n"));
+    this.#count += 1;
+    this.#lastLine = line;
+    this.#lastEvent = event;
+  }
+
+  /** Appends several lines with one synchronous write; a write that fails takes back what it wrote. */
+  appendMany(lines: readonly string[], events: readonly EvidenceEvent[]): Promise<void> {
+    try {
+      if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+      if (lines.length === 0) return Promise.resolve();
+      this.#writeAll(utf8(lines.join("\n") + "\n"));
+      this.#count += lines.length;
+      this.#lastLine = lines[lines.length - 1]!;
+      this.#lastEvent = events[events.length - 1]!;
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #writeAll(bytes: Uint8Array): void {
     let offset = 0;
     try {
       while (offset < bytes.length) offset += this.#file.writeSync(bytes.subarray(offset));
@@ -252,9 +273,6 @@ export class FileRunWriter implements RunWriter {
         cause: error,
       });
     }
-    this.#count += 1;
-    this.#lastLine = line;
-    this.#lastEvent = event;
   }
 
   /** Takes back the last appended line, for a store whose row could not be committed. */

@@ -32,6 +32,13 @@ export interface RunWriter {
    */
   append(line: string, event: EvidenceEvent): Promise<void>;
   /**
+   * Appends several events in one write, all or none (optional: a writer without it takes them one by one).
+   * The lines are written before the promise resolves.
+   * @param lines The events' canonical lines, in order, without newlines.
+   * @param events The parsed events of the lines.
+   */
+  appendMany?(lines: readonly string[], events: readonly EvidenceEvent[]): Promise<void>;
+  /**
    * Stores a payload once, under its SHA-256.
    * @returns The SHA-256.
    */

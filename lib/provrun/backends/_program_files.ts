@@ -38,3 +38,75 @@ export function exists(path: string): boolean {
     return false;
   }
 }
+
+/** The JSON objects of the lines of some JSONL files; a line that is not JSON (being written) is skipped. */
+async function jsonLines(files: string[]): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const value = JSON.parse(line);
+        if (value !== null && typeof value === "object" && !Array.isArray(value)) out.push(value);
+      } catch { /* a torn last line */ }
+    }
+  }
+  return out;
+}
+
+const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+
+/**
+ * The tokens of Claude Code's transcripts: each assistant message's usage (input, cache and output tokens),
+ * once per message ID (a message's content blocks are written as lines of their own, with its usage).
+ *
+ * @param files The transcript files.
+ * @returns The tokens reported so far.
+ */
+export async function claudeTokens(files: string[]): Promise<number> {
+  const byMessage = new Map<string, number>();
+  let n = 0;
+  for (const line of await jsonLines(files)) {
+    const message = line.message as Record<string, unknown> | undefined;
+    if (line.type !== "assistant" || !message || typeof message.usage !== "object" || !message.usage) {
+      continue;
+    }
+    const u = message.usage as Record<string, unknown>;
+    const tokens = count(u.input_tokens) + count(u.cache_creation_input_tokens) +
+      count(u.cache_read_input_tokens) + count(u.output_tokens);
+    byMessage.set(typeof message.id === "string" ? message.id : `line-${n++}`, tokens);
+  }
+  let total = 0;
+  for (const t of byMessage.values()) total += t;
+  return total;
+}
+
+/**
+ * The tokens of Codex's rollouts: the last `token_count` event's total usage (input and output tokens) of
+ * each rollout file.
+ *
+ * @param files The rollout files.
+ * @returns The tokens reported so far.
+ */
+export async function codexTokens(files: string[]): Promise<number> {
+  let total = 0;
+  for (const file of files) {
+    let last = 0;
+    for (const line of await jsonLines([file])) {
+      const payload = line.payload as Record<string, unknown> | undefined;
+      if (line.type !== "event_msg" || payload?.type !== "token_count") continue;
+      const usage = (payload.info as Record<string, unknown> | null)?.total_token_usage as
+        | Record<string, unknown>
+        | undefined;
+      if (usage) last = count(usage.input_tokens) + count(usage.output_tokens);
+    }
+    total += last;
+  }
+  return total;
+}

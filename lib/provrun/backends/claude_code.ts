@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { parseRoute } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
-import { basePath, exists, jsonlFiles } from "./_program_files.ts";
+import { basePath, claudeTokens, exists, jsonlFiles } from "./_program_files.ts";
 
 /** Claude Code's hook events that provr listens to; `PreToolUse` is the blocking one. */
 export const CLAUDE_HOOK_EVENTS: readonly string[] = [
@@ -145,7 +145,8 @@ export class ClaudeCodeBackend extends ProgramBackend {
           "thinking text is removed from the raw request and response bodies",
           "a tool call runs outside Deno's sandbox once PreToolUse allows it; Bash is refused unless " +
           "agent.allow_unsandboxed lists it",
-          "limits.tokens is not enforced on the program; limits.steps is --max-turns",
+          "limits.steps is --max-turns; limits.tokens counts the usage in its transcript, read every " +
+          "quarter second, so a run may pass it by one model response before it is stopped",
         ],
       },
       answer: (stdout) => {
@@ -156,6 +157,7 @@ export class ClaudeCodeBackend extends ProgramBackend {
           return Promise.resolve(stdout.trim() || null);
         }
       },
+      tokens: async () => await claudeTokens(await jsonlFiles(join(home, "projects"))),
       sessionFiles: async () => {
         const files: [string, string][] = (await jsonlFiles(join(home, "projects"))).map((
           p,

@@ -7,7 +7,9 @@
  * files (Claude Code's transcript, Codex's rollout) are hashed into the chain as raw bytes (`trace_imported`).
  *
  * The program gets only the variables named here (`clearEnv`): nothing of the user's settings, keys or
- * telemetry leaks in. Cancel and `limits.seconds` stop it (SIGTERM, then SIGKILL).
+ * telemetry leaks in. Cancel and `limits.seconds` stop it (SIGTERM, then SIGKILL); so does `limits.tokens`, once
+ * the tokens the program reports in its session files pass it, and the run fails with the agent backend's
+ * `CancelledError` ("the run passed its limit of N tokens").
  * @module
  */
 import { join, relative } from "node:path";
@@ -16,6 +18,7 @@ import { ProveviError, receiver, type RunReceiver } from "../../provevi/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { decideToolCall, runGrants, type ToolGrants } from "./tool_grants.ts";
 import { errorMessage } from "../run/recorder.ts";
+import { CancelledError } from "../run/errors.ts";
 
 /** What a program backend needs to start its program. */
 export interface ProgramSetup {
@@ -48,7 +51,12 @@ export interface ProgramLaunch {
   answer(stdout: string): Promise<string | null>;
   /** The session files to import after the program exits: `[kind, path]`. */
   sessionFiles(): Promise<[string, string][]>;
+  /** The tokens (input and output) the program has reported so far in its session files, for `limits.tokens`. */
+  tokens(): Promise<number>;
 }
+
+/** How often a program's session files are read for `limits.tokens`. */
+const TOKEN_POLL_MS = 250;
 
 const decoder = new TextDecoder();
 
@@ -241,9 +249,37 @@ export abstract class ProgramBackend extends InProcessBackend {
         }, 5000);
       };
       signal.addEventListener("abort", stop, { once: true });
-      const out = await child.output();
+      // limits.tokens: the tokens the program reports in its session files, read as it runs
+      let overLimit: CancelledError | null = null;
+      const limit = agent.limits?.tokens;
+      let polling = false;
+      const poll = limit === undefined ? null : setInterval(async () => {
+        if (polling || overLimit) return;
+        polling = true;
+        try {
+          const used = await launch.tokens();
+          if (used > limit && !overLimit) {
+            overLimit = new CancelledError(`the run passed its limit of ${limit} tokens (${used})`);
+            stop();
+          }
+        } catch {
+          /* a session file being written: read it again at the next tick */
+        } finally {
+          polling = false;
+        }
+      }, TOKEN_POLL_MS);
+      const out = await child.output().finally(() => {
+        if (poll !== null) clearInterval(poll);
+      });
       signal.removeEventListener("abort", stop);
       if (killer !== null) clearTimeout(killer);
+      if (!overLimit && limit !== undefined) {
+        // a program that passed its limit in its last answer, after the last read
+        const used = await launch.tokens().catch(() => 0);
+        if (used > limit) {
+          overLimit = new CancelledError(`the run passed its limit of ${limit} tokens (${used})`);
+        }
+      }
       stderr = decoder.decode(out.stderr);
       exit = { code: out.code, signal: out.signal };
       // Spans under way are answered before the receiver stops; none is taken after this.
@@ -261,6 +297,7 @@ export abstract class ProgramBackend extends InProcessBackend {
         }, step.span);
       }
       if (signal.aborted) throw signal.reason;
+      if (overLimit) throw overLimit;
       if (out.code !== 0) {
         const said = stderr.trim() || decoder.decode(out.stdout).trim();
         const last = said.split("\n").filter((l) => l.trim() !== "").pop() ?? "";

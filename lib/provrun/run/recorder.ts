@@ -70,7 +70,7 @@ export type EvidenceMode = "strict" | "lenient";
  */
 export class EvidenceRecorder {
   readonly #writer: RunWriter;
-  readonly #chain: EventChain;
+  #chain: EventChain;
   readonly #actor: string;
   readonly #mode: EvidenceMode;
   readonly #tracer: Tracer;
@@ -156,22 +156,64 @@ export class EvidenceRecorder {
    */
   record(init: Omit<EventInit, "actor">, span: Span | null = null): Promise<EvidenceEvent | null> {
     const ids = this.#ids(span);
-    const write = async (): Promise<EvidenceEvent | null> => {
+    const write = (): Promise<EvidenceEvent | null> => this.#writeOne(init, ids);
+    const result = this.#tail.then(write, write);
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+
+  /**
+   * Writes several events at the end of the queue, in order: what the span receiver does with the spans of one
+   * request. Each event is chained and hashed once, as by {@linkcode record}; when the store's writer takes a
+   * batch (`appendMany`), the lines go in one write, and when that write fails the chain stays where it was.
+   * @returns The events, or nulls when lenient mode lost them.
+   * @throws EvidenceError in strict mode when the events cannot be written.
+   */
+  recordMany(inits: readonly Omit<EventInit, "actor">[]): Promise<(EvidenceEvent | null)[]> {
+    const ids = this.#ids(null);
+    const write = async (): Promise<(EvidenceEvent | null)[]> => {
       if (this.#broken) throw this.#broken;
-      let next: ChainedEvent | null = null;
-      try {
-        next = this.#chain.next({ ...ids, ...init, actor: this.#actor });
-        await this.#writer.append(next.line, next.event);
-        this.#chain.accept(next);
-        this.onEvent?.(next.event);
-        return next.event;
-      } catch (error) {
-        return this.#lose(init.type, error);
+      const appendMany = this.#writer.appendMany?.bind(this.#writer);
+      if (!appendMany) {
+        const out: (EvidenceEvent | null)[] = [];
+        for (const init of inits) out.push(await this.#writeOne(init, ids));
+        return out;
       }
+      const draft = new EventChain(this.runId, { seq: this.#chain.seq, prev: this.#chain.lastHash });
+      const written: ChainedEvent[] = [];
+      try {
+        for (const init of inits) {
+          const next = draft.next({ ...ids, ...init, actor: this.#actor });
+          draft.accept(next);
+          written.push(next);
+        }
+        await appendMany(written.map((w) => w.line), written.map((w) => w.event));
+      } catch (error) {
+        return inits.map((init) => this.#lose(init.type, error));
+      }
+      this.#chain = draft;
+      for (const w of written) this.onEvent?.(w.event);
+      return written.map((w) => w.event);
     };
     const result = this.#tail.then(write, write);
     this.#tail = result.catch(() => {});
     return result;
+  }
+
+  async #writeOne(
+    init: Omit<EventInit, "actor">,
+    ids: Pick<EventInit, "trace_id" | "span_id" | "parent_span_id">,
+  ): Promise<EvidenceEvent | null> {
+    if (this.#broken) throw this.#broken;
+    try {
+      const next = this.#chain.next({ ...ids, ...init, actor: this.#actor });
+      await this.#writer.append(next.line, next.event);
+      this.#chain.accept(next);
+      this.onEvent?.(next.event);
+      return next.event;
+    } catch (error) {
+      return this.#lose(init.type, error);
+    }
   }
 
   #lose(type: string, error: unknown): null {

@@ -225,3 +225,67 @@ Deno.test("receiver() refuses spans after the run is sealed with 409 and an OTLP
   assert.ok(check.ok, JSON.stringify(check.problems));
   assert.equal((await run.events()).length, 1);
 });
+
+Deno.test("recordMany() writes a request's events in one write, chained as one by one, with a store that takes a batch and one that does not", async () => {
+  for (const batch of [true, false]) {
+    await using run = await openRun();
+    // without appendMany (as the postgres store's writer), the recorder appends the events one by one
+    const recorder = batch ? run.recorder : new EvidenceRecorder(
+      await (async () => {
+        const store = new FileStore({ runs: await Deno.makeTempDir({ prefix: "provevi-many-" }) });
+        const w = await store.openRun("run-20261130T120000Z-0000beef");
+        return {
+          runId: w.runId,
+          folder: w.folder,
+          append: w.append.bind(w),
+          putPayload: w.putPayload.bind(w),
+          seal: w.seal.bind(w),
+        };
+      })(),
+      { actor: "ada", mode: "strict" },
+    );
+    if (!batch) await recorder.record({ type: "run_created", component: "RunContext", data: {} });
+    const seen: number[] = [];
+    recorder.onEvent = (e) => seen.push(e.seq);
+    const events = await recorder.recordMany(
+      [1, 2, 3].map((n) => ({ type: "note_added", component: "test", data: { n } })),
+    );
+    assert.deepEqual(events.map((e) => e?.seq), [1, 2, 3]);
+    assert.deepEqual(seen, [1, 2, 3]);
+    await recorder.record({ type: "note_added", component: "test", data: { n: 4 } });
+    assert.equal(recorder.count, 5);
+    await recorder.seal();
+    const check = await verifyRun(await findRun(recorder.folder));
+    assert.ok(check.ok, JSON.stringify(check.problems));
+    if (!batch) await removeWritable(recorder.folder);
+  }
+});
+
+Deno.test("recordMany() in strict mode fails the run when the batch cannot be written, and writes none of it", async () => {
+  await using run = await openRun();
+  const events = `${run.folder}/evidence/events.jsonl`;
+  const before = await Deno.readTextFile(events);
+  const writer = {
+    runId: "run-20261130T120000Z-0000abcd",
+    folder: run.folder,
+    append: () => Promise.reject(new Error("disk full")),
+    appendMany: () => Promise.reject(new Error("disk full")),
+    putPayload: () => Promise.reject(new Error("disk full")),
+    seal: () => Promise.reject(new Error("disk full")),
+  };
+  const strict = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
+  await assert.rejects(
+    strict.recordMany([{ type: "note_added", component: "test" }]),
+    /cannot be written: disk full/,
+  );
+  assert.ok(strict.broken);
+  assert.equal(strict.count, 0);
+  const lenient = new EvidenceRecorder(writer, { actor: "ada", mode: "lenient" });
+  assert.deepEqual(await lenient.recordMany([{ type: "a", component: "t" }, { type: "b", component: "t" }]), [
+    null,
+    null,
+  ]);
+  assert.deepEqual(lenient.lost.map((l) => l.type), ["a", "b"]);
+  assert.equal(lenient.count, 0);
+  assert.equal(await Deno.readTextFile(events), before);
+});

@@ -1,0 +1,114 @@
+/**
+ * A faster way to the canonical line of an event (RFC 8785, JCS), for the writer's hot path: an event's fields
+ * are known, so they are written in their sorted order, and each value is handed to `JSON.stringify`, whose
+ * strings and numbers are JCS's: as it is when its objects' keys are in order already (a writer that builds
+ * its events so pays no copy), else copied with its keys sorted. Anything out of the ordinary (a field
+ * more or less, an object that is not plain, a key that starts with a digit, a lone surrogate) returns null, and the caller uses the general
+ * canonicalizer, which gives the same text or its error.
+ * @module
+ */
+
+/** The fields of an event, in the order JCS sorts them. */
+const SORTED_FIELDS = [
+  "actor",
+  "component",
+  "confidence",
+  "data",
+  "parent_span_id",
+  "payload",
+  "prev",
+  "refs",
+  "run_id",
+  "seq",
+  "span_id",
+  "started_at",
+  "time",
+  "trace_id",
+  "type",
+] as const;
+
+class NotPlain extends Error {}
+
+/** True when `JSON.stringify(value)` is already its JCS text: plain values, every object's keys in order. */
+function canonical(value: unknown): boolean {
+  if (typeof value === "string") return value.isWellFormed();
+  if (value === null || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (typeof value !== "object") return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (v === undefined || !canonical(v)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  let previous: string | null = null;
+  for (const key in value) {
+    const c = key.charCodeAt(0);
+    if (
+      (previous !== null && !(previous < key)) || (c >= 48 && c <= 57) || key === "__proto__" ||
+      !key.isWellFormed()
+    ) return false;
+    previous = key;
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined || !canonical(v)) return false;
+  }
+  return true;
+}
+
+function sorted(value: unknown): unknown {
+  if (typeof value === "string") {
+    if (!value.isWellFormed()) throw new NotPlain();
+    return value;
+  }
+  if (value === null || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new NotPlain();
+    return value;
+  }
+  if (typeof value !== "object") throw new NotPlain();
+  if (Array.isArray(value)) return value.map(sorted);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new NotPlain();
+  const source = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source).sort()) {
+    // A key that is an array index would be put first by any object, out of JCS's order.
+    const c = key.charCodeAt(0);
+    if (!key.isWellFormed() || (c >= 48 && c <= 57)) throw new NotPlain();
+    const v = source[key];
+    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, {
+        value: sorted(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else out[key] = sorted(v);
+  }
+  return out;
+}
+
+/**
+ * The canonical line of an event with exactly the fields of an event and plain JSON values, or null.
+ *
+ * @param event The event.
+ * @returns The RFC 8785 text, or null when the general canonicalizer must decide.
+ */
+export function fastEventLine(event: object): string | null {
+  const e = event as Record<string, unknown>;
+  if (Object.keys(e).length !== SORTED_FIELDS.length) return null;
+  let line = "{";
+  try {
+    for (const key of SORTED_FIELDS) {
+      if (!Object.hasOwn(e, key)) return null;
+      const v = e[key];
+      if (v === undefined) return null;
+      line += `${line.length > 1 ? "," : ""}"${key}":${JSON.stringify(canonical(v) ? v : sorted(v))}`;
+    }
+  } catch (error) {
+    if (error instanceof NotPlain || error instanceof RangeError) return null;
+    throw error;
+  }
+  return line + "}";
+}

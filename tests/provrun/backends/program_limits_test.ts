@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { claudeTokens, codexTokens } from "../../../lib/provrun/backends/_program_files.ts";
+import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
+import { removeWritable } from "../../_files.ts";
+import { eventsOf, needed, program } from "./_programs.ts";
+
+const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const CODEX = program("PROVRUN_TEST_CODEX", "Codex");
+
+Deno.test("claudeTokens() counts each assistant message of a transcript once; codexTokens() takes a rollout's last total", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provrun-tokens-" });
+  try {
+    const usage = { input_tokens: 100, cache_read_input_tokens: 20, output_tokens: 5 };
+    const transcript = join(dir, "t.jsonl");
+    await Deno.writeTextFile(
+      transcript,
+      [
+        { type: "user", message: { role: "user", content: "hi" } },
+        // one message written as two lines (two content blocks), then its final usage
+        { type: "assistant", message: { id: "msg_1", usage } },
+        { type: "assistant", message: { id: "msg_1", usage: { ...usage, output_tokens: 30 } } },
+        { type: "assistant", message: { id: "msg_2", usage } },
+      ].map((l) => JSON.stringify(l)).join("\n") + '\n{"type":"assistant","mess', // a torn last line
+    );
+    assert.equal(await claudeTokens([transcript]), 150 + 125);
+    const rollout = join(dir, "r.jsonl");
+    const count = (input: number, output: number) => ({
+      type: "event_msg",
+      payload: {
+        type: "token_count",
+        info: { total_token_usage: { input_tokens: input, output_tokens: output } },
+      },
+    });
+    await Deno.writeTextFile(
+      rollout,
+      [count(10, 1), { type: "event_msg", payload: { type: "token_count", info: null } }, count(40, 9)]
+        .map((l) => JSON.stringify(l)).join("\n"),
+    );
+    assert.equal(await codexTokens([rollout]), 49);
+    assert.equal(await codexTokens([join(dir, "missing.jsonl")]), 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A run of `backend` whose first model response reports 5,000 tokens, with a limit of 1,000. */
+async function overTokens(backend: "claude-code" | "codex", path: string) {
+  // The second model request waits two minutes: a run that is not stopped by its token limit runs into
+  // limits.seconds, and fails with another message.
+  await using provider = startFakeAgentProvider(
+    [{
+      name: backend === "codex" ? "exec_command" : "Bash",
+      input: backend === "codex" ? { cmd: "ls" } : { command: "ls" },
+    }],
+    { delayMs: 120_000, delayFrom: 1, usage: { input: 4_000, output: 1_000 } },
+  );
+  const runs = await Deno.makeTempDir({ prefix: `provrun-${backend}-tokens-` });
+  const model = backend === "codex" ? "openai:gpt-fake" : "anthropic:claude-sonnet-4-5";
+  const baseUrl = backend === "codex" ? provider.openaiBaseUrl : provider.url;
+  const key = backend === "codex" ? "FAKE_OPENAI_KEY" : "FAKE_ANTHROPIC_KEY";
+  try {
+    const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: spender
+  backend: ${backend}
+  program: ${JSON.stringify(path)}
+  model: ${model}
+  provider: { base_url: ${JSON.stringify(baseUrl)}, api_key_env: ${key} }
+  allow_unsandboxed: [Bash]
+  limits: { tokens: 1000, seconds: 90 }
+prompt: List the files, then answer.
+`);
+    const started = performance.now();
+    const outcome = await runFile(file, { runs, env: (n) => (n === key ? "sk-fake" : Deno.env.get(n)) });
+    assert.equal(outcome.status, "failed");
+    assert.equal(outcome.error?.name, "CancelledError");
+    assert.match(outcome.error!.message, /the run passed its limit of 1000 tokens \(\d+\)/);
+    assert.ok(performance.now() - started < 80_000, "the program was not stopped before limits.seconds");
+    const events = await eventsOf(runs, outcome.runId);
+    const done = events.find((e) => e.type === "sandbox_completed")!;
+    assert.equal(done.data.status, "failed");
+    // stopped: by the signal, or by its own exit on SIGTERM (Claude Code exits 143)
+    assert.ok(
+      done.data.signal === "SIGTERM" || done.data.signal === "SIGKILL" ||
+        done.data.exit_code === 143 || done.data.exit_code === 137,
+      JSON.stringify(done.data),
+    );
+    const failed = events.at(-1)!;
+    assert.equal(failed.type, "run_failed");
+    assert.equal(failed.data.error, "CancelledError");
+    // what the program did until it was stopped is in the chain: its session file
+    assert.ok(events.some((e) => e.type === "trace_imported"), events.map((e) => e.type).join(" "));
+    const check = await verifyRun(await findRun(outcome.folder));
+    assert.ok(check.ok, JSON.stringify(check.problems));
+  } finally {
+    await removeWritable(runs);
+  }
+}
+
+Deno.test({
+  name:
+    "a claude-code run past limits.tokens stops the real Claude Code and fails with CancelledError, and verifies",
+  ignore: CLAUDE.ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => await overTokens("claude-code", needed(CLAUDE.path, "PROVRUN_TEST_CLAUDE")),
+});
+
+Deno.test({
+  name: "a codex run past limits.tokens stops the real Codex and fails with CancelledError, and verifies",
+  ignore: CODEX.ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => await overTokens("codex", needed(CODEX.path, "PROVRUN_TEST_CODEX")),
+});
