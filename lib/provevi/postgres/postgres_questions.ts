@@ -75,6 +75,8 @@ async function experimentsNamed(db: Db, uri: string): Promise<string[]> {
 /**
  * The runs that named an experiment, by URI or name; a pinned URI (`?at=`) gives that version's runs. One
  * query, so one round trip: the experiment of that URI if there is one, else those whose last part(s) are it.
+ * The experiments are gathered into an array first (`= ANY (ARRAY(…))`, computed once), so that the runs are
+ * read by an index-only scan of provevi_runs_experiment_status; a join with them would hide that they are few.
  */
 export async function runsOfExperiment(db: Db, uri: string): Promise<RunSummary[]> {
   if (uri.includes("?")) {
@@ -91,7 +93,7 @@ export async function runsOfExperiment(db: Db, uri: string): Promise<RunSummary[
          SELECT experiment FROM provevi_experiments
          WHERE NOT EXISTS (SELECT 1 FROM exact) AND right(experiment, length(?)) = ?
        )
-       SELECT ${SUMMARY} FROM provevi_runs r WHERE r.experiment IN (SELECT experiment FROM named)
+       SELECT ${SUMMARY} FROM provevi_runs r WHERE r.experiment = ANY (ARRAY(SELECT experiment FROM named))
        ORDER BY r.run_id`,
       uri,
       `/${uri}`,

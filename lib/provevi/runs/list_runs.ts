@@ -195,10 +195,11 @@ interface Dialect {
    */
   json(column: string, path: string, as?: "object" | "number"): string;
   /**
-   * The condition that an event of `provevi_events` (as `alias`) is a `run_failed` with `CancelledError`,
-   * written as the partial index `provevi_events_cancelled` is, so that the database uses it.
+   * The condition that the run `run` (the alias of a runs row) was cancelled: it has a `run_failed` event
+   * with `CancelledError`, found in the partial index `provevi_events_cancelled` (written as the index is,
+   * and in SQLite named, since its planner would rather read every event of the run by the primary key).
    */
-  cancelled(alias: string): string;
+  cancelled(run: string): string;
   /** What stands before OFFSET when there is no limit. */
   noLimit: string;
   /** The n-th parameter (from 1). */
@@ -223,8 +224,9 @@ function sqliteDialect(store: SqliteStore): Dialect {
   };
   return {
     json: (column, path) => `json_extract(${column}, '$.${path}')`,
-    cancelled: (e) =>
-      `${e}.type = 'run_failed' AND json_extract(${e}.line, '$.data.error') = 'CancelledError'`,
+    cancelled: (r) =>
+      `EXISTS (SELECT 1 FROM provevi_events c INDEXED BY provevi_events_cancelled WHERE c.run_id = ${r}.run_id
+        AND c.type = 'run_failed' AND json_extract(c.line, '$.data.error') = 'CancelledError')`,
     noLimit: " LIMIT -1",
     param: () => "?",
     all: (sql, params) => Promise.resolve(prepared(sql).all(...params) as Record<string, unknown>[]),
@@ -239,8 +241,9 @@ function postgresDialect(store: PostgresStore): Dialect {
       if (as === "number") return `(${column}::jsonb #>> ${keys})::numeric`;
       return `(${column}::jsonb #>> ${keys})`;
     },
-    cancelled: (e) =>
-      `${e}.type = 'run_failed' AND ((${e}.line::jsonb -> 'data') ->> 'error') = 'CancelledError'`,
+    cancelled: (r) =>
+      `EXISTS (SELECT 1 FROM provevi_events c WHERE c.run_id = ${r}.run_id
+        AND c.type = 'run_failed' AND ((c.line::jsonb -> 'data') ->> 'error') = 'CancelledError')`,
     noLimit: "",
     param: (n) => `$${n}`,
     all: async (sql, params) =>
@@ -282,9 +285,7 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
     else where.push(`r.experiment = ${p(withoutSelector(options.experiment))}`);
   }
   // The cancelled runs are few and have an index of their own (provevi_events_cancelled).
-  const cancelled = `EXISTS (SELECT 1 FROM provevi_events c WHERE c.run_id = r.run_id AND ${
-    d.cancelled("c")
-  })`;
+  const cancelled = d.cancelled("r");
   const open = options.status === "running" || options.status === "cut";
   if (options.status === "completed") where.push("r.status = 'completed'");
   if (options.status === "failed") where.push(`r.status = 'failed' AND NOT ${cancelled}`);
@@ -302,17 +303,17 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
         r.experiment_pin
       FROM provevi_runs r ${whereSql} ORDER BY r.run_id DESC${limit}${off}
     )
-    SELECT r.*, ${d.json("e.line", "data.model")} AS model, ${
+    SELECT p.*, ${d.json("e.line", "data.model")} AS model, ${
     d.json("e.line", "data.writer", "object")
   } AS writer,
-      (SELECT l.seq FROM provevi_events l WHERE l.run_id = r.run_id ORDER BY l.seq DESC LIMIT 1) AS last_seq,
-      (SELECT l.time FROM provevi_events l WHERE l.run_id = r.run_id ORDER BY l.seq DESC LIMIT 1) AS last_time,
+      (SELECT l.seq FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_seq,
+      (SELECT l.time FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_time,
       (SELECT sum(coalesce(${d.json("t.line", "data.input_tokens", "number")}, 0)
           + coalesce(${d.json("t.line", "data.output_tokens", "number")}, 0))
-       FROM provevi_events t WHERE t.run_id = r.run_id AND t.type = 'model_called') AS tokens,
-      CASE WHEN r.status = 'failed' THEN ${cancelled} END AS cancelled
-    FROM page r LEFT JOIN provevi_events e ON e.run_id = r.run_id AND e.seq = 0
-    ORDER BY r.run_id DESC`;
+       FROM provevi_events t WHERE t.run_id = p.run_id AND t.type = 'model_called') AS tokens,
+      CASE WHEN p.status = 'failed' THEN ${d.cancelled("p")} END AS cancelled
+    FROM page p LEFT JOIN provevi_events e ON e.run_id = p.run_id AND e.seq = 0
+    ORDER BY p.run_id DESC`;
   let page = (await d.all(select, params)) as unknown as SqlPageRow[];
   let total: number;
   if (open) {

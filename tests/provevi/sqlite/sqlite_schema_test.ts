@@ -68,7 +68,9 @@ Deno.test("a file at version 1 (agent classes as experiments) is upgraded to the
 
     assert.throws(
       () => new SqliteStore(old, { runs: dir, create: false }),
-      new RegExp(`schema version 1, and this provevi reads ${SCHEMA_VERSION}; open it once to write to upgrade it`),
+      new RegExp(
+        `schema version 1, and this provevi reads ${SCHEMA_VERSION}; open it once to write to upgrade it`,
+      ),
     );
     {
       await using store = new SqliteStore(old, { runs: dir });
