@@ -181,6 +181,11 @@ Deno.test({
       await using store = await PostgresStore.open(db.uri, { runs: dir });
       for (const id of RUNS) await writeSampleRun(await store.openRun(id));
       const sql = store.sql;
+      // An experiment that the question can name (the sample runs name none; the plan is the same).
+      await sql.unsafe("INSERT INTO provevi_experiments (experiment, first_run) VALUES ($1, $2)", [
+        "experiment://acme/demo/dev/q",
+        RUNS[0]!,
+      ]);
       const seen: [string, unknown[]][] = [];
       const unsafe = sql.unsafe;
       // deno-lint-ignore no-explicit-any
