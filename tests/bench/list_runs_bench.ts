@@ -40,6 +40,11 @@ async function bench(dir: string): Promise<void> {
     `INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)
      VALUES (?, ?, ?, ?, 'bench', 'bench', 'observed', ?)`,
   );
+  // The agent classes, as the writer records them: a filter by a bare name finds its class here.
+  const agentRow = db.prepare(
+    "INSERT INTO provevi_agents (agent, org, domain, env, name, first_run) VALUES (?, 'acme', 'demo', 'dev', ?, ?)",
+  );
+  for (let a = 0; a < AGENTS; a++) agentRow.run(`acme/demo/dev/agent-${a}`, `agent-${a}`, `run-first-${a}`);
   for (let r = 0; r < RUNS; r++) {
     const id = `run-${timeOf(r).replace(/[-:]/g, "").slice(0, 15)}Z-${r.toString(16).padStart(8, "0")}`;
     const running = r >= RUNS - 10;
@@ -103,7 +108,11 @@ async function bench(dir: string): Promise<void> {
     ["--status failed, 50", () => listRuns(store, { status: "failed", limit: 50 })],
     ["--status cancelled, 50", () => listRuns(store, { status: "cancelled", limit: 50 })],
     ["--status running, 50", () => listRuns(store, { status: "running", limit: 50 })],
-    ["--agent NAME, 50", (i) => listRuns(store, { agent: `agent-${(i * 13) % AGENTS}`, limit: 50 })],
+    ["--agent NAME, 50", async (i) => {
+      const list = await listRuns(store, { agent: `agent-${(i * 13) % AGENTS}`, limit: 50 });
+      if (list.runs.length !== 50) throw new Error(`the agent's page has ${list.runs.length} runs, not 50`);
+      return list;
+    }],
     ["--since (the last 1,000 runs), 50", () => listRuns(store, { since: timeOf(RUNS - 1_000), limit: 50 })],
     ["resolveRunRef(latest)", () => resolveRunRef(store, "latest")],
   ];

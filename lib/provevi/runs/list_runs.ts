@@ -6,6 +6,7 @@
  * @module
  */
 import { join } from "node:path";
+import type { StatementSync } from "node:sqlite";
 import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { runWriterState } from "../evidence/writer_process.ts";
@@ -193,6 +194,12 @@ interface Dialect {
    * or as a number (`number`).
    */
   json(column: string, path: string, as?: "object" | "number"): string;
+  /**
+   * The condition that the run `run` (the alias of a runs row) was cancelled: it has a `run_failed` event
+   * with `CancelledError`, found in the partial index `provevi_events_cancelled` (written as the index is,
+   * and in SQLite named, since its planner would rather read every event of the run by the primary key).
+   */
+  cancelled(run: string): string;
   /** What stands before OFFSET when there is no limit. */
   noLimit: string;
   /** The n-th parameter (from 1). */
@@ -200,12 +207,29 @@ interface Dialect {
   all(sql: string, params: SqlValue[]): Promise<Record<string, unknown>[]>;
 }
 
+/** Each sqlite store's prepared statements, by their SQL: a page reads with the same few statements. */
+const statements = new WeakMap<object, Map<string, StatementSync>>();
+
 function sqliteDialect(store: SqliteStore): Dialect {
+  const db = store.db;
+  let cache = statements.get(db);
+  if (!cache) statements.set(db, cache = new Map());
+  const prepared = (sql: string) => {
+    let statement = cache.get(sql);
+    if (!statement) {
+      if (cache.size >= 64) cache.clear();
+      cache.set(sql, statement = db.prepare(sql));
+    }
+    return statement;
+  };
   return {
     json: (column, path) => `json_extract(${column}, '$.${path}')`,
+    cancelled: (r) =>
+      `EXISTS (SELECT 1 FROM provevi_events c INDEXED BY provevi_events_cancelled WHERE c.run_id = ${r}.run_id
+        AND c.type = 'run_failed' AND json_extract(c.line, '$.data.error') = 'CancelledError')`,
     noLimit: " LIMIT -1",
     param: () => "?",
-    all: (sql, params) => Promise.resolve(store.db.prepare(sql).all(...params) as Record<string, unknown>[]),
+    all: (sql, params) => Promise.resolve(prepared(sql).all(...params) as Record<string, unknown>[]),
   };
 }
 
@@ -217,10 +241,22 @@ function postgresDialect(store: PostgresStore): Dialect {
       if (as === "number") return `(${column}::jsonb #>> ${keys})::numeric`;
       return `(${column}::jsonb #>> ${keys})`;
     },
+    cancelled: (r) =>
+      `EXISTS (SELECT 1 FROM provevi_events c WHERE c.run_id = ${r}.run_id
+        AND c.type = 'run_failed' AND ((c.line::jsonb -> 'data') ->> 'error') = 'CancelledError')`,
     noLimit: "",
     param: (n) => `$${n}`,
-    all: async (sql, params) => [...(await store.sql.unsafe(sql, params))] as Record<string, unknown>[],
+    all: async (sql, params) =>
+      [...(await store.sql.unsafe(sql, params, { prepare: true }))] as Record<string, unknown>[],
   };
+}
+
+/** A row of the page, with what the listing reads of its events: the last one, the tokens, a cancellation. */
+interface SqlPageRow extends SqlRunRow {
+  last_seq: number | string | null;
+  last_time: string | null;
+  tokens: number | string | null;
+  cancelled: number | boolean | null;
 }
 
 async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunList> {
@@ -232,59 +268,70 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   };
   if (options.since !== undefined) where.push(`r.started_at >= ${p(sinceIso(options.since))}`);
   if (options.agent !== undefined) {
-    if (options.agent.includes("/")) where.push(`r.agent = ${p(options.agent)}`);
-    else where.push(`r.agent IN (SELECT agent FROM provevi_agents WHERE name = ${p(options.agent)})`);
+    // The classes of a bare name are looked up first, so that the page's query names them and reads the
+    // index provevi_runs_agent_status (a subquery there would hide from the planner how few they are).
+    const classes = options.agent.includes("/")
+      ? [options.agent]
+      : ((await d.all(`SELECT agent FROM provevi_agents WHERE name = ${d.param(1)} ORDER BY agent`, [
+        options.agent,
+      ])) as { agent: string }[]).map((r) => r.agent);
+    if (classes.length === 0) return { runs: [], total: 0 };
+    where.push(
+      classes.length === 1 ? `r.agent = ${p(classes[0]!)}` : `r.agent IN (${classes.map(p).join(", ")})`,
+    );
   }
   if (options.experiment !== undefined) {
     if (/[?#]/.test(options.experiment)) where.push(`r.experiment_pin = ${p(options.experiment)}`);
     else where.push(`r.experiment = ${p(withoutSelector(options.experiment))}`);
   }
-  // Written as the index provevi_events_failed is, so that SQLite uses it.
-  const cancelled = `r.run_id IN (SELECT run_id FROM provevi_events
-    WHERE ${d.json("line", "data.error")} = 'CancelledError' AND type = 'run_failed')`;
+  // The cancelled runs are few and have an index of their own (provevi_events_cancelled).
+  const cancelled = d.cancelled("r");
   const open = options.status === "running" || options.status === "cut";
   if (options.status === "completed") where.push("r.status = 'completed'");
   if (options.status === "failed") where.push(`r.status = 'failed' AND NOT ${cancelled}`);
   if (options.status === "cancelled") where.push(`r.status = 'failed' AND ${cancelled}`);
   if (open) where.push("r.status IN ('running', 'incomplete')");
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
-  const select =
-    `SELECT r.run_id, r.folder, r.status, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment, r.experiment_pin,
-      ${d.json("e.line", "data.model")} AS model, ${d.json("e.line", "data.writer", "object")} AS writer
-    FROM provevi_runs r LEFT JOIN provevi_events e ON e.run_id = r.run_id AND e.seq = 0
-    ${whereSql} ORDER BY r.run_id DESC`;
   const offset = options.offset ?? 0;
-  let page: SqlRunRow[];
+  const limit = options.limit === undefined || open ? "" : ` LIMIT ${p(options.limit)}`;
+  const off = offset === 0 || open ? "" : `${limit === "" ? d.noLimit : ""} OFFSET ${p(offset)}`;
+  // The page is chosen first (from the indexes of provevi_runs alone), and only its rows read their events:
+  // the first (model, writer), the last, the tokens of the model calls, and whether a failure was a
+  // cancellation. One statement, so one round trip to a postgres server.
+  const select = `WITH page AS MATERIALIZED (
+      SELECT r.run_id, r.folder, r.status, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment,
+        r.experiment_pin
+      FROM provevi_runs r ${whereSql} ORDER BY r.run_id DESC${limit}${off}
+    )
+    SELECT p.*, ${d.json("e.line", "data.model")} AS model, ${
+    d.json("e.line", "data.writer", "object")
+  } AS writer,
+      (SELECT l.seq FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_seq,
+      (SELECT l.time FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_time,
+      (SELECT sum(coalesce(${d.json("t.line", "data.input_tokens", "number")}, 0)
+          + coalesce(${d.json("t.line", "data.output_tokens", "number")}, 0))
+       FROM provevi_events t WHERE t.run_id = p.run_id AND t.type = 'model_called') AS tokens,
+      CASE WHEN p.status = 'failed' THEN ${d.cancelled("p")} END AS cancelled
+    FROM page p LEFT JOIN provevi_events e ON e.run_id = p.run_id AND e.seq = 0
+    ORDER BY p.run_id DESC`;
+  let page = (await d.all(select, params)) as unknown as SqlPageRow[];
   let total: number;
   if (open) {
     // Running and cut differ by whether the writer is alive, which only this process can see: the rows that
     // have no ending are few, so they are all read and told apart here.
-    const all: SqlRunRow[] = [];
-    for (const r of (await d.all(select, params)) as unknown as SqlRunRow[]) {
-      if ((await indexedStatus(r)) === options.status) all.push(r);
-    }
+    const all: SqlPageRow[] = [];
+    for (const r of page) if ((await indexedStatus(r)) === options.status) all.push(r);
     total = all.length;
     page = all.slice(offset, options.limit === undefined ? undefined : offset + options.limit);
+  } else if (offset === 0 && (options.limit === undefined || page.length < options.limit)) {
+    total = page.length; // the whole list is on the page
   } else {
-    const [counted] = await d.all(`SELECT count(*) AS n FROM provevi_runs r ${whereSql}`, params);
+    const countParams = params.slice(0, params.length - (limit ? 1 : 0) - (off ? 1 : 0));
+    const [counted] = await d.all(`SELECT count(*) AS n FROM provevi_runs r ${whereSql}`, countParams);
     total = Number(counted?.n ?? 0);
-    const limit = options.limit === undefined ? "" : ` LIMIT ${p(options.limit)}`;
-    const off = offset === 0 ? "" : `${limit === "" ? d.noLimit : ""} OFFSET ${p(offset)}`;
-    page = (await d.all(`${select}${limit}${off}`, params)) as unknown as SqlRunRow[];
   }
   const runs: RunRow[] = [];
   for (const r of page) {
-    const [last] = await d.all(
-      `SELECT seq, time FROM provevi_events WHERE run_id = ${d.param(1)} ORDER BY seq DESC LIMIT 1`,
-      [r.run_id],
-    ) as { seq: number; time: string }[];
-    const [sum] = await d.all(
-      `SELECT sum(coalesce(${d.json("line", "data.input_tokens", "number")}, 0)
-          + coalesce(${d.json("line", "data.output_tokens", "number")}, 0)) AS tokens
-       FROM provevi_events WHERE run_id = ${d.param(1)} AND type = 'model_called'`,
-      [r.run_id],
-    ) as { tokens: number | string | null }[];
-    const tokens = sum?.tokens ?? null;
     const row: RunRow = {
       run_id: r.run_id,
       status: await indexedStatus(r),
@@ -294,25 +341,18 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
       agent: r.agent,
       agent_version: r.agent_version,
       model: r.model,
-      tokens: tokens === null ? null : Number(tokens),
+      tokens: r.tokens === null ? null : Number(r.tokens),
       experiment: r.experiment_pin ?? r.experiment,
-      last_seq: last === undefined ? null : Number(last.seq),
+      last_seq: r.last_seq === null ? null : Number(r.last_seq),
     };
-    row.duration_ms = durationOf(row, last?.time ?? null);
+    row.duration_ms = durationOf(row, r.last_time);
     runs.push(row);
   }
   return { total, runs };
 
-  async function indexedStatus(r: SqlRunRow): Promise<RunListStatus> {
+  async function indexedStatus(r: SqlPageRow): Promise<RunListStatus> {
     if (r.status === "completed") return "completed";
-    if (r.status === "failed") {
-      const [failed] = await d.all(
-        `SELECT ${d.json("line", "data.error")} AS error FROM provevi_events
-         WHERE run_id = ${d.param(1)} AND type = 'run_failed' ORDER BY seq DESC LIMIT 1`,
-        [r.run_id],
-      );
-      return failed?.error === "CancelledError" ? "cancelled" : "failed";
-    }
+    if (r.status === "failed") return r.cancelled ? "cancelled" : "failed";
     let writer: unknown = null;
     try {
       writer = r.writer === null ? null : JSON.parse(r.writer);

@@ -162,12 +162,29 @@ CREATE INDEX provevi_events_failed ON provevi_events (json_extract(line, '$.data
 `;
 
 /**
+ * Version 4: indexes for the filtered listing of runs and the questions by agent and experiment. Each filter
+ * column leads an index that goes on by status and then by run, so that a page of one agent (or experiment,
+ * or pinned experiment) and one status is read in run order from the index alone, and its count is counted
+ * there. The cancelled runs get a partial index of their own, so that telling failed from cancelled reads
+ * only the cancelled runs' ending events. The experiment indexes of version 2 are their prefixes, and go.
+ */
+const V4 = `
+CREATE INDEX provevi_runs_agent_status ON provevi_runs (agent, status, run_id);
+CREATE INDEX provevi_runs_experiment_status ON provevi_runs (experiment, status, run_id);
+CREATE INDEX provevi_runs_pin_status ON provevi_runs (experiment_pin, status, run_id);
+DROP INDEX provevi_runs_experiment;
+DROP INDEX provevi_runs_experiment_pin;
+CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
+  WHERE type = 'run_failed' AND json_extract(line, '$.data.error') = 'CancelledError';
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { SCHEMA_STEPS } from "./sqlite_schema.ts";
- * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3]
+ * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
  * ```
  */
 export const SCHEMA_STEPS: readonly SchemaStep[] = [
@@ -193,6 +210,12 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
     version: 3,
     description: "indexes for the listing of runs: by status, by start, failed runs by their error",
     up: (db) => db.exec(V3),
+  },
+  {
+    version: 4,
+    description:
+      "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled runs",
+    up: (db) => db.exec(V4),
   },
 ];
 

@@ -226,11 +226,20 @@ export async function runView(
   };
 }
 
+/** The parsed seconds of recent event times: a run's events fall in few seconds. */
+const seconds = new Map<string, number>();
+
 /** Microseconds since the epoch of an event time. */
 export function micros(time: string): number {
-  const base = Date.parse(time.slice(0, 19) + "Z");
-  const frac = /\.(\d+)Z$/.exec(time)?.[1] ?? "";
-  return base * 1000 + Number(frac.slice(0, 6).padEnd(6, "0"));
+  const second = time.slice(0, 19);
+  let base = seconds.get(second);
+  if (base === undefined) {
+    if (seconds.size >= 4096) seconds.clear();
+    seconds.set(second, base = Date.parse(second + "Z"));
+  }
+  // After the seconds: nothing, or a dot and digits; then the Z.
+  const frac = time.charCodeAt(19) === 46 ? time.slice(20, Math.min(26, time.length - 1)) : "";
+  return base * 1000 + Number(frac.padEnd(6, "0"));
 }
 
 /** The spans of the run's trace: its root, and one per step, nested by their parents. */
@@ -293,17 +302,22 @@ export function spansOf(
     span.depth = depth;
   }
   // Depth first, each parent before its children, siblings by start.
+  // (Linear in the spans: a run of thousands of steps is one parent with thousands of children.)
   const children = new Map<string | null, ViewSpan[]>();
   for (const span of list) {
     const key = span.span_id === rootId
       ? null
       : (spans.has(span.parent_span_id ?? "") ? span.parent_span_id : rootId);
-    children.set(key, [...(children.get(key) ?? []), span]);
+    const siblings = children.get(key);
+    if (siblings) siblings.push(span);
+    else children.set(key, [span]);
   }
   const ordered: ViewSpan[] = [];
+  const placed = new Set<ViewSpan>();
   const walk = (key: string | null) => {
     for (const s of (children.get(key) ?? []).sort((a, b) => a.start_us - b.start_us)) {
-      if (ordered.includes(s)) continue;
+      if (placed.has(s)) continue;
+      placed.add(s);
       ordered.push(s);
       walk(s.span_id);
     }

@@ -165,9 +165,10 @@ pgTest(
     await onDatabase(t.uri, async (sql) => {
       await sql.unsafe(`
       DROP TABLE provevi_agents, provevi_agent_versions, provevi_experiment_versions, provevi_experiments;
+      DROP INDEX provevi_runs_agent_status, provevi_runs_experiment_status, provevi_runs_pin_status,
+        provevi_events_cancelled;
       DROP INDEX provevi_runs_status, provevi_runs_started, provevi_events_failed;
-      DROP INDEX provevi_runs_agent, provevi_runs_experiment, provevi_runs_experiment_pin, provevi_runs_parent,
-        provevi_events_span;
+      DROP INDEX provevi_runs_agent, provevi_runs_parent, provevi_events_span;
       ALTER TABLE provevi_runs DROP COLUMN agent_version, DROP COLUMN experiment, DROP COLUMN experiment_pin,
         DROP COLUMN experiment_sha256;
       ALTER TABLE provevi_runs RENAME COLUMN agent TO experiment;
