@@ -20,6 +20,7 @@ import {
 } from "../lib/provevi/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
+import { jsonText } from "./_json.ts";
 
 /**
  * Reads the events of a run for a command that prints them.
@@ -46,7 +47,7 @@ export async function showRun(
 ): Promise<void> {
   const events = await readRunEvents(record);
   if (options.json) {
-    io.out(JSON.stringify({ run_id: record.runId, events }, null, 2));
+    io.out(jsonText({ run_id: record.runId, events }));
     return;
   }
   for (const e of events) {
@@ -83,7 +84,7 @@ export async function verifyAndPrint(
 /** Prints a run's check: one verdict line, then each problem indented. */
 export function printCheck(check: RunCheck, io: Io, json: boolean): void {
   if (json) {
-    io.out(JSON.stringify(check, null, 2));
+    io.out(jsonText(check));
     return;
   }
   if (check.ok) {

@@ -25,6 +25,7 @@ import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { printColumns } from "./_listing.ts";
 import { runProgram } from "./_main.ts";
+import { jsonText } from "./_json.ts";
 
 /**
  * Runs `provtrace` with the given arguments.
@@ -46,7 +47,7 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "Build and read the trace database: a row per model call, message and tool call of sealed runs.",
     )
     .showHelpAfterError(false);
-  const json = (value: unknown) => io.out(JSON.stringify(value, null, 2));
+  const json = (value: unknown) => io.out(jsonText(value));
 
   program.command("build")
     .description(
@@ -186,7 +187,8 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
     .option("--json", "print JSON")
     .action((sql: string, opts: { db: string; json?: boolean }) => {
       const answer = queryTrace(opts.db, sql);
-      if (opts.json) return json(answer.rows);
+      // The rows are keyed by the query's own column names: printed as the database gives them.
+      if (opts.json) return io.out(JSON.stringify(answer.rows, null, 2));
       const cell = (
         v: unknown,
       ) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
