@@ -43,11 +43,12 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
 export async function showRun(
   record: RunRecord,
   io: Io,
-  options: { json?: boolean; wide?: boolean } = {},
+  options: { json?: boolean; wide?: boolean; verdict?: RunCheck | null } = {},
 ): Promise<void> {
   const events = await readRunEvents(record);
   if (options.json) {
-    io.out(jsonText({ run_id: record.runId, events }));
+    const verdict = options.verdict === undefined ? {} : { verdict: options.verdict };
+    io.out(jsonText({ run_id: record.runId, ...verdict, events }));
     return;
   }
   for (const e of events) {
@@ -204,10 +205,13 @@ export function addVerifyCommand(
     ) =>
       withStore(async (store) => {
         const trust = await Promise.all((opts.trust ?? []).map((k) => readTrustedKey(k)));
+        // A --config given is read whether or not the run needs a catalog: a file that is not a catalog
+        // config is a mistake to tell now, not when a run with a bundle comes along.
+        await using given = opts.config ? await openCatalog(opts) : undefined;
         result.code = await verifyAndPrint(run, io, {
           store,
           ...(trust.length ? { trust } : {}),
-          catalog: () => openCatalog(opts),
+          catalog: given ?? (() => openCatalog(opts)),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),
           ...(opts.json ? { json: true } : {}),
