@@ -43,9 +43,9 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
 export async function showRun(
   record: RunRecord,
   io: Io,
-  options: { json?: boolean; wide?: boolean; verdict?: RunCheck | null } = {},
+  options: { json?: boolean; wide?: boolean; verdict?: RunCheck | null; events?: EvidenceEvent[] } = {},
 ): Promise<void> {
-  const events = await readRunEvents(record);
+  const events = options.events ?? await readRunEvents(record);
   if (options.json) {
     const verdict = options.verdict === undefined ? {} : { verdict: options.verdict };
     io.out(jsonText({ run_id: record.runId, ...verdict, events }));

@@ -16,7 +16,7 @@ import {
 import type { Catalog } from "../../lib/provcat/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";
-import { showRun } from "../_commands.ts";
+import { readRunEvents, showRun } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
 
 /** Adds the command to `prove`. */
@@ -31,6 +31,7 @@ export function addShow({ program, io, withStore }: ProveContext): void {
     .action((run: string, opts: { json?: boolean; wide?: boolean } & CatalogChoice) =>
       withStore(async (store) => {
         const record = await findRun(run, { store });
+        const events = await readRunEvents(record); // a line that is not an event: exit 2, before any check
         const open = await openRunState(record);
         // A run that does not verify is shown, but told first, so its events are not read as trustworthy.
         const verdict = open ? null : await showVerdict(record, store, opts);
@@ -41,7 +42,7 @@ export function addShow({ program, io, withStore }: ProveContext): void {
             }); its events are shown as recorded, not as trustworthy: prove verify ${record.runId} lists every problem`,
           );
         }
-        await showRun(record, io, { ...opts, ...(opts.json ? { verdict } : {}) });
+        await showRun(record, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
         if (open) io.err(open);
         if (!opts.json) {
           // The file store keeps no assessments; the sqlite store lists them after the events.
