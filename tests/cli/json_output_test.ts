@@ -74,6 +74,35 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
     "--json",
   ]);
   await json(provr, ["catalog", "ls", "data://acme/demo/dev/finance", "--config", config, "--json"]);
+  const note = join(dir, "note.txt");
+  await Deno.writeTextFile(note, "a note\n");
+  await json(provr, [
+    "catalog",
+    "put",
+    "data://acme/demo/dev/notes/note.txt",
+    note,
+    "--config",
+    config,
+    "--json",
+  ]);
+  await json(provr, [
+    "catalog",
+    "commit",
+    "data://acme/demo/dev/notes",
+    "-m",
+    "a note",
+    "--config",
+    config,
+    "--json",
+  ]);
+  await json(provr, [
+    "catalog",
+    "snapshot",
+    "data://acme/demo/dev/notes/note.txt?at=branch:main",
+    "--config",
+    config,
+    "--json",
+  ]);
   // The sqlite store: one run copied there, one run made there.
   const toRuns = ["--to-runs", join(dir, "runs-sqlite")];
   await json(prove, [
