@@ -5,6 +5,7 @@
 import { Command } from "commander";
 import { Catalog } from "../lib/provcat/mod.ts";
 import type { Io } from "./_io.ts";
+import { jsonText } from "./_json.ts";
 
 /** The options that choose the catalog, shared by `catalog` and `verify`. */
 export interface CatalogChoice {
@@ -48,7 +49,7 @@ export function catalogCommand(io: Io): Command {
     .description("Pin, list, put, commit and snapshot catalog URIs.")
     .option("--config <file>", "the catalog config (default: PROVCAT_CONFIG, else ./provcat.yaml)")
     .option("--tenant <name>", "use this tenant's part of the config");
-  const json = (value: unknown) => io.out(JSON.stringify(value, null, 2));
+  const json = (value: unknown) => io.out(jsonText(value));
   const withCatalog = async (fn: (catalog: Catalog) => Promise<void>) => {
     await using catalog = await openCatalog(group.opts<CatalogChoice>());
     await fn(catalog);

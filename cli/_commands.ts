@@ -20,6 +20,7 @@ import {
 } from "../lib/provevi/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
+import { jsonText } from "./_json.ts";
 
 /**
  * Reads the events of a run for a command that prints them.
@@ -42,11 +43,12 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
 export async function showRun(
   record: RunRecord,
   io: Io,
-  options: { json?: boolean; wide?: boolean } = {},
+  options: { json?: boolean; wide?: boolean; verdict?: RunCheck | null; events?: EvidenceEvent[] } = {},
 ): Promise<void> {
-  const events = await readRunEvents(record);
+  const events = options.events ?? await readRunEvents(record);
   if (options.json) {
-    io.out(JSON.stringify({ run_id: record.runId, events }, null, 2));
+    const verdict = options.verdict === undefined ? {} : { verdict: options.verdict };
+    io.out(jsonText({ run_id: record.runId, ...verdict, events }));
     return;
   }
   for (const e of events) {
@@ -83,7 +85,7 @@ export async function verifyAndPrint(
 /** Prints a run's check: one verdict line, then each problem indented. */
 export function printCheck(check: RunCheck, io: Io, json: boolean): void {
   if (json) {
-    io.out(JSON.stringify(check, null, 2));
+    io.out(jsonText(check));
     return;
   }
   if (check.ok) {
@@ -203,10 +205,13 @@ export function addVerifyCommand(
     ) =>
       withStore(async (store) => {
         const trust = await Promise.all((opts.trust ?? []).map((k) => readTrustedKey(k)));
+        // A --config given is read whether or not the run needs a catalog: a file that is not a catalog
+        // config is a mistake to tell now, not when a run with a bundle comes along.
+        await using given = opts.config ? await openCatalog(opts) : undefined;
         result.code = await verifyAndPrint(run, io, {
           store,
           ...(trust.length ? { trust } : {}),
-          catalog: () => openCatalog(opts),
+          catalog: given ?? (() => openCatalog(opts)),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),
           ...(opts.json ? { json: true } : {}),

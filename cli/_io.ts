@@ -46,9 +46,21 @@ export function processIo(): Io {
     },
     err: (line) => void Deno.stderr.writeSync(encoder.encode(printable(line) + "\n")),
     terminal: Deno.stderr.isTerminal(),
-    progress: (line) => void Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`)),
+    // A progress line is cut to the terminal's width (a wrapped line could not be redrawn in place), and its
+    // control characters are escaped, as every line's are: it may hold the model's text.
+    progress: (line) =>
+      void Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${printable(fitted(line, progressWidth()))}`)),
     ...(stdoutWidth() ? { width: stdoutWidth() } : {}),
   };
+}
+
+/** The terminal's width less one: a line that fills the last column wraps on some terminals. */
+function progressWidth(): number | undefined {
+  try {
+    return Deno.consoleSize().columns - 1 || undefined;
+  } catch {
+    return undefined; // no terminal, or no console size on this system
+  }
 }
 
 function stdoutWidth(): number | undefined {

@@ -13,6 +13,7 @@ import type {
   RunSummary,
 } from "../lib/provevi/mod.ts";
 import type { Io } from "./_io.ts";
+import { jsonText } from "./_json.ts";
 
 /**
  * Prints rows as aligned columns, one line each; the last column is not padded.
@@ -34,7 +35,7 @@ const short = (hash: string | null) => (hash ? hash.slice(0, 12) : "-");
 
 /** Prints runs: ID, status, agent class, agent version, experiment (and the input read, when given). */
 export function printRuns(runs: (RunSummary & { uri?: string })[], io: Io, json: boolean): void {
-  if (json) return io.out(JSON.stringify(runs, null, 2));
+  if (json) return io.out(jsonText(runs));
   printColumns(
     runs.map((r) => [
       r.run_id,
@@ -49,7 +50,7 @@ export function printRuns(runs: (RunSummary & { uri?: string })[], io: Io, json:
 
 /** Prints the experiments with their numbers of versions and runs. */
 export function printExperiments(list: ExperimentSummary[], io: Io, json: boolean): void {
-  if (json) return io.out(JSON.stringify(list, null, 2));
+  if (json) return io.out(jsonText(list));
   printColumns([
     ["EXPERIMENT", "VERSIONS", "RUNS", "FIRST RUN"],
     ...list.map((e) => [e.experiment, String(e.versions), String(e.runs), e.first_run]),
@@ -58,7 +59,7 @@ export function printExperiments(list: ExperimentSummary[], io: Io, json: boolea
 
 /** Prints an experiment's versions, each with its runs. */
 export function printExperiment(detail: ExperimentDetail, io: Io, json: boolean): void {
-  if (json) return io.out(JSON.stringify(detail, null, 2));
+  if (json) return io.out(jsonText(detail));
   io.out(`${detail.experiment} (first run ${detail.first_run})`);
   const rows: string[][] = [];
   for (const v of detail.versions) rows.push([v.pin, short(v.sha256), v.runs.join(" ")]);
@@ -68,7 +69,7 @@ export function printExperiment(detail: ExperimentDetail, io: Io, json: boolean)
 
 /** Prints the agent classes with their numbers of versions and runs. */
 export function printAgents(list: AgentSummary[], io: Io, json: boolean): void {
-  if (json) return io.out(JSON.stringify(list, null, 2));
+  if (json) return io.out(jsonText(list));
   printColumns([
     ["AGENT", "VERSIONS", "RUNS", "FIRST RUN"],
     ...list.map((a) => [a.agent, String(a.versions), String(a.runs), a.first_run]),
@@ -77,7 +78,7 @@ export function printAgents(list: AgentSummary[], io: Io, json: boolean): void {
 
 /** Prints an agent class's versions, each with its settings and runs. */
 export function printAgent(detail: AgentDetail, io: Io, json: boolean): void {
-  if (json) return io.out(JSON.stringify(detail, null, 2));
+  if (json) return io.out(jsonText(detail));
   io.out(`${detail.agent} (first run ${detail.first_run})`);
   printColumns(
     detail.versions.map((v) => [
@@ -94,7 +95,7 @@ export function printAgent(detail: AgentDetail, io: Io, json: boolean): void {
 
 /** Prints a run's grants and refusals in order. */
 export function printAccess(runId: string, list: AccessEntry[], io: Io, json: boolean): void {
-  if (json) return io.out(JSON.stringify({ run_id: runId, access: list }, null, 2));
+  if (json) return io.out(jsonText({ run_id: runId, access: list }));
   if (!list.length) return io.out(`${runId}: no grants and no refusals`);
   printColumns(
     list.map((a) => [

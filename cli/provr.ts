@@ -16,11 +16,13 @@ import { Command } from "commander";
 import { findRun, openStore, readBoundedText, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
+import { runProgress } from "./_progress.ts";
 import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
 import { Catalog } from "../lib/provcat/mod.ts";
+import { jsonText } from "./_json.ts";
 
 /**
  * Runs `provr` with the given arguments.
@@ -111,7 +113,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
             ...(opts.signKey ? { signKey: opts.signKey } : {}),
             signal: controller.signal,
             onStart: ({ runId, folder }) => io.err(`provr: run ${runId} in ${folder}`),
-            ...(progress ? { onEvent: progress.event } : {}),
+            ...(progress ? { onEvent: progress.event, onText: progress.text } : {}),
           });
           progress?.done();
           if (!opts.json) {
@@ -122,7 +124,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
           }
           // The copy in MLflow at the seal runs beside the result; its line comes after the result's.
           const copy = outcome.mlflowCopy ? await outcome.mlflowCopy : null;
-          if (opts.json) io.out(JSON.stringify({ ...outcome, mlflowCopy: copy }, null, 2));
+          if (opts.json) io.out(jsonText({ ...outcome, mlflowCopy: copy }));
           else if (copy?.status === "copied") {
             io.err(
               `provr: copied to MLflow at ${copy.result.place}, level ${copy.result.level}, trace ${copy.result.traceId}`,
@@ -175,29 +177,4 @@ if (import.meta.main) {
     processIo().err(`provr: ${problem}`);
     Deno.exitCode = 1;
   } else Deno.exitCode = await provr(Deno.args);
-}
-
-/**
- * The progress line of a run on a terminal: elapsed time, the step (the last event's seq and type) and the
- * tokens so far, redrawn in place; nothing in a pipe.
- */
-function runProgress(io: Io) {
-  const started = performance.now();
-  let tokens = 0;
-  let shown = false;
-  return {
-    event(type: string, seq: number, event: { data: Record<string, unknown> }) {
-      if (type === "model_called") {
-        const n = (v: unknown) => (typeof v === "number" ? v : 0);
-        tokens += n(event.data.input_tokens) + n(event.data.output_tokens);
-      }
-      const elapsed = ((performance.now() - started) / 1000).toFixed(1);
-      io.progress(`provr: ${elapsed}s  step ${seq} ${type}  ${tokens} tokens`);
-      shown = true;
-    },
-    done() {
-      if (shown) io.progress("");
-      shown = false;
-    },
-  };
 }

@@ -18,13 +18,15 @@ import {
   checkTrace,
   exportTrace,
   openTraceDb,
+  parseAssessmentFilter,
   queryTrace,
   traceRuns,
 } from "../lib/provtrace/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { printColumns } from "./_listing.ts";
-import { runProgram } from "./_main.ts";
+import { runProgram, UsageError } from "./_main.ts";
+import { jsonText } from "./_json.ts";
 
 /**
  * Runs `provtrace` with the given arguments.
@@ -46,7 +48,7 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "Build and read the trace database: a row per model call, message and tool call of sealed runs.",
     )
     .showHelpAfterError(false);
-  const json = (value: unknown) => io.out(JSON.stringify(value, null, 2));
+  const json = (value: unknown) => io.out(jsonText(value));
 
   program.command("build")
     .description(
@@ -167,6 +169,23 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       assessment?: string;
       allowUnverified?: boolean;
     }) => {
+      // A wrong choice is a wrong command line (exit 2), told before the database is opened.
+      if (opts.kind !== "steps" && opts.kind !== "sft") {
+        throw new UsageError(`--kind ${opts.kind} is not an export: use steps or sft`);
+      }
+      if (opts.per !== "call" && opts.per !== "run") {
+        throw new UsageError(`--per ${opts.per} is not call or run`);
+      }
+      if (opts.status !== undefined && !["completed", "failed", "incomplete"].includes(opts.status)) {
+        throw new UsageError(`--status ${opts.status} is not a status: use completed, failed or incomplete`);
+      }
+      if (opts.assessment !== undefined) {
+        try {
+          parseAssessmentFilter(opts.assessment);
+        } catch (error) {
+          throw new UsageError((error as Error).message);
+        }
+      }
       const lines = exportTrace(opts.db, {
         kind: opts.kind as "steps",
         per: opts.per as "call",
@@ -186,7 +205,8 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
     .option("--json", "print JSON")
     .action((sql: string, opts: { db: string; json?: boolean }) => {
       const answer = queryTrace(opts.db, sql);
-      if (opts.json) return json(answer.rows);
+      // The rows are keyed by the query's own column names: printed as the database gives them.
+      if (opts.json) return io.out(JSON.stringify(answer.rows, null, 2));
       const cell = (
         v: unknown,
       ) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));

@@ -6,6 +6,7 @@ import { parseAssessmentValue, questionsOf, resolveRunRef } from "../../lib/prov
 import { printAssessments } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** Adds the command to `prove`. */
 export function addAssess({ program, io, withStore }: ProveContext): void {
@@ -41,7 +42,7 @@ export function addAssess({ program, io, withStore }: ProveContext): void {
           ...(opts.rationale !== undefined ? { rationale: opts.rationale } : {}),
           ...(opts.source !== undefined ? { source: opts.source } : {}),
         });
-        if (opts.json) io.out(JSON.stringify(a, null, 2));
+        if (opts.json) io.out(jsonText(a));
         else printAssessments([a], io);
       }, { write: true })
     );

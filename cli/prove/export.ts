@@ -6,6 +6,7 @@ import { exportRun, findRun, openStore, ProveviError, verifyRun } from "../../li
 import { printCheck } from "../_commands.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** Adds the command to `prove`. */
 export function addExport({ program, io, result, withStore }: ProveContext): void {
@@ -41,7 +42,7 @@ export function addExport({ program, io, result, withStore }: ProveContext): voi
         try {
           const check = await exportRun(run, { from, to }, { catalog: () => openCatalog(opts) });
           result.code = check.ok ? 0 : 1;
-          if (opts.json) io.out(JSON.stringify({ ...check, store: to.uri }, null, 2));
+          if (opts.json) io.out(jsonText({ ...check, store: to.uri }));
           else if (check.ok) io.out(`${run}: copied to ${to.uri}; the copy verifies`);
           else printCheck(check, io, false);
         } finally {

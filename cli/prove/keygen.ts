@@ -5,6 +5,7 @@
  */
 import { writeKeyPair } from "../../lib/provevi/mod.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** Adds the command to `prove`. */
 export function addKeygen({ program, io }: ProveContext): void {
@@ -14,7 +15,7 @@ export function addKeygen({ program, io }: ProveContext): void {
     .option("--json", "print the key's ID and files as JSON")
     .action(async (file: string, opts: { json?: boolean }) => {
       const made = await writeKeyPair(file);
-      if (opts.json) io.out(JSON.stringify(made, null, 2));
+      if (opts.json) io.out(jsonText(made));
       else io.out(`${made.keyid}: private key ${made.privatePath}, public key ${made.publicPath}`);
     });
 }

@@ -7,6 +7,7 @@ import { TelemetryPolicy } from "../../lib/provevi/mod.ts";
 import { type CopyResult, copyRun } from "../../lib/provevi/mlflow/mod.ts";
 import type { Io } from "../_io.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** The lines `prove mlflow` prints for a copy. */
 export function copyLines(result: CopyResult): string[] {
@@ -34,7 +35,7 @@ export function addMlflow({ program, io, withStore }: ProveContext): void {
         const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
         const result = await copyRun(store, run, policy, { onProgress: progressOn(io) });
         if (io.terminal) io.progress("");
-        if (opts.json) io.out(JSON.stringify(result, null, 2));
+        if (opts.json) io.out(jsonText(result));
         else for (const line of copyLines(result)) io.out(line);
       })
     );

@@ -4,6 +4,7 @@
  * @module
  */
 import { findRun, ProveviError } from "../../lib/provevi/mod.ts";
+import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
 /** Adds the command to `prove`. */
@@ -12,13 +13,13 @@ export function addPayload({ program, io, withStore }: ProveContext): void {
     .description("Print one payload of a run, after checking its hash; JSON is pretty-printed.")
     .argument("<run>", "a run ID, latest, the start of a run ID, or a run folder's path")
     .argument("<sha256>", "the payload's SHA-256, or the start of it")
-    .action((run: string, sha256: string) =>
-      withStore(async (store) => {
+    .action((run: string, sha256: string) => {
+      const start = sha256.toLowerCase();
+      if (!/^[0-9a-f]{1,64}$/.test(start)) {
+        throw new UsageError(`"${sha256}" is not a SHA-256: write the payload's hash or the start of it`);
+      }
+      return withStore(async (store) => {
         const record = await findRun(run, { store });
-        const start = sha256.toLowerCase();
-        if (!/^[0-9a-f]{1,64}$/.test(start)) {
-          throw new ProveviError(`"${sha256}" is not a SHA-256: write the payload's hash or the start of it`);
-        }
         const found = (await record.payloadNames()).filter((n) =>
           /^[0-9a-f]{64}$/.test(n) && n.startsWith(start)
         );
@@ -46,6 +47,6 @@ export function addPayload({ program, io, withStore }: ProveContext): void {
         } catch {
           io.out(text.replace(/\n$/, ""));
         }
-      })
-    );
+      });
+    });
 }

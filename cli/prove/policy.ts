@@ -5,6 +5,7 @@
 import { ProveviError, readInstalledPackages, TelemetryPolicy } from "../../lib/provevi/mod.ts";
 import { policyLines } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** Adds the command to `prove`. */
 export function addPolicy({ program, io, result }: ProveContext): void {
@@ -30,7 +31,7 @@ export function addPolicy({ program, io, result }: ProveContext): void {
       const versions = new Map([...(installed ?? new Map()).values()].map((p) => [p.name, p.version]));
       const problems = policy.versionProblems(versions);
       if (opts.json) {
-        io.out(JSON.stringify({ file, sha256: policy.digest(), policy: policy.toJSON(), problems }, null, 2));
+        io.out(jsonText({ file, sha256: policy.digest(), policy: policy.toJSON(), problems }));
       } else for (const line of policyLines(file, policy)) io.out(line);
       for (const problem of problems) io.err(`prove: ${problem}`);
       if (problems.length) result.code = 1;

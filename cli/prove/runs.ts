@@ -14,6 +14,7 @@ import type { Io } from "../_io.ts";
 import { printColumns, printRuns } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** How many runs `prove runs` shows when `--limit` is not given. */
 export const DEFAULT_LIMIT = 50;
@@ -101,7 +102,7 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
           limit,
           offset,
         });
-        if (json) return io.out(JSON.stringify(list.runs, null, 2));
+        if (json) return io.out(jsonText(list.runs));
         printRunTable(list.runs, io);
         const shown = offset + list.runs.length;
         if (shown < list.total) {

@@ -3,15 +3,20 @@
  * @module
  */
 import {
+  type EvidenceStore,
   findRun,
   NeedsIndexedStore,
   questionsOf,
   readEventsText,
+  type RunCheck,
   type RunRecord,
   runWriterState,
+  verifyRun,
 } from "../../lib/provevi/mod.ts";
+import type { Catalog } from "../../lib/provcat/mod.ts";
+import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";
-import { showRun } from "../_commands.ts";
+import { readRunEvents, showRun } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
 
 /** Adds the command to `prove`. */
@@ -20,12 +25,24 @@ export function addShow({ program, io, withStore }: ProveContext): void {
     .description("Print the events of a run, one line each.")
     .argument("<run>", "a run ID under the runs root, or a run folder's path")
     .option("--wide", "on a terminal, print each event's whole line instead of cutting it to the width")
-    .option("--json", "print JSON")
-    .action((run: string, opts: { json?: boolean; wide?: boolean }) =>
+    .option("--json", "print JSON, with the run's verdict")
+    .option("--config <file>", "the catalog config that reads the run's committed bundle, as for verify")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .action((run: string, opts: { json?: boolean; wide?: boolean } & CatalogChoice) =>
       withStore(async (store) => {
         const record = await findRun(run, { store });
-        await showRun(record, io, opts);
+        const events = await readRunEvents(record); // a line that is not an event: exit 2, before any check
         const open = await openRunState(record);
+        // A run that does not verify is shown, but told first, so its events are not read as trustworthy.
+        const verdict = open ? null : await showVerdict(record, store, opts);
+        if (verdict && !verdict.ok) {
+          io.err(
+            `prove: warning: run ${record.runId} does not verify (${
+              verdict.problems[0]
+            }); its events are shown as recorded, not as trustworthy: prove verify ${record.runId} lists every problem`,
+          );
+        }
+        await showRun(record, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
         if (open) io.err(open);
         if (!opts.json) {
           // The file store keeps no assessments; the sqlite store lists them after the events.
@@ -41,6 +58,34 @@ export function addShow({ program, io, withStore }: ProveContext): void {
         }
       })
     );
+}
+
+/**
+ * The verdict `prove show` gives with a run: `prove verify`'s, with the catalog when one can be opened. A
+ * committed bundle or an experiment that cannot be compared because no catalog config is at hand (`deno task prove show RUN`
+ * typed where there is no provcat.yaml) is a note, not a reason to warn: nothing was found wrong.
+ */
+async function showVerdict(
+  record: RunRecord,
+  store: EvidenceStore,
+  choice: CatalogChoice,
+): Promise<RunCheck> {
+  let catalog: Catalog | null = null;
+  try {
+    catalog = await openCatalog(choice);
+  } catch (error) {
+    if (choice.config) throw error; // a --config given must be one
+  }
+  try {
+    const check = await verifyRun(record, { store, ...(catalog ? { catalog } : {}) });
+    if (catalog) return check;
+    const unread = (p: string) => /no catalog was given to read it; pass a catalog/.test(p);
+    const problems = check.problems.filter((p) => !unread(p));
+    const notes = [...check.notes, ...check.problems.filter(unread)];
+    return { ...check, ok: problems.length === 0, problems, notes };
+  } finally {
+    await catalog?.close();
+  }
 }
 
 /**

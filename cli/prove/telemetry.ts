@@ -5,6 +5,7 @@
 import { findRun, telemetryItems } from "../../lib/provevi/mod.ts";
 import { readRunEvents, telemetryLine } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
+import { jsonText } from "../_json.ts";
 
 /** Adds the command to `prove`. */
 export function addTelemetry({ program, io, withStore }: ProveContext): void {
@@ -16,7 +17,7 @@ export function addTelemetry({ program, io, withStore }: ProveContext): void {
       withStore(async (store) => {
         const record = await findRun(run, { store });
         const items = telemetryItems(await readRunEvents(record));
-        if (opts.json) io.out(JSON.stringify({ run_id: record.runId, items }, null, 2));
+        if (opts.json) io.out(jsonText({ run_id: record.runId, items }));
         else if (items.length === 0) io.out(`${record.runId}: no blocked attempts and no problems`);
         else for (const item of items) io.out(telemetryLine(item));
       })

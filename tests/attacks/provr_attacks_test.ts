@@ -73,8 +73,8 @@ Deno.test("provr exits promptly after a run whose tool loops forever, with the c
     prompt: true,
     timeout: 60_000,
   });
-  const outcome = JSON.parse(r.stdout) as { runId: string; status: string };
-  const events = (await Deno.readTextFile(join(dir, "runs", outcome.runId, "evidence", "events.jsonl")))
+  const outcome = JSON.parse(r.stdout) as { run_id: string; status: string };
+  const events = (await Deno.readTextFile(join(dir, "runs", outcome.run_id, "evidence", "events.jsonl")))
     .trim().split(
       "\n",
     )
@@ -100,7 +100,7 @@ Deno.test("a tool's console never reaches provr's output: provr run --json stays
     timeout: 60_000,
   });
   assert.equal(r.code, 0, r.stderr);
-  let outcome: { runId: string } | null = null;
+  let outcome: { run_id: string } | null = null;
   try {
     outcome = JSON.parse(r.stdout);
   } catch {
@@ -108,7 +108,7 @@ Deno.test("a tool's console never reaches provr's output: provr run --json stays
   }
   const clean = outcome !== null && !r.stdout.includes("\x1b") && !r.stderr.includes("deadbeef");
   const events = outcome
-    ? (await Deno.readTextFile(join(dir, "runs", outcome.runId, "evidence", "events.jsonl"))).trim().split(
+    ? (await Deno.readTextFile(join(dir, "runs", outcome.run_id, "evidence", "events.jsonl"))).trim().split(
       "\n",
     )
       .map((l) => JSON.parse(l))

@@ -33,6 +33,7 @@ Deno.test("prove payload prints one payload by the start of its hash, JSON prett
   assert.equal(none.code, 1);
   assert.match(none.err, /^prove: run "run-20261129T120000Z-0badc0de" has no payload ffffffffffff$/);
   const bad = await run(["--runs", RUNS, "payload", RUN, "xyz"]);
+  assert.equal(bad.code, 2); // a wrong command line
   assert.match(bad.err, /^prove: "xyz" is not a SHA-256/);
 });
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
+import { openStore, TelemetryPolicy, viewerHandler } from "../../lib/provevi/mod.ts";
 
 const RUNS = new URL("../../fixtures/runs", import.meta.url).pathname;
 
@@ -35,4 +36,34 @@ Deno.test("prove ui refuses a policy file that cannot be read, before it listens
     1,
   );
   assert.match(io.stderr.join("\n"), /^prove: .*\/nonexistent\/policy\.yaml/);
+});
+
+Deno.test("the viewer's /api/info says assessments can be added on a sqlite store, not on a file store", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = `sqlite:///${dir}/evidence.db`;
+  await (await openStore(db, { runs: `${dir}/runs` })).close(); // make it
+  const port = 5124;
+  const token = "b".repeat(64);
+  const info = async (uri: string, runs: string) => {
+    const store = await openStore(uri, { runs, readOnly: true });
+    try {
+      const handle = viewerHandler(store, {
+        policy: TelemetryPolicy.denyAll(),
+        port,
+        token,
+        openToWrite: () => openStore(uri, { runs }),
+      });
+      const r = await handle(
+        new Request(`http://127.0.0.1:${port}/api/info`, {
+          headers: { host: `127.0.0.1:${port}`, cookie: `prove_ui_${port}=${token}` },
+        }),
+      );
+      return await r.json();
+    } finally {
+      await store.close();
+    }
+  };
+  assert.equal((await info("file", RUNS)).assess, false);
+  assert.equal((await info(db, `${dir}/runs`)).assess, true);
+  await Deno.remove(dir, { recursive: true });
 });

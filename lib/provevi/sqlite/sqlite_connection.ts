@@ -101,6 +101,21 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
     if (!options.readOnly) {
       const version = retryBusy(() => schemaVersion(db));
       if (version > SCHEMA_VERSION) throw newer(version);
+      // A database of something else (a user's app.db) is never converted to WAL or given tables; an empty
+      // file, or a new one, becomes a store.
+      if (version === 0) {
+        const theirs = retryBusy(() =>
+          db.prepare(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'provevi\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 4",
+          ).all() as { name: string }[]
+        );
+        if (theirs.length) {
+          const names = theirs.slice(0, 3).map((t) => t.name).join(", ") + (theirs.length > 3 ? ", …" : "");
+          throw fail(
+            `${path} is a SQLite database of something else (${names}), not a provevi store; give the path of a new or empty file`,
+          );
+        }
+      }
     }
     const mode = options.readOnly ? journalMode(db) : retryBusy(() => setWal(db));
     if (mode !== "wal") {

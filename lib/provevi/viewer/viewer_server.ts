@@ -128,7 +128,8 @@ export function viewerHandler(
           runs_root: store.runsRoot,
           policy: options.policy.source,
           live: live ? { name: live.name, receives: live.receives } : null,
-          assess: options.openToWrite !== undefined,
+          // What the store can do: the file store keeps no assessments, whatever the viewer was given.
+          assess: options.openToWrite !== undefined && store.uri !== "file",
         });
       }
       if (path === "/api/runs") {

@@ -95,6 +95,8 @@ export interface RunOptions {
   guardNet?: boolean;
   /** Called with each item of the run's live feed, at the level of the policy's live destination. */
   onFeed?: (item: FeedItem) => void;
+  /** Called with each piece of the model's text as it streams, for the caller's own progress line. */
+  onText?: (piece: string) => void;
 }
 
 /** The outcome of a run. */
@@ -298,7 +300,10 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         recorder,
         {
           component: spec.agent.backend === "call" ? "CallBackend" : "AgentBackend",
-          onText: (piece) => live.text(piece), // live feed
+          onText: (piece) => {
+            live.text(piece); // live feed
+            options.onText?.(piece);
+          },
           onReply: (reply) => live.answer(reply), // live feed
           onUsage: (u) => {
             tokens += u.input + u.output;
