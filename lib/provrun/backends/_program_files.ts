@@ -110,3 +110,39 @@ export async function codexTokens(files: string[]): Promise<number> {
   }
   return total;
 }
+
+/** How far a program has gone in model responses, for `limits.steps`. */
+export interface ProgramSteps {
+  /** The model responses so far. */
+  responses: number;
+  /** True when the last response asked for a tool, so that another model request follows. */
+  toolPending: boolean;
+}
+
+/** The item types of a Codex rollout's `response_item` lines that are a call of a tool. */
+const CODEX_CALLS = ["function_call", "custom_tool_call", "local_shell_call", "web_search_call"];
+
+/**
+ * The model responses of Codex's rollouts: one `token_count` event (with its usage) ends each response; the
+ * response asked for a tool when a tool call is among the items it wrote, and no assistant message followed.
+ *
+ * @param files The rollout files.
+ * @returns The responses so far, and whether the last asked for a tool.
+ */
+export async function codexSteps(files: string[]): Promise<ProgramSteps> {
+  let responses = 0;
+  let called = false;
+  let toolPending = false;
+  for (const line of await jsonLines(files)) {
+    const payload = line.payload as Record<string, unknown> | undefined;
+    if (line.type === "response_item") {
+      if (CODEX_CALLS.includes(String(payload?.type))) called = true;
+      else if (payload?.type === "message" && payload.role === "assistant") called = false;
+    } else if (line.type === "event_msg" && payload?.type === "token_count" && payload.info) {
+      responses++;
+      toolPending = called;
+      called = false;
+    }
+  }
+  return { responses, toolPending };
+}

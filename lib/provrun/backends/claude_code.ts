@@ -145,7 +145,7 @@ export class ClaudeCodeBackend extends ProgramBackend {
           "thinking text is removed from the raw request and response bodies",
           "a tool call runs outside Deno's sandbox once PreToolUse allows it; Bash is refused unless " +
           "agent.allow_unsandboxed lists it",
-          "limits.steps is --max-turns; limits.tokens counts the usage in its transcript, read every " +
+          "limits.steps is --max-turns (at it, the run ends with what Claude Code wrote); limits.tokens counts the usage in its transcript, read every " +
           "quarter second, so a run may pass it by one model response before it is stopped",
         ],
       },
@@ -155,6 +155,13 @@ export class ClaudeCodeBackend extends ProgramBackend {
           return Promise.resolve(typeof result === "string" ? result : null);
         } catch {
           return Promise.resolve(stdout.trim() || null);
+        }
+      },
+      atTurnLimit: (stdout) => {
+        try {
+          return JSON.parse(stdout.trim().split("\n").pop() ?? "{}").subtype === "error_max_turns";
+        } catch {
+          return false;
         }
       },
       tokens: async () => await claudeTokens(await jsonlFiles(join(home, "projects"))),

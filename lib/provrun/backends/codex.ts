@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { parseRoute } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
-import { basePath, codexTokens, exists, jsonlFiles } from "./_program_files.ts";
+import { basePath, codexSteps, codexTokens, exists, jsonlFiles } from "./_program_files.ts";
 
 /** Codex's hook events that provr listens to; `PreToolUse` is the blocking one. */
 export const CODEX_HOOK_EVENTS: readonly string[] = [
@@ -143,9 +143,10 @@ export class CodexBackend extends ProgramBackend {
           "reasoning is encrypted; tool output is cut at 64 KB in the rollout",
           "hosted tools have no hooks (web search is switched off)",
           "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
-          "limits.steps is not enforced on the program (codex exec has no turn limit); limits.tokens counts " +
-          "the token_count events of its rollout, read every quarter second, so a run may pass it by one " +
-          "model response before it is stopped",
+          "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +
+          "Codex once it has had that many and the last asked for a tool; limits.tokens counts the " +
+          "token_count events of its rollout; both are read every quarter second, so a run may pass either " +
+          "by one model response before it is stopped",
         ],
       },
       answer: async () => {
@@ -156,6 +157,7 @@ export class CodexBackend extends ProgramBackend {
         }
       },
       tokens: async () => await codexTokens(await jsonlFiles(join(home, "sessions"))),
+      steps: async () => await codexSteps(await jsonlFiles(join(home, "sessions"))),
       sessionFiles: async () => (await jsonlFiles(join(home, "sessions"))).map((p) => ["rollout", p]),
     };
   }

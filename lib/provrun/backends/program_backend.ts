@@ -9,7 +9,10 @@
  * The program gets only the variables named here (`clearEnv`): nothing of the user's settings, keys or
  * telemetry leaks in. Cancel and `limits.seconds` stop it (SIGTERM, then SIGKILL); so does `limits.tokens`, once
  * the tokens the program reports in its session files pass it, and the run fails with the agent backend's
- * `CancelledError` ("the run passed its limit of N tokens").
+ * `CancelledError` ("the run passed its limit of N tokens"). `limits.steps` is the program's own turn limit where
+ * it has one (Claude Code's `--max-turns`); where it has none (Codex), provr stops the program once it has had
+ * that many model responses and the last asked for a tool, and the run ends with what the program wrote, as an
+ * agent run at its step limit does (`sandbox_completed` status `step_limit`).
  * @module
  */
 import { join, relative } from "node:path";
@@ -19,6 +22,7 @@ import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend
 import { decideToolCall, runGrants, type ToolGrants } from "./tool_grants.ts";
 import { errorMessage } from "../run/recorder.ts";
 import { CancelledError } from "../run/errors.ts";
+import type { ProgramSteps } from "./_program_files.ts";
 
 /** What a program backend needs to start its program. */
 export interface ProgramSetup {
@@ -53,6 +57,13 @@ export interface ProgramLaunch {
   sessionFiles(): Promise<[string, string][]>;
   /** The tokens (input and output) the program has reported so far in its session files, for `limits.tokens`. */
   tokens(): Promise<number>;
+  /**
+   * The model responses so far, for `limits.steps`, when the program has no turn limit of its own: provr stops
+   * the program once it has had that many and the last asked for a tool.
+   */
+  steps?(): Promise<ProgramSteps>;
+  /** True when the program ended itself at its own turn limit (Claude Code's `--max-turns`). */
+  atTurnLimit?(stdout: string): boolean;
 }
 
 /** How often a program's session files are read for `limits.tokens`. */
@@ -249,18 +260,27 @@ export abstract class ProgramBackend extends InProcessBackend {
         }, 5000);
       };
       signal.addEventListener("abort", stop, { once: true });
-      // limits.tokens: the tokens the program reports in its session files, read as it runs
+      // limits.tokens: the tokens the program reports in its session files, read as it runs; limits.steps,
+      // for a program with no turn limit of its own: its model responses, read the same way
       let overLimit: CancelledError | null = null;
       const limit = agent.limits?.tokens;
+      const stepLimit = launch.steps ? agent.limits?.steps : undefined;
+      let stepLimited = false;
       let polling = false;
-      const poll = limit === undefined ? null : setInterval(async () => {
-        if (polling || overLimit) return;
+      const poll = limit === undefined && stepLimit === undefined ? null : setInterval(async () => {
+        if (polling || overLimit || stepLimited) return;
         polling = true;
         try {
-          const used = await launch.tokens();
-          if (used > limit && !overLimit) {
+          const used = limit === undefined ? 0 : await launch.tokens();
+          if (limit !== undefined && used > limit && !overLimit) {
             overLimit = new CancelledError(`the run passed its limit of ${limit} tokens (${used})`);
             stop();
+          } else if (stepLimit !== undefined) {
+            const steps = await launch.steps!();
+            if (steps.responses >= stepLimit && steps.toolPending) {
+              stepLimited = true;
+              stop();
+            }
           }
         } catch {
           /* a session file being written: read it again at the next tick */
@@ -298,6 +318,16 @@ export abstract class ProgramBackend extends InProcessBackend {
       }
       if (signal.aborted) throw signal.reason;
       if (overLimit) throw overLimit;
+      if (!stepLimited && out.code !== 0 && launch.atTurnLimit?.(decoder.decode(out.stdout))) {
+        stepLimited = true;
+      }
+      if (stepLimited) {
+        // as the agent backend at limits.steps: the run ends with what the program has written
+        status = "step_limit";
+        const answer = await launch.answer(decoder.decode(out.stdout)).catch(() => null);
+        if (answer !== null) emit({ type: "text", text: answer });
+        return answer;
+      }
       if (out.code !== 0) {
         const said = stderr.trim() || decoder.decode(out.stdout).trim();
         const last = said.split("\n").filter((l) => l.trim() !== "").pop() ?? "";
@@ -316,6 +346,7 @@ export abstract class ProgramBackend extends InProcessBackend {
         status,
         exit_code: exit?.code ?? null,
         signal: exit?.signal ?? null,
+        ...(agent.limits?.steps === undefined ? {} : { step_limit: agent.limits.steps }),
         spans: spans.spans,
         spans_refused: spans.refused,
         hooks: counts.hooks,

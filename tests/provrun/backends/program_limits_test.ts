@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
-import { claudeTokens, codexTokens } from "../../../lib/provrun/backends/_program_files.ts";
+import { claudeTokens, codexSteps, codexTokens } from "../../../lib/provrun/backends/_program_files.ts";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";
@@ -116,4 +116,96 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => await overTokens("codex", needed(CODEX.path, "PROVRUN_TEST_CODEX")),
+});
+
+Deno.test("codexSteps() counts a rollout's model responses and whether the last asked for a tool", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provrun-steps-" });
+  try {
+    const item = (payload: Record<string, unknown>) => ({ type: "response_item", payload });
+    const done = { type: "event_msg", payload: { type: "token_count", info: { total_token_usage: {} } } };
+    const rollout = join(dir, "r.jsonl");
+    const write = (lines: unknown[]) =>
+      Deno.writeTextFile(rollout, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const call = item({ type: "function_call", name: "exec_command", arguments: "{}" });
+    const output = item({ type: "function_call_output", output: "a.txt" });
+    const answer = item({ type: "message", role: "assistant", content: [] });
+    await write([{ type: "event_msg", payload: { type: "token_count", info: null } }]);
+    assert.deepEqual(await codexSteps([rollout]), { responses: 0, toolPending: false });
+    await write([call, done, output]);
+    assert.deepEqual(await codexSteps([rollout]), { responses: 1, toolPending: true });
+    await write([call, done, output, answer, done]);
+    assert.deepEqual(await codexSteps([rollout]), { responses: 2, toolPending: false });
+    assert.deepEqual(await codexSteps([join(dir, "missing.jsonl")]), { responses: 0, toolPending: false });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A run of `backend` with limits.steps 2, whose model asks for three tool calls before its answer. */
+async function atSteps(backend: "claude-code" | "codex", path: string) {
+  // The third model request waits two minutes, so a program that is not stopped at two steps runs into
+  // limits.seconds and fails.
+  await using provider = startFakeAgentProvider(
+    [1, 2, 3].map(() =>
+      backend === "codex"
+        ? { name: "exec_command", input: { cmd: "ls" } }
+        : { name: "Bash", input: { command: "ls" } }
+    ),
+    { delayMs: 120_000, delayFrom: 2 },
+  );
+  const runs = await Deno.makeTempDir({ prefix: `provrun-${backend}-steps-` });
+  const model = backend === "codex" ? "openai:gpt-fake" : "anthropic:claude-sonnet-4-5";
+  const baseUrl = backend === "codex" ? provider.openaiBaseUrl : provider.url;
+  const key = backend === "codex" ? "FAKE_OPENAI_KEY" : "FAKE_ANTHROPIC_KEY";
+  try {
+    const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: stepper
+  backend: ${backend}
+  program: ${JSON.stringify(path)}
+  model: ${model}
+  provider: { base_url: ${JSON.stringify(baseUrl)}, api_key_env: ${key} }
+  allow_unsandboxed: [Bash]
+  limits: { steps: 2, seconds: 90 }
+prompt: List the files three times, then answer.
+`);
+    const started = performance.now();
+    const outcome = await runFile(file, { runs, env: (n) => (n === key ? "sk-fake" : Deno.env.get(n)) });
+    assert.equal(outcome.status, "completed", outcome.error?.message);
+    assert.ok(performance.now() - started < 80_000, "the program was not stopped before limits.seconds");
+    // two model responses: Claude Code makes no third request, Codex's is never answered
+    const requests = provider.requests.filter((r) => r.method === "POST").length;
+    assert.ok(requests === 2 || requests === 3, `${requests} model requests`);
+    const events = await eventsOf(runs, outcome.runId);
+    const opened = events.find((e) => e.type === "sandbox_started")!;
+    assert.equal((opened.data.limits as { steps: number }).steps, 2);
+    const done = events.find((e) => e.type === "sandbox_completed")!;
+    assert.equal(done.data.status, "step_limit", JSON.stringify(done.data));
+    assert.equal(done.data.step_limit, 2);
+    assert.ok(events.some((e) => e.type === "trace_imported"), events.map((e) => e.type).join(" "));
+    const check = await verifyRun(await findRun(outcome.folder));
+    assert.ok(check.ok, JSON.stringify(check.problems));
+  } finally {
+    await removeWritable(runs);
+  }
+}
+
+Deno.test({
+  name:
+    "a claude-code run at limits.steps (--max-turns) ends as an agent run at its step limit does, and verifies",
+  ignore: CLAUDE.ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => await atSteps("claude-code", needed(CLAUDE.path, "PROVRUN_TEST_CLAUDE")),
+});
+
+Deno.test({
+  name:
+    "a codex run at limits.steps is stopped after that many model responses, ends as an agent run at its " +
+    "step limit does, and verifies",
+  ignore: CODEX.ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => await atSteps("codex", needed(CODEX.path, "PROVRUN_TEST_CODEX")),
 });
