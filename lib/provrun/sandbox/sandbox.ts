@@ -13,6 +13,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import { MAX_TIMER_SECONDS } from "../run/run_file.ts";
 import { checkImportGraph } from "./import_graph.ts";
+import { forgetProcess, watchProcess } from "./reaper.ts";
 import { configFlags, sandboxDeno } from "./sandbox_deno.ts";
 import type { ToolDefinition } from "./sandbox_worker.ts";
 
@@ -138,6 +139,10 @@ class Child {
       stderr: "piped",
     }).spawn();
     this.#writer = this.process.stdin.getWriter();
+    // A busy tool never reads its stdin, so it would not see provr end: the reaper kills it then.
+    const pid = this.process.pid;
+    watchProcess(pid);
+    this.process.status.then(() => forgetProcess(pid), () => {});
     const out = this.#readLines();
     const err = this.#readStderr();
     this.exited = Promise.all([this.process.status, out, err]).then(() => {
