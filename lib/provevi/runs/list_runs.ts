@@ -173,6 +173,7 @@ interface SqlRunRow {
   run_id: string;
   folder: string;
   status: string;
+  sealed_at: string | null;
   started_at: string | null;
   ended_at: string | null;
   agent: string | null;
@@ -249,7 +250,7 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   if (open) where.push("r.status IN ('running', 'incomplete')");
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const select =
-    `SELECT r.run_id, r.folder, r.status, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment, r.experiment_pin,
+    `SELECT r.run_id, r.folder, r.status, r.sealed_at, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment, r.experiment_pin,
       ${d.json("e.line", "data.model")} AS model, ${d.json("e.line", "data.writer", "object")} AS writer
     FROM provevi_runs r LEFT JOIN provevi_events e ON e.run_id = r.run_id AND e.seq = 0
     ${whereSql} ORDER BY r.run_id DESC`;
@@ -304,6 +305,14 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   return { total, runs };
 
   async function indexedStatus(r: SqlRunRow): Promise<RunListStatus> {
+    if ((r.status === "completed" || r.status === "failed") && r.sealed_at === null) {
+      // Its writer was killed after its last event but before the seal (harden's kill test): it is cut.
+      let writer: unknown = null;
+      try {
+        writer = r.writer === null ? null : JSON.parse(r.writer);
+      } catch { /* an old run: no writer */ }
+      if ((await runWriterState(r.folder, writer)) === "gone") return "cut";
+    }
     if (r.status === "completed") return "completed";
     if (r.status === "failed") {
       const [failed] = await d.all(
@@ -402,7 +411,11 @@ async function readFolderRun(store: EvidenceStore, id: string): Promise<FolderRu
   const created = first?.type === "run_created" ? first : null;
   const fields = runFields(created);
   const ending = endStatus(last?.type ?? null, last?.data?.error);
-  const status = ending ?? await openStatus(manifest !== null, record.folder, created?.data?.writer);
+  // A run whose writer was killed after its last event but before its manifest (harden's kill test) is cut.
+  const unsealed = ending !== null && manifest === null &&
+    (await runWriterState(record.folder, created?.data?.writer)) === "gone";
+  const status = (unsealed ? null : ending) ??
+    await openStatus(manifest !== null, record.folder, created?.data?.writer);
   const row: RunRow = {
     run_id: id,
     status,
