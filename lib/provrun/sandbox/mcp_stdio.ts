@@ -11,7 +11,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { forgetProcess, stopGroup, watchProcess } from "./reaper.ts";
 
 /** The variables a server inherits, as the MCP SDK's own stdio transport passes them; nothing else. */
-const SERVER_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "DENO_DIR", "XDG_CACHE_HOME"];
+const SERVER_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 const encoder = new TextEncoder();
 
 /**
