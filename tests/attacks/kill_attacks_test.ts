@@ -75,6 +75,8 @@ async function lossOf(store: EvidenceStore, runs: string, id: string): Promise<s
         .test(p)
     ) continue;
     if (/last line|torn|incomplete/i.test(p) && !text.endsWith("\n")) continue;
+    // Killed before its first event was written: there was nothing to lose.
+    if (/has no events/.test(p) && whole.length === 0) continue;
     // A payload stored just before the kill, whose event never came: nothing refers to it, so nothing is lost.
     const orphan = p.match(/^provevi_payloads \(run_id "[^"]+", sha256 ([0-9a-f]{64})\) is missing$/);
     if (orphan && !whole.some((line) => line.includes(orphan[1]!))) continue;

@@ -28,38 +28,34 @@ async function hasPython(): Promise<boolean> {
   }
 }
 
+/** Every process: its parent, state and command line, from `ps` (the test task may not list /proc). */
+function processes(): Map<number, { ppid: number; state: string; cmd: string }> {
+  const out = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid=,stat=,args="], stdout: "piped" })
+    .outputSync();
+  const all = new Map<number, { ppid: number; state: string; cmd: string }>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const m = line.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
+    if (m) all.set(Number(m[1]), { ppid: Number(m[2]), state: m[3]!, cmd: m[4]! });
+  }
+  return all;
+}
+
 /** True while a process exists and is not a zombie. */
 function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
+  const p = processes().get(pid);
+  return p !== undefined && !p.state.startsWith("Z");
 }
 
 /** Every process below `root`, with its command line. */
 function descendants(root: number): { pid: number; cmd: string }[] {
-  const parent = new Map<number, number>();
-  const cmd = new Map<number, string>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    const pid = Number(entry.name);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      parent.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-      cmd.set(pid, Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " "));
-    } catch {
-      // It ended while we looked.
-    }
-  }
+  const all = processes();
   const below = (pid: number): boolean => {
-    for (let p = parent.get(pid), n = 0; p !== undefined && n < 64; p = parent.get(p), n++) {
+    for (let p = all.get(pid)?.ppid, n = 0; p !== undefined && n < 64; p = all.get(p)?.ppid, n++) {
       if (p === root) return true;
     }
     return false;
   };
-  return [...parent.keys()].filter(below).map((pid) => ({ pid, cmd: cmd.get(pid) ?? "" }));
+  return [...all.keys()].filter(below).map((pid) => ({ pid, cmd: all.get(pid)!.cmd }));
 }
 
 /** The provr task's flags, with python3 added to the programs it may run (for the unsandboxed server). */
