@@ -51,6 +51,8 @@ export interface AgentSpec {
     output_bytes?: number;
     /** The largest total of the output files, in bytes. */
     outputs_bytes?: number;
+    /** The largest response body of one model request, in bytes. */
+    model_bytes?: number;
   };
   settings?: Record<string, unknown>;
   stream?: boolean;
@@ -172,6 +174,7 @@ const SPEC: Spec = {
             tool_result_bytes: { t: "int", min: 1, max: 1024 * 1024 * 1024 },
             output_bytes: { t: "int", min: 1 },
             outputs_bytes: { t: "int", min: 1 },
+            model_bytes: { t: "int", min: 1 },
           },
         },
         settings: { t: "mapping" },

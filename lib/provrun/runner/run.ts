@@ -296,7 +296,11 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       stager = staged.stager;
       const program = programBackend(spec.agent, options.env); // an agent program makes its own model calls
       const model = program ? UNCALLED_MODEL : captureModel(
-        await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
+        await modelOf(spec.agent, {
+          folder: file.folder,
+          ...(options.env ? { env: options.env } : {}),
+          responseBytes: spec.agent.limits?.model_bytes, // harden: a model's answer is cut past its limit
+        }),
         recorder,
         {
           component: spec.agent.backend === "call" ? "CallBackend" : "AgentBackend",
