@@ -39,6 +39,24 @@ export const PG_RESTART: { url: string; ctl: string } | null = (() => {
   return null;
 })();
 
+/**
+ * The server that takes TLS only (a certificate for "localhost" signed by `ca`; `otherCa` signed nothing of
+ * it), trusting the user postgres over TLS and asking every other user for a password (scram-sha-256); null
+ * outside CI when the peer was not started.
+ */
+export const PG_TLS: { url: string; ca: string; otherCa: string } | null = (() => {
+  const url = Deno.env.get("PROVEVI_TEST_PG_TLS_URL");
+  const ca = Deno.env.get("PROVEVI_TEST_PG_TLS_CA");
+  const otherCa = Deno.env.get("PROVEVI_TEST_PG_TLS_OTHER_CA");
+  if (url && ca && otherCa) return { url, ca, otherCa };
+  if (Deno.env.get("CI")) {
+    throw new Error(
+      "PROVEVI_TEST_PG_TLS_URL, PROVEVI_TEST_PG_TLS_CA and PROVEVI_TEST_PG_TLS_OTHER_CA are not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
+    );
+  }
+  return null;
+})();
+
 /** A pool to a server's maintenance database, for CREATE and DROP DATABASE. */
 function admin(server: string): postgres.Sql {
   return postgres(server, { max: 1, onnotice: () => {}, fetch_types: false });
