@@ -69,7 +69,8 @@ export function isPostgresUri(uri: string): boolean {
  * ```
  */
 export function postgresTarget(uri: string, options: PostgresTargetOptions = {}): PostgresTarget {
-  const env = options.env ?? readEnv;
+  // An empty variable is an unset one, as libpq reads them (`PGPASSWORD=` still looks in ~/.pgpass).
+  const env = (name: string) => (options.env ?? readEnv)(name) || undefined;
   const shown = redactUri(uri);
   const refuse = (why: string) =>
     new ProveviError(

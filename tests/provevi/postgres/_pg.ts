@@ -100,3 +100,33 @@ export async function onDatabase<T>(uri: string, fn: (sql: postgres.Sql) => Prom
     await sql.end();
   }
 }
+
+/** What a command printed, and its exit code. */
+export interface TaskResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/**
+ * Runs `deno task NAME` as deno.json writes it (its own permission flags and `--no-prompt`), with these
+ * arguments, in a child process with the given environment added to this one's.
+ */
+export async function task(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<TaskResult> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../../deno.json", import.meta.url)));
+  const words = (config.tasks[name] as string).split(" ").slice(1); // drop "deno"
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...words, ...args],
+    cwd: new URL("../../../", import.meta.url).pathname,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
+}
