@@ -1,7 +1,7 @@
 /**
  * Passwords against a real server that asks for them (the TLS cluster of `.ci/peers/postgres.sh`, where
  * every user but postgres gives a password by scram-sha-256), end to end through `deno task provr` and
- * `deno task prove` as a user types them: the password from the URI, `PGPASSWORD` and `~/.pgpass` connect;
+ * `deno task prove` (and `deno task provtrace`) as a user types them: the password from the URI, `PGPASSWORD` and `~/.pgpass` connect;
  * a `~/.pgpass` that others can read is ignored; a wrong password fails with one line naming the host and
  * the database; and the password is nowhere: not in what the commands print, the run's files or the rows.
  * @module
@@ -95,6 +95,28 @@ Deno.test({
       const c = (await provrRun(plain, noPgpassVars)).out;
       await ok("prove", ["--store", plain, "--runs", runs, "verify", c], noPgpassVars);
 
+      // provtrace under its task's flags: the whole server from PG variables (a URI of the database only);
+      // check opens the store URI that the build recorded, which holds no password, with PGPASSWORD.
+      const pgVars = {
+        PGHOST: "127.0.0.1",
+        PGPORT: port,
+        PGUSER: role,
+        PGPASSWORD: password,
+        PGPASSFILE: "",
+      };
+      const trace = join(dir, "trace.db");
+      const built = await ok("provtrace", [
+        "build",
+        "--store",
+        `postgresql:///${database}`,
+        "--runs",
+        runs,
+        "--db",
+        trace,
+      ], pgVars);
+      assert.match(built.out, /: 3 added, 0 already there, 0 not sealed, 0 refused$/);
+      await ok("provtrace", ["check", "--db", trace], pgVars);
+
       const refused = async (name: string, args: string[], extra: Record<string, string>) => {
         const r = await task(name, args, env(extra));
         printed.push(r);
@@ -136,7 +158,12 @@ Deno.test({
         return text;
       });
       assert.match(rows, new RegExp(a));
-      const everything = [files, rows, ...printed.map((r) => `${r.out}\n${r.err}`)].join("\n");
+      let traceBytes = "";
+      for (const f of [trace, `${trace}-wal`]) {
+        traceBytes += new TextDecoder("latin1").decode(await Deno.readFile(f).catch(() => new Uint8Array()));
+      }
+      assert.match(traceBytes, new RegExp(`postgresql://${role}@127\\.0\\.0\\.1:${port}/${database}`));
+      const everything = [files, rows, traceBytes, ...printed.map((r) => `${r.out}\n${r.err}`)].join("\n");
       for (const secret of secrets) {
         assert.ok(!everything.includes(secret), "the password was written somewhere");
       }
