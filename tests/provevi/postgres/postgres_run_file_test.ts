@@ -1,12 +1,13 @@
 /**
  * What a run records of its postgres store: run_created names the store the run was written to (from
  * `--store` or `run.store`), and a run file whose `run.store` holds a password is refused before anything is
- * recorded, since the run file itself is kept as evidence.
+ * recorded, since the run file itself is kept as evidence (`prove payload` reads it back from the store).
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../../cli/_io.ts";
+import { prove } from "../../../cli/prove.ts";
 import { provr } from "../../../cli/provr.ts";
 import { openStore } from "../../../lib/provevi/mod.ts";
 import { RunFile } from "../../../lib/provrun/mod.ts";
@@ -72,6 +73,11 @@ Deno.test({
         const created = JSON.parse((await record.eventsText())!.split("\n")[0]!);
         assert.equal(created.type, "run_created");
         assert.equal(created.data.store, db.uri);
+        // prove payload reads the run file kept as run_created's payload, through the postgres store.
+        const io = bufferIo();
+        const code = await prove(["--store", db.uri, "--runs", runs, "payload", id, created.payload], io);
+        assert.equal(code, 0, io.stderr.join("\n"));
+        assert.match(io.text(), /^run: \{ org: acme, domain: demo/);
       }
     } finally {
       await db.drop();
