@@ -19,6 +19,11 @@ if [ -z "$pg_bin" ]; then
   apt-get install -y -qq --no-install-recommends postgresql >/dev/null
   for d in /usr/lib/postgresql/*/bin; do if [ -x "$d/initdb" ]; then pg_bin=$d; fi; done
 fi
+if ! command -v openssl >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends openssl >/dev/null
+fi
 id -u postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
 
 # pg_tls: TLS-only access, with certificates, for the cluster in $pg_dir (before it starts).
