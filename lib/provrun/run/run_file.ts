@@ -119,7 +119,13 @@ const SPEC: Spec = {
         env: name,
         actor: text,
         mode: { t: "text", oneOf: ["strict", "lenient"] },
-        store: text,
+        store: {
+          // The run file is kept as evidence (run_created's payload), so a password in it would be kept too.
+          t: "text",
+          pattern: /^(?![a-z][a-z0-9+.-]*:(?:\/\/)?[^@/?#]*:[^@]*@)/i,
+          hint:
+            "a store URI without a password (the run file is kept as evidence: give it by PGPASSWORD or ~/.pgpass)",
+        },
         bundle: { t: "bool" },
         sign_key: text,
         parent_run: name,
