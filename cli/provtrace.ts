@@ -54,7 +54,10 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
     .description(
       "Add each sealed run of a store that the database lacks, after it verifies (or one run, again).",
     )
-    .requiredOption("--store <uri>", "the store to read: file or sqlite:///path.db (opened read-only)")
+    .requiredOption(
+      "--store <uri>",
+      "the store to read: file, sqlite:///path.db or postgresql://user@host:port/db (opened read-only)",
+    )
     .requiredOption("--db <path>", "the trace database (made in WAL mode when missing)")
     .option(
       "--runs <dir>",

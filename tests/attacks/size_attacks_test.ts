@@ -5,10 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { verifyRun } from "../../lib/provevi/mod.ts";
-import { runFile } from "../../lib/provrun/mod.ts";
+import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";
+import { startFlood } from "../../fixtures/attacks/flood_provider.ts";
 
 const tally = new Tally("size attacks");
 const TOOLS = new URL("../../fixtures/attacks/tools", import.meta.url).pathname;
@@ -51,6 +52,49 @@ Deno.test("an output past agent.limits.output_bytes, or outputs past outputs_byt
     tally.add(name, { stopped: outcome.status === "failed", recorded });
     assert.ok(recorded, JSON.stringify(last.data));
     assert.deepEqual((await verifyRun(record)).problems, []);
+  }
+});
+
+Deno.test("a model that answers with 300 MB (streamed text, or one tool call's arguments) is cut at agent.limits.model_bytes while it arrives, and the run fails sealed", async () => {
+  await using t = await gitCatalog({ "x.txt": "x" });
+  for (
+    const [name, model, stream, limits] of [
+      ["300 MB of streamed text, default limit", "text", true, ""],
+      ["300 MB of a tool call's arguments, model_bytes: 1 MB", "args", false, "model_bytes: 1048576"],
+      ["300 MB of streamed text, model_bytes: 1 MB", "text", true, "model_bytes: 1048576"],
+    ] as const
+  ) {
+    await using flood = startFlood();
+    const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: agent
+  model: "openai-compatible:${model}"
+  provider: { base_url: "${flood.baseUrl}" }
+  stream: ${stream}
+  limits: { ${limits} }
+prompt: Answer at length.
+outputs: [answer.txt]
+`);
+    const before = Deno.memoryUsage().rss;
+    const outcome = await runFile(file, { runs: t.runs });
+    const grew = Deno.memoryUsage().rss - before;
+    const { events, record } = await eventsOf(t.runs, outcome.runId);
+    const last = events.at(-1)!;
+    const text = JSON.stringify(events.slice(-2));
+    const recorded = last.type === "run_failed" && last.data.error === "PayloadTooLarge" &&
+      events.some((e) =>
+        e.type === "step_failed" && e.data.step === "model_called" && e.data.error === "PayloadTooLarge"
+      );
+    // Cut at the limit: far less than the 300 MB offered was read.
+    const cut = flood.sent < 100 * 1024 * 1024;
+    tally.add(name, { stopped: outcome.status === "failed" && cut, recorded });
+    assert.equal(outcome.status, "failed", name);
+    assert.ok(cut, `${name}: the server sent ${flood.sent} bytes`);
+    assert.ok(recorded, `${name}: ${JSON.stringify(last.data)} ${text.slice(-1500)}`);
+    assert.ok(grew < 400 * 1024 * 1024, `${name}: provr grew by ${grew} bytes`);
+    assert.deepEqual((await verifyRun(record)).problems, [], name);
   }
 });
 

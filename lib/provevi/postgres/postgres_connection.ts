@@ -4,6 +4,8 @@
  * server and database, never the password.
  * @module
  */
+import { isIP } from "node:net";
+import tls from "node:tls";
 import postgres from "postgres";
 import { ProveviError } from "../evidence/errors.ts";
 import type { PostgresTarget } from "./postgres_uri.ts";
@@ -78,15 +80,16 @@ export async function openPostgres(
   const fail = (why: string, cause?: unknown) =>
     new ProveviError(`cannot open store "${target.uri}": ${why}`, cause ? { cause } : undefined);
   const password = target.password ?? "";
+  const ssl = tlsOptions(target, fail);
   // Every option is given, so that the driver reads no PG* variable of its own: the URI and the variables
   // that postgresTarget() read are the whole configuration.
   const sql = postgres({
-    host: target.host,
+    host: target.hostaddr ?? target.host,
     port: target.port,
     database: target.database,
     user: target.user,
     pass: () => password,
-    ssl: target.sslmode === "disable" ? false : target.sslmode as "require",
+    ssl,
     sslnegotiation: null,
     max: options.max ?? 4,
     idle_timeout: 60,
@@ -143,10 +146,69 @@ export async function openPostgres(
   }
 }
 
+/**
+ * The driver's `ssl` option for the target's `sslmode`, as libpq means it: `disable` sends no TLS request;
+ * `allow`, `prefer` and `require` take TLS without checking the certificate (`allow` and `prefer` carry on
+ * in plain text when the server offers no TLS); `verify-ca` checks that the root CA signed the server's
+ * certificate, and `verify-full` also that the certificate is for the host of the URI.
+ */
+function tlsOptions(
+  target: PostgresTarget,
+  fail: (why: string) => ProveviError,
+): false | "prefer" | "require" | tls.ConnectionOptions {
+  if (target.sslmode === "disable") return false;
+  // The driver's `allow` would refuse a server without TLS; libpq's takes it, so `allow` is taken as `prefer`.
+  if (target.sslmode === "allow") return "prefer";
+  if (!target.sslmode.startsWith("verify-")) return target.sslmode as "prefer" | "require";
+  let ca: string | undefined;
+  if (target.sslrootcert !== "system") {
+    try {
+      ca = Deno.readTextFileSync(target.sslrootcert!);
+    } catch (error) {
+      const why = error instanceof Deno.errors.NotFound ? "there is no such file" : pgMessage(error);
+      throw fail(
+        `sslmode ${target.sslmode} needs the root CA file "${target.sslrootcert}", and it cannot be read (${why}); give the CA that signed the server's certificate with ?sslrootcert=FILE or PGSSLROOTCERT, or sslrootcert=system for the system's roots`,
+      );
+    }
+  }
+  const host = target.host;
+  return {
+    ...(ca === undefined ? {} : { ca }),
+    rejectUnauthorized: true,
+    ...(isIP(host) ? {} : { servername: host }),
+    checkServerIdentity: target.sslmode === "verify-full"
+      ? (_name: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(host, cert)
+      : () => undefined,
+  };
+}
+
 /** Why a first connection failed, in words that say what to check. */
 function connectionProblem(error: unknown, target: PostgresTarget): string {
   const code = pgCode(error);
   const where = `${target.host}:${target.port}`;
+  if (code === "28000" && /no encryption/.test(pgMessage(error))) {
+    return `the server at ${where} takes only TLS connections from user "${target.user}" (${
+      pgMessage(error)
+    }); use ?sslmode=prefer, require or verify-full`;
+  }
+  if (
+    target.sslmode !== "prefer" && target.sslmode !== "allow" &&
+    /before secure TLS connection/.test(pgMessage(error))
+  ) {
+    return `the server at ${where} does not offer TLS, and sslmode is ${target.sslmode} (${
+      pgMessage(error)
+    }); turn TLS on at the server (ssl = on), or use ?sslmode=prefer`;
+  }
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+    return `the server's certificate is not for host "${target.host}" (${
+      pgMessage(error)
+    }); name the host that the certificate names, or use ?sslmode=verify-ca`;
+  }
+  if (/^(UNABLE_TO_|SELF_SIGNED|DEPTH_ZERO|CERT_|ERR_TLS_)/.test(code)) {
+    return `the server's certificate at ${where} does not verify with the root CA ${
+      target.sslrootcert === "system" ? "of the system" : `"${target.sslrootcert}"`
+    } (${pgMessage(error)}); give the CA that signed it with ?sslrootcert=FILE or PGSSLROOTCERT`;
+  }
   if (code === "28P01" || code === "28000") {
     return `the server refused user "${target.user}" (${
       pgMessage(error)

@@ -1,9 +1,12 @@
 /**
  * Postgres store URIs, `postgresql://user@host:port/database` (or `postgres://…`), and where the password
  * comes from: the URI, `PGPASSWORD`, or the password file (`PGPASSFILE`, else `~/.pgpass`), as libpq reads
- * them. The password is never part of {@linkcode PostgresTarget.uri}, which is what errors and listings name.
+ * them; and how to reach and trust the server (`sslmode`, `sslrootcert`, `hostaddr`, or `PGSSLMODE`,
+ * `PGSSLROOTCERT`, `PGHOSTADDR`), as libpq reads them. The password is never part of
+ * {@linkcode PostgresTarget.uri}, which is what errors and listings name.
  * @module
  */
+import { isIP } from "node:net";
 import { join } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
 
@@ -15,9 +18,21 @@ export interface PostgresTarget {
   user: string;
   /** The password, or null when none was found (a server that trusts the user needs none). */
   password: string | null;
-  /** `disable` (the default), `require`, `prefer`, `allow` or `verify-full`, from `?sslmode=`. */
+  /**
+   * `prefer` (the default, as libpq: TLS when the server offers it, unchecked), `disable`, `allow`, `require`
+   * (TLS, unchecked), `verify-ca` (TLS, the certificate signed by the root CA) or `verify-full` (that, and
+   * for the host), from `?sslmode=`, else `PGSSLMODE`.
+   */
   sslmode: string;
-  /** The store URI without the password: `postgresql://user@host:port/database`. */
+  /**
+   * The root CA file that `verify-ca` and `verify-full` check the server's certificate with: `?sslrootcert=`,
+   * else `PGSSLROOTCERT`, else `~/.postgresql/root.crt`; `system` for the system's trusted roots; null for the
+   * other modes.
+   */
+  sslrootcert: string | null;
+  /** The IP address to connect to instead of looking up `host` (`?hostaddr=`, else `PGHOSTADDR`), or null. */
+  hostaddr: string | null;
+  /** The store URI without the password: `postgresql://user@host:port/database`, and its TLS settings. */
   uri: string;
 }
 
@@ -25,11 +40,12 @@ export interface PostgresTarget {
 export interface PostgresTargetOptions {
   /** Reads an environment variable; a variable that cannot be read is unset. */
   env?: (name: string) => string | undefined;
-  /** The home folder, for `~/.pgpass`. */
+  /** The home folder, for `~/.pgpass` and `~/.postgresql/root.crt`. */
   home?: string;
 }
 
-const SSLMODES = ["disable", "allow", "prefer", "require", "verify-full"];
+const SSLMODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+const PARAMETERS = ["sslmode", "sslrootcert", "hostaddr"];
 
 /** True when the text is a postgres store URI (it may still be refused by {@linkcode postgresTarget}). */
 export function isPostgresUri(uri: string): boolean {
@@ -43,7 +59,8 @@ export function isPostgresUri(uri: string): boolean {
  * @param uri A store URI such as `postgresql://ada@db.internal:5432/evidence`.
  * @param options How to read the environment and the home folder.
  * @returns The target; its `uri` holds no password.
- * @throws ProveviError when the URI cannot be read, or has a query other than `sslmode`.
+ * @throws ProveviError when the URI cannot be read, or has a query other than `sslmode`, `sslrootcert` and
+ * `hostaddr`.
  * @example
  * ```ts
  * import { postgresTarget } from "./postgres_uri.ts";
@@ -52,7 +69,8 @@ export function isPostgresUri(uri: string): boolean {
  * ```
  */
 export function postgresTarget(uri: string, options: PostgresTargetOptions = {}): PostgresTarget {
-  const env = options.env ?? readEnv;
+  // An empty variable is an unset one, as libpq reads them (`PGPASSWORD=` still looks in ~/.pgpass).
+  const env = (name: string) => (options.env ?? readEnv)(name) || undefined;
   const shown = redactUri(uri);
   const refuse = (why: string) =>
     new ProveviError(
@@ -66,11 +84,19 @@ export function postgresTarget(uri: string, options: PostgresTargetOptions = {})
     throw refuse("it is not a valid URI");
   }
   if (url.hash) throw refuse("a store URI takes no fragment");
-  let sslmode = "disable";
+  const given = new Map<string, string>();
   for (const [key, value] of url.searchParams) {
-    if (key !== "sslmode") throw refuse(`the query parameter "${key}" is not supported (only sslmode is)`);
-    if (!SSLMODES.includes(value)) throw refuse(`sslmode "${value}" is not one of ${SSLMODES.join(", ")}`);
-    sslmode = value;
+    if (!PARAMETERS.includes(key)) {
+      throw refuse(`the query parameter "${key}" is not supported (only ${PARAMETERS.join(", ")} are)`);
+    }
+    if (given.has(key)) throw refuse(`the query parameter "${key}" is given twice`);
+    given.set(key, value);
+  }
+  const sslmode = given.get("sslmode") ?? env("PGSSLMODE") ?? "prefer";
+  if (!SSLMODES.includes(sslmode)) throw refuse(`sslmode "${sslmode}" is not one of ${SSLMODES.join(", ")}`);
+  const hostaddr = given.get("hostaddr") ?? env("PGHOSTADDR") ?? null;
+  if (hostaddr !== null && isIP(hostaddr) === 0) {
+    throw refuse(`hostaddr "${hostaddr}" is not an IP address (name the host in the URI's host part)`);
   }
   const decode = (text: string) => {
     try {
@@ -92,7 +118,21 @@ export function postgresTarget(uri: string, options: PostgresTargetOptions = {})
   const password = url.password !== ""
     ? decode(url.password)
     : env("PGPASSWORD") ?? passwordFromFile({ host, port, database, user }, env, options.home);
+  const verifies = sslmode.startsWith("verify-");
+  const homeDir = options.home ?? env("HOME");
+  const sslrootcert = !verifies ? null : given.get("sslrootcert") ?? env("PGSSLROOTCERT") ??
+    (homeDir ? join(homeDir, ".postgresql", "root.crt") : null);
+  if (verifies && sslrootcert === null) {
+    throw refuse(`sslmode ${sslmode} needs a root CA: give ?sslrootcert=FILE or PGSSLROOTCERT`);
+  }
   const hostPart = host.includes(":") ? `[${host}]` : host;
+  // The settings that say how to reach and trust the server are part of the URI; the password never is.
+  const query: string[] = sslmode === "prefer" ? [] : [`sslmode=${sslmode}`];
+  for (const key of ["sslrootcert", "hostaddr"]) {
+    const value = given.get(key);
+    if (value !== undefined) query.push(`${key}=${encodeURIComponent(value).replaceAll("%2F", "/")}`);
+  }
+  const queryText = query.length ? `?${query.join("&")}` : "";
   return {
     host,
     port,
@@ -100,9 +140,11 @@ export function postgresTarget(uri: string, options: PostgresTargetOptions = {})
     user,
     password,
     sslmode,
-    uri: `postgresql://${encodeURIComponent(user)}@${hostPart}:${port}/${encodeURIComponent(database)}${
-      sslmode === "disable" ? "" : `?sslmode=${sslmode}`
-    }`,
+    sslrootcert,
+    hostaddr,
+    uri: `postgresql://${encodeURIComponent(user)}@${hostPart}:${port}/${
+      encodeURIComponent(database)
+    }${queryText}`,
   };
 }
 

@@ -174,6 +174,7 @@ interface SqlRunRow {
   run_id: string;
   folder: string;
   status: string;
+  sealed_at: string | null;
   started_at: string | null;
   ended_at: string | null;
   agent: string | null;
@@ -299,8 +300,8 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   // the first (model, writer), the last, the tokens of the model calls, and whether a failure was a
   // cancellation. One statement, so one round trip to a postgres server.
   const select = `WITH page AS MATERIALIZED (
-      SELECT r.run_id, r.folder, r.status, r.started_at, r.ended_at, r.agent, r.agent_version, r.experiment,
-        r.experiment_pin
+      SELECT r.run_id, r.folder, r.status, r.sealed_at, r.started_at, r.ended_at, r.agent, r.agent_version,
+        r.experiment, r.experiment_pin
       FROM provevi_runs r ${whereSql} ORDER BY r.run_id DESC${limit}${off}
     )
     SELECT p.*, ${d.json("e.line", "data.model")} AS model, ${
@@ -351,6 +352,14 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   return { total, runs };
 
   async function indexedStatus(r: SqlPageRow): Promise<RunListStatus> {
+    if ((r.status === "completed" || r.status === "failed") && r.sealed_at === null) {
+      // Its writer was killed after its last event but before the seal (harden's kill test): it is cut.
+      let writer: unknown = null;
+      try {
+        writer = r.writer === null ? null : JSON.parse(r.writer);
+      } catch { /* an old run: no writer */ }
+      if ((await runWriterState(r.folder, writer)) === "gone") return "cut";
+    }
     if (r.status === "completed") return "completed";
     if (r.status === "failed") return r.cancelled ? "cancelled" : "failed";
     let writer: unknown = null;
@@ -442,7 +451,11 @@ async function readFolderRun(store: EvidenceStore, id: string): Promise<FolderRu
   const created = first?.type === "run_created" ? first : null;
   const fields = runFields(created);
   const ending = endStatus(last?.type ?? null, last?.data?.error);
-  const status = ending ?? await openStatus(manifest !== null, record.folder, created?.data?.writer);
+  // A run whose writer was killed after its last event but before its manifest (harden's kill test) is cut.
+  const unsealed = ending !== null && manifest === null &&
+    (await runWriterState(record.folder, created?.data?.writer)) === "gone";
+  const status = (unsealed ? null : ending) ??
+    await openStatus(manifest !== null, record.folder, created?.data?.writer);
   const row: RunRow = {
     run_id: id,
     status,

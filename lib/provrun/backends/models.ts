@@ -11,6 +11,7 @@ import { isAbsolute, resolve } from "node:path";
 import { ProveviError } from "../../provevi/evidence/errors.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import { checkScript, loadScript, ScriptedModel } from "./scripted_model.ts";
+import { DEFAULT_MODEL_BYTES, limitedFetch, namingLimit } from "./model_limit.ts";
 
 /** The provider and model of a route, and the host it reaches (null for `test:`). */
 export interface ModelRoute {
@@ -56,7 +57,8 @@ function hostOf(url: string): string {
  * The language model of a run's agent.
  *
  * @param agent The agent spec.
- * @param options `folder`: what a `test:` script path is relative to; `env`: where API keys are read.
+ * @param options `folder`: what a `test:` script path is relative to; `env`: where API keys are read;
+ * `responseBytes`: the largest response body of one request ({@linkcode DEFAULT_MODEL_BYTES} by default).
  * @returns The provider's model (not yet captured).
  * @throws ProveviError for a key that is not set, or a script that cannot be read.
  * @example
@@ -67,9 +69,10 @@ function hostOf(url: string): string {
  */
 export async function modelOf(
   agent: Pick<AgentSpec, "model" | "provider" | "script">,
-  options: { folder: string; env?: (name: string) => string | undefined },
+  options: { folder: string; env?: (name: string) => string | undefined; responseBytes?: number },
 ): Promise<LanguageModelV4> {
   const route = parseRoute(agent);
+  const fetch = limitedFetch(options.responseBytes ?? DEFAULT_MODEL_BYTES);
   const env = options.env ?? ((name: string) => Deno.env.get(name));
   const key = (name: string) => {
     const value = env(name);
@@ -82,17 +85,24 @@ export async function modelOf(
   };
   switch (route.provider) {
     case "openai":
-      return createOpenAI({ apiKey: key("OPENAI_API_KEY") })(route.model) as LanguageModelV4;
+      return namingLimit(
+        createOpenAI({ apiKey: key("OPENAI_API_KEY"), fetch })(route.model) as LanguageModelV4,
+      );
     case "anthropic":
-      return createAnthropic({ apiKey: key("ANTHROPIC_API_KEY") })(route.model) as LanguageModelV4;
+      return namingLimit(
+        createAnthropic({ apiKey: key("ANTHROPIC_API_KEY"), fetch })(route.model) as LanguageModelV4,
+      );
     case "openai-compatible": {
       const keyName = agent.provider?.api_key_env;
-      return createOpenAICompatible({
-        name: "openai-compatible",
-        baseURL: agent.provider!.base_url,
-        ...(keyName ? { apiKey: key(keyName) } : {}),
-        includeUsage: true,
-      }).chatModel(route.model) as LanguageModelV4;
+      return namingLimit(
+        createOpenAICompatible({
+          name: "openai-compatible",
+          baseURL: agent.provider!.base_url,
+          ...(keyName ? { apiKey: key(keyName) } : {}),
+          includeUsage: true,
+          fetch,
+        }).chatModel(route.model) as LanguageModelV4,
+      );
     }
     case "test": {
       if (agent.script !== undefined) {

@@ -75,6 +75,15 @@ export class OutputTooLarge extends ProveviError {
   }
 }
 
+/** A model's response past its size limit (`agent.limits.model_bytes`), cut while it arrived. */
+export class PayloadTooLarge extends ProveviError {
+  /** @param message How large, and the key that sets the limit. */
+  constructor(message: string) {
+    super(message);
+    this.name = "PayloadTooLarge";
+  }
+}
+
 /** A declared output (`outputs:` in the run file) that the run did not write: a failure in strict mode. */
 export class OutputMissing extends ProveviError {
   /** @param message Which outputs are missing. */

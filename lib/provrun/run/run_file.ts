@@ -51,6 +51,8 @@ export interface AgentSpec {
     output_bytes?: number;
     /** The largest total of the output files, in bytes. */
     outputs_bytes?: number;
+    /** The largest response body of one model request, in bytes. */
+    model_bytes?: number;
   };
   settings?: Record<string, unknown>;
   stream?: boolean;
@@ -117,7 +119,13 @@ const SPEC: Spec = {
         env: name,
         actor: text,
         mode: { t: "text", oneOf: ["strict", "lenient"] },
-        store: text,
+        store: {
+          // The run file is kept as evidence (run_created's payload), so a password in it would be kept too.
+          t: "text",
+          pattern: /^(?![a-z][a-z0-9+.-]*:(?:\/\/)?[^@/?#]*:[^@]*@)/i,
+          hint:
+            "a store URI without a password (the run file is kept as evidence: give it by PGPASSWORD or ~/.pgpass)",
+        },
         bundle: { t: "bool" },
         sign_key: text,
         parent_run: name,
@@ -172,6 +180,7 @@ const SPEC: Spec = {
             tool_result_bytes: { t: "int", min: 1, max: 1024 * 1024 * 1024 },
             output_bytes: { t: "int", min: 1 },
             outputs_bytes: { t: "int", min: 1 },
+            model_bytes: { t: "int", min: 1 },
           },
         },
         settings: { t: "mapping" },

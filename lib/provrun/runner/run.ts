@@ -277,6 +277,7 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
         payload: await recorder.payload(file.text),
         data: {
           ...runCreatedData(file, ctx),
+          store: store.uri, // the store the run is written to (`--store` or run.store), without a password
           signing_key: signingKey?.keyid ?? null, // the verifier requires its signature when set
           experiment_pin: experiment?.pin ?? null,
           experiment_sha256: experiment?.sha256 ?? null,
@@ -296,7 +297,11 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
       stager = staged.stager;
       const program = programBackend(spec.agent, options.env); // an agent program makes its own model calls
       const model = program ? UNCALLED_MODEL : captureModel(
-        await modelOf(spec.agent, { folder: file.folder, ...(options.env ? { env: options.env } : {}) }),
+        await modelOf(spec.agent, {
+          folder: file.folder,
+          ...(options.env ? { env: options.env } : {}),
+          responseBytes: spec.agent.limits?.model_bytes, // harden: a model's answer is cut past its limit
+        }),
         recorder,
         {
           component: spec.agent.backend === "call" ? "CallBackend" : "AgentBackend",
@@ -458,7 +463,6 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     parent_run: spec.run.parent_run ?? null,
     session_id: spec.run.session_id ?? null,
     experiment: spec.experiment ?? null,
-    store: spec.run.store ?? "file",
     writer: writerProcess() as unknown as Json, // so that a reader tells "cut" from "running"
     bundle: spec.run.bundle ?? false, // the verifier requires bundle.json when this is true
   };

@@ -6,13 +6,13 @@
  * @module
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { isAbsolute, resolve } from "node:path";
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import type { McpSpec } from "../run/run_file.ts";
 import { sandboxFlags, type SandboxPermissions } from "./sandbox.ts";
 import type { ToolDefinition } from "./sandbox_worker.ts";
+import { GroupStdioTransport } from "./mcp_stdio.ts";
 
 /** How a server is started: the program, its arguments, and whether Deno's sandbox holds it. */
 export interface McpLaunch {
@@ -116,14 +116,6 @@ export interface McpStopped {
   ended: "exited" | "killed";
 }
 
-/** The node:child_process handle of a stdio server, as the MCP SDK holds it. */
-interface ServerProcess {
-  pid?: number;
-  killed: boolean;
-  kill(signal: string): boolean;
-  once(event: "exit", listener: () => void): unknown;
-}
-
 /** One tool of an MCP server. */
 export interface McpTool {
   server: string;
@@ -159,7 +151,7 @@ export class McpServers implements AsyncDisposable {
   readonly tools: McpTool[] = [];
   readonly servers: McpServerRecord[] = [];
   readonly #clients = new Map<string, Client>();
-  readonly #children = new Map<string, { process: ServerProcess; ended: boolean }>();
+  readonly #children = new Map<string, GroupStdioTransport>();
   readonly #byTool = new Map<string, { client: Client; server: string }>();
 
   private constructor() {}
@@ -201,11 +193,10 @@ export class McpServers implements AsyncDisposable {
           };
         } else {
           const launch = mcpLaunch(spec, options);
-          transport = new StdioClientTransport({
+          transport = new GroupStdioTransport({
             command: launch.command,
             args: launch.args,
             cwd: options.folder,
-            stderr: "pipe",
           });
           record = {
             name: spec.name,
@@ -216,12 +207,11 @@ export class McpServers implements AsyncDisposable {
             tools: [],
           };
         }
-        const said = transport instanceof StdioClientTransport ? firstWords(transport) : undefined;
         const client = new Client({ name: "provrun", version: "0.1.0" });
         try {
           await client.connect(transport);
         } catch (error) {
-          const stderr = said ? firstErrorLine(said.text) : "";
+          const stderr = transport instanceof GroupStdioTransport ? firstErrorLine(transport.stderrText) : "";
           throw new ToolSetError(
             `MCP server "${spec.name}" cannot be reached: ${(error as Error).message}${
               stderr ? `; it wrote: ${stderr}` : ""
@@ -230,15 +220,7 @@ export class McpServers implements AsyncDisposable {
           );
         }
         servers.#clients.set(spec.name, client);
-        if (transport instanceof StdioClientTransport) {
-          // The SDK forgets its process when it closes; kept here to kill one that outlives the close.
-          const process = (transport as unknown as { _process?: ServerProcess })._process;
-          if (process) {
-            const child = { process, ended: false };
-            process.once("exit", () => child.ended = true);
-            servers.#children.set(spec.name, child);
-          }
-        }
+        if (transport instanceof GroupStdioTransport) servers.#children.set(spec.name, transport);
         const listed = await client.listTools();
         for (const t of listed.tools) {
           if (taken.has(t.name)) {
@@ -303,10 +285,11 @@ export class McpServers implements AsyncDisposable {
   }
 
   /**
-   * Stops every server: its client closes (stdin, then SIGTERM, then SIGKILL, as the MCP SDK does), and a
-   * stdio server's process that is still there after that, or after {@linkcode MCP_STOP_SECONDS}, is killed.
+   * Stops every server: its client closes (a stdio server's stdin ends, and it has 2 seconds to end), then a
+   * stdio server's whole process group (the server and every process it started) gets SIGTERM, and SIGKILL
+   * after {@linkcode MCP_STOP_SECONDS} for whatever is left.
    *
-   * @returns How each stdio server ended: `exited`, or `killed` when provr had to kill it.
+   * @returns How each stdio server ended: `exited`, or `killed` when provr had to kill any of its processes.
    */
   async close(): Promise<McpStopped[]> {
     const stopped: McpStopped[] = [];
@@ -319,16 +302,8 @@ export class McpServers implements AsyncDisposable {
       ]);
       clearTimeout(timer);
       if (child === undefined) continue;
-      // Deno's node:child_process sets signalCode as soon as kill() is called, and then ignores a second
-      // kill(), so the SDK takes a server that ignored its SIGTERM for ended. Only the exit event says so.
-      const running = !child.ended;
-      if (running) {
-        const ended = new Promise<void>((resolve) => child.process.once("exit", () => resolve()));
-        child.process.killed = false;
-        child.process.kill("SIGKILL");
-        await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2000))]);
-      }
-      stopped.push({ server: name, pid: child.process.pid ?? 0, ended: running ? "killed" : "exited" });
+      const ended = await child.stop(MCP_STOP_SECONDS * 1000);
+      stopped.push({ server: name, pid: child.pid, ended });
     }
     this.#clients.clear();
     this.#children.clear();
@@ -339,17 +314,6 @@ export class McpServers implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
-}
-
-/** Keeps the start of a stdio server's standard error (4 KiB), so a server that dies can be named with why. */
-function firstWords(transport: StdioClientTransport): { text: string } {
-  const said = { text: "" };
-  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
-    if (said.text.length < 4096) {
-      said.text += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
-    }
-  });
-  return said;
 }
 
 /** The first error line of a server's standard error (else its first line but Deno's downloads), plain. */

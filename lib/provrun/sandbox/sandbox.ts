@@ -13,7 +13,16 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import { MAX_TIMER_SECONDS } from "../run/run_file.ts";
 import { checkImportGraph } from "./import_graph.ts";
+import { forgetProcess, watchProcess } from "./reaper.ts";
 import { configFlags, sandboxDeno } from "./sandbox_deno.ts";
+import {
+  checkCompiledDeno,
+  type ChildModules,
+  compiledDeno,
+  isCompiled,
+  ownModules,
+  privateCopy,
+} from "./sandbox_compiled.ts";
 import type { ToolDefinition } from "./sandbox_worker.ts";
 
 export type { ToolDefinition } from "./sandbox_worker.ts";
@@ -86,6 +95,13 @@ export interface SandboxOptions {
   resultBytes?: number;
   /** The heap of one sandbox process, in MB ({@linkcode DEFAULT_SANDBOX_MEMORY_MB} by default). */
   memoryMb?: number;
+  /**
+   * Run as a compiled provr does (`deno` from the PATH on a private copy of the sandbox's modules); by
+   * default, when this process is a compiled binary. The tests force it.
+   */
+  compiled?: boolean;
+  /** The Deno program of a compiled provr's sandbox (`DENO_BIN`, else `deno`, by default). */
+  denoBin?: string;
 }
 
 /** The default limit of one tool result, as JSON: 16 MB. */
@@ -110,8 +126,6 @@ export interface CallOutcome {
   console: string;
 }
 
-const GUARD_URL = new URL("./_child_guard.ts", import.meta.url).href;
-const CHILD_URL = new URL("./sandbox_child.ts", import.meta.url).href;
 /** The variables a Deno process needs to find its module cache; nothing else reaches a sandbox process. */
 const CACHE_ENV = ["DENO_DIR", "XDG_CACHE_HOME", "HOME", "PATH"];
 const LINE_SLACK = 64 * 1024 + 1024;
@@ -128,8 +142,8 @@ class Child {
   #killed = false;
   readonly exited: Promise<void>;
 
-  constructor(args: string[], env: Record<string, string>, readonly maxLine: number) {
-    this.process = new Deno.Command(sandboxDeno(), {
+  constructor(deno: string, args: string[], env: Record<string, string>, readonly maxLine: number) {
+    this.process = new Deno.Command(deno, {
       args,
       env,
       clearEnv: true,
@@ -138,6 +152,10 @@ class Child {
       stderr: "piped",
     }).spawn();
     this.#writer = this.process.stdin.getWriter();
+    // A busy tool never reads its stdin, so it would not see provr end: the reaper kills it then.
+    const pid = this.process.pid;
+    watchProcess(pid);
+    this.process.status.then(() => forgetProcess(pid), () => {});
     const out = this.#readLines();
     const err = this.#readStderr();
     this.exited = Promise.all([this.process.status, out, err]).then(() => {
@@ -276,7 +294,10 @@ export class Sandbox implements AsyncDisposable {
   readonly toolSeconds: number;
   readonly resultBytes: number;
   #tools: ToolDefinition[] = [];
-  readonly #args: string[];
+  #args: string[] = [];
+  #deno = "deno";
+  #own: ChildModules | null = null;
+  readonly #options: SandboxOptions;
   readonly #env: Record<string, string> = {};
   readonly #idle: Child[] = [];
   readonly #all = new Set<Child>();
@@ -292,29 +313,7 @@ export class Sandbox implements AsyncDisposable {
       throw new RangeError(`toolSeconds is more than 0 and at most ${MAX_TIMER_SECONDS}`);
     }
     this.resultBytes = options.resultBytes ?? DEFAULT_TOOL_RESULT_BYTES;
-    const modules = options.modules ?? [];
-    // The main module is a bootstrap that imports the guard first (evaluated before any tools module, so no
-    // tool ever sees the process's stdin and stdout), then the tools statically, which needs no read
-    // permission on them, so nothing beyond the run's grants is given.
-    const lines = [`import ${JSON.stringify(GUARD_URL)};`];
-    modules.forEach((url, i) => lines.push(`import * as m${i} from ${JSON.stringify(url)};`));
-    lines.push(`import { serveProcess } from ${JSON.stringify(CHILD_URL)};`);
-    lines.push(
-      `await serveProcess([${
-        modules.map((url, i) => `{ url: ${JSON.stringify(url)}, mod: m${i} }`).join(", ")
-      }], ${JSON.stringify({ builtins: options.builtins ?? true, resultBytes: this.resultBytes })});`,
-    );
-    const bootstrap = `data:text/javascript;base64,${btoa(lines.join("\n"))}`;
-    this.#args = [
-      "run",
-      ...sandboxFlags(this.permissions),
-      ...configFlags(),
-      "--no-remote",
-      "--cached-only",
-      "--frozen", // never write the toolkit's deno.lock, and refuse a package it does not hold
-      `--v8-flags=--max-old-space-size=${options.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB}`,
-      bootstrap,
-    ];
+    this.#options = options;
     for (const name of CACHE_ENV) {
       try {
         const value = Deno.env.get(name);
@@ -335,16 +334,65 @@ export class Sandbox implements AsyncDisposable {
    */
   static async open(folder: string, options: SandboxOptions = {}): Promise<Sandbox> {
     const sandbox = new Sandbox(folder, options);
-    if (options.modules?.length) {
-      await checkImportGraph(options.modules, {
-        folder: options.toolsFolder ?? join(fromFileUrl(options.modules[0]!), ".."),
-        config: configFlags()[0]?.slice("--config=".length) ?? null,
-      });
+    const compiled = options.compiled ?? isCompiled();
+    let own: ChildModules;
+    if (compiled) {
+      sandbox.#deno = compiledDeno(options.denoBin);
+      await checkCompiledDeno(sandbox.#deno);
+      own = await privateCopy();
+    } else {
+      sandbox.#deno = sandboxDeno();
+      own = ownModules(configFlags()[0]?.slice("--config=".length) ?? null);
     }
-    const first = await sandbox.#spawn();
-    sandbox.#idle.push(first.child);
-    sandbox.#tools = first.tools;
+    sandbox.#own = own;
+    try {
+      if (options.modules?.length) {
+        await checkImportGraph(options.modules, {
+          folder: options.toolsFolder ?? join(fromFileUrl(options.modules[0]!), ".."),
+          config: own.config,
+        });
+      }
+      sandbox.#args = sandbox.#argsFor(own);
+      const first = await sandbox.#spawn();
+      sandbox.#idle.push(first.child);
+      sandbox.#tools = first.tools;
+    } catch (error) {
+      await own.cleanup();
+      throw error;
+    }
     return sandbox;
+  }
+
+  /** Where the sandbox processes' own modules come from: the toolkit's files, or a compiled provr's copy. */
+  get modulesFrom(): "files" | "copy" {
+    return this.#own?.from ?? "files";
+  }
+
+  #argsFor(own: ChildModules): string[] {
+    const options = this.#options;
+    const modules = options.modules ?? [];
+    // The main module is a bootstrap that imports the guard first (evaluated before any tools module, so no
+    // tool ever sees the process's stdin and stdout), then the tools statically, which needs no read
+    // permission on them, so nothing beyond the run's grants is given.
+    const lines = [`import ${JSON.stringify(own.guard)};`];
+    modules.forEach((url, i) => lines.push(`import * as m${i} from ${JSON.stringify(url)};`));
+    lines.push(`import { serveProcess } from ${JSON.stringify(own.child)};`);
+    lines.push(
+      `await serveProcess([${
+        modules.map((url, i) => `{ url: ${JSON.stringify(url)}, mod: m${i} }`).join(", ")
+      }], ${JSON.stringify({ builtins: options.builtins ?? true, resultBytes: this.resultBytes })});`,
+    );
+    const bootstrap = `data:text/javascript;base64,${btoa(lines.join("\n"))}`;
+    return [
+      "run",
+      ...sandboxFlags(this.permissions),
+      ...(own.config ? [`--config=${own.config}`] : []),
+      "--no-remote",
+      "--cached-only",
+      ...own.lockFlags,
+      `--v8-flags=--max-old-space-size=${options.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB}`,
+      bootstrap,
+    ];
   }
 
   /** The definitions of the tools in the sandbox. */
@@ -353,7 +401,7 @@ export class Sandbox implements AsyncDisposable {
   }
 
   async #spawn(): Promise<{ child: Child; tools: ToolDefinition[] }> {
-    const child = new Child(this.#args, this.#env, this.resultBytes + LINE_SLACK);
+    const child = new Child(this.#deno, this.#args, this.#env, this.resultBytes + LINE_SLACK);
     this.stats.started += 1;
     this.#all.add(child);
     child.exited.then(() => this.#forget(child));
@@ -481,6 +529,7 @@ export class Sandbox implements AsyncDisposable {
     const all = [...this.#all];
     for (const child of all) this.#drop(child, false);
     await Promise.all(all.map((c) => c.exited));
+    await this.#own?.cleanup();
   }
 
   /** Closes the sandbox. */

@@ -3,12 +3,13 @@
  * @module
  */
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { compiledDeno, isCompiled } from "./sandbox_compiled.ts";
 
 const CONFIG_URL = new URL("../../../deno.json", import.meta.url);
 
 /**
  * The Deno program a sandbox process runs: this process's own Deno when it may start it, else `deno` from the
- * PATH (what `--allow-run=deno` grants, as the provr task does).
+ * PATH (what `--allow-run=deno` grants, as the provr task does); for a compiled provr, `DENO_BIN` or `deno`.
  *
  * @example
  * ```ts
@@ -17,6 +18,7 @@ const CONFIG_URL = new URL("../../../deno.json", import.meta.url);
  * ```
  */
 export function sandboxDeno(): string {
+  if (isCompiled()) return compiledDeno(); // a compiled provr is not the Deno CLI
   try {
     const own = Deno.execPath();
     return Deno.permissions.querySync({ name: "run", command: own }).state === "granted" ? own : "deno";

@@ -20,7 +20,7 @@ import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
 
 /** What {@linkcode buildTrace} builds from, and how. */
 export interface TraceBuildOptions {
-  /** The provevi store's URI, such as `file` or `sqlite:///evidence.db`; it is opened only to read. */
+  /** The provevi store's URI, such as `file`, `sqlite:///evidence.db` or `postgresql://ada@db:5432/evidence`; it is opened only to read. */
   store: string;
   /** The trace database's file; made in WAL mode when it does not exist. */
   db: string;

@@ -39,6 +39,24 @@ export const PG_RESTART: { url: string; ctl: string } | null = (() => {
   return null;
 })();
 
+/**
+ * The server that takes TLS only (a certificate for "localhost" signed by `ca`; `otherCa` signed nothing of
+ * it), trusting the user postgres over TLS and asking every other user for a password (scram-sha-256); null
+ * outside CI when the peer was not started.
+ */
+export const PG_TLS: { url: string; ca: string; otherCa: string } | null = (() => {
+  const url = Deno.env.get("PROVEVI_TEST_PG_TLS_URL");
+  const ca = Deno.env.get("PROVEVI_TEST_PG_TLS_CA");
+  const otherCa = Deno.env.get("PROVEVI_TEST_PG_TLS_OTHER_CA");
+  if (url && ca && otherCa) return { url, ca, otherCa };
+  if (Deno.env.get("CI")) {
+    throw new Error(
+      "PROVEVI_TEST_PG_TLS_URL, PROVEVI_TEST_PG_TLS_CA and PROVEVI_TEST_PG_TLS_OTHER_CA are not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
+    );
+  }
+  return null;
+})();
+
 /** A pool to a server's maintenance database, for CREATE and DROP DATABASE. */
 function admin(server: string): postgres.Sql {
   return postgres(server, { max: 1, onnotice: () => {}, fetch_types: false });
@@ -81,4 +99,34 @@ export async function onDatabase<T>(uri: string, fn: (sql: postgres.Sql) => Prom
   } finally {
     await sql.end();
   }
+}
+
+/** What a command printed, and its exit code. */
+export interface TaskResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/**
+ * Runs `deno task NAME` as deno.json writes it (its own permission flags and `--no-prompt`), with these
+ * arguments, in a child process with the given environment added to this one's.
+ */
+export async function task(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<TaskResult> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../../deno.json", import.meta.url)));
+  const words = (config.tasks[name] as string).split(" ").slice(1); // drop "deno"
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...words, ...args],
+    cwd: new URL("../../../", import.meta.url).pathname,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
 }

@@ -3,47 +3,10 @@ import { join } from "node:path";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { EventChain, PostgresStore, verify, verifyRun } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG, onDatabase, PG_RESTART } from "./_pg.ts";
+import { assertCutRun, killWriter, lineCount, spawnWriter } from "../_writers.ts";
 
 const WRITER = new URL("./_pg_writer.ts", import.meta.url).pathname;
-
-function spawnWriter(
-  uri: string,
-  runs: string,
-  prefix: string,
-  count: number,
-  notes: number,
-): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-net",
-      WRITER,
-      uri,
-      runs,
-      prefix,
-      String(count),
-      String(notes),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
-  let rest = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    const parts = (rest + chunk).split("\n");
-    rest = parts.pop()!;
-    parts.forEach(onLine);
-  }
-}
-
-async function lineCount(path: string): Promise<number> {
-  return (await Deno.readTextFile(path)).split("\n").filter(Boolean).length;
-}
+const FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-net"];
 
 const pgTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, ignore: NO_PG, fn });
 
@@ -54,7 +17,9 @@ pgTest(
     const db = await freshDatabase();
     try {
       await (await PostgresStore.open(db.uri, { runs: dir })).close();
-      const children = [0, 1, 2, 3].map((p) => spawnWriter(db.uri, dir, `run-p${p}`, 200, 0));
+      const children = [0, 1, 2, 3].map((p) =>
+        spawnWriter(WRITER, FLAGS, [db.uri, dir, `run-p${p}`, 200, 0])
+      );
       const outputs = await Promise.all(children.map((c) => c.output()));
       for (const o of outputs) assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
       await using store = await PostgresStore.open(db.uri, { runs: dir, create: false, max: 8 });
@@ -85,22 +50,8 @@ pgTest("a postgres writer killed mid-run leaves its run cut and nothing else dam
   const db = await freshDatabase();
   try {
     for (const [round, wait] of [[0, 50], [1, 300], [2, 700]] as const) {
-      const child = spawnWriter(db.uri, dir, `run-k${round}`, 10_000, 3);
-      const opened: string[] = [];
-      const sealed: string[] = [];
-      let ready!: () => void;
-      const started = new Promise<void>((r) => (ready = r));
-      const reading = readLines(child.stdout, (line) => {
-        if (line.startsWith("open ")) (opened.push(line.slice(5)), ready());
-        if (line.startsWith("sealed ")) sealed.push(line.slice(7));
-      });
-      const stderr = new Response(child.stderr).text();
-      await started;
-      await new Promise((r) => setTimeout(r, wait));
-      child.kill("SIGKILL");
-      const status = await child.status;
-      await reading;
-      assert.equal(status.signal, "SIGKILL", await stderr);
+      const child = spawnWriter(WRITER, FLAGS, [db.uri, dir, `run-k${round}`, 10_000, 3]);
+      const { opened, sealed } = await killWriter(child, wait);
 
       await using store = await PostgresStore.open(db.uri, { runs: dir });
       for (const id of sealed) {
@@ -108,29 +59,7 @@ pgTest("a postgres writer killed mid-run leaves its run cut and nothing else dam
       }
       const cut = opened.filter((id) => !sealed.includes(id));
       assert.ok(cut.length <= 1);
-      for (const id of cut) {
-        const row = await store.run(id);
-        if (!row) continue; // killed before its row was committed: the store holds nothing of it
-        const lines = await lineCount(join(dir, id, "evidence", "events.jsonl"));
-        const problems = await store.checkRun(id);
-        const sealedFolder = await Deno.stat(join(dir, id, "evidence", "manifest.json")).then(
-          () => true,
-          () => false,
-        );
-        if (sealedFolder) {
-          for (const p of problems) {
-            assert.match(p, /provevi_runs \(run_id "[^"]+"\): (manifest_sha256|last_hash|status|ended_at)/);
-          }
-          continue;
-        }
-        assert.ok(lines - row.events === 0 || lines - row.events === 1, `${row.events} rows, ${lines} lines`);
-        assert.ok(
-          problems.includes(
-            `run "${id}" was not sealed: provevi_events holds ${row.events} rows and events.jsonl ${lines} lines`,
-          ),
-          problems.join("\n"),
-        );
-      }
+      for (const id of cut) await assertCutRun(store, dir, id);
       // Another writer carries on in the same database.
       await using after = await PostgresStore.open(db.uri, { runs: dir });
       const writer = await after.openRun(`run-after-${round}`);

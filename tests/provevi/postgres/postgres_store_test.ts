@@ -50,7 +50,9 @@ Deno.test("postgresTarget() reads the URI, the PG variables and ~/.pgpass, and n
       database: "evidence",
       user: "ada",
       password: "s3cr@t",
-      sslmode: "disable",
+      sslmode: "prefer",
+      sslrootcert: null,
+      hostaddr: null,
       uri: "postgresql://ada@db.internal:5433/evidence",
     },
   );

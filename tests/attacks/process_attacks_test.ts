@@ -1,0 +1,189 @@
+/**
+ * Processes that must not outlive provr: `provr` killed with SIGKILL mid-run, while a tool spins in its
+ * sandbox process and an MCP server (python3, with a grandchild that ignores SIGTERM) runs, leaves no process
+ * behind (the reaper kills them); and at the seal, a server that is not Deno has its whole process group
+ * stopped, the grandchild too, and the record says so.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import CONFIG from "../../deno.json" with { type: "json" };
+import { runFile } from "../../lib/provrun/mod.ts";
+import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
+import { gitCatalog } from "../provrun/_catalog.ts";
+import { Tally } from "./_tally.ts";
+
+const tally = new Tally("process attacks");
+const ROOT = new URL("../../", import.meta.url).pathname;
+const FORKER = join(ROOT, "fixtures/attacks/mcp/forker.py");
+const BUSY = join(ROOT, "fixtures/attacks/busy_tools");
+
+async function hasPython(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("python3", { args: ["--version"], stdout: "null", stderr: "null" })
+      .output())
+      .success;
+  } catch {
+    return false;
+  }
+}
+
+/** Every process: its parent, state and command line, from `ps` (the test task may not list /proc). */
+function processes(): Map<number, { ppid: number; state: string; cmd: string }> {
+  const out = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid=,stat=,args="], stdout: "piped" })
+    .outputSync();
+  const all = new Map<number, { ppid: number; state: string; cmd: string }>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const m = line.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
+    if (m) all.set(Number(m[1]), { ppid: Number(m[2]), state: m[3]!, cmd: m[4]! });
+  }
+  return all;
+}
+
+/** True while a process exists and is not a zombie. */
+function alive(pid: number): boolean {
+  const p = processes().get(pid);
+  return p !== undefined && !p.state.startsWith("Z");
+}
+
+/** Every process below `root`, with its command line. */
+function descendants(root: number): { pid: number; cmd: string }[] {
+  const all = processes();
+  const below = (pid: number): boolean => {
+    for (let p = all.get(pid)?.ppid, n = 0; p !== undefined && n < 64; p = all.get(p)?.ppid, n++) {
+      if (p === root) return true;
+    }
+    return false;
+  };
+  return [...all.keys()].filter(below).map((pid) => ({ pid, cmd: all.get(pid)!.cmd }));
+}
+
+/** The provr task's flags, with python3 added to the programs it may run (for the unsandboxed server). */
+function taskFlags(): string[] {
+  const words = CONFIG.tasks.provr.split(/\s+/);
+  return words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts")).map((f) =>
+    f.startsWith("--allow-run=") ? `${f},python3` : f
+  );
+}
+
+Deno.test("provr killed with SIGKILL mid-run leaves no process behind: not the busy sandbox process, not the MCP server or its grandchild", async () => {
+  if (!(await hasPython())) {
+    if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
+    console.log("skipped: python3 is not installed");
+    return;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "attack-orphans-" });
+  const file = join(dir, "run.yaml");
+  await Deno.writeTextFile(
+    file,
+    `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: attacker
+  backend: agent
+  model: "test:"
+  tools_folder: ${BUSY}
+  mcp: [{ name: forker, command: [python3, ${FORKER}] }]
+  allow_unsandboxed: [forker]
+  limits: { tool_seconds: 600, seconds: 900 }
+  script:
+    turns:
+      - tool_calls: [{ id: p1, name: pids }]
+      - tool_calls: [{ id: s1, name: spin }]
+      - text: "done"
+prompt: Attack.
+`,
+  );
+  const provr = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...taskFlags(), join(ROOT, "cli/provr.ts"), "--runs", join(dir, "runs"), "run", file],
+    cwd: dir,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(provr.stderr).text();
+  try {
+    // Wait for the spinning tool: the pids call is recorded, a sandbox process and the server run.
+    let seen: { pid: number; cmd: string }[] = [];
+    const until = Date.now() + 90_000;
+    for (;;) {
+      if (Date.now() > until) {
+        provr.kill("SIGKILL");
+        assert.fail(`the run never reached its busy tool: ${await stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      const events = await Array.fromAsync(Deno.readDir(join(dir, "runs"))).catch(() => []);
+      const text = events.length
+        ? await Deno.readTextFile(join(dir, "runs", events[0]!.name, "evidence", "events.jsonl")).catch(() =>
+          ""
+        )
+        : "";
+      seen = descendants(provr.pid);
+      if (text.includes(`"tool":"pids"`) && seen.some((p) => p.cmd.includes("data:text/javascript"))) break;
+    }
+    await new Promise((r) => setTimeout(r, 1000)); // the spin call is under way
+    seen = descendants(provr.pid);
+    const sandboxes = seen.filter((p) => p.cmd.includes("--allow-write=") && p.cmd.includes("data:"));
+    const server = seen.filter((p) => p.cmd.includes("forker.py"));
+    const grandchild = seen.filter((p) => p.cmd.includes("trap"));
+    assert.ok(sandboxes.length >= 1 && server.length === 1 && grandchild.length === 1, JSON.stringify(seen));
+    provr.kill("SIGKILL");
+    await provr.status;
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && seen.some((p) => alive(p.pid))) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const left = seen.filter((p) => alive(p.pid));
+    tally.add("provr killed: its sandbox, MCP server and grandchild die with it", {
+      stopped: left.length === 0,
+      recorded: true, // nothing can be recorded by a killed provr; the run shows as cut
+    });
+    for (const p of left) Deno.kill(p.pid, "SIGKILL");
+    assert.deepEqual(left, [], "left behind after provr was killed");
+  } finally {
+    try {
+      provr.kill("SIGKILL");
+    } catch {
+      // It has ended.
+    }
+    await stderr;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an MCP server that is not Deno has its whole process group stopped at the seal, its grandchild that ignores SIGTERM too", async () => {
+  if (!(await hasPython())) {
+    if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
+    console.log("skipped: python3 is not installed");
+    return;
+  }
+  await using t = await gitCatalog({ "x.txt": "x" });
+  const turns = `      - tool_calls: [{ id: p1, name: pids }]
+      - text: "done"`;
+  const file = agentFile(turns, {
+    extra: `  mcp: [{ name: forker, command: [python3, ${FORKER}] }]\n  allow_unsandboxed: [forker]`,
+  });
+  const outcome = await runFile(file, { runs: t.runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events } = await eventsOf(t.runs, outcome.runId);
+  const call = events.find((e) => e.type === "tool_called" && e.data.tool === "pids")!;
+  const [server, grandchild] = String(
+    await payloadOf(t.runs, outcome.runId, call.data.result_payload as string),
+  )
+    .split(" ").map(Number);
+  assert.ok(server! > 0 && grandchild! > 0);
+  const done = events.find((e) => e.type === "sandbox_completed")!;
+  const stopped = done.data.mcp_stopped as { server: string; pid: number; ended: string }[];
+  const left = [server!, grandchild!].filter(alive);
+  tally.add("a python3 server and its grandchild that ignores SIGTERM, at the seal", {
+    stopped: left.length === 0,
+    recorded: stopped.length === 1 && stopped[0]!.ended === "killed" && stopped[0]!.pid === server,
+  });
+  for (const pid of left) Deno.kill(pid, "SIGKILL");
+  assert.deepEqual(left, [], "the server or its grandchild outlived the run");
+  assert.deepEqual(stopped.map((s) => [s.server, s.pid, s.ended]), [["forker", server, "killed"]]);
+});
+
+Deno.test("the process attack counts", () => {
+  console.log(tally.line());
+  assert.equal(tally.missed.length, 0, tally.line());
+});
