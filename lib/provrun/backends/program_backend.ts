@@ -23,6 +23,7 @@ import { decideToolCall, runGrants, type ToolGrants } from "./tool_grants.ts";
 import { errorMessage } from "../run/recorder.ts";
 import { CancelledError } from "../run/errors.ts";
 import type { ProgramSteps } from "./_program_files.ts";
+import { forgetProcess, stopGroup, watchProcess } from "../sandbox/reaper.ts";
 
 /** What a program backend needs to start its program. */
 export interface ProgramSetup {
@@ -238,6 +239,9 @@ export abstract class ProgramBackend extends InProcessBackend {
           stdin: "null",
           stdout: "piped",
           stderr: "piped",
+          // its own process group, so that what it starts (a tool's commands) is stopped with it, and the
+          // reaper kills the group if provr itself is killed
+          detached: true,
         }).spawn();
       } catch (error) {
         throw new ProveviError(
@@ -248,16 +252,25 @@ export abstract class ProgramBackend extends InProcessBackend {
           { cause: error },
         );
       }
+      const group = child.pid;
+      watchProcess(-group);
       let killer: ReturnType<typeof setTimeout> | null = null;
+      let stopping = false;
       const stop = () => {
-        try {
-          child.kill("SIGTERM");
-        } catch { /* gone already */ }
-        killer = setTimeout(() => {
+        if (stopping) return;
+        stopping = true;
+        // the whole group: SIGTERM, then SIGKILL after 5 s; without a reaper, the program's own process
+        void stopGroup(group, 5000).then((ended) => {
+          if (ended !== null) return;
           try {
-            child.kill("SIGKILL");
+            child.kill("SIGTERM");
           } catch { /* gone already */ }
-        }, 5000);
+          killer = setTimeout(() => {
+            try {
+              child.kill("SIGKILL");
+            } catch { /* gone already */ }
+          }, 5000);
+        });
       };
       signal.addEventListener("abort", stop, { once: true });
       // limits.tokens: the tokens the program reports in its session files, read as it runs; limits.steps,
@@ -293,6 +306,9 @@ export abstract class ProgramBackend extends InProcessBackend {
       });
       signal.removeEventListener("abort", stop);
       if (killer !== null) clearTimeout(killer);
+      // what the program left running (a command a tool started in the background) ends with it
+      await stopGroup(group, 1000);
+      forgetProcess(-group);
       if (!overLimit && limit !== undefined) {
         // a program that passed its limit in its last answer, after the last read
         const used = await launch.tokens().catch(() => 0);

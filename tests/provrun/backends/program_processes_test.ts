@@ -1,0 +1,113 @@
+/**
+ * An agent program runs in a process group of its own, watched by the reaper: when provr is killed with
+ * SIGKILL mid-run (no chance to stop anything), the program dies with it, and the run shows as cut.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import CONFIG from "../../../deno.json" with { type: "json" };
+import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
+import { removeWritable } from "../../_files.ts";
+import { needed, program } from "./_programs.ts";
+
+const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const ROOT = new URL("../../../", import.meta.url).pathname;
+
+/** Every process: its parent and command line, from `ps`. */
+function processes(): Map<number, { ppid: number; state: string; cmd: string }> {
+  const out = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid=,stat=,args="], stdout: "piped" })
+    .outputSync();
+  const all = new Map<number, { ppid: number; state: string; cmd: string }>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const m = line.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
+    if (m) all.set(Number(m[1]), { ppid: Number(m[2]), state: m[3]!, cmd: m[4]! });
+  }
+  return all;
+}
+
+function descendants(root: number): { pid: number; cmd: string }[] {
+  const all = processes();
+  const below = (pid: number): boolean => {
+    for (let p = all.get(pid)?.ppid, n = 0; p !== undefined && n < 64; p = all.get(p)?.ppid, n++) {
+      if (p === root) return true;
+    }
+    return false;
+  };
+  return [...all.keys()].filter(below).map((pid) => ({ pid, cmd: all.get(pid)!.cmd }));
+}
+
+function alive(pid: number): boolean {
+  const p = processes().get(pid);
+  return p !== undefined && !p.state.startsWith("Z");
+}
+
+Deno.test({
+  name:
+    "provr killed with SIGKILL while Claude Code runs: the program dies with it (the reaper kills its group)",
+  ignore: CLAUDE.ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const path = needed(CLAUDE.path, "PROVRUN_TEST_CLAUDE");
+    // the model never answers: Claude Code waits on it until provr is killed
+    await using provider = startFakeAgentProvider([], { delayMs: 120_000 });
+    const dir = await Deno.makeTempDir({ prefix: "provrun-claude-killed-" });
+    const file = join(dir, "run.yaml");
+    await Deno.writeTextFile(
+      file,
+      `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: waiter
+  backend: claude-code
+  program: ${JSON.stringify(path)}
+  model: anthropic:claude-sonnet-4-5
+  provider: { base_url: ${JSON.stringify(provider.url)}, api_key_env: PROVR_KEY_FAKE }
+  limits: { seconds: 120 }
+prompt: Wait.
+`,
+    );
+    const words = CONFIG.tasks.provr.split(/\s+/);
+    const flags = words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts")).map((f) =>
+      f.startsWith("--allow-run=") ? `${f},${path}` : f
+    );
+    const provr = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, join(ROOT, "cli/provr.ts"), "--runs", join(dir, "runs"), "run", file],
+      cwd: dir,
+      env: { PROVR_KEY_FAKE: "sk-fake" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(provr.stderr).text();
+    let seen: { pid: number; cmd: string }[] = [];
+    try {
+      const until = Date.now() + 90_000;
+      // until the program has asked its model
+      while (provider.requests.filter((r) => r.method === "POST").length === 0) {
+        if (Date.now() > until) {
+          provr.kill("SIGKILL");
+          assert.fail(`Claude Code never asked its model: ${await stderr}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      seen = descendants(provr.pid).filter((p) => !p.cmd.includes("data:"));
+      assert.ok(seen.some((p) => p.cmd.includes("claude")), JSON.stringify(seen));
+      provr.kill("SIGKILL");
+      await provr.status;
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && seen.some((p) => alive(p.pid))) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const left = seen.filter((p) => alive(p.pid));
+      assert.deepEqual(left, [], "a process of the program outlived provr");
+    } finally {
+      for (const p of seen) {
+        try {
+          Deno.kill(p.pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+      await stderr.catch(() => "");
+      await removeWritable(dir);
+    }
+  },
+});
