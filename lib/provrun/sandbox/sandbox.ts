@@ -100,7 +100,7 @@ export interface SandboxOptions {
    * default, when this process is a compiled binary. The tests force it.
    */
   compiled?: boolean;
-  /** The Deno program of a compiled provr's sandbox (`DENO_BIN`, else `deno`, by default). */
+  /** The Deno program of a compiled provr's sandbox (`deno` from the PATH by default). */
   denoBin?: string;
 }
 

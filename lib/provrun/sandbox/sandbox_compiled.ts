@@ -1,7 +1,7 @@
 /**
  * The sandbox when provr is a compiled binary (`deno compile`): the binary is not the Deno CLI (run, it only
  * runs provr, with the permissions baked in at compile time), so it cannot start a sandbox process with the
- * run's narrow grants. A compiled provr starts `deno` from the PATH (or the program `DENO_BIN` names) instead,
+ * run's narrow grants. A compiled provr starts `deno` from the PATH instead,
  * on a private copy of the sandbox's own modules: the compile task embeds them (`--include`), and this module
  * writes them, with the toolkit's import map, to a folder only this user can read, removed when the sandbox
  * closes. With no `deno` to start, the agent backend's tools are refused with one line saying what to install.
@@ -38,16 +38,12 @@ export function isCompiled(): boolean {
 }
 
 /**
- * The Deno program a compiled provr starts its sandbox with: `DENO_BIN` when set, else `deno` from the PATH.
+ * The Deno program a compiled provr starts its sandbox with: `deno` from the PATH, which the compiled provr's
+ * `--allow-run=deno` grants.
  * @param denoBin A program to use instead (the tests' way to name one that is not there).
  */
 export function compiledDeno(denoBin?: string): string {
-  if (denoBin) return denoBin;
-  try {
-    return Deno.env.get("DENO_BIN") || "deno";
-  } catch {
-    return "deno";
-  }
+  return denoBin || "deno";
 }
 
 /**
@@ -64,13 +60,13 @@ export async function checkCompiledDeno(deno: string): Promise<void> {
       `a compiled provr runs the agent's tools in a Deno sandbox process and cannot start "${deno}" ` +
         `(${
           (error as Error).name
-        }): install Deno (https://deno.com) and put deno on the PATH, or set DENO_BIN ` +
-        `to its path, or run provr from source with deno run`,
+        }): install Deno (https://deno.com) and put deno on the PATH, or run provr from source with ` +
+        `deno run`,
     );
   }
   throw new ToolSetError(
     `a compiled provr runs the agent's tools with "${deno}", which did not run (${deno} --version failed): ` +
-      `install Deno (https://deno.com), or set DENO_BIN to a working deno`,
+      `install Deno (https://deno.com) and put a working deno on the PATH`,
   );
 }
 

@@ -9,7 +9,7 @@ const CONFIG_URL = new URL("../../../deno.json", import.meta.url);
 
 /**
  * The Deno program a sandbox process runs: this process's own Deno when it may start it, else `deno` from the
- * PATH (what `--allow-run=deno` grants, as the provr task does); for a compiled provr, `DENO_BIN` or `deno`.
+ * PATH (what `--allow-run=deno` grants, as the provr task does); for a compiled provr, `deno` from the PATH.
  *
  * @example
  * ```ts
