@@ -139,7 +139,9 @@ export async function payloadOf(record: RunRecord, digest: string): Promise<Json
  *
  * @param event The evidence event.
  * @param level The live viewer's level, as `policy.liveLevel()` gives it.
- * @param options `record`: the run, to add the payload at `bodies`.
+ * @param options `record`: the run, to add the payload at `bodies`. `share`: at `bodies`, the item's data is
+ *   the event's own data rather than a copy, for a caller that owns the event and changes neither (a replay
+ *   of events read for it); without it the item gets a deep copy.
  * @returns The item, or `null`.
  * @example
  * ```ts
@@ -150,7 +152,7 @@ export async function payloadOf(record: RunRecord, digest: string): Promise<Json
 export async function shownAt(
   event: EvidenceEvent,
   level: Level | null,
-  options: { record?: RunRecord } = {},
+  options: { record?: RunRecord; share?: boolean } = {},
 ): Promise<EventItem | null> {
   if (level === null) return null;
   const rank = levelRank(level);
@@ -165,7 +167,7 @@ export async function shownAt(
   if (rank === 2) {
     item.component = event.component;
     item.actor = event.actor;
-    item.data = structuredClone(event.data);
+    item.data = options.share === true ? event.data : structuredClone(event.data);
     item.refs = [...event.refs];
     if (options.record && event.payload) item.payload = await payloadOf(options.record, event.payload);
     return item;

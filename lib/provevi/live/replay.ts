@@ -88,7 +88,8 @@ export async function replay(
  * @param record The run, to read the payloads from.
  * @param events Its events, verified, ending with `run_completed` or `run_failed`.
  * @param level The live viewer's level.
- * @returns The items, numbered from 1; empty at level null.
+ * @returns The items, numbered from 1; empty at level null. At `bodies` an item's data is its event's own
+ *   data, not a copy (a replay copies nothing it does not cut): change neither.
  * @throws RangeError when the events do not end the run.
  * @example
  * ```ts
@@ -110,7 +111,7 @@ export async function replayEvents(
   for (const event of events) {
     const reply = level === "bodies" ? replyOf(event) : null;
     const text = reply === null ? null : answerOf(await payloadOf(record, reply));
-    const item = await shownAt(event, level, { record });
+    const item = await shownAt(event, level, { record, share: true });
     if (text !== null && event.type === "model_called") items.push(feed.number({ type: "text", text }));
     if (item) items.push(feed.number(item));
     if (text !== null && event.type === "step_failed") items.push(feed.number({ type: "text", text }));
