@@ -134,8 +134,11 @@ async function questions(dir: string): Promise<void> {
       "c".repeat(40)
     }'
         FROM generate_series(0, 99999) r;
-      ANALYZE;
     `);
+    // VACUUM (ANALYZE), as autovacuum would have run on a team's database long before 100,000 runs: it sets
+    // the visibility map, so the questions' index-only scans need not visit the heap, and gives the planner
+    // its statistics. It cannot run inside the multi-statement block above (an implicit transaction).
+    await sql.unsafe("VACUUM (ANALYZE)");
     console.log(
       `  (built 100,000 runs, 2,000,000 events in ${((performance.now() - built) / 1000).toFixed(1)} s)`,
     );
