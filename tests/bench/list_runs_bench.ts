@@ -33,8 +33,10 @@ async function bench(dir: string): Promise<void> {
   const writer = JSON.stringify(writerProcess());
   db.exec("BEGIN");
   const run = db.prepare(
+    // an ended run is sealed, as a writer leaves it (sealed_at is its end): a row ended but never sealed is a
+    // writer killed at its seal, which listRuns looks into
     `INSERT INTO provevi_runs (run_id, folder, org, domain, env, actor, mode, agent, agent_version, status,
-       started_at, ended_at) VALUES (?, ?, 'acme', 'demo', 'dev', 'bench', 'strict', ?, ?, ?, ?, ?)`,
+       started_at, ended_at, sealed_at) VALUES (?, ?, 'acme', 'demo', 'dev', 'bench', 'strict', ?, ?, ?, ?, ?, ?7)`,
   );
   const event = db.prepare(
     `INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)

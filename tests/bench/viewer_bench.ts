@@ -42,8 +42,10 @@ async function runsPage(dir: string): Promise<void> {
   const db = store.db;
   db.exec("BEGIN");
   const run = db.prepare(
+    // an ended run is sealed, as a writer leaves it (sealed_at is its end): a row ended but never sealed is a
+    // writer killed at its seal, which listRuns looks into
     `INSERT INTO provevi_runs (run_id, folder, org, domain, env, actor, mode, agent, agent_version, status,
-       started_at, ended_at) VALUES (?, ?, 'acme', 'demo', 'dev', 'bench', 'strict', ?, ?, ?, ?, ?)`,
+       started_at, ended_at, sealed_at) VALUES (?, ?, 'acme', 'demo', 'dev', 'bench', 'strict', ?, ?, ?, ?, ?, ?7)`,
   );
   const agent = db.prepare(
     "INSERT INTO provevi_agents (agent, org, domain, env, name, first_run) VALUES (?, 'acme', 'demo', 'dev', ?, ?)",
