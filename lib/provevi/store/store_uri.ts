@@ -22,9 +22,11 @@ import { ProveviError } from "../evidence/errors.ts";
  * ```
  */
 export function sqlitePath(uri: string, options: { cwd?: string; home?: string } = {}): string {
+  // a user and password before a host (refused below) are never repeated in the message
+  const shown = uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1");
   const refuse = (why: string) =>
     new ProveviError(
-      `cannot open store "${uri}": ${why}; write sqlite:///relative.db or sqlite:////absolute.db`,
+      `cannot open store "${shown}": ${why}; write sqlite:///relative.db or sqlite:////absolute.db`,
     );
   const match = /^sqlite(?:\+[a-z0-9]+)?:\/\/(.*)$/.exec(uri);
   if (!match) throw refuse("it is not a sqlite store URI");

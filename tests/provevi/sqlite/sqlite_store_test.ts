@@ -37,6 +37,11 @@ Deno.test("sqlitePath() reads sqlite:///relative and sqlite:////absolute, expand
   assert.throws(() => sqlitePath("sqlite:///x.db?mode=ro"), /no query or fragment/);
   assert.throws(() => sqlitePath("sqlite:///x.db#frag"), /no query or fragment/);
   assert.throws(() => sqlitePath("sqlite://host/x.db"), /host/);
+  // a password before a host is not repeated in the refusal
+  assert.throws(
+    () => sqlitePath("sqlite://u:S3cretU@h/x.db"),
+    (e: Error) => /host is not allowed/.test(e.message) && !e.message.includes("S3cret"),
+  );
   assert.throws(() => sqlitePath("postgres://x"), ProveviError);
 });
 
