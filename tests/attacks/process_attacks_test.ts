@@ -183,6 +183,73 @@ Deno.test("an MCP server that is not Deno has its whole process group stopped at
   assert.deepEqual(stopped.map((s) => [s.server, s.pid, s.ended]), [["forker", server, "killed"]]);
 });
 
+Deno.test("provr ends after the seal while a process that left an MCP server's group (setsid) still holds the server's pipes", async () => {
+  if (!(await hasPython())) {
+    if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
+    console.log("skipped: python3 is not installed");
+    return;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "attack-escaped-" });
+  const file = join(dir, "run.yaml");
+  await Deno.writeTextFile(
+    file,
+    `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: attacker
+  backend: agent
+  model: "test:"
+  mcp: [{ name: forker, command: [python3, ${FORKER}, --escape] }]
+  allow_unsandboxed: [forker]
+  script:
+    turns:
+      - tool_calls: [{ id: p1, name: pids }]
+      - text: "done"
+prompt: Attack.
+`,
+  );
+  let escaped = 0;
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...taskFlags(),
+        join(ROOT, "cli/provr.ts"),
+        "--runs",
+        join(dir, "runs"),
+        "run",
+        file,
+        "--json",
+      ],
+      cwd: dir,
+      stdin: "null",
+    }).output();
+    const result = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(result.status, "completed", new TextDecoder().decode(out.stderr));
+    const { events } = await eventsOf(join(dir, "runs"), result.run_id);
+    const call = events.find((e) => e.type === "tool_called" && e.data.tool === "pids")!;
+    escaped = Number(
+      String(await payloadOf(join(dir, "runs"), result.run_id, call.data.result_payload as string)).split(
+        " ",
+      )[2],
+    );
+    assert.ok(escaped > 0);
+    // provr has exited, and the escaped process (60 s of sleep) is still there: provr did not wait on it
+    const ended = !alive(escaped);
+    tally.add("a process that left an MCP server's group holds its pipes: provr still exits", {
+      stopped: !ended,
+      recorded: events.some((e) => e.type === "sandbox_completed"),
+    });
+    assert.ok(!ended, "provr waited for the escaped process to end");
+  } finally {
+    if (escaped > 0) {
+      try {
+        Deno.kill(escaped, "SIGKILL");
+      } catch { /* gone */ }
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the process attack counts", () => {
   console.log(tally.line());
   assert.equal(tally.missed.length, 0, tally.line());

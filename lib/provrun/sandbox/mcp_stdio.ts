@@ -36,6 +36,9 @@ export class GroupStdioTransport implements Transport {
   #ended = false;
   #exited: Promise<void> = Promise.resolve();
   readonly #buffer = new ReadBuffer();
+  /** The readers of the server's stdout and stderr, cancelled at the stop (a process that left the group may
+   * still hold the pipes, and a pending read would keep provr from exiting). */
+  readonly #readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
   constructor(readonly params: { command: string; args: string[]; cwd: string }) {}
 
@@ -83,8 +86,12 @@ export class GroupStdioTransport implements Transport {
   }
 
   async #readOut(process: Deno.ChildProcess): Promise<void> {
+    const reader = process.stdout.getReader();
+    this.#readers.push(reader);
     try {
-      for await (const chunk of process.stdout) {
+      for (;;) {
+        const { value: chunk, done } = await reader.read();
+        if (done) break;
         this.#buffer.append(Buffer.from(chunk));
         for (;;) {
           let message: JSONRPCMessage | null;
@@ -105,8 +112,12 @@ export class GroupStdioTransport implements Transport {
 
   async #readErr(process: Deno.ChildProcess): Promise<void> {
     const decoder = new TextDecoder();
+    const reader = process.stderr.getReader();
+    this.#readers.push(reader);
     try {
-      for await (const chunk of process.stderr) {
+      for (;;) {
+        const { value: chunk, done } = await reader.read();
+        if (done) break;
         if (this.stderrText.length < 4096) this.stderrText += decoder.decode(chunk, { stream: true });
       }
     } catch {
@@ -155,6 +166,9 @@ export class GroupStdioTransport implements Transport {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([this.#exited, new Promise((resolve) => timer = setTimeout(resolve, 2000))]);
     clearTimeout(timer);
+    // Whatever still holds the server's pipes (a process that left its group with setsid) is not waited for.
+    for (const reader of this.#readers) reader.cancel().catch(() => {});
+    await process.status.catch(() => {});
     forgetProcess(-process.pid);
     return ended;
   }
