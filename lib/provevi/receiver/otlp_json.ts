@@ -118,6 +118,16 @@ function keyValues(v: unknown, where: string, depth = 0): Record<string, OtlpVal
   return out;
 }
 
+/** True when every string of a JSON value, and every key, is well-formed UTF-16. */
+function wellFormed(value: unknown): boolean {
+  if (typeof value === "string") return value.isWellFormed();
+  if (Array.isArray(value)) return value.every(wellFormed);
+  if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) if (!k.isWellFormed() || !wellFormed(v)) return false;
+  }
+  return true;
+}
+
 /**
  * Decodes an OTLP/JSON trace export body into spans.
  *
@@ -136,6 +146,11 @@ export function decodeTraceJson(body: string): ReceivedSpan[] {
     root = JSON.parse(body);
   } catch (error) {
     throw new OtlpBodyError(`the body is not JSON: ${(error as Error).message}`);
+  }
+  // JSON can escape half of a UTF-16 pair ("\ud800"), which no evidence line may hold: such a body is refused
+  // whole, before anything of it is written. (Protobuf's strings are UTF-8, decoded with replacement.)
+  if (/\\u[dD][89abAB]|\\u[dD][c-fC-F]/.test(body) && !wellFormed(root)) {
+    throw new OtlpBodyError("the body holds a lone UTF-16 surrogate (half of a character) in a string");
   }
   const spans: ReceivedSpan[] = [];
   const top = obj(root, "the body");

@@ -9,6 +9,7 @@
  */
 import protobuf from "protobufjs";
 import type { EventInit } from "../evidence/chain.ts";
+import { EvidenceError } from "../evidence/errors.ts";
 import { formatMicros, type Json } from "../evidence/event.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
 import { splitBody } from "../telemetry/attributes.ts";
@@ -327,6 +328,13 @@ export async function takeTraces(
     else for (const init of inits) await run.record(init);
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
+    if (!(error instanceof EvidenceError)) {
+      // spans no evidence line can hold: nothing of them was written, and sending them again will not help
+      const message = `the span receiver refused spans it cannot record: ${(error as Error).message}`
+        .split("\n")[0]!.slice(0, 500);
+      await problem(run, message);
+      return answer(400, message);
+    }
     return answer(
       503,
       `the run's evidence cannot take the spans: ${(error as Error).message}`.split("\n")[0]!,

@@ -179,14 +179,16 @@ export class EvidenceRecorder {
         for (const init of inits) out.push(await this.#writeOne(init, ids));
         return out;
       }
+      // An event whose line cannot be made (data no evidence line can hold) is the caller's error: it is
+      // thrown before anything is written, and the run's evidence goes on.
       const draft = new EventChain(this.runId, { seq: this.#chain.seq, prev: this.#chain.lastHash });
       const written: ChainedEvent[] = [];
+      for (const init of inits) {
+        const next = draft.next({ ...ids, ...init, actor: this.#actor });
+        draft.accept(next);
+        written.push(next);
+      }
       try {
-        for (const init of inits) {
-          const next = draft.next({ ...ids, ...init, actor: this.#actor });
-          draft.accept(next);
-          written.push(next);
-        }
         await appendMany(written.map((w) => w.line), written.map((w) => w.event));
       } catch (error) {
         return inits.map((init) => this.#lose(init.type, error));
@@ -205,8 +207,9 @@ export class EvidenceRecorder {
     ids: Pick<EventInit, "trace_id" | "span_id" | "parent_span_id">,
   ): Promise<EvidenceEvent | null> {
     if (this.#broken) throw this.#broken;
+    // a line that cannot be made is the caller's error, thrown before anything is written (see recordMany)
+    const next = this.#chain.next({ ...ids, ...init, actor: this.#actor });
     try {
-      const next = this.#chain.next({ ...ids, ...init, actor: this.#actor });
       await this.#writer.append(next.line, next.event);
       this.#chain.accept(next);
       this.onEvent?.(next.event);

@@ -289,3 +289,84 @@ Deno.test("recordMany() in strict mode fails the run when the batch cannot be wr
   assert.equal(lenient.count, 0);
   assert.equal(await Deno.readTextFile(events), before);
 });
+
+Deno.test("receiver() refuses a JSON span holding a lone surrogate with 400, and the strict run goes on and verifies", async () => {
+  await using run = await openRun();
+  await using spans = receiver(run.store, run.recorder);
+  const span = (name: string, attributes: unknown[] = []) =>
+    JSON.stringify({
+      resourceSpans: [{
+        resource: { attributes: [] },
+        scopeSpans: [{
+          scope: { name: "claude_code" },
+          spans: [{
+            traceId: "0af7651916cd43dd8448eb211c80319c",
+            spanId: "b7ad6b7169203331",
+            name,
+            startTimeUnixNano: "1764500000000000000",
+            endTimeUnixNano: "1764500000100000000",
+            attributes,
+          }],
+        }],
+      }],
+    });
+  const bad = [
+    span("x\ud800y"), // half of an emoji, as a JSON exporter would escape it
+    span("ok", [{ key: "gen_ai.operation.name", value: { stringValue: "a\udc00" } }]),
+  ];
+  for (const body of bad) {
+    assert.match(body, /\\ud[8c]00/);
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    assert.equal(r.status, 400);
+    assert.match((await r.json()).message, /lone UTF-16 surrogate/);
+  }
+  const good = await fetch(spans.tracesUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: span("claude_code.tool"),
+  });
+  assert.equal(good.status, 200);
+  await good.body?.cancel();
+  await run.recorder.record({
+    type: "run_completed",
+    component: "RunContext",
+    data: { status: "completed" },
+  });
+  await run.recorder.seal();
+  const events = await run.events();
+  assert.equal(events.filter((e) => e.type === "telemetry_problem").length, 2);
+  assert.equal(events.filter((e) => e.type === "span_recorded").length, 1);
+  const check = await verifyRun(await findRun(run.folder));
+  assert.ok(check.ok, JSON.stringify(check.problems));
+});
+
+Deno.test("an event no evidence line can hold is the caller's error: a strict run's recorder throws it and goes on", async () => {
+  await using run = await openRun();
+  await assert.rejects(
+    () => run.recorder.record({ type: "note_added", component: "RunContext", data: { text: "a\ud800" } }),
+    /surrogate/i,
+  );
+  await assert.rejects(
+    () =>
+      run.recorder.recordMany([
+        { type: "note_added", component: "RunContext", data: { text: "fine" } },
+        { type: "note_added", component: "RunContext", data: { text: "b\udfff" } },
+      ]),
+    /surrogate/i,
+  );
+  assert.equal(run.recorder.broken, null);
+  await run.recorder.record({
+    type: "run_completed",
+    component: "RunContext",
+    data: { status: "completed" },
+  });
+  await run.recorder.seal();
+  const events = await run.events();
+  assert.deepEqual(events.map((e) => e.type), ["run_created", "run_completed"]);
+  const check = await verifyRun(await findRun(run.folder));
+  assert.ok(check.ok, JSON.stringify(check.problems));
+});
