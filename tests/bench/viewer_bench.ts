@@ -155,7 +155,12 @@ function directPage(db: DatabaseSync, query: { status?: string; agent?: string; 
   const cancelled = (r: string) =>
     `EXISTS (SELECT 1 FROM provevi_events c INDEXED BY provevi_events_cancelled WHERE c.run_id = ${r}.run_id
       AND c.type = 'run_failed' AND json_extract(c.line, '$.data.error') = 'CancelledError')`;
-  if (query.status === "failed") where.push(`r.status = 'failed' AND NOT ${cancelled("r")}`);
+  if (query.status === "failed") {
+    where.push(
+      `r.status = 'failed' AND r.run_id NOT IN (SELECT u.run_id FROM provevi_runs u WHERE u.sealed_at IS NULL)
+      AND NOT ${cancelled("r")}`,
+    );
+  }
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const rows = db.prepare(
     `WITH page AS MATERIALIZED (

@@ -173,6 +173,7 @@ DROP INDEX provevi_runs_experiment;
 DROP INDEX provevi_runs_experiment_pin;
 CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
   WHERE type = 'run_failed' AND ((line::jsonb -> 'data') ->> 'error') = 'CancelledError';
+CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS NULL;
 `;
 
 /**
@@ -215,7 +216,7 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
   {
     version: 4,
     description:
-      "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled runs",
+      "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled and unsealed runs",
     up: async (sql) => {
       await sql.unsafe(V4);
     },

@@ -288,10 +288,18 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   // The cancelled runs are few and have an index of their own (provevi_events_cancelled).
   const cancelled = d.cancelled("r");
   const open = options.status === "running" || options.status === "cut";
-  if (options.status === "completed") where.push("r.status = 'completed'");
-  if (options.status === "failed") where.push(`r.status = 'failed' AND NOT ${cancelled}`);
-  if (options.status === "cancelled") where.push(`r.status = 'failed' AND ${cancelled}`);
-  if (open) where.push("r.status IN ('running', 'incomplete')");
+  // A run that ended but was never sealed (its writer killed at the seal) is cut when its writer is gone: it is
+  // read with the open ones, and left out of the ended ones.
+  // The unsealed runs are few, and have an index of their own (provevi_runs_unsealed).
+  const unsealed = "SELECT u.run_id FROM provevi_runs u WHERE u.sealed_at IS NULL";
+  const sealed = `r.run_id NOT IN (${unsealed})`;
+  if (options.status === "completed") where.push(`r.status = 'completed' AND ${sealed}`);
+  if (options.status === "failed") where.push(`r.status = 'failed' AND ${sealed} AND NOT ${cancelled}`);
+  if (options.status === "cancelled") where.push(`r.status = 'failed' AND ${sealed} AND ${cancelled}`);
+  if (open) {
+    where.push(`r.run_id IN (SELECT o.run_id FROM provevi_runs o WHERE o.status IN ('running', 'incomplete')
+      UNION ${unsealed})`);
+  }
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const offset = options.offset ?? 0;
   const limit = options.limit === undefined || open ? "" : ` LIMIT ${p(options.limit)}`;

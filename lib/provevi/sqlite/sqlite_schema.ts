@@ -166,7 +166,8 @@ CREATE INDEX provevi_events_failed ON provevi_events (json_extract(line, '$.data
  * column leads an index that goes on by status and then by run, so that a page of one agent (or experiment,
  * or pinned experiment) and one status is read in run order from the index alone, and its count is counted
  * there. The cancelled runs get a partial index of their own, so that telling failed from cancelled reads
- * only the cancelled runs' ending events. The experiment indexes of version 2 are their prefixes, and go.
+ * only the cancelled runs' ending events, and the unsealed runs (running, or cut: a writer killed before or at
+ * its seal) one of their own. The experiment indexes of version 2 are their prefixes, and go.
  */
 const V4 = `
 CREATE INDEX provevi_runs_agent_status ON provevi_runs (agent, status, run_id);
@@ -176,6 +177,7 @@ DROP INDEX provevi_runs_experiment;
 DROP INDEX provevi_runs_experiment_pin;
 CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
   WHERE type = 'run_failed' AND json_extract(line, '$.data.error') = 'CancelledError';
+CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS NULL;
 `;
 
 /**
@@ -214,7 +216,7 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
   {
     version: 4,
     description:
-      "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled runs",
+      "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled and unsealed runs",
     up: (db) => db.exec(V4),
   },
 ];

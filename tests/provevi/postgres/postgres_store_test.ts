@@ -168,7 +168,7 @@ pgTest(
       await sql.unsafe(`
       DROP TABLE provevi_agents, provevi_agent_versions, provevi_experiment_versions, provevi_experiments;
       DROP INDEX provevi_runs_agent_status, provevi_runs_experiment_status, provevi_runs_pin_status,
-        provevi_events_cancelled;
+        provevi_events_cancelled, provevi_runs_unsealed;
       DROP INDEX provevi_runs_status, provevi_runs_started, provevi_events_failed;
       DROP INDEX provevi_runs_agent, provevi_runs_parent, provevi_events_span;
       ALTER TABLE provevi_runs DROP COLUMN agent_version, DROP COLUMN experiment, DROP COLUMN experiment_pin,

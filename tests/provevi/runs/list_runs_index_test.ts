@@ -45,6 +45,7 @@ DROP INDEX provevi_runs_agent_status;
 DROP INDEX provevi_runs_experiment_status;
 DROP INDEX provevi_runs_pin_status;
 DROP INDEX provevi_events_cancelled;
+DROP INDEX provevi_runs_unsealed;
 CREATE INDEX provevi_runs_experiment ON provevi_runs (experiment);
 CREATE INDEX provevi_runs_experiment_pin ON provevi_runs (experiment_pin);
 UPDATE provevi_meta SET value = '3' WHERE key = 'schema_version';
@@ -59,6 +60,7 @@ const FILTERED: [ListRunsOptions, RegExp][] = [
   [{ experiment: "experiment://acme/demo/dev/q", status: "completed" }, /provevi_runs_experiment_status/],
   [{ experiment: "experiment://acme/demo/dev/q?at=v1", status: "failed" }, /provevi_runs_pin_status/],
   [{ status: "cancelled" }, /provevi_events_cancelled/],
+  [{ status: "cut" }, /provevi_runs_unsealed/],
 ];
 
 Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified", async () => {

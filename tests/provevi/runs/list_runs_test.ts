@@ -111,14 +111,14 @@ const STORES: [string, (dir: string) => Promise<{ store: EvidenceStore; drop?: (
 
 for (const [kind, open] of STORES) {
   const ignore = kind === "postgres" && NO_PG;
-  const withRuns = async (fn: (store: EvidenceStore) => Promise<void>) => {
+  const withRuns = async (fn: (store: EvidenceStore) => Promise<void>, only?: Sketch[]) => {
     const dir = await Deno.makeTempDir({ prefix: "list-runs-" });
     let drop: (() => Promise<void>) | undefined;
     try {
       const opened = await open(dir);
       drop = opened.drop;
       await using store = opened.store;
-      for (const [i, s] of (await sketches()).entries()) await writeSketch(store, s, i);
+      for (const [i, s] of (only ?? await sketches()).entries()) await writeSketch(store, s, i);
       await fn(store);
     } finally {
       await drop?.();
@@ -191,6 +191,47 @@ for (const [kind, open] of STORES) {
       assert.deepEqual(await ids({ experiment: `${EXP}?at=v1` }), [0]);
       await assert.rejects(() => listRuns(store, { limit: -1 }), ProveviError);
     }));
+
+  Deno.test({
+    name:
+      `listRuns() on the ${kind} store: a run that ended but was never sealed, its writer gone, is cut in ` +
+      `the list and under --status cut, and not under its ending's status`,
+    ignore,
+  }, async () => {
+    const gone = { ...writerProcess(), pid: await deadPid() } as unknown as Json;
+    await withRuns(async (store) => {
+      const ids = async (options: Parameters<typeof listRuns>[1]) => {
+        const list = await listRuns(store, options);
+        return [list.total, ...list.runs.map((r) => `${r.run_id} ${r.status}`)];
+      };
+      assert.deepEqual(await ids({}), [4, "run-d4 cut", "run-d3 cut", "run-d2 failed", "run-d1 completed"]);
+      assert.deepEqual(await ids({ status: "cut" }), [2, "run-d4 cut", "run-d3 cut"]);
+      assert.deepEqual(await ids({ status: "completed" }), [1, "run-d1 completed"]);
+      assert.deepEqual(await ids({ status: "failed" }), [1, "run-d2 failed"]);
+    }, [
+      { id: "run-d1", agent: "delta", model: "test:d", end: "completed" },
+      { id: "run-d2", agent: "delta", model: "test:d", end: { error: "ValueError" } },
+      // killed at the seal: its ending is written, its seal is not, and its lock is free
+      {
+        id: "run-d3",
+        agent: "delta",
+        model: "test:d",
+        end: "completed",
+        seal: false,
+        writer: gone,
+        lock: "freed",
+      },
+      {
+        id: "run-d4",
+        agent: "delta",
+        model: "test:d",
+        end: { error: "ValueError" },
+        seal: false,
+        writer: gone,
+        lock: "freed",
+      },
+    ]);
+  });
 
   Deno.test({
     name: `resolveRunRef() on the ${kind} store takes latest and an unambiguous start of a run ID`,
