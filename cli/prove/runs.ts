@@ -61,6 +61,11 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
         if (opts.version !== undefined && opts.agent === undefined) {
           throw new UsageError("--version needs --agent");
         }
+        if (opts.version !== undefined && !/^[0-9a-f]{1,64}$/.test(opts.version)) {
+          throw new UsageError(
+            `--version ${opts.version} is not a SHA-256 or the start of one (lowercase hex digits)`,
+          );
+        }
         for (const [flag, uri] of [["--reading", opts.reading], ["--experiment", opts.experiment]] as const) {
           const branch = uri?.match(/\?at=branch:.*$/)?.[0];
           if (uri !== undefined && branch) {

@@ -24,6 +24,7 @@ const CASES: [typeof prove, string[]][] = [
   [prove, ["--runs", RUNS, "runs", "--status", "done"]],
   [prove, ["--runs", RUNS, "runs", "--since", "yesterdayish"]],
   [prove, ["--runs", RUNS, "runs", "--limit", "-1"]],
+  [prove, ["--runs", RUNS, "runs", "--agent", "x", "--version", "zz"]],
   [prove, ["--runs", RUNS, "assess", ID, "q", "1", "--event", "x"]],
   [prove, ["--runs", RUNS, "assess", ID, "q", "1", "--event", "1", "--span", "ab"]],
   [prove, ["--runs", RUNS, "export", ID]],
