@@ -63,7 +63,10 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
         }
         if (opts.version !== undefined && !/^[0-9a-f]{1,64}$/.test(opts.version)) {
           throw new UsageError(
-            `--version ${opts.version} is not a SHA-256 or the start of one (lowercase hex digits)`,
+            `--version ${
+              JSON.stringify(opts.version)
+            } is not an agent version: give its SHA-256 or the start of ` +
+              `it, in lowercase hex digits`,
           );
         }
         for (const [flag, uri] of [["--reading", opts.reading], ["--experiment", opts.experiment]] as const) {

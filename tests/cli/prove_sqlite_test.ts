@@ -330,8 +330,8 @@ Deno.test("prove runs --agent --version refuses an empty version and a start tha
     const versions: string[] = JSON.parse(all.out).map((r: { agent_version: string }) => r.agent_version);
     assert.equal(new Set(versions).size, 17);
     const empty = await run(["--store", store, "runs", "--agent", "twin", "--version", ""]);
-    assert.equal(empty.code, 1);
-    assert.match(empty.err, /^prove: "" is not an agent version/);
+    assert.equal(empty.code, 2); // a wrong command line
+    assert.match(empty.err, /^prove: --version "" is not an agent version/);
     const one = await run([
       "--store",
       store,
