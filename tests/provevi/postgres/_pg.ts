@@ -110,7 +110,9 @@ export interface TaskResult {
 
 /**
  * Runs `deno task NAME` as deno.json writes it (its own permission flags and `--no-prompt`), with these
- * arguments, in a child process with the given environment added to this one's.
+ * arguments, in a child process whose environment is this one's PATH, HOME, DENO_DIR, TMPDIR and LANG, and the
+ * given variables: nothing else, since other test files running in this process set variables for a while
+ * (MLFLOW_TRACKING_URI, …) that a child must not take.
  */
 export async function task(
   name: string,
@@ -122,7 +124,16 @@ export async function task(
   const out = await new Deno.Command(Deno.execPath(), {
     args: [...words, ...args],
     cwd: new URL("../../../", import.meta.url).pathname,
-    env,
+    clearEnv: true,
+    env: {
+      ...Object.fromEntries(
+        ["PATH", "HOME", "DENO_DIR", "TMPDIR", "LANG"].flatMap((n) => {
+          const v = Deno.env.get(n);
+          return v === undefined ? [] : [[n, v]];
+        }),
+      ),
+      ...env,
+    },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
