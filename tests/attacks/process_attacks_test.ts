@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import CONFIG from "../../deno.json" with { type: "json" };
 import { runFile } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";
+import { alive, descendants, taskFlags } from "../_children.ts";
 
 const tally = new Tally("process attacks");
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -26,44 +26,6 @@ async function hasPython(): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Every process: its parent, state and command line, from `ps` (the test task may not list /proc). */
-function processes(): Map<number, { ppid: number; state: string; cmd: string }> {
-  const out = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid=,stat=,args="], stdout: "piped" })
-    .outputSync();
-  const all = new Map<number, { ppid: number; state: string; cmd: string }>();
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    const m = line.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
-    if (m) all.set(Number(m[1]), { ppid: Number(m[2]), state: m[3]!, cmd: m[4]! });
-  }
-  return all;
-}
-
-/** True while a process exists and is not a zombie. */
-function alive(pid: number): boolean {
-  const p = processes().get(pid);
-  return p !== undefined && !p.state.startsWith("Z");
-}
-
-/** Every process below `root`, with its command line. */
-function descendants(root: number): { pid: number; cmd: string }[] {
-  const all = processes();
-  const below = (pid: number): boolean => {
-    for (let p = all.get(pid)?.ppid, n = 0; p !== undefined && n < 64; p = all.get(p)?.ppid, n++) {
-      if (p === root) return true;
-    }
-    return false;
-  };
-  return [...all.keys()].filter(below).map((pid) => ({ pid, cmd: all.get(pid)!.cmd }));
-}
-
-/** The provr task's flags, with python3 added to the programs it may run (for the unsandboxed server). */
-function taskFlags(): string[] {
-  const words = CONFIG.tasks.provr.split(/\s+/);
-  return words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts")).map((f) =>
-    f.startsWith("--allow-run=") ? `${f},python3` : f
-  );
 }
 
 Deno.test("provr killed with SIGKILL mid-run leaves no process behind: not the busy sandbox process, not the MCP server or its grandchild", async () => {
@@ -94,7 +56,15 @@ prompt: Attack.
 `,
   );
   const provr = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(), join(ROOT, "cli/provr.ts"), "--runs", join(dir, "runs"), "run", file],
+    args: [
+      "run",
+      ...taskFlags("provr", ["python3"]),
+      join(ROOT, "cli/provr.ts"),
+      "--runs",
+      join(dir, "runs"),
+      "run",
+      file,
+    ],
     cwd: dir,
     stdin: "null",
     stdout: "null",
@@ -212,7 +182,7 @@ prompt: Attack.
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
-        ...taskFlags(),
+        ...taskFlags("provr", ["python3"]),
         join(ROOT, "cli/provr.ts"),
         "--runs",
         join(dir, "runs"),

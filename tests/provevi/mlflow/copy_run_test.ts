@@ -15,7 +15,7 @@ import {
 } from "../../../lib/provevi/mod.ts";
 import { copyRun, MlflowClient, takeCopyLock, UNFINISHED_TAG } from "../../../lib/provevi/mlflow/mod.ts";
 import { prove } from "../../../cli/prove.ts";
-import CONFIG from "../../../deno.json" with { type: "json" };
+import { cleanEnv, taskFlags } from "../../_children.ts";
 import {
   mlflowPolicy,
   mlflowPython,
@@ -570,14 +570,9 @@ Deno.test({
       `version: 1\ndestinations:\n  tracking: { kind: mlflow, receives: usage, endpoint: "${uri}" }\nhosts: [127.0.0.1]\n`,
     );
     // The copy reads the process's variables (MLFLOW_TRACKING_URI; this machine's CA variables would refuse
-    // it). They are given to a child \`prove\` (the task's own flags), never set in this process, whose other
+    // it). They are given to a child `prove` (the task's own flags), never set in this process, whose other
     // test files start children of their own at the same time.
-    const words = (CONFIG.tasks.prove as string).split(/\s+/);
-    const flags = words.slice(words.indexOf("run") + 1, words.indexOf("cli/prove.ts"));
-    const keep = ["PATH", "HOME", "DENO_DIR", "TMPDIR", "LANG"].flatMap((n) => {
-      const v = Deno.env.get(n);
-      return v === undefined ? [] : [[n, v]];
-    });
+    const flags = taskFlags("prove");
     {
       const copy = async () => {
         const args = [
@@ -593,7 +588,7 @@ Deno.test({
         const out = await new Deno.Command(Deno.execPath(), {
           args: ["run", ...flags, new URL("../../../cli/prove.ts", import.meta.url).pathname, ...args],
           clearEnv: true,
-          env: { ...Object.fromEntries(keep), MLFLOW_TRACKING_URI: uri },
+          env: { ...cleanEnv(), MLFLOW_TRACKING_URI: uri },
           stdin: "null",
         }).output();
         const text = (b: Uint8Array) => new TextDecoder().decode(b).split("\n").filter((l) => l !== "");

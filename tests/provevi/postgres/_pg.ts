@@ -4,6 +4,7 @@
  * they are skipped with a message naming the peer.
  * @module
  */
+import { cleanEnv } from "../../_children.ts";
 import postgres from "postgres";
 
 /** The server's URI (the `postgres` database), or null when no server was started. */
@@ -125,15 +126,7 @@ export async function task(
     args: [...words, ...args],
     cwd: new URL("../../../", import.meta.url).pathname,
     clearEnv: true,
-    env: {
-      ...Object.fromEntries(
-        ["PATH", "HOME", "DENO_DIR", "TMPDIR", "LANG"].flatMap((n) => {
-          const v = Deno.env.get(n);
-          return v === undefined ? [] : [[n, v]];
-        }),
-      ),
-      ...env,
-    },
+    env: { ...cleanEnv(), ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -5,41 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import CONFIG from "../../../deno.json" with { type: "json" };
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";
 import { needed, program } from "./_programs.ts";
+import { alive, descendants, taskFlags } from "../../_children.ts";
 
 const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
 const ROOT = new URL("../../../", import.meta.url).pathname;
-
-/** Every process: its parent and command line, from `ps`. */
-function processes(): Map<number, { ppid: number; state: string; cmd: string }> {
-  const out = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid=,stat=,args="], stdout: "piped" })
-    .outputSync();
-  const all = new Map<number, { ppid: number; state: string; cmd: string }>();
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    const m = line.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
-    if (m) all.set(Number(m[1]), { ppid: Number(m[2]), state: m[3]!, cmd: m[4]! });
-  }
-  return all;
-}
-
-function descendants(root: number): { pid: number; cmd: string }[] {
-  const all = processes();
-  const below = (pid: number): boolean => {
-    for (let p = all.get(pid)?.ppid, n = 0; p !== undefined && n < 64; p = all.get(p)?.ppid, n++) {
-      if (p === root) return true;
-    }
-    return false;
-  };
-  return [...all.keys()].filter(below).map((pid) => ({ pid, cmd: all.get(pid)!.cmd }));
-}
-
-function alive(pid: number): boolean {
-  const p = processes().get(pid);
-  return p !== undefined && !p.state.startsWith("Z");
-}
 
 Deno.test({
   name:
@@ -66,10 +38,7 @@ agent:
 prompt: Wait.
 `,
     );
-    const words = CONFIG.tasks.provr.split(/\s+/);
-    const flags = words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts")).map((f) =>
-      f.startsWith("--allow-run=") ? `${f},${path}` : f
-    );
+    const flags = taskFlags("provr", [path]);
     const provr = new Deno.Command(Deno.execPath(), {
       args: ["run", ...flags, join(ROOT, "cli/provr.ts"), "--runs", join(dir, "runs"), "run", file],
       cwd: dir,

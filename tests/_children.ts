@@ -1,0 +1,60 @@
+/**
+ * The tests' child processes: the flags a task runs its program with, a clean environment for a child, and
+ * the processes on the machine (to tell that a child and what it started are gone).
+ * @module
+ */
+import CONFIG from "../deno.json" with { type: "json" };
+
+/**
+ * The permission flags of a task that runs `cli/NAME.ts` (`--no-prompt` and its `--allow-*`), with programs
+ * added to its `--allow-run` when a test's run starts more.
+ */
+export function taskFlags(name: "prove" | "provr" | "provtrace", morePrograms: string[] = []): string[] {
+  const words = (CONFIG.tasks[name] as string).split(/\s+/);
+  return words.slice(words.indexOf("run") + 1, words.indexOf(`cli/${name}.ts`)).map((f) =>
+    f.startsWith("--allow-run=") && morePrograms.length ? `${f},${morePrograms.join(",")}` : f
+  );
+}
+
+/**
+ * This process's PATH, HOME, DENO_DIR, TMPDIR and LANG, for a child started with `clearEnv`: test files share
+ * one process, and some set variables for a while that a child must not take.
+ */
+export function cleanEnv(): Record<string, string> {
+  return Object.fromEntries(
+    ["PATH", "HOME", "DENO_DIR", "TMPDIR", "LANG"].flatMap((n) => {
+      const v = Deno.env.get(n);
+      return v === undefined ? [] : [[n, v]];
+    }),
+  );
+}
+
+/** Every process: its parent, state and command line, from `ps` (the test task may not list /proc). */
+export function processes(): Map<number, { ppid: number; state: string; cmd: string }> {
+  const out = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid=,stat=,args="], stdout: "piped" })
+    .outputSync();
+  const all = new Map<number, { ppid: number; state: string; cmd: string }>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const m = line.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
+    if (m) all.set(Number(m[1]), { ppid: Number(m[2]), state: m[3]!, cmd: m[4]! });
+  }
+  return all;
+}
+
+/** True while a process exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  const p = processes().get(pid);
+  return p !== undefined && !p.state.startsWith("Z");
+}
+
+/** Every process below `root`, with its command line. */
+export function descendants(root: number): { pid: number; cmd: string }[] {
+  const all = processes();
+  const below = (pid: number): boolean => {
+    for (let p = all.get(pid)?.ppid, n = 0; p !== undefined && n < 64; p = all.get(p)?.ppid, n++) {
+      if (p === root) return true;
+    }
+    return false;
+  };
+  return [...all.keys()].filter(below).map((pid) => ({ pid, cmd: all.get(pid)!.cmd }));
+}
