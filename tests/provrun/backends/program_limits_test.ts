@@ -46,36 +46,55 @@ Deno.test("claudeTokens() counts each assistant message of a transcript once; co
   }
 });
 
-/** A run of `backend` whose first model response reports 5,000 tokens, with a limit of 1,000. */
-async function overTokens(backend: "claude-code" | "codex", path: string) {
-  // The second model request waits two minutes: a run that is not stopped by its token limit runs into
-  // limits.seconds, and fails with another message.
-  await using provider = startFakeAgentProvider(
-    [{
-      name: backend === "codex" ? "exec_command" : "Bash",
-      input: backend === "codex" ? { cmd: "ls" } : { command: "ls" },
-    }],
-    { delayMs: 120_000, delayFrom: 1, usage: { input: 4_000, output: 1_000 } },
-  );
-  const runs = await Deno.makeTempDir({ prefix: `provrun-${backend}-tokens-` });
+/** The tool call that lists the files, as each program names its shell tool. */
+function listFiles(backend: "claude-code" | "codex") {
+  return backend === "codex"
+    ? { name: "exec_command", input: { cmd: "ls" } }
+    : { name: "Bash", input: { command: "ls" } };
+}
+
+/** Runs a run file of `backend` against the fake provider, with these limits, in a fresh runs root. */
+async function runProgram(
+  backend: "claude-code" | "codex",
+  path: string,
+  provider: { url: string; openaiBaseUrl: string },
+  run: { name: string; limits: string; prompt: string; runs: string },
+) {
   const model = backend === "codex" ? "openai:gpt-fake" : "anthropic:claude-sonnet-4-5";
   const baseUrl = backend === "codex" ? provider.openaiBaseUrl : provider.url;
   const key = backend === "codex" ? "FAKE_OPENAI_KEY" : "FAKE_ANTHROPIC_KEY";
-  try {
-    const file = RunFile.parse(`
+  const file = RunFile.parse(`
 run: { org: acme, domain: demo, env: dev, actor: ada }
 agent:
-  name: spender
+  name: ${run.name}
   backend: ${backend}
   program: ${JSON.stringify(path)}
   model: ${model}
   provider: { base_url: ${JSON.stringify(baseUrl)}, api_key_env: ${key} }
   allow_unsandboxed: [Bash]
-  limits: { tokens: 1000, seconds: 90 }
-prompt: List the files, then answer.
+  limits: ${run.limits}
+prompt: ${run.prompt}
 `);
+  return await runFile(file, { runs: run.runs, env: (n) => (n === key ? "sk-fake" : Deno.env.get(n)) });
+}
+
+/** A run of `backend` whose first model response reports 5,000 tokens, with a limit of 1,000. */
+async function overTokens(backend: "claude-code" | "codex", path: string) {
+  // The second model request waits two minutes: a run that is not stopped by its token limit runs into
+  // limits.seconds, and fails with another message.
+  await using provider = startFakeAgentProvider(
+    [listFiles(backend)],
+    { delayMs: 120_000, delayFrom: 1, usage: { input: 4_000, output: 1_000 } },
+  );
+  const runs = await Deno.makeTempDir({ prefix: `provrun-${backend}-tokens-` });
+  try {
     const started = performance.now();
-    const outcome = await runFile(file, { runs, env: (n) => (n === key ? "sk-fake" : Deno.env.get(n)) });
+    const outcome = await runProgram(backend, path, provider, {
+      name: "spender",
+      limits: "{ tokens: 1000, seconds: 90 }",
+      prompt: "List the files, then answer.",
+      runs,
+    });
     assert.equal(outcome.status, "failed");
     assert.equal(outcome.error?.name, "CancelledError");
     assert.match(outcome.error!.message, /the run passed its limit of 1000 tokens \(\d+\)/);
@@ -146,32 +165,18 @@ async function atSteps(backend: "claude-code" | "codex", path: string) {
   // The third model request waits two minutes, so a program that is not stopped at two steps runs into
   // limits.seconds and fails.
   await using provider = startFakeAgentProvider(
-    [1, 2, 3].map(() =>
-      backend === "codex"
-        ? { name: "exec_command", input: { cmd: "ls" } }
-        : { name: "Bash", input: { command: "ls" } }
-    ),
+    [1, 2, 3].map(() => listFiles(backend)),
     { delayMs: 120_000, delayFrom: 2 },
   );
   const runs = await Deno.makeTempDir({ prefix: `provrun-${backend}-steps-` });
-  const model = backend === "codex" ? "openai:gpt-fake" : "anthropic:claude-sonnet-4-5";
-  const baseUrl = backend === "codex" ? provider.openaiBaseUrl : provider.url;
-  const key = backend === "codex" ? "FAKE_OPENAI_KEY" : "FAKE_ANTHROPIC_KEY";
   try {
-    const file = RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada }
-agent:
-  name: stepper
-  backend: ${backend}
-  program: ${JSON.stringify(path)}
-  model: ${model}
-  provider: { base_url: ${JSON.stringify(baseUrl)}, api_key_env: ${key} }
-  allow_unsandboxed: [Bash]
-  limits: { steps: 2, seconds: 90 }
-prompt: List the files three times, then answer.
-`);
     const started = performance.now();
-    const outcome = await runFile(file, { runs, env: (n) => (n === key ? "sk-fake" : Deno.env.get(n)) });
+    const outcome = await runProgram(backend, path, provider, {
+      name: "stepper",
+      limits: "{ steps: 2, seconds: 90 }",
+      prompt: "List the files three times, then answer.",
+      runs,
+    });
     assert.equal(outcome.status, "completed", outcome.error?.message);
     assert.ok(performance.now() - started < 80_000, "the program was not stopped before limits.seconds");
     // two model responses: Claude Code makes no third request, Codex's is never answered
