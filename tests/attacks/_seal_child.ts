@@ -1,17 +1,30 @@
 /**
  * The writer of the seal's fault-injection test: runs a small run and, at the seal, kills itself with
  * SIGKILL just before its Nth filesystem step (`N` and `before` as arguments), or (`half`) in the middle of
- * the seal's first file write, after half its bytes. Not a test itself; tests/attacks/seal_faults_test.ts starts it.
+ * the seal's Nth file write, after half its bytes. With a key file as fourth argument, the run is signed with
+ * it. Not a test itself; tests/attacks/seal_faults_test.ts starts it.
  * @module
  */
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { FileRunWriter } from "../../lib/provevi/store/file_store.ts";
 
-const [runs, nth, mode] = Deno.args;
+const [runs, nth, mode, signKey] = Deno.args;
 const target = Number(nth);
 let count = 0;
 
+// True while the run's writer seals: every filesystem call in that time is a step of the seal.
+let sealing = false;
+const seal = FileRunWriter.prototype.seal;
+FileRunWriter.prototype.seal = async function (this: FileRunWriter, ...args: Parameters<typeof seal>) {
+  sealing = true;
+  try {
+    return await seal.apply(this, args);
+  } finally {
+    sealing = false;
+  }
+};
 function inSeal(): boolean {
-  return /\bseal\b/.test(new Error().stack ?? "");
+  return sealing;
 }
 
 function step(): void {
@@ -22,19 +35,46 @@ function step(): void {
 
 const open = Deno.open;
 const rename = Deno.rename;
+const renameSync = Deno.renameSync;
 const writeTextFile = Deno.writeTextFile;
+const writeFile = Deno.writeFile;
+const writeFileSync = Deno.writeFileSync;
 const sync = Deno.FsFile.prototype.sync;
 const syncSync = Deno.FsFile.prototype.syncSync;
+let writes = 0;
+/** In `half` mode, true when this write is the one to stop in the middle of. */
+function halfHere(): boolean {
+  if (!inSeal()) return false;
+  writes += 1;
+  return mode === "half" && writes === target;
+}
 Object.assign(Deno, {
   open: (...args: Parameters<typeof Deno.open>) => (step(), open(...args)),
   rename: (...args: Parameters<typeof Deno.rename>) => (step(), rename(...args)),
+  renameSync: (...args: Parameters<typeof Deno.renameSync>) => (step(), renameSync(...args)),
   writeTextFile: async (path: string | URL, data: string, options?: Deno.WriteFileOptions) => {
-    if (inSeal() && mode === "half") {
+    if (halfHere()) {
       await writeTextFile(path, data.slice(0, Math.floor(data.length / 2)), options);
       Deno.kill(Deno.pid, "SIGKILL");
     }
     step();
     return await writeTextFile(path, data, options);
+  },
+  writeFile: async (path: string | URL, data: Uint8Array, options?: Deno.WriteFileOptions) => {
+    if (halfHere()) {
+      await writeFile(path, data.subarray(0, data.length >> 1), options);
+      Deno.kill(Deno.pid, "SIGKILL");
+    }
+    step();
+    return await writeFile(path, data, options);
+  },
+  writeFileSync: (path: string | URL, data: Uint8Array, options?: Deno.WriteFileOptions) => {
+    if (halfHere()) {
+      writeFileSync(path, data.subarray(0, data.length >> 1), options);
+      Deno.kill(Deno.pid, "SIGKILL");
+    }
+    step();
+    return writeFileSync(path, data, options);
   },
 });
 Deno.FsFile.prototype.sync = function (this: Deno.FsFile) {
@@ -47,7 +87,9 @@ Deno.FsFile.prototype.syncSync = function (this: Deno.FsFile) {
 };
 
 const file = RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada }
+run: { org: acme, domain: demo, env: dev, actor: ada${
+  signKey ? `, sign_key: ${JSON.stringify(signKey)}` : ""
+} }
 agent:
   name: writer
   backend: call
@@ -57,4 +99,4 @@ prompt: Write the answer.
 outputs: [answer.txt]
 `);
 const outcome = await runFile(file, { runs });
-console.log(JSON.stringify({ runId: outcome.runId, status: outcome.status, steps: count }));
+console.log(JSON.stringify({ runId: outcome.runId, status: outcome.status, steps: count, writes }));

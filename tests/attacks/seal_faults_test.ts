@@ -1,62 +1,89 @@
 /**
  * A kill during the seal itself: the writer is stopped (SIGKILL) just before each filesystem step of the seal
- * in turn (and once in the middle of writing the manifest), and the run is then either sealed and verifies,
- * or unsealed and says so; never a manifest that verifies over missing files.
+ * in turn, and in the middle of each of its writes, and the run is then either sealed and verifies (a signed
+ * run with its signature, by the trusted key), or unsealed and says so; never a manifest that verifies over
+ * missing files, nor a sealed signed run without its signature.
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { FileStore, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("seal faults");
 const CHILD = new URL("./_seal_child.ts", import.meta.url).pathname;
 
-async function writer(runs: string, nth: number, mode: "before" | "half") {
+async function writer(runs: string, nth: number, mode: "before" | "half", key?: string) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CHILD, runs, String(nth), mode],
+    args: ["run", "-A", CHILD, runs, String(nth), mode, ...(key ? [key] : [])],
     stdout: "piped",
     stderr: "piped",
   }).output();
   return { killed: out.signal === "SIGKILL", code: out.code, stdout: new TextDecoder().decode(out.stdout) };
 }
 
-Deno.test("a writer killed at each step of the seal leaves a run that is sealed and verifies, or unsealed and says so", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "attack-seal-" });
+/** Kills a writer before each step of the seal and in the middle of each write; judges each run left. */
+async function attack(dir: string, signed: boolean): Promise<void> {
   const failures: string[] = [];
+  const key = signed ? join(dir, "signing.key") : undefined;
+  if (key) await writeKeyPair(key);
+  const trust = key ? [await readTrustedKey(`${key}.pub`)] : [];
+  const name = signed ? "a signed seal" : "the seal";
   const judge = async (label: string, runs: string) => {
+    label = `${label} of ${name}`;
     const ids = (await Array.fromAsync(Deno.readDir(runs))).map((e) => e.name);
     assert.equal(ids.length, 1, label);
     const record = await new FileStore({ runs }).readRun(ids[0]!);
     const sealed = (await record.manifestText()) !== null;
-    const check = await verifyRun(record);
+    const check = await verifyRun(record, { trust });
     const says = check.problems.some((p) => /manifest|seal/i.test(p));
-    const ok = sealed ? check.ok && check.problems.length === 0 : !check.ok && says;
+    const signedOk = !signed || check.signedBy.length === 1;
+    const ok = sealed ? check.ok && check.problems.length === 0 && signedOk : !check.ok && says;
     if (!ok) failures.push(`${label}: sealed=${sealed} problems=${JSON.stringify(check.problems)}`);
     tally.add(label, { stopped: ok, recorded: sealed || says });
   };
-  // How many steps the seal takes, from a writer that is never stopped.
-  const whole = await writer(join(dir, "whole"), 10_000, "before");
+  // How many steps and writes the seal takes, from a writer that is never stopped.
+  const whole = await writer(join(dir, "whole"), 10_000, "before", key);
   assert.equal(whole.code, 0, whole.stdout);
-  const steps = JSON.parse(whole.stdout.trim().split("\n").at(-1)!).steps as number;
+  const { steps, writes } = JSON.parse(whole.stdout.trim().split("\n").at(-1)!) as {
+    steps: number;
+    writes: number;
+  };
   await judge("no kill", join(dir, "whole"));
-  // A kill before each step, five writers at a time.
-  const all = Array.from({ length: steps }, (_, i) => i + 1);
-  for (let i = 0; i < all.length; i += 5) {
+  // A kill before each step, and in the middle of each write, five writers at a time.
+  const cases = [
+    ...Array.from({ length: steps }, (_, i) => ({ nth: i + 1, mode: "before" as const })),
+    ...Array.from({ length: writes }, (_, i) => ({ nth: i + 1, mode: "half" as const })),
+  ];
+  for (let i = 0; i < cases.length; i += 5) {
     await Promise.all(
-      all.slice(i, i + 5).map(async (nth) => {
-        const runs = join(dir, `before-${nth}`);
-        const r = await writer(runs, nth, "before");
-        assert.ok(r.killed, `step ${nth} of ${steps} was not reached: ${r.stdout}`);
-        await judge(`a kill before step ${nth} of ${steps}`, runs);
+      cases.slice(i, i + 5).map(async ({ nth, mode }) => {
+        const runs = join(dir, `${mode}-${nth}`);
+        const r = await writer(runs, nth, mode, key);
+        assert.ok(r.killed, `${mode} ${nth} was not reached: ${r.stdout}`);
+        await judge(
+          mode === "before"
+            ? `a kill before step ${nth} of ${steps}`
+            : `a kill in the middle of write ${nth}`,
+          runs,
+        );
       }),
     );
   }
-  const half = await writer(join(dir, "half"), 0, "half");
-  assert.ok(half.killed);
-  await judge("a kill in the middle of the manifest's write", join(dir, "half"));
   assert.ok(steps >= 5, `the seal took ${steps} steps`);
+  assert.ok(writes >= (signed ? 2 : 1), `the seal made ${writes} writes`);
   assert.deepEqual(failures, []);
+}
+
+Deno.test("a writer killed at each step of the seal leaves a run that is sealed and verifies, or unsealed and says so", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-seal-" });
+  await attack(dir, false);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a writer killed at each step of a signed seal leaves a run that is sealed, signed and verifies with --trust, or unsealed and says so", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-signed-seal-" });
+  await attack(dir, true);
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -11,7 +11,7 @@ import type { EvidenceEvent, Json } from "./event.ts";
 import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import type { RunRecord } from "./record.ts";
-import type { SigningKey, TrustedKey } from "./signing_key.ts";
+import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
 
 /** The file of the attestation, under `evidence/`. */
@@ -163,7 +163,7 @@ export function pae(payloadType: string, body: Uint8Array): Uint8Array<ArrayBuff
  */
 export async function signStatement(statement: RunStatement, key: SigningKey): Promise<DsseEnvelope> {
   const body = statementBytes(statement);
-  const sig = new Uint8Array(await crypto.subtle.sign("Ed25519", key.key, pae(IN_TOTO_PAYLOAD_TYPE, body)));
+  const sig = await signBytes(key, pae(IN_TOTO_PAYLOAD_TYPE, body));
   return {
     payloadType: IN_TOTO_PAYLOAD_TYPE,
     payload: toBase64(body),
@@ -196,8 +196,30 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
     );
   }
   const envelope = await signStatement(runStatement(events, manifest), key);
-  Deno.writeFileSync(join(evidence, ATTESTATION_FILE), utf8(canonicalize(envelope) + "\n"));
+  Deno.writeFileSync(join(evidence, ATTESTATION_FILE), attestationBytes(envelope));
   return envelope;
+}
+
+/**
+ * The bytes of `attestation.dsse.json` for a run's evidence, as a writer makes them at its seal, from the texts
+ * it is about to write (see `SealInfo.signingKey`).
+ *
+ * @param eventsText The text of `events.jsonl`.
+ * @param manifestText The text of `manifest.json`.
+ * @param key The signing key.
+ * @returns The file's bytes.
+ */
+export async function sealAttestation(
+  eventsText: string,
+  manifestText: string,
+  key: SigningKey,
+): Promise<Uint8Array> {
+  return attestationBytes(await signStatement(runStatement(eventsText, manifestText), key));
+}
+
+/** The bytes of `attestation.dsse.json`: the envelope's RFC 8785 JSON and a newline. */
+function attestationBytes(envelope: DsseEnvelope): Uint8Array {
+  return utf8(canonicalize(envelope) + "\n");
 }
 
 /**

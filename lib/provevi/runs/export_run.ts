@@ -1,12 +1,14 @@
 /**
  * Copies a sealed run from one store to another, such as from the file store to a sqlite store and back:
- * the lines and payloads go through the target's writer, the seal keeps its time, and `output/` and
- * `bundle.json` are copied. The copy is verified.
+ * the lines and payloads go through the target's writer, the seal keeps its time, and `output/`, `bundle.json`
+ * and the signed seal (`evidence/attestation.dsse.json`, whose statement the copy's evidence gives byte for
+ * byte) are copied. The copy is verified.
  * @module
  */
 import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
+import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
 import type { Manifest } from "../evidence/manifest.ts";
 import type { EvidenceStore } from "../store/store.ts";
@@ -125,12 +127,32 @@ async function copyInto(
     }
   }
   await writer.seal({ sealed_at: manifest.sealed_at, lost: manifest.lost });
+  if (record.folder !== null) await copySignature(record.folder, folder);
   const bundle = await readBundle(folder);
   const recordBundle =
     (to as { recordBundle?: (id: string, b: { uri: string; pinned: string }) => Promise<void> })
       .recordBundle;
   if (bundle && recordBundle) await recordBundle.call(to, runId, bundle);
   return await verifyRun(await to.readRun(runId), { store: to, ...c.catalog });
+}
+
+/** Copies the run's signed seal, when it has one, and fsyncs it: the copy's evidence is the same bytes. */
+async function copySignature(from: string, to: string): Promise<void> {
+  const source = join(from, "evidence", ATTESTATION_FILE);
+  try {
+    if (!(await Deno.lstat(source)).isFile) return; // the source verified, so this is not met
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  const target = join(to, "evidence", ATTESTATION_FILE);
+  await Deno.copyFile(source, target);
+  {
+    using f = await Deno.open(target, { read: true });
+    await f.sync();
+  }
+  using dir = await Deno.open(join(to, "evidence"), { read: true });
+  await dir.sync();
 }
 
 async function exists(path: string): Promise<boolean> {

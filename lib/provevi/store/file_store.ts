@@ -18,6 +18,7 @@ import {
   statusOf,
 } from "../evidence/manifest.ts";
 import { nowUtc } from "../evidence/event.ts";
+import { ATTESTATION_FILE, sealAttestation } from "../evidence/attestation.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
@@ -30,6 +31,7 @@ export function evidencePaths(folder: string): {
   events: string;
   payloads: string;
   manifest: string;
+  attestation: string;
 } {
   const evidence = join(folder, "evidence");
   return {
@@ -37,6 +39,7 @@ export function evidencePaths(folder: string): {
     events: join(evidence, "events.jsonl"),
     payloads: join(evidence, "payloads"),
     manifest: join(evidence, "manifest.json"),
+    attestation: join(evidence, ATTESTATION_FILE),
   };
 }
 
@@ -327,7 +330,12 @@ export class FileRunWriter implements RunWriter {
     return [...this.#payloads].map(([sha256, size]) => ({ sha256, size }));
   }
 
-  /** Writes `manifest.json` and fsyncs the evidence. */
+  /**
+   * Writes `manifest.json` (and, with a signing key, `attestation.dsse.json`) and fsyncs the evidence: every
+   * file at once, then the manifest takes its name and the folders are fsynced. The signature is made before the
+   * first fsync, so it is on disk in the same journal commit as the rest (a file made during a commit waits for
+   * it), and a run that has its manifest after a crash has its signature too.
+   */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed already`);
     const manifest = buildManifest({
@@ -339,30 +347,58 @@ export class FileRunWriter implements RunWriter {
       lost: info.lost ?? [],
       sealed_at: info.sealed_at ?? nowUtc(),
     });
+    const text = manifestText(manifest);
+    const tmp = `${this.#paths.manifest}.tmp`;
+    const events = this.#file;
+    let eventsSynced: Promise<void> | null = null;
     try {
-      this.#file.syncSync();
-      this.#file.close();
-      for (const path of this.#written) {
-        using f = await Deno.open(path, { read: true });
-        await f.sync();
-      }
-      const tmp = `${this.#paths.manifest}.tmp`;
-      await Deno.writeTextFile(tmp, manifestText(manifest));
-      {
-        using f = await Deno.open(tmp, { read: true, write: true });
-        await f.sync();
-      }
-      await Deno.rename(tmp, this.#paths.manifest);
+      // The statement is made here, and signed on WebCrypto's side while the manifest is written.
+      const signing = info.signingKey
+        ? sealAttestation(strictUtf8.decode(Deno.readFileSync(this.#paths.events)), text, info.signingKey)
+        : null;
+      Deno.writeFileSync(tmp, utf8(text));
+      const attestation = signing === null ? null : await signing;
+      if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+      eventsSynced = events.sync();
+      const files = [...this.#written, tmp];
+      if (attestation) files.push(this.#paths.attestation);
+      await settle([eventsSynced, syncFiles(files)]);
+      Deno.renameSync(tmp, this.#paths.manifest);
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
-      for (const dir of [this.#paths.payloads, this.#paths.evidence, this.folder]) await syncDir(dir);
+      await settle([this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir));
     } catch (error) {
       throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
         cause: error,
       });
+    } finally {
+      await eventsSynced?.catch(() => {});
+      try {
+        events.close();
+      } catch { /* closed already */ }
     }
     this.#sealed = true;
     return manifest;
+  }
+}
+
+/** Waits for every promise, then throws the first failure: nothing is left running behind a failure. */
+async function settle(promises: readonly Promise<void>[]): Promise<void> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/** Fsyncs files, a few at a time: the disk takes them in one journal commit rather than one each. */
+async function syncFiles(paths: readonly string[]): Promise<void> {
+  const width = 16;
+  for (let i = 0; i < paths.length; i += width) {
+    await Promise.all(
+      paths.slice(i, i + width).map(async (path) => {
+        using f = await Deno.open(path, { read: true });
+        await f.sync();
+      }),
+    );
   }
 }
 

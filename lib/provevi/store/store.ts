@@ -8,6 +8,7 @@ import type { EvidenceEvent } from "../evidence/event.ts";
 import type { LostEvent, Manifest } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
+import type { SigningKey } from "../evidence/signing_key.ts";
 
 /** What the recorder tells a writer at the seal. */
 export interface SealInfo {
@@ -15,6 +16,11 @@ export interface SealInfo {
   sealed_at?: string;
   /** Events that lenient mode could not write. */
   lost?: LostEvent[];
+  /**
+   * The key to sign the seal with: `evidence/attestation.dsse.json` is written and fsynced with the manifest,
+   * before the folder is, so a sealed run that has its manifest after a crash has its signature too.
+   */
+  signingKey?: SigningKey;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   type Manifest,
   nowUtc,
   type RunWriter,
+  type SigningKey,
   utf8,
 } from "../../provevi/mod.ts";
 
@@ -356,11 +357,11 @@ export class EvidenceRecorder {
     return this.#sealed;
   }
 
-  /** Seals the run through the writer, with the lost events. */
-  async seal(): Promise<Manifest> {
+  /** Seals the run through the writer, with the lost events, signed with the key when one is given. */
+  async seal(signingKey?: SigningKey): Promise<Manifest> {
     this.#sealed = true;
     await this.flush();
-    return await this.#writer.seal({ lost: [...this.#lost] });
+    return await this.#writer.seal({ lost: [...this.#lost], signingKey });
   }
 }
 

@@ -8,9 +8,7 @@ import { join, resolve } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
 import {
   agentVersion,
-  attestRun,
   type EvidenceStore,
-  FileRunRecord,
   type Manifest,
   openStore,
   readSigningKey,
@@ -374,16 +372,10 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
   await telemetry.close(); // telemetry: spans flushed to the store and the approved destination at the seal
   let manifest: Manifest | null = null;
   try {
-    manifest = await recorder.seal();
+    // signing: the seal, as an in-toto statement in a DSSE envelope, fsynced with the manifest
+    manifest = await recorder.seal(signingKey ?? undefined);
   } catch (error) {
     failure ??= error;
-  }
-  if (manifest && signingKey) { // signing: the seal, as an in-toto statement in a DSSE envelope, before the bundle
-    try {
-      await attestRun(new FileRunRecord(runId, folder), signingKey);
-    } catch (error) {
-      failure ??= error;
-    }
   }
   let bundle: RunOutcome["bundle"] = null;
   if (manifest && spec.run.bundle) {

@@ -6,6 +6,7 @@ import {
   FileRunRecord,
   readSigningKey,
   readTrustedKey,
+  signBytes,
   verifyRun,
   writeKeyPair,
 } from "../../../lib/provevi/mod.ts";
@@ -78,6 +79,28 @@ Deno.test("readSigningKey() reads a key file again when it changed, and checks i
     await assert.rejects(() => readSigningKey(path), /is not an Ed25519 private key file/);
     await Deno.remove(path);
     await assert.rejects(() => readSigningKey(path), /cannot read the signing key/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("signBytes() gives the very signature WebCrypto gives with the same key, which the public key verifies", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const pair = await writeKeyPair(join(dir, "k"));
+    const key = await readSigningKey(pair.privatePath);
+    const trusted = await readTrustedKey(pair.publicPath);
+    for (const size of [0, 1, 64, 5_000]) {
+      const bytes = crypto.getRandomValues(new Uint8Array(size));
+      const ours = await signBytes(key, bytes);
+      const webCrypto = new Uint8Array(await crypto.subtle.sign("Ed25519", key.key, bytes));
+      assert.deepEqual(ours, webCrypto, `${size} bytes`);
+      assert.ok(await crypto.subtle.verify("Ed25519", trusted.key, ours, bytes));
+    }
+    // A key made elsewhere, with no file behind it, signs through WebCrypto alone.
+    const made = await crypto.subtle.generateKey("Ed25519", false, ["sign", "verify"]) as CryptoKeyPair;
+    const sig = await signBytes({ keyid: "elsewhere", key: made.privateKey }, new Uint8Array([1, 2]));
+    assert.ok(await crypto.subtle.verify("Ed25519", made.publicKey, sig, new Uint8Array([1, 2])));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

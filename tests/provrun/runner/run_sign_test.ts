@@ -84,3 +84,47 @@ Deno.test("provr run --sign-key signs with the key it names; a key others may re
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a signed run copied into a sqlite store and back keeps its signature, and verifies with --trust there", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await prove(["keygen", join(dir, "signing.key")], bufferIo());
+    await Deno.writeTextFile(join(dir, "run.yaml"), RUN_FILE);
+    const outcome = await runFile(await RunFile.load(join(dir, "run.yaml")), { runs: join(dir, "runs") });
+    const trust = ["--trust", join(dir, "signing.key.pub")];
+    const db = `sqlite:///${join(dir, "evidence.db")}`;
+    const copy = bufferIo();
+    assert.equal(
+      await prove(
+        ["--runs", join(dir, "runs"), "export", outcome.runId, "--to", db, "--to-runs", join(dir, "indexed")],
+        copy,
+      ),
+      0,
+      copy.text(),
+    );
+    const there = bufferIo();
+    assert.equal(await prove(["--store", db, "verify", outcome.runId, ...trust], there), 0, there.text());
+    assert.match(there.text(), /signed by trusted key/);
+    const back = bufferIo();
+    assert.equal(
+      await prove(
+        ["--store", db, "export", outcome.runId, "--to", "file", "--to-runs", join(dir, "back")],
+        back,
+      ),
+      0,
+      back.text(),
+    );
+    const home = bufferIo();
+    assert.equal(
+      await prove(["--runs", join(dir, "back"), "verify", outcome.runId, ...trust], home),
+      0,
+      home.text(),
+    );
+    assert.equal(
+      await Deno.readTextFile(join(dir, "back", outcome.runId, "evidence", "attestation.dsse.json")),
+      await Deno.readTextFile(join(outcome.folder, "evidence", "attestation.dsse.json")),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
