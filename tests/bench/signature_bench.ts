@@ -35,7 +35,7 @@ import { copyFolder } from "../_files.ts";
 export async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "bench-signature-" });
   const keyPath = join(dir, "signing.key");
-  const { publicPath } = await writeKeyPair(keyPath);
+  const { publicPath, keyid } = await writeKeyPair(keyPath);
   const trust = [await readTrustedKey(publicPath)];
   const lines = (await Deno.readTextFile(join(FIXTURE, "evidence", "events.jsonl"))).trimEnd().split("\n");
   const fixtureEvents = lines.map((l) => JSON.parse(l));
@@ -59,7 +59,8 @@ export async function main(): Promise<void> {
         component: e.component,
         actor: e.actor,
         refs: e.refs,
-        data: e.data,
+        // A signed run's run_created names its key, as provr records it.
+        data: sign && e.type === "run_created" ? { ...e.data, signing_key: keyid } : e.data,
         payload: e.payload,
         confidence: e.confidence,
         trace_id: e.trace_id,

@@ -5,6 +5,7 @@
  * `evidence/attestation.dsse.json`, outside the manifest (which it covers) and inside the bundle.
  * @module
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
 import type { EvidenceEvent, Json } from "./event.ts";
@@ -59,6 +60,18 @@ export function runStatement(
   manifestText: string,
   options: { events?: readonly EvidenceEvent[] } = {},
 ): RunStatement {
+  return statementOf(sha256Hex(eventsText), options.events ?? parseEvents(eventsText), manifestText);
+}
+
+/**
+ * The statement, from the SHA-256 of `events.jsonl` and the events it reads (the first, the inputs staged and
+ * the outputs made; any others are passed over).
+ */
+function statementOf(
+  eventsSha256: string,
+  events: readonly EvidenceEvent[],
+  manifestText: string,
+): RunStatement {
   let manifest: { run_id?: unknown; payloads?: unknown; status?: unknown; last_hash?: unknown };
   try {
     manifest = JSON.parse(manifestText);
@@ -68,9 +81,8 @@ export function runStatement(
       cause: error,
     });
   }
-  const events = options.events ?? parseEvents(eventsText);
   const subject: RunStatement["subject"] = [
-    { name: "evidence/events.jsonl", digest: { sha256: sha256Hex(eventsText) } },
+    { name: "evidence/events.jsonl", digest: { sha256: eventsSha256 } },
     { name: "evidence/manifest.json", digest: { sha256: sha256Hex(manifestText) } },
   ];
   for (const p of Array.isArray(manifest.payloads) ? manifest.payloads : []) {
@@ -202,19 +214,67 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
 
 /**
  * The bytes of `attestation.dsse.json` for a run's evidence, as a writer makes them at its seal, from the texts
- * it is about to write (see `SealInfo.signingKey`).
+ * it is about to write (see `SealInfo.signingKey`), or from what it kept of `events.jsonl` while it wrote it.
  *
- * @param eventsText The text of `events.jsonl`.
+ * @param events The text of `events.jsonl`, or its SHA-256 and the events a statement reads
+ *   ({@linkcode EventsDigest}).
  * @param manifestText The text of `manifest.json`.
  * @param key The signing key.
  * @returns The file's bytes.
  */
 export async function sealAttestation(
-  eventsText: string,
+  events: string | { sha256: string; events: readonly EvidenceEvent[] },
   manifestText: string,
   key: SigningKey,
 ): Promise<Uint8Array> {
-  return attestationBytes(await signStatement(runStatement(eventsText, manifestText), key));
+  const statement = typeof events === "string"
+    ? runStatement(events, manifestText)
+    : statementOf(events.sha256, events.events, manifestText);
+  return attestationBytes(await signStatement(statement, key));
+}
+
+/**
+ * What a writer keeps of `events.jsonl` as it writes it, for the statement of its seal: the file's SHA-256 and
+ * the events a statement reads, so that a signed seal reads and parses nothing again. The bytes of each write
+ * are hashed when the next one comes, so the last write can still be taken back.
+ */
+export class EventsDigest {
+  #hash = createHash("sha256");
+  #kept: EvidenceEvent[] = [];
+  #pending: { bytes: Uint8Array; events: readonly EvidenceEvent[] } | null = null;
+  #done: { sha256: string; events: readonly EvidenceEvent[] } | null = null;
+
+  /** One write of whole lines, and their events. */
+  add(bytes: Uint8Array, events: readonly EvidenceEvent[]): void {
+    if (this.#done !== null) throw new ProveviError("the events of a sealed run take no more lines");
+    this.#flush();
+    this.#pending = { bytes, events };
+  }
+
+  /** Takes back the last write (a single line that its store could not keep). */
+  dropLast(): void {
+    this.#pending = null;
+  }
+
+  /** The file's SHA-256 and the events that a statement reads. Nothing may be added after. */
+  finish(): { sha256: string; events: readonly EvidenceEvent[] } {
+    if (this.#done === null) {
+      this.#flush();
+      this.#done = { sha256: this.#hash.digest("hex"), events: this.#kept };
+    }
+    return this.#done;
+  }
+
+  #flush(): void {
+    if (this.#pending === null) return;
+    this.#hash.update(this.#pending.bytes);
+    for (const e of this.#pending.events) {
+      if (this.#kept.length === 0 || e.type === "input_staged" || e.type === "output_artifact_created") {
+        this.#kept.push(e);
+      }
+    }
+    this.#pending = null;
+  }
 }
 
 /** The bytes of `attestation.dsse.json`: the envelope's RFC 8785 JSON and a newline. */

@@ -18,7 +18,7 @@ import {
   statusOf,
 } from "../evidence/manifest.ts";
 import { nowUtc } from "../evidence/event.ts";
-import { ATTESTATION_FILE, sealAttestation } from "../evidence/attestation.ts";
+import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/attestation.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
@@ -198,6 +198,7 @@ export class FileRunWriter implements RunWriter {
   #lastEvent: EvidenceEvent | null = null;
   #sealed = false;
   #lock: Deno.FsFile | null = null;
+  #digest: EventsDigest | null = null; // when run_created names a signing key: for the statement of the seal
 
   private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
@@ -245,7 +246,9 @@ export class FileRunWriter implements RunWriter {
   /** The synchronous form of {@linkcode append}, for stores that wrap this writer. */
   appendSync(line: string, event: EvidenceEvent): void {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
-    this.#writeAll(utf8(line + "\n"));
+    const bytes = utf8(line + "\n");
+    this.#writeAll(bytes);
+    this.#digested(bytes, [event]);
     this.#count += 1;
     this.#lastLine = line;
     this.#lastEvent = event;
@@ -256,7 +259,9 @@ export class FileRunWriter implements RunWriter {
     try {
       if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
       if (lines.length === 0) return Promise.resolve();
-      this.#writeAll(utf8(lines.join("\n") + "\n"));
+      const bytes = utf8(lines.join("\n") + "\n");
+      this.#writeAll(bytes);
+      this.#digested(bytes, events);
       this.#count += lines.length;
       this.#lastLine = lines[lines.length - 1]!;
       this.#lastEvent = events[events.length - 1]!;
@@ -264,6 +269,14 @@ export class FileRunWriter implements RunWriter {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Keeps the digest of a signed run's events, from its first event on (see {@linkcode EventsDigest}). */
+  #digested(bytes: Uint8Array, events: readonly EvidenceEvent[]): void {
+    if (this.#count === 0 && events[0]?.type === "run_created" && events[0].data.signing_key) {
+      this.#digest = new EventsDigest();
+    }
+    this.#digest?.add(bytes, events);
   }
 
   #writeAll(bytes: Uint8Array): void {
@@ -282,6 +295,8 @@ export class FileRunWriter implements RunWriter {
   unappendLast(line: string, previous: { line: string | null; event: EvidenceEvent | null }): void {
     const size = this.#file.statSync().size;
     this.#file.truncateSync(size - utf8(line + "\n").length);
+    this.#digest?.dropLast();
+    if (this.#count === 1) this.#digest = null;
     this.#count -= 1;
     this.#lastLine = previous.line;
     this.#lastEvent = previous.event;
@@ -352,9 +367,14 @@ export class FileRunWriter implements RunWriter {
     const events = this.#file;
     let eventsSynced: Promise<void> | null = null;
     try {
-      // The statement is made here, and signed on WebCrypto's side while the manifest is written.
+      // The statement is made from what the writer kept of its events (a run whose run_created names no key
+      // reads them back), and signed.
       const signing = info.signingKey
-        ? sealAttestation(strictUtf8.decode(Deno.readFileSync(this.#paths.events)), text, info.signingKey)
+        ? sealAttestation(
+          this.#digest?.finish() ?? strictUtf8.decode(Deno.readFileSync(this.#paths.events)),
+          text,
+          info.signingKey,
+        )
         : null;
       Deno.writeFileSync(tmp, utf8(text));
       const attestation = signing === null ? null : await signing;

@@ -3,9 +3,14 @@ import { join } from "node:path";
 import {
   ATTESTATION_FILE,
   attestRun,
+  EventChain,
   FileRunRecord,
+  FileRunWriter,
+  FileStore,
+  type Json,
   readSigningKey,
   readTrustedKey,
+  runStatement,
   signBytes,
   verifyRun,
   writeKeyPair,
@@ -201,4 +206,69 @@ Deno.test("the signed seal verifies with in-toto's and securesystemslib's own Py
     assert.equal(changed.code, 1);
     assert.match(changed.text, /^subject output\/answer\.txt: /);
   }, { record: true });
+});
+
+Deno.test("a signed seal's statement, made from what the writer kept of its events, is the statement of the file: with lines taken back, written many at a time, and with no key named", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const pair = await writeKeyPair(join(dir, "k"));
+    const key = await readSigningKey(pair.privatePath);
+    const trust = [await readTrustedKey(pair.publicPath)];
+    const store = new FileStore({ runs: join(dir, "runs") });
+    await Deno.mkdir(join(dir, "runs"));
+    for (const named of [true, false]) {
+      const runId = `run-20261130T120000Z-0000000${named ? 1 : 2}`;
+      const writer = await FileRunWriter.create(runId, join(dir, "runs", runId));
+      const chain = new EventChain(runId);
+      const make = (type: string, data: Record<string, Json>) => {
+        const next = chain.next({
+          type,
+          component: "Test",
+          actor: "ada",
+          refs: [`run://a/b/c/${runId}`],
+          data,
+        });
+        return next;
+      };
+      const add = async (type: string, data: Record<string, Json>) => {
+        const next = make(type, data);
+        await writer.append(next.line, next.event);
+        chain.accept(next);
+      };
+      await add("run_created", {
+        agent: "q",
+        agent_version: "1",
+        ...(named ? { signing_key: key.keyid } : {}),
+      });
+      await add("input_staged", { name: "report", sha256: "a".repeat(64) });
+      // A line written and taken back, as a store whose row could not be kept does.
+      const dropped = make("note_added", { text: "dropped" });
+      const before = writer.last;
+      writer.appendSync(dropped.line, dropped.event);
+      writer.unappendLast(dropped.line, before);
+      // Three lines in one write, the last an output.
+      const many = [];
+      for (const step of ["one", "two"]) {
+        const next = make("note_added", { text: step });
+        chain.accept(next);
+        many.push(next);
+      }
+      const out = make("output_artifact_created", { path: "answer.txt", sha256: "b".repeat(64), size: 4 });
+      chain.accept(out);
+      many.push(out);
+      await writer.appendMany(many.map((m) => m.line), many.map((m) => m.event));
+      await add("run_completed", { status: "completed" });
+      await writer.seal({ signingKey: key });
+      const record = await store.readRun(runId);
+      const envelope = JSON.parse(await Deno.readTextFile(join(writer.folder, "evidence", ATTESTATION_FILE)));
+      const signed = JSON.parse(
+        new TextDecoder().decode(Uint8Array.from(atob(envelope.payload), (c) => c.charCodeAt(0))),
+      );
+      assert.deepEqual(signed, runStatement((await record.eventsText())!, (await record.manifestText())!));
+      const check = await verifyRun(record, { trust });
+      assert.deepEqual([check.signedBy, check.problems.filter((p) => !/output/.test(p))], [[key.keyid], []]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
