@@ -2,20 +2,24 @@
  * The writer of the seal's fault-injection test: runs a small run and, at the seal, kills itself with
  * SIGKILL just before its Nth filesystem step (`N` and `before` as arguments), or (`half`) in the middle of
  * the seal's Nth file write, after half its bytes. With a key file as fourth argument, the run is signed with
- * it. Not a test itself; tests/attacks/seal_faults_test.ts starts it.
+ * it. With a folder as fifth, the run is sealed unhindered and then copied (`exportRun`) into a file store
+ * there, and the copy is the one stopped, at any step. Not a test itself; tests/attacks/seal_faults_test.ts starts it.
  * @module
  */
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
-import { FileRunWriter } from "../../lib/provevi/store/file_store.ts";
+import { FileRunWriter, FileStore } from "../../lib/provevi/store/file_store.ts";
+import { exportRun } from "../../lib/provevi/runs/export_run.ts";
 
-const [runs, nth, mode, signKey] = Deno.args;
+const [runs, nth, mode, signKey, copyTo] = Deno.args;
 const target = Number(nth);
 let count = 0;
 
-// True while the run's writer seals: every filesystem call in that time is a step of the seal.
+// True while the run's writer seals: every filesystem call in that time is a step of the seal. With a copy to
+// make, every step of the copy counts instead, from its first file to its last.
 let sealing = false;
 const seal = FileRunWriter.prototype.seal;
 FileRunWriter.prototype.seal = async function (this: FileRunWriter, ...args: Parameters<typeof seal>) {
+  if (copyTo) return await seal.apply(this, args);
   sealing = true;
   try {
     return await seal.apply(this, args);
@@ -36,6 +40,7 @@ function step(): void {
 const open = Deno.open;
 const rename = Deno.rename;
 const renameSync = Deno.renameSync;
+const copyFile = Deno.copyFile;
 const writeTextFile = Deno.writeTextFile;
 const writeFile = Deno.writeFile;
 const writeFileSync = Deno.writeFileSync;
@@ -52,6 +57,7 @@ Object.assign(Deno, {
   open: (...args: Parameters<typeof Deno.open>) => (step(), open(...args)),
   rename: (...args: Parameters<typeof Deno.rename>) => (step(), rename(...args)),
   renameSync: (...args: Parameters<typeof Deno.renameSync>) => (step(), renameSync(...args)),
+  copyFile: (...args: Parameters<typeof Deno.copyFile>) => (step(), copyFile(...args)),
   writeTextFile: async (path: string | URL, data: string, options?: Deno.WriteFileOptions) => {
     if (halfHere()) {
       await writeTextFile(path, data.slice(0, Math.floor(data.length / 2)), options);
@@ -88,7 +94,7 @@ Deno.FsFile.prototype.syncSync = function (this: Deno.FsFile) {
 
 const file = RunFile.parse(`
 run: { org: acme, domain: demo, env: dev, actor: ada${
-  signKey ? `, sign_key: ${JSON.stringify(signKey)}` : ""
+  signKey && signKey !== "-" ? `, sign_key: ${JSON.stringify(signKey)}` : ""
 } }
 agent:
   name: writer
@@ -99,4 +105,9 @@ prompt: Write the answer.
 outputs: [answer.txt]
 `);
 const outcome = await runFile(file, { runs });
+if (copyTo) {
+  sealing = true;
+  await exportRun(outcome.runId, { from: new FileStore({ runs }), to: new FileStore({ runs: copyTo }) });
+  sealing = false;
+}
 console.log(JSON.stringify({ runId: outcome.runId, status: outcome.status, steps: count, writes }));

@@ -13,9 +13,9 @@ import { Tally } from "./_tally.ts";
 const tally = new Tally("seal faults");
 const CHILD = new URL("./_seal_child.ts", import.meta.url).pathname;
 
-async function writer(runs: string, nth: number, mode: "before" | "half", key?: string) {
+async function writer(runs: string, nth: number, mode: "before" | "half", key?: string, copy?: boolean) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CHILD, runs, String(nth), mode, ...(key ? [key] : [])],
+    args: ["run", "-A", CHILD, runs, String(nth), mode, key ?? "-", ...(copy ? [`${runs}-copy`] : [])],
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -23,27 +23,36 @@ async function writer(runs: string, nth: number, mode: "before" | "half", key?: 
 }
 
 /** Kills a writer before each step of the seal and in the middle of each write; judges each run left. */
-async function attack(dir: string, signed: boolean): Promise<void> {
+async function attack(dir: string, signed: boolean, copy = false): Promise<void> {
   const failures: string[] = [];
   const key = signed ? join(dir, "signing.key") : undefined;
   if (key) await writeKeyPair(key);
   const trust = key ? [await readTrustedKey(`${key}.pub`)] : [];
-  const name = signed ? "a signed seal" : "the seal";
+  const name = copy ? "a signed run's copy" : signed ? "a signed seal" : "the seal";
   const judge = async (label: string, runs: string) => {
     label = `${label} of ${name}`;
+    if (copy) {
+      // A copy stopped before its run folder was made left nothing to judge; its source is untouched.
+      const made = await Array.fromAsync(Deno.readDir(`${runs}-copy`)).catch(() => []);
+      if (made.length === 0) {
+        tally.add(label, { stopped: true, recorded: true });
+        return;
+      }
+      runs = `${runs}-copy`;
+    }
     const ids = (await Array.fromAsync(Deno.readDir(runs))).map((e) => e.name);
     assert.equal(ids.length, 1, label);
     const record = await new FileStore({ runs }).readRun(ids[0]!);
     const sealed = (await record.manifestText()) !== null;
     const check = await verifyRun(record, { trust });
-    const says = check.problems.some((p) => /manifest|seal/i.test(p));
+    const says = check.problems.some((p) => /manifest|seal|events.jsonl is missing/i.test(p));
     const signedOk = !signed || check.signedBy.length === 1;
     const ok = sealed ? check.ok && check.problems.length === 0 && signedOk : !check.ok && says;
     if (!ok) failures.push(`${label}: sealed=${sealed} problems=${JSON.stringify(check.problems)}`);
     tally.add(label, { stopped: ok, recorded: sealed || says });
   };
   // How many steps and writes the seal takes, from a writer that is never stopped.
-  const whole = await writer(join(dir, "whole"), 10_000, "before", key);
+  const whole = await writer(join(dir, "whole"), 10_000, "before", key, copy);
   assert.equal(whole.code, 0, whole.stdout);
   const { steps, writes } = JSON.parse(whole.stdout.trim().split("\n").at(-1)!) as {
     steps: number;
@@ -59,7 +68,7 @@ async function attack(dir: string, signed: boolean): Promise<void> {
     await Promise.all(
       cases.slice(i, i + 5).map(async ({ nth, mode }) => {
         const runs = join(dir, `${mode}-${nth}`);
-        const r = await writer(runs, nth, mode, key);
+        const r = await writer(runs, nth, mode, key, copy);
         assert.ok(r.killed, `${mode} ${nth} was not reached: ${r.stdout}`);
         await judge(
           mode === "before"
@@ -84,6 +93,12 @@ Deno.test("a writer killed at each step of the seal leaves a run that is sealed 
 Deno.test("a writer killed at each step of a signed seal leaves a run that is sealed, signed and verifies with --trust, or unsealed and says so", async () => {
   const dir = await Deno.makeTempDir({ prefix: "attack-signed-seal-" });
   await attack(dir, true);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a copy (prove export) of a signed run killed at each step is sealed, signed and verifies with --trust, or unsealed and says so", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-copy-seal-" });
+  await attack(dir, true, true);
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -96,9 +96,9 @@ function statementOf(
   subject.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const created: EvidenceEvent | undefined = events[0]?.type === "run_created" ? events[0] : undefined;
   const inputs = events.filter((e) => e.type === "input_staged").map((e) => ({
-    name: e.data.name ?? null,
-    uri: e.refs[0] ?? null,
-    sha256: e.data.sha256 ?? null,
+    name: e.data?.name ?? null,
+    uri: (Array.isArray(e.refs) ? e.refs[0] : null) ?? null,
+    sha256: e.data?.sha256 ?? null,
   }));
   return {
     _type: STATEMENT_TYPE,
@@ -235,42 +235,51 @@ export async function sealAttestation(
 
 /**
  * What a writer keeps of `events.jsonl` as it writes it, for the statement of its seal: the file's SHA-256 and
- * the events a statement reads, so that a signed seal reads and parses nothing again. The bytes of each write
- * are hashed when the next one comes, so the last write can still be taken back.
+ * the lines a statement reads (the first, the inputs staged, the outputs made), as text, so that a signed seal
+ * reads nothing again and signs what the file holds whatever becomes of the event objects. The bytes of each
+ * write are hashed when the next one comes, so that a last write of one line can still be taken back.
  */
 export class EventsDigest {
   #hash = createHash("sha256");
-  #kept: EvidenceEvent[] = [];
-  #pending: { bytes: Uint8Array; events: readonly EvidenceEvent[] } | null = null;
+  #kept: string[] = [];
+  #pending: { bytes: Uint8Array; lines: readonly string[]; types: readonly string[] } | null = null;
   #done: { sha256: string; events: readonly EvidenceEvent[] } | null = null;
 
-  /** One write of whole lines, and their events. */
-  add(bytes: Uint8Array, events: readonly EvidenceEvent[]): void {
+  /** One write of whole lines: its bytes, its lines and their events' types. */
+  add(bytes: Uint8Array, lines: readonly string[], types: readonly string[]): void {
     if (this.#done !== null) throw new ProveviError("the events of a sealed run take no more lines");
     this.#flush();
-    this.#pending = { bytes, events };
+    this.#pending = { bytes, lines, types };
   }
 
-  /** Takes back the last write (a single line that its store could not keep). */
-  dropLast(): void {
+  /**
+   * Takes back the last line written. True when that line was the whole last write, so the digest holds the
+   * file; false when it cannot tell (a write of several lines, or a second line taken back): then the writer
+   * must read the file back.
+   */
+  dropLast(): boolean {
+    const whole = this.#pending !== null && this.#pending.lines.length === 1;
     this.#pending = null;
+    return whole;
   }
 
   /** The file's SHA-256 and the events that a statement reads. Nothing may be added after. */
   finish(): { sha256: string; events: readonly EvidenceEvent[] } {
     if (this.#done === null) {
       this.#flush();
-      this.#done = { sha256: this.#hash.digest("hex"), events: this.#kept };
+      this.#done = { sha256: this.#hash.digest("hex"), events: this.#kept.map((line) => JSON.parse(line)) };
     }
     return this.#done;
   }
 
   #flush(): void {
     if (this.#pending === null) return;
-    this.#hash.update(this.#pending.bytes);
-    for (const e of this.#pending.events) {
-      if (this.#kept.length === 0 || e.type === "input_staged" || e.type === "output_artifact_created") {
-        this.#kept.push(e);
+    const { bytes, lines, types } = this.#pending;
+    this.#hash.update(bytes);
+    for (let i = 0; i < lines.length; i++) {
+      const type = types[i];
+      if (this.#kept.length === 0 || type === "input_staged" || type === "output_artifact_created") {
+        this.#kept.push(lines[i]!);
       }
     }
     this.#pending = null;
@@ -387,12 +396,15 @@ export async function checkAttestation(
     ? [options.texts.events, options.texts.manifest]
     : await Promise.all([record.eventsText().catch(() => null), record.manifestText().catch(() => null)]);
   // Without both files the evidence check has its problem, and there is no statement to compare.
+  // A signature counts only for the statement the run gives: without it, no key is said to have signed the run.
+  let matched = false;
   if (eventsText !== null && manifestText !== null) {
     let expected: Uint8Array | null = null;
     try {
       expected = statementBytes(runStatement(eventsText, manifestText, { events }));
     } catch { /* a manifest that is not an object: the evidence check reports it */ }
-    if (expected !== null && !sameBytes(body, expected)) {
+    matched = expected !== null && sameBytes(body, expected);
+    if (expected !== null && !matched) {
       out.problems.push(
         `${file} states another run than the folder holds: its statement is not the one the evidence gives (subjects, last hash, inputs); the run was changed after it was signed`,
       );
@@ -410,6 +422,8 @@ export async function checkAttestation(
     );
     return out;
   }
+  // The evidence check or the comparison above has said what is wrong; a signature over it proves nothing.
+  if (!matched) return out;
   const signed = pae(envelope.payloadType, body);
   for (const key of trust) {
     for (const s of sigs) {

@@ -126,8 +126,13 @@ async function copyInto(
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
-  await writer.seal({ sealed_at: manifest.sealed_at, lost: manifest.lost });
-  if (record.folder !== null) await copySignature(record.folder, folder);
+  // The signature goes in with the seal, so a copy that has its manifest has its signature too.
+  const attestation = record.folder === null ? null : await readSignature(record.folder);
+  await writer.seal({
+    sealed_at: manifest.sealed_at,
+    lost: manifest.lost,
+    ...(attestation ? { attestation } : {}),
+  });
   const bundle = await readBundle(folder);
   const recordBundle =
     (to as { recordBundle?: (id: string, b: { uri: string; pinned: string }) => Promise<void> })
@@ -136,23 +141,16 @@ async function copyInto(
   return await verifyRun(await to.readRun(runId), { store: to, ...c.catalog });
 }
 
-/** Copies the run's signed seal, when it has one, and fsyncs it: the copy's evidence is the same bytes. */
-async function copySignature(from: string, to: string): Promise<void> {
+/** The bytes of the run's signed seal, or null when it has none (the source verified, so it is a plain file). */
+async function readSignature(from: string): Promise<Uint8Array | null> {
   const source = join(from, "evidence", ATTESTATION_FILE);
   try {
-    if (!(await Deno.lstat(source)).isFile) return; // the source verified, so this is not met
+    if (!(await Deno.lstat(source)).isFile) return null;
+    return await Deno.readFile(source);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return;
+    if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  const target = join(to, "evidence", ATTESTATION_FILE);
-  await Deno.copyFile(source, target);
-  {
-    using f = await Deno.open(target, { read: true });
-    await f.sync();
-  }
-  using dir = await Deno.open(join(to, "evidence"), { read: true });
-  await dir.sync();
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -199,6 +199,8 @@ export class FileRunWriter implements RunWriter {
   #sealed = false;
   #lock: Deno.FsFile | null = null;
   #digest: EventsDigest | null = null; // when run_created names a signing key: for the statement of the seal
+  #signingKey: string | null = null; // the key that run_created names
+  #sealFailed: string | null = null; // why the seal failed, when it did
 
   private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
@@ -248,7 +250,7 @@ export class FileRunWriter implements RunWriter {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
     const bytes = utf8(line + "\n");
     this.#writeAll(bytes);
-    this.#digested(bytes, [event]);
+    this.#digested(bytes, [line], [event]);
     this.#count += 1;
     this.#lastLine = line;
     this.#lastEvent = event;
@@ -261,7 +263,7 @@ export class FileRunWriter implements RunWriter {
       if (lines.length === 0) return Promise.resolve();
       const bytes = utf8(lines.join("\n") + "\n");
       this.#writeAll(bytes);
-      this.#digested(bytes, events);
+      this.#digested(bytes, lines, events);
       this.#count += lines.length;
       this.#lastLine = lines[lines.length - 1]!;
       this.#lastEvent = events[events.length - 1]!;
@@ -272,11 +274,13 @@ export class FileRunWriter implements RunWriter {
   }
 
   /** Keeps the digest of a signed run's events, from its first event on (see {@linkcode EventsDigest}). */
-  #digested(bytes: Uint8Array, events: readonly EvidenceEvent[]): void {
-    if (this.#count === 0 && events[0]?.type === "run_created" && events[0].data.signing_key) {
-      this.#digest = new EventsDigest();
+  #digested(bytes: Uint8Array, lines: readonly string[], events: readonly EvidenceEvent[]): void {
+    if (this.#count === 0) {
+      const key = events[0]?.type === "run_created" ? events[0].data.signing_key : undefined;
+      this.#signingKey = typeof key === "string" ? key : null;
+      if (this.#signingKey !== null) this.#digest = new EventsDigest();
     }
-    this.#digest?.add(bytes, events);
+    this.#digest?.add(bytes, lines, events.map((e) => e.type));
   }
 
   #writeAll(bytes: Uint8Array): void {
@@ -295,8 +299,8 @@ export class FileRunWriter implements RunWriter {
   unappendLast(line: string, previous: { line: string | null; event: EvidenceEvent | null }): void {
     const size = this.#file.statSync().size;
     this.#file.truncateSync(size - utf8(line + "\n").length);
-    this.#digest?.dropLast();
-    if (this.#count === 1) this.#digest = null;
+    if (this.#digest !== null && !this.#digest.dropLast()) this.#digest = null; // the seal reads the file
+    if (this.#count === 1) [this.#digest, this.#signingKey] = [null, null];
     this.#count -= 1;
     this.#lastLine = previous.line;
     this.#lastEvent = previous.event;
@@ -353,6 +357,11 @@ export class FileRunWriter implements RunWriter {
    */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed already`);
+    if (this.#sealFailed !== null) {
+      throw new EvidenceError(
+        `run "${this.runId}" cannot be sealed: its seal failed already (${this.#sealFailed}); it stays unsealed, with every event it recorded`,
+      );
+    }
     const manifest = buildManifest({
       run_id: this.runId,
       status: statusOf(this.#lastEvent),
@@ -367,6 +376,7 @@ export class FileRunWriter implements RunWriter {
     const events = this.#file;
     let eventsSynced: Promise<void> | null = null;
     try {
+      this.#checkSigning(info);
       // The statement is made from what the writer kept of its events (a run whose run_created names no key
       // reads them back), and signed.
       const signing = info.signingKey
@@ -377,7 +387,7 @@ export class FileRunWriter implements RunWriter {
         )
         : null;
       Deno.writeFileSync(tmp, utf8(text));
-      const attestation = signing === null ? null : await signing;
+      const attestation = signing === null ? (info.attestation ?? null) : await signing;
       if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
       eventsSynced = events.sync();
       const files = [...this.#written, tmp];
@@ -388,6 +398,8 @@ export class FileRunWriter implements RunWriter {
       this.#lock = null;
       await settle([this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir));
     } catch (error) {
+      this.#sealFailed = (error as Error).message;
+      if (error instanceof EvidenceError && error.message.startsWith(`run "${this.runId}"`)) throw error;
       throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
         cause: error,
       });
@@ -399,6 +411,30 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /**
+   * Refuses a seal that would leave a run that can never verify: one whose run_created names a signing key,
+   * sealed with another key or with none (nor a copied signature), and one given both a key and a signature.
+   */
+  #checkSigning(info: SealInfo): void {
+    if (info.signingKey && info.attestation) {
+      throw new EvidenceError(
+        `run "${this.runId}" cannot be sealed with both a signing key and a signature to copy; give one`,
+      );
+    }
+    const recorded = this.#signingKey;
+    if (recorded === null) return;
+    if (info.signingKey && info.signingKey.keyid !== recorded) {
+      throw new EvidenceError(
+        `run "${this.runId}" records signing key ${recorded} in run_created; it cannot be sealed with key ${info.signingKey.keyid}`,
+      );
+    }
+    if (!info.signingKey && !info.attestation) {
+      throw new EvidenceError(
+        `run "${this.runId}" records signing key ${recorded} in run_created; seal it with that key (SealInfo.signingKey)`,
+      );
+    }
   }
 }
 

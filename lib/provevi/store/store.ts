@@ -21,6 +21,11 @@ export interface SealInfo {
    * before the folder is, so a sealed run that has its manifest after a crash has its signature too.
    */
   signingKey?: SigningKey;
+  /**
+   * The bytes of `attestation.dsse.json` to write with the manifest, in the same way: a copy of a signed run
+   * keeps its signature (its evidence is the same bytes). Not with `signingKey`.
+   */
+  attestation?: Uint8Array;
 }
 
 /**

@@ -272,3 +272,100 @@ Deno.test("a signed seal's statement, made from what the writer kept of its even
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A writer of a run whose run_created names `keyid`, and a function that appends an event to it. */
+async function signedWriter(dir: string, runId: string, keyid: string | null) {
+  await Deno.mkdir(join(dir, "runs"), { recursive: true });
+  const writer = await FileRunWriter.create(runId, join(dir, "runs", runId));
+  const chain = new EventChain(runId);
+  const make = (type: string, data: Record<string, Json>) =>
+    chain.next({ type, component: "Test", actor: "ada", refs: [`run://a/b/c/${runId}`], data });
+  const add = async (type: string, data: Record<string, Json>) => {
+    const next = make(type, data);
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+    return next.event;
+  };
+  await add("run_created", { agent: "q", agent_version: "1", ...(keyid ? { signing_key: keyid } : {}) });
+  return { writer, chain, make, add };
+}
+
+Deno.test("a signed seal signs the lines written, whatever becomes of the event objects after, and after lines taken back from a write of many", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const pair = await writeKeyPair(join(dir, "k"));
+    const key = await readSigningKey(pair.privatePath);
+    const trust = [await readTrustedKey(pair.publicPath)];
+    const store = new FileStore({ runs: join(dir, "runs") });
+    const runId = "run-20261130T120000Z-00000011";
+    const { writer, chain, make, add } = await signedWriter(dir, runId, key.keyid);
+    const staged = await add("input_staged", { name: "report", sha256: "a".repeat(64) });
+    // The caller changes the event objects it was handed: the file keeps the lines, and so does the seal.
+    (staged.data as Record<string, Json>).name = "changed";
+    staged.refs.length = 0;
+    // Three lines in one write, and the last two taken back, one at a time.
+    const many = ["one", "two", "three"].map((text) => make("note_added", { text }));
+    await writer.appendMany!(many.map((m) => m.line), many.map((m) => m.event));
+    chain.accept(many[0]!);
+    writer.unappendLast(many[2]!.line, { line: many[1]!.line, event: many[1]!.event });
+    writer.unappendLast(many[1]!.line, { line: many[0]!.line, event: many[0]!.event });
+    await add("run_completed", { status: "completed" });
+    await writer.seal({ signingKey: key });
+    const check = await verifyRun(await store.readRun(runId), { trust });
+    assert.deepEqual([check.problems, check.signedBy], [[], [key.keyid]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a writer refuses to seal a run whose run_created names a key with another key or none, and a seal that failed says so when called again", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const a = await readSigningKey((await writeKeyPair(join(dir, "a"))).privatePath);
+    const b = await readSigningKey((await writeKeyPair(join(dir, "b"))).privatePath);
+    const { writer, add } = await signedWriter(dir, "run-20261130T120000Z-00000012", a.keyid);
+    await add("run_completed", { status: "completed" });
+    await assert.rejects(
+      () => writer.seal({ signingKey: b }),
+      new RegExp(`records signing key ${a.keyid} in run_created; it cannot be sealed with key ${b.keyid}$`),
+    );
+    await assert.rejects(
+      () => writer.seal(),
+      /its seal failed already \(.*cannot be sealed with key .*\); it stays unsealed, with every event it recorded$/,
+    );
+    assert.deepEqual(
+      (await Array.fromAsync(Deno.readDir(join(writer.folder, "evidence")))).map((e) => e.name).sort(),
+      ["events.jsonl", "payloads"],
+    );
+    const other = await signedWriter(dir, "run-20261130T120000Z-00000013", a.keyid);
+    await other.add("run_completed", { status: "completed" });
+    await assert.rejects(
+      () => other.writer.seal(),
+      /records signing key .* in run_created; seal it with that key/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a signed run killed before its manifest took its name is not said to be signed by the trusted key", async () => {
+  await signedRun(async ({ folder, pub }) => {
+    await Deno.rename(
+      join(folder, "evidence", "manifest.json"),
+      join(folder, "evidence", "manifest.json.tmp"),
+    );
+    const result = await check(folder, [pub]);
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.signedBy, []);
+    assert.ok(result.problems.some((p) => /manifest\.json is missing/.test(p)), result.problems.join("\n"));
+    assert.ok(!result.problems.some((p) => /no valid signature/.test(p)), result.problems.join("\n"));
+  }, { record: true });
+});
+
+Deno.test("runStatement() takes an input_staged line without refs or data without a crash", () => {
+  const statement = runStatement(
+    '{"type":"run_created","data":{}}\n{"type":"input_staged","data":{}}\n{"type":"input_staged"}\n',
+    "{}",
+  );
+  assert.deepEqual(statement.predicate.inputs, [{ name: null, uri: null, sha256: null }]);
+});
