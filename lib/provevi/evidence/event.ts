@@ -127,6 +127,8 @@ export function isUtcTime(value: unknown): value is string {
  * The canonical line of an event: RFC 8785 (JCS) JSON, no newline.
  *
  * @param event The event.
+ * @param dataCanonical True when the event's maker vouches that `JSON.stringify(event.data)` is its RFC 8785
+ * text (see `EventInit.dataCanonical`).
  * @returns The line whose UTF-8 bytes the chain hashes.
  * @example
  * ```ts
@@ -134,8 +136,8 @@ export function isUtcTime(value: unknown): value is string {
  * // eventLine(event) === '{"actor":"me","component":"RunContext",…}'
  * ```
  */
-export function eventLine(event: EvidenceEvent): string {
-  const line = fastEventLine(event) ?? canonicalize(event);
+export function eventLine(event: EvidenceEvent, dataCanonical = false): string {
+  const line = fastEventLine(event, dataCanonical) ?? canonicalize(event);
   if (line === undefined) throw new TypeError("an event must be a JSON object");
   return line;
 }

@@ -17,6 +17,7 @@ import { problemData } from "../telemetry/telemetry_events.ts";
 import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
+import { canonicalAttributes, canonicalData, type SpanData } from "./span_lines.ts";
 
 /**
  * The run a receiver writes to: the run's recorder in provrun has this shape. `record` appends one event to
@@ -143,15 +144,16 @@ function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
   } catch (error) {
     throw new OtlpBodyError(`not an ExportTraceServiceRequest: ${(error as Error).message}`);
   }
+  // The decoder writes IDs as lowercase hex, two digits a byte: their length is all there is to check.
   for (const s of spans) {
-    if (!/^[0-9a-f]{32}$/.test(s.traceId) || !/^[0-9a-f]{16}$/.test(s.spanId)) {
+    if (s.traceId.length !== 32 || s.spanId.length !== 16) {
       throw new OtlpBodyError(
         `a span has a trace ID of ${s.traceId.length / 2} bytes or a span ID of ${
           s.spanId.length / 2
         } bytes (16 and 8 are needed)`,
       );
     }
-    if (s.parentSpanId !== null && !/^[0-9a-f]{16}$/.test(s.parentSpanId)) {
+    if (s.parentSpanId !== null && s.parentSpanId.length !== 16) {
       throw new OtlpBodyError("a span's parent span ID is not 8 bytes");
     }
   }
@@ -209,7 +211,7 @@ export function receivedRow(span: ReceivedSpan): StoredSpan {
 function splitRow(
   span: ReceivedSpan,
   plain: Map<string, boolean>,
-): { row: StoredSpan; body: { [key: string]: Json } | null } {
+): { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean } {
   const isPlain = (text: string, span: boolean) => {
     const key = (span ? "s:" : "n:") + text;
     let yes = plain.get(key);
@@ -217,6 +219,7 @@ function splitRow(
     return yes;
   };
   const { attributes, body } = splitBody(jsonRecord(span.attributes));
+  const kept = sortedKeys(attributes as { [key: string]: Json });
   const row: StoredSpan = {
     trace_id: span.traceId,
     span_id: span.spanId,
@@ -230,11 +233,11 @@ function splitRow(
       code: span.status.code,
       message: isPlain(span.status.message, false) ? span.status.message : null,
     },
-    attributes: sortedKeys(attributes as { [key: string]: Json }),
+    attributes: kept,
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
-  return { row, body: body as { [key: string]: Json } | null };
+  return { row, body: body as { [key: string]: Json } | null, canonical: canonicalAttributes(kept) };
 }
 
 /** The same object with its keys in order (the order of a canonical line). */
@@ -373,40 +376,53 @@ function resourceText(resource: Record<string, OtlpValue>, seen: Seen): string {
 async function spanEvent(
   run: ReceiverRun,
   span: ReceivedSpan,
-  { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
+  { row, body, canonical }: { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean },
   seen: Seen,
 ): Promise<Omit<EventInit, "actor">> {
   // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
   // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
-  const content = JSON.stringify({
-    ...(row.name === span.name ? {} : { name: span.name }),
-    ...(row.status.message === span.status.message || span.status.message === "" ? {} : {
-      status_message: span.status.message,
-    }),
-    ...(body === null ? {} : { attributes: body }),
-    ...(span.events.length
-      ? {
-        events: span.events.map((e) => ({
-          name: e.name,
-          time: nanoTime(e.timeUnixNano),
-          attributes: jsonRecord(e.attributes),
-        })),
-      }
-      : {}),
-    ...(span.links.length
-      ? {
-        links: span.links.map((l) => ({
-          trace_id: l.traceId,
-          span_id: l.spanId,
-          attributes: jsonRecord(l.attributes),
-        })),
-      }
-      : {}),
-    resource: null,
-  }).slice(0, -"null}".length) + resourceText(span.resource, seen) + "}";
+  // Written key by key, as JSON.stringify would write the object of these keys, in this order.
+  let content = "{";
+  if (row.name !== span.name) content += `"name":${JSON.stringify(span.name)},`;
+  if (row.status.message !== span.status.message && span.status.message !== "") {
+    content += `"status_message":${JSON.stringify(span.status.message)},`;
+  }
+  if (body !== null) content += `"attributes":${JSON.stringify(body)},`;
+  if (span.events.length) {
+    content += `"events":${
+      JSON.stringify(span.events.map((e) => ({
+        name: e.name,
+        time: nanoTime(e.timeUnixNano),
+        attributes: jsonRecord(e.attributes),
+      })))
+    },`;
+  }
+  if (span.links.length) {
+    content += `"links":${
+      JSON.stringify(span.links.map((l) => ({
+        trace_id: l.traceId,
+        span_id: l.spanId,
+        attributes: jsonRecord(l.attributes),
+      })))
+    },`;
+  }
+  content += `"resource":${resourceText(span.resource, seen)}}`;
   let payload = seen.payloads.get(content);
   if (payload === undefined) seen.payloads.set(content, payload = await run.payload(content));
   const service = span.resource["service.name"];
+  // in the order of the canonical line
+  const data: SpanData = {
+    attributes: row.attributes,
+    end_time: row.end_time,
+    kind: row.kind,
+    library: null,
+    name: row.name,
+    scope: row.scope.name,
+    service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
+    source: "receiver",
+    status: row.status,
+    version: row.scope.version,
+  };
   return {
     type: "span_recorded",
     component: RECEIVER_COMPONENT,
@@ -416,18 +432,7 @@ async function spanEvent(
     parent_span_id: row.parent_span_id,
     started_at: row.start_time,
     payload,
-    // in the order of the canonical line, so that it is written without a copy
-    data: {
-      attributes: row.attributes,
-      end_time: row.end_time,
-      kind: row.kind,
-      library: null,
-      name: row.name,
-      scope: row.scope.name,
-      service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
-      source: "receiver",
-      status: row.status,
-      version: row.scope.version,
-    },
+    data,
+    dataCanonical: canonicalData(data, canonical),
   };
 }
