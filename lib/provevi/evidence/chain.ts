@@ -3,6 +3,7 @@
  * @module
  */
 import { type Confidence, eventLine, type EvidenceEvent, type Json, nowUtc } from "./event.ts";
+import { chainedEventLine } from "./event_line.ts";
 import { sha256Hex } from "./hash.ts";
 
 /** What a step knows of its event; the chain fills in `run_id`, `seq`, `prev` and, unless given, `time`. */
@@ -94,7 +95,7 @@ export class EventChain {
       parent_span_id: init.parent_span_id ?? null,
       started_at: init.started_at ?? null,
     };
-    return { event, line: eventLine(event, init.dataCanonical) };
+    return { event, line: chainedEventLine(event, init.dataCanonical) ?? eventLine(event) };
   }
 
   /**

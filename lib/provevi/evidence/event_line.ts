@@ -27,6 +27,8 @@ const SORTED_FIELDS = [
   "type",
 ] as const;
 
+import type { EvidenceEvent } from "./event.ts";
+
 class NotPlain extends Error {}
 
 /** True when `JSON.stringify(value)` is already its JCS text: plain values, every object's keys in order. */
@@ -93,48 +95,65 @@ function plain(value: unknown): unknown {
   return canonical(value) ? value : sorted(value);
 }
 
+/** A text as it is when RFC 8785 takes it so (the usual case, without a call), else as {@linkcode plain}. */
+function text(value: unknown): unknown {
+  return typeof value === "string" && value.isWellFormed() ? value : plain(value);
+}
+
+/** A text or null as it is, else as {@linkcode plain}. */
+function textOrNull(value: unknown): unknown {
+  return value === null ? null : text(value);
+}
+
 /**
- * The canonical line of an event with exactly the fields of an event and plain JSON values, or null. The line
- * is one `JSON.stringify` of the fields in their sorted order (each value as it is when `JSON.stringify` already
- * writes its JCS text, else a copy with its keys sorted), so it is made in one flat string.
+ * The canonical line of an event that `EventChain.next` made (so it has exactly the fields of an event), or
+ * null when the general canonicalizer must decide. One `JSON.stringify` of the fields in their sorted order, each
+ * value as it is when `JSON.stringify` already writes its JCS text, else a copy with its keys sorted: the line is
+ * made in one flat string.
  *
- * @param event The event.
+ * @param e The event, as the chain built it.
  * @param dataCanonical True when the event's maker built its `data` so that `JSON.stringify` writes its RFC 8785
  * text (see `EventInit.dataCanonical`): the data is then not walked.
- * @returns The RFC 8785 text, or null when the general canonicalizer must decide.
+ * @returns The RFC 8785 text, or null.
  */
-export function fastEventLine(event: object, dataCanonical = false): string | null {
-  const e = event as Record<string, unknown>;
-  let fields = 0;
-  for (const key in e) {
-    if (!Object.hasOwn(e, key)) continue;
-    fields++;
-  }
-  if (fields !== SORTED_FIELDS.length) return null;
-  for (const key of SORTED_FIELDS) {
-    if (!Object.hasOwn(e, key) || e[key] === undefined) return null;
-  }
+export function chainedEventLine(e: EvidenceEvent, dataCanonical = false): string | null {
   try {
     // an object literal: its keys in this order, one shape for every event
     return JSON.stringify({
-      actor: plain(e.actor),
-      component: plain(e.component),
-      confidence: plain(e.confidence),
+      actor: text(e.actor),
+      component: text(e.component),
+      confidence: text(e.confidence),
       data: dataCanonical ? e.data : plain(e.data),
-      parent_span_id: plain(e.parent_span_id),
-      payload: plain(e.payload),
-      prev: plain(e.prev),
+      parent_span_id: textOrNull(e.parent_span_id),
+      payload: textOrNull(e.payload),
+      prev: textOrNull(e.prev),
       refs: plain(e.refs),
-      run_id: plain(e.run_id),
+      run_id: text(e.run_id),
       seq: plain(e.seq),
-      span_id: plain(e.span_id),
-      started_at: plain(e.started_at),
-      time: plain(e.time),
-      trace_id: plain(e.trace_id),
-      type: plain(e.type),
+      span_id: textOrNull(e.span_id),
+      started_at: textOrNull(e.started_at),
+      time: text(e.time),
+      trace_id: textOrNull(e.trace_id),
+      type: text(e.type),
     });
   } catch (error) {
     if (error instanceof NotPlain || error instanceof RangeError) return null;
     throw error;
   }
+}
+
+/**
+ * The canonical line of an event with exactly the fields of an event and plain JSON values, or null.
+ *
+ * @param event The event.
+ * @param dataCanonical True when the event's maker vouches for its `data` (see {@linkcode chainedEventLine}).
+ * @returns The RFC 8785 text, or null when the general canonicalizer must decide.
+ */
+export function fastEventLine(event: object, dataCanonical = false): string | null {
+  const e = event as Record<string, unknown>;
+  if (Object.keys(e).length !== SORTED_FIELDS.length) return null;
+  for (const key of SORTED_FIELDS) {
+    if (!Object.hasOwn(e, key) || e[key] === undefined) return null;
+  }
+  return chainedEventLine(e as unknown as EvidenceEvent, dataCanonical);
 }
