@@ -12,7 +12,7 @@ import type { EventInit } from "../evidence/chain.ts";
 import { EvidenceError } from "../evidence/errors.ts";
 import { formatMicros, type Json } from "../evidence/event.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
-import { splitBody } from "../telemetry/attributes.ts";
+import { attributeLevel } from "../telemetry/attributes.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "./otlp_receiver.ts";
@@ -160,7 +160,22 @@ function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
   return spans;
 }
 
+const DIGITS = /^[0-9]+$/;
+let lastSecond = "";
+let lastPrefix = "";
+
+/** A time in nanoseconds as RFC 3339 UTC with microseconds, as `formatMicros` writes it. */
 function nanoTime(nanos: string): string {
+  const n = nanos.length;
+  // The usual case: whole seconds that a double holds exactly (under 9e18 ns), the microseconds sliced out.
+  if (n >= 10 && (n < 19 || (n === 19 && nanos.charCodeAt(0) < 57)) && DIGITS.test(nanos)) {
+    const second = nanos.slice(0, n - 9);
+    if (second !== lastSecond) {
+      lastPrefix = formatMicros(Number(second) * 1_000_000).slice(0, 20); // "YYYY-MM-DDThh:mm:ss."
+      lastSecond = second;
+    }
+    return lastPrefix + nanos.slice(n - 9, n - 3) + "Z";
+  }
   let micros: number;
   if (/^[0-9]{4,19}$/.test(nanos)) micros = Number(nanos.slice(0, -3)); // the usual case, without a BigInt
   else {
@@ -171,6 +186,13 @@ function nanoTime(nanos: string): string {
     }
   }
   return formatMicros(Number.isFinite(micros) ? micros : 0);
+}
+
+/** Sets a key, so that a key named `__proto__` is data, not the object's prototype. */
+function put(target: { [key: string]: Json }, key: string, value: Json): void {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else target[key] = value;
 }
 
 /** An OTLP value as JSON: bytes become base64 text. */
@@ -204,40 +226,64 @@ function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } 
  * @returns The row.
  */
 export function receivedRow(span: ReceivedSpan): StoredSpan {
-  return splitRow(span, new Map()).row;
+  return splitRow(span, plainNames()).row;
+}
+
+/** Which texts of one request are plain names, and plain span names: they repeat, so each is judged once. */
+interface PlainNames {
+  names: Map<string, boolean>;
+  spans: Map<string, boolean>;
+}
+
+function plainNames(): PlainNames {
+  return { names: new Map(), spans: new Map() };
+}
+
+function isPlainName(text: string, plain: PlainNames): boolean {
+  let yes = plain.names.get(text);
+  if (yes === undefined) plain.names.set(text, yes = plainName(text));
+  return yes;
+}
+
+function isPlainSpanName(text: string, plain: PlainNames): boolean {
+  let yes = plain.spans.get(text);
+  if (yes === undefined) plain.spans.set(text, yes = plainSpanName(text));
+  return yes;
 }
 
 /** The row and the body of a span; `plain` remembers the names of one request, which repeat. */
 function splitRow(
   span: ReceivedSpan,
-  plain: Map<string, boolean>,
+  plain: PlainNames,
 ): { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean } {
-  const isPlain = (text: string, span: boolean) => {
-    const key = (span ? "s:" : "n:") + text;
-    let yes = plain.get(key);
-    if (yes === undefined) plain.set(key, yes = span ? plainSpanName(text) : plainName(text));
-    return yes;
-  };
-  const { attributes, body } = splitBody(jsonRecord(span.attributes));
-  const kept = sortedKeys(attributes as { [key: string]: Json });
+  // splitBody(jsonRecord(span.attributes)) in one pass: each value made JSON, then kept or put in the body
+  let kept: { [key: string]: Json } = {};
+  let body: { [key: string]: Json } | null = null;
+  const values = span.attributes;
+  for (const key in values) {
+    if (!Object.hasOwn(values, key)) continue;
+    const value = json(values[key]!);
+    put(attributeLevel(key, value) === "bodies" ? (body ??= {}) : kept, key, value);
+  }
+  kept = sortedKeys(kept);
   const row: StoredSpan = {
     trace_id: span.traceId,
     span_id: span.spanId,
     parent_span_id: span.parentSpanId,
-    name: isPlain(span.name, true) ? span.name : "span",
+    name: isPlainSpanName(span.name, plain) ? span.name : "span",
     kind: Math.max(0, span.kind - 1),
     scope: { name: span.scope.name, version: span.scope.version || null },
     start_time: nanoTime(span.startTimeUnixNano),
     end_time: nanoTime(span.endTimeUnixNano),
     status: {
       code: span.status.code,
-      message: isPlain(span.status.message, false) ? span.status.message : null,
+      message: isPlainName(span.status.message, plain) ? span.status.message : null,
     },
     attributes: kept,
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
-  return { row, body: body as { [key: string]: Json } | null, canonical: canonicalAttributes(kept) };
+  return { row, body, canonical: canonicalAttributes(kept) };
 }
 
 /** The same object with its keys in order (the order of a canonical line). */
@@ -315,7 +361,7 @@ export async function takeTraces(
     return answer(400, message.split("\n")[0]!);
   }
   try {
-    const plain = new Map<string, boolean>();
+    const plain = plainNames();
     const split = spans.map((s) => splitRow(s, plain));
     // The rows are an index beside the evidence: written while the events are made, and before them, so that
     // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
@@ -324,8 +370,13 @@ export async function takeTraces(
     // Spans of one request often share a payload (their resource, and nothing else): store it once. The
     // events of the request are written together, in the order of the request.
     const seen = { plain, payloads: new Map<string, string | null>(), resources: new Map() };
-    const inits: Omit<EventInit, "actor">[] = [];
-    for (const [i, span] of spans.entries()) inits.push(await spanEvent(run, span, split[i]!, seen));
+    const contents = spans.map((span, i) => payloadText(span, split[i]!, seen));
+    for (const content of contents) {
+      if (!seen.payloads.has(content)) seen.payloads.set(content, await run.payload(content));
+    }
+    const inits = spans.map((span, i) =>
+      spanEvent(span, split[i]!, seen.payloads.get(contents[i]!) ?? null, seen)
+    );
     await rowsWritten;
     if (run.recordMany) await run.recordMany(inits);
     else for (const init of inits) await run.record(init);
@@ -353,15 +404,9 @@ async function problem(run: ReceiverRun, text: string): Promise<void> {
   } catch { /* a sealed or broken run: the 400 still says it */ }
 }
 
-function plainService(service: string, plain: Map<string, boolean>): boolean {
-  let yes = plain.get("n:" + service);
-  if (yes === undefined) plain.set("n:" + service, yes = plainName(service));
-  return yes;
-}
-
 /** What one request's spans share: which names are plain, the payloads stored, the resources as JSON text. */
 interface Seen {
-  plain: Map<string, boolean>;
+  plain: PlainNames;
   payloads: Map<string, string | null>;
   resources: Map<Record<string, OtlpValue>, string>;
 }
@@ -373,12 +418,12 @@ function resourceText(resource: Record<string, OtlpValue>, seen: Seen): string {
   return text;
 }
 
-async function spanEvent(
-  run: ReceiverRun,
+/** What of a span is not a name goes in its payload: the payload's text. */
+function payloadText(
   span: ReceivedSpan,
-  { row, body, canonical }: { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean },
+  { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
   seen: Seen,
-): Promise<Omit<EventInit, "actor">> {
+): string {
   // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
   // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
   // Written key by key, as JSON.stringify would write the object of these keys, in this order.
@@ -407,8 +452,16 @@ async function spanEvent(
     },`;
   }
   content += `"resource":${resourceText(span.resource, seen)}}`;
-  let payload = seen.payloads.get(content);
-  if (payload === undefined) seen.payloads.set(content, payload = await run.payload(content));
+  return content;
+}
+
+/** The `span_recorded` event of a span, with its payload stored. */
+function spanEvent(
+  span: ReceivedSpan,
+  { row, canonical }: { row: StoredSpan; canonical: boolean },
+  payload: string | null,
+  seen: Seen,
+): Omit<EventInit, "actor"> {
   const service = span.resource["service.name"];
   // in the order of the canonical line
   const data: SpanData = {
@@ -418,7 +471,7 @@ async function spanEvent(
     library: null,
     name: row.name,
     scope: row.scope.name,
-    service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
+    service: typeof service === "string" && isPlainName(service, seen.plain) ? service : null,
     source: "receiver",
     status: row.status,
     version: row.scope.version,

@@ -11,6 +11,7 @@ import {
   type EvidenceEvent,
   FileStore,
   findRun,
+  formatMicros,
   type Json,
   readSpansFile,
   verifyRun,
@@ -20,7 +21,7 @@ import {
   canonicalData,
   type SpanData,
 } from "../../../lib/provevi/receiver/span_lines.ts";
-import { takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
+import { receivedRow, takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
@@ -321,4 +322,46 @@ Deno.test("canonicalAttributes() refuses keys out of order, keys that start with
   assert.equal(canonicalAttributes({ a: NaN }), false);
   assert.equal(canonicalAttributes({ a: { b: 1 } }), false);
   assert.equal(canonicalAttributes({ "\udc00": 1 }), false);
+});
+
+Deno.test("a span row's times are the nanoseconds cut to microseconds, as formatMicros writes them, for any length", () => {
+  const rand = random(17);
+  const times = [
+    "0",
+    "999",
+    "1000",
+    "123456789",
+    "1000000000",
+    "0000000001000",
+    "1764500000000000000",
+    "1764500000123456789",
+    "8999999999999999999",
+    "9007199254740993000",
+    "18446744073709551615",
+    "0001764500000123456789",
+  ];
+  for (let i = 0; i < 2000; i++) {
+    const digits = 1 + Math.floor(rand() * 20);
+    times.push(Array.from({ length: digits }, () => Math.floor(rand() * 10)).join(""));
+  }
+  for (const t of times) {
+    const row = receivedRow({
+      traceId: "a".repeat(32),
+      spanId: "b".repeat(16),
+      parentSpanId: null,
+      name: "x",
+      kind: 1,
+      startTimeUnixNano: t,
+      endTimeUnixNano: t,
+      attributes: {},
+      events: [],
+      links: [],
+      status: { code: 0, message: "" },
+      scope: { name: "s", version: "" },
+      resource: {},
+    });
+    const micros = Number(BigInt(t) / 1000n);
+    assert.equal(row.start_time, formatMicros(micros), t);
+    assert.equal(row.end_time, row.start_time);
+  }
 });
