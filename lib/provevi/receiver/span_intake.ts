@@ -125,7 +125,14 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) throw new TooLarge();
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase().trim();
-  if (encoding === "identity" || encoding === "") return await readLimited(request.body, max);
+  if (encoding === "identity" || encoding === "") {
+    // A declared length within the limit bounds the body (the server reads no more than it declares): read it
+    // in one go. A body sent in chunks is counted as it comes.
+    if (request.headers.has("content-length") && Number.isSafeInteger(declared)) {
+      return new Uint8Array(await request.arrayBuffer());
+    }
+    return await readLimited(request.body, max);
+  }
   if (encoding !== "gzip") throw new OtlpBodyError(`the content encoding ${encoding} is not gzip or none`);
   const raw = await readLimited(request.body, max);
   try {
