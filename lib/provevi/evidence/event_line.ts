@@ -27,8 +27,6 @@ const SORTED_FIELDS = [
   "type",
 ] as const;
 
-import type { EvidenceEvent } from "./event.ts";
-
 class NotPlain extends Error {}
 
 /** True when `JSON.stringify(value)` is already its JCS text: plain values, every object's keys in order. */
@@ -116,7 +114,8 @@ function textOrNull(value: unknown): unknown {
  * text (see `EventInit.dataCanonical`): the data is then not walked.
  * @returns The RFC 8785 text, or null.
  */
-export function chainedEventLine(e: EvidenceEvent, dataCanonical = false): string | null {
+export function chainedEventLine(event: object, dataCanonical = false): string | null {
+  const e = event as Record<string, unknown>;
   try {
     // an object literal: its keys in this order, one shape for every event
     return JSON.stringify({
@@ -155,5 +154,5 @@ export function fastEventLine(event: object, dataCanonical = false): string | nu
   for (const key of SORTED_FIELDS) {
     if (!Object.hasOwn(e, key) || e[key] === undefined) return null;
   }
-  return chainedEventLine(e as unknown as EvidenceEvent, dataCanonical);
+  return chainedEventLine(e, dataCanonical);
 }
