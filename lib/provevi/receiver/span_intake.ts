@@ -376,14 +376,12 @@ export async function takeTraces(
     rowsWritten?.catch(() => {});
     // Spans of one request often share a payload (their resource, and nothing else): store it once. The
     // events of the request are written together, in the order of the request.
-    const seen = { plain, payloads: new Map<string, string | null>(), resources: new Map() };
-    const contents = spans.map((span, i) => payloadText(span, split[i]!, seen));
-    for (const content of contents) {
-      if (!seen.payloads.has(content)) seen.payloads.set(content, await run.payload(content));
+    const seen: Seen = { plain, payloads: new Map() };
+    const payloads = spans.map((span, i) => payloadOf(span, split[i]!, seen));
+    for (const { byHead } of seen.payloads.values()) {
+      for (const payload of byHead.values()) payload.sha256 = await run.payload(payload.content);
     }
-    const inits = spans.map((span, i) =>
-      spanEvent(span, split[i]!, seen.payloads.get(contents[i]!) ?? null, seen)
-    );
+    const inits = spans.map((span, i) => spanEvent(span, split[i]!, payloads[i]!.sha256 ?? null, seen));
     await rowsWritten;
     if (run.recordMany) await run.recordMany(inits);
     else for (const init of inits) await run.record(init);
@@ -411,29 +409,49 @@ async function problem(run: ReceiverRun, text: string): Promise<void> {
   } catch { /* a sealed or broken run: the 400 still says it */ }
 }
 
-/** What one request's spans share: which names are plain, the payloads stored, the resources as JSON text. */
+/** A payload of a request: its text, and its SHA-256 once stored. */
+interface Payload {
+  content: string;
+  sha256?: string | null;
+}
+
+/**
+ * What one request's spans share: which names are plain, and the payloads, by resource and by the text before
+ * the resource (spans of one resource share its object, and most share all of their payload).
+ */
 interface Seen {
   plain: PlainNames;
-  payloads: Map<string, string | null>;
-  resources: Map<Record<string, OtlpValue>, string>;
+  payloads: Map<Record<string, OtlpValue>, { resource: string; byHead: Map<string, Payload> }>;
 }
 
-/** The JSON text of a resource; the spans of one resource share its object, so each is written once. */
-function resourceText(resource: Record<string, OtlpValue>, seen: Seen): string {
-  let text = seen.resources.get(resource);
-  if (text === undefined) seen.resources.set(resource, text = JSON.stringify(jsonRecord(resource)));
-  return text;
+/** A span's payload: found among those of the request, else added (its resource made JSON once). */
+function payloadOf(
+  span: ReceivedSpan,
+  split: { row: StoredSpan; body: { [key: string]: Json } | null },
+  seen: Seen,
+): Payload {
+  let of = seen.payloads.get(span.resource);
+  if (of === undefined) {
+    seen.payloads.set(
+      span.resource,
+      of = { resource: JSON.stringify(jsonRecord(span.resource)), byHead: new Map() },
+    );
+  }
+  const head = payloadHead(span, split);
+  let payload = of.byHead.get(head);
+  if (payload === undefined) of.byHead.set(head, payload = { content: `${head}"resource":${of.resource}}` });
+  return payload;
 }
 
-/** What of a span is not a name goes in its payload: the payload's text. */
-function payloadText(
+/**
+ * What of a span is not a name goes in its payload: bodies, span events, links, a name or status message that is
+ * free text, and the resource. The payload's text up to its resource, written key by key as JSON.stringify would
+ * write the object of these keys, in this order (the resource comes last).
+ */
+function payloadHead(
   span: ReceivedSpan,
   { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
-  seen: Seen,
 ): string {
-  // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
-  // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
-  // Written key by key, as JSON.stringify would write the object of these keys, in this order.
   let content = "{";
   if (row.name !== span.name) content += `"name":${JSON.stringify(span.name)},`;
   if (row.status.message !== span.status.message && span.status.message !== "") {
@@ -458,7 +476,6 @@ function payloadText(
       })))
     },`;
   }
-  content += `"resource":${resourceText(span.resource, seen)}}`;
   return content;
 }
 

@@ -22,6 +22,9 @@ import {
   type SpanData,
 } from "../../../lib/provevi/receiver/span_lines.ts";
 import { receivedRow, takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
+import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
+import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_receiver.ts";
+import { attributeLevel } from "../../../lib/provevi/telemetry/attributes.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
@@ -188,6 +191,7 @@ Deno.test("the receiver's span events are written as the general canonicalizer w
   await using run = await openRun();
   const rand = random(11);
   let spans = 0;
+  const sent: ReceivedSpan[] = [];
   for (let i = 0; i < 300; i++) {
     const body = randomRequest(rand);
     const response = await takeTraces(
@@ -201,8 +205,54 @@ Deno.test("the receiver's span events are written as the general canonicalizer w
     assert.equal(response.status, 200, await response.clone().text());
     await response.body?.cancel();
     spans += JSON.parse(body).resourceSpans[0].scopeSpans[0].spans.length;
+    sent.push(...decodeTraceJson(body));
   }
   await assertCanonical(run, spans);
+  // each payload holds the bytes it held before the receiver wrote its text key by key
+  const recorded = run.events.filter((e) => e.type === "span_recorded");
+  assert.equal(recorded.length, sent.length);
+  for (const [i, span] of sent.entries()) {
+    const row = receivedRow(span);
+    let body: Record<string, unknown> | null = null;
+    for (const [key, value] of Object.entries(span.attributes)) {
+      if (attributeLevel(key, value) !== "bodies") continue;
+      Object.defineProperty(body ??= {}, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    const time = (nanos: string) => formatMicros(Number(BigInt(nanos) / 1000n));
+    const expected = JSON.stringify({
+      ...(row.name === span.name ? {} : { name: span.name }),
+      ...(row.status.message === span.status.message || span.status.message === ""
+        ? {}
+        : { status_message: span.status.message }),
+      ...(body === null ? {} : { attributes: body }),
+      ...(span.events.length
+        ? {
+          events: span.events.map((e) => ({
+            name: e.name,
+            time: time(e.timeUnixNano),
+            attributes: e.attributes,
+          })),
+        }
+        : {}),
+      ...(span.links.length
+        ? {
+          links: span.links.map((l) => ({
+            trace_id: l.traceId,
+            span_id: l.spanId,
+            attributes: l.attributes,
+          })),
+        }
+        : {}),
+      resource: span.resource,
+    });
+    const payload = await Deno.readTextFile(`${run.folder}/evidence/payloads/${recorded[i]!.payload}`);
+    assert.equal(payload, expected, `span ${i}`);
+  }
 });
 
 Deno.test("the receiver's span events from OTLP protobuf are written as the general canonicalizer writes them", async () => {
