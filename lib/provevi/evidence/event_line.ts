@@ -1,10 +1,11 @@
 /**
  * A faster way to the canonical line of an event (RFC 8785, JCS), for the writer's hot path: an event's fields
- * are known, so they are written in their sorted order, and each value is handed to `JSON.stringify`, whose
- * strings and numbers are JCS's: as it is when its objects' keys are in order already (a writer that builds
- * its events so pays no copy), else copied with its keys sorted. Anything out of the ordinary (a field
- * more or less, an object that is not plain, a key that starts with a digit, a lone surrogate) returns null, and the caller uses the general
- * canonicalizer, which gives the same text or its error.
+ * are known, so they are put in their sorted order in one object handed to `JSON.stringify`, whose strings and
+ * numbers are JCS's: each value as it is when its objects' keys are in order already (a writer that builds its
+ * events so pays no copy), else copied with its keys sorted. A maker that builds its data so, with well-formed
+ * texts and finite numbers, may say so (`EventInit.dataCanonical`), and its data is not even looked over. Anything
+ * out of the ordinary (a field more or less, an object that is not plain, a key that starts with a digit, a lone
+ * surrogate) returns null, and the caller uses the general canonicalizer, which gives the same text or its error.
  * @module
  */
 
