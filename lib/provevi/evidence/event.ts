@@ -127,6 +127,8 @@ export function isUtcTime(value: unknown): value is string {
  * The canonical line of an event: RFC 8785 (JCS) JSON, no newline.
  *
  * @param event The event.
+ * @param dataCanonical True when the event's maker vouches that `JSON.stringify(event.data)` is its RFC 8785
+ * text (see `EventInit.dataCanonical`).
  * @returns The line whose UTF-8 bytes the chain hashes.
  * @example
  * ```ts
@@ -134,8 +136,8 @@ export function isUtcTime(value: unknown): value is string {
  * // eventLine(event) === '{"actor":"me","component":"RunContext",…}'
  * ```
  */
-export function eventLine(event: EvidenceEvent): string {
-  const line = fastEventLine(event) ?? canonicalize(event);
+export function eventLine(event: EvidenceEvent, dataCanonical = false): string {
+  const line = fastEventLine(event, dataCanonical) ?? canonicalize(event);
   if (line === undefined) throw new TypeError("an event must be a JSON object");
   return line;
 }
@@ -247,7 +249,8 @@ export function formatMicros(micros: number): string {
     lastPrefix = new Date(second * 1000).toISOString().slice(0, 19);
   }
   const frac = String(micros - second * 1_000_000).padStart(6, "0");
-  return `${lastPrefix}.${frac}Z`;
+  // joined, not added: one flat text, which JSON.stringify writes at twice the speed of a text made of parts
+  return [lastPrefix, ".", frac, "Z"].join("");
 }
 
 let lastSecond = NaN;

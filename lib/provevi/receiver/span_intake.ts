@@ -12,11 +12,12 @@ import type { EventInit } from "../evidence/chain.ts";
 import { EvidenceError } from "../evidence/errors.ts";
 import { formatMicros, type Json } from "../evidence/event.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
-import { splitBody } from "../telemetry/attributes.ts";
+import { attributeLevel } from "../telemetry/attributes.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
+import { canonicalAttributes, canonicalData, type SpanData } from "./span_lines.ts";
 
 /**
  * The run a receiver writes to: the run's recorder in provrun has this shape. `record` appends one event to
@@ -124,7 +125,14 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) throw new TooLarge();
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase().trim();
-  if (encoding === "identity" || encoding === "") return await readLimited(request.body, max);
+  if (encoding === "identity" || encoding === "") {
+    // A declared length within the limit bounds the body (the server reads no more than it declares): read it
+    // in one go. A body sent in chunks is counted as it comes.
+    if (request.headers.has("content-length") && Number.isSafeInteger(declared)) {
+      return new Uint8Array(await request.arrayBuffer());
+    }
+    return await readLimited(request.body, max);
+  }
   if (encoding !== "gzip") throw new OtlpBodyError(`the content encoding ${encoding} is not gzip or none`);
   const raw = await readLimited(request.body, max);
   try {
@@ -143,22 +151,39 @@ function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
   } catch (error) {
     throw new OtlpBodyError(`not an ExportTraceServiceRequest: ${(error as Error).message}`);
   }
+  // The decoder writes IDs as lowercase hex, two digits a byte: their length is all there is to check.
   for (const s of spans) {
-    if (!/^[0-9a-f]{32}$/.test(s.traceId) || !/^[0-9a-f]{16}$/.test(s.spanId)) {
+    if (s.traceId.length !== 32 || s.spanId.length !== 16) {
       throw new OtlpBodyError(
         `a span has a trace ID of ${s.traceId.length / 2} bytes or a span ID of ${
           s.spanId.length / 2
         } bytes (16 and 8 are needed)`,
       );
     }
-    if (s.parentSpanId !== null && !/^[0-9a-f]{16}$/.test(s.parentSpanId)) {
+    if (s.parentSpanId !== null && s.parentSpanId.length !== 16) {
       throw new OtlpBodyError("a span's parent span ID is not 8 bytes");
     }
   }
   return spans;
 }
 
+const DIGITS = /^[0-9]+$/;
+let lastSecond = "";
+let lastPrefix = "";
+
+/** A time in nanoseconds as RFC 3339 UTC with microseconds, as `formatMicros` writes it. */
 function nanoTime(nanos: string): string {
+  const n = nanos.length;
+  // The usual case: whole seconds that a double holds exactly (under 9e18 ns), the microseconds sliced out.
+  if (n >= 10 && (n < 19 || (n === 19 && nanos.charCodeAt(0) < 57)) && DIGITS.test(nanos)) {
+    const second = nanos.slice(0, n - 9);
+    if (second !== lastSecond) {
+      lastPrefix = formatMicros(Number(second) * 1_000_000).slice(0, 20); // "YYYY-MM-DDThh:mm:ss."
+      lastSecond = second;
+    }
+    // joined, not added: one flat text (see PlainNames)
+    return [lastPrefix, nanos.slice(n - 9, n - 3), "Z"].join("");
+  }
   let micros: number;
   if (/^[0-9]{4,19}$/.test(nanos)) micros = Number(nanos.slice(0, -3)); // the usual case, without a BigInt
   else {
@@ -169,6 +194,13 @@ function nanoTime(nanos: string): string {
     }
   }
   return formatMicros(Number.isFinite(micros) ? micros : 0);
+}
+
+/** Sets a key, so that a key named `__proto__` is data, not the object's prototype. */
+function put(target: { [key: string]: Json }, key: string, value: Json): void {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else target[key] = value;
 }
 
 /** An OTLP value as JSON: bytes become base64 text. */
@@ -202,39 +234,91 @@ function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } 
  * @returns The row.
  */
 export function receivedRow(span: ReceivedSpan): StoredSpan {
-  return splitRow(span, new Map()).row;
+  return splitRow(span, plainNames()).row;
+}
+
+/**
+ * The texts of one request that go in its rows and events, each judged once (names repeat): whether a text is a
+ * plain name or a plain span name, and one flat copy of it. The decoder builds its texts by concatenation, and
+ * `JSON.stringify` writes an object that holds such a text (a V8 cons string) at about half its speed, twice
+ * for each span (its row and its event): the copy is flat, and one per request serves every span.
+ */
+interface PlainNames {
+  /** A text, and its flat copy when it is a plain name, else null. */
+  names: Map<string, string | null>;
+  /** The same for span names. */
+  spans: Map<string, string | null>;
+  /** Any text, and its flat copy. */
+  texts: Map<string, string>;
+}
+
+function plainNames(): PlainNames {
+  return { names: new Map(), spans: new Map(), texts: new Map() };
+}
+
+/** A flat copy of a text: the same characters in one piece. */
+function flatCopy(text: string): string {
+  return text.length < 13 ? text : JSON.parse(JSON.stringify(text)) as string; // V8 joins under 13 characters
+}
+
+/** The text, as one flat copy per request. */
+function flatText(text: string, plain: PlainNames): string {
+  let copy = plain.texts.get(text);
+  if (copy === undefined) plain.texts.set(text, copy = flatCopy(text));
+  return copy;
+}
+
+/** The text (a flat copy) when it is a plain name, else null. */
+function plainNameOf(text: string, plain: PlainNames): string | null {
+  let copy = plain.names.get(text);
+  if (copy === undefined) plain.names.set(text, copy = plainName(text) ? flatCopy(text) : null);
+  return copy;
+}
+
+/** The text (a flat copy) when it is a plain span name, else null. */
+function plainSpanNameOf(text: string, plain: PlainNames): string | null {
+  let copy = plain.spans.get(text);
+  if (copy === undefined) plain.spans.set(text, copy = plainSpanName(text) ? flatCopy(text) : null);
+  return copy;
 }
 
 /** The row and the body of a span; `plain` remembers the names of one request, which repeat. */
 function splitRow(
   span: ReceivedSpan,
-  plain: Map<string, boolean>,
-): { row: StoredSpan; body: { [key: string]: Json } | null } {
-  const isPlain = (text: string, span: boolean) => {
-    const key = (span ? "s:" : "n:") + text;
-    let yes = plain.get(key);
-    if (yes === undefined) plain.set(key, yes = span ? plainSpanName(text) : plainName(text));
-    return yes;
-  };
-  const { attributes, body } = splitBody(jsonRecord(span.attributes));
+  plain: PlainNames,
+): { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean } {
+  // splitBody(jsonRecord(span.attributes)) in one pass: each value made JSON, then kept or put in the body
+  let kept: { [key: string]: Json } = {};
+  let body: { [key: string]: Json } | null = null;
+  const values = span.attributes;
+  for (const key in values) {
+    if (!Object.hasOwn(values, key)) continue;
+    const value = json(values[key]!);
+    if (attributeLevel(key, value) === "bodies") put(body ??= {}, key, value);
+    else put(kept, key, typeof value === "string" ? flatText(value, plain) : value);
+  }
+  kept = sortedKeys(kept);
   const row: StoredSpan = {
     trace_id: span.traceId,
     span_id: span.spanId,
     parent_span_id: span.parentSpanId,
-    name: isPlain(span.name, true) ? span.name : "span",
+    name: plainSpanNameOf(span.name, plain) ?? "span",
     kind: Math.max(0, span.kind - 1),
-    scope: { name: span.scope.name, version: span.scope.version || null },
+    scope: {
+      name: flatText(span.scope.name, plain),
+      version: span.scope.version ? flatText(span.scope.version, plain) : null,
+    },
     start_time: nanoTime(span.startTimeUnixNano),
     end_time: nanoTime(span.endTimeUnixNano),
     status: {
       code: span.status.code,
-      message: isPlain(span.status.message, false) ? span.status.message : null,
+      message: plainNameOf(span.status.message, plain),
     },
-    attributes: sortedKeys(attributes as { [key: string]: Json }),
+    attributes: kept,
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
-  return { row, body: body as { [key: string]: Json } | null };
+  return { row, body, canonical: canonicalAttributes(kept) };
 }
 
 /** The same object with its keys in order (the order of a canonical line). */
@@ -312,7 +396,7 @@ export async function takeTraces(
     return answer(400, message.split("\n")[0]!);
   }
   try {
-    const plain = new Map<string, boolean>();
+    const plain = plainNames();
     const split = spans.map((s) => splitRow(s, plain));
     // The rows are an index beside the evidence: written while the events are made, and before them, so that
     // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
@@ -320,9 +404,12 @@ export async function takeTraces(
     rowsWritten?.catch(() => {});
     // Spans of one request often share a payload (their resource, and nothing else): store it once. The
     // events of the request are written together, in the order of the request.
-    const seen = { plain, payloads: new Map<string, string | null>(), resources: new Map() };
-    const inits: Omit<EventInit, "actor">[] = [];
-    for (const [i, span] of spans.entries()) inits.push(await spanEvent(run, span, split[i]!, seen));
+    const seen: Seen = { plain, payloads: new Map() };
+    const payloads = spans.map((span, i) => payloadOf(span, split[i]!, seen));
+    for (const { byHead } of seen.payloads.values()) {
+      for (const payload of byHead.values()) payload.sha256 = await run.payload(payload.content);
+    }
+    const inits = spans.map((span, i) => spanEvent(span, split[i]!, payloads[i]!.sha256 ?? null, seen));
     await rowsWritten;
     if (run.recordMany) await run.recordMany(inits);
     else for (const init of inits) await run.record(init);
@@ -350,63 +437,97 @@ async function problem(run: ReceiverRun, text: string): Promise<void> {
   } catch { /* a sealed or broken run: the 400 still says it */ }
 }
 
-function plainService(service: string, plain: Map<string, boolean>): boolean {
-  let yes = plain.get("n:" + service);
-  if (yes === undefined) plain.set("n:" + service, yes = plainName(service));
-  return yes;
+/** A payload of a request: its text, and its SHA-256 once stored. */
+interface Payload {
+  content: string;
+  sha256?: string | null;
 }
 
-/** What one request's spans share: which names are plain, the payloads stored, the resources as JSON text. */
+/**
+ * What one request's spans share: which names are plain, and the payloads, by resource and by the text before
+ * the resource (spans of one resource share its object, and most share all of their payload).
+ */
 interface Seen {
-  plain: Map<string, boolean>;
-  payloads: Map<string, string | null>;
-  resources: Map<Record<string, OtlpValue>, string>;
+  plain: PlainNames;
+  payloads: Map<Record<string, OtlpValue>, { resource: string; byHead: Map<string, Payload> }>;
 }
 
-/** The JSON text of a resource; the spans of one resource share its object, so each is written once. */
-function resourceText(resource: Record<string, OtlpValue>, seen: Seen): string {
-  let text = seen.resources.get(resource);
-  if (text === undefined) seen.resources.set(resource, text = JSON.stringify(jsonRecord(resource)));
-  return text;
+/** A span's payload: found among those of the request, else added (its resource made JSON once). */
+function payloadOf(
+  span: ReceivedSpan,
+  split: { row: StoredSpan; body: { [key: string]: Json } | null },
+  seen: Seen,
+): Payload {
+  let of = seen.payloads.get(span.resource);
+  if (of === undefined) {
+    seen.payloads.set(
+      span.resource,
+      of = { resource: JSON.stringify(jsonRecord(span.resource)), byHead: new Map() },
+    );
+  }
+  const head = payloadHead(span, split);
+  let payload = of.byHead.get(head);
+  if (payload === undefined) of.byHead.set(head, payload = { content: `${head}"resource":${of.resource}}` });
+  return payload;
 }
 
-async function spanEvent(
-  run: ReceiverRun,
+/**
+ * What of a span is not a name goes in its payload: bodies, span events, links, a name or status message that is
+ * free text, and the resource. The payload's text up to its resource, written key by key as JSON.stringify would
+ * write the object of these keys, in this order (the resource comes last).
+ */
+function payloadHead(
   span: ReceivedSpan,
   { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
+): string {
+  let content = "{";
+  if (row.name !== span.name) content += `"name":${JSON.stringify(span.name)},`;
+  if (row.status.message !== span.status.message && span.status.message !== "") {
+    content += `"status_message":${JSON.stringify(span.status.message)},`;
+  }
+  if (body !== null) content += `"attributes":${JSON.stringify(body)},`;
+  if (span.events.length) {
+    content += `"events":${
+      JSON.stringify(span.events.map((e) => ({
+        name: e.name,
+        time: nanoTime(e.timeUnixNano),
+        attributes: jsonRecord(e.attributes),
+      })))
+    },`;
+  }
+  if (span.links.length) {
+    content += `"links":${
+      JSON.stringify(span.links.map((l) => ({
+        trace_id: l.traceId,
+        span_id: l.spanId,
+        attributes: jsonRecord(l.attributes),
+      })))
+    },`;
+  }
+  return content;
+}
+
+/** The `span_recorded` event of a span, with its payload stored. */
+function spanEvent(
+  span: ReceivedSpan,
+  { row, canonical }: { row: StoredSpan; canonical: boolean },
+  payload: string | null,
   seen: Seen,
-): Promise<Omit<EventInit, "actor">> {
-  // What is not a name goes in the payload: bodies, span events, links, a name or status message that is free
-  // text, and the resource. Spans of one resource with nothing else share one payload, stored once.
-  const content = JSON.stringify({
-    ...(row.name === span.name ? {} : { name: span.name }),
-    ...(row.status.message === span.status.message || span.status.message === "" ? {} : {
-      status_message: span.status.message,
-    }),
-    ...(body === null ? {} : { attributes: body }),
-    ...(span.events.length
-      ? {
-        events: span.events.map((e) => ({
-          name: e.name,
-          time: nanoTime(e.timeUnixNano),
-          attributes: jsonRecord(e.attributes),
-        })),
-      }
-      : {}),
-    ...(span.links.length
-      ? {
-        links: span.links.map((l) => ({
-          trace_id: l.traceId,
-          span_id: l.spanId,
-          attributes: jsonRecord(l.attributes),
-        })),
-      }
-      : {}),
-    resource: null,
-  }).slice(0, -"null}".length) + resourceText(span.resource, seen) + "}";
-  let payload = seen.payloads.get(content);
-  if (payload === undefined) seen.payloads.set(content, payload = await run.payload(content));
+): Omit<EventInit, "actor"> {
   const service = span.resource["service.name"];
+  // in the order of the canonical line
+  const data: SpanData = {
+    attributes: row.attributes,
+    end_time: row.end_time,
+    kind: row.kind,
+    library: null,
+    name: row.name,
+    scope: row.scope.name,
+    service: typeof service === "string" ? plainNameOf(service, seen.plain) : null,
+    source: "receiver",
+    status: row.status,
+    version: row.scope.version,
+  };
   return {
     type: "span_recorded",
     component: RECEIVER_COMPONENT,
@@ -416,18 +537,7 @@ async function spanEvent(
     parent_span_id: row.parent_span_id,
     started_at: row.start_time,
     payload,
-    // in the order of the canonical line, so that it is written without a copy
-    data: {
-      attributes: row.attributes,
-      end_time: row.end_time,
-      kind: row.kind,
-      library: null,
-      name: row.name,
-      scope: row.scope.name,
-      service: typeof service === "string" && plainService(service, seen.plain) ? service : null,
-      source: "receiver",
-      status: row.status,
-      version: row.scope.version,
-    },
+    data,
+    dataCanonical: canonicalData(data, canonical),
   };
 }
