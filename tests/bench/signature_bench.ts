@@ -80,13 +80,13 @@ export async function main(): Promise<void> {
   const plainSeal: number[] = [];
   const signedSeal: number[] = [];
   const signingAdds: number[] = [];
-  for (let round = 0; round < 340; round++) {
+  for (let round = 0; round < 140; round++) {
     // In turn, and each pair in either order, so that the disk's state favours neither.
     const first = round % 2 === 0;
     const a = await oneRun(first);
     const b = await oneRun(!first);
     const [signed, plain] = first ? [a, b] : [b, a];
-    if (round < 40) continue; // warming up
+    if (round < 20) continue; // warming up
     plainSeal.push(plain);
     signedSeal.push(signed);
     signingAdds.push(signed - plain);
