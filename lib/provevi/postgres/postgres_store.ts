@@ -17,7 +17,7 @@ import { type Manifest, manifestText } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
-import { runEnd, type SqlValue } from "../store/store_rows.ts";
+import { runEnd, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
 import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
 import type * as Q from "../store/store_questions.ts";
@@ -192,9 +192,13 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
-    const [row] = await this.#all("SELECT folder, bundle_pinned FROM provevi_runs WHERE run_id = ?", runId);
+    const [row] = await this.#all(
+      "SELECT folder, bundle_pinned, manifest_sha256 FROM provevi_runs WHERE run_id = ?",
+      runId,
+    );
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
     const folder = String(row.folder);
+    if (row.manifest_sha256 === null) await this.#completeSeal(runId, folder);
     try {
       if ((await Deno.lstat(folder)).isSymlink) {
         throw new RunNotFound(
@@ -214,6 +218,28 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
       }
     }
     return new FileRunRecord(runId, folder);
+  }
+
+  /**
+   * Completes the row of a run whose folder was sealed after its row last changed: its writer stopped, or the
+   * server was away, between the two (see {@linkcode sealRowOfFolder}). When the row cannot be written, the
+   * check says so.
+   */
+  async #completeSeal(runId: string, folder: string): Promise<void> {
+    const seal = await sealRowOfFolder(folder);
+    if (seal === null) return;
+    try {
+      await this.#all(
+        `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
+         WHERE run_id = ? AND manifest_sha256 IS NULL`,
+        seal.last_hash,
+        seal.manifest_sha256,
+        seal.sealed_at,
+        seal.status,
+        seal.ended_at,
+        runId,
+      );
+    } catch { /* a user who may only read: the check reports the row */ }
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */

@@ -17,7 +17,7 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { writeCreatedRows } from "./sqlite_rows.ts";
-import { EVENT_COLUMNS, eventRow, runEnd } from "../store/store_rows.ts";
+import { EVENT_COLUMNS, eventRow, runEnd, sealRowOfFolder } from "../store/store_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -142,10 +142,13 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
-    const row = this.db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
-      | { folder: string }
+    const row = this.db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?").get(
+      runId,
+    ) as
+      | { folder: string; manifest_sha256: string | null }
       | undefined;
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    if (row.manifest_sha256 === null) await this.#completeSeal(runId, row.folder);
     try {
       if ((await Deno.lstat(row.folder)).isSymlink) {
         throw new RunNotFound(
@@ -157,6 +160,22 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       // A missing folder is the checks' to report.
     }
     return new FileRunRecord(runId, row.folder);
+  }
+
+  /**
+   * Completes the row of a run whose folder was sealed after its row last changed: its writer stopped between
+   * the two (see {@linkcode sealRowOfFolder}). A store that cannot be written leaves the row as it is, and the
+   * check says so.
+   */
+  async #completeSeal(runId: string, folder: string): Promise<void> {
+    const seal = await sealRowOfFolder(folder);
+    if (seal === null) return;
+    try {
+      this.db.prepare(
+        `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
+         WHERE run_id = ? AND manifest_sha256 IS NULL`,
+      ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
+    } catch { /* a store opened read-only, or busy: the check reports the row */ }
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */

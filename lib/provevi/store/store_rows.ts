@@ -7,6 +7,9 @@
 import { EVENT_FIELDS, type EvidenceEvent, type Json } from "../evidence/event.ts";
 import { type AgentOfRun, agentOfRun } from "../experiments/agent_class.ts";
 import { statusOf } from "../evidence/manifest.ts";
+import { join } from "node:path";
+import { sha256Hex } from "../evidence/hash.ts";
+import { readEvidenceText } from "./file_store.ts";
 
 /** A value an indexed store keeps in a column (SQLite's and PostgreSQL's text, integers and null). */
 export type SqlValue = string | number | null;
@@ -157,4 +160,47 @@ export function runEnd(last: EvidenceEvent | null, sealed: boolean): RunEnd {
   const status = statusOf(last);
   if (status !== "incomplete") return { status, ended_at: last!.time };
   return { status: sealed ? "incomplete" : "running", ended_at: null };
+}
+
+/** The columns of `provevi_runs` that a seal sets. */
+export interface SealRow {
+  last_hash: string | null;
+  manifest_sha256: string;
+  sealed_at: string;
+  status: string;
+  ended_at: string | null;
+}
+
+/**
+ * The seal's columns of a run, read from its folder, for a row that missed its run's seal: the writer stopped
+ * (a kill, a machine gone, a server away) after the folder's manifest took its name and before the row was
+ * updated. The folder is the record and the row its index, so the row is completed from it, with the values
+ * the writer would have written. Null unless the folder is sealed and its manifest's last hash is the hash of
+ * its last line (anything else is for the checks to report, not to copy into the row).
+ *
+ * @param folder The run folder.
+ * @returns The columns, or null.
+ */
+export async function sealRowOfFolder(folder: string): Promise<SealRow | null> {
+  try {
+    const manifestText = await readEvidenceText(join(folder, "evidence", "manifest.json"));
+    const eventsText = await readEvidenceText(join(folder, "evidence", "events.jsonl"));
+    if (manifestText === null || eventsText === null) return null;
+    const manifest = JSON.parse(manifestText) as { last_hash?: unknown; sealed_at?: unknown };
+    const lines = eventsText.split("\n");
+    if (lines.pop() !== "") return null; // a torn last line
+    const lastLine = lines.at(-1) ?? null;
+    const lastHash = lastLine === null ? null : sha256Hex(lastLine);
+    if (manifest.last_hash !== lastHash || typeof manifest.sealed_at !== "string") return null;
+    const end = runEnd(lastLine === null ? null : JSON.parse(lastLine) as EvidenceEvent, true);
+    return {
+      last_hash: lastHash,
+      manifest_sha256: sha256Hex(manifestText),
+      sealed_at: manifest.sealed_at,
+      status: end.status,
+      ended_at: end.ended_at,
+    };
+  } catch {
+    return null;
+  }
 }

@@ -196,6 +196,28 @@ pgTest(
 );
 
 pgTest(
+  "PostgresStore: a row that missed its run's seal is completed from the folder when the run is read",
+  async () => {
+    await using t = await temp();
+    await using store = await PostgresStore.open(t.uri, { runs: t.dir });
+    await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+    const sealed = await store.run(SAMPLE_RUN_ID);
+    await onDatabase(
+      t.uri,
+      (sql) =>
+        sql.unsafe("UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL"),
+    );
+    assert.match(
+      (await store.checkRun(SAMPLE_RUN_ID)).join("\n"),
+      /manifest_sha256 is null, but manifest\.json/,
+    );
+    await store.readRun(SAMPLE_RUN_ID);
+    assert.deepEqual(await store.checkRun(SAMPLE_RUN_ID), []);
+    assert.deepEqual(await store.run(SAMPLE_RUN_ID), sealed);
+  },
+);
+
+pgTest(
   "prove verify against a postgres store catches a changed row, a deleted row and a trigger",
   async () => {
     await using t = await temp();

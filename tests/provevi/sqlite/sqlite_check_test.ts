@@ -337,3 +337,39 @@ Deno.test("checkRun() reports a forged row that names the run as its first, and 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a row that missed its run's seal (its writer killed between the folder's seal and the row's) is completed from the folder when the run is read; a folder whose seal disagrees with its lines is not copied", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN));
+    const sealed = store.db.prepare(
+      "SELECT last_hash, manifest_sha256, sealed_at, status, ended_at FROM provevi_runs",
+    )
+      .get();
+    const unseal = "UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL";
+    store.db.exec(unseal);
+    assert.match(
+      (await store.checkRun(RUN)).join("\n"),
+      /manifest_sha256 is null, but manifest\.json hashes to/,
+    );
+    const check = await verifyRun(await store.readRun(RUN), { store });
+    assert.deepEqual(check.problems, []);
+    assert.deepEqual(
+      store.db.prepare("SELECT last_hash, manifest_sha256, sealed_at, status, ended_at FROM provevi_runs")
+        .get(),
+      sealed,
+    );
+    // A line added after the seal: the manifest's last hash is not the last line's, so nothing is copied.
+    store.db.exec(unseal);
+    const events = join(dir, RUN, "evidence", "events.jsonl");
+    const lines = (await Deno.readTextFile(events)).trimEnd().split("\n");
+    await Deno.writeTextFile(events, [...lines, lines[0]].join("\n") + "\n");
+    const tampered = await verifyRun(await store.readRun(RUN), { store });
+    assert.equal(tampered.ok, false);
+    assert.match(tampered.problems.join("\n"), /out of sequence/);
+    assert.equal(store.db.prepare("SELECT manifest_sha256 FROM provevi_runs").get()!.manifest_sha256, null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
