@@ -28,12 +28,16 @@ async function hasPython(): Promise<boolean> {
   }
 }
 
+/** True when python3 runs here; in CI its absence fails the test, elsewhere the test is skipped and says so. */
+async function pythonHere(): Promise<boolean> {
+  if (await hasPython()) return true;
+  if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
+  console.log("skipped: python3 is not installed");
+  return false;
+}
+
 Deno.test("provr killed with SIGKILL mid-run leaves no process behind: not the busy sandbox process, not the MCP server or its grandchild", async () => {
-  if (!(await hasPython())) {
-    if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
-    console.log("skipped: python3 is not installed");
-    return;
-  }
+  if (!(await pythonHere())) return;
   const dir = await Deno.makeTempDir({ prefix: "attack-orphans-" });
   const file = join(dir, "run.yaml");
   await Deno.writeTextFile(
@@ -121,11 +125,7 @@ prompt: Attack.
 });
 
 Deno.test("an MCP server that is not Deno has its whole process group stopped at the seal, its grandchild that ignores SIGTERM too", async () => {
-  if (!(await hasPython())) {
-    if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
-    console.log("skipped: python3 is not installed");
-    return;
-  }
+  if (!(await pythonHere())) return;
   await using t = await gitCatalog({ "x.txt": "x" });
   const turns = `      - tool_calls: [{ id: p1, name: pids }]
       - text: "done"`;
@@ -154,11 +154,7 @@ Deno.test("an MCP server that is not Deno has its whole process group stopped at
 });
 
 Deno.test("provr ends after the seal while a process that left an MCP server's group (setsid) still holds the server's pipes", async () => {
-  if (!(await hasPython())) {
-    if (Deno.env.get("CI")) throw new Error("python3 is missing: the process attacks need it");
-    console.log("skipped: python3 is not installed");
-    return;
-  }
+  if (!(await pythonHere())) return;
   const dir = await Deno.makeTempDir({ prefix: "attack-escaped-" });
   const file = join(dir, "run.yaml");
   await Deno.writeTextFile(

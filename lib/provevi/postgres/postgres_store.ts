@@ -11,13 +11,12 @@ import canonicalize from "canonicalize";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import { type EvidenceEvent, nowUtc } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
-import { sha256Hex } from "../evidence/hash.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { type Manifest, manifestText } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
-import { runEnd, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
+import { runEnd, sealRow, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
 import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
 import type * as Q from "../store/store_questions.ts";
@@ -531,7 +530,7 @@ export class PostgresRunWriter implements RunWriter {
    */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     const manifest = await this.#file.seal(info);
-    const end = runEnd(this.#file.last.event, true);
+    const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
     try {
       await this.#sql.begin(async (tx) => {
         if (this.#file.payloads.length) {
@@ -546,14 +545,7 @@ export class PostgresRunWriter implements RunWriter {
         await tx.unsafe(
           `UPDATE provevi_runs SET last_hash = $1, manifest_sha256 = $2, sealed_at = $3, status = $4, ended_at = $5
            WHERE run_id = $6`,
-          [
-            manifest.last_hash,
-            sha256Hex(manifestText(manifest)),
-            manifest.sealed_at,
-            end.status,
-            end.ended_at,
-            this.runId,
-          ],
+          [seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, this.runId],
         );
       });
     } catch (error) {

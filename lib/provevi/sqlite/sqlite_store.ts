@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
-import { sha256Hex } from "../evidence/hash.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { type Manifest, manifestText } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
@@ -17,7 +16,7 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { writeCreatedRows } from "./sqlite_rows.ts";
-import { EVENT_COLUMNS, eventRow, runEnd, sealRowOfFolder } from "../store/store_rows.ts";
+import { EVENT_COLUMNS, eventRow, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -483,20 +482,13 @@ export class SqliteRunWriter implements RunWriter {
   /** Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status. */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     const manifest = await this.#file.seal(info);
-    const end = runEnd(this.#file.last.event, true);
+    const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
     try {
       transaction(this.#db, () => {
         this.#db.prepare(
           `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
            WHERE run_id = ?`,
-        ).run(
-          manifest.last_hash,
-          sha256Hex(manifestText(manifest)),
-          manifest.sealed_at,
-          end.status,
-          end.ended_at,
-          this.runId,
-        );
+        ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, this.runId);
       });
     } catch (error) {
       throw new EvidenceError(`cannot record the seal of run "${this.runId}": ${(error as Error).message}`, {

@@ -373,7 +373,7 @@ export class FileRunWriter implements RunWriter {
     });
     const text = manifestText(manifest);
     const tmp = `${this.#paths.manifest}.tmp`;
-    const events = this.#file;
+    const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
     try {
       this.#checkSigning(info);
@@ -389,7 +389,7 @@ export class FileRunWriter implements RunWriter {
       Deno.writeFileSync(tmp, utf8(text));
       const attestation = signing === null ? (info.attestation ?? null) : await signing;
       if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
-      eventsSynced = events.sync();
+      eventsSynced = eventsFile.sync();
       const files = [...this.#written, tmp];
       if (attestation) files.push(this.#paths.attestation);
       await settle([eventsSynced, syncFiles(files)]);
@@ -399,14 +399,14 @@ export class FileRunWriter implements RunWriter {
       await settle([this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir));
     } catch (error) {
       this.#sealFailed = (error as Error).message;
-      if (error instanceof EvidenceError && error.message.startsWith(`run "${this.runId}"`)) throw error;
+      if (error instanceof EvidenceError) throw error; // a refusal (#checkSigning), which names the run
       throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
         cause: error,
       });
     } finally {
       await eventsSynced?.catch(() => {});
       try {
-        events.close();
+        eventsFile.close();
       } catch { /* closed already */ }
     }
     this.#sealed = true;

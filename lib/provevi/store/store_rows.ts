@@ -183,24 +183,40 @@ export interface SealRow {
  */
 export async function sealRowOfFolder(folder: string): Promise<SealRow | null> {
   try {
-    const manifestText = await readEvidenceText(join(folder, "evidence", "manifest.json"));
+    // A run still being written has no manifest: its events are not read.
+    const text = await readEvidenceText(join(folder, "evidence", "manifest.json"));
+    if (text === null) return null;
     const eventsText = await readEvidenceText(join(folder, "evidence", "events.jsonl"));
-    if (manifestText === null || eventsText === null) return null;
-    const manifest = JSON.parse(manifestText) as { last_hash?: unknown; sealed_at?: unknown };
-    const lines = eventsText.split("\n");
-    if (lines.pop() !== "") return null; // a torn last line
-    const lastLine = lines.at(-1) ?? null;
-    const lastHash = lastLine === null ? null : sha256Hex(lastLine);
-    if (manifest.last_hash !== lastHash || typeof manifest.sealed_at !== "string") return null;
-    const end = runEnd(lastLine === null ? null : JSON.parse(lastLine) as EvidenceEvent, true);
-    return {
-      last_hash: lastHash,
-      manifest_sha256: sha256Hex(manifestText),
-      sealed_at: manifest.sealed_at,
-      status: end.status,
-      ended_at: end.ended_at,
-    };
+    if (eventsText === null || (eventsText !== "" && !eventsText.endsWith("\n"))) return null; // a torn line
+    const body = eventsText.slice(0, -1);
+    const lastLine = eventsText === "" ? null : body.slice(body.lastIndexOf("\n") + 1);
+    const manifest = JSON.parse(text) as { last_hash?: unknown; sealed_at?: unknown };
+    if (manifest.last_hash !== (lastLine === null ? null : sha256Hex(lastLine))) return null;
+    if (typeof manifest.sealed_at !== "string") return null;
+    const last = lastLine === null ? null : JSON.parse(lastLine) as EvidenceEvent;
+    return sealRow(text, manifest as { last_hash: string | null; sealed_at: string }, last);
   } catch {
     return null;
   }
+}
+
+/**
+ * The seal's columns of a run: from its manifest's text and fields and its last event.
+ *
+ * @param manifestText The text of `manifest.json`.
+ * @param manifest Its last hash and seal time.
+ * @param last The run's last event.
+ * @returns The columns.
+ */
+export function sealRow(
+  manifestText: string,
+  manifest: { last_hash: string | null; sealed_at: string },
+  last: EvidenceEvent | null,
+): SealRow {
+  return {
+    last_hash: manifest.last_hash,
+    manifest_sha256: sha256Hex(manifestText),
+    sealed_at: manifest.sealed_at,
+    ...runEnd(last, true),
+  };
 }

@@ -208,6 +208,23 @@ Deno.test("the signed seal verifies with in-toto's and securesystemslib's own Py
   }, { record: true });
 });
 
+/** A writer of a run whose run_created names `keyid`, and a function that appends an event to it. */
+async function signedWriter(dir: string, runId: string, keyid: string | null) {
+  await Deno.mkdir(join(dir, "runs"), { recursive: true });
+  const writer = await FileRunWriter.create(runId, join(dir, "runs", runId));
+  const chain = new EventChain(runId);
+  const make = (type: string, data: Record<string, Json>) =>
+    chain.next({ type, component: "Test", actor: "ada", refs: [`run://a/b/c/${runId}`], data });
+  const add = async (type: string, data: Record<string, Json>) => {
+    const next = make(type, data);
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+    return next.event;
+  };
+  await add("run_created", { agent: "q", agent_version: "1", ...(keyid ? { signing_key: keyid } : {}) });
+  return { writer, chain, make, add };
+}
+
 Deno.test("a signed seal's statement, made from what the writer kept of its events, is the statement of the file: with lines taken back, written many at a time, and with no key named", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -215,31 +232,9 @@ Deno.test("a signed seal's statement, made from what the writer kept of its even
     const key = await readSigningKey(pair.privatePath);
     const trust = [await readTrustedKey(pair.publicPath)];
     const store = new FileStore({ runs: join(dir, "runs") });
-    await Deno.mkdir(join(dir, "runs"));
     for (const named of [true, false]) {
       const runId = `run-20261130T120000Z-0000000${named ? 1 : 2}`;
-      const writer = await FileRunWriter.create(runId, join(dir, "runs", runId));
-      const chain = new EventChain(runId);
-      const make = (type: string, data: Record<string, Json>) => {
-        const next = chain.next({
-          type,
-          component: "Test",
-          actor: "ada",
-          refs: [`run://a/b/c/${runId}`],
-          data,
-        });
-        return next;
-      };
-      const add = async (type: string, data: Record<string, Json>) => {
-        const next = make(type, data);
-        await writer.append(next.line, next.event);
-        chain.accept(next);
-      };
-      await add("run_created", {
-        agent: "q",
-        agent_version: "1",
-        ...(named ? { signing_key: key.keyid } : {}),
-      });
+      const { writer, chain, make, add } = await signedWriter(dir, runId, named ? key.keyid : null);
       await add("input_staged", { name: "report", sha256: "a".repeat(64) });
       // A line written and taken back, as a store whose row could not be kept does.
       const dropped = make("note_added", { text: "dropped" });
@@ -272,23 +267,6 @@ Deno.test("a signed seal's statement, made from what the writer kept of its even
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-/** A writer of a run whose run_created names `keyid`, and a function that appends an event to it. */
-async function signedWriter(dir: string, runId: string, keyid: string | null) {
-  await Deno.mkdir(join(dir, "runs"), { recursive: true });
-  const writer = await FileRunWriter.create(runId, join(dir, "runs", runId));
-  const chain = new EventChain(runId);
-  const make = (type: string, data: Record<string, Json>) =>
-    chain.next({ type, component: "Test", actor: "ada", refs: [`run://a/b/c/${runId}`], data });
-  const add = async (type: string, data: Record<string, Json>) => {
-    const next = make(type, data);
-    await writer.append(next.line, next.event);
-    chain.accept(next);
-    return next.event;
-  };
-  await add("run_created", { agent: "q", agent_version: "1", ...(keyid ? { signing_key: keyid } : {}) });
-  return { writer, chain, make, add };
-}
 
 Deno.test("a signed seal signs the lines written, whatever becomes of the event objects after, and after lines taken back from a write of many", async () => {
   const dir = await Deno.makeTempDir();

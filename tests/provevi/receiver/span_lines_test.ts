@@ -172,6 +172,16 @@ async function openRun() {
 }
 
 /** Each line on disk is the general canonicalizer's text of its event, and of itself; the run verifies. */
+/** Posts a body of traces to the run's receiver; it must be taken whole (200). */
+async function post(run: Awaited<ReturnType<typeof openRun>>, body: BodyInit, type: string): Promise<void> {
+  const response = await takeTraces(
+    new Request("http://127.0.0.1/v1/traces", { method: "POST", headers: { "content-type": type }, body }),
+    { run: run.recorder, rows: run.store },
+  );
+  assert.equal(response.status, 200, await response.clone().text());
+  await response.body?.cancel();
+}
+
 async function assertCanonical(run: Awaited<ReturnType<typeof openRun>>, spans: number): Promise<void> {
   await run.recorder.seal();
   const lines = (await Deno.readTextFile(`${run.folder}/evidence/events.jsonl`)).split("\n").slice(0, -1);
@@ -194,16 +204,7 @@ Deno.test("the receiver's span events are written as the general canonicalizer w
   const sent: ReceivedSpan[] = [];
   for (let i = 0; i < 300; i++) {
     const body = randomRequest(rand);
-    const response = await takeTraces(
-      new Request("http://127.0.0.1/v1/traces", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      }),
-      { run: run.recorder, rows: run.store },
-    );
-    assert.equal(response.status, 200, await response.clone().text());
-    await response.body?.cancel();
+    await post(run, body, "application/json");
     spans += JSON.parse(body).resourceSpans[0].scopeSpans[0].spans.length;
     sent.push(...decodeTraceJson(body));
   }
@@ -280,16 +281,7 @@ Deno.test("the receiver's span events from OTLP protobuf are written as the gene
       tracer.startSpan(pick(rand, [...TEXTS, "a\ud800"]), { attributes }).end();
     }
     const body = new Uint8Array(ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans())!);
-    const response = await takeTraces(
-      new Request("http://127.0.0.1/v1/traces", {
-        method: "POST",
-        headers: { "content-type": "application/x-protobuf" },
-        body,
-      }),
-      { run: run.recorder, rows: run.store },
-    );
-    assert.equal(response.status, 200);
-    await response.body?.cancel();
+    await post(run, body, "application/x-protobuf");
     spans += 30;
   }
   await provider.shutdown();
