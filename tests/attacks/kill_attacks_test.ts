@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import CONFIG from "../../deno.json" with { type: "json" };
+import { taskFlags } from "../_children.ts";
 import { type EvidenceStore, listRuns, openStore, verifyRun } from "../../lib/provevi/mod.ts";
 import { Tally } from "./_tally.ts";
 
@@ -26,11 +26,6 @@ function seeded(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function taskFlags(): string[] {
-  const words = CONFIG.tasks.provr.split(/\s+/);
-  return words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts"));
 }
 
 /** A run of a dozen tool calls, each an event or two, so that a kill can land anywhere in it. */
@@ -103,7 +98,7 @@ Deno.test(`${KILLS} kill -9s of provr run at random moments, on the file and SQL
       const child = new Deno.Command(Deno.execPath(), {
         args: [
           "run",
-          ...taskFlags(),
+          ...taskFlags("provr"),
           join(ROOT, "cli/provr.ts"),
           "--runs",
           runs,

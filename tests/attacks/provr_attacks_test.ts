@@ -6,22 +6,21 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import CONFIG from "../../deno.json" with { type: "json" };
+import { taskFlags } from "../_children.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("provr attacks");
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** The provr task's flags, without `--no-prompt` when asked: the sandbox must not depend on them. */
-function taskFlags(options: { prompt?: boolean } = {}): string[] {
-  const words = CONFIG.tasks.provr.split(/\s+/);
-  const flags = words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts"));
+function provrFlags(options: { prompt?: boolean } = {}): string[] {
+  const flags = taskFlags("provr");
   return options.prompt ? flags.filter((f) => f !== "--no-prompt") : flags;
 }
 
 async function provr(args: string[], options: { prompt?: boolean; timeout: number }) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(options), join(ROOT, "cli/provr.ts"), ...args],
+    args: ["run", ...provrFlags(options), join(ROOT, "cli/provr.ts"), ...args],
     cwd: ROOT,
     stdin: "piped",
     stdout: "piped",

@@ -10,7 +10,7 @@ import { removeWritable } from "../../_files.ts";
 import { needed, program } from "./_programs.ts";
 import { alive, descendants, taskFlags } from "../../_children.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const CLAUDE = program("claude-code");
 const ROOT = new URL("../../../", import.meta.url).pathname;
 
 Deno.test({
