@@ -27,9 +27,15 @@ Deno.test("deno task install puts prove, provr and provtrace on the PATH with th
       assert.deepEqual(flags.sort(), [...permissionFlags(name), "--quiet"].sort(), name);
       assert.doesNotMatch(shim, /--allow-all|-A |-P/, name);
     }
+    // Typed in a folder of the user's, with an INIT_CWD that a script around it left (npm sets one): an installed
+    // command runs where it is typed, as only `deno task` starts it in the project's folder.
     const prove = await new Deno.Command(join(root, "bin", "prove"), {
       args: ["--runs", join(ROOT, "fixtures", "runs"), "runs", "--json"],
-      env: { PATH: `${Deno.execPath().replace(/\/[^/]+$/, "")}:${Deno.env.get("PATH") ?? ""}` },
+      cwd: root,
+      env: {
+        PATH: `${Deno.execPath().replace(/\/[^/]+$/, "")}:${Deno.env.get("PATH") ?? ""}`,
+        INIT_CWD: join(root, "gone"),
+      },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
