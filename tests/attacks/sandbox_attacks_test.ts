@@ -55,9 +55,11 @@ Deno.test("every attack of the corpus on the sandbox is stopped and recorded, an
     `      - tool_calls: [{ id: last, name: read_file, args: { path: /input/revenue.csv } }]`,
     `      - text: "done"`,
   ].join("\n");
+  // 10 s: huge_result builds and sends 64 MB, which a busy machine takes more than 3 s for (it then ended as
+  // ToolTimeout, not ResultTooLarge); the loops are stopped at the limit either way.
   const file = agentFile(turns, {
     extra: `  tools_folder: ${new URL("../../fixtures/attacks/tools", import.meta.url).pathname}\n` +
-      `  limits: { tool_seconds: 3, tool_result_bytes: 1000000, steps: 100 }`,
+      `  limits: { tool_seconds: 10, tool_result_bytes: 1000000, steps: 100 }`,
     inputs: `inputs:\n  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }`,
   });
   const lock = new URL("../../deno.lock", import.meta.url);
