@@ -70,7 +70,7 @@ Deno.test("provr exits promptly after a run whose tool loops forever, with the c
   );
   const r = await provr(["--runs", join(dir, "runs"), "run", "--json", file], {
     prompt: true,
-    timeout: 60_000,
+    timeout: 120_000,
   });
   const outcome = JSON.parse(r.stdout) as { run_id: string; status: string };
   const events = (await Deno.readTextFile(join(dir, "runs", outcome.run_id, "evidence", "events.jsonl")))
@@ -79,12 +79,13 @@ Deno.test("provr exits promptly after a run whose tool loops forever, with the c
     )
     .map((l) => JSON.parse(l));
   const timeouts = events.filter((e) => e.type === "tool_called" && e.data.error === "ToolTimeout").length;
-  // Two calls of a second each, the process start and the seal: well under the 60 s at which the test kills it.
-  const prompt = r.seconds < 30 && r.code === 0;
+  // Two calls of a second each, the process start and the seal: well under 60 s however busy the machine, and a
+  // provr that waited on its tools would stay until the test kills it at 120 s.
+  const prompt = r.seconds < 60 && r.code === 0;
   tally.add("busy tool (loop and ReDoS), provr exits", { stopped: prompt, recorded: timeouts === 2 });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(timeouts, 2);
-  assert.ok(r.seconds < 30, `provr took ${r.seconds} s`);
+  assert.ok(r.seconds < 60, `provr took ${r.seconds} s`);
   await Deno.remove(dir, { recursive: true });
 });
 
