@@ -56,7 +56,7 @@ Deno.test("a compiled provr that may not start itself refuses the agent's tools 
       () => Sandbox.open(folder, { self: [join(folder, "no-provr-here")] }),
       (error: Error) => {
         assert.ok(error instanceof ToolSetError, String(error));
-        assert.match(error.message, /put it on the PATH as provr|cannot be loaded/);
+        assert.match(error.message, /cannot be started \(NotFound\): put provr on the PATH as provr/);
         assert.equal(error.message.includes("\n"), false);
         return true;
       },
