@@ -67,6 +67,16 @@ const MEDIA: Record<string, string> = {
   json: "application/json",
 };
 
+// import.meta.resolve of a package would give its place in Deno's cache (the home folder): a tools module's
+// own resolves only its folder's paths. Prefixed on the first line, so that line numbers stay.
+const META = "import.meta.resolve = (s) => { if (/^(\\.{0,2}\\/|file:\\/\\/\\/tools\\/)/.test(String(s))) " +
+  "return new URL(String(s), import.meta.url).href; throw new TypeError(" +
+  "'the sandbox does not give the paths of packages to tools'); };";
+
+function withMeta(source: string): string {
+  return source.startsWith("#!") ? source.replace(/^#!.*/, META) : META + source;
+}
+
 /** An error a tool sees when it imports what the sandbox refuses; it names only what the tool asked for. */
 export class ImportRefused extends Error {
   override name = "ImportRefused";
@@ -165,7 +175,9 @@ export function makeHooks(options: HookOptions): Hooks {
       const media = MEDIA[ext] ?? "text/javascript";
       // A data: URL needs no read grant, and Deno strips TypeScript from it (under deno run and compiled alike);
       // the module keeps its neutral address.
-      dataUrls[rel] ??= `data:${media};base64,${b64(files[rel]!)}`;
+      dataUrls[rel] ??= `data:${media};base64,${
+        b64(media === MEDIA.json ? files[rel]! : withMeta(files[rel]!))
+      }`;
       return next(dataUrls[rel]!, context);
     },
     shown(text) {

@@ -6,6 +6,7 @@
  * worker to the run's grants. Both keep the process boundary: provr kills the process at a limit.
  * @module
  */
+import { basename, isAbsolute, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { ToolSetError } from "../run/errors.ts";
 import { configFlags, sandboxDeno } from "./sandbox_deno.ts";
@@ -45,9 +46,9 @@ export function launchFor(
   if (options.self) {
     const [program = Deno.execPath(), ...rest] = options.self;
     mayRun(program, true);
-    return { program, args: [...rest, SANDBOX_ROLE_ARG], mode: "self" };
+    return { program: byName(program), args: [...rest, SANDBOX_ROLE_ARG], mode: "self" };
   }
-  const program = sandboxDeno();
+  const program = byName(sandboxDeno());
   mayRun(program, false);
   const own = OWN_MODULES.protocol === "file:" ? [fromFileUrl(OWN_MODULES).replace(/\/$/, "")] : [];
   const args = [
@@ -64,6 +65,32 @@ export function launchFor(
     ROLE_URL.href,
   ];
   return { program, args, mode: "deno" };
+}
+
+/**
+ * The program by its name when the PATH finds it there: the name it is started by is its `argv[0]`, which
+ * `process.argv0` shows to tools, and a full path would say where it is installed.
+ */
+function byName(program: string): string {
+  if (!isAbsolute(program)) return program;
+  try {
+    const real = Deno.realPathSync(program);
+    const name = basename(program);
+    for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+      if (!dir) continue;
+      let found: string;
+      try {
+        found = Deno.realPathSync(join(dir, name));
+      } catch {
+        continue; // not in this folder
+      }
+      if (found === real) return name;
+      break; // the first folder that has the name wins, as the PATH looks it up
+    }
+  } catch {
+    // No env or read grant to look: the full path.
+  }
+  return program;
 }
 
 function mayRun(program: string, self: boolean): void {
