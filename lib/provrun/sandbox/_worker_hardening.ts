@@ -16,8 +16,10 @@
 import process from "node:process";
 
 /** The error a tool gets for what the sandbox does not give. */
-function notCapable(what: string): never {
-  throw new Deno.errors.NotCapable(`the sandbox does not give ${what} to tools`);
+function notCapable(what: string, instead = ""): never {
+  throw new Deno.errors.NotCapable(
+    `the sandbox does not give ${what} to tools${instead ? `; ${instead}` : ""}`,
+  );
 }
 
 function pin(target: object, key: PropertyKey, value: unknown): void {
@@ -83,7 +85,7 @@ export function harden(options: { npmRoot: string }): void {
   pin(Deno, "execPath", () => notCapable("the path of the program that runs it"));
   pin(Deno, "args", Object.freeze([]));
   pin(Deno, "mainModule", undefined);
-  pin(Deno, "exit", () => notCapable("the end of the sandbox process; throw an error instead"));
+  pin(Deno, "exit", () => notCapable("the end of the sandbox process", "throw an error instead"));
   const internal = (Deno as unknown as { internal?: symbol }).internal;
   if (internal) pin(Deno, internal, undefined);
   pin(globalThis, "location", undefined);
@@ -94,10 +96,10 @@ export function harden(options: { npmRoot: string }): void {
   pin(process, "argv", Object.freeze(["provr", "sandbox"]));
   pin(process, "argv0", "provr");
   pin(process, "execArgv", Object.freeze([]));
-  pin(process, "exit", () => notCapable("the end of the sandbox process; throw an error instead"));
+  pin(process, "exit", () => notCapable("the end of the sandbox process", "throw an error instead"));
   pin(process, "abort", () => notCapable("the end of the sandbox process"));
   pin(process, "reallyExit", () => notCapable("the end of the sandbox process"));
-  pin(process, "getBuiltinModule", () => notCapable("getBuiltinModule; import node: built-ins instead"));
+  pin(process, "getBuiltinModule", () => notCapable("getBuiltinModule", "import node: built-ins instead"));
   // process.execPath is a getter with a setter, not configurable: setting it is how to change it.
   (process as { execPath: string }).execPath = "provr";
 }
