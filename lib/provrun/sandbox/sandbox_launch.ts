@@ -11,7 +11,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { ToolSetError } from "../run/errors.ts";
 import { configFlags, sandboxDeno } from "./sandbox_deno.ts";
 import { SANDBOX_ROLE_ARG } from "./sandbox_role.ts";
-import type { SandboxPermissions } from "./sandbox.ts";
+import type { SandboxPermissions } from "./sandbox_permissions.ts";
 
 const ROLE_URL = new URL("./sandbox_role.ts", import.meta.url);
 const OWN_MODULES = new URL("../../", import.meta.url);

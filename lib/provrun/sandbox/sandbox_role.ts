@@ -13,7 +13,7 @@
  * without the token (a tool writing to the file descriptor itself) is not the sandbox's.
  * @module
  */
-import type { SandboxPermissions } from "./sandbox.ts";
+import type { SandboxPermissions } from "./sandbox_permissions.ts";
 import type { WorkerInit } from "./_tools_worker.ts";
 
 /** The argument that starts a compiled provr as a sandbox process (cli/provr.ts checks it first). */
