@@ -54,16 +54,6 @@ export async function writeFixtures(root: string): Promise<void> {
   );
 }
 
-/** The file, line and seq a problem names, read from its text, for a verifier in another language to compare. */
-export function problemWhere(text: string): { file: string | null; line: number | null; seq: number | null } {
-  const file =
-    /^(?:evidence\/)?(events\.jsonl|manifest\.json|payloads\/[0-9a-f]{64}|attestation\.dsse\.json)/.exec(text)
-      ?.[1] ?? /^(output\/\S+)/.exec(text)?.[1] ?? null;
-  const line = /^events\.jsonl line (\d+)/.exec(text)?.[1];
-  const seq = /^events\.jsonl line \d+ \(seq (\d+)/.exec(text)?.[1];
-  return { file, line: line ? Number(line) : null, seq: seq ? Number(seq) : null };
-}
-
 /**
  * Writes each tampered run of {@linkcode VECTORS} under `vectors/<name>/`, with the public key of the signed
  * ones in `keys/`, and gives their entries of `evidence-vectors.json`: the problems `verifyRun` reports.
@@ -101,7 +91,14 @@ async function writeVectors(root: string, good: string) {
       folder: `vectors/${v.name}/${name}`,
       trust: v.trust ? "keys/signing.key.pub" : null,
       ok: check.ok,
-      problems: check.problems.map((text) => ({ ...problemWhere(text), text })),
+      codes: check.problems.map((p) => p.code),
+      problems: check.problems.map((p) => ({
+        code: p.code,
+        file: p.file,
+        line: p.line,
+        seq: p.seq,
+        text: p.message,
+      })),
     });
   }
   return out;

@@ -192,9 +192,10 @@ def verify(folder, trusted=None):
             problem(3, "events.jsonl", "first is not run_created", 1, events[0][1]["seq"])
         ends = [(n, e) for n, e in events if e["type"] in ("run_completed", "run_failed")]
         if len(ends) > 1:
-            problem(3, "events.jsonl", "ends twice", ends[0][0], ends[0][1]["seq"])
+            problem(3, "events.jsonl", "ends twice", ends[1][0], ends[1][1]["seq"])
         if ends and ends[0][0] != len(raw):
-            problem(3, "events.jsonl", "events after the end", ends[0][0], ends[0][1]["seq"])
+            after = [e for n, e in events if n == ends[0][0] + 1]
+            problem(3, "events.jsonl", "events after the end", ends[0][0] + 1, after[0]["seq"] if after else None)
             settled = False
         if events and events[0][0] == 1 and events[0][1]["run_id"] != run_id:
             problem(3, "events.jsonl", "not the folder's run", 1, events[0][1]["seq"])

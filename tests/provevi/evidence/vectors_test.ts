@@ -10,7 +10,8 @@ interface VectorEntry {
   folder: string;
   trust: string | null;
   ok: boolean;
-  problems: { file: string | null; line: number | null; seq: number | null; text: string }[];
+  codes: string[];
+  problems: { code: string; file: string | null; line: number | null; seq: number | null; text: string }[];
 }
 
 const { vectors } = JSON.parse(await Deno.readTextFile(join(FIXTURES, "evidence-vectors.json"))) as {
@@ -28,7 +29,11 @@ for (const v of vectors) {
     const check = await verifyRun(new FileRunRecord(basename(folder), folder), {
       ...(v.trust ? { trust: [await readTrustedKey(join(FIXTURES, v.trust))] } : {}),
     });
-    assert.deepEqual(check.problems, v.problems.map((p) => p.text));
+    assert.deepEqual(
+      check.problems.map((p) => ({ code: p.code, file: p.file, line: p.line, seq: p.seq, text: p.message })),
+      v.problems,
+    );
+    assert.deepEqual(v.codes, v.problems.map((p) => p.code));
     assert.equal(check.ok, v.ok);
   });
 }
