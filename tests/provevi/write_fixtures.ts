@@ -66,6 +66,9 @@ async function writeVectors(root: string, good: string) {
   const secret = await Deno.makeTempDir();
   const { keyid, publicPath } = await writeKeyPair(join(secret, "signing.key"));
   await Deno.copyFile(publicPath, join(root, "keys", "signing.key.pub"));
+  // The same public key under a keyid that is not its ID: a --trust file a verifier must refuse.
+  const wrong = { ...JSON.parse(await Deno.readTextFile(publicPath)), keyid: "0".repeat(64) };
+  await Deno.writeTextFile(join(root, "keys", "wrong-keyid.key.pub"), JSON.stringify(wrong, null, 2) + "\n");
   const key = await readSigningKey(join(secret, "signing.key"));
   await Deno.remove(secret, { recursive: true });
   const trusted = await readTrustedKey(join(root, "keys", "signing.key.pub"));
@@ -75,6 +78,7 @@ async function writeVectors(root: string, good: string) {
     const folder = join(root, "vectors", v.name, name);
     await Deno.mkdir(join(root, "vectors", v.name), { recursive: true });
     await copyFolder(good, folder);
+    if (v.before) await v.before(folder);
     if (v.signed) {
       await rechain(folder, (es) => {
         (es[0]!.data as Record<string, unknown>).signing_key = keyid;

@@ -238,7 +238,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   "output.unrecorded": {
     family: "outputs",
     check: 6,
-    meaning: "a file in output/, or a folder holding no recorded file, that no event records",
+    meaning: "a file in output/ that no output_artifact_created records",
   },
   "output.changed": { family: "outputs", check: 6, meaning: "an output's bytes are not the recorded ones" },
   "output.missing": { family: "outputs", check: 6, meaning: "a recorded output is not in output/" },

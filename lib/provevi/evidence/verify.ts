@@ -604,8 +604,8 @@ export function recordedOutputs(events: readonly EvidenceEvent[]): Map<string, R
 }
 
 /**
- * Checks that `output/` holds exactly the outputs the events record, byte for byte, and no folder that holds
- * none of them.
+ * Checks that `output/` holds exactly the outputs the events record, byte for byte. Its folders are only the
+ * paths of its files: an empty one is not evidence (no bundle store keeps it, no statement names it).
  *
  * @param folder The run folder.
  * @param events The run's events.
@@ -627,11 +627,10 @@ export async function verifyOutputs(
   const recorded = recordedOutputs(events);
   const root = join(folder, "output");
   const found = new Map<string, string>();
-  const folders: string[] = [];
   try {
     // A link as output/ itself would have the walk check another folder's files as this run's.
     if ((await Deno.lstat(root)).isSymlink) throw new LinkedOutput();
-    await walk(root, root, { found, folders, problems });
+    await walk(root, root, { found, problems });
   } catch (error) {
     if (error instanceof LinkedOutput) {
       problems.push(problem("output.unreadable", "output/ is a link, not a folder", { file: "output" }));
@@ -670,19 +669,6 @@ export async function verifyOutputs(
       ));
     }
   }
-  // A folder's name is data too: one that holds no recorded output (empty, or only unrecorded files) is not
-  // part of what the run made.
-  if (complete) {
-    for (const path of folders) {
-      if (![...recorded.keys()].some((r) => r.startsWith(`${path}/`))) {
-        problems.push(
-          problem("output.unrecorded", `output/${path}/ is a folder that holds no recorded output`, {
-            file: `output/${path}/`,
-          }),
-        );
-      }
-    }
-  }
   for (const path of recorded.keys()) {
     if (!found.has(path)) {
       problems.push(
@@ -696,7 +682,7 @@ export async function verifyOutputs(
 async function walk(
   root: string,
   dir: string,
-  into: { found: Map<string, string>; folders: string[]; problems: Problem[] },
+  into: { found: Map<string, string>; problems: Problem[] },
 ): Promise<void> {
   for await (const entry of Deno.readDir(dir)) {
     const full = join(dir, entry.name);
@@ -704,10 +690,8 @@ async function walk(
     const file = { file: `output/${path}` };
     if (entry.isSymlink) {
       into.problems.push(problem("output.not_plain", `output/${path} is a link, not a file`, file));
-    } else if (entry.isDirectory) {
-      into.folders.push(path);
-      await walk(root, full, into);
-    } else if (entry.isFile) into.found.set(path, full);
+    } else if (entry.isDirectory) await walk(root, full, into);
+    else if (entry.isFile) into.found.set(path, full);
     // A named pipe or a device: hashing it could wait for ever.
     else into.problems.push(problem("output.not_plain", `output/${path} is not a plain file`, file));
   }

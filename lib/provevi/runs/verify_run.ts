@@ -172,13 +172,16 @@ async function checkBundle(
     ));
   }
   const opened = bundle !== null || unpinnedBundle !== null ? await catalog.get() : null;
+  // The bundle named by bundle.json is that file's problem; one named by --bundle is no file's.
+  const where = options.bundle === undefined ? { file: "bundle.json" } : {};
   const unread = (what: string) =>
     opened === null
       ? problem(
         "catalog.missing",
         `${what} was not compared: no catalog was given to read it; pass a catalog (--config FILE)`,
+        where,
       )
-      : problem("catalog.unopenable", `${what} was not compared: ${opened as string}`);
+      : problem("catalog.unopenable", `${what} was not compared: ${opened as string}`, where);
   if (bundle !== null) {
     if (opened === null || typeof opened === "string") {
       problems.push(unread(`the committed bundle ${bundle}`));

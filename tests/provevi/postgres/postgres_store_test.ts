@@ -208,7 +208,7 @@ pgTest(
         sql.unsafe("UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL"),
     );
     assert.match(
-      (await store.checkRun(SAMPLE_RUN_ID)).join("\n"),
+      (await store.checkRun(SAMPLE_RUN_ID)).map((p) => p.message).join("\n"),
       /manifest_sha256 is null, but manifest\.json/,
     );
     await store.readRun(SAMPLE_RUN_ID);

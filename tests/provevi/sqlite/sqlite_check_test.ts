@@ -262,12 +262,15 @@ Deno.test("checkRun() reports events.jsonl that cannot be read, or is not UTF-8,
     const bytes = await Deno.readFile(events);
     await Deno.writeFile(events, new Uint8Array([...bytes, 0xff, 0x0a]));
     assert.match(
-      (await store.checkRun(RUN)).join("\n"),
+      (await store.checkRun(RUN)).map((p) => p.message).join("\n"),
       /events\.jsonl cannot be read: .* is not valid UTF-8/,
     );
     await Deno.remove(events);
     await Deno.mkdir(events);
-    assert.match((await store.checkRun(RUN)).join("\n"), /events\.jsonl cannot be read/);
+    assert.match(
+      (await store.checkRun(RUN)).map((p) => p.message).join("\n"),
+      /events\.jsonl cannot be read/,
+    );
     assert.equal((await verifyRun(await store.readRun(RUN), { store })).ok, false);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -353,7 +356,7 @@ Deno.test("a row that missed its run's seal (its writer killed between the folde
     const unseal = "UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL";
     store.db.exec(unseal);
     assert.match(
-      (await store.checkRun(RUN)).join("\n"),
+      (await store.checkRun(RUN)).map((p) => p.message).join("\n"),
       /manifest_sha256 is null, but manifest\.json hashes to/,
     );
     const check = await verifyRun(await store.readRun(RUN), { store });
