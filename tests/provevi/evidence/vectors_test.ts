@@ -42,3 +42,16 @@ for (const v of vectors) {
     assert.equal(check.ok, v.ok);
   });
 }
+
+Deno.test("prove verify refuses a --trust key file whose keyid is not its key's ID before any verdict, under --json too", async () => {
+  const { bufferIo } = await import("../../../cli/_io.ts");
+  const { prove } = await import("../../../cli/prove.ts");
+  const io = bufferIo();
+  const args = ["verify", join(FIXTURES, "runs", "run-20261129T120000Z-0badc0de")];
+  const code = await prove([...args, "--trust", join(FIXTURES, "keys", "wrong-keyid.key.pub"), "--json"], io);
+  assert.deepEqual([code, io.stdout, io.stderr.length], [1, [], 1]);
+  assert.match(
+    io.stderr[0]!,
+    /^prove: .*wrong-keyid\.key\.pub has keyid "0{64}", but its public key's ID is [0-9a-f]{64}$/,
+  );
+});
