@@ -56,3 +56,33 @@ export function permissionFlags(set: PermissionSet | string): string[] {
   }
   return flags;
 }
+
+/**
+ * A command line's permission words with each `-P=NAME` spelled out as the set's flags, as Deno reads them: a
+ * flag given beside the set (`-P=provr --allow-run=git,provr`) takes the place of the set's entry of that kind.
+ *
+ * @param words The words of a `deno run` or `deno compile` between the subcommand and the script.
+ * @returns The same words with every set replaced by its flags, and `-q` dropped.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const flags = withSetsSpelledOut(["-q", "--no-prompt", "-P=provr", "--allow-run=git,cp,deno,provr"]);
+ * assert.ok(flags.includes("--allow-run=git,cp,deno,provr") && flags.includes("--allow-read"));
+ * ```
+ */
+export function withSetsSpelledOut(words: string[]): string[] {
+  const given = new Set(words.flatMap((w) => w.match(/^--allow-(\w+)/)?.[1] ?? []));
+  const out: string[] = [];
+  for (const word of words) {
+    const set = word.match(/^(?:-P|--permission-set)=(.+)$/)?.[1];
+    if (set === undefined) {
+      if (word !== "-q" && word !== "--quiet" && !out.includes(word)) out.push(word);
+      continue;
+    }
+    for (const flag of permissionFlags(set)) {
+      const kind = flag.match(/^--allow-(\w+)/)?.[1];
+      if ((kind === undefined || !given.has(kind)) && !out.includes(flag)) out.push(flag);
+    }
+  }
+  return out;
+}
