@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { taskFlags } from "../_children.ts";
-import { type EvidenceStore, listRuns, openStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { type EvidenceStore, listRuns, openStore, RunNotFound, verifyRun } from "../../lib/provevi/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -62,7 +62,19 @@ async function lossOf(store: EvidenceStore, runs: string, id: string): Promise<s
       problems.push(`line ${i + 1} of events.jsonl is not JSON: an event was torn`);
     }
   });
-  const check = await verifyRun(await store.readRun(id), { store });
+  // Killed between its folder and its row (the SQLite store makes the folder first, and writes no event before
+  // the row): the store holds nothing of the run, and the folder must hold no event either.
+  const record = await store.readRun(id).catch((error) => {
+    if (error instanceof RunNotFound) return null;
+    throw error;
+  });
+  if (record === null) {
+    if (whole.length > 0) {
+      problems.push(`${whole.length} events in the folder of a run the store has no row of`);
+    }
+    return problems;
+  }
+  const check = await verifyRun(record, { store });
   for (const p of check.problems.map((p) => p.message)) {
     // What an unsealed run lacks, not what it lost: its seal, and the record of outputs written so far.
     if (
