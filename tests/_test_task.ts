@@ -14,7 +14,10 @@ const ROOT = new URL("../", import.meta.url).pathname;
 
 /** Runs the tests; returns `deno test`'s exit code. */
 export async function testTask(args: string[]): Promise<number> {
-  const paths = args.some((a) => a.startsWith("tests")) ? [] : ["tests/"];
+  // A path given (`deno task test tests/cli/`, `./tests/x_test.ts`) runs instead of the whole of tests/.
+  const paths = args.some((a) => !a.startsWith("-") && (a.includes("/") || a.endsWith(".ts")))
+    ? []
+    : ["tests/"];
   const child = new Deno.Command(Deno.execPath(), {
     args: ["test", ...permissionFlags("test"), "--parallel", ...args, ...paths],
     cwd: ROOT,
