@@ -3,8 +3,9 @@
  * the run's process) and `prove serve` (a daemon for many runs). A span belongs to the run because the request
  * reached that run's address, never because of a run ID the program wrote. Each span becomes a `span_recorded`
  * event (confidence `parsed`) and a span row; spans for a run that is sealed or not open are refused with 409
- * and an OTLP error body; a body that is not a trace request gets 400 and a `telemetry_problem` event; a body
- * over the size limit gets 413.
+ * and an OTLP error body; a body that is not a trace request gets 400, and a body over the size limit (as sent or
+ * unpacked), a request of too many spans, or a run past its limits ({@linkcode RunBudget}) gets 413, each with a
+ * `telemetry_problem` event for the run. Who may send is the caller's to check first (`receiver_guard.ts`).
  * @module
  */
 import protobuf from "protobufjs";
@@ -18,6 +19,8 @@ import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
 import { canonicalAttributes, canonicalData, type SpanData } from "./span_lines.ts";
+import { BodyTooLarge, readSpanBody } from "./span_body.ts";
+import type { RunBudget } from "./run_budget.ts";
 
 /**
  * The run a receiver writes to: the run's recorder in provrun has this shape. `record` appends one event to
@@ -41,8 +44,11 @@ export interface SpanRows {
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
 }
 
-/** The default body size limit, after gzip is undone: 16 MiB. */
+/** The default body size limit, as sent and after gzip is undone: 16 MiB. */
 export const DEFAULT_MAX_BODY = 16 * 1024 * 1024;
+
+/** The default limit of spans in one request: 16,384 (an OTLP exporter sends 512 at a time). */
+export const DEFAULT_MAX_REQUEST_SPANS = 16_384;
 
 /** The component name of the receiver's events. */
 export const RECEIVER_COMPONENT = "SpanReceiver";
@@ -57,7 +63,18 @@ const STATUS = STATUS_ROOT.lookupType("rpc.Status");
 const OK_RESPONSE = STATUS_ROOT.lookupType("rpc.ExportTraceServiceResponse");
 
 /** gRPC status codes the OTLP error body carries. */
-const CODES = { 400: 3, 404: 5, 409: 9, 413: 8, 415: 3, 405: 12 } as Record<number, number>;
+const CODES = {
+  400: 3,
+  401: 16,
+  403: 7,
+  404: 5,
+  405: 12,
+  409: 9,
+  413: 8,
+  415: 3,
+  421: 3,
+  503: 14,
+} as Record<number, number>;
 
 function isJson(contentType: string | null): boolean {
   return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
@@ -88,59 +105,6 @@ function otlpOk(contentType: string | null): Response {
   if (isJson(contentType)) return Response.json({});
   const body = OK_RESPONSE.encode(OK_RESPONSE.create({})).finish();
   return new Response(new Uint8Array(body), { headers: { "content-type": "application/x-protobuf" } });
-}
-
-class TooLarge extends Error {}
-
-async function readLimited(
-  stream: ReadableStream<Uint8Array> | null,
-  max: number,
-): Promise<Uint8Array<ArrayBuffer>> {
-  if (stream === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) throw new TooLarge();
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
-/** The body of a request, gzip undone, at most `max` bytes either way. */
-async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > max) throw new TooLarge();
-  const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase().trim();
-  if (encoding === "identity" || encoding === "") {
-    // A declared length within the limit bounds the body (the server reads no more than it declares): read it
-    // in one go. A body sent in chunks is counted as it comes.
-    if (request.headers.has("content-length") && Number.isSafeInteger(declared)) {
-      return new Uint8Array(await request.arrayBuffer());
-    }
-    return await readLimited(request.body, max);
-  }
-  if (encoding !== "gzip") throw new OtlpBodyError(`the content encoding ${encoding} is not gzip or none`);
-  const raw = await readLimited(request.body, max);
-  try {
-    return await readLimited(new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip")), max);
-  } catch (error) {
-    if (error instanceof TooLarge) throw error;
-    throw new OtlpBodyError(`the gzip body cannot be read: ${(error as Error).message}`);
-  }
 }
 
 function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
@@ -340,24 +304,65 @@ export interface IntakeResult {
 
 /** Options of {@linkcode takeTraces}. */
 export interface IntakeOptions {
-  /** The body size limit in bytes, after gzip; {@linkcode DEFAULT_MAX_BODY} by default. */
+  /** The body size limit in bytes, as sent and after gzip; {@linkcode DEFAULT_MAX_BODY} by default. */
   maxBytes?: number;
+  /** The most spans one request may hold; {@linkcode DEFAULT_MAX_REQUEST_SPANS} by default. */
+  maxSpans?: number;
   /** Called with what was done. */
   onResult?: (result: IntakeResult) => void;
 }
 
+/** The run a request reached: its recorder, where its span rows go, and what it may still send. */
+export interface IntakeTarget {
+  run: ReceiverRun;
+  rows: SpanRows;
+  /** The run's budget; none means no limit but the request's own. */
+  budget?: RunBudget;
+}
+
+/** The spans of a request, or the refusal to answer with (and write as the run's problem). */
+async function spansOf(
+  request: Request,
+  contentType: string | null,
+  { target, options }: { target: IntakeTarget; options: IntakeOptions },
+): Promise<{ spans: ReceivedSpan[] } | { status: number; message: string }> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
+  const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
+  let body: Uint8Array;
+  let spans: ReceivedSpan[];
+  try {
+    body = await readSpanBody(request, maxBytes);
+    spans = decode(body, contentType);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
+    const message = error instanceof Error ? error.message : String(error);
+    return { status: 400, message: message.split("\n")[0]!.slice(0, 500) };
+  }
+  if (spans.length > maxSpans) {
+    return {
+      status: 413,
+      message:
+        `the request holds ${spans.length} spans, over the receiver's limit of ${maxSpans} a request; ` +
+        `send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
+    };
+  }
+  const over = target.budget?.take(spans.length, body.byteLength) ?? null;
+  if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}` };
+  return { spans };
+}
+
 /**
  * Takes one `POST /v1/traces` request for one run: decodes it, writes each span as a `span_recorded` event and
- * a span row, and answers as OTLP/HTTP asks.
+ * a span row, and answers as OTLP/HTTP asks. The caller has matched the path and checked who sent it.
  *
- * @param request The HTTP request (its path was matched by the caller).
- * @param target The run and its store's span rows, or null when the address names no open run.
- * @param options The size limit.
- * @returns The response: 200, or 400, 405, 409, 413, 415 with an OTLP error body.
+ * @param request The HTTP request.
+ * @param target The run, its store's span rows and its budget, or null when the address names no open run.
+ * @param options The size limits.
+ * @returns The response: 200, or 400, 405, 409, 413, 415, 503 with an OTLP error body.
  */
 export async function takeTraces(
   request: Request,
-  target: { run: ReceiverRun; rows: SpanRows } | null,
+  target: IntakeTarget | null,
   options: IntakeOptions = {},
 ): Promise<Response> {
   const contentType = request.headers.get("content-type");
@@ -365,7 +370,10 @@ export async function takeTraces(
     options.onResult?.({ status, spans });
     return otlpError(status, message, contentType);
   };
-  if (request.method !== "POST") return answer(405, "send spans with POST to /v1/traces");
+  if (request.method !== "POST") {
+    await request.body?.cancel().catch(() => {});
+    return answer(405, "send spans with POST to /v1/traces");
+  }
   if (target === null || target.run.sealed) {
     await request.body?.cancel().catch(() => {});
     return answer(
@@ -375,51 +383,29 @@ export async function takeTraces(
         : `run ${target.run.runId} is sealed; it takes no more spans`,
     );
   }
-  const { run, rows } = target;
+  const { run } = target;
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-protobuf" && type !== "application/json") {
     await request.body?.cancel().catch(() => {});
-    return answer(415, "send application/x-protobuf or application/json");
+    const message = "send application/x-protobuf or application/json";
+    await refusalProblem(target, `the span receiver refused a request: ${message}`);
+    return answer(415, message);
   }
-  let spans: ReceivedSpan[];
-  try {
-    spans = decode(await bodyOf(request, options.maxBytes ?? DEFAULT_MAX_BODY), contentType);
-  } catch (error) {
-    if (error instanceof TooLarge) {
-      return answer(
-        413,
-        `the body is over the receiver's limit of ${options.maxBytes ?? DEFAULT_MAX_BODY} bytes`,
-      );
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    await problem(run, `the span receiver refused a body: ${message.split("\n")[0]!.slice(0, 500)}`);
-    return answer(400, message.split("\n")[0]!);
+  const taken = await spansOf(request, contentType, { target, options });
+  if (!("spans" in taken)) {
+    await refusalProblem(target, `the span receiver refused a body: ${taken.message}`);
+    return answer(taken.status, taken.message);
   }
+  const { spans } = taken;
   try {
-    const plain = plainNames();
-    const split = spans.map((s) => splitRow(s, plain));
-    // The rows are an index beside the evidence: written while the events are made, and before them, so that
-    // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
-    const rowsWritten = rows.addSpans?.(run.runId, split.map((s) => s.row));
-    rowsWritten?.catch(() => {});
-    // Spans of one request often share a payload (their resource, and nothing else): store it once. The
-    // events of the request are written together, in the order of the request.
-    const seen: Seen = { plain, payloads: new Map() };
-    const payloads = spans.map((span, i) => payloadOf(span, split[i]!, seen));
-    for (const { byHead } of seen.payloads.values()) {
-      for (const payload of byHead.values()) payload.sha256 = await run.payload(payload.content);
-    }
-    const inits = spans.map((span, i) => spanEvent(span, split[i]!, payloads[i]!.sha256 ?? null, seen));
-    await rowsWritten;
-    if (run.recordMany) await run.recordMany(inits);
-    else for (const init of inits) await run.record(init);
+    await recordSpans(spans, target);
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     if (!(error instanceof EvidenceError)) {
       // spans no evidence line can hold: nothing of them was written, and sending them again will not help
       const message = `the span receiver refused spans it cannot record: ${(error as Error).message}`
         .split("\n")[0]!.slice(0, 500);
-      await problem(run, message);
+      await refusalProblem(target, message);
       return answer(400, message);
     }
     return answer(
@@ -431,10 +417,43 @@ export async function takeTraces(
   return otlpOk(contentType);
 }
 
-async function problem(run: ReceiverRun, text: string): Promise<void> {
+/** Writes a request's spans: their rows, their payloads, and their events, in the order of the request. */
+async function recordSpans(spans: ReceivedSpan[], { run, rows }: IntakeTarget): Promise<void> {
+  const plain = plainNames();
+  const split = spans.map((s) => splitRow(s, plain));
+  // The rows are an index beside the evidence: written while the events are made, and before them, so that
+  // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
+  const rowsWritten = rows.addSpans?.(run.runId, split.map((s) => s.row));
+  rowsWritten?.catch(() => {});
+  // Spans of one request often share a payload (their resource, and nothing else): store it once. The
+  // events of the request are written together, in the order of the request.
+  const seen: Seen = { plain, payloads: new Map() };
+  const payloads = spans.map((span, i) => payloadOf(span, split[i]!, seen));
+  for (const { byHead } of seen.payloads.values()) {
+    for (const payload of byHead.values()) payload.sha256 = await run.payload(payload.content);
+  }
+  const inits = spans.map((span, i) => spanEvent(span, split[i]!, payloads[i]!.sha256 ?? null, seen));
+  await rowsWritten;
+  if (run.recordMany) await run.recordMany(inits);
+  else for (const init of inits) await run.record(init);
+}
+
+/**
+ * Writes a refusal as the run's `telemetry_problem`, while its budget allows: past its limit of problems, one
+ * last problem says that the rest are counted only.
+ */
+async function refusalProblem({ run, budget }: IntakeTarget, text: string): Promise<void> {
+  const may = budget?.problem() ?? "write";
+  if (may === "skip") return;
+  const line = may === "last"
+    ? `${text.slice(0, 400)} (the receiver's limit of ${
+      budget!.limits.maxProblems
+    } problems a run is reached: ` +
+      `further refusals are counted, not written)`
+    : text.slice(0, 500);
   try {
-    await run.record({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(text) });
-  } catch { /* a sealed or broken run: the 400 still says it */ }
+    await run.record({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(line) });
+  } catch { /* a sealed or broken run: the answer still says it */ }
 }
 
 /** A payload of a request: its text, and its SHA-256 once stored. */

@@ -5,7 +5,8 @@
  * request that writes, adding an assessment, must be a POST from the viewer's own origin.
  * @module
  */
-import { timingSafeEqual } from "node:crypto";
+import { localHosts, refusedHost } from "../guard/local_request.ts";
+import { newSecret, sameSecret } from "../guard/local_secret.ts";
 
 /** What the guard checks against. */
 export interface GuardOptions {
@@ -30,15 +31,7 @@ export function cookieName(port: number): string {
  * ```
  */
 export function newToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join(
-    "",
-  );
-}
-
-function same(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return newSecret();
 }
 
 function refuse(status: number, message: string): Response {
@@ -65,17 +58,17 @@ function refuse(status: number, message: string): Response {
  */
 export function guardRequest(request: Request, options: GuardOptions): Response | null {
   const { port, token } = options;
-  const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
-  const host = request.headers.get("host") ?? "";
-  if (!hosts.includes(host)) {
+  const hosts = localHosts(port);
+  const host = refusedHost(request, hosts);
+  if (host !== null) {
     return refuse(421, `prove ui: refused the Host "${host}": open http://127.0.0.1:${port}/ instead`);
   }
   const url = new URL(request.url);
   const cookie = (request.headers.get("cookie") ?? "").split(";").map((c) => c.trim())
     .find((c) => c.startsWith(`${cookieName(port)}=`))?.slice(cookieName(port).length + 1);
   const query = url.searchParams.get("token");
-  const byCookie = cookie !== undefined && same(cookie, token);
-  const byQuery = query !== null && same(query, token);
+  const byCookie = cookie !== undefined && sameSecret(cookie, token);
+  const byQuery = query !== null && sameSecret(query, token);
   if (!byCookie && !byQuery) {
     return refuse(
       403,

@@ -99,12 +99,16 @@ export class CodexBackend extends ProgramBackend {
       `log_user_prompt = false`,
       `exporter = "none"`,
       `metrics_exporter = "none"`,
-      `trace_exporter = { otlp-http = { endpoint = ${toml(spans.tracesUrl)}, protocol = "binary" } }`,
+      `trace_exporter = { otlp-http = { endpoint = ${
+        toml(spans.tracesUrl)
+      }, protocol = "binary", headers = { ${
+        Object.entries(spans.headers).map(([k, v]) => `${toml(k)} = ${toml(v)}`).join(", ")
+      } } } }`,
       ``,
       ...hooks,
       ``,
     ].join("\n");
-    await Deno.writeTextFile(join(home, "config.toml"), config);
+    await Deno.writeTextFile(join(home, "config.toml"), config, { mode: 0o600 });
     const last = join(home, "last-message.txt");
     const vars: Record<string, string> = {
       PATH: basePath(env),
