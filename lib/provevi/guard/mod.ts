@@ -14,3 +14,4 @@
  */
 export * from "./local_secret.ts";
 export * from "./local_request.ts";
+export * from "./local_server.ts";

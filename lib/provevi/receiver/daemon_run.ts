@@ -134,8 +134,10 @@ export class DaemonRun implements ReceiverRun {
   release(reason: string, { tellWriter }: { tellWriter: boolean }): void {
     if (this.released !== null) return;
     this.released = reason;
-    const dropped = this.events.filter((e) => e.type === "span_recorded").length;
-    this.events.length = 0;
+    // the spans go; the problems (few, and bounded) stay for the writer
+    const kept = this.events.filter((e) => e.type !== "span_recorded");
+    const dropped = this.events.length - kept.length;
+    this.events.splice(0, this.events.length, ...kept);
     this.payloads.clear();
     if (tellWriter) {
       this.events.push({

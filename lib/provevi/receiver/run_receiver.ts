@@ -14,6 +14,7 @@
  */
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
+import { shutdownWithin } from "../guard/local_server.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, type ReceiverRun, type SpanRows, takeTraces } from "./span_intake.ts";
 
@@ -46,7 +47,7 @@ export interface RunReceiver extends AsyncDisposable {
   readonly refused: number;
   /** The requests refused without the key, or from a web page, or for another host (401, 403, 421). */
   readonly strangers: number;
-  /** Stops listening, after the requests under way are answered. */
+  /** Stops listening, after the requests under way are answered (within 2 s: a stranger cannot hold it open). */
   close(): Promise<void>;
 }
 
@@ -135,7 +136,8 @@ export function receiver(store: SpanRows, run: ReceiverRun, options: ReceiverOpt
   door = { hosts: localHosts(server.addr.port), key: secretDigest(key) };
   const host = `127.0.0.1:${server.addr.port}`;
   let closed: Promise<void> | null = null;
-  const close = () => closed ??= server.shutdown();
+  // a stranger's request that never ends cannot hold the run at its close
+  const close = () => closed ??= shutdownWithin(server).then(() => {});
   return {
     url: `http://${host}`,
     tracesUrl: `http://${host}/v1/traces`,

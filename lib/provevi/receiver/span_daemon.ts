@@ -26,6 +26,7 @@ import { appendSpansFile } from "../evidence/spans_file.ts";
 import type { EventInit } from "../evidence/chain.ts";
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
+import { shutdownWithin } from "../guard/local_server.ts";
 import { DaemonRun, storeState } from "./daemon_run.ts";
 import type { RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, takeTraces } from "./span_intake.ts";
@@ -145,6 +146,8 @@ export class SpanDaemon implements AsyncDisposable {
   readonly #hosts: string[];
   readonly #refusals = new Map<number, number>();
   readonly #sweeper: ReturnType<typeof setInterval>;
+  #closed: Promise<void> | null = null;
+  readonly #stopped = Promise.withResolvers<void>();
 
   private constructor(store: DaemonStore, options: SpanDaemonOptions) {
     this.#store = store;
@@ -416,10 +419,13 @@ export class SpanDaemon implements AsyncDisposable {
     }
   }
 
-  /** Stops listening. */
-  async close(): Promise<void> {
+  /**
+   * Stops listening: the requests under way have 2 s to end, so that a stranger's request that never ends
+   * cannot hold the daemon open.
+   */
+  close(): Promise<void> {
     clearInterval(this.#sweeper);
-    await this.#server.shutdown();
+    return this.#closed ??= shutdownWithin(this.#server).then(() => this.#stopped.resolve());
   }
 
   /** Stops listening (`await using`). */
@@ -427,9 +433,9 @@ export class SpanDaemon implements AsyncDisposable {
     await this.close();
   }
 
-  /** Waits until the daemon stops (a signal, or `close`). */
+  /** Waits until the daemon stops (`close`, or the server's end). */
   get finished(): Promise<void> {
-    return this.#server.finished;
+    return Promise.race([this.#server.finished, this.#stopped.promise]);
   }
 }
 

@@ -325,7 +325,7 @@ async function spansOf(
   request: Request,
   contentType: string | null,
   { target, options }: { target: IntakeTarget; options: IntakeOptions },
-): Promise<{ spans: ReceivedSpan[] } | { status: number; message: string }> {
+): Promise<{ spans: ReceivedSpan[] } | { status: number; message: string; always?: boolean }> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
   const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
   let body: Uint8Array;
@@ -346,8 +346,10 @@ async function spansOf(
         `send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
     };
   }
+  const fresh = target.budget?.over === null;
   const over = target.budget?.take(spans.length, body.byteLength) ?? null;
-  if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}` };
+  // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
+  if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}`, always: fresh };
   return { spans };
 }
 
@@ -393,7 +395,7 @@ export async function takeTraces(
   }
   const taken = await spansOf(request, contentType, { target, options });
   if (!("spans" in taken)) {
-    await refusalProblem(target, `the span receiver refused a body: ${taken.message}`);
+    await refusalProblem(target, `the span receiver refused a body: ${taken.message}`, taken.always);
     return answer(taken.status, taken.message);
   }
   const { spans } = taken;
@@ -442,8 +444,8 @@ async function recordSpans(spans: ReceivedSpan[], { run, rows }: IntakeTarget): 
  * Writes a refusal as the run's `telemetry_problem`, while its budget allows: past its limit of problems, one
  * last problem says that the rest are counted only.
  */
-async function refusalProblem({ run, budget }: IntakeTarget, text: string): Promise<void> {
-  const may = budget?.problem() ?? "write";
+async function refusalProblem({ run, budget }: IntakeTarget, text: string, always = false): Promise<void> {
+  const may = always ? "write" : budget?.problem() ?? "write";
   if (may === "skip") return;
   const line = may === "last"
     ? `${text.slice(0, 400)} (the receiver's limit of ${
