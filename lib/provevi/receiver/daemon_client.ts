@@ -11,7 +11,8 @@ import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
 import type { RunReceiver } from "./run_receiver.ts";
 import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
-import { RECEIVER_COMPONENT, type ReceiverRun } from "./span_intake.ts";
+import { RECEIVER_COMPONENT } from "./span_events.ts";
+import type { ReceiverRun } from "./span_intake.ts";
 
 /** The event types a daemon may hand back. */
 const HANDED_BACK = new Set(["span_recorded", "telemetry_problem"]);

@@ -16,7 +16,8 @@ import { runWriterState } from "../evidence/writer_process.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
-import { RECEIVER_COMPONENT, type ReceiverRun } from "./span_intake.ts";
+import { RECEIVER_COMPONENT } from "./span_events.ts";
+import type { ReceiverRun } from "./span_intake.ts";
 
 const utf8 = new TextEncoder();
 
