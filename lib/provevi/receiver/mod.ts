@@ -18,7 +18,7 @@
 export * from "./otlp_receiver.ts";
 export * from "./otlp_json.ts";
 export * from "./span_intake.ts";
-export { RECEIVER_COMPONENT, receivedRow } from "./span_events.ts";
+export { receivedRow, RECEIVER_COMPONENT } from "./span_events.ts";
 export * from "./run_budget.ts";
 export * from "./run_receiver.ts";
 export * from "./span_daemon.ts";
