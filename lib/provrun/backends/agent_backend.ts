@@ -108,6 +108,8 @@ export class AgentBackend extends InProcessBackend {
                 tools: s.tools,
               })),
               limits: { steps, tokens: limits.tokens ?? null, seconds: limits.seconds ?? null },
+              // What the tools modules wrote as they loaded: kept in the record, never shown by provr.
+              ...(sandbox.loadConsole ? { load_console: sandbox.loadConsole } : {}),
             },
           };
         },
