@@ -137,10 +137,11 @@ export abstract class ProgramBackend extends InProcessBackend {
       unsandboxed: agent.allow_unsandboxed ?? [],
     });
     const counts = { hooks: 0, refused: 0 };
+    // first: a daemon that cannot open the run fails it before anything of the program starts
+    await using spans = await this.spanReceiver(job);
     const step = recorder.startStep({ component, spanName: `invoke_agent ${this.name}` });
     const ctx = step.span.spanContext();
     const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`;
-    await using spans = await this.spanReceiver(job);
     const token = Array.from(
       crypto.getRandomValues(new Uint8Array(16)),
       (b) => b.toString(16).padStart(2, "0"),

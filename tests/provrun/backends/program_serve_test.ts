@@ -62,3 +62,48 @@ outputs: [answer.md]
     assert.ok(check.ok, JSON.stringify(check.problems));
   },
 });
+
+Deno.test("with PROVE_SERVE naming a daemon that is not there, or that refuses the run, a program run fails in one line, sealed, before its program starts", async () => {
+  await using t = await gitCatalog({ "x.txt": "x" });
+  await using daemon = SpanDaemon.start(new FileStore({ runs: t.runs }), { maxRuns: 1 });
+  const full = `${t.runs}/../full.json`;
+  await writeDaemonFile(full, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const other = await new FileStore({ runs: t.runs }).openRun("run-20261130T120000Z-0000f111");
+  const taken = await fetch(`${daemon.url}/runs`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${daemon.secret}`, "content-type": "application/json" },
+    body: JSON.stringify({ run_id: other.runId }),
+  });
+  assert.equal(taken.status, 201);
+  await taken.body?.cancel();
+  for (
+    const [file, says] of [
+      [
+        `${t.runs}/../absent.json`,
+        /cannot read prove serve's connection file .*absent\.json.*set PROVE_SERVE to the file it printed/,
+      ],
+      [
+        full,
+        /prove serve at http:\/\/127\.0\.0\.1:\d+ did not open run .*: prove serve: the daemon holds its limit of 1 open runs/,
+      ],
+    ] as const
+  ) {
+    const outcome = await runFile(
+      RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada }
+agent: { name: a, backend: claude-code, model: "anthropic:claude-sonnet-4-5", program: /nonexistent/agent-program }
+prompt: hi
+`),
+      { catalog: t.catalog, runs: t.runs, env: (n) => (n === "PROVE_SERVE" ? file : undefined) },
+    );
+    assert.equal(outcome.status, "failed");
+    assert.equal(outcome.error?.name, "ProveviError");
+    assert.match(outcome.error!.message, says);
+    assert.doesNotMatch(outcome.error!.message, /\n/);
+    const events = await eventsOf(t.runs, outcome.runId);
+    assert.ok(!events.some((e) => e.type === "sandbox_started"));
+    assert.equal(events.at(-1)!.type, "run_failed");
+    assert.ok((await verifyRun(await findRun(outcome.folder))).ok);
+  }
+  await other.seal();
+});
