@@ -381,6 +381,37 @@ Deno.test("prove serve and a run's own receiver bound what one request and one r
   }
 });
 
+Deno.test("prove serve cannot be filled: runs past maxRuns are not opened, and spans past maxHeldBytes for all runs wait (503)", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store, { maxRuns: 2, maxHeldBytes: 3000 });
+  const ids = [
+    "run-20261130T120000Z-0000f1a1",
+    "run-20261130T120000Z-0000f1a2",
+    "run-20261130T120000Z-0000f1a3",
+  ];
+  for (const id of ids) await openInStore(t.store, id);
+  const [a, b] = [await openWith(daemon, ids[0]!), await openWith(daemon, ids[1]!)];
+  const before = daemon.refusals[503] ?? 0;
+  const third = await openRequest(daemon, ids[2]!);
+  const says = (await third.json()).error as string;
+  tally.add("open runs past the daemon's limit", {
+    stopped: third.status === 503,
+    recorded: daemon.refusals[503] === before + 1 && /limit of 2 open runs/.test(says),
+  });
+  assert.equal(third.status, 503, says);
+  const big = await postSpans(a, jsonSpans(20));
+  assert.equal(big.status, 200);
+  await big.body?.cancel();
+  const held = await postSpans(b, jsonSpans(1));
+  const message = (await held.json()).message as string;
+  const sealed = await sealWith(b);
+  tally.add("spans past what the daemon holds for all runs", {
+    stopped: held.status === 503,
+    recorded: sealed.refused === 1 && /holds its limit of 3000 bytes/.test(message),
+  });
+  assert.equal(held.status, 503, message);
+});
+
 Deno.test("a run's own receiver refuses a stranger, a rebinding page and a cross-site page before reading the body, and counts them", async () => {
   await using t = await tempStore();
   const run = await openInStore(t.store, "run-20261130T120000Z-0000e4a2");

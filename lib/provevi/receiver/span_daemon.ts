@@ -14,7 +14,8 @@
  *   holding the writer's lock); each request for it checks that again, so a run sealed or cut in the store since
  *   takes no more spans (409) and the daemon lets go of what it held for it;
  * - what a run may send is bounded (`RunBudget`): past it the run is refused (413), its writer is told at the
- *   seal, and the spans held for it are let go. The daemon holds at most `maxRuns` open runs.
+ *   seal, and the spans held for it are let go. The daemon holds at most `maxRuns` open runs, and at most
+ *   `maxHeldBytes` of spans for them all (503 past that, which an exporter sends again later).
  *
  * Span rows go to the run's folder at once; the `span_recorded` events are handed back to the run's writer at
  * the seal, with their payloads, because only the run's own writer may append to its hash chain.
@@ -70,12 +71,16 @@ export interface SpanDaemonOptions extends IntakeOptions {
   limits?: RunLimits;
   /** The most runs open at once; 64 by default. */
   maxRuns?: number;
+  /** The most bytes of spans held for all open runs at once; 1 GiB by default. */
+  maxHeldBytes?: number;
   /** How often open runs are checked against the store, in seconds; 15 by default. */
   sweepSeconds?: number;
 }
 
 /** The most runs open at once, by default. */
 export const DEFAULT_MAX_RUNS = 64;
+/** The most bytes of spans held for all open runs at once, by default: 1 GiB. */
+export const DEFAULT_MAX_HELD_BYTES = 1024 * 1024 * 1024;
 /** Sealed runs remembered (to answer their late spans 409), at most. */
 const MAX_SEALED = 4096;
 /** The largest body of `POST /runs`. */
@@ -348,6 +353,11 @@ export class SpanDaemon implements AsyncDisposable {
         const why = run.released ?? "its writer sealed it";
         return this.#refuse(409, `run ${run.runId} takes no more spans: ${why}`, ROUTES.traces, request);
       }
+      const full = this.#full();
+      if (full !== null) {
+        run.refused++;
+        return this.#refuse(503, full, ROUTES.traces, request);
+      }
       return await takeTraces(request, {
         run,
         rows: { addSpans: (_, s) => appendSpansFile(folder, s) },
@@ -386,6 +396,19 @@ export class SpanDaemon implements AsyncDisposable {
       run.payloads.clear();
       return Promise.resolve(Response.json(sealed, { headers: { "cache-control": "no-store" } }));
     });
+  }
+
+  /**
+   * Why the daemon takes no more spans for now, or null: the spans held for all open runs reached their limit.
+   * 503, which an OTLP exporter sends again later, when runs have sealed and been let go.
+   */
+  #full(): string | null {
+    const max = this.#options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
+    let held = 0;
+    for (const r of this.#runs.values()) if (!r.sealed && r.released === null) held += r.budget.bytes;
+    return held < max
+      ? null
+      : `the daemon holds its limit of ${max} bytes of spans for its open runs; send again once runs have sealed`;
   }
 
   /**

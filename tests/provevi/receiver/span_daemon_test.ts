@@ -232,3 +232,24 @@ Deno.test("appendSealedSpans() takes only spans and problems of the receiver, wi
   }
   assert.equal(run.recorder.count, 1);
 });
+
+Deno.test("SpanDaemon holds at most maxHeldBytes of spans for all its open runs: past it a run's spans get 503, taken again once runs seal", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store, { maxHeldBytes: 3000 });
+  const runs = [];
+  for (const id of ["run-20261130T120000Z-0000a001", "run-20261130T120000Z-0000a002"]) {
+    await openInStore(t.store, id);
+    runs.push(await openWith(daemon, id));
+  }
+  const first = await postSpans(runs[0]!, jsonSpans(20)); // about 3,800 bytes
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  const full = await postSpans(runs[1]!, jsonSpans(1));
+  assert.equal(full.status, 503);
+  assert.match((await full.json()).message, /holds its limit of 3000 bytes of spans for its open runs/);
+  await sealWith(runs[0]!);
+  const again = await postSpans(runs[1]!, jsonSpans(1));
+  assert.equal(again.status, 200);
+  await again.body?.cancel();
+  assert.equal((await sealWith(runs[1]!)).refused, 1);
+});
