@@ -13,16 +13,14 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { EventChain, FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
-import { cookieName, viewerHandler } from "../../lib/provevi/viewer/mod.ts";
+import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
 import { median, report } from "./_report.ts";
 
 const PORT = 5000;
 const TOKEN = "b".repeat(64);
 const request = (path: string) =>
-  new Request(`http://127.0.0.1:${PORT}${path}`, {
-    headers: { host: `127.0.0.1:${PORT}`, cookie: `${cookieName(PORT)}=${TOKEN}` },
-  });
+  new Request(`http://127.0.0.1:${PORT}/t/${TOKEN}${path}`, { headers: { host: `127.0.0.1:${PORT}` } });
 
 /** Runs the benchmark and prints its lines. */
 export async function main(): Promise<void> {

@@ -1,60 +1,67 @@
 /**
- * The run page's data: the verdict of `verifyRun` with each problem, the run's events (each event's structure
- * always; its content at the viewer's level), the trace as a timeline of nested spans, the inputs with their
- * pins and hashes, the outputs, the grants and refusals, the assessments and each model call's answer. An ended
- * run that verifies is shown from its replay; a run that does not verify shows only its structure and its
- * problems, unless the viewer asks for the unverified content, which is then marked as such.
+ * The run page's data, bounded whatever the run's size: the verdict of `verifyRun` with each problem, a summary
+ * of all its events (counts by type, times, tokens), one page of its events (each event's structure always; its
+ * content at the viewer's level, cut to the page), one page of its trace as a timeline of nested spans, the
+ * inputs with their pins and hashes, the outputs, the grants and refusals, the assessments and each model
+ * call's answer. A run that does not verify shows only its structure and its problems, unless the viewer asks
+ * for the unverified content, which is then marked as such. What a page cuts is whole at its own address,
+ * fetched on demand (`run_whole.ts`).
  * @module
  */
-import { sha256Hex } from "../evidence/hash.ts";
-import { eventLine, type EvidenceEvent, type Json } from "../evidence/event.ts";
+import type { Json } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { readEventsText } from "../evidence/verify.ts";
-import { answerOf, feedStatus, replyOf } from "../live/feed.ts";
-import { type EventItem, payloadOf, shownAt } from "../live/live.ts";
-import { replayEvents } from "../live/replay.ts";
-import { verifyRun, type VerifyRunOptions } from "../runs/verify_run.ts";
 import type { Assessment } from "../store/assess.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
 import type { Level } from "../telemetry/attributes.ts";
 import { plainName } from "../telemetry/plain_name.ts";
-import type { TelemetryPolicy } from "../telemetry/policy.ts";
-import { viewerLevel } from "./viewer_level.ts";
+import type { EventItem } from "../live/live.ts";
+import { lineSha256, type RunModel, runModel, type RunModelOptions, type ViewVerdict } from "./run_model.ts";
+import { spansOf, type ViewSpan } from "./run_spans.ts";
+import { cutJson } from "./view_cut.ts";
+import { type ViewEvent, viewEvent } from "./view_event.ts";
 
-/** One event as the viewer shows it. */
-export interface ViewEvent {
-  seq: number;
-  time: string;
-  started_at: string | null;
-  type: string;
-  confidence: string;
-  trace_id: string | null;
-  span_id: string | null;
-  parent_span_id: string | null;
-  /** The SHA-256 of the event's payload, or null. */
-  payload_sha256: string | null;
-  /** The SHA-256 of the event's line, which the next event's `prev` names. */
-  line_sha256: string;
-  /** The event's content at the viewer's level, or null when only its structure shows. */
-  shown: EventItem | null;
-  /** The answer of the model call this event records, at `bodies`. */
-  answer?: string;
-}
+export type { ViewCut, ViewEvent } from "./view_event.ts";
+export type { ViewSpan } from "./run_spans.ts";
+export type { ViewVerdict } from "./run_model.ts";
 
-/** One span of the run's trace, as a bar of the timeline. */
-export interface ViewSpan {
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  /** Microseconds from the start of the run. */
-  start_us: number;
-  /** Microseconds from the start of the run. */
-  end_us: number;
-  depth: number;
-  status: "ok" | "error" | "running";
-  /** The events of the span. */
-  seqs: number[];
+/** How much of a run one page holds. */
+const RUN_PAGE = {
+  /** Events on a page, unless asked for fewer or more. */
+  events: 200,
+  /** Events on a page at most. */
+  maxEvents: 1000,
+  /** The bytes of a page's events as JSON: a page stops before the event that would pass them. */
+  eventBytes: 1024 * 1024,
+  /** Spans on a page, unless asked for more. */
+  spans: 300,
+  /** Spans on a page at most. */
+  maxSpans: 2000,
+  /** Rows of inputs, outputs, grants and assessments. */
+  rows: 500,
+  /** The events of a span that a page lists. */
+  spanSeqs: 20,
+  /** The characters of a span's name. */
+  spanName: 200,
+} as const;
+
+/** What the page says of all the run's events, whichever page it holds. */
+export interface RunViewSummary {
+  /** How many events the run has (so far, while it runs). */
+  events: number;
+  last_seq: number | null;
+  first_time: string | null;
+  last_time: string | null;
+  /** How many events of each type. */
+  by_type: { [type: string]: number };
+  /** The token counts of the model calls, summed, when the level shows them. */
+  tokens: { input: number; output: number } | null;
+  /** How many spans, inputs, outputs, grants and refusals, and assessments (null: the store keeps none). */
+  spans: number;
+  inputs: number;
+  outputs: number;
+  access: number;
+  assessments: number | null;
 }
 
 /** The run page's data. */
@@ -67,11 +74,18 @@ export interface RunView {
   level: Level | null;
   /** What the level hides and which policy line would show it. */
   note: string | null;
-  verdict: { checked: boolean; ok: boolean; problems: string[]; bundle: string | null };
+  verdict: ViewVerdict;
   /** True when content is shown though the run does not verify (asked for with `untrusted`). */
   untrusted: boolean;
+  summary: RunViewSummary;
+  /** One page of the events, in order. */
   events: ViewEvent[];
+  /** The seq after which the next page of events starts, or null when this page reaches the last event. */
+  events_next: number | null;
+  /** One page of the spans, each parent before its children. */
   spans: ViewSpan[];
+  /** The offset of the next page of spans, or null when this page reaches the last span. */
+  spans_next: number | null;
   inputs: { seq: number; name: Json; uri: string | null; sha256: Json }[];
   outputs: { seq: number; path: Json; sha256: Json; size: Json }[];
   access: {
@@ -87,21 +101,23 @@ export interface RunView {
 }
 
 /** Options of {@linkcode runView}. */
-export interface RunViewOptions {
-  /** The viewer's telemetry policy. */
-  policy: TelemetryPolicy;
-  /** The catalog that reads a committed bundle and the experiment, as for `prove verify`. */
-  catalog?: VerifyRunOptions["catalog"];
-  /** Show the content of a run that does not verify, marked as unverified. */
-  untrusted?: boolean;
+export interface RunViewOptions extends RunModelOptions {
+  /** The page of events: those after this seq (-1, from the first, by default). */
+  after?: number;
+  /** How many events the page holds at most: 200 by default, 1,000 at most, and 1 MiB of JSON. */
+  limit?: number;
+  /** The page of spans: from this offset (0 by default). */
+  spansOffset?: number;
+  /** How many spans the page holds at most: 300 by default, 2,000 at most. */
+  spansLimit?: number;
 }
 
 /**
- * The run page's data for one run.
+ * The run page's data for one run: one page of it, bounded whatever the run's size.
  *
  * @param store The store.
  * @param record The run, as `findRun` or the store gives it.
- * @param options The policy, the catalog, and whether to show unverified content.
+ * @param options The policy, the catalog, whether to show unverified content, and which page.
  * @returns The view.
  * @example
  * ```ts
@@ -114,245 +130,128 @@ export async function runView(
   record: RunRecord,
   options: RunViewOptions,
 ): Promise<RunView> {
-  // An ended run is read once, by its check (the events reach the page through the check's hook); a running
-  // run has no check yet, so its events so far are read here.
-  const sealed = (await record.manifestText().catch(() => null)) !== null;
-  let text: string | null = null;
-  let read = { events: [] as EvidenceEvent[], lines: [] as string[], problems: [] as string[] };
-  let verdict: RunView["verdict"] | null = null;
-  if (sealed) {
-    let checked: readonly EvidenceEvent[] | null = null;
-    const check = await verifyRun(record, {
-      store,
-      ...(options.catalog ? { catalog: options.catalog } : {}),
-      extraChecks: [(_record, events) => {
-        checked = events;
-        return Promise.resolve([]);
-      }],
-    });
-    verdict = { checked: true, ok: check.ok, problems: check.problems, bundle: check.bundle };
-    if (check.ok && checked !== null) {
-      const events = checked as readonly EvidenceEvent[];
-      // The chain verifies, so each line is its event's canonical form, and the next event's prev is its hash.
-      read = { events: [...events], lines: [], problems: [] };
-    }
-  }
-  if (verdict === null || !verdict.ok) {
-    text = await record.eventsText().catch(() => null);
-    read = readEventsText(text ?? "");
-  }
-  const events = read.events;
-  const last = events.at(-1);
-  const ended = feedStatus(last);
-  const running = ended === null && !sealed;
-  const { level, note } = await viewerLevel(options.policy, record, events[0]);
-  if (verdict === null) {
-    verdict = sealed || ended !== null
-      ? {
-        checked: true,
-        ok: false,
-        problems: ["evidence/manifest.json is missing: the run was not sealed"],
-        bundle: null,
-      }
-      : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
-  }
-  if (!verdict.ok && text === null && verdict.checked) {
-    verdict.problems.unshift("evidence/events.jsonl cannot be read");
-  }
-  const trusted = verdict.ok;
-  const untrusted = !trusted && options.untrusted === true;
+  const model = await runModel(store, record, options);
+  const { events } = model;
   const shown = new Map<number, EventItem>();
-  const answers = new Map<number, string>();
-  if (level !== null && (trusted || untrusted)) {
-    if (ended !== null && trusted && read.problems.length === 0) {
-      let pending: string | null = null;
-      let lastSeq = -1;
-      for (const item of await replayEvents(record, events, level)) {
-        if (item.type === "event") {
-          shown.set(item.seq, item);
-          if (pending !== null) answers.set(item.seq, pending);
-          pending = null;
-          lastSeq = item.seq;
-        } else if (item.type === "text") {
-          // Before its model_called, or after the step_failed of a stream cut part way.
-          if (events[lastSeq]?.type === "step_failed" && !answers.has(lastSeq)) {
-            answers.set(lastSeq, item.text);
-          } else pending = item.text;
-        }
-      }
-    } else {
-      for (const event of events) {
-        const item = await shownAt(event, level, { record }).catch(() => null);
-        if (item) shown.set(event.seq, item);
-        const reply = level === "bodies" ? replyOf(event) : null;
-        if (reply) {
-          const answer = await payloadOf(record, reply).then(answerOf, () => null);
-          if (answer !== null) answers.set(event.seq, answer);
-        }
-      }
-    }
-  }
-  const view: ViewEvent[] = events.map((e, i) => ({
-    seq: e.seq,
-    time: e.time,
-    started_at: e.started_at,
-    type: e.type,
-    confidence: e.confidence,
-    trace_id: e.trace_id,
-    span_id: e.span_id,
-    parent_span_id: e.parent_span_id,
-    payload_sha256: e.payload,
-    line_sha256: read.lines[i] !== undefined
-      ? sha256Hex(read.lines[i]!)
-      : events[i + 1]?.prev ?? sha256Hex(eventLine(e)),
-    shown: shown.get(e.seq) ?? null,
-    ...(answers.has(e.seq) ? { answer: answers.get(e.seq)! } : {}),
-  }));
-  const status = ended ?? (sealed ? "cut" : "running");
+  model.shown.forEach((item, i) => item !== null && shown.set(events[i]!.seq, item));
+  const spans = spansOf(events, shown, model.running);
+  const parts = partsOf(model);
+  const assessments = await assessmentsOf(
+    store,
+    record.runId,
+    model.verdict.ok || model.untrusted ? model.level : null,
+  );
+  const page = await eventsPage(model, options);
+  const spansOffset = Math.max(0, options.spansOffset ?? 0);
+  const spansEnd = spansOffset + Math.min(options.spansLimit ?? RUN_PAGE.spans, RUN_PAGE.maxSpans);
   return {
     run_id: record.runId,
     folder: record.folder,
-    status,
-    running,
-    level,
-    note,
-    verdict,
-    untrusted,
-    events: view,
-    spans: spansOf(events, shown, running),
-    ...parts(events, shown),
-    assessments: await assessmentsOf(store, record.runId, trusted || untrusted ? level : null),
-    settings: shown.get(0)?.data ?? {},
-  };
-}
-
-/** The parsed seconds of recent event times: a run's events fall in few seconds. */
-const seconds = new Map<string, number>();
-
-/** Microseconds since the epoch of an event time. */
-export function micros(time: string): number {
-  const second = time.slice(0, 19);
-  let base = seconds.get(second);
-  if (base === undefined) {
-    if (seconds.size >= 4096) seconds.clear();
-    seconds.set(second, base = Date.parse(second + "Z"));
-  }
-  // After the seconds: nothing, or a dot and digits; then the Z.
-  const frac = time.charCodeAt(19) === 46 ? time.slice(20, Math.min(26, time.length - 1)) : "";
-  return base * 1000 + Number(frac.padEnd(6, "0"));
-}
-
-/** The spans of the run's trace: its root, and one per step, nested by their parents. */
-export function spansOf(
-  events: readonly EvidenceEvent[],
-  shown: ReadonlyMap<number, EventItem>,
-  running: boolean,
-): ViewSpan[] {
-  if (events.length === 0) return [];
-  const t0 = micros(events[0]!.time);
-  const end = running
-    ? Math.max(micros(events.at(-1)!.time), Date.now() * 1000)
-    : micros(events.at(-1)!.time);
-  const rootId = events[0]!.span_id ?? "root";
-  const spans = new Map<string, ViewSpan>();
-  const failed = feedStatus(events.at(-1)) !== "completed" && !running;
-  spans.set(rootId, {
-    span_id: rootId,
-    parent_span_id: null,
-    name: `run ${typeof shown.get(0)?.data.agent === "string" ? shown.get(0)!.data.agent : ""}`.trim(),
-    start_us: 0,
-    end_us: end - t0,
-    depth: 0,
-    status: running ? "running" : failed ? "error" : "ok",
-    seqs: [],
-  });
-  for (const e of events) {
-    const id = e.span_id ?? rootId;
-    let span = spans.get(id);
-    if (!span) {
-      const data = shown.get(e.seq)?.data ?? {};
-      const label = [data.model, data.tool, data.name].find((v) => typeof v === "string");
-      span = {
-        span_id: id,
-        parent_span_id: e.parent_span_id ?? rootId,
-        name: label ? `${stepName(e)} ${label}` : stepName(e),
-        start_us: micros(e.started_at ?? e.time) - t0,
-        end_us: micros(e.time) - t0,
-        depth: 0,
-        status: e.type === "step_failed" ? "error" : "ok",
-        seqs: [],
-      };
-      spans.set(id, span);
-    } else if (id !== rootId) {
-      span.end_us = Math.max(span.end_us, micros(e.time) - t0);
-      if (e.type === "step_failed") span.status = "error";
-    }
-    span.seqs.push(e.seq);
-  }
-  const list = [...spans.values()];
-  for (const span of list) {
-    let depth = 0;
-    let parent = span.parent_span_id;
-    const seen = new Set<string>();
-    while (parent !== null && spans.has(parent) && !seen.has(parent) && depth < 50) {
-      seen.add(parent);
-      depth++;
-      parent = spans.get(parent)!.parent_span_id;
-    }
-    span.depth = depth;
-  }
-  // Depth first, each parent before its children, siblings by start.
-  // (Linear in the spans: a run of thousands of steps is one parent with thousands of children.)
-  const children = new Map<string | null, ViewSpan[]>();
-  for (const span of list) {
-    const key = span.span_id === rootId
+    status: model.ended ?? (model.sealed ? "cut" : "running"),
+    running: model.running,
+    level: model.level,
+    note: model.note,
+    verdict: model.verdict,
+    untrusted: model.untrusted,
+    summary: {
+      ...summaryOf(model),
+      spans: spans.length,
+      inputs: parts.inputs.length,
+      outputs: parts.outputs.length,
+      access: parts.access.length,
+      assessments: assessments === null ? null : assessments.length,
+    },
+    ...page,
+    spans: spans.slice(spansOffset, spansEnd).map((s) => ({
+      ...s,
+      name: s.name.length > RUN_PAGE.spanName ? s.name.slice(0, RUN_PAGE.spanName) + "…" : s.name,
+      seqs: s.seqs.slice(0, RUN_PAGE.spanSeqs),
+    })),
+    spans_next: spansEnd < spans.length ? spansEnd : null,
+    inputs: parts.inputs.slice(0, RUN_PAGE.rows),
+    outputs: parts.outputs.slice(0, RUN_PAGE.rows),
+    access: parts.access.slice(0, RUN_PAGE.rows),
+    assessments: assessments === null
       ? null
-      : (spans.has(span.parent_span_id ?? "") ? span.parent_span_id : rootId);
-    const siblings = children.get(key);
-    if (siblings) siblings.push(span);
-    else children.set(key, [span]);
-  }
-  const ordered: ViewSpan[] = [];
-  const placed = new Set<ViewSpan>();
-  const walk = (key: string | null) => {
-    for (const s of (children.get(key) ?? []).sort((a, b) => a.start_us - b.start_us)) {
-      if (placed.has(s)) continue;
-      placed.add(s);
-      ordered.push(s);
-      walk(s.span_id);
-    }
+      : assessments.slice(0, RUN_PAGE.rows).map((a) => cutJson(a as Json).value as Partial<Assessment>),
+    settings: cutJson(model.shown[0]?.data ?? {}).value as RunView["settings"],
   };
-  walk(null);
-  return ordered;
 }
 
-/** The GenAI name of a step's span from its event. */
-function stepName(e: EvidenceEvent): string {
-  const step = e.type === "step_failed" && typeof e.data.step === "string" ? e.data.step : e.type;
-  if (step === "model_called") return "chat";
-  if (step === "tool_called") return "execute_tool";
-  return step;
+/** The events after `after`, up to the page's count and bytes; always at least one when there is one. */
+async function eventsPage(
+  model: RunModel,
+  options: Pick<RunViewOptions, "after" | "limit">,
+): Promise<Pick<RunView, "events" | "events_next">> {
+  const { events } = model;
+  const after = options.after ?? -1;
+  const limit = Math.max(1, Math.min(options.limit ?? RUN_PAGE.events, RUN_PAGE.maxEvents));
+  let i = events.findIndex((e) => e.seq > after);
+  if (i < 0) return { events: [], events_next: null };
+  const page: ViewEvent[] = [];
+  let bytes = 0;
+  for (; i < events.length && page.length < limit; i++) {
+    const view = await viewEvent(events[i]!, {
+      record: model.record,
+      level: model.level,
+      shown: model.shown[i] ?? null,
+      lineSha256: lineSha256(model, i),
+      answer: true,
+    });
+    const size = JSON.stringify(view).length;
+    if (page.length > 0 && bytes + size > RUN_PAGE.eventBytes) break;
+    page.push(view);
+    bytes += size;
+  }
+  return { events: page, events_next: i < events.length ? page.at(-1)!.seq : null };
 }
 
-function parts(
-  events: readonly EvidenceEvent[],
-  shown: ReadonlyMap<number, EventItem>,
-): Pick<RunView, "inputs" | "outputs" | "access"> {
+function summaryOf(
+  model: RunModel,
+): Omit<RunViewSummary, "spans" | "inputs" | "outputs" | "access" | "assessments"> {
+  const byType: { [type: string]: number } = {};
+  let input = 0, output = 0, counted = false;
+  model.events.forEach((e, i) => {
+    byType[e.type] = (byType[e.type] ?? 0) + 1;
+    const data = model.shown[i]?.data;
+    if (e.type === "model_called" && typeof data?.input_tokens === "number") {
+      counted = true;
+      input += data.input_tokens;
+      output += typeof data.output_tokens === "number" ? data.output_tokens : 0;
+    }
+  });
+  return {
+    events: model.events.length,
+    last_seq: model.events.at(-1)?.seq ?? null,
+    first_time: model.events[0]?.time ?? null,
+    last_time: model.events.at(-1)?.time ?? null,
+    by_type: byType,
+    tokens: counted ? { input, output } : null,
+  };
+}
+
+/** A string of a part's row, cut to the page. */
+function cell(value: Json | undefined): Json {
+  return cutJson(value ?? null).value;
+}
+
+function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"> {
   const inputs: RunView["inputs"] = [];
   const outputs: RunView["outputs"] = [];
   const access: RunView["access"] = [];
-  for (const e of events) {
-    const item = shown.get(e.seq);
+  model.events.forEach((e, i) => {
+    const item = model.shown[i];
     const data = item?.data ?? {};
-    const uri = item?.refs?.[0] ?? null;
+    const ref = item?.refs?.[0];
+    const uri = ref === undefined ? null : cell(ref) as string;
     if (e.type === "input_staged") {
-      inputs.push({ seq: e.seq, name: data.name ?? null, uri, sha256: data.sha256 ?? null });
+      inputs.push({ seq: e.seq, name: cell(data.name), uri, sha256: cell(data.sha256) });
     } else if (e.type === "output_artifact_created") {
       outputs.push({
         seq: e.seq,
-        path: data.path ?? null,
-        sha256: data.sha256 ?? null,
-        size: data.size ?? null,
+        path: cell(data.path),
+        sha256: cell(data.sha256),
+        size: cell(data.size),
       });
     } else if (e.type === "access_requested" || e.type === "access_granted" || e.type === "access_denied") {
       access.push({
@@ -363,11 +262,11 @@ function parts(
           ? "granted"
           : "denied",
         uri,
-        mode: data.mode ?? null,
-        reason: data.reason ?? null,
+        mode: cell(data.mode),
+        reason: cell(data.reason),
       });
     }
-  }
+  });
   return { inputs, outputs, access };
 }
 
