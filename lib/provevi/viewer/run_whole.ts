@@ -6,32 +6,30 @@
  * @module
  */
 import { payloadsOf } from "../evidence/event.ts";
-import type { RunRecord } from "../evidence/record.ts";
 import { answerOf, replyOf } from "../live/feed.ts";
 import { payloadOf } from "../live/live.ts";
-import type { EvidenceStore } from "../store/store.ts";
-import { lineSha256, type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
+import { lineSha256, type RunModel } from "./run_model.ts";
 import type { ViewEvent } from "./view_event.ts";
 import { openPayloadFile } from "./view_payload.ts";
 import { ViewerRefusal } from "./viewer_http.ts";
 
-async function modelWithContent(
-  store: EvidenceStore,
-  record: RunRecord,
-  options: RunModelOptions,
-  what: string,
-): Promise<RunModel> {
-  const model = await runModel(store, record, options);
+/** Refuses what the run page itself would not show. */
+function checkShown(model: RunModel, what: string, level: "names" | "bodies"): void {
   if (model.level === null) {
     throw new ViewerRefusal(403, `${what} is hidden: the viewer shows only the structure of this run`);
   }
   if (!model.verdict.ok && !model.untrusted) {
     throw new ViewerRefusal(
       403,
-      `${what} is hidden: run "${record.runId}" does not verify; ask with ?untrusted=1 to see it unverified`,
+      `${what} is hidden: run "${model.record.runId}" does not verify; ask with ?untrusted=1 to see it unverified`,
     );
   }
-  return model;
+  if (level === "bodies" && model.level !== "bodies") {
+    throw new ViewerRefusal(
+      403,
+      `${what} is hidden: it needs "receives: bodies" on the policy's live destination`,
+    );
+  }
 }
 
 function indexOf(model: RunModel, seq: number): number {
@@ -48,19 +46,14 @@ function indexOf(model: RunModel, seq: number): number {
 /**
  * One event with its whole content at the viewer's level (its payload is at its own address).
  *
- * @param store The store.
- * @param record The run.
- * @param options The policy, whether unverified content was asked for, and the event's seq.
+ * @param model The run as the viewer knows it.
+ * @param seq The event's seq.
  * @returns The event.
  * @throws ViewerRefusal (404) for an event the run does not have; (403) when its content is hidden.
  */
-export async function wholeEvent(
-  store: EvidenceStore,
-  record: RunRecord,
-  options: RunModelOptions & { seq: number },
-): Promise<ViewEvent> {
-  const model = await modelWithContent(store, record, options, `the content of event ${options.seq}`);
-  const i = indexOf(model, options.seq);
+export function wholeEvent(model: RunModel, seq: number): ViewEvent {
+  checkShown(model, `the content of event ${seq}`, "names");
+  const i = indexOf(model, seq);
   const e = model.events[i]!;
   return {
     seq: e.seq,
@@ -80,55 +73,37 @@ export async function wholeEvent(
 /**
  * The whole answer of a model call, as text.
  *
- * @param store The store.
- * @param record The run.
- * @param options The policy, whether unverified content was asked for, and the event's seq.
+ * @param model The run as the viewer knows it.
+ * @param seq The event's seq.
  * @returns The answer.
  * @throws ViewerRefusal (404) when the event records no answer; (403) below `bodies`.
  */
-export async function wholeAnswer(
-  store: EvidenceStore,
-  record: RunRecord,
-  options: RunModelOptions & { seq: number },
-): Promise<string> {
-  const what = `the answer of event ${options.seq}`;
-  const model = await modelWithContent(store, record, options, what);
-  if (model.level !== "bodies") {
-    throw new ViewerRefusal(403, `${what} is hidden: it needs "receives: bodies"`);
-  }
-  const reply = replyOf(model.events[indexOf(model, options.seq)]!);
-  const answer = reply === null ? null : answerOf(await payloadOf(record, reply));
-  if (answer === null) throw new ViewerRefusal(404, `event ${options.seq} records no answer of a model call`);
+export async function wholeAnswer(model: RunModel, seq: number): Promise<string> {
+  checkShown(model, `the answer of event ${seq}`, "bodies");
+  const reply = replyOf(model.events[indexOf(model, seq)]!);
+  const answer = reply === null ? null : answerOf(await payloadOf(model.record, reply));
+  if (answer === null) throw new ViewerRefusal(404, `event ${seq} records no answer of a model call`);
   return answer;
 }
 
 /**
  * A payload's bytes as a stream, from the run folder (or read whole, for a run without one here).
  *
- * @param store The store.
- * @param record The run.
- * @param options The policy, whether unverified content was asked for, and the payload's SHA-256.
+ * @param model The run as the viewer knows it.
+ * @param sha256 The payload's SHA-256.
  * @returns The bytes and their size.
  * @throws ViewerRefusal (404) for a payload no event of the run names; (403) below `bodies`.
  */
 export async function wholePayload(
-  store: EvidenceStore,
-  record: RunRecord,
-  options: RunModelOptions & { sha256: string },
+  model: RunModel,
+  sha256: string,
 ): Promise<{ body: ReadableStream<Uint8Array>; size: number }> {
-  const what = `payload ${options.sha256}`;
-  const model = await modelWithContent(store, record, options, what);
-  if (model.level !== "bodies") {
-    throw new ViewerRefusal(403, `${what} is hidden: it needs "receives: bodies"`);
-  }
-  const named = model.events.some((e) =>
-    payloadsOf(e).includes(options.sha256) || replyOf(e) === options.sha256
-  );
-  if (!named) {
-    throw new ViewerRefusal(404, `no event of run "${record.runId}" names payload ${options.sha256}`);
-  }
+  const { record } = model;
+  checkShown(model, `payload ${sha256}`, "bodies");
+  const named = model.events.some((e) => payloadsOf(e).includes(sha256) || replyOf(e) === sha256);
+  if (!named) throw new ViewerRefusal(404, `no event of run "${record.runId}" names payload ${sha256}`);
   if (record.folder === null) {
-    const bytes = await record.payload(options.sha256);
+    const bytes = await record.payload(sha256);
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(bytes);
@@ -137,7 +112,7 @@ export async function wholePayload(
     });
     return { body, size: bytes.length };
   }
-  const file = await openPayloadFile(record.folder, options.sha256);
+  const file = await openPayloadFile(record.folder, sha256);
   const size = (await file.stat()).size;
   return { body: file.readable, size };
 }

@@ -30,6 +30,9 @@ export interface CutValue {
 
 const MORE = "…";
 
+/** The characters of a key that are kept, however short the strings are cut: a key names its value. */
+const KEY_CHARS = 256;
+
 /**
  * Cuts a JSON value to the limits.
  *
@@ -67,7 +70,8 @@ export function cutJson(value: Json, limits: CutLimits = PAGE_CUT): CutValue {
         state.cut = true;
         break;
       }
-      Object.defineProperty(out, key.length > limits.strings ? key.slice(0, limits.strings) + more : key, {
+      const keep = Math.max(limits.strings, KEY_CHARS);
+      Object.defineProperty(out, key.length > keep ? key.slice(0, keep) + more : key, {
         value: walk(v[key]!, depth + 1),
         enumerable: true,
         writable: true,
@@ -184,7 +188,7 @@ class HeadReader {
         return out;
       }
       if (this.text[this.#i] !== '"') throw new NotJson();
-      const key = this.string(this.limits.strings);
+      const key = this.string(Math.max(this.limits.strings, KEY_CHARS));
       this.space();
       if (this.atEnd()) {
         this.cut = true;
@@ -237,7 +241,10 @@ class HeadReader {
       if (c === 92) { // \
         keep(this.text.slice(start, this.#i));
         const escaped = this.escape();
-        if (escaped === null) break;
+        if (escaped === null) {
+          start = this.#i;
+          break;
+        }
         keep(escaped);
         start = this.#i;
         continue;

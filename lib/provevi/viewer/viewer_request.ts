@@ -72,11 +72,14 @@ function same(a: string, b: string): boolean {
 export function readRequest(request: Request, checks: RequestChecks): Response | ViewerRequest {
   const { port, token } = checks;
   const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
+  // The address's own host too: a request in absolute form (`GET http://other/…`) names its host there.
   const host = request.headers.get("host") ?? "";
-  if (!hosts.includes(host)) {
+  const named = new URL(request.url).host;
+  if (!hosts.includes(host) || !hosts.includes(named)) {
+    const shown = (hosts.includes(host) ? named : host).slice(0, 100);
     return refusal(
       421,
-      `prove ui: refused the Host "${host.slice(0, 100)}": open http://127.0.0.1:${port}/ instead`,
+      `prove ui: refused the Host "${shown}": open http://127.0.0.1:${port}/ instead`,
     );
   }
   if (request.url.length > MAX_URL) {

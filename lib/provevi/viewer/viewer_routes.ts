@@ -13,12 +13,12 @@ import type { Level } from "../telemetry/attributes.ts";
 import type { TelemetryPolicy } from "../telemetry/policy.ts";
 import { compareRuns } from "./compare_view.ts";
 import { liveStream } from "./live_stream.ts";
-import type { RunModelOptions } from "./run_model.ts";
-import { runView, type RunViewOptions } from "./run_view.ts";
+import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
+import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
 import type { SingleFlight } from "./single_flight.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
-import { json, SECURITY_HEADERS, text, ViewerRefusal } from "./viewer_http.ts";
+import { json, text, ViewerRefusal } from "./viewer_http.ts";
 import type { PathParams } from "./viewer_paths.ts";
 
 /** Options of the viewer. */
@@ -48,8 +48,8 @@ export interface RouteContext {
   /** The path's `:name` parts, checked. */
   params: PathParams;
   query: URLSearchParams;
-  /** Answers that are being made, shared by requests that ask the same at once. */
-  flights: SingleFlight<string>;
+  /** The runs being read, shared by requests that ask for the same run at once (any page of it). */
+  models: SingleFlight<RunModel>;
 }
 
 /** One route. */
@@ -100,24 +100,25 @@ function modelOptions(c: RouteContext): RunModelOptions {
   };
 }
 
-/** A run's view (or one of its pages) as JSON, made once for the requests that ask the same at once. */
-async function viewJson(c: RouteContext, page: RunViewOptions, pick?: readonly string[]): Promise<Response> {
-  const key = JSON.stringify([
-    c.params.run,
-    page.untrusted === true,
-    page.after,
-    page.limit,
-    page.spansOffset,
-    pick,
-  ]);
-  const body = await c.flights.run(key, async () => {
-    const view = await runView(c.store, await c.store.readRun(c.params.run!), page);
-    const v = view as unknown as Record<string, unknown>;
-    return JSON.stringify(pick ? Object.fromEntries(pick.map((k) => [k, v[k]])) : view);
+/**
+ * The run of the path as the viewer knows it: read and checked once for the requests that ask for it at once,
+ * whichever page each wants (ten tabs opening a large run check it once).
+ */
+function modelOf(c: RouteContext): Promise<RunModel> {
+  const options = modelOptions(c);
+  return c.models.run(JSON.stringify([c.params.run, options.untrusted]), async () => {
+    return await runModel(c.store, await c.store.readRun(c.params.run!), options);
   });
-  return new Response(body, {
-    headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" },
-  });
+}
+
+/** A page of the run, or some of its fields, as JSON. */
+async function viewJson(
+  c: RouteContext,
+  page: Omit<RunViewOptions, keyof RunModelOptions>,
+  pick?: readonly (keyof RunView)[],
+): Promise<Response> {
+  const view = await pageOf(c.store, await modelOf(c), page);
+  return json(pick ? Object.fromEntries(pick.map((k) => [k, view[k]])) : view);
 }
 
 /** The API. */
@@ -129,14 +130,13 @@ export const API_ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: "api/runs/:run",
-    handle: (c) => viewJson(c, { ...modelOptions(c), limit: wholeNumber(c.query, "limit", 1000) }),
+    handle: (c) => viewJson(c, { limit: wholeNumber(c.query, "limit", 1000) }),
   },
   {
     method: "GET",
     path: "api/runs/:run/events",
     handle: (c) =>
       viewJson(c, {
-        ...modelOptions(c),
         after: wholeNumber(c.query, "after"),
         limit: wholeNumber(c.query, "limit", 1000),
         spansLimit: 0,
@@ -147,42 +147,26 @@ export const API_ROUTES: readonly Route[] = [
     path: "api/runs/:run/spans",
     handle: (c) =>
       viewJson(c, {
-        ...modelOptions(c),
         spansOffset: wholeNumber(c.query, "offset"),
+        spansLimit: wholeNumber(c.query, "limit", 2000),
         limit: 1,
       }, ["spans", "spans_next", "summary"]),
   },
   {
     method: "GET",
     path: "api/runs/:run/events/:seq",
-    handle: async (c) =>
-      json(
-        await wholeEvent(c.store, await c.store.readRun(c.params.run!), {
-          ...modelOptions(c),
-          seq: Number(c.params.seq),
-        }),
-      ),
+    handle: async (c) => json(wholeEvent(await modelOf(c), Number(c.params.seq))),
   },
   {
     method: "GET",
     path: "api/runs/:run/events/:seq/answer",
-    handle: async (c) =>
-      text(
-        await wholeAnswer(c.store, await c.store.readRun(c.params.run!), {
-          ...modelOptions(c),
-          seq: Number(c.params.seq),
-        }),
-        "text/plain",
-      ),
+    handle: async (c) => text(await wholeAnswer(await modelOf(c), Number(c.params.seq)), "text/plain"),
   },
   {
     method: "GET",
     path: "api/runs/:run/payloads/:sha256",
     handle: async (c) => {
-      const payload = await wholePayload(c.store, await c.store.readRun(c.params.run!), {
-        ...modelOptions(c),
-        sha256: c.params.sha256!,
-      });
+      const payload = await wholePayload(await modelOf(c), c.params.sha256!);
       const response = text(payload.body, "text/plain");
       response.headers.set("content-length", String(payload.size));
       // Shown as text, in a sandbox: a payload is never a page of the viewer's origin.

@@ -10,6 +10,7 @@
  */
 import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceStore } from "../store/store.ts";
+import type { RunModel } from "./run_model.ts";
 import { SingleFlight } from "./single_flight.ts";
 import { pageHtml } from "./viewer_assets.ts";
 import { newToken } from "./viewer_guard.ts";
@@ -69,11 +70,11 @@ export function viewerHandler(
     ...API_ROUTES,
     ...PAGES.map((path): Route => ({ method: "GET", path, handle: () => text(page, "text/html") })),
   ];
-  const flights = new SingleFlight<string>();
+  const models = new SingleFlight<RunModel>();
   return async (request) => {
     const read = readRequest(request, options);
     if (read instanceof Response) return read;
-    const response = await dispatch(routes, read, { store, options, request, flights });
+    const response = await dispatch(routes, read, { store, options, request, models });
     if (!read.head) return response;
     await response.body?.cancel();
     return new Response(null, { status: response.status, headers: response.headers });
