@@ -13,7 +13,8 @@
  *    check alone. Target: under 300 ms, and a page that does not grow with the run.
  * 4. A run with five 12 MB model answers (each call's request holding the answers before it: 180 MB of
  *    payloads), served by `prove ui` itself (a child, as the `prove` task starts it): 10 requests for its
- *    page at once, then 10 requests for 10 different pages of it at once (no two share their work). Targets:
+ *    page at once, then 10 requests for 10 different pages of it at once (which share the run's check, not
+ *    their pages). Targets:
  *    each answered within 5 s, and the server's peak memory (VmHWM) under 500 MB. The references, measured in
  *    the same run: the run's check alone (`verifyRun`, which every page makes), and the idle server's memory.
  * @module
@@ -354,7 +355,7 @@ async function largePayloads(dir: string): Promise<void> {
       "each within 5,000 ms",
     );
     report(
-      "the same run, 10 requests for 10 different pages of it at once (each its own check): the slowest (vs verifyRun)",
+      "the same run, 10 requests for 10 different pages of it at once: the slowest (vs verifyRun)",
       distinct.slowest,
       median(checks),
       "ms",
