@@ -90,22 +90,17 @@ export function spansOf(
     span.seqs.push(e.seq);
     span.event_count++;
   }
-  const list = [...spans.values()];
-  for (const span of list) {
-    let depth = 0;
-    let parent = span.parent_span_id;
-    const seen = new Set<string>();
-    while (parent !== null && spans.has(parent) && !seen.has(parent) && depth < 50) {
-      seen.add(parent);
-      depth++;
-      parent = spans.get(parent)!.parent_span_id;
-    }
-    span.depth = depth;
-  }
-  // Depth first, each parent before its children, siblings by start.
-  // (Linear in the spans: a run of thousands of steps is one parent with thousands of children.)
+  return nested(spans, rootId);
+}
+
+/**
+ * The spans depth first, each parent before its children, siblings by start, each with its depth (at most
+ * 50). Linear in the spans, and without recursion: a run of thousands of steps may be one parent with
+ * thousands of children, or a chain thousands deep.
+ */
+function nested(spans: ReadonlyMap<string, ViewSpan>, rootId: string): ViewSpan[] {
   const children = new Map<string | null, ViewSpan[]>();
-  for (const span of list) {
+  for (const span of spans.values()) {
     const key = span.span_id === rootId
       ? null
       : (spans.has(span.parent_span_id ?? "") ? span.parent_span_id : rootId);
@@ -113,17 +108,26 @@ export function spansOf(
     if (siblings) siblings.push(span);
     else children.set(key, [span]);
   }
+  for (const siblings of children.values()) siblings.sort((a, b) => b.start_us - a.start_us);
   const ordered: ViewSpan[] = [];
   const placed = new Set<ViewSpan>();
-  const walk = (key: string | null) => {
-    for (const s of (children.get(key) ?? []).sort((a, b) => a.start_us - b.start_us)) {
-      if (placed.has(s)) continue;
-      placed.add(s);
-      ordered.push(s);
-      walk(s.span_id);
-    }
-  };
-  walk(null);
+  const todo: { span: ViewSpan; depth: number }[] = (children.get(null) ?? []).map((span) => ({
+    span,
+    depth: 0,
+  }));
+  while (todo.length > 0) {
+    const { span, depth } = todo.pop()!;
+    if (placed.has(span)) continue;
+    placed.add(span);
+    span.depth = Math.min(depth, 50);
+    ordered.push(span);
+    for (const child of children.get(span.span_id) ?? []) todo.push({ span: child, depth: depth + 1 });
+  }
+  // Spans whose parents name each other in a circle reach no root: they are shown under it, not left out.
+  const left = [...spans.values()].filter((span) => !placed.has(span)).sort((a, b) =>
+    a.start_us - b.start_us
+  );
+  for (const span of left) ordered.push(Object.assign(span, { depth: 1 }));
   return ordered;
 }
 

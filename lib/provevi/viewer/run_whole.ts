@@ -14,7 +14,7 @@ import { openPayloadFile } from "./view_payload.ts";
 import { ViewerRefusal } from "./viewer_http.ts";
 
 /** Refuses what the run page itself would not show. */
-function checkShown(model: RunModel, what: string, level: "names" | "bodies"): void {
+function checkShown(model: RunModel, what: string, options: { needs: "names" | "bodies" }): void {
   if (model.level === null) {
     throw new ViewerRefusal(403, `${what} is hidden: the viewer shows only the structure of this run`);
   }
@@ -24,7 +24,7 @@ function checkShown(model: RunModel, what: string, level: "names" | "bodies"): v
       `${what} is hidden: run "${model.record.runId}" does not verify; ask with ?untrusted=1 to see it unverified`,
     );
   }
-  if (level === "bodies" && model.level !== "bodies") {
+  if (options.needs === "bodies" && model.level !== "bodies") {
     throw new ViewerRefusal(
       403,
       `${what} is hidden: it needs "receives: bodies" on the policy's live destination`,
@@ -52,7 +52,7 @@ function indexOf(model: RunModel, seq: number): number {
  * @throws ViewerRefusal (404) for an event the run does not have; (403) when its content is hidden.
  */
 export function wholeEvent(model: RunModel, seq: number): ViewEvent {
-  checkShown(model, `the content of event ${seq}`, "names");
+  checkShown(model, `the content of event ${seq}`, { needs: "names" });
   const i = indexOf(model, seq);
   const e = model.events[i]!;
   return {
@@ -79,7 +79,7 @@ export function wholeEvent(model: RunModel, seq: number): ViewEvent {
  * @throws ViewerRefusal (404) when the event records no answer; (403) below `bodies`.
  */
 export async function wholeAnswer(model: RunModel, seq: number): Promise<string> {
-  checkShown(model, `the answer of event ${seq}`, "bodies");
+  checkShown(model, `the answer of event ${seq}`, { needs: "bodies" });
   const reply = replyOf(model.events[indexOf(model, seq)]!);
   const answer = reply === null ? null : answerOf(await payloadOf(model.record, reply));
   if (answer === null) throw new ViewerRefusal(404, `event ${seq} records no answer of a model call`);
@@ -99,7 +99,7 @@ export async function wholePayload(
   sha256: string,
 ): Promise<{ body: ReadableStream<Uint8Array>; size: number }> {
   const { record } = model;
-  checkShown(model, `payload ${sha256}`, "bodies");
+  checkShown(model, `payload ${sha256}`, { needs: "bodies" });
   const named = model.events.some((e) => payloadsOf(e).includes(sha256) || replyOf(e) === sha256);
   if (!named) throw new ViewerRefusal(404, `no event of run "${record.runId}" names payload ${sha256}`);
   if (record.folder === null) {

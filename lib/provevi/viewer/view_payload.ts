@@ -52,11 +52,16 @@ export async function openPayloadFile(folder: string, sha256: string): Promise<D
  *
  * @param record The run.
  * @param sha256 The payload.
- * @param bytes How many bytes to read at most.
+ * @param options `bytes`: how many bytes to read at most.
  * @returns The head and the size.
  * @throws ProveviError when the payload is missing, or is a link.
  */
-export async function payloadHead(record: RunRecord, sha256: string, bytes: number): Promise<PayloadHead> {
+export async function payloadHead(
+  record: RunRecord,
+  sha256: string,
+  options: { bytes: number },
+): Promise<PayloadHead> {
+  const { bytes } = options;
   if (record.folder === null) {
     const all = await record.payload(sha256);
     return { head: all.subarray(0, bytes), size: all.length };
@@ -100,7 +105,7 @@ export async function payloadPreview(
   sha256: string,
   limits: CutLimits = PAGE_CUT,
 ): Promise<{ value: Json; size: number; cut: boolean }> {
-  const { head, size } = await payloadHead(record, sha256, HEAD_BYTES);
+  const { head, size } = await payloadHead(record, sha256, { bytes: HEAD_BYTES });
   const whole = head.length === size;
   const text = headText(head);
   let parsed: { value: Json; cut: boolean } | null = null;
@@ -126,7 +131,7 @@ export async function answerPreview(
   record: RunRecord,
   sha256: string,
 ): Promise<{ text: string; cut: boolean; size: number } | null> {
-  const { head, size } = await payloadHead(record, sha256, HEAD_BYTES);
+  const { head, size } = await payloadHead(record, sha256, { bytes: HEAD_BYTES });
   const limits = { strings: ANSWER_CHARS, items: 10_000, depth: 8, more: "" };
   const whole = head.length === size;
   let value: Json;

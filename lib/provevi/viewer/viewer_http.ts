@@ -30,20 +30,20 @@ export class ViewerRefusal extends ProveviError {
   }
 }
 
-/** A JSON answer. */
-export function json(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
+/** A JSON answer: 200 unless `init` says otherwise. */
+export function json(
+  value: unknown,
+  init: { status?: number; headers?: Record<string, string> } = {},
+): Response {
   return new Response(JSON.stringify(value), {
-    status,
-    headers: { ...SECURITY_HEADERS, ...headers, "content-type": "application/json; charset=utf-8" },
+    status: init.status ?? 200,
+    headers: { ...SECURITY_HEADERS, ...init.headers, "content-type": "application/json; charset=utf-8" },
   });
 }
 
 /** A text answer of a type (`text/css`, `text/plain`, …). */
-export function text(body: string | ReadableStream<Uint8Array>, type: string, status = 200): Response {
-  return new Response(body, {
-    status,
-    headers: { ...SECURITY_HEADERS, "content-type": `${type}; charset=utf-8` },
-  });
+export function text(body: string | ReadableStream<Uint8Array>, type: string): Response {
+  return new Response(body, { headers: { ...SECURITY_HEADERS, "content-type": `${type}; charset=utf-8` } });
 }
 
 /**
@@ -60,7 +60,7 @@ export function refusal(
 ): Response {
   const line = message.replace(/[\r\n]+/g, " ");
   const headers: Record<string, string> = options.allow ? { allow: options.allow } : {};
-  if (options.api) return json({ error: line }, status, headers);
+  if (options.api) return json({ error: line }, { status, headers });
   return new Response(line + "\n", {
     status,
     headers: { ...SECURITY_HEADERS, ...headers, "content-type": "text/plain; charset=utf-8" },

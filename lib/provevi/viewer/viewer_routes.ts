@@ -79,15 +79,21 @@ export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
 };
 
 /**
- * A whole number from the query, or undefined when it is absent.
+ * A whole number from the query, such as `limit=50`, or undefined when it is absent.
  *
- * @throws ViewerRefusal (400) when it is there and not a whole number up to `max`.
+ * @param options `min` (0 by default; -1 for `after`, "before the first") and `max`.
+ * @throws ViewerRefusal (400) when it is there and not a whole number from `min` to `max`.
  */
-export function wholeNumber(query: URLSearchParams, name: string, max = 1_000_000_000): number | undefined {
+export function wholeNumber(
+  query: URLSearchParams,
+  name: string,
+  options: { min?: number; max?: number } = {},
+): number | undefined {
+  const { min = 0, max = 1_000_000_000 } = options;
   const value = query.get(name);
   if (value === null || value === "") return undefined;
-  if (!/^-?\d{1,10}$/.test(value) || Number(value) > max || Number(value) < -1) {
-    throw new ViewerRefusal(400, `${name}=${value.slice(0, 40)} is not a whole number from 0 to ${max}`);
+  if (!/^-?\d{1,10}$/.test(value) || Number(value) > max || Number(value) < min) {
+    throw new ViewerRefusal(400, `${name}=${value.slice(0, 40)} is not a whole number from ${min} to ${max}`);
   }
   return Number(value);
 }
@@ -114,11 +120,10 @@ function modelOf(c: RouteContext): Promise<RunModel> {
 /** A page of the run, or some of its fields, as JSON. */
 async function viewJson(
   c: RouteContext,
-  page: Omit<RunViewOptions, keyof RunModelOptions>,
-  pick?: readonly (keyof RunView)[],
+  page: Omit<RunViewOptions, keyof RunModelOptions> & { pick?: readonly (keyof RunView)[] },
 ): Promise<Response> {
   const view = await pageOf(c.store, await modelOf(c), page);
-  return json(pick ? Object.fromEntries(pick.map((k) => [k, view[k]])) : view);
+  return json(page.pick ? Object.fromEntries(page.pick.map((k) => [k, view[k]])) : view);
 }
 
 /** The API. */
@@ -130,17 +135,18 @@ export const API_ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: "api/runs/:run",
-    handle: (c) => viewJson(c, { limit: wholeNumber(c.query, "limit", 1000) }),
+    handle: (c) => viewJson(c, { limit: wholeNumber(c.query, "limit", { max: 1000 }) }),
   },
   {
     method: "GET",
     path: "api/runs/:run/events",
     handle: (c) =>
       viewJson(c, {
-        after: wholeNumber(c.query, "after"),
-        limit: wholeNumber(c.query, "limit", 1000),
+        after: wholeNumber(c.query, "after", { min: -1 }),
+        limit: wholeNumber(c.query, "limit", { max: 1000 }),
         spansLimit: 0,
-      }, ["events", "events_next", "summary"]),
+        pick: ["events", "events_next", "summary"],
+      }),
   },
   {
     method: "GET",
@@ -148,9 +154,10 @@ export const API_ROUTES: readonly Route[] = [
     handle: (c) =>
       viewJson(c, {
         spansOffset: wholeNumber(c.query, "offset"),
-        spansLimit: wholeNumber(c.query, "limit", 2000),
+        spansLimit: wholeNumber(c.query, "limit", { max: 2000 }),
         limit: 1,
-      }, ["spans", "spans_next", "summary"]),
+        pick: ["spans", "spans_next", "summary"],
+      }),
   },
   {
     method: "GET",
@@ -180,7 +187,7 @@ export const API_ROUTES: readonly Route[] = [
     handle: async (c) =>
       liveStream(c.store, await c.store.readRun(c.params.run!), {
         policy: c.options.policy,
-        after: wholeNumber(c.query, "after") ?? -1,
+        after: wholeNumber(c.query, "after", { min: -1 }) ?? -1,
       }),
   },
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
@@ -214,7 +221,7 @@ function info(c: RouteContext): Response {
 
 async function runs(c: RouteContext): Promise<Response> {
   const q = c.query;
-  const limit = Math.min(wholeNumber(q, "limit", 500) ?? 50, 500);
+  const limit = Math.min(wholeNumber(q, "limit", { max: 500 }) ?? 50, 500);
   const offset = wholeNumber(q, "offset") ?? 0;
   const status = q.get("status");
   if (status && !(RUN_LIST_STATUSES as readonly string[]).includes(status)) {
@@ -325,7 +332,7 @@ async function addAssessment(c: RouteContext): Promise<Response> {
         ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
       },
     );
-    return json(assessment, 201);
+    return json(assessment, { status: 201 });
   } finally {
     await store.close();
   }

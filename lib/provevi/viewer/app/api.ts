@@ -33,8 +33,8 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   return parsed as T;
 }
 
-/** A run's API path, with `?untrusted=1` (or `&`) when the page asked for unverified content. */
-export function runPath(id: string, rest: string, untrusted: boolean): string {
+/** A run's API path, with `untrusted=1` in its query when the page asked for unverified content. */
+export function runPath(id: string, rest: string, options: { untrusted?: boolean } = {}): string {
   const path = `api/runs/${encodeURIComponent(id)}${rest}`;
-  return untrusted ? path + (path.includes("?") ? "&" : "?") + "untrusted=1" : path;
+  return options.untrusted ? path + (path.includes("?") ? "&" : "?") + "untrusted=1" : path;
 }

@@ -9,92 +9,91 @@ import { card, empty, errorBox, h, pill, show } from "./dom.ts";
 import { duration, short } from "./format.ts";
 import { go, link } from "./nav.ts";
 
-function side(s: CompareSide, names: string[], differs: (k: string) => boolean): HTMLElement {
+/** A side's verdict, length, tokens and level. */
+function head(s: CompareSide): HTMLElement {
   const fact = (k: string, value: string) => h("div", null, h("span", null, k), h("b", null, value));
+  return h(
+    "section",
+    { class: "card" },
+    h(
+      "div",
+      { class: "row" },
+      link("runs/" + encodeURIComponent(s.run_id), h("span", { class: "mono grow" }, s.run_id)),
+      pill(s.status),
+    ),
+    h(
+      "div",
+      { class: "facts" },
+      fact("Verdict", s.verdict.checked ? (s.verdict.ok ? "verifies" : "does not verify") : "running"),
+      fact("Took", duration(s.duration_us)),
+      fact("Tokens in / out", s.tokens ? `${s.tokens.input} / ${s.tokens.output}` : "—"),
+      fact("Shown at", s.level ?? "structure only"),
+    ),
+  );
+}
+
+/** A side's settings, each row marked where the two runs differ. */
+function settings(
+  s: CompareSide,
+  compared: { names: string[]; differs: (k: string) => boolean },
+): HTMLElement {
+  if (!compared.names.length) return empty("No settings shown at this level.");
+  return h(
+    "table",
+    { class: "kv" },
+    h(
+      "tbody",
+      null,
+      compared.names.map((k) => {
+        const value = s.settings[k];
+        const shown = value === undefined
+          ? "—"
+          : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value);
+        return h(
+          "tr",
+          { class: compared.differs(k) ? "diff" : null },
+          h("td", null, k),
+          h("td", { class: "mono" }, shown),
+        );
+      }),
+    ),
+  );
+}
+
+function side(s: CompareSide, compared: { names: string[]; differs: (k: string) => boolean }): HTMLElement {
+  const inputs = s.inputs.length
+    ? h(
+      "table",
+      { class: "kv" },
+      h(
+        "tbody",
+        null,
+        s.inputs.map((i) =>
+          h(
+            "tr",
+            null,
+            h("td", null, i.name === null ? "hidden" : String(i.name)),
+            h("td", { class: "mono" }, `${i.uri ?? ""} ${short(i.sha256, 16)}`),
+          )
+        ),
+      ),
+    )
+    : empty("No inputs.");
+  const answers = s.answers.length
+    ? s.answers.map((x) =>
+      h("div", { class: "answer" }, h("span", { class: "who" }, "model call #" + x.seq), x.text)
+    )
+    : empty("No answers shown at this level.");
   return h(
     "div",
     null,
-    h(
-      "section",
-      { class: "card" },
-      h(
-        "div",
-        { class: "row" },
-        link("runs/" + encodeURIComponent(s.run_id), h("span", { class: "mono grow" }, s.run_id)),
-        pill(s.status),
-      ),
-      h(
-        "div",
-        { class: "facts" },
-        fact("Verdict", s.verdict.checked ? (s.verdict.ok ? "verifies" : "does not verify") : "running"),
-        fact("Took", duration(s.duration_us)),
-        fact("Tokens in / out", s.tokens ? `${s.tokens.input} / ${s.tokens.output}` : "—"),
-        fact("Shown at", s.level ?? "structure only"),
-      ),
-    ),
+    head(s),
     s.note ? h("div", { class: "note" }, s.note) : null,
-    h(
-      "section",
-      { class: "card" },
-      h("h2", null, "Answers"),
-      s.answers.length
-        ? s.answers.map((x) =>
-          h("div", { class: "answer" }, h("span", { class: "who" }, "model call #" + x.seq), x.text)
-        )
-        : empty("No answers shown at this level."),
-    ),
-    h(
-      "section",
-      { class: "card flush" },
-      h("h2", null, "Settings"),
-      names.length
-        ? h(
-          "table",
-          { class: "kv" },
-          h(
-            "tbody",
-            null,
-            names.map((k) => {
-              const value = s.settings[k];
-              const shown = value === undefined
-                ? "—"
-                : typeof value === "object"
-                ? JSON.stringify(value)
-                : String(value);
-              return h(
-                "tr",
-                { class: differs(k) ? "diff" : null },
-                h("td", null, k),
-                h("td", { class: "mono" }, shown),
-              );
-            }),
-          ),
-        )
-        : empty("No settings shown at this level."),
-    ),
-    h(
-      "section",
-      { class: "card flush" },
-      h("h2", null, "Inputs"),
-      s.inputs.length
-        ? h(
-          "table",
-          { class: "kv" },
-          h(
-            "tbody",
-            null,
-            s.inputs.map((i) =>
-              h(
-                "tr",
-                null,
-                h("td", null, i.name === null ? "hidden" : String(i.name)),
-                h("td", { class: "mono" }, `${i.uri ?? ""} ${short(i.sha256, 16)}`),
-              )
-            ),
-          ),
-        )
-        : empty("No inputs."),
-    ),
+    h("section", { class: "card" }, h("h2", null, "Answers"), answers),
+    h("section", { class: "card flush" }, h("h2", null, "Settings"), settings(s, compared)),
+    h("section", { class: "card flush" }, h("h2", null, "Inputs"), inputs),
   );
 }
 
@@ -138,7 +137,7 @@ export function comparePage(): void {
         const differs = (k: string) =>
           JSON.stringify(sides[0]!.settings[k]) !== JSON.stringify(sides[1]!.settings[k]);
         body.replaceChildren(
-          h("div", { class: "split", id: "compare" }, sides.map((s) => side(s, names, differs))),
+          h("div", { class: "split", id: "compare" }, sides.map((s) => side(s, { names, differs }))),
         );
       },
       (e) => body.replaceChildren(errorBox(e)),

@@ -70,9 +70,14 @@ export function empty(text: string): HTMLElement {
   return h("div", { class: "empty" }, text);
 }
 
-/** A card, with an optional title. */
-export function card(title: string | null, kids: Kid, cls?: string): HTMLElement {
-  return h("section", { class: "card " + (cls ?? "") }, title ? h("h2", null, title) : null, kids);
+/** A card, with an optional title; `flush` for a table that meets its edges. */
+export function card(title: string | null, kids: Kid, options: { flush?: boolean } = {}): HTMLElement {
+  return h(
+    "section",
+    { class: options.flush ? "card flush" : "card " },
+    title ? h("h2", null, title) : null,
+    kids,
+  );
 }
 
 /** A table with a head row. */

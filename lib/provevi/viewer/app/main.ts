@@ -34,10 +34,10 @@ function header(): void {
   const nav = h(
     "nav",
     null,
-    link("", "Runs", p === "" || p.startsWith("runs") ? "on" : null),
-    link("agents", "Agents", on("agents")),
-    link("experiments", "Experiments", on("experiments")),
-    link("compare", "Compare", on("compare")),
+    link("", "Runs", { cls: p === "" || p.startsWith("runs") ? "on" : null }),
+    link("agents", "Agents", { cls: on("agents") }),
+    link("experiments", "Experiments", { cls: on("experiments") }),
+    link("compare", "Compare", { cls: on("compare") }),
   );
   const where = h(
     "div",

@@ -47,10 +47,10 @@ export function go(path: string): void {
 }
 
 /** A link to a page of the viewer that moves without reloading (and opens a new tab as a link does). */
-export function link(path: string, kids: Kid, cls?: string | null): HTMLAnchorElement {
+export function link(path: string, kids: Kid, options: { cls?: string | null } = {}): HTMLAnchorElement {
   const attrs: Attrs = {
     href: href(path),
-    class: cls ?? null,
+    class: options.cls ?? null,
     onclick: (event: Event) => {
       const e = event as MouseEvent;
       if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;

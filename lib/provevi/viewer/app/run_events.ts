@@ -38,11 +38,13 @@ function cutLinks(state: RunState, e: ViewEvent): HTMLElement | null {
     "p",
     { class: "cut" },
     "Cut to fit the page: ",
-    cut.data ? wholeLink(runPath(state.id, `/events/${e.seq}`, state.untrusted), "the whole content") : null,
+    cut.data
+      ? wholeLink(runPath(state.id, `/events/${e.seq}`, { untrusted: state.untrusted }), "the whole content")
+      : null,
     cut.data && cut.payload ? " · " : null,
     cut.payload && e.payload_sha256
       ? wholeLink(
-        runPath(state.id, `/payloads/${e.payload_sha256}`, state.untrusted),
+        runPath(state.id, `/payloads/${e.payload_sha256}`, { untrusted: state.untrusted }),
         `the whole payload (${bytes(cut.payload.size)})`,
       )
       : null,

@@ -28,7 +28,7 @@ export function runPage(id: string): void {
   let state: RunState | null = null;
   const load = async () => {
     try {
-      const view = await api<RunView>(runPath(id, "", untrusted));
+      const view = await api<RunView>(runPath(id, "", { untrusted }));
       if (gone) return;
       state = {
         id,
@@ -54,7 +54,7 @@ export function runPage(id: string): void {
   const moreEvents = async () => {
     const s = state!;
     const page = await api<Pick<RunView, "events" | "events_next" | "summary">>(
-      runPath(id, `/events?after=${s.view.events_next}`, untrusted),
+      runPath(id, `/events?after=${s.view.events_next}`, { untrusted }),
     );
     const last = s.view.events.at(-1)?.seq ?? -1;
     s.view.events.push(...page.events.filter((e) => e.seq > last));
@@ -65,7 +65,7 @@ export function runPage(id: string): void {
   const moreSpans = async () => {
     const s = state!;
     const page = await api<Pick<RunView, "spans" | "spans_next">>(
-      runPath(id, `/spans?offset=${s.view.spans_next}`, untrusted),
+      runPath(id, `/spans?offset=${s.view.spans_next}`, { untrusted }),
     );
     s.view.spans.push(...page.spans);
     s.view.spans_next = page.spans_next;
@@ -77,7 +77,7 @@ export function runPage(id: string): void {
 /** Follows a running run's live feed; `ended` is called when the feed ends, or fails, with when to reload. */
 function follow(state: RunState, ended: (delay: number) => void): EventSource {
   const v = state.view;
-  const source = new EventSource(href(runPath(state.id, `/live?after=${v.summary.last_seq ?? -1}`, false)));
+  const source = new EventSource(href(runPath(state.id, `/live?after=${v.summary.last_seq ?? -1}`)));
   let pending: ReturnType<typeof setTimeout> | null = null;
   source.addEventListener("event", (m) => {
     const e = JSON.parse((m as MessageEvent).data) as ViewEvent;
@@ -151,10 +151,10 @@ function draw(state: RunState): void {
     answers(state),
     h("section", { class: "card flush", id: "timeline" }, h("h2", null, "Trace"), timeline(state)),
     h("section", { class: "card flush", id: "events" }, h("h2", null, "Events"), eventsTable(state)),
-    card("Inputs", inputs(v), "flush"),
-    card("Outputs", outputs(v), "flush"),
-    card("Grants and refusals", access(v), "flush"),
-    card("Assessments", assessments(state), "flush"),
+    card("Inputs", inputs(v), { flush: true }),
+    card("Outputs", outputs(v), { flush: true }),
+    card("Grants and refusals", access(v), { flush: true }),
+    card("Assessments", assessments(state), { flush: true }),
   ));
   state.fresh.clear();
 }

@@ -116,7 +116,7 @@ export function answers(state: RunState): HTMLElement | null {
           { class: "cut" },
           "The answer is cut to fit the page: ",
           wholeLink(
-            runPath(state.id, `/events/${e.seq}/answer`, state.untrusted),
+            runPath(state.id, `/events/${e.seq}/answer`, { untrusted: state.untrusted }),
             `the whole answer (${bytes(e.cut.answer.size)} reply)`,
           ),
         )
@@ -248,7 +248,7 @@ export function assessments(state: RunState): Kid {
       ? Number(raw)
       : raw;
     try {
-      await api(runPath(v.run_id, "/assessments", false), {
+      await api(runPath(v.run_id, "/assessments"), {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ name: name.value, value: val, rationale: why.value }),
