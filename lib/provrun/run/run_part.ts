@@ -15,7 +15,7 @@
  * 5. `beforeLastEvent(run)`, before `run_completed` or `run_failed`;
  * 6. `beforeSeal(run)` (reverse order), then the seal with the `signingKey` of the first part that has one;
  * 7. `afterSeal(sealed)`, when the seal made a manifest: an error fails the run's outcome, not its evidence;
- * 8. `close()` (reverse order), always, also when a later part refused before the run started.
+ * 8. `close()` (reverse order), always: also when the run is refused before it starts.
  * @module
  */
 import type { Tracer, TracerProvider } from "@opentelemetry/api";

@@ -113,8 +113,6 @@ export async function runFile(file: RunFile, options: RunOptions = {}): Promise<
   const store = options.store ??
     await openStore(spec.run.store ?? "file", options.runs === undefined ? {} : { runs: options.runs });
   try {
-    await checkPermissions(file, { runs: store.runsRoot });
-    checkModelKey(spec.agent, options.env);
     return await runWithStore(file, store, options);
   } finally {
     if (ownStore) await store.close();
@@ -157,9 +155,10 @@ async function runWithStore(file: RunFile, store: EvidenceStore, options: RunOpt
 }
 
 /**
- * Opens the parts of a run, in the order their hooks are called, before the run folder exists: a part that
- * refuses (a signing key that cannot be read, a telemetry policy the run file would widen, a destination host
- * the policy does not list) throws, and the parts opened before it are closed.
+ * Checks what the run needs and opens its parts, in the order their hooks are called, before the run folder
+ * exists. A refusal (a permission the process lacks, a key that is not set, a signing key that cannot be read, a
+ * telemetry policy the run file would widen, a destination host the policy does not list) throws, and closes the
+ * parts opened before it and the caller's parts.
  */
 async function openParts(
   file: RunFile,
@@ -167,7 +166,10 @@ async function openParts(
 ): Promise<OpenParts> {
   const { runId, store, options } = run;
   const opened: RunPart[] = [callerPart(options)];
+  const more = options.parts ?? [];
   try {
+    await checkPermissions(file, { runs: store.runsRoot });
+    checkModelKey(file.data.agent, options.env);
     opened.push(await signingPart(file, options.signKey));
     const telemetry = await TelemetryPart.open(runId, file, {
       store,
@@ -187,11 +189,10 @@ async function openParts(
       bundle,
       mlflow,
       new LimitsPart(file.data.agent.limits, options.signal),
-      ...(options.parts ?? []),
     );
-    return { parts: new RunParts(opened), bundle, mlflow };
+    return { parts: new RunParts([...opened, ...more]), bundle, mlflow };
   } catch (error) {
-    await new RunParts(opened).close();
+    await new RunParts([...opened, ...more]).close();
     throw error;
   }
 }

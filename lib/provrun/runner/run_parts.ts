@@ -108,6 +108,10 @@ export class RunParts {
 
   /** Calls `close` of each part, the last part first; a part that fails to close does not stop the others. */
   async close(): Promise<void> {
-    for (const p of [...this.#parts].reverse()) await p.close?.().catch(() => {});
+    for (const p of [...this.#parts].reverse()) {
+      try {
+        await p.close?.();
+      } catch { /* a part that cannot close has nothing more to give the run */ }
+    }
   }
 }
