@@ -10,8 +10,8 @@
  *    the run file would widen) throws its user error then, and no run folder is made;
  * 2. `beforeStart(run)`: the run folder exists, before its first event;
  * 3. `facts()`, into `run_created`'s data; then `afterCreated(run)`, for what a part writes at the start;
- * 4. while the run works: `onEvent`, `onText`, `onReply`, `onUsage`, and `modelFor` and `wrapTool` where the
- *    backend makes its model and runs its tools;
+ * 4. while the run works: `onEvent`, `onText`, `onReply`, `onUsage`; `prepareBackend` and `modelFor` before
+ *    the backend starts, and `wrapTool` where it runs its tools;
  * 5. `beforeLastEvent(run)`, before `run_completed` or `run_failed`;
  * 6. `beforeSeal(run)` (reverse order), then the seal with the `signingKey` of the first part that has one;
  * 7. `afterSeal(sealed)`, when the seal made a manifest: an error fails the run's outcome, not its evidence;
@@ -63,6 +63,14 @@ export interface ToolReturn {
 /** A hook around a tool call: runs it (or gives a value without it), inside the call's recorded step. */
 export type ToolWrap = (call: ToolCall, run: () => Promise<ToolReturn>) => Promise<ToolReturn>;
 
+/** What a run's backend starts with, which a part may change before the model is made (`prepareBackend`). */
+export interface BackendSetup {
+  /** The agent spec the backend runs (the run file's, which `run_created` records). */
+  agent: AgentSpec;
+  /** Reads the variables the backend and the model read (API keys); `Deno.env` when undefined. */
+  env: ((name: string) => string | undefined) | undefined;
+}
+
 /** The token counts of one model call, for a part that counts them. */
 export interface PartUsage {
   input: number;
@@ -104,6 +112,11 @@ export interface RunPart {
   onReply?(reply: Json): void;
   /** The tokens of each model call, after its `model_called`. */
   onUsage?(usage: PartUsage): void;
+  /**
+   * Changes what the backend starts with: a model gateway points the provider at itself (`agent.provider`) and
+   * gives a token of the run in place of the key (`env`). The parts change it in turn, the first part first.
+   */
+  prepareBackend?(setup: BackendSetup, run: PartRun): Promise<BackendSetup>;
   /**
    * The model the run's backend calls, in place of the route's provider (replay serves recorded answers);
    * null to leave it to the route. The capture still records every request it answers.

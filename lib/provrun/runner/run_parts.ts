@@ -7,7 +7,15 @@ import type { Tracer, TracerProvider } from "@opentelemetry/api";
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { EvidenceEvent, Json, SigningKey } from "../../provevi/mod.ts";
 import type { AgentSpec } from "../run/run_file.ts";
-import type { PartRun, PartUsage, RunPart, SealedRun, ToolReturn, ToolWrap } from "../run/run_part.ts";
+import type {
+  BackendSetup,
+  PartRun,
+  PartUsage,
+  RunPart,
+  SealedRun,
+  ToolReturn,
+  ToolWrap,
+} from "../run/run_part.ts";
 
 /** The parts of a run. */
 export class RunParts {
@@ -61,6 +69,12 @@ export class RunParts {
   /** Gives a call's tokens to each part. */
   onUsage(usage: PartUsage): void {
     for (const p of this.#parts) p.onUsage?.(usage);
+  }
+
+  /** What the backend starts with, as each part in turn changes it. */
+  async prepareBackend(setup: BackendSetup, run: PartRun): Promise<BackendSetup> {
+    for (const p of this.#parts) if (p.prepareBackend) setup = await p.prepareBackend(setup, run);
+    return setup;
   }
 
   /** The model the first part serves, or null. */

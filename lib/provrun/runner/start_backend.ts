@@ -9,7 +9,7 @@ import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
 import { captureModel } from "../backends/capture.ts";
 import { modelOf } from "../backends/models.ts";
-import type { PartRun } from "../run/run_part.ts";
+import type { BackendSetup, PartRun } from "../run/run_part.ts";
 import type { StagedInput } from "../run/stager.ts";
 import { programBackend, UNCALLED_MODEL } from "./program_backends.ts";
 import type { RunParts } from "./run_parts.ts";
@@ -38,14 +38,15 @@ export async function runBackend(
   options: BackendStart,
 ): Promise<BackendResult> {
   const spec = run.file.data;
-  const program = programBackend(spec.agent, options.env); // an agent program makes its own model calls
-  const model = program ? UNCALLED_MODEL : await runModel(run, options);
+  const setup = await options.parts.prepareBackend({ agent: spec.agent, env: options.env }, run);
+  const program = programBackend(setup.agent, setup.env); // an agent program makes its own model calls
+  const model = program ? UNCALLED_MODEL : await runModel(run, { setup, parts: options.parts });
   const backend = options.backend ?? program ??
-    (spec.agent.backend === "agent" ? new AgentBackend() : new CallBackend());
+    (setup.agent.backend === "agent" ? new AgentBackend() : new CallBackend());
   const wrapTool = options.parts.wrapTool();
   await backend.start({
     ctx: run.ctx,
-    agent: spec.agent,
+    agent: setup.agent,
     prompt: spec.prompt,
     inputs,
     outputs: spec.outputs ?? [],
@@ -58,12 +59,15 @@ export async function runBackend(
 }
 
 /** The run's model, each request it answers recorded, its text and usage given to the parts. */
-async function runModel(run: PartRun, options: BackendStart): Promise<LanguageModelV4> {
-  const { agent } = run.file.data;
+async function runModel(
+  run: PartRun,
+  options: { setup: BackendSetup; parts: RunParts },
+): Promise<LanguageModelV4> {
+  const { agent, env } = options.setup;
   const { parts } = options;
   const model = await parts.modelFor(agent, run) ?? await modelOf(agent, {
     folder: run.file.folder,
-    ...(options.env ? { env: options.env } : {}),
+    ...(env ? { env } : {}),
     responseBytes: agent.limits?.model_bytes, // harden: a model's answer is cut past its limit
   });
   return captureModel(model, run.ctx.recorder, {

@@ -16,6 +16,7 @@ import {
 } from "../../../lib/provrun/mod.ts";
 import { RunParts } from "../../../lib/provrun/runner/run_parts.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
+import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";
 
 const CALL = `
 run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
@@ -130,6 +131,47 @@ Deno.test("a part's wrapTool answers a tool call inside its recorded step, witho
     assert.equal(
       await payloadOf(runs, outcome.runId, tool.data.result_payload as string),
       "quarter,revenue\nQ3,99.9\n",
+    );
+  });
+});
+
+Deno.test("a part's prepareBackend points the model at another place and gives the key in its own way, as a gateway does", async () => {
+  await withRuns(async (runs) => {
+    await using server = startFakeOpenAI();
+    const read: string[] = [];
+    const gateway: RunPart = {
+      name: "gateway",
+      prepareBackend: (setup) =>
+        Promise.resolve({
+          agent: { ...setup.agent, provider: { ...setup.agent.provider!, base_url: server.baseUrl } },
+          env: (name) => {
+            read.push(name);
+            return name === "PROVR_KEY_FAKE" ? "run-token" : undefined;
+          },
+        }),
+    };
+    const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: q
+  backend: call
+  model: "openai-compatible:fake-4o"
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: PROVR_KEY_FAKE }
+prompt: What was the revenue growth in Q3?
+`);
+    const outcome = await runFile(file, {
+      runs,
+      env: (name) => (name === "PROVR_KEY_FAKE" ? "the-provider-key" : undefined),
+      parts: [gateway],
+    });
+    assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+    assert.equal(server.bodies.length, 1);
+    assert.ok(read.includes("PROVR_KEY_FAKE"), read.join(" "));
+    // run_created records the run file's agent, as written
+    const { events } = await eventsOf(runs, outcome.runId);
+    assert.equal(
+      (events[0]!.data.spec as { provider: { base_url: string } }).provider.base_url,
+      "http://127.0.0.1:9/v1",
     );
   });
 });
