@@ -9,6 +9,7 @@ import type { LostEvent, Manifest } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
 import type { SigningKey } from "../evidence/signing_key.ts";
+import type { Problem } from "../evidence/problem.ts";
 
 /** What the recorder tells a writer at the seal. */
 export interface SealInfo {
@@ -96,7 +97,7 @@ export interface EvidenceStore extends AsyncDisposable {
   /**
    * Checks a run's rows against its folder: `folder` and `bundle` name a copy of the run on another machine.
    * Optional: an indexed store has it, and `verifyRun` calls it.
-   * @returns One line per problem; empty when the rows match.
+   * @returns The problems; empty when the rows match.
    */
-  checkRun?(runId: string, options: { folder: string | null; bundle: string | null }): Promise<string[]>;
+  checkRun?(runId: string, options: { folder: string | null; bundle: string | null }): Promise<Problem[]>;
 }

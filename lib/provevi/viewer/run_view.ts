@@ -6,6 +6,7 @@
  * problems, unless the viewer asks for the unverified content, which is then marked as such.
  * @module
  */
+import { type Problem, problem } from "../evidence/problem.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import { eventLine, type EvidenceEvent, type Json } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
@@ -67,7 +68,8 @@ export interface RunView {
   level: Level | null;
   /** What the level hides and which policy line would show it. */
   note: string | null;
-  verdict: { checked: boolean; ok: boolean; problems: string[]; bundle: string | null };
+  /** The verdict; each problem with its code (the page prints the message). */
+  verdict: { checked: boolean; ok: boolean; problems: Problem[]; bundle: string | null };
   /** True when content is shown though the run does not verify (asked for with `untrusted`). */
   untrusted: boolean;
   events: ViewEvent[];
@@ -118,7 +120,7 @@ export async function runView(
   // run has no check yet, so its events so far are read here.
   const sealed = (await record.manifestText().catch(() => null)) !== null;
   let text: string | null = null;
-  let read = { events: [] as EvidenceEvent[], lines: [] as string[], problems: [] as string[] };
+  let read = { events: [] as EvidenceEvent[], lines: [] as string[], problems: [] as Problem[] };
   let verdict: RunView["verdict"] | null = null;
   if (sealed) {
     let checked: readonly EvidenceEvent[] | null = null;
@@ -151,13 +153,19 @@ export async function runView(
       ? {
         checked: true,
         ok: false,
-        problems: ["evidence/manifest.json is missing: the run was not sealed"],
+        problems: [
+          problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
+            file: "manifest.json",
+          }),
+        ],
         bundle: null,
       }
       : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
   }
   if (!verdict.ok && text === null && verdict.checked) {
-    verdict.problems.unshift("evidence/events.jsonl cannot be read");
+    verdict.problems.unshift(
+      problem("events.unreadable", "evidence/events.jsonl cannot be read", { file: "events.jsonl" }),
+    );
   }
   const trusted = verdict.ok;
   const untrusted = !trusted && options.untrusted === true;

@@ -250,7 +250,7 @@ function runPage(id) {
       return h("div", { class: "verdict live", id: "verdict" }, h("div", { class: "icon" }, "…"),
         h("div", null, h("h2", null, "Running: not sealed yet"),
           h("div", null, v.verdict.ok ? "The chain of the events written so far is intact. The full check runs when the run ends." : "The events written so far have problems:"),
-          v.verdict.ok ? null : h("ul", null, v.verdict.problems.map(function (p) { return h("li", null, p); }))));
+          v.verdict.ok ? null : h("ul", null, v.verdict.problems.map(function (p) { return h("li", { "data-code": p.code }, p.message); }))));
     }
     if (v.verdict.ok) {
       return h("div", { class: "verdict ok", id: "verdict" }, h("div", { class: "icon" }, "✓"),
@@ -260,7 +260,7 @@ function runPage(id) {
     return h("div", { class: "verdict bad", id: "verdict", role: "alert" }, h("div", { class: "icon" }, "!"),
       h("div", { class: "grow" }, h("h2", null, "Does not verify: " + v.verdict.problems.length + (v.verdict.problems.length === 1 ? " problem" : " problems")),
         h("div", null, v.untrusted ? "The content below is shown as asked, and cannot be trusted." : "Only the structure of its events is shown: its content cannot be trusted."),
-        h("ul", { id: "problems" }, v.verdict.problems.map(function (p) { return h("li", null, p); })),
+        h("ul", { id: "problems" }, v.verdict.problems.map(function (p) { return h("li", { "data-code": p.code }, p.message); })),
         v.untrusted ? null : h("p", null, h("button", { onclick: function () { go(location.pathname + "?untrusted=1"); } }, "Show the unverified content anyway"))));
   }
   function answers(v) {

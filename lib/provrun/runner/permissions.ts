@@ -121,10 +121,12 @@ function agentNeeds(file: RunFile, runs: string): PermissionNeed[] {
   const needs: PermissionNeed[] = (agent.net ?? []).map((host) =>
     netNeed(host, "agent.net, to grant it to the tools,")
   );
-  // The sandbox is started as this process's own Deno when that is granted, else as `deno` (sandboxDeno()).
+  // The sandbox is started as this process's own Deno when that is granted, else as `deno` (sandboxDeno());
+  // a compiled provr starts itself, which its --allow-run=provr grants when it is on the PATH as provr.
+  const compiled = Deno.build.standalone === true;
   needs.push({
-    descriptor: { name: "run", command: sandboxDeno() },
-    flag: "--allow-run=deno",
+    descriptor: { name: "run", command: compiled ? Deno.execPath() : sandboxDeno() },
+    flag: compiled ? "--allow-run=provr (put provr on the PATH as provr)" : "--allow-run=deno",
     why: "the sandbox, a Deno process per run that the agent's tools run in",
   });
   if (agent.tools_folder) {
