@@ -6,6 +6,7 @@
  * @module
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { readEventsText } from "../evidence/verify.ts";
 import { type FeedStatus, feedStatus } from "../live/feed.ts";
@@ -23,7 +24,8 @@ export interface ViewVerdict {
   /** False while the run is running: only its chain so far was read. */
   checked: boolean;
   ok: boolean;
-  problems: string[];
+  /** Each problem with its code (the page prints the message). */
+  problems: Problem[];
   /** The pinned URI of the committed bundle that was compared, or null. */
   bundle: string | null;
 }
@@ -72,7 +74,7 @@ export async function runModel(
   // An ended run is read once, by its check (the events reach the page through the check's hook); a running
   // run has no check yet, so its events so far are read here.
   const sealed = (await record.manifestText().catch(() => null)) !== null;
-  let read = { events: [] as EvidenceEvent[], lineHashes: [] as string[], problems: [] as string[] };
+  let read = { events: [] as EvidenceEvent[], lineHashes: [] as string[], problems: [] as Problem[] };
   let verdict: ViewVerdict | null = null;
   let unreadable = false;
   if (sealed) {
@@ -107,13 +109,19 @@ export async function runModel(
       ? {
         checked: true,
         ok: false,
-        problems: ["evidence/manifest.json is missing: the run was not sealed"],
+        problems: [
+          problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
+            file: "manifest.json",
+          }),
+        ],
         bundle: null,
       }
       : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
   }
   if (!verdict.ok && unreadable && verdict.checked) {
-    verdict.problems.unshift("evidence/events.jsonl cannot be read");
+    verdict.problems.unshift(
+      problem("events.unreadable", "evidence/events.jsonl cannot be read", { file: "events.jsonl" }),
+    );
   }
   const untrusted = !verdict.ok && options.untrusted === true;
   const content = level !== null && (verdict.ok || untrusted);

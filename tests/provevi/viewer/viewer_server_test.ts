@@ -143,7 +143,7 @@ Deno.test("a tampered run shows its problem, and its content only when asked, ma
   const handle = handler(`${FIXTURES}runs-tampered`, "bodies");
   const view: RunView = await (await handle(get(`/api/runs/${RUN}`))).json();
   assert.equal(view.verdict.ok, false);
-  assert.match(view.verdict.problems.join("\n"), /line 10 \(seq 9\) has prev/);
+  assert.match(view.verdict.problems.map((p) => p.message).join("\n"), /line 10 \(seq 9\) has prev/);
   assert.ok(view.events.every((e) => e.shown === null && e.answer === undefined));
   const asked: RunView = await (await handle(get(`/api/runs/${RUN}?untrusted=1`))).json();
   assert.equal(asked.untrusted, true);

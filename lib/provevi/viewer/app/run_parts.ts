@@ -13,7 +13,7 @@ import type { RunState } from "./run_state.ts";
 /** The verdict, first on the page: verified, does not verify (with each problem), or running. */
 export function verdict(v: RunView): HTMLElement {
   const problems = (id?: string) =>
-    h("ul", id ? { id } : null, v.verdict.problems.map((p) => h("li", null, p)));
+    h("ul", id ? { id } : null, v.verdict.problems.map((p) => h("li", { "data-code": p.code }, p.message)));
   if (v.running) {
     return h(
       "div",
