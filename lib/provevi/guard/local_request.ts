@@ -30,12 +30,13 @@ export function localHosts(port: number, names: readonly string[] = []): string[
 }
 
 /**
- * The `Host` of a request when it is not one the service answers to (DNS rebinding, or a request meant for
- * another server), else null.
+ * The host a request names when it is not one the service answers to (DNS rebinding, or a request meant for
+ * another server), else null. Both places a request names its host are looked at: the `Host` header, and the
+ * address itself, which a request in absolute form (`POST http://other/… HTTP/1.1`) gives whole.
  *
  * @param request The request.
  * @param hosts The accepted values ({@linkcode localHosts}).
- * @returns The refused `Host` (empty when absent), or null when it is accepted.
+ * @returns The refused host (empty when absent), or null when it is accepted.
  * @example
  * ```ts
  * import { localHosts, refusedHost } from "./local_request.ts";
@@ -45,7 +46,10 @@ export function localHosts(port: number, names: readonly string[] = []): string[
  */
 export function refusedHost(request: Request, hosts: readonly string[]): string | null {
   const host = (request.headers.get("host") ?? "").toLowerCase();
-  return hosts.includes(host) ? null : host;
+  if (!hosts.includes(host)) return host;
+  const url = URL.parse(request.url);
+  const named = url === null ? "" : `${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+  return hosts.includes(named) ? null : named;
 }
 
 /**

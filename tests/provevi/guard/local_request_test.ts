@@ -39,3 +39,12 @@ Deno.test("crossSite() refuses another origin (another port is one) and a cross-
     ]
   ) assert.notEqual(crossSite(request(headers), hosts), null, JSON.stringify(headers));
 });
+
+Deno.test("refusedHost() looks at the address too: a request in absolute form names another host there", () => {
+  const absolute = new Request("http://evil.example/runs", { headers: { host: "127.0.0.1:4318" } });
+  assert.equal(refusedHost(absolute, hosts), "evil.example:80");
+  const ipv6 = new Request("http://[::1]:4318/runs", { headers: { host: "[::1]:4318" } });
+  assert.equal(refusedHost(ipv6, hosts), null);
+  const eighty = new Request("http://127.0.0.1/", { headers: { host: "127.0.0.1:80" } });
+  assert.equal(refusedHost(eighty, localHosts(80)), null);
+});
