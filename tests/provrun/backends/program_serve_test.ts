@@ -94,7 +94,11 @@ run: { org: acme, domain: demo, env: dev, actor: ada }
 agent: { name: a, backend: claude-code, model: "anthropic:claude-sonnet-4-5", program: /nonexistent/agent-program }
 prompt: hi
 `),
-      { catalog: t.catalog, runs: t.runs, env: (n) => (n === "PROVE_SERVE" ? file : undefined) },
+      {
+        catalog: t.catalog,
+        runs: t.runs,
+        env: (n) => (n === "PROVE_SERVE" ? file : n === "ANTHROPIC_API_KEY" ? "sk-fake" : undefined),
+      },
     );
     assert.equal(outcome.status, "failed");
     assert.equal(outcome.error?.name, "ProveviError");
