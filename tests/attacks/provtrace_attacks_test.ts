@@ -16,6 +16,7 @@ import {
   checkTrace,
   type CheckTraceOptions,
   exportTrace,
+  queryTrace,
   type TraceCheck,
   type TraceExport,
   traceRunDigest,
@@ -24,6 +25,7 @@ import { makeRuns, rewriteRun, type TestRuns } from "../provtrace/_runs.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("provtrace attacks");
+const queries = new Tally("provtrace query attacks");
 
 interface World {
   t: TestRuns;
@@ -283,9 +285,62 @@ Deno.test("provtrace attack: a run changed in its store, with the file's last ha
   });
 });
 
+const QUERIES: { name: string; sql: (dir: string) => string; refused: RegExp; wrote?: string }[] = [
+  {
+    name: "a recursive question that never ends",
+    sql: () => "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+    refused: /the query ran for more than 2 s and was stopped/,
+  },
+  {
+    name: "a cross join of eight tables",
+    sql: () =>
+      "SELECT count(*) FROM trace_spans a, trace_spans b, trace_spans c, trace_spans d, trace_spans e, trace_spans f, trace_call_messages g, trace_call_messages h",
+    refused: /the query ran for more than 2 s and was stopped/,
+  },
+  {
+    name: "an answer that never ends",
+    sql: () =>
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x, hex(randomblob(64)) FROM c",
+    refused: /the query ran for more than 2 s|the answer is larger than/,
+  },
+  {
+    name: "a file written by VACUUM INTO",
+    sql: (dir) => `VACUUM INTO '${join(dir, "written.db")}'`,
+    refused: /does more than read/,
+    wrote: "written.db",
+  },
+  {
+    name: "another file read through ATTACH",
+    sql: (dir) => `ATTACH '${join(dir, "evidence.db")}' AS evidence`,
+    refused: /does more than read/,
+  },
+  {
+    name: "a write after a question, as a second statement",
+    sql: () => "SELECT 1; DELETE FROM trace_sources",
+    refused: /more than one statement/,
+  },
+];
+
+for (const q of QUERIES) {
+  Deno.test(`provtrace query attack: ${q.name} is stopped with one line`, async () => {
+    const w = await setUp();
+    const file = await edited(w, () => {});
+    const error = await queryTrace(file, q.sql(w.t.root), { timeout: 2000, maxBytes: 8 * 1024 * 1024 })
+      .then(() => null, (e: Error) => e);
+    const wrote = q.wrote ? await Deno.stat(join(w.t.root, q.wrote)).then(() => true, () => false) : false;
+    const stopped = error !== null && q.refused.test(error.message) && !wrote;
+    const sources = (await queryTrace(file, "SELECT count(*) AS n FROM trace_sources")).rows[0]!.n;
+    queries.add(q.name, { stopped, recorded: sources === 2 && !String(error?.message).includes("\n") });
+    assert.ok(stopped, `${q.name}: ${error?.message}`);
+  });
+}
+
 Deno.test("the provtrace attack counts", async () => {
   console.log(tally.line({ stopped: "stopped", recorded: "named by check" }));
+  console.log(queries.line({ stopped: "stopped", recorded: "one line, file unchanged" }));
   if (world) await (await world).t[Symbol.asyncDispose]();
   assert.equal(tally.missed.length, 0, tally.line());
   assert.equal(tally.tried, ROW_EDITS.length + SCHEMA_EDITS.length + 2);
+  assert.equal(queries.missed.length, 0, queries.line());
+  assert.equal(queries.tried, QUERIES.length);
 });
