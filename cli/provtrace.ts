@@ -49,8 +49,25 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "Build and read the trace database: a row per model call, message and tool call of sealed runs.",
     )
     .showHelpAfterError(false);
-  const json = (value: unknown) => io.out(jsonText(value));
+  const context = { program, io, result };
+  addBuild(context);
+  addCheck(context);
+  addRuns(context);
+  addExport(context);
+  addQuery(context);
+  return await runProgram(program, args, io, result);
+}
 
+/** What each command is added with: the program, where it writes, and its exit code. */
+interface Context {
+  program: Command;
+  io: Io;
+  result: { code: number };
+}
+
+/** `provtrace build`. */
+function addBuild({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("build")
     .description(
       "Add each sealed run of a store that the database lacks, after it verifies (or one run, again).",
@@ -105,7 +122,11 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         `${opts.db}: ${built.added.length} added, ${built.present.length} already there, ${built.open.length} not sealed, ${built.refused.length} refused`,
       );
     });
+}
 
+/** `provtrace check`. */
+function addCheck({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("check")
     .description(
       "Compare each run of the database with the evidence it was built from: its store's last hash, its verification, and every row.",
@@ -137,7 +158,11 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
           }`,
       );
     });
+}
 
+/** `provtrace runs`. */
+function addRuns({ program, io }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("runs")
     .description("List the runs of the database, with the build that added each.")
     .requiredOption("--db <path>", "the trace database")
@@ -160,7 +185,10 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         ]),
       ], io);
     });
+}
 
+/** `provtrace export`. */
+function addExport({ program, io, result }: Context): void {
   program.command("export")
     .description(
       "Write steps (state, action, result) or chat fine-tuning lines as JSON lines, with provenance.",
@@ -224,7 +252,10 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       for (const r of exported.refused) io.err(`provtrace: refused ${r.run_id}: ${r.problem}`);
       if (exported.refused.length) result.code = 1;
     });
+}
 
+/** `provtrace query`. */
+function addQuery({ program, io }: Context): void {
   program.command("query")
     .description(
       "Ask the database a question in SQL: one statement that reads, on a read-only connection, within a time limit; print the rows.",
@@ -251,13 +282,17 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       const answer = await queryTrace(opts.db, sql, { params: opts.param, timeout: seconds * 1000 });
       // The rows are keyed by the query's own column names: printed as the database gives them.
       if (opts.json) return io.out(JSON.stringify(answer.rows, null, 2));
-      const cell = (
-        v: unknown,
-      ) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
+      // A blob shows as SQL writes one, x'…'.
+      const cell = (v: unknown) =>
+        v === null || v === undefined
+          ? "-"
+          : v instanceof Uint8Array
+          ? `x'${Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("")}'`
+          : typeof v === "object"
+          ? JSON.stringify(v)
+          : String(v);
       printColumns([answer.columns, ...answer.rows.map((r) => answer.columns.map((c) => cell(r[c])))], io);
     });
-
-  return await runProgram(program, args, io, result);
 }
 
 if (import.meta.main) {

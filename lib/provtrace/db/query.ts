@@ -150,49 +150,69 @@ async function answerElsewhere(
     kill();
   }, options.timeout);
   try {
+    // A process that ended at once (it could not start) has closed its input: what it printed says why.
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(JSON.stringify(request)));
+    await writer.write(new TextEncoder().encode(JSON.stringify(request))).catch(() => {});
     await writer.close().catch(() => {});
     const errors = new Response(child.stderr).text().catch(() => "");
-    const items: unknown[] = [];
     const maxBytes = options.maxBytes ?? MAX_BYTES;
-    let size = 0, pending = "", ended = false, error: { error: string; own: boolean } | null = null;
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        stopped = `the answer is larger than ${
-          Math.round(maxBytes / 1024 / 1024)
-        } MiB and was stopped; narrow the query (a LIMIT, fewer columns)`;
-        kill();
-        break;
-      }
-      const lines = (pending + chunk).split("\n");
-      pending = lines.pop()!;
-      for (const line of lines) {
-        const item = JSON.parse(line) as unknown;
-        if (typeof item === "object" && item !== null && !Array.isArray(item)) {
-          if ("end" in item) ended = true;
-          else if ("error" in item) {
-            error = { error: String(item.error), own: "own" in item && item.own === true };
-          } else items.push(item);
-        } else items.push(item);
-      }
+    const read = await readItems(child.stdout, maxBytes);
+    if (read.tooLarge) {
+      stopped ??= `the answer is larger than ${
+        Math.round(maxBytes / 1024 / 1024)
+      } MiB and was stopped; narrow the query (a LIMIT, fewer columns)`;
+      kill();
     }
     await child.status;
     if (stopped !== null) return { error: stopped, own: true };
-    if (error !== null) return error;
-    if (!ended) {
+    if (read.error !== null) return read.error;
+    if (!read.ended) {
       const last = (await errors).trim().split("\n").at(-1) ?? "";
       return {
         error: `the process that answers ended early${last ? `: ${last.slice(0, 300)}` : ""}`,
         own: true,
       };
     }
-    return { items };
+    return { items: read.items };
   } finally {
     clearTimeout(timer);
     kill();
   }
+}
+
+/** The JSON lines of the answering process, up to a bound: its items, its end, or its error. */
+async function readItems(stdout: ReadableStream<Uint8Array>, maxBytes: number): Promise<{
+  items: unknown[];
+  ended: boolean;
+  error: { error: string; own: boolean } | null;
+  tooLarge: boolean;
+}> {
+  const out = { items: [] as unknown[], ended: false, error: null as { error: string; own: boolean } | null };
+  let size = 0, pending = "";
+  for await (const chunk of stdout.pipeThrough(new TextDecoderStream())) {
+    size += chunk.length;
+    if (size > maxBytes) return { ...out, tooLarge: true };
+    const lines = (pending + chunk).split("\n");
+    pending = lines.pop()!;
+    for (const line of lines) {
+      let item: unknown;
+      try {
+        item = JSON.parse(line);
+      } catch {
+        out.error ??= {
+          error: `the process that answers wrote a line that is not JSON: ${line.slice(0, 100)}`,
+          own: true,
+        };
+        continue;
+      }
+      if (typeof item === "object" && item !== null && !Array.isArray(item) && "end" in item) {
+        out.ended = true;
+      } else if (typeof item === "object" && item !== null && !Array.isArray(item) && "error" in item) {
+        out.error = { error: String(item.error), own: "own" in item && item.own === true };
+      } else out.items.push(item);
+    }
+  }
+  return { ...out, tooLarge: false };
 }
 
 /** This process's own Deno where it may start it; else `deno` on the PATH (a compiled provtrace is not Deno). */

@@ -230,25 +230,7 @@ function lineOf(
     message: number;
     content: string;
   }[];
-  const assessments = (db.prepare(`
-    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments
-    WHERE run_id = ? AND ((seq IS NULL AND span_id IS NULL) OR span_id = ?) ORDER BY n`).all(
-    runId,
-    spanId,
-  ) as {
-    name: string;
-    value: string;
-    rationale: string | null;
-    source: string | null;
-    seq: number | null;
-    span_id: string | null;
-  }[]).map((a) => ({
-    name: a.name,
-    value: JSON.parse(a.value) as Json,
-    rationale: a.rationale,
-    source: a.source,
-    on: a.span_id === null ? "run" : "step",
-  }));
+  const assessments = assessmentsOf(db, runId, spanId);
   const tools = row.tools === null ? null : JSON.parse(String(row.tools)) as Json[];
   const sent = parts.filter((p) => p.direction === "sent");
   const received = parts.filter((p) => p.direction === "received");
@@ -291,6 +273,29 @@ function lineOf(
     assessments,
     provenance,
   };
+}
+
+/** The assessments of a run and of one of its steps, as a line shows them. */
+function assessmentsOf(db: DatabaseSync, runId: string, spanId: string): Json[] {
+  return (db.prepare(`
+    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments
+    WHERE run_id = ? AND ((seq IS NULL AND span_id IS NULL) OR span_id = ?) ORDER BY n`).all(
+    runId,
+    spanId,
+  ) as {
+    name: string;
+    value: string;
+    rationale: string | null;
+    source: string | null;
+    seq: number | null;
+    span_id: string | null;
+  }[]).map((a) => ({
+    name: a.name,
+    value: JSON.parse(a.value) as Json,
+    rationale: a.rationale,
+    source: a.source,
+    on: a.span_id === null ? "run" : "step",
+  }));
 }
 
 type Part = { role: string; kind: string; [key: string]: Json };
