@@ -55,7 +55,7 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
   addRuns(context);
   addExport(context);
   addQuery(context);
-  return await runProgram(program, args, io, result);
+  return await runProgram(program, args, { io, result });
 }
 
 /** What each command is added with: the program, where it writes, and its exit code. */

@@ -5,6 +5,7 @@
  * cannot be committed.
  * @module
  */
+import type { Problem } from "../evidence/problem.ts";
 import type postgres from "postgres";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
@@ -290,12 +291,12 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it. The rows
    * are compared with the run folder that the store records, or with `options.folder` (the folder of a
    * committed bundle, on a machine other than the one that ran the run).
-   * @returns One line per problem, naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
-  ): Promise<string[]> {
+  ): Promise<Problem[]> {
     const schema = await postgresSchemaProblems(this.sql);
     return await checkStoreRows(rowSource(this.sql), runId, {
       schema,

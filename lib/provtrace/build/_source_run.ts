@@ -67,7 +67,9 @@ export async function sourceRun(
     store,
     ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
   });
-  if (!check.ok && !options.allowUnverified) return { kind: "refused", problems: check.problems };
+  // The trace database keeps the verdict's words for a person; what it acts on is check.ok.
+  const messages = check.problems.map((p) => p.message);
+  if (!check.ok && !options.allowUnverified) return { kind: "refused", problems: messages };
   const refused = (problems: string[]): SourceRun => ({ kind: "refused", problems });
   const text = await record.eventsText();
   const manifestText = await record.manifestText();
@@ -87,7 +89,7 @@ export async function sourceRun(
       "the run changed while it was read (its last line no longer has the manifest's last hash)",
     ]);
   }
-  if (!read.events.length) return refused([...check.problems, "the run has no events to build rows from"]);
+  if (!read.events.length) return refused([...messages, "the run has no events to build rows from"]);
   const assessments = await assessmentsOf(store, record.runId);
   let rows: TraceRunRows;
   try {
@@ -98,7 +100,7 @@ export async function sourceRun(
       assessments,
     });
   } catch (error) {
-    if (error instanceof ProveviError) return refused([...check.problems, error.message]);
+    if (error instanceof ProveviError) return refused([...messages, error.message]);
     throw error;
   }
   const built = lastHash ?? sha256Hex(lastLine ?? "");
@@ -110,9 +112,9 @@ export async function sourceRun(
     build_version: TRACE_BUILD_VERSION,
     built_at: new Date().toISOString(),
     verified: check.ok ? 1 : 0,
-    problems: JSON.stringify(check.problems),
+    problems: JSON.stringify(messages),
   };
-  return { kind: "ready", source, rows, lastHash: built, problems: check.problems };
+  return { kind: "ready", source, rows, lastHash: built, problems: messages };
 }
 
 async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {
