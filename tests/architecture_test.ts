@@ -41,7 +41,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provtrace: {
     db: [],
     build: ["db"],
-    export: ["db"],
+    export: ["db", "build"],
   },
 };
 
