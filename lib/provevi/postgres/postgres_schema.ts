@@ -234,7 +234,13 @@ export const POSTGRES_SCHEMA_VERSION: number =
  * @returns The version, or 0.
  */
 export async function postgresSchemaVersion(sql: PgSql): Promise<number> {
-  const [meta] = await sql.unsafe(`SELECT to_regclass('provevi_meta') IS NOT NULL AS found`);
+  // The catalog is read as a table, with this statement's snapshot. `to_regclass` would look the name up in the
+  // session's cache, which a transaction that waited on the upgrade lock has not refreshed: it would not see
+  // the tables another writer made meanwhile, and that writer's database would look half made.
+  const [meta] = await sql.unsafe(
+    `SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'provevi_meta'
+       AND relnamespace = current_schema()::regnamespace) AS found`,
+  );
   if (!meta?.found) return 0;
   const [row] = await sql.unsafe(`SELECT value FROM provevi_meta WHERE key = 'schema_version'`);
   return row ? Number(row.value) : 0;

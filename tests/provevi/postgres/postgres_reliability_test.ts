@@ -4,6 +4,7 @@ import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { EventChain, PostgresStore, verify, verifyRun } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG, onDatabase, PG_RESTART } from "./_pg.ts";
 import { assertCutRun, killWriter, lineCount, spawnWriter } from "../_writers.ts";
+import { writeRichRun } from "../_rich_run.ts";
 
 const WRITER = new URL("./_pg_writer.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-net"];
@@ -163,3 +164,35 @@ Deno.test({
     }
   },
 });
+
+pgTest(
+  "two, and sixteen, first writers at once on an empty postgres database all make it a store and write their runs",
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "provevi-pg-first-" });
+    try {
+      // Each round a new, empty database: the writers race to make its tables.
+      for (const [round, writers] of [[0, 2], [1, 2], [2, 2], [3, 16], [4, 16]] as const) {
+        const db = await freshDatabase();
+        try {
+          const opened = await Promise.allSettled(
+            Array.from({ length: writers }, async (_, i) => {
+              await using store = await PostgresStore.open(db.uri, { runs: dir, max: 2 });
+              const writer = await store.openRun(`run-first-${round}-${i}`);
+              await writeRichRun(writer, { notes: 1 });
+              return (await verifyRun(await store.readRun(writer.runId), { store })).problems;
+            }),
+          );
+          const failed = opened.flatMap((o) => o.status === "rejected" ? [String(o.reason)] : []);
+          assert.deepEqual(failed, [], `round ${round}, ${writers} writers`);
+          for (const o of opened) assert.deepEqual((o as PromiseFulfilledResult<string[]>).value, []);
+          await using store = await PostgresStore.open(db.uri, { runs: dir, create: false });
+          assert.equal((await store.runIds()).length, writers);
+        } finally {
+          await db.drop();
+        }
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
