@@ -20,6 +20,7 @@ import { runProgress } from "./_progress.ts";
 import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
+import { whyFailed } from "./_why_failed.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
 import { Catalog } from "../lib/provcat/mod.ts";
 import { jsonText } from "./_json.ts";
@@ -119,7 +120,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
           if (!opts.json) {
             io.out(outcome.runId);
             if (outcome.status === "failed") {
-              io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+              io.err(`provr: run ${outcome.runId} failed: ${whyFailed(outcome)}`);
             }
           }
           // The copy in MLflow at the seal runs beside the result; its line comes after the result's.

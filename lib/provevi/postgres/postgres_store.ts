@@ -16,7 +16,14 @@ import { type Manifest, manifestText } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
-import { runEnd, sealRow, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
+import {
+  columnText,
+  columnValue,
+  runEnd,
+  sealRow,
+  sealRowOfFolder,
+  type SqlValue,
+} from "../store/store_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
 import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
 import type * as Q from "../store/store_questions.ts";
@@ -81,8 +88,9 @@ function rowSource(sql: PgSql): RowSource {
   return {
     // As arrays (`.values()`), each row made into one plain object here: the driver's own row objects,
     // copied again into plain ones, were most of a 1,000-run answer's time.
+    // Each text as a column holds it (columnText): a question asked with a NUL finds what was written with one.
     all: async (text: string, ...params: SqlValue[]) =>
-      objectRows(await sql.unsafe(numbered(text), params, { prepare: true }).values()),
+      objectRows(await sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).values()),
   };
 }
 
@@ -254,7 +262,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     const sql = this.#writable(`record the bundle of run "${runId}"`);
     const result = await sql.unsafe(
       "UPDATE provevi_runs SET bundle_uri = $1, bundle_pinned = $2 WHERE run_id = $3",
-      [bundle.uri, bundle.pinned, runId],
+      [bundle.uri, bundle.pinned, runId].map(columnValue),
     );
     if (result.count === 0) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
   }
@@ -352,18 +360,19 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     }
     if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
     const created_at = nowUtc();
+    const rationale = columnValue(options.rationale ?? null), source = columnValue(options.source ?? null);
     const [row] = await sql.unsafe(
       `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [t.run_id, t.seq, t.span_id, name, json, options.rationale ?? null, options.source ?? null, created_at],
+      [t.run_id, t.seq, t.span_id, name, json, rationale, source, created_at].map(columnValue),
     );
     return {
       id: Number(row!.id),
       ...t,
-      name,
+      name: columnText(name),
       value: JSON.parse(json),
-      rationale: options.rationale ?? null,
-      source: options.source ?? null,
+      rationale,
+      source,
       created_at,
     };
   }

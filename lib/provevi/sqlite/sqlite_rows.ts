@@ -4,8 +4,7 @@
  * @module
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { agentOfRun, runParams } from "../experiments/agent_class.ts";
-import { experimentOfRun, RUN_FIELD_COLUMNS, runFields, type SqlValue } from "../store/store_rows.ts";
+import { createdRows, RUN_FIELD_COLUMNS, type SqlValue } from "../store/store_rows.ts";
 
 /** The part of `node:sqlite`'s `DatabaseSync` that the row writers use. */
 export interface SqlDb {
@@ -18,22 +17,21 @@ export interface SqlDb {
 }
 
 /**
- * Writes what a `run_created` event implies: the run's fields, its settings, its agent class and version,
- * and its experiment and version. A class or version that exists keeps its first run.
+ * Writes what a `run_created` event implies ({@linkcode createdRows}): the run's fields, its settings, its agent
+ * class and version, and its experiment and version. A class or version that exists keeps its first run.
  *
  * @param db The open database, inside a transaction.
  * @param event The run's `run_created` event.
  */
 export function writeCreatedRows(db: SqlDb, event: EvidenceEvent): void {
   const runId = event.run_id;
-  const fields = runFields(event);
+  const { fields, params, agent, experiment } = createdRows(event);
   db.prepare(
     `UPDATE provevi_runs SET ${RUN_FIELD_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE run_id = ?`,
   ).run(...RUN_FIELD_COLUMNS.map((c) => fields[c]), runId);
   db.prepare("DELETE FROM provevi_run_params WHERE run_id = ?").run(runId);
   const param = db.prepare("INSERT INTO provevi_run_params (run_id, key, value) VALUES (?, ?, ?)");
-  for (const [key, value] of runParams(event)) param.run(runId, key, value);
-  const agent = agentOfRun(event);
+  for (const [key, value] of params) param.run(runId, key, value);
   if (agent) {
     db.prepare(
       `INSERT OR IGNORE INTO provevi_agents (agent, org, domain, env, name, first_run)
@@ -44,7 +42,6 @@ export function writeCreatedRows(db: SqlDb, event: EvidenceEvent): void {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ).run(agent.agent, agent.version, agent.backend, agent.model, agent.tools, agent.limits, runId);
   }
-  const experiment = experimentOfRun(event);
   if (experiment) {
     db.prepare("INSERT OR IGNORE INTO provevi_experiments (experiment, first_run) VALUES (?, ?)")
       .run(experiment.experiment, runId);

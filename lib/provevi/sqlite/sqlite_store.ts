@@ -16,7 +16,16 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { writeCreatedRows } from "./sqlite_rows.ts";
-import { EVENT_COLUMNS, eventRow, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
+import {
+  columnText,
+  columnValue,
+  EVENT_COLUMNS,
+  eventRefs,
+  eventRow,
+  runEnd,
+  sealRow,
+  sealRowOfFolder,
+} from "../store/store_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -195,7 +204,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       db,
       () =>
         db.prepare("UPDATE provevi_runs SET bundle_uri = ?, bundle_pinned = ? WHERE run_id = ?")
-          .run(bundle.uri, bundle.pinned, runId) as { changes: number | bigint },
+          .run(columnValue(bundle.uri), columnValue(bundle.pinned), runId) as { changes: number | bigint },
     );
     if (Number(changed.changes) === 0) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
     return Promise.resolve();
@@ -296,47 +305,41 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     }
     if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
     const created_at = nowUtc();
+    // Texts as a column holds them (columnText): the assessment returned is the one stored.
+    const held = { name: columnText(name), rationale: columnValue(options.rationale ?? null) };
+    const source = columnValue(options.source ?? null);
     const id = transaction(db, () =>
       Number(
         (db.prepare(
           `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          t.run_id,
-          t.seq,
-          t.span_id,
-          name,
-          json,
-          options.rationale ?? null,
-          options.source ?? null,
-          created_at,
-        ) as {
+        ).run(t.run_id, t.seq, t.span_id, held.name, json, held.rationale, source, created_at) as {
           lastInsertRowid: number | bigint;
         }).lastInsertRowid,
       ));
     return {
       id,
       ...t,
-      name,
+      name: held.name,
       value: JSON.parse(json),
-      rationale: options.rationale ?? null,
-      source: options.source ?? null,
+      rationale: held.rationale,
+      source,
       created_at,
     };
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
   assessments(runId: string): Promise<Assessment[]> {
-    return Promise.resolve(plain(q.assessments(this.db, runId)));
+    return Promise.resolve(plain(q.assessments(this.db, columnText(runId))));
   }
 
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
   runsReading(uri: string): Promise<Q.RunReading[]> {
-    return Promise.resolve(plain(q.runsReading(this.db, uri)));
+    return Promise.resolve(plain(q.runsReading(this.db, columnText(uri))));
   }
   /** The runs that named an experiment, by its URI or name; a pinned URI gives one version's runs. */
   runsOfExperiment(uri: string): Promise<Q.RunSummary[]> {
-    return Promise.resolve(plain(q.runsOfExperiment(this.db, uri)));
+    return Promise.resolve(plain(q.runsOfExperiment(this.db, columnText(uri))));
   }
   /** The experiments that runs named, with their numbers of versions and runs. */
   experiments(): Promise<Q.ExperimentSummary[]> {
@@ -344,11 +347,11 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
   /** An experiment with each version that runs reported and the runs of each, or null. */
   experiment(uri: string): Promise<Q.ExperimentDetail | null> {
-    return Promise.resolve(plain(q.experiment(this.db, uri)));
+    return Promise.resolve(plain(q.experiment(this.db, columnText(uri))));
   }
   /** The runs of an agent class, or of one version of it (by its SHA-256 or the start of it). */
   runsOfAgent(name: string, options: { version?: string } = {}): Promise<Q.RunSummary[]> {
-    return Promise.resolve(plain(q.runsOfAgent(this.db, name, options)));
+    return Promise.resolve(plain(q.runsOfAgent(this.db, columnText(name), columnsOfOptions(options))));
   }
   /** The agent classes, with their numbers of versions and runs. */
   agents(): Promise<Q.AgentSummary[]> {
@@ -356,19 +359,19 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
   /** An agent class with each version, its settings and its runs, or null. */
   agent(name: string): Promise<Q.AgentDetail | null> {
-    return Promise.resolve(plain(q.agent(this.db, name)));
+    return Promise.resolve(plain(q.agent(this.db, columnText(name))));
   }
   /** The run's row with its settings as params, or null. */
   run(runId: string): Promise<Q.RunDetail | null> {
-    return Promise.resolve(plain(q.run(this.db, runId)));
+    return Promise.resolve(plain(q.run(this.db, columnText(runId))));
   }
   /** The grants and refusals of a run, in order. */
   access(runId: string): Promise<Q.AccessEntry[]> {
-    return Promise.resolve(plain(q.access(this.db, runId)));
+    return Promise.resolve(plain(q.access(this.db, columnText(runId))));
   }
   /** The inputs that a run staged, with their pinned URIs. */
   inputs(runId: string): Promise<Q.InputEntry[]> {
-    return Promise.resolve(plain(q.inputs(this.db, runId)));
+    return Promise.resolve(plain(q.inputs(this.db, columnText(runId))));
   }
 
   /** Closes the connection; a second close does nothing. */
@@ -434,9 +437,10 @@ export class SqliteRunWriter implements RunWriter {
           `INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line)
            VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")}, ?)`,
         ).run(...EVENT_COLUMNS.map((c) => row[c]), line);
-        if (event.refs.length) {
+        const refs = eventRefs(event);
+        if (refs.length) {
           const ref = db.prepare("INSERT INTO provevi_event_refs (run_id, seq, n, uri) VALUES (?, ?, ?, ?)");
-          event.refs.forEach((uri, n) => ref.run(event.run_id, event.seq, n, uri));
+          refs.forEach((uri, n) => ref.run(event.run_id, event.seq, n, uri));
         }
         if (event.type === "run_created" && event.seq === 0) writeCreatedRows(db, event);
         if (end.status !== this.#status) {
@@ -497,6 +501,11 @@ export class SqliteRunWriter implements RunWriter {
     }
     return manifest;
   }
+}
+
+/** A version asked for, as a column holds it. */
+function columnsOfOptions(options: { version?: string }): { version?: string } {
+  return options.version === undefined ? {} : { version: columnText(options.version) };
 }
 
 /** Rows from `node:sqlite` have no prototype; callers get plain objects. */

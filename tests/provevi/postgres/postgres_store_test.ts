@@ -15,7 +15,7 @@ import {
 import { storeContract } from "../store/store_contract.ts";
 import { questionsContract } from "../store/questions_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
-import { freshDatabase, NO_PG, onDatabase } from "./_pg.ts";
+import { freshDatabase, NO_PG, onDatabase, PG_URL } from "./_pg.ts";
 
 storeContract("PostgresStore", async () => {
   const runs = await Deno.makeTempDir({ prefix: "provevi-pg-" });
@@ -290,3 +290,41 @@ questionsContract("PostgresStore", async () => {
   const db = await freshDatabase();
   return { store: await PostgresStore.open(db.uri, { runs }), runs, cleanup: db.drop };
 }, { indexed: true, ignore: NO_PG });
+
+pgTest(
+  "PostgresStore refuses to write to a database whose encoding cannot hold every character",
+  async () => {
+    const name = `provevi_test_latin1_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const server = new URL(PG_URL!);
+    await onDatabase(
+      server.href,
+      (sql) =>
+        sql.unsafe(
+          `CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`,
+        ),
+    );
+    try {
+      server.pathname = `/${name}`;
+      await assert.rejects(
+        PostgresStore.open(server.href, { runs: "/tmp/unused-runs" }),
+        (error: Error) => {
+          assert.ok(error instanceof ProveviError);
+          assert.match(
+            error.message,
+            /encoding is LATIN1, which cannot hold every character .*createdb -E UTF8/,
+          );
+          return true;
+        },
+      );
+      // Nothing was written: the database holds no provevi table.
+      const [row] = await onDatabase(
+        server.href,
+        (sql) => sql`SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'provevi\_%'`,
+      );
+      assert.equal(row!.n, 0);
+    } finally {
+      server.pathname = "/postgres";
+      await onDatabase(server.href, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    }
+  },
+);
