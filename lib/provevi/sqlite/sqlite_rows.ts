@@ -4,7 +4,14 @@
  * @module
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { createdRows, RUN_FIELD_COLUMNS, type SqlValue } from "../store/store_rows.ts";
+import {
+  createdRows,
+  EVENT_COLUMNS,
+  eventRefs,
+  eventRow,
+  RUN_FIELD_COLUMNS,
+  type SqlValue,
+} from "../store/store_rows.ts";
 
 /** The part of `node:sqlite`'s `DatabaseSync` that the row writers use. */
 export interface SqlDb {
@@ -14,6 +21,27 @@ export interface SqlDb {
     all(...params: SqlValue[]): unknown[];
   };
   exec(sql: string): void;
+}
+
+/**
+ * Writes an event's rows: its `provevi_events` row, its URIs, and what a first `run_created` implies.
+ *
+ * @param db The open database, inside a transaction.
+ * @param event The parsed event.
+ * @param line Its canonical line.
+ */
+export function writeEventRows(db: SqlDb, event: EvidenceEvent, line: string): void {
+  const row = eventRow(event, line);
+  db.prepare(
+    `INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line)
+     VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")}, ?)`,
+  ).run(...EVENT_COLUMNS.map((c) => row[c]), line);
+  const refs = eventRefs(event);
+  if (refs.length) {
+    const ref = db.prepare("INSERT INTO provevi_event_refs (run_id, seq, n, uri) VALUES (?, ?, ?, ?)");
+    refs.forEach((uri, n) => ref.run(event.run_id, event.seq, n, uri));
+  }
+  if (event.type === "run_created" && event.seq === 0) writeCreatedRows(db, event);
 }
 
 /**

@@ -15,17 +15,9 @@ import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
-import { writeCreatedRows } from "./sqlite_rows.ts";
-import {
-  columnText,
-  columnValue,
-  EVENT_COLUMNS,
-  eventRefs,
-  eventRow,
-  runEnd,
-  sealRow,
-  sealRowOfFolder,
-} from "../store/store_rows.ts";
+import { writeEventRows } from "./sqlite_rows.ts";
+import { columnText, columnValue, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
+import { type HeldRows, missingRows } from "../store/complete_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -156,7 +148,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       | { folder: string; manifest_sha256: string | null }
       | undefined;
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
-    if (row.manifest_sha256 === null) await this.#completeSeal(runId, row.folder);
+    if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, row.folder);
     try {
       if ((await Deno.lstat(row.folder)).isSymlink) {
         throw new RunNotFound(
@@ -171,19 +163,36 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Completes the row of a run whose folder was sealed after its row last changed: its writer stopped between
-   * the two (see {@linkcode sealRowOfFolder}). A store that cannot be written leaves the row as it is, and the
-   * check says so.
+   * Completes the rows of a run whose folder was sealed after its rows last changed: its writer stopped between
+   * the two, or could not write a row (see {@linkcode missingRows}): the events, their URIs and what
+   * `run_created` implies, the payloads and the seal's columns, in one transaction, and only while the run's
+   * row is still unsealed and holds the rows that were compared. A store that only reads, or is busy, leaves the
+   * rows as they are, and the check says so.
    */
-  async #completeSeal(runId: string, folder: string): Promise<void> {
-    const seal = await sealRowOfFolder(folder);
-    if (seal === null) return;
+  async #completeFromFolder(runId: string, folder: string): Promise<void> {
+    if (this.readOnly || (await sealRowOfFolder(folder)) === null) return; // still being written: not read
+    const db = this.db;
+    const rows = await missingRows(runId, folder, heldRows(db, runId));
+    if (rows === null) return;
     try {
-      this.db.prepare(
-        `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
-         WHERE run_id = ? AND manifest_sha256 IS NULL`,
-      ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
-    } catch { /* a store opened read-only, or busy: the check reports the row */ }
+      transaction(db, () => {
+        const still = db.prepare(
+          `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = ?1) AS n FROM provevi_runs
+           WHERE run_id = ?1 AND manifest_sha256 IS NULL`,
+        ).get(runId) as { n: number } | undefined;
+        if (still === undefined || Number(still.n) !== rows.from) return; // completed meanwhile
+        for (const { event, line } of rows.events) writeEventRows(db, event, line);
+        const payload = db.prepare(
+          "INSERT OR IGNORE INTO provevi_payloads (run_id, sha256, size, place) VALUES (?, ?, ?, ?)",
+        );
+        for (const p of rows.payloads) payload.run(runId, p.sha256, p.size, `evidence/payloads/${p.sha256}`);
+        const seal = rows.seal;
+        db.prepare(
+          `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
+           WHERE run_id = ?`,
+        ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
+      });
+    } catch { /* busy: the check reports the rows */ }
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
@@ -244,7 +253,9 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it.
+   * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it. A run whose
+   * folder was sealed while its rows were not has them completed from the folder first, as {@linkcode readRun}
+   * does.
    * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
    * pinned bundle that folder was taken from, when it has no `bundle.json`.
    * @returns One line per problem, naming the table and the row's key.
@@ -253,6 +264,13 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
   ): Promise<string[]> {
+    const row = this.db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?").get(
+      runId,
+    ) as { folder: string; manifest_sha256: string | null } | undefined;
+    // Rows are completed from the folder the run's row records, never from a copy a caller gives.
+    if (row?.manifest_sha256 === null && (options.folder ?? row.folder) === row.folder) {
+      await this.#completeFromFolder(runId, row.folder);
+    }
     return await checkRunRows(this.db, runId, options);
   }
 
@@ -432,17 +450,7 @@ export class SqliteRunWriter implements RunWriter {
     const end = runEnd(event, false);
     try {
       transaction(db, () => {
-        const row = eventRow(event, line);
-        db.prepare(
-          `INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line)
-           VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")}, ?)`,
-        ).run(...EVENT_COLUMNS.map((c) => row[c]), line);
-        const refs = eventRefs(event);
-        if (refs.length) {
-          const ref = db.prepare("INSERT INTO provevi_event_refs (run_id, seq, n, uri) VALUES (?, ?, ?, ?)");
-          refs.forEach((uri, n) => ref.run(event.run_id, event.seq, n, uri));
-        }
-        if (event.type === "run_created" && event.seq === 0) writeCreatedRows(db, event);
+        writeEventRows(db, event, line);
         if (end.status !== this.#status) {
           db.prepare("UPDATE provevi_runs SET status = ?, ended_at = ? WHERE run_id = ?")
             .run(end.status, end.ended_at, this.runId);
@@ -501,6 +509,22 @@ export class SqliteRunWriter implements RunWriter {
     }
     return manifest;
   }
+}
+
+/** What the store holds of a run: its event lines by seq and its payload sizes by SHA-256. */
+function heldRows(db: DatabaseSync, runId: string): HeldRows {
+  const events = db.prepare("SELECT seq, line FROM provevi_events WHERE run_id = ?").all(runId) as {
+    seq: number;
+    line: string;
+  }[];
+  const payloads = db.prepare("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?").all(runId) as {
+    sha256: string;
+    size: number;
+  }[];
+  return {
+    lines: new Map(events.map((e) => [Number(e.seq), e.line])),
+    payloads: new Map(payloads.map((p) => [p.sha256, Number(p.size)])),
+  };
 }
 
 /** A version asked for, as a column holds it. */

@@ -207,13 +207,41 @@ pgTest(
       (sql) =>
         sql.unsafe("UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL"),
     );
-    assert.match(
-      (await store.checkRun(SAMPLE_RUN_ID)).join("\n"),
-      /manifest_sha256 is null, but manifest\.json/,
-    );
+    assert.equal((await store.run(SAMPLE_RUN_ID))?.manifest_sha256, null);
     await store.readRun(SAMPLE_RUN_ID);
     assert.deepEqual(await store.checkRun(SAMPLE_RUN_ID), []);
     assert.deepEqual(await store.run(SAMPLE_RUN_ID), sealed);
+  },
+);
+
+pgTest(
+  "PostgresStore: rows its writer could not write before the folder's seal (the last events, the payloads) are completed from the folder when the run is read or checked",
+  async () => {
+    await using t = await temp();
+    await using store = await PostgresStore.open(t.uri, { runs: t.dir });
+    await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+    const tables = [
+      "provevi_runs",
+      "provevi_events",
+      "provevi_event_refs",
+      "provevi_payloads",
+      "provevi_run_params",
+    ];
+    const dump = () =>
+      onDatabase(
+        t.uri,
+        (sql) => Promise.all(tables.map((n) => sql.unsafe(`SELECT * FROM ${n} ORDER BY 1, 2`))),
+      );
+    const whole = JSON.stringify(await dump());
+    const lose = `DELETE FROM provevi_events WHERE seq >= 0; DELETE FROM provevi_event_refs;
+      DELETE FROM provevi_payloads; DELETE FROM provevi_run_params;
+      UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL, status = 'running'`;
+    for (const read of ["readRun", "checkRun"] as const) {
+      await onDatabase(t.uri, (sql) => sql.unsafe(lose));
+      if (read === "readRun") await store.readRun(SAMPLE_RUN_ID);
+      assert.deepEqual(await store.checkRun(SAMPLE_RUN_ID), [], read);
+      assert.equal(JSON.stringify(await dump()), whole, read);
+    }
   },
 );
 
