@@ -14,3 +14,4 @@ export * from "./store_questions.ts";
 export * from "./store_rows.ts";
 export * from "./row_check.ts";
 export * from "./complete_rows.ts";
+export * from "./kept_evidence.ts";
