@@ -266,6 +266,17 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     } catch { /* a user who may only read, or the server away: the check reports the rows */ }
   }
 
+  /**
+   * The run's events as its rows hold them, in the form of `events.jsonl` (each line and a newline, by seq): what
+   * `prove show` prints, with or without the run's folder on this machine.
+   * @returns The text, or null when the store holds no run of that ID.
+   */
+  async eventsText(runId: string): Promise<string | null> {
+    if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) return null;
+    const rows = await this.#all("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq", runId);
+    return rows.map((r) => `${r.line}\n`).join("");
+  }
+
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
   async runIds(): Promise<string[]> {
     return (await this.#all("SELECT run_id FROM provevi_runs ORDER BY run_id")).map((r) => String(r.run_id));

@@ -195,6 +195,23 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     } catch { /* busy: the check reports the rows */ }
   }
 
+  /**
+   * The run's events as its rows hold them, in the form of `events.jsonl` (each line and a newline, by seq): what
+   * `prove show` prints, with or without the run's folder.
+   * @returns The text, or null when the store holds no run of that ID.
+   */
+  eventsText(runId: string): Promise<string | null> {
+    if (!this.db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(runId)) {
+      return Promise.resolve(null);
+    }
+    const rows = this.db.prepare("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq").all(
+      runId,
+    ) as {
+      line: string;
+    }[];
+    return Promise.resolve(rows.map((r) => r.line + "\n").join(""));
+  }
+
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
   runIds(): Promise<string[]> {
     const rows = this.db.prepare("SELECT run_id FROM provevi_runs ORDER BY run_id").all() as {
