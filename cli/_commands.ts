@@ -9,6 +9,7 @@ import {
   type EvidenceStore,
   findRunOrBundle,
   openStore,
+  ProveviError,
   readEventsText,
   readTrustedKey,
   type RunCheck,
@@ -34,8 +35,8 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
   });
   if (text === null) throw new EvidenceReadError(`run "${record.runId}" has no evidence/events.jsonl`);
   const read = readEventsText(text);
-  const broken = read.problems.find((p) => / is not (JSON|an event)/.test(p));
-  if (broken) throw new EvidenceReadError(`run "${record.runId}": ${broken}`);
+  const broken = read.problems.find((p) => p.code === "line.not_json" || p.code === "line.not_event");
+  if (broken) throw new EvidenceReadError(`run "${record.runId}": ${broken.message}`);
   return read.events;
 }
 
@@ -70,6 +71,10 @@ export async function verifyAndPrint(
   // A run of a shared store made on another machine is read from its committed bundle.
   const { record, bundle } = await findRunOrBundle(ref, options);
   const check = await verifyRun(record, bundle && !options.bundle ? { ...options, bundle } : options);
+  // A run that lacks only the bundle --require-bundle asks for is refused as the seed's error says, not given
+  // a verdict; under --json the verdict is the answer, with the code bundle.required.
+  const only = check.problems.length === 1 ? check.problems[0]! : null;
+  if (!options.json && only?.code === "bundle.required") throw new ProveviError(only.message);
   printCheck(check, io, options.json ?? false);
   if (!options.json) {
     // The verdict is on the evidence; a run that failed is told beside it, with why.
@@ -105,7 +110,7 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
       check.problems.length === 1 ? "" : "s"
     })`,
   );
-  for (const p of check.problems) io.out(`  ${p}`);
+  for (const p of check.problems) io.out(`  ${p.message}`);
   for (const n of check.notes) io.out(`  note: ${n}`);
 }
 

@@ -34,7 +34,7 @@ export function addExport({ program, io, result, withStore }: ProveContext): voi
         if (!source.ok) {
           throw new ProveviError(
             `run "${run}" does not verify in ${from.uri} (${
-              source.problems[0]
+              source.problems[0]?.message
             }); only a run that verifies is copied`,
           );
         }

@@ -6,6 +6,7 @@ import {
   type EvidenceStore,
   findStoredRun,
   NeedsIndexedStore,
+  type Problem,
   questionsOf,
   readEventsText,
   type RunCheck,
@@ -40,7 +41,7 @@ export function addShow({ program, io, withStore }: ProveContext): void {
         if (verdict && !verdict.ok) {
           io.err(
             `prove: warning: run ${record.runId} does not verify (${
-              verdict.problems[0]
+              verdict.problems[0]!.message
             }); its events are shown as recorded, not as trustworthy: prove verify ${record.runId} lists every problem`,
           );
         }
@@ -81,9 +82,9 @@ async function showVerdict(
   try {
     const check = await verifyRun(record, { store, ...(catalog ? { catalog } : {}) });
     if (catalog) return check;
-    const unread = (p: string) => /no catalog was given to read it; pass a catalog/.test(p);
+    const unread = (p: Problem) => p.code === "catalog.missing";
     const problems = check.problems.filter((p) => !unread(p));
-    const notes = [...check.notes, ...check.problems.filter(unread)];
+    const notes = [...check.notes, ...check.problems.filter(unread).map((p) => p.message)];
     return { ...check, ok: problems.length === 0, problems, notes };
   } finally {
     await catalog?.close();

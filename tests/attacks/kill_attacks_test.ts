@@ -68,7 +68,7 @@ async function lossOf(store: EvidenceStore, runs: string, id: string): Promise<s
     }
   });
   const check = await verifyRun(await store.readRun(id), { store });
-  for (const p of check.problems) {
+  for (const p of check.problems.map((p) => p.message)) {
     // What an unsealed run lacks, not what it lost: its seal, and the record of outputs written so far.
     if (
       /not sealed|manifest\.json is missing|holds \d+ rows and events\.jsonl \d+ lines|is not a recorded output/
@@ -145,7 +145,7 @@ Deno.test(`${KILLS} kill -9s of provr run at random moments, on the file and SQL
       const row = (await listRuns(store, {})).runs.find((r) => r.run_id === id);
       let ok: boolean;
       if (status.success || row?.status === "completed") {
-        const problems = (await verifyRun(await store.readRun(id), { store })).problems;
+        const problems = (await verifyRun(await store.readRun(id), { store })).problems.map((p) => p.message);
         ok = problems.length === 0 && row?.status === "completed";
         counts.completed += 1;
         assert.deepEqual(problems, [], `${kind} ${id}: ${said}`);
@@ -207,7 +207,7 @@ Deno.test(`4 processes × ${PER_PROCESS} runs into one SQLite file at once: 0 lo
         tally.add(line, { stopped: false, recorded: false });
         continue;
       }
-      const problems = (await verifyRun(await store.readRun(id!), { store })).problems;
+      const problems = (await verifyRun(await store.readRun(id!), { store })).problems.map((p) => p.message);
       const text = await Deno.readTextFile(join(dir, "runs", id!, "evidence", "events.jsonl"));
       const row = (store as unknown as { run(id: string): Promise<{ events: number } | null> }).run(id!);
       const rows = (await row)?.events ?? -1;

@@ -45,10 +45,16 @@ async function attack(dir: string, signed: boolean, copy = false): Promise<void>
     const record = await new FileStore({ runs }).readRun(ids[0]!);
     const sealed = (await record.manifestText()) !== null;
     const check = await verifyRun(record, { trust });
-    const says = check.problems.some((p) => /manifest|seal|events.jsonl is missing/i.test(p));
+    const says = check.problems.map((p) => p.message).some((p) =>
+      /manifest|seal|events.jsonl is missing/i.test(p)
+    );
     const signedOk = !signed || check.signedBy.length === 1;
     const ok = sealed ? check.ok && check.problems.length === 0 && signedOk : !check.ok && says;
-    if (!ok) failures.push(`${label}: sealed=${sealed} problems=${JSON.stringify(check.problems)}`);
+    if (!ok) {
+      failures.push(
+        `${label}: sealed=${sealed} problems=${JSON.stringify(check.problems.map((p) => p.message))}`,
+      );
+    }
     tally.add(label, { stopped: ok, recorded: sealed || says });
   };
   // How many steps and writes the seal takes, from a writer that is never stopped.

@@ -26,7 +26,7 @@ Deno.test("a 64 MB tool result past the default limit is refused and recorded, a
   tally.add("a 64 MB tool result", { stopped: refused && outcome.status === "completed", recorded: !!call });
   assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
   assert.ok(refused, String(call?.data.error));
-  assert.deepEqual((await verifyRun(record)).problems, []);
+  assert.deepEqual((await verifyRun(record)).problems.map((p) => p.message), []);
 });
 
 Deno.test("an output past agent.limits.output_bytes, or outputs past outputs_bytes, fail the run sealed", async () => {
@@ -51,7 +51,7 @@ Deno.test("an output past agent.limits.output_bytes, or outputs past outputs_byt
       );
     tally.add(name, { stopped: outcome.status === "failed", recorded });
     assert.ok(recorded, JSON.stringify(last.data));
-    assert.deepEqual((await verifyRun(record)).problems, []);
+    assert.deepEqual((await verifyRun(record)).problems.map((p) => p.message), []);
   }
 });
 
@@ -94,7 +94,7 @@ outputs: [answer.txt]
     assert.ok(cut, `${name}: the server sent ${flood.sent} bytes`);
     assert.ok(recorded, `${name}: ${JSON.stringify(last.data)} ${text.slice(-1500)}`);
     assert.ok(grew < 400 * 1024 * 1024, `${name}: provr grew by ${grew} bytes`);
-    assert.deepEqual((await verifyRun(record)).problems, [], name);
+    assert.deepEqual((await verifyRun(record)).problems.map((p) => p.message), [], name);
   }
 });
 

@@ -126,7 +126,9 @@ async function attack(
       ];
       verifies = problems.length === 0;
       if (lost) failures.push(`${what}: lost ${JSON.stringify(manifest.lost).slice(0, 300)}`);
-      if (problems.length) failures.push(`${what}: ${problems.join("; ").slice(0, 300)}`);
+      if (problems.length) {
+        failures.push(`${what}: ${problems.map((p) => p.message).join("; ").slice(0, 300)}`);
+      }
       // The questions across runs answer, each text as its column holds it.
       const row = await store.run(runId);
       assert.equal(row?.actor, columnText(`actor ${text}`), what);
@@ -217,7 +219,7 @@ Deno.test({
             await writer.seal();
             const problems = await store.checkRun(writer.runId);
             kept = problems.length === 0;
-            assert.deepEqual(problems, [], what);
+            assert.deepEqual(problems.map((p) => p.message), [], what);
             assert.equal((await store.run(writer.runId))?.actor, columnText(text), what);
           } finally {
             tally.add(what, { stopped: kept, recorded: kept });

@@ -96,7 +96,15 @@ Deno.test("prove verify and provr verify take --config, --bundle and --require-b
     await Deno.remove(join(folder, "bundle.json"));
     const required = bufferIo();
     assertEquals(await provr(["verify", folder, "--config", config, "--require-bundle"], required), 1);
-    assert(required.text().includes("no committed bundle to compare with, and a bundle is required"));
+    // The seed's error, not a verdict: the run lacks only the bundle that is required.
+    assertEquals(required.stdout, []);
+    assertEquals(required.stderr, ["provr: no committed bundle to compare with, and a bundle is required"]);
+    const json = bufferIo();
+    assertEquals(await prove(["verify", folder, "--config", config, "--require-bundle", "--json"], json), 1);
+    const verdict = JSON.parse(json.stdout.join("\n"));
+    assertEquals([verdict.ok, verdict.problems.map((p: { code: string }) => p.code)], [false, [
+      "bundle.required",
+    ]]);
     const given = bufferIo();
     assertEquals(await provr(["verify", folder, "--config", config, "--bundle", bundle.pinned!], given), 0);
   });

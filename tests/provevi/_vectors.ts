@@ -22,6 +22,8 @@ export interface Vector {
   folderName?: string;
   /** Sign the run (with the fixtures' key) before the change. */
   signed?: boolean;
+  /** A change made before the run is signed, which the signature covers. */
+  before?: (folder: string) => Promise<void>;
 }
 
 const edit = (seq: number, change: (e: Ev) => void) => (f: string) =>
@@ -40,6 +42,47 @@ const manifest = async (f: string, change: (m: Record<string, unknown>) => void)
   await Deno.writeTextFile(manifestPath(f), canonicalize(m) + "\n");
 };
 const payloads = (f: string) => join(f, "evidence", "payloads");
+
+/** Stores a payload in the run and lists it in the manifest (sorted, with its bytes counted); gives its SHA-256. */
+async function addPayload(f: string, text: string): Promise<string> {
+  const sha = sha256Hex(text);
+  await Deno.writeTextFile(join(payloads(f), sha), text);
+  const size = new TextEncoder().encode(text).length;
+  await manifest(f, (m) => {
+    const list = [...(m.payloads as { sha256: string; size: number }[]), { sha256: sha, size }];
+    m.payloads = list.sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1));
+    m.payload_bytes = (m.payload_bytes as number) + size;
+  });
+  return sha;
+}
+
+/** Adds outputs to the run: each file in output/ and its output_artifact_created after the first one. */
+async function addOutputs(f: string, files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) await Deno.writeTextFile(join(f, "output", path), text);
+  await rechain(f, (es) => {
+    const made = Object.entries(files).map(([path, text]) => ({
+      ...es[11]!,
+      data: { path, sha256: sha256Hex(text), size: new TextEncoder().encode(text).length },
+    }));
+    return [...es.slice(0, 12), ...made, ...es.slice(12)];
+  });
+}
+
+/** Rewrites the attestation's envelope (parsed), in RFC 8785 form unless `text` writes it otherwise. */
+async function envelope(
+  f: string,
+  change: (e: { payload: string; payloadType: string; signatures: { keyid: string; sig: string }[] }) => void,
+  text?: (e: unknown) => string,
+): Promise<void> {
+  const path = join(f, "evidence", "attestation.dsse.json");
+  const e = JSON.parse(await Deno.readTextFile(path));
+  change(e);
+  const { default: canonicalize } = await import("canonicalize");
+  await Deno.writeTextFile(path, text ? text(e) : canonicalize(e) + "\n");
+}
+
+/** Base64 re-written in the URL-safe alphabet, without padding (DSSE allows both alphabets). */
+const urlSafe = (b64: string) => b64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
 /** The vectors, in the order of the checks. */
 export const VECTORS: Vector[] = [
@@ -221,5 +264,107 @@ export const VECTORS: Vector[] = [
     signed: true,
     trust: true,
     change: edit(8, (e) => e.data.output_tokens = 7),
+  },
+  {
+    name: "evidence-extra-file",
+    check: 1,
+    what: "a file evidence/notes.txt that the format does not name",
+    change: (f) => Deno.writeTextFile(join(f, "evidence", "notes.txt"), "smuggled\n"),
+  },
+  {
+    name: "time-backwards",
+    check: 2,
+    what: "line 6's time set to 2020, before the lines around it, re-chained: times are not compared",
+    change: edit(5, (e) => e.time = "2020-01-01T00:00:00.000000Z"),
+  },
+  {
+    name: "payload-folder",
+    check: 5,
+    what: "a folder in payloads/, named as a SHA-256, with a file in it",
+    change: async (f) => {
+      await Deno.mkdir(join(payloads(f), sha256Hex("folder")));
+      await Deno.writeTextFile(join(payloads(f), sha256Hex("folder"), "inside"), "smuggled\n");
+    },
+  },
+  {
+    name: "output-recorded-twice",
+    check: 6,
+    what: "line 12's output_artifact_created written twice, re-chained",
+    change: (f) => rechain(f, (es) => [...es.slice(0, 12), es[11]!, ...es.slice(12)]),
+  },
+  {
+    name: "input-staged-twice",
+    check: 7,
+    what: "line 6's input_staged written twice, re-chained",
+    change: (f) => rechain(f, (es) => [...es.slice(0, 6), es[5]!, ...es.slice(6)]),
+  },
+  {
+    name: "bundle-flag-disagrees",
+    check: 8,
+    what:
+      "run_created's payload is a run file with run.bundle: true while data.bundle is false, and no bundle.json",
+    change: async (f) => {
+      const sha = await addPayload(f, "run:\n  bundle: true\n");
+      await rechain(f, (es) => {
+        es[0]!.payload = sha;
+        return es;
+      });
+    },
+  },
+  {
+    name: "bundle-unpinned-no-catalog",
+    check: 8,
+    what: "bundle.json with pinned null, verified without a catalog to ask whether its store has commits",
+    change: (f) =>
+      Deno.writeTextFile(
+        join(f, "bundle.json"),
+        JSON.stringify({ uri: "run://acme/demo/dev/run-20261129T120000Z-0badc0de", pinned: null }) + "\n",
+      ),
+  },
+  {
+    name: "subjects-utf16-order",
+    check: 9,
+    what:
+      "outputs named \uff61.txt and \ud83d\ude00.txt, signed: UTF-16 order puts the second first, code points the first",
+    signed: true,
+    trust: true,
+    before: (f) => addOutputs(f, { "\uff61.txt": "halfwidth\n", "\u{1F600}.txt": "grin\n" }),
+    change: () => Promise.resolve(),
+  },
+  {
+    name: "attestation-base64url",
+    check: 9,
+    what: "the envelope's payload and signature in URL-safe base64 without padding; it verifies",
+    signed: true,
+    trust: true,
+    change: (f) =>
+      envelope(f, (e) => {
+        e.payload = urlSafe(e.payload);
+        for (const s of e.signatures) s.sig = urlSafe(s.sig);
+      }),
+  },
+  {
+    name: "attestation-keyid-empty",
+    check: 9,
+    what:
+      "the signature's keyid emptied: it still verifies with the trusted key, but no signature names the recorded key",
+    signed: true,
+    trust: true,
+    change: (f) => envelope(f, (e) => e.signatures[0]!.keyid = ""),
+  },
+  {
+    name: "attestation-indented",
+    check: 9,
+    what: "the envelope written with indentation, its values unchanged",
+    signed: true,
+    trust: true,
+    change: (f) => envelope(f, () => {}, (e) => JSON.stringify(e, null, 2) + "\n"),
+  },
+  {
+    name: "attestation-payload-type",
+    check: 9,
+    what: "the envelope's payloadType changed to application/json",
+    signed: true,
+    change: (f) => envelope(f, (e) => e.payloadType = "application/json"),
   },
 ];

@@ -89,14 +89,14 @@ export async function killWriter(
  * @param id The cut run.
  */
 export async function assertCutRun(
-  store: { run(id: string): Promise<RunDetail | null>; checkRun(id: string): Promise<string[]> },
+  store: { run(id: string): Promise<RunDetail | null>; checkRun(id: string): Promise<{ message: string }[]> },
   runs: string,
   id: string,
 ): Promise<void> {
   const row = await store.run(id);
   if (!row) return; // killed before its row was committed: the store holds nothing of it
   const lines = await lineCount(join(runs, id, "evidence", "events.jsonl"));
-  const problems = await store.checkRun(id);
+  const problems = (await store.checkRun(id)).map((p) => p.message);
   const sealedFolder = await Deno.stat(join(runs, id, "evidence", "manifest.json")).then(
     () => true,
     () => false,

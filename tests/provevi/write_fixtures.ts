@@ -54,16 +54,6 @@ export async function writeFixtures(root: string): Promise<void> {
   );
 }
 
-/** The file, line and seq a problem names, read from its text, for a verifier in another language to compare. */
-export function problemWhere(text: string): { file: string | null; line: number | null; seq: number | null } {
-  const file =
-    /^(?:evidence\/)?(events\.jsonl|manifest\.json|payloads\/[0-9a-f]{64}|attestation\.dsse\.json)/.exec(text)
-      ?.[1] ?? /^(output\/\S+)/.exec(text)?.[1] ?? null;
-  const line = /^events\.jsonl line (\d+)/.exec(text)?.[1];
-  const seq = /^events\.jsonl line \d+ \(seq (\d+)/.exec(text)?.[1];
-  return { file, line: line ? Number(line) : null, seq: seq ? Number(seq) : null };
-}
-
 /**
  * Writes each tampered run of {@linkcode VECTORS} under `vectors/<name>/`, with the public key of the signed
  * ones in `keys/`, and gives their entries of `evidence-vectors.json`: the problems `verifyRun` reports.
@@ -76,6 +66,9 @@ async function writeVectors(root: string, good: string) {
   const secret = await Deno.makeTempDir();
   const { keyid, publicPath } = await writeKeyPair(join(secret, "signing.key"));
   await Deno.copyFile(publicPath, join(root, "keys", "signing.key.pub"));
+  // The same public key under a keyid that is not its ID: a --trust file a verifier must refuse.
+  const wrong = { ...JSON.parse(await Deno.readTextFile(publicPath)), keyid: "0".repeat(64) };
+  await Deno.writeTextFile(join(root, "keys", "wrong-keyid.key.pub"), JSON.stringify(wrong, null, 2) + "\n");
   const key = await readSigningKey(join(secret, "signing.key"));
   await Deno.remove(secret, { recursive: true });
   const trusted = await readTrustedKey(join(root, "keys", "signing.key.pub"));
@@ -85,6 +78,7 @@ async function writeVectors(root: string, good: string) {
     const folder = join(root, "vectors", v.name, name);
     await Deno.mkdir(join(root, "vectors", v.name), { recursive: true });
     await copyFolder(good, folder);
+    if (v.before) await v.before(folder);
     if (v.signed) {
       await rechain(folder, (es) => {
         (es[0]!.data as Record<string, unknown>).signing_key = keyid;
@@ -101,7 +95,14 @@ async function writeVectors(root: string, good: string) {
       folder: `vectors/${v.name}/${name}`,
       trust: v.trust ? "keys/signing.key.pub" : null,
       ok: check.ok,
-      problems: check.problems.map((text) => ({ ...problemWhere(text), text })),
+      codes: check.problems.map((p) => p.code),
+      problems: check.problems.map((p) => ({
+        code: p.code,
+        file: p.file,
+        line: p.line,
+        seq: p.seq,
+        text: p.message,
+      })),
     });
   }
   return out;

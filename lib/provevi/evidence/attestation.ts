@@ -14,6 +14,7 @@ import { sha256Hex, utf8 } from "./hash.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
+import { type Problem, problem, type ProblemCode } from "./problem.ts";
 
 /** The file of the attestation, under `evidence/`. */
 export const ATTESTATION_FILE = "attestation.dsse.json";
@@ -320,15 +321,23 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** What {@linkcode checkAttestation} found. */
 export interface AttestationCheck {
-  problems: string[];
+  problems: Problem[];
   notes: string[];
   /** The IDs of the trusted keys whose signature verified. */
   signedBy: string[];
 }
 
+/** An envelope as read: its payload's bytes and its signatures' bytes, each with its keyid ("" when unset). */
+interface ReadEnvelope {
+  payloadType: unknown;
+  body: Uint8Array;
+  signatures: { keyid: string; sig: Uint8Array<ArrayBuffer> }[];
+}
+
 /**
  * Checks a run's attestation: present when the run records a signing key (`run_created`'s `data.signing_key`),
- * its statement the one the run's evidence gives, byte for byte, and, with trusted keys, signed by one of them.
+ * an envelope in RFC 8785 form, its statement the one the run's evidence gives, byte for byte, and, with trusted
+ * keys, signed by one of them.
  *
  * @param record The run.
  * @param events The run's events, as the evidence check read them.
@@ -355,97 +364,158 @@ export async function checkAttestation(
   const created = events[0]?.type === "run_created" ? events[0] : undefined;
   const recorded = typeof created?.data.signing_key === "string" ? created.data.signing_key : null;
   const file = `evidence/${ATTESTATION_FILE}`;
+  const push = (code: ProblemCode, message: string) =>
+    out.problems.push(problem(code, message, { file: ATTESTATION_FILE }));
   let text: string | null = null;
   try {
     text = record.folder === null ? null : readPlain(join(record.folder, "evidence", ATTESTATION_FILE));
   } catch (error) {
-    out.problems.push(`${file} cannot be read: ${(error as Error).message}`);
+    push("attestation.unreadable", `${file} cannot be read: ${(error as Error).message}`);
     return out;
   }
   if (text === null) {
     if (recorded !== null) {
-      out.problems.push(
+      push(
+        "attestation.missing",
         `${file} is missing, but run_created records that the run is signed by key ${recorded}`,
       );
     } else if (trust.length) {
-      out.problems.push(
+      push(
+        "attestation.missing",
         `${file} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
       );
     } else out.notes.push("the run is not signed");
     return out;
   }
-  let envelope: DsseEnvelope;
-  let body: Uint8Array;
-  try {
-    envelope = JSON.parse(text);
-    if (
-      typeof envelope !== "object" || envelope === null || typeof envelope.payload !== "string" ||
-      !Array.isArray(envelope.signatures)
-    ) throw new TypeError("not an envelope");
-    body = fromBase64(envelope.payload);
-  } catch {
-    out.problems.push(`${file} is not a DSSE envelope (payloadType, payload in base64, signatures)`);
+  const envelope = readEnvelope(text);
+  if (envelope === null) {
+    push(
+      "attestation.not_envelope",
+      `${file} is not a DSSE envelope (payloadType, payload in base64, signatures each with sig in base64 and keyid a text)`,
+    );
     return out;
   }
+  // One byte form, as every JSON file of the evidence: the bundle holds these bytes, and a second form of the
+  // same envelope would be a second file that verifies.
+  if (canonicalize(JSON.parse(text)) + "\n" !== text) {
+    push(
+      "attestation.not_canonical",
+      `${file} is not in RFC 8785 canonical form with one newline at its end`,
+    );
+  }
   if (envelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
-    out.problems.push(
+    push(
+      "attestation.payload_type",
       `${file} has payloadType ${JSON.stringify(envelope.payloadType)}, not ${IN_TOTO_PAYLOAD_TYPE}`,
     );
   }
-  const [eventsText, manifestText] = options.texts
-    ? [options.texts.events, options.texts.manifest]
-    : await Promise.all([record.eventsText().catch(() => null), record.manifestText().catch(() => null)]);
-  // Without both files the evidence check has its problem, and there is no statement to compare.
-  // A signature counts only for the statement the run gives: without it, no key is said to have signed the run.
-  let matched = false;
-  if (eventsText !== null && manifestText !== null) {
-    let expected: Uint8Array | null = null;
-    try {
-      expected = statementBytes(runStatement(eventsText, manifestText, { events }));
-    } catch { /* a manifest that is not an object: the evidence check reports it */ }
-    matched = expected !== null && sameBytes(body, expected);
-    if (expected !== null && !matched) {
-      out.problems.push(
-        `${file} states another run than the folder holds: its statement is not the one the evidence gives (subjects, last hash, inputs); the run was changed after it was signed`,
-      );
-    }
-  }
-  const sigs = envelope.signatures.filter((s) => typeof s?.keyid === "string" && typeof s?.sig === "string");
+  const matched = await statementMatches(record, events, envelope.body, { ...options, push, file });
+  const sigs = envelope.signatures;
   if (recorded !== null && !sigs.some((s) => s.keyid === recorded)) {
-    out.problems.push(`${file} has no signature by key ${recorded}, which run_created records`);
+    push("attestation.key_absent", `${file} has no signature by key ${recorded}, which run_created records`);
   }
   if (trust.length === 0) {
     out.notes.push(
       `the run is signed by key ${
-        sigs.map((s) => s.keyid).join(", ") || "(none)"
+        sigs.map((s) => s.keyid || "(no keyid)").join(", ") || "(none)"
       }; the signature was not checked (pass --trust KEYFILE)`,
     );
     return out;
   }
   // The evidence check or the comparison above has said what is wrong; a signature over it proves nothing.
   if (!matched) return out;
-  const signed = pae(envelope.payloadType, body);
-  for (const key of trust) {
-    for (const s of sigs) {
-      if (s.keyid !== key.keyid) continue;
-      let sig: Uint8Array<ArrayBuffer>;
-      try {
-        sig = fromBase64(s.sig);
-      } catch {
-        continue;
-      }
-      if (await crypto.subtle.verify("Ed25519", key.key, sig, signed)) {
-        out.signedBy.push(key.keyid);
-        break;
-      }
-    }
+  if (typeof envelope.payloadType === "string") {
+    out.signedBy.push(...await trustedSigners(envelope.payloadType, envelope.body, sigs, trust));
   }
   if (out.signedBy.length === 0) {
-    out.problems.push(
+    push(
+      "attestation.untrusted",
       `${file} has no valid signature by a trusted key (trusted: ${trust.map((k) => k.keyid).join(", ")})`,
     );
   }
   return out;
+}
+
+/**
+ * Whether the signed payload is the statement the run's evidence gives; reports it when not. Without both files
+ * the evidence check has its problem, and there is no statement to compare: then no key is said to have signed.
+ */
+async function statementMatches(
+  record: RunRecord,
+  events: readonly EvidenceEvent[],
+  body: Uint8Array,
+  options: {
+    texts?: { events: string | null; manifest: string | null };
+    push: (code: ProblemCode, message: string) => void;
+    file: string;
+  },
+): Promise<boolean> {
+  const [eventsText, manifestText] = options.texts
+    ? [options.texts.events, options.texts.manifest]
+    : await Promise.all([record.eventsText().catch(() => null), record.manifestText().catch(() => null)]);
+  if (eventsText === null || manifestText === null) return false;
+  let expected: Uint8Array | null = null;
+  try {
+    expected = statementBytes(runStatement(eventsText, manifestText, { events }));
+  } catch {
+    return false; // a manifest that is not an object: the evidence check reports it
+  }
+  if (sameBytes(body, expected)) return true;
+  options.push(
+    "attestation.statement",
+    `${options.file} states another run than the folder holds: its statement is not the one the evidence gives (subjects, last hash, inputs); the run was changed after it was signed`,
+  );
+  return false;
+}
+
+/**
+ * The trusted keys that signed: a signature counts for a key when it verifies with that key's public key over
+ * the PAE. Its keyid is a hint (DSSE): a keyid that is set is tried only with the trusted key of that ID; an
+ * empty one with every trusted key.
+ */
+async function trustedSigners(
+  payloadType: string,
+  body: Uint8Array,
+  sigs: ReadEnvelope["signatures"],
+  trust: readonly TrustedKey[],
+): Promise<string[]> {
+  const signed = pae(payloadType, body);
+  const by: string[] = [];
+  for (const key of trust) {
+    for (const s of sigs) {
+      if (s.keyid !== "" && s.keyid !== key.keyid) continue;
+      if (await crypto.subtle.verify("Ed25519", key.key, s.sig, signed)) {
+        by.push(key.keyid);
+        break;
+      }
+    }
+  }
+  return by;
+}
+
+/**
+ * Reads a DSSE envelope: a JSON object with `payload` (base64), `payloadType`, and `signatures`, a list of
+ * objects each with `sig` (base64) and `keyid` (a text, or unset: the same as empty). Other fields are ignored,
+ * as DSSE says. Null when the text is not one.
+ */
+function readEnvelope(text: string): ReadEnvelope | null {
+  try {
+    const e = JSON.parse(text);
+    if (typeof e !== "object" || e === null || Array.isArray(e)) return null;
+    if (typeof e.payload !== "string" || !("payloadType" in e) || !Array.isArray(e.signatures)) return null;
+    const signatures: ReadEnvelope["signatures"] = [];
+    for (const s of e.signatures as unknown[]) {
+      const sig = s as { keyid?: unknown; sig?: unknown } | null;
+      if (typeof sig !== "object" || sig === null || Array.isArray(sig) || typeof sig.sig !== "string") {
+        return null;
+      }
+      if (sig.keyid !== undefined && typeof sig.keyid !== "string") return null;
+      signatures.push({ keyid: sig.keyid ?? "", sig: fromBase64(sig.sig) });
+    }
+    return { payloadType: e.payloadType, body: fromBase64(e.payload), signatures };
+  } catch {
+    return null;
+  }
 }
 
 /** A small file read with synchronous calls (see {@linkcode attestRun}); a link or a file not plain refused. */
@@ -473,6 +543,18 @@ function toBase64(bytes: Uint8Array): string {
   return (bytes as Uint8Array & { toBase64(): string }).toBase64();
 }
 
+const STANDARD_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const URL_SAFE_BASE64 = /^[A-Za-z0-9_-]*={0,2}$/;
+
+/**
+ * Base64 as DSSE allows it: the standard alphabet or the URL-safe one (RFC 4648), not both in one value, with
+ * or without its padding, and nothing else (no whitespace).
+ * @throws TypeError or SyntaxError for a text that is not one.
+ */
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  return (Uint8Array as unknown as { fromBase64(text: string): Uint8Array<ArrayBuffer> }).fromBase64(text);
+  const alphabet = STANDARD_BASE64.test(text) ? "base64" : URL_SAFE_BASE64.test(text) ? "base64url" : null;
+  if (alphabet === null) throw new TypeError("not base64");
+  return (Uint8Array as unknown as {
+    fromBase64(text: string, o: { alphabet: string; lastChunkHandling: string }): Uint8Array<ArrayBuffer>;
+  }).fromBase64(text, { alphabet, lastChunkHandling: "loose" });
 }

@@ -6,6 +6,7 @@
  */
 import { EVENT_TYPES, type EvidenceEvent } from "./event.ts";
 import { isSha256 } from "./hash.ts";
+import { atLine, type Problem, problem, type ProblemCode } from "./problem.ts";
 
 /** Where an event is in `events.jsonl`, for a problem's text: `events.jsonl line 11 (seq 10, input_verified)`. */
 export function eventWhere(event: Pick<EvidenceEvent, "seq" | "type">, line: number): string {
@@ -19,20 +20,23 @@ export function eventWhere(event: Pick<EvidenceEvent, "seq" | "type">, line: num
  *
  * @param event A parsed event.
  * @param line Its line number, from 1.
- * @returns One text per problem.
+ * @returns The problems found.
  * @example
  * ```ts
  * import { EventChain } from "./chain.ts";
  * import { eventDataProblems } from "./event_rules.ts";
  * const { event } = new EventChain("r").next({ type: "telepathy", component: "x", actor: "a" });
- * eventDataProblems(event, 1); // ['events.jsonl line 1 (seq 0, telepathy) has an unknown type …']
+ * eventDataProblems(event, 1)[0]!.code; // "line.unknown_type"
  * ```
  */
-export function eventDataProblems(event: EvidenceEvent, line: number): string[] {
+export function eventDataProblems(event: EvidenceEvent, line: number): Problem[] {
   const where = eventWhere(event, line);
-  const problems: string[] = [];
+  const problems: Problem[] = [];
+  const push = (code: ProblemCode, message: string) =>
+    problems.push(problem(code, message, atLine(line, event.seq)));
   if (!(EVENT_TYPES as readonly string[]).includes(event.type)) {
-    problems.push(
+    push(
+      "line.unknown_type",
       `${where} has an unknown type ${
         JSON.stringify(event.type)
       }: provevi-manifest/1 has the types of docs/evidence-format.md`,
@@ -40,24 +44,31 @@ export function eventDataProblems(event: EvidenceEvent, line: number): string[] 
   }
   for (const [key, value] of Object.entries(event.data)) {
     if (key.endsWith("_payload") && value !== null && !isSha256(value)) {
-      problems.push(`${where} has data.${key} ${short(value)}, which is neither null nor a SHA-256`);
+      push(
+        "line.payload_key",
+        `${where} has data.${key} ${short(value)}, which is neither null nor a SHA-256`,
+      );
     }
   }
   const d = event.data;
   if (event.type === "output_artifact_created") {
     if (!isOutputPath(d.path)) {
-      problems.push(`${where} has data.path ${short(d.path)}, not a relative path under output/`);
+      push("line.output_data", `${where} has data.path ${short(d.path)}, not a relative path under output/`);
     }
-    if (!isSha256(d.sha256)) problems.push(`${where} has data.sha256 ${short(d.sha256)}, not a SHA-256`);
+    if (!isSha256(d.sha256)) {
+      push("line.output_data", `${where} has data.sha256 ${short(d.sha256)}, not a SHA-256`);
+    }
     if (!Number.isSafeInteger(d.size) || (d.size as number) < 0) {
-      problems.push(`${where} has data.size ${short(d.size)}, not a whole number of bytes`);
+      push("line.output_data", `${where} has data.size ${short(d.size)}, not a whole number of bytes`);
     }
   }
   if (event.type === "input_staged") {
     if (typeof d.name !== "string" || d.name === "") {
-      problems.push(`${where} has data.name ${short(d.name)}, not the input's name`);
+      push("line.input_data", `${where} has data.name ${short(d.name)}, not the input's name`);
     }
-    if (!isSha256(d.sha256)) problems.push(`${where} has data.sha256 ${short(d.sha256)}, not a SHA-256`);
+    if (!isSha256(d.sha256)) {
+      push("line.input_data", `${where} has data.sha256 ${short(d.sha256)}, not a SHA-256`);
+    }
   }
   return problems;
 }
@@ -75,48 +86,88 @@ export function isOutputPath(value: unknown): value is string {
  * The inputs' re-check, recomputed: each `input_verified` must name an input that an earlier `input_staged`
  * staged, carry the hash the input had at the end (`sha256`), and an `ok` that is the boolean `sha256 ===`
  * the staged hash; `expected`, when present, must be the staged hash. An input whose end hash differs from the
- * staged one changed during the run, whatever its flag says.
+ * staged one changed during the run, whatever its flag says. A name is staged once: a second `input_staged` of
+ * it is a problem, and the first one's hash counts.
  *
  * @param events The run's events, each with its line number.
- * @returns One text per problem.
+ * @returns The problems found.
  * @example
  * ```ts
  * import { inputProblems } from "./event_rules.ts";
  * inputProblems([]); // []
  * ```
  */
-export function inputProblems(events: ReadonlyArray<{ event: EvidenceEvent; line: number }>): string[] {
-  const problems: string[] = [];
+export function inputProblems(events: ReadonlyArray<{ event: EvidenceEvent; line: number }>): Problem[] {
+  const problems: Problem[] = [];
   const staged = new Map<string, string>();
   for (const { event, line } of events) {
     const d = event.data;
+    const where = eventWhere(event, line);
+    const push = (code: ProblemCode, message: string) =>
+      problems.push(problem(code, message, atLine(line, event.seq)));
     if (event.type === "input_staged" && typeof d.name === "string" && isSha256(d.sha256)) {
-      staged.set(d.name, d.sha256);
+      if (staged.has(d.name)) {
+        push("input.staged_twice", `${where} stages input ${short(d.name)} a second time`);
+      } else staged.set(d.name, d.sha256);
     }
     if (event.type !== "input_verified") continue;
-    const where = eventWhere(event, line);
     if (typeof d.name !== "string" || !staged.has(d.name)) {
-      problems.push(`${where} names input ${short(d.name)}, which no earlier input_staged staged`);
+      push("input.unstaged", `${where} names input ${short(d.name)}, which no earlier input_staged staged`);
       continue;
     }
     const want = staged.get(d.name)!;
     if (!isSha256(d.sha256)) {
-      problems.push(`${where} has data.sha256 ${short(d.sha256)}, not a SHA-256`);
+      push("input.sha256", `${where} has data.sha256 ${short(d.sha256)}, not a SHA-256`);
       continue;
     }
     if ("expected" in d && d.expected !== want) {
-      problems.push(`${where} has data.expected ${short(d.expected)}, but the input was staged as ${want}`);
+      push(
+        "input.expected",
+        `${where} has data.expected ${short(d.expected)}, but the input was staged as ${want}`,
+      );
     }
     if (typeof d.ok !== "boolean") {
-      problems.push(`${where} has data.ok ${short(d.ok)}, not true or false`);
+      push("input.ok", `${where} has data.ok ${short(d.ok)}, not true or false`);
     } else if (d.ok !== (d.sha256 === want)) {
-      problems.push(
+      push(
+        "input.ok",
         `${where} has data.ok ${d.ok}, but the input hashed to ${d.sha256} at the end and was staged as ${want}`,
       );
     }
     if (d.sha256 !== want) {
-      problems.push(`${where}: input ${JSON.stringify(d.name)} changed during the run`);
+      push("input.changed", `${where}: input ${JSON.stringify(d.name)} changed during the run`);
     }
+  }
+  return problems;
+}
+
+/**
+ * The outputs' record: one `output_artifact_created` per path, so that which of two hashes counts is never a
+ * question (the statement of a signed run has one subject per path).
+ *
+ * @param events The run's events, each with its line number.
+ * @returns A problem for each event that records a path a second time.
+ * @example
+ * ```ts
+ * import { outputRecordProblems } from "./event_rules.ts";
+ * outputRecordProblems([]); // []
+ * ```
+ */
+export function outputRecordProblems(
+  events: ReadonlyArray<{ event: EvidenceEvent; line: number }>,
+): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  for (const { event, line } of events) {
+    if (event.type !== "output_artifact_created" || !isOutputPath(event.data.path)) continue;
+    if (seen.has(event.data.path)) {
+      problems.push(problem(
+        "output.recorded_twice",
+        `${eventWhere(event, line)} records output/${event.data.path} a second time`,
+        atLine(line, event.seq),
+      ));
+    }
+    seen.add(event.data.path);
   }
   return problems;
 }

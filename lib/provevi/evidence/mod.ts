@@ -11,6 +11,7 @@ export * from "./chain.ts";
 export * from "./manifest.ts";
 export * from "./record.ts";
 export * from "./runs_root.ts";
+export * from "./problem.ts";
 export * from "./verify.ts";
 export * from "./event_rules.ts";
 export * from "./signing_key.ts";

@@ -8,14 +8,15 @@ import { canonicalOrNull, eventProblems, type EvidenceEvent, isUtcTime, payloads
 import { eventDataProblems, eventWhere, isOutputPath } from "./event_rules.ts";
 import { isSha256, sha256File, sha256Hex } from "./hash.ts";
 import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
+import { atLine, hasCode, type Problem, problem, type ProblemCode } from "./problem.ts";
 import type { RunRecord } from "./record.ts";
 
 /** The result of a check. */
 export interface Check {
   /** True when no problem was found. */
   ok: boolean;
-  /** One line per problem, naming what and where. */
-  problems: string[];
+  /** Each problem, with its code and where it is. */
+  problems: Problem[];
 }
 
 /** The events of a run as a check reads them, with the problems of reading them. */
@@ -28,7 +29,8 @@ export interface ReadEvents {
   lines: string[];
   /** The SHA-256 of each line's bytes, without its newline. */
   lineHashes: string[];
-  problems: string[];
+  /** The problems found, each with its code and where it is. */
+  problems: Problem[];
   /**
    * True when every line is an event. The checks that need every event (the outputs against `output/`, the
    * status against the manifest) run only then: a line that cannot be read is the cause, and what follows
@@ -55,7 +57,7 @@ export interface ReadEvents {
  * @example
  * ```ts
  * import { readEventsText } from "./verify.ts";
- * readEventsText("not json\n").problems; // ["events.jsonl line 1 is not JSON"]
+ * readEventsText("not json\n").problems[0]!.code; // "line.not_json"
  * ```
  */
 export function readEventsText(text: string): ReadEvents {
@@ -94,14 +96,20 @@ const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** `bytes` is set only for a line that is not UTF-8: its hash is of those bytes. */
 function readLines(raw: { line: string; bytes: Uint8Array | null }[], cut: boolean): ReadEvents {
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const events: EvidenceEvent[] = [];
   const eventLines: number[] = [];
   const lines = raw.map((r) => r.line);
   const lineHashes = raw.map((r) => sha256Hex(r.bytes ?? r.line));
   let complete = true;
   if (cut) {
-    problems.push(`events.jsonl line ${lines.length} has no newline at its end: the file was cut part way`);
+    problems.push(
+      problem(
+        "events.cut",
+        `events.jsonl line ${lines.length} has no newline at its end: the file was cut part way`,
+        atLine(lines.length),
+      ),
+    );
   }
   let runId: string | null = null;
   let lastSeq: number | null = null;
@@ -110,13 +118,21 @@ function readLines(raw: { line: string; bytes: Uint8Array | null }[], cut: boole
   raw.forEach(({ line, bytes }, index) => {
     const n = index + 1;
     const where = `events.jsonl line ${n}`;
-    const unreadable = (problem: string) => {
-      problems.push(problem);
+    const unreadable = (found: Problem) => {
+      problems.push(found);
       complete = false;
       afterUnreadable = true;
     };
     if (bytes !== null) {
-      return unreadable(`${where} is not valid UTF-8, so its text is not the bytes that were hashed`);
+      return unreadable(
+        problem(
+          "line.not_utf8",
+          `${where} is not valid UTF-8, so its text is not the bytes that were hashed`,
+          {
+            ...atLine(n),
+          },
+        ),
+      );
     }
     let parsed: unknown;
     try {
@@ -127,47 +143,63 @@ function readLines(raw: { line: string; bytes: Uint8Array | null }[], cut: boole
         complete = false;
         return;
       }
-      return unreadable(`${where} is not JSON`);
+      return unreadable(problem("line.not_json", `${where} is not JSON`, atLine(n)));
     }
     const shape = eventProblems(parsed);
     if (shape.length) {
       const seq = (parsed as { seq?: unknown } | null)?.seq;
+      const known = Number.isSafeInteger(seq) ? seq as number : null;
       return unreadable(
-        `${where} (seq ${Number.isSafeInteger(seq) ? seq : "unreadable"}) is not an event: ${
-          shape.join("; ")
-        }`,
+        problem(
+          "line.not_event",
+          `${where} (seq ${known ?? "unreadable"}) is not an event: ${shape.join("; ")}`,
+          atLine(n, known),
+        ),
       );
     }
     const prevUnreadable = afterUnreadable;
     afterUnreadable = false;
     const event = parsed as EvidenceEvent;
     const at = `${where} (seq ${event.seq})`;
+    const place = atLine(n, event.seq);
     const canonical = canonicalOrNull(event);
     if (canonical === null) {
-      problems.push(
+      problems.push(problem(
+        "line.lone_surrogate",
         `${at} holds a lone surrogate (an escape such as \\ud800 without its pair), which has no UTF-8 form and no RFC 8785 form`,
-      );
-    } else if (canonical !== line) problems.push(`${at} is not in RFC 8785 canonical form`);
+        place,
+      ));
+    } else if (canonical !== line) {
+      problems.push(problem("line.not_canonical", `${at} is not in RFC 8785 canonical form`, place));
+    }
     // Each seq follows the one before it; after a gap or a step back the count goes on from this seq, so one
     // removed or inserted line is one problem, not one per line after it.
     const want = lastSeq === null ? index : lastSeq + 1;
     if (event.seq !== want && !prevUnreadable) {
-      problems.push(
+      problems.push(problem(
+        "seq.out_of_order",
         lastSeq === null
           ? `${at} is out of sequence: line ${n} must have seq ${index}`
           : `${at} is out of sequence: after seq ${lastSeq} comes seq ${want}`,
-      );
+        place,
+      ));
     }
     lastSeq = event.seq;
     runId ??= event.run_id;
-    if (event.run_id !== runId) problems.push(`${at} belongs to run "${event.run_id}", not "${runId}"`);
+    if (event.run_id !== runId) {
+      problems.push(
+        problem("run.id_mismatch", `${at} belongs to run "${event.run_id}", not "${runId}"`, place),
+      );
+    }
     const expected = index === 0 ? null : lineHashes[index - 1]!;
     if (event.prev !== expected && !prevUnreadable) {
-      problems.push(
+      problems.push(problem(
+        "chain.broken",
         index === 0
           ? `${at} has prev ${event.prev}, but the first event's prev is null`
           : `${at} has prev ${event.prev}, but line ${index} hashes to ${expected}`,
-      );
+        place,
+      ));
     }
     problems.push(...eventDataProblems(event, n));
     events.push(event);
@@ -175,40 +207,52 @@ function readLines(raw: { line: string; bytes: Uint8Array | null }[], cut: boole
   });
   const order = orderProblems(events, eventLines, lines.length);
   problems.push(...order);
-  const settled = !cut && !order.some((p) => p.includes("ends the run with"));
+  const settled = !cut && !hasCode(order, "order.after_end");
   return { events, eventLines, lines, lineHashes, problems, complete, settled };
 }
 
 /**
  * The order every run keeps: `run_created` first, and at most one ending event (`run_completed` or
- * `run_failed`), which is the last line. A chain rewritten after the end cannot hide events behind it.
+ * `run_failed`), which is the last line. A chain rewritten after the end cannot hide events behind it; the
+ * problem names the first line after the end, where the record goes wrong.
  */
-function orderProblems(events: EvidenceEvent[], at: number[], lineCount: number): string[] {
-  const problems: string[] = [];
+function orderProblems(events: EvidenceEvent[], at: number[], lineCount: number): Problem[] {
+  const problems: Problem[] = [];
   if (events.length && at[0] === 1 && events[0]!.type !== "run_created") {
-    problems.push(
+    problems.push(problem(
+      "order.first_not_created",
       `events.jsonl line 1 (seq ${events[0]!.seq}) is ${
         events[0]!.type
       }: the first event must be run_created`,
-    );
+      atLine(1, events[0]!.seq),
+    ));
   }
   const ends = events.flatMap((e, i) =>
     e.type === "run_completed" || e.type === "run_failed" ? [{ e, line: at[i]! }] : []
   );
   if (ends.length > 1) {
-    problems.push(
+    problems.push(problem(
+      "order.ends_twice",
       `events.jsonl lines ${ends.map((x) => x.line).join(", ")} (seq ${
         ends.map((x) => x.e.seq).join(", ")
       }) each end the run: a run ends once`,
-    );
+      atLine(ends[1]!.line, ends[1]!.e.seq),
+    ));
   }
   const end = ends[0];
   if (end && end.line !== lineCount) {
-    problems.push(
-      `events.jsonl line ${end.line} (seq ${end.e.seq}) ends the run with ${end.e.type}, but ${
+    const next = end.line + 1;
+    const i = at.indexOf(next);
+    const seq = i === -1 ? null : events[i]!.seq;
+    problems.push(problem(
+      "order.after_end",
+      `events.jsonl line ${next}${
+        seq === null ? "" : ` (seq ${seq})`
+      } follows the run's end: line ${end.line} (seq ${end.e.seq}) ends the run with ${end.e.type}, and ${
         lineCount - end.line
       } line(s) follow it, to line ${lineCount}`,
-    );
+      atLine(next, seq),
+    ));
   }
   return problems;
 }
@@ -241,7 +285,11 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
   if (found === null || "problem" in found) {
     return {
       ...emptyRead(),
-      problems: [found === null ? "evidence/events.jsonl is missing" : found.problem],
+      problems: [
+        found === null
+          ? problem("events.missing", "evidence/events.jsonl is missing", { file: "events.jsonl" })
+          : problem("events.unreadable", found.problem, { file: "events.jsonl" }),
+      ],
       complete: false,
       texts: { events: null, manifest: manifestRead },
     };
@@ -250,39 +298,55 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
   read.texts = { events: text, manifest: manifestRead };
   const problems = read.problems;
   if (read.lines.length === 0 && read.complete) {
-    problems.push("evidence/events.jsonl has no events: every run starts with run_created");
+    problems.push(
+      problem("events.empty", "evidence/events.jsonl has no events: every run starts with run_created", {
+        file: "events.jsonl",
+      }),
+    );
   }
   const first = read.events[0];
   if (first && read.eventLines[0] === 1 && first.run_id !== record.runId) {
-    problems.push(
+    problems.push(problem(
+      "run.id_mismatch",
       `events.jsonl line 1 (seq ${first.seq}) names run "${first.run_id}", but the run is "${record.runId}" (the name of its folder)`,
-    );
+      atLine(1, first.seq),
+    ));
   }
   let manifest: Manifest | null = null;
-  if (manifestText === null) problems.push("evidence/manifest.json is missing: the run was not sealed");
-  else if (typeof manifestText !== "string") problems.push(manifestText.problem);
-  else {
+  const inManifest = { file: "manifest.json" };
+  if (manifestText === null) {
+    problems.push(
+      problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", inManifest),
+    );
+  } else if (typeof manifestText !== "string") {
+    problems.push(problem("manifest.unreadable", manifestText.problem, inManifest));
+  } else {
     let parsed: unknown = undefined;
     try {
       parsed = JSON.parse(manifestText);
     } catch {
-      problems.push("manifest.json is not JSON");
+      problems.push(problem("manifest.not_json", "manifest.json is not JSON", inManifest));
     }
     if (parsed !== undefined) {
       // JSON.parse gives null for "null": without this test a manifest of null would skip every check of it,
       // and a run cut at its end would verify.
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-        problems.push("manifest.json is not a JSON object");
+        problems.push(problem("manifest.not_object", "manifest.json is not a JSON object", inManifest));
       } else {
         manifest = parsed as Manifest;
         problems.push(...manifestProblems(manifest, record.runId, read));
         if (canonicalOrNull(parsed) + "\n" !== manifestText) {
-          problems.push("manifest.json is not in RFC 8785 canonical form with one newline at its end");
+          problems.push(problem(
+            "manifest.not_canonical",
+            "manifest.json is not in RFC 8785 canonical form with one newline at its end",
+            inManifest,
+          ));
         }
       }
     }
   }
   problems.push(...await payloadProblems(record, read, manifest));
+  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder));
   return read;
 }
 
@@ -333,31 +397,42 @@ const MANIFEST_FIELDS = [
   "sealed_at",
 ];
 
-function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[] {
-  const problems: string[] = [];
+function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem[] {
+  const problems: Problem[] = [];
+  const push = (code: ProblemCode, message: string) =>
+    problems.push(problem(code, message, { file: "manifest.json" }));
   for (const key of Object.keys(m)) {
-    if (!MANIFEST_FIELDS.includes(key)) problems.push(`manifest.json has an unknown field "${key}"`);
+    if (!MANIFEST_FIELDS.includes(key)) {
+      push("manifest.unknown_field", `manifest.json has an unknown field "${key}"`);
+    }
   }
   const missing = MANIFEST_FIELDS.filter((k) => !(k in m));
-  for (const key of missing) problems.push(`manifest.json lacks the field "${key}"`);
+  for (const key of missing) push("manifest.missing_field", `manifest.json lacks the field "${key}"`);
   const has = (k: string) => !missing.includes(k);
   if (has("sealed_at") && !isUtcTime(m.sealed_at)) {
-    problems.push(`manifest.json has sealed_at ${JSON.stringify(m.sealed_at)}, not a real UTC RFC 3339 time`);
+    push(
+      "manifest.sealed_at",
+      `manifest.json has sealed_at ${JSON.stringify(m.sealed_at)}, not a real UTC RFC 3339 time`,
+    );
   }
   if (has("format") && m.format !== MANIFEST_FORMAT) {
-    problems.push(`manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
+    push("manifest.format", `manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
   }
   if (has("run_id") && m.run_id !== runId) {
-    problems.push(`manifest.json names run ${JSON.stringify(m.run_id)}, but the run is "${runId}"`);
+    push("manifest.run_id", `manifest.json names run ${JSON.stringify(m.run_id)}, but the run is "${runId}"`);
   }
   // Events that cannot be read at all (a link, a file that cannot be opened) have their own problem.
   const unread = (read.lines.length === 0 && !read.complete) || !read.settled;
   if (has("events") && !unread && m.events !== read.lines.length) {
-    problems.push(`manifest.json counts ${m.events} events, but events.jsonl has ${read.lines.length} lines`);
+    push(
+      "manifest.count",
+      `manifest.json counts ${m.events} events, but events.jsonl has ${read.lines.length} lines`,
+    );
   }
   const last = read.lineHashes.length ? read.lineHashes[read.lineHashes.length - 1]! : null;
   if (has("last_hash") && !unread && m.last_hash !== last) {
-    problems.push(
+    push(
+      "manifest.last_hash",
       `manifest.json has last_hash ${m.last_hash}, but the last line of events.jsonl hashes to ${last}`,
     );
   }
@@ -365,10 +440,10 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[
   const lastParsed = read.eventLines[read.eventLines.length - 1] === read.lines.length;
   const status = statusOf(lastParsed ? read.events[read.events.length - 1]! : null);
   if (has("status") && !unread && (lastParsed || read.lines.length === 0) && m.status !== status) {
-    problems.push(`manifest.json has status ${m.status}, but the events end as ${status}`);
+    push("manifest.status", `manifest.json has status ${m.status}, but the events end as ${status}`);
   }
   if (!has("lost")) { /* reported */ }
-  else if (!Array.isArray(m.lost)) problems.push("manifest.json lost is not a list");
+  else if (!Array.isArray(m.lost)) push("manifest.lost", "manifest.json lost is not a list");
   else {
     for (const [i, l] of (m.lost as unknown[]).entries()) {
       const e = l as Record<string, unknown> | null;
@@ -376,11 +451,11 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[
         typeof e !== "object" || e === null || Array.isArray(e) ||
         Object.keys(e).length !== 3 || typeof e.type !== "string" || typeof e.error !== "string" ||
         !isUtcTime(e.time)
-      ) problems.push(`manifest.json lost[${i}] is not exactly a type, a UTC time and an error`);
+      ) push("manifest.lost", `manifest.json lost[${i}] is not exactly a type, a UTC time and an error`);
     }
   }
   if (!has("payloads")) { /* reported */ }
-  else if (!Array.isArray(m.payloads)) problems.push("manifest.json payloads is not a list");
+  else if (!Array.isArray(m.payloads)) push("manifest.payload_entry", "manifest.json payloads is not a list");
   else {
     let bytes = 0;
     let previous = "";
@@ -390,21 +465,26 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[
         typeof p !== "object" || p === null || Object.keys(p).length !== 2 || !isSha256(p.sha256) ||
         !Number.isSafeInteger(p.size) || p.size < 0
       ) {
-        problems.push(`manifest.json payloads[${i}] is not exactly a SHA-256 and a size`);
+        push("manifest.payload_entry", `manifest.json payloads[${i}] is not exactly a SHA-256 and a size`);
         continue;
       }
       // Sorted and once each, as the format says: a payload listed twice could carry two sizes, and the
       // check of its file would see only one of them.
-      if (p.sha256 === previous) problems.push(`manifest.json lists payload ${p.sha256} twice`);
-      else if (p.sha256 < previous && !unsorted) {
+      if (p.sha256 === previous) {
+        push("manifest.payload_twice", `manifest.json lists payload ${p.sha256} twice`);
+      } else if (p.sha256 < previous && !unsorted) {
         unsorted = true;
-        problems.push(`manifest.json payloads[${i}] is out of order: the payloads are sorted by sha256`);
+        push(
+          "manifest.payload_order",
+          `manifest.json payloads[${i}] is out of order: the payloads are sorted by sha256`,
+        );
       }
       previous = p.sha256;
       bytes += p.size;
     }
     if (has("payload_bytes") && m.payload_bytes !== bytes) {
-      problems.push(
+      push(
+        "manifest.payload_bytes",
         `manifest.json has payload_bytes ${m.payload_bytes}, but its payloads add up to ${bytes}`,
       );
     }
@@ -412,8 +492,8 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): string[
   return problems;
 }
 
-async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest | null): Promise<string[]> {
-  const problems: string[] = [];
+async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest | null): Promise<Problem[]> {
+  const problems: Problem[] = [];
   const listed = new Map<string, number>();
   if (m && Array.isArray(m.payloads)) {
     for (const p of m.payloads) if (p && isSha256(p.sha256)) listed.set(p.sha256, p.size);
@@ -422,40 +502,74 @@ async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest 
   try {
     names = await record.payloadNames();
   } catch (error) {
-    problems.push(`payloads/ cannot be read: ${(error as Error).message}`);
+    problems.push(
+      problem("payloads.unreadable", `payloads/ cannot be read: ${(error as Error).message}`, {
+        file: "payloads",
+      }),
+    );
   }
   const present = new Set(names);
   for (const name of names) {
-    if (!listed.has(name) && m) problems.push(`payloads/${name} is not in the manifest's payload list`);
+    if (!listed.has(name) && m) {
+      problems.push(
+        problem("payload.unlisted", `payloads/${name} is not in the manifest's payload list`, {
+          file: `payloads/${name}`,
+        }),
+      );
+    }
   }
   for (const [sha256, size] of listed) {
+    const file = { file: `payloads/${sha256}` };
     if (!present.has(sha256)) {
-      problems.push(`payloads/${sha256} is missing`);
+      problems.push(problem("payload.missing", `payloads/${sha256} is missing`, file));
       continue;
     }
     let info;
     try {
       info = await record.payloadInfo(sha256);
     } catch (error) {
-      problems.push(`payloads/${sha256} cannot be read: ${(error as Error).message}`);
+      problems.push(
+        problem("payload.unreadable", `payloads/${sha256} cannot be read: ${(error as Error).message}`, file),
+      );
       continue;
     }
-    if (info === null) problems.push(`payloads/${sha256} is missing`);
+    if (info === null) problems.push(problem("payload.missing", `payloads/${sha256} is missing`, file));
     else if (info.sha256 !== sha256) {
-      problems.push(`payloads/${sha256} was changed: its bytes hash to ${info.sha256}`);
+      problems.push(
+        problem(
+          "payload.hash_mismatch",
+          `payloads/${sha256} was changed: its bytes hash to ${info.sha256}`,
+          file,
+        ),
+      );
     } else if (info.size !== size) {
-      problems.push(`payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`);
+      problems.push(
+        problem(
+          "payload.size",
+          `payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`,
+          file,
+        ),
+      );
     }
   }
   read.events.forEach((event, i) => {
     const where = eventWhere(event, read.eventLines[i]!);
+    const place = atLine(read.eventLines[i]!, event.seq);
     for (const sha256 of payloadsOf(event)) {
       // A value that is not a SHA-256 is a problem of the event's form (eventDataProblems).
       if (!isSha256(sha256)) continue;
       if (m && !listed.has(sha256)) {
-        problems.push(`${where} names payload ${sha256}, which the manifest does not list`);
+        problems.push(
+          problem(
+            "payload.event_unlisted",
+            `${where} names payload ${sha256}, which the manifest does not list`,
+            place,
+          ),
+        );
       } else if (!m && !present.has(sha256)) {
-        problems.push(`${where} names payload ${sha256}, which is missing`);
+        problems.push(
+          problem("payload.event_unlisted", `${where} names payload ${sha256}, which is missing`, place),
+        );
       }
     }
   });
@@ -478,7 +592,11 @@ export function recordedOutputs(events: readonly EvidenceEvent[]): Map<string, R
   for (const e of events) {
     if (e.type !== "output_artifact_created") continue;
     const { path, sha256, size } = e.data as { path?: unknown; sha256?: unknown; size?: unknown };
-    if (isOutputPath(path) && isSha256(sha256) && Number.isSafeInteger(size) && (size as number) >= 0) {
+    // The first record of a path counts; a second is a problem of its own (outputRecordProblems).
+    if (
+      isOutputPath(path) && isSha256(sha256) && Number.isSafeInteger(size) && (size as number) >= 0 &&
+      !outputs.has(path)
+    ) {
       outputs.set(path, { path, sha256, size: size as number });
     }
   }
@@ -486,7 +604,8 @@ export function recordedOutputs(events: readonly EvidenceEvent[]): Map<string, R
 }
 
 /**
- * Checks that `output/` holds exactly the outputs the events record, byte for byte.
+ * Checks that `output/` holds exactly the outputs the events record, byte for byte. Its folders are only the
+ * paths of its files: an empty one is not evidence (no bundle store keeps it, no statement names it).
  *
  * @param folder The run folder.
  * @param events The run's events.
@@ -504,41 +623,58 @@ export async function verifyOutputs(
   events: EvidenceEvent[],
   options: { complete?: boolean } = {},
 ): Promise<Check> {
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const recorded = recordedOutputs(events);
   const root = join(folder, "output");
   const found = new Map<string, string>();
   try {
     // A link as output/ itself would have the walk check another folder's files as this run's.
     if ((await Deno.lstat(root)).isSymlink) throw new LinkedOutput();
-    await walk(root, root, found, problems);
+    await walk(root, root, { found, problems });
   } catch (error) {
-    if (error instanceof LinkedOutput) problems.push("output/ is a link, not a folder");
-    else if (!(error instanceof Deno.errors.NotFound)) {
-      problems.push(`output/ cannot be read: ${(error as Error).message}`);
+    if (error instanceof LinkedOutput) {
+      problems.push(problem("output.unreadable", "output/ is a link, not a folder", { file: "output" }));
+    } else if (!(error instanceof Deno.errors.NotFound)) {
+      problems.push(
+        problem("output.unreadable", `output/ cannot be read: ${(error as Error).message}`, {
+          file: "output",
+        }),
+      );
     }
   }
+  const complete = options.complete !== false;
   for (const [path, full] of found) {
+    const file = { file: `output/${path}` };
     const want = recorded.get(path);
     if (!want) {
-      if (options.complete !== false) problems.push(`output/${path} is not a recorded output`);
+      if (complete) {
+        problems.push(problem("output.unrecorded", `output/${path} is not a recorded output`, file));
+      }
       continue;
     }
     let info;
     try {
       info = await sha256File(full);
     } catch (error) {
-      problems.push(`output/${path} cannot be read: ${(error as Error).message}`);
+      problems.push(
+        problem("output.unreadable", `output/${path} cannot be read: ${(error as Error).message}`, file),
+      );
       continue;
     }
     if (info.sha256 !== want.sha256 || info.size !== want.size) {
-      problems.push(
+      problems.push(problem(
+        "output.changed",
         `output/${path} was changed: it hashes to ${info.sha256} (${info.size} bytes), recorded ${want.sha256} (${want.size} bytes)`,
-      );
+        file,
+      ));
     }
   }
   for (const path of recorded.keys()) {
-    if (!found.has(path)) problems.push(`output/${path} is recorded but missing`);
+    if (!found.has(path)) {
+      problems.push(
+        problem("output.missing", `output/${path} is recorded but missing`, { file: `output/${path}` }),
+      );
+    }
   }
   return check(problems);
 }
@@ -546,21 +682,44 @@ export async function verifyOutputs(
 async function walk(
   root: string,
   dir: string,
-  found: Map<string, string>,
-  problems: string[],
+  into: { found: Map<string, string>; problems: Problem[] },
 ): Promise<void> {
   for await (const entry of Deno.readDir(dir)) {
     const full = join(dir, entry.name);
     const path = relative(root, full).split(sep).join("/");
-    if (entry.isSymlink) problems.push(`output/${path} is a link, not a file`);
-    else if (entry.isDirectory) await walk(root, full, found, problems);
-    else if (entry.isFile) found.set(path, full);
+    const file = { file: `output/${path}` };
+    if (entry.isSymlink) {
+      into.problems.push(problem("output.not_plain", `output/${path} is a link, not a file`, file));
+    } else if (entry.isDirectory) await walk(root, full, into);
+    else if (entry.isFile) into.found.set(path, full);
     // A named pipe or a device: hashing it could wait for ever.
-    else problems.push(`output/${path} is not a plain file`);
+    else into.problems.push(problem("output.not_plain", `output/${path} is not a plain file`, file));
   }
 }
 
 class LinkedOutput extends Error {}
+
+/** The names that `evidence/` may hold (docs/evidence-format.md, "The run folder"). */
+const EVIDENCE_NAMES = ["events.jsonl", "manifest.json", "payloads", "attestation.dsse.json"];
+
+/**
+ * Anything in `evidence/` that the format does not name: the bundle and the signed statement cover only the
+ * named files, so another file there would ride along unchecked.
+ */
+async function evidenceExtras(folder: string): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  try {
+    for await (const entry of Deno.readDir(join(folder, "evidence"))) {
+      if (EVIDENCE_NAMES.includes(entry.name)) continue;
+      problems.push(problem(
+        "evidence.extra",
+        `evidence/${entry.name} is not part of the evidence format (events.jsonl, manifest.json, payloads/, attestation.dsse.json)`,
+        { file: entry.name },
+      ));
+    }
+  } catch { /* a missing or linked evidence/ is the problem of events.jsonl */ }
+  return problems.sort((a, b) => (a.file! < b.file! ? -1 : 1));
+}
 
 async function readOrProblem(
   read: () => Promise<string | null>,
@@ -573,6 +732,6 @@ async function readOrProblem(
 }
 
 /** Makes a {@linkcode Check} from a list of problems. */
-export function check(problems: string[]): Check {
+export function check(problems: Problem[]): Check {
   return { ok: problems.length === 0, problems };
 }

@@ -17,6 +17,7 @@ import { parse, stringify } from "yaml";
 import { type Catalog, childUri, parseUri, withSelector } from "../../provcat/mod.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
 
 /** The kinds of experiment. */
 export const EXPERIMENT_KINDS = ["agent-eval", "ml"] as const;
@@ -225,7 +226,7 @@ export async function readExperiment(
  *
  * @param catalog The catalog, or null when none was given.
  * @param events The run's events.
- * @returns The problems found.
+ * @returns The problems found, each with its code.
  * @example
  * ```ts
  * import { verifyExperiment } from "./experiment.ts";
@@ -235,50 +236,69 @@ export async function readExperiment(
 export async function verifyExperiment(
   catalog: Catalog | null | (() => Promise<Catalog | string>),
   events: ReadonlyArray<EvidenceEvent>,
-): Promise<string[]> {
+): Promise<Problem[]> {
   const created = events.find((e) => e.type === "run_created");
   const name = created?.data.experiment;
   if (typeof name !== "string" || name === "") return [];
   const pin = created!.data.experiment_pin;
   const want = created!.data.experiment_sha256;
-  if (typeof pin !== "string") return [`run_created names experiment ${name}, but no experiment_pin`];
+  if (typeof pin !== "string") {
+    return [problem("experiment.no_pin", `run_created names experiment ${name}, but no experiment_pin`)];
+  }
   let at;
   try {
     const parsed = parseUri(pin);
     at = parsed.type === "logical" ? parsed.at : null;
   } catch (error) {
-    return [`the experiment pin is not a URI: ${(error as Error).message}`];
+    return [problem("experiment.bad_pin", `the experiment pin is not a URI: ${(error as Error).message}`)];
   }
   if (at?.kind !== "commit") {
-    return [
+    return [problem(
+      "experiment.bad_pin",
       `the experiment pin ${pin} names no commit, and a branch moves; the experiment cannot be checked`,
-    ];
+    )];
   }
   // The pin must be of the experiment the run names: a pin of another experiment would verify its own file.
   let named: string;
   try {
     named = withSelector(name, null);
   } catch (error) {
-    return [`run_created names experiment ${name}, which is not a URI: ${(error as Error).message}`];
+    return [
+      problem(
+        "experiment.bad_pin",
+        `run_created names experiment ${name}, which is not a URI: ${(error as Error).message}`,
+      ),
+    ];
   }
   if (withSelector(pin, null) !== named) {
-    return [`the experiment pin ${pin} is not of the experiment ${name} that run_created names`];
+    return [
+      problem(
+        "experiment.bad_pin",
+        `the experiment pin ${pin} is not of the experiment ${name} that run_created names`,
+      ),
+    ];
   }
   const opened = typeof catalog === "function" ? await catalog() : catalog;
   if (opened === null) {
-    return [
+    return [problem(
+      "catalog.missing",
       `the run names experiment ${pin}, but no catalog was given to read it; pass a catalog (--config FILE)`,
-    ];
+    )];
   }
-  if (typeof opened === "string") return [`the experiment ${pin} was not checked: ${opened}`];
+  if (typeof opened === "string") {
+    return [problem("catalog.unopenable", `the experiment ${pin} was not checked: ${opened}`)];
+  }
   let bytes: Uint8Array;
   try {
     bytes = await opened.read(childUri(pin, "experiment.yaml"));
   } catch (error) {
-    return [`the experiment ${pin} cannot be read: ${(error as Error).message}`];
+    return [
+      problem("experiment.unreadable", `the experiment ${pin} cannot be read: ${(error as Error).message}`),
+    ];
   }
   const got = sha256(bytes);
-  return got === want ? [] : [
+  return got === want ? [] : [problem(
+    "experiment.hash_mismatch",
     `the experiment ${pin} hashes to ${got}, but run_created records ${JSON.stringify(want)}`,
-  ];
+  )];
 }

@@ -7,6 +7,7 @@ import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { verifyEvidence } from "../evidence/verify.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
 import { FileRunRecord } from "../store/file_store.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { Level } from "../telemetry/attributes.ts";
@@ -17,12 +18,12 @@ import { payloadOf, shownAt } from "./live.ts";
 export class ReplayRefused extends ProveviError {
   override name = "ReplayRefused";
   /** The problems the check found. */
-  readonly problems: string[];
+  readonly problems: Problem[];
 
   /** @param runId The run. @param problems What its check found. */
-  constructor(runId: string, problems: string[]) {
+  constructor(runId: string, problems: Problem[]) {
     super(
-      `cannot replay run "${runId}": ${problems[0]}${
+      `cannot replay run "${runId}": ${problems[0]?.message}${
         problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""
       }; run prove verify ${runId} to see them all`,
     );
@@ -73,9 +74,10 @@ export async function replay(
   const status = feedStatus(last);
   const problems = [...read.problems];
   if (status === null) {
-    problems.unshift(
+    problems.unshift(problem(
+      "replay.not_ended",
       `it has not ended: its last event is ${last?.type ?? "missing"}, not run_completed or run_failed`,
-    );
+    ));
   }
   if (problems.length) throw new ReplayRefused(runId, problems);
   return await replayEvents(record, read.events, level);

@@ -142,7 +142,7 @@ export async function copyRun(
   const check = await verify(record);
   if (!check.ok) {
     throw new ProveviError(
-      `run ${runId} does not verify (${check.problems[0] ?? "unknown problem"}${
+      `run ${runId} does not verify (${check.problems[0]?.message ?? "unknown problem"}${
         check.problems.length > 1 ? `, and ${check.problems.length - 1} more` : ""
       }); the copy in MLflow takes only a run whose evidence verifies: see prove verify ${runId}`,
     );

@@ -5,6 +5,7 @@
  * cannot be committed.
  * @module
  */
+import type { Problem } from "../evidence/problem.ts";
 import type postgres from "postgres";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
@@ -327,12 +328,12 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    * are compared with the run folder that the store records, or with `options.folder` (the folder of a
    * committed bundle, on a machine other than the one that ran the run). A run whose folder was sealed while
    * its rows were not has them completed from the folder first, as {@linkcode readRun} does.
-   * @returns One line per problem, naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
-  ): Promise<string[]> {
+  ): Promise<Problem[]> {
     const [row] = await this.#all("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?", runId);
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.
     if (row?.manifest_sha256 === null && (options.folder ?? String(row.folder)) === String(row.folder)) {

@@ -13,6 +13,7 @@ import { Buffer } from "node:buffer";
 import { type Check, check, readEventsText, recordedOutputs } from "../evidence/verify.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex } from "../evidence/hash.ts";
+import { type Problem, problem, type ProblemCode } from "../evidence/problem.ts";
 
 /** What `bundle.json` holds. */
 export interface BundleRecord {
@@ -116,29 +117,49 @@ export async function verifyBundle(
   try {
     parsed = parseUri(pinnedUri);
   } catch (error) {
-    return check([`bundle.json names ${pinnedUri}, which is not a catalog URI: ${(error as Error).message}`]);
-  }
-  if (parsed.type !== "logical" || parsed.at?.kind !== "commit") {
     return check([
-      `the bundle URI ${pinnedUri} names no commit, so what it holds can change; pin it with ?at=commit:…`,
+      problem(
+        "bundle.other_run",
+        `bundle.json names ${pinnedUri}, which is not a catalog URI: ${(error as Error).message}`,
+        {
+          file: "bundle.json",
+        },
+      ),
     ]);
   }
+  if (parsed.type !== "logical" || parsed.at?.kind !== "commit") {
+    return check([problem(
+      "bundle.no_commit",
+      `the bundle URI ${pinnedUri} names no commit, so what it holds can change; pin it with ?at=commit:…`,
+      { file: "bundle.json" },
+    )]);
+  }
   if (parsed.path[parsed.path.length - 1] !== record.runId) {
-    return check([`the bundle URI ${pinnedUri} is not the bundle of run "${record.runId}"`]);
+    return check([
+      problem("bundle.other_run", `the bundle URI ${pinnedUri} is not the bundle of run "${record.runId}"`, {
+        file: "bundle.json",
+      }),
+    ]);
   }
   const where = `the committed bundle ${pinnedUri}`;
   let files: Map<string, string>;
   try {
     files = await listFiles(catalog, pinnedUri, "");
   } catch (error) {
-    return check([`${where} cannot be read: ${(error as Error).message}`]);
+    return check([problem("bundle.unreachable", `${where} cannot be read: ${(error as Error).message}`)]);
   }
-  const problems: string[] = [];
+  const problems: Problem[] = [];
+  const push = (code: ProblemCode, path: string, message: string) =>
+    problems.push(problem(code, message, { file: path.replace(/^evidence\//, "") }));
   const read = async (path: string): Promise<Uint8Array | null> => {
     try {
       return await catalog.read(files.get(path)!);
     } catch (error) {
-      problems.push(`${path} cannot be read from ${where}: ${(error as Error).message}`);
+      push(
+        "bundle.file_unreadable",
+        path,
+        `${path} cannot be read from ${where}: ${(error as Error).message}`,
+      );
       return null;
     }
   };
@@ -166,12 +187,16 @@ export async function verifyBundle(
     if (mine === null) continue;
     expected.add(path);
     if (!files.has(path)) {
-      problems.push(`${path} is missing from ${where}`);
+      push("bundle.file_missing", path, `${path} is missing from ${where}`);
       continue;
     }
     const committed = await read(path);
     if (committed !== null && !sameBytes(committed, mine)) {
-      problems.push(`${path} differs from ${where}: the run folder was changed after the commit`);
+      push(
+        "bundle.file_differs",
+        path,
+        `${path} differs from ${where}: the run folder was changed after the commit`,
+      );
     }
   }
   let payloads: string[] = [];
@@ -182,13 +207,17 @@ export async function verifyBundle(
     const path = `evidence/payloads/${name}`;
     expected.add(path);
     if (!files.has(path)) {
-      problems.push(`${path} is missing from ${where}`);
+      push("bundle.file_missing", path, `${path} is missing from ${where}`);
       continue;
     }
     const committed = await read(path);
     // The folder's payload is checked against its name by the evidence check; same name, same hash, same bytes.
     if (committed !== null && sha256Hex(committed) !== name) {
-      problems.push(`${path} in ${where} was changed: its bytes hash to ${sha256Hex(committed)}`);
+      push(
+        "bundle.file_differs",
+        path,
+        `${path} in ${where} was changed: its bytes hash to ${sha256Hex(committed)}`,
+      );
     }
   }
   const text = given ? given.texts.events : await record.eventsText().catch(() => null);
@@ -199,19 +228,21 @@ export async function verifyBundle(
       const path = `output/${out.path}`;
       expected.add(path);
       if (!files.has(path)) {
-        problems.push(`${path} is recorded, but missing from ${where}`);
+        push("bundle.file_missing", path, `${path} is recorded, but missing from ${where}`);
         continue;
       }
       const committed = await read(path);
       if (committed !== null && (sha256Hex(committed) !== out.sha256 || committed.length !== out.size)) {
-        problems.push(`${path} in ${where} is not the output the run recorded`);
+        push("bundle.file_differs", path, `${path} in ${where} is not the output the run recorded`);
       }
     }
   }
   for (const path of files.keys()) {
     if (expected.has(path)) continue;
     if (path.startsWith("output/") && !outputsKnown) continue;
-    problems.push(
+    push(
+      "bundle.file_extra",
+      path,
       path.startsWith("output/")
         ? `${path} in ${where} is not a recorded output`
         : `${path} in ${where} is not part of the run's evidence`,

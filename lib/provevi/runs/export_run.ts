@@ -51,7 +51,7 @@ export async function exportRun(
   if (!source.ok) {
     throw new ProveviError(
       `run "${runId}" does not verify in ${from.uri} (${
-        source.problems[0]
+        source.problems[0]?.message
       }); only a run that verifies is copied`,
     );
   }

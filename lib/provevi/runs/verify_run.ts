@@ -4,13 +4,14 @@
  * @module
  */
 import { join } from "node:path";
-import type { Catalog } from "../../provcat/mod.ts";
+import { type Catalog, parseUri } from "../../provcat/mod.ts";
 import { verifyBundle } from "./bundle.ts";
 import { verifyExperiment } from "../experiments/experiment.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore } from "../store/store.ts";
-import { type Check, verifyEvidence, verifyOutputs } from "../evidence/verify.ts";
-import { inputProblems } from "../evidence/event_rules.ts";
+import { type Check, type ReadEvents, verifyEvidence, verifyOutputs } from "../evidence/verify.ts";
+import { inputProblems, outputRecordProblems } from "../evidence/event_rules.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
@@ -41,7 +42,7 @@ export interface VerifyRunOptions {
   extraChecks?: ((
     record: RunRecord,
     events: ReadonlyArray<import("../evidence/event.ts").EvidenceEvent>,
-  ) => Promise<string[]>)[];
+  ) => Promise<Problem[]>)[];
 }
 
 /** The result of {@linkcode verifyRun}. */
@@ -71,7 +72,7 @@ export interface RunCheck extends Check {
  * ```ts
  * import { findRun, verifyRun } from "../mod.ts";
  * const check = await verifyRun(await findRun("run-20261031T182026Z-f9c3b25f"));
- * console.log(check.ok, check.problems);
+ * console.log(check.ok, check.problems.map((p) => p.code));
  * ```
  */
 export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {}): Promise<RunCheck> {
@@ -82,7 +83,8 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   if (record.folder !== null) {
     problems.push(...(await verifyOutputs(record.folder, read.events, { complete })).problems);
   }
-  problems.push(...inputProblems(read.events.map((event, i) => ({ event, line: read.eventLines[i]! }))));
+  const numbered = read.events.map((event, i) => ({ event, line: read.eventLines[i]! }));
+  problems.push(...outputRecordProblems(numbered), ...inputProblems(numbered));
   const attestation = await checkAttestation(record, read.events, {
     ...(options.trust ? { trust: options.trust } : {}),
     ...(read.texts ? { texts: read.texts } : {}),
@@ -98,65 +100,20 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     );
   }
   // The store's rows are compared with the folder being verified: on another machine, a copy of the run.
-  const storeCheck = (options.store as
-    | { checkRun?: (id: string, o: { folder: string | null; bundle: string | null }) => Promise<string[]> }
-    | undefined)?.checkRun;
-  if (storeCheck) {
+  if (options.store?.checkRun) {
     problems.push(
-      ...await storeCheck.call(options.store, record.runId, {
+      ...await options.store.checkRun(record.runId, {
         folder: record.folder,
         bundle: options.bundle ?? null,
       }),
     );
   }
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
-  let bundle: string | null = options.bundle ?? null;
-  let unpinnedBundle: string | null = null;
-  let bundleFile = false;
-  if (bundle === null && record.folder !== null) {
-    try {
-      const info = await Deno.lstat(join(record.folder, "bundle.json"));
-      if (!info.isFile) throw new Error("it is a link or not a plain file");
-      bundleFile = true;
-      let parsed;
-      try {
-        parsed = JSON.parse(await Deno.readTextFile(join(record.folder, "bundle.json")));
-      } catch (error) {
-        throw new Error("it is not JSON", { cause: error });
-      }
-      bundle = typeof parsed?.pinned === "string" ? parsed.pinned : null;
-      if (parsed?.pinned === null && typeof parsed?.uri === "string") unpinnedBundle = parsed.uri;
-      else if (bundle === null) problems.push("bundle.json has no pinned URI");
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) {
-        problems.push(`bundle.json cannot be read: ${(error as Error).message}`);
-      }
-    }
-  }
-  // The run file the evidence records asked for a bundle: deleting bundle.json must not let a forged run pass.
-  const asked = bundle === null && !bundleFile && record.folder !== null
-    ? await bundleAsked(record, read.events)
-    : false;
-  if (asked) {
-    problems.push(
-      "bundle.json is missing, but the run file recorded in run_created asked for a bundle (run.bundle: true); restore it, or pass --bundle URI",
-    );
-  }
   const catalog = lazyCatalog(options.catalog);
+  let bundles: BundleVerdict;
   try {
-    if (bundle !== null) {
-      const opened = await catalog.get();
-      if (opened === null) {
-        problems.push(
-          `the committed bundle ${bundle} was not compared: no catalog was given to read it; pass a catalog (--config FILE)`,
-        );
-      } else if (typeof opened === "string") {
-        problems.push(`the committed bundle ${bundle} was not compared: ${opened}`);
-      } else {
-        const given = read.texts ? { read: { events: read.events, texts: read.texts } } : {};
-        problems.push(...(await verifyBundle(opened, record, bundle, { complete, ...given })).problems);
-      }
-    }
+    bundles = await checkBundle(record, read, { options, catalog });
+    problems.push(...bundles.problems);
     problems.push(
       ...await verifyExperiment(
         options.catalog === undefined ? null : () => catalog.get().then((c) => c!),
@@ -166,23 +123,154 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   } finally {
     await catalog.close();
   }
-  if (options.requireBundle && bundle === null && !asked) {
-    problems.push(
-      unpinnedBundle === null
-        ? "no committed bundle to compare with, and a bundle is required"
-        : `the bundle ${unpinnedBundle} is unpinned (its store has no commits), and a pinned bundle is required`,
-    );
-  }
   return {
     ok: problems.length === 0,
-    // One line each, whatever a message quotes from the files.
-    problems: problems.map((p) => p.replace(/\s*\n\s*/g, " ")),
+    problems,
     notes,
     signedBy: attestation.signedBy,
     runId: record.runId,
-    bundle,
-    unpinnedBundle,
+    bundle: bundles.bundle,
+    unpinnedBundle: bundles.unpinnedBundle,
   };
+}
+
+interface BundleVerdict {
+  bundle: string | null;
+  unpinnedBundle: string | null;
+  problems: Problem[];
+}
+
+/**
+ * Check 8: the bundle that `bundle.json` (or `--bundle`) names, compared with the run when pinned, and asked of
+ * the catalog when unpinned (`pinned: null` says that its store has no commits, which the catalog must bear
+ * out); `bundle.json` present when the record asked for a bundle; a bundle when one is required.
+ */
+async function checkBundle(
+  record: RunRecord,
+  read: ReadEvents,
+  context: { options: VerifyRunOptions; catalog: ReturnType<typeof lazyCatalog> },
+): Promise<BundleVerdict> {
+  const { options, catalog } = context;
+  const file = options.bundle === undefined && record.folder !== null
+    ? await readBundleFile(record.folder)
+    : null;
+  const problems: Problem[] = [...(file?.problems ?? [])];
+  const bundle = options.bundle ?? file?.pinned ?? null;
+  const unpinnedBundle = options.bundle === undefined ? file?.unpinned ?? null : null;
+  // The run file the evidence records asked for a bundle: deleting bundle.json must not let a forged run pass.
+  const asked = await bundleAsked(record, read.events);
+  problems.push(...asked.problems);
+  const missing = asked.asked && options.bundle === undefined && record.folder !== null && file === null;
+  if (missing) {
+    problems.push(problem(
+      "bundle.missing",
+      "bundle.json is missing, but the run file recorded in run_created asked for a bundle (run.bundle: true); restore it, or pass --bundle URI",
+      { file: "bundle.json" },
+    ));
+  }
+  const opened = bundle !== null || unpinnedBundle !== null ? await catalog.get() : null;
+  // The bundle named by bundle.json is that file's problem; one named by --bundle is no file's.
+  const where = options.bundle === undefined ? { file: "bundle.json" } : {};
+  const unread = (what: string) =>
+    opened === null
+      ? problem(
+        "catalog.missing",
+        `${what} was not compared: no catalog was given to read it; pass a catalog (--config FILE)`,
+        where,
+      )
+      : problem("catalog.unopenable", `${what} was not compared: ${opened as string}`, where);
+  if (bundle !== null) {
+    if (opened === null || typeof opened === "string") {
+      problems.push(unread(`the committed bundle ${bundle}`));
+    } else {
+      const given = read.texts ? { read: { events: read.events, texts: read.texts } } : {};
+      const complete = read.complete;
+      problems.push(...(await verifyBundle(opened, record, bundle, { complete, ...given })).problems);
+    }
+  } else if (unpinnedBundle !== null) {
+    if (opened === null || typeof opened === "string") {
+      problems.push(unread(`whether the store of the unpinned bundle ${unpinnedBundle} has commits`));
+    } else problems.push(...unpinnedProblems(opened, unpinnedBundle, record.runId));
+  }
+  if (options.requireBundle && bundle === null && !missing) {
+    problems.push(problem(
+      "bundle.required",
+      unpinnedBundle === null
+        ? "no committed bundle to compare with, and a bundle is required"
+        : `the bundle ${unpinnedBundle} is unpinned (its store has no commits), and a pinned bundle is required`,
+      { file: "bundle.json" },
+    ));
+  }
+  return { bundle, unpinnedBundle, problems };
+}
+
+/** `bundle.json`: its pinned URI, or its URI when `pinned` is null; null when there is no such file. */
+async function readBundleFile(
+  folder: string,
+): Promise<{ pinned: string | null; unpinned: string | null; problems: Problem[] } | null> {
+  const at = { file: "bundle.json" };
+  const path = join(folder, "bundle.json");
+  let parsed: unknown;
+  try {
+    const info = await Deno.lstat(path);
+    if (!info.isFile) throw new Error("it is a link or not a plain file");
+    try {
+      parsed = JSON.parse(await Deno.readTextFile(path));
+    } catch (error) {
+      throw new Error("it is not JSON", { cause: error });
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    const message = `bundle.json cannot be read: ${(error as Error).message}`;
+    return { pinned: null, unpinned: null, problems: [problem("bundle.unreadable", message, at)] };
+  }
+  const b = parsed as { uri?: unknown; pinned?: unknown } | null;
+  if (typeof b !== "object" || b === null || Array.isArray(b)) {
+    const message = "bundle.json cannot be read: it is not a JSON object";
+    return { pinned: null, unpinned: null, problems: [problem("bundle.unreadable", message, at)] };
+  }
+  if (typeof b.pinned === "string") return { pinned: b.pinned, unpinned: null, problems: [] };
+  if (b.pinned === null && typeof b.uri === "string") return { pinned: null, unpinned: b.uri, problems: [] };
+  return {
+    pinned: null,
+    unpinned: null,
+    problems: [problem("bundle.no_pin", "bundle.json has no pinned URI", at)],
+  };
+}
+
+/**
+ * `pinned: null` claims that the bundle's store has no commits: the URI must be of this run, and the catalog
+ * must route it to a store without commits. A store with commits would have given a pin to compare.
+ */
+function unpinnedProblems(catalog: Catalog, uri: string, runId: string): Problem[] {
+  const at = { file: "bundle.json" };
+  let parsed: ReturnType<typeof parseUri> | null = null;
+  try {
+    parsed = parseUri(uri);
+  } catch { /* reported below */ }
+  if (parsed === null || parsed.type !== "logical" || parsed.at || parsed.path.at(-1) !== runId) {
+    return [
+      problem("bundle.other_run", `bundle.json names ${uri}, which is not the bundle of run "${runId}"`, at),
+    ];
+  }
+  try {
+    if (catalog.versioned(uri)) {
+      return [problem(
+        "bundle.unpinned_versioned",
+        `bundle.json has pinned null for ${uri}, but the catalog's store for it has commits: a bundle committed there has a pin to compare`,
+        at,
+      )];
+    }
+  } catch (error) {
+    return [
+      problem(
+        "bundle.unreachable",
+        `the unpinned bundle ${uri} cannot be routed: ${(error as Error).message}`,
+        at,
+      ),
+    ];
+  }
+  return [];
 }
 
 /** The length of the manifest's `lost` list, or 0 when the manifest cannot say (the evidence check reports). */

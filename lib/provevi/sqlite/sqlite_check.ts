@@ -3,6 +3,7 @@
  * (`store/row_check.ts`) over the file's connection, with the file's schema problems first.
  * @module
  */
+import type { Problem } from "../evidence/problem.ts";
 import { checkStoreRows } from "../store/row_check.ts";
 import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
@@ -15,7 +16,7 @@ import type { SqlDb } from "./sqlite_rows.ts";
  * @param db The store's connection.
  * @param runId The run.
  * @param options `folder`: the run folder to compare with, instead of the one the run's row records.
- * @returns One line per problem, naming the table and the row's key; empty when the rows match.
+ * @returns The problems, each naming the table and the row's key; empty when the rows match.
  * @example
  * ```ts
  * import { SqliteStore } from "./sqlite_store.ts";
@@ -28,7 +29,7 @@ export async function checkRunRows(
   db: SqlDb,
   runId: string,
   options: { folder?: string | null; bundle?: string | null } = {},
-): Promise<string[]> {
+): Promise<Problem[]> {
   const rows = {
     all: (sql: string, ...params: SqlValue[]) =>
       Promise.resolve(db.prepare(sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),

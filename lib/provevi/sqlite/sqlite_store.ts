@@ -4,6 +4,7 @@
  * the run's `events.jsonl`.
  * @module
  */
+import type { Problem } from "../evidence/problem.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
@@ -275,12 +276,12 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
    * does.
    * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
    * pinned bundle that folder was taken from, when it has no `bundle.json`.
-   * @returns One line per problem, naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
-  ): Promise<string[]> {
+  ): Promise<Problem[]> {
     const row = this.db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?").get(
       runId,
     ) as { folder: string; manifest_sha256: string | null } | undefined;

@@ -19,6 +19,7 @@ import {
   type SqlValue,
 } from "./store_rows.ts";
 import { readEventsText } from "../evidence/verify.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
 
 /**
  * How the check reads a store's rows: a query written with `?` placeholders and its parameters, giving plain
@@ -41,7 +42,8 @@ const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stri
  * @param options `schema`: the problems of the store's schema, reported first as `store: …`; `folder`: the
  * run folder to compare with, instead of the one the run's row records (a copy of it on another machine);
  * `bundle`: the pinned URI of the committed bundle that such a copy came from, when it has no `bundle.json`.
- * @returns One line per problem; empty when the rows match.
+ * @returns The problems (`rows.schema`, `rows.differ`), each naming the table and the row's key; empty when the rows
+ *   match.
  * @example
  * ```ts
  * import { SqliteStore } from "../mod.ts";
@@ -50,6 +52,18 @@ const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stri
  * ```
  */
 export async function checkStoreRows(
+  db: RowSource,
+  runId: string,
+  options: { schema?: string[]; folder?: string | null; bundle?: string | null } = {},
+): Promise<Problem[]> {
+  const { schema = [], ...rest } = options;
+  return [
+    ...schema.map((p) => problem("rows.schema", `store: ${p}`)),
+    ...(await storeRowTexts(db, runId, rest)).map((p) => problem("rows.differ", p)),
+  ];
+}
+
+async function storeRowTexts(
   db: RowSource,
   runId: string,
   options: { schema?: string[]; folder?: string | null; bundle?: string | null } = {},

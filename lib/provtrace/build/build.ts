@@ -155,7 +155,9 @@ async function prepareRun(
     store,
     ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
   });
-  if (!check.ok && !options.allowUnverified) return { kind: "refused", problems: check.problems };
+  // The trace database keeps the verdict's words for a person; what it acts on is check.ok.
+  const messages = check.problems.map((p) => p.message);
+  if (!check.ok && !options.allowUnverified) return { kind: "refused", problems: messages };
   const refused = (problems: string[]): Prepared => ({ kind: "refused", problems });
   const text = await record.eventsText();
   const manifestText = await record.manifestText();
@@ -175,7 +177,7 @@ async function prepareRun(
       "the run changed during the build (its last line no longer has the manifest's last hash)",
     ]);
   }
-  if (!read.events.length) return refused([...check.problems, "the run has no events to build rows from"]);
+  if (!read.events.length) return refused([...messages, "the run has no events to build rows from"]);
   let assessments: Assessment[] = [];
   const questions = store as Partial<{ assessments(id: string): Promise<Assessment[]> }>;
   if (typeof questions.assessments === "function") {
@@ -194,7 +196,7 @@ async function prepareRun(
       assessments,
     });
   } catch (error) {
-    if (error instanceof ProveviError) return refused([...check.problems, error.message]);
+    if (error instanceof ProveviError) return refused([...messages, error.message]);
     throw error;
   }
   const source: TraceRow = {
@@ -205,9 +207,9 @@ async function prepareRun(
     build_version: TRACE_BUILD_VERSION,
     built_at: new Date().toISOString(),
     verified: check.ok ? 1 : 0,
-    problems: JSON.stringify(check.problems),
+    problems: JSON.stringify(messages),
   };
-  return { kind: "ready", source, rows, problems: check.problems };
+  return { kind: "ready", source, rows, problems: messages };
 }
 
 /** Writes a run's rows in one transaction, with a prepared statement per table and set of columns. */

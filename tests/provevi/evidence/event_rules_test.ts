@@ -12,7 +12,7 @@ async function problemsOf(change: (folder: string) => Promise<void>): Promise<st
     await change(folder);
     const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
     assert.equal(check.ok, false, "the change must not verify");
-    return check.problems;
+    return check.problems.map((p) => p.message);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -66,7 +66,7 @@ Deno.test("verifyRun() reports a lone surrogate by line and seq, and prove show 
       return es;
     }, { patch: (line) => line.replace("SURROGATE", "\\ud800") });
     const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
-    assert.deepEqual(check.problems, [
+    assert.deepEqual(check.problems.map((p) => p.message), [
       "events.jsonl line 13 (seq 12) holds a lone surrogate (an escape such as \\ud800 without its pair), which has no UTF-8 form and no RFC 8785 form",
     ]);
     const out: string[] = [];
@@ -111,7 +111,10 @@ Deno.test("verifyRun() reports an unknown event type and a payload key that is n
   const { dir, folder } = await fixtureCopy();
   try {
     await edit(8, (e) => e.data.result_payload = null)(folder);
-    assert.deepEqual((await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder))).problems, []);
+    assert.deepEqual(
+      (await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder))).problems.map((p) => p.message),
+      [],
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

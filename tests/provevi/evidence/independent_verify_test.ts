@@ -6,14 +6,15 @@ const PYTHON = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
 const SCRIPT = new URL("./independent_verify.py", import.meta.url).pathname;
 
 interface Where {
+  code: string;
   file: string | null;
   line: number | null;
   seq: number | null;
 }
 
-const key = (w: Where) => `${w.file} line ${w.line} seq ${w.seq}`;
+const key = (w: Where) => `${w.code} ${w.file} line ${w.line} seq ${w.seq}`;
 
-Deno.test("a verifier written from docs/evidence-format.md alone, in Python, agrees with prove verify on every test vector", async () => {
+Deno.test("a verifier written from docs/evidence-format.md alone, in Python, agrees with prove verify on every test vector, problem by problem: code, file, line and seq", async () => {
   if (!PYTHON) {
     if (Deno.env.get("CI")) {
       throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");

@@ -10,16 +10,22 @@ interface VectorEntry {
   folder: string;
   trust: string | null;
   ok: boolean;
-  problems: { file: string | null; line: number | null; seq: number | null; text: string }[];
+  codes: string[];
+  problems: { code: string; file: string | null; line: number | null; seq: number | null; text: string }[];
 }
 
 const { vectors } = JSON.parse(await Deno.readTextFile(join(FIXTURES, "evidence-vectors.json"))) as {
   vectors: VectorEntry[];
 };
 
-Deno.test("the test vectors cover every check of the format but the bundle's, and each but one fails", () => {
-  assert.deepEqual([...new Set(vectors.map((v) => v.check))].sort(), [1, 2, 3, 4, 5, 6, 7, 9]);
-  assert.deepEqual(vectors.filter((v) => v.ok).map((v) => v.name), ["signed"]);
+Deno.test("the test vectors cover every check of the format, and each fails but the four that verify", () => {
+  assert.deepEqual([...new Set(vectors.map((v) => v.check))].sort(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(vectors.filter((v) => v.ok).map((v) => v.name), [
+    "signed",
+    "time-backwards",
+    "subjects-utf16-order",
+    "attestation-base64url",
+  ]);
 });
 
 for (const v of vectors) {
@@ -28,7 +34,24 @@ for (const v of vectors) {
     const check = await verifyRun(new FileRunRecord(basename(folder), folder), {
       ...(v.trust ? { trust: [await readTrustedKey(join(FIXTURES, v.trust))] } : {}),
     });
-    assert.deepEqual(check.problems, v.problems.map((p) => p.text));
+    assert.deepEqual(
+      check.problems.map((p) => ({ code: p.code, file: p.file, line: p.line, seq: p.seq, text: p.message })),
+      v.problems,
+    );
+    assert.deepEqual(v.codes, v.problems.map((p) => p.code));
     assert.equal(check.ok, v.ok);
   });
 }
+
+Deno.test("prove verify refuses a --trust key file whose keyid is not its key's ID before any verdict, under --json too", async () => {
+  const { bufferIo } = await import("../../../cli/_io.ts");
+  const { prove } = await import("../../../cli/prove.ts");
+  const io = bufferIo();
+  const args = ["verify", join(FIXTURES, "runs", "run-20261129T120000Z-0badc0de")];
+  const code = await prove([...args, "--trust", join(FIXTURES, "keys", "wrong-keyid.key.pub"), "--json"], io);
+  assert.deepEqual([code, io.stdout, io.stderr.length], [1, [], 1]);
+  assert.match(
+    io.stderr[0]!,
+    /^prove: .*wrong-keyid\.key\.pub has keyid "0{64}", but its public key's ID is [0-9a-f]{64}$/,
+  );
+});

@@ -25,7 +25,7 @@ async function tampered(change: (folder: string) => Promise<void>): Promise<stri
   const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
   await Deno.remove(dir, { recursive: true });
   assert.equal(check.ok, false, "the change must not verify");
-  return check.problems;
+  return check.problems.map((p) => p.message);
 }
 
 const events = (folder: string) => join(folder, "evidence", "events.jsonl");
@@ -208,7 +208,9 @@ Deno.test("verifyRun() reports a bundle.json that is not JSON, and a missing bun
     /^bundle\.json cannot be read/,
   );
   const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, FIXTURE), { requireBundle: true });
-  assert.deepEqual(check.problems, ["no committed bundle to compare with, and a bundle is required"]);
+  assert.deepEqual(check.problems.map((p) => p.message), [
+    "no committed bundle to compare with, and a bundle is required",
+  ]);
 });
 
 Deno.test("verify() reports an input that changed during the run only through verifyRun's input check", async () => {
@@ -294,7 +296,7 @@ Deno.test("verifyRun() reports a byte that is not UTF-8, though it decodes to a 
     );
     const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
     assert.equal(check.ok, false);
-    assert.deepEqual(check.problems, [
+    assert.deepEqual(check.problems.map((p) => p.message), [
       "events.jsonl line 3 is not valid UTF-8, so its text is not the bytes that were hashed",
     ]);
   } finally {
@@ -380,7 +382,7 @@ Deno.test("verifyRun() reports events after the run's end, two ends, and a first
   );
   expectProblem(
     after,
-    /^events\.jsonl line 13 \(seq 12\) ends the run with run_completed, but 1 line\(s\) follow it, to line 14$/,
+    /^events\.jsonl line 14 \(seq 13\) follows the run's end: line 13 \(seq 12\) ends the run with run_completed, and 1 line\(s\) follow it, to line 14$/,
   );
   const twice = await tampered((f) => rechain(f, (es) => [...es.slice(0, 12), es[12]!, es[12]!]));
   expectProblem(twice, /^events\.jsonl lines 13, 14 \(seq 12, 13\) each end the run: a run ends once$/);

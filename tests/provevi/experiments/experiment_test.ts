@@ -145,21 +145,28 @@ Deno.test("verifyRun() checks the run's experiment at its pin", async () => {
       experiment_pin: pinned.pin,
       experiment_sha256: pinned.sha256,
     });
-    assertEquals((await verifyRun(good, { catalog })).problems, []);
+    assertEquals((await verifyRun(good, { catalog })).problems.map((p) => p.message), []);
     const noCatalog = await verifyRun(good);
-    assert(noCatalog.problems[0]!.includes("no catalog was given"), noCatalog.problems[0]);
+    assert(
+      noCatalog.problems.map((p) => p.message)[0]!.includes("no catalog was given"),
+      noCatalog.problems.map((p) => p.message)[0],
+    );
     const wrongHash = await run("run-hash", {
       experiment: URI,
       experiment_pin: pinned.pin,
       experiment_sha256: createHash("sha256").update("other").digest("hex"),
     });
-    assert((await verifyRun(wrongHash, { catalog })).problems[0]!.includes("hashes to"));
+    assert(
+      (await verifyRun(wrongHash, { catalog })).problems.map((p) => p.message)[0]!.includes("hashes to"),
+    );
     const branch = await run("run-branch", {
       experiment: URI,
       experiment_pin: `${URI}?at=branch:main`,
       experiment_sha256: pinned.sha256,
     });
-    assert((await verifyRun(branch, { catalog })).problems[0]!.includes("names no commit"));
+    assert(
+      (await verifyRun(branch, { catalog })).problems.map((p) => p.message)[0]!.includes("names no commit"),
+    );
   });
 });
 
@@ -179,13 +186,13 @@ Deno.test("verifyRun() refuses an experiment pin of another experiment than the 
       experiment_pin: other.pin,
       experiment_sha256: other.sha256,
     });
-    const problems = (await verifyRun(swapped, { catalog })).problems;
+    const problems = (await verifyRun(swapped, { catalog })).problems.map((p) => p.message);
     assert(problems[0]?.includes("is not of the experiment"), String(problems[0]));
     const onBranch = await run("run-on-branch", {
       experiment: `${URI}?at=branch:main`,
       experiment_pin: pinned.pin,
       experiment_sha256: pinned.sha256,
     });
-    assertEquals((await verifyRun(onBranch, { catalog })).problems, []);
+    assertEquals((await verifyRun(onBranch, { catalog })).problems.map((p) => p.message), []);
   });
 });

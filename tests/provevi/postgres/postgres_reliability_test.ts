@@ -37,7 +37,7 @@ pgTest(
           const n = await lineCount(join(dir, id, "evidence", "events.jsonl")); // read, then add: no lost update
           lines += n;
           const check = await verifyRun(await store.readRun(id), { store });
-          assert.deepEqual(check.problems, [], id);
+          assert.deepEqual(check.problems.map((p) => p.message), [], id);
         }
       }));
       assert.equal(rows!.n, lines);
@@ -58,7 +58,11 @@ pgTest("a postgres writer killed mid-run leaves its run cut and nothing else dam
 
       await using store = await PostgresStore.open(db.uri, { runs: dir });
       for (const id of sealed) {
-        assert.deepEqual((await verifyRun(await store.readRun(id), { store })).problems, [], id);
+        assert.deepEqual(
+          (await verifyRun(await store.readRun(id), { store })).problems.map((p) => p.message),
+          [],
+          id,
+        );
       }
       const cut = opened.filter((id) => !sealed.includes(id));
       assert.ok(cut.length <= 1);
@@ -70,7 +74,10 @@ pgTest("a postgres writer killed mid-run leaves its run cut and nothing else dam
       const next = chain.next({ type: "run_created", component: "RunContext", actor: "me" });
       await writer.append(next.line, next.event);
       await writer.seal();
-      assert.deepEqual((await verifyRun(await after.readRun(writer.runId), { store: after })).problems, []);
+      assert.deepEqual(
+        (await verifyRun(await after.readRun(writer.runId), { store: after })).problems.map((p) => p.message),
+        [],
+      );
     }
   } finally {
     await db.drop();
@@ -129,7 +136,7 @@ Deno.test({
       assert.equal(r.manifest.events, 3);
       assert.equal(r.manifest.status, "completed");
       const check = await verifyRun(await r.store.readRun(r.writer.runId), { store: r.store });
-      assert.deepEqual(check.problems, []);
+      assert.deepEqual(check.problems.map((p) => p.message), []);
     } finally {
       await r.store.close();
       await r.db.drop();
@@ -151,8 +158,8 @@ Deno.test({
       assert.equal(r.manifest.status, "incomplete");
       assert.equal(r.manifest.events, 2);
       const record = await r.store.readRun(r.writer.runId);
-      assert.deepEqual((await verify(record)).problems, []);
-      assert.deepEqual((await verifyRun(record, { store: r.store })).problems, []);
+      assert.deepEqual((await verify(record)).problems.map((p) => p.message), []);
+      assert.deepEqual((await verifyRun(record, { store: r.store })).problems.map((p) => p.message), []);
       const [rows] = await onDatabase(
         r.db.uri,
         (sql) => sql`SELECT count(*)::int AS n FROM provevi_events WHERE run_id = ${r.writer.runId}`,
@@ -186,7 +193,9 @@ pgTest(
           );
           const failed = opened.flatMap((o) => o.status === "rejected" ? [String(o.reason)] : []);
           assert.deepEqual(failed, [], `round ${round}, ${writers} writers`);
-          for (const o of opened) assert.deepEqual((o as PromiseFulfilledResult<string[]>).value, []);
+          for (const o of opened) {
+            assert.deepEqual((o as PromiseFulfilledResult<{ message: string }[]>).value, []);
+          }
           await using store = await PostgresStore.open(db.uri, { runs: dir, create: false });
           assert.equal((await store.runIds()).length, writers);
         } finally {

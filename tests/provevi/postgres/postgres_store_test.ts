@@ -251,7 +251,8 @@ pgTest(
     await using t = await temp();
     await using store = await PostgresStore.open(t.uri, { runs: t.dir });
     await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
-    const check = async () => (await verifyRun(await store.readRun(SAMPLE_RUN_ID), { store })).problems;
+    const check = async () =>
+      (await verifyRun(await store.readRun(SAMPLE_RUN_ID), { store })).problems.map((p) => p.message);
     assert.deepEqual(await check(), []);
     await onDatabase(
       t.uri,
@@ -307,9 +308,9 @@ pgTest(
     );
     const { findRun } = await import("../../../lib/provevi/mod.ts");
     const check = await verifyRun(await findRun(copy), { store });
-    assert.deepEqual(check.problems, []);
+    assert.deepEqual(check.problems.map((p) => p.message), []);
     await Deno.writeTextFile(join(copy, "evidence", "events.jsonl"), "\n", { append: true });
-    assert.notDeepEqual((await verifyRun(await findRun(copy), { store })).problems, []);
+    assert.notDeepEqual((await verifyRun(await findRun(copy), { store })).problems.map((p) => p.message), []);
   },
 );
 

@@ -56,9 +56,16 @@ for (const [name, make] of [["git", git], ["s3", s3]] as const) {
         assert(bundle.pinned?.startsWith(`${URI}?at=commit:`), bundle.pinned ?? "null");
         assertEquals(JSON.parse(await Deno.readTextFile(join(folder, "bundle.json"))), bundle);
         const record = new FileRunRecord(RUN, folder);
-        assertEquals((await verifyBundle(catalog, record, bundle.pinned!)).problems, []);
+        assertEquals(
+          (await verifyBundle(catalog, record, bundle.pinned!)).problems.map((p) => p.message),
+          [],
+        );
         const check = await verifyRun(record, { catalog });
-        assertEquals([check.ok, check.bundle, check.problems], [true, bundle.pinned, []]);
+        assertEquals([check.ok, check.bundle, check.problems.map((p) => p.message)], [
+          true,
+          bundle.pinned,
+          [],
+        ]);
         const answer = await catalog.read(bundle.pinned!.replace("?at=", "/output/answer.txt?at="));
         assertEquals(new TextDecoder().decode(answer), "42\n");
       }),
@@ -76,9 +83,17 @@ for (const [name, make] of [["git", git], ["s3", s3]] as const) {
         await rewrite(folder, dir);
         const check = await verifyRun(new FileRunRecord(RUN, folder), { catalog });
         assertEquals(check.ok, false);
-        assertEquals(check.problems.length, 2, check.problems.join("\n"));
-        assert(check.problems[0]!.startsWith("evidence/events.jsonl differs from the committed bundle"));
-        assert(check.problems[1]!.startsWith("evidence/manifest.json differs from the committed bundle"));
+        assertEquals(check.problems.length, 2, check.problems.map((p) => p.message).join("\n"));
+        assert(
+          check.problems.map((p) => p.message)[0]!.startsWith(
+            "evidence/events.jsonl differs from the committed bundle",
+          ),
+        );
+        assert(
+          check.problems.map((p) => p.message)[1]!.startsWith(
+            "evidence/manifest.json differs from the committed bundle",
+          ),
+        );
       }),
   });
 }
@@ -93,7 +108,7 @@ Deno.test("a bundle in a folder store stays unpinned, and the verdict says so", 
       const check = await verifyRun(record, { catalog });
       assertEquals([check.ok, check.bundle, check.unpinnedBundle], [true, null, URI]);
       const required = await verifyRun(record, { catalog, requireBundle: true });
-      assertEquals(required.problems, [
+      assertEquals(required.problems.map((p) => p.message), [
         `the bundle ${URI} is unpinned (its store has no commits), and a pinned bundle is required`,
       ]);
     },
@@ -109,7 +124,10 @@ Deno.test("verifyRun() trusts --bundle over bundle.json, and refuses a bundle pi
     const check = await verifyRun(record, { catalog, bundle: bundle.pinned! });
     assertEquals(check.ok, false);
     const branch = await verifyRun(record, { catalog, bundle: `${URI}?at=branch:main` });
-    assert(branch.problems.some((p) => p.includes("names no commit")), branch.problems.join("\n"));
+    assert(
+      branch.problems.map((p) => p.message).some((p) => p.includes("names no commit")),
+      branch.problems.map((p) => p.message).join("\n"),
+    );
   });
 });
 
@@ -135,11 +153,17 @@ Deno.test("verifyRun() without a catalog does not pass a run with a pinned bundl
     await commitBundle(catalog, folder, URI);
     const check = await verifyRun(new FileRunRecord(RUN, folder));
     assertEquals(check.ok, false);
-    assert(check.problems[0]!.includes("no catalog was given"), check.problems[0]);
+    assert(
+      check.problems.map((p) => p.message)[0]!.includes("no catalog was given"),
+      check.problems.map((p) => p.message)[0],
+    );
     const broken = await verifyRun(new FileRunRecord(RUN, folder), {
       catalog: () => Catalog.open({ configPath: "/nonexistent/provcat.yaml" }),
     });
-    assert(broken.problems[0]!.includes("the catalog cannot be opened"), broken.problems[0]);
+    assert(
+      broken.problems.map((p) => p.message)[0]!.includes("the catalog cannot be opened"),
+      broken.problems.map((p) => p.message)[0],
+    );
   });
 });
 
@@ -154,7 +178,7 @@ Deno.test({
       await catalog.put(`${URI}/output/answer.txt`, new TextEncoder().encode("43\n"));
       const { pinned } = await catalog.commit(URI, "a changed answer");
       const check = await verifyBundle(catalog, new FileRunRecord(RUN, folder), pinned!);
-      assertEquals(check.problems, [
+      assertEquals(check.problems.map((p) => p.message), [
         `output/answer.txt in the committed bundle ${pinned} is not the output the run recorded`,
       ]);
     }),
@@ -170,13 +194,13 @@ Deno.test({
       const record = new FileRunRecord(RUN, folder);
       await catalog.put(`${URI}/output/extra.txt`, new TextEncoder().encode("smuggled\n"));
       const extra = (await catalog.commit(URI, "an extra output")).pinned!;
-      assertEquals((await verifyBundle(catalog, record, extra)).problems, [
+      assertEquals((await verifyBundle(catalog, record, extra)).problems.map((p) => p.message), [
         `output/extra.txt in the committed bundle ${extra} is not a recorded output`,
       ]);
       const [name] = await record.payloadNames();
       await catalog.put(`${URI}/evidence/payloads/${name}`, new TextEncoder().encode("another prompt"));
       const changed = (await catalog.commit(URI, "a changed payload")).pinned!;
-      const problems = (await verifyBundle(catalog, record, changed)).problems;
+      const problems = (await verifyBundle(catalog, record, changed)).problems.map((p) => p.message);
       assert(
         problems.some((p) =>
           p.startsWith(`evidence/payloads/${name} in the committed bundle ${changed} was changed`)
@@ -196,13 +220,19 @@ Deno.test({
       // without its bundle.json.
       const asked = await writeRun(join(dir, "asked", RUN), RUN, { created: { bundle: true } });
       await commitBundle(catalog, asked, URI);
-      assertEquals((await verifyRun(new FileRunRecord(RUN, asked), { catalog })).problems, []);
+      assertEquals(
+        (await verifyRun(new FileRunRecord(RUN, asked), { catalog })).problems.map((p) => p.message),
+        [],
+      );
       await Deno.remove(join(asked, "bundle.json"));
       const check = await verifyRun(new FileRunRecord(RUN, asked), { catalog });
-      assertEquals(check.problems, [
+      assertEquals(check.problems.map((p) => p.message), [
         "bundle.json is missing, but the run file recorded in run_created asked for a bundle (run.bundle: true); restore it, or pass --bundle URI",
       ]);
       // A run that did not ask still verifies without one.
-      assertEquals((await verifyRun(new FileRunRecord(RUN, folder), { catalog })).problems, []);
+      assertEquals(
+        (await verifyRun(new FileRunRecord(RUN, folder), { catalog })).problems.map((p) => p.message),
+        [],
+      );
     }),
 });

@@ -23,7 +23,7 @@ Deno.test("verifyRun() refuses a run folder whose name is not the run_id of its 
     const folder = await writeRun(join(dir, "a-copy"), ID);
     const byPath = await findRun(folder);
     assert.equal(byPath.runId, "a-copy");
-    const problems = (await verifyRun(byPath)).problems;
+    const problems = (await verifyRun(byPath)).problems.map((p) => p.message);
     assert.ok(
       problems.includes(
         `events.jsonl line 1 (seq 0) names run "${ID}", but the run is "a-copy" (the name of its folder)`,
@@ -32,7 +32,7 @@ Deno.test("verifyRun() refuses a run folder whose name is not the run_id of its 
     );
     assert.ok(problems.includes(`manifest.json names run "${ID}", but the run is "a-copy"`));
     const byId = await verifyRun(await findRun("a-copy", { runs: dir }));
-    assert.deepEqual(byId.problems, problems);
+    assert.deepEqual(byId.problems.map((p) => p.message), problems);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

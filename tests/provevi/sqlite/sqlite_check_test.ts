@@ -217,14 +217,14 @@ Deno.test("checkRun() fails each way of changing a row with a problem naming the
     await store.recordBundle(RUN, bundle);
     assert.deepEqual(await store.checkRun(RUN), []);
     // The bundle and the experiment here name commits of no catalog: only they may fail, not the rows.
-    const problems = (await verifyRun(await store.readRun(RUN), { store })).problems;
+    const problems = (await verifyRun(await store.readRun(RUN), { store })).problems.map((p) => p.message);
     assert.deepEqual(problems.filter((p) => !/no catalog was given/.test(p)), []);
     const db = store.db;
     for (const [what, sql, expected] of CHANGES) {
       db.exec("BEGIN");
       try {
         db.exec(sql);
-        const problems = await checkRunRows(db, RUN);
+        const problems = (await checkRunRows(db, RUN)).map((p) => p.message);
         assert.ok(problems.some((p) => expected.test(p)), `${what}: ${JSON.stringify(problems, null, 2)}`);
       } finally {
         db.exec("ROLLBACK");
@@ -244,7 +244,10 @@ Deno.test("verifyRun() with a sqlite store reports a changed row", async () => {
     store.db.exec("UPDATE provevi_events SET actor = 'eve' WHERE seq = 0");
     const check = await verifyRun(await store.readRun(RUN), { store });
     assert.equal(check.ok, false);
-    assert.match(check.problems.join("\n"), /provevi_events \(run_id ".*", seq 0\): column actor is "eve"/);
+    assert.match(
+      check.problems.map((p) => p.message).join("\n"),
+      /provevi_events \(run_id ".*", seq 0\): column actor is "eve"/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -259,12 +262,15 @@ Deno.test("checkRun() reports events.jsonl that cannot be read, or is not UTF-8,
     const bytes = await Deno.readFile(events);
     await Deno.writeFile(events, new Uint8Array([...bytes, 0xff, 0x0a]));
     assert.match(
-      (await store.checkRun(RUN)).join("\n"),
+      (await store.checkRun(RUN)).map((p) => p.message).join("\n"),
       /events\.jsonl cannot be read: .* is not valid UTF-8/,
     );
     await Deno.remove(events);
     await Deno.mkdir(events);
-    assert.match((await store.checkRun(RUN)).join("\n"), /events\.jsonl cannot be read/);
+    assert.match(
+      (await store.checkRun(RUN)).map((p) => p.message).join("\n"),
+      /events\.jsonl cannot be read/,
+    );
     assert.equal((await verifyRun(await store.readRun(RUN), { store })).ok, false);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -326,7 +332,7 @@ Deno.test("checkRun() reports a forged row that names the run as its first, and 
       db.exec("BEGIN");
       try {
         db.exec(sql);
-        const problems = await checkRunRows(db, RUN);
+        const problems = (await checkRunRows(db, RUN)).map((p) => p.message);
         assert.ok(problems.some((p) => expected.test(p)), `${what}: ${JSON.stringify(problems, null, 2)}`);
       } finally {
         db.exec("ROLLBACK");
@@ -353,12 +359,12 @@ Deno.test("a row that missed its run's seal (its writer killed between the folde
     {
       await using reader = new SqliteStore(join(dir, "evidence.db"), { runs: dir, create: false });
       assert.match(
-        (await reader.checkRun(RUN)).join("\n"),
+        (await reader.checkRun(RUN)).map((p) => p.message).join("\n"),
         /manifest_sha256 is null, but manifest\.json hashes to/,
       );
     }
     const check = await verifyRun(await store.readRun(RUN), { store });
-    assert.deepEqual(check.problems, []);
+    assert.deepEqual(check.problems.map((p) => p.message), []);
     assert.deepEqual(
       store.db.prepare("SELECT last_hash, manifest_sha256, sealed_at, status, ended_at FROM provevi_runs")
         .get(),
@@ -371,7 +377,7 @@ Deno.test("a row that missed its run's seal (its writer killed between the folde
     await Deno.writeTextFile(events, [...lines, lines[0]].join("\n") + "\n");
     const tampered = await verifyRun(await store.readRun(RUN), { store });
     assert.equal(tampered.ok, false);
-    assert.match(tampered.problems.join("\n"), /out of sequence/);
+    assert.match(tampered.problems.map((p) => p.message).join("\n"), /out of sequence/);
     assert.equal(store.db.prepare("SELECT manifest_sha256 FROM provevi_runs").get()!.manifest_sha256, null);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -399,7 +405,9 @@ Deno.test("rows a run's writer could not write before its folder was sealed (its
     store.db.exec(lose);
     await using reader = new SqliteStore(join(dir, "evidence.db"), { runs: dir, create: false });
     assert.match(
-      (await verifyRun(await reader.readRun(RUN), { store: reader })).problems.join("\n"),
+      (await verifyRun(await reader.readRun(RUN), { store: reader })).problems.map((p) => p.message).join(
+        "\n",
+      ),
       /lines 4–/,
     );
   } finally {

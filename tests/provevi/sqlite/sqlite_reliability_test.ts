@@ -18,7 +18,7 @@ Deno.test("a writer killed at random points leaves a file that opens, sealed run
       await using store = new SqliteStore(db, { runs: dir });
       for (const id of sealed) {
         const check = await verifyRun(await store.readRun(id), { store });
-        assert.deepEqual(check.problems, [], id);
+        assert.deepEqual(check.problems.map((p) => p.message), [], id);
       }
       const cut = opened.filter((id) => !sealed.includes(id));
       assert.ok(cut.length <= 1);
@@ -47,7 +47,7 @@ Deno.test("four processes write 200 runs each into one file: every event is ther
         (await Deno.readTextFile(join(dir, id, "evidence", "events.jsonl"))).split("\n").filter(Boolean)
           .length;
       const check = await verifyRun(await store.readRun(id), { store });
-      assert.deepEqual(check.problems, [], id);
+      assert.deepEqual(check.problems.map((p) => p.message), [], id);
     }
     assert.equal(rows.n, lines);
   } finally {
@@ -80,7 +80,11 @@ Deno.test("two workers and the main thread write one file at once", async () => 
     const ids = await store.runIds();
     assert.equal(ids.length, 75);
     for (const id of ids) {
-      assert.deepEqual((await verifyRun(await store.readRun(id), { store })).problems, [], id);
+      assert.deepEqual(
+        (await verifyRun(await store.readRun(id), { store })).problems.map((p) => p.message),
+        [],
+        id,
+      );
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

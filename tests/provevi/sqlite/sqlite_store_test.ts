@@ -199,7 +199,7 @@ Deno.test("SqliteStore: a run ID not under the runs root is read at the folder t
   await using store = new SqliteStore(t.db, { runs: join(t.dir, "runs"), create: false });
   const record = await store.readRun(SAMPLE_RUN_ID);
   assert.equal(record.folder, elsewhere);
-  assert.deepEqual((await verifyRun(record, { store })).problems, []);
+  assert.deepEqual((await verifyRun(record, { store })).problems.map((p) => p.message), []);
   await assert.rejects(() => store.readRun("run-nope"), RunNotFound);
 });
 
@@ -218,7 +218,7 @@ Deno.test("SqliteStore: recordBundle is compared with bundle.json by the check",
     join(t.dir, SAMPLE_RUN_ID, "bundle.json"),
     JSON.stringify({ ...bundle, pinned: "run://x?at=commit:other" }),
   );
-  const problems = await store.checkRun(SAMPLE_RUN_ID);
+  const problems = (await store.checkRun(SAMPLE_RUN_ID)).map((p) => p.message);
   assert.equal(problems.length, 1);
   assert.match(problems[0]!, /provevi_runs \(run_id "run-20261129T120000Z-0badc0de"\): bundle_pinned/);
 });

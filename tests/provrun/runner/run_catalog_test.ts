@@ -72,7 +72,7 @@ Deno.test("a run with inputs and outputs writes every event of the plan in order
   assert.equal(events.at(-1)!.span_id, root.span_id);
   const model = events.find((e) => e.type === "model_called")!;
   assert.ok(model.started_at && model.parent_span_id);
-  assert.deepEqual((await verifyRun(record)).problems, []);
+  assert.deepEqual((await verifyRun(record)).problems.map((p) => p.message), []);
 });
 
 Deno.test("the broker's denial of an input from another environment is written as access_denied, and the run fails cleanly", async () => {
@@ -91,7 +91,7 @@ Deno.test("the broker's denial of an input from another environment is written a
     "run_failed",
   ]);
   assert.equal(events[2]!.data.reason, "the URI is in environment prod, and the run is in dev");
-  assert.deepEqual((await verifyRun(record)).problems, []);
+  assert.deepEqual((await verifyRun(record)).problems.map((p) => p.message), []);
 });
 
 Deno.test("the broker denies a physical URI outside dev, written as access_denied", async () => {
@@ -137,12 +137,12 @@ Deno.test("an input changed during the run is caught by input_verified and by ve
   assert.equal(events.at(-1)!.type, "run_failed");
   const check = await verifyRun(record);
   assert.ok(
-    check.problems.includes(
+    check.problems.map((p) => p.message).includes(
       `events.jsonl line ${
         verified.seq + 1
       } (seq ${verified.seq}, input_verified): input "revenue.csv" changed during the run`,
     ),
-    check.problems.join("\n"),
+    check.problems.map((p) => p.message).join("\n"),
   );
 });
 
@@ -181,13 +181,13 @@ Deno.test("a run that names an experiment records its pin and hash, and commits 
   assert.equal(events[0]!.data.experiment_sha256, pinned.sha256);
   assert.match(outcome.bundle!.pinned!, /^run:\/\/acme\/demo\/dev\/run-\S+\?at=commit:[0-9a-f]{40}$/);
   const check = await verifyRun(record, { catalog });
-  assert.deepEqual(check.problems, []);
+  assert.deepEqual(check.problems.map((p) => p.message), []);
   assert.equal(check.bundle, outcome.bundle!.pinned);
   // Export checks the experiment and the bundle through the catalog, before and after the copy.
   const { exportRun, SqliteStore } = await import("../../../lib/provevi/mod.ts");
   await using to = new SqliteStore(join(t.root, "evidence.db"), { runs: join(t.root, "indexed") });
   const copied = await exportRun(outcome.runId, { from: new FileStore({ runs: t.runs }), to }, { catalog });
-  assert.deepEqual(copied.problems, []);
+  assert.deepEqual(copied.problems.map((p) => p.message), []);
   await assert.rejects(
     () =>
       exportRun(outcome.runId, {
