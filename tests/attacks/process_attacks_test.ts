@@ -96,9 +96,9 @@ prompt: Attack.
     }
     await new Promise((r) => setTimeout(r, 1000)); // the spin call is under way
     seen = descendants(provr.pid);
-    // A sandbox process runs the sandbox role's module with the run's grants as flags (once a data: bootstrap).
+    // The sandbox process: deno running the sandbox role (from source), or provr started again in it (compiled).
     const sandboxes = seen.filter((p) =>
-      p.cmd.includes("--allow-write=") && /data:|sandbox_role\.ts/.test(p.cmd)
+      p.cmd.includes("--allow-write=") && /sandbox_role\.ts|--provr-sandbox-process/.test(p.cmd)
     );
     const server = seen.filter((p) => p.cmd.includes("forker.py"));
     const grandchild = seen.filter((p) => p.cmd.includes("trap"));
