@@ -12,6 +12,7 @@
  * ```
  * @module
  */
+import "./_query_role.ts"; // first: a compiled provtrace started as a query's process answers there and ends
 import { Command } from "commander";
 import {
   buildTrace,
