@@ -1,6 +1,10 @@
 /**
- * Exports of a trace database for a training job: `steps` and `sft` lines, each with its provenance, and
- * their filters. Imports `db/` and provevi.
+ * Exports of a trace database for a training job: `steps`, `sft`, `openai`, `sharegpt`, `hf` and `atif`
+ * lines, each with its provenance, and their filters; each export's manifest and record in the database, and
+ * the lineage from runs to the exports and lines they fed. Imports `db/`, `build/` and provevi.
  * @module
  */
 export * from "./export.ts";
+export * from "./formats.ts";
+export * from "./atif.ts";
+export * from "./tokens.ts";
