@@ -8,3 +8,5 @@ export * from "./export.ts";
 export * from "./formats.ts";
 export * from "./atif.ts";
 export * from "./tokens.ts";
+export * from "./export_file.ts";
+export * from "./lineage.ts";
