@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { readEventsText, sha256Hex, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import {
   buildTrace,
