@@ -5,8 +5,8 @@
  * @module
  */
 export * from "./export.ts";
-export * from "./formats.ts";
-export * from "./atif.ts";
-export * from "./tokens.ts";
+export { PROVENANCE_PLACE, TRACE_EXPORT_FORMATS, type TraceExportFormat } from "./formats.ts";
+export { ATIF_VERSION } from "./atif.ts";
+export { type PrefixBreak, type TokenTurn } from "./tokens.ts";
 export * from "./export_file.ts";
 export * from "./lineage.ts";
