@@ -16,6 +16,7 @@ import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
+import { eventChat } from "./run_chat.ts";
 import type { SingleFlight } from "./single_flight.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
@@ -168,6 +169,11 @@ export const API_ROUTES: readonly Route[] = [
     method: "GET",
     path: "api/runs/:run/events/:seq/answer",
     handle: async (c) => text(await wholeAnswer(await modelOf(c), Number(c.params.seq)), "text/plain"),
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/events/:seq/chat",
+    handle: async (c) => json(await eventChat(await modelOf(c), Number(c.params.seq))),
   },
   {
     method: "GET",

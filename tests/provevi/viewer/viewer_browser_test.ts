@@ -94,7 +94,7 @@ browserTest(
         assert.equal(types.at(-1), "run_completed");
         assert.ok(types.includes("model_called") && types.includes("input_staged"));
         const text = await page.$eval("main", (m) => m.textContent!);
-        assert.match(text, /Verified/);
+        assert.match(text, /Evidence verified/);
         assert.match(text, /committed bundle run:\/\/acme\/demo\/dev\//);
         assert.match(text, /Revenue grew 12% in Q3, from 43.0 to 48.2 million USD./);
         assert.match(text, /data:\/\/acme\/demo\/dev\/finance\/revenue.csv\?at=commit:/);
