@@ -68,6 +68,7 @@ tbody tr:hover { background: #fafbff; }
 form.filters { display: flex; gap: 10px; flex-wrap: wrap; align-items: end; }
 label.field { display: flex; flex-direction: column; gap: 4px; font-size: 12px; color: var(--ink-2); font-weight: 600; }
 input, select, textarea, button { font: inherit; }
+input[type=checkbox] { min-width: 0; }
 input, select, textarea { border: 1px solid #d5d9e0; border-radius: 8px; padding: 7px 10px; background: #fff; color: var(--ink); min-width: 150px; }
 input:focus, select:focus, textarea:focus { outline: 2px solid #c7d2fe; border-color: #818cf8; }
 button { border: 1px solid #d5d9e0; background: #fff; border-radius: 8px; padding: 7px 14px; cursor: pointer; font-weight: 600; color: var(--ink); }
@@ -88,7 +89,7 @@ button:disabled { opacity: .45; cursor: default; }
 .note { background: var(--warn-soft); border: 1px solid #f7dca8; color: #7c4a03; padding: 10px 14px; border-radius: 10px; margin-bottom: 18px; font-size: 13px; }
 .untrusted { background: repeating-linear-gradient(135deg, #fff5f5, #fff5f5 10px, #ffecec 10px, #ffecec 20px); border: 2px solid var(--bad); color: var(--bad); font-weight: 700; padding: 10px 14px; border-radius: 10px; margin-bottom: 18px; }
 .facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 12px 24px; }
-.facts div span { display: block; font-size: 11px; text-transform: uppercase; letter-spacing: .5px; color: var(--ink-3); font-weight: 600; }
+.facts div > span { display: block; font-size: 11px; text-transform: uppercase; letter-spacing: .5px; color: var(--ink-3); font-weight: 600; }
 .facts div b { font-weight: 600; overflow-wrap: anywhere; }
 .timeline { padding: 6px 0 10px; }
 .span { display: grid; grid-template-columns: 260px 1fr 72px; align-items: center; gap: 12px; padding: 3px 20px; }
@@ -115,8 +116,8 @@ pre.json { margin: 6px 0 0; background: #0f172a; color: #e2e8f0; border-radius: 
 .hash { font-family: var(--mono); font-size: 12px; color: var(--ink-2); }
 .split { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
 td.mono, .kv td, td.hash { overflow-wrap: anywhere; }
-#runs td { overflow-wrap: normal; padding: 10px 11px; }
-#runs th { padding: 10px 11px; }
+#runs td { overflow-wrap: normal; padding: 9px 8px; }
+#runs th { padding: 9px 8px; }
 .nowrap { white-space: nowrap; }
 .diff { background: #fff7d6; }
 .empty { color: var(--ink-3); padding: 18px 20px; }
@@ -204,6 +205,30 @@ td.content .summary { display: block; overflow: hidden; text-overflow: ellipsis;
 .msg pre.args { margin: 4px 0 0; font: 12px/1.45 var(--mono); white-space: pre-wrap; word-break: break-word; max-height: 14em; overflow: auto; background: rgba(15,23,42,.04); padding: 6px 8px; border-radius: 6px; }
 .msg details.thinking summary { font-size: 12px; color: var(--ink-3); }
 #conversation .chat { max-height: 720px; overflow: auto; padding-right: 6px; }
+.errchip { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 999px; background: var(--bad); color: #fff; font-size: 11px; font-weight: 700; }
+#runs table { table-layout: fixed; }
+#runs th:nth-child(1), #runs td:nth-child(1) { width: 34px; }
+#runs th:nth-child(2), #runs td:nth-child(2) { width: 248px; }
+#runs th:nth-child(3), #runs td:nth-child(3) { width: 104px; }
+#runs th:nth-child(4), #runs td:nth-child(4) { width: 156px; }
+#runs th:nth-child(6), #runs td:nth-child(6) { width: 140px; }
+#runs th:nth-child(7), #runs td:nth-child(7) { width: 96px; }
+#runs th:nth-child(8), #runs td:nth-child(8) { width: 70px; }
+#runs th:nth-child(9), #runs td:nth-child(9) { width: 70px; }
+#runs th:nth-child(10), #runs td:nth-child(10) { width: 96px; }
+#runs th:nth-child(11), #runs td:nth-child(11) { width: 70px; }
+#runs th { white-space: normal; font-size: 11px; }
+.clip { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#runs tr.failed td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
+#runs tr.tampered td { background: #fff5f5; }
+#runs tr.tampered td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
+form.filters input[type=search] { min-width: 260px; }
+form.filters label.field.grow input { width: 100%; }
+form.filters input[type=number] { min-width: 0; width: 96px; }
+form.filters input[type=date] { min-width: 0; }
+form.filters select { min-width: 0; }
+#search input:not([type]), #search input[type=text] { min-width: 0; width: 150px; }
+.search-note { background: var(--run-soft); border-color: #c7d7fb; color: #1e3a8a; }
 tr.new td { animation: flash 1.4s ease-out; }
 @keyframes flash { from { background: #eef2ff; } to { background: transparent; } }
 `;
