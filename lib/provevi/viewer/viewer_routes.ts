@@ -7,7 +7,6 @@
  */
 import { checkRunIdToRead } from "../evidence/record.ts";
 import { questionsOf } from "../store/store_questions.ts";
-import type { Level } from "../telemetry/attributes.ts";
 import { compareRuns } from "./compare_view.ts";
 import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
@@ -15,7 +14,7 @@ import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import type { ViewerInfo } from "./route_context.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
 import { eventChat } from "./run_chat.ts";
-import { type Route, type RouteContext, type ViewerOptions, wholeNumber } from "./route_context.ts";
+import { type Route, type RouteContext, wholeNumber } from "./route_context.ts";
 import { runDigests, runsPage } from "./runs_api.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
