@@ -8,6 +8,7 @@ import { checkRunIdToRead } from "../evidence/record.ts";
 import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES } from "../runs/list_runs.ts";
 import { type RouteContext, wholeNumber } from "./route_context.ts";
 import type { RunDigest } from "./run_digest.ts";
+import { addDecimal } from "./run_calls.ts";
 import { needsSearch, type RunsAnswer } from "./run_search.ts";
 import type { SearchQuery } from "./search_index.ts";
 import { json, ViewerRefusal } from "./viewer_http.ts";
@@ -136,4 +137,50 @@ export async function runDigests(c: RouteContext): Promise<Response> {
     }
   }));
   return json(out);
+}
+
+/** The totals of a group of runs: how many, and their tokens and recorded cost where the level shows them. */
+export interface RunTotals {
+  /** The group: an agent version, or an experiment's pinned version. */
+  key: string;
+  runs: number;
+  failed: number;
+  tokens: number | null;
+  /** The sum of the costs the runs recorded (a decimal text), or null when none did. */
+  cost: string | null;
+}
+
+/** The most runs a totals request reads: an agent or experiment with more is summed over its newest. */
+const MAX_TOTALS_RUNS = 20_000;
+
+/**
+ * The totals of an agent's runs by version (`agent=…`), or of an experiment's runs by pinned version
+ * (`experiment=…`): from `listRuns`, as the runs page lists them.
+ */
+export async function runTotals(c: RouteContext): Promise<Response> {
+  const agent = c.query.get("agent") ?? "";
+  const experiment = c.query.get("experiment") ?? "";
+  if ((agent === "") === (experiment === "")) {
+    throw new ViewerRefusal(400, "give either agent=NAME or experiment=URI for the totals");
+  }
+  const level = c.options.policy.liveLevel();
+  if (level === null) return json({ hidden: true, groups: [] });
+  const list = await listRuns(c.store, {
+    ...(agent ? { agent } : { experiment }),
+    limit: MAX_TOTALS_RUNS,
+  });
+  const usage = level === "usage" || level === "bodies";
+  const groups = new Map<string, RunTotals>();
+  for (const row of list.runs as (typeof list.runs[number] & { cost?: string | null })[]) {
+    const key = (agent ? row.agent_version : row.experiment) ?? "(none)";
+    const g = groups.get(key) ?? { key, runs: 0, failed: 0, tokens: null, cost: null };
+    g.runs++;
+    if (row.status === "failed") g.failed++;
+    if (usage && row.tokens !== null) g.tokens = (g.tokens ?? 0) + row.tokens;
+    if (usage && typeof row.cost === "string" && /^\d+(\.\d+)?$/.test(row.cost)) {
+      g.cost = addDecimal(g.cost ?? "0", row.cost);
+    }
+    groups.set(key, g);
+  }
+  return json({ hidden: !usage, total: list.total, read: list.runs.length, groups: [...groups.values()] });
 }

@@ -7,7 +7,7 @@
  */
 import { checkRunIdToRead } from "../evidence/record.ts";
 import { questionsOf } from "../store/store_questions.ts";
-import { compareRuns } from "./compare_view.ts";
+import { compareView } from "./compare_steps.ts";
 import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
@@ -15,7 +15,7 @@ import type { ViewerInfo } from "./route_context.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
 import { eventChat } from "./run_chat.ts";
 import { type Route, type RouteContext, wholeNumber } from "./route_context.ts";
-import { runDigests, runsPage } from "./runs_api.ts";
+import { runDigests, runsPage, runTotals } from "./runs_api.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
 
@@ -139,6 +139,7 @@ export const API_ROUTES: readonly Route[] = [
   },
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
   { method: "GET", path: "api/digests", handle: runDigests },
+  { method: "GET", path: "api/totals", handle: runTotals },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
   { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
@@ -149,7 +150,8 @@ export const API_ROUTES: readonly Route[] = [
     handle: async (c) => {
       const ids = [c.query.get("a") ?? "", c.query.get("b") ?? ""];
       for (const id of ids) checkRunIdToRead(id);
-      return json(await compareRuns(c.store, ids, modelOptions(c)));
+      const { untrusted: _untrusted, ...options } = modelOptions(c);
+      return json(await compareView(c.store, ids, options));
     },
   },
 ];

@@ -119,7 +119,6 @@ td.mono, .kv td, td.hash { overflow-wrap: anywhere; }
 #runs td { overflow-wrap: normal; padding: 9px 8px; }
 #runs th { padding: 9px 8px; }
 .nowrap { white-space: nowrap; }
-.diff { background: #fff7d6; }
 .empty { color: var(--ink-3); padding: 18px 20px; }
 .error-box { background: var(--bad-soft); color: var(--bad); border: 1px solid #f5c2c2; border-radius: 10px; padding: 12px 16px; }
 .kv td:first-child { color: var(--ink-2); width: 30%; font-family: var(--mono); font-size: 12.5px; }
@@ -229,6 +228,19 @@ form.filters input[type=date] { min-width: 0; }
 form.filters select { min-width: 0; }
 #search input:not([type]), #search input[type=text] { min-width: 0; width: 150px; }
 .search-note { background: var(--run-soft); border-color: #c7d7fb; color: #1e3a8a; }
+.side-label { display: inline-grid; place-items: center; width: 22px; height: 22px; border-radius: 6px; background: #0f172a; color: #fff; font-weight: 700; font-size: 12px; }
+.reason-line { margin: 8px 0 0; color: var(--bad); font-size: 13px; }
+.reason-line code { font-family: var(--mono); font-size: 12.5px; }
+.dpart { background: #fde68a; border-radius: 4px; padding: 0 3px; }
+tr.diff td { background: #fffbeb; }
+tr.first-div td { background: #fef3c7; }
+tr.first-div td:first-child { box-shadow: inset 3px 0 0 var(--warn); }
+p.pad { padding: 0 20px; margin: 0 0 12px; }
+.pad-h { padding: 16px 20px 0; }
+.pad-h h2 { margin: 0; }
+td.pre { white-space: pre-wrap; }
+input.runid { min-width: 340px; }
+#spec td:first-child { width: 26%; }
 tr.new td { animation: flash 1.4s ease-out; }
 @keyframes flash { from { background: #eef2ff; } to { background: transparent; } }
 `;

@@ -127,3 +127,19 @@ outputs: [answer.md]
   if (outcome.status !== "completed") throw new Error(`the Claude Code run ${outcome.status}`);
   return outcome.runId;
 }
+
+/** A second version of the demo's agent: other instructions, and it reads the right file first. */
+export function agentV2RunFile(): RunFile {
+  const file = agentRunFile({
+    turns: `
+      - tool_calls: [{ id: c1, name: read_file, args: { path: /input/revenue.csv } }]
+        usage: { input: 455, output: 22 }
+      - tool_calls: [{ id: c2, name: write_file, args: { path: /output/answer.txt, content: "Revenue grew 12.1% in Q3." } }]
+        usage: { input: 540, output: 41 }
+      - text: "Revenue grew 12.1% in Q3 (43.0 to 48.2 million USD)."
+        usage: { input: 610, output: 19 }`,
+  });
+  return RunFile.parse(
+    file.text.replace("You are a careful financial analyst.", "You are a terse financial analyst; cite the file."),
+  );
+}
