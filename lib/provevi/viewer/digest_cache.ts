@@ -1,8 +1,9 @@
 /**
  * The runs page's digests of runs, kept while the viewer runs so that a page that refreshes every two seconds
  * does not check its fifty runs again each time. A digest is kept with a stamp of the run's files (each
- * evidence file's and folder's size, times and inode) and for at most {@linkcode DIGEST_TTL_MS}: a run changed on
- * disk is checked again at once, and any run at least that often. A run's own page always checks it afresh.
+ * evidence and output file's size, times and inode, up to 2,000 files) and for at most
+ * {@linkcode DIGEST_TTL_MS}: a run changed on disk is checked again at once, and any run at least that often. A
+ * run's own page always checks it afresh.
  * @module
  */
 import { join } from "node:path";
@@ -16,26 +17,53 @@ export const DIGEST_TTL_MS = 30_000;
 /** How many runs are checked at once: the rest wait, so the viewer stays quick on a small machine. */
 const AT_ONCE = 2;
 
-/** The stamp of a run folder's evidence: what changes when any of it is written, moved or replaced. */
+/** The files of a folder that a stamp looks at one by one; a folder with more relies on the time limit. */
+const STAMP_FILES = 2000;
+
+async function stampLine(path: string, name: string): Promise<string> {
+  try {
+    const i = await Deno.lstat(path);
+    return `${name}:${i.size}:${i.mtime?.getTime()}:${i.ctime?.getTime()}:${i.ino}`;
+  } catch {
+    return `${name}:-`;
+  }
+}
+
+/** The files under a folder, to the stamp's bound: null when there are more. */
+async function filesUnder(folder: string, prefix = "", out: string[] = []): Promise<string[] | null> {
+  try {
+    for await (const entry of Deno.readDir(join(folder, prefix))) {
+      const name = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (out.length >= STAMP_FILES) return null;
+      if (entry.isDirectory) {
+        if ((await filesUnder(folder, name, out)) === null) return null;
+      } else out.push(name);
+    }
+  } catch { /* no such folder: nothing under it */ }
+  return out;
+}
+
+/**
+ * The stamp of a run folder's evidence: what changes when any of it is written, moved or replaced (each file's
+ * size, times and inode; a write changes a file's ctime, which no user can set back).
+ */
 async function stampOf(folder: string | null): Promise<string | null> {
   if (folder === null) return null;
-  const paths = [
+  const names = [
     "evidence",
     "evidence/events.jsonl",
     "evidence/manifest.json",
     "evidence/payloads",
-    "evidence/attestation.dsse.json",
     "output",
     "bundle.json",
   ];
-  const parts: string[] = [];
-  for (const path of paths) {
-    try {
-      const i = await Deno.lstat(join(folder, path));
-      parts.push(`${path}:${i.size}:${i.mtime?.getTime()}:${i.ctime?.getTime()}:${i.ino}`);
-    } catch {
-      parts.push(`${path}:-`);
-    }
+  const parts = await Promise.all(names.map((n) => stampLine(join(folder, n), n)));
+  for (const dir of ["evidence", "output"]) {
+    const files = await filesUnder(join(folder, dir));
+    if (files === null) parts.push(`${dir}:many`);
+    else {parts.push(
+        ...await Promise.all(files.sort().map((f) => stampLine(join(folder, dir, f), `${dir}/${f}`))),
+      );}
   }
   return parts.join("|");
 }

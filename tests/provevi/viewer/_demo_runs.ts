@@ -140,6 +140,9 @@ export function agentV2RunFile(): RunFile {
         usage: { input: 610, output: 19 }`,
   });
   return RunFile.parse(
-    file.text.replace("You are a careful financial analyst.", "You are a terse financial analyst; cite the file."),
+    file.text.replace(
+      "You are a careful financial analyst.",
+      "You are a terse financial analyst; cite the file.",
+    ),
   );
 }
