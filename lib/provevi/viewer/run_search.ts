@@ -17,6 +17,8 @@ import { SearchIndex, type SearchQuery, type SearchRow } from "./search_index.ts
 export interface RunsAnswer {
   runs: (RunRow & { cost?: string | null; digest?: SearchRow["digest"] })[];
   total: number;
+  /** True when `total` is a count that stopped: at least that many match. */
+  capped?: boolean;
   limit: number;
   offset: number;
   /** The columns the level hides (shown as hidden, never as absent). */
@@ -80,7 +82,7 @@ export class RunSearch {
    * @param query The words, filters and page.
    * @returns The page, and how much of the store the index covers.
    */
-  async search(query: SearchQuery): Promise<Pick<RunsAnswer, "runs" | "total" | "search">> {
+  async search(query: SearchQuery): Promise<Pick<RunsAnswer, "runs" | "total" | "capped" | "search">> {
     const index = this.index;
     const first = this.#pass === null && this.#lastPass === 0;
     this.refresh();

@@ -13,7 +13,7 @@ import type { RunDigest } from "./run_digest.ts";
 
 /** What a search asks for; every part is optional. */
 export interface SearchQuery {
-  /** Free text: each word must appear (as a word or the start of one), in any order. */
+  /** Free text: each word must appear, whole, in any order and any case. */
   q?: string;
   status?: string;
   verdict?: string;
@@ -42,7 +42,19 @@ export type SearchRow = RunRow & {
 /** What a search found. */
 export interface SearchResult {
   runs: SearchRow[];
+  /** How many match: all of them, or, when `capped`, at least this many. */
   total: number;
+  capped: boolean;
+}
+
+/** How many matches past a page a search counts: enough to page on, without reading them all. */
+const COUNT_PAST = 1000;
+
+/** A date or time as a run ID's time: `2026-11-30` → `20261130T000000Z`. */
+function compact(time: string): string {
+  const iso = new Date(Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(time) ? time + "T00:00:00Z" : time))
+    .toISOString();
+  return iso.slice(0, 19).replace(/[-:]/g, "") + "Z";
 }
 
 const SCHEMA = `
@@ -60,7 +72,8 @@ CREATE INDEX IF NOT EXISTS runs_status ON runs (status, key);
 CREATE INDEX IF NOT EXISTS runs_verdict ON runs (verdict, key);
 CREATE INDEX IF NOT EXISTS runs_agent ON runs (agent, key);
 CREATE VIRTUAL TABLE IF NOT EXISTS runs_text USING fts5(
-  text, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+  text, content='', contentless_delete=1, detail=none,
+  tokenize="unicode61 remove_diacritics 2 tokenchars '_§'"
 );
 `;
 
@@ -79,11 +92,36 @@ export function runKey(runId: string): number {
   return seconds * 2 ** 21 + parseInt(m[7]!, 16);
 }
 
-/** Free text as an FTS5 query: each word a quoted prefix, all of them required; null when it has no word. */
+/**
+ * Free text as an FTS5 query: each word whole, all of them required; null when it has no word. A whole word
+ * reads its list of runs in order and stops at the page (a prefix would read every word it starts).
+ */
 export function ftsQuery(text: string): string | null {
   const words = text.normalize("NFKC").match(/[\p{L}\p{N}_]+/gu) ?? [];
   if (!words.length) return null;
-  return words.slice(0, 16).map((w) => `"${w.replaceAll('"', '""')}"*`).join(" AND ");
+  return words.slice(0, 16).map((w) => `"${w.replaceAll('"', '""')}"`).join(" AND ");
+}
+
+/**
+ * A name as a tag of the index: `§`, its kind's letter, `_`, and the name in lowercase letters, digits and `_`.
+ * A search's words are letters, digits and `_` only, so no word a person types is a tag.
+ */
+export function tag(kind: string, name: string): string {
+  return `§${kind}_${name.toLowerCase().replace(/[^a-z0-9]+/g, "_").slice(0, 80)}`;
+}
+
+/** The least costs a filter narrows to by tag: a run's cost is tagged with each it reaches. */
+const COST_STEPS = [0.0001, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
+
+/** The tags of a run: what its filters match, looked up in the full-text index's own lists. */
+function tagsOf(row: RunRow, digest: RunDigest | null, cost: number | null): string {
+  const tags = [tag("s", row.status), tag("v", digest?.verdict ?? "none")];
+  if (row.agent) tags.push(tag("a", row.agent), tag("a", row.agent.split("/").at(-1)!));
+  if (row.experiment) tags.push(tag("e", row.experiment.replace(/\?.*$/, "")));
+  for (const m of digest?.models ?? []) tags.push(tag("m", m));
+  for (const t of digest?.tools ?? []) tags.push(tag("t", t));
+  for (const step of COST_STEPS) if (cost !== null && cost >= step) tags.push(tag("c", String(step)));
+  return tags.join(" ");
 }
 
 /** The end of a `until` day: the next day, for a bare date; the time itself otherwise. */
@@ -100,6 +138,7 @@ export class SearchIndex {
   readonly #putText: StatementSync;
   readonly #dropText: StatementSync;
   readonly #has: StatementSync;
+  readonly #taken: StatementSync;
 
   /**
    * Opens (or makes) an index.
@@ -117,6 +156,7 @@ export class SearchIndex {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#putText = this.db.prepare("INSERT INTO runs_text (rowid, text) VALUES (?, ?)");
+    this.#taken = this.db.prepare("SELECT 1 AS taken FROM runs WHERE key = ?");
     this.#dropText = this.db.prepare("DELETE FROM runs_text WHERE rowid = ?");
     this.#has = this.db.prepare("SELECT key, status, verdict FROM runs WHERE run_id = ?");
   }
@@ -127,9 +167,12 @@ export class SearchIndex {
     return row ? { status: row.status, verdict: row.verdict } : null;
   }
 
-  /** How many runs are indexed. */
+  #count: number | null = null;
+
+  /** How many runs are indexed (counted once, then kept as runs are added). */
   count(): number {
-    return Number((this.db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number }).n);
+    this.#count ??= Number((this.db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number }).n);
+    return this.#count;
   }
 
   /**
@@ -144,7 +187,7 @@ export class SearchIndex {
     if (known) key = known.key;
     else {
       // Two runs of the same second whose suffixes start alike: the next free key.
-      while (this.db.prepare("SELECT 1 FROM runs WHERE key = ?").get(key)) key++;
+      while (this.#taken.get(key)) key++;
     }
     const cost = digest?.cost?.amount ?? row.cost ?? null;
     const list = (names: string[] | undefined) => " " + (names ?? []).join(" ") + " ";
@@ -178,8 +221,10 @@ export class SearchIndex {
         list(digest?.tools),
       );
       if (known) this.#dropText.run(key);
-      this.#putText.run(key, digest?.text ?? row.run_id);
+      const tags = tagsOf(row, digest, cost === null ? null : Number(cost));
+      this.#putText.run(key, `${digest?.text ?? row.run_id}\n${tags}`);
       this.db.exec("RELEASE put");
+      if (!known && this.#count !== null) this.#count++;
     } catch (error) {
       this.db.exec("ROLLBACK TO put; RELEASE put");
       throw error;
@@ -187,48 +232,67 @@ export class SearchIndex {
   }
 
   /**
-   * The runs that match, newest first, a page at a time.
+   * The runs that match, newest first, a page at a time. Words and the filters that are names (status,
+   * verdict, agent, model, tool, experiment, and a cost's order of magnitude) are read from the full-text
+   * index's lists, which it intersects in order and stops at the page; times are a range of the runs' keys;
+   * each row is then checked exactly. The total is counted to 1,000 past the page (`capped` beyond).
    *
    * @param query The words and filters, and the page.
-   * @returns The page's runs and how many match in all.
+   * @returns The page's runs and how many match (at most the page's end and 1,000 more).
    */
   search(query: SearchQuery): SearchResult {
+    const words = query.q ? ftsQuery(query.q) : null;
+    if (query.q && words === null) return { runs: [], total: 0, capped: false };
+    const tags: string[] = [];
     const where: string[] = [];
     const params: (string | number)[] = [];
-    const fts = query.q ? ftsQuery(query.q) : null;
-    if (query.q && fts === null) return { runs: [], total: 0 };
-    if (fts) {
-      where.push("r.key IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)");
-      params.push(fts);
-    }
-    const eq = (column: string, value: string | undefined) => {
-      if (value) (where.push(`r.${column} = ?`), params.push(value));
-    };
-    eq("status", query.status);
-    eq("verdict", query.verdict);
+    const exact = (sql: string, ...values: (string | number)[]) => (where.push(sql), params.push(...values));
+    if (query.status) (tags.push(tag("s", query.status)), exact("r.status = ?", query.status));
+    if (query.verdict) (tags.push(tag("v", query.verdict)), exact("r.verdict = ?", query.verdict));
     if (query.agent) {
-      where.push(query.agent.includes("/") ? "r.agent = ?" : "r.agent LIKE ? ESCAPE '\\'");
-      params.push(query.agent.includes("/") ? query.agent : "%/" + query.agent.replace(/[\\%_]/g, "\\$&"));
+      tags.push(tag("a", query.agent));
+      if (query.agent.includes("/")) exact("r.agent = ?", query.agent);
+      else exact("r.agent LIKE ? ESCAPE '\\'", "%/" + query.agent.replace(/[\\%_]/g, "\\$&"));
     }
-    for (const [column, value] of [["models", query.model], ["tools", query.tool]] as const) {
-      if (value) (where.push(`instr(r.${column}, ?) > 0`), params.push(` ${value} `));
-    }
+    if (query.model) (tags.push(tag("m", query.model)), exact("instr(r.models, ?) > 0", ` ${query.model} `));
+    if (query.tool) (tags.push(tag("t", query.tool)), exact("instr(r.tools, ?) > 0", ` ${query.tool} `));
     if (query.experiment) {
-      where.push("(r.experiment = ? OR r.experiment LIKE ? ESCAPE '\\')");
-      params.push(query.experiment, query.experiment.replace(/[\\%_]/g, "\\$&") + "?%");
+      tags.push(tag("e", query.experiment.replace(/\?.*$/, "")));
+      exact(
+        "(r.experiment = ? OR r.experiment LIKE ? ESCAPE '\\')",
+        query.experiment,
+        query.experiment.replace(/[\\%_]/g, "\\$&") + "?%",
+      );
     }
-    if (query.since) (where.push("r.started_at >= ?"), params.push(query.since));
-    if (query.until) (where.push("r.started_at < ?"), params.push(untilTime(query.until)));
-    if (query.minCost !== undefined) (where.push("r.cost >= ?"), params.push(query.minCost));
-    if (query.maxCost !== undefined) (where.push("r.cost <= ?"), params.push(query.maxCost));
-    const whereSql = where.length ? "WHERE " + where.join(" AND ") : "";
-    const rows = this.db.prepare(
-      `SELECT r.* FROM runs r ${whereSql} ORDER BY r.key DESC LIMIT ? OFFSET ?`,
-    ).all(...params, query.limit, query.offset) as Record<string, unknown>[];
-    const total = query.offset === 0 && rows.length < query.limit ? rows.length : Number(
-      (this.db.prepare(`SELECT count(*) AS n FROM runs r ${whereSql}`).get(...params) as { n: number }).n,
+    if (query.minCost !== undefined) {
+      const step = COST_STEPS.findLast((c) => c <= query.minCost!);
+      if (step !== undefined) tags.push(tag("c", String(step)));
+      exact("r.cost >= ?", query.minCost);
+    }
+    if (query.maxCost !== undefined) exact("r.cost <= ?", query.maxCost);
+    // A time is a range of keys: of the full-text index's row IDs when it is read, so that it seeks to them.
+    const key = words || tags.length ? "t.rowid" : "r.key";
+    if (query.since) exact(`${key} >= ?`, runKey(`run-${compact(query.since)}-00000`));
+    if (query.until) exact(`${key} < ?`, runKey(`run-${compact(untilTime(query.until))}-00000`));
+    const match = [...(words ? [words] : []), ...tags.map((t) => `"${t}"`)].join(" AND ");
+    const from = match
+      ? "runs_text t JOIN runs r ON r.key = t.rowid WHERE runs_text MATCH ?" + (where.length ? " AND " : "")
+      : "runs r" + (where.length ? " WHERE " : "");
+    const all = [...(match ? [match] : []), ...params];
+    const sql = from + where.join(" AND ");
+    const order = match ? "t.rowid" : "r.key";
+    const rows = this.db.prepare(`SELECT r.* FROM ${sql} ORDER BY ${order} DESC LIMIT ? OFFSET ?`)
+      .all(...all, query.limit, query.offset) as Record<string, unknown>[];
+    if (query.offset === 0 && rows.length < query.limit) {
+      return { runs: rows.map(rowOf), total: rows.length, capped: false };
+    }
+    const cap = query.offset + query.limit + COUNT_PAST;
+    const n = Number(
+      (this.db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${sql} LIMIT ?)`).get(...all, cap) as {
+        n: number;
+      }).n,
     );
-    return { runs: rows.map(rowOf), total };
+    return { runs: rows.map(rowOf), total: n, capped: n >= cap };
   }
 
   /** Closes the database. */

@@ -48,10 +48,14 @@ Deno.test("runKey() orders runs newest first, by their IDs' time and then their 
 });
 
 Deno.test("ftsQuery() makes any text a query of quoted words, so FTS5's syntax in a search is only text", () => {
-  assert.equal(ftsQuery("revenue grew"), '"revenue"* AND "grew"*');
-  assert.equal(ftsQuery('x" OR NEAR(a b) *'), '"x"* AND "OR"* AND "NEAR"* AND "a"* AND "b"*');
+  assert.equal(ftsQuery("revenue grew"), '"revenue" AND "grew"');
+  assert.equal(ftsQuery("rev* read_file"), '"rev" AND "read_file"');
+  assert.equal(
+    ftsQuery('x" OR NEAR(a b) * tags:y'),
+    '"x" AND "OR" AND "NEAR" AND "a" AND "b" AND "tags" AND "y"',
+  );
   assert.equal(ftsQuery("  ;:!  "), null);
-  assert.equal(ftsQuery("Umsatz wächst"), '"Umsatz"* AND "wächst"*');
+  assert.equal(ftsQuery("Umsatz wächst"), '"Umsatz" AND "wächst"');
 });
 
 Deno.test("SearchIndex finds runs by their words and filters, newest first, a page at a time", () => {
@@ -79,7 +83,9 @@ Deno.test("SearchIndex finds runs by their words and filters, newest first, a pa
     const ids = (query: Partial<Parameters<SearchIndex["search"]>[0]>) =>
       index.search({ limit: 10, offset: 0, ...query }).runs.map((r) => r.run_id.slice(-1));
     assert.deepEqual(ids({ q: "revenue" }), ["4", "2", "1"]);
-    assert.deepEqual(ids({ q: "rev gro" }), ["1"], "each word is a prefix, and all must match");
+    assert.deepEqual(ids({ q: "Revenue GREW" }), ["1"], "all words must match, in any case");
+    assert.deepEqual(ids({ q: "rev" }), [], "a word is whole");
+    assert.deepEqual(ids({ q: "s_failed" }), [], "the filters' tags are not the text");
     assert.deepEqual(ids({ q: "revenue", status: "failed" }), ["2"]);
     assert.deepEqual(ids({ verdict: "does_not_verify" }), ["4"]);
     assert.deepEqual(ids({ tool: "write_file" }), ["3"]);
@@ -89,7 +95,8 @@ Deno.test("SearchIndex finds runs by their words and filters, newest first, a pa
     assert.deepEqual(ids({ minCost: 0.4 }), ["4"]);
     assert.deepEqual(ids({ since: "2026-11-02", until: "2026-11-03" }), ["3", "2"]);
     const page = index.search({ q: "revenue", limit: 2, offset: 0 });
-    assert.deepEqual([page.runs.length, page.total], [2, 3]);
+    assert.deepEqual([page.runs.length, page.total, page.capped], [2, 3, false]);
+    assert.deepEqual(ids({ q: "revenue", verdict: "verified", tool: "read_file" }), ["1"]);
     assert.equal(index.search({ q: "revenue", limit: 2, offset: 2 }).runs[0]!.run_id, ID(1, "00000001"));
     // A run indexed again (it ended, or changed) replaces its row and its words.
     index.put(row(ID(1, "00000001")), digest(ID(1, "00000001"), "nothing of the kind"));

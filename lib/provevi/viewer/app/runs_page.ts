@@ -50,7 +50,7 @@ function filters(q: URLSearchParams, picks: Picks): HTMLFormElement {
   const input = (name: string, placeholder: string, type = "text") =>
     h("input", { name, placeholder, type, value: q.get(name) ?? "" });
   const fields = [
-    input("q", "prompts, answers, tool arguments, names…", "search"),
+    input("q", "whole words of prompts, answers, tool arguments, names", "search"),
     select("status", STATUSES.map((s) => [s, s || "any"])),
     select("verdict", VERDICTS),
     input("agent", "name or org/domain/env/name"),
@@ -264,15 +264,19 @@ export function runsPage(): void {
         h(
           "span",
           null,
-          `${
-            (page.offset + 1).toLocaleString()
-          }–${last.toLocaleString()} of ${page.total.toLocaleString()} runs`,
+          `${(page.offset + 1).toLocaleString()}–${last.toLocaleString()} of ${page.total.toLocaleString()}${
+            page.capped ? "+" : ""
+          } runs`,
         ),
         h(
           "span",
           { class: "row" },
           h("button", { disabled: page.offset === 0, onclick: turn(offset - limit) }, "← Newer"),
-          h("button", { disabled: last >= page.total, onclick: turn(offset + limit) }, "Older →"),
+          h(
+            "button",
+            { disabled: last >= page.total && !page.capped, onclick: turn(offset + limit) },
+            "Older →",
+          ),
         ),
       );
       const head = [
