@@ -8,6 +8,7 @@
  * @module
  */
 import type { Json } from "../evidence/event.ts";
+import { cutJson } from "./view_cut.ts";
 
 /** One part of a message. */
 export interface ChatPart {
@@ -43,7 +44,7 @@ export interface ChatView {
 }
 
 /** How far a conversation is cut. */
-export const CHAT_CUT = { text: 8000, args: 4000, messages: 300 } as const;
+export const CHAT_CUT = { text: 8000, args: 4000, messages: 300, parts: 200 } as const;
 
 type Obj = { [key: string]: Json };
 const isObj = (v: Json | undefined): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -51,6 +52,20 @@ const isObj = (v: Json | undefined): v is Obj => typeof v === "object" && v !== 
 /** Cuts texts as they are made; `cut` says whether any was. */
 class Cutter {
   cut = false;
+  /** Messages left out before any was read: a list is read from its last items. */
+  skipped = 0;
+  /** The last items of a list, counting what is left out. */
+  last<T>(list: readonly T[], n: number): readonly T[] {
+    if (list.length <= n) return list;
+    this.skipped += list.length - n;
+    return list.slice(-n);
+  }
+  /** The first items of a list, marking the cut. */
+  first<T>(list: readonly T[], n: number): readonly T[] {
+    if (list.length <= n) return list;
+    this.cut = true;
+    return list.slice(0, n);
+  }
   text(value: string, limit: number = CHAT_CUT.text): string {
     if (value.length <= limit) return value;
     this.cut = true;
@@ -58,7 +73,11 @@ class Cutter {
   }
   json(value: Json | undefined): string {
     if (value === undefined) return "";
-    return this.text(typeof value === "string" ? value : JSON.stringify(value, null, 2), CHAT_CUT.args);
+    if (typeof value === "string") return this.text(value, CHAT_CUT.args);
+    // Cut before it is written out: indented JSON of a value nested a million deep is a million squared.
+    const bounded = cutJson(value, { strings: CHAT_CUT.args, items: 100, depth: 12 });
+    if (bounded.cut) this.cut = true;
+    return this.text(JSON.stringify(bounded.value, null, 2), CHAT_CUT.args);
   }
 }
 
@@ -69,7 +88,9 @@ function resultText(out: Json | undefined, cut: Cutter): string {
   if (typeof out === "string") return cut.text(out);
   if (Array.isArray(out)) {
     return cut.text(
-      out.map((p) => (isObj(p) && typeof p.text === "string" ? p.text : JSON.stringify(p))).join("\n"),
+      out.slice(0, 100).map((p) => (isObj(p) && typeof p.text === "string" ? p.text : cut.json(p))).join(
+        "\n",
+      ),
     );
   }
   if (isObj(out) && "value" in out && typeof out.type === "string") return resultText(out.value, cut);
@@ -135,7 +156,7 @@ function messageOf(m: Json, cut: Cutter): ChatMessage | null {
   const role = ROLES[m.role] ?? m.role;
   const content = m.content;
   const parts = Array.isArray(content)
-    ? content.map((p) => partOf(p, cut))
+    ? cut.first(content, CHAT_CUT.parts).map((p) => partOf(p, cut))
     : content === undefined || content === null
     ? []
     : [partOf(content, cut)];
@@ -162,7 +183,7 @@ function messageOf(m: Json, cut: Cutter): ChatMessage | null {
 
 function listOf(value: Json | undefined, cut: Cutter): ChatMessage[] {
   if (!Array.isArray(value)) return [];
-  return value.flatMap((m) => messageOf(m, cut) ?? []);
+  return cut.last(value, CHAT_CUT.messages * 2).flatMap((m) => messageOf(m, cut) ?? []);
 }
 
 /** The messages of a request body, in any of the shapes above. */
@@ -192,8 +213,9 @@ function requestMessages(request: Json, cut: Cutter): ChatMessage[] {
 function replyMessage(reply: Json, cut: Cutter): ChatMessage | null {
   if (!isObj(reply)) return null;
   let parts: ChatPart[] = [];
-  if (Array.isArray(reply.content)) parts = reply.content.map((p) => partOf(p, cut));
-  else if (Array.isArray(reply.choices) && isObj(reply.choices[0])) {
+  if (Array.isArray(reply.content)) {
+    parts = cut.first(reply.content, CHAT_CUT.parts).map((p) => partOf(p, cut));
+  } else if (Array.isArray(reply.choices) && isObj(reply.choices[0])) {
     const message = messageOf(reply.choices[0].message ?? null, cut);
     parts = message?.parts ?? [];
   } else if (Array.isArray(reply.output)) {
@@ -213,7 +235,7 @@ function replyMessage(reply: Json, cut: Cutter): ChatMessage | null {
 
 function bounded(messages: ChatMessage[], cut: Cutter): ChatView {
   const skipped = Math.max(0, messages.length - CHAT_CUT.messages);
-  return { messages: messages.slice(skipped), skipped, cut: cut.cut };
+  return { messages: messages.slice(skipped), skipped: skipped + cut.skipped, cut: cut.cut };
 }
 
 /**
@@ -253,7 +275,7 @@ export function chatOfSession(value: Json): ChatView {
   if (Array.isArray(value)) return bounded(listOf(value, cut), cut);
   if (typeof value !== "string") return bounded(requestMessages(value, cut), cut);
   const messages: ChatMessage[] = [];
-  for (const line of value.split("\n")) {
+  for (const line of cut.last(value.split("\n"), CHAT_CUT.messages * 4)) {
     if (line.trim() === "") continue;
     let item: Json;
     try {
