@@ -117,6 +117,8 @@ pre.json { margin: 6px 0 0; background: #0f172a; color: #e2e8f0; border-radius: 
 .split { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
 td.mono, .kv td, td.hash { overflow-wrap: anywhere; }
 #runs td { overflow-wrap: normal; padding: 9px 8px; }
+#runs td .agent b { font-weight: 600; }
+#runs .clip b { font-weight: 600; }
 #runs th { padding: 9px 8px; }
 .nowrap { white-space: nowrap; }
 .empty { color: var(--ink-3); padding: 18px 20px; }
@@ -207,10 +209,10 @@ td.content .summary { display: block; overflow: hidden; text-overflow: ellipsis;
 .errchip { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 999px; background: var(--bad); color: #fff; font-size: 11px; font-weight: 700; }
 #runs table { table-layout: fixed; }
 #runs th:nth-child(1), #runs td:nth-child(1) { width: 34px; }
-#runs th:nth-child(2), #runs td:nth-child(2) { width: 248px; }
-#runs th:nth-child(3), #runs td:nth-child(3) { width: 104px; }
+#runs th:nth-child(2), #runs td:nth-child(2) { width: 240px; }
+#runs th:nth-child(3), #runs td:nth-child(3) { width: 112px; }
 #runs th:nth-child(4), #runs td:nth-child(4) { width: 156px; }
-#runs th:nth-child(6), #runs td:nth-child(6) { width: 140px; }
+#runs th:nth-child(6), #runs td:nth-child(6) { width: 132px; }
 #runs th:nth-child(7), #runs td:nth-child(7) { width: 96px; }
 #runs th:nth-child(8), #runs td:nth-child(8) { width: 70px; }
 #runs th:nth-child(9), #runs td:nth-child(9) { width: 70px; }

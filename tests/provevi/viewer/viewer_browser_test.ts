@@ -211,7 +211,7 @@ prompt: What was the revenue growth in Q3?
       });
       await page.waitForSelector("#compare");
       assert.match(await page.$eval("#compare", (c) => c.textContent!), /Revenue grew 11%\./);
-      await screenshot(page, "compare");
+      await screenshot(page, "compare-live");
       await page.goto(new URL("agents", viewer.url).href, { waitUntil: "networkidle0" });
       await page.waitForFunction('document.querySelector("main").textContent.includes("versions")');
       await screenshot(page, "agents");

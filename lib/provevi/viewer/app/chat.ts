@@ -68,9 +68,13 @@ function message(m: ChatMessage): HTMLElement {
  * @param options Whether the page shows unverified content.
  * @returns An element that fills in when the messages arrive.
  */
-export function chatOf(runId: string, seq: number, options: { untrusted: boolean }): HTMLElement {
+export function chatOf(
+  runId: string,
+  seq: number,
+  options: { untrusted: boolean; end?: boolean },
+): HTMLElement {
   const el = h("div", { class: "chat", "data-chat": seq }, empty("Loading the messages…"));
-  api<EventChat>(runPath(runId, `/events/${seq}/chat`, options)).then(
+  api<EventChat>(runPath(runId, `/events/${seq}/chat`, { untrusted: options.untrusted })).then(
     (chat) => {
       const payload = (sha: string | null, what: string) =>
         sha ? wholeLink(runPath(runId, `/payloads/${sha}`, options), what) : null;
@@ -94,6 +98,8 @@ export function chatOf(runId: string, seq: number, options: { untrusted: boolean
           ),
         ],
       );
+      // A whole history opens at its end, where the answer is, as a chat does.
+      if (options.end) el.scrollTop = el.scrollHeight;
     },
     (e) => el.replaceChildren(errorBox(e)),
   );

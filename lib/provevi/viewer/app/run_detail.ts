@@ -104,7 +104,10 @@ export function eventDetail(state: RunState, e: ViewEvent): HTMLElement {
     ),
     callFacts(state, e),
     isChat
-      ? section(e.type === "trace_imported" ? "Conversation" : "Messages", chatOf(state.id, e.seq, state))
+      ? section(
+        e.type === "trace_imported" ? "Conversation" : "Messages",
+        chatOf(state.id, e.seq, { untrusted: state.untrusted }),
+      )
       : null,
     e.answer !== undefined ? section("Answer", h("div", { class: "answer" }, e.answer)) : null,
     section(

@@ -171,7 +171,9 @@ function select(state: RunState, selection: Selection | null): void {
 function conversation(state: RunState): HTMLElement | null {
   const seq = state.view.conversation_seq;
   if (seq === null || state.view.running) return null;
-  return card("Conversation", chatOf(state.id, seq, state), { id: "conversation" });
+  return card("Conversation", chatOf(state.id, seq, { untrusted: state.untrusted, end: true }), {
+    id: "conversation",
+  });
 }
 
 function draw(state: RunState): void {

@@ -166,7 +166,17 @@ function row(
     h(
       "td",
       { class: "agent" },
-      h("div", { class: "clip", title: r.agent ?? "" }, or(r.agent, "agent")),
+      h(
+        "div",
+        { class: "clip", title: r.agent ?? "" },
+        r.agent
+          ? [
+            h("b", null, r.agent.split("/").at(-1)),
+            " ",
+            h("span", { class: "muted small" }, r.agent.split("/").slice(0, -1).join("/")),
+          ]
+          : or(null, "agent"),
+      ),
       r.experiment ? h("div", { class: "clip muted small", title: r.experiment }, r.experiment) : null,
     ),
     h("td", { class: "mono clip model", title: r.model ?? "" }, or(r.model, "model")),
