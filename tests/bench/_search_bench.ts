@@ -91,7 +91,7 @@ function bare(
   )
     .all(...all);
   if (rows.length === 50) {
-    db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${sql} LIMIT 1050)`).get(...all);
+    db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${sql} LIMIT 250)`).get(...all);
   }
   return rows;
 }

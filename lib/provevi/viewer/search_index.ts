@@ -48,7 +48,7 @@ export interface SearchResult {
 }
 
 /** How many matches past a page a search counts: enough to page on, without reading them all. */
-const COUNT_PAST = 1000;
+const COUNT_PAST = 200;
 
 /** A date or time as a run ID's time: `2026-11-30` → `20261130T000000Z`. */
 function compact(time: string): string {
@@ -235,10 +235,10 @@ export class SearchIndex {
    * The runs that match, newest first, a page at a time. Words and the filters that are names (status,
    * verdict, agent, model, tool, experiment, and a cost's order of magnitude) are read from the full-text
    * index's lists, which it intersects in order and stops at the page; times are a range of the runs' keys;
-   * each row is then checked exactly. The total is counted to 1,000 past the page (`capped` beyond).
+   * each row is then checked exactly. The total is counted to 200 past the page (`capped` beyond).
    *
    * @param query The words and filters, and the page.
-   * @returns The page's runs and how many match (at most the page's end and 1,000 more).
+   * @returns The page's runs and how many match (at most the page's end and 200 more).
    */
   search(query: SearchQuery): SearchResult {
     const words = query.q ? ftsQuery(query.q) : null;
