@@ -11,6 +11,7 @@ import { FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { tour } from "../../../cli/tour.ts";
 import { launch, NO_BROWSER, openPage, overflow, screenshot } from "./_browser.ts";
+import { skipWithout } from "../../_peers.ts";
 import {
   agentRunFile,
   agentV2RunFile,
@@ -45,7 +46,6 @@ async function makeDemo() {
     failed: await demoRun(t, failingRunFile()),
     agent: await demoRun(t, agentRunFile()),
     agent2: await demoRun(t, agentV2RunFile()),
-    claude: CLAUDE ? await claudeRun(t, CLAUDE) : null,
   };
   return { t, ids };
 }
@@ -188,17 +188,16 @@ browserTest("a model call shows its conversation as messages, and the run its wh
   assert.deepEqual(ui.errors, []);
 });
 
-browserTest(
-  "a Claude Code run shows its model and tool calls from its spans, the refused call in red",
-  async () => {
-    const { ids } = await demo();
-    if (ids.claude === null) {
-      assert.ok(!Deno.env.get("CI"), "CI runs the real Claude Code (PROVRUN_TEST_CLAUDE)");
-      return;
-    }
+Deno.test({
+  name: "a Claude Code run shows its model and tool calls from its spans, the refused call in red",
+  ignore: NO_BROWSER || skipWithout("claude-code"),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const claude = await claudeRun((await demo()).t, CLAUDE!);
     await using ui = await open();
     const { page } = ui;
-    await ui.go(`runs/${ids.claude}`);
+    await ui.go(`runs/${claude}`);
     await page.waitForSelector("#facts");
     assert.match(
       await text(page, "#facts"),
@@ -216,7 +215,7 @@ browserTest(
     await screenshot(page, "claude-code");
     assert.deepEqual(ui.errors, []);
   },
-);
+});
 
 browserTest(
   "each level shows what it allows and says what it hides: names at names, nothing at structure",
