@@ -6,7 +6,7 @@
  */
 import type { Json } from "../evidence/event.ts";
 import type { EvidenceStore } from "../store/store.ts";
-import { type CompareSide, sideOf } from "./compare_view.ts";
+import { type CompareSide, sideOf } from "./compare_side.ts";
 import { runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf } from "./run_page.ts";
 import { diffSteps, type StepDiff, stepsOf } from "./step_diff.ts";
