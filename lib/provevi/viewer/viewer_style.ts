@@ -209,15 +209,15 @@ td.content .summary { display: block; overflow: hidden; text-overflow: ellipsis;
 .errchip { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 999px; background: var(--bad); color: #fff; font-size: 11px; font-weight: 700; }
 #runs table { table-layout: fixed; }
 #runs th:nth-child(1), #runs td:nth-child(1) { width: 34px; }
-#runs th:nth-child(2), #runs td:nth-child(2) { width: 240px; }
+#runs th:nth-child(2), #runs td:nth-child(2) { width: 238px; }
 #runs th:nth-child(3), #runs td:nth-child(3) { width: 112px; }
-#runs th:nth-child(4), #runs td:nth-child(4) { width: 156px; }
-#runs th:nth-child(6), #runs td:nth-child(6) { width: 132px; }
-#runs th:nth-child(7), #runs td:nth-child(7) { width: 96px; }
-#runs th:nth-child(8), #runs td:nth-child(8) { width: 70px; }
-#runs th:nth-child(9), #runs td:nth-child(9) { width: 70px; }
-#runs th:nth-child(10), #runs td:nth-child(10) { width: 96px; }
-#runs th:nth-child(11), #runs td:nth-child(11) { width: 70px; }
+#runs th:nth-child(4), #runs td:nth-child(4) { width: 150px; }
+#runs th:nth-child(6), #runs td:nth-child(6) { width: 120px; }
+#runs th:nth-child(7), #runs td:nth-child(7) { width: 88px; }
+#runs th:nth-child(8), #runs td:nth-child(8) { width: 64px; }
+#runs th:nth-child(9), #runs td:nth-child(9) { width: 60px; }
+#runs th:nth-child(10), #runs td:nth-child(10) { width: 92px; }
+#runs th:nth-child(11), #runs td:nth-child(11) { width: 62px; }
 #runs th { white-space: normal; font-size: 11px; }
 .clip { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 #runs tr.failed td:first-child { box-shadow: inset 3px 0 0 var(--bad); }

@@ -60,14 +60,24 @@ export async function openPage(browser: Browser): Promise<{ page: Page; errors: 
   return { page, errors };
 }
 
-/** Saves a screenshot of the whole page as a test artifact, and in docs/images/ with PROVE_UPDATE_SCREENSHOTS=1. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * Saves a screenshot of the whole page as a test artifact, and, for one that docs/ui.md shows, in docs/images/
+ * with PROVE_UPDATE_SCREENSHOTS=1.
+ */
+export async function screenshot(page: Page, name: string, options: { docs?: boolean } = {}): Promise<void> {
   await Deno.mkdir(ARTIFACTS, { recursive: true });
   // From the top, so that the sticky header and detail panel are drawn where a person first sees them.
   await page.evaluate("window.scrollTo(0, 0)");
-  const bytes = await page.screenshot({ fullPage: true, type: "png" });
+  // A window as tall as the page, rather than a capture beyond the window: Chromium leaves parts of a tall page
+  // unpainted beside a sticky element when it captures beyond the window.
+  const viewport = page.viewport()!;
+  const height = Number(await page.evaluate("document.documentElement.scrollHeight"));
+  await page.setViewport({ ...viewport, height: Math.min(Math.max(height, viewport.height), 12000) });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const bytes = await page.screenshot({ type: "png" });
+  await page.setViewport(viewport);
   await Deno.writeFile(join(ARTIFACTS, `${name}.png`), bytes);
-  if (Deno.env.get("PROVE_UPDATE_SCREENSHOTS") === "1") {
+  if (Deno.env.get("PROVE_UPDATE_SCREENSHOTS") === "1" && options.docs !== false) {
     await Deno.mkdir(join(ROOT, "docs", "images"), { recursive: true });
     await Deno.writeFile(join(ROOT, "docs", "images", `ui-${name}.png`), bytes);
   }
