@@ -18,7 +18,7 @@
  *    each answered within 5 s, and the server's peak memory (VmHWM) under 500 MB. The references, measured in
  *    the same run: the run's check alone (`verifyRun`, which every page makes), and the idle server's memory.
  * 5. The runs page's search at 100,000 runs (`_search_bench.ts`): free text and filters through the whole
- *    handler, against the same SQL through `node:sqlite` on the same index. Target: under 50 ms, at most 1.5x.
+ *    handler, against the same SQL through `node:sqlite` on the same index. Target: under 50 ms.
  * @module
  */
 import { join } from "node:path";

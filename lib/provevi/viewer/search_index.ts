@@ -139,6 +139,17 @@ export class SearchIndex {
   readonly #dropText: StatementSync;
   readonly #has: StatementSync;
   readonly #taken: StatementSync;
+  /** A search's statements, by their SQL: a page's query is made once and run again. */
+  readonly #statements = new Map<string, StatementSync>();
+
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      if (this.#statements.size >= 200) this.#statements.clear();
+      this.#statements.set(sql, statement = this.db.prepare(sql));
+    }
+    return statement;
+  }
 
   /**
    * Opens (or makes) an index.
@@ -281,14 +292,14 @@ export class SearchIndex {
     const all = [...(match ? [match] : []), ...params];
     const sql = from + where.join(" AND ");
     const order = match ? "t.rowid" : "r.key";
-    const rows = this.db.prepare(`SELECT r.* FROM ${sql} ORDER BY ${order} DESC LIMIT ? OFFSET ?`)
+    const rows = this.#prepare(`SELECT r.* FROM ${sql} ORDER BY ${order} DESC LIMIT ? OFFSET ?`)
       .all(...all, query.limit, query.offset) as Record<string, unknown>[];
     if (query.offset === 0 && rows.length < query.limit) {
       return { runs: rows.map(rowOf), total: rows.length, capped: false };
     }
     const cap = query.offset + query.limit + COUNT_PAST;
     const n = Number(
-      (this.db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${sql} LIMIT ?)`).get(...all, cap) as {
+      (this.#prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${sql} LIMIT ?)`).get(...all, cap) as {
         n: number;
       }).n,
     );
