@@ -344,8 +344,12 @@ export class FileLog implements LogStorage {
   #afterCommit(plan: AppendPlan, oldEdge: TileRef[], leaves: readonly RunLeaf[]): void {
     const lines = leaves.map((l, i) => `${plan.first + i} ${l.run_id}\n`).join("");
     Deno.writeTextFileSync(this.#path("index"), lines, { append: true });
+    const rewritten = (t: TileRef) =>
+      plan.tiles.some((w) =>
+        w.tile.level === t.level && w.tile.index === t.index && w.tile.width !== t.width
+      );
     const removes = [
-      ...oldEdge.map((t) => tilePath(t)),
+      ...oldEdge.filter(rewritten).map((t) => tilePath(t)),
       ...(plan.first % TILE_WIDTH
         ? [entriesPath(Math.floor(plan.first / TILE_WIDTH), plan.first % TILE_WIDTH)]
         : []),

@@ -18,3 +18,8 @@ export * from "./trust_policy.ts";
 export * from "./log_storage.ts";
 export * from "./file_log.ts";
 export * from "./log_proofs.ts";
+export * from "./witness.ts";
+export * from "./witness_server.ts";
+export * from "./witness_client.ts";
+export * from "./run_in_log.ts";
+export * from "./log_audit.ts";
