@@ -10,7 +10,7 @@ import { ProveviError } from "../evidence/errors.ts";
 import {
   COSIGNATURE_TYPE,
   isKeyName,
-  keyIdOf,
+  noteKeyId,
   type NoteSigner,
   type NoteVerifier,
   privateKeyOf,
@@ -79,7 +79,7 @@ export interface CosignatureVerifier extends NoteVerifier {
  * @returns The verifier.
  */
 export function cosignatureVerifier(name: string, publicKey: Uint8Array): CosignatureVerifier {
-  const keyId = keyIdOf(name, COSIGNATURE_TYPE, publicKey);
+  const keyId = noteKeyId(name, COSIGNATURE_TYPE, publicKey);
   const key: KeyObject = createPublicKey({
     key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(publicKey).toString("base64url") },
     format: "jwk",

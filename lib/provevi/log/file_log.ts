@@ -27,7 +27,9 @@ import {
 } from "./log_storage.ts";
 import { parseNote } from "./note.ts";
 import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
-import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
+import { entriesPath, TILE_WIDTH, TileHashes, tilePath, type TileRef } from "./tiles.ts";
+import { inclusionProof } from "./merkle.ts";
+import { tlogProofText } from "./tlog_proof.ts";
 import { edgeOf, edgeTiles } from "./tree_edge.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
@@ -50,6 +52,8 @@ export interface PreparedAppend {
   finish(): Promise<void>;
   /** Gives up before the commit: removes the pending files and unlocks. */
   abort(): void;
+  /** The tlog-proof of leaf `index` of this append against its checkpoint (from the tiles in memory). */
+  proofOf(index: number): string;
 }
 
 const decoder = new TextDecoder();
@@ -303,6 +307,7 @@ export class FileLog implements LogStorage {
         } catch { /* not there */ }
         release();
       },
+      proofOf: (index) => proofText(plan, oldEdge, edgeHashes, index),
     };
   }
 
@@ -421,6 +426,15 @@ export class FileLog implements LogStorage {
   get runsRoot(): string {
     return this.#runs;
   }
+}
+
+/** The tlog-proof of a leaf of a planned append, from the old edge and the tiles written. */
+function proofText(plan: AppendPlan, oldEdge: TileRef[], edgeHashes: Uint8Array[], index: number): string {
+  const hashes = new TileHashes();
+  for (const t of plan.tiles) hashes.put(t.tile, t.hashes);
+  oldEdge.forEach((t, i) => hashes.put(t, edgeHashes[i]!));
+  const proof = inclusionProof(index, plan.edge.size, hashes.at);
+  return tlogProofText({ extra: null, index, proof, checkpoint: plan.checkpoint });
 }
 
 /** True when the run folder's manifest is the one the leaf names. */

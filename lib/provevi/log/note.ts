@@ -57,7 +57,7 @@ const encoder = new TextEncoder();
  * @param publicKey The public key's bytes.
  * @returns The key ID.
  */
-export function keyIdOf(name: string, type: number, publicKey: Uint8Array): number {
+export function noteKeyId(name: string, type: number, publicKey: Uint8Array): number {
   const digest = createHash("sha256").update(name).update(new Uint8Array([0x0a, type])).update(publicKey)
     .digest();
   return digest.readUInt32BE(0);
@@ -135,7 +135,7 @@ export function ed25519Signer(
  * @returns The verifier.
  */
 export function ed25519Verifier(name: string, publicKey: Uint8Array): NoteVerifier {
-  const keyId = keyIdOf(name, ED25519_TYPE, publicKey);
+  const keyId = noteKeyId(name, ED25519_TYPE, publicKey);
   const key = publicKeyObject(publicKey);
   return {
     name,
@@ -175,7 +175,9 @@ export function parseVkey(
   const type = bytes[0]!;
   const publicKey = bytes.subarray(1);
   const keyId = parseInt(hex, 16);
-  if (keyIdOf(name, type, publicKey) !== keyId) throw bad("its key ID is not the one its name and key give");
+  if (noteKeyId(name, type, publicKey) !== keyId) {
+    throw bad("its key ID is not the one its name and key give");
+  }
   return { name, keyId, type, publicKey };
 }
 
