@@ -109,7 +109,10 @@ Deno.test("a link planted in output/ during a run is recorded as a problem at it
   assert.ok(events.some((e) => e.type === "output_artifact_created" && e.data.path === "answer.txt"));
   // The record is sealed and its chain holds; the check of the outputs names the link too.
   assert.equal(outcome.manifest?.status, "failed");
-  assert.deepEqual((await verifyRun(record)).problems, ["output/leak is a link, not a file"]);
+  assert.deepEqual((await verifyRun(record)).problems.map((p) => [p.code, p.file]), [[
+    "output.not_plain",
+    "output/leak",
+  ]]);
 });
 
 Deno.test("the link attack counts", () => {

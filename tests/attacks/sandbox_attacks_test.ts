@@ -1,7 +1,9 @@
 /**
  * The sandbox under attack: every tool of fixtures/attacks/tools/evil.ts is called in one agent run, and each
  * must be stopped (an error in its `tool_called`, or for the console forgery, its text kept in the record and
- * out of provr's output) and recorded, with the run going on to a sealed record that verifies.
+ * out of provr's output) and recorded, with the run going on to a sealed record that verifies. The same corpus
+ * is stopped the same way in a compiled provr's sandbox role. Limits are generous (60 s) except for the two
+ * attacks about time, which never end, so they meet any limit whatever the machine's load.
  * @module
  */
 import assert from "node:assert/strict";
@@ -9,15 +11,15 @@ import { join } from "node:path";
 import { verifyRun } from "../../lib/provevi/mod.ts";
 import { runFile, Sandbox } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
+import { selfCommand } from "../provrun/sandbox/_self.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("sandbox attacks");
 
 /** What each attack must end in: the error's name, or a check of the event. */
+const TIMED: Record<string, string | RegExp> = { busy_loop: "ToolTimeout", redos: "ToolTimeout" };
 const EXPECTED: Record<string, string | RegExp> = {
-  busy_loop: "ToolTimeout",
-  redos: "ToolTimeout",
   read_passwd: "NotCapable",
   read_passwd_sync: "NotCapable",
   read_dev_stdin: "NotCapable",
@@ -40,12 +42,14 @@ const EXPECTED: Record<string, string | RegExp> = {
   dynamic_import_file: /./,
   dynamic_import_remote: /./,
   dynamic_import_npm: /./,
-  worker_inherit: /./,
+  worker_inherit: "NotCapable", // no nested worker: it would start outside the sandbox's hooks
   kill_parent: "NotCapable",
   huge_result: /ResultTooLarge|SandboxExited/,
   memory_bomb: /SandboxExited|ToolTimeout/,
-  exit_process: "SandboxExited",
+  exit_process: /SandboxExited|NotCapable/,
 };
+/** The imports that the sandbox's own hooks must refuse (a compiled provr's loader would not ask Deno). */
+const HOOKED = ["dynamic_import_file", "dynamic_import_remote", "dynamic_import_npm"];
 
 Deno.test("every attack of the corpus on the sandbox is stopped and recorded, and the run verifies", async () => {
   await using t = await gitCatalog({ "finance/revenue.csv": "quarter,revenue\nQ3,48.2\n" });
@@ -57,7 +61,7 @@ Deno.test("every attack of the corpus on the sandbox is stopped and recorded, an
   ].join("\n");
   const file = agentFile(turns, {
     extra: `  tools_folder: ${new URL("../../fixtures/attacks/tools", import.meta.url).pathname}\n` +
-      `  limits: { tool_seconds: 3, tool_result_bytes: 1000000, steps: 100 }`,
+      `  limits: { tool_seconds: 60, tool_result_bytes: 1000000, steps: 100 }`,
     inputs: `inputs:\n  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }`,
   });
   const lock = new URL("../../deno.lock", import.meta.url);
@@ -76,8 +80,10 @@ Deno.test("every attack of the corpus on the sandbox is stopped and recorded, an
     const error = event?.data.error as string | null | undefined;
     const stopped = typeof error === "string" &&
       (typeof expected === "string" ? error === expected : expected.test(error));
-    if (!stopped) problems.push(`${name}: ${error} ${event?.data.message ?? ""}`);
-    tally.add(name, { stopped, recorded: !!event && event.data.result_payload === null });
+    const hooked = !HOOKED.includes(name) ||
+      /the sandbox refuses the import/.test(String(event?.data.message));
+    if (!stopped || !hooked) problems.push(`${name}: ${error} ${event?.data.message ?? ""}`);
+    tally.add(name, { stopped: stopped && hooked, recorded: !!event && event.data.result_payload === null });
   }
   const forged = calls.get("console_forgery");
   const console = String(forged?.data.console ?? "");
@@ -97,20 +103,76 @@ Deno.test("every attack of the corpus on the sandbox is stopped and recorded, an
   assert.deepEqual(problems, []);
 });
 
-Deno.test("a tools module whose static import reads a host file is refused before it runs, naming the import", async () => {
+/** Calls each attack in a sandbox of its own start mode and gives the problems; counts each. */
+async function attackSandbox(
+  mode: "deno" | "self",
+  attacks: Record<string, string | RegExp>,
+  toolSeconds: number,
+): Promise<string[]> {
+  const dir = await Deno.makeTempDir();
+  for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(dir, sub));
+  const module = new URL("../../fixtures/attacks/tools/evil.ts", import.meta.url).href;
+  const problems: string[] = [];
+  const sandbox = await Sandbox.open(dir, {
+    modules: [module],
+    self: mode === "self" ? selfCommand() : null,
+    toolSeconds,
+    resultBytes: 1_000_000,
+  });
+  try {
+    for (const [name, expected] of Object.entries(attacks)) {
+      let error = "";
+      let message = "";
+      try {
+        await sandbox.call(name, {});
+      } catch (e) {
+        error = (e as Error).name;
+        message = (e as Error).message;
+      }
+      const stopped = typeof expected === "string"
+        ? error === expected
+        : error !== "" && expected.test(error);
+      const hooked = !HOOKED.includes(name) || /the sandbox refuses the import/.test(message);
+      if (!stopped || !hooked) problems.push(`${mode} ${name}: ${error} ${message}`);
+      tally.add(`${mode} ${name}`, { stopped: stopped && hooked, recorded: stopped });
+    }
+  } finally {
+    await sandbox.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+  return problems;
+}
+
+Deno.test("a tool that never ends meets its time limit, whatever the load, in both start modes", async () => {
+  assert.deepEqual([
+    ...await attackSandbox("deno", TIMED, 2),
+    ...await attackSandbox("self", TIMED, 2),
+  ], []);
+});
+
+Deno.test("the whole corpus is stopped the same way in a compiled provr's sandbox role", async () => {
+  assert.deepEqual(await attackSandbox("self", EXPECTED, 60), []);
+});
+
+Deno.test("a tools module whose static import reads a host file is refused before any tool runs, naming the import", async () => {
   const dir = await Deno.makeTempDir();
   for (const sub of ["input", "output", "scratch"]) await Deno.mkdir(join(dir, sub));
   const module = new URL("../../fixtures/attacks/static_text/evil.ts", import.meta.url).href;
-  let error: unknown = null;
-  try {
-    await (await Sandbox.open(dir, { modules: [module] })).close();
-  } catch (e) {
-    error = e;
+  for (const mode of ["deno", "self"] as const) {
+    let error: unknown = null;
+    try {
+      await (await Sandbox.open(dir, { modules: [module], self: mode === "self" ? selfCommand() : null }))
+        .close();
+    } catch (e) {
+      error = e;
+    }
+    const stopped = error instanceof Error &&
+      /the sandbox refuses the import of \/etc\/passwd from .*evil\.ts: it is outside the tools folder/.test(
+        error.message,
+      ) && !error.message.includes("\n");
+    tally.add(`${mode} static text import`, { stopped, recorded: stopped });
+    assert.ok(stopped, String(error));
   }
-  const stopped = error instanceof Error &&
-    /imports \/etc\/passwd is outside the tools folder/.test(error.message);
-  tally.add("static text import", { stopped, recorded: stopped });
-  assert.ok(stopped, String(error));
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -1,17 +1,12 @@
 /**
- * The first module a sandbox process evaluates, before any tools module: it keeps the process's stdin and
- * stdout for the sandbox's own messages, and gives tools a console that writes into the current call's record
- * instead (escaped there as JSON), a `Deno.stdin` that refuses to read, and a `Deno.stdout` / `Deno.stderr`
- * that write into the same record. Importing it has these effects, so nothing but the sandbox's bootstrap
- * imports it (it is not re-exported).
+ * The first module the tools worker evaluates, before any tools module: the process's stdin and stdout belong
+ * to the sandbox's own messages (read and written by the process's main thread, `sandbox_role.ts`), so tools
+ * get a console that writes into the current call's record instead (escaped there as JSON), a `Deno.stdin`
+ * that refuses to read, and a `Deno.stdout` / `Deno.stderr` that write into the same record. Importing it has
+ * these effects, so nothing but the tools worker imports it (it is not re-exported).
  * @module
  */
 import process from "node:process";
-
-/** The process's stdin, for the sandbox's requests. */
-export const stdin: typeof Deno.stdin = Deno.stdin;
-/** The process's stdout, for the sandbox's replies. */
-export const stdout: typeof Deno.stdout = Deno.stdout;
 
 /** At most this much console text is kept per call; the rest is counted. */
 export const CONSOLE_LIMIT = 64 * 1024;

@@ -1,83 +1,32 @@
 /**
- * The sandbox: Deno child processes started with exactly the run's grants as `--allow-*` flags and
- * `--no-prompt` (read `input/` and `output/`, write `output/` and `scratch/`, net only the hosts the run
- * grants, no env, run, ffi, sys, and no remote import), each with its own stdin and stdout and a clean
- * environment. Every tool's `execute` runs in one, so no tool ever prompts, whatever flags the caller was
- * started with. A process runs one call at a time; a call that runs past its limit has its process killed
- * (its CPU freed at once), and the next call gets a fresh one. Before the first process starts, each tools
- * module's whole import graph is checked (`import_graph.ts`).
+ * The sandbox: processes that run an agent's tools, each a main thread that talks to provr
+ * (`sandbox_role.ts`) and a Worker whose permissions are exactly the run's grants (read `input/` and `output/`,
+ * write `output/` and `scratch/`, net only the hosts the run grants, no env, run, ffi, sys, and no remote
+ * import), where every tool's code runs. From source the process is `deno run` with the same grants as flags
+ * and `--no-prompt`; a compiled provr starts itself in the sandbox role (`sandbox_launch.ts`). No tool ever
+ * prompts, whatever flags the caller was started with. A process runs one call at a time; a call that runs past
+ * its limit has its process killed (its CPU freed at once), and the next call gets a fresh one. The tools
+ * folder's modules are sent to the process as a snapshot and load under `file:///tools/` through the worker's
+ * module hooks (`_tools_hooks.ts`), which refuse any import outside it, the pinned packages and `node:`.
  * @module
  */
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import CONFIG from "../../../deno.json" with { type: "json" };
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import { MAX_TIMER_SECONDS } from "../run/run_file.ts";
-import { checkImportGraph } from "./import_graph.ts";
+import { PINNED_PACKAGES } from "./import_graph.ts";
 import { forgetProcess, watchProcess } from "./reaper.ts";
-import { configFlags, sandboxDeno } from "./sandbox_deno.ts";
-import {
-  checkCompiledDeno,
-  type ChildModules,
-  compiledDeno,
-  isCompiled,
-  ownModules,
-  privateCopy,
-} from "./sandbox_compiled.ts";
+import { isCompiled, type Launch, launchFor } from "./sandbox_launch.ts";
+import type { RoleInit } from "./sandbox_role.ts";
+import { toolsSnapshot } from "./tools_folder.ts";
+import { npmRootOf } from "./_tools_hooks.ts";
 import type { ToolDefinition } from "./sandbox_worker.ts";
 
 export type { ToolDefinition } from "./sandbox_worker.ts";
 
-/** The permissions of the sandbox, as given to each Worker and recorded in `sandbox_started`. */
-export interface SandboxPermissions {
-  read: string[];
-  write: string[];
-  net: string[] | false;
-  env: false;
-  run: false;
-  ffi: false;
-  sys: false;
-  import: false;
-}
-
-/**
- * The sandbox's permissions for a run folder.
- *
- * @param folder The run folder.
- * @param net The hosts (`host:port`) the run grants to tools (`agent.net`).
- * @example
- * ```ts
- * import { sandboxPermissions } from "./sandbox.ts";
- * sandboxPermissions("/runs/run-x", ["127.0.0.1:8123"]).write; // ["/runs/run-x/output", "/runs/run-x/scratch"]
- * ```
- */
-export function sandboxPermissions(folder: string, net: string[] = []): SandboxPermissions {
-  const root = resolve(folder);
-  return {
-    read: [join(root, "input"), join(root, "output")],
-    write: [join(root, "output"), join(root, "scratch")],
-    net: net.length ? [...net] : false,
-    env: false,
-    run: false,
-    ffi: false,
-    sys: false,
-    import: false,
-  };
-}
-
-/**
- * The same permissions as `deno run` flags, for a Deno program (a stdio MCP server) started as a child.
- *
- * @example
- * ```ts
- * import { sandboxFlags, sandboxPermissions } from "./sandbox.ts";
- * sandboxFlags(sandboxPermissions("/runs/run-x")); // ["--no-prompt", "--allow-read=…", "--allow-write=…"]
- * ```
- */
-export function sandboxFlags(p: SandboxPermissions): string[] {
-  const flags = ["--no-prompt", `--allow-read=${p.read.join(",")}`, `--allow-write=${p.write.join(",")}`];
-  if (p.net) flags.push(`--allow-net=${p.net.join(",")}`);
-  return flags;
-}
+export { sandboxFlags, type SandboxPermissions, sandboxPermissions } from "./sandbox_permissions.ts";
+import { type SandboxPermissions, sandboxPermissions } from "./sandbox_permissions.ts";
 
 /** Options of {@linkcode Sandbox.open}. */
 export interface SandboxOptions {
@@ -89,19 +38,23 @@ export interface SandboxOptions {
   toolsFolder?: string;
   /** Offer the built-in filesystem tools (true by default). */
   builtins?: boolean;
+  /** How long the tools modules may take to load, in seconds (60 by default). */
+  loadSeconds?: number;
   /** A call's time limit in seconds (30 by default). */
   toolSeconds?: number;
   /** The largest result of one call, as JSON bytes ({@linkcode DEFAULT_TOOL_RESULT_BYTES} by default). */
   resultBytes?: number;
-  /** The heap of one sandbox process, in MB ({@linkcode DEFAULT_SANDBOX_MEMORY_MB} by default). */
+  /**
+   * The memory of one sandbox process, in MB ({@linkcode DEFAULT_SANDBOX_MEMORY_MB} by default): its heap under
+   * `deno run`, and in both ways what it may use above its start before it is stopped.
+   */
   memoryMb?: number;
   /**
-   * Run as a compiled provr does (`deno` from the PATH on a private copy of the sandbox's modules); by
-   * default, when this process is a compiled binary. The tests force it.
+   * Start each sandbox process as this program in the sandbox role, with this command: a compiled provr's is
+   * `[Deno.execPath()]`, the default when this process is compiled; the tests give `deno run` with the
+   * compiled binary's flags on `cli/provr.ts`. Null starts `deno run` on the role's module (from source).
    */
-  compiled?: boolean;
-  /** The Deno program of a compiled provr's sandbox (`deno` from the PATH by default). */
-  denoBin?: string;
+  self?: string[] | null;
 }
 
 /** The default limit of one tool result, as JSON: 16 MB. */
@@ -117,6 +70,7 @@ interface Reply {
   console?: string;
   error?: { name: string; message: string };
   tools?: ToolDefinition[];
+  module?: string | null;
 }
 
 /** What a sandboxed call gives back beside its value. */
@@ -134,19 +88,29 @@ const decoder = new TextDecoder();
 /** One sandbox process: its pipes, the call it serves, what it wrote beside its replies. */
 class Child {
   readonly process: Deno.ChildProcess;
+  readonly token: string;
+  readonly maxLine: number;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   #waiting: ((reply: Reply) => void) | null = null;
   #failing: ((error: Error) => void) | null = null;
   #stray = "";
   #stderr = "";
   #killed = false;
+  /** The tools module being loaded, as the process last said. */
+  loading: string | null = null;
   readonly exited: Promise<void>;
+  readonly #prefix: string;
 
-  constructor(deno: string, args: string[], env: Record<string, string>, readonly maxLine: number) {
-    this.process = new Deno.Command(deno, {
-      args,
-      env,
+  constructor(launch: Launch, options: { env: Record<string, string>; cwd: string; maxLine: number }) {
+    this.maxLine = options.maxLine;
+    this.token = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    this.#prefix = `${this.token} `;
+    this.process = new Deno.Command(launch.program, {
+      args: launch.args,
+      env: options.env,
       clearEnv: true,
+      cwd: options.cwd,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -169,7 +133,8 @@ class Child {
     const lines = this.#stderr.replace(/\x1b\[[0-9;]*m/g, "").split("\n").map((l) => l.trim()).filter(
       Boolean,
     );
-    const line = lines.find((l) => /^error\b/i.test(l)) ?? lines[0];
+    const line = (lines.find((l) => /^error\b/i.test(l)) ?? lines[0] ?? "")
+      .replace(/^error:\s*/i, "").replace(/^Uncaught (\(in [^)]*\) )?/, "");
     return line ? `the sandbox process ended: ${line}` : "the sandbox process ended";
   }
 
@@ -221,10 +186,16 @@ class Child {
   #line(bytes: Uint8Array): void {
     const text = decoder.decode(bytes);
     let reply: Reply | null = null;
-    try {
-      reply = JSON.parse(text);
-    } catch {
-      reply = null;
+    if (text.startsWith(this.#prefix)) {
+      try {
+        reply = JSON.parse(text.slice(this.#prefix.length));
+      } catch {
+        reply = null;
+      }
+    }
+    if (reply?.op === "loading") {
+      this.loading = reply.module ?? null;
+      return;
     }
     if (reply && typeof reply === "object" && this.#waiting) {
       const waiting = this.#waiting;
@@ -294,9 +265,10 @@ export class Sandbox implements AsyncDisposable {
   readonly toolSeconds: number;
   readonly resultBytes: number;
   #tools: ToolDefinition[] = [];
-  #args: string[] = [];
-  #deno = "deno";
-  #own: ChildModules | null = null;
+  #launch: Launch | null = null;
+  #init: Omit<RoleInit, "token"> | null = null;
+  #toolsFolder = "";
+  #loadConsole = "";
   readonly #options: SandboxOptions;
   readonly #env: Record<string, string> = {};
   readonly #idle: Child[] = [];
@@ -325,74 +297,50 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /**
-   * Checks the tools modules' imports, starts the first process and reads the tool definitions.
+   * Reads the tools folder, starts the first process, loads the tools modules there and reads the tool
+   * definitions.
    *
    * @param folder The run folder.
    * @param options The tools modules, the granted hosts, the limits.
-   * @throws ToolSetError when a tools module imports from outside its folder and the pinned packages, cannot
-   * be loaded, or its `TOOLS` is wrong.
+   * @throws ToolSetError naming the module when a tools module imports from outside its folder and the pinned
+   * packages, throws or does not finish at import, or exports a wrong `TOOLS`.
    */
   static async open(folder: string, options: SandboxOptions = {}): Promise<Sandbox> {
     const sandbox = new Sandbox(folder, options);
-    const compiled = options.compiled ?? isCompiled();
-    let own: ChildModules;
-    if (compiled) {
-      sandbox.#deno = compiledDeno(options.denoBin);
-      await checkCompiledDeno(sandbox.#deno);
-      own = await privateCopy();
-    } else {
-      sandbox.#deno = sandboxDeno();
-      own = ownModules(configFlags()[0]?.slice("--config=".length) ?? null);
-    }
-    sandbox.#own = own;
-    try {
-      if (options.modules?.length) {
-        await checkImportGraph(options.modules, {
-          folder: options.toolsFolder ?? join(fromFileUrl(options.modules[0]!), ".."),
-          config: own.config,
-        });
-      }
-      sandbox.#args = sandbox.#argsFor(own);
-      const first = await sandbox.#spawn();
-      sandbox.#idle.push(first.child);
-      sandbox.#tools = first.tools;
-    } catch (error) {
-      await own.cleanup();
-      throw error;
-    }
+    const modules = options.modules ?? [];
+    const toolsFolder = options.toolsFolder ?? (modules[0] ? join(fromFileUrl(modules[0]), "..") : "");
+    sandbox.#toolsFolder = toolsFolder;
+    const files = toolsFolder ? await toolsSnapshot(toolsFolder) : {};
+    const memoryMb = options.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB;
+    const self = options.self !== undefined ? options.self : isCompiled() ? [Deno.execPath()] : null;
+    sandbox.#launch = launchFor(sandbox.permissions, { self, memoryMb });
+    sandbox.#init = {
+      op: "init",
+      permissions: sandbox.permissions,
+      memoryMb,
+      files,
+      modules: modules.map((url) => relative(toolsFolder, fromFileUrl(url)).split("\\").join("/")),
+      builtins: options.builtins ?? true,
+      resultBytes: sandbox.resultBytes,
+      root: resolve(folder),
+      npmRoot: npmRootOf(import.meta.resolve("zod")),
+      importNames: Object.keys(CONFIG.imports),
+      pinned: PINNED_PACKAGES,
+    };
+    const first = await sandbox.#spawn();
+    sandbox.#idle.push(first.child);
+    sandbox.#tools = first.tools;
     return sandbox;
   }
 
-  /** Where the sandbox processes' own modules come from: the toolkit's files, or a compiled provr's copy. */
-  get modulesFrom(): "files" | "copy" {
-    return this.#own?.from ?? "files";
+  /** How the sandbox processes start: `deno` (`deno run` with the grants as flags) or `self` (the role). */
+  get mode(): "deno" | "self" {
+    return this.#launch?.mode ?? "deno";
   }
 
-  #argsFor(own: ChildModules): string[] {
-    const options = this.#options;
-    const modules = options.modules ?? [];
-    // The main module is a bootstrap that imports the guard first (evaluated before any tools module, so no
-    // tool ever sees the process's stdin and stdout), then the tools statically, which needs no read
-    // permission on them, so nothing beyond the run's grants is given.
-    const lines = [`import ${JSON.stringify(own.guard)};`];
-    modules.forEach((url, i) => lines.push(`import * as m${i} from ${JSON.stringify(url)};`));
-    lines.push(`import { serveProcess } from ${JSON.stringify(own.child)};`);
-    lines.push(
-      `await serveProcess([${
-        modules.map((url, i) => `{ url: ${JSON.stringify(url)}, mod: m${i} }`).join(", ")
-      }], ${JSON.stringify({ builtins: options.builtins ?? true, resultBytes: this.resultBytes })});`,
-    );
-    const bootstrap = `data:text/javascript;base64,${btoa(lines.join("\n"))}`;
-    return [
-      "run",
-      ...sandboxFlags(this.permissions),
-      ...(own.config ? [`--config=${own.config}`] : []),
-      "--no-remote",
-      "--cached-only",
-      ...own.lockFlags,
-      `--v8-flags=--max-old-space-size=${options.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB}`,
-      bootstrap,
-    ];
+  /** What the tools modules wrote to their console as they loaded ("" for nothing). */
+  get loadConsole(): string {
+    return this.#loadConsole;
   }
 
   /** The definitions of the tools in the sandbox. */
@@ -400,29 +348,80 @@ export class Sandbox implements AsyncDisposable {
     return this.#tools;
   }
 
+  /** A path as a tool sees it (`/tools/x.ts`) as the user knows it. */
+  #real(text: string): string {
+    if (!this.#toolsFolder) return text;
+    return text.replace(
+      /(?:file:\/\/)?\/tools\/([^\s:;,)]+)/g,
+      (_m, rel: string) => join(this.#toolsFolder, rel),
+    );
+  }
+
+  /** The run folder, which tools are given anyway, so the working folder names nothing else. */
+  #cwd(): string {
+    const root = resolve(this.folder);
+    try {
+      return Deno.statSync(root).isDirectory ? root : "/";
+    } catch {
+      return "/";
+    }
+  }
+
   async #spawn(): Promise<{ child: Child; tools: ToolDefinition[] }> {
-    const child = new Child(this.#deno, this.#args, this.#env, this.resultBytes + LINE_SLACK);
+    let child: Child;
+    const launch = this.#launch!;
+    try {
+      child = new Child(launch, { env: this.#env, cwd: this.#cwd(), maxLine: this.resultBytes + LINE_SLACK });
+    } catch (error) {
+      throw new ToolSetError(
+        `the agent's tools run in a sandbox process, and ${launch.program} cannot be started ` +
+          `(${(error as Error).name}): ${
+            launch.mode === "self"
+              ? "put provr on the PATH as provr"
+              : "install Deno, or add --allow-run=deno"
+          }`,
+        { cause: error },
+      );
+    }
     this.stats.started += 1;
     this.#all.add(child);
     child.exited.then(() => this.#forget(child));
     let reply: Reply;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const seconds = Math.min(this.#options.loadSeconds ?? 60, MAX_TIMER_SECONDS);
     try {
-      reply = await child.request({ op: "init", root: resolve(this.folder) });
+      reply = await Promise.race([
+        child.request({ ...this.#init, token: child.token }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            reject(
+              new Error(`it did not finish loading within ${seconds} s (a top-level await that never ends?)`),
+            );
+          }, seconds * 1000);
+        }),
+      ]);
     } catch (error) {
       this.#drop(child, false);
+      const module = child.loading
+        ? `the tools module ${join(this.#toolsFolder, child.loading)}`
+        : "the tools";
       throw new ToolSetError(
-        `the sandbox's tools cannot be loaded: ${(error as Error).message}; fix the tools module, ` +
-          `or remove it from agent.tools_folder`,
+        `${module} cannot be loaded: ${this.#real((error as Error).message)}; fix it, or remove it from ` +
+          `agent.tools_folder`,
         { cause: error },
       );
+    } finally {
+      clearTimeout(timer);
     }
     if (reply.op !== "ready") {
       this.#drop(child, false);
+      const module = reply.module ? `the tools module ${join(this.#toolsFolder, reply.module)}` : "the tools";
+      const why = this.#real(`${reply.error?.name}: ${reply.error?.message}`).split("\n")[0];
       throw new ToolSetError(
-        `the sandbox's tools cannot be loaded: ${reply.error?.name}: ${reply.error?.message}; fix the tools ` +
-          `module named, or remove it from agent.tools_folder`,
+        `${module} cannot be loaded: ${why}; fix it, or remove it from agent.tools_folder`,
       );
     }
+    if (this.stats.started === 1) this.#loadConsole = reply.console ?? "";
     return { child, tools: reply.tools ?? [] };
   }
 
@@ -529,7 +528,6 @@ export class Sandbox implements AsyncDisposable {
     const all = [...this.#all];
     for (const child of all) this.#drop(child, false);
     await Promise.all(all.map((c) => c.exited));
-    await this.#own?.cleanup();
   }
 
   /** Closes the sandbox. */

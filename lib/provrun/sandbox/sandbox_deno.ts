@@ -3,13 +3,14 @@
  * @module
  */
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { compiledDeno, isCompiled } from "./sandbox_compiled.ts";
 
 const CONFIG_URL = new URL("../../../deno.json", import.meta.url);
 
 /**
- * The Deno program a sandbox process runs: this process's own Deno when it may start it, else `deno` from the
- * PATH (what `--allow-run=deno` grants, as the provr task does); for a compiled provr, `deno` from the PATH.
+ * The Deno program that sandbox processes (from source), the reaper and Deno MCP servers run: this process's
+ * own Deno when it may start it, else `deno` from the PATH (what `--allow-run=deno` grants, as the provr task
+ * does). A compiled provr is not the Deno CLI, so for it this is `deno` from the PATH, which it may not have;
+ * its sandbox processes are itself (`sandbox_launch.ts`).
  *
  * @example
  * ```ts
@@ -18,7 +19,7 @@ const CONFIG_URL = new URL("../../../deno.json", import.meta.url);
  * ```
  */
 export function sandboxDeno(): string {
-  if (isCompiled()) return compiledDeno(); // a compiled provr is not the Deno CLI
+  if (Deno.build.standalone) return "deno"; // a compiled provr is not the Deno CLI
   try {
     const own = Deno.execPath();
     return Deno.permissions.querySync({ name: "run", command: own }).state === "granted" ? own : "deno";

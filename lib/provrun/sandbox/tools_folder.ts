@@ -56,3 +56,57 @@ export async function toolsFolderModules(folder: string, base: string): Promise<
   }
   return names.sort().map((n) => pathToFileURL(join(dir, n)).href);
 }
+
+/** The most a tools folder may hold for the sandbox, in bytes and in files. */
+export const TOOLS_FOLDER_LIMITS = { bytes: 32 * 1024 * 1024, files: 2000 } as const;
+const SNAPSHOT = /\.(ts|mts|js|mjs|json)$/;
+
+/**
+ * The tools folder as the sandbox loads it: the text of every module and JSON file in it and its subfolders,
+ * by path relative to it. A tool loads its folder's modules only from this snapshot, so it needs no read
+ * grant on the folder and cannot learn where it is. Links and hidden entries are left out, so an import
+ * through a link is refused as a file that is not there.
+ *
+ * @param folder The tools folder.
+ * @returns The files, by relative path with `/` between names.
+ * @throws ToolSetError when the folder cannot be read or holds more than {@linkcode TOOLS_FOLDER_LIMITS}.
+ * @example
+ * ```ts
+ * import { toolsSnapshot } from "./tools_folder.ts";
+ * const files = await toolsSnapshot("fixtures/agent/tools"); // { "rates.ts": "import { z } …" }
+ * ```
+ */
+export async function toolsSnapshot(folder: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  let bytes = 0;
+  let count = 0;
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.name.startsWith(".") || e.name === "node_modules" || e.isSymlink) continue;
+      if (e.isDirectory) await walk(join(dir, e.name), `${prefix}${e.name}/`);
+      else if (e.isFile && SNAPSHOT.test(e.name)) {
+        const path = join(dir, e.name);
+        const info = await Deno.lstat(path);
+        if (!info.isFile || info.nlink !== null && info.nlink > 1) continue; // a hard link may lead anywhere
+        bytes += info.size;
+        if (++count > TOOLS_FOLDER_LIMITS.files || bytes > TOOLS_FOLDER_LIMITS.bytes) {
+          throw new ToolSetError(
+            `the tools folder ${folder} holds more than ${TOOLS_FOLDER_LIMITS.files} files or ` +
+              `${TOOLS_FOLDER_LIMITS.bytes} bytes of modules; give the agent a folder of its tools only`,
+          );
+        }
+        files[`${prefix}${e.name}`] = await Deno.readTextFile(path);
+      }
+    }
+  };
+  try {
+    await walk(folder, "");
+  } catch (error) {
+    if (error instanceof ToolSetError) throw error;
+    throw new ToolSetError(
+      `the tools folder ${folder} cannot be read: ${(error as Error).message}; check agent.tools_folder`,
+      { cause: error },
+    );
+  }
+  return files;
+}

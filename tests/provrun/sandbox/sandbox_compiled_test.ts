@@ -1,18 +1,20 @@
 /**
- * The compiled provr's sandbox, through `deno run` with the compiled mode forced: `deno` from the PATH on a
- * private copy of the sandbox's own modules (with the toolkit's import map), removed at the close; and with no
- * `deno` to start, one line that says what to install.
+ * The sandbox of a compiled provr: provr started again with the sandbox role's argument, with the flags the
+ * compile task bakes in (through `deno run` on cli/provr.ts, as the binary runs it), holding the tools in a
+ * worker narrowed to the run's grants; and the role's own protocol, which no tool can speak.
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Sandbox, ToolSetError } from "../../../lib/provrun/mod.ts";
+import { compiledProvrFlags, selfCommand } from "./_self.ts";
 
-Deno.test("a compiled provr's sandbox runs on a private copy of its modules, tools modules with zod too, and removes it at the close", async () => {
+Deno.test("a compiled provr's sandbox process is provr itself in the sandbox role: zod tools, grants and time limit hold", async () => {
   const folder = await Deno.makeTempDir();
   await Deno.mkdir(join(folder, "run", "output"), { recursive: true });
-  const module = join(folder, "rates.ts");
+  await Deno.mkdir(join(folder, "tools"));
+  const module = join(folder, "tools", "rates.ts");
   await Deno.writeTextFile(
     module,
     `import { z } from "zod";
@@ -20,44 +22,41 @@ export const TOOLS = [{ name: "add", description: "adds", schema: z.object({ a: 
   execute: ({ a, b }: { a: number; b: number }) => { console.log("adding"); return a + b; } },
   { name: "busy", description: "spins", schema: { type: "object" }, execute: () => { for (;;) {} } }];`,
   );
-  const before = new Set([...Deno.readDirSync(Deno.env.get("TMPDIR") ?? "/tmp")].map((e) => e.name));
   const sandbox = await Sandbox.open(join(folder, "run"), {
     modules: [pathToFileURL(module).href],
-    compiled: true,
-    toolSeconds: 2,
+    self: selfCommand(),
+    toolSeconds: 30,
   });
   try {
-    assert.equal(sandbox.modulesFrom, "copy");
-    const copies = [...Deno.readDirSync(Deno.env.get("TMPDIR") ?? "/tmp")].filter((e) =>
-      e.name.startsWith("provr-sandbox-") && !before.has(e.name)
+    assert.equal(sandbox.mode, "self");
+    assert.ok(
+      compiledProvrFlags().includes("--allow-read"),
+      "the compiled provr reads anything: the worker narrows",
     );
-    assert.equal(copies.length, 1);
-    const copy = join(Deno.env.get("TMPDIR") ?? "/tmp", copies[0]!.name);
-    assert.equal(Deno.statSync(copy).mode! & 0o777, 0o700);
-    assert.ok(Deno.statSync(join(copy, "lib/provrun/sandbox/sandbox_child.ts")).isFile);
-    const out = await sandbox.callWithConsole("add", { a: 2, b: 3 });
-    assert.deepEqual(out, { value: 5, console: "adding\n" });
+    assert.deepEqual(await sandbox.callWithConsole("add", { a: 2, b: 3 }), { value: 5, console: "adding\n" });
     await sandbox.call("write_file", { path: "/output/a.txt", content: "x" });
     assert.equal(await Deno.readTextFile(join(folder, "run", "output", "a.txt")), "x");
-    await assert.rejects(() => sandbox.call("read_file", { path: "/etc/passwd" }));
-    await assert.rejects(() => sandbox.call("busy", {}), /ToolTimeout|took more than/);
+    await assert.rejects(() => sandbox.call("read_file", { path: "/etc/passwd" }), /PathRefused/);
+    await assert.rejects(
+      () => sandbox.call("busy", {}, { seconds: 1 }),
+      (e: Error) => e.name === "ToolTimeout",
+    );
     assert.equal(await sandbox.call("add", { a: 1, b: 1 }), 2); // a fresh process after the kill
-    await sandbox.close();
-    assert.equal(await Deno.stat(copy).then(() => true, () => false), false, "the copy outlived the sandbox");
+    assert.equal(sandbox.stats.terminated, 1);
   } finally {
     await sandbox.close();
     await Deno.remove(folder, { recursive: true });
   }
 });
 
-Deno.test("a compiled provr with no deno to start refuses the agent's tools in one line that says what to install", async () => {
+Deno.test("a compiled provr that may not start itself refuses the agent's tools in one line that says how", async () => {
   const folder = await Deno.makeTempDir();
   try {
     await assert.rejects(
-      () => Sandbox.open(folder, { compiled: true, denoBin: join(folder, "no-deno-here") }),
+      () => Sandbox.open(folder, { self: [join(folder, "no-provr-here")] }),
       (error: Error) => {
         assert.ok(error instanceof ToolSetError, String(error));
-        assert.match(error.message, /install Deno \(https:\/\/deno\.com\) and put deno on the PATH/);
+        assert.match(error.message, /cannot be started \(NotFound\): put provr on the PATH as provr/);
         assert.equal(error.message.includes("\n"), false);
         return true;
       },
