@@ -162,11 +162,14 @@ export function vkeyText(name: string, keyId: number, type: number, publicKey: U
 export function parseVkey(
   vkey: string,
 ): { name: string; keyId: number; type: number; publicKey: Uint8Array } {
-  const parts = vkey.trim().split("+");
+  const text = vkey.trim();
   const bad = (why: string) =>
-    new ProveviError(`"${vkey.trim()}" is not a verifier key (${why}); give <name>+<8 hex>+<base64>`);
-  if (parts.length !== 3) throw bad("three parts joined by +");
-  const [name, hex, body] = parts as [string, string, string];
+    new ProveviError(`"${text}" is not a verifier key (${why}); give <name>+<8 hex>+<base64>`);
+  // The base64 part may hold "+" itself: the name and the key ID end at the first two.
+  const first = text.indexOf("+");
+  const second = first < 0 ? -1 : text.indexOf("+", first + 1);
+  if (second < 0) throw bad("three parts joined by +");
+  const [name, hex, body] = [text.slice(0, first), text.slice(first + 1, second), text.slice(second + 1)];
   if (!isKeyName(name)) throw bad("its name");
   if (!/^[0-9a-f]{8}$/.test(hex)) throw bad("its key ID is not 8 lowercase hex digits");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length % 4 !== 0) throw bad("its key is not base64");
