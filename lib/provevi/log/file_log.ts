@@ -1,0 +1,481 @@
+/**
+ * The file store's log, in `<runs root>/.log/`: `tlog/checkpoint` and `tlog/tile/…` as C2SP tlog-tiles lays them
+ * out (serve `tlog/` as the log's prefix), `key` (the log's key, mode 0600), `lock` (held by one appender at a
+ * time), `index` (`<index> <run_id>` lines, to find a run fast), `witnessed` (the latest checkpoint with
+ * cosignatures) and `pending/` (a leaf being appended, so that the next appender finishes the work of one that
+ * was killed).
+ *
+ * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
+ * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
+ * file and one pending file per leaf naming its index; fsync them all; rename the checkpoint into place (the
+ * commit); fsync the folder; remove the pending files; unlock. A narrower partial tile is removed once a wider one
+ * is committed: its hashes are a prefix of the wider one's, which readers take instead.
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { ProveviError } from "../evidence/errors.ts";
+import { sha256Hex } from "../evidence/hash.ts";
+import { parseCheckpoint } from "./checkpoint.ts";
+import { type LogKey, logKeyOf, newKeyFile } from "./log_key.ts";
+import {
+  type AppendPlan,
+  type AppendResult,
+  bundleBytes,
+  type LogStorage,
+  parseBundle,
+  planAppend,
+} from "./log_storage.ts";
+import { parseNote } from "./note.ts";
+import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
+import { entriesPath, TILE_WIDTH, TileHashes, tilePath, type TileRef } from "./tiles.ts";
+import { inclusionProof } from "./merkle.ts";
+import { tlogProofText } from "./tlog_proof.ts";
+import { edgeOf, edgeTiles } from "./tree_edge.ts";
+
+/** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
+export interface PreparedAppend {
+  /** The indexes of the leaves. */
+  readonly indexes: number[];
+  /** The new size. */
+  readonly size: number;
+  /** The new checkpoint. */
+  readonly checkpoint: string;
+  /** Files written, to fsync before {@linkcode PreparedAppend.commit}. */
+  readonly files: string[];
+  /** Folders whose new entries to fsync before the commit. */
+  readonly dirs: string[];
+  /** The leaves' tile hashes that the proofs of the new leaves need (the edge and the tiles written). */
+  readonly tiles: { tile: TileRef; hashes: Uint8Array }[];
+  /** Renames the checkpoint into place: the append is made. */
+  commit(): void;
+  /** Makes the commit durable, removes the pending files and unlocks. */
+  finish(): Promise<void>;
+  /** Gives up before the commit: removes the pending files and unlocks. */
+  abort(): void;
+  /** The tlog-proof of leaf `index` of this append against its checkpoint (from the tiles in memory). */
+  proofOf(index: number): string;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The file store's log.
+ *
+ * @example
+ * ```ts ignore
+ * import { FileLog } from "./file_log.ts";
+ * const log = new FileLog("/runs");
+ * const { indexes } = await log.append([leaf]);
+ * ```
+ */
+export class FileLog implements LogStorage {
+  readonly kind = "file";
+  /** The log's folder, `<runs root>/.log`. */
+  readonly dir: string;
+  readonly #runs: string;
+  #key: LogKey | null = null;
+
+  /** @param runsRoot The runs root of the file store. */
+  constructor(runsRoot: string) {
+    this.#runs = runsRoot;
+    this.dir = join(runsRoot, ".log");
+  }
+
+  /** Where the log is. */
+  get where(): string {
+    return this.dir;
+  }
+
+  #path(...parts: string[]): string {
+    return join(this.dir, ...parts);
+  }
+
+  /** The log's key, made (mode 0600) when `create` is set and there is none. */
+  async key(options: { create?: boolean } = {}): Promise<LogKey | null> {
+    if (this.#key) return this.#key;
+    const path = this.#path("key");
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound) || !options.create) {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw new ProveviError(`cannot read the log key ${path}: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+      text = await this.#makeKey(path);
+    }
+    this.#key = logKeyOf(text, this.kind, path);
+    return this.#key;
+  }
+
+  async #makeKey(path: string): Promise<string> {
+    await Deno.mkdir(this.dir, { recursive: true });
+    const text = JSON.stringify(newKeyFile(), null, 2) + "\n";
+    try {
+      await Deno.writeTextFile(path, text, { createNew: true, mode: 0o600 });
+      await Deno.chmod(path, 0o600);
+      await syncPaths([path], [this.dir]);
+      return text;
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return await Deno.readTextFile(path); // another writer made it
+      throw error;
+    }
+  }
+
+  /** The latest checkpoint, or null. */
+  async checkpoint(): Promise<string | null> {
+    return await readTextOrNull(this.#path("tlog", "checkpoint"));
+  }
+
+  /** The latest witnessed checkpoint, or null. */
+  async witnessed(): Promise<string | null> {
+    return await readTextOrNull(this.#path("witnessed"));
+  }
+
+  /** Reads tiles; a tile whose width was removed is read from a wider one or the full one. */
+  readTiles(tiles: readonly TileRef[]): Promise<Uint8Array[]> {
+    return Promise.resolve(tiles.map((t) => this.#readWide(tilePath(t), t.width * 32, t)));
+  }
+
+  /** Reads an entry bundle's first `width` entries. */
+  readEntries(index: number, width: number): Promise<Uint8Array[]> {
+    const bytes = this.#readWide(entriesPath(index, width), 0, { level: -1, index, width });
+    const entries = parseBundle(bytes);
+    if (entries.length < width) {
+      throw new ProveviError(
+        `entry bundle ${entriesPath(index, width)} of ${this.dir} holds ${entries.length}`,
+      );
+    }
+    return Promise.resolve(entries.slice(0, width));
+  }
+
+  /** Reads `path`, or the narrowest wider version of the same tile, with at least `need` bytes. */
+  #readWide(path: string, need: number, tile: TileRef): Uint8Array {
+    const tries = [path];
+    if (tile.width < TILE_WIDTH) {
+      const full = tile.level < 0
+        ? entriesPath(tile.index, TILE_WIDTH)
+        : tilePath({ ...tile, width: TILE_WIDTH });
+      const widths: number[] = [];
+      try {
+        for (const e of Deno.readDirSync(this.#path("tlog", `${full}.p`))) {
+          const w = Number(e.name);
+          if (Number.isInteger(w) && w > tile.width) widths.push(w);
+        }
+      } catch { /* none wider */ }
+      tries.push(full, ...widths.sort((a, b) => a - b).map((w) => `${full}.p/${w}`));
+    }
+    for (const p of tries) {
+      try {
+        const bytes = Deno.readFileSync(this.#path("tlog", p));
+        if (bytes.length >= need) return bytes;
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    }
+    throw new ProveviError(
+      `the log ${this.dir} lacks ${path}: restore the log from a copy, or run prove log audit`,
+    );
+  }
+
+  /** The index of a run's leaf: from `index`, checked against the entry, else by reading the entries. */
+  async indexOf(runId: string): Promise<number | null> {
+    const note = await this.checkpoint();
+    if (note === null) return null;
+    const size = parseCheckpoint(parseNote(note).text).size;
+    const lines = (await readTextOrNull(this.#path("index")) ?? "").split("\n");
+    let covered = 0;
+    for (const line of lines) {
+      const m = /^(\d+) (\S+)$/.exec(line);
+      if (!m) continue;
+      const index = Number(m[1]);
+      if (index < size) covered = Math.max(covered, index + 1);
+      if (m[2] === runId && index < size && await this.#names(index, runId)) return index;
+    }
+    for (let index = covered; index < size; index++) {
+      if (await this.#names(index, runId)) return index;
+    }
+    return null;
+  }
+
+  async #names(index: number, runId: string): Promise<boolean> {
+    const bundle = Math.floor(index / TILE_WIDTH);
+    const width = Math.min(TILE_WIDTH, index - bundle * TILE_WIDTH + 1);
+    const entries = await this.readEntries(bundle, width);
+    try {
+      return parseLeaf(entries[index % TILE_WIDTH]!).run_id === runId;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Appends leaves durably (one fsync round) and signs a checkpoint. */
+  async append(leaves: readonly RunLeaf[]): Promise<AppendResult> {
+    const prepared = await this.prepare(leaves, null);
+    try {
+      await syncPaths(prepared.files, prepared.dirs);
+      prepared.commit();
+    } catch (error) {
+      prepared.abort();
+      throw error;
+    }
+    await prepared.finish();
+    return { indexes: prepared.indexes, size: prepared.size, checkpoint: prepared.checkpoint };
+  }
+
+  /**
+   * Prepares an append under the lock: the caller fsyncs `files` and `dirs` with its own, then commits.
+   *
+   * @param leaves The leaves.
+   * @param folder The run folder of the leaves (a seal's), named in their pending files; null for none.
+   * @returns The prepared append; the lock is held until `finish` or `abort`.
+   */
+  async prepare(leaves: readonly RunLeaf[], folder: string | null): Promise<PreparedAppend> {
+    const key = (await this.key({ create: true }))!;
+    await Deno.mkdir(this.#path("pending"), { recursive: true });
+    const lock = await Deno.open(this.#path("lock"), { create: true, write: true });
+    try {
+      await lock.lock(true);
+      return await this.#prepareLocked(leaves, folder, key, lock);
+    } catch (error) {
+      lock.close();
+      throw error;
+    }
+  }
+
+  async #prepareLocked(
+    leaves: readonly RunLeaf[],
+    folder: string | null,
+    key: LogKey,
+    lock: Deno.FsFile,
+  ): Promise<PreparedAppend> {
+    const size = await this.#committedSize();
+    const leftovers = await this.#leftovers(size);
+    const all = [...leftovers.map((l) => l.leaf), ...leaves];
+    const oldEdge = edgeTiles(size);
+    const edgeBytes = new Map<string, Uint8Array>();
+    const edgeHashes = await this.readTiles(oldEdge);
+    oldEdge.forEach((t, i) => edgeBytes.set(`${t.level}/${t.index}`, edgeHashes[i]!));
+    const edge = edgeOf(size, (t) => edgeBytes.get(`${t.level}/${t.index}`)!);
+    const partialWidth = size % TILE_WIDTH;
+    const partialEntries = partialWidth
+      ? await this.readEntries(Math.floor(size / TILE_WIDTH), partialWidth)
+      : [];
+    const plan = planAppend({ edge, partialEntries }, all, key);
+    const written = this.#write(plan);
+    const pending = this.#writePending(plan, all.map((_, i) => leftovers[i]?.folder ?? folder));
+    const tmp = this.#path("tlog", "checkpoint.tmp");
+    Deno.writeFileSync(tmp, new TextEncoder().encode(plan.checkpoint));
+    const mine = plan.first + leftovers.length;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const p of pending) {
+        try {
+          Deno.removeSync(p.path);
+        } catch { /* removed by the next appender */ }
+      }
+      lock.close();
+    };
+    return {
+      indexes: leaves.map((_, i) => mine + i),
+      size: plan.edge.size,
+      checkpoint: plan.checkpoint,
+      files: [...written.files, ...pending.map((p) => p.path), tmp],
+      dirs: [...written.dirs, this.#path("pending")],
+      tiles: [
+        ...oldEdge.map((tile, i) => ({ tile, hashes: edgeHashes[i]! })),
+        ...plan.tiles.map((t) => ({ tile: t.tile, hashes: t.hashes })),
+      ],
+      commit: () => {
+        Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
+        this.#afterCommit(plan, oldEdge, all);
+      },
+      finish: async () => {
+        try {
+          await syncPaths([], [this.#path("tlog")]);
+        } finally {
+          release();
+        }
+      },
+      abort: () => {
+        try {
+          Deno.removeSync(tmp);
+        } catch { /* not there */ }
+        release();
+      },
+      proofOf: (index) => proofText(plan, oldEdge, edgeHashes, index),
+    };
+  }
+
+  async #committedSize(): Promise<number> {
+    const note = await this.checkpoint();
+    return note === null ? 0 : parseCheckpoint(parseNote(note).text).size;
+  }
+
+  /** Writes the plan's tiles and bundles at their names. */
+  #write(plan: AppendPlan): { files: string[]; dirs: string[] } {
+    const files: string[] = [];
+    const dirs = new Set<string>();
+    const put = (rel: string, bytes: Uint8Array) => {
+      const path = this.#path("tlog", rel);
+      Deno.mkdirSync(dirname(path), { recursive: true });
+      Deno.writeFileSync(path, bytes);
+      files.push(path);
+      dirs.add(dirname(path));
+    };
+    for (const t of plan.tiles) put(tilePath(t.tile), t.hashes);
+    for (const b of plan.bundles) put(entriesPath(b.index, b.entries.length), bundleBytes(b.entries));
+    return { files, dirs: [...dirs] };
+  }
+
+  #writePending(plan: AppendPlan, folders: (string | null)[]): { path: string }[] {
+    return plan.entries.map((entry, i) => {
+      const path = this.#path("pending", `${plan.first + i}`);
+      const text = JSON.stringify({
+        index: plan.first + i,
+        folder: folders[i] ?? null,
+        leaf: decoder.decode(entry),
+      });
+      Deno.writeTextFileSync(path, text + "\n");
+      return { path };
+    });
+  }
+
+  /** After the commit: the index lines of the new leaves, and the narrower partial tiles gone. */
+  #afterCommit(plan: AppendPlan, oldEdge: TileRef[], leaves: readonly RunLeaf[]): void {
+    const lines = leaves.map((l, i) => `${plan.first + i} ${l.run_id}\n`).join("");
+    Deno.writeTextFileSync(this.#path("index"), lines, { append: true });
+    const rewritten = (t: TileRef) =>
+      plan.tiles.some((w) =>
+        w.tile.level === t.level && w.tile.index === t.index && w.tile.width !== t.width
+      );
+    const removes = [
+      ...oldEdge.filter(rewritten).map((t) => tilePath(t)),
+      ...(plan.first % TILE_WIDTH
+        ? [entriesPath(Math.floor(plan.first / TILE_WIDTH), plan.first % TILE_WIDTH)]
+        : []),
+    ];
+    for (const rel of removes) {
+      try {
+        Deno.removeSync(this.#path("tlog", rel));
+      } catch { /* gone already */ }
+    }
+  }
+
+  /**
+   * The pending leaves left by appenders that were killed before their commit, whose runs are sealed: they are
+   * appended first. Pending files of leaves that were committed are removed (and a run whose seal the log
+   * recorded, but whose manifest did not take its name, gets it).
+   */
+  async #leftovers(size: number): Promise<{ leaf: RunLeaf; folder: string | null }[]> {
+    const out: { leaf: RunLeaf; folder: string | null }[] = [];
+    const names: string[] = [];
+    for await (const e of Deno.readDir(this.#path("pending"))) names.push(e.name);
+    for (const name of names.sort((a, b) => Number(a) - Number(b))) {
+      const path = this.#path("pending", name);
+      let p: { index: number; folder: string | null; leaf: string };
+      let leaf: RunLeaf;
+      try {
+        p = JSON.parse(await Deno.readTextFile(path));
+        leaf = parseLeaf(new TextEncoder().encode(p.leaf));
+      } catch {
+        await Deno.remove(path).catch(() => {});
+        continue;
+      }
+      const committed = p.index < size && await this.#entryIs(p.index, leaf);
+      if (committed) {
+        if (p.folder) await completeManifest(p.folder, leaf);
+      } else if (p.folder && await sealedAs(p.folder, leaf) && await this.indexOf(leaf.run_id) === null) {
+        out.push({ leaf, folder: p.folder });
+      }
+      await Deno.remove(path).catch(() => {});
+    }
+    return out;
+  }
+
+  async #entryIs(index: number, leaf: RunLeaf): Promise<boolean> {
+    try {
+      const bundle = Math.floor(index / TILE_WIDTH);
+      const entries = await this.readEntries(bundle, index % TILE_WIDTH + 1);
+      return sameLeaf(parseLeaf(entries[index % TILE_WIDTH]!), leaf);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Keeps a cosigned checkpoint as `witnessed`, when it is larger than the one kept. */
+  async saveWitnessed(note: string): Promise<void> {
+    const now = await this.witnessed();
+    if (
+      now !== null && parseCheckpoint(parseNote(now).text).size > parseCheckpoint(parseNote(note).text).size
+    ) {
+      return;
+    }
+    const tmp = this.#path("witnessed.tmp");
+    await Deno.writeTextFile(tmp, note);
+    await syncPaths([tmp], []);
+    await Deno.rename(tmp, this.#path("witnessed"));
+    await syncPaths([], [this.dir]);
+  }
+
+  /** The runs root this log belongs to. */
+  get runsRoot(): string {
+    return this.#runs;
+  }
+}
+
+/** The tlog-proof of a leaf of a planned append, from the old edge and the tiles written. */
+function proofText(plan: AppendPlan, oldEdge: TileRef[], edgeHashes: Uint8Array[], index: number): string {
+  const hashes = new TileHashes();
+  for (const t of plan.tiles) hashes.put(t.tile, t.hashes);
+  oldEdge.forEach((t, i) => hashes.put(t, edgeHashes[i]!));
+  const proof = inclusionProof(index, plan.edge.size, hashes.at);
+  return tlogProofText({ extra: null, index, proof, checkpoint: plan.checkpoint });
+}
+
+/** True when the run folder's manifest is the one the leaf names. */
+async function sealedAs(folder: string, leaf: RunLeaf): Promise<boolean> {
+  const text = await readTextOrNull(join(folder, "evidence", "manifest.json"));
+  return text !== null && sha256Hex(text) === leaf.manifest_sha256;
+}
+
+/** Gives a run's `manifest.json.tmp` its name when the log recorded its seal and the bytes are the ones recorded. */
+async function completeManifest(folder: string, leaf: RunLeaf): Promise<void> {
+  const manifest = join(folder, "evidence", "manifest.json");
+  if (await readTextOrNull(manifest) !== null) return;
+  const tmp = `${manifest}.tmp`;
+  const text = await readTextOrNull(tmp);
+  if (text !== null && sha256Hex(text) === leaf.manifest_sha256) {
+    await Deno.rename(tmp, manifest);
+    await syncPaths([], [dirname(manifest)]);
+  }
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/**
+ * Fsyncs files and folders, all at once: the disk takes them in one journal commit.
+ *
+ * @param files Files to fsync.
+ * @param dirs Folders to fsync.
+ */
+export async function syncPaths(files: readonly string[], dirs: readonly string[]): Promise<void> {
+  const one = async (path: string) => {
+    using f = await Deno.open(path, { read: true });
+    await f.sync();
+  };
+  const results = await Promise.allSettled([...files, ...dirs].map(one));
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
