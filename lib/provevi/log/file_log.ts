@@ -8,8 +8,8 @@
  * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
  * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
  * file and one pending file per leaf naming its index; fsync them all; rename the checkpoint into place (the
- * commit); fsync the folder; remove the pending files; unlock. A narrower partial tile is removed once a wider one
- * is committed: its hashes are a prefix of the wider one's, which readers take instead.
+ * commit); fsync the folder; remove the pending files; unlock. Every partial tile of a checkpoint's size is kept
+ * (C2SP tlog-tiles) until its full tile is written; then the tile's partial ones go.
  * @module
  */
 import { dirname, join } from "node:path";
@@ -27,9 +27,7 @@ import {
 } from "./log_storage.ts";
 import { parseNote } from "./note.ts";
 import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
-import { entriesPath, TILE_WIDTH, TileHashes, tilePath, type TileRef } from "./tiles.ts";
-import { inclusionProof } from "./merkle.ts";
-import { tlogProofText } from "./tlog_proof.ts";
+import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
 import { edgeOf, edgeTiles } from "./tree_edge.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
@@ -292,7 +290,7 @@ export class FileLog implements LogStorage {
       ],
       commit: () => {
         Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
-        this.#afterCommit(plan, oldEdge, all);
+        this.#afterCommit(plan, all);
       },
       finish: async () => {
         try {
@@ -307,7 +305,7 @@ export class FileLog implements LogStorage {
         } catch { /* not there */ }
         release();
       },
-      proofOf: (index) => proofText(plan, oldEdge, edgeHashes, index),
+      proofOf: plan.proofOf,
     };
   }
 
@@ -345,24 +343,24 @@ export class FileLog implements LogStorage {
     });
   }
 
-  /** After the commit: the index lines of the new leaves, and the narrower partial tiles gone. */
-  #afterCommit(plan: AppendPlan, oldEdge: TileRef[], leaves: readonly RunLeaf[]): void {
+  /**
+   * After the commit: the index lines of the new leaves, and the partial tiles and bundles of each tile that is now
+   * full. C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client
+   * that holds an older checkpoint reads them), and lets it delete them once the full tile is there.
+   */
+  #afterCommit(plan: AppendPlan, leaves: readonly RunLeaf[]): void {
     const lines = leaves.map((l, i) => `${plan.first + i} ${l.run_id}\n`).join("");
     Deno.writeTextFileSync(this.#path("index"), lines, { append: true });
-    const rewritten = (t: TileRef) =>
-      plan.tiles.some((w) =>
-        w.tile.level === t.level && w.tile.index === t.index && w.tile.width !== t.width
-      );
     const removes = [
-      ...oldEdge.filter(rewritten).map((t) => tilePath(t)),
-      ...(plan.first % TILE_WIDTH
-        ? [entriesPath(Math.floor(plan.first / TILE_WIDTH), plan.first % TILE_WIDTH)]
-        : []),
+      ...plan.tiles.filter((t) => t.tile.width === TILE_WIDTH).map((t) => `${tilePath(t.tile)}.p`),
+      ...plan.bundles.filter((b) => b.entries.length === TILE_WIDTH).map((b) =>
+        `${entriesPath(b.index, TILE_WIDTH)}.p`
+      ),
     ];
     for (const rel of removes) {
       try {
-        Deno.removeSync(this.#path("tlog", rel));
-      } catch { /* gone already */ }
+        Deno.removeSync(this.#path("tlog", rel), { recursive: true });
+      } catch { /* none, or gone already */ }
     }
   }
 
@@ -426,15 +424,6 @@ export class FileLog implements LogStorage {
   get runsRoot(): string {
     return this.#runs;
   }
-}
-
-/** The tlog-proof of a leaf of a planned append, from the old edge and the tiles written. */
-function proofText(plan: AppendPlan, oldEdge: TileRef[], edgeHashes: Uint8Array[], index: number): string {
-  const hashes = new TileHashes();
-  for (const t of plan.tiles) hashes.put(t.tile, t.hashes);
-  oldEdge.forEach((t, i) => hashes.put(t, edgeHashes[i]!));
-  const proof = inclusionProof(index, plan.edge.size, hashes.at);
-  return tlogProofText({ extra: null, index, proof, checkpoint: plan.checkpoint });
 }
 
 /** True when the run folder's manifest is the one the leaf names. */

@@ -7,10 +7,11 @@
 import { ProveviError } from "../evidence/errors.ts";
 import { checkpointText } from "./checkpoint.ts";
 import type { LogKey } from "./log_key.ts";
-import { leafHash } from "./merkle.ts";
+import { HASH_SIZE, inclusionProof, leafHash } from "./merkle.ts";
 import { signNote } from "./note.ts";
 import { leafBytes, type RunLeaf } from "./run_leaf.ts";
-import { TILE_WIDTH, type TileRef } from "./tiles.ts";
+import { TILE_WIDTH, TileHashes, type TileRef } from "./tiles.ts";
+import { tlogProofText } from "./tlog_proof.ts";
 import { appendToEdge, edgeRoot, type TileWrite, type TreeEdge } from "./tree_edge.ts";
 
 /** What an append gives back: each leaf's index, the new size and the signed checkpoint. */
@@ -66,6 +67,8 @@ export interface AppendPlan {
   entries: Uint8Array[];
   /** The first new leaf's index. */
   first: number;
+  /** The tlog-proof of leaf `index` of this append against its checkpoint, from the old edge and the tiles written. */
+  proofOf(index: number): string;
 }
 
 /** The largest entry an entry bundle holds (its length is a 16-bit number). */
@@ -106,7 +109,26 @@ export function planAppend(
   }
   if (current.length > 0 && entries.length > 0) bundles.push({ index, entries: current });
   const text = checkpointText({ origin: key.origin, size: edge.size, root: edgeRoot(edge), extensions: [] });
-  return { edge, tiles, bundles, checkpoint: signNote(text, [key.signer]), entries, first };
+  const checkpoint = signNote(text, [key.signer]);
+  const proofOf = (index: number) => {
+    const hashes = new TileHashes();
+    for (const t of tiles) hashes.put(t.tile, t.hashes); // the wider first: a narrower one is then kept out
+    state.edge.partial.forEach((row, level) => {
+      if (row.length === 0) return;
+      const index = Math.floor(Math.floor(first / TILE_WIDTH ** level) / TILE_WIDTH);
+      hashes.put({ level, index, width: row.length }, concatHashes(row));
+    });
+    const proof = inclusionProof(index, edge.size, hashes.at);
+    return tlogProofText({ extra: null, index, proof, checkpoint });
+  };
+  return { edge, tiles, bundles, checkpoint, entries, first, proofOf };
+}
+
+/** Hashes one after another, as a tile holds them. */
+export function concatHashes(hashes: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(hashes.length * HASH_SIZE);
+  hashes.forEach((h, i) => out.set(h, i * HASH_SIZE));
+  return out;
 }
 
 /**

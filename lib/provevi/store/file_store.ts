@@ -208,6 +208,7 @@ export class FileRunWriter implements RunWriter {
   #signingKey: string | null = null; // the key that run_created names
   #sealFailed: string | null = null; // why the seal failed, when it did
   #log: FileLog | null = null; // the store's log, which the seal appends the run to
+  #attestation: Uint8Array | null = null; // the attestation the seal wrote, for an indexed store's log
 
   private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
@@ -356,6 +357,11 @@ export class FileRunWriter implements RunWriter {
     return Promise.resolve(sha256);
   }
 
+  /** The bytes of `attestation.dsse.json` that the seal wrote, or null (unsigned, or not sealed yet). */
+  get attestation(): Uint8Array | null {
+    return this.#attestation;
+  }
+
   /** The payloads stored so far. */
   get payloads(): PayloadEntry[] {
     return [...this.#payloads].map(([sha256, size]) => ({ sha256, size }));
@@ -403,6 +409,7 @@ export class FileRunWriter implements RunWriter {
       Deno.writeFileSync(tmp, utf8(text));
       const attestation = signing === null ? (info.attestation ?? null) : await signing;
       if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+      this.#attestation = attestation ?? null;
       // The log's leaf is written with the run's files and fsynced with them; it is committed (the checkpoint
       // renamed) only after the manifest takes its name (docs/log.md, "When a run is in the log").
       append = this.#log
