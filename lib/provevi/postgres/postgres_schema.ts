@@ -198,14 +198,34 @@ CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
 `;
 
 /**
- * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS`, and then version 5 of
- * its own. Step 2 fills each
+ * Version 6: the log of the store's sealed runs (docs/log.md), as the sqlite store's version 5 makes it: its key,
+ * its entries (a run once), the tree's hashes at each tile level, and every checkpoint with the cosignatures it
+ * gathered. Runs sealed before the upgrade are not in it: `prove log audit --repair` appends each one that
+ * verifies.
+ */
+const V6 = `
+CREATE TABLE provevi_log_key (id integer PRIMARY KEY CHECK (id = 1), key ${T} NOT NULL);
+CREATE TABLE provevi_log_entries (
+  idx bigint PRIMARY KEY CHECK (idx >= 0),
+  run_id ${T} NOT NULL UNIQUE,
+  entry bytea NOT NULL
+);
+CREATE TABLE provevi_log_hashes (
+  level integer NOT NULL CHECK (level >= 0), n bigint NOT NULL CHECK (n >= 0), hash bytea NOT NULL,
+  PRIMARY KEY (level, n)
+);
+CREATE TABLE provevi_log_checkpoints (size bigint PRIMARY KEY CHECK (size > 0), note ${T} NOT NULL, cosigned ${T});
+`;
+
+/**
+ * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS` up to 4, then version 5 of
+ * its own, then the log (the sqlite store's version 5). Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -249,6 +269,13 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
       "views and indexes that read an event's line take every line, one with a NUL's or half a surrogate pair's escape",
     up: async (sql) => {
       await sql.unsafe(V5);
+    },
+  },
+  {
+    version: 6,
+    description: "the log of the store's sealed runs: its key, entries, tile hashes and checkpoints",
+    up: async (sql) => {
+      await sql.unsafe(V6);
     },
   },
 ];

@@ -36,6 +36,10 @@ import { postgresTarget, type PostgresTargetOptions } from "./postgres_uri.ts";
 import { eventStatement, numbered, type PgSql, writeCreatedRowsPg } from "./postgres_rows.ts";
 import { postgresSchemaProblems } from "./postgres_schema.ts";
 import * as q from "./postgres_questions.ts";
+import type { RowsAppend, RowsLog } from "../log/rows_log.ts";
+import { leafOfSeal } from "../log/run_leaf.ts";
+import { appendLogPg, postgresLog } from "./postgres_log.ts";
+import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
 
 /**
  * A run that the store holds, whose folder is on another machine: the folder it was made in, and the pinned
@@ -114,6 +118,8 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   readonly runsRoot: string;
   /** True when the store only reads. */
   readonly readOnly: boolean;
+  /** The log of the store's sealed runs, in its tables: each seal appends its run in the seal's transaction. */
+  readonly log: RowsLog;
   #sql: postgres.Sql | null;
 
   private constructor(sql: postgres.Sql, uri: string, runs: string, readOnly: boolean) {
@@ -121,6 +127,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     this.uri = uri;
     this.runsRoot = runs;
     this.readOnly = readOnly;
+    this.log = postgresLog(() => this.sql, { uri, readOnly });
   }
 
   /**
@@ -183,7 +190,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
       if (pgCode(error) === "23505") throw Object.assign(exists(), { cause: error });
       throw this.#fail(`record run "${runId}"`, error);
     }
-    return new PostgresRunWriter(sql, file);
+    return new PostgresRunWriter(sql, file, { uri: this.uri });
   }
 
   /**
@@ -249,13 +256,14 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
         payloads: new Map(payloads.map((p) => [String(p.sha256), Number(p.size)])),
       });
       if (rows === null) return;
-      await this.sql.begin(async (tx) => {
+      const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
+      const logged = await this.sql.begin(async (tx) => {
         const [still] = await tx.unsafe(
           `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = $1)::int AS n FROM provevi_runs
            WHERE run_id = $1 AND manifest_sha256 IS NULL FOR UPDATE`,
           [runId],
         );
-        if (still === undefined || Number(still.n) !== rows.from) return; // completed meanwhile
+        if (still === undefined || Number(still.n) !== rows.from) return null; // completed meanwhile
         for (const { event, line } of rows.events) {
           const { text, params } = eventStatement(event, line, null);
           await tx.unsafe(text, params);
@@ -263,7 +271,10 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
         }
         await insertPayloadRows(tx, runId, rows.payloads);
         await updateSeal(tx, runId, rows.seal);
+        // The run's seal is in its folder: its leaf goes in the log with its rows (docs/log.md).
+        return leaf === null ? null : await appendLogPg(tx, [leaf], this.uri);
       });
+      if (logged !== null) await writeProofFile(folder, logged);
     } catch { /* a user who may only read, or the server away: the check reports the rows */ }
   }
 
@@ -482,11 +493,17 @@ export class PostgresRunWriter implements RunWriter {
   #status = "running";
   /** A write failed: a commit whose reply was lost may have left a row past the file's last line. */
   #unsure = false;
+  readonly #uri: string;
 
-  /** @param sql The store's pool. @param file The run's file writer. */
-  constructor(sql: postgres.Sql, file: FileRunWriter) {
+  /**
+   * @param sql The store's pool.
+   * @param file The run's file writer.
+   * @param options `uri`: the store's URI, for errors.
+   */
+  constructor(sql: postgres.Sql, file: FileRunWriter, options: { uri?: string } = {}) {
     this.#sql = sql;
     this.#file = file;
+    this.#uri = options.uri ?? "the postgres store";
   }
 
   /** The run's ID. */
@@ -568,15 +585,19 @@ export class PostgresRunWriter implements RunWriter {
   }
 
   /**
-   * Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status, and
-   * any payload row that a lost connection left out. When the server cannot be reached, the folder is sealed
-   * whole and the error says so.
+   * Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status, any
+   * payload row that a lost connection left out, and the run's leaf in the store's log, in one transaction: the
+   * run is in the log when the seal returns, and its proof is written into its folder. When the server cannot be
+   * reached, the folder is sealed whole and the error says so.
    */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     const manifest = await this.#file.seal(info);
-    const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
+    const text = manifestText(manifest);
+    const seal = sealRow(text, manifest, this.#file.last.event);
+    const leaf = leafOfSeal(text, this.#file.attestation);
+    let logged: RowsAppend;
     try {
-      await this.#sql.begin(async (tx) => {
+      logged = await this.#sql.begin(async (tx) => {
         if (this.#unsure) {
           // A commit whose reply was lost may have left a row past the file's last line: the folder is sealed
           // without it, so it goes.
@@ -591,6 +612,7 @@ export class PostgresRunWriter implements RunWriter {
         }
         await insertPayloadRows(tx, this.runId, this.#file.payloads);
         await updateSeal(tx, this.runId, seal);
+        return await appendLogPg(tx, [leaf], this.#uri);
       });
     } catch (error) {
       throw new EvidenceError(
@@ -600,6 +622,7 @@ export class PostgresRunWriter implements RunWriter {
         { cause: error },
       );
     }
+    await writeProofFile(this.folder, logged);
     return manifest;
   }
 }
