@@ -184,7 +184,7 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
  * plain `line::jsonb` refuses the escapes of a NUL and of half a surrogate pair, so a `run_failed` line holding
  * one could not be inserted (its indexes read it) and a view or a listing that met one failed whole;
  * {@linkcode lineJsonb} reads them as the six characters a column holds. SQLite's JSON functions take every line
- * already, so its files stay at version 4.
+ * already, so its step 5 makes nothing.
  */
 const V5 = `
 DROP VIEW provevi_grants, provevi_refusals, provevi_inputs, provevi_outputs;
@@ -198,7 +198,7 @@ CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
 `;
 
 /**
- * Version 6: the log of the store's sealed runs (docs/log.md), as the sqlite store's version 5 makes it: its key,
+ * Version 6: the log of the store's sealed runs (docs/log.md), as the sqlite store's version 6 makes it: its key,
  * its entries (a run once), the tree's hashes at each tile level, and every checkpoint with the cosignatures it
  * gathered. Runs sealed before the upgrade are not in it: `prove log audit --repair` appends each one that
  * verifies.
@@ -218,8 +218,8 @@ CREATE TABLE provevi_log_checkpoints (size bigint PRIMARY KEY CHECK (size > 0), 
 `;
 
 /**
- * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS` up to 4, then version 5 of
- * its own, then the log (the sqlite store's version 5). Step 2 fills each
+ * The upgrade steps, in order: the same versions and descriptions as the sqlite store's `SCHEMA_STEPS` (whose
+ * version 5 makes nothing in SQLite). Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example

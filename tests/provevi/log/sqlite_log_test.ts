@@ -49,7 +49,7 @@ Deno.test("a run sealed in its folder but not in its rows is appended to the log
   await assertWholeLog(store, [id]);
 });
 
-Deno.test("a file of schema version 4 is upgraded, and the audit --repair appends its sealed runs", async () => {
+Deno.test("a file of schema version 5 is upgraded, and the audit --repair appends its sealed runs", async () => {
   const { db, runs } = await tempStore();
   const id = "run-20261201T000000Z-0000000b";
   {
@@ -58,7 +58,7 @@ Deno.test("a file of schema version 4 is upgraded, and the audit --repair append
   }
   const raw = new DatabaseSync(db);
   raw.exec(`DROP TABLE provevi_log_key; DROP TABLE provevi_log_entries; DROP TABLE provevi_log_hashes;
-    DROP TABLE provevi_log_checkpoints; UPDATE provevi_meta SET value = '4' WHERE key = 'schema_version';`);
+    DROP TABLE provevi_log_checkpoints; UPDATE provevi_meta SET value = '5' WHERE key = 'schema_version';`);
   raw.close();
   await using store = new SqliteStore(db, { runs });
   const audit = await auditStoreLog(store);
