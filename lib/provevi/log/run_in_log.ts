@@ -9,6 +9,8 @@ import { leafHash, verifyInclusion } from "./merkle.ts";
 import { leafBytes, leafOfSeal } from "./run_leaf.ts";
 import { parseTlogProof, PROOF_FILE } from "./tlog_proof.ts";
 import { checkCheckpoint, type TrustPolicy } from "./trust_policy.ts";
+import { parseCheckpoint } from "./checkpoint.ts";
+import { parseNote } from "./note.ts";
 
 /** What the check found beside its problems: where the run is in the log, and who vouches for it. */
 export interface InLog {
@@ -87,6 +89,29 @@ export function checkRunInLog(
       witnesses: checked.trusted.witnesses.map((w) => w.name),
     },
   };
+}
+
+/**
+ * Whether a tlog-proof proves that a run, as its manifest and attestation are, is the leaf at its index of the
+ * tree its checkpoint names. The checkpoint's signatures are not checked here: check 10 checks them against a
+ * trust policy.
+ *
+ * @param proofText The text of `log.tlog-proof`.
+ * @param run The run's manifest text and attestation bytes.
+ * @returns True when it does; false for any proof that does not, or cannot be read.
+ */
+export function proofProvesRun(
+  proofText: string,
+  run: { manifestText: string; attestation: Uint8Array | null },
+): boolean {
+  try {
+    const proof = parseTlogProof(proofText);
+    const checkpoint = parseCheckpoint(parseNote(proof.checkpoint).text);
+    const leaf = leafBytes(leafOfSeal(run.manifestText, run.attestation));
+    return verifyInclusion(leafHash(leaf), proof.index, checkpoint.size, proof.proof, checkpoint.root);
+  } catch {
+    return false;
+  }
 }
 
 /**
