@@ -1,7 +1,7 @@
 /**
  * The file store's log, in `<runs root>/.log/`: `tlog/checkpoint` and `tlog/tile/…` as C2SP tlog-tiles lays them
  * out (serve `tlog/` as the log's prefix), `key` (the log's key, mode 0600), `lock` (held by one appender at a
- * time), `index` (`<index> <run_id>` lines, to find a run fast), `witnessed` (the latest checkpoint with
+ * time), `index/` and `indexed` (to find a run's leaf fast: `run_index.ts`), `witnessed` (the latest checkpoint with
  * cosignatures) and `pending/` (a leaf being appended, so that the next appender finishes the work of one that
  * was killed).
  *
@@ -29,6 +29,7 @@ import { parseNote } from "./note.ts";
 import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
 import { edgeOf, edgeTiles } from "./tree_edge.ts";
+import { type IndexLine, RunIndex } from "./run_index.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
 export interface PreparedAppend {
@@ -71,12 +72,14 @@ export class FileLog implements LogStorage {
   /** The log's folder, `<runs root>/.log`. */
   readonly dir: string;
   readonly #runs: string;
+  readonly #index: RunIndex;
   #key: LogKey | null = null;
 
   /** @param runsRoot The runs root of the file store. */
   constructor(runsRoot: string) {
     this.#runs = runsRoot;
     this.dir = join(runsRoot, ".log");
+    this.#index = new RunIndex(this.dir);
   }
 
   /** Where the log is. */
@@ -178,24 +181,12 @@ export class FileLog implements LogStorage {
     );
   }
 
-  /** The index of a run's leaf: from `index`, checked against the entry, else by reading the entries. */
+  /** The index of a run's leaf: from the run index, checked against the entry, else by reading the entries. */
   async indexOf(runId: string): Promise<number | null> {
     const note = await this.checkpoint();
     if (note === null) return null;
     const size = parseCheckpoint(parseNote(note).text).size;
-    const lines = (await readTextOrNull(this.#path("index")) ?? "").split("\n");
-    let covered = 0;
-    for (const line of lines) {
-      const m = /^(\d+) (\S+)$/.exec(line);
-      if (!m) continue;
-      const index = Number(m[1]);
-      if (index < size) covered = Math.max(covered, index + 1);
-      if (m[2] === runId && index < size && await this.#names(index, runId)) return index;
-    }
-    for (let index = covered; index < size; index++) {
-      if (await this.#names(index, runId)) return index;
-    }
-    return null;
+    return await this.#index.lookup(runId, size, (index) => this.#names(index, runId));
   }
 
   async #names(index: number, runId: string): Promise<boolean> {
@@ -262,12 +253,14 @@ export class FileLog implements LogStorage {
       ? await this.readEntries(Math.floor(size / TILE_WIDTH), partialWidth)
       : [];
     const plan = planAppend({ edge, partialEntries }, all, key);
+    const unindexed = await this.#unindexed(size);
     const written = this.#write(plan);
     const pending = this.#writePending(plan, all.map((_, i) => leftovers[i]?.folder ?? folder));
     const tmp = this.#path("tlog", "checkpoint.tmp");
     Deno.writeFileSync(tmp, new TextEncoder().encode(plan.checkpoint));
     const mine = plan.first + leftovers.length;
     let released = false;
+    let indexFiles: string[] = [];
     const release = () => {
       if (released) return;
       released = true;
@@ -290,11 +283,15 @@ export class FileLog implements LogStorage {
       ],
       commit: () => {
         Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
-        this.#afterCommit(plan, all);
+        indexFiles = this.#afterCommit(plan, [
+          ...unindexed,
+          ...all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
+        ]);
       },
       finish: async () => {
         try {
-          await syncPaths([], [this.#path("tlog")]);
+          await syncPaths(indexFiles, [this.#path("tlog"), ...(indexFiles.length ? [this.#index.dir] : [])]);
+          this.#index.markIndexed(plan.edge.size);
         } finally {
           release();
         }
@@ -343,14 +340,29 @@ export class FileLog implements LogStorage {
     });
   }
 
+  /** The lines of the leaves below `size` that the run index may lack (an appender was killed after its commit). */
+  async #unindexed(size: number): Promise<IndexLine[]> {
+    const lines: IndexLine[] = [];
+    for (let index = this.#index.indexedSize(); index < size;) {
+      const bundle = Math.floor(index / TILE_WIDTH);
+      const width = Math.min(TILE_WIDTH, size - bundle * TILE_WIDTH);
+      const entries = await this.readEntries(bundle, width);
+      for (; index < bundle * TILE_WIDTH + width; index++) {
+        try {
+          lines.push({ index, runId: parseLeaf(entries[index % TILE_WIDTH]!).run_id });
+        } catch { /* a leaf that is not one: the audit names it */ }
+      }
+    }
+    return lines;
+  }
+
   /**
-   * After the commit: the index lines of the new leaves, and the partial tiles and bundles of each tile that is now
-   * full. C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client
+   * After the commit: the index lines of the new leaves (and of any that lacked theirs), and the partial tiles and
+   * bundles of each tile that is now full. C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client
    * that holds an older checkpoint reads them), and lets it delete them once the full tile is there.
    */
-  #afterCommit(plan: AppendPlan, leaves: readonly RunLeaf[]): void {
-    const lines = leaves.map((l, i) => `${plan.first + i} ${l.run_id}\n`).join("");
-    Deno.writeTextFileSync(this.#path("index"), lines, { append: true });
+  #afterCommit(plan: AppendPlan, lines: readonly IndexLine[]): string[] {
+    const indexFiles = this.#index.add(lines);
     const removes = [
       ...plan.tiles.filter((t) => t.tile.width === TILE_WIDTH).map((t) => `${tilePath(t.tile)}.p`),
       ...plan.bundles.filter((b) => b.entries.length === TILE_WIDTH).map((b) =>
@@ -362,6 +374,7 @@ export class FileLog implements LogStorage {
         Deno.removeSync(this.#path("tlog", rel), { recursive: true });
       } catch { /* none, or gone already */ }
     }
+    return indexFiles;
   }
 
   /**

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
   checkCheckpoint,
   leafBytes,
@@ -46,4 +47,40 @@ Deno.test("a leaf already in the log is found by its run, and a pending leaf of 
   assert.deepEqual(next.indexes, [1]);
   assert.equal(await log.indexOf(fakeLeaf(2).run_id), 1);
   assert.equal(await log.indexOf(fakeLeaf(1).run_id), null);
+});
+
+Deno.test("a file log keeps the partial tiles of every checkpoint until their full tile, as C2SP tlog-tiles asks", async () => {
+  const { log } = await tempLog();
+  const leaves = Array.from({ length: 260 }, (_, i) => fakeLeaf(i));
+  await log.append(leaves.slice(0, 3));
+  const old = (await log.checkpoint())!;
+  await log.append(leaves.slice(3, 5));
+  const tiles = join(log.dir, "tlog", "tile");
+  // A client holding the checkpoint of size 3 fetches the tile of width 3, and proves leaf 1 against it.
+  assert.ok((await Deno.stat(join(tiles, "0", "000.p", "3"))).isFile);
+  assert.ok((await Deno.stat(join(tiles, "entries", "000.p", "3"))).isFile);
+  const proof = await proveRun(log, leaves[1]!.run_id, { checkpoint: old });
+  const { root } = parseCheckpoint(parseNote(old).text);
+  assert.ok(verifyInclusion(leafHash(leafBytes(leaves[1]!)), 1, 3, proof.proof, root));
+  await log.append(leaves.slice(5));
+  // The full tile is there: its partial ones go.
+  assert.ok((await Deno.stat(join(tiles, "0", "000"))).isFile);
+  await assert.rejects(Deno.stat(join(tiles, "0", "000.p")), Deno.errors.NotFound);
+  await assert.rejects(Deno.stat(join(tiles, "entries", "000.p")), Deno.errors.NotFound);
+});
+
+Deno.test("a run is found through the run index, and a leaf whose line was lost is found in the entries and indexed again", async () => {
+  const { log } = await tempLog();
+  await log.append(Array.from({ length: 300 }, (_, i) => fakeLeaf(i)));
+  assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270);
+  // An appender killed after its commit, before its lines: the index says it covers 250 leaves, and has no file.
+  await Deno.remove(join(log.dir, "index"), { recursive: true });
+  await Deno.writeTextFile(join(log.dir, "indexed"), "250\n");
+  assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270); // from the entries past 250
+  await log.append([fakeLeaf(300)]); // the next appender indexes what lacked its line
+  assert.equal(await Deno.readTextFile(join(log.dir, "indexed")), "301\n");
+  const lines = (await Array.fromAsync(Deno.readDir(join(log.dir, "index")))).length;
+  assert.ok(lines > 0);
+  assert.equal(await log.indexOf(fakeLeaf(299).run_id), 299);
+  assert.equal(await log.indexOf(fakeLeaf(300).run_id), 300);
 });
