@@ -8,23 +8,20 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import {
-  addCheckpointBody,
   auditStoreLog,
-  checkpointText,
   cosignLatest,
-  ed25519Signer,
   FileLog,
   FileStore,
   findRun,
   parseCheckpoint,
   parseNote,
   serveWitness,
-  signNote,
   type TrustPolicy,
   verifyRun,
   Witness,
   witnessVerifier,
 } from "../../lib/provevi/mod.ts";
+import { addCheckpointBody, checkpointText, ed25519Signer, signNote } from "../../lib/provevi/log/mod.ts";
 import { writeRun } from "../provevi/_run.ts";
 import { Tally } from "./_tally.ts";
 

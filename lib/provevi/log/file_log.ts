@@ -1,14 +1,14 @@
 /**
  * The file store's log, in `<runs root>/.log/`: `tlog/checkpoint` and `tlog/tile/…` as C2SP tlog-tiles lays them
  * out (serve `tlog/` as the log's prefix), `key` (the log's key, mode 0600), `lock` (held by one appender at a
- * time), `index/` and `indexed` (to find a run's leaf fast: `run_index.ts`), `witnessed` (the latest checkpoint with
+ * time), `index.db` (to find a run's leaf fast: `run_index.ts`), `witnessed` (the latest checkpoint with
  * cosignatures) and `pending/` (a leaf being appended, so that the next appender finishes the work of one that
  * was killed).
  *
  * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
- * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
- * file and one pending file per leaf naming its index; fsync them all; rename the checkpoint into place (the
- * commit); fsync the folder; remove the pending files; unlock. Every partial tile of a checkpoint's size is kept
+ * new size at their own names (a partial tile is a new file for each width), the run index's rows, the new
+ * checkpoint to a temporary file and one pending file naming each leaf's index and run folder; fsync them all;
+ * rename the checkpoint into place (the commit); fsync the folder; remove the pending files; unlock. Every partial tile of a checkpoint's size is kept
  * (C2SP tlog-tiles) until its full tile is written; then the tile's partial ones go.
  * @module
  */
@@ -28,7 +28,7 @@ import {
 import { parseNote } from "./note.ts";
 import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
-import { edgeOf, edgeTiles } from "./tree_edge.ts";
+import { edgeOf, edgeTiles, type TreeEdge } from "./tree_edge.ts";
 import { type IndexLine, RunIndex } from "./run_index.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
@@ -43,8 +43,6 @@ export interface PreparedAppend {
   readonly files: string[];
   /** Folders whose new entries to fsync before the commit. */
   readonly dirs: string[];
-  /** The leaves' tile hashes that the proofs of the new leaves need (the edge and the tiles written). */
-  readonly tiles: { tile: TileRef; hashes: Uint8Array }[];
   /** Renames the checkpoint into place: the append is made. */
   commit(): void;
   /** Makes the commit durable, removes the pending files and unlocks. */
@@ -152,9 +150,22 @@ export class FileLog implements LogStorage {
     return Promise.resolve(entries.slice(0, width));
   }
 
-  /** Reads `path`, or the narrowest wider version of the same tile, with at least `need` bytes. */
+  /**
+   * Reads `path`, or, when it is not there (a log that kept only the full tile), the full tile or the narrowest
+   * wider partial one, with at least `need` bytes.
+   */
   #readWide(path: string, need: number, tile: TileRef): Uint8Array {
-    const tries = [path];
+    const read = (p: string): Uint8Array | null => {
+      try {
+        const bytes = Deno.readFileSync(this.#path("tlog", p));
+        return bytes.length >= need ? bytes : null;
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw error;
+      }
+    };
+    const exact = read(path);
+    if (exact !== null) return exact;
     if (tile.width < TILE_WIDTH) {
       const full = tile.level < 0
         ? entriesPath(tile.index, TILE_WIDTH)
@@ -166,14 +177,9 @@ export class FileLog implements LogStorage {
           if (Number.isInteger(w) && w > tile.width) widths.push(w);
         }
       } catch { /* none wider */ }
-      tries.push(full, ...widths.sort((a, b) => a - b).map((w) => `${full}.p/${w}`));
-    }
-    for (const p of tries) {
-      try {
-        const bytes = Deno.readFileSync(this.#path("tlog", p));
-        if (bytes.length >= need) return bytes;
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      for (const p of [full, ...widths.sort((a, b) => a - b).map((w) => `${full}.p/${w}`)]) {
+        const bytes = read(p);
+        if (bytes !== null) return bytes;
       }
     }
     throw new ProveviError(
@@ -242,68 +248,68 @@ export class FileLog implements LogStorage {
   ): Promise<PreparedAppend> {
     const size = await this.#committedSize();
     const leftovers = await this.#leftovers(size);
-    const all = [...leftovers.map((l) => l.leaf), ...leaves];
-    const oldEdge = edgeTiles(size);
-    const edgeBytes = new Map<string, Uint8Array>();
-    const edgeHashes = await this.readTiles(oldEdge);
-    oldEdge.forEach((t, i) => edgeBytes.set(`${t.level}/${t.index}`, edgeHashes[i]!));
-    const edge = edgeOf(size, (t) => edgeBytes.get(`${t.level}/${t.index}`)!);
-    const partialWidth = size % TILE_WIDTH;
-    const partialEntries = partialWidth
-      ? await this.readEntries(Math.floor(size / TILE_WIDTH), partialWidth)
-      : [];
-    const plan = planAppend({ edge, partialEntries }, all, key);
-    const unindexed = await this.#unindexed(size);
+    const all = [...leftovers.leaves.map((l) => l.leaf), ...leaves];
+    const plan = planAppend(await this.#state(size), all, key);
+    // The run index's rows go in before the commit: a row names a committed leaf only once the checkpoint is
+    // renamed, and is checked against the entry when read.
+    this.#index.add([
+      ...await this.#unindexed(size),
+      ...all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
+    ], plan.edge.size);
     const written = this.#write(plan);
-    const pending = this.#writePending(plan, all.map((_, i) => leftovers[i]?.folder ?? folder));
+    const pending = this.#writePending(plan, all.map((_, i) => leftovers.leaves[i]?.folder ?? folder));
     const tmp = this.#path("tlog", "checkpoint.tmp");
     Deno.writeFileSync(tmp, new TextEncoder().encode(plan.checkpoint));
-    const mine = plan.first + leftovers.length;
     let released = false;
-    let indexFiles: string[] = [];
-    const release = () => {
+    const release = (done: boolean) => {
       if (released) return;
       released = true;
-      for (const p of pending) {
+      for (const path of done ? [pending, ...leftovers.files] : [pending]) {
         try {
-          Deno.removeSync(p.path);
+          Deno.removeSync(path);
         } catch { /* removed by the next appender */ }
       }
       lock.close();
     };
+    const mine = plan.first + leftovers.leaves.length;
     return {
       indexes: leaves.map((_, i) => mine + i),
       size: plan.edge.size,
       checkpoint: plan.checkpoint,
-      files: [...written.files, ...pending.map((p) => p.path), tmp],
+      files: [...written.files, pending, tmp],
       dirs: [...written.dirs, this.#path("pending")],
-      tiles: [
-        ...oldEdge.map((tile, i) => ({ tile, hashes: edgeHashes[i]! })),
-        ...plan.tiles.map((t) => ({ tile: t.tile, hashes: t.hashes })),
-      ],
       commit: () => {
         Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
-        indexFiles = this.#afterCommit(plan, [
-          ...unindexed,
-          ...all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
-        ]);
+        this.#afterCommit(plan);
       },
       finish: async () => {
         try {
-          await syncPaths(indexFiles, [this.#path("tlog"), ...(indexFiles.length ? [this.#index.dir] : [])]);
-          this.#index.markIndexed(plan.edge.size);
+          await syncPaths([], [this.#path("tlog")]);
         } finally {
-          release();
+          release(true);
         }
       },
       abort: () => {
         try {
           Deno.removeSync(tmp);
         } catch { /* not there */ }
-        release();
+        release(false);
       },
       proofOf: plan.proofOf,
     };
+  }
+
+  /** The edge of the tree of `size` leaves, and the entries of its partial bundle, from the files. */
+  async #state(size: number): Promise<{ edge: TreeEdge; partialEntries: Uint8Array[] }> {
+    const tiles = edgeTiles(size);
+    const hashes = await this.readTiles(tiles);
+    const byTile = new Map(tiles.map((t, i) => [`${t.level}/${t.index}`, hashes[i]!]));
+    const edge = edgeOf(size, (t) => byTile.get(`${t.level}/${t.index}`)!);
+    const partialWidth = size % TILE_WIDTH;
+    const partialEntries = partialWidth
+      ? await this.readEntries(Math.floor(size / TILE_WIDTH), partialWidth)
+      : [];
+    return { edge, partialEntries };
   }
 
   async #committedSize(): Promise<number> {
@@ -327,17 +333,15 @@ export class FileLog implements LogStorage {
     return { files, dirs: [...dirs] };
   }
 
-  #writePending(plan: AppendPlan, folders: (string | null)[]): { path: string }[] {
-    return plan.entries.map((entry, i) => {
-      const path = this.#path("pending", `${plan.first + i}`);
-      const text = JSON.stringify({
-        index: plan.first + i,
-        folder: folders[i] ?? null,
-        leaf: decoder.decode(entry),
-      });
-      Deno.writeTextFileSync(path, text + "\n");
-      return { path };
-    });
+  /** One pending file for the append: a line per leaf, with its index and its run folder. */
+  #writePending(plan: AppendPlan, folders: (string | null)[]): string {
+    const path = this.#path("pending", `${plan.first}`);
+    const text = plan.entries.map((entry, i) =>
+      JSON.stringify({ index: plan.first + i, folder: folders[i] ?? null, leaf: decoder.decode(entry) }) +
+      "\n"
+    ).join("");
+    Deno.writeTextFileSync(path, text);
+    return path;
   }
 
   /** The lines of the leaves below `size` that the run index may lack (an appender was killed after its commit). */
@@ -357,12 +361,10 @@ export class FileLog implements LogStorage {
   }
 
   /**
-   * After the commit: the index lines of the new leaves (and of any that lacked theirs), and the partial tiles and
-   * bundles of each tile that is now full. C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client
+   * After the commit: the partial tiles and bundles of each tile that is now full go. C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client
    * that holds an older checkpoint reads them), and lets it delete them once the full tile is there.
    */
-  #afterCommit(plan: AppendPlan, lines: readonly IndexLine[]): string[] {
-    const indexFiles = this.#index.add(lines);
+  #afterCommit(plan: AppendPlan): void {
     const removes = [
       ...plan.tiles.filter((t) => t.tile.width === TILE_WIDTH).map((t) => `${tilePath(t.tile)}.p`),
       ...plan.bundles.filter((b) => b.entries.length === TILE_WIDTH).map((b) =>
@@ -374,38 +376,43 @@ export class FileLog implements LogStorage {
         Deno.removeSync(this.#path("tlog", rel), { recursive: true });
       } catch { /* none, or gone already */ }
     }
-    return indexFiles;
   }
 
   /**
    * The pending leaves left by appenders that were killed before their commit, whose runs are sealed: they are
-   * appended first. Pending files of leaves that were committed are removed (and a run whose seal the log
-   * recorded, but whose manifest did not take its name, gets it).
+   * appended first. A pending leaf that was committed is dropped (and a run whose seal the log recorded, but whose
+   * manifest did not take its name, gets it). The pending files read are removed once this append no longer
+   * needs them (its own pending file names the leaves it takes over).
    */
-  async #leftovers(size: number): Promise<{ leaf: RunLeaf; folder: string | null }[]> {
-    const out: { leaf: RunLeaf; folder: string | null }[] = [];
+  async #leftovers(
+    size: number,
+  ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; files: string[] }> {
+    const leaves: { leaf: RunLeaf; folder: string | null }[] = [];
     const names: string[] = [];
     for await (const e of Deno.readDir(this.#path("pending"))) names.push(e.name);
-    for (const name of names.sort((a, b) => Number(a) - Number(b))) {
-      const path = this.#path("pending", name);
-      let p: { index: number; folder: string | null; leaf: string };
-      let leaf: RunLeaf;
-      try {
-        p = JSON.parse(await Deno.readTextFile(path));
-        leaf = parseLeaf(new TextEncoder().encode(p.leaf));
-      } catch {
-        await Deno.remove(path).catch(() => {});
-        continue;
+    const files = names.sort((a, b) => Number(a) - Number(b)).map((name) => this.#path("pending", name));
+    for (const path of files) {
+      const text = await Deno.readTextFile(path).catch(() => "");
+      for (const line of text.split("\n")) {
+        let p: { index: number; folder: string | null; leaf: string };
+        let leaf: RunLeaf;
+        try {
+          p = JSON.parse(line);
+          leaf = parseLeaf(new TextEncoder().encode(p.leaf));
+        } catch {
+          continue; // a torn line: its append never committed, nor was its file fsynced
+        }
+        if (p.index < size && await this.#entryIs(p.index, leaf)) {
+          if (p.folder) await completeManifest(p.folder, leaf);
+        } else if (
+          p.folder && await sealedAs(p.folder, leaf) && !leaves.some((l) => l.leaf.run_id === leaf.run_id) &&
+          await this.indexOf(leaf.run_id) === null
+        ) {
+          leaves.push({ leaf, folder: p.folder });
+        }
       }
-      const committed = p.index < size && await this.#entryIs(p.index, leaf);
-      if (committed) {
-        if (p.folder) await completeManifest(p.folder, leaf);
-      } else if (p.folder && await sealedAs(p.folder, leaf) && await this.indexOf(leaf.run_id) === null) {
-        out.push({ leaf, folder: p.folder });
-      }
-      await Deno.remove(path).catch(() => {});
     }
-    return out;
+    return { leaves, files };
   }
 
   async #entryIs(index: number, leaf: RunLeaf): Promise<boolean> {

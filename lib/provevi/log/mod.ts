@@ -17,6 +17,8 @@ export * from "./log_key.ts";
 export * from "./trust_policy.ts";
 export * from "./log_storage.ts";
 export * from "./file_log.ts";
+export * from "./rows_log.ts";
+export * from "./run_index.ts";
 export * from "./log_proofs.ts";
 export * from "./witness.ts";
 export * from "./witness_server.ts";

@@ -1,58 +1,79 @@
 /**
  * The file log's index from a run to its leaf, so that a run's proof is found without reading every entry:
- * `index/<3 hex>` files of `<index> <run_id>` lines, one file per start of the SHA-256 of the run ID (4,096 of
- * them: at a million runs, some 250 lines each), and `indexed`, the size up to which every leaf has its line on
- * disk. A line is only a hint: the leaf at its index is read to confirm it. `indexed` is written only after the
- * lines it covers were fsynced, so a leaf past it is looked for in the entries, and a line lost in a crash
- * costs a read, never a wrong answer.
+ * `index.db`, a SQLite file (the built-in `node:sqlite`, in WAL mode) of `(run_id, idx)` rows and the size below
+ * which every leaf has its row. It is a cache of what the entries say, made again from them when lost: a row is
+ * only a hint, and the leaf at its index is read to confirm it. An append writes its rows, and the size it will
+ * make, in one transaction before its commit: a row of an append that never committed names an index past the
+ * size, or whose leaf is another run's, and the append that takes that index writes its own row. The
+ * transaction is not fsynced: WAL keeps a prefix of its transactions, so a crash loses the size with the rows,
+ * and a leaf past the size that survived (a log whose index was lost or is behind) is looked for in the entries,
+ * and the next append writes its row. A reader that cannot open the file reads the entries instead.
  * @module
  */
+import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { sha256Hex } from "../evidence/hash.ts";
 
-/** A leaf's line: its index and its run. */
+/** A leaf's row: its index and its run. */
 export interface IndexLine {
   index: number;
   runId: string;
 }
 
-/** The index of a file log, in `<log>/index/` and `<log>/indexed`. */
+const TABLES = `
+CREATE TABLE IF NOT EXISTS provevi_log_index (
+  run_id TEXT NOT NULL, idx INTEGER NOT NULL, PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS provevi_log_indexed (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL);
+`;
+
+/** The index of a file log, `<log>/index.db`. */
 export class RunIndex {
-  readonly #dir: string;
-  readonly #indexed: string;
+  readonly #path: string;
 
   /** @param logDir The log's folder. */
   constructor(logDir: string) {
-    this.#dir = join(logDir, "index");
-    this.#indexed = join(logDir, "indexed");
+    this.#path = join(logDir, "index.db");
   }
 
-  /** The folder of the index files. */
-  get dir(): string {
-    return this.#dir;
-  }
-
-  /** The index file of a run. */
-  fileOf(runId: string): string {
-    return join(this.#dir, sha256Hex(runId).slice(0, 3));
-  }
-
-  /** The size up to which every leaf has its line on disk (0 when unknown). */
-  indexedSize(): number {
+  /** Runs `fn` on the index file, opened for it and closed after; null when it cannot be opened. */
+  #with<T>(write: boolean, fn: (db: DatabaseSync) => T): T | null {
+    let db: DatabaseSync;
     try {
-      const n = Number(Deno.readTextFileSync(this.#indexed).trim());
-      return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+      if (!write) Deno.statSync(this.#path); // a reader makes no file
+      db = new DatabaseSync(this.#path);
     } catch {
-      return 0;
+      return null;
     }
+    try {
+      db.exec("PRAGMA busy_timeout = 60000");
+      if (write) {
+        db.exec("PRAGMA journal_mode = WAL");
+        db.exec(TABLES);
+      }
+      return fn(db);
+    } catch {
+      return null;
+    } finally {
+      db.close();
+    }
+  }
+
+  /** The size up to which every leaf has its row (0 when unknown). */
+  indexedSize(): number {
+    const row = this.#with(
+      false,
+      (db) =>
+        db.prepare("SELECT size FROM provevi_log_indexed WHERE id = 1").get() as { size: number } | undefined,
+    );
+    return row ? Number(row.size) : 0;
   }
 
   /**
    * Finds a run's leaf.
    *
    * @param runId The run.
-   * @param size The log's size: a line past it is not read.
-   * @param names Whether the leaf at an index is the run's (the confirmation of a line, and the scan).
+   * @param size The log's size: a row past it is not read.
+   * @param names Whether the leaf at an index is the run's (the confirmation of a row, and the scan).
    * @returns The index, or null when no leaf below `size` is the run's.
    */
   async lookup(
@@ -60,15 +81,16 @@ export class RunIndex {
     size: number,
     names: (index: number) => Promise<boolean>,
   ): Promise<number | null> {
-    let text = "";
-    try {
-      text = await Deno.readTextFile(this.fileOf(runId));
-    } catch { /* no line yet */ }
-    const suffix = ` ${runId}`;
-    for (const line of text.split("\n")) {
-      if (!line.endsWith(suffix)) continue;
-      const index = Number(line.slice(0, -suffix.length));
-      if (Number.isSafeInteger(index) && index < size && await names(index)) return index;
+    const rows = this.#with(
+      false,
+      (db) =>
+        db.prepare("SELECT idx FROM provevi_log_index WHERE run_id = ? ORDER BY idx").all(runId) as {
+          idx: number;
+        }[],
+    ) ?? [];
+    for (const { idx } of rows) {
+      const index = Number(idx);
+      if (index < size && await names(index)) return index;
     }
     for (let index = Math.min(this.indexedSize(), size); index < size; index++) {
       if (await names(index)) return index;
@@ -77,26 +99,26 @@ export class RunIndex {
   }
 
   /**
-   * Appends lines to their files (not fsynced).
+   * Adds rows, and the size below which every leaf then has its row, in one transaction.
    *
-   * @param lines The leaves' lines.
-   * @returns The files written, to fsync before {@linkcode RunIndex.markIndexed}.
+   * @param lines The rows: of the leaves being appended, and of any below the log's size that lacked theirs.
+   * @param size The size the append makes.
    */
-  add(lines: readonly IndexLine[]): string[] {
-    const byFile = new Map<string, string>();
-    for (const l of lines) {
-      const file = this.fileOf(l.runId);
-      byFile.set(file, (byFile.get(file) ?? "") + `${l.index} ${l.runId}\n`);
-    }
-    if (byFile.size) Deno.mkdirSync(this.#dir, { recursive: true });
-    for (const [file, text] of byFile) Deno.writeTextFileSync(file, text, { append: true });
-    return [...byFile.keys()];
-  }
-
-  /** Records that every leaf below `size` has its line on disk (once those lines were fsynced). */
-  markIndexed(size: number): void {
-    const tmp = `${this.#indexed}.tmp`;
-    Deno.writeTextFileSync(tmp, `${size}\n`);
-    Deno.renameSync(tmp, this.#indexed);
+  add(lines: readonly IndexLine[], size: number): void {
+    this.#with(true, (db) => {
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const insert = db.prepare("INSERT OR IGNORE INTO provevi_log_index (run_id, idx) VALUES (?, ?)");
+        for (const l of lines) insert.run(l.runId, l.index);
+        db.prepare(
+          "INSERT INTO provevi_log_indexed (id, size) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET size = excluded.size",
+        ).run(size);
+        db.exec("COMMIT");
+      } catch (error) {
+        db.exec("ROLLBACK");
+        throw error;
+      }
+    });
   }
 }

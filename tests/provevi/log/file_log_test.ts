@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import {
   checkCheckpoint,
   leafBytes,
@@ -69,18 +70,28 @@ Deno.test("a file log keeps the partial tiles of every checkpoint until their fu
   await assert.rejects(Deno.stat(join(tiles, "entries", "000.p")), Deno.errors.NotFound);
 });
 
-Deno.test("a run is found through the run index, and a leaf whose line was lost is found in the entries and indexed again", async () => {
+Deno.test("a run is found through the run index, and a log whose index was lost is read from its entries and indexed again", async () => {
   const { log } = await tempLog();
   await log.append(Array.from({ length: 300 }, (_, i) => fakeLeaf(i)));
   assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270);
-  // An appender killed after its commit, before its lines: the index says it covers 250 leaves, and has no file.
-  await Deno.remove(join(log.dir, "index"), { recursive: true });
-  await Deno.writeTextFile(join(log.dir, "indexed"), "250\n");
-  assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270); // from the entries past 250
-  await log.append([fakeLeaf(300)]); // the next appender indexes what lacked its line
-  assert.equal(await Deno.readTextFile(join(log.dir, "indexed")), "301\n");
-  const lines = (await Array.fromAsync(Deno.readDir(join(log.dir, "index")))).length;
-  assert.ok(lines > 0);
-  assert.equal(await log.indexOf(fakeLeaf(299).run_id), 299);
+  const index = join(log.dir, "index.db");
+  assert.deepEqual(indexRows(index), { rows: 300, size: 300 });
+  // The index is lost (a copy of the log without it): the entries say where each run is.
+  for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(index + suffix).catch(() => {});
+  assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270);
+  assert.equal(await log.indexOf("run-none"), null);
+  await log.append([fakeLeaf(300)]); // the next appender indexes every leaf again
+  assert.deepEqual(indexRows(index), { rows: 301, size: 301 });
   assert.equal(await log.indexOf(fakeLeaf(300).run_id), 300);
 });
+
+function indexRows(path: string): { rows: number; size: number } {
+  const db = new DatabaseSync(path);
+  try {
+    const rows = db.prepare("SELECT count(*) AS n FROM provevi_log_index").get() as { n: number };
+    const size = db.prepare("SELECT size FROM provevi_log_indexed").get() as { size: number };
+    return { rows: Number(rows.n), size: Number(size.size) };
+  } finally {
+    db.close();
+  }
+}
