@@ -16,6 +16,7 @@ import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
+import { runLogView } from "./run_log_view.ts";
 import type { SingleFlight } from "./single_flight.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
@@ -191,6 +192,11 @@ export const API_ROUTES: readonly Route[] = [
       }),
   },
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
+  {
+    method: "GET",
+    path: "api/runs/:run/log",
+    handle: async (c) => json(await runLogView(c.store, await c.store.readRun(c.params.run!))),
+  },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
   { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },

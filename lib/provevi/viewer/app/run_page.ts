@@ -13,6 +13,7 @@ import { eventsTable } from "./run_events.ts";
 import { access, answers, assessments, facts, inputs, outputs, verdict } from "./run_parts.ts";
 import type { RunState } from "./run_state.ts";
 import { timeline } from "./run_trace.ts";
+import { logPanel } from "./run_log.ts";
 
 /** Draws a run's page. */
 export function runPage(id: string): void {
@@ -148,6 +149,7 @@ function draw(state: RunState): void {
       : null,
     v.note ? h("div", { class: "note", id: "level-note" }, v.note) : null,
     card(null, facts(v)),
+    logPanel(v.run_id, v.running),
     answers(state),
     h("section", { class: "card flush", id: "timeline" }, h("h2", null, "Trace"), timeline(state)),
     h("section", { class: "card flush", id: "events" }, h("h2", null, "Events"), eventsTable(state)),
