@@ -124,13 +124,15 @@ export class FileLog implements LogStorage {
   }
 
   /** The latest checkpoint, or null. */
-  async checkpoint(): Promise<string | null> {
-    return await readTextOrNull(this.#path("tlog", "checkpoint"));
+  checkpoint(): Promise<string | null> {
+    // Small files are read at once: an asynchronous read waits for a thread, which on a busy machine is most of
+    // a proof's time.
+    return Promise.resolve(readTextOrNullSync(this.#path("tlog", "checkpoint")));
   }
 
   /** The latest witnessed checkpoint, or null. */
-  async witnessed(): Promise<string | null> {
-    return await readTextOrNull(this.#path("witnessed"));
+  witnessed(): Promise<string | null> {
+    return Promise.resolve(readTextOrNullSync(this.#path("witnessed")));
   }
 
   /** Reads tiles; a tile whose width was removed is read from a wider one or the full one. */
@@ -192,18 +194,20 @@ export class FileLog implements LogStorage {
     const note = await this.checkpoint();
     if (note === null) return null;
     const size = parseCheckpoint(parseNote(note).text).size;
-    return await this.#index.lookup(runId, size, (index) => this.#names(index, runId));
+    return await this.#index.lookup(runId, size, async (index) => {
+      try {
+        return parseLeaf(await this.#entryAt(index, size)).run_id === runId;
+      } catch {
+        return false;
+      }
+    });
   }
 
-  async #names(index: number, runId: string): Promise<boolean> {
+  /** The entry at `index` of the log of `size` leaves, from its bundle at the width of that size. */
+  async #entryAt(index: number, size: number): Promise<Uint8Array> {
     const bundle = Math.floor(index / TILE_WIDTH);
-    const width = Math.min(TILE_WIDTH, index - bundle * TILE_WIDTH + 1);
-    const entries = await this.readEntries(bundle, width);
-    try {
-      return parseLeaf(entries[index % TILE_WIDTH]!).run_id === runId;
-    } catch {
-      return false;
-    }
+    const entries = await this.readEntries(bundle, Math.min(TILE_WIDTH, size - bundle * TILE_WIDTH));
+    return entries[index % TILE_WIDTH]!;
   }
 
   /** Appends leaves durably (one fsync round) and signs a checkpoint. */
@@ -402,7 +406,7 @@ export class FileLog implements LogStorage {
         } catch {
           continue; // a torn line: its append never committed, nor was its file fsynced
         }
-        if (p.index < size && await this.#entryIs(p.index, leaf)) {
+        if (p.index < size && await this.#entryIs(p.index, size, leaf)) {
           if (p.folder) await completeManifest(p.folder, leaf);
         } else if (
           p.folder && await sealedAs(p.folder, leaf) && !leaves.some((l) => l.leaf.run_id === leaf.run_id) &&
@@ -415,11 +419,9 @@ export class FileLog implements LogStorage {
     return { leaves, files };
   }
 
-  async #entryIs(index: number, leaf: RunLeaf): Promise<boolean> {
+  async #entryIs(index: number, size: number, leaf: RunLeaf): Promise<boolean> {
     try {
-      const bundle = Math.floor(index / TILE_WIDTH);
-      const entries = await this.readEntries(bundle, index % TILE_WIDTH + 1);
-      return sameLeaf(parseLeaf(entries[index % TILE_WIDTH]!), leaf);
+      return sameLeaf(parseLeaf(await this.#entryAt(index, size)), leaf);
     } catch {
       return false;
     }
@@ -461,6 +463,15 @@ async function completeManifest(folder: string, leaf: RunLeaf): Promise<void> {
   if (text !== null && sha256Hex(text) === leaf.manifest_sha256) {
     await Deno.rename(tmp, manifest);
     await syncPaths([], [dirname(manifest)]);
+  }
+}
+
+function readTextOrNullSync(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
   }
 }
 

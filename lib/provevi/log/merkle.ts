@@ -25,7 +25,9 @@ export type HashAt = (level: number, index: number) => Uint8Array;
  * ```
  */
 export function leafHash(data: Uint8Array): Uint8Array {
-  return plain(createHash("sha256").update(LEAF).update(data).digest());
+  const input = new Uint8Array(1 + data.length); // one update: each update is a trip through the Node layer
+  input.set(data, 1);
+  return plain(createHash("sha256").update(input).digest());
 }
 
 /**
@@ -36,8 +38,17 @@ export function leafHash(data: Uint8Array): Uint8Array {
  * @returns 32 bytes.
  */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return plain(createHash("sha256").update(NODE).update(left).update(right).digest());
+  if (left.length !== HASH_SIZE || right.length !== HASH_SIZE) {
+    return plain(createHash("sha256").update(new Uint8Array([1])).update(left).update(right).digest());
+  }
+  NODE_INPUT.set(left, 1);
+  NODE_INPUT.set(right, 33);
+  return plain(createHash("sha256").update(NODE_INPUT).digest());
 }
+
+/** A node's input, 0x01 and two hashes, made once: a proof or a tile's inner levels hash hundreds of nodes. */
+const NODE_INPUT = new Uint8Array(65);
+NODE_INPUT[0] = 1;
 
 /** node:crypto's digest is a Buffer; hashes here are plain bytes, so that they compare as such. */
 function plain(bytes: Uint8Array): Uint8Array {
@@ -46,9 +57,6 @@ function plain(bytes: Uint8Array): Uint8Array {
 
 /** The root of the empty tree: SHA-256 of nothing. */
 export const EMPTY_ROOT: Uint8Array = new Uint8Array(createHash("sha256").digest());
-
-const LEAF = new Uint8Array([0]);
-const NODE = new Uint8Array([1]);
 
 /** The largest power of two below `n` (n ≥ 2). */
 function split(n: number): number {
