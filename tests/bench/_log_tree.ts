@@ -64,7 +64,11 @@ async function makeLog(runs: string, n: number, leaf: (i: number) => RunLeaf): P
       const group = entries.slice(b, b + TILE_WIDTH);
       put(entriesPath((start + b) / TILE_WIDTH, group.length), bundleBytes(group));
     }
-    index.add(leaves.map((l, i) => ({ index: start + i, runId: l.run_id })), start + leaves.length);
+    index.add({
+      lines: leaves.map((l, i) => ({ index: start + i, runId: l.run_id })),
+      size: start + leaves.length,
+      missing: () => [],
+    });
   }
   for (const tile of edgeTiles(n)) put(tilePath(tile), concatHashes(edge.partial[tile.level]!));
   const text = checkpointText({ origin: key.origin, size: n, root: edgeRoot(edge), extensions: [] });

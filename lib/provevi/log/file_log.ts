@@ -233,8 +233,8 @@ export class FileLog implements LogStorage {
    */
   async prepare(leaves: readonly RunLeaf[], folder: string | null): Promise<PreparedAppend> {
     const key = (await this.key({ create: true }))!;
-    await Deno.mkdir(this.#path("pending"), { recursive: true });
-    const lock = await Deno.open(this.#path("lock"), { create: true, write: true });
+    Deno.mkdirSync(this.#path("pending"), { recursive: true });
+    const lock = Deno.openSync(this.#path("lock"), { create: true, write: true });
     try {
       await lock.lock(true);
       return await this.#prepareLocked(leaves, folder, key, lock);
@@ -256,10 +256,11 @@ export class FileLog implements LogStorage {
     const plan = planAppend(await this.#state(size), all, key);
     // The run index's rows go in before the commit: a row names a committed leaf only once the checkpoint is
     // renamed, and is checked against the entry when read.
-    this.#index.add([
-      ...await this.#unindexed(size),
-      ...all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
-    ], plan.edge.size);
+    this.#index.add({
+      lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
+      size: plan.edge.size,
+      missing: (from) => this.#unindexed(from, size),
+    });
     const written = this.#write(plan);
     const pending = this.#writePending(plan, all.map((_, i) => leftovers.leaves[i]?.folder ?? folder));
     const tmp = this.#path("tlog", "checkpoint.tmp");
@@ -348,13 +349,15 @@ export class FileLog implements LogStorage {
     return path;
   }
 
-  /** The lines of the leaves below `size` that the run index may lack (an appender was killed after its commit). */
-  async #unindexed(size: number): Promise<IndexLine[]> {
+  /** The rows of the leaves from `from` to `size`, which the run index lacks (it was lost, or is behind). */
+  #unindexed(from: number, size: number): IndexLine[] {
     const lines: IndexLine[] = [];
-    for (let index = this.#index.indexedSize(); index < size;) {
+    for (let index = from; index < size;) {
       const bundle = Math.floor(index / TILE_WIDTH);
       const width = Math.min(TILE_WIDTH, size - bundle * TILE_WIDTH);
-      const entries = await this.readEntries(bundle, width);
+      const entries = parseBundle(
+        this.#readWide(entriesPath(bundle, width), 0, { level: -1, index: bundle, width }),
+      );
       for (; index < bundle * TILE_WIDTH + width; index++) {
         try {
           lines.push({ index, runId: parseLeaf(entries[index % TILE_WIDTH]!).run_id });
@@ -393,7 +396,7 @@ export class FileLog implements LogStorage {
   ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; files: string[] }> {
     const leaves: { leaf: RunLeaf; folder: string | null }[] = [];
     const names: string[] = [];
-    for await (const e of Deno.readDir(this.#path("pending"))) names.push(e.name);
+    for (const e of Deno.readDirSync(this.#path("pending"))) names.push(e.name);
     const files = names.sort((a, b) => Number(a) - Number(b)).map((name) => this.#path("pending", name));
     for (const path of files) {
       const text = await Deno.readTextFile(path).catch(() => "");

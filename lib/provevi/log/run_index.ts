@@ -58,16 +58,6 @@ export class RunIndex {
     }
   }
 
-  /** The size up to which every leaf has its row (0 when unknown). */
-  indexedSize(): number {
-    const row = this.#with(
-      false,
-      (db) =>
-        db.prepare("SELECT size FROM provevi_log_indexed WHERE id = 1").get() as { size: number } | undefined,
-    );
-    return row ? Number(row.size) : 0;
-  }
-
   /**
    * Finds a run's leaf.
    *
@@ -81,18 +71,20 @@ export class RunIndex {
     size: number,
     names: (index: number) => Promise<boolean>,
   ): Promise<number | null> {
-    const rows = this.#with(
-      false,
-      (db) =>
-        db.prepare("SELECT idx FROM provevi_log_index WHERE run_id = ? ORDER BY idx").all(runId) as {
-          idx: number;
-        }[],
-    ) ?? [];
-    for (const { idx } of rows) {
+    const found = this.#with(false, (db) => ({
+      rows: db.prepare("SELECT idx FROM provevi_log_index WHERE run_id = ? ORDER BY idx").all(runId) as {
+        idx: number;
+      }[],
+      indexed: db.prepare("SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
+        | { size: number }
+        | undefined,
+    }));
+    for (const { idx } of found?.rows ?? []) {
       const index = Number(idx);
       if (index < size && await names(index)) return index;
     }
-    for (let index = Math.min(this.indexedSize(), size); index < size; index++) {
+    // Past the indexed size (or with no index to read), the entries say.
+    for (let index = Math.min(Number(found?.indexed?.size ?? 0), size); index < size; index++) {
       if (await names(index)) return index;
     }
     return null;
@@ -101,19 +93,24 @@ export class RunIndex {
   /**
    * Adds rows, and the size below which every leaf then has its row, in one transaction.
    *
-   * @param lines The rows: of the leaves being appended, and of any below the log's size that lacked theirs.
-   * @param size The size the append makes.
+   * @param append `lines`: the rows of the leaves being appended; `size`: the size the append makes; `missing`:
+   *   the rows of the leaves from an index on, called when the index is behind the log (it was lost).
    */
-  add(lines: readonly IndexLine[], size: number): void {
+  add(append: { lines: readonly IndexLine[]; size: number; missing: (from: number) => IndexLine[] }): void {
     this.#with(true, (db) => {
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("BEGIN IMMEDIATE");
       try {
+        const row = db.prepare("SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
+          | { size: number }
+          | undefined;
+        const first = append.lines[0]?.index ?? append.size;
+        const behind = Number(row?.size ?? 0) < first ? append.missing(Number(row?.size ?? 0)) : [];
         const insert = db.prepare("INSERT OR IGNORE INTO provevi_log_index (run_id, idx) VALUES (?, ?)");
-        for (const l of lines) insert.run(l.runId, l.index);
+        for (const l of [...behind, ...append.lines]) insert.run(l.runId, l.index);
         db.prepare(
           "INSERT INTO provevi_log_indexed (id, size) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET size = excluded.size",
-        ).run(size);
+        ).run(append.size);
         db.exec("COMMIT");
       } catch (error) {
         db.exec("ROLLBACK");
