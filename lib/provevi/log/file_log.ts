@@ -445,6 +445,11 @@ export class FileLog implements LogStorage {
     await syncPaths([], [this.dir]);
   }
 
+  /** Closes the run index's file, if it is open (the log reads and writes it again when asked). */
+  close(): void {
+    this.#index.close();
+  }
+
   /** The runs root this log belongs to. */
   get runsRoot(): string {
     return this.#runs;

@@ -29,33 +29,44 @@ CREATE TABLE IF NOT EXISTS provevi_log_indexed (id INTEGER PRIMARY KEY CHECK (id
 /** The index of a file log, `<log>/index.db`. */
 export class RunIndex {
   readonly #path: string;
+  #db: DatabaseSync | null = null;
+  #made = false; // the tables are known to be there
 
   /** @param logDir The log's folder. */
   constructor(logDir: string) {
     this.#path = join(logDir, "index.db");
   }
 
-  /** Runs `fn` on the index file, opened for it and closed after; null when it cannot be opened. */
+  /**
+   * Runs `fn` on the index file, kept open once opened (closing the last connection of a WAL file checkpoints
+   * it, with fsyncs, which an append would pay each time); null when it cannot be opened or `fn` fails.
+   */
   #with<T>(write: boolean, fn: (db: DatabaseSync) => T): T | null {
-    let db: DatabaseSync;
     try {
-      if (!write) Deno.statSync(this.#path); // a reader makes no file
-      db = new DatabaseSync(this.#path);
-    } catch {
-      return null;
-    }
-    try {
-      db.exec("PRAGMA busy_timeout = 60000");
-      if (write) {
-        db.exec("PRAGMA journal_mode = WAL");
-        db.exec(TABLES);
+      if (this.#db === null) {
+        if (!write) Deno.statSync(this.#path); // a reader makes no file
+        this.#db = new DatabaseSync(this.#path);
+        this.#db.exec("PRAGMA busy_timeout = 60000");
       }
-      return fn(db);
+      if (write && !this.#made) {
+        this.#db.exec("PRAGMA journal_mode = WAL");
+        this.#db.exec(TABLES);
+        this.#made = true;
+      }
+      return fn(this.#db);
     } catch {
+      this.close(); // opened again next time: the file may have been replaced
       return null;
-    } finally {
-      db.close();
     }
+  }
+
+  /** Closes the index file, if it is open. */
+  close(): void {
+    try {
+      this.#db?.close();
+    } catch { /* closed already */ }
+    this.#db = null;
+    this.#made = false;
   }
 
   /**

@@ -179,8 +179,9 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     return Promise.reject(new NeedsIndexedStore("assessments"));
   }
 
-  /** Nothing to close; here for the interface. */
+  /** Closes the log's run index, if it is open. */
   close(): Promise<void> {
+    this.log.close();
     return Promise.resolve();
   }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import {
   checkCheckpoint,
+  FileLog,
   leafBytes,
   leafHash,
   parseCheckpoint,
@@ -71,18 +72,21 @@ Deno.test("a file log keeps the partial tiles of every checkpoint until their fu
 });
 
 Deno.test("a run is found through the run index, and a log whose index was lost is read from its entries and indexed again", async () => {
-  const { log } = await tempLog();
-  await log.append(Array.from({ length: 300 }, (_, i) => fakeLeaf(i)));
-  assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270);
-  const index = join(log.dir, "index.db");
+  const { log: first, dir } = await tempLog();
+  await first.append(Array.from({ length: 300 }, (_, i) => fakeLeaf(i)));
+  assert.equal(await first.indexOf(fakeLeaf(270).run_id), 270);
+  first.close();
+  const index = join(first.dir, "index.db");
   assert.deepEqual(indexRows(index), { rows: 300, size: 300 });
   // The index is lost (a copy of the log without it): the entries say where each run is.
   for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(index + suffix).catch(() => {});
+  const log = new FileLog(join(dir, "runs"));
   assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270);
   assert.equal(await log.indexOf("run-none"), null);
   await log.append([fakeLeaf(300)]); // the next appender indexes every leaf again
   assert.deepEqual(indexRows(index), { rows: 301, size: 301 });
   assert.equal(await log.indexOf(fakeLeaf(300).run_id), 300);
+  log.close();
 });
 
 function indexRows(path: string): { rows: number; size: number } {
