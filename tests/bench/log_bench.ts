@@ -86,7 +86,7 @@ async function proofs(): Promise<void> {
   const policy = { logs: [(await log.key())!.verifier], witnesses: [], quorum: 0 };
   const proving: number[] = [];
   const checking: number[] = [];
-  const reading: number[] = [];
+  const hashing: number[] = [];
   const signatures: number[] = [];
   for (let k = 0; k < 200; k++) {
     const i = Math.floor(Math.random() * N);
@@ -98,7 +98,7 @@ async function proofs(): Promise<void> {
     checking.push(performance.now() - s);
     s = performance.now();
     for (let n = 0; n < 510; n++) nodeHash(p.proof[0]!, p.proof[1]!);
-    reading.push(performance.now() - s);
+    hashing.push(performance.now() - s);
     s = performance.now();
     if (!checkCheckpoint(note, policy).ok) throw new Error("bad checkpoint");
     signatures.push(performance.now() - s);
@@ -106,9 +106,9 @@ async function proofs(): Promise<void> {
   report(
     "inclusion proof of a run, 1,000,000 leaves",
     median(proving),
-    median(reading),
+    median(hashing),
     "ms",
-    "< 5 ms; reference: one tile read",
+    "< 5 ms; reference: 510 node hashes, two tiles' inner levels",
   );
   report(
     "inclusion proof check",
