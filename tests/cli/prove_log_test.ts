@@ -45,7 +45,7 @@ Deno.test("prove log key|proof|consistency|audit and prove verify --log-key work
   assert.deepEqual([audit.code, audit.out], [0, "the log of 2 runs agrees with the store"]);
   const verified = await run([...at, "verify", B, "--log-key", key.out, "--json"]);
   assert.equal(verified.code, 0, verified.out + verified.err);
-  assert.equal(JSON.parse(verified.out).inLog.index, 1);
+  assert.equal(JSON.parse(verified.out).in_log.index, 1);
 });
 
 Deno.test("prove log cosign and prove log wait gather a witness, and prove verify asks for its quorum", async () => {
