@@ -28,7 +28,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     runs: ["evidence", "store", "sqlite", "postgres", "experiments", "log"],
     live: ["evidence", "store", "telemetry"],
     guard: [],
-    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard"],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log"],
     receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
   },
