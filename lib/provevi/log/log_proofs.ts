@@ -22,11 +22,22 @@ import type { TlogProof } from "./tlog_proof.ts";
  */
 export async function withHashes<T>(log: LogStorage, size: number, compute: (at: HashAt) => T): Promise<T> {
   const tiles = tilesRead(size, compute);
-  const bytes = await log.readTiles(tiles);
-  const hashes = new TileHashes();
-  tiles.forEach((t, i) => hashes.put(t, bytes[i]!));
+  let hashes = kept.get(log);
+  if (!hashes || hashes.count > KEPT_TILES) kept.set(log, hashes = new TileHashes());
+  const missing = tiles.filter((t) => !hashes.has(t));
+  const bytes = await log.readTiles(missing);
+  missing.forEach((t, i) => hashes.put(t, bytes[i]!));
   return compute(hashes.at);
 }
+
+/**
+ * The tiles read for each log, with the inner levels computed from them, kept between proofs: a tile's hashes
+ * never change once the log has them (a wider tile of the same place begins with them), and every proof in a
+ * large log passes through the few tiles of its upper levels, whose inner levels are then hashed once. Dropped
+ * whole past {@linkcode KEPT_TILES}, which bounds the memory (some 16 KiB a tile).
+ */
+const kept = new WeakMap<LogStorage, TileHashes>();
+const KEPT_TILES = 256;
 
 /** The size of a checkpoint note (its signatures not checked). */
 export function sizeOf(note: string): number {

@@ -141,6 +141,11 @@ export class TileHashes {
     this.#tiles.set(key, [base]);
   }
 
+  /** The number of tiles held. */
+  get count(): number {
+    return this.#tiles.size;
+  }
+
   /** True when the tile is here with at least `width` hashes. */
   has(tile: TileRef): boolean {
     const known = this.#tiles.get(`${tile.level}/${tile.index}`);
