@@ -7,12 +7,12 @@
 import { ProveviError } from "../evidence/errors.ts";
 import { checkpointText } from "./checkpoint.ts";
 import type { LogKey } from "./log_key.ts";
-import { HASH_SIZE, inclusionProof, leafHash } from "./merkle.ts";
+import { HASH_SIZE, inclusionProof, leafHash, treeHash } from "./merkle.ts";
 import { signNote } from "./note.ts";
 import { leafBytes, type RunLeaf } from "./run_leaf.ts";
 import { TILE_WIDTH, TileHashes, type TileRef } from "./tiles.ts";
 import { tlogProofText } from "./tlog_proof.ts";
-import { appendToEdge, edgeRoot, type TileWrite, type TreeEdge } from "./tree_edge.ts";
+import { appendToEdge, type TileWrite, type TreeEdge } from "./tree_edge.ts";
 
 /** What an append gives back: each leaf's index, the new size and the signed checkpoint. */
 export interface AppendResult {
@@ -108,16 +108,19 @@ export function planAppend(
     }
   }
   if (current.length > 0 && entries.length > 0) bundles.push({ index, entries: current });
-  const text = checkpointText({ origin: key.origin, size: edge.size, root: edgeRoot(edge), extensions: [] });
+  // The root and the proofs of the new leaves come from one set of tiles (the edge before, the tiles written),
+  // whose inner levels are hashed once for both.
+  const hashes = new TileHashes();
+  for (const t of tiles) hashes.put(t.tile, t.hashes); // the wider first: a narrower one is then kept out
+  state.edge.partial.forEach((row, level) => {
+    if (row.length === 0) return;
+    const index = Math.floor(Math.floor(first / TILE_WIDTH ** level) / TILE_WIDTH);
+    hashes.put({ level, index, width: row.length }, concatHashes(row));
+  });
+  const root = treeHash(edge.size, hashes.at);
+  const text = checkpointText({ origin: key.origin, size: edge.size, root, extensions: [] });
   const checkpoint = signNote(text, [key.signer]);
   const proofOf = (index: number) => {
-    const hashes = new TileHashes();
-    for (const t of tiles) hashes.put(t.tile, t.hashes); // the wider first: a narrower one is then kept out
-    state.edge.partial.forEach((row, level) => {
-      if (row.length === 0) return;
-      const index = Math.floor(Math.floor(first / TILE_WIDTH ** level) / TILE_WIDTH);
-      hashes.put({ level, index, width: row.length }, concatHashes(row));
-    });
     const proof = inclusionProof(index, edge.size, hashes.at);
     return tlogProofText({ extra: null, index, proof, checkpoint });
   };
