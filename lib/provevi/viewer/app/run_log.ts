@@ -1,14 +1,18 @@
 /**
- * The run page's log panel: whether the run is in its store's log, at which index, the checkpoint its proof is
- * against and who cosigned it, and the log's latest witnessed checkpoint. It is asked for once per run and state
+ * The run page's log panel (one of its `RUN_PANELS`, added when this module is loaded): whether the run is in its
+ * store's log, at which index, the checkpoint its proof is against and who cosigned it, and the log's latest
+ * witnessed checkpoint. It is asked for once per run and state
  * (running, then sealed) and kept, since the page is drawn again at each live event.
  * @module
  */
 import type { LogCheckpointView, RunLogView } from "../run_log_view.ts";
 import { api, runPath } from "./api.ts";
 import { card, empty, errorBox, h, type Kid } from "./dom.ts";
+import { RUN_PANELS } from "./run_panels.ts";
 
 const asked = new Map<string, RunLogView | Error | null>(); // null while asked
+
+RUN_PANELS.push((state) => logPanel(state.view.run_id, state.view.running));
 
 /**
  * The log panel of a run.
