@@ -17,7 +17,7 @@ import {
   ProveviError,
   type ReceivedSpan,
 } from "../../provevi/mod.ts";
-import type { TraceRow } from "./run_rows.ts";
+import type { TraceRow } from "./trace_row.ts";
 
 /** The rows a run's received spans make. */
 export interface ReceivedRows {

@@ -24,8 +24,8 @@ import {
   type TraceStoredPart,
 } from "./messages.ts";
 
-/** A row: column name to value, as `node:sqlite` binds them. */
-export type TraceRow = Record<string, string | number | null>;
+import type { TraceRow } from "./trace_row.ts";
+export type { TraceRow };
 
 /** Every row of one run, by table. */
 export interface TraceRunRows {
