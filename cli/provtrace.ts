@@ -21,6 +21,7 @@ import {
   buildTrace,
   checkLineage,
   checkTrace,
+  defaultRowsKeyPath,
   openTraceDb,
   parseAssessmentFilter,
   queryTrace,
@@ -113,6 +114,7 @@ function addBuild({ program, io, result }: Context): void {
         ...(opts.run === undefined ? {} : { runId: opts.run }),
         allowUnverified: opts.allowUnverified === true,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -134,6 +136,22 @@ function addBuild({ program, io, result }: Context): void {
     });
 }
 
+/** The options of `provtrace check`. */
+interface CheckOptions {
+  db: string;
+  runs?: string;
+  config?: string;
+  tenant?: string;
+  deep?: boolean;
+  json?: boolean;
+}
+
+/** The user's rows key (docs/provtrace.md, "What check proves"), where a home folder gives it a place. */
+function rowsKeyFile(): { keyFile?: string } {
+  const path = defaultRowsKeyPath();
+  return path === null ? {} : { keyFile: path };
+}
+
 /** `provtrace check`. */
 function addCheck({ program, io, result }: Context): void {
   const json = (value: unknown) => io.out(jsonText(value));
@@ -145,11 +163,16 @@ function addCheck({ program, io, result }: Context): void {
     .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option(
+      "--deep",
+      "build every run again from its evidence and compare row by row, even where its rows' MAC holds",
+    )
     .option("--json", "print JSON")
-    .action(async (opts: { db: string; runs?: string; config?: string; tenant?: string; json?: boolean }) => {
+    .action(async (opts: CheckOptions) => {
       const checked = await checkTrace(opts.db, {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         catalog: () => openCatalog(opts),
+        ...(opts.deep ? { deep: true } : rowsKeyFile()),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -265,6 +288,7 @@ function addExport({ program, io, result }: Context): void {
         allowUnverified: opts.allowUnverified === true,
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
         ...(opts.destination === undefined ? {} : { destination: opts.destination }),
         ...(opts.out === undefined

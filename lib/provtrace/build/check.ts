@@ -6,7 +6,13 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { openTraceDb, TRACE_RUN_TABLES, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import {
+  openTraceDb,
+  readRowsKey,
+  TRACE_RUN_TABLES,
+  TRACE_SCHEMA_VERSION,
+  traceSchemaProblems,
+} from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "./check_run.ts";
 import { SourceStores, traceSources } from "./_source_stores.ts";
 
@@ -25,6 +31,13 @@ export interface CheckTraceOptions {
   runs?: string;
   /** The catalog that reads each run's committed bundle and experiment, as the build took it. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The rows key's file: a run whose rows' MAC holds under it, over their digest and the store's manifest now,
+   * is not built again. None by default; the CLI gives its default path.
+   */
+  keyFile?: string;
+  /** Build every run again from its evidence and compare row by row, MAC or not (`--deep`). */
+  deep?: boolean;
   /** Called after each run, for a progress line. */
   onProgress?: (done: number, total: number, runId: string) => void;
 }
@@ -48,6 +61,8 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
   const problems = [...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION), ...strayRows(trace.db)];
   const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
+  const key = options.deep || options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
+  const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
   await using stores = new SourceStores(options.runs);
   for (const [i, s] of sources.entries()) {
     const store = await stores.open(s);
@@ -63,7 +78,7 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
           verified: false,
           problem: store,
         }
-        : await checkTraceRun(trace.db, s, store, options.catalog ? { catalog: options.catalog } : {}),
+        : await checkTraceRun(trace.db, s, store, each),
     );
     options.onProgress?.(i + 1, sources.length, s.run_id);
   }
