@@ -26,9 +26,10 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     postgres: ["evidence", "store", "experiments"],
     runs: ["evidence", "store", "sqlite", "postgres", "experiments"],
     live: ["evidence", "store", "telemetry"],
-    viewer: ["evidence", "store", "telemetry", "live", "runs"],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "diff"],
     receiver: ["evidence", "telemetry"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
+    diff: ["evidence"],
   },
   provrun: {
     run: [],
@@ -36,6 +37,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     telemetry: ["run"],
     backends: ["run", "sandbox", "telemetry"],
     runner: ["run", "sandbox", "telemetry", "backends"],
+    replay: ["run", "backends", "runner"],
   },
   provtrace: {
     db: [],

@@ -169,7 +169,8 @@ async function openParts(
   const more = options.parts ?? [];
   try {
     await checkPermissions(file, { runs: store.runsRoot });
-    checkModelKey(file.data.agent, options.env);
+    // A replay serves every answer from the evidence: no provider is asked, so no key is needed.
+    if (!more.some((p) => p.servesModel)) checkModelKey(file.data.agent, options.env);
     opened.push(await signingPart(file, options.signKey));
     const telemetry = await TelemetryPart.open(runId, file, {
       store,

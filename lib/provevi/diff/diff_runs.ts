@@ -1,0 +1,158 @@
+/**
+ * `diffRuns`: the first divergence of two recorded runs and every difference between them, aligned step by step
+ * (the setup, each model call with the tool calls it asked for, the end): settings, inputs, tools, prompts,
+ * requests, model answers, tool calls, arguments and results, outputs, tokens and how each run ended. It is a
+ * reading of evidence: the events are compared by their hashes and facts, and only the payloads of the first
+ * divergence are read, to say where in them the two runs differ.
+ * @module
+ */
+import type { RunRecord } from "../evidence/record.ts";
+import { compareEnd, compareSetup, compareSteps, type Sides } from "./_diff_phases.ts";
+import { type DiffWhat, type Divergence, Divergences } from "./divergence.ts";
+import { readRunSteps, type RecordStatus, type RunSteps } from "./run_steps.ts";
+
+/** One run, as the diff sums it up. */
+export interface DiffSide {
+  run_id: string;
+  /** `completed`, `failed`, or `cut` (no end recorded). */
+  status: RecordStatus;
+  /** The error that failed the run (`name: message`), or null. */
+  error: string | null;
+  /** The model calls. */
+  steps: number;
+  /** The events. */
+  events: number;
+  /** The tokens of its model calls, summed. */
+  tokens: { input: number; output: number };
+  /** The first line whose `prev` is not the hash of the line before it, or null when the chain holds. */
+  chain_break: number | null;
+}
+
+/** The difference of two runs. */
+export interface RunDiff {
+  a: DiffSide;
+  b: DiffSide;
+  /** True when nothing compared differs. */
+  identical: boolean;
+  /** The first divergence, in the order of the runs, or null. */
+  first: Divergence | null;
+  /** Every divergence, in order, up to the limit. */
+  differences: Divergence[];
+  /** How many divergences were found past the limit. */
+  more: number;
+  /** How many divergences of each kind. */
+  counts: Partial<Record<DiffWhat, number>>;
+}
+
+/** Options of {@linkcode diffRuns}. */
+export interface DiffOptions {
+  /** How many divergences to list (200 by default); the rest are counted. */
+  limit?: number;
+}
+
+/**
+ * Compares two recorded runs.
+ *
+ * @param a The first run, as a store reads it back.
+ * @param b The second run.
+ * @param options How many divergences to list.
+ * @returns The first divergence, every divergence and a summary of each run.
+ * @throws EvidenceReadError when a run has no events or a whole line of its events is not JSON.
+ * @example
+ * ```ts
+ * import { FileStore } from "../store/file_store.ts";
+ * import { diffRuns } from "./diff_runs.ts";
+ * const store = new FileStore({ runs: "fixtures/runs" });
+ * const run = await store.readRun("run-20261129T120000Z-0badc0de");
+ * (await diffRuns(run, run)).identical; // true
+ * ```
+ */
+export async function diffRuns(a: RunRecord, b: RunRecord, options: DiffOptions = {}): Promise<RunDiff> {
+  const [sa, sb] = await Promise.all([readRunSteps(a), readRunSteps(b)]);
+  return await diffSteps(sa, sb, { ...options, records: { a, b } });
+}
+
+/**
+ * Compares two runs already read in steps.
+ *
+ * @param a The first run's steps.
+ * @param b The second's.
+ * @param options How many divergences to list, and the records that give their payloads.
+ * @returns As {@linkcode diffRuns}.
+ */
+export async function diffSteps(
+  a: RunSteps,
+  b: RunSteps,
+  options: DiffOptions & { records: { a: RunRecord; b: RunRecord } },
+): Promise<RunDiff> {
+  const out = new Divergences(options.limit ?? 200);
+  const read = async (side: "a" | "b", sha256: string): Promise<unknown> => {
+    let text: string;
+    try {
+      text = new TextDecoder().decode(await options.records[side].payload(sha256));
+    } catch (error) {
+      return `(payload ${sha256.slice(0, 12)}… cannot be read: ${(error as Error).message})`;
+    }
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  };
+  const sides: Sides = { a, b, read, out };
+  if (a.chainBreak !== null || b.chainBreak !== null) chainDivergence(sides);
+  await compareSetup(sides);
+  await compareSteps(sides);
+  const [sa, sb] = [sideOf(a), sideOf(b)];
+  compareEnd(sides, {
+    a: [sa.tokens.input, sa.tokens.output],
+    b: [sb.tokens.input, sb.tokens.output],
+  });
+  return {
+    a: sa,
+    b: sb,
+    identical: out.none,
+    first: out.list[0] ?? null,
+    differences: out.list,
+    more: out.more,
+    counts: out.counts,
+  };
+}
+
+/** A chain that breaks makes every comparison after it doubtful: said first. */
+function chainDivergence(s: Sides): void {
+  const broken = s.a.chainBreak !== null ? s.a : s.b;
+  const line = broken.chainBreak!;
+  const event = broken.events[line - 1];
+  const ref = event ? { seq: event.seq, type: event.type } : null;
+  s.out.add({
+    phase: "setup",
+    step: 0,
+    what: "verdict",
+    a: broken === s.a ? ref : null,
+    b: broken === s.b ? ref : null,
+    path: null,
+    detail: `the chain of run ${broken === s.a ? "A" : "B"} breaks at events.jsonl line ${line}: ` +
+      `run prove verify ${broken.runId}`,
+  });
+}
+
+function sideOf(r: RunSteps): DiffSide {
+  let input = 0;
+  let output = 0;
+  for (const step of r.steps) {
+    const d = step.call.data;
+    input += typeof d.input_tokens === "number" ? d.input_tokens : 0;
+    output += typeof d.output_tokens === "number" ? d.output_tokens : 0;
+  }
+  const last = r.events.at(-1);
+  return {
+    run_id: r.runId,
+    status: r.status,
+    error: r.status === "failed" && last ? `${last.data.error}: ${last.data.message}` : null,
+    steps: r.steps.length,
+    events: r.events.length,
+    tokens: { input, output },
+    chain_break: r.chainBreak,
+  };
+}
