@@ -24,7 +24,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments"],
     postgres: ["evidence", "store", "experiments"],
-    runs: ["evidence", "store", "sqlite", "postgres", "experiments"],
+    runs: ["evidence", "store", "sqlite", "postgres", "experiments", "diff"],
     live: ["evidence", "store", "telemetry"],
     viewer: ["evidence", "store", "telemetry", "live", "runs", "diff"],
     receiver: ["evidence", "telemetry"],

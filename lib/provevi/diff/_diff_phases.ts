@@ -2,7 +2,7 @@
  * The comparisons of two runs' steps, phase by phase: the setup (settings, inputs, tools, prompt), each model
  * step (the request, the answer, each tool call's name, arguments and result), and the end (outputs, the
  * inputs' re-check, how each run ended, tokens). Events are compared by their hashes and facts first; only the
- * first divergence's payloads are read, to say where in them the two differ.
+ * first divergences' payloads are read, to say where in them the two differ.
  * @module
  */
 import type { EvidenceEvent, Json } from "../evidence/event.ts";
@@ -118,7 +118,9 @@ function compareTools(s: Sides, add: Add): void {
         : `the tool ${name} differs at ${d.path}: ${shownValue(d.a)} vs ${shownValue(d.b)}`,
     );
   }
-  const files = (e: EvidenceEvent) => (e.data.tools_files ?? {}) as Obj;
+  // A run recorded before the tools files' hashes were has none to compare.
+  if (!x.data.tools_files || !y.data.tools_files) return;
+  const files = (e: EvidenceEvent) => e.data.tools_files as Obj;
   const fx = files(x);
   const fy = files(y);
   for (const path of new Set([...Object.keys(fx), ...Object.keys(fy)])) {
@@ -131,7 +133,9 @@ async function comparePrompt(s: Sides, add: Add): Promise<void> {
   const x = of(s.a.setup, "prompt_rendered")[0];
   const y = of(s.b.setup, "prompt_rendered")[0];
   if (x?.payload === y?.payload) return;
-  if (!s.out.none || !x?.payload || !y?.payload) return add("prompt", [x, y], "the rendered prompt differs");
+  if (!x?.payload || !y?.payload || !s.out.takeRefine()) {
+    return add("prompt", [x, y], "the rendered prompt differs");
+  }
   const lines = (v: unknown) => String(v).split("\n");
   const [la, lb] = [lines(await s.read("a", x.payload)), lines(await s.read("b", y.payload))];
   let i = 0;
@@ -167,7 +171,7 @@ async function where(
   s: Sides,
   pair: { a: string | null; b: string | null; inside?: string },
 ): Promise<{ path: string | null; text: string }> {
-  if (!s.out.none || !pair.a || !pair.b) return { path: null, text: "" };
+  if (!pair.a || !pair.b || !s.out.takeRefine()) return { path: null, text: "" };
   const va = await s.read("a", pair.a);
   const vb = await s.read("b", pair.b);
   const key = pair.inside;
@@ -236,12 +240,12 @@ async function compareAnswer(
   if (failed(cx) || failed(cy)) {
     if (failed(cx) && failed(cy) && said(cx) === said(cy)) return;
     const side = (e: EvidenceEvent) => (failed(e) ? `failed (${said(e)})` : "answered");
-    return add("model answer", { detail: `run A's call ${side(cx)}, run B's ${side(cy)}` });
+    return add("model_answer", { detail: `run A's call ${side(cx)}, run B's ${side(cy)}` });
   }
   const [ra, rb] = [shaAt(cx, "response_payload"), shaAt(cy, "response_payload")];
   if (ra === rb) return;
   const w = await where(s, { a: ra, b: rb });
-  add("model answer", { path: w.path, detail: `the answer differs${w.text}` });
+  add("model_answer", { path: w.path, detail: `the answer differs${w.text}` });
 }
 
 type StepAdd = (
@@ -264,11 +268,11 @@ async function compareToolCalls(s: Sides, x: ModelStep, y: ModelStep, add: StepA
   for (const [p, q] of pairs) {
     if (!p || !q) {
       const one = (p ?? q)!;
-      add("tool call", [p, q], { detail: `only run ${p ? "A" : "B"} called ${one.data.tool} (${id(one)})` });
+      add("tool_call", [p, q], { detail: `only run ${p ? "A" : "B"} called ${one.data.tool} (${id(one)})` });
       continue;
     }
     if (p.data.tool !== q.data.tool) {
-      add("tool call", [p, q], { detail: `run A called ${p.data.tool}, run B ${q.data.tool}` });
+      add("tool_call", [p, q], { detail: `run A called ${p.data.tool}, run B ${q.data.tool}` });
       continue;
     }
     if (p.payload !== q.payload) {
@@ -285,12 +289,12 @@ async function compareResult(s: Sides, [p, q]: [EvidenceEvent, EvidenceEvent], a
   ) => (e.data.error ? `${e.data.error}: ${shownValue(e.data.message, 80)}` : null);
   if (error(p) !== error(q)) {
     const side = (e: EvidenceEvent) => error(e) ?? "gave a result";
-    return add("tool result", [p, q], { detail: `${p.data.tool}: run A ${side(p)}; run B ${side(q)}` });
+    return add("tool_result", [p, q], { detail: `${p.data.tool}: run A ${side(p)}; run B ${side(q)}` });
   }
   const [ra, rb] = [shaAt(p, "result_payload"), shaAt(q, "result_payload")];
   if (ra === rb) return;
   const w = await where(s, { a: ra, b: rb });
-  add("tool result", [p, q], { path: w.path, detail: `the result of ${p.data.tool} differs${w.text}` });
+  add("tool_result", [p, q], { path: w.path, detail: `the result of ${p.data.tool} differs${w.text}` });
 }
 
 /** The end: outputs, the inputs' re-check, how the backend and the run ended, tokens. */

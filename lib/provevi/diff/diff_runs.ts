@@ -3,7 +3,7 @@
  * (the setup, each model call with the tool calls it asked for, the end): settings, inputs, tools, prompts,
  * requests, model answers, tool calls, arguments and results, outputs, tokens and how each run ended. It is a
  * reading of evidence: the events are compared by their hashes and facts, and only the payloads of the first
- * divergence are read, to say where in them the two runs differ.
+ * divergences (20 by default) are read, to say where in them the two runs differ.
  * @module
  */
 import type { RunRecord } from "../evidence/record.ts";
@@ -48,6 +48,8 @@ export interface RunDiff {
 export interface DiffOptions {
   /** How many divergences to list (200 by default); the rest are counted. */
   limit?: number;
+  /** How many of the first divergences read their payloads to say where they differ (20 by default). */
+  refine?: number;
 }
 
 /**
@@ -85,7 +87,7 @@ export async function diffSteps(
   b: RunSteps,
   options: DiffOptions & { records: { a: RunRecord; b: RunRecord } },
 ): Promise<RunDiff> {
-  const out = new Divergences(options.limit ?? 200);
+  const out = new Divergences(options.limit ?? 200, options.refine ?? 20);
   const read = async (side: "a" | "b", sha256: string): Promise<unknown> => {
     let text: string;
     try {

@@ -12,10 +12,10 @@ export type DiffWhat =
   | "prompt"
   | "tools"
   | "request"
-  | "model answer"
-  | "tool call"
+  | "model_answer"
+  | "tool_call"
   | "arguments"
-  | "tool result"
+  | "tool_result"
   | "output"
   | "steps"
   | "tokens"
@@ -69,12 +69,30 @@ export class Divergences {
   readonly counts: Partial<Record<DiffWhat, number>> = {};
   more = 0;
 
-  /** @param limit How many to keep; the rest are counted in `more`. */
-  constructor(readonly limit: number) {}
+  /**
+   * @param limit How many to keep; the rest are counted in `more`.
+   * @param refine How many may read their payloads (20 by default).
+   */
+  constructor(readonly limit: number, refine = 20) {
+    this.#refine = refine;
+  }
 
-  /** True before the first divergence: the one whose payloads are worth reading to say where it differs. */
+  /** How many more divergences may have their payloads read, to say where in them the runs differ. */
+  #refine: number;
+
+  /** True when nothing differs so far. */
   get none(): boolean {
     return this.list.length === 0 && this.more === 0;
+  }
+
+  /**
+   * True when the next divergence found may read its payloads (the first ones found, up to the budget): past
+   * them a difference is told by its hashes alone, so a long run that differs from a step on costs no more.
+   */
+  takeRefine(): boolean {
+    if (this.#refine <= 0) return false;
+    this.#refine -= 1;
+    return true;
   }
 
   /** Keeps one. */

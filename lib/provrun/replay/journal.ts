@@ -60,9 +60,9 @@ export class Journal {
   /** The model calls, in order. */
   readonly calls: RecordedCall[] = [];
   /** The tool calls that a sandbox or an MCP server ran, by call ID, in the order recorded. */
-  readonly toolCalls = new Map<string, RecordedToolCall[]>();
+  readonly toolCalls: Map<string, RecordedToolCall[]> = new Map();
   /** The model step whose answer asked for each call ID. */
-  readonly stepOfCall = new Map<string, number>();
+  readonly stepOfCall: Map<string, number> = new Map();
   /** The tools as `sandbox_started` recorded them, or null for a run without tools (the call backend). */
   tools: RecordedTool[] | null = null;
 

@@ -22,7 +22,7 @@ export class RunNotReplayable extends ProveviError {
 export interface ServedDivergence {
   /** The model step, from 1 (the nth model call); 0 before the first. */
   step: number;
-  /** What differed: `prompt`, `tools`, `settings`, `request`, `tool call`, `arguments`, `steps`. */
+  /** What differed: `prompt`, `tools`, `settings`, `request`, `tool_call`, `arguments`, `steps`. */
   what: string;
   /** Where in the request it first differs, such as `params.prompt[1].content[0].text`, or null. */
   path: string | null;

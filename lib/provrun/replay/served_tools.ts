@@ -82,7 +82,7 @@ export class ServedTools {
     }
     return this.#diverge({
       step: at.step,
-      what: "tool call",
+      what: "tool_call",
       path: null,
       detail: `the replay calls ${call.tool} (${call.callId}), which the run did not record as done`,
     });
@@ -93,7 +93,7 @@ export class ServedTools {
     if (was !== call.tool) {
       this.#diverge({
         step,
-        what: "tool call",
+        what: "tool_call",
         path: null,
         detail: `the call ${call.callId} goes to ${call.tool}, and the run's went to ${was}`,
       });
