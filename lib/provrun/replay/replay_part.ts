@@ -37,7 +37,7 @@ export interface ReplayPartOptions {
 export class ReplayPart implements RunPart {
   readonly name = "replay";
   /** A replay serves every answer, so no provider's key is asked for. */
-  readonly servesModel: boolean;
+  readonly servesAll: boolean;
   /** The first divergence, or the stop of a resume, when there was one. */
   stopped: ReplayDiverged | ResumeStopped | null = null;
   readonly #options: ReplayPartOptions;
@@ -48,7 +48,7 @@ export class ReplayPart implements RunPart {
   /** @param options What to serve, and how. */
   constructor(options: ReplayPartOptions) {
     this.#options = options;
-    this.servesModel = options.mode === "replay";
+    this.servesAll = options.mode === "replay";
     const { journal } = options;
     const served = options.mode === "fork" ? (options.at ?? 1) - 1 : journal.calls.length;
     const recordedTools = new Map((journal.tools ?? []).map((t) => [t.name, t]));

@@ -135,10 +135,11 @@ export interface RunPart {
   /** The key that signs the seal; the first part's that has one counts. */
   readonly signingKey?: SigningKey;
   /**
-   * True when the part serves every model call of the run from a run's evidence (a replay): the run then needs
-   * no key for its model's provider, and none is asked for.
+   * True when the part serves every model call and every tool call of the run from a run's evidence (a replay):
+   * the run reaches no provider and starts no tool, so it needs neither the model's key nor the permissions of
+   * the provider's host, the sandbox and the MCP servers, and none is asked for.
    */
-  readonly servesModel?: boolean;
+  readonly servesAll?: boolean;
   /** The run folder exists; the run has written nothing yet. */
   beforeStart?(run: PartRun): Promise<void> | void;
   /** Facts that `run_created` records in its data. */
