@@ -19,7 +19,7 @@ import { type ComparedOutcome, runServed, type ServeOptions } from "./serve_run.
 
 /** What a fork changes in the run file it takes from its source. */
 export interface ForkChange {
-  /** The model route from step `at` on (`agent.model`). */
+  /** The model route from step `at` on (`agent.model`); a scripted model's `agent.script` goes with the old one. */
   model?: string;
   /** The prompt (`prompt`), as text. */
   prompt?: string;
@@ -97,7 +97,11 @@ function changed(recorded: { text: string; path: string | null }, change: ForkCh
     }
     at[keys.at(-1)!] = value;
   };
-  if (change.model) set("agent.model", change.model);
+  if (change.model) {
+    set("agent.model", change.model);
+    // A scripted model's script belongs to the model it replaces (a --set may give the new one its own).
+    delete (data.agent as Record<string, unknown>).script;
+  }
   if (change.prompt !== undefined) set("prompt", change.prompt);
   for (const [path, text] of Object.entries(change.set ?? {})) {
     if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(path)) {
