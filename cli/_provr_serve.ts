@@ -28,6 +28,7 @@ import { jsonText } from "./_json.ts";
 import { UsageError } from "./_main.ts";
 import { cancelOnSignals, runCatalog } from "./_run_support.ts";
 import { count } from "./prove/diff.ts";
+import { whyFailed } from "./_why_failed.ts";
 
 /** What the commands are given. */
 interface Cli {
@@ -199,7 +200,7 @@ function printCompared(
   );
   if (d) io.out(`  ${d.detail}`);
   if (run.status === "failed") {
-    io.err(`provr: run ${run.runId} failed: ${run.error?.name}: ${run.error?.message}`);
+    io.err(`provr: run ${run.runId} failed: ${whyFailed(run)}`);
   }
 }
 
@@ -220,6 +221,6 @@ function printResumed(outcome: ResumeOutcome, out: Cli & { json: boolean }): voi
   );
   for (const p of outcome.check?.problems ?? []) io.out(`  ${p.message}`);
   if (run.status === "failed") {
-    io.err(`provr: run ${run.runId} failed: ${run.error?.name}: ${run.error?.message}`);
+    io.err(`provr: run ${run.runId} failed: ${whyFailed(run)}`);
   }
 }

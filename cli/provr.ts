@@ -24,6 +24,7 @@ import { runProgress } from "./_progress.ts";
 import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile, type RunOutcome } from "../lib/provrun/mod.ts";
+import { whyFailed } from "./_why_failed.ts";
 import { type CatalogChoice, catalogCommand } from "./_catalog.ts";
 import { cancelOnSignals, runCatalog } from "./_run_support.ts";
 import { addServeCommands, forkCommand, type ForkCommandOptions } from "./_provr_serve.ts";
@@ -167,7 +168,7 @@ async function printOutcome(outcome: RunOutcome, options: { io: Io; json: boolea
   if (!options.json) {
     io.out(outcome.runId);
     if (outcome.status === "failed") {
-      io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+      io.err(`provr: run ${outcome.runId} failed: ${whyFailed(outcome)}`);
     }
   }
   const copy = outcome.mlflowCopy ? await outcome.mlflowCopy : null;

@@ -26,8 +26,9 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     postgres: ["evidence", "store", "experiments"],
     runs: ["evidence", "store", "sqlite", "postgres", "experiments", "diff"],
     live: ["evidence", "store", "telemetry"],
-    viewer: ["evidence", "store", "telemetry", "live", "runs", "diff"],
-    receiver: ["evidence", "telemetry"],
+    guard: [],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "diff"],
+    receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
     diff: ["evidence"],
   },
@@ -42,7 +43,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provtrace: {
     db: [],
     build: ["db"],
-    export: ["db"],
+    export: ["db", "build"],
   },
 };
 
