@@ -19,6 +19,7 @@ import {
   type ResumeOutcome,
   resumeRun,
   RunFile,
+  type ServedOutcome,
   type ServeOptions,
 } from "../lib/provrun/mod.ts";
 import type { CatalogChoice } from "./_catalog.ts";
@@ -167,6 +168,18 @@ async function withPolicy(options: ServeOptions, file: string | undefined): Prom
   return { ...options, policy: await TelemetryPolicy.fromEnvironment(file ? { file } : {}) };
 }
 
+/** What every `--json` of these commands prints: the new run, its source, how it ended, what was served. */
+function outcomeJson(outcome: ServedOutcome) {
+  const run = outcome.run;
+  return {
+    run_id: run.runId,
+    source: outcome.source,
+    status: run.status,
+    error: run.error ?? null,
+    served: outcome.served,
+  };
+}
+
 function printCompared(
   outcome: ComparedOutcome,
   out: Cli & { json: boolean; verb: "replay" | "fork" },
@@ -177,8 +190,12 @@ function printCompared(
     : run.status === "completed";
   result.code = ok ? 0 : 1;
   if (out.json) {
-    const { diff: _diff, ...rest } = outcome;
-    io.out(jsonText({ ...rest, run_id: run.runId, status: run.status, error: run.error ?? null }));
+    io.out(jsonText({
+      ...outcomeJson(outcome),
+      identical: outcome.identical,
+      divergence: outcome.divergence,
+      differences: outcome.diff.differences.length + outcome.diff.more,
+    }));
     return;
   }
   io.out(run.runId);
@@ -209,7 +226,7 @@ function printResumed(outcome: ResumeOutcome, out: Cli & { json: boolean }): voi
   const run = outcome.run;
   result.code = run.status === "completed" && outcome.check?.ok ? 0 : 1;
   if (out.json) {
-    io.out(jsonText({ ...outcome, run_id: run.runId, status: run.status, error: run.error ?? null }));
+    io.out(jsonText({ ...outcomeJson(outcome), check: outcome.check }));
     return;
   }
   io.out(run.runId);

@@ -46,7 +46,9 @@ export function printDiff(diff: RunDiff, io: Io): void {
   const { a, b } = diff;
   if (diff.identical) {
     io.out(
-      `${a.run_id} and ${b.run_id} are identical step for step (${a.steps} model calls, ${a.events} events)`,
+      `${a.run_id} and ${b.run_id} are identical step for step (${count(a.steps, "model call")}, ${
+        count(a.events, "event")
+      })`,
     );
   } else {
     const first = diff.first!;
