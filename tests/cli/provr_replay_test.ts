@@ -30,7 +30,7 @@ Deno.test("prove diff of a run with itself is identical (exit 0); of two runs th
     same.out,
     /^run-20261129T120000Z-0badc0de and run-20261129T120000Z-0badc0de are identical step for step \(1 model call, 13 events\)\n/,
   );
-  assert.match(same.out, /\n  tokens +14 in, 9 out +14 in, 9 out$/);
+  assert.match(same.out, /\n {2}tokens +14 in, 9 out +14 in, 9 out$/);
   await using r = await recorded();
   await Deno.writeTextFile(
     r.file,
@@ -44,7 +44,7 @@ Deno.test("prove diff of a run with itself is identical (exit 0); of two runs th
   assert.match(lines[0]!, /differ; first at the setup, run_created \(A seq 0, B seq 0\): settings$/);
   assert.ok(
     lines.some((l) =>
-      /^  step 4 +model answer +\d+ +\d+  the answer differs at content\[0\]\.text: "Revenue grew 12% in Q3\." vs "Revenue grew 13%\."$/
+      /^ {2}step 4 +model answer +\d+ +\d+ {2}the answer differs at content\[0\]\.text: "Revenue grew 12% in Q3\." vs "Revenue grew 13%\."$/
         .test(l)
     ),
     diff.out,
@@ -73,7 +73,7 @@ Deno.test("provr replay prints the replay's ID and identical (exit 0); after a c
   assert.equal(changed.code, 1);
   assert.match(
     changed.out,
-    /\ndiverged: .*; first difference at the setup \(input_staged, seq \d+\): inputs\n  input revenue\.csv has sha256 /,
+    /\ndiverged: .*; first difference at the setup \(input_staged, seq \d+\): inputs\n {2}input revenue\.csv has sha256 /,
   );
   const json = JSON.parse((await cli(provr, ["--runs", r.runs, "replay", r.outcome.runId, "--json"])).out);
   assert.deepEqual([json.identical, json.divergence.what, json.source, json.status], [
@@ -102,7 +102,7 @@ Deno.test("provr run --from RUN --at N forks; provr resume goes on from a cut ru
   assert.equal(fork.code, 0, fork.err);
   assert.match(
     fork.out,
-    /\nforked: 3 model calls and 4 tool calls served from run-\S+, no tool ran; first difference at the setup \(run_created, seq 0\): settings\n  agent\.settings: \(none\) vs \{"temperature":0\.5\}$/,
+    /\nforked: 3 model calls and 4 tool calls served from run-\S+, no tool ran; first difference at the setup \(run_created, seq 0\): settings\n {2}agent\.settings: \(none\) vs \{"temperature":0\.5\}$/,
   );
   const cut = await cutRun(r.runs, r.outcome.runId, 12);
   const resumed = await cli(provr, ["--runs", r.runs, "resume", cut]);
