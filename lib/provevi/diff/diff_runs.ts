@@ -2,14 +2,22 @@
  * `diffRuns`: the first divergence of two recorded runs and every difference between them, aligned step by step
  * (the setup, each model call with the tool calls it asked for, the end): settings, inputs, tools, prompts,
  * requests, model answers, tool calls, arguments and results, outputs, tokens and how each run ended. It is a
- * reading of evidence: the events are compared by their hashes and facts, and only the payloads of the first
- * divergences (20 by default) are read, to say where in them the two runs differ.
+ * reading of evidence, not a check of it (`prove verify` checks the chain and the payloads): the start the two runs
+ * share is found line by line without parsing it, the rest is compared by hashes and facts, and only the payloads
+ * of the first divergences (8 by default) are read, to say where in them the two runs differ.
  * @module
  */
 import type { RunRecord } from "../evidence/record.ts";
 import { compareEnd, compareSetup, compareSteps, type Sides } from "./_diff_phases.ts";
 import { type DiffWhat, type Divergence, Divergences } from "./divergence.ts";
-import { readRunSteps, type RecordStatus, type RunSteps } from "./run_steps.ts";
+import {
+  eventsTextOf,
+  linesOf,
+  type RecordStatus,
+  type RunSteps,
+  sharedStart,
+  stepsFrom,
+} from "./run_steps.ts";
 
 /** One run, as the diff sums it up. */
 export interface DiffSide {
@@ -24,8 +32,6 @@ export interface DiffSide {
   events: number;
   /** The tokens of its model calls, summed. */
   tokens: { input: number; output: number };
-  /** The first line whose `prev` is not the hash of the line before it, or null when the chain holds. */
-  chain_break: number | null;
 }
 
 /** The difference of two runs. */
@@ -48,7 +54,7 @@ export interface RunDiff {
 export interface DiffOptions {
   /** How many divergences to list (200 by default); the rest are counted. */
   limit?: number;
-  /** How many of the first divergences read their payloads to say where they differ (20 by default). */
+  /** How many of the first divergences read their payloads to say where they differ (8 by default). */
   refine?: number;
 }
 
@@ -70,7 +76,12 @@ export interface DiffOptions {
  * ```
  */
 export async function diffRuns(a: RunRecord, b: RunRecord, options: DiffOptions = {}): Promise<RunDiff> {
-  const [sa, sb] = await Promise.all([readRunSteps(a), readRunSteps(b)]);
+  const [ta, tb] = await Promise.all([eventsTextOf(a), eventsTextOf(b)]);
+  const [la, lb] = [linesOf(ta), linesOf(tb)];
+  // The start the two runs share says the same in both: it is compared line by line, and not parsed.
+  const shared = sharedStart(la.lines, lb.lines);
+  const sa = stepsFrom(la.lines, { runId: a.runId, cutLine: la.cutLine, shared });
+  const sb = stepsFrom(lb.lines, { runId: b.runId, cutLine: lb.cutLine, shared });
   return await diffSteps(sa, sb, { ...options, records: { a, b } });
 }
 
@@ -87,7 +98,7 @@ export async function diffSteps(
   b: RunSteps,
   options: DiffOptions & { records: { a: RunRecord; b: RunRecord } },
 ): Promise<RunDiff> {
-  const out = new Divergences(options.limit ?? 200, options.refine ?? 20);
+  const out = new Divergences(options.limit ?? 200, options.refine ?? 8);
   const read = async (side: "a" | "b", sha256: string): Promise<unknown> => {
     let text: string;
     try {
@@ -102,7 +113,6 @@ export async function diffSteps(
     }
   };
   const sides: Sides = { a, b, read, out };
-  if (a.chainBreak !== null || b.chainBreak !== null) chainDivergence(sides);
   await compareSetup(sides);
   await compareSteps(sides);
   const [sa, sb] = [sideOf(a), sideOf(b)];
@@ -121,27 +131,9 @@ export async function diffSteps(
   };
 }
 
-/** A chain that breaks makes every comparison after it doubtful: said first. */
-function chainDivergence(s: Sides): void {
-  const broken = s.a.chainBreak !== null ? s.a : s.b;
-  const line = broken.chainBreak!;
-  const event = broken.events[line - 1];
-  const ref = event ? { seq: event.seq, type: event.type } : null;
-  s.out.add({
-    phase: "setup",
-    step: 0,
-    what: "verdict",
-    a: broken === s.a ? ref : null,
-    b: broken === s.b ? ref : null,
-    path: null,
-    detail: `the chain of run ${broken === s.a ? "A" : "B"} breaks at events.jsonl line ${line}: ` +
-      `run prove verify ${broken.runId}`,
-  });
-}
-
 function sideOf(r: RunSteps): DiffSide {
-  let input = 0;
-  let output = 0;
+  let input = r.shared.tokens.input;
+  let output = r.shared.tokens.output;
   for (const step of r.steps) {
     const d = step.call.data;
     input += typeof d.input_tokens === "number" ? d.input_tokens : 0;
@@ -152,9 +144,8 @@ function sideOf(r: RunSteps): DiffSide {
     run_id: r.runId,
     status: r.status,
     error: r.status === "failed" && last ? `${last.data.error}: ${last.data.message}` : null,
-    steps: r.steps.length,
-    events: r.events.length,
+    steps: r.shared.steps + r.steps.length,
+    events: r.lineCount,
     tokens: { input, output },
-    chain_break: r.chainBreak,
   };
 }

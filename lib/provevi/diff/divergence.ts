@@ -71,9 +71,9 @@ export class Divergences {
 
   /**
    * @param limit How many to keep; the rest are counted in `more`.
-   * @param refine How many may read their payloads (20 by default).
+   * @param refine How many may read their payloads (8 by default).
    */
-  constructor(readonly limit: number, refine = 20) {
+  constructor(readonly limit: number, refine = 8) {
     this.#refine = refine;
   }
 

@@ -1,7 +1,7 @@
 /**
  * `diffRuns` aligns two recorded runs step by step and names the first divergence and every difference: a
- * model answer, a prompt, a tool's arguments, the number of steps, how each run ended, a chain that breaks; a
- * streamed run's output tool belongs to the step that asked for it; `jsonDifference` names where two JSON
+ * model answer, a prompt, a tool's arguments, the number of steps, how each run ended, tokens; the start two runs
+ * share is found without parsing it; a streamed run's output tool belongs to the step that asked for it; `jsonDifference` names where two JSON
  * values first differ, whatever the order of their keys.
  */
 import assert from "node:assert/strict";
@@ -10,8 +10,10 @@ import {
   diffRuns,
   FileStore,
   jsonDifference,
+  linesOf,
   readRunSteps,
   type RunRecord,
+  sharedStart,
   shownValue,
 } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
@@ -146,18 +148,43 @@ Deno.test("past the refine budget a difference is told by its hashes alone", asy
   });
 });
 
-Deno.test("a chain that breaks is said first; a streamed run's output tool is in the step that asked for it", async () => {
+Deno.test("a streamed run's output tool is in the step that asked for it; the diff reads the record as it is", async () => {
   const final = `      - tool_calls: [{ name: final_answer, args: { answer: "42" } }]`;
   await withTwo(TURNS("done"), final, async (a, b, store) => {
     const steps = await readRunSteps(b);
     assert.equal(steps.steps.length, 1);
     assert.deepEqual(steps.steps[0]!.tools.map((t) => t.data.tool), ["final_answer"]);
+    // A token count changed after the run: the diff says so (prove verify says the chain breaks there).
     const path = join(store.runsRoot, a.runId, "evidence", "events.jsonl");
-    const lines = (await Deno.readTextFile(path)).split("\n");
-    lines[2] = lines[2]!.replace('"actor":"ada"', '"actor":"eve"');
-    await Deno.writeTextFile(path, lines.join("\n"));
-    const diff = await diffRuns(await store.readRun(a.runId), a);
-    assert.deepEqual([diff.first?.what, diff.a.chain_break], ["verdict", 4]);
-    assert.match(diff.first!.detail, /the chain of run A breaks at events\.jsonl line 4/);
+    const text = await Deno.readTextFile(path);
+    const before: RunRecord = {
+      runId: a.runId,
+      folder: a.folder,
+      eventsText: () => Promise.resolve(text),
+      manifestText: () => a.manifestText(),
+      payloadNames: () => a.payloadNames(),
+      payloadInfo: (sha) => a.payloadInfo(sha),
+      payload: (sha) => a.payload(sha),
+    };
+    await Deno.writeTextFile(path, text.replace('"input_tokens":20', '"input_tokens":2000'));
+    const diff = await diffRuns(before, await store.readRun(a.runId));
+    assert.deepEqual(diff.differences.map((d) => d.what), ["tokens"]);
+    assert.equal(diff.b.tokens.input, 2010);
   }, { b: { stream: true, extra: "  tools: [final_answer]" } });
+});
+
+Deno.test("sharedStart() finds the start two runs share without parsing it, and the steps after it keep their numbers", async () => {
+  await withTwo(TURNS("Revenue grew 12%."), TURNS("Revenue grew 13%."), async (a, b) => {
+    const [la, lb] = [linesOf((await a.eventsText())!), linesOf((await b.eventsText())!)];
+    const shared = sharedStart(la.lines, lb.lines);
+    assert.deepEqual([shared.steps, shared.tokens], [1, { input: 10, output: 2 }]);
+    assert.ok(la.lines[shared.lines]!.endsWith(',"type":"model_called"}'));
+    assert.ok(la.lines[shared.from]!.endsWith(',"type":"model_called"}') && shared.from < shared.lines);
+    const diff = await diffRuns(a, b);
+    assert.deepEqual([diff.a.steps, diff.a.events, diff.a.tokens], [3, la.lines.length, {
+      input: 30,
+      output: 6,
+    }]);
+    assert.equal(diff.first?.step, 3);
+  });
 });
