@@ -42,6 +42,7 @@ export class ServedModel implements LanguageModelV4 {
   readonly #options: ServedModelOptions;
   readonly #served: number;
   #next = 0;
+  #answered = 0;
   #wentLive = false;
 
   /** @param journal The run's evidence. @param options The live model, how many calls to serve, whether to compare. */
@@ -51,9 +52,9 @@ export class ServedModel implements LanguageModelV4 {
     this.#served = Math.min(options.served ?? journal.calls.length, journal.calls.length);
   }
 
-  /** How many calls were served so far. */
+  /** How many calls were answered from the evidence so far (a call that diverged is not). */
   get servedCount(): number {
-    return Math.min(this.#next, this.#served);
+    return this.#answered;
   }
 
   /** How many calls were asked for so far: the model step being answered, from 1 (0 before the first). */
@@ -157,7 +158,10 @@ export class ServedModel implements LanguageModelV4 {
         }`,
       });
     }
-    if (!this.#options.compare) return call!;
+    if (!this.#options.compare) {
+      this.#answered += 1;
+      return call!;
+    }
     if (call!.streamed !== streamed) {
       this.#diverge({
         step: k + 1,
@@ -184,6 +188,7 @@ export class ServedModel implements LanguageModelV4 {
           `${shownValue(d.a)} recorded, ${shownValue(d.b)} now`,
       });
     }
+    this.#answered += 1;
     return call!;
   }
 
