@@ -11,7 +11,7 @@ import type { EvidenceStore } from "../store/store.ts";
 import { questionsOf } from "../store/store_questions.ts";
 import type { Level } from "../telemetry/attributes.ts";
 import type { TelemetryPolicy } from "../telemetry/policy.ts";
-import { compareRuns } from "./compare_view.ts";
+import { compareDiff, compareRuns } from "./compare_view.ts";
 import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
@@ -202,6 +202,15 @@ export const API_ROUTES: readonly Route[] = [
       const ids = [c.query.get("a") ?? "", c.query.get("b") ?? ""];
       for (const id of ids) checkRunIdToRead(id);
       return json(await compareRuns(c.store, ids, modelOptions(c)));
+    },
+  },
+  {
+    method: "GET",
+    path: "api/compare/diff",
+    handle: async (c) => {
+      const ids = [c.query.get("a") ?? "", c.query.get("b") ?? ""];
+      for (const id of ids) checkRunIdToRead(id);
+      return json(await compareDiff(c.store, ids, { policy: c.options.policy }));
     },
   },
 ];

@@ -211,6 +211,9 @@ prompt: What was the revenue growth in Q3?
       });
       await page.waitForSelector("#compare");
       assert.match(await page.$eval("#compare", (c) => c.textContent!), /Revenue grew 11%\./);
+      // The two runs step by step, as prove diff aligns them: the answer of step 1 differs.
+      await page.waitForSelector("#steps table");
+      assert.match(await page.$eval("#steps", (c) => c.textContent!), /step 1model answer/);
       await screenshot(page, "compare");
       await page.goto(new URL("agents", viewer.url).href, { waitUntil: "networkidle0" });
       await page.waitForFunction('document.querySelector("main").textContent.includes("versions")');

@@ -3,9 +3,9 @@
  * inputs.
  * @module
  */
-import type { CompareSide } from "../compare_view.ts";
+import type { CompareDiff, CompareSide } from "../compare_view.ts";
 import { api } from "./api.ts";
-import { card, empty, errorBox, h, pill, show } from "./dom.ts";
+import { card, empty, errorBox, h, pill, show, table } from "./dom.ts";
 import { duration, short } from "./format.ts";
 import { go, link } from "./nav.ts";
 
@@ -97,6 +97,28 @@ function side(s: CompareSide, compared: { names: string[]; differs: (k: string) 
   );
 }
 
+/** The two runs step by step, as `prove diff` aligns them: each difference, the first one marked. */
+function steps(d: CompareDiff): HTMLElement {
+  if (d.identical) return card("Step by step", empty("Identical step for step."));
+  const where = (x: CompareDiff["differences"][number]) =>
+    x.phase === "setup" ? "setup" : x.phase === "end" ? "end" : `step ${x.step}`;
+  const rows = d.differences.map((x, i) =>
+    h(
+      "tr",
+      { class: i === 0 ? "diff" : null },
+      h("td", null, where(x)),
+      h("td", null, x.what.replaceAll("_", " ")),
+      h("td", { class: "mono" }, x.a ? `${x.a.type} #${x.a.seq}` : "—"),
+      h("td", { class: "mono" }, x.b ? `${x.b.type} #${x.b.seq}` : "—"),
+      h("td", null, x.detail),
+    )
+  );
+  const more = d.more ? h("p", { class: "sub" }, `… and ${d.more} more.`) : null;
+  return card("Step by step", [table(["Where", "What", "Run A", "Run B", "Detail"], rows), more], {
+    flush: true,
+  });
+}
+
 /** Draws the compare page. */
 export function comparePage(): void {
   const q = new URLSearchParams(location.search);
@@ -136,8 +158,14 @@ export function comparePage(): void {
         const names = [...new Set(sides.flatMap((s) => Object.keys(s.settings)))].sort();
         const differs = (k: string) =>
           JSON.stringify(sides[0]!.settings[k]) !== JSON.stringify(sides[1]!.settings[k]);
+        const stepwise = h("div", { id: "steps" });
         body.replaceChildren(
+          stepwise,
           h("div", { class: "split", id: "compare" }, sides.map((s) => side(s, { names, differs }))),
+        );
+        api<CompareDiff>(`api/compare/diff?${q.toString()}`).then(
+          (d) => stepwise.replaceChildren(steps(d)),
+          (e) => stepwise.replaceChildren(errorBox(e)),
         );
       },
       (e) => body.replaceChildren(errorBox(e)),
