@@ -83,7 +83,8 @@ export async function main(): Promise<void> {
   const store = new FileStore({ runs: join(dir, "runs") });
   await writeRun(store, "run-a", null);
   await writeRun(store, "run-b", DIVERGES);
-  const [a, b]: RunRecord[] = [await store.readRun("run-a"), await store.readRun("run-b")];
+  const a: RunRecord = await store.readRun("run-a");
+  const b: RunRecord = await store.readRun("run-b");
   const events = readEventsText((await a.eventsText())!).events.length;
   const first = await diffRuns(a, b); // warm the page cache and the code
   if (first.first?.step !== DIVERGES || first.a.events !== events) {

@@ -5,7 +5,14 @@
  * `evidence/` only.
  * @module
  */
-export * from "./run_steps.ts";
-export * from "./json_difference.ts";
-export * from "./divergence.ts";
-export * from "./diff_runs.ts";
+export {
+  type ModelStep,
+  readRunSteps,
+  type RecordStatus,
+  type RunSteps,
+  type SharedStart,
+  stepsOf,
+} from "./run_steps.ts";
+export { type JsonDifference, jsonDifference } from "./json_difference.ts";
+export { type DiffPhase, type DiffWhat, type Divergence, type EventRef, placeOf } from "./divergence.ts";
+export { type DiffOptions, diffRuns, type DiffSide, type RunDiff } from "./diff_runs.ts";

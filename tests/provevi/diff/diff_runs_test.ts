@@ -10,13 +10,12 @@ import {
   diffRuns,
   FileStore,
   jsonDifference,
-  linesOf,
   readRunSteps,
   type RunRecord,
-  sharedStart,
-  shownValue,
 } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { linesOf, sharedStart } from "../../../lib/provevi/diff/run_steps.ts";
+import { shownValue } from "../../../lib/provevi/diff/json_difference.ts";
 
 const TURNS = (answer: string, path = "/output/a.txt") =>
   `      - tool_calls: [{ name: write_file, args: { path: ${path}, content: "x" } }]
