@@ -34,6 +34,8 @@ export interface RecordedCall {
   readonly reply: Json | null;
   /** True when the call streamed. */
   readonly streamed: boolean;
+  /** The exact tokens the provider gave (`tokens_payload`) of a call that did not stream, or null. */
+  readonly tokens: Json | null;
 }
 
 /** One recorded tool call. */
@@ -169,6 +171,7 @@ export class Journal {
     const request = e.payload ? await this.#json(e.payload, `the request of ${what}`) : null;
     const body = (request ?? {}) as { params?: Json; wire?: Json };
     const replySha = typeof e.data.response_payload === "string" ? e.data.response_payload : null;
+    const tokensSha = typeof e.data.tokens_payload === "string" ? e.data.tokens_payload : null;
     return {
       n: step.n,
       event: e,
@@ -176,6 +179,10 @@ export class Journal {
       wire: body.wire,
       reply: replySha ? await this.#json(replySha, `the answer of ${what}`) : null,
       streamed: e.data.streamed === true,
+      // A stream's tokens come back with its finish part, which the answer holds; a call's, beside its answer.
+      tokens: tokensSha && e.data.streamed !== true
+        ? await this.#json(tokensSha, `the tokens of ${what}`)
+        : null,
     };
   }
 

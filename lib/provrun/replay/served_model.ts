@@ -18,6 +18,7 @@ import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import { jsonDifference, shownValue } from "../../provevi/diff/json_difference.ts";
 import { callParamsJson } from "../backends/capture.ts";
 import { ScriptedModel } from "../backends/scripted_model.ts";
+import { TOKEN_IDS_KEY } from "../backends/token_ids.ts";
 import { SERVED_FROM, type ServedFrom } from "../run/run_part.ts";
 import type { Journal, RecordedCall } from "./journal.ts";
 import { ReplayDiverged, type ServedDivergence } from "./replay_errors.ts";
@@ -102,6 +103,7 @@ export class ServedModel implements LanguageModelV4 {
         ...(response.body !== undefined ? { body: response.body } : {}),
       },
       ...(call.wire !== undefined ? { request: { body: call.wire } } : {}),
+      ...(call.tokens !== null ? { providerMetadata: { [TOKEN_IDS_KEY]: call.tokens } } : {}),
       [SERVED_FROM]: served,
     } as LanguageModelV4GenerateResult;
   }
