@@ -5,14 +5,8 @@
  * `evidence/` only.
  * @module
  */
-export {
-  type ModelStep,
-  readRunSteps,
-  type RecordStatus,
-  type RunSteps,
-  type SharedStart,
-  stepsOf,
-} from "./run_steps.ts";
+export { readRunSteps, stepsOf } from "./run_steps.ts";
+export { type ModelStep, type RecordStatus, type RunSteps, type SharedStart } from "./run_steps.ts";
 export { type JsonDifference, jsonDifference } from "./json_difference.ts";
 export { type DiffPhase, type DiffWhat, type Divergence, type EventRef, placeOf } from "./divergence.ts";
 export { type DiffOptions, diffRuns, type DiffSide, type RunDiff } from "./diff_runs.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 export { ReplayDiverged, ResumeStopped, RunNotReplayable, type ServedDivergence } from "./replay_errors.ts";
-export type { ComparedOutcome, ServedOutcome, ServeOptions } from "./serve_run.ts";
+export { type ComparedOutcome, type ServedOutcome, type ServeOptions } from "./serve_run.ts";
 export { replayRun, type ReplayRunOptions } from "./replay_run.ts";
 export { type ForkChange, type ForkOptions, forkRun } from "./fork_run.ts";
 export { type ResumeOutcome, resumeRun } from "./resume_run.ts";
