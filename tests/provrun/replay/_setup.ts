@@ -97,7 +97,9 @@ export async function recorded(options: Parameters<typeof runText>[0] = {}): Pro
       return readEventsText((await (await store.readRun(id)).eventsText())!).events;
     },
     async folders() {
-      return (await Array.fromAsync(Deno.readDir(runs))).map((e) => e.name).sort();
+      // the store keeps its log in .log/ under the runs root
+      return (await Array.fromAsync(Deno.readDir(runs))).map((e) => e.name).filter((n) => !n.startsWith("."))
+        .sort();
     },
     async [Symbol.asyncDispose]() {
       await catalog.close();

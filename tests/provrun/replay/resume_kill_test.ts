@@ -106,7 +106,10 @@ async function killAndResume(
     "SIGKILL",
     `${name}: the child was not killed: ${new TextDecoder().decode(child.stderr)}`,
   );
-  const ids = await Array.fromAsync(Deno.readDir(where.runs)).catch(() => []);
+  // the store keeps its log in .log/ under the runs root
+  const ids = (await Array.fromAsync(Deno.readDir(where.runs)).catch(() => [])).filter((e) =>
+    !e.name.startsWith(".")
+  );
   if (ids.length === 0) return "empty"; // killed before the run folder: nothing was recorded
   const store = new FileStore({ runs: where.runs });
   const cut = await store.readRun(ids[0]!.name);
