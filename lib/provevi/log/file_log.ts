@@ -32,6 +32,7 @@ import { parseNote } from "./note.ts";
 import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
 import { edgeOf, edgeTiles, type TreeEdge } from "./tree_edge.ts";
+import { sizeOf } from "./log_proofs.ts";
 import { type IndexLine, RunIndex } from "./run_index.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
@@ -196,7 +197,7 @@ export class FileLog implements LogStorage {
   async indexOf(runId: string): Promise<number | null> {
     const note = await this.checkpoint();
     if (note === null) return null;
-    const size = parseCheckpoint(parseNote(note).text).size;
+    const size = sizeOf(note);
     return await this.#index.lookup(runId, size, async (index) => {
       try {
         return parseLeaf(await this.#entryAt(index, size)).run_id === runId;

@@ -43,8 +43,13 @@ const KEPT_TILES = 256;
 
 /** The size of a checkpoint note (its signatures not checked). */
 export function sizeOf(note: string): number {
-  return parseCheckpoint(parseNote(note).text).size;
+  // A proof reads the same checkpoint more than once, and parsing a note is most of the cost of a small read.
+  if (note !== lastNote) lastSize = parseCheckpoint(parseNote(note).text).size;
+  lastNote = note;
+  return lastSize;
 }
+let lastNote: string | null = null;
+let lastSize = 0;
 
 /**
  * A run's inclusion proof against the log's witnessed checkpoint when it covers the run, else its latest.
