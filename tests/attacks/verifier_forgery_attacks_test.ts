@@ -12,7 +12,7 @@ import { commitBundle, FileRunRecord, sha256Hex, verifyRun } from "../../lib/pro
 import { makeRepo } from "../provcat/_helpers.ts";
 import { fixtureCopy, manifestPath, rechain } from "../provevi/_tamper.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
-import { removeWritable } from "../_files.ts";
+import { copyFolder, removeWritable } from "../_files.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("verifier forgeries");
@@ -95,6 +95,95 @@ Deno.test("bundle.json with pinned null for a bundle committed to a git store do
     assert.deepEqual(other.problems.map((p) => p.code), ["bundle.other_run"]);
   } finally {
     await catalog.close();
+    await removeWritable(dir);
+  }
+  console.log(tally.line());
+  assert.deepEqual(tally.missed, []);
+});
+
+/** The signed vector: a run whose run_created records the fixtures' key, with its attestation. */
+const SIGNED = new URL(`../../fixtures/vectors/signed/${SAMPLE_RUN_ID}`, import.meta.url).pathname;
+
+Deno.test("a signed run whose signing key is rewritten to a value of another type and whose attestation is removed does not verify", async () => {
+  // Each reads as "no key recorded" to a check that takes only a string, so the missing signature went unseen.
+  const values: unknown[] = [42, true, ["d09de65c"], { keyid: "d09de65c" }, "", "D09DE65C".repeat(8)];
+  for (const value of values) {
+    const dir = await Deno.makeTempDir({ prefix: "provevi-forge-" });
+    const folder = join(dir, SAMPLE_RUN_ID);
+    try {
+      await copyFolder(SIGNED, folder);
+      await Deno.remove(join(folder, "evidence", "attestation.dsse.json"));
+      await rechain(folder, (es) => {
+        (es[0]!.data as Record<string, unknown>).signing_key = value;
+        return es;
+      });
+      const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
+      const codes = check.problems.map((p) => p.code);
+      tally.add(`signing_key ${JSON.stringify(value)}`, {
+        stopped: !check.ok,
+        recorded: codes.includes("line.created_data") || codes.includes("attestation.missing"),
+      });
+      assert.equal(check.ok, false, JSON.stringify(value));
+    } finally {
+      await removeWritable(dir);
+    }
+  }
+  console.log(tally.line());
+  assert.deepEqual(tally.missed, []);
+});
+
+Deno.test("a run whose bundle flag is rewritten to a value of another type does not verify", async () => {
+  for (const value of ["true", 1, null, { asked: true }]) {
+    const { dir, folder } = await fixtureCopy();
+    try {
+      await rechain(folder, (es) => {
+        (es[0]!.data as Record<string, unknown>).bundle = value;
+        return es;
+      });
+      const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
+      const codes = check.problems.map((p) => p.code);
+      tally.add(`bundle ${JSON.stringify(value)}`, {
+        stopped: !check.ok,
+        recorded: codes.includes("line.created_data"),
+      });
+      assert.deepEqual(codes, ["line.created_data"], JSON.stringify(value));
+    } finally {
+      await removeWritable(dir);
+    }
+  }
+  console.log(tally.line());
+  assert.deepEqual(tally.missed, []);
+});
+
+Deno.test("a signed run whose signing key is rewritten to null and whose attestation is removed does not verify while its run file names a key", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-forge-" });
+  const folder = join(dir, SAMPLE_RUN_ID);
+  try {
+    await copyFolder(SIGNED, folder);
+    const text = "run:\n  org: acme\n  sign_key: keys/signing.key\n";
+    const sha = sha256Hex(text);
+    await Deno.writeTextFile(join(folder, "evidence", "payloads", sha), text);
+    const m = JSON.parse(await Deno.readTextFile(manifestPath(folder)));
+    m.payloads = [...m.payloads, { sha256: sha, size: text.length }].sort((
+      a,
+      b,
+    ) => (a.sha256 < b.sha256 ? -1 : 1));
+    m.payload_bytes += text.length;
+    await Deno.writeTextFile(manifestPath(folder), JSON.stringify(m));
+    await Deno.remove(join(folder, "evidence", "attestation.dsse.json"));
+    await rechain(folder, (es) => {
+      es[0]!.payload = sha;
+      (es[0]!.data as Record<string, unknown>).signing_key = null;
+      return es;
+    });
+    const check = await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder));
+    const codes = check.problems.map((p) => p.code);
+    tally.add("signing_key null, run file names a key", {
+      stopped: !check.ok,
+      recorded: codes.includes("attestation.flag_disagrees"),
+    });
+    assert.deepEqual(codes, ["attestation.flag_disagrees"]);
+  } finally {
     await removeWritable(dir);
   }
   console.log(tally.line());

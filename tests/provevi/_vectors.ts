@@ -312,6 +312,26 @@ export const VECTORS: Vector[] = [
     },
   },
   {
+    name: "created-signing-key-not-a-key",
+    check: 2,
+    what:
+      "run_created's data.signing_key is 42, not null or a key ID, re-chained: read as a string, no signature",
+    change: edit(0, (e) => e.data.signing_key = 42),
+  },
+  {
+    name: "sign-key-flag-disagrees",
+    check: 9,
+    what:
+      "run_created's payload is a run file with run.sign_key while data.signing_key is null, and no attestation",
+    change: async (f) => {
+      const sha = await addPayload(f, "run:\n  sign_key: keys/signing.key\n");
+      await rechain(f, (es) => {
+        es[0]!.payload = sha;
+        return es;
+      });
+    },
+  },
+  {
     name: "bundle-unpinned-no-catalog",
     check: 8,
     what: "bundle.json with pinned null, verified without a catalog to ask whether its store has commits",

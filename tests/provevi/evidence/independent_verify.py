@@ -192,6 +192,11 @@ def verify(folder, trusted=None):
                 size = d.get("size")
                 if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
                     problem("line.output_data", "events.jsonl", "output size", n, seq)
+            if e["type"] == "run_created":
+                if "bundle" in d and not isinstance(d["bundle"], bool):
+                    problem("line.created_data", "events.jsonl", "bundle not a boolean", n, seq)
+                if "signing_key" in d and d["signing_key"] is not None and not is_sha(d["signing_key"]):
+                    problem("line.created_data", "events.jsonl", "signing_key not a key ID", n, seq)
             if e["type"] == "input_staged":
                 if not (isinstance(d.get("name"), str) and d.get("name")):
                     problem("line.input_data", "events.jsonl", "input name", n, seq)
@@ -391,11 +396,13 @@ def verify(folder, trusted=None):
     flag = created["data"].get("bundle") if created else None
     flag = flag if isinstance(flag, bool) else None
     file_flag = None
+    run_section = None
     if created and is_sha(created.get("payload")):
         try:
             with open(os.path.join(pdir, created["payload"]), "rb") as f:
                 rf = yaml.safe_load(f.read().decode("utf-8"))
             if isinstance(rf, dict) and isinstance(rf.get("run"), dict):
+                run_section = rf["run"]
                 file_flag = rf["run"].get("bundle") is True
         except Exception:
             file_flag = None
@@ -409,6 +416,9 @@ def verify(folder, trusted=None):
 
     # 9. The signed seal.
     recorded_key = created["data"].get("signing_key") if created else None
+    sign_key = run_section.get("sign_key") if run_section else None
+    if not isinstance(recorded_key, str) and isinstance(sign_key, str) and sign_key:
+        problem("attestation.flag_disagrees", "events.jsonl", "run file names a key, none recorded", 1, created["seq"])
     att = os.path.join(ev_dir, "attestation.dsse.json")
     if not os.path.lexists(att):
         if isinstance(recorded_key, str) or trusted:
