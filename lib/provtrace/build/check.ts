@@ -21,8 +21,13 @@ export interface TraceCheck {
 
 /** How {@linkcode checkTrace} reads the sources. */
 export interface CheckTraceOptions {
-  /** The runs root to read a `file` store from, instead of the one each run records. */
+  /**
+   * The runs root that runs are read from (the default one when absent): a run the file says was built from
+   * another is refused, since the file does not choose the evidence it is checked against.
+   */
   runs?: string;
+  /** The store URIs that runs may be read from, as the build was given them; `file` alone by default. */
+  stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, as the build took it. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
   /** Called after each run, for a progress line. */
@@ -48,7 +53,7 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
   const problems = [...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION), ...strayRows(trace.db)];
   const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
-  await using stores = new SourceStores(options.runs);
+  await using stores = new SourceStores(options);
   for (const [i, s] of sources.entries()) {
     const store = await stores.open(s);
     runs.push(
