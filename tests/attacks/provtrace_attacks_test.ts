@@ -197,6 +197,14 @@ const ROW_EDITS: {
     runs: () => [],
     names: /trace_tool_calls holds 1 row of runs the database does not hold/,
   },
+  {
+    name: "a message's text given hidden bytes after a NUL, which node:sqlite does not read",
+    edit: (db) =>
+      db.exec(`UPDATE trace_messages SET text = text || char(0) || 'FORGED'
+        WHERE role = 'assistant' AND part_kind = 'text'`),
+    runs: () => [],
+    names: /trace_messages\.text holds \d+ texts? whose bytes are not the text read/,
+  },
 ];
 
 for (const a of ROW_EDITS) {

@@ -1,12 +1,18 @@
 /**
- * The check of a trace database against the evidence it came from: the file's own structure (its schema, and
- * rows that belong to no run), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
+ * The check of a trace database against the evidence it came from: the file's own structure (its schema, rows
+ * that belong to no run, and texts whose bytes are not the text read), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
  * its verification, and its rows compared with the rows its evidence gives.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { openTraceDb, TRACE_RUN_TABLES, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import {
+  openTraceDb,
+  storedTextProblems,
+  TRACE_RUN_TABLES,
+  TRACE_SCHEMA_VERSION,
+  traceSchemaProblems,
+} from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "./check_run.ts";
 import { SourceStores, traceSources } from "./_source_stores.ts";
 
@@ -50,7 +56,11 @@ export interface CheckTraceOptions {
  */
 export async function checkTrace(db: string, options: CheckTraceOptions = {}): Promise<TraceCheck> {
   using trace = openTraceDb(db);
-  const problems = [...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION), ...strayRows(trace.db)];
+  const problems = [
+    ...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION),
+    ...strayRows(trace.db),
+    ...storedTextProblems(trace.db),
+  ];
   const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
   await using stores = new SourceStores(options);
