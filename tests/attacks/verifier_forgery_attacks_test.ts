@@ -13,6 +13,7 @@ import { makeRepo } from "../provcat/_helpers.ts";
 import { fixtureCopy, manifestPath, rechain } from "../provevi/_tamper.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { copyFolder, removeWritable } from "../_files.ts";
+import { skipWithout } from "../_peers.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("verifier forgeries");
@@ -154,6 +155,59 @@ Deno.test("a run whose bundle flag is rewritten to a value of another type does 
   console.log(tally.line());
   assert.deepEqual(tally.missed, []);
 });
+
+/** The numbers a line may be written with that two readers could take for two values, or that no double holds. */
+const NUMBERS: { name: string; written: string; codes: string[] }[] = [
+  {
+    name: "an integer past 2^53 (two readers, two values)",
+    written: "9007199254740993",
+    codes: ["line.not_canonical"],
+  },
+  {
+    name: "an integer past 1e21 written in full",
+    written: "1000000000000000000000",
+    codes: ["line.not_canonical"],
+  },
+  { name: "a number past the largest double", written: "1e400", codes: ["line.not_canonical"] },
+  { name: "NaN", written: "NaN", codes: ["line.not_json"] },
+  { name: "a small number with its exponent", written: "1.5e-7", codes: [] },
+];
+
+Deno.test(
+  "a line whose number two readers could read as two values is not canonical, to prove and to the verifier written from the doc alike",
+  { ignore: skipWithout("intoto") },
+  async () => {
+    const python = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
+    if (!python) throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
+    const script = new URL("../provevi/evidence/independent_verify.py", import.meta.url).pathname;
+    for (const n of NUMBERS) {
+      const { dir, folder } = await fixtureCopy();
+      try {
+        await rechain(folder, (es) => {
+          (es[8]!.data as Record<string, unknown>).output_tokens = 424242;
+          return es;
+        }, { patch: (line, i) => i === 8 ? line.replace("424242", n.written) : line });
+        const codes = (await verifyRun(new FileRunRecord(SAMPLE_RUN_ID, folder))).problems.map((p) => p.code);
+        const out: Deno.CommandOutput = await new Deno.Command(python, {
+          args: [script, folder],
+          stdout: "piped",
+        })
+          .output();
+        const other: string[] = out.success
+          ? (JSON.parse(new TextDecoder().decode(out.stdout)) as { code: string }[]).map((p) => p.code)
+          : ["(the verifier crashed)"];
+        tally.add(`a line holding ${n.name}`, {
+          stopped: JSON.stringify(codes) === JSON.stringify(n.codes),
+          recorded: JSON.stringify(other) === JSON.stringify(codes),
+        });
+        assert.deepEqual(codes, n.codes, n.name);
+        assert.deepEqual(other, codes, `${n.name}: the verifier written from the doc disagrees`);
+      } finally {
+        await removeWritable(dir);
+      }
+    }
+  },
+);
 
 Deno.test("a signed run whose signing key is rewritten to null and whose attestation is removed does not verify while its run file names a key", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-forge-" });

@@ -139,6 +139,45 @@ export const VECTORS: Vector[] = [
     },
   },
   {
+    name: "number-ecmascript-form",
+    check: 2,
+    what:
+      "line 9 holds 1.5e-7 and 0.00001, each as ECMAScript writes it (an exponent below 1e-6 only), re-chained; it verifies",
+    change: edit(8, (e) => Object.assign(e.data, { temperature: 1.5e-7, top_p: 0.00001 })),
+  },
+  {
+    name: "number-past-double",
+    check: 2,
+    what:
+      "line 9's output_tokens written as 9007199254740993, which no double holds (it reads as ...992), re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "9007199254740993") : line }),
+  },
+  {
+    name: "number-past-largest-double",
+    check: 2,
+    what:
+      "line 9's output_tokens written as 1e400, which reads as infinity and has no RFC 8785 form, re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "1e400") : line }),
+  },
+  {
+    name: "number-nan",
+    check: 2,
+    what: "line 9's output_tokens written as NaN, which is not JSON, re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "NaN") : line }),
+  },
+  {
     name: "unknown-type",
     check: 2,
     what: "line 8's type is prompt_whispered, re-chained",
