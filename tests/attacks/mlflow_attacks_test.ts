@@ -8,6 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { z } from "zod";
 import { ProveviError } from "../../lib/provevi/mod.ts";
 import { copyRun, MlflowClient, MlflowError } from "../../lib/provevi/mlflow/mod.ts";
 import { endless, hostileMlflow, refusal, type Route } from "../provevi/mlflow/_hostile_mlflow.ts";
@@ -77,6 +78,20 @@ const SHAPES: { name: string; routes: Record<string, Route>; call: (c: MlflowCli
           }),
       },
       call: (c) => c.searchRuns("1", "tags.x = 'y'"),
+    },
+    {
+      name: "the credential echoed as a key of a map where a text is due",
+      routes: {
+        "GET /api/3.0/mlflow/traces/x": () => Response.json({ tags: { [TOKEN]: 5 } }),
+      },
+      call: (c) =>
+        c.call(
+          "GET",
+          "/api/3.0/mlflow/traces/x",
+          null,
+          "find the trace",
+          z.object({ tags: z.record(z.string(), z.string()) }),
+        ),
     },
     {
       name: "an answer that is not JSON",
