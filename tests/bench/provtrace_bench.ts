@@ -297,7 +297,13 @@ async function exportRate(dir: string): Promise<void> {
   for (const format of TRACE_EXPORT_FORMATS) {
     const out = join(folder, `${format}.jsonl`);
     const t = performance.now();
-    const written = await writeTraceExport(db, { kind: format, out, keyFile });
+    const written = await writeTraceExport(db, {
+      kind: format,
+      out,
+      stores: [`sqlite:///${evidence}`],
+      runs: join(folder, "runs"),
+      keyFile,
+    });
     const seconds = (performance.now() - t) / 1000;
     const t2 = performance.now();
     const bytes = await writeBare(db, format, join(folder, `${format}-bare.jsonl`));
@@ -321,7 +327,12 @@ async function exportRate(dir: string): Promise<void> {
   // Without the key each run is built again from its evidence (what check --deep does): the figure beside it.
   const out = join(folder, "steps-deep.jsonl");
   let t = performance.now();
-  await writeTraceExport(db, { kind: "steps", out });
+  await writeTraceExport(db, {
+    kind: "steps",
+    out,
+    stores: [`sqlite:///${evidence}`],
+    runs: join(folder, "runs"),
+  });
   const deep = (performance.now() - t) / 1000;
   t = performance.now();
   await writeBare(db, "steps", join(folder, "steps-bare-2.jsonl"));

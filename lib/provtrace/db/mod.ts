@@ -10,3 +10,4 @@ export * from "./query.ts";
 export * from "./run_digest.ts";
 export * from "./rows_key.ts";
 export * from "./schema_check.ts";
+export * from "./stored_text.ts";

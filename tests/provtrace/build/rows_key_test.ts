@@ -29,20 +29,20 @@ Deno.test("a build seals each run's rows with the user's key (mode 0600); check 
   file.close();
   assert.equal(macs.length, 2);
   for (const m of macs) assert.match(m.rows_mac, /^[0-9a-f]{64}$/);
-  assert.ok((await checkTrace(db, { catalog: t.catalog, keyFile })).ok);
+  assert.ok((await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile })).ok);
 
   // A payload lost from the store after the build: the rows still hold the MAC over their digest and the
   // manifest, so check and the export trust them; only --deep (or no key) builds the run again and finds it.
   const lost = (await payloadsOf(t.runs, t.agentRun))[0]!;
   await Deno.remove(join(t.runs, t.agentRun, "evidence", "payloads", lost));
-  const quick = await checkTrace(db, { catalog: t.catalog, keyFile });
+  const quick = await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile });
   assert.ok(quick.ok, JSON.stringify(quick.runs));
-  const exported = await exportTrace(db, { kind: "steps", catalog: t.catalog, keyFile });
+  const exported = await exportTrace(db, { kind: "steps", catalog: t.catalog, runs: t.runs, keyFile });
   assert.deepEqual(exported.refused, []);
-  const deep = await checkTrace(db, { catalog: t.catalog, keyFile, deep: true });
+  const deep = await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile, deep: true });
   assert.equal(deep.ok, false);
   assert.notEqual(deep.runs.find((r) => r.run_id === t.agentRun)!.state, "same");
-  assert.equal((await checkTrace(db, { catalog: t.catalog })).ok, false);
+  assert.equal((await checkTrace(db, { catalog: t.catalog, runs: t.runs })).ok, false);
 });
 
 Deno.test("a rows key that others may read, or that is not a key, is refused in one line that names the fix", async () => {
