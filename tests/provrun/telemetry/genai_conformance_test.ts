@@ -1,0 +1,289 @@
+/**
+ * The conformance table: each span type of a run against the required and recommended attributes of the
+ * OpenTelemetry GenAI semantic conventions, v1.41.1 (`model/gen-ai/spans.yaml` of
+ * open-telemetry/semantic-conventions at v1.41.1: `span.gen_ai.inference.client`,
+ * `span.gen_ai.execute_tool.internal`, `span.gen_ai.invoke_agent.internal`, `span.gen_ai.invoke_agent.client`,
+ * `span.gen_ai.create_agent.client`), counted on what a destination at `bodies` receives from real runs.
+ *
+ * A conditionally required attribute counts only where its condition holds (`error.type` on a span that failed,
+ * `gen_ai.request.stream` on a streamed call, `gen_ai.request.seed` when the run sets a seed, …); one whose
+ * condition never holds in provrun (`gen_ai.request.choice.count`: the AI SDK asks for one choice;
+ * `gen_ai.output.type`: no run asks for an output format; `gen_ai.data_source.id`; `gen_ai.agent.description`: a
+ * run file has none) is listed and not counted. A recommended request setting counts on every span: the runs
+ * set every setting a run file may set, but `top_k`, which OpenAI's API does not take (it counts where a run
+ * sets it).
+ */
+import assert from "node:assert/strict";
+import { GENAI_CONVENTIONS, OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/mod.ts";
+import { genaiRun } from "./_genai_run.ts";
+
+/** When a conditional attribute applies to a span. */
+type Condition = (span: ReceivedSpan) => boolean;
+
+/** One span type of the conventions. */
+interface SpanType {
+  /** The conventions' span definition. */
+  id: string;
+  /** OTLP span kind: 1 internal, 3 client. */
+  kind: number;
+  required: string[];
+  /** Conditionally required: the condition, or null where provrun never meets it. */
+  conditional: Record<string, Condition | null>;
+  /** Recommended: always counted, or counted where the condition holds. */
+  recommended: Record<string, Condition | true>;
+  /** Opt-in (the content), which only `bodies` receives: checked, not counted. */
+  optIn: string[];
+}
+
+const failed: Condition = (s) => s.status.code === 2;
+const streamed: Condition = (s) => s.attributes["gen_ai.request.stream"] === true;
+const always: Condition = () => true;
+const hasServer: Condition = (s) => s.attributes["server.address"] !== undefined;
+
+const REQUEST_SETTINGS = {
+  "gen_ai.request.max_tokens": true,
+  "gen_ai.request.temperature": true,
+  "gen_ai.request.top_p": true,
+  "gen_ai.request.stop_sequences": true,
+  "gen_ai.request.frequency_penalty": true,
+  "gen_ai.request.presence_penalty": true,
+} as const;
+
+const USAGE = {
+  "gen_ai.usage.input_tokens": true,
+  "gen_ai.usage.output_tokens": true,
+  "gen_ai.usage.cache_read.input_tokens": true,
+  "gen_ai.usage.cache_creation.input_tokens": true,
+} as const;
+
+/** The table, v1.41.1. */
+const TABLE: { version: string; spans: Record<string, SpanType> } = {
+  version: "1.41.1",
+  spans: {
+    chat: {
+      id: "span.gen_ai.inference.client",
+      kind: 3,
+      required: ["gen_ai.operation.name", "gen_ai.provider.name"],
+      conditional: {
+        "error.type": failed,
+        "gen_ai.conversation.id": always, // the runs have a session
+        "gen_ai.output.type": null,
+        "gen_ai.request.choice.count": null,
+        "gen_ai.request.model": always,
+        "gen_ai.request.seed": always, // the runs set a seed
+        "gen_ai.request.stream": streamed,
+        "server.port": hasServer,
+      },
+      recommended: {
+        ...REQUEST_SETTINGS,
+        "gen_ai.request.top_k": (s) => s.attributes["gen_ai.request.top_k"] !== undefined,
+        "gen_ai.response.finish_reasons": true,
+        "gen_ai.response.id": true,
+        "gen_ai.response.model": true,
+        "gen_ai.response.time_to_first_chunk": streamed,
+        ...USAGE,
+        "gen_ai.usage.reasoning.output_tokens": always, // the server reports reasoning tokens
+        "server.address": true,
+      },
+      optIn: [
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.definitions",
+      ],
+    },
+    execute_tool: {
+      id: "span.gen_ai.execute_tool.internal",
+      kind: 1,
+      required: ["gen_ai.operation.name", "gen_ai.tool.name"],
+      conditional: { "error.type": failed },
+      recommended: {
+        "gen_ai.tool.call.id": true,
+        "gen_ai.tool.description": true,
+        "gen_ai.tool.type": true,
+      },
+      optIn: ["gen_ai.tool.call.arguments"], // and the result, when the call did not fail
+    },
+    invoke_agent: {
+      id: "span.gen_ai.invoke_agent.internal",
+      kind: 1,
+      required: ["gen_ai.operation.name", "gen_ai.provider.name"],
+      conditional: {
+        "error.type": failed,
+        "gen_ai.request.model": always,
+        "gen_ai.request.choice.count": null,
+        "gen_ai.request.seed": always,
+        "gen_ai.output.type": null,
+        "gen_ai.conversation.id": always,
+        "gen_ai.agent.id": always,
+        "gen_ai.agent.name": always,
+        "gen_ai.agent.description": null,
+        "gen_ai.agent.version": always,
+        "gen_ai.data_source.id": null,
+      },
+      recommended: { ...REQUEST_SETTINGS, "gen_ai.response.finish_reasons": true, ...USAGE },
+      optIn: ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"],
+    },
+  },
+};
+
+/** The operations the conventions name: a span named for one is a GenAI span. */
+const GENAI_OPERATIONS = [
+  "chat",
+  "create_agent",
+  "embeddings",
+  "execute_tool",
+  "generate_content",
+  "invoke_agent",
+  "invoke_workflow",
+  "retrieval",
+  "text_completion",
+];
+
+/** The attributes of a span type that apply to one span, and those of them it has. */
+function counted(type: SpanType, span: ReceivedSpan): { applies: string[]; present: string[] } {
+  const applies = [...type.required];
+  for (const [key, when] of Object.entries(type.conditional)) if (when?.(span)) applies.push(key);
+  for (const [key, when] of Object.entries(type.recommended)) {
+    if (when === true || when(span)) applies.push(key);
+  }
+  return { applies, present: applies.filter((k) => span.attributes[k] !== undefined) };
+}
+
+/** Coverage of each span type over the spans received, and what was missing. */
+function coverage(spans: ReceivedSpan[]) {
+  const out: Record<string, { spans: number; applies: number; present: number; missing: Set<string> }> = {};
+  for (const [op, type] of Object.entries(TABLE.spans)) {
+    const of = spans.filter((s) => s.attributes["gen_ai.operation.name"] === op);
+    const row = out[op] = { spans: of.length, applies: 0, present: 0, missing: new Set<string>() };
+    for (const span of of) {
+      const { applies, present } = counted(type, span);
+      row.applies += applies.length;
+      row.present += present.length;
+      for (const key of applies) if (!present.includes(key)) row.missing.add(key);
+    }
+  }
+  return out;
+}
+
+Deno.test("the spans of agent runs meet the GenAI conventions' table: chat and execute_tool 95%, invoke_agent 90%", async () => {
+  assert.equal(TABLE.version, GENAI_CONVENTIONS);
+  await using receiver = await OtlpReceiver.start();
+  // streamed and not; one run without its input, so that read_file fails and error.type counts
+  const runs = [
+    await genaiRun({ url: receiver.tracesUrl, level: "bodies", stream: false }),
+    await genaiRun({ url: receiver.tracesUrl, level: "bodies", stream: true }),
+    await genaiRun({ url: receiver.tracesUrl, level: "bodies", stream: false, staged: false }),
+  ];
+  for (const run of runs) assert.equal(run.outcome.status, "completed", JSON.stringify(run.outcome.error));
+  const spans = receiver.spans;
+  const table = coverage(spans);
+  const lines = Object.entries(table).map(([op, row]) =>
+    `${op.padEnd(13)} ${String(row.spans).padStart(3)} spans  ${
+      (100 * row.present / row.applies).toFixed(1).padStart(5)
+    }% of ${row.applies} (missing: ${[...row.missing].join(", ") || "none"})`
+  );
+  console.log(`GenAI semantic conventions ${TABLE.version}, a destination at bodies:\n${lines.join("\n")}`);
+  const at = (op: string) => table[op]!.present / table[op]!.applies;
+  assert.ok(table.chat!.spans >= 9 && table.execute_tool!.spans >= 6 && table.invoke_agent!.spans === 3);
+  assert.ok(at("chat") >= 0.95, lines[0]);
+  assert.ok(at("execute_tool") >= 0.95, lines[1]);
+  assert.ok(at("invoke_agent") >= 0.90, lines[2]);
+  // the kinds the conventions ask for: a model over HTTP is a client, a tool and the run are in the process
+  for (const span of spans) {
+    const type = TABLE.spans[String(span.attributes["gen_ai.operation.name"])];
+    if (type) assert.equal(span.kind, type.kind, span.name);
+  }
+  // the opt-in content, on every span of its type (a failed tool call has its arguments, not a result)
+  for (const [op, type] of Object.entries(TABLE.spans)) {
+    for (const span of spans.filter((s) => s.attributes["gen_ai.operation.name"] === op)) {
+      for (const key of type.optIn) {
+        assert.equal(typeof span.attributes[key], "string", `${span.name} ${key}`);
+      }
+    }
+  }
+  // a failed tool call counted its error.type; it ran in the run without the input
+  assert.ok(spans.some((s) => s.attributes["gen_ai.operation.name"] === "execute_tool" && failed(s)));
+});
+
+Deno.test("every span with a GenAI operation's name has that operation's required attributes, and no other span takes one", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const run = await genaiRun({ url: receiver.tracesUrl, level: "bodies", stream: true });
+  assert.equal(run.outcome.status, "completed");
+  for (const span of receiver.spans) {
+    const op = span.name.split(" ")[0]!;
+    if (!GENAI_OPERATIONS.includes(op)) {
+      assert.equal(span.attributes["gen_ai.operation.name"], undefined, span.name);
+      continue;
+    }
+    assert.equal(span.attributes["gen_ai.operation.name"], op, span.name);
+    const type = TABLE.spans[op];
+    assert.ok(type, `${span.name}: a GenAI operation the table does not hold`);
+    for (const key of type.required) assert.notEqual(span.attributes[key], undefined, `${span.name} ${key}`);
+  }
+  // one invoke_agent per run: its root
+  assert.deepEqual(
+    receiver.spans.filter((s) => s.name.startsWith("invoke_agent")).map((s) => s.parentSpanId),
+    [null],
+  );
+});
+
+Deno.test("the root invoke_agent holds the run's token totals, provider, model, agent and conversation", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const run = await genaiRun({ url: receiver.tracesUrl, level: "bodies", stream: false });
+  const root = receiver.spans.find((s) => s.parentSpanId === null)!;
+  const chats = receiver.spans.filter((s) => s.attributes["gen_ai.operation.name"] === "chat");
+  const created = run.events[0]!;
+  assert.equal(root.name, "invoke_agent analyst");
+  assert.equal(root.attributes["gen_ai.provider.name"], "openai");
+  assert.equal(root.attributes["gen_ai.request.model"], "gpt-4o-mini");
+  assert.equal(root.attributes["gen_ai.agent.id"], "acme/demo/dev/analyst");
+  assert.equal(root.attributes["gen_ai.agent.version"], created.data.agent_version);
+  assert.equal(root.attributes["gen_ai.conversation.id"], "conv-42");
+  assert.equal(root.attributes["gen_ai.usage.input_tokens"], run.tokens.input);
+  assert.equal(root.attributes["gen_ai.usage.output_tokens"], run.tokens.output);
+  const sum = (key: string) => chats.reduce((n, s) => n + (s.attributes[key] as number), 0);
+  assert.equal(
+    root.attributes["gen_ai.usage.cache_read.input_tokens"],
+    sum("gen_ai.usage.cache_read.input_tokens"),
+  );
+  assert.deepEqual(root.attributes["gen_ai.response.finish_reasons"], ["stop"]);
+  assert.deepEqual(chats.map((c) => c.attributes["gen_ai.response.finish_reasons"]), [
+    ["tool_call"],
+    ["tool_call"],
+    ["stop"],
+  ]);
+  // what the agent was given, and what it gave
+  const output = JSON.parse(root.attributes["gen_ai.output.messages"] as string);
+  assert.equal(output[0].parts[0].content, "Revenue grew 12% in Q3.");
+  const input = JSON.parse(root.attributes["gen_ai.input.messages"] as string);
+  assert.equal(input[0].role, "user");
+  assert.match(input[0].parts[0].content, /^What was the revenue growth in Q3\?/);
+});
+
+Deno.test("a run that fails has error.type on its root", async () => {
+  await using receiver = await OtlpReceiver.start();
+  // a server that is not there: the model call fails, and with it the run
+  const run = await genaiRunAt("http://127.0.0.1:9/v1", receiver);
+  assert.equal(run.status, "failed");
+  const root = receiver.spans.find((s) => s.parentSpanId === null)!;
+  const chat = receiver.spans.find((s) => s.attributes["gen_ai.operation.name"] === "chat")!;
+  assert.equal(root.status.code, 2);
+  assert.equal(typeof root.attributes["error.type"], "string");
+  assert.equal(chat.attributes["error.type"], root.attributes["error.type"]);
+});
+
+async function genaiRunAt(baseUrl: string, receiver: OtlpReceiver) {
+  const { genaiFile, otlpPolicy } = await import("./_genai_run.ts");
+  const { runFile } = await import("../../../lib/provrun/mod.ts");
+  const runs = await Deno.makeTempDir();
+  try {
+    return await runFile(genaiFile({ baseUrl, stream: false, staged: false }), {
+      runs,
+      policy: otlpPolicy(receiver.tracesUrl, "bodies"),
+      environ: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.tracesUrl },
+    });
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+}
