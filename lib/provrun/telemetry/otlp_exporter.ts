@@ -1,7 +1,8 @@
 /**
  * The OTLP/HTTP span exporter of a run: OpenTelemetry's own (its transport, retries and time limit), with two
- * changes. Its headers are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS`, from
- * the variables the run was given), and an attribute that the GenAI conventions type as double goes as a double
+ * changes. Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
+ * `OTEL_EXPORTER_OTLP_HEADERS`; `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`, in
+ * milliseconds; from the variables the run was given), and an attribute that the GenAI conventions type as double goes as a double
  * even when its value is whole: OpenTelemetry's serializer writes every whole number as an integer, so a
  * temperature of 0 would reach a backend as the integer 0.
  * @module
@@ -29,7 +30,7 @@ export interface OtlpExporterOptions {
   protocol: "http/json" | "http/protobuf";
   /** The run's variables, for the headers. */
   environ: Environ;
-  /** How long one export may take. */
+  /** How long one export may take, unless the run's variables say otherwise. */
   timeoutMillis: number;
 }
 
@@ -130,8 +131,10 @@ export function otlpExporter(options: OtlpExporterOptions): SpanExporter {
   const headers = otlpHeaders(
     environ.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? environ.OTEL_EXPORTER_OTLP_HEADERS,
   );
+  const timeout = Number(environ.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? environ.OTEL_EXPORTER_OTLP_TIMEOUT);
+  const timeoutMillis = Number.isSafeInteger(timeout) && timeout > 0 ? timeout : options.timeoutMillis;
   const config = convertLegacyHttpOptions(
-    { url: options.url, timeoutMillis: options.timeoutMillis, headers },
+    { url: options.url, timeoutMillis, headers },
     "TRACES",
     "v1/traces",
     { "Content-Type": json ? "application/json" : "application/x-protobuf" },
