@@ -19,6 +19,7 @@ import { type Json, toolContent } from "../../provevi/mod.ts";
 import { setSpanContent } from "../run/_span_content.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
 import { chatContentOn, chatEnd, type ChatSpanContext, chatStart } from "./chat_span.ts";
+import { TOKEN_IDS_KEY } from "./token_ids.ts";
 
 /** The token counts of one model call. */
 export interface CallUsage {
@@ -118,6 +119,7 @@ async function generateCaptured(
     finish: result.finishReason.unified,
     firstChunk: null,
     toolCalls,
+    tokens: await tokensPayload(recorder, result.providerMetadata),
   });
   await recordProviderTools(recorder, step, options, result.content);
   return result;
@@ -142,6 +144,7 @@ class StreamCapture {
   #usage: LanguageModelV4Usage | null = null;
   #finish = "other";
   #answeredBy: string | null = null;
+  #tokens: unknown = undefined;
   #done = false;
   #streamError: unknown = null;
 
@@ -212,6 +215,7 @@ class StreamCapture {
     } else if (part.type === "finish") {
       this.#usage = part.usage;
       this.#finish = part.finishReason.unified;
+      this.#tokens = part.providerMetadata;
     }
     if (part.type === "error") {
       this.#streamError ??= part.error ?? new Error("the provider reported an error in the stream");
@@ -273,6 +277,7 @@ class StreamCapture {
       finish: this.#finish,
       firstChunk: this.#firstChunk,
       toolCalls: this.#toolCalls,
+      tokens: await tokensPayload(recorder, this.#tokens),
     });
     await recordProviderTools(recorder, this.#step, options, this.#providerParts);
   }
@@ -349,6 +354,8 @@ async function endCall(
     finish: string;
     firstChunk: number | null;
     toolCalls: { id: string; name: string }[];
+    /** The payload of the call's exact tokens, where the provider returned them. */
+    tokens: string | null;
   },
 ): Promise<void> {
   const u = usageOf(call.usage);
@@ -366,9 +373,18 @@ async function endCall(
       finish_reason: call.finish,
       tool_calls: call.toolCalls,
       ...(call.reply ? { response_payload: call.reply } : {}),
+      ...(call.tokens ? { tokens_payload: call.tokens } : {}),
     },
   });
   options.onUsage?.(u);
+}
+
+/** Stores a call's exact tokens (`token_ids.ts`) as a payload, where its provider metadata holds them. */
+async function tokensPayload(recorder: EvidenceRecorder, metadata: unknown): Promise<string | null> {
+  const tokens = typeof metadata === "object" && metadata !== null
+    ? (metadata as Record<string, unknown>)[TOKEN_IDS_KEY]
+    : undefined;
+  return tokens === undefined || tokens === null ? null : await recorder.payload(tokens as Json);
 }
 
 /** The token counts of a call's usage; zero where the provider gave none. */
