@@ -261,6 +261,34 @@ Deno.test("the root invoke_agent holds the run's token totals, provider, model, 
   assert.match(input[0].parts[0].content, /^What was the revenue growth in Q3\?/);
 });
 
+Deno.test("below bodies the root keeps its provider, model, agent, version and conversation, and no content", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const run = await genaiRun({ url: receiver.tracesUrl, level: "names", stream: false });
+  const root = receiver.spans.find((s) => s.parentSpanId === null)!;
+  assert.deepEqual(
+    [
+      "gen_ai.operation.name",
+      "gen_ai.provider.name",
+      "gen_ai.request.model",
+      "gen_ai.agent.name",
+      "gen_ai.agent.id",
+      "gen_ai.agent.version",
+      "gen_ai.conversation.id",
+    ].map((k) => root.attributes[k]),
+    [
+      "invoke_agent",
+      "openai",
+      "gpt-4o-mini",
+      "analyst",
+      "acme/demo/dev/analyst",
+      run.events[0]!.data.agent_version,
+      "conv-42",
+    ],
+  );
+  assert.equal(root.attributes["gen_ai.usage.input_tokens"], undefined);
+  assert.equal(root.attributes["gen_ai.input.messages"], undefined);
+});
+
 Deno.test("a run that fails has error.type on its root", async () => {
   await using receiver = await OtlpReceiver.start();
   // a server that is not there: the model call fails, and with it the run

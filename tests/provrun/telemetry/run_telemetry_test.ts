@@ -129,7 +129,7 @@ for (const level of ["names", "usage", "bodies"] as const) {
       // the run's own resource: no host, process or OTEL_RESOURCE_ATTRIBUTES
       assert.deepEqual(r.resource, { "service.name": "provrun" });
       // Below bodies, a model or tool name the run did not declare goes as a label and a hash (harden).
-      const declared = declaredNames(file().data.agent, DEFAULT_TOOLS);
+      const declared = declaredNames(file().data.agent, DEFAULT_TOOLS, { agentId: "acme/demo/dev/q" });
       // the content attributes reach a destination at bodies only, and the store's index never keeps them
       const { content, rest } = splitContent(r.attributes);
       assert.deepEqual(rest, cutAttributes(stored.attributes, level, declared), r.name);
