@@ -18,6 +18,8 @@ export interface GenaiRun {
   events: EvidenceEvent[];
   /** The token counts the model server sent, in total. */
   tokens: { input: number; output: number };
+  /** The runs root (removed when the call returns). */
+  runs: string;
 }
 
 /** The run file: `staged` false leaves the input out, so that `read_file` fails. */
@@ -66,10 +68,12 @@ export async function genaiRun(
     stream: boolean;
     staged?: boolean;
     environ?: Record<string, string>;
+    /** The file the agent reads; {@linkcode CSV} by default. */
+    csv?: string;
   },
 ): Promise<GenaiRun> {
   await using server = startFakeToolsServer();
-  await using t = await gitCatalog({ "finance/q3.csv": CSV });
+  await using t = await gitCatalog({ "finance/q3.csv": options.csv ?? CSV });
   const file = genaiFile({ baseUrl: server.baseUrl, stream: options.stream, staged: options.staged ?? true });
   const outcome = await runFile(file, {
     catalog: t.catalog,
@@ -83,5 +87,5 @@ export async function genaiRun(
     input: server.usages.reduce((n, u) => n + u.prompt, 0),
     output: server.usages.reduce((n, u) => n + u.completion, 0),
   };
-  return { outcome, events, tokens };
+  return { outcome, events, tokens, runs: t.runs };
 }

@@ -14,7 +14,13 @@
  * sets it).
  */
 import assert from "node:assert/strict";
-import { GENAI_CONVENTIONS, OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/mod.ts";
+import {
+  CONTENT_BYTES,
+  CUT_MARK,
+  GENAI_CONVENTIONS,
+  OtlpReceiver,
+  type ReceivedSpan,
+} from "../../../lib/provevi/mod.ts";
 import { genaiRun } from "./_genai_run.ts";
 
 /** When a conditional attribute applies to a span. */
@@ -287,6 +293,25 @@ Deno.test("below bodies the root keeps its provider, model, agent, version and c
   );
   assert.equal(root.attributes["gen_ai.usage.input_tokens"], undefined);
   assert.equal(root.attributes["gen_ai.input.messages"], undefined);
+});
+
+Deno.test("a tool result past 32 KiB reaches bodies cut and marked, within 32 KiB; the evidence keeps it whole", async () => {
+  await using receiver = await OtlpReceiver.start();
+  const csv = "quarter,revenue\n" + "Q3,48.2\n".repeat(10_000);
+  const run = await genaiRun({ url: receiver.tracesUrl, level: "bodies", stream: false, csv });
+  const read = receiver.spans.find((s) => s.name === "execute_tool read_file")!;
+  const result = read.attributes["gen_ai.tool.call.result"] as string;
+  assert.ok(new TextEncoder().encode(result).length <= CONTENT_BYTES, `${result.length} characters`);
+  const text = JSON.parse(result) as string;
+  const cut = text.indexOf(CUT_MARK);
+  assert.ok(cut > 1000, "the cut is marked, after what fits");
+  assert.ok(csv.startsWith(text.slice(0, cut)));
+  // the next model call's input holds the same result, cut the same way, and stays JSON of its shape
+  const chat = receiver.spans.filter((s) => s.attributes["gen_ai.operation.name"] === "chat")[1]!;
+  const input = JSON.parse(chat.attributes["gen_ai.input.messages"] as string);
+  assert.equal(input.at(-1).role, "tool");
+  const called = run.events.find((e) => e.type === "tool_called" && e.data.tool === "read_file")!;
+  assert.equal(read.attributes["provrun.tool.call.result_ref"], called.data.result_payload);
 });
 
 Deno.test("a run that fails has error.type on its root", async () => {
