@@ -9,21 +9,12 @@ import assert from "node:assert/strict";
 import { mlflowPython, needMlflow, NO_MLFLOW } from "../../provevi/mlflow/_mlflow.ts";
 import { CSV, type GenaiRun, genaiRun } from "./_genai_run.ts";
 import { TOOLS_ANSWER } from "../../../fixtures/providers/fake_openai_tools_server.ts";
+import { skipWithout } from "../../_peers.ts";
 
 const PHOENIX_URL = Deno.env.get("PROVRUN_TEST_PHOENIX_URL");
 const PHOENIX_PYTHON = Deno.env.get("PROVRUN_TEST_PHOENIX_PYTHON");
 
-/** Outside CI a missing peer ignores the test, saying so once; in CI it fails it. */
-const NO_PHOENIX = (() => {
-  const missing = PHOENIX_URL === undefined || PHOENIX_PYTHON === undefined;
-  if (missing && !Deno.env.get("CI")) {
-    console.warn(
-      "Phoenix tests skipped: PROVRUN_TEST_PHOENIX_URL and PROVRUN_TEST_PHOENIX_PYTHON are unset (source .ci/peers/phoenix.sh, as .ci/run does)",
-    );
-    return true;
-  }
-  return false;
-})();
+const NO_PHOENIX = skipWithout("phoenix");
 
 /** Texts of the run that are content: none may reach a destination below bodies. */
 const CONTENT = ["What was the revenue growth", TOOLS_ANSWER, CSV.split("\n")[2]!, "Answer from the files"];
