@@ -4,6 +4,7 @@
  * run file may set, a session, an OTLP destination at the level asked for.
  * @module
  */
+import { join } from "node:path";
 import { type EvidenceEvent, FileStore, readEventsText, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile, type RunOutcome } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
@@ -18,8 +19,8 @@ export interface GenaiRun {
   events: EvidenceEvent[];
   /** The token counts the model server sent, in total. */
   tokens: { input: number; output: number };
-  /** The runs root (removed when the call returns). */
-  runs: string;
+  /** The spans the store's index kept (`<run folder>/spans.jsonl`), as its text. */
+  index: string;
 }
 
 /** The run file: `staged` false leaves the input out, so that `read_file` fails. */
@@ -87,5 +88,6 @@ export async function genaiRun(
     input: server.usages.reduce((n, u) => n + u.prompt, 0),
     output: server.usages.reduce((n, u) => n + u.completion, 0),
   };
-  return { outcome, events, tokens, runs: t.runs };
+  const index = await Deno.readTextFile(join(outcome.folder, "spans.jsonl")).catch(() => "");
+  return { outcome, events, tokens, index };
 }
