@@ -75,15 +75,6 @@ export function fill(index: SearchIndex): void {
   index.db.exec("COMMIT");
 }
 
-const statements = new Map<string, StatementSync>();
-
-/** A statement made once, as the index keeps its own. */
-function prepared(db: DatabaseSync, sql: string): StatementSync {
-  let statement = statements.get(sql);
-  if (!statement) statements.set(sql, statement = db.prepare(sql));
-  return statement;
-}
-
 /** The search's SQL written out (as `SearchIndex.search` makes it), through node:sqlite alone on the same file. */
 function bare(
   db: DatabaseSync,
