@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync } from "node:sqlite";
 import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
 import { RunSearch } from "../../lib/provevi/viewer/run_search.ts";
 import { SearchIndex } from "../../lib/provevi/viewer/search_index.ts";
