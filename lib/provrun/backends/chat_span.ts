@@ -13,6 +13,9 @@ import type { OpenStep } from "../run/recorder.ts";
 import { setSpanContent } from "../run/_span_content.ts";
 import type { ModelServer } from "./model_server.ts";
 
+/** The model a call asked: its provider ID and model ID, as the AI SDK names them. */
+export type CalledModel = Pick<LanguageModelV4, "provider" | "modelId">;
+
 /** What a chat span knows of the run beyond the call: the model's server and the conversation. */
 export interface ChatSpanContext {
   /** The provider and server of the run's model; the AI SDK's provider ID, no server, when not given. */
@@ -41,7 +44,7 @@ const SETTINGS: readonly [keyof LanguageModelV4CallOptions, string][] = [
  * @returns The span's kind and attributes.
  */
 export function chatStart(
-  model: LanguageModelV4,
+  model: CalledModel,
   params: LanguageModelV4CallOptions,
   call: ChatSpanContext & { streamed: boolean },
 ): { kind: SpanKind; attributes: Attributes } {
@@ -91,7 +94,7 @@ export interface ChatEnd {
  * @param model The provider's model.
  * @param end What the reply said.
  */
-export function chatEnd(step: OpenStep, model: LanguageModelV4, end: ChatEnd): void {
+export function chatEnd(step: OpenStep, model: CalledModel, end: ChatEnd): void {
   const span = step.span;
   const u = end.usage;
   span.setAttribute("gen_ai.response.model", end.answeredBy ?? model.modelId);
