@@ -1,6 +1,7 @@
 /**
  * `prove runs`: the runs of a store as a table (run ID, status, start, duration, agent, model, tokens,
- * experiment), newest first, filtered by status, start, agent class or experiment; or the runs that read a URI.
+ * experiment), newest first (`--oldest-first`: the seed's order), filtered by status, start, agent class or
+ * experiment; or the runs that read a URI.
  * @module
  */
 import {
@@ -28,6 +29,7 @@ interface RunsOptions {
   since?: string;
   limit?: string;
   offset?: string;
+  oldestFirst?: boolean;
   json?: boolean;
 }
 
@@ -43,9 +45,13 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
       "only runs that started since a time (2026-11-30, 2026-11-30T14:00:00Z) or 30m, 2h, 7d ago",
     )
     .option("--agent <name>", "only the runs of an agent class (org/domain/env/name, or its name)")
-    .option("--experiment <uri>", "only the runs that named the experiment (a pinned URI: that version)")
+    .option(
+      "--experiment <uri>",
+      "only the runs that named the experiment, by its URI or its name (q3, credit/q3); a pinned URI: that version",
+    )
     .option("--limit <n>", `show at most n runs (default ${DEFAULT_LIMIT})`)
-    .option("--offset <n>", "skip the n newest runs first")
+    .option("--offset <n>", "skip the first n runs of the list")
+    .option("--oldest-first", "list the oldest run first (the page is then the oldest runs)")
     .option("--reading <uri>", "the runs that staged the URI as an input (or a pinned version of it); sqlite")
     .option(
       "--version <sha256>",
@@ -109,6 +115,7 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
           ...(opts.experiment !== undefined ? { experiment: opts.experiment } : {}),
           limit,
           offset,
+          ...(opts.oldestFirst ? { oldestFirst: true } : {}),
         });
         if (json) return io.out(jsonText(list.runs));
         printRunTable(list.runs, io);

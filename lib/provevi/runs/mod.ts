@@ -11,5 +11,6 @@ export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";
 export * from "./bundle_asked.ts";
+export * from "./bundle_pin.ts";
 export * from "./export_run.ts";
 export * from "./run_elsewhere.ts";
