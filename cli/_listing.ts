@@ -8,6 +8,7 @@ import type {
   AgentDetail,
   AgentSummary,
   Assessment,
+  Experiment,
   ExperimentDetail,
   ExperimentSummary,
   RunSummary,
@@ -57,14 +58,44 @@ export function printExperiments(list: ExperimentSummary[], io: Io, json: boolea
   ], io);
 }
 
-/** Prints an experiment's versions, each with its runs. */
-export function printExperiment(detail: ExperimentDetail, io: Io, json: boolean): void {
-  if (json) return io.out(jsonText(detail));
-  io.out(`${detail.experiment} (first run ${detail.first_run})`);
+/** The newest version of an experiment in the catalog, as `prove experiment show --config` reads it. */
+export interface NewestExperiment {
+  /** The experiment's URI at its newest commit. */
+  pin: string;
+  /** The SHA-256 of its `experiment.yaml`. */
+  sha256: string;
+  /** What the file holds. */
+  experiment: Experiment;
+}
+
+/**
+ * Prints an experiment's versions, each with its runs, and the newest version in the catalog when it was read
+ * (`--json`: as `newest`).
+ */
+export function printExperiment(
+  detail: Omit<ExperimentDetail, "first_run"> & { first_run: string | null },
+  io: Io,
+  json: boolean,
+  newest?: NewestExperiment,
+): void {
+  if (json) return io.out(jsonText(newest === undefined ? detail : { ...detail, newest }));
+  io.out(
+    detail.first_run === null
+      ? `${detail.experiment} (no run in the store named it)`
+      : `${detail.experiment} (first run ${detail.first_run})`,
+  );
   const rows: string[][] = [];
   for (const v of detail.versions) rows.push([v.pin, short(v.sha256), v.runs.join(" ")]);
   if (detail.unpinned_runs.length) rows.push(["(no pin)", "-", detail.unpinned_runs.join(" ")]);
   printColumns(rows.map((r) => ["  " + r[0]!, r[1]!, r[2]!]), io);
+  if (newest === undefined) return;
+  const used = detail.versions.some((v) => v.pin === newest.pin);
+  io.out(
+    `newest in the catalog: ${newest.pin} (sha256 ${short(newest.sha256)}${
+      used ? "" : ", no run of the store used it"
+    })`,
+  );
+  io.out(`  ${newest.experiment.kind}: ${newest.experiment.description}`);
 }
 
 /** Prints the agent classes with their numbers of versions and runs. */
