@@ -4,6 +4,7 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] trace TRACE_ID [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME] [--json]
  * prove keygen FILE [--json]
@@ -38,6 +39,7 @@ import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
+import { addTrace } from "./prove/trace.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -46,6 +48,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addAssess,
   addExport,
   addShow,
+  addTrace,
   addPayload,
   addVerify,
   addTelemetry,

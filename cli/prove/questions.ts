@@ -2,12 +2,7 @@
  * `prove experiments`, `experiment show`, `agents`, `agent show` and `access`: the questions across runs that an indexed store answers.
  * @module
  */
-import {
-  ProveviError,
-  questionsOf,
-  readExperiment,
-  resolveRunRef,
-} from "../../lib/provevi/mod.ts";
+import { ProveviError, questionsOf, readExperiment, resolveRunRef } from "../../lib/provevi/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import {
   type NewestExperiment,

@@ -17,5 +17,6 @@ export * from "./event_rules.ts";
 export * from "./signing_key.ts";
 export * from "./attestation.ts";
 export * from "./spans_file.ts";
+export * from "./run_spans.ts";
 export * from "./writer_process.ts";
 export * from "./read_text.ts";

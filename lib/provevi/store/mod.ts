@@ -12,3 +12,4 @@ export * from "./assess.ts";
 export * from "./store_questions.ts";
 export * from "./store_rows.ts";
 export * from "./row_check.ts";
+export * from "./trace.ts";

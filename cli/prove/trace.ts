@@ -1,0 +1,121 @@
+/**
+ * `prove trace TRACE_ID`: the spans of one trace as a tree, each under its parent, with its start, duration,
+ * span ID, run and events.
+ * @module
+ */
+import { ProveviError, trace, traceIdOf, type TraceSpan } from "../../lib/provevi/mod.ts";
+import type { Io } from "../_io.ts";
+import { jsonText } from "../_json.ts";
+import { printColumns } from "../_listing.ts";
+import { UsageError } from "../_main.ts";
+import type { ProveContext } from "./_context.ts";
+
+/** Adds the command to `prove`. */
+export function addTrace({ program, io, withStore }: ProveContext): void {
+  program.command("trace")
+    .description(
+      "Print the spans of a trace as a tree: start, duration, span ID, run and the events on each.",
+    )
+    .argument("<trace-id>", "the trace ID, 32 hex digits (MLflow's tr-<32 hex> too)")
+    .option("--json", "print JSON: the spans, each with its run, parent, times, source and events")
+    .action((text: string, opts: { json?: boolean }) =>
+      withStore(async (store) => {
+        let traceId: string;
+        try {
+          traceId = traceIdOf(text);
+        } catch (error) {
+          throw new UsageError((error as Error).message);
+        }
+        const spans = await trace(store, traceId);
+        if (spans.length === 0) {
+          throw new ProveviError(
+            `no run in store ${store.uri} carries the trace ${traceId}: prove show RUN --json gives a run's trace IDs`,
+          );
+        }
+        if (opts.json) io.out(jsonText({ trace_id: traceId, spans }));
+        else printTrace(traceId, spans, io);
+      })
+    );
+}
+
+/** How long after the trace's start a span started: +0ms, +24ms, +1.52s. */
+function startText(ms: number): string {
+  return ms < 1000 ? `+${Math.round(ms)}ms` : `+${spanDuration(ms)}`;
+}
+
+/** A duration as a person reads it: 850µs, 24.8ms, 1.52s, 3m04s. */
+export function spanDuration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
+  if (ms < 100) return `${ms.toFixed(1)}ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+/** The spans in tree order: each root by start, each child under its parent, with its depth. */
+export function spanTree(spans: readonly TraceSpan[]): { span: TraceSpan; depth: number }[] {
+  const key = (s: Pick<TraceSpan, "run_id" | "span_id">) => `${s.run_id} ${s.span_id}`;
+  const ids = new Set(spans.map((s) => s.span_id));
+  const children = new Map<string, TraceSpan[]>();
+  const roots: TraceSpan[] = [];
+  for (const s of spans) {
+    // A parent in another run of the trace is still its parent: a span ID is unique within a trace.
+    if (s.parent_span_id === null || !ids.has(s.parent_span_id) || s.parent_span_id === s.span_id) {
+      roots.push(s);
+    } else {
+      const list = children.get(s.parent_span_id) ?? [];
+      list.push(s);
+      children.set(s.parent_span_id, list);
+    }
+  }
+  const out: { span: TraceSpan; depth: number }[] = [];
+  const seen = new Set<string>();
+  const walk = (s: TraceSpan, depth: number) => {
+    if (seen.has(key(s))) return; // a loop of parents in an edited index is shown once
+    seen.add(key(s));
+    out.push({ span: s, depth });
+    for (const c of children.get(s.span_id) ?? []) walk(c, depth + 1);
+  };
+  for (const r of roots) walk(r, 0);
+  // Spans on a loop of parents have no root: shown last, at the top level.
+  for (const s of spans) if (!seen.has(key(s))) walk(s, 0);
+  return out;
+}
+
+/** The seqs of a span's events: the first few, and how many more. */
+function seqsText(seqs: readonly number[]): string {
+  if (seqs.length === 0) return "-";
+  return seqs.length <= 6 ? seqs.join(",") : `${seqs.slice(0, 5).join(",")},…+${seqs.length - 5}`;
+}
+
+/** Prints a trace: a head line, then one line per span in tree order, indented by depth. */
+function printTrace(traceId: string, spans: readonly TraceSpan[], io: Io): void {
+  const runs = [...new Set(spans.map((s) => s.run_id))];
+  const starts = spans.map((s) => s.start_time).filter((t): t is string => t !== null).sort();
+  const t0 = starts[0] ? Date.parse(starts[0]) : null;
+  io.out(
+    `trace ${traceId}: ${spans.length} span${spans.length === 1 ? "" : "s"} in ${
+      runs.length === 1 ? `run ${runs[0]}` : `${runs.length} runs`
+    }`,
+  );
+  const rows = [["START", "DURATION", "SPAN", ...(runs.length > 1 ? ["RUN"] : []), "EVENTS", "NAME"]];
+  for (const { span, depth } of spanTree(spans)) {
+    const start = t0 === null || span.start_time === null
+      ? "-"
+      : startText(Math.max(0, Date.parse(span.start_time) - t0));
+    const error = span.status.code === 2
+      ? ` (error${span.status.message ? `: ${span.status.message}` : ""})`
+      : "";
+    rows.push([
+      start,
+      span.end_time === null && span.start_time !== null ? "open" : spanDuration(span.duration_ms),
+      span.span_id,
+      ...(runs.length > 1 ? [span.run_id] : []),
+      seqsText(span.seqs),
+      `${"  ".repeat(depth)}${span.name}${error}`,
+    ]);
+  }
+  printColumns(rows, io);
+}
