@@ -148,7 +148,7 @@ Deno.test("prove experiment show --config shows an experiment that no run named 
   }));
 
 Deno.test("prove experiment show refuses --tenant without --config, and a catalog without the experiment, in one line", () =>
-  withSetup(async ({ store, config, dir }) => {
+  withSetup(async ({ store, dir }) => {
     const tenant = await run(["--store", store, "experiment", "show", EXP, "--tenant", "beta"]);
     assert.equal(tenant.code, 2);
     assert.equal(tenant.err, "prove: --tenant needs --config, the catalog config it is a part of");
