@@ -141,11 +141,20 @@ export function printAccess(runId: string, list: AccessEntry[], io: Io, json: bo
   );
 }
 
-/** Prints assessments, one line each: what they judge, name, value, source and rationale. */
+/**
+ * Prints assessments, one line each: what they judge (the run, an event, a span, or an experiment or one
+ * version of it), name, value, source and rationale.
+ */
 export function printAssessments(list: Assessment[], io: Io): void {
   printColumns(
     list.map((a) => [
-      a.seq !== null ? `event ${a.seq}` : a.span_id !== null ? `span ${a.span_id}` : "run",
+      typeof a.experiment === "string"
+        ? `experiment ${a.experiment}`
+        : a.seq !== null
+        ? `event ${a.seq}`
+        : a.span_id !== null
+        ? `span ${a.span_id}`
+        : "run",
       a.name,
       JSON.stringify(a.value),
       a.source ?? "-",

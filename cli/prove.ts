@@ -12,7 +12,7 @@
  * prove policy FILE [--config deno.json] [--json]
  * prove [--store URI] runs --reading URI | --experiment URI | --agent NAME [--version SHA] [--json]
  * prove [--store URI] experiments | experiment show URI | agents | agent show NAME | access RUN [--json]
- * prove [--store URI] assess RUN NAME VALUE [--rationale TEXT] [--source WHO] [--event SEQ | --span ID]
+ * prove [--runs DIR] [--store URI] assess RUN|EXPERIMENT NAME VALUE [--rationale TEXT] [--source WHO] [--event SEQ | --span ID | --experiment]
  * prove [--store URI] export RUN --to URI [--to-runs DIR] [--json]
  * prove [--runs DIR] [--store URI] ui [--port N] [--policy FILE]
  * prove [--store URI] mlflow RUN [--policy FILE] [--json]

@@ -14,6 +14,8 @@ import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
 import { bundlePin } from "./bundle_pin.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
+import { checkAssessmentsFile } from "../evidence/assessments_file.ts";
+import { manifestLastHash } from "../evidence/manifest.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
 
 /** What {@linkcode verifyRun} may also check against. */
@@ -91,6 +93,15 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   });
   problems.push(...attestation.problems);
   notes.push(...attestation.notes);
+  if (record.folder !== null) {
+    const { problems: judged } = await checkAssessmentsFile(record.folder, {
+      runId: record.runId,
+      lastHash: manifestLastHash(read.texts?.manifest ?? null),
+      seqs: new Set(read.events.map((e) => e.seq)),
+      spans: new Set(read.events.map((e) => e.span_id).filter((s): s is string => s !== null)),
+    });
+    problems.push(...judged);
+  }
   const lost = lostCount(read.texts?.manifest ?? null);
   if (lost > 0) {
     notes.push(

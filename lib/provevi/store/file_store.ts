@@ -5,7 +5,8 @@
  */
 import { join } from "node:path";
 import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "../evidence/errors.ts";
-import type { Assessment } from "./assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "./assess.ts";
+import { assessInFolder, assessmentsInFolder } from "./file_assessments.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
@@ -164,13 +165,21 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   inputs(_runId: string): Promise<Q.InputEntry[]> {
     return Promise.reject(new NeedsIndexedStore("a run's inputs"));
   }
-  /** The file store keeps no assessments: use a sqlite store. */
-  assess(): Promise<Assessment> {
-    return Promise.reject(new NeedsIndexedStore("prove assess"));
+  /**
+   * Writes an assessment of a sealed run, or of one of its events or spans, to the run folder's
+   * `assessments.jsonl`, hash-chained from its seal. An experiment's need an indexed store.
+   */
+  assess(
+    target: AssessTarget,
+    name: string,
+    value: unknown,
+    options: AssessOptions = {},
+  ): Promise<Assessment> {
+    return assessInFolder((id) => this.readRun(id), target, { name, value, options });
   }
-  /** The file store keeps no assessments: use a sqlite store. */
-  assessments(_runId: string): Promise<Assessment[]> {
-    return Promise.reject(new NeedsIndexedStore("assessments"));
+  /** The assessments of a run, from its folder's `assessments.jsonl`, oldest first. */
+  async assessments(runId: string): Promise<Assessment[]> {
+    return await assessmentsInFolder(await this.readRun(runId));
   }
 
   /** Nothing to close; here for the interface. */
