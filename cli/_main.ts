@@ -5,6 +5,7 @@
  */
 import { type Command, CommanderError } from "commander";
 import { ProveviError } from "../lib/provevi/evidence/errors.ts";
+import { CatalogError } from "../lib/provcat/errors.ts";
 import type { Io } from "./_io.ts";
 
 /** A usage error, as argparse would reject it: exit 2. */
@@ -17,9 +18,13 @@ export class UsageError extends ProveviError {
   }
 }
 
-function isUserError(error: unknown): error is Error & { exitCode: number } {
-  return error instanceof Error && error.name !== "Error" &&
-    typeof (error as { exitCode?: unknown }).exitCode === "number";
+/**
+ * A mistake a user can make, by its class: provevi's errors (and provrun's, which extend them, and the CLI's
+ * `UsageError`) and provcat's, which cannot extend provevi's (provcat imports nothing of provevi). Each carries
+ * the exit code it gives.
+ */
+function isUserError(error: unknown): error is ProveviError | CatalogError {
+  return error instanceof ProveviError || error instanceof CatalogError;
 }
 
 function isOsError(error: unknown): error is Error {
@@ -31,15 +36,15 @@ function isOsError(error: unknown): error is Error {
  *
  * @param program The program, built for this call.
  * @param args The arguments, without the program's name.
- * @param io Where to write.
+ * @param options `io`: where to write; `result`: the exit code the actions set.
  * @returns The exit code.
  */
 export async function runProgram(
   program: Command,
   args: string[],
-  io: Io,
-  result: { code: number },
+  options: { io: Io; result: { code: number } },
 ): Promise<number> {
+  const { io, result } = options;
   const name = program.name();
   const configure = (cmd: Command) => {
     cmd.exitOverride();
@@ -60,9 +65,7 @@ export async function runProgram(
     return result.code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    // provcat's CatalogError cannot extend ProveviError (provcat imports nothing of provevi), so a named error
-    // with a numeric exit code is a user error too.
-    if (error instanceof ProveviError || isUserError(error)) {
+    if (isUserError(error)) {
       io.err(`${name}: ${error.message.split("\n")[0]}`);
       return error.exitCode;
     }

@@ -86,7 +86,7 @@ export async function prove(args: string[], io: Io = processIo()): Promise<numbe
   const context: ProveContext = { program, io, result, withStore: storeScope(program) };
   for (const add of COMMANDS) add(context);
 
-  return await runProgram(program, args, io, result);
+  return await runProgram(program, args, { io, result });
 }
 
 if (import.meta.main) {

@@ -20,7 +20,7 @@ import { runProgram } from "./_main.ts";
 import { runProgress } from "./_progress.ts";
 import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
-import { RunFile, runFile } from "../lib/provrun/mod.ts";
+import { RunFile, runFile, type RunOutcome } from "../lib/provrun/mod.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
 import { Catalog } from "../lib/provcat/mod.ts";
 import { jsonText } from "./_json.ts";
@@ -47,106 +47,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
 
   const withStore = storeScope(program);
 
-  program.command("run")
-    .description("Run a run file: record, seal and commit its evidence; print the run ID.")
-    .argument("<file>", "the run file (YAML)")
-    .option("--config <file>", "the catalog config (default: PROVCAT_CONFIG, else ./provcat.yaml)")
-    .option("--tenant <name>", "use this tenant's part of the catalog config")
-    .option(
-      "--policy <file>",
-      "the telemetry policy (default: PROVRUN_TELEMETRY_POLICY, else approve nothing)",
-    )
-    .option(
-      "--sign-key <file>",
-      "sign the seal with this private key (prove keygen), instead of run.sign_key",
-    )
-    .option("--json", "print the outcome as JSON")
-    .action(
-      async (path: string, opts: { json?: boolean; policy?: string; signKey?: string } & CatalogChoice) => {
-        const g = program.opts<Globals>();
-        const file = await RunFile.load(path);
-        const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
-        const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
-          file.data.run.bundle === true;
-        // A run whose inputs are all file:/// URIs (and that pins no experiment and commits no bundle) needs no
-        // provcat.yaml: an empty catalog stages physical URIs.
-        const physicalOnly = (file.data.inputs ?? []).every((i) => i.uri.startsWith("file:///")) &&
-          file.data.experiment === undefined && file.data.run.bundle !== true &&
-          opts.config === undefined && !Deno.env.get("PROVCAT_CONFIG");
-        // A --config that cannot be read is an error even when this run needs no catalog.
-        if (opts.config && !needsCatalog) {
-          await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
-        }
-        await using catalog = !needsCatalog
-          ? undefined
-          : physicalOnly
-          ? await Catalog.open({ config: {} })
-          : await openCatalog(opts);
-        const store = g.store ?? file.data.run.store;
-        const opened = store === undefined
-          ? undefined
-          : await openStore(store, g.runs ? { runs: g.runs } : {});
-        const controller = new AbortController();
-        // The first Ctrl-C (SIGINT) or SIGTERM (timeout, systemd, a container runtime) cancels the run, which then
-        // seals what it has; the listener goes at once, so a second signal ends the process the usual way if the
-        // cancel hangs. A cancelled run exits 128 + the signal's number, as shells expect.
-        let signalled: "SIGINT" | "SIGTERM" | null = null;
-        const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
-          const on = () => {
-            signalled ??= signal;
-            controller.abort();
-            try {
-              Deno.removeSignalListener(signal, on);
-            } catch { /* removed already */ }
-          };
-          try {
-            Deno.addSignalListener(signal, on);
-          } catch { /* no such signal here (Windows) */ }
-          return [signal, on] as const;
-        });
-        const progress = io.terminal ? runProgress(io) : null;
-        try {
-          const outcome = await runFile(file, {
-            ...(catalog ? { catalog } : {}),
-            ...(opened ? { store: opened } : {}),
-            ...(g.runs ? { runs: g.runs } : {}),
-            policy,
-            ...(opts.signKey ? { signKey: opts.signKey } : {}),
-            signal: controller.signal,
-            onStart: ({ runId, folder }) => io.err(`provr: run ${runId} in ${folder}`),
-            ...(progress ? { onEvent: progress.event, onText: progress.text } : {}),
-          });
-          progress?.done();
-          if (!opts.json) {
-            io.out(outcome.runId);
-            if (outcome.status === "failed") {
-              io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
-            }
-          }
-          // The copy in MLflow at the seal runs beside the result; its line comes after the result's.
-          const copy = outcome.mlflowCopy ? await outcome.mlflowCopy : null;
-          if (opts.json) io.out(jsonText({ ...outcome, mlflowCopy: copy }));
-          else if (copy?.status === "copied") {
-            io.err(
-              `provr: copied to MLflow at ${copy.result.place}, level ${copy.result.level}, trace ${copy.result.traceId}`,
-            );
-          } else if (copy) io.err(`provr: ${copy.problem}`);
-          result.code = outcome.status === "completed"
-            ? 0
-            : signalled !== null && outcome.error?.name === "CancelledError"
-            ? (signalled === "SIGINT" ? 130 : 143)
-            : 1;
-        } finally {
-          progress?.done();
-          for (const [signal, on] of listeners) {
-            try {
-              Deno.removeSignalListener(signal, on);
-            } catch { /* removed already, or no signals here */ }
-          }
-          await opened?.close();
-        }
-      },
-    );
+  addRunCommand(program, { io, result });
 
   program.command("show")
     .description("Print the events of a run.")
@@ -169,7 +70,140 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
 
   program.addCommand(catalogCommand(io));
 
-  return await runProgram(program, args, io, result);
+  return await runProgram(program, args, { io, result });
+}
+
+/** `provr run FILE`. */
+function addRunCommand(program: Command, cli: { io: Io; result: { code: number } }): void {
+  const { io, result } = cli;
+  program.command("run")
+    .description("Run a run file: record, seal and commit its evidence; print the run ID.")
+    .argument("<file>", "the run file (YAML)")
+    .option("--config <file>", "the catalog config (default: PROVCAT_CONFIG, else ./provcat.yaml)")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option(
+      "--policy <file>",
+      "the telemetry policy (default: PROVRUN_TELEMETRY_POLICY, else approve nothing)",
+    )
+    .option(
+      "--sign-key <file>",
+      "sign the seal with this private key (prove keygen), instead of run.sign_key",
+    )
+    .option("--json", "print the outcome as JSON")
+    .action(async (path: string, opts: RunCommandOptions) => {
+      result.code = await runCommand(path, opts, { globals: program.opts<Globals>(), io });
+    });
+}
+
+/** The options of `provr run`. */
+type RunCommandOptions = { json?: boolean; policy?: string; signKey?: string } & CatalogChoice;
+
+/** Runs a run file and prints its outcome; a failed run is an exit code, not an exception. */
+async function runCommand(
+  path: string,
+  opts: RunCommandOptions,
+  cli: { globals: Globals; io: Io },
+): Promise<number> {
+  const { globals: g, io } = cli;
+  const file = await RunFile.load(path);
+  const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
+  await using catalog = await runCatalog(file, opts);
+  const store = g.store ?? file.data.run.store;
+  const opened = store === undefined ? undefined : await openStore(store, g.runs ? { runs: g.runs } : {});
+  using cancel = cancelOnSignals();
+  const progress = io.terminal ? runProgress(io) : null;
+  try {
+    const outcome = await runFile(file, {
+      ...(catalog ? { catalog } : {}),
+      ...(opened ? { store: opened } : {}),
+      ...(g.runs ? { runs: g.runs } : {}),
+      policy,
+      ...(opts.signKey ? { signKey: opts.signKey } : {}),
+      signal: cancel.signal,
+      onStart: ({ runId, folder }) => io.err(`provr: run ${runId} in ${folder}`),
+      ...(progress ? { onEvent: progress.event, onText: progress.text } : {}),
+    });
+    progress?.done();
+    await printOutcome(outcome, { io, json: opts.json ?? false });
+    if (outcome.status === "completed") return 0;
+    // A run that a signal cancelled exits 128 + the signal's number, as shells expect.
+    const signalled = cancel.signalled();
+    const cancelled = signalled !== null && outcome.error?.name === "CancelledError";
+    return cancelled ? (signalled === "SIGINT" ? 130 : 143) : 1;
+  } finally {
+    progress?.done();
+    await opened?.close();
+  }
+}
+
+/**
+ * The catalog a run needs: none when it has no inputs, experiment or bundle; an empty one when its inputs are all
+ * file:/// URIs (and it pins no experiment and commits no bundle), so that it needs no provcat.yaml; else the
+ * configured one.
+ */
+async function runCatalog(file: RunFile, opts: CatalogChoice): Promise<Catalog | undefined> {
+  const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
+    file.data.run.bundle === true;
+  const physicalOnly = (file.data.inputs ?? []).every((i) => i.uri.startsWith("file:///")) &&
+    file.data.experiment === undefined && file.data.run.bundle !== true &&
+    opts.config === undefined && !Deno.env.get("PROVCAT_CONFIG");
+  // A --config that cannot be read is an error even when this run needs no catalog.
+  if (opts.config && !needsCatalog) {
+    await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
+  }
+  if (!needsCatalog) return undefined;
+  return physicalOnly ? await Catalog.open({ config: {} }) : await openCatalog(opts);
+}
+
+/**
+ * The first Ctrl-C (SIGINT) or SIGTERM (timeout, systemd, a container runtime) cancels the run, which then seals
+ * what it has; the listener goes at once, so a second signal ends the process the usual way if the cancel hangs.
+ */
+function cancelOnSignals(): Disposable & { signal: AbortSignal; signalled(): "SIGINT" | "SIGTERM" | null } {
+  const controller = new AbortController();
+  let signalled: "SIGINT" | "SIGTERM" | null = null;
+  const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+    const on = () => {
+      signalled ??= signal;
+      controller.abort();
+      try {
+        Deno.removeSignalListener(signal, on);
+      } catch { /* removed already */ }
+    };
+    try {
+      Deno.addSignalListener(signal, on);
+    } catch { /* no such signal here (Windows) */ }
+    return [signal, on] as const;
+  });
+  return {
+    signal: controller.signal,
+    signalled: () => signalled,
+    [Symbol.dispose]() {
+      for (const [signal, on] of listeners) {
+        try {
+          Deno.removeSignalListener(signal, on);
+        } catch { /* removed already, or no signals here */ }
+      }
+    },
+  };
+}
+
+/** The run ID and why the run failed; or the outcome as JSON. The copy in MLflow's line comes after the result's. */
+async function printOutcome(outcome: RunOutcome, options: { io: Io; json: boolean }): Promise<void> {
+  const { io } = options;
+  if (!options.json) {
+    io.out(outcome.runId);
+    if (outcome.status === "failed") {
+      io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+    }
+  }
+  const copy = outcome.mlflowCopy ? await outcome.mlflowCopy : null;
+  if (options.json) io.out(jsonText({ ...outcome, mlflowCopy: copy }));
+  else if (copy?.status === "copied") {
+    io.err(
+      `provr: copied to MLflow at ${copy.result.place}, level ${copy.result.level}, trace ${copy.result.traceId}`,
+    );
+  } else if (copy) io.err(`provr: ${copy.problem}`);
 }
 
 if (import.meta.main) {

@@ -216,7 +216,7 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       printColumns([answer.columns, ...answer.rows.map((r) => answer.columns.map((c) => cell(r[c])))], io);
     });
 
-  return await runProgram(program, args, io, result);
+  return await runProgram(program, args, { io, result });
 }
 
 if (import.meta.main) {

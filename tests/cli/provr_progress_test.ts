@@ -31,6 +31,7 @@ agent:
     turns:
       - text: "Let me think.\\nThe answer is forty-two, as the book says, and nothing else will do here."
         usage: { input: 7, output: 5 }
+        delay_ms: 1500
         piece_ms: 40
 prompt: What is six times seven?
 outputs: [answer.txt]
@@ -76,6 +77,14 @@ Deno.test("provr run on a terminal shows the model's text as it streams, cut to 
     assert.ok(frames.some((f) => /step \d+ model_called +12 tokens/.test(f)), JSON.stringify(frames));
     for (const f of frames) assert.ok([...f].length <= 59, `wider than the terminal: ${JSON.stringify(f)}`);
     assert.ok(texts.some((f) => f.includes("| …")), "a long line keeps its end, after …");
+    // While the model is silent, the line is redrawn with the same step and a later time.
+    const silent = frames.filter((f) => / step \d+ prompt_rendered +0 tokens$/.test(f)).map((f) =>
+      f.split("s ")[0]
+    );
+    assert.ok(
+      new Set(silent).size >= 2,
+      `the clock did not move while the model was silent: ${JSON.stringify(frames)}`,
+    );
 
     // In a pipe: the run ID on standard error, no progress line.
     const piped = await new Deno.Command(deno, {
@@ -100,14 +109,15 @@ Deno.test("the progress line keeps the last line of the streamed text, and clear
   const lines: string[] = [];
   let clock = 0;
   const io = { ...bufferIo(), terminal: true, progress: (l: string) => void lines.push(l) };
-  const progress = runProgress(io, () => clock, undefined);
+  const never = () => () => {};
+  const progress = runProgress(io, { now: () => clock, width: undefined, every: never });
   progress.event("model_called", 3, { data: { input_tokens: 10, output_tokens: 2 } });
   clock += 100;
   progress.text("Hello\n\nwor");
   progress.text("ld  again"); // within 50 ms of the last draw: not drawn alone
   clock += 100;
   progress.text("!");
-  const narrow = runProgress(io, () => clock, 60);
+  const narrow = runProgress(io, { now: () => clock, width: 60, every: never });
   narrow.event("model_called", 4, { data: {} });
   clock += 100;
   narrow.text(" the start of a line that is far too long for a terminal sixty columns wide");
@@ -118,6 +128,37 @@ Deno.test("the progress line keeps the last line of the streamed text, and clear
     "provr: 0.2s  step 3 model_called  12 tokens  | world again!",
     "provr: 0.0s  step 4 model_called  0 tokens",
     "provr: 0.1s  step 4 model_called  0 tokens  | …columns wide", // 59 columns: the width less one
+    "",
+  ]);
+});
+
+Deno.test("the progress line's clock moves while the model is silent, and stops when the run is done", () => {
+  const lines: string[] = [];
+  let clock = 0;
+  let tick: (() => void) | null = null;
+  let stopped = false;
+  const io = { ...bufferIo(), terminal: true, progress: (l: string) => void lines.push(l) };
+  const progress = runProgress(io, {
+    now: () => clock,
+    width: undefined,
+    every: (t) => {
+      tick = t;
+      return () => void (stopped = true);
+    },
+  });
+  clock += 300;
+  tick!(); // before the first event: nothing shows
+  progress.event("prompt_rendered", 3, { data: {} });
+  clock += 1500; // the model is thinking: no event, no text
+  tick!();
+  clock += 1500;
+  tick!();
+  progress.done();
+  assert.ok(stopped, "done() stops the clock");
+  assert.deepEqual(lines, [
+    "provr: 0.3s  step 3 prompt_rendered  0 tokens",
+    "provr: 1.8s  step 3 prompt_rendered  0 tokens",
+    "provr: 3.3s  step 3 prompt_rendered  0 tokens",
     "",
   ]);
 });

@@ -89,3 +89,50 @@ inputs: [{ uri: "file://${join(dir, "data.csv")}" }]
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("deno task provr run without the model's key refuses before the run starts: one line, exit 1, no run folder", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "run.yaml"),
+      `run: { org: acme, domain: demo, env: dev }
+agent: { name: q, backend: call, model: "openai:gpt-4o-mini" }
+prompt: What was the revenue growth?
+`,
+    );
+    const root = new URL("../../", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "task",
+        "--quiet",
+        "--config",
+        join(root, "deno.json"),
+        "provr",
+        "--runs",
+        "runs",
+        "run",
+        "run.yaml",
+      ],
+      cwd: dir,
+      clearEnv: true,
+      env: {
+        HOME: dir,
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache", "deno"),
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.equal(
+      stderr,
+      "provr: the model route openai:gpt-4o-mini needs the variable OPENAI_API_KEY; set it, or use a test: model\n",
+    );
+    assert.equal(new TextDecoder().decode(out.stdout), "");
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(join(dir, "runs"))).catch(() => []), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

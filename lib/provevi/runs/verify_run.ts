@@ -111,12 +111,9 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     );
   }
   // The store's rows are compared with the folder being verified: on another machine, a copy of the run.
-  const storeCheck = (options.store as
-    | { checkRun?: (id: string, o: { folder: string | null; bundle: string | null }) => Promise<Problem[]> }
-    | undefined)?.checkRun;
-  if (storeCheck) {
+  if (options.store?.checkRun) {
     problems.push(
-      ...await storeCheck.call(options.store, record.runId, {
+      ...await options.store.checkRun(record.runId, {
         folder: record.folder,
         bundle: options.bundle ?? null,
       }),

@@ -9,6 +9,7 @@ import type { LostEvent, Manifest } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
 import type { SigningKey } from "../evidence/signing_key.ts";
+import type { Problem } from "../evidence/problem.ts";
 
 /** What the recorder tells a writer at the seal. */
 export interface SealInfo {
@@ -88,4 +89,15 @@ export interface EvidenceStore extends AsyncDisposable {
    * without it keeps no spans. `StoreSpanExporter` calls it.
    */
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
+  /**
+   * Records where a run's bundle was committed, as its `bundle.json` says, so that the store's check compares the
+   * two. Optional: an indexed store (sqlite, postgres) has it; the file store keeps `bundle.json` alone.
+   */
+  recordBundle?(runId: string, bundle: { uri: string; pinned: string | null }): Promise<void>;
+  /**
+   * Checks a run's rows against its folder: `folder` and `bundle` name a copy of the run on another machine.
+   * Optional: an indexed store has it, and `verifyRun` calls it.
+   * @returns The problems; empty when the rows match.
+   */
+  checkRun?(runId: string, options: { folder: string | null; bundle: string | null }): Promise<Problem[]>;
 }

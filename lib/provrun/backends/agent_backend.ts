@@ -60,60 +60,9 @@ export class AgentBackend extends InProcessBackend {
   ): Promise<string> {
     const { recorder } = job.ctx;
     const agent = job.agent;
-    const streamed = agent.stream ?? false;
-    const limits = agent.limits ?? {};
-    const steps = limits.steps ?? DEFAULT_STEPS;
-    const toolSeconds = limits.tool_seconds ?? DEFAULT_TOOL_SECONDS;
-    let sandbox: Sandbox | null = null;
-    let mcp: McpServers | null = null;
+    const opened: Opened = { sandbox: null, mcp: null, tools: [] };
     try {
-      let tools: AgentTool[] = [];
-      await recorder.step(
-        "sandbox_started",
-        { component: COMPONENT, spanName: `create_agent ${agent.name}` },
-        async () => {
-          const modules = agent.tools_folder ? await toolsFolderModules(agent.tools_folder, job.folder) : [];
-          sandbox = await Sandbox.open(job.ctx.folder, {
-            net: agent.net ?? [],
-            modules,
-            toolSeconds,
-            ...(limits.tool_result_bytes ? { resultBytes: limits.tool_result_bytes } : {}),
-          });
-          mcp = agent.mcp?.length
-            ? await McpServers.open(agent.mcp, {
-              permissions: sandbox.permissions,
-              allowUnsandboxed: agent.allow_unsandboxed ?? [],
-              folder: job.folder,
-              taken: sandbox.tools.map((t) => t.name),
-            })
-            : null;
-          tools = agentTools(agent.tools, { sandbox, mcp });
-          const servers = (mcp as McpServers | null)?.servers ?? [];
-          return {
-            data: {
-              backend: "agent",
-              model: agent.model,
-              streamed,
-              session_id: job.sessionId ?? null,
-              tools: tools as unknown as Json,
-              permissions: {
-                worker: sandbox.permissions as unknown as Json,
-                deno_mcp_flags: sandboxFlags(sandbox.permissions),
-                tool_seconds: toolSeconds,
-              },
-              mcp: servers as unknown as Json,
-              unsandboxed: servers.filter((s) => !s.sandboxed).map((s) => ({
-                server: s.name,
-                ...(s.url ? { url: s.url } : { command: s.command }),
-                tools: s.tools,
-              })),
-              limits: { steps, tokens: limits.tokens ?? null, seconds: limits.seconds ?? null },
-              // What the tools modules wrote as they loaded: kept in the record, never shown by provr.
-              ...(sandbox.loadConsole ? { load_console: sandbox.loadConsole } : {}),
-            },
-          };
-        },
-      );
+      await openTools(job, opened);
       const promptText = renderPrompt(job);
       const shown = [agent.instructions ? `[system]\n${agent.instructions}\n` : "", promptText].join("");
       await recorder.step("prompt_rendered", { component: COMPONENT }, async () => ({
@@ -121,100 +70,196 @@ export class AgentBackend extends InProcessBackend {
         data: { chars: shown.length, files: job.inputs.map((i) => i.name) },
       }));
       const messages: ModelMessage[] = [{ role: "user", content: promptText }];
-      const outputTools = tools.filter((t) => t.kind === "output");
       const answers: string[] = [];
-      const model = withOutputCapture(job.model, outputTools, recorder, answers);
-      const set = toolSet(tools, { recorder, component: COMPONENT, sandbox: sandbox!, mcp, signal });
-      const common = {
-        model,
-        ...(agent.instructions ? { system: agent.instructions } : {}),
-        messages,
-        tools: set,
-        stopWhen: stepCountIs(steps),
-        abortSignal: signal,
-        maxRetries: 0,
-        ...callSettings(agent.settings),
-        telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
-        // A call of a tool that does not exist, or with input that is not JSON, never reaches an `execute`:
-        // the AI SDK answers the model with the error itself. It is still a tool call, so it is recorded.
-        onStepEnd: async (step: { content: ReadonlyArray<{ type: string }> }) => {
-          for (const part of step.content) {
-            const call = part as InvalidCall;
-            if (call.type === "tool-call" && call.invalid && !call.providerExecuted) {
-              await recordInvalidCall(call, { recorder, component: COMPONENT });
-            }
-          }
-        },
-      };
-      let text: string;
-      let history: ModelMessage[];
-      let done: { finishReason: string }[];
-      if (streamed) {
-        const result = streamText(common);
-        let failure: unknown = null;
-        for await (const part of result.fullStream) {
-          if (part.type === "text-delta") emit({ type: "text", text: part.text });
-          if (part.type === "error") failure = part.error;
-        }
-        if (failure) throw failure;
-        signal.throwIfAborted();
-        text = await result.text;
-        history = await result.responseMessages;
-        done = await result.steps;
-      } else {
-        const result = await generateText(common);
-        text = result.text;
-        emit({ type: "text", text });
-        history = result.responseMessages;
-        done = result.steps;
-      }
+      const loop = await runLoop(job, { opened, messages, answers, signal, emit });
       signal.throwIfAborted();
-      if (answers.length) text = answers.at(-1)!;
-      // The final answer goes to the first declared output, as the call backend's does, unless a tool wrote it.
-      const first = job.outputs[0];
-      if (first !== undefined) {
-        const out = join(job.ctx.folder, "output", first);
-        const exists = await Deno.lstat(out).then(() => true, () => false);
-        if (!exists && text !== "") {
-          await Deno.mkdir(join(out, ".."), { recursive: true });
-          await Deno.writeTextFile(out, text, { createNew: true });
-        }
-      }
-      const last = done.at(-1);
-      const limited = !answers.length && done.length >= steps && last?.finishReason === "tool-calls";
-      const all = [...messages, ...history];
-      await recorder.step(
-        "trace_imported",
-        { component: COMPONENT, spanName: "provrun.import_trace" },
-        async () => ({
-          payload: await recorder.payload(
-            { system: agent.instructions ?? null, messages: all } as unknown as Json,
-          ),
-          confidence: "parsed",
-          data: { messages: all.length, steps: done.length, format: "ai-sdk/model-messages" },
-        }),
-      );
+      const text = answers.length ? answers.at(-1)! : loop.text;
+      await writeAnswer(job, text);
+      const steps = agent.limits?.steps ?? DEFAULT_STEPS;
+      const last = loop.done.at(-1);
+      const limited = !answers.length && loop.done.length >= steps && last?.finishReason === "tool-calls";
+      await recordHistory(job, [...messages, ...loop.history], loop.done.length);
       // Every MCP server is stopped before the run ends, and how each ended is recorded (harden).
-      const stopped = await (mcp as McpServers | null)?.close() ?? [];
-      mcp = null;
+      const stopped = await opened.mcp?.close() ?? [];
+      opened.mcp = null;
       await recorder.step("sandbox_completed", { component: COMPONENT }, () =>
         Promise.resolve({
           data: {
             status: limited ? "step_limit" : "ok",
-            steps: done.length,
+            steps: loop.done.length,
             step_limit: steps,
             chars: text.length,
-            workers_started: sandbox!.stats.started,
-            workers_terminated: sandbox!.stats.terminated,
+            workers_started: opened.sandbox!.stats.started,
+            workers_terminated: opened.sandbox!.stats.terminated,
             mcp_stopped: stopped as unknown as Json,
           },
         }));
       return text;
     } finally {
-      await (mcp as McpServers | null)?.close();
-      await (sandbox as Sandbox | null)?.close();
+      await opened.mcp?.close();
+      await opened.sandbox?.close();
     }
   }
+}
+
+/** What an agent run opened for its tools: closed at its end, whatever happens. */
+interface Opened {
+  sandbox: Sandbox | null;
+  mcp: McpServers | null;
+  tools: AgentTool[];
+}
+
+/** The `sandbox_started` step: the sandbox, the MCP servers and the tools, and the facts of each. */
+async function openTools(job: BackendJob, opened: Opened): Promise<void> {
+  const agent = job.agent;
+  const limits = agent.limits ?? {};
+  const toolSeconds = limits.tool_seconds ?? DEFAULT_TOOL_SECONDS;
+  await job.ctx.recorder.step(
+    "sandbox_started",
+    { component: COMPONENT, spanName: `create_agent ${agent.name}` },
+    async () => {
+      const modules = agent.tools_folder ? await toolsFolderModules(agent.tools_folder, job.folder) : [];
+      const sandbox = opened.sandbox = await Sandbox.open(job.ctx.folder, {
+        net: agent.net ?? [],
+        modules,
+        toolSeconds,
+        ...(limits.tool_result_bytes ? { resultBytes: limits.tool_result_bytes } : {}),
+      });
+      const mcp = opened.mcp = agent.mcp?.length
+        ? await McpServers.open(agent.mcp, {
+          permissions: sandbox.permissions,
+          allowUnsandboxed: agent.allow_unsandboxed ?? [],
+          folder: job.folder,
+          taken: sandbox.tools.map((t) => t.name),
+        })
+        : null;
+      const tools = opened.tools = agentTools(agent.tools, { sandbox, mcp });
+      const servers = mcp?.servers ?? [];
+      return {
+        data: {
+          backend: "agent",
+          model: agent.model,
+          streamed: agent.stream ?? false,
+          session_id: job.sessionId ?? null,
+          tools: tools as unknown as Json,
+          permissions: {
+            worker: sandbox.permissions as unknown as Json,
+            deno_mcp_flags: sandboxFlags(sandbox.permissions),
+            tool_seconds: toolSeconds,
+          },
+          mcp: servers as unknown as Json,
+          unsandboxed: servers.filter((s) => !s.sandboxed).map((s) => ({
+            server: s.name,
+            ...(s.url ? { url: s.url } : { command: s.command }),
+            tools: s.tools,
+          })),
+          limits: {
+            steps: limits.steps ?? DEFAULT_STEPS,
+            tokens: limits.tokens ?? null,
+            seconds: limits.seconds ?? null,
+          },
+          // What the tools modules wrote as they loaded: kept in the record, never shown by provr.
+          ...(sandbox.loadConsole ? { load_console: sandbox.loadConsole } : {}),
+        },
+      };
+    },
+  );
+}
+
+/** What the loop ended with: the model's last text, the messages it added, and its steps. */
+interface LoopEnd {
+  text: string;
+  history: ModelMessage[];
+  done: { finishReason: string }[];
+}
+
+/** The AI SDK's tool-calling loop, streamed or not, up to `limits.steps`. */
+async function runLoop(
+  job: BackendJob,
+  loop: {
+    opened: Opened;
+    messages: ModelMessage[];
+    answers: string[];
+    signal: AbortSignal;
+    emit: (u: BackendUpdate) => void;
+  },
+): Promise<LoopEnd> {
+  const { recorder } = job.ctx;
+  const { agent } = job;
+  const { opened, signal, emit } = loop;
+  const outputTools = opened.tools.filter((t) => t.kind === "output");
+  const model = withOutputCapture(job.model, outputTools, recorder, loop.answers);
+  const set = toolSet(opened.tools, {
+    recorder,
+    component: COMPONENT,
+    sandbox: opened.sandbox!,
+    mcp: opened.mcp,
+    signal,
+    wrapTool: job.wrapTool,
+  });
+  const common = {
+    model,
+    ...(agent.instructions ? { system: agent.instructions } : {}),
+    messages: loop.messages,
+    tools: set,
+    stopWhen: stepCountIs(agent.limits?.steps ?? DEFAULT_STEPS),
+    abortSignal: signal,
+    maxRetries: 0,
+    ...callSettings(agent.settings),
+    telemetry: AI_TELEMETRY_OFF, // after the settings, so nothing turns the AI SDK's telemetry on
+    // A call of a tool that does not exist, or with input that is not JSON, never reaches an `execute`:
+    // the AI SDK answers the model with the error itself. It is still a tool call, so it is recorded.
+    onStepEnd: async (step: { content: ReadonlyArray<{ type: string }> }) => {
+      for (const part of step.content) {
+        const call = part as InvalidCall;
+        if (call.type === "tool-call" && call.invalid && !call.providerExecuted) {
+          await recordInvalidCall(call, { recorder, component: COMPONENT });
+        }
+      }
+    },
+  };
+  if (!(agent.stream ?? false)) {
+    const result = await generateText(common);
+    emit({ type: "text", text: result.text });
+    return { text: result.text, history: result.responseMessages, done: result.steps };
+  }
+  const result = streamText(common);
+  let failure: unknown = null;
+  for await (const part of result.fullStream) {
+    if (part.type === "text-delta") emit({ type: "text", text: part.text });
+    if (part.type === "error") failure = part.error;
+  }
+  if (failure) throw failure;
+  signal.throwIfAborted();
+  return { text: await result.text, history: await result.responseMessages, done: await result.steps };
+}
+
+/** The final answer goes to the first declared output, as the call backend's does, unless a tool wrote it. */
+async function writeAnswer(job: BackendJob, text: string): Promise<void> {
+  const first = job.outputs[0];
+  if (first === undefined) return;
+  const out = join(job.ctx.folder, "output", first);
+  const exists = await Deno.lstat(out).then(() => true, () => false);
+  if (!exists && text !== "") {
+    await Deno.mkdir(join(out, ".."), { recursive: true });
+    await Deno.writeTextFile(out, text, { createNew: true });
+  }
+}
+
+/** The whole message history, as `trace_imported` (confidence `parsed`). */
+async function recordHistory(job: BackendJob, all: ModelMessage[], steps: number): Promise<void> {
+  const { recorder } = job.ctx;
+  await recorder.step(
+    "trace_imported",
+    { component: COMPONENT, spanName: "provrun.import_trace" },
+    async () => ({
+      payload: await recorder.payload(
+        { system: job.agent.instructions ?? null, messages: all } as unknown as Json,
+      ),
+      confidence: "parsed",
+      data: { messages: all.length, steps, format: "ai-sdk/model-messages" },
+    }),
+  );
 }
 
 /** A tool call that the AI SDK refused, as it hands it to the model wrapper. */

@@ -8,6 +8,7 @@ import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { RunContext } from "../run/run_context.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import type { StagedInput } from "../run/stager.ts";
+import type { ToolWrap } from "../run/run_part.ts";
 
 /** What a backend runs. */
 export interface BackendJob {
@@ -23,6 +24,8 @@ export interface BackendJob {
   folder: string;
   /** The conversation this run continues (`run.session_id`), recorded in `sandbox_started`. */
   sessionId?: string | null;
+  /** The run's parts' hook around each tool call, inside its recorded step (`RunPart.wrapTool`). */
+  wrapTool?: ToolWrap;
 }
 
 /** Where a backend's job is. */

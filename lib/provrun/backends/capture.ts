@@ -56,158 +56,214 @@ export function captureModel(
   recorder: EvidenceRecorder,
   options: CaptureOptions,
 ): LanguageModelV4 {
+  const capture: Capture = { recorder, model, options };
   const middleware: LanguageModelV4Middleware = {
     specificationVersion: "v4",
-    wrapGenerate: async ({ doGenerate, params }) => {
-      const { step, result, request: requestSha } = await openCall(
-        { recorder, model, options },
-        params,
-        { streamed: false, call: doGenerate },
-      );
-      const reply = {
-        content: result.content,
-        finish_reason: result.finishReason,
-        usage: result.usage,
-        response: { id: result.response?.id, model: result.response?.modelId, body: result.response?.body },
-      } as unknown as Json;
-      const replySha = await recorder.payload(reply);
-      options.onReply?.(reply);
-      const toolCalls = result.content.filter((c) => c.type === "tool-call").map((c) => ({
-        id: c.toolCallId,
-        name: c.toolName,
-      }));
-      await endCall(step, model, options, {
-        streamed: false,
-        request: requestSha,
-        reply: replySha,
-        answeredBy: result.response?.modelId ?? null,
-        usage: result.usage,
-        finish: result.finishReason.unified,
-        toolCalls,
-      });
-      await recordProviderTools(recorder, step, options, result.content);
-      return result;
-    },
+    wrapGenerate: ({ doGenerate, params }) => generateCaptured(capture, params, doGenerate),
     wrapStream: async ({ doStream, params }) => {
-      const { step, result, request } = await openCall(
-        { recorder, model, options },
-        params,
-        { streamed: true, call: doStream },
-      );
-      const reader = result.stream.getReader();
-      const arrived: LanguageModelV4StreamPart[] = [];
-      let text = "";
-      let usage: LanguageModelV4Usage | null = null;
-      let finish = "other";
-      let answeredBy: string | null = null;
-      const toolCalls: { id: string; name: string }[] = [];
-      const providerParts: LanguageModelV4Content[] = [];
-      let done = false;
-      let streamError: unknown = null;
-      const summary = () => ({
-        text,
-        parts: arrived,
-        usage,
-        finish_reason: finish,
-        response: { model: answeredBy },
-      });
-      const stream = new ReadableStream<LanguageModelV4StreamPart>({
-        pull: async (controller) => {
-          let next;
-          try {
-            next = await reader.read();
-          } catch (error) {
-            if (!done) {
-              done = true;
-              const reply = await recorder.payload({ ...summary(), partial: true } as unknown as Json);
-              await step.fail("model_called", error, {
-                payload: request,
-                data: {
-                  ...callData(model, true),
-                  partial: true,
-                  response_payload: reply,
-                  chars: text.length,
-                },
-              });
-            }
-            controller.error(error);
-            return;
-          }
-          if (next.done) {
-            if (!done && streamError !== null) {
-              // The provider reported an error inside the stream (an `error` part) and then ended it: the
-              // call failed, though nothing threw here, so it is a step_failed with what arrived.
-              done = true;
-              const reply = await recorder.payload({ ...summary(), partial: true } as unknown as Json);
-              const u = usageOf(usage);
-              await step.fail("model_called", streamError, {
-                payload: request,
-                data: {
-                  ...callData(model, true),
-                  partial: true,
-                  response_payload: reply,
-                  chars: text.length,
-                  finish_reason: finish,
-                  input_tokens: u.input,
-                  output_tokens: u.output,
-                },
-              });
-              options.onUsage?.(u);
-            }
-            if (!done) {
-              done = true;
-              const reply = await recorder.payload(summary() as unknown as Json);
-              await endCall(step, model, options, {
-                streamed: true,
-                request,
-                reply,
-                answeredBy,
-                usage,
-                finish,
-                toolCalls,
-              });
-              await recordProviderTools(recorder, step, options, providerParts);
-            }
-            controller.close();
-            return;
-          }
-          const part = next.value;
-          if (part.type === "text-delta") {
-            text += part.delta;
-            options.onText?.(part.delta);
-          } else if (part.type === "response-metadata") answeredBy = part.modelId ?? answeredBy;
-          else if (part.type === "tool-call") toolCalls.push({ id: part.toolCallId, name: part.toolName });
-          if ((part.type === "tool-call" && part.providerExecuted) || part.type === "tool-result") {
-            providerParts.push(part);
-          } else if (part.type === "finish") {
-            usage = part.usage;
-            finish = part.finishReason.unified;
-          }
-          if (part.type === "error") {
-            streamError ??= part.error ?? new Error("the provider reported an error in the stream");
-            // An Error is `{}` as JSON; keep its name and message.
-            arrived.push({
-              type: "error",
-              error: { name: errorName(part.error), message: errorMessage(part.error) },
-            });
-          } else if (part.type !== "text-delta") arrived.push(part);
-          controller.enqueue(part);
-        },
-        cancel: async (reason) => {
-          if (!done) {
-            done = true;
-            await step.fail("model_called", reason ?? new Error("the stream was cancelled"), {
-              payload: request,
-              data: { ...callData(model, true), partial: true },
-            });
-          }
-          await reader.cancel(reason);
-        },
-      });
-      return { ...result, stream };
+      const { step, result, request } = await openCall(capture, params, { streamed: true, call: doStream });
+      return {
+        ...result,
+        stream: new StreamCapture(capture, { step, request, reader: result.stream.getReader() }).stream,
+      };
     },
   };
   return wrapLanguageModel({ model, middleware });
+}
+
+/** What the capture of one model holds. */
+interface Capture {
+  recorder: EvidenceRecorder;
+  model: LanguageModelV4;
+  options: CaptureOptions;
+}
+
+type DoGenerate = () => PromiseLike<Awaited<ReturnType<LanguageModelV4["doGenerate"]>>>;
+
+/** A call that did not stream: recorded once its whole reply is in. */
+async function generateCaptured(
+  capture: Capture,
+  params: LanguageModelV4CallOptions,
+  doGenerate: DoGenerate,
+): Promise<Awaited<ReturnType<DoGenerate>>> {
+  const { recorder, model, options } = capture;
+  const { step, result, request: requestSha } = await openCall(capture, params, {
+    streamed: false,
+    call: doGenerate,
+  });
+  const reply = {
+    content: result.content,
+    finish_reason: result.finishReason,
+    usage: result.usage,
+    response: { id: result.response?.id, model: result.response?.modelId, body: result.response?.body },
+  } as unknown as Json;
+  const replySha = await recorder.payload(reply);
+  options.onReply?.(reply);
+  const toolCalls = result.content.filter((c) => c.type === "tool-call").map((c) => ({
+    id: c.toolCallId,
+    name: c.toolName,
+  }));
+  await endCall(step, model, options, {
+    streamed: false,
+    request: requestSha,
+    reply: replySha,
+    answeredBy: result.response?.modelId ?? null,
+    usage: result.usage,
+    finish: result.finishReason.unified,
+    toolCalls,
+  });
+  await recordProviderTools(recorder, step, options, result.content);
+  return result;
+}
+
+/**
+ * A streamed call: the parts pass through as they arrive, and the call is recorded when the stream ends
+ * (`model_called`), fails or carries an error part (`step_failed` with what arrived), or is cancelled.
+ */
+class StreamCapture {
+  readonly stream: ReadableStream<LanguageModelV4StreamPart>;
+  readonly #capture: Capture;
+  readonly #step: OpenStep;
+  readonly #request: string | null;
+  readonly #arrived: LanguageModelV4StreamPart[] = [];
+  readonly #toolCalls: { id: string; name: string }[] = [];
+  readonly #providerParts: LanguageModelV4Content[] = [];
+  #text = "";
+  #usage: LanguageModelV4Usage | null = null;
+  #finish = "other";
+  #answeredBy: string | null = null;
+  #done = false;
+  #streamError: unknown = null;
+
+  constructor(
+    capture: Capture,
+    call: {
+      step: OpenStep;
+      request: string | null;
+      reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
+    },
+  ) {
+    this.#capture = capture;
+    this.#step = call.step;
+    this.#request = call.request;
+    const { reader } = call;
+    this.stream = new ReadableStream<LanguageModelV4StreamPart>({
+      pull: async (controller) => {
+        let next;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          await this.#failed(error);
+          controller.error(error);
+          return;
+        }
+        if (next.done) {
+          await this.#ended();
+          controller.close();
+          return;
+        }
+        this.#take(next.value);
+        controller.enqueue(next.value);
+      },
+      cancel: async (reason) => {
+        await this.#cancelled(reason);
+        await reader.cancel(reason);
+      },
+    });
+  }
+
+  #summary() {
+    return {
+      text: this.#text,
+      parts: this.#arrived,
+      usage: this.#usage,
+      finish_reason: this.#finish,
+      response: { model: this.#answeredBy },
+    };
+  }
+
+  /** Keeps what a part says: the text, the model that answered, tool calls, usage, an error. */
+  #take(part: LanguageModelV4StreamPart): void {
+    if (part.type === "text-delta") {
+      this.#text += part.delta;
+      this.#capture.options.onText?.(part.delta);
+    } else if (part.type === "response-metadata") this.#answeredBy = part.modelId ?? this.#answeredBy;
+    else if (part.type === "tool-call") this.#toolCalls.push({ id: part.toolCallId, name: part.toolName });
+    if ((part.type === "tool-call" && part.providerExecuted) || part.type === "tool-result") {
+      this.#providerParts.push(part);
+    } else if (part.type === "finish") {
+      this.#usage = part.usage;
+      this.#finish = part.finishReason.unified;
+    }
+    if (part.type === "error") {
+      this.#streamError ??= part.error ?? new Error("the provider reported an error in the stream");
+      // An Error is `{}` as JSON; keep its name and message.
+      this.#arrived.push({
+        type: "error",
+        error: { name: errorName(part.error), message: errorMessage(part.error) },
+      });
+    } else if (part.type !== "text-delta") this.#arrived.push(part);
+  }
+
+  /** The stream failed part way: `step_failed` with what arrived. */
+  async #failed(error: unknown): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    const { recorder, model } = this.#capture;
+    const reply = await recorder.payload({ ...this.#summary(), partial: true } as unknown as Json);
+    await this.#step.fail("model_called", error, {
+      payload: this.#request,
+      data: { ...callData(model, true), partial: true, response_payload: reply, chars: this.#text.length },
+    });
+  }
+
+  /** The stream ended: `model_called`, or `step_failed` when the provider reported an error inside it. */
+  async #ended(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    const { recorder, model, options } = this.#capture;
+    if (this.#streamError !== null) {
+      // The provider reported an error inside the stream (an `error` part) and then ended it: the call failed,
+      // though nothing threw here, so it is a step_failed with what arrived.
+      const reply = await recorder.payload({ ...this.#summary(), partial: true } as unknown as Json);
+      const u = usageOf(this.#usage);
+      await this.#step.fail("model_called", this.#streamError, {
+        payload: this.#request,
+        data: {
+          ...callData(model, true),
+          partial: true,
+          response_payload: reply,
+          chars: this.#text.length,
+          finish_reason: this.#finish,
+          input_tokens: u.input,
+          output_tokens: u.output,
+        },
+      });
+      options.onUsage?.(u);
+      return;
+    }
+    const reply = await recorder.payload(this.#summary() as unknown as Json);
+    await endCall(this.#step, model, options, {
+      streamed: true,
+      request: this.#request,
+      reply,
+      answeredBy: this.#answeredBy,
+      usage: this.#usage,
+      finish: this.#finish,
+      toolCalls: this.#toolCalls,
+    });
+    await recordProviderTools(recorder, this.#step, options, this.#providerParts);
+  }
+
+  /** The reader of the stream stopped early: `step_failed`, partial. */
+  async #cancelled(reason: unknown): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    await this.#step.fail("model_called", reason ?? new Error("the stream was cancelled"), {
+      payload: this.#request,
+      data: { ...callData(this.#capture.model, true), partial: true },
+    });
+  }
 }
 
 /**
@@ -215,7 +271,7 @@ export function captureModel(
  * with the parameters sent, and thrown again; else the request (parameters and wire body) is stored.
  */
 async function openCall<R extends { request?: { body?: unknown } }>(
-  capture: { recorder: EvidenceRecorder; model: LanguageModelV4; options: CaptureOptions },
+  capture: Capture,
   params: LanguageModelV4CallOptions,
   run: { streamed: boolean; call: () => PromiseLike<R> },
 ): Promise<{ step: OpenStep; result: R; request: string | null }> {
@@ -300,10 +356,7 @@ async function endCall(
   options.onUsage?.(u);
 }
 
-/**
- * Writes `tool_called` for each tool the provider ran in one reply: the arguments from its tool call, the
- * result from its tool result. provrun did not see it run, so it has no `started_at`, and confidence `parsed`.
- */
+/** The token counts of a call's usage; zero where the provider gave none. */
 function usageOf(usage: LanguageModelV4Usage | null): CallUsage {
   return {
     input: usage?.inputTokens.total ?? 0,
@@ -313,6 +366,10 @@ function usageOf(usage: LanguageModelV4Usage | null): CallUsage {
   };
 }
 
+/**
+ * Writes `tool_called` for each tool the provider ran in one reply: the arguments from its tool call, the
+ * result from its tool result. provrun did not see it run, so it has no `started_at`, and confidence `parsed`.
+ */
 async function recordProviderTools(
   recorder: EvidenceRecorder,
   step: OpenStep,

@@ -8,7 +8,7 @@
  * @module
  */
 import { join } from "node:path";
-import { parseRoute } from "./models.ts";
+import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
 import { basePath, claudeTokens, exists, jsonlFiles } from "./_program_files.ts";
 
@@ -50,68 +50,18 @@ export class ClaudeCodeBackend extends ProgramBackend {
   protected readonly defaultProgram = "claude";
 
   protected async prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch> {
-    const { job, home, spans, hookUrl, traceparent, prompt, env } = setup;
+    const { job, home } = setup;
     const agent = job.agent;
     const route = parseRoute(agent);
     if (route.provider !== "anthropic") {
       throw new RangeError(`the claude-code backend takes an anthropic: model, not ${agent.model}`);
     }
-    const keyName = agent.provider?.api_key_env ?? "ANTHROPIC_API_KEY";
-    const key = env(keyName);
-    // Claude Code calls an HTTP hook itself; the session's start and end take command hooks only (curl).
-    const hook = (event: string) =>
-      SESSION_EVENTS.includes(event)
-        ? {
-          type: "command",
-          command: `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${hookUrl}`,
-          timeout: 60,
-        }
-        : { type: "http", url: hookUrl, timeout: 60 };
-    const settings = {
-      hooks: Object.fromEntries(
-        CLAUDE_HOOK_EVENTS.map((
-          e,
-        ) => [e, [{ ...(e.includes("ToolUse") ? { matcher: "*" } : {}), hooks: [hook(e)] }]]),
-      ),
-      allowedHttpHookUrls: [`http://127.0.0.1:${new URL(hookUrl).port}/*`],
-      cleanupPeriodDays: 100000,
-      includeCoAuthoredBy: false,
-    };
-    await Deno.writeTextFile(join(home, "settings.json"), JSON.stringify(settings, null, 2));
+    await writeSettings(home, setup.hookUrl);
     const rawDir = join(home, "raw-bodies");
     if (agent.raw_bodies) await Deno.mkdir(rawDir, { recursive: true });
-    const vars: Record<string, string> = {
-      PATH: basePath(env),
-      HOME: home,
-      CLAUDE_CONFIG_DIR: home,
-      TRACEPARENT: traceparent,
-      // the caller of record's receiver, and nothing else
-      CLAUDE_CODE_ENABLE_TELEMETRY: "1",
-      CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
-      OTEL_TRACES_EXPORTER: "otlp",
-      OTEL_METRICS_EXPORTER: "none",
-      OTEL_LOGS_EXPORTER: "none",
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
-      OTEL_EXPORTER_OTLP_ENDPOINT: spans.url,
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: spans.tracesUrl,
-      OTEL_BSP_SCHEDULE_DELAY: "200",
-      OTEL_TRACES_EXPORT_INTERVAL: "200",
-      OTEL_LOG_USER_PROMPTS: "0",
-      OTEL_LOG_TOOL_DETAILS: "0",
-      // no usage reporting, error reports, update checks or other traffic of its own
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_BUG_COMMAND: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: "1",
-      ...(agent.raw_bodies ? { OTEL_LOG_RAW_API_BODIES: `file:${rawDir}` } : {}),
-      ...(agent.provider?.base_url ? { ANTHROPIC_BASE_URL: agent.provider.base_url } : {}),
-      ...(key ? { ANTHROPIC_API_KEY: key } : {}),
-    };
     const args = [
       "-p",
-      prompt,
+      setup.prompt,
       "--output-format",
       "json",
       "--model",
@@ -122,61 +72,131 @@ export class ClaudeCodeBackend extends ProgramBackend {
       ...(agent.limits?.steps ? ["--max-turns", String(agent.limits.steps)] : []),
       ...(agent.instructions ? ["--append-system-prompt", agent.instructions] : []),
     ];
-    const problems = MANAGED.filter(exists).map((f) =>
-      `${f} exists: Claude Code reads an administrator's managed settings, which may send telemetry or set ` +
-      `hooks that a run cannot switch off; remove it on machines that run agents under provr`
-    );
-    if (!key) {
-      problems.push(`${keyName} is not set for provr, so Claude Code starts without an API key`);
-    }
     return {
       command: program,
       args,
-      env: vars,
-      problems,
-      facts: {
-        hooks: { blocking: ["PreToolUse"], observing: CLAUDE_HOOK_EVENTS.filter((e) => e !== "PreToolUse") },
-        hook_transport: {
-          http: CLAUDE_HOOK_EVENTS.filter((e) => !SESSION_EVENTS.includes(e)),
-          curl: SESSION_EVENTS,
-        },
-        raw_bodies: agent.raw_bodies ?? false,
-        gaps: [
-          "thinking text is removed from the raw request and response bodies",
-          "a tool call runs outside Deno's sandbox once PreToolUse allows it; Bash is refused unless " +
-          "agent.allow_unsandboxed lists it",
-          "limits.steps is --max-turns (at it, the run ends with what Claude Code wrote); limits.tokens counts the usage in its transcript, read every " +
-          "quarter second, so a run may pass it by one model response before it is stopped",
-        ],
-      },
-      answer: (stdout) => {
-        try {
-          const result = JSON.parse(stdout.trim().split("\n").pop() ?? "{}").result;
-          return Promise.resolve(typeof result === "string" ? result : null);
-        } catch {
-          return Promise.resolve(stdout.trim() || null);
-        }
-      },
-      atTurnLimit: (stdout) => {
-        try {
-          return JSON.parse(stdout.trim().split("\n").pop() ?? "{}").subtype === "error_max_turns";
-        } catch {
-          return false;
-        }
-      },
+      env: claudeVariables(setup, rawDir),
+      problems: MANAGED.filter(exists).map((f) =>
+        `${f} exists: Claude Code reads an administrator's managed settings, which may send telemetry or set ` +
+        `hooks that a run cannot switch off; remove it on machines that run agents under provr`
+      ),
+      facts: claudeFacts(agent.raw_bodies ?? false),
+      answer: (stdout) => Promise.resolve(lastResult(stdout)),
+      atTurnLimit: (stdout) => lastJson(stdout)?.subtype === "error_max_turns",
       tokens: async () => await claudeTokens(await jsonlFiles(join(home, "projects"))),
-      sessionFiles: async () => {
-        const files: [string, string][] = (await jsonlFiles(join(home, "projects"))).map((
-          p,
-        ) => ["transcript", p]);
-        if (agent.raw_bodies) {
-          for await (const e of Deno.readDir(rawDir)) {
-            if (e.isFile) files.push(["raw_api_body", join(rawDir, e.name)]);
-          }
-          files.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0] < b[0] ? 1 : -1));
-        }
-        return files;
-      },
+      sessionFiles: () => sessionFiles(home, agent.raw_bodies ? rawDir : null),
     };
   }
+}
+
+/**
+ * Writes Claude Code's user settings: an HTTP hook for each hook event (Claude Code calls it itself; the
+ * session's start and end take command hooks only, so `curl`), and transcripts kept.
+ */
+async function writeSettings(home: string, hookUrl: string): Promise<void> {
+  const hook = (event: string) =>
+    SESSION_EVENTS.includes(event)
+      ? {
+        type: "command",
+        command: `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${hookUrl}`,
+        timeout: 60,
+      }
+      : { type: "http", url: hookUrl, timeout: 60 };
+  const settings = {
+    hooks: Object.fromEntries(
+      CLAUDE_HOOK_EVENTS.map((
+        e,
+      ) => [e, [{ ...(e.includes("ToolUse") ? { matcher: "*" } : {}), hooks: [hook(e)] }]]),
+    ),
+    allowedHttpHookUrls: [`http://127.0.0.1:${new URL(hookUrl).port}/*`],
+    cleanupPeriodDays: 100000,
+    includeCoAuthoredBy: false,
+  };
+  await Deno.writeTextFile(join(home, "settings.json"), JSON.stringify(settings, null, 2));
+}
+
+/** Claude Code's whole environment: its traces to the run's receiver, everything else of its own off. */
+function claudeVariables(setup: ProgramSetup, rawDir: string): Record<string, string> {
+  const { job, home, spans, env } = setup;
+  const agent = job.agent;
+  const keyName = routeKeyName(agent);
+  const key = keyName === null ? undefined : env(keyName);
+  return {
+    PATH: basePath(env),
+    HOME: home,
+    CLAUDE_CONFIG_DIR: home,
+    TRACEPARENT: setup.traceparent,
+    // the caller of record's receiver, and nothing else
+    CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+    CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
+    OTEL_TRACES_EXPORTER: "otlp",
+    OTEL_METRICS_EXPORTER: "none",
+    OTEL_LOGS_EXPORTER: "none",
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+    OTEL_EXPORTER_OTLP_ENDPOINT: spans.url,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: spans.tracesUrl,
+    OTEL_BSP_SCHEDULE_DELAY: "200",
+    OTEL_TRACES_EXPORT_INTERVAL: "200",
+    OTEL_LOG_USER_PROMPTS: "0",
+    OTEL_LOG_TOOL_DETAILS: "0",
+    // no usage reporting, error reports, update checks or other traffic of its own
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_BUG_COMMAND: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: "1",
+    ...(agent.raw_bodies ? { OTEL_LOG_RAW_API_BODIES: `file:${rawDir}` } : {}),
+    ...(agent.provider?.base_url ? { ANTHROPIC_BASE_URL: agent.provider.base_url } : {}),
+    ...(key ? { ANTHROPIC_API_KEY: key } : {}),
+  };
+}
+
+/** What `sandbox_started` says of a Claude Code run: its hooks, how they reach provr, and its gaps. */
+function claudeFacts(rawBodies: boolean): ProgramLaunch["facts"] {
+  return {
+    hooks: { blocking: ["PreToolUse"], observing: CLAUDE_HOOK_EVENTS.filter((e) => e !== "PreToolUse") },
+    hook_transport: {
+      http: CLAUDE_HOOK_EVENTS.filter((e) => !SESSION_EVENTS.includes(e)),
+      curl: SESSION_EVENTS,
+    },
+    raw_bodies: rawBodies,
+    gaps: [
+      "thinking text is removed from the raw request and response bodies",
+      "a tool call runs outside Deno's sandbox once PreToolUse allows it; Bash is refused unless " +
+      "agent.allow_unsandboxed lists it",
+      "limits.steps is --max-turns (at it, the run ends with what Claude Code wrote); limits.tokens counts the usage in its transcript, read every " +
+      "quarter second, so a run may pass it by one model response before it is stopped",
+    ],
+  };
+}
+
+/** The last line of Claude Code's JSON output, or null when it is not JSON. */
+function lastJson(stdout: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(stdout.trim().split("\n").pop() ?? "{}");
+  } catch {
+    return null;
+  }
+}
+
+/** The final answer: the `result` of the last JSON line, or the whole output when it is not JSON. */
+function lastResult(stdout: string): string | null {
+  const last = lastJson(stdout);
+  if (last === null) return stdout.trim() || null;
+  return typeof last.result === "string" ? last.result : null;
+}
+
+/** The transcripts, and the raw model bodies when they were kept (`raw_api_body` files last, by name). */
+async function sessionFiles(home: string, rawDir: string | null): Promise<[string, string][]> {
+  const files: [string, string][] = (await jsonlFiles(join(home, "projects"))).map((
+    p,
+  ) => ["transcript", p]);
+  if (rawDir !== null) {
+    for await (const e of Deno.readDir(rawDir)) {
+      if (e.isFile) files.push(["raw_api_body", join(rawDir, e.name)]);
+    }
+    files.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0] < b[0] ? 1 : -1));
+  }
+  return files;
 }

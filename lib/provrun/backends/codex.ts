@@ -8,7 +8,7 @@
  * @module
  */
 import { join } from "node:path";
-import { parseRoute } from "./models.ts";
+import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
 import { basePath, codexSteps, codexTokens, exists, jsonlFiles } from "./_program_files.ts";
 
@@ -43,76 +43,16 @@ export class CodexBackend extends ProgramBackend {
   protected readonly defaultProgram = "codex";
 
   protected async prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch> {
-    const { job, home, spans, hookUrl, traceparent, prompt, env } = setup;
+    const { job, home, env } = setup;
     const agent = job.agent;
     const route = parseRoute(agent);
     if (route.provider !== "openai" && route.provider !== "openai-compatible") {
       throw new RangeError(`the codex backend takes an openai: model, not ${agent.model}`);
     }
-    const keyName = agent.provider?.api_key_env ?? "OPENAI_API_KEY";
-    const key = env(keyName);
-    const baseUrl = agent.provider?.base_url ?? "https://api.openai.com/v1";
-    // curl -f fails on an HTTP error, and exit 2 makes Codex block the call: the hook fails closed.
-    const hook =
-      `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${hookUrl} || exit 2`;
-    const hooks = CODEX_HOOK_EVENTS.map((e) =>
-      [
-        `[[hooks.${e}]]`,
-        ...(e.includes("Tool") || e === "PermissionRequest" ? [`matcher = "*"`] : []),
-        `[[hooks.${e}.hooks]]`,
-        `type = "command"`,
-        `command = ${toml(hook)}`,
-        `timeout = 60`,
-      ].join("\n")
-    );
-    const config = [
-      `model = ${toml(route.model)}`,
-      `model_provider = "provrun"`,
-      `approval_policy = "never"`,
-      `sandbox_mode = "workspace-write"`,
-      `check_for_update_on_startup = false`,
-      `web_search = "disabled"`,
-      ``,
-      `[features]`,
-      `hooks = true`,
-      ``,
-      `[analytics]`,
-      `enabled = false`,
-      ``,
-      `[feedback]`,
-      `enabled = false`,
-      ``,
-      `[history]`,
-      `persistence = "none"`,
-      ``,
-      `[sandbox_workspace_write]`,
-      `network_access = false`,
-      ``,
-      `[model_providers.provrun]`,
-      `name = "provrun"`,
-      `base_url = ${toml(baseUrl)}`,
-      `env_key = "PROVRUN_CODEX_KEY"`,
-      `wire_api = "responses"`,
-      ``,
-      `[otel]`,
-      `environment = "provrun"`,
-      `log_user_prompt = false`,
-      `exporter = "none"`,
-      `metrics_exporter = "none"`,
-      `trace_exporter = { otlp-http = { endpoint = ${toml(spans.tracesUrl)}, protocol = "binary" } }`,
-      ``,
-      ...hooks,
-      ``,
-    ].join("\n");
-    await Deno.writeTextFile(join(home, "config.toml"), config);
+    const keyName = routeKeyName(agent);
+    const key = keyName === null ? undefined : env(keyName);
+    await Deno.writeTextFile(join(home, "config.toml"), codexConfig(setup, route.model));
     const last = join(home, "last-message.txt");
-    const vars: Record<string, string> = {
-      PATH: basePath(env),
-      HOME: home,
-      CODEX_HOME: home,
-      TRACEPARENT: traceparent,
-      ...(key ? { PROVRUN_CODEX_KEY: key } : {}),
-    };
     const args = [
       "exec",
       "--skip-git-repo-check",
@@ -122,33 +62,24 @@ export class CodexBackend extends ProgramBackend {
       "--output-last-message",
       last,
       ...(agent.instructions ? ["-c", `developer_instructions=${toml(agent.instructions)}`] : []),
-      prompt,
+      setup.prompt,
     ];
-    const problems = MANAGED.filter(exists).map((f) =>
-      `${f} exists: Codex reads an administrator's managed config, which may send telemetry or set hooks ` +
-      `that a run cannot switch off; remove it on machines that run agents under provr`
-    );
-    if (!key) problems.push(`${keyName} is not set for provr, so Codex starts without an API key`);
+    const sessions = async () => await jsonlFiles(join(home, "sessions"));
     return {
       command: program,
       args,
-      env: vars,
-      problems,
-      facts: {
-        hooks: { blocking: ["PreToolUse"], observing: CODEX_HOOK_EVENTS.filter((e) => e !== "PreToolUse") },
-        hook_transport: "curl",
-        sandbox: "codex workspace-write, network off",
-        gaps: [
-          "no model request bodies: the rollout file is the record of the model's turns",
-          "reasoning is encrypted; tool output is cut at 64 KB in the rollout",
-          "hosted tools have no hooks (web search is switched off)",
-          "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
-          "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +
-          "Codex once it has had that many and the last asked for a tool; limits.tokens counts the " +
-          "token_count events of its rollout; both are read every quarter second, so a run may pass either " +
-          "by one model response before it is stopped",
-        ],
+      env: {
+        PATH: basePath(env),
+        HOME: home,
+        CODEX_HOME: home,
+        TRACEPARENT: setup.traceparent,
+        ...(key ? { PROVRUN_CODEX_KEY: key } : {}),
       },
+      problems: MANAGED.filter(exists).map((f) =>
+        `${f} exists: Codex reads an administrator's managed config, which may send telemetry or set hooks ` +
+        `that a run cannot switch off; remove it on machines that run agents under provr`
+      ),
+      facts: CODEX_FACTS,
       answer: async () => {
         try {
           return (await Deno.readTextFile(last)).trim() || null;
@@ -156,9 +87,87 @@ export class CodexBackend extends ProgramBackend {
           return null;
         }
       },
-      tokens: async () => await codexTokens(await jsonlFiles(join(home, "sessions"))),
-      steps: async () => await codexSteps(await jsonlFiles(join(home, "sessions"))),
-      sessionFiles: async () => (await jsonlFiles(join(home, "sessions"))).map((p) => ["rollout", p]),
+      tokens: async () => await codexTokens(await sessions()),
+      steps: async () => await codexSteps(await sessions()),
+      sessionFiles: async () => (await sessions()).map((p) => ["rollout", p]),
     };
   }
+}
+
+/** What `sandbox_started` says of a Codex run: its hooks, how they reach provr, its sandbox and its gaps. */
+const CODEX_FACTS: ProgramLaunch["facts"] = {
+  hooks: { blocking: ["PreToolUse"], observing: CODEX_HOOK_EVENTS.filter((e) => e !== "PreToolUse") },
+  hook_transport: "curl",
+  sandbox: "codex workspace-write, network off",
+  gaps: [
+    "no model request bodies: the rollout file is the record of the model's turns",
+    "reasoning is encrypted; tool output is cut at 64 KB in the rollout",
+    "hosted tools have no hooks (web search is switched off)",
+    "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
+    "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +
+    "Codex once it has had that many and the last asked for a tool; limits.tokens counts the " +
+    "token_count events of its rollout; both are read every quarter second, so a run may pass either " +
+    "by one model response before it is stopped",
+  ],
+};
+
+/**
+ * Codex's `config.toml`: the model provider (the Responses API at `agent.provider.base_url`, its key in
+ * `PROVRUN_CODEX_KEY`), a command hook for each hook event, its traces to the run's receiver, and analytics,
+ * feedback, history, update checks, web search and the sandbox's network off.
+ */
+function codexConfig(setup: ProgramSetup, model: string): string {
+  const baseUrl = setup.job.agent.provider?.base_url ?? "https://api.openai.com/v1";
+  // curl -f fails on an HTTP error, and exit 2 makes Codex block the call: the hook fails closed.
+  const hook =
+    `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${setup.hookUrl} || exit 2`;
+  const hooks = CODEX_HOOK_EVENTS.map((e) =>
+    [
+      `[[hooks.${e}]]`,
+      ...(e.includes("Tool") || e === "PermissionRequest" ? [`matcher = "*"`] : []),
+      `[[hooks.${e}.hooks]]`,
+      `type = "command"`,
+      `command = ${toml(hook)}`,
+      `timeout = 60`,
+    ].join("\n")
+  );
+  return [
+    `model = ${toml(model)}`,
+    `model_provider = "provrun"`,
+    `approval_policy = "never"`,
+    `sandbox_mode = "workspace-write"`,
+    `check_for_update_on_startup = false`,
+    `web_search = "disabled"`,
+    ``,
+    `[features]`,
+    `hooks = true`,
+    ``,
+    `[analytics]`,
+    `enabled = false`,
+    ``,
+    `[feedback]`,
+    `enabled = false`,
+    ``,
+    `[history]`,
+    `persistence = "none"`,
+    ``,
+    `[sandbox_workspace_write]`,
+    `network_access = false`,
+    ``,
+    `[model_providers.provrun]`,
+    `name = "provrun"`,
+    `base_url = ${toml(baseUrl)}`,
+    `env_key = "PROVRUN_CODEX_KEY"`,
+    `wire_api = "responses"`,
+    ``,
+    `[otel]`,
+    `environment = "provrun"`,
+    `log_user_prompt = false`,
+    `exporter = "none"`,
+    `metrics_exporter = "none"`,
+    `trace_exporter = { otlp-http = { endpoint = ${toml(setup.spans.tracesUrl)}, protocol = "binary" } }`,
+    ``,
+    ...hooks,
+    ``,
+  ].join("\n");
 }

@@ -1,6 +1,7 @@
 /**
  * Model routes: `openai:<model>`, `anthropic:<model>`, `openai-compatible:<model>` (with the base URL and the
- * key's variable in the run file) and `test:<script>`, a scripted model that needs no network and no key.
+ * key's variable in the run file) and `test:<script>`, a scripted model that needs no network and no key; the
+ * variable that holds a route's key, and the check before a run starts that it is set.
  * @module
  */
 import type { LanguageModelV4 } from "@ai-sdk/provider";
@@ -9,6 +10,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { isAbsolute, resolve } from "node:path";
 import { ProveviError } from "../../provevi/evidence/errors.ts";
+import { ModelKeyMissing } from "../run/errors.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import { checkScript, loadScript, ScriptedModel } from "./scripted_model.ts";
 import { DEFAULT_MODEL_BYTES, limitedFetch, namingLimit } from "./model_limit.ts";
@@ -60,7 +62,7 @@ function hostOf(url: string): string {
  * @param options `folder`: what a `test:` script path is relative to; `env`: where API keys are read;
  * `responseBytes`: the largest response body of one request ({@linkcode DEFAULT_MODEL_BYTES} by default).
  * @returns The provider's model (not yet captured).
- * @throws ProveviError for a key that is not set, or a script that cannot be read.
+ * @throws ModelKeyMissing for a key that is not set; ProveviError for a script that cannot be read.
  * @example
  * ```ts
  * import { modelOf } from "./models.ts";
@@ -74,31 +76,21 @@ export async function modelOf(
   const route = parseRoute(agent);
   const fetch = limitedFetch(options.responseBytes ?? DEFAULT_MODEL_BYTES);
   const env = options.env ?? ((name: string) => Deno.env.get(name));
-  const key = (name: string) => {
-    const value = env(name);
-    if (!value) {
-      throw new ProveviError(
-        `the model route ${agent.model} needs the variable ${name}; set it, or use a test: model`,
-      );
-    }
-    return value;
-  };
+  // runFile checked the key before the run started (checkModelKey); a caller of modelOf alone gets the same error
+  checkModelKey(agent, env);
+  const keyName = routeKeyName(agent);
+  const apiKey = keyName === null ? undefined : env(keyName);
   switch (route.provider) {
     case "openai":
-      return namingLimit(
-        createOpenAI({ apiKey: key("OPENAI_API_KEY"), fetch })(route.model) as LanguageModelV4,
-      );
+      return namingLimit(createOpenAI({ apiKey, fetch })(route.model) as LanguageModelV4);
     case "anthropic":
-      return namingLimit(
-        createAnthropic({ apiKey: key("ANTHROPIC_API_KEY"), fetch })(route.model) as LanguageModelV4,
-      );
+      return namingLimit(createAnthropic({ apiKey, fetch })(route.model) as LanguageModelV4);
     case "openai-compatible": {
-      const keyName = agent.provider?.api_key_env;
       return namingLimit(
         createOpenAICompatible({
           name: "openai-compatible",
           baseURL: agent.provider!.base_url,
-          ...(keyName ? { apiKey: key(keyName) } : {}),
+          ...(apiKey ? { apiKey } : {}),
           includeUsage: true,
           fetch,
         }).chatModel(route.model) as LanguageModelV4,
@@ -116,5 +108,71 @@ export async function modelOf(
       const path = isAbsolute(route.model) ? route.model : resolve(options.folder, route.model);
       return new ScriptedModel(await loadScript(path), { name: route.model });
     }
+  }
+}
+
+/** The parts of the agent spec that name the key. */
+export type KeyedAgent = Pick<AgentSpec, "model" | "provider"> & Partial<Pick<AgentSpec, "backend">>;
+
+/**
+ * The variable that holds the key of the run's model, or null when it needs none: a `test:` route, or an
+ * `openai-compatible:` route without `agent.provider.api_key_env`. An agent program (`claude-code`, `codex`)
+ * takes `agent.provider.api_key_env`, else its provider's usual variable.
+ *
+ * @param agent The agent spec.
+ * @returns The variable's name, or null.
+ * @example
+ * ```ts
+ * import { routeKeyName } from "./model_key.ts";
+ * routeKeyName({ model: "openai:gpt-4o" }); // "OPENAI_API_KEY"
+ * routeKeyName({ model: "test:" }); // null
+ * ```
+ */
+export function routeKeyName(agent: KeyedAgent): string | null {
+  if (agent.backend === "claude-code") return agent.provider?.api_key_env ?? "ANTHROPIC_API_KEY";
+  if (agent.backend === "codex") return agent.provider?.api_key_env ?? "OPENAI_API_KEY";
+  const route = parseRoute(agent);
+  switch (route.provider) {
+    case "openai":
+      return "OPENAI_API_KEY";
+    case "anthropic":
+      return "ANTHROPIC_API_KEY";
+    case "openai-compatible":
+      return agent.provider?.api_key_env ?? null;
+    case "test":
+      return null;
+  }
+}
+
+/**
+ * Refuses a run whose model needs a key that is not set, before the run starts.
+ *
+ * @param agent The agent spec.
+ * @param env Reads the variable; `Deno.env` by default (a variable the process may not read counts as unset:
+ *   the permission check before the run names its flag).
+ * @throws ModelKeyMissing naming the route, the variable and the fix.
+ * @example
+ * ```ts
+ * import { checkModelKey } from "./model_key.ts";
+ * checkModelKey({ model: "openai:gpt-4o" }, () => "sk-…"); // passes
+ * ```
+ */
+export function checkModelKey(agent: KeyedAgent, env?: (name: string) => string | undefined): void {
+  const name = routeKeyName(agent);
+  if (name === null || readVariable(name, env)) return;
+  const program = agent.backend === "claude-code" || agent.backend === "codex";
+  throw new ModelKeyMissing(
+    program
+      ? `the ${agent.backend} backend's model ${agent.model} needs the variable ${name}, which is not set; ` +
+        `set it for provr (agent.provider.api_key_env names another variable)`
+      : `the model route ${agent.model} needs the variable ${name}; set it, or use a test: model`,
+  );
+}
+
+function readVariable(name: string, env?: (name: string) => string | undefined): string | undefined {
+  try {
+    return (env ?? ((n: string) => Deno.env.get(n)))(name);
+  } catch {
+    return undefined;
   }
 }

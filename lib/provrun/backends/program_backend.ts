@@ -16,14 +16,14 @@
  * @module
  */
 import { join, relative } from "node:path";
+import type { Span } from "@opentelemetry/api";
 import type { Json } from "../../provevi/mod.ts";
 import { ProveviError, receiver, type RunReceiver } from "../../provevi/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
-import { decideToolCall, runGrants, type ToolGrants } from "./tool_grants.ts";
-import { errorMessage } from "../run/recorder.ts";
-import { CancelledError } from "../run/errors.ts";
+import { runGrants, type ToolGrants } from "./tool_grants.ts";
 import type { ProgramSteps } from "./_program_files.ts";
-import { forgetProcess, stopGroup, watchProcess } from "../sandbox/reaper.ts";
+import { type HookDecision, listenForHooks } from "./_program_hooks.ts";
+import { type ProgramExit, runProgram } from "./_program_process.ts";
 
 /** What a program backend needs to start its program. */
 export interface ProgramSetup {
@@ -67,9 +67,6 @@ export interface ProgramLaunch {
   atTurnLimit?(stdout: string): boolean;
 }
 
-/** How often a program's session files are read for `limits.tokens`. */
-const TOKEN_POLL_MS = 250;
-
 const decoder = new TextDecoder();
 
 /**
@@ -84,7 +81,7 @@ export abstract class ProgramBackend extends InProcessBackend {
   /** Writes the program's config into `home` and gives its command line and environment. */
   protected abstract prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch>;
   /** The reply a hook gets for a `PreToolUse` decision, or for any other event (`decision` null). */
-  protected hookReply(event: string, decision: { allow: boolean; reason: string } | null): unknown {
+  protected hookReply(event: string, decision: HookDecision | null): unknown {
     if (decision === null) return {};
     return {
       hookSpecificOutput: {
@@ -111,272 +108,192 @@ export abstract class ProgramBackend extends InProcessBackend {
   ): Promise<string | null> {
     const { recorder, folder } = job.ctx;
     const agent = job.agent;
-    const component = this.component;
     const home = join(folder, "agent");
     await Deno.mkdir(home, { recursive: true });
     const grants: ToolGrants = runGrants(folder, {
       hosts: agent.net ?? [],
       unsandboxed: agent.allow_unsandboxed ?? [],
     });
-    const counts = { hooks: 0, refused: 0 };
-    const step = recorder.startStep({ component, spanName: `invoke_agent ${this.name}` });
+    const step = recorder.startStep({ component: this.component, spanName: `invoke_agent ${this.name}` });
     const ctx = step.span.spanContext();
     const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`;
     await using spans = receiver(job.ctx.spanRows ?? {}, recorder);
-    const token = Array.from(
-      crypto.getRandomValues(new Uint8Array(16)),
-      (b) => b.toString(16).padStart(2, "0"),
-    )
-      .join("");
-    const hooks = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-      if (request.method !== "POST" || new URL(request.url).pathname !== `/hook/${token}`) {
-        return new Response("not found", { status: 404 });
-      }
-      const text = await request.text();
-      let input: Record<string, unknown>;
-      try {
-        input = JSON.parse(text);
-        if (typeof input !== "object" || input === null) throw new Error("not an object");
-      } catch {
-        return Response.json({ error: "a hook's input is a JSON object" }, { status: 400 });
-      }
-      const event = typeof input.hook_event_name === "string" ? input.hook_event_name : "unknown";
-      const tool = typeof input.tool_name === "string" ? input.tool_name : null;
-      const blocking = event === "PreToolUse";
-      let decision = blocking
-        ? decideToolCall(tool ?? "", (input.tool_input ?? {}) as Record<string, unknown>, grants)
-        : null;
-      counts.hooks++;
-      try {
-        await recorder.record({
-          type: "hook_called",
-          component,
-          payload: await recorder.payload(text),
-          data: {
-            program: this.name,
-            event,
-            tool,
-            tool_use_id: typeof input.tool_use_id === "string" ? input.tool_use_id : null,
-            blocking,
-            decision: decision === null ? null : decision.allow ? "allow" : "deny",
-            reason: decision?.reason ?? null,
-          },
-        }, step.span);
-      } catch (error) {
-        // The evidence cannot take the call: a blocking hook fails closed.
-        if (blocking) {
-          decision = { allow: false, reason: `the run's evidence cannot be written: ${errorMessage(error)}` };
-        }
-      }
-      if (decision && !decision.allow) counts.refused++;
-      return Response.json(this.hookReply(event, decision));
+    const hooks = listenForHooks({
+      recorder,
+      component: this.component,
+      program: this.name,
+      grants,
+      span: step.span,
+      reply: (event, decision) => this.hookReply(event, decision),
     });
-    const hookUrl = `http://127.0.0.1:${hooks.addr.port}/hook/${token}`;
-    let status = "failed";
-    let exit: { code: number; signal: string | null } | null = null;
-    let stderr = "";
+    const end: ProgramEnd = { status: "failed", exit: null, stderr: "" };
     try {
       const prompt = renderProgramPrompt(job);
       const program = agent.program ?? this.defaultProgram;
       const launch = await this.prepare(
-        { job, home, spans, hookUrl, traceparent, prompt, env: this.env },
+        { job, home, spans, hookUrl: hooks.url, traceparent, prompt, env: this.env },
         program,
       );
-      await recorder.step(
-        "sandbox_started",
-        { component, spanName: `create_agent ${agent.name}` },
-        () =>
-          Promise.resolve({
-            data: {
-              backend: this.name,
-              model: agent.model,
-              program,
-              args: launch.args.map((a) => (a === prompt ? "<prompt>" : a)),
-              cwd: folder,
-              config_home: relative(folder, home),
-              session_id: job.sessionId ?? null,
-              receiver: spans.tracesUrl,
-              traceparent,
-              variables: Object.keys(launch.env).sort(),
-              permissions: {
-                read: grants.read.map((p) => relative(folder, p)),
-                write: grants.write.map((p) => relative(folder, p)),
-                net: grants.hosts,
-                unsandboxed: grants.unsandboxed,
-              },
-              unsandboxed: [{
-                program,
-                reason: "an agent program runs outside Deno's sandbox; its hooks ask provr",
-              }],
-              limits: {
-                steps: agent.limits?.steps ?? null,
-                tokens: agent.limits?.tokens ?? null,
-                seconds: agent.limits?.seconds ?? null,
-              },
-              ...launch.facts,
-            },
-          }),
-      );
-      for (const problem of launch.problems) {
-        await recorder.record({
-          type: "telemetry_problem",
-          component: "RunContext",
-          data: { problem, library: this.name },
-        });
-      }
-      await recorder.step("prompt_rendered", { component }, async () => ({
-        payload: await recorder.payload(prompt),
-        data: { chars: prompt.length, files: job.inputs.map((i) => i.name) },
-      }));
+      await this.#started(job, { program, prompt, launch, home, spans, traceparent, grants });
       signal.throwIfAborted();
-      let child: Deno.ChildProcess;
-      try {
-        child = new Deno.Command(launch.command, {
-          args: launch.args,
-          cwd: folder,
-          env: launch.env,
-          clearEnv: true,
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-          // its own process group, so that what it starts (a tool's commands) is stopped with it, and the
-          // reaper kills the group if provr itself is killed
-          detached: true,
-        }).spawn();
-      } catch (error) {
-        throw new ProveviError(
-          `cannot start ${launch.command} for the ${this.name} backend: ${
-            errorMessage(error)
-          }; install it, set ` +
-            `agent.program to its path, and let provr run it (--allow-run)`,
-          { cause: error },
-        );
-      }
-      const group = child.pid;
-      watchProcess(-group);
-      let killer: ReturnType<typeof setTimeout> | null = null;
-      let stopping = false;
-      const stop = () => {
-        if (stopping) return;
-        stopping = true;
-        // the whole group: SIGTERM, then SIGKILL after 5 s; without a reaper, the program's own process
-        void stopGroup(group, 5000).then((ended) => {
-          if (ended !== null) return;
-          try {
-            child.kill("SIGTERM");
-          } catch { /* gone already */ }
-          killer = setTimeout(() => {
-            try {
-              child.kill("SIGKILL");
-            } catch { /* gone already */ }
-          }, 5000);
-        });
-      };
-      signal.addEventListener("abort", stop, { once: true });
-      // limits.tokens: the tokens the program reports in its session files, read as it runs; limits.steps,
-      // for a program with no turn limit of its own: its model responses, read the same way
-      let overLimit: CancelledError | null = null;
-      const limit = agent.limits?.tokens;
-      const stepLimit = launch.steps ? agent.limits?.steps : undefined;
-      let stepLimited = false;
-      let polling = false;
-      const poll = limit === undefined && stepLimit === undefined ? null : setInterval(async () => {
-        if (polling || overLimit || stepLimited) return;
-        polling = true;
-        try {
-          const used = limit === undefined ? 0 : await launch.tokens();
-          if (limit !== undefined && used > limit && !overLimit) {
-            overLimit = new CancelledError(`the run passed its limit of ${limit} tokens (${used})`);
-            stop();
-          } else if (stepLimit !== undefined) {
-            const steps = await launch.steps!();
-            if (steps.responses >= stepLimit && steps.toolPending) {
-              stepLimited = true;
-              stop();
-            }
-          }
-        } catch {
-          /* a session file being written: read it again at the next tick */
-        } finally {
-          polling = false;
-        }
-      }, TOKEN_POLL_MS);
-      const out = await child.output().finally(() => {
-        if (poll !== null) clearInterval(poll);
+      const exit = await runProgram(launch, {
+        backend: this.name,
+        cwd: folder,
+        limits: agent.limits,
+        signal,
       });
-      signal.removeEventListener("abort", stop);
-      if (killer !== null) clearTimeout(killer);
-      // what the program left running (a command a tool started in the background) ends with it
-      await stopGroup(group, 1000);
-      forgetProcess(-group);
-      if (!overLimit && limit !== undefined) {
-        // a program that passed its limit in its last answer, after the last read
-        const used = await launch.tokens().catch(() => 0);
-        if (used > limit) {
-          overLimit = new CancelledError(`the run passed its limit of ${limit} tokens (${used})`);
-        }
-      }
-      stderr = decoder.decode(out.stderr);
-      exit = { code: out.code, signal: out.signal };
+      end.stderr = decoder.decode(exit.out.stderr);
+      end.exit = { code: exit.out.code, signal: exit.out.signal };
       // Spans under way are answered before the receiver stops; none is taken after this.
       await hooks.shutdown();
       await spans.close();
-      for (const [kind, path] of await launch.sessionFiles()) {
-        const bytes = await Deno.readFile(path);
-        const lines = bytes.reduce((n, b) => (b === 10 ? n + 1 : n), 0);
-        await recorder.record({
-          type: "trace_imported",
-          component,
-          confidence: "parsed",
-          payload: await recorder.payload(bytes),
-          data: { program: this.name, kind, path: relative(folder, path), bytes: bytes.byteLength, lines },
-        }, step.span);
-      }
-      if (signal.aborted) throw signal.reason;
-      if (overLimit) throw overLimit;
-      if (!stepLimited && out.code !== 0 && launch.atTurnLimit?.(decoder.decode(out.stdout))) {
-        stepLimited = true;
-      }
-      if (stepLimited) {
-        // as the agent backend at limits.steps: the run ends with what the program has written
-        status = "step_limit";
-        const answer = await launch.answer(decoder.decode(out.stdout)).catch(() => null);
-        if (answer !== null) emit({ type: "text", text: answer });
-        return answer;
-      }
-      if (out.code !== 0) {
-        const said = stderr.trim() || decoder.decode(out.stdout).trim();
-        const last = said.split("\n").filter((l) => l.trim() !== "").pop() ?? "";
-        throw new ProveviError(
-          `${program} exited with code ${out.code}${last ? `: ${last.slice(0, 300)}` : ""}`,
-        );
-      }
-      const answer = await launch.answer(decoder.decode(out.stdout));
-      if (answer !== null) emit({ type: "text", text: answer });
-      status = "ok";
-      return answer;
+      await this.#importSessions(job, { launch, span: step.span });
+      return await this.#result({ program, launch, exit, end, signal, emit });
     } finally {
       await hooks.shutdown().catch(() => {});
       await spans.close().catch(() => {});
       const data = {
-        status,
-        exit_code: exit?.code ?? null,
-        signal: exit?.signal ?? null,
+        status: end.status,
+        exit_code: end.exit?.code ?? null,
+        signal: end.exit?.signal ?? null,
         ...(agent.limits?.steps === undefined ? {} : { step_limit: agent.limits.steps }),
         spans: spans.spans,
         spans_refused: spans.refused,
-        hooks: counts.hooks,
-        refused: counts.refused,
+        hooks: hooks.counts.hooks,
+        refused: hooks.counts.refused,
       };
       if (recorder.broken) step.span.end();
       else {
         await step.end("sandbox_completed", {
           data,
-          payload: stderr ? await recorder.payload(stderr).catch(() => null) : null,
+          payload: end.stderr ? await recorder.payload(end.stderr).catch(() => null) : null,
         }).catch(() => {});
       }
     }
   }
+
+  /** Writes `sandbox_started`, the problems of the launch, and `prompt_rendered`. */
+  async #started(
+    job: BackendJob,
+    started: {
+      program: string;
+      prompt: string;
+      launch: ProgramLaunch;
+      home: string;
+      spans: RunReceiver;
+      traceparent: string;
+      grants: ToolGrants;
+    },
+  ): Promise<void> {
+    const { recorder, folder } = job.ctx;
+    const { agent } = job;
+    const { program, prompt, launch, grants } = started;
+    const component = this.component;
+    await recorder.step(
+      "sandbox_started",
+      { component, spanName: `create_agent ${agent.name}` },
+      () =>
+        Promise.resolve({
+          data: {
+            backend: this.name,
+            model: agent.model,
+            program,
+            args: launch.args.map((a) => (a === prompt ? "<prompt>" : a)),
+            cwd: folder,
+            config_home: relative(folder, started.home),
+            session_id: job.sessionId ?? null,
+            receiver: started.spans.tracesUrl,
+            traceparent: started.traceparent,
+            variables: Object.keys(launch.env).sort(),
+            permissions: {
+              read: grants.read.map((p) => relative(folder, p)),
+              write: grants.write.map((p) => relative(folder, p)),
+              net: grants.hosts,
+              unsandboxed: grants.unsandboxed,
+            },
+            unsandboxed: [{
+              program,
+              reason: "an agent program runs outside Deno's sandbox; its hooks ask provr",
+            }],
+            limits: {
+              steps: agent.limits?.steps ?? null,
+              tokens: agent.limits?.tokens ?? null,
+              seconds: agent.limits?.seconds ?? null,
+            },
+            ...launch.facts,
+          },
+        }),
+    );
+    for (const problem of launch.problems) {
+      await recorder.record({
+        type: "telemetry_problem",
+        component: "RunContext",
+        data: { problem, library: this.name },
+      });
+    }
+    await recorder.step("prompt_rendered", { component }, async () => ({
+      payload: await recorder.payload(prompt),
+      data: { chars: prompt.length, files: job.inputs.map((i) => i.name) },
+    }));
+  }
+
+  /** Hashes the program's session files into the chain as raw bytes (`trace_imported`). */
+  async #importSessions(job: BackendJob, options: { launch: ProgramLaunch; span: Span }): Promise<void> {
+    const { recorder, folder } = job.ctx;
+    for (const [kind, path] of await options.launch.sessionFiles()) {
+      const bytes = await Deno.readFile(path);
+      const lines = bytes.reduce((n, b) => (b === 10 ? n + 1 : n), 0);
+      await recorder.record({
+        type: "trace_imported",
+        component: this.component,
+        confidence: "parsed",
+        payload: await recorder.payload(bytes),
+        data: { program: this.name, kind, path: relative(folder, path), bytes: bytes.byteLength, lines },
+      }, options.span);
+    }
+  }
+
+  /** The program's answer, or why the run fails: a cancel, a limit, an exit code other than 0. */
+  async #result(ended: {
+    program: string;
+    launch: ProgramLaunch;
+    exit: ProgramExit;
+    end: ProgramEnd;
+    signal: AbortSignal;
+    emit: (u: BackendUpdate) => void;
+  }): Promise<string | null> {
+    const { launch, exit, end, signal, emit } = ended;
+    const { out } = exit;
+    const stdout = decoder.decode(out.stdout);
+    if (signal.aborted) throw signal.reason;
+    if (exit.overLimit) throw exit.overLimit;
+    // as the agent backend at limits.steps: the run ends with what the program has written
+    const stepLimited = exit.stepLimited || (out.code !== 0 && (launch.atTurnLimit?.(stdout) ?? false));
+    if (stepLimited) {
+      end.status = "step_limit";
+      const answer = await launch.answer(stdout).catch(() => null);
+      if (answer !== null) emit({ type: "text", text: answer });
+      return answer;
+    }
+    if (out.code !== 0) {
+      const said = end.stderr.trim() || stdout.trim();
+      const last = said.split("\n").filter((l) => l.trim() !== "").pop() ?? "";
+      throw new ProveviError(
+        `${ended.program} exited with code ${out.code}${last ? `: ${last.slice(0, 300)}` : ""}`,
+      );
+    }
+    const answer = await launch.answer(stdout);
+    if (answer !== null) emit({ type: "text", text: answer });
+    end.status = "ok";
+    return answer;
+  }
+}
+
+/** How the program's step ended, for `sandbox_completed`. */
+interface ProgramEnd {
+  status: string;
+  exit: { code: number; signal: string | null } | null;
+  stderr: string;
 }
 
 /** The prompt a program gets: the run's prompt, and where its inputs are and its outputs go. */

@@ -134,3 +134,39 @@ export class ToolSetError extends ProveviError {
     this.name = "ToolSetError";
   }
 }
+
+/** A run that needs a catalog (its inputs, its experiment, its bundle) and was given none. */
+export class CatalogMissing extends ProveviError {
+  /** @param message What needs the catalog, and how to give one. */
+  constructor(message: string) {
+    super(message);
+    this.name = "CatalogMissing";
+  }
+}
+
+/** An input that cannot be staged into `input/`: a name that is no file name, taken twice, or a copy that failed. */
+export class StagingError extends ProveviError {
+  /** @param message The input, and what is wrong. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StagingError";
+  }
+}
+
+/**
+ * A run whose model route needs an API key that is not set: refused before the run starts, with no run folder.
+ *
+ * @example
+ * ```ts
+ * import { ModelKeyMissing } from "./errors.ts";
+ * const error = new ModelKeyMissing("the model route openai:gpt-4o needs the variable OPENAI_API_KEY; set it");
+ * error.exitCode; // 1
+ * ```
+ */
+export class ModelKeyMissing extends ProveviError {
+  /** @param message The route, the variable, and the fix. */
+  constructor(message: string) {
+    super(message);
+    this.name = "ModelKeyMissing";
+  }
+}

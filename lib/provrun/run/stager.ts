@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { hashPath } from "../../provcat/_files.ts";
+import { StagingError } from "./errors.ts";
 
 /** One staged input. */
 export interface StagedInput {
@@ -49,7 +50,8 @@ export class InProcessStager {
 
   /**
    * Copies a snapshot into `input/<name>` and makes it read-only.
-   * @throws Error when the name is taken or the copy fails.
+   * @throws StagingError when the name is no file name or is taken, the copy fails, or the copy's hash is not the
+   *   snapshot's.
    */
   async stage(
     snapshot: { path: string; pinned: string; sha256: string; kind: "file" | "folder" },
@@ -57,11 +59,13 @@ export class InProcessStager {
   ): Promise<StagedInput> {
     // The name may come from a URI's last segment: `input/..` would be the run folder itself.
     if (name === "." || name === ".." || /[/\\\0]/.test(name) || name === "") {
-      throw new Error(
+      throw new StagingError(
         `an input cannot be staged as "${name}": a staged name is a file name; set inputs[].as`,
       );
     }
-    if (this.staged.some((s) => s.name === name)) throw new Error(`two inputs are staged as "${name}"`);
+    if (this.staged.some((s) => s.name === name)) {
+      throw new StagingError(`two inputs are staged as "${name}"; set inputs[].as`);
+    }
     await Deno.mkdir(this.#input, { recursive: true });
     const dest = join(this.#input, name);
     const copy = await new Deno.Command("cp", {
@@ -69,7 +73,9 @@ export class InProcessStager {
       stderr: "piped",
     }).output();
     if (!copy.success) {
-      throw new Error(`cannot stage ${snapshot.pinned}: ${new TextDecoder().decode(copy.stderr).trim()}`);
+      throw new StagingError(
+        `cannot stage ${snapshot.pinned}: ${new TextDecoder().decode(copy.stderr).trim()}`,
+      );
     }
     await readOnly(dest);
     const staged = {
@@ -81,7 +87,7 @@ export class InProcessStager {
     };
     const actual = await contentHash(dest, snapshot.kind);
     if (actual !== snapshot.sha256) {
-      throw new Error(`the snapshot of ${snapshot.pinned} does not match its hash`);
+      throw new StagingError(`the snapshot of ${snapshot.pinned} does not match its hash`);
     }
     this.staged.push(staged);
     return staged;

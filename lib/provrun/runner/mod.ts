@@ -1,6 +1,7 @@
 /**
- * `runFile`: a run file becomes a sealed, recorded run, and the permission check that comes first. Imports
- * every other folder of provrun.
+ * `runFile`: a run file becomes a sealed, recorded run, through a small core that calls the run's parts
+ * (signing, telemetry, the live feed, the bundle, the copy in MLflow, the limits, the caller's own) at named
+ * points; and the checks that come first (permissions, the model's key). Imports every other folder of provrun.
  * @module
  */
 export * from "./permissions.ts";

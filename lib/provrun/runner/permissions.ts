@@ -2,15 +2,15 @@
  * The permission check: before a run writes anything, provr asks `Deno.permissions.query` whether its own
  * permissions cover what the run needs — read and write of the runs root, net for the model provider's host,
  * for the hosts the run grants to tools (a Worker cannot get more than its parent) and for MCP servers' URLs,
- * run for MCP programs and the variables the MCP client passes on — and refuses to start, naming the missing
- * flag, when they do not.
+ * env for the model's key, run for MCP programs and the variables the MCP client passes on — and refuses to
+ * start, naming the missing flag, when they do not.
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
 import { PermissionMissing } from "../run/errors.ts";
 import { mcpLaunch } from "../sandbox/mcp.ts";
-import { parseRoute } from "../backends/models.ts";
-import type { RunFile } from "../run/run_file.ts";
+import { parseRoute, routeKeyName } from "../backends/models.ts";
+import type { AgentSpec, RunFile } from "../run/run_file.ts";
 import { sandboxPermissions } from "../sandbox/sandbox.ts";
 import { sandboxDeno } from "../sandbox/sandbox_deno.ts";
 
@@ -65,34 +65,23 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
     { descriptor: { name: "read", path: runs }, flag: `--allow-read=${runs}`, why: "the runs root" },
     { descriptor: { name: "write", path: runs }, flag: `--allow-write=${runs}`, why: "the runs root" },
   ];
-  const net = (host: string, why: string) =>
-    needs.push({ descriptor: { name: "net", host }, flag: `--allow-net=${host}`, why });
   if (agent.backend === "claude-code" || agent.backend === "codex") {
     // The program reaches its provider itself; provr starts it, and listens on 127.0.0.1 for its spans and hooks.
     const program = agent.program ?? (agent.backend === "codex" ? "codex" : "claude");
-    needs.push({
-      descriptor: { name: "run", command: program },
-      flag: `--allow-run=${program}`,
-      why: `agent.backend ${agent.backend}`,
-    });
-    net("127.0.0.1", "the span receiver and the hook listener of the agent program");
+    needs.push(
+      {
+        descriptor: { name: "run", command: program },
+        flag: `--allow-run=${program}`,
+        why: `agent.backend ${agent.backend}`,
+      },
+      netNeed("127.0.0.1", "the span receiver and the hook listener of the agent program"),
+      ...keyNeeds(agent),
+    );
     return needs;
   }
   const route = parseRoute(agent);
-  if (route.host) net(route.host, `the model provider (agent.model ${agent.model})`);
-  const keyName = route.provider === "openai-compatible" ? agent.provider?.api_key_env : undefined;
-  if (keyName) {
-    needs.push({
-      descriptor: { name: "env", variable: keyName },
-      flag: `--allow-env=${keyName}`,
-      why: "agent.provider.api_key_env",
-      ...(keyName.startsWith(KEY_VARIABLE_FAMILY) ? {} : {
-        hint: `name the variable ${KEY_VARIABLE_FAMILY}${
-          keyName.replace(/[^A-Za-z0-9]+/g, "_").toUpperCase()
-        }, which deno task provr allows`,
-      }),
-    });
-  }
+  if (route.host) needs.push(netNeed(route.host, `the model provider (agent.model ${agent.model})`));
+  needs.push(...keyNeeds(agent));
   if ((file.data.inputs ?? []).length > 0) {
     // The stager copies each input into input/ with cp (copy-on-write where the file system can).
     needs.push({
@@ -101,8 +90,37 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
       why: "staging the inputs",
     });
   }
-  if (agent.backend !== "agent") return needs;
-  for (const host of agent.net ?? []) net(host, "agent.net, to grant it to the tools,");
+  if (agent.backend === "agent") needs.push(...agentNeeds(file, runs));
+  return needs;
+}
+
+function netNeed(host: string, why: string): PermissionNeed {
+  return { descriptor: { name: "net", host }, flag: `--allow-net=${host}`, why };
+}
+
+/** The variable of the model's key: `agent.provider.api_key_env`, or the provider's usual one. */
+function keyNeeds(agent: AgentSpec): PermissionNeed[] {
+  const keyName = routeKeyName(agent);
+  if (keyName === null) return [];
+  const named = agent.provider?.api_key_env === keyName;
+  return [{
+    descriptor: { name: "env", variable: keyName },
+    flag: `--allow-env=${keyName}`,
+    why: named ? "agent.provider.api_key_env" : `the model's key (agent.model ${agent.model})`,
+    ...(!named || keyName.startsWith(KEY_VARIABLE_FAMILY) ? {} : {
+      hint: `name the variable ${KEY_VARIABLE_FAMILY}${
+        keyName.replace(/[^A-Za-z0-9]+/g, "_").toUpperCase()
+      }, which deno task provr allows`,
+    }),
+  }];
+}
+
+/** What an agent run's tools need: their hosts, the sandbox process, the tools folder, MCP servers. */
+function agentNeeds(file: RunFile, runs: string): PermissionNeed[] {
+  const agent = file.data.agent;
+  const needs: PermissionNeed[] = (agent.net ?? []).map((host) =>
+    netNeed(host, "agent.net, to grant it to the tools,")
+  );
   // The sandbox is started as this process's own Deno when that is granted, else as `deno` (sandboxDeno());
   // a compiled provr starts itself, which its --allow-run=provr grants when it is on the PATH as provr.
   const compiled = Deno.build.standalone === true;
@@ -121,13 +139,21 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
       why: "agent.tools_folder",
     });
   }
+  return [...needs, ...mcpNeeds(agent, runs, file.folder)];
+}
+
+/** What the MCP servers need: net for a URL, run for a program, and the variables of the stdio client. */
+function mcpNeeds(agent: AgentSpec, runs: string, folder: string): PermissionNeed[] {
+  const needs: PermissionNeed[] = [];
   let stdio = false;
   for (const server of agent.mcp ?? []) {
     if (server.url) {
       const u = new URL(server.url);
-      net(
-        `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`,
-        `MCP server "${server.name}"`,
+      needs.push(
+        netNeed(
+          `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`,
+          `MCP server "${server.name}"`,
+        ),
       );
       continue;
     }
@@ -136,7 +162,7 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
       program = mcpLaunch(server, {
         permissions: sandboxPermissions(runs),
         allowUnsandboxed: agent.allow_unsandboxed ?? [],
-        folder: file.folder,
+        folder,
       }).command;
     } catch {
       continue; // refused by the backend, with its own message
@@ -148,16 +174,15 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
       why: `MCP server "${server.name}"`,
     });
   }
-  if (stdio) {
-    for (const variable of MCP_ENV) {
-      needs.push({
-        descriptor: { name: "env", variable },
-        flag: `--allow-env=${variable}`,
-        why: "the MCP client, which passes it to stdio servers",
-      });
-    }
-  }
-  return needs;
+  if (!stdio) return needs;
+  return [
+    ...needs,
+    ...MCP_ENV.map((variable): PermissionNeed => ({
+      descriptor: { name: "env", variable },
+      flag: `--allow-env=${variable}`,
+      why: "the MCP client, which passes it to stdio servers",
+    })),
+  ];
 }
 
 /**

@@ -135,6 +135,41 @@ export interface McpServerRecord {
   tools: string[];
 }
 
+/** The transport to an MCP server, HTTP or stdio, and its record for `sandbox_started`. */
+function transportOf(
+  spec: McpSpec,
+  options: { permissions: SandboxPermissions; allowUnsandboxed: string[]; folder: string },
+): { transport: StreamableHTTPClientTransport | GroupStdioTransport; record: McpServerRecord } {
+  if (spec.url) {
+    if (spec.command) {
+      throw new ToolSetError(`MCP server "${spec.name}" has both a command and a url; keep one`);
+    }
+    return {
+      transport: new StreamableHTTPClientTransport(new URL(spec.url)),
+      record: {
+        name: spec.name,
+        transport: "http",
+        command: null,
+        url: spec.url,
+        sandboxed: false,
+        tools: [],
+      },
+    };
+  }
+  const launch = mcpLaunch(spec, options);
+  return {
+    transport: new GroupStdioTransport({ command: launch.command, args: launch.args, cwd: options.folder }),
+    record: {
+      name: spec.name,
+      transport: "stdio",
+      command: [launch.command, ...launch.args],
+      url: null,
+      sandboxed: launch.sandboxed,
+      tools: [],
+    },
+  };
+}
+
 /**
  * The run's MCP servers, connected.
  *
@@ -176,37 +211,7 @@ export class McpServers implements AsyncDisposable {
         if (servers.#clients.has(spec.name)) {
           throw new ToolSetError(`MCP server "${spec.name}" is named twice`);
         }
-        let transport;
-        let record: McpServerRecord;
-        if (spec.url) {
-          if (spec.command) {
-            throw new ToolSetError(`MCP server "${spec.name}" has both a command and a url; keep one`);
-          }
-          transport = new StreamableHTTPClientTransport(new URL(spec.url));
-          record = {
-            name: spec.name,
-            transport: "http",
-            command: null,
-            url: spec.url,
-            sandboxed: false,
-            tools: [],
-          };
-        } else {
-          const launch = mcpLaunch(spec, options);
-          transport = new GroupStdioTransport({
-            command: launch.command,
-            args: launch.args,
-            cwd: options.folder,
-          });
-          record = {
-            name: spec.name,
-            transport: "stdio",
-            command: [launch.command, ...launch.args],
-            url: null,
-            sandboxed: launch.sandboxed,
-            tools: [],
-          };
-        }
+        const { transport, record } = transportOf(spec, options);
         const client = new Client({ name: "provrun", version: "0.1.0" });
         try {
           await client.connect(transport);

@@ -15,6 +15,7 @@ import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";
 import type { McpServers } from "./mcp.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
 import type { Sandbox } from "./sandbox.ts";
+import type { ToolReturn, ToolWrap } from "../run/run_part.ts";
 
 /** A tool as `sandbox_started` records it: its full definition, and where it runs. */
 export interface AgentTool {
@@ -125,6 +126,8 @@ export interface ToolSetOptions {
   mcp: McpServers | null;
   /** The run's signal: a cancel stops the tool calls in flight. */
   signal: AbortSignal;
+  /** The run's parts' hook around each call, inside its recorded step. */
+  wrapTool?: ToolWrap | undefined;
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false });
@@ -236,14 +239,14 @@ function callRecorded(
     let console = "";
     try {
       signal.throwIfAborted();
-      if (t.kind === "mcp") {
-        result = await options.mcp!.call(t.name, args, { signal, seconds: options.sandbox.toolSeconds });
-      } else {
-        ({ value: result, console } = await options.sandbox.callWithConsole(t.name, args, {
-          callId,
-          signal,
-        }));
-      }
+      const run = async (): Promise<ToolReturn> =>
+        t.kind === "mcp"
+          ? {
+            value: await options.mcp!.call(t.name, args, { signal, seconds: options.sandbox.toolSeconds }),
+            console: "",
+          }
+          : await options.sandbox.callWithConsole(t.name, args, { callId, signal });
+      ({ value: result, console } = await (options.wrapTool?.({ tool: t.name, callId, args }, run) ?? run()));
       if (t.name === "note" && t.kind === "builtin") {
         // The note's event carries the span of the tool call that made it.
         await recorder.record({
