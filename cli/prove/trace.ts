@@ -3,7 +3,7 @@
  * span ID, run and events.
  * @module
  */
-import { ProveviError, trace, traceIdOf, type TraceSpan } from "../../lib/provevi/mod.ts";
+import { ProveviError, spanTree, trace, traceIdOf, type TraceSpan } from "../../lib/provevi/mod.ts";
 import type { Io } from "../_io.ts";
 import { jsonText } from "../_json.ts";
 import { printColumns } from "../_listing.ts";
@@ -52,36 +52,6 @@ export function spanDuration(ms: number | null): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
   const s = Math.floor(ms / 1000);
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
-}
-
-/** The spans in tree order: each root by start, each child under its parent, with its depth. */
-export function spanTree(spans: readonly TraceSpan[]): { span: TraceSpan; depth: number }[] {
-  const key = (s: Pick<TraceSpan, "run_id" | "span_id">) => `${s.run_id} ${s.span_id}`;
-  const ids = new Set(spans.map((s) => s.span_id));
-  const children = new Map<string, TraceSpan[]>();
-  const roots: TraceSpan[] = [];
-  for (const s of spans) {
-    // A parent in another run of the trace is still its parent: a span ID is unique within a trace.
-    if (s.parent_span_id === null || !ids.has(s.parent_span_id) || s.parent_span_id === s.span_id) {
-      roots.push(s);
-    } else {
-      const list = children.get(s.parent_span_id) ?? [];
-      list.push(s);
-      children.set(s.parent_span_id, list);
-    }
-  }
-  const out: { span: TraceSpan; depth: number }[] = [];
-  const seen = new Set<string>();
-  const walk = (s: TraceSpan, depth: number) => {
-    if (seen.has(key(s))) return; // a loop of parents in an edited index is shown once
-    seen.add(key(s));
-    out.push({ span: s, depth });
-    for (const c of children.get(s.span_id) ?? []) walk(c, depth + 1);
-  };
-  for (const r of roots) walk(r, 0);
-  // Spans on a loop of parents have no root: shown last, at the top level.
-  for (const s of spans) if (!seen.has(key(s))) walk(s, 0);
-  return out;
 }
 
 /** The seqs of a span's events: the first few, and how many more. */

@@ -222,3 +222,45 @@ function eventSpan(
     seqs: group.map((e) => e.seq),
   };
 }
+
+/**
+ * Spans in tree order: each root (a span whose parent is not among them) by start, each child under its
+ * parent by start, each with its depth (at most 50, as the viewer draws it). Without recursion, so a chain of
+ * parents thousands deep (a sender may send one) costs no stack; spans whose parents name each other in a
+ * circle reach no root, and come last, at depth 0.
+ *
+ * @param spans The spans, as {@linkcode runSpans} or `trace` gives them.
+ * @returns Each span once, with its depth.
+ * @example
+ * ```ts
+ * import { spanTree } from "./run_spans.ts";
+ * spanTree([]); // []
+ * ```
+ */
+export function spanTree(spans: readonly TraceSpan[]): { span: TraceSpan; depth: number }[] {
+  const ids = new Set(spans.map((s) => s.span_id));
+  const children = new Map<string | null, TraceSpan[]>();
+  for (const s of spans) {
+    // A span ID is unique within a trace: a parent in another run of the trace is still its parent.
+    const parent = s.parent_span_id !== null && s.parent_span_id !== s.span_id && ids.has(s.parent_span_id)
+      ? s.parent_span_id
+      : null;
+    const siblings = children.get(parent);
+    if (siblings) siblings.push(s);
+    else children.set(parent, [s]);
+  }
+  // Latest first, so that popping the stack takes the earliest.
+  for (const siblings of children.values()) siblings.sort((a, b) => byStart(b, a));
+  const out: { span: TraceSpan; depth: number }[] = [];
+  const placed = new Set<TraceSpan>();
+  const todo = (children.get(null) ?? []).map((span) => ({ span, depth: 0 }));
+  while (todo.length > 0) {
+    const { span, depth } = todo.pop()!;
+    if (placed.has(span)) continue;
+    placed.add(span);
+    out.push({ span, depth: Math.min(depth, 50) });
+    for (const child of children.get(span.span_id) ?? []) todo.push({ span: child, depth: depth + 1 });
+  }
+  for (const span of spans) if (!placed.has(span)) out.push({ span, depth: 0 });
+  return out;
+}
