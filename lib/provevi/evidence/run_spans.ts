@@ -1,8 +1,8 @@
 /**
  * The spans of a run as a reader sees them: each span that the run's events name, with its name, parent and
  * timing, and each span of the span index (`spans.jsonl`). The index is not the record (no check covers it), so
- * where the two meet the hash-chained events win: a span's trace, parent and start are the events' own, and a
- * span the receiver took (`span_recorded`, which holds the whole span) is read from its event. A span that only the
+ * where the two meet the hash-chained events win: a span's trace and parent are the events' own, and a span
+ * the receiver took (`span_recorded`, which holds the whole span) is read from its event. A span that only the
  * events name (a run whose index is gone, or was never kept) is made from them, as provtrace makes its rows.
  * @module
  */
@@ -120,13 +120,14 @@ function opener(group: readonly EvidenceEvent[]): EvidenceEvent {
 }
 
 /**
- * A span of the index, with the trace, parent and start that the events give (they are checked; the index is
- * not): the index adds the name, the end and what OpenTelemetry recorded.
+ * A span of the index, with the trace and parent that the events give (they are checked; the index is not):
+ * the index adds the name, the times and what OpenTelemetry recorded.
  */
 function indexSpan(s: StoredSpan, group: readonly EvidenceEvent[]): TraceSpan {
   const first = group.length ? opener(group) : null;
-  // The event's start is hash-chained, and finer: the index's is OpenTelemetry's, to the millisecond.
-  const start = first?.started_at ?? (typeof s.start_time === "string" ? s.start_time : null);
+  // The span's own start and end, as one pair: an event's started_at is when its step began to be recorded,
+  // which may fall after the span's end for a short step.
+  const start = typeof s.start_time === "string" ? s.start_time : null;
   const end = typeof s.end_time === "string" ? s.end_time : null;
   return {
     trace_id: first?.trace_id ?? s.trace_id,

@@ -272,7 +272,7 @@ function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"
  * The run's assessments cut to the level, as for the copy in MLflow: below `bodies` a name that is not plain
  * stays out, a source that is not plain shows as provevi, a value shows at `names` when it is a name or a yes
  * or no and at `usage` when it is a number too, and a rationale shows only at `bodies`. Null when the store
- * keeps no assessments (the file store).
+ * keeps no assessments (a store of its own without the method).
  */
 async function assessmentsOf(
   store: EvidenceStore,

@@ -9,6 +9,8 @@ import { feedStatus } from "../live/feed.ts";
 
 /** One span of the run's trace, as a bar of the timeline. */
 export interface ViewSpan {
+  /** The trace it is part of (the run's own, or one that an agent program sent it in), or null. */
+  trace_id: string | null;
   span_id: string;
   parent_span_id: string | null;
   name: string;
@@ -55,6 +57,7 @@ export function spansOf(
   const spans = new Map<string, ViewSpan>();
   const failed = feedStatus(events.at(-1)) !== "completed" && !running;
   spans.set(rootId, {
+    trace_id: events[0]!.trace_id,
     span_id: rootId,
     parent_span_id: null,
     name: `run ${typeof shown.get(0)?.data.agent === "string" ? shown.get(0)!.data.agent : ""}`.trim(),
@@ -72,6 +75,7 @@ export function spansOf(
       const data = shown.get(e.seq)?.data ?? {};
       const label = [data.model, data.tool, data.name].find((v) => typeof v === "string");
       span = {
+        trace_id: e.trace_id,
         span_id: id,
         parent_span_id: e.parent_span_id ?? rootId,
         name: label ? `${stepName(e)} ${label}` : stepName(e),

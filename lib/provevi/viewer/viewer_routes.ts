@@ -16,6 +16,7 @@ import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
+import { traceView } from "./trace_view.ts";
 import type { SingleFlight } from "./single_flight.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
@@ -66,6 +67,11 @@ export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
   seq: (value) => {
     if (!/^\d{1,9}$/.test(value)) {
       throw new ViewerRefusal(400, `"${value.slice(0, 40)}" is not an event's seq: give a whole number`);
+    }
+  },
+  trace: (value) => {
+    if (!/^[0-9a-f]{32}$/.test(value) || /^0+$/.test(value)) {
+      throw new ViewerRefusal(400, `"${value.slice(0, 80)}" is not a trace ID: give 32 lowercase hex digits`);
     }
   },
   sha256: (value) => {
@@ -193,6 +199,21 @@ export const API_ROUTES: readonly Route[] = [
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
   { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
+  {
+    method: "GET",
+    path: "api/traces/:trace",
+    handle: async (c) => {
+      const view = await traceView(c.store, c.params.trace!, {
+        level: c.options.policy.liveLevel(),
+        offset: wholeNumber(c.query, "offset"),
+        limit: wholeNumber(c.query, "limit", { max: 2000 }),
+      });
+      if (view.total === 0) {
+        throw new ViewerRefusal(404, `no run in the store carries the trace ${view.trace_id}`);
+      }
+      return json(view);
+    },
+  },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
   { method: "GET", path: "api/experiment", handle: (c) => experiments(c, false) },
   {
@@ -213,8 +234,8 @@ function info(c: RouteContext): Response {
     runs_root: c.store.runsRoot,
     policy: c.options.policy.source,
     live: live ? { name: live.name, receives: live.receives } : null,
-    // What the store can do: the file store keeps no assessments, whatever the viewer was given.
-    assess: c.options.openToWrite !== undefined && c.store.uri !== "file",
+    // Every store keeps a run's assessments (the file store in the run's folder, once it is sealed).
+    assess: c.options.openToWrite !== undefined,
   };
   return json(info);
 }

@@ -92,7 +92,14 @@ async function writeRuns(store: EvidenceStore): Promise<void> {
     indexSpan({ ...step(CHAT), name: "chat m", start_time: at(10), end_time: at(29.5) }),
     indexSpan({ ...step(LIBRARY), name: "library.step", start_time: at(20), end_time: at(25) }),
     // The index says another parent and trace: the hash-chained event wins.
-    indexSpan({ trace_id: TB, span_id: LYING, parent_span_id: CHAT, name: "sandbox_completed" }),
+    indexSpan({
+      trace_id: TB,
+      span_id: LYING,
+      parent_span_id: CHAT,
+      name: "sandbox_completed",
+      start_time: at(48),
+      end_time: at(50),
+    }),
     // The index's copy of the received span is not read: the event holds the whole span.
     indexSpan({ trace_id: TB, span_id: RECEIVED, parent_span_id: ROOT_B, name: "edited" }),
   ]);

@@ -283,3 +283,62 @@ prompt: hi
     }
   },
 );
+
+browserTest(
+  "a run's span links to its trace's page, where every span of the trace is nested with its run; a file store's run takes an assessment",
+  async () => {
+    const home = await Deno.makeTempDir();
+    const runs = join(home, "runs");
+    try {
+      const policy = TelemetryPolicy.parse(BODIES);
+      const outcome = await runFile(
+        RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada }
+agent: { name: q, backend: call, model: "test:", script: { model: m, turns: [{ text: "ok" }] } }
+prompt: hi
+`),
+        { store: new FileStore({ runs }), policy, environ: {} },
+      );
+      await using viewer = await serveViewer(new FileStore({ runs }), {
+        policy,
+        port: 0,
+        openToWrite: () => Promise.resolve(new FileStore({ runs })),
+      });
+      await using browser = await launch();
+      const { page, errors } = await openPage(browser);
+      await page.goto(new URL(`runs/${outcome.runId}`, viewer.url).href, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#verdict.ok");
+      const chat = await page.$eval(
+        ".span a.to-trace[href*='?span=']:not([href$='span='])",
+        (a) => a.textContent,
+      );
+      assert.ok(chat, "each span's name is a link to its trace");
+      const target = await page.$$eval(
+        ".span",
+        (els) =>
+          els.map((e) => [e.getAttribute("data-span"), e.querySelector(".name")!.textContent!.trim()])
+            .find(([, name]) => name.includes("chat"))![0]!,
+      );
+      await page.click(`.span[data-span="${target}"] a.to-trace`);
+      await page.waitForSelector(".span.marked");
+      assert.match(new URL(page.url()).pathname, /\/traces\/[0-9a-f]{32}$/);
+      assert.equal(await page.$eval(".span.marked", (e) => e.getAttribute("data-span")), target);
+      const names = await page.$$eval(".span .name", (els) => els.map((e) => e.textContent!.trim()));
+      assert.ok(names.length >= 4 && names.some((n) => n.includes("chat")), String(names));
+      assert.match(await page.$eval("main", (m) => m.textContent!), new RegExp(`in ${outcome.runId}`));
+      await screenshot(page, "trace");
+      // Back on the run's page (its link on the trace's page), an assessment of the file store's run.
+      await page.click(`main .sub a`);
+      await page.waitForSelector("#verdict.ok");
+      await page.type("input[name=name]", "correct");
+      await page.type("input[name=value]", "true");
+      await page.click("form button[type=submit]");
+      await page.waitForFunction('document.querySelector("main").textContent.includes("correct")');
+      const written = await Deno.readTextFile(join(runs, outcome.runId, "assessments.jsonl"));
+      assert.match(written, /"name":"correct"/);
+      assert.deepEqual(errors, []);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);

@@ -4,6 +4,9 @@ import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { guardRequest } from "../../../lib/provevi/viewer/viewer_guard.ts";
 import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
+import type { TraceView } from "../../../lib/provevi/viewer/trace_view.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { copyFolder } from "../../_files.ts";
 
 const RUN = "run-20261129T120000Z-0badc0de";
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
@@ -87,7 +90,7 @@ Deno.test("the guard refuses a write that is not a POST from the viewer's own or
   assert.equal(post({ origin: ORIGIN, "sec-fetch-site": "same-origin" }), null);
 });
 
-Deno.test("the viewer refuses to add an assessment to a file store, which keeps none", async () => {
+Deno.test("the viewer refuses to add an assessment when it was not given the store to write", async () => {
   const handle = handler(`${FIXTURES}runs`, "names");
   const r = await handle(
     new Request(`${BASE}/api/runs/${RUN}/assessments`, {
@@ -231,4 +234,79 @@ Deno.test("the runs page shows names only from names, counts only from usage, an
   const agents = await handler(`${FIXTURES}runs`, null)(get("/api/agents"));
   assert.deepEqual(await agents.json(), []);
   assert.equal((await handler(`${FIXTURES}runs`, null)(get("/api/agent?name=x"))).status, 404);
+});
+
+Deno.test("a file store's viewer adds an assessment to a sealed run's assessments.jsonl, and the run verifies", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "viewer-assess-" });
+  try {
+    await copyFolder(`${FIXTURES}runs/${RUN}`, `${runs}/${RUN}`);
+    const handle = viewerHandler(new FileStore({ runs }), {
+      policy: policy("bodies"),
+      port: PORT,
+      token: TOKEN,
+      openToWrite: () => Promise.resolve(new FileStore({ runs })),
+    });
+    assert.equal((await (await handle(get("/api/info"))).json()).assess, true);
+    const r = await handle(
+      new Request(`${BASE}/api/runs/${RUN}/assessments`, {
+        method: "POST",
+        headers: { host: `127.0.0.1:${PORT}`, origin: ORIGIN, "content-type": "application/json" },
+        body: JSON.stringify({ name: "correct", value: true, rationale: "adds up" }),
+      }),
+    );
+    assert.equal(r.status, 201, await r.clone().text());
+    const view = await (await handle(get(`/api/runs/${RUN}`))).json() as RunView;
+    assert.deepEqual(view.assessments?.map((a) => [a.name, a.value, a.rationale]), [[
+      "correct",
+      true,
+      "adds up",
+    ]]);
+    const check = await verifyRun(await new FileStore({ runs }).readRun(RUN));
+    assert.deepEqual(check.problems, []);
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});
+
+Deno.test("a trace's page data: its spans across runs, nested, each with its run and events, names cut to the level", async () => {
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const bodies = await (await handler(`${FIXTURES}runs`, "bodies")(get(`/api/traces/${trace}`)))
+    .json() as TraceView;
+  assert.deepEqual([bodies.trace_id, bodies.runs, bodies.total, bodies.next], [trace, [RUN], 8, null]);
+  assert.deepEqual(
+    bodies.spans.map((s) => [s.name, s.depth, s.seqs.join(",")]).slice(0, 2),
+    [["invoke_agent revenue-question", 0, "0,12"], ["access_requested", 1, "1,2"]],
+  );
+  const chat = bodies.spans.find((s) => s.span_id === "0000000000000006")!;
+  assert.deepEqual([chat.name, chat.depth, chat.parent_span_id, chat.run_id], [
+    "chat answer",
+    2,
+    "0000000000000005",
+    RUN,
+  ]);
+  assert.equal(chat.end_us! - chat.start_us!, 1400); // as prove trace says: 1.4ms
+  // With no live viewer, a span's name shows only as its operation.
+  const structure = await (await handler(`${FIXTURES}runs`, null)(get(`/api/traces/${trace}`)))
+    .json() as TraceView;
+  assert.deepEqual(structure.spans.map((s) => s.name).slice(0, 1), ["invoke_agent"]);
+  const paged =
+    await (await handler(`${FIXTURES}runs`, "names")(get(`/api/traces/${trace}?limit=3&offset=3`)))
+      .json() as TraceView;
+  assert.deepEqual([paged.spans.length, paged.next], [3, 6]);
+});
+
+Deno.test("a trace ID that is not one is a 400, and one no run carries a 404, each with one line", async () => {
+  const handle = handler(`${FIXTURES}runs`, "names");
+  for (
+    const [path, status] of [["/api/traces/nope", 400], ["/api/traces/" + "0".repeat(32), 400], [
+      "/traces/x%2F",
+      400,
+    ], [`/api/traces/${"f".repeat(32)}`, 404]] as const
+  ) {
+    const r = await handle(get(path));
+    assert.equal(r.status, status, path);
+    const said = await r.text();
+    assert.ok(!said.trim().includes("\n"), said);
+  }
+  assert.equal((await handle(get(`/traces/${"f".repeat(32)}`))).status, 200); // the page, which then asks the API
 });

@@ -214,7 +214,7 @@ export function assessments(state: RunState): Kid {
   const v = state.view;
   if (v.assessments === null) {
     return empty(
-      "The file store keeps no assessments: serve a sqlite store (--store sqlite:///…) to add them.",
+      "This store keeps no assessments.",
     );
   }
   const rows = v.assessments.map((a) =>

@@ -5,6 +5,7 @@
  */
 import type { ViewSpan } from "../run_view.ts";
 import { empty, h } from "./dom.ts";
+import { link } from "./nav.ts";
 import { duration, micros } from "./format.ts";
 import type { RunState } from "./run_state.ts";
 
@@ -18,6 +19,7 @@ function liveSpans(state: RunState): ViewSpan[] {
   const base = { parent_span_id: null, seqs: [] as number[], event_count: 0 };
   map.set(root, {
     ...base,
+    trace_id: events[0]!.trace_id,
     span_id: root,
     name: "run",
     start_us: 0,
@@ -35,6 +37,7 @@ function liveSpans(state: RunState): ViewSpan[] {
       span = {
         ...base,
         seqs: [],
+        trace_id: e.trace_id,
         span_id: id,
         name: (step + " " + label).trim(),
         start_us: micros(e.started_at ?? e.time) - t0,
@@ -52,6 +55,7 @@ function liveSpans(state: RunState): ViewSpan[] {
     const last = micros(events.at(-1)!.time) - t0;
     spans.push({
       ...base,
+      trace_id: null,
       span_id: "streaming",
       name: "chat (streaming)",
       start_us: last,
@@ -91,7 +95,10 @@ export function timeline(state: RunState): HTMLElement {
         "div",
         { class: "name" },
         h("span", { class: "tw" }, "\u00a0\u00a0".repeat(s.depth) + (s.depth ? "└ " : "")),
-        s.name,
+        // Each span links to its trace, whole: every run that carries it (an agent program's spans too).
+        s.trace_id && s.span_id !== "streaming"
+          ? link(`traces/${s.trace_id}?span=${encodeURIComponent(s.span_id)}`, s.name, { cls: "to-trace" })
+          : s.name,
       ),
       h("div", { class: "track" }, bar(s, total)),
       h("div", { class: "dur" }, duration(s.end_us - s.start_us)),
