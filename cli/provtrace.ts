@@ -4,11 +4,11 @@
  *
  * ```sh
  * provtrace build --store URI --db PATH [--runs DIR] [--run ID] [--allow-unverified] [--config FILE] [--json]
- * provtrace check --db PATH [--runs DIR] [--json]
+ * provtrace check --db PATH [--runs DIR] [--config FILE] [--json]
  * provtrace runs --db PATH [--json]
  * provtrace export --db PATH --kind steps|sft [--per call|run] [--experiment URI] [--agent NAME]
- *   [--status S] [--assessment NAME>=VALUE] [--allow-unverified]
- * provtrace query --db PATH SQL [--json]
+ *   [--status S] [--assessment NAME>=VALUE] [--allow-unverified] [--runs DIR] [--config FILE]
+ * provtrace query --db PATH SQL [--param VALUE]... [--timeout SECONDS] [--json]
  * ```
  * @module
  */
@@ -20,6 +20,7 @@ import {
   openTraceDb,
   parseAssessmentFilter,
   queryTrace,
+  TRACE_QUERY_TIMEOUT,
   traceRuns,
 } from "../lib/provtrace/mod.ts";
 import { openCatalog } from "./_catalog.ts";
@@ -33,8 +34,8 @@ import { jsonText } from "./_json.ts";
  *
  * @param args The arguments, without the program's name.
  * @param io Where to write; the process's standard output and error by default.
- * @returns The exit code: 0 when the command worked, 1 when a run was refused or changed (or a user error),
- * 2 for a wrong command line.
+ * @returns The exit code: 0 when the command worked, 1 when a run was refused or changed, or the database's
+ * own structure was (or a user error), 2 for a wrong command line.
  * @example
  * ```ts
  * import { provtrace } from "./provtrace.ts";
@@ -48,8 +49,25 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "Build and read the trace database: a row per model call, message and tool call of sealed runs.",
     )
     .showHelpAfterError(false);
-  const json = (value: unknown) => io.out(jsonText(value));
+  const context = { program, io, result };
+  addBuild(context);
+  addCheck(context);
+  addRuns(context);
+  addExport(context);
+  addQuery(context);
+  return await runProgram(program, args, { io, result });
+}
 
+/** What each command is added with: the program, where it writes, and its exit code. */
+interface Context {
+  program: Command;
+  io: Io;
+  result: { code: number };
+}
+
+/** `provtrace build`. */
+function addBuild({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("build")
     .description(
       "Add each sealed run of a store that the database lacks, after it verifies (or one run, again).",
@@ -104,26 +122,47 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         `${opts.db}: ${built.added.length} added, ${built.present.length} already there, ${built.open.length} not sealed, ${built.refused.length} refused`,
       );
     });
+}
 
+/** `provtrace check`. */
+function addCheck({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("check")
-    .description("Compare each run of the database with the evidence it was built from.")
+    .description(
+      "Compare each run of the database with the evidence it was built from: its store's last hash, its verification, and every row.",
+    )
     .requiredOption("--db <path>", "the trace database")
     .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option("--config <file>", "the catalog config that reads committed bundles and experiments")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action(async (opts: { db: string; runs?: string; json?: boolean }) => {
-      const checked = await checkTrace(opts.db, opts.runs === undefined ? {} : { runs: opts.runs });
+    .action(async (opts: { db: string; runs?: string; config?: string; tenant?: string; json?: boolean }) => {
+      const checked = await checkTrace(opts.db, {
+        ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        catalog: () => openCatalog(opts),
+        ...(io.terminal
+          ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
+          : {}),
+      });
+      if (io.terminal) io.progress("");
       if (!checked.ok) result.code = 1;
       if (opts.json) return json(checked);
+      for (const problem of checked.problems) io.out(`provtrace: ${problem}`);
       printColumns(checked.runs.map((r) => [r.run_id, r.state, r.problem ?? ""]), io);
+      const differ = checked.runs.filter((r) => r.state !== "same").length;
       io.out(
         checked.ok
           ? `${opts.db}: ${checked.runs.length} runs, each as its source holds it`
-          : `${opts.db}: ${
-            checked.runs.filter((r) => r.state !== "same").length
-          } of ${checked.runs.length} runs differ from their source`,
+          : `${opts.db}: ${differ} of ${checked.runs.length} runs differ from their source${
+            checked.problems.length ? `, and the file has ${checked.problems.length} problems of its own` : ""
+          }`,
       );
     });
+}
 
+/** `provtrace runs`. */
+function addRuns({ program, io }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("runs")
     .description("List the runs of the database, with the build that added each.")
     .requiredOption("--db <path>", "the trace database")
@@ -146,7 +185,10 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         ]),
       ], io);
     });
+}
 
+/** `provtrace export`. */
+function addExport({ program, io, result }: Context): void {
   program.command("export")
     .description(
       "Write steps (state, action, result) or chat fine-tuning lines as JSON lines, with provenance.",
@@ -162,7 +204,10 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "only steps whose run or step has an assessment NAME>=VALUE (>, <=, <, =)",
     )
     .option("--allow-unverified", "also runs added unverified")
-    .action((opts: {
+    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option("--config <file>", "the catalog config that reads committed bundles and experiments")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .action(async (opts: {
       db: string;
       kind: string;
       per: string;
@@ -171,6 +216,9 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       status?: string;
       assessment?: string;
       allowUnverified?: boolean;
+      runs?: string;
+      config?: string;
+      tenant?: string;
     }) => {
       // A wrong choice is a wrong command line (exit 2), told before the database is opened.
       if (opts.kind !== "steps" && opts.kind !== "sft") {
@@ -189,7 +237,7 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
           throw new UsageError((error as Error).message);
         }
       }
-      const lines = exportTrace(opts.db, {
+      const exported = await exportTrace(opts.db, {
         kind: opts.kind as "steps",
         per: opts.per as "call",
         ...(opts.experiment === undefined ? {} : { experiment: opts.experiment }),
@@ -197,26 +245,54 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         ...(opts.status === undefined ? {} : { status: opts.status }),
         ...(opts.assessment === undefined ? {} : { assessment: opts.assessment }),
         allowUnverified: opts.allowUnverified === true,
+        ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        catalog: () => openCatalog(opts),
       });
-      for (const line of lines) io.out(JSON.stringify(line));
+      for (const line of exported.lines) io.out(JSON.stringify(line));
+      for (const r of exported.refused) io.err(`provtrace: refused ${r.run_id}: ${r.problem}`);
+      if (exported.refused.length) result.code = 1;
     });
+}
 
+/** `provtrace query`. */
+function addQuery({ program, io }: Context): void {
   program.command("query")
-    .description("Ask the database a question in SQL, on a read-only connection; print the rows.")
+    .description(
+      "Ask the database a question in SQL: one statement that reads, on a read-only connection, within a time limit; print the rows.",
+    )
     .requiredOption("--db <path>", "the trace database")
-    .argument("<sql>", "one SQL statement, such as a SELECT")
+    .argument("<sql>", "one SQL statement, such as a SELECT, with ? for each --param")
+    .option(
+      "--param <value>",
+      "the value of the next ? of the statement, as text (repeat it, in order)",
+      (value: string, list: string[]) => [...list, value],
+      [] as string[],
+    )
+    .option(
+      "--timeout <seconds>",
+      "stop the question after this long (0: no limit)",
+      String(TRACE_QUERY_TIMEOUT / 1000),
+    )
     .option("--json", "print JSON")
-    .action((sql: string, opts: { db: string; json?: boolean }) => {
-      const answer = queryTrace(opts.db, sql);
+    .action(async (sql: string, opts: { db: string; param: string[]; timeout: string; json?: boolean }) => {
+      const seconds = Number(opts.timeout);
+      if (opts.timeout.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+        throw new UsageError(`--timeout ${opts.timeout} is not a number of seconds (0: no limit)`);
+      }
+      const answer = await queryTrace(opts.db, sql, { params: opts.param, timeout: seconds * 1000 });
       // The rows are keyed by the query's own column names: printed as the database gives them.
       if (opts.json) return io.out(JSON.stringify(answer.rows, null, 2));
-      const cell = (
-        v: unknown,
-      ) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
+      // A blob shows as SQL writes one, x'…'.
+      const cell = (v: unknown) =>
+        v === null || v === undefined
+          ? "-"
+          : v instanceof Uint8Array
+          ? `x'${Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("")}'`
+          : typeof v === "object"
+          ? JSON.stringify(v)
+          : String(v);
       printColumns([answer.columns, ...answer.rows.map((r) => answer.columns.map((c) => cell(r[c])))], io);
     });
-
-  return await runProgram(program, args, { io, result });
 }
 
 if (import.meta.main) {

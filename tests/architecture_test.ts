@@ -40,7 +40,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provtrace: {
     db: [],
     build: ["db"],
-    export: ["db"],
+    export: ["db", "build"],
   },
 };
 

@@ -10,6 +10,10 @@
  * `trace_tool_calls` is a rowid table whose index holds each call's tool and arguments: a question on a tool's
  * arguments ("every call to tool X whose arguments held Y") reads that tool's index entries only, and SQLite
  * seeks the table row of a match alone, which it does for a rowid table and not for a WITHOUT ROWID one.
+ *
+ * Version 2 keeps, beside each run's source, the digest of the run's rows as the build wrote them
+ * (`trace_sources.rows_digest`, see `run_digest.ts`), so `provtrace check` can tell rows changed in the file
+ * after the build from a source that changed under them.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -180,7 +184,7 @@ CREATE VIEW trace_steps AS
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -188,6 +192,13 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
     version: 1,
     description: "sources, runs, spans, model calls, messages, tool calls, access, assessments; trace_steps",
     up: (db) => db.exec(V1),
+  },
+  {
+    version: 2,
+    description: "trace_sources.rows_digest: the digest of each run's rows as the build wrote them",
+    // A run built before this step has no digest: check and export compare its rows with its source all the
+    // same, and say that the build kept no digest of them.
+    up: (db) => db.exec("ALTER TABLE trace_sources ADD COLUMN rows_digest TEXT"),
   },
 ];
 

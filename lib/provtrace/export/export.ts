@@ -4,11 +4,19 @@
  * OpenAI's chat format, `messages` and `tools`). Every line carries its provenance: the run, the event's seq
  * and line hash, and the last hash of the store's run, so a trained model's data can be traced back to
  * verified evidence.
+ *
+ * An export writes nothing it has not checked: before it writes a run's lines, it checks the run against its
+ * store as `provtrace check` does (the store still holds it, with the same last hash, it still verifies, and
+ * the file's rows of the run are exactly what its evidence gives), on one snapshot of the file, and it
+ * refuses a run that fails, with one line.
  * @module
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import type { Catalog } from "../../provcat/mod.ts";
 import { type Json, ProveviError } from "../../provevi/mod.ts";
-import { openTraceDb } from "../db/mod.ts";
+import { openTraceDb, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
+import { SourceStores, traceSources } from "../build/_source_stores.ts";
 
 /** What {@linkcode exportTrace} writes, and which rows. */
 export interface TraceExportOptions {
@@ -26,6 +34,18 @@ export interface TraceExportOptions {
   assessment?: string;
   /** Also runs added with `--allow-unverified` (their provenance says `verified: false`). */
   allowUnverified?: boolean;
+  /** The runs root to read a `file` store from, instead of the one each run records. */
+  runs?: string;
+  /** The catalog that reads each run's committed bundle and experiment, to verify it again. */
+  catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+}
+
+/** What {@linkcode exportTrace} gives. */
+export interface TraceExport {
+  /** The lines, in run and seq order, of the runs that checked out. */
+  lines: TraceExportLine[];
+  /** The runs that the filters chose and the export refused, each with why in one line; none of their lines. */
+  refused: { run_id: string; state: TraceSourceCheck["state"]; problem: string }[];
 }
 
 /** Where a line came from. */
@@ -67,25 +87,56 @@ export function parseAssessmentFilter(text: string): { name: string; op: string;
 }
 
 /**
- * Exports a trace database's steps as lines for a training job.
+ * Exports a trace database's steps as lines for a training job, each run checked against its store first.
  *
  * @param db The trace database's file.
- * @param options What to export and which runs.
- * @returns The lines, in run and seq order; it prints nothing.
- * @throws ProveviError for a database that cannot be opened, or a filter that cannot be read.
+ * @param options What to export, which runs, and where their sources are.
+ * @returns The lines of the runs that checked out, and the runs refused; it prints nothing.
+ * @throws ProveviError for a database that cannot be opened or whose schema was changed, or a filter that
+ * cannot be read.
  * @example
  * ```ts
  * import { exportTrace } from "./export.ts";
- * for (const line of exportTrace("/tmp/trace.db", { kind: "sft", per: "run" })) console.log(JSON.stringify(line));
+ * const { lines, refused } = await exportTrace("/tmp/trace.db", { kind: "sft", per: "run" });
+ * for (const line of lines) console.log(JSON.stringify(line));
  * ```
  */
-export function exportTrace(db: string, options: TraceExportOptions): TraceExportLine[] {
+export async function exportTrace(db: string, options: TraceExportOptions): Promise<TraceExport> {
   if (options.kind !== "steps" && options.kind !== "sft") {
     throw new ProveviError(`--kind ${options.kind} is not an export: use steps or sft`);
   }
   const per = options.per ?? "call";
   if (per !== "call" && per !== "run") throw new ProveviError(`--per ${per} is not call or run`);
   using trace = openTraceDb(db);
+  const changed = traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION);
+  if (changed.length) {
+    throw new ProveviError(
+      `the trace database "${db}" cannot be exported: its schema is not a trace database's (${
+        changed[0]
+      }); delete it and build it again`,
+    );
+  }
+  // One snapshot of the file for the check of each run and the lines written from it.
+  trace.db.exec("BEGIN");
+  try {
+    const rows = chosenRows(trace.db, options, per);
+    const checked = await checkRuns(trace.db, [...new Set(rows.map((r) => String(r.run_id)))], options);
+    const refused = [...checked.values()].filter((c) => c.refused !== null).map((c) => c.refused!);
+    const lines = rows.filter((r) => checked.get(String(r.run_id))?.refused === null).map((row) =>
+      lineOf(trace.db, row, options.kind, checked.get(String(row.run_id))!.verified)
+    );
+    return { lines, refused };
+  } finally {
+    trace.db.exec("COMMIT");
+  }
+}
+
+/** The model calls that the filters choose, with their run's source, in run and seq order. */
+function chosenRows(
+  db: DatabaseSync,
+  options: TraceExportOptions,
+  per: "call" | "run",
+): Record<string, string | number | null>[] {
   const where: string[] = [];
   const args: SQLInputValue[] = [];
   if (!options.allowUnverified) where.push("src.verified = 1");
@@ -116,7 +167,7 @@ export function exportTrace(db: string, options: TraceExportOptions): TraceExpor
         "ON s2.run_id = c2.run_id AND s2.span_id = c2.span_id WHERE c2.run_id = c.run_id AND c2.error IS NULL)",
     );
   }
-  const rows = trace.db.prepare(`
+  return db.prepare(`
     SELECT c.run_id, c.span_id, s.seq, s.line_hash, c.model, c.answered_by, c.provider, c.message_format,
       c.input_tokens, c.output_tokens, c.finish_reason, c.tools, c.error,
       src.last_hash, src.store_uri, src.verified, src.build_version
@@ -126,13 +177,38 @@ export function exportTrace(db: string, options: TraceExportOptions): TraceExpor
       JOIN trace_sources src ON src.run_id = c.run_id
     ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
     ORDER BY r.started_at, c.run_id, s.seq`).all(...args) as Record<string, string | number | null>[];
-  return rows.map((row) => lineOf(trace.db, row, options.kind));
+}
+
+/** Each run checked against its store: whether it verifies now, or why it is refused. */
+async function checkRuns(
+  db: DatabaseSync,
+  runIds: string[],
+  options: TraceExportOptions,
+): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
+  const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
+  await using stores = new SourceStores(options.runs);
+  for (const source of traceSources(db, runIds)) {
+    const store = await stores.open(source);
+    const check = typeof store === "string"
+      ? { state: "unreadable" as const, verified: false, problem: store }
+      : await checkTraceRun(db, source, store, options.catalog ? { catalog: options.catalog } : {});
+    let problem = check.problem;
+    if (problem === null && !check.verified && !options.allowUnverified) {
+      problem = "it does not verify now; export it with --allow-unverified to mark it so";
+    }
+    out.set(source.run_id, {
+      verified: check.verified,
+      refused: problem === null ? null : { run_id: source.run_id, state: check.state, problem },
+    });
+  }
+  return out;
 }
 
 function lineOf(
   db: DatabaseSync,
   row: Record<string, string | number | null>,
   kind: "steps" | "sft",
+  verified: boolean,
 ): TraceExportLine {
   const runId = String(row.run_id);
   const spanId = String(row.span_id);
@@ -143,7 +219,7 @@ function lineOf(
     line_hash: row.line_hash === null ? null : String(row.line_hash),
     last_hash: String(row.last_hash),
     store_uri: String(row.store_uri),
-    verified: row.verified === 1,
+    verified,
     build_version: String(row.build_version),
   };
   const parts = db.prepare(`
@@ -154,25 +230,7 @@ function lineOf(
     message: number;
     content: string;
   }[];
-  const assessments = (db.prepare(`
-    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments
-    WHERE run_id = ? AND ((seq IS NULL AND span_id IS NULL) OR span_id = ?) ORDER BY n`).all(
-    runId,
-    spanId,
-  ) as {
-    name: string;
-    value: string;
-    rationale: string | null;
-    source: string | null;
-    seq: number | null;
-    span_id: string | null;
-  }[]).map((a) => ({
-    name: a.name,
-    value: JSON.parse(a.value) as Json,
-    rationale: a.rationale,
-    source: a.source,
-    on: a.span_id === null ? "run" : "step",
-  }));
+  const assessments = assessmentsOf(db, runId, spanId);
   const tools = row.tools === null ? null : JSON.parse(String(row.tools)) as Json[];
   const sent = parts.filter((p) => p.direction === "sent");
   const received = parts.filter((p) => p.direction === "received");
@@ -215,6 +273,29 @@ function lineOf(
     assessments,
     provenance,
   };
+}
+
+/** The assessments of a run and of one of its steps, as a line shows them. */
+function assessmentsOf(db: DatabaseSync, runId: string, spanId: string): Json[] {
+  return (db.prepare(`
+    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments
+    WHERE run_id = ? AND ((seq IS NULL AND span_id IS NULL) OR span_id = ?) ORDER BY n`).all(
+    runId,
+    spanId,
+  ) as {
+    name: string;
+    value: string;
+    rationale: string | null;
+    source: string | null;
+    seq: number | null;
+    span_id: string | null;
+  }[]).map((a) => ({
+    name: a.name,
+    value: JSON.parse(a.value) as Json,
+    rationale: a.rationale,
+    source: a.source,
+    on: a.span_id === null ? "run" : "step",
+  }));
 }
 
 type Part = { role: string; kind: string; [key: string]: Json };
