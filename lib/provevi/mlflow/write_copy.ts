@@ -51,6 +51,16 @@ export async function writeCopy(
   const traceId = `tr-${content.traceId}`;
   progress("finding the experiment");
   const experimentId = (await client.experimentId(content.experiment, { create: true }))!;
+  // The experiment's assessments, as its tags: MLflow judges traces, not experiments. Written again, the same.
+  for (const [key, value] of Object.entries(content.experimentTags)) {
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/experiments/set-experiment-tag",
+      { experiment_id: experimentId, key, value },
+      `tag the experiment with its assessment ${key}`,
+      ANY_REPLY,
+    );
+  }
 
   // The earlier copies: every run of the experiment tagged with the run's ID (a killed copy's run keeps the
   // unfinished tag, and is one of them), and the trace of the run's trace ID wherever it is.

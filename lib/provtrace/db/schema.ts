@@ -184,7 +184,7 @@ CREATE VIEW trace_steps AS
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -199,6 +199,13 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
     // A run built before this step has no digest: check and export compare its rows with its source all the
     // same, and say that the build kept no digest of them.
     up: (db) => db.exec("ALTER TABLE trace_sources ADD COLUMN rows_digest TEXT"),
+  },
+  {
+    version: 3,
+    description: "trace_assessments.experiment: a run's rows hold its experiment's assessments too",
+    // The experiment an assessment judges, pinned when it judges one version; null for one of the run, its
+    // step or span. A run built before this step has none of its experiment's: check names the difference.
+    up: (db) => db.exec("ALTER TABLE trace_assessments ADD COLUMN experiment TEXT"),
   },
 ];
 

@@ -278,7 +278,7 @@ function lineOf(
 /** The assessments of a run and of one of its steps, as a line shows them. */
 function assessmentsOf(db: DatabaseSync, runId: string, spanId: string): Json[] {
   return (db.prepare(`
-    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments
+    SELECT name, value, rationale, source, seq, span_id, experiment FROM trace_assessments
     WHERE run_id = ? AND ((seq IS NULL AND span_id IS NULL) OR span_id = ?) ORDER BY n`).all(
     runId,
     spanId,
@@ -289,12 +289,14 @@ function assessmentsOf(db: DatabaseSync, runId: string, spanId: string): Json[] 
     source: string | null;
     seq: number | null;
     span_id: string | null;
+    experiment: string | null;
   }[]).map((a) => ({
     name: a.name,
     value: JSON.parse(a.value) as Json,
     rationale: a.rationale,
     source: a.source,
-    on: a.span_id === null ? "run" : "step",
+    on: a.experiment !== null ? "experiment" : a.span_id === null ? "run" : "step",
+    ...(a.experiment !== null ? { experiment: a.experiment } : {}),
   }));
 }
 
