@@ -26,8 +26,9 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     postgres: ["evidence", "store", "experiments"],
     runs: ["evidence", "store", "sqlite", "postgres", "experiments"],
     live: ["evidence", "store", "telemetry"],
-    viewer: ["evidence", "store", "telemetry", "live", "runs"],
-    receiver: ["evidence", "telemetry"],
+    guard: [],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard"],
+    receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
   },
   provrun: {

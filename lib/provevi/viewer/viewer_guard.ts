@@ -8,6 +8,7 @@
  * request.
  * @module
  */
+import { newSecret } from "../guard/local_secret.ts";
 import { readRequest } from "./viewer_request.ts";
 
 /** What the guard checks against. */
@@ -28,9 +29,7 @@ export interface GuardOptions {
  * ```
  */
 export function newToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join(
-    "",
-  );
+  return newSecret();
 }
 
 /**

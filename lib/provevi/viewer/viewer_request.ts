@@ -7,7 +7,8 @@
  * one line, and nothing here redirects: no answer can send the browser off the viewer.
  * @module
  */
-import { timingSafeEqual } from "node:crypto";
+import { localHosts, refusedHost } from "../guard/local_request.ts";
+import { sameSecret } from "../guard/local_secret.ts";
 import { refusal } from "./viewer_http.ts";
 
 /** What a request is checked against. */
@@ -49,12 +50,6 @@ export function basePath(token: string): string {
   return `/t/${token}/`;
 }
 
-function same(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 /**
  * Reads a request: a refusal, or the request's decoded path, query and method.
  *
@@ -71,12 +66,11 @@ function same(a: string, b: string): boolean {
  */
 export function readRequest(request: Request, checks: RequestChecks): Response | ViewerRequest {
   const { port, token } = checks;
-  const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
-  // The address's own host too: a request in absolute form (`GET http://other/…`) names its host there.
-  const host = request.headers.get("host") ?? "";
-  const named = new URL(request.url).host;
-  if (!hosts.includes(host) || !hosts.includes(named)) {
-    const shown = (hosts.includes(host) ? named : host).slice(0, 100);
+  const hosts = localHosts(port);
+  // the Host header, and the address's own host: a request in absolute form (`GET http://other/…`) names it there
+  const refused = refusedHost(request, hosts);
+  if (refused !== null) {
+    const shown = refused.slice(0, 100);
     return refusal(
       421,
       `prove ui: refused the Host "${shown}": open http://127.0.0.1:${port}/ instead`,
@@ -91,7 +85,7 @@ export function readRequest(request: Request, checks: RequestChecks): Response |
   const url = new URL(request.url);
   // The token is compared as a whole part of the path, in constant time, before anything else is read.
   const m = /^\/t\/([^/]*)(\/.*)?$/.exec(url.pathname);
-  if (!m || !same(m[1]!, token)) {
+  if (!m || !sameSecret(m[1]!, token)) {
     return refusal(
       403,
       `prove ui: this address needs the token: open the URL that prove ui printed (http://127.0.0.1:${port}/t/…/)`,

@@ -47,7 +47,11 @@ Deno.test({
       await using spans = receiver(store, recorder);
       const out = await new Deno.Command(PYTHON, {
         args: ["-c", SCRIPT, spans.tracesUrl],
-        env: { OTEL_SDK_DISABLED: "false" },
+        // the run's key, as a program gets it: the SDK's own variable
+        env: {
+          OTEL_SDK_DISABLED: "false",
+          OTEL_EXPORTER_OTLP_HEADERS: `authorization=${spans.headers.authorization}`,
+        },
         stdout: "piped",
         stderr: "piped",
       }).output();
@@ -55,6 +59,7 @@ Deno.test({
       assert.ok(out.success, new TextDecoder().decode(out.stderr));
       assert.equal(spans.spans, 4);
       assert.equal(spans.refused, 0);
+      assert.equal(spans.strangers, 0);
       await recorder.seal();
       const events = readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events;
       assert.deepEqual(events.map((e) => [e.trace_id, e.data.name, e.data.scope, e.data.service]), [
