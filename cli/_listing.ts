@@ -69,11 +69,11 @@ export interface NewestExperiment {
 }
 
 /**
- * Prints an experiment's versions, each with its runs, and the newest version in the catalog when it was read
- * (`--json`: as `newest`).
+ * Prints an experiment's versions, each with its runs, its assessments (of the whole and of each version), and
+ * the newest version in the catalog when it was read (`--json`: as `newest`).
  */
 export function printExperiment(
-  detail: Omit<ExperimentDetail, "first_run"> & { first_run: string | null },
+  detail: Omit<ExperimentDetail, "first_run"> & { first_run: string | null; assessments?: Assessment[] },
   io: Io,
   json: boolean,
   newest?: NewestExperiment,
@@ -88,6 +88,10 @@ export function printExperiment(
   for (const v of detail.versions) rows.push([v.pin, short(v.sha256), v.runs.join(" ")]);
   if (detail.unpinned_runs.length) rows.push(["(no pin)", "-", detail.unpinned_runs.join(" ")]);
   printColumns(rows.map((r) => ["  " + r[0]!, r[1]!, r[2]!]), io);
+  if (detail.assessments?.length) {
+    io.out("assessments:");
+    printAssessments(detail.assessments, io);
+  }
   if (newest === undefined) return;
   const used = detail.versions.some((v) => v.pin === newest.pin);
   io.out(

@@ -42,7 +42,8 @@ export function addQuestions({ program, io, withStore }: ProveContext): void {
         if (opts.tenant !== undefined && opts.config === undefined) {
           throw new UsageError("--tenant needs --config, the catalog config it is a part of");
         }
-        const detail = await questionsOf(store, "prove experiment show").experiment(uri);
+        const questions = questionsOf(store, "prove experiment show");
+        const detail = await questions.experiment(uri);
         // With a catalog, an experiment that no run named yet is still shown, by its whole URI.
         if (!detail && (opts.config === undefined || !uri.includes("://"))) {
           throw new ProveviError(`no run in store ${store.uri} named the experiment ${uri}`);
@@ -50,7 +51,8 @@ export function addQuestions({ program, io, withStore }: ProveContext): void {
         const shown = detail ??
           { experiment: uri.replace(/[?#].*$/, ""), first_run: null, versions: [], unpinned_runs: [] };
         const newest = opts.config === undefined ? undefined : await newestVersion(shown.experiment, opts);
-        printExperiment(shown, io, opts.json ?? false, newest);
+        const assessments = detail ? await questions.experimentAssessments(detail.experiment) : [];
+        printExperiment({ ...shown, assessments }, io, opts.json ?? false, newest);
       })
     );
 

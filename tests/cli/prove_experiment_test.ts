@@ -170,3 +170,52 @@ Deno.test("prove experiment show refuses --tenant without --config, and a catalo
     assert.equal(bad.code, 1);
     assert.match(bad.err, /none\.yaml/);
   }));
+
+Deno.test("prove assess judges an experiment or one version of it, and prove experiment show lists the judgements", () =>
+  withSetup(async ({ store, pins }) => {
+    const whole = await run([
+      "--store",
+      store,
+      "assess",
+      EXP,
+      "approved",
+      "true",
+      "--source",
+      "ada",
+      "--json",
+    ]);
+    assert.equal(whole.code, 0, whole.err);
+    assert.deepEqual(
+      [JSON.parse(whole.out).experiment, JSON.parse(whole.out).run_id],
+      [EXP, null],
+    );
+    const version = await run([
+      "--store",
+      store,
+      "assess",
+      "--experiment",
+      `credit/q?at=${pins[0]!.split("?at=")[1]}`,
+      "score",
+      "0.7",
+    ]);
+    assert.equal(version.code, 0, version.err);
+    assert.equal(version.out, `experiment ${pins[0]}  score  0.7  -`);
+    const show = await run(["--store", store, "experiment", "show", "q"]);
+    assert.equal(show.code, 0, show.err);
+    assert.ok(
+      show.out.endsWith(
+        [
+          "assessments:",
+          `experiment ${EXP}${" ".repeat(pins[0]!.length - EXP.length)}  approved  true  ada`,
+          `experiment ${pins[0]}  score     0.7   -`,
+        ].join("\n"),
+      ),
+      show.out,
+    );
+    const json = JSON.parse((await run(["--store", store, "experiment", "show", EXP, "--json"])).out);
+    assert.deepEqual(json.assessments.map((a: { name: string }) => a.name), ["approved", "score"]);
+    // A version no run used, and a run's flags, are refused.
+    const unused = await run(["--store", store, "assess", pins[1]!, "score", "1"]);
+    assert.equal(unused.code, 1);
+    assert.match(unused.err, /^prove: no run in store .* used the version /);
+  }));

@@ -1,7 +1,7 @@
 /**
  * The postgres store's schema: the sqlite store's tables and views in PostgreSQL, with the same numbered
- * upgrade steps (version 1, 2, 3, then 4), so that a store's version means the same in both, and a step 5 of its
- * own (its views and indexes read lines that `jsonb` alone refuses). Text columns use the
+ * upgrade steps, so that a store's version means the same in both: step 5 is the postgres store's (its views and
+ * indexes read lines that `jsonb` alone refuses; nothing in SQLite), step 6 both stores'. Text columns use the
  * "C" collation, so that order and ranges are by bytes, as in SQLite. The schema check compares the
  * database's catalog with what the steps make, built in the session's temporary schema and rolled back.
  * @module
@@ -184,7 +184,7 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
  * plain `line::jsonb` refuses the escapes of a NUL and of half a surrogate pair, so a `run_failed` line holding
  * one could not be inserted (its indexes read it) and a view or a listing that met one failed whole;
  * {@linkcode lineJsonb} reads them as the six characters a column holds. SQLite's JSON functions take every line
- * already, so its files stay at version 4.
+ * already, so its step 5 does nothing.
  */
 const V5 = `
 DROP VIEW provevi_grants, provevi_refusals, provevi_inputs, provevi_outputs;
@@ -198,14 +198,29 @@ CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
 `;
 
 /**
- * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS`, and then version 5 of
- * its own. Step 2 fills each
+ * Version 6, as the sqlite store's step 6 makes it: an assessment judges an experiment too (`experiment`; then
+ * no run), exactly one of the two set; and the events are found by their trace ID.
+ */
+const V6 = `
+ALTER TABLE provevi_assessments ALTER COLUMN run_id DROP NOT NULL;
+ALTER TABLE provevi_assessments ADD COLUMN experiment ${T};
+ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_target
+  CHECK ((run_id IS NULL) <> (experiment IS NULL));
+ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_experiment_whole
+  CHECK (experiment IS NULL OR (seq IS NULL AND span_id IS NULL));
+CREATE INDEX provevi_assessments_experiment ON provevi_assessments (experiment) WHERE experiment IS NOT NULL;
+CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE trace_id IS NOT NULL;
+`;
+
+/**
+ * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS` (whose step 5 does
+ * nothing in SQLite). Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -249,6 +264,14 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
       "views and indexes that read an event's line take every line, one with a NUL's or half a surrogate pair's escape",
     up: async (sql) => {
       await sql.unsafe(V5);
+    },
+  },
+  {
+    version: 6,
+    description:
+      "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
+    up: async (sql) => {
+      await sql.unsafe(V6);
     },
   },
 ];

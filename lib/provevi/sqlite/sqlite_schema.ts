@@ -181,12 +181,37 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
 `;
 
 /**
+ * Version 6, as the postgres store's step 6 makes it: an assessment judges an experiment too (`experiment`, its
+ * URI, pinned for one version; then no run), so `run_id` may be null, and exactly one of the two is set; and the
+ * events are found by their trace ID (`trace(traceId)`). SQLite cannot drop a NOT NULL, so the table is made
+ * again, with every row and ID kept.
+ */
+const V6 = `
+CREATE TABLE provevi_assessments_v6 (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT, seq INTEGER, span_id TEXT,
+  experiment TEXT,
+  name TEXT NOT NULL, value TEXT NOT NULL, rationale TEXT, source TEXT,
+  created_at TEXT NOT NULL,
+  CHECK ((run_id IS NULL) <> (experiment IS NULL)),
+  CHECK (experiment IS NULL OR (seq IS NULL AND span_id IS NULL))
+);
+INSERT INTO provevi_assessments_v6 (id, run_id, seq, span_id, name, value, rationale, source, created_at)
+  SELECT id, run_id, seq, span_id, name, value, rationale, source, created_at FROM provevi_assessments;
+DROP TABLE provevi_assessments;
+ALTER TABLE provevi_assessments_v6 RENAME TO provevi_assessments;
+CREATE INDEX provevi_assessments_run ON provevi_assessments (run_id);
+CREATE INDEX provevi_assessments_experiment ON provevi_assessments (experiment) WHERE experiment IS NOT NULL;
+CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE trace_id IS NOT NULL;
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { SCHEMA_STEPS } from "./sqlite_schema.ts";
- * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
+ * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
  * ```
  */
 export const SCHEMA_STEPS: readonly SchemaStep[] = [
@@ -218,6 +243,20 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
     description:
       "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled and unsealed runs",
     up: (db) => db.exec(V4),
+  },
+  {
+    // The postgres store's own step: SQLite's JSON functions take every line already. Here so that a version
+    // means the same in both stores.
+    version: 5,
+    description:
+      "views and indexes that read an event's line take every line, one with a NUL's or half a surrogate pair's escape",
+    up: () => {},
+  },
+  {
+    version: 6,
+    description:
+      "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
+    up: (db) => db.exec(V6),
   },
 ];
 

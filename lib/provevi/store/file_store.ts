@@ -7,6 +7,9 @@ import { join } from "node:path";
 import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import type { Assessment, AssessOptions, AssessTarget } from "./assess.ts";
 import { assessInFolder, assessmentsInFolder } from "./file_assessments.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "./trace.ts";
+import { traceOfRuns } from "./_trace_of_runs.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
@@ -180,6 +183,15 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   /** The assessments of a run, from its folder's `assessments.jsonl`, oldest first. */
   async assessments(runId: string): Promise<Assessment[]> {
     return await assessmentsInFolder(await this.readRun(runId));
+  }
+  /** The file store keeps no experiment's assessments: use a sqlite store. */
+  experimentAssessments(_uri: string): Promise<Assessment[]> {
+    return Promise.reject(new NeedsIndexedStore("an experiment's assessments"));
+  }
+  /** The spans of a trace: the file store has no index, so it reads each run's span index and events. */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    return await traceOfRuns(this, await this.runIds(), id, { scan: true });
   }
 
   /** Nothing to close; here for the interface. */

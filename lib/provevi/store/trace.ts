@@ -11,11 +11,6 @@ import { traceOfRuns } from "./_trace_of_runs.ts";
 
 export { spansOfRecord } from "./_trace_of_runs.ts";
 
-/** A store that answers `trace` itself (the sqlite and postgres stores, from their event rows). */
-interface TracingStore {
-  trace(traceId: string): Promise<TraceSpan[]>;
-}
-
 /**
  * The trace ID that a user wrote: 32 hex digits, or MLflow's `tr-` and 32 hex digits, in lowercase.
  *
@@ -56,7 +51,6 @@ export function traceIdOf(text: string): string {
  */
 export async function trace(store: EvidenceStore, traceId: string): Promise<TraceSpan[]> {
   const id = traceIdOf(traceId);
-  const own = (store as Partial<TracingStore>).trace;
-  if (typeof own === "function") return await own.call(store, id);
+  if (typeof store.trace === "function") return await store.trace(id);
   return await traceOfRuns(store, await store.runIds(), id, { scan: true });
 }
