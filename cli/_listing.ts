@@ -167,3 +167,14 @@ export function printAssessments(list: Assessment[], io: Io): void {
     io,
   );
 }
+
+/** A duration as a person reads it: 850µs, 24.8ms, 1.52s, 3m04s. */
+export function spanDuration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
+  if (ms < 100) return `${ms.toFixed(1)}ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}

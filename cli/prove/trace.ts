@@ -6,7 +6,7 @@
 import { ProveviError, spanTree, trace, traceIdOf, type TraceSpan } from "../../lib/provevi/mod.ts";
 import type { Io } from "../_io.ts";
 import { jsonText } from "../_json.ts";
-import { printColumns } from "../_listing.ts";
+import { printColumns, spanDuration } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -41,17 +41,6 @@ export function addTrace({ program, io, withStore }: ProveContext): void {
 /** How long after the trace's start a span started: +0ms, +24ms, +1.52s. */
 function startText(ms: number): string {
   return ms < 1000 ? `+${Math.round(ms)}ms` : `+${spanDuration(ms)}`;
-}
-
-/** A duration as a person reads it: 850µs, 24.8ms, 1.52s, 3m04s. */
-export function spanDuration(ms: number | null): string {
-  if (ms === null) return "-";
-  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
-  if (ms < 100) return `${ms.toFixed(1)}ms`;
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
-  const s = Math.floor(ms / 1000);
-  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
 }
 
 /** The seqs of a span's events: the first few, and how many more. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { spanDuration } from "../../cli/prove/trace.ts";
+import { spanDuration } from "../../cli/_listing.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 
 const RUNS = new URL("../../fixtures/runs/", import.meta.url).pathname;

@@ -330,7 +330,12 @@ function assessmentRows(rows: unknown[]): Assessment[] {
   return as<(Omit<Assessment, "value"> & { value: string })[]>(rows).map((r) => ({
     ...r,
     id: Number(r.id),
-    value: jsonColumn(r.value, `provevi_assessments (id ${r.id}): value`),
+    value: jsonColumn(
+      r.value,
+      `provevi_assessments (id ${r.id}, ${
+        r.run_id !== null ? `run_id "${r.run_id}"` : `experiment "${r.experiment}"`
+      }): value`,
+    ),
   }));
 }
 

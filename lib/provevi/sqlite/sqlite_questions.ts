@@ -288,7 +288,12 @@ const ASSESSMENT = "id, run_id, seq, span_id, experiment, name, value, rationale
 function assessmentRows(rows: unknown[]): Assessment[] {
   return (rows as (Omit<Assessment, "value"> & { value: string })[]).map((r) => ({
     ...r,
-    value: jsonColumn(r.value, `provevi_assessments (id ${r.id}): value`),
+    value: jsonColumn(
+      r.value,
+      `provevi_assessments (id ${r.id}, ${
+        r.run_id !== null ? `run_id "${r.run_id}"` : `experiment "${r.experiment}"`
+      }): value`,
+    ),
   }));
 }
 

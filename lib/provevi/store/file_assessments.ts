@@ -102,6 +102,12 @@ export async function assessInFolder(
  *
  * @param record The run.
  * @returns Its assessments; none when its folder has no `assessments.jsonl`.
+ * @example
+ * ```ts
+ * import { assessmentsInFolder, FileStore } from "../mod.ts";
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * await assessmentsInFolder(await store.readRun("run-20261129T120000Z-0badc0de")); // []
+ * ```
  */
 export async function assessmentsInFolder(record: RunRecord): Promise<Assessment[]> {
   if (record.folder === null) return [];

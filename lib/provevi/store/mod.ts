@@ -16,3 +16,4 @@ export * from "./row_check.ts";
 export * from "./complete_rows.ts";
 export * from "./kept_evidence.ts";
 export * from "./trace.ts";
+export { assessmentsInFolder } from "./file_assessments.ts";
