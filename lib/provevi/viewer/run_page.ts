@@ -9,10 +9,10 @@ import type { Assessment } from "../store/assess.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
 import type { Level } from "../telemetry/attributes.ts";
-import { plainName } from "../telemetry/plain_name.ts";
 import type { EventItem } from "../live/live.ts";
 import { lineSha256, type RunModel, type RunModelOptions, type ViewVerdict } from "./run_model.ts";
 import { spansOf, type ViewSpan } from "./run_spans.ts";
+import { assessmentsAt } from "./assessments_view.ts";
 import { cutJson } from "./view_cut.ts";
 import { type ViewEvent, viewEvent } from "./view_event.ts";
 
@@ -268,12 +268,7 @@ function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"
   return { inputs, outputs, access };
 }
 
-/**
- * The run's assessments cut to the level, as for the copy in MLflow: below `bodies` a name that is not plain
- * stays out, a source that is not plain shows as provevi, a value shows at `names` when it is a name or a yes
- * or no and at `usage` when it is a number too, and a rationale shows only at `bodies`. Null when the store
- * keeps no assessments (a store of its own without the method).
- */
+/** The run's assessments cut to the level; null when the store keeps none. */
 async function assessmentsOf(
   store: EvidenceStore,
   runId: string,
@@ -285,20 +280,5 @@ async function assessmentsOf(
   } catch {
     return null;
   }
-  if (level === "bodies") return all;
-  return all.flatMap((a) => {
-    const base = { id: a.id, seq: a.seq, span_id: a.span_id, created_at: a.created_at };
-    if (level === null) return [base];
-    if (!plainName(a.name)) return [];
-    const value = typeof a.value === "boolean" || (typeof a.value === "string" && plainName(a.value)) ||
-        (level === "usage" && typeof a.value === "number")
-      ? a.value
-      : undefined;
-    return [{
-      ...base,
-      name: a.name,
-      source: a.source !== null && plainName(a.source) ? a.source : "provevi",
-      ...(value !== undefined ? { value } : {}),
-    }];
-  });
+  return assessmentsAt(all, level);
 }

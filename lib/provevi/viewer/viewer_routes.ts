@@ -17,6 +17,8 @@ import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
 import { traceView } from "./trace_view.ts";
+import { assessmentsAt } from "./assessments_view.ts";
+import type { AssessOptions, AssessTarget } from "../store/assess.ts";
 import type { SingleFlight } from "./single_flight.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
@@ -216,6 +218,7 @@ export const API_ROUTES: readonly Route[] = [
   },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
   { method: "GET", path: "api/experiment", handle: (c) => experiments(c, false) },
+  { method: "POST", path: "api/experiment/assessments", handle: addExperimentAssessment },
   {
     method: "GET",
     path: "api/compare",
@@ -301,7 +304,10 @@ async function experiments(c: RouteContext, list: boolean): Promise<Response> {
   const uri = c.query.get("uri") ?? "";
   const found = await questions.experiment(uri);
   if (!found) throw new ViewerRefusal(404, `no experiment "${uri.slice(0, 200)}" in the store`);
-  return json(found);
+  // Its assessments, of the whole and of each version, as the level lets them show (500 at most).
+  const all = await questions.experimentAssessments(found.experiment);
+  const assessments = assessmentsAt(all.slice(-500), c.options.policy.liveLevel());
+  return json({ ...found, assessments, assessments_total: all.length });
 }
 
 /** The largest assessment the viewer takes: a name, a value and a rationale. */
@@ -328,10 +334,20 @@ async function bodyText(request: Request, max: number): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
-async function addAssessment(c: RouteContext): Promise<Response> {
+/** What a page sends to add an assessment. */
+interface AssessmentBody {
+  name?: unknown;
+  value?: unknown;
+  rationale?: unknown;
+  source?: unknown;
+  seq?: unknown;
+  experiment?: unknown;
+}
+
+/** The body of a request that adds an assessment, read and checked: a JSON object with a name and a value. */
+async function assessmentBody(c: RouteContext): Promise<AssessmentBody & { name: string }> {
   if (!c.options.openToWrite) throw new ViewerRefusal(403, "prove ui: this viewer cannot add assessments");
-  const runId = c.params.run!;
-  let body: { name?: unknown; value?: unknown; rationale?: unknown; source?: unknown; seq?: unknown };
+  let body: AssessmentBody;
   try {
     body = JSON.parse(await bodyText(c.request, MAX_ASSESSMENT_BYTES));
   } catch (error) {
@@ -341,20 +357,46 @@ async function addAssessment(c: RouteContext): Promise<Response> {
   if (typeof body?.name !== "string" || body.name.trim() === "" || body.value === undefined) {
     throw new ViewerRefusal(400, "an assessment needs a name (text) and a value");
   }
-  await c.store.readRun(runId);
-  const store = await c.options.openToWrite();
+  return { ...body, name: body.name.trim() };
+}
+
+/** The options of an assessment that a page sent. */
+function judgementOptions(body: AssessmentBody): AssessOptions {
+  return {
+    ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
+    ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
+  };
+}
+
+/** Writes an assessment through a store opened to write, and closes it. */
+async function assessWith(c: RouteContext, target: AssessTarget, body: AssessmentBody & { name: string }) {
+  const store = await c.options.openToWrite!();
   try {
     const assessment = await questionsOf(store, "adding an assessment").assess(
-      typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId,
-      body.name.trim(),
+      target,
+      body.name,
       body.value,
-      {
-        ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
-        ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
-      },
+      judgementOptions(body),
     );
     return json(assessment, { status: 201 });
   } finally {
     await store.close();
   }
+}
+
+/** Adds an assessment of an experiment, or of one version of it (`experiment` in the body: its URI). */
+async function addExperimentAssessment(c: RouteContext): Promise<Response> {
+  const body = await assessmentBody(c);
+  if (typeof body.experiment !== "string" || body.experiment === "") {
+    throw new ViewerRefusal(400, "an experiment's assessment names the experiment: its URI, as experiment");
+  }
+  return await assessWith(c, { experiment: body.experiment }, body);
+}
+
+/** Adds an assessment of a run, or of one of its events (`seq` in the body). */
+async function addAssessment(c: RouteContext): Promise<Response> {
+  const body = await assessmentBody(c);
+  const runId = c.params.run!;
+  await c.store.readRun(runId);
+  return await assessWith(c, typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId, body);
 }

@@ -5,6 +5,7 @@ import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { tour } from "../../../cli/tour.ts";
 import { launch, NO_BROWSER, openPage, screenshot } from "./_browser.ts";
+import { writeRichRun } from "../_rich_run.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const FIXTURES = join(ROOT, "fixtures");
@@ -338,6 +339,52 @@ prompt: hi
       assert.match(written, /"name":"correct"/);
       assert.deepEqual(errors, []);
     } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+browserTest(
+  "the experiments page lists an experiment's assessments and adds one, of the experiment or one of its versions",
+  async () => {
+    const home = await Deno.makeTempDir();
+    const db = join(home, "evidence.db");
+    const EXP = "experiment://acme/risk/dev/credit/q";
+    const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+    const store = new SqliteStore(db, { runs: join(home, "runs") });
+    try {
+      await writeRichRun(await store.openRun("run-1"), { experiment: EXP, experimentPin: PIN });
+      await store.assess({ experiment: EXP }, "approved", true, { source: "ada" });
+      await using viewer = await serveViewer(store, {
+        policy: TelemetryPolicy.parse(BODIES),
+        port: 0,
+        openToWrite: () => Promise.resolve(new SqliteStore(db, { runs: join(home, "runs") })),
+      });
+      await using browser = await launch();
+      const { page, errors } = await openPage(browser);
+      await page.goto(new URL("experiments", viewer.url).href, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#experiment-assessments tr[data-assessment]");
+      assert.match(
+        await page.$eval("#experiment-assessments", (e) => e.textContent!),
+        /approved.*true.*the experiment.*ada/,
+      );
+      await page.select("#experiment-assessments select[name=target]", PIN);
+      await page.type("#experiment-assessments input[name=name]", "score");
+      await page.type("#experiment-assessments input[name=value]", "0.7");
+      await page.click("#experiment-assessments button[type=submit]");
+      await page.waitForFunction(
+        'document.querySelectorAll("#experiment-assessments tr[data-assessment]").length === 2',
+      );
+      const added = await store.experimentAssessments(PIN);
+      assert.deepEqual(added.map((a) => [a.name, a.value, a.experiment]), [["approved", true, EXP], [
+        "score",
+        0.7,
+        PIN,
+      ]]);
+      await screenshot(page, "experiments");
+      assert.deepEqual(errors, []);
+    } finally {
+      await store.close();
       await Deno.remove(home, { recursive: true });
     }
   },

@@ -7,6 +7,10 @@ import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 import type { TraceView } from "../../../lib/provevi/viewer/trace_view.ts";
 import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { copyFolder } from "../../_files.ts";
+import { join } from "node:path";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import type { Assessment } from "../../../lib/provevi/store/assess.ts";
+import { writeRichRun } from "../_rich_run.ts";
 
 const RUN = "run-20261129T120000Z-0badc0de";
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
@@ -309,4 +313,61 @@ Deno.test("a trace ID that is not one is a 400, and one no run carries a 404, ea
     assert.ok(!said.trim().includes("\n"), said);
   }
   assert.equal((await handle(get(`/traces/${"f".repeat(32)}`))).status, 200); // the page, which then asks the API
+});
+
+Deno.test("the experiments page's data holds the experiment's assessments, cut to the level, and takes a new one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "viewer-exp-" });
+  const EXP = "experiment://acme/risk/dev/credit/q";
+  const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+  try {
+    const db = join(dir, "e.db");
+    {
+      await using store = new SqliteStore(db, { runs: dir });
+      await writeRichRun(await store.openRun("run-1"), { experiment: EXP, experimentPin: PIN });
+      await store.assess({ experiment: EXP }, "approved", true, {
+        rationale: "the board said so",
+        source: "ada",
+      });
+    }
+    const at = (level: string) =>
+      viewerHandler(new SqliteStore(db, { runs: dir, create: false }), {
+        policy: policy(level),
+        port: PORT,
+        token: TOKEN,
+        openToWrite: () => Promise.resolve(new SqliteStore(db, { runs: dir })),
+      });
+    const uri = `/api/experiment?uri=${encodeURIComponent("credit/q")}`;
+    const bodies = await (await at("bodies")(get(uri))).json();
+    assert.deepEqual(
+      bodies.assessments.map((a: Assessment) => [a.name, a.value, a.experiment, a.rationale]),
+      [["approved", true, EXP, "the board said so"]],
+    );
+    const names = await (await at("names")(get(uri))).json();
+    assert.equal(names.assessments[0].rationale, undefined);
+    const post = (body: unknown) =>
+      at("bodies")(
+        new Request(`${BASE}/api/experiment/assessments`, {
+          method: "POST",
+          headers: { host: `127.0.0.1:${PORT}`, origin: ORIGIN, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+    const added = await post({ experiment: PIN, name: "score", value: 0.7 });
+    assert.equal(added.status, 201, await added.clone().text());
+    assert.equal((await added.json()).experiment, PIN);
+    assert.equal((await (await at("bodies")(get(uri))).json()).assessments.length, 2);
+    for (
+      const [body, status] of [
+        [{ name: "x", value: 1 }, 400],
+        [{ experiment: "nothing", name: "x", value: 1 }, 400],
+        [{ experiment: EXP, value: 1 }, 400],
+      ] as const
+    ) {
+      const r = await post(body);
+      assert.equal(r.status, status, JSON.stringify(body));
+      assert.ok(!(await r.text()).trim().includes("\n"));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -9,9 +9,10 @@ import type {
   ExperimentDetail,
   ExperimentSummary,
 } from "../../store/store_questions.ts";
-import { api } from "./api.ts";
+import type { Assessment } from "../../store/assess.ts";
+import { api, state } from "./api.ts";
 import { empty, errorBox, h, show, table } from "./dom.ts";
-import { short } from "./format.ts";
+import { short, when } from "./format.ts";
 import { link } from "./nav.ts";
 
 const runLink = (id: string) => link("runs/" + encodeURIComponent(id), h("span", { class: "mono" }, id));
@@ -23,7 +24,8 @@ async function listPage<T>(options: {
   path: string;
   none: string;
   rows: (list: T[], open: (item: T) => void) => HTMLElement;
-  detail: (item: T) => Promise<HTMLElement>;
+  /** The item's detail; `reload` draws it again (after a change it made). */
+  detail: (item: T, reload: () => void) => Promise<HTMLElement>;
 }): Promise<void> {
   const body = h("div", null, empty(`Loading the ${options.title.toLowerCase()}…`));
   const detail = h("div");
@@ -36,7 +38,10 @@ async function listPage<T>(options: {
     detail,
   ));
   const open = (item: T) => {
-    options.detail(item).then((el) => detail.replaceChildren(el), (e) => detail.replaceChildren(errorBox(e)));
+    options.detail(item, () => open(item)).then(
+      (el) => detail.replaceChildren(el),
+      (e) => detail.replaceChildren(errorBox(e)),
+    );
   };
   try {
     const list = await api<T[]>(options.path);
@@ -125,9 +130,9 @@ export function experimentsPage(): void {
           )
         ),
       ),
-    detail: async (x) => {
-      const d = await api<ExperimentDetail>("api/experiment?uri=" + encodeURIComponent(x.experiment));
-      return h(
+    detail: async (x, reload) => {
+      const d = await api<ExperimentView>("api/experiment?uri=" + encodeURIComponent(x.experiment));
+      const versions = h(
         "section",
         { class: "card flush" },
         h("h2", null, d.experiment + ": versions"),
@@ -145,6 +150,98 @@ export function experimentsPage(): void {
           ),
         ),
       );
+      return h("div", null, versions, experimentAssessments(d, reload));
     },
   });
+}
+
+/** An experiment as the viewer sends it: its versions, and its assessments cut to the level. */
+type ExperimentView = ExperimentDetail & { assessments: Partial<Assessment>[]; assessments_total: number };
+
+/** The assessments of an experiment (of the whole, and of each version), and the form that adds one. */
+function experimentAssessments(d: ExperimentView, reload: () => void): HTMLElement {
+  const rows = d.assessments.map((a) =>
+    h(
+      "tr",
+      { "data-assessment": String(a.id) },
+      h("td", null, a.name ?? h("span", { class: "muted" }, "hidden")),
+      h(
+        "td",
+        null,
+        a.value === undefined ? h("span", { class: "muted" }, "hidden") : JSON.stringify(a.value),
+      ),
+      h(
+        "td",
+        { class: "mono" },
+        a.experiment === d.experiment ? "the experiment" : String(a.experiment ?? ""),
+      ),
+      h("td", null, a.source || "—"),
+      h("td", null, a.rationale || "—"),
+      h("td", { class: "muted" }, when(a.created_at)),
+    )
+  );
+  const list = rows.length
+    ? table(["Name", "Value", "Judges", "Source", "Rationale", "Added"], rows)
+    : empty("No assessments of this experiment yet.");
+  if (!state.info?.assess) {
+    return h(
+      "section",
+      { class: "card flush", id: "experiment-assessments" },
+      h("h2", null, "Assessments"),
+      list,
+    );
+  }
+  const target = h(
+    "select",
+    { name: "target" },
+    h("option", { value: d.experiment }, "the experiment"),
+    ...d.versions.map((v) => h("option", { value: v.pin }, v.pin)),
+  );
+  const name = h("input", { name: "name", placeholder: "name, e.g. approved", required: true });
+  const value = h("input", { name: "value", placeholder: "true, 0.8 or text", required: true });
+  const why = h("input", { name: "rationale", placeholder: "rationale (optional)" });
+  const said = h("span", { class: "muted" });
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const raw = value.value.trim();
+    const val = raw === "true"
+      ? true
+      : raw === "false"
+      ? false
+      : raw !== "" && !isNaN(Number(raw))
+      ? Number(raw)
+      : raw;
+    try {
+      await api("api/experiment/assessments", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          experiment: target.value,
+          name: name.value,
+          value: val,
+          rationale: why.value,
+        }),
+      });
+      reload();
+    } catch (err) {
+      said.textContent = (err as Error).message;
+    }
+  };
+  const form = h(
+    "form",
+    { class: "filters", onsubmit: submit },
+    h("label", { class: "field" }, "Judges", target),
+    h("label", { class: "field" }, "Name", name),
+    h("label", { class: "field" }, "Value", value),
+    h("label", { class: "field grow" }, "Rationale", why),
+    h("button", { class: "primary", type: "submit" }, "Add assessment"),
+    said,
+  );
+  return h(
+    "section",
+    { class: "card flush", id: "experiment-assessments" },
+    h("h2", null, "Assessments"),
+    list,
+    h("div", { class: "pager" }, form),
+  );
 }

@@ -223,7 +223,11 @@ export function assessments(state: RunState): Kid {
       null,
       h("td", null, a.name === undefined ? hidden() : a.name),
       h("td", null, a.value === undefined ? hidden() : String(JSON.stringify(a.value))),
-      h("td", null, a.seq === null || a.seq === undefined ? "run" : "event #" + a.seq),
+      h(
+        "td",
+        null,
+        typeof a.seq === "number" ? "event #" + a.seq : a.span_id ? "span " + short(a.span_id, 16) : "run",
+      ),
       h("td", null, a.source || "—"),
       h("td", null, a.rationale || "—"),
       h("td", { class: "muted" }, when(a.created_at)),
