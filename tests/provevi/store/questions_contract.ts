@@ -95,6 +95,7 @@ export function questionsContract(
         ["inputs", () => store.inputs("run-1")],
         // An assessment of a run is kept in its folder (file_assessments_test.ts); an experiment's needs the index.
         ["assess an experiment", () => store.assess({ experiment: EXP }, "approved", true)],
+        ["experimentAssessments", () => store.experimentAssessments(EXP)],
       ];
       for (const [what, ask] of asked) await assert.rejects(ask, NeedsIndexedStore, what);
     });
