@@ -96,7 +96,10 @@ prompt: Attack.
     }
     await new Promise((r) => setTimeout(r, 1000)); // the spin call is under way
     seen = descendants(provr.pid);
-    const sandboxes = seen.filter((p) => p.cmd.includes("--allow-write=") && p.cmd.includes("data:"));
+    // The sandbox process: deno running the sandbox role (from source), or provr started again in it (compiled).
+    const sandboxes = seen.filter((p) =>
+      p.cmd.includes("--allow-write=") && /sandbox_role\.ts|--provr-sandbox-process/.test(p.cmd)
+    );
     const server = seen.filter((p) => p.cmd.includes("forker.py"));
     const grandchild = seen.filter((p) => p.cmd.includes("trap"));
     assert.ok(sandboxes.length >= 1 && server.length === 1 && grandchild.length === 1, JSON.stringify(seen));
