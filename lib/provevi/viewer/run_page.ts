@@ -7,6 +7,9 @@
 import type { Json } from "../evidence/event.ts";
 import type { Assessment } from "../store/assess.ts";
 import type { EvidenceStore } from "../store/store.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { FileStore } from "../store/file_store.ts";
+import { assessmentsInFolder } from "../store/file_assessments.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
 import type { Level } from "../telemetry/attributes.ts";
 import type { EventItem } from "../live/live.ts";
@@ -123,7 +126,7 @@ export async function pageOf(
   const parts = partsOf(model);
   const assessments = await assessmentsOf(
     store,
-    record.runId,
+    record,
     model.verdict.ok || model.untrusted ? model.level : null,
   );
   const page = await eventsPage(model, options);
@@ -268,15 +271,20 @@ function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"
   return { inputs, outputs, access };
 }
 
-/** The run's assessments cut to the level; null when the store keeps none. */
+/**
+ * The run's assessments cut to the level; null when the store keeps none. The file store's are read from the
+ * run's own folder, which the page has read already.
+ */
 async function assessmentsOf(
   store: EvidenceStore,
-  runId: string,
+  record: RunRecord,
   level: Level | null,
 ): Promise<Partial<Assessment>[] | null> {
   let all: Assessment[];
   try {
-    all = await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(runId);
+    all = store instanceof FileStore
+      ? await assessmentsInFolder(record)
+      : await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(record.runId);
   } catch {
     return null;
   }
