@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  type EvidenceStore,
   listRuns,
   questionsOf,
   RUN_LIST_STATUSES,
@@ -58,75 +59,72 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
       "with --agent: one version of the class, by its SHA-256 or the start of it; sqlite",
     )
     .option("--json", "print JSON")
-    .action((opts: RunsOptions) =>
-      withStore(async (store) => {
-        const json = opts.json ?? false;
-        if (opts.reading !== undefined && (opts.agent !== undefined || opts.experiment !== undefined)) {
-          throw new UsageError("give one of --reading, --experiment and --agent");
-        }
-        if (opts.version !== undefined && opts.agent === undefined) {
-          throw new UsageError("--version needs --agent");
-        }
-        if (opts.version !== undefined && !/^[0-9a-f]{1,64}$/.test(opts.version)) {
-          throw new UsageError(
-            `--version ${
-              JSON.stringify(opts.version)
-            } is not an agent version: give its SHA-256 or the start of ` +
-              `it, in lowercase hex digits`,
-          );
-        }
-        for (const [flag, uri] of [["--reading", opts.reading], ["--experiment", opts.experiment]] as const) {
-          const branch = uri?.match(/\?at=branch:.*$/)?.[0];
-          if (uri !== undefined && branch) {
-            throw new UsageError(
-              `${flag} ${uri} names a branch, which moves, and runs record the pinned version they used; ` +
-                `drop ${branch} to list the runs of every version, or give ?at=commit:…`,
-            );
-          }
-        }
-        if (opts.reading !== undefined) {
-          return printRuns(
-            await questionsOf(store, "prove runs --reading").runsReading(opts.reading),
-            io,
-            json,
-          );
-        }
-        if (opts.version !== undefined) {
-          return printRuns(
-            await questionsOf(store, "prove runs --agent --version").runsOfAgent(opts.agent!, {
-              version: opts.version,
-            }),
-            io,
-            json,
-          );
-        }
-        const status = opts.status;
-        if (status !== undefined && !RUN_LIST_STATUSES.includes(status as RunListStatus)) {
-          throw new UsageError(
-            `--status ${status} is not a status: give one of ${RUN_LIST_STATUSES.join(", ")}`,
-          );
-        }
-        const limit = count("--limit", opts.limit) ?? DEFAULT_LIMIT;
-        const offset = count("--offset", opts.offset) ?? 0;
-        const list = await listRuns(store, {
-          ...(status !== undefined ? { status: status as RunListStatus } : {}),
-          ...(opts.since !== undefined ? { since: sinceTime(opts.since) } : {}),
-          ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
-          ...(opts.experiment !== undefined ? { experiment: opts.experiment } : {}),
-          limit,
-          offset,
-          ...(opts.oldestFirst ? { oldestFirst: true } : {}),
-        });
-        if (json) return io.out(jsonText(list.runs));
-        printRunTable(list.runs, io);
-        const shown = offset + list.runs.length;
-        if (shown < list.total) {
-          io.err(
-            `(${list.runs.length} of ${list.total} runs shown; --limit ${list.total} shows all, --offset ${shown} the next)`,
-          );
-        }
-      })
+    .action((opts: RunsOptions) => withStore((store) => listAndPrint(store, opts, io)));
+}
+
+/** The flags that cannot go together, or a value that is not one, as the command line's error. */
+function checkFlags(opts: RunsOptions): void {
+  if (opts.reading !== undefined && (opts.agent !== undefined || opts.experiment !== undefined)) {
+    throw new UsageError("give one of --reading, --experiment and --agent");
+  }
+  if (opts.version !== undefined && opts.agent === undefined) {
+    throw new UsageError("--version needs --agent");
+  }
+  if (opts.version !== undefined && !/^[0-9a-f]{1,64}$/.test(opts.version)) {
+    throw new UsageError(
+      `--version ${
+        JSON.stringify(opts.version)
+      } is not an agent version: give its SHA-256 or the start of it, in lowercase hex digits`,
     );
+  }
+  for (const [flag, uri] of [["--reading", opts.reading], ["--experiment", opts.experiment]] as const) {
+    const branch = uri?.match(/\?at=branch:.*$/)?.[0];
+    if (uri !== undefined && branch) {
+      throw new UsageError(
+        `${flag} ${uri} names a branch, which moves, and runs record the pinned version they used; ` +
+          `drop ${branch} to list the runs of every version, or give ?at=commit:…`,
+      );
+    }
+  }
+  if (opts.status !== undefined && !RUN_LIST_STATUSES.includes(opts.status as RunListStatus)) {
+    throw new UsageError(
+      `--status ${opts.status} is not a status: give one of ${RUN_LIST_STATUSES.join(", ")}`,
+    );
+  }
+}
+
+/** Lists the runs the flags ask for, and prints them. */
+async function listAndPrint(store: EvidenceStore, opts: RunsOptions, io: Io): Promise<void> {
+  checkFlags(opts);
+  const json = opts.json ?? false;
+  if (opts.reading !== undefined) {
+    return printRuns(await questionsOf(store, "prove runs --reading").runsReading(opts.reading), io, json);
+  }
+  if (opts.version !== undefined) {
+    const runs = await questionsOf(store, "prove runs --agent --version").runsOfAgent(opts.agent!, {
+      version: opts.version,
+    });
+    return printRuns(runs, io, json);
+  }
+  const limit = count("--limit", opts.limit) ?? DEFAULT_LIMIT;
+  const offset = count("--offset", opts.offset) ?? 0;
+  const list = await listRuns(store, {
+    ...(opts.status !== undefined ? { status: opts.status as RunListStatus } : {}),
+    ...(opts.since !== undefined ? { since: sinceTime(opts.since) } : {}),
+    ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
+    ...(opts.experiment !== undefined ? { experiment: opts.experiment } : {}),
+    limit,
+    offset,
+    ...(opts.oldestFirst ? { oldestFirst: true } : {}),
+  });
+  if (json) return io.out(jsonText(list.runs));
+  printRunTable(list.runs, io);
+  const shown = offset + list.runs.length;
+  if (shown < list.total) {
+    io.err(
+      `(${list.runs.length} of ${list.total} runs shown; --limit ${list.total} shows all, --offset ${shown} the next)`,
+    );
+  }
 }
 
 function count(flag: string, text: string | undefined): number | undefined {

@@ -300,6 +300,45 @@ interface SqlPageRow extends SqlRunRow {
   cancelled: number | boolean | null;
 }
 
+/**
+ * The conditions of the agent and experiment filters, each by a whole name or a bare one; null when a filter
+ * names nothing, so that no run can pass. The classes and experiments of a bare name are looked up first (they
+ * are few), so that the page's query names them and reads the indexes provevi_runs_agent_status and
+ * provevi_runs_experiment_status (a subquery there would hide from the planner how few they are).
+ */
+async function namedFilters(
+  d: Dialect,
+  options: ListRunsOptions,
+  p: (value: SqlValue) => string,
+): Promise<string[] | null> {
+  const where: string[] = [];
+  if (options.agent !== undefined) {
+    const classes = options.agent.includes("/")
+      ? [options.agent]
+      : ((await d.all(`SELECT agent FROM provevi_agents WHERE name = ${d.param(1)} ORDER BY agent`, [
+        options.agent,
+      ])) as { agent: string }[]).map((r) => r.agent);
+    if (classes.length === 0) return null;
+    where.push(
+      classes.length === 1 ? `r.agent = ${p(classes[0]!)}` : `r.agent IN (${classes.map(p).join(", ")})`,
+    );
+  }
+  if (options.experiment !== undefined) {
+    const base = withoutSelector(options.experiment);
+    const selector = options.experiment.slice(base.length);
+    const named = base.includes("://")
+      ? [base]
+      : ((await d.all(`SELECT experiment FROM provevi_experiments ORDER BY experiment`, [])) as {
+        experiment: string;
+      }[]).map((r) => r.experiment).filter((e) => experimentNamed(e, base));
+    if (named.length === 0) return null;
+    const column = selector === "" ? "r.experiment" : "r.experiment_pin";
+    const values = named.map((e) => p(e + selector));
+    where.push(values.length === 1 ? `${column} = ${values[0]}` : `${column} IN (${values.join(", ")})`);
+  }
+  return where;
+}
+
 async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunList> {
   const where: string[] = [];
   const params: SqlValue[] = [];
@@ -308,33 +347,9 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
     return d.param(params.length);
   };
   if (options.since !== undefined) where.push(`r.started_at >= ${p(sinceIso(options.since))}`);
-  if (options.agent !== undefined) {
-    // The classes of a bare name are looked up first, so that the page's query names them and reads the
-    // index provevi_runs_agent_status (a subquery there would hide from the planner how few they are).
-    const classes = options.agent.includes("/")
-      ? [options.agent]
-      : ((await d.all(`SELECT agent FROM provevi_agents WHERE name = ${d.param(1)} ORDER BY agent`, [
-        options.agent,
-      ])) as { agent: string }[]).map((r) => r.agent);
-    if (classes.length === 0) return { runs: [], total: 0 };
-    where.push(
-      classes.length === 1 ? `r.agent = ${p(classes[0]!)}` : `r.agent IN (${classes.map(p).join(", ")})`,
-    );
-  }
-  if (options.experiment !== undefined) {
-    const base = withoutSelector(options.experiment);
-    const selector = options.experiment.slice(base.length);
-    // A name is looked up among the experiments first (they are few), as the classes of a bare agent name are.
-    const named = base.includes("://")
-      ? [base]
-      : ((await d.all(`SELECT experiment FROM provevi_experiments ORDER BY experiment`, [])) as {
-        experiment: string;
-      }[]).map((r) => r.experiment).filter((e) => experimentNamed(e, base));
-    if (named.length === 0) return { runs: [], total: 0 };
-    const column = selector === "" ? "r.experiment" : "r.experiment_pin";
-    const values = named.map((e) => p(e + selector));
-    where.push(values.length === 1 ? `${column} = ${values[0]}` : `${column} IN (${values.join(", ")})`);
-  }
+  const named = await namedFilters(d, options, p);
+  if (named === null) return { runs: [], total: 0 };
+  where.push(...named);
   // The cancelled runs are few and have an index of their own (provevi_events_cancelled).
   const cancelled = d.cancelled("r");
   const open = options.status === "running" || options.status === "cut";
@@ -391,42 +406,46 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
     total = Number(counted?.n ?? 0);
   }
   const runs: RunRow[] = [];
-  for (const r of page) {
-    const row: RunRow = {
-      run_id: r.run_id,
-      status: await indexedStatus(r),
-      started_at: r.started_at,
-      ended_at: r.ended_at,
-      duration_ms: null,
-      agent: r.agent,
-      agent_version: r.agent_version,
-      model: d.text(r.model),
-      tokens: r.tokens === null ? null : Number(r.tokens),
-      experiment: r.experiment_pin ?? r.experiment,
-      last_seq: r.last_seq === null ? null : Number(r.last_seq),
-    };
-    row.duration_ms = durationOf(row, r.last_time);
-    runs.push(row);
-  }
+  for (const r of page) runs.push(await pageRow(d, r));
   return { total, runs };
+}
 
-  async function indexedStatus(r: SqlPageRow): Promise<RunListStatus> {
-    if ((r.status === "completed" || r.status === "failed") && r.sealed_at === null) {
-      // Its writer was killed after its last event but before the seal (harden's kill test): it is cut.
-      let writer: unknown = null;
-      try {
-        writer = r.writer === null ? null : JSON.parse(r.writer);
-      } catch { /* an old run: no writer */ }
-      if ((await runWriterState(r.folder, writer)) === "gone") return "cut";
-    }
-    if (r.status === "completed") return "completed";
-    if (r.status === "failed") return r.cancelled ? "cancelled" : "failed";
+/** A row of the page as the listing gives it. */
+async function pageRow(d: Dialect, r: SqlPageRow): Promise<RunRow> {
+  const row: RunRow = {
+    run_id: r.run_id,
+    status: await indexedStatus(r),
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    duration_ms: null,
+    agent: r.agent,
+    agent_version: r.agent_version,
+    model: d.text(r.model),
+    tokens: r.tokens === null ? null : Number(r.tokens),
+    experiment: r.experiment_pin ?? r.experiment,
+    last_seq: r.last_seq === null ? null : Number(r.last_seq),
+  };
+  row.duration_ms = durationOf(row, r.last_time);
+  return row;
+}
+
+/** The status of a run on the page: its row's, and whether its writer is gone for one with no seal. */
+async function indexedStatus(r: SqlPageRow): Promise<RunListStatus> {
+  if ((r.status === "completed" || r.status === "failed") && r.sealed_at === null) {
+    // Its writer was killed after its last event but before the seal (harden's kill test): it is cut.
     let writer: unknown = null;
     try {
       writer = r.writer === null ? null : JSON.parse(r.writer);
     } catch { /* an old run: no writer */ }
-    return await openStatus(r.status === "incomplete", r.folder, writer);
+    if ((await runWriterState(r.folder, writer)) === "gone") return "cut";
   }
+  if (r.status === "completed") return "completed";
+  if (r.status === "failed") return r.cancelled ? "cancelled" : "failed";
+  let writer: unknown = null;
+  try {
+    writer = r.writer === null ? null : JSON.parse(r.writer);
+  } catch { /* an old run: no writer */ }
+  return await openStatus(r.status === "incomplete", r.folder, writer);
 }
 
 // ---------------------------------------------------------------------------------------------------------

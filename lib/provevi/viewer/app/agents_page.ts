@@ -183,14 +183,17 @@ function experimentAssessments(d: ExperimentView, reload: () => void): HTMLEleme
   const list = rows.length
     ? table(["Name", "Value", "Judges", "Source", "Rationale", "Added"], rows)
     : empty("No assessments of this experiment yet.");
-  if (!state.info?.assess) {
-    return h(
-      "section",
-      { class: "card flush", id: "experiment-assessments" },
-      h("h2", null, "Assessments"),
-      list,
-    );
-  }
+  return h(
+    "section",
+    { class: "card flush", id: "experiment-assessments" },
+    h("h2", null, "Assessments"),
+    list,
+    state.info?.assess ? h("div", { class: "pager" }, assessmentForm(d, reload)) : null,
+  );
+}
+
+/** The form that adds an assessment of the experiment, or of one of its versions. */
+function assessmentForm(d: ExperimentView, reload: () => void): HTMLElement {
   const target = h(
     "select",
     { name: "target" },
@@ -237,11 +240,5 @@ function experimentAssessments(d: ExperimentView, reload: () => void): HTMLEleme
     h("button", { class: "primary", type: "submit" }, "Add assessment"),
     said,
   );
-  return h(
-    "section",
-    { class: "card flush", id: "experiment-assessments" },
-    h("h2", null, "Assessments"),
-    list,
-    h("div", { class: "pager" }, form),
-  );
+  return form;
 }
