@@ -43,7 +43,7 @@ export interface AgentSpec {
   name: string;
   backend: "call" | "agent" | "claude-code" | "codex";
   model: string;
-  provider?: { base_url: string; api_key_env?: string };
+  provider?: { base_url: string; api_key_env?: string; token_ids?: boolean };
   instructions?: string;
   tools?: string[];
   tools_folder?: string;
@@ -164,6 +164,7 @@ const SPEC: Spec = {
           keys: {
             base_url: { t: "text", pattern: /^https?:\/\//, hint: "an http or https URL" },
             api_key_env: name,
+            token_ids: { t: "bool" },
           },
         },
         instructions: text,

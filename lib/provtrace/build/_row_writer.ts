@@ -67,6 +67,7 @@ export class RowWriter {
         const list of [
           ["trace_spans", rows.spans],
           ["trace_model_calls", rows.modelCalls],
+          ["trace_tokens", rows.tokens],
           ["trace_call_messages", rows.callMessages],
           ["trace_tool_calls", rows.toolCalls],
           ["trace_access", rows.access],

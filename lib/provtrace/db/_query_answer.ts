@@ -1,11 +1,17 @@
 /**
  * The answer to one question in SQL, as `provtrace query` gives it: one statement, only reading, every `?`
- * given a value. It runs in a Deno process of its own that the caller stops at its time limit (a SQLite
- * statement in progress cannot be interrupted from JavaScript, nor stopped with its Worker), so
- * {@linkcode answerQuery} is self-contained: its source text is that process's program, and it uses nothing
- * but what it is given.
+ * given a value. It runs in a process of its own that the caller stops at its time limit (a SQLite statement
+ * in progress cannot be interrupted from JavaScript, nor stopped with its Worker): provtrace in its query role
+ * (`query_role.ts`), or this process when the caller gives no limit.
  * @module
  */
+import { DatabaseSync } from "node:sqlite";
+
+// node:sqlite's types in Deno 2.9.6 lack setAuthorizer and setReturnArrays, which the process has.
+// deno-lint-ignore no-explicit-any
+type Db = any;
+// deno-lint-ignore no-explicit-any
+type Statement = any;
 
 /** What the question is. */
 export interface QueryRequest {
@@ -16,28 +22,29 @@ export interface QueryRequest {
   params: string[];
 }
 
-/** The constructor of `node:sqlite`'s `DatabaseSync`, as the process that answers imports it. */
-// deno-lint-ignore no-explicit-any
-type DatabaseSyncClass = new (path: string, options?: { readOnly?: boolean }) => any;
+/** Where {@linkcode answerQuery} gives its items, and what it does once the file is open. */
+export interface AnswerOptions {
+  /** Called with each item, in order. */
+  emit: (item: unknown) => void;
+  /** Called once the file is open, before the statement is prepared (the query role gives up its permissions). */
+  opened?: () => void;
+}
 
 /**
  * Answers a question: emits `{ columns }`, then each row as a list of values in the columns' order. A blob is
  * `{ blob: hex }` and a number JSON cannot hold is `{ number: "Infinity" }`, so each item is JSON.
  *
- * @param DatabaseSync `node:sqlite`'s class.
  * @param request The file, the statement and its parameters' values.
- * @param emit Called with each item, in order.
+ * @param options Where the items go, and what runs once the file is open.
  * @throws Error with a one-line message for a statement that cannot be answered: SQLite's own error; or, named
  * `QueryRefused` (a message that says its fix by itself), more than one statement, a statement that would do
  * more than read, a placeholder without a value or a value without a placeholder, a named placeholder.
  */
-export function answerQuery(
-  DatabaseSync: DatabaseSyncClass,
-  request: QueryRequest,
-  emit: (item: unknown) => void,
-): void {
-  const db = new DatabaseSync(request.db, { readOnly: true });
+export function answerQuery(request: QueryRequest, options: AnswerOptions): void {
+  const { emit } = options;
+  const db: Db = new DatabaseSync(request.db, { readOnly: true });
   try {
+    options.opened?.();
     onlyReading(db);
     const statement = oneStatement(db, request.sql);
     checkPlaceholders(db, statement, request.params);
@@ -63,8 +70,7 @@ export function answerQuery(
  * Lets the connection only read: a SELECT, the tables and functions it reads, recursion, and the pragmas
  * that describe the schema. ATTACH, VACUUM INTO, a transaction or any write is refused before it runs.
  */
-// deno-lint-ignore no-explicit-any
-export function onlyReading(db: any): void {
+export function onlyReading(db: Db): void {
   const READ = 20, SELECT = 21, FUNCTION = 31, RECURSIVE = 33, PRAGMA = 19;
   const PRAGMAS = ["table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo"];
   db.setAuthorizer((code: number, name: string | null) =>
@@ -76,8 +82,7 @@ export function onlyReading(db: any): void {
 }
 
 /** Prepares the one statement of the SQL; more than one, or none, is an error, as is SQLite's own. */
-// deno-lint-ignore no-explicit-any
-export function oneStatement(db: any, sql: string): any {
+export function oneStatement(db: Db, sql: string): Statement {
   const refused = (message: string) => Object.assign(new Error(message), { name: "QueryRefused" });
   const bare = (text: string) => text.replace(/--[^\n]*(\n|$)|\/\*[\s\S]*?(\*\/|$)|[\s;]/g, "");
   // Deno 2.9.6's node:sqlite crashes the process on any use of a statement prepared from no SQL (tried).
@@ -103,8 +108,7 @@ export function oneStatement(db: any, sql: string): any {
 }
 
 /** Every placeholder has its value and every value its placeholder; a named placeholder is refused. */
-// deno-lint-ignore no-explicit-any
-export function checkPlaceholders(db: any, statement: any, given: string[]): void {
+export function checkPlaceholders(db: Db, statement: Statement, given: string[]): void {
   const refused = (message: string) => Object.assign(new Error(message), { name: "QueryRefused" });
   // Binding one more value than the positional placeholders take fails at once, before any step runs.
   const outOfRange = (values: unknown[]) => {
@@ -147,28 +151,3 @@ export function checkPlaceholders(db: any, statement: any, given: string[]): voi
     );
   }
 }
-
-/**
- * The program of the process that answers: the functions above as source text, and what reads the request
- * from standard input and writes each item as a JSON line (writing blocks while the reader is behind, so the
- * reader's bound on the answer's size holds).
- */
-export const ANSWER_PROGRAM: string = `
-${onlyReading.toString()}
-${oneStatement.toString()}
-${checkPlaceholders.toString()}
-${answerQuery.toString()}
-const { DatabaseSync } = await import("node:sqlite");
-const request = JSON.parse(await new Response(Deno.stdin.readable).text());
-const encoder = new TextEncoder();
-const emit = (item) => {
-  const bytes = encoder.encode(JSON.stringify(item) + "\\n");
-  for (let n = 0; n < bytes.length;) n += Deno.stdout.writeSync(bytes.subarray(n));
-};
-try {
-  answerQuery(DatabaseSync, request, emit);
-  emit({ end: true });
-} catch (error) {
-  emit({ error: String(error?.message ?? error).split("\\n")[0], own: error?.name === "QueryRefused" });
-}
-`;

@@ -4,15 +4,20 @@
  *
  * A process, because nothing else stops SQLite: `node:sqlite` has no progress handler or interrupt, and a
  * Worker's `terminate()` does not stop a statement running in native code (a recursive CTE kept its thread
- * busy, and the process alive, after it). The process is this process's own Deno (`Deno.execPath()`) where it
- * may start it, else `deno` on the PATH (as a compiled provtrace must), with read access to the one file.
+ * busy, and the process alive, after it). The process is provtrace itself in its query role (`query_role.ts`):
+ * a compiled provtrace starts itself again (`Deno.execPath()`), so it stands alone; from source, this process's
+ * own Deno (else `deno` on the PATH) runs the role's module with read access to the one file. The role opens
+ * the file read-only and then gives up every permission it has.
  * @module
  */
 import { resolve } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { fileURLToPath } from "node:url";
 import { ProveviError } from "../../provevi/mod.ts";
 import { openTraceDb } from "./trace_db.ts";
-import { ANSWER_PROGRAM, answerQuery } from "./_query_answer.ts";
+import { answerQuery } from "./_query_answer.ts";
+import { QUERY_ROLE_ARG } from "./query_role.ts";
+
+const ROLE_URL = new URL("./query_role.ts", import.meta.url);
 
 /** The answer to {@linkcode queryTrace}: the columns in order, and the rows. */
 export interface TraceQueryResult {
@@ -28,8 +33,12 @@ export interface TraceQueryOptions {
   timeout?: number;
   /** The largest answer read, in bytes of JSON (256 MiB by default). */
   maxBytes?: number;
-  /** The Deno program that answers; else this process's own Deno, or `deno` on the PATH. */
-  deno?: string;
+  /**
+   * Start this program in the query role, with this command: a compiled provtrace's is `[Deno.execPath()]`,
+   * the default when this process is compiled; the tests give `deno run` with the compiled binary's flags on
+   * cli/provtrace.ts. Else (`null`, the default from source) `deno run` on the role's module.
+   */
+  self?: string[] | null;
 }
 
 /** The default time limit of a question, in milliseconds. */
@@ -71,7 +80,7 @@ export async function queryTrace(
   const items: unknown[] = [];
   if (timeout === 0) {
     try {
-      answerQuery(DatabaseSync, request, (item) => items.push(item));
+      answerQuery(request, { emit: (item) => items.push(item) });
     } catch (error) {
       const e = error as Error;
       throw fail(
@@ -112,28 +121,20 @@ async function answerElsewhere(
   request: { db: string; sql: string; params: string[] },
   options: TraceQueryOptions & { timeout: number },
 ): Promise<{ items: unknown[] } | { error: string; own: boolean }> {
-  const program = options.deno ?? answeringDeno();
+  const launch = launchFor(request.db, options.self !== undefined ? options.self : compiledSelf());
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(program, {
-      args: [
-        "run",
-        "--no-prompt",
-        "--no-config",
-        "--no-lock",
-        "--quiet",
-        `--allow-read=${request.db}`,
-        `data:application/javascript;base64,${btoa(ANSWER_PROGRAM)}`,
-      ],
+    child = new Deno.Command(launch.program, {
+      args: launch.args,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
   } catch (error) {
     throw new ProveviError(
-      `provtrace query answers in a Deno process that it stops at its time limit, and cannot start "${program}" (${
+      `provtrace query answers in a process of its own that it stops at its time limit, and cannot start "${launch.program}" (${
         (error as Error).name
-      }): install Deno (https://deno.com) and put deno on the PATH, or give --timeout 0 to answer without a limit`,
+      }): ${launch.fix}, or give --timeout 0 to answer without a limit`,
       { cause: error },
     );
   }
@@ -207,6 +208,13 @@ async function readItems(stdout: ReadableStream<Uint8Array>, maxBytes: number): 
       }
       if (typeof item === "object" && item !== null && !Array.isArray(item) && "end" in item) {
         out.ended = true;
+        const kept = "kept" in item && Array.isArray(item.kept) ? item.kept : ["(not said)"];
+        if (kept.length) {
+          out.error ??= {
+            error: `the process that answers kept permissions it must give up (${kept.join(", ")})`,
+            own: true,
+          };
+        }
       } else if (typeof item === "object" && item !== null && !Array.isArray(item) && "error" in item) {
         out.error = { error: String(item.error), own: "own" in item && item.own === true };
       } else out.items.push(item);
@@ -215,9 +223,40 @@ async function readItems(stdout: ReadableStream<Uint8Array>, maxBytes: number): 
   return { ...out, tooLarge: false };
 }
 
-/** This process's own Deno where it may start it; else `deno` on the PATH (a compiled provtrace is not Deno). */
+/** A compiled provtrace's own command; none from source. */
+function compiledSelf(): string[] | null {
+  return Deno.build.standalone === true ? [Deno.execPath()] : null;
+}
+
+/** The program and arguments of the process that answers, and what to do when it cannot be started. */
+function launchFor(db: string, self: string[] | null): { program: string; args: string[]; fix: string } {
+  if (self) {
+    const [program = Deno.execPath(), ...rest] = self;
+    return {
+      program,
+      args: [...rest, QUERY_ROLE_ARG],
+      fix: "a compiled provtrace may start itself by the name provtrace: put it on the PATH as provtrace",
+    };
+  }
+  const remote = ROLE_URL.protocol === "https:" || ROLE_URL.protocol === "http:";
+  return {
+    program: answeringDeno(),
+    args: [
+      "run",
+      "--no-prompt",
+      "--no-config",
+      "--no-lock",
+      "--quiet",
+      ...(remote ? [`--allow-import=${ROLE_URL.host}`] : []),
+      `--allow-read=${db}`,
+      ROLE_URL.protocol === "file:" ? fileURLToPath(ROLE_URL) : ROLE_URL.href,
+    ],
+    fix: "install Deno (https://deno.com) and put deno on the PATH",
+  };
+}
+
+/** This process's own Deno where it may start it; else `deno` on the PATH. */
 function answeringDeno(): string {
-  if (Deno.build.standalone === true) return "deno";
   try {
     const own = Deno.execPath();
     return Deno.permissions.querySync({ name: "run", command: own }).state === "granted" ? own : "deno";

@@ -33,6 +33,7 @@ const TABLES: readonly DigestTable[] = [
   { table: "trace_runs", key: ["run_id"] },
   { table: "trace_spans", key: ["span_id"] },
   { table: "trace_model_calls", key: ["span_id"] },
+  { table: "trace_tokens", key: ["span_id"] },
   { table: "trace_call_messages", key: ["span_id", "direction", "position"] },
   {
     table: "trace_messages",

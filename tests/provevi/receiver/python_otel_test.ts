@@ -2,14 +2,10 @@ import assert from "node:assert/strict";
 import { FileStore, readEventsText, readSpansFile, receiver } from "../../../lib/provevi/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
+import { skipWithout } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVRUN_TEST_OTEL_PYTHON");
-const CI = Deno.env.get("CI") !== undefined;
-if (PYTHON === undefined && !CI) {
-  console.warn(
-    "Python OpenTelemetry tests skipped: PROVRUN_TEST_OTEL_PYTHON is unset (source .ci/peers/agents.sh, as .ci/run does)",
-  );
-}
+const NO_PYTHON = skipWithout("python-otel");
 
 // The Python SDK's own OTLP/HTTP exporters, protobuf (gzip) and JSON, each sending a parent and a child span.
 const SCRIPT = `
@@ -34,7 +30,7 @@ for name, exporter in (("proto", Proto(endpoint=url, compression=Compression.Gzi
 
 Deno.test({
   name: "receiver() takes the Python OpenTelemetry SDK's OTLP/HTTP protobuf (gzip) and JSON exporters",
-  ignore: PYTHON === undefined && !CI,
+  ignore: NO_PYTHON,
   fn: async () => {
     if (PYTHON === undefined) {
       throw new Error("PROVRUN_TEST_OTEL_PYTHON is unset: .ci/peers/agents.sh installs it");

@@ -5,7 +5,7 @@ import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, spanRows } from "./_programs.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const CLAUDE = program("claude-code");
 
 Deno.test({
   name:

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { openTraceDb, queryTrace } from "../../../lib/provtrace/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
+import { compiledProvtraceFlags, provtraceSelf } from "../_self.ts";
+import { QUERY_ROLE_ARG } from "../../../lib/provtrace/db/query_role.ts";
 
 const ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c";
 
@@ -140,4 +142,61 @@ Deno.test("deno task provtrace query answers, and stops at its time limit, under
   assert.equal(stopped.code, 1, stopped.err);
   assert.match(stopped.err, /the query ran for more than 1 s and was stopped/);
   assert.doesNotMatch(stopped.err, /NotCapable/);
+});
+
+Deno.test("a compiled provtrace answers a query in itself, in the query role (not deno): the answer, the time limit and the refusals hold", async () => {
+  await using t = await emptyDb();
+  const flags = compiledProvtraceFlags();
+  assert.ok(flags.includes("--allow-run=git,provtrace"), "a compiled provtrace may start itself, not deno");
+  const self = provtraceSelf();
+  const { rows } = await queryTrace(t.db, "SELECT value FROM trace_meta WHERE key = ?", {
+    params: ["blob"],
+    self,
+  });
+  assert.deepEqual(rows, [{ value: new Uint8Array([0, 255]) }]);
+  await assert.rejects(
+    queryTrace(t.db, ENDLESS, { timeout: 1000, self }),
+    /the query ran for more than 1 s and was stopped/,
+  );
+  await assert.rejects(
+    queryTrace(t.db, "SELECT * FROM trace_meta; DELETE FROM trace_meta", { self }),
+    /the SQL holds more than one statement/,
+  );
+  await assert.rejects(queryTrace(t.db, `ATTACH '${t.db}' AS other`, { self }), /does more than read/);
+});
+
+Deno.test("the query role reports the permissions it kept, and an answer from a role that kept any is refused", async () => {
+  await using t = await emptyDb();
+  const role = [...provtraceSelf(), QUERY_ROLE_ARG];
+  const child = new Deno.Command(role[0]!, {
+    args: role.slice(1),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(
+    new TextEncoder().encode(JSON.stringify({ db: t.db, sql: "SELECT 1 AS one", params: [] })),
+  );
+  await writer.close();
+  const out = await child.output();
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(lines, [{ columns: ["one"] }, [1], { end: true, kept: [] }]);
+  // A program in the role's place that answers but keeps its permissions (or does not say) is not believed.
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const end of [`{"end":true,"kept":["read","net"]}`, `{"end":true}`]) {
+      const liar = join(dir, "liar.ts");
+      await Deno.writeTextFile(
+        liar,
+        `await new Response(Deno.stdin.readable).text();\nconsole.log('{"columns":["one"]}\\n[1]\\n${end}');`,
+      );
+      await assert.rejects(
+        queryTrace(t.db, "SELECT 1 AS one", { self: [Deno.execPath(), "run", "--no-prompt", liar] }),
+        /the process that answers kept permissions it must give up \((read, net|\(not said\))\)/,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
