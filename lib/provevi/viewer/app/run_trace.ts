@@ -5,7 +5,6 @@
  */
 import type { ViewSpan } from "../run_view.ts";
 import { empty, h } from "./dom.ts";
-import { link } from "./nav.ts";
 import { duration, micros } from "./format.ts";
 import type { RunState } from "./run_state.ts";
 
@@ -68,7 +67,14 @@ function liveSpans(state: RunState): ViewSpan[] {
 }
 
 function bar(span: ViewSpan, total: number): HTMLElement {
-  const kind = span.depth === 0 ? "root" : span.name.split(" ")[0];
+  const first = span.name.split(" ")[0]!;
+  const kind = span.depth === 0
+    ? "root"
+    : /llm_request|^chat/.test(first)
+    ? "chat"
+    : /tool/.test(first)
+    ? "execute_tool"
+    : first;
   const el = h("div", { class: `bar k-${kind} ${span.status !== "ok" ? span.status : ""}` });
   el.style.left = (span.start_us / total) * 100 + "%";
   el.style.width = Math.max(((span.end_us - span.start_us) / total) * 100, 0.3) + "%";
@@ -85,20 +91,25 @@ export function timeline(state: RunState): HTMLElement {
     h(
       "div",
       {
-        class: "span",
+        class: "span clickable" + (s.status === "error" || s.status === "refused" ? " " + s.status : "") +
+          (state.selected?.kind === "span" && state.selected.id === s.span_id ? " sel" : ""),
         "data-span": s.span_id,
+        "data-status": s.status,
+        onclick: () => state.select({ kind: "span", id: s.span_id }),
         title: `${s.name} · ${s.event_count} event${s.event_count === 1 ? "" : "s"}: ${s.seqs.join(", ")}${
           s.event_count > s.seqs.length ? ", …" : ""
         }`,
       },
       h(
         "div",
-        { class: "name" },
-        h("span", { class: "tw" }, "\u00a0\u00a0".repeat(s.depth) + (s.depth ? "└ " : "")),
-        // Each span links to its trace, whole: every run that carries it (an agent program's spans too).
-        s.trace_id && s.span_id !== "streaming"
-          ? link(`traces/${s.trace_id}?span=${encodeURIComponent(s.span_id)}`, s.name, { cls: "to-trace" })
-          : s.name,
+        { class: "name", title: s.name },
+        h("span", { class: "tw" }, "\u00a0\u00a0".repeat(Math.min(s.depth, 12)) + (s.depth ? "└ " : "")),
+        s.status === "error"
+          ? h("span", { class: "st-error" }, "✕ ")
+          : s.status === "refused"
+          ? h("span", { class: "st-refused" }, "⊘ ")
+          : null,
+        s.name,
       ),
       h("div", { class: "track" }, bar(s, total)),
       h("div", { class: "dur" }, duration(s.end_us - s.start_us)),
