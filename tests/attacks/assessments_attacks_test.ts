@@ -2,7 +2,7 @@
  * Forgeries of the file store's assessments (`assessments.jsonl`, hash-chained from the run's seal): a changed,
  * removed, inserted or reordered judgement, one moved from another run or kept for a run whose evidence was
  * written again, a link, a line that is not an assessment. Each must make `prove verify` fail with a problem of
- * check 10 that names the file (stopped), and the line where there is one (recorded). What the chain cannot
+ * check 11 that names the file (stopped), and the line where there is one (recorded). What the chain cannot
  * show (the last lines cut off, or the file written again whole from the manifest's last hash) is said in
  * docs/evidence-format.md, "Assessments".
  * @module

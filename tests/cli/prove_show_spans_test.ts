@@ -81,7 +81,7 @@ prompt: hi
     const here = await run(prove, ["--store", uri, "--runs", runs, "show", runId]);
     assert.equal(here.code, 0, here.err.join("\n"));
     const chat = here.out.find((l) => / model_called /.test(l))!;
-    assert.match(chat, /CallBackend +  chat inline \d/);
+    assert.match(chat, /CallBackend {3,}chat inline \d/);
     const json = JSON.parse(
       (await run(prove, ["--store", uri, "--runs", runs, "show", runId, "--json"])).out.join("\n"),
     );
@@ -90,7 +90,7 @@ prompt: hi
     await Deno.rename(runs, join(dir, "moved"));
     const moved = await run(prove, ["--store", uri, "--runs", runs, "show", runId]);
     assert.equal(moved.code, 0, moved.err.join("\n"));
-    assert.match(moved.out.find((l) => / model_called /.test(l))!, /CallBackend +  chat inline \d/);
+    assert.match(moved.out.find((l) => / model_called /.test(l))!, /CallBackend {3,}chat inline \d/);
     const made = JSON.parse(
       (await run(prove, ["--store", uri, "--runs", runs, "show", runId, "--json"])).out.join("\n"),
     );

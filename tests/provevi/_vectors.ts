@@ -73,7 +73,7 @@ async function addOutputs(f: string, files: Record<string, string>): Promise<voi
   });
 }
 
-/** The assessments a vector of check 10 starts from: the run, its model call's event, and its model call's span. */
+/** The assessments a vector of check 11 starts from: the run, its model call's event, and its model call's span. */
 const JUDGED: Omit<AssessmentLine, "id" | "prev" | "run_id" | "created_at">[] = [
   { seq: null, span_id: null, name: "correct", value: true, rationale: "the numbers add up", source: "ada" },
   { seq: 8, span_id: null, name: "score", value: 0.75, rationale: null, source: "grader" },
@@ -396,13 +396,13 @@ export const VECTORS: Vector[] = [
   },
   {
     name: "assessments",
-    check: 10,
+    check: 11,
     what: "three assessments (the run, event 8, span 0000000000000006) chained from the seal; it verifies",
     change: (f) => assess(f).then(() => {}),
   },
   {
     name: "assessments-changed",
-    check: 10,
+    check: 11,
     what: "line 1's value changed from true to false, in RFC 8785 form: line 2's prev no longer chains",
     change: async (f) => {
       const ls = await assess(f);
@@ -412,13 +412,13 @@ export const VECTORS: Vector[] = [
   },
   {
     name: "assessments-removed",
-    check: 10,
+    check: 11,
     what: "line 1 of three removed: one gap in the ids and one broken chain, both at the new line 1",
     change: async (f) => writeAssessments(f, (await assess(f)).slice(1)),
   },
   {
     name: "assessments-other-run",
-    check: 10,
+    check: 11,
     what: "the assessments of a run sealed with another last hash, their run_id made this run's",
     change: async (f) => {
       const ls = await assess(f);
@@ -431,7 +431,7 @@ export const VECTORS: Vector[] = [
   },
   {
     name: "assessments-target",
-    check: 10,
+    check: 11,
     what: "assessments of event 99 and of span ffffffffffffffff, which the run does not have",
     change: (f) =>
       assess(f, [
@@ -441,7 +441,7 @@ export const VECTORS: Vector[] = [
   },
   {
     name: "assessments-not-canonical",
-    check: 10,
+    check: 11,
     what:
       "line 1 written with a space after each colon, its values unchanged: one problem, its hash still chains",
     change: async (f) => {

@@ -1,7 +1,7 @@
 /**
  * The postgres store's schema: the sqlite store's tables and views in PostgreSQL, with the same numbered
- * upgrade steps, so that a store's version means the same in both: step 5 is the postgres store's (its views and
- * indexes read lines that `jsonb` alone refuses; nothing in SQLite), step 6 both stores'. Text columns use the
+ * upgrade steps (version 1, 2, 3, then 4), so that a store's version means the same in both, and a step 5 of its
+ * own (its views and indexes read lines that `jsonb` alone refuses). Text columns use the
  * "C" collation, so that order and ranges are by bytes, as in SQLite. The schema check compares the
  * database's catalog with what the steps make, built in the session's temporary schema and rolled back.
  * @module
@@ -184,7 +184,7 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
  * plain `line::jsonb` refuses the escapes of a NUL and of half a surrogate pair, so a `run_failed` line holding
  * one could not be inserted (its indexes read it) and a view or a listing that met one failed whole;
  * {@linkcode lineJsonb} reads them as the six characters a column holds. SQLite's JSON functions take every line
- * already, so its step 5 does nothing.
+ * already, so its step 5 makes nothing.
  */
 const V5 = `
 DROP VIEW provevi_grants, provevi_refusals, provevi_inputs, provevi_outputs;
@@ -198,10 +198,30 @@ CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
 `;
 
 /**
- * Version 6, as the sqlite store's step 6 makes it: an assessment judges an experiment too (`experiment`; then
- * no run), exactly one of the two set; and the events are found by their trace ID.
+ * Version 6: the log of the store's sealed runs (docs/log.md), as the sqlite store's version 6 makes it: its key,
+ * its entries (a run once), the tree's hashes at each tile level, and every checkpoint with the cosignatures it
+ * gathered. Runs sealed before the upgrade are not in it: `prove log audit --repair` appends each one that
+ * verifies.
  */
 const V6 = `
+CREATE TABLE provevi_log_key (id integer PRIMARY KEY CHECK (id = 1), key ${T} NOT NULL);
+CREATE TABLE provevi_log_entries (
+  idx bigint PRIMARY KEY CHECK (idx >= 0),
+  run_id ${T} NOT NULL UNIQUE,
+  entry bytea NOT NULL
+);
+CREATE TABLE provevi_log_hashes (
+  level integer NOT NULL CHECK (level >= 0), n bigint NOT NULL CHECK (n >= 0), hash bytea NOT NULL,
+  PRIMARY KEY (level, n)
+);
+CREATE TABLE provevi_log_checkpoints (size bigint PRIMARY KEY CHECK (size > 0), note ${T} NOT NULL, cosigned ${T});
+`;
+
+/**
+ * Version 7, as the sqlite store's step 7 makes it: an assessment judges an experiment too (`experiment`; then
+ * no run), exactly one of the two set; and the events are found by their trace ID.
+ */
+const V7 = `
 ALTER TABLE provevi_assessments ALTER COLUMN run_id DROP NOT NULL;
 ALTER TABLE provevi_assessments ADD COLUMN experiment ${T};
 ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_target
@@ -213,14 +233,14 @@ CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE tra
 `;
 
 /**
- * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS` (whose step 5 does
- * nothing in SQLite). Step 2 fills each
+ * The upgrade steps, in order: the same versions and descriptions as the sqlite store's `SCHEMA_STEPS` (whose
+ * version 5 makes nothing in SQLite). Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6, 7]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -268,10 +288,17 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
   },
   {
     version: 6,
+    description: "the log of the store's sealed runs: its key, entries, tile hashes and checkpoints",
+    up: async (sql) => {
+      await sql.unsafe(V6);
+    },
+  },
+  {
+    version: 7,
     description:
       "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
     up: async (sql) => {
-      await sql.unsafe(V6);
+      await sql.unsafe(V7);
     },
   },
 ];

@@ -15,3 +15,4 @@ export * from "./bundle_pin.ts";
 export * from "./export_run.ts";
 export * from "./run_elsewhere.ts";
 export * from "./stored_run.ts";
+export * from "./store_log.ts";

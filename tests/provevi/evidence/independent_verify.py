@@ -470,7 +470,7 @@ def verify(folder, trusted=None):
     elif flag is True or file_flag is True:
         problem("bundle.missing", "bundle.json", "asked for, and missing")
 
-    # 10. The assessments.
+    # 11. The assessments.
     check_assessments(folder, run_id, manifest_path, [e for _, e in events], problem)
 
     # 9. The signed seal.

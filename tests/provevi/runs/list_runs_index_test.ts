@@ -19,7 +19,7 @@ import {
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";
-import { POSTGRES_BACK_TO_5, SQLITE_BACK_TO_5 } from "../_schema_steps.ts";
+import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
 
 const RUNS = [
@@ -40,8 +40,15 @@ const TABLES = [
   "provevi_assessments",
 ];
 
-/** What version 3 held that step 4 changes: its indexes go, and the two it dropped come back. */
+/**
+ * What version 3 held that step 4 changes: its indexes go, and the two it dropped come back; the log of step 6
+ * goes too (step 5 redoes what it makes).
+ */
 const BACK_TO_3 = `
+DROP TABLE provevi_log_key;
+DROP TABLE provevi_log_entries;
+DROP TABLE provevi_log_hashes;
+DROP TABLE provevi_log_checkpoints;
 DROP INDEX provevi_runs_agent_status;
 DROP INDEX provevi_runs_experiment_status;
 DROP INDEX provevi_runs_pin_status;
@@ -75,7 +82,7 @@ Deno.test("sqlite: a store of schema version 3 is upgraded when opened to write,
       await using store = new SqliteStore(path, { runs: dir });
       for (const id of RUNS) await writeSampleRun(await store.openRun(id));
       before = count(store.db);
-      store.db.exec(SQLITE_BACK_TO_5);
+      store.db.exec(SQLITE_BACK_TO_6);
       store.db.exec(BACK_TO_3);
       assert.equal(schemaVersion(store.db), 3);
     }
@@ -153,7 +160,7 @@ Deno.test({
         for (const id of RUNS) await writeSampleRun(await store.openRun(id));
         before = await count(store.sql);
       }
-      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_5 + BACK_TO_3));
+      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_6 + BACK_TO_3));
       await assert.rejects(
         () => PostgresStore.open(db.uri, { runs: dir, create: false }),
         /open it once to write/,

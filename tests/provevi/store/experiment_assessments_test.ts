@@ -11,7 +11,7 @@ import {
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
-import { POSTGRES_BACK_TO_5, SQLITE_BACK_TO_5 } from "../_schema_steps.ts";
+import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";
@@ -121,7 +121,7 @@ for (const [kind, open] of STORES) {
     }));
 }
 
-Deno.test("sqlite: a store of version 5 is upgraded to 6 when opened to write, its run assessments kept, and takes an experiment's", async () => {
+Deno.test("sqlite: a store of version 6 is upgraded to 7 when opened to write, its run assessments kept, and takes an experiment's", async () => {
   const dir = await Deno.makeTempDir({ prefix: "exp-assess-" });
   try {
     const path = join(dir, "e.db");
@@ -129,8 +129,8 @@ Deno.test("sqlite: a store of version 5 is upgraded to 6 when opened to write, i
       await using store = new SqliteStore(path, { runs: dir });
       await writeRuns(store);
       await store.assess("run-1#1", "score", 0.5);
-      store.db.exec(SQLITE_BACK_TO_5);
-      assert.equal(schemaVersion(store.db), 5);
+      store.db.exec(SQLITE_BACK_TO_6);
+      assert.equal(schemaVersion(store.db), 6);
     }
     await using store = new SqliteStore(path, { runs: dir });
     assert.equal(schemaVersion(store.db), SCHEMA_VERSION);
@@ -152,7 +152,7 @@ Deno.test("sqlite: a store of version 5 is upgraded to 6 when opened to write, i
 });
 
 Deno.test({
-  name: "postgres: a store of version 5 is upgraded to 6 when opened to write, its run assessments kept",
+  name: "postgres: a store of version 6 is upgraded to 7 when opened to write, its run assessments kept",
   ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "exp-assess-" });
@@ -163,7 +163,7 @@ Deno.test({
         await writeRuns(store);
         await store.assess("run-1#1", "score", 0.5);
       }
-      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_5));
+      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_6));
       await using store = await PostgresStore.open(db.uri, { runs: dir });
       const [kept] = await store.assessments("run-1");
       assert.deepEqual([kept!.seq, kept!.name, kept!.experiment], [1, "score", null]);
