@@ -462,11 +462,12 @@ async function sealedAs(folder: string, leaf: RunLeaf): Promise<boolean> {
   return text !== null && sha256Hex(text) === leaf.manifest_sha256;
 }
 
-/** Gives a run's `manifest.json.tmp` its name when the log recorded its seal and the bytes are the ones recorded. */
+/** Gives a run's `.manifest.json.tmp` its name when the log recorded its seal and the bytes are the ones recorded. */
 async function completeManifest(folder: string, leaf: RunLeaf): Promise<void> {
+  // The names FileStore's evidencePaths gives them (the store imports the log, not the other way).
   const manifest = join(folder, "evidence", "manifest.json");
+  const tmp = join(folder, ".manifest.json.tmp");
   if (await readTextOrNull(manifest) !== null) return;
-  const tmp = `${manifest}.tmp`;
   const text = await readTextOrNull(tmp);
   if (text !== null && sha256Hex(text) === leaf.manifest_sha256) {
     await Deno.rename(tmp, manifest);

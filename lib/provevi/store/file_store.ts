@@ -38,6 +38,7 @@ export function evidencePaths(folder: string): {
   events: string;
   payloads: string;
   manifest: string;
+  manifestTmp: string;
   attestation: string;
 } {
   const evidence = join(folder, "evidence");
@@ -46,6 +47,9 @@ export function evidencePaths(folder: string): {
     events: join(evidence, "events.jsonl"),
     payloads: join(evidence, "payloads"),
     manifest: join(evidence, "manifest.json"),
+    // The seal's manifest before it takes its name: beside evidence/, not in it, so a writer killed mid-seal
+    // leaves evidence/ holding only the format's files (docs/evidence-format.md, "The run folder").
+    manifestTmp: join(folder, ".manifest.json.tmp"),
     attestation: join(evidence, ATTESTATION_FILE),
   };
 }
@@ -412,7 +416,7 @@ export class FileRunWriter implements RunWriter {
       sealed_at: info.sealed_at ?? nowUtc(),
     });
     const text = manifestText(manifest);
-    const tmp = `${this.#paths.manifest}.tmp`;
+    const tmp = this.#paths.manifestTmp;
     const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
     let append: PreparedAppend | null = null;

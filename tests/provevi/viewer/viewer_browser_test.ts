@@ -64,7 +64,7 @@ browserTest(
     const runs = join(home, "runs");
     try {
       assert.equal(await tour(quiet, { runs }), 0);
-      const [runId] = [...Deno.readDirSync(runs)].map((e) => e.name);
+      const [runId] = [...Deno.readDirSync(runs)].map((e) => e.name).filter((n) => !n.startsWith("."));
       const policy = join(home, "policy.yaml");
       await Deno.writeTextFile(policy, BODIES);
       const ui = await proveUi([
