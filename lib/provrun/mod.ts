@@ -16,3 +16,4 @@ export * from "./backends/mod.ts";
 export * from "./sandbox/mod.ts";
 export * from "./runner/mod.ts";
 export * from "./telemetry/mod.ts";
+export * from "./replay/mod.ts";
