@@ -13,6 +13,7 @@ import { inputProblems, outputRecordProblems } from "../evidence/event_rules.ts"
 import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
 import { bundlePin } from "./bundle_pin.ts";
+import { signingAskedProblems } from "./signing_asked.ts";
 import { resumedPairProblems } from "./resumed_pair.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
 import { checkAssessmentsFile } from "../evidence/assessments_file.ts";
@@ -101,7 +102,7 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     ...(options.trust ? { trust: options.trust } : {}),
     ...(read.texts ? { texts: read.texts } : {}),
   });
-  problems.push(...attestation.problems);
+  problems.push(...await signingAskedProblems(record, read.events), ...attestation.problems);
   notes.push(...attestation.notes);
   problems.push(...await assessmentProblems(record, read));
   const inLog = options.log
