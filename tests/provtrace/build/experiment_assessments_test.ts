@@ -43,13 +43,14 @@ Deno.test("provtrace: a run's rows hold its experiment's assessments (of the who
       [2, "score", "0.7", PIN1],
     ]);
     assert.deepEqual(rows("run-2"), [[0, "approved", "true", EXP], [1, "score", "0.4", PIN2]]);
-    assert.deepEqual((await checkTrace(db, { runs: dir })).runs.map((r) => r.state), ["same", "same"]);
+    const first = await checkTrace(db, { stores: [uri], runs: dir });
+    assert.deepEqual(first.runs.map((r) => r.state), ["same", "same"], JSON.stringify(first.runs));
     {
       await using store = new SqliteStore(path, { runs: dir });
       await store.assess({ experiment: EXP }, "reviewed", true);
     }
     // The experiment's new assessment judges both runs: their rows differ from what the store now gives.
-    const check = await checkTrace(db, { runs: dir });
+    const check = await checkTrace(db, { stores: [uri], runs: dir });
     assert.deepEqual(check.runs.map((r) => r.state), ["rows", "rows"], JSON.stringify(check.runs));
     await buildTrace({ store: uri, runs: dir, db, runId: "run-2", allowUnverified: true });
     assert.deepEqual(rows("run-2").map((r) => r[1]), ["approved", "score", "reviewed"]);
