@@ -15,16 +15,16 @@
  * (`trace_sources.rows_digest`, see `run_digest.ts`), so `provtrace check` can tell rows changed in the file
  * after the build from a source that changed under them.
  *
- * Version 4 adds `trace_sources.rows_mac`, the MAC of a run's rows under a key kept outside the file
- * (`rows_key.ts`), so `check` and the exports can trust rows the file cannot have forged without building the
- * run again.
- *
  * Version 3 adds the exact tokens of a model call where its provider returned them (`trace_tokens`: prompt
  * and completion token IDs and log-probabilities, a run's rows like the others), and the record of each
  * export (`trace_exports`, one row per export, keyed by the SHA-256 of its file, and `trace_export_lines`, the
  * events each line of it holds), so `provtrace lineage` can name the exports a run fed. The exports' rows are
  * not a run's rows: building a run again keeps them, and `provtrace lineage --check` compares them with the
  * runs.
+ *
+ * Version 5 adds `trace_sources.rows_mac`, the MAC of a run's rows under a key kept outside the file
+ * (`rows_key.ts`), so `check` and the exports can trust rows the file cannot have forged without building the
+ * run again.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -226,7 +226,7 @@ CREATE INDEX trace_export_lines_run ON trace_export_lines (run_id, seq);
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -250,6 +250,13 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
   },
   {
     version: 4,
+    description: "trace_assessments.experiment: a run's rows hold its experiment's assessments too",
+    // The experiment an assessment judges, pinned when it judges one version; null for one of the run, its
+    // step or span. A run built before this step has none of its experiment's: check names the difference.
+    up: (db) => db.exec("ALTER TABLE trace_assessments ADD COLUMN experiment TEXT"),
+  },
+  {
+    version: 5,
     description:
       "trace_sources.rows_mac: each run's rows_digest and manifest sealed with the user's rows key",
     // A run built before this step, or without the key, has no MAC: check and export build it again from its
