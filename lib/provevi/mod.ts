@@ -19,6 +19,7 @@ export * from "./viewer/mod.ts";
 export * from "./receiver/mod.ts";
 export * from "./sqlite/mod.ts";
 export * from "./postgres/mod.ts";
+export * from "./cost/mod.ts";
 export {
   type CopyContent,
   copyContent,

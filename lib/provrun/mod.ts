@@ -14,5 +14,6 @@
 export * from "./run/mod.ts";
 export * from "./backends/mod.ts";
 export * from "./sandbox/mod.ts";
+export * from "./gateway/mod.ts";
 export * from "./runner/mod.ts";
 export * from "./telemetry/mod.ts";

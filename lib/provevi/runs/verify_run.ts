@@ -1,6 +1,6 @@
 /**
- * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, then the committed
- * bundle and the experiment.
+ * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, the recorded costs, then
+ * the committed bundle and the experiment.
  * @module
  */
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
+import { runCost } from "../cost/run_cost.ts";
 
 /** What {@linkcode verifyRun} may also check against. */
 export interface VerifyRunOptions {
@@ -85,6 +86,8 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   }
   const numbered = read.events.map((event, i) => ({ event, line: read.eventLines[i]! }));
   problems.push(...outputRecordProblems(numbered), ...inputProblems(numbered));
+  // The recorded costs, recomputed from the usage and the price table the run pinned.
+  problems.push(...(await runCost(read.events, (sha) => record.payload(sha))).problems);
   const attestation = await checkAttestation(record, read.events, {
     ...(options.trust ? { trust: options.trust } : {}),
     ...(read.texts ? { texts: read.texts } : {}),

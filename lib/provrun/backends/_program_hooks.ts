@@ -2,12 +2,14 @@
  * The hook listener of an agent program's run: a server on 127.0.0.1 at a path with a token of the run, to which
  * the program's hooks POST their JSON input. Each hook event becomes one `hook_called` event; a blocking
  * `PreToolUse` hook asks the broker (`decideToolCall`) and is refused outside the run's grants, and refused too
- * (fails closed) when its event cannot be written.
+ * (fails closed) when its event cannot be written. The tool calls the hooks report become `tool_called` events
+ * (`_program_tools.ts`).
  * @module
  */
 import type { Span } from "@opentelemetry/api";
 import { errorMessage, type EvidenceRecorder } from "../run/recorder.ts";
 import { decideToolCall, type ToolGrants } from "./tool_grants.ts";
+import { ProgramToolCalls } from "./_program_tools.ts";
 
 /** A tool call's decision: allowed or not, and why. */
 export type HookDecision = { allow: boolean; reason: string };
@@ -33,7 +35,7 @@ export interface HookListener {
   readonly url: string;
   /** The hook events taken, and the calls refused. */
   readonly counts: { hooks: number; refused: number };
-  /** Stops listening, after the requests under way are answered. */
+  /** Stops listening, after the requests under way are answered; tool calls left open are ended as failed. */
   shutdown(): Promise<void>;
 }
 
@@ -47,6 +49,10 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
   const token = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0"))
     .join("");
   const counts = { hooks: 0, refused: 0 };
+  const tools = new ProgramToolCalls(options.recorder, {
+    component: options.component,
+    program: options.program,
+  });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     if (request.method !== "POST" || new URL(request.url).pathname !== `/hook/${token}`) {
       return new Response("not found", { status: 404 });
@@ -58,12 +64,22 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
     counts.hooks++;
     const decision = await decideAndRecord(options, { text, input, event });
     if (decision && !decision.allow) counts.refused++;
+    await tools.take({
+      event,
+      tool: typeof input.tool_name === "string" ? input.tool_name : null,
+      id: typeof input.tool_use_id === "string" ? input.tool_use_id : null,
+      input,
+      decision,
+    }).catch(() => {});
     return Response.json(options.reply(event, decision));
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}/hook/${token}`,
     counts,
-    shutdown: () => server.shutdown(),
+    shutdown: async () => {
+      await server.shutdown();
+      await tools.end();
+    },
   };
 }
 

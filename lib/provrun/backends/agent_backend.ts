@@ -158,6 +158,7 @@ async function openTools(job: BackendJob, opened: Opened): Promise<void> {
             tokens: limits.tokens ?? null,
             seconds: limits.seconds ?? null,
           },
+          ...job.facts,
           // What the tools modules wrote as they loaded: kept in the record, never shown by provr.
           ...(sandbox.loadConsole ? { load_console: sandbox.loadConsole } : {}),
         },

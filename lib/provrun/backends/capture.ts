@@ -36,6 +36,13 @@ export interface CaptureOptions {
   onText?: (piece: string) => void;
   /** Called with a whole reply that did not stream, before its `model_called` (the live feed). */
   onReply?: (reply: Json) => void;
+  /**
+   * False when a model gateway records each call at the boundary: the capture then records nothing and only
+   * gives the text, the replies and the usage to the callbacks. True by default.
+   */
+  record?: boolean;
+  /** The cost of a call from its `model_called` data (the run's price table), written as its `cost`. */
+  price?: (data: { [key: string]: Json }) => string | null;
 }
 
 /**
@@ -57,6 +64,7 @@ export function captureModel(
   options: CaptureOptions,
 ): LanguageModelV4 {
   const capture: Capture = { recorder, model, options };
+  if (options.record === false) return wrapLanguageModel({ model, middleware: observing(options) });
   const middleware: LanguageModelV4Middleware = {
     specificationVersion: "v4",
     wrapGenerate: ({ doGenerate, params }) => generateCaptured(capture, params, doGenerate),
@@ -69,6 +77,32 @@ export function captureModel(
     },
   };
   return wrapLanguageModel({ model, middleware });
+}
+
+/** A middleware that records nothing: it gives the text, the replies and the usage to the callbacks. */
+function observing(options: CaptureOptions): LanguageModelV4Middleware {
+  return {
+    specificationVersion: "v4",
+    wrapGenerate: async ({ doGenerate }) => {
+      const result = await doGenerate();
+      options.onReply?.({ content: result.content, finish_reason: result.finishReason } as unknown as Json);
+      options.onUsage?.(usageOf(result.usage));
+      return result;
+    },
+    wrapStream: async ({ doStream }) => {
+      const result = await doStream();
+      const stream = result.stream.pipeThrough(
+        new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+          transform(part, controller) {
+            if (part.type === "text-delta") options.onText?.(part.delta);
+            else if (part.type === "finish") options.onUsage?.(usageOf(part.usage));
+            controller.enqueue(part);
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+  };
 }
 
 /** What the capture of one model holds. */
@@ -338,21 +372,20 @@ async function endCall(
   span.setAttribute("gen_ai.response.finish_reasons", [call.finish]);
   if (call.request) span.setAttribute("gen_ai.input.messages_ref", call.request);
   if (call.reply) span.setAttribute("gen_ai.output.messages_ref", call.reply);
-  await step.end("model_called", {
-    payload: call.request,
-    data: {
-      ...callData(model, call.streamed),
-      answered_by: call.answeredBy ?? model.modelId,
-      input_tokens: u.input,
-      output_tokens: u.output,
-      cache_read_tokens: u.cacheRead,
-      cache_write_tokens: u.cacheWrite,
-      reasoning_tokens: call.usage?.outputTokens.reasoning ?? 0,
-      finish_reason: call.finish,
-      tool_calls: call.toolCalls,
-      ...(call.reply ? { response_payload: call.reply } : {}),
-    },
-  });
+  const data: { [key: string]: Json } = {
+    ...callData(model, call.streamed),
+    answered_by: call.answeredBy ?? model.modelId,
+    input_tokens: u.input,
+    output_tokens: u.output,
+    cache_read_tokens: u.cacheRead,
+    cache_write_tokens: u.cacheWrite,
+    reasoning_tokens: call.usage?.outputTokens.reasoning ?? 0,
+    finish_reason: call.finish,
+    tool_calls: call.toolCalls,
+    ...(call.reply ? { response_payload: call.reply } : {}),
+  };
+  if (options.price) data.cost = options.price(data);
+  await step.end("model_called", { payload: call.request, data });
   options.onUsage?.(u);
 }
 

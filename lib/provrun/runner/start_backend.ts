@@ -54,6 +54,7 @@ export async function runBackend(
     folder: run.file.folder,
     sessionId: spec.run.session_id ?? null,
     ...(wrapTool ? { wrapTool } : {}),
+    ...(setup.facts ? { facts: setup.facts } : {}),
   });
   return await backend.result();
 }
@@ -70,8 +71,12 @@ async function runModel(
     ...(env ? { env } : {}),
     responseBytes: agent.limits?.model_bytes, // harden: a model's answer is cut past its limit
   });
+  const price = parts.price;
   return captureModel(model, run.ctx.recorder, {
     component: agent.backend === "call" ? "CallBackend" : "AgentBackend",
+    // a model gateway records each call at the boundary; the capture then only observes
+    record: !options.setup.modelCallsRecorded,
+    ...(price ? { price } : {}),
     onText: (piece) => parts.onText(piece),
     onReply: (reply) => parts.onReply(reply),
     onUsage: (usage) => parts.onUsage(usage),

@@ -1,0 +1,23 @@
+/**
+ * The recording model gateway: provr serves the provider API an agent speaks (Anthropic Messages; OpenAI Chat
+ * Completions and Responses, streamed or not) on 127.0.0.1 for a run, takes only the run's token, forwards each
+ * call to the run's provider with the real key, and records it as `model_called` with both bodies (and the raw
+ * stream) as payloads; the program's session file is cross-checked against it. Imports `run/` and `backends/`.
+ *
+ * @example
+ * ```ts ignore
+ * import { ModelGateway } from "./mod.ts";
+ * await using gateway = ModelGateway.start({ provider: "openai", upstream: "https://api.openai.com/v1",
+ *   key: Deno.env.get("OPENAI_API_KEY")!, recorder, component: "ModelGateway", responseBytes: 32 << 20 });
+ * ```
+ * @module
+ */
+export * from "./sse.ts";
+export * from "./provider_api.ts";
+export * from "./anthropic_api.ts";
+export * from "./openai_apis.ts";
+export * from "./gateway_call.ts";
+export * from "./gateway_forward.ts";
+export * from "./gateway.ts";
+export * from "./session_match.ts";
+export * from "./gateway_part.ts";
