@@ -6,6 +6,7 @@
  * prove [--runs DIR] [--store URI] show RUN [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] cost RUN | --experiment URI [--json]
  * prove keygen FILE [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
  * prove policy FILE [--config deno.json] [--json]
@@ -38,6 +39,7 @@ import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
+import { addCost } from "./prove/cost.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -48,6 +50,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addShow,
   addPayload,
   addVerify,
+  addCost,
   addTelemetry,
   addPolicy,
   addUi,

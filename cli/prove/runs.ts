@@ -1,10 +1,12 @@
 /**
- * `prove runs`: the runs of a store as a table (run ID, status, start, duration, agent, model, tokens,
+ * `prove runs`: the runs of a store as a table (run ID, status, start, duration, agent, model, tokens, cost,
  * experiment), newest first, filtered by status, start, agent class or experiment; or the runs that read a URI.
  * @module
  */
 import {
+  formatCost,
   listRuns,
+  parseCost,
   questionsOf,
   RUN_LIST_STATUSES,
   type RunListStatus,
@@ -35,7 +37,7 @@ interface RunsOptions {
 export function addRuns({ program, io, withStore }: ProveContext): void {
   program.command("runs")
     .description(
-      "List the runs in the store, newest first: ID, status, start, duration, agent, model, tokens, experiment.",
+      "List the runs in the store, newest first: ID, status, start, duration, agent, model, tokens, cost, experiment.",
     )
     .option("--status <status>", `only runs of this status: ${RUN_LIST_STATUSES.join(", ")}`)
     .option(
@@ -112,6 +114,7 @@ export function addRuns({ program, io, withStore }: ProveContext): void {
         });
         if (json) return io.out(jsonText(list.runs));
         printRunTable(list.runs, io);
+        if (opts.experiment !== undefined) printCostTotal(list.runs, io);
         const shown = offset + list.runs.length;
         if (shown < list.total) {
           io.err(
@@ -167,11 +170,19 @@ export function statusText(row: Pick<RunRow, "status" | "last_seq">): string {
   return row.status === "cut" && row.last_seq !== null ? `cut at seq ${row.last_seq}` : row.status;
 }
 
+/** The total the runs shown recorded, for `prove runs --experiment` (`prove cost --experiment` recomputes it). */
+function printCostTotal(runs: RunRow[], io: Io): void {
+  const priced = runs.filter((r) => r.cost !== null);
+  if (priced.length === 0) return;
+  const total = priced.reduce((sum, r) => sum + (parseCost(r.cost) ?? 0n), 0n);
+  io.out(`total cost of the ${runs.length} runs shown: ${formatCost(total)} (${priced.length} recorded one)`);
+}
+
 /** Prints runs as the table of `prove runs`. */
 export function printRunTable(runs: RunRow[], io: Io): void {
   if (runs.length === 0) return io.err("no runs");
   printColumns([
-    ["RUN", "STATUS", "STARTED", "DURATION", "AGENT", "MODEL", "TOKENS", "EXPERIMENT"],
+    ["RUN", "STATUS", "STARTED", "DURATION", "AGENT", "MODEL", "TOKENS", "COST", "EXPERIMENT"],
     ...runs.map((r) => [
       r.run_id,
       statusText(r),
@@ -180,6 +191,7 @@ export function printRunTable(runs: RunRow[], io: Io): void {
       r.agent === null ? "-" : r.agent.slice(r.agent.lastIndexOf("/") + 1),
       r.model ?? "-",
       r.tokens === null ? "-" : String(r.tokens),
+      r.cost ?? "-",
       r.experiment ?? "-",
     ]),
   ], io);

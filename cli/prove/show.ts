@@ -10,6 +10,7 @@ import {
   questionsOf,
   readEventsText,
   type RunCheck,
+  runCost,
   type RunRecord,
   runWriterState,
   verifyRun,
@@ -19,6 +20,7 @@ import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";
 import { readRunEvents, showRun } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
+import { totalsLine } from "./cost.ts";
 
 /** Adds the command to `prove`. */
 export function addShow({ program, io, withStore }: ProveContext): void {
@@ -44,6 +46,11 @@ export function addShow({ program, io, withStore }: ProveContext): void {
           );
         }
         await showRun(record, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
+        if (!opts.json) {
+          // the totals, recomputed from the run's own price table and usage (prove cost shows each call)
+          const cost = await runCost(events, (sha) => record.payload(sha)).catch(() => null);
+          if (cost && cost.calls.length) io.out(totalsLine(events, cost));
+        }
         if (open) io.err(open);
         if (!opts.json) {
           // The file store keeps no assessments; the sqlite store lists them after the events.

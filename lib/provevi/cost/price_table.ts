@@ -15,7 +15,10 @@ import shipped from "./prices.json" with { type: "json" };
 export interface ModelPrice {
   /** The provider, such as `anthropic`, `openai`, `google`. */
   readonly provider: string;
-  /** The model, as requests name it (a dated name such as `claude-sonnet-4-5-20250929` matches it too). */
+  /**
+   * The model, as requests name it (a dated name such as `claude-sonnet-4-5-20250929` matches it too); `*` is
+   * every model of the provider.
+   */
   readonly model: string;
   /** Input tokens that were neither read from nor written to a cache. */
   readonly input: number;
@@ -98,7 +101,7 @@ export class PriceTable {
   }
 
   /**
-   * The prices of a model call: the entry of its provider and model, or of its model alone when only one
+   * The prices of a model call: the entry of its provider and model (or the provider's `*`), or of its model alone when only one
    * provider lists it (an `openai-compatible` route serving a listed model); a dated name such as
    * `claude-sonnet-4-5-20250929` or `gpt-4o-2024-08-06` matches its undated entry. The requested model is tried
    * first, then the model that answered.
@@ -121,7 +124,7 @@ export class PriceTable {
   }
 
   #find(provider: string, model: string): ModelPrice | null {
-    const own = this.models.find((m) => m.provider === provider && m.model === model);
+    const own = this.models.find((m) => m.provider === provider && (m.model === model || m.model === "*"));
     if (own) return own;
     const any = this.models.filter((m) => m.model === model);
     return any.length === 1 ? any[0]! : null;
