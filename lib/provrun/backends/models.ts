@@ -130,8 +130,8 @@ export type KeyedAgent = Pick<AgentSpec, "model" | "provider"> & Partial<Pick<Ag
 
 /**
  * The variable that holds the key of the run's model, or null when it needs none: a `test:` route, or an
- * `openai-compatible:` route without `agent.provider.api_key_env`. An agent program (`claude-code`, `codex`)
- * takes `agent.provider.api_key_env`, else its provider's usual variable.
+ * `openai-compatible:` route without `agent.provider.api_key_env`. Every other route (and an agent program,
+ * `claude-code` or `codex`) takes `agent.provider.api_key_env`, else its provider's usual variable.
  *
  * @param agent The agent spec.
  * @returns The variable's name, or null.
@@ -148,9 +148,9 @@ export function routeKeyName(agent: KeyedAgent): string | null {
   const route = parseRoute(agent);
   switch (route.provider) {
     case "openai":
-      return "OPENAI_API_KEY";
+      return agent.provider?.api_key_env ?? "OPENAI_API_KEY";
     case "anthropic":
-      return "ANTHROPIC_API_KEY";
+      return agent.provider?.api_key_env ?? "ANTHROPIC_API_KEY";
     case "openai-compatible":
       return agent.provider?.api_key_env ?? null;
     case "test":
