@@ -1,7 +1,8 @@
 /**
  * The cross-check of what the gateway saw against the program's own session file: each model response the
  * gateway recorded should be one entry of Claude Code's transcript (an `assistant` message, by its message ID;
- * its content blocks are lines of their own, one usage) or of Codex's rollout (a `token_usage_record`, by its
+ * its content blocks are lines of their own, one usage; the messages it makes itself for an API error, model
+ * `<synthetic>`, are not responses) or of Codex's rollout (a `token_usage_record`, by its
  * response ID), in the same order and with the same tokens; and each entry one response the gateway recorded.
  * A difference is a line of the match, and a problem the run records as `telemetry_problem`.
  * @module
@@ -48,6 +49,8 @@ export function sessionEntries(kind: string, text: string): SessionEntry[] {
     const j = obj(parseJson(line));
     if (kind === "transcript" && j.type === "assistant") {
       const message = obj(j.message);
+      // Claude Code writes an API error as an assistant message of its own: no model answered it.
+      if (j.isApiErrorMessage === true || message.model === "<synthetic>") continue;
       const id = str(message.id);
       // The content blocks of one message are lines of their own, each with the message's usage so far.
       if (id && message.usage !== undefined) {
