@@ -158,6 +158,7 @@ function runsPage() {
           h("td", null, r.agent || "—"),
           h("td", { class: "mono" }, r.model || "—"),
           h("td", { class: "num" }, r.tokens === null ? "—" : r.tokens.toLocaleString()),
+          h("td", { class: "num" }, r.cost === null || r.cost === undefined ? "—" : r.cost),
           h("td", { class: "mono" }, r.experiment || "—"),
           h("td", { class: "muted nowrap", title: r.started_at || "" }, r.started_at ? when(r.started_at).slice(5) : "—"),
           h("td", { class: "muted num" }, r.duration_ms === null ? "—" : duration(r.duration_ms * 1000)));
@@ -168,7 +169,7 @@ function runsPage() {
         h("span", { class: "row" },
           h("button", { disabled: page.offset === 0, onclick: function () { offset = Math.max(0, offset - limit); load(); } }, "← Newer"),
           h("button", { disabled: last >= page.total, onclick: function () { offset += limit; load(); } }, "Older →")));
-      body.replaceChildren(table(["", "Run", "Status", "Agent", "Model", "Tokens", "Experiment", "Started", "Took"], rows), pager);
+      body.replaceChildren(table(["", "Run", "Status", "Agent", "Model", "Tokens", "Cost", "Experiment", "Started", "Took"], rows), pager);
     }).catch(function (e) { body.replaceChildren(errorBox(e)); });
   }
   load();
@@ -212,6 +213,21 @@ function runPage(id) {
     });
     source.onerror = function () { if (source) { source.close(); source = null; setTimeout(load, 1000); } };
   }
+  // the usage the model calls record, shown at the usage level and above
+  function usage(v) {
+    var calls = v.events.filter(function (e) { return e.type === "model_called" && e.data && typeof e.data.input_tokens === "number"; });
+    if (!calls.length) return "—";
+    var sum = function (k) { return calls.reduce(function (n, e) { return n + (e.data[k] || 0); }, 0); };
+    return sum("input_tokens").toLocaleString() + " / " + sum("output_tokens").toLocaleString() +
+      (sum("cache_read_tokens") ? " (" + sum("cache_read_tokens").toLocaleString() + " cached)" : "");
+  }
+  // the total the run's last event records; prove cost recomputes it
+  function costOf(v) {
+    var last = v.events[v.events.length - 1];
+    var cost = last && last.data && last.data.cost;
+    if (!cost || typeof cost.amount !== "string") return "—";
+    return cost.amount + " " + (cost.currency || "") + (cost.unpriced_calls ? " (" + cost.unpriced_calls + " unpriced)" : "");
+  }
   function draw() {
     var v = view;
     var byType = {};
@@ -225,6 +241,7 @@ function runPage(id) {
       fact("Started", first ? when(first.time) : "—"), fact("Took", took),
       fact("Events", String(v.events.length)),
       fact("Model calls", String(byType.model_called || 0)), fact("Tool calls", String(byType.tool_called || 0)),
+      fact("Tokens in / out", usage(v)), fact("Cost", costOf(v)),
       fact("Shown at", v.level || "structure only"));
     var kids = [
       h("div", { class: "row" }, h("h1", { class: "mono grow" }, v.run_id), pill(v.status)),

@@ -341,10 +341,10 @@ export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): 
   });
 }
 
-/** A row of the runs page cut to a level: names need `names`, token counts `usage`. */
+/** A row of the runs page cut to a level: names need `names`, token counts and costs `usage`. */
 function rowAtLevel(row: RunRow, level: Level | null): RunRow {
   if (level === "usage" || level === "bodies") return row;
-  const cut: RunRow = { ...row, tokens: null };
+  const cut: RunRow = { ...row, tokens: null, cost: null };
   if (level === "names") return cut;
   return { ...cut, agent: null, agent_version: null, model: null, experiment: null };
 }

@@ -175,12 +175,22 @@ CREATE VIEW trace_steps AS
 `;
 
 /**
+ * Costs: the cost a model call recorded (`model_called`'s `cost`) and the run's total with its currency (its last
+ * event's `cost`), as exact decimal texts; `CAST(cost AS REAL)` sums them (`trace_costs` adds them up per run).
+ */
+const V2 = `
+ALTER TABLE trace_model_calls ADD COLUMN cost TEXT;
+ALTER TABLE trace_runs ADD COLUMN cost TEXT;
+ALTER TABLE trace_runs ADD COLUMN currency TEXT;
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -188,6 +198,11 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
     version: 1,
     description: "sources, runs, spans, model calls, messages, tool calls, access, assessments; trace_steps",
     up: (db) => db.exec(V1),
+  },
+  {
+    version: 2,
+    description: "cost: each model call's and each run's, as the run recorded them (exact decimal texts)",
+    up: (db) => db.exec(V2),
   },
 ];
 
