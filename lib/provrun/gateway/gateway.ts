@@ -88,6 +88,26 @@ const REQUEST_DROPPED = [
   "openai-project",
 ];
 
+/** Where a request names its model: SDKs write it first, so the start of the body is read before the whole. */
+const MODEL_AT_START = /^\s*\{\s*"model"\s*:\s*"((?:[^"\\]|\\.){1,200})"\s*,/;
+
+/**
+ * The model a request names, or null when the body is not a JSON object that names one. A body that starts
+ * with its model (as the SDKs write it) is parsed no further here: the provider judges the rest, and the record
+ * reads it after the answer. Any other body is parsed whole.
+ */
+function requestModel(bytes: Uint8Array): string | null {
+  const head = new TextDecoder().decode(bytes.subarray(0, 512));
+  const quick = MODEL_AT_START.exec(head);
+  if (quick) {
+    const model = parseJson(`"${quick[1]}"`);
+    if (typeof model === "string" && model !== "") return model;
+  }
+  const json = parseJson(new TextDecoder().decode(bytes));
+  const whole = obj(json);
+  return json === whole && typeof whole.model === "string" && whole.model !== "" ? whole.model : null;
+}
+
 function hash(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
@@ -133,7 +153,7 @@ export class ModelGateway implements AsyncDisposable {
         onListen: () => {},
         onError: () => new Response(null, { status: 500 }),
       },
-      (request) => this.#handle(request),
+      (request, info) => this.#handle(request, info.completed),
     );
     this.url = `http://127.0.0.1:${this.#server.addr.port}`;
   }
@@ -170,7 +190,7 @@ export class ModelGateway implements AsyncDisposable {
     return timingSafeEqual(hash(given), this.#tokenHash);
   }
 
-  async #handle(request: Request): Promise<Response> {
+  async #handle(request: Request, sent: Promise<void>): Promise<Response> {
     const url = new URL(request.url);
     const api = this.#apis.find((a) => a.path === url.pathname) ?? null;
     const family = this.#apis[0]!;
@@ -191,7 +211,7 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.#inFlight++;
     try {
-      return await this.#call(api, request, url);
+      return await this.#call(api, request, { url, sent });
     } finally {
       this.#inFlight--;
     }
@@ -286,20 +306,16 @@ export class ModelGateway implements AsyncDisposable {
     return out;
   }
 
-  async #call(api: ProviderApi, request: Request, url: URL): Promise<Response> {
+  async #call(api: ProviderApi, request: Request, at: { url: URL; sent: Promise<void> }): Promise<Response> {
+    const { url } = at;
     const bytes = await this.#body(request, api);
     if (bytes instanceof Response) return bytes;
-    const json = obj(parseJson(new TextDecoder().decode(bytes)));
-    if (typeof json.model !== "string" || json.model === "") {
+    const model = requestModel(bytes);
+    if (model === null) {
       return await this.#refuse(api, "malformed", `the request body is not a JSON object that names a model`);
     }
     this.counts.calls++;
-    const call = new GatewayCall(this.#recording(), {
-      api,
-      bytes,
-      model: json.model,
-      streamed: json.stream === true,
-    });
+    const call = new GatewayCall(this.#recording(), { api, bytes, model });
     const forwarded = await forward(call, api, {
       url: this.#upstreamUrl(url),
       headers: this.#headers(request.headers),
@@ -309,6 +325,7 @@ export class ModelGateway implements AsyncDisposable {
       firstByteMs: this.#options.firstByteMs ?? 600_000,
       idleMs: this.#options.idleMs ?? 300_000,
       signal: this.#closing.signal,
+      sent: at.sent,
     });
     const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
     this.#pending.add(pending);

@@ -9,7 +9,7 @@
  */
 import type { Json } from "../../provevi/mod.ts";
 import type { EvidenceRecorder, OpenStep } from "../run/recorder.ts";
-import type { ApiName, ProviderApi, ResponseSummary } from "./provider_api.ts";
+import { type ApiName, obj, parseJson, type ProviderApi, type ResponseSummary } from "./provider_api.ts";
 
 /** What a call of the gateway is recorded with. */
 export interface CallRecording {
@@ -57,11 +57,11 @@ export class GatewayCall {
   readonly #rec: CallRecording;
   readonly #api: ProviderApi;
   readonly #step: OpenStep;
-  readonly #request: Promise<string | null>;
+  readonly #bytes: Uint8Array;
   readonly #model: string | null;
-  readonly #streamed: boolean;
+  /** True when the provider answered with a stream; null until it answered. */
+  streamed: boolean | null = null;
   readonly #t0 = performance.now();
-  readonly #bytes: number;
   firstByteMs: number | null = null;
   #done = false;
 
@@ -69,17 +69,16 @@ export class GatewayCall {
    * Opens the call's step and starts storing the request.
    *
    * @param rec The recorder and what the events say.
-   * @param call The API, the request's bytes and what it asks (model, stream).
+   * @param call The API, the request's bytes and the model it names.
    */
   constructor(
     rec: CallRecording,
-    call: { api: ProviderApi; bytes: Uint8Array; model: string | null; streamed: boolean },
+    call: { api: ProviderApi; bytes: Uint8Array; model: string | null },
   ) {
     this.#rec = rec;
     this.#api = call.api;
     this.#model = call.model;
-    this.#streamed = call.streamed;
-    this.#bytes = call.bytes.byteLength;
+    this.#bytes = call.bytes;
     this.#step = rec.recorder.startStep({
       component: rec.component,
       spanName: `chat ${call.model ?? ""}`.trim(),
@@ -89,9 +88,11 @@ export class GatewayCall {
         ...(call.model ? { "gen_ai.request.model": call.model } : {}),
       },
     });
-    // Stored while the request is forwarded: the program waits for nothing but the provider.
-    this.#request = rec.recorder.payload(call.bytes);
-    this.#request.catch(() => {});
+  }
+
+  /** Stores the request: once the program has its answer, so that it waits for nothing but the provider. */
+  #request(): Promise<string | null> {
+    return this.#rec.recorder.payload(this.#bytes);
   }
 
   /** Notes the first byte of the provider's answer. */
@@ -103,10 +104,11 @@ export class GatewayCall {
     return {
       provider: this.#rec.provider,
       model: this.#model,
-      streamed: this.#streamed,
+      // what the request asked, when the provider never answered
+      streamed: this.streamed ?? obj(parseJson(new TextDecoder().decode(this.#bytes))).stream === true,
       via: "gateway",
       api: this.#api.name,
-      request_bytes: this.#bytes,
+      request_bytes: this.#bytes.byteLength,
       first_byte_ms: this.firstByteMs,
       duration_ms: Math.round((performance.now() - this.#t0) * 1000) / 1000,
     };
@@ -125,6 +127,7 @@ export class GatewayCall {
     this.#done = true;
     const { recorder } = this.#rec;
     const summary = this.#api.summary(answer.body);
+    const request = await this.#request();
     const response = await recorder.payload(answer.bytes ?? JSON.stringify(answer.body));
     const stream = answer.stream ? await recorder.payload(answer.stream) : null;
     const u = summary.usage;
@@ -147,7 +150,7 @@ export class GatewayCall {
     };
     if (this.#rec.price) data.cost = this.#rec.price(data);
     this.#spanUsage(summary);
-    const event = await this.#step.end("model_called", { payload: await this.#request, data });
+    const event = await this.#step.end("model_called", { payload: request, data });
     this.#rec.onCall?.({
       seq: event?.seq ?? null,
       api: this.#api.name,
@@ -201,7 +204,7 @@ export class GatewayCall {
       if (this.#rec.price) data.cost = this.#rec.price(data);
     }
     const event = await this.#step.fail("model_called", new CallError(failure.name, failure.message), {
-      payload: await this.#request.catch(() => null),
+      payload: await this.#request().catch(() => null),
       data,
     });
     this.#rec.onCall?.({
