@@ -104,6 +104,20 @@ export function bufferIo(): Io & { stdout: string[]; stderr: string[]; text(): s
 }
 
 /**
+ * True when the process started in this project's folder, as `deno task` starts a command (in the folder of
+ * deno.json); only then is `INIT_CWD` the folder the user typed the task in.
+ */
+function startedByTask(): boolean {
+  const project = new URL("../", import.meta.url);
+  if (project.protocol !== "file:") return false;
+  try {
+    return Deno.realPathSync(Deno.cwd()) === Deno.realPathSync(project);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Moves to the folder the user typed a `deno task` command in. `deno task` runs in the project's root and names
  * the user's folder in `INIT_CWD`; without this, `deno task provr run run.yaml` would read `run.yaml`,
  * `provcat.yaml` and `sqlite:///evidence.db` from the project's root, not from where the user is, as a compiled
@@ -112,13 +126,15 @@ export function bufferIo(): Io & { stdout: string[]; stderr: string[]; text(): s
  * @returns Why the folder cannot be entered, as one line, or undefined when the process is there now.
  */
 export function enterUserFolder(): string | undefined {
+  // An installed or compiled command shares its task's permission set, INIT_CWD included, but runs where it
+  // is typed: a script that sets INIT_CWD for its own reasons (npm does) must not move it.
   let folder: string | undefined;
   try {
     folder = Deno.env.get("INIT_CWD");
   } catch {
     return; // not allowed to read it: stay where the process started
   }
-  if (!folder) return;
+  if (!folder || !startedByTask()) return;
   try {
     Deno.chdir(folder);
   } catch (error) {

@@ -21,6 +21,7 @@ import { runProgress } from "./_progress.ts";
 import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile, type RunOutcome } from "../lib/provrun/mod.ts";
+import { whyFailed } from "./_why_failed.ts";
 import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
 import { Catalog } from "../lib/provcat/mod.ts";
 import { jsonText } from "./_json.ts";
@@ -194,7 +195,7 @@ async function printOutcome(outcome: RunOutcome, options: { io: Io; json: boolea
   if (!options.json) {
     io.out(outcome.runId);
     if (outcome.status === "failed") {
-      io.err(`provr: run ${outcome.runId} failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+      io.err(`provr: run ${outcome.runId} failed: ${whyFailed(outcome)}`);
     }
   }
   const copy = outcome.mlflowCopy ? await outcome.mlflowCopy : null;

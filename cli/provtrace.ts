@@ -4,24 +4,34 @@
  *
  * ```sh
  * provtrace build --store URI --db PATH [--runs DIR] [--run ID] [--allow-unverified] [--config FILE] [--json]
- * provtrace check --db PATH [--runs DIR] [--json]
+ * provtrace check --db PATH [--runs DIR] [--config FILE] [--json]
  * provtrace runs --db PATH [--json]
- * provtrace export --db PATH --kind steps|sft [--per call|run] [--experiment URI] [--agent NAME]
- *   [--status S] [--assessment NAME>=VALUE] [--allow-unverified]
- * provtrace query --db PATH SQL [--json]
+ * provtrace export --db PATH --format steps|sft|openai|sharegpt|hf|atif [--per call|run] [--tokens] [--out FILE]
+ *   [--experiment URI] [--agent NAME] [--status S] [--assessment NAME>=VALUE] [--allow-unverified]
+ *   [--runs DIR] [--config FILE] [--policy FILE --destination NAME]
+ * provtrace lineage --db PATH RUN|EXPORT [--json]
+ * provtrace lineage --db PATH --check [EXPORT] [--runs DIR] [--json]
+ * provtrace query --db PATH SQL [--param VALUE]... [--timeout SECONDS] [--json]
  * ```
  * @module
  */
+import "./_query_role.ts"; // first: a compiled provtrace started as a query's process answers there and ends
 import { Command } from "commander";
 import {
   buildTrace,
+  checkLineage,
   checkTrace,
-  exportTrace,
   openTraceDb,
   parseAssessmentFilter,
   queryTrace,
+  TRACE_EXPORT_FORMATS,
+  TRACE_QUERY_TIMEOUT,
+  type TraceExportFormat,
+  traceLineage,
   traceRuns,
+  writeTraceExport,
 } from "../lib/provtrace/mod.ts";
+import { TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { printColumns } from "./_listing.ts";
@@ -33,8 +43,8 @@ import { jsonText } from "./_json.ts";
  *
  * @param args The arguments, without the program's name.
  * @param io Where to write; the process's standard output and error by default.
- * @returns The exit code: 0 when the command worked, 1 when a run was refused or changed (or a user error),
- * 2 for a wrong command line.
+ * @returns The exit code: 0 when the command worked, 1 when a run was refused or changed, or the database's
+ * own structure was (or a user error), 2 for a wrong command line.
  * @example
  * ```ts
  * import { provtrace } from "./provtrace.ts";
@@ -48,8 +58,26 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "Build and read the trace database: a row per model call, message and tool call of sealed runs.",
     )
     .showHelpAfterError(false);
-  const json = (value: unknown) => io.out(jsonText(value));
+  const context = { program, io, result };
+  addBuild(context);
+  addCheck(context);
+  addRuns(context);
+  addExport(context);
+  addLineage(context);
+  addQuery(context);
+  return await runProgram(program, args, { io, result });
+}
 
+/** What each command is added with: the program, where it writes, and its exit code. */
+interface Context {
+  program: Command;
+  io: Io;
+  result: { code: number };
+}
+
+/** `provtrace build`. */
+function addBuild({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("build")
     .description(
       "Add each sealed run of a store that the database lacks, after it verifies (or one run, again).",
@@ -104,26 +132,47 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         `${opts.db}: ${built.added.length} added, ${built.present.length} already there, ${built.open.length} not sealed, ${built.refused.length} refused`,
       );
     });
+}
 
+/** `provtrace check`. */
+function addCheck({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("check")
-    .description("Compare each run of the database with the evidence it was built from.")
+    .description(
+      "Compare each run of the database with the evidence it was built from: its store's last hash, its verification, and every row.",
+    )
     .requiredOption("--db <path>", "the trace database")
     .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option("--config <file>", "the catalog config that reads committed bundles and experiments")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action(async (opts: { db: string; runs?: string; json?: boolean }) => {
-      const checked = await checkTrace(opts.db, opts.runs === undefined ? {} : { runs: opts.runs });
+    .action(async (opts: { db: string; runs?: string; config?: string; tenant?: string; json?: boolean }) => {
+      const checked = await checkTrace(opts.db, {
+        ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        catalog: () => openCatalog(opts),
+        ...(io.terminal
+          ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
+          : {}),
+      });
+      if (io.terminal) io.progress("");
       if (!checked.ok) result.code = 1;
       if (opts.json) return json(checked);
+      for (const problem of checked.problems) io.out(`provtrace: ${problem}`);
       printColumns(checked.runs.map((r) => [r.run_id, r.state, r.problem ?? ""]), io);
+      const differ = checked.runs.filter((r) => r.state !== "same").length;
       io.out(
         checked.ok
           ? `${opts.db}: ${checked.runs.length} runs, each as its source holds it`
-          : `${opts.db}: ${
-            checked.runs.filter((r) => r.state !== "same").length
-          } of ${checked.runs.length} runs differ from their source`,
+          : `${opts.db}: ${differ} of ${checked.runs.length} runs differ from their source${
+            checked.problems.length ? `, and the file has ${checked.problems.length} problems of its own` : ""
+          }`,
       );
     });
+}
 
+/** `provtrace runs`. */
+function addRuns({ program, io }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
   program.command("runs")
     .description("List the runs of the database, with the build that added each.")
     .requiredOption("--db <path>", "the trace database")
@@ -147,14 +196,50 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
         ]),
       ], io);
     });
+}
 
+/** The options of `provtrace export`. */
+interface ExportOptions {
+  db: string;
+  format?: string;
+  kind?: string;
+  per: string;
+  tokens?: boolean;
+  out?: string;
+  experiment?: string;
+  agent?: string;
+  status?: string;
+  assessment?: string;
+  allowUnverified?: boolean;
+  runs?: string;
+  config?: string;
+  tenant?: string;
+  policy?: string;
+  destination?: string;
+}
+
+/** `provtrace export`. */
+function addExport({ program, io, result }: Context): void {
   program.command("export")
     .description(
-      "Write steps (state, action, result) or chat fine-tuning lines as JSON lines, with provenance.",
+      "Check each run, then write JSON lines for a training job (steps, sft, openai, sharegpt, hf, atif), each with its provenance, and the export's manifest.",
     )
     .requiredOption("--db <path>", "the trace database")
-    .requiredOption("--kind <kind>", "steps or sft")
-    .option("--per <unit>", "sft: a line per model call (call) or per run's final conversation (run)", "call")
+    .option("--format <format>", `${TRACE_EXPORT_FORMATS.join(", ")}`)
+    .option("--kind <format>", "the same as --format (its older name)")
+    .option(
+      "--per <unit>",
+      "sft, openai, sharegpt, hf: a line per model call (call) or per run (run)",
+      "call",
+    )
+    .option(
+      "--tokens",
+      "steps: each turn's token IDs, log-probabilities and loss mask; check the prefix property",
+    )
+    .option(
+      "--out <file>",
+      "write the lines to this file, with FILE.manifest.json (and FILE.provenance.jsonl)",
+    )
     .option("--experiment <uri>", "only runs of this experiment")
     .option("--agent <name>", "only runs of this agent class")
     .option("--status <status>", "only runs of this status: completed, failed, incomplete")
@@ -163,61 +248,180 @@ export async function provtrace(args: string[], io: Io = processIo()): Promise<n
       "only steps whose run or step has an assessment NAME>=VALUE (>, <=, <, =)",
     )
     .option("--allow-unverified", "also runs added unverified")
-    .action((opts: {
-      db: string;
-      kind: string;
-      per: string;
-      experiment?: string;
-      agent?: string;
-      status?: string;
-      assessment?: string;
-      allowUnverified?: boolean;
-    }) => {
-      // A wrong choice is a wrong command line (exit 2), told before the database is opened.
-      if (opts.kind !== "steps" && opts.kind !== "sft") {
-        throw new UsageError(`--kind ${opts.kind} is not an export: use steps or sft`);
-      }
-      if (opts.per !== "call" && opts.per !== "run") {
-        throw new UsageError(`--per ${opts.per} is not call or run`);
-      }
-      if (opts.status !== undefined && !["completed", "failed", "incomplete"].includes(opts.status)) {
-        throw new UsageError(`--status ${opts.status} is not a status: use completed, failed or incomplete`);
-      }
-      if (opts.assessment !== undefined) {
-        try {
-          parseAssessmentFilter(opts.assessment);
-        } catch (error) {
-          throw new UsageError((error as Error).message);
-        }
-      }
-      const lines = exportTrace(opts.db, {
-        kind: opts.kind as "steps",
+    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option("--config <file>", "the catalog config that reads committed bundles and experiments")
+    .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option("--policy <file>", "the telemetry policy that lets the lines out (with --destination)")
+    .option("--destination <name>", "the policy's destination that the export is; it must receive bodies")
+    .action(async (opts: ExportOptions) => {
+      const format = exportFormat(opts);
+      const exported = await writeTraceExport(opts.db, {
+        kind: format,
         per: opts.per as "call",
+        ...(opts.tokens ? { tokens: true } : {}),
         ...(opts.experiment === undefined ? {} : { experiment: opts.experiment }),
         ...(opts.agent === undefined ? {} : { agent: opts.agent }),
         ...(opts.status === undefined ? {} : { status: opts.status }),
         ...(opts.assessment === undefined ? {} : { assessment: opts.assessment }),
         allowUnverified: opts.allowUnverified === true,
+        ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        catalog: () => openCatalog(opts),
+        ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
+        ...(opts.destination === undefined ? {} : { destination: opts.destination }),
+        ...(opts.out === undefined
+          ? { write: (text: string) => io.out(text.replace(/\n$/, "")) }
+          : { out: opts.out }),
       });
-      for (const line of lines) io.out(JSON.stringify(line));
+      for (const r of exported.exported.refused) io.err(`provtrace: refused ${r.run_id}: ${r.problem}`);
+      for (const b of exported.exported.breaks) io.err(`provtrace: prefix broken: ${b.problem}`);
+      if (opts.out !== undefined) {
+        const m = exported.manifest;
+        io.err(
+          `provtrace: ${m.lines} ${m.format} lines to ${opts.out} (export ${
+            m.export_id.slice(0, 12)
+          }…, ${m.runs.length} runs; manifest ${exported.paths.manifest}${
+            exported.paths.provenance ? `, provenance ${exported.paths.provenance}` : ""
+          })`,
+        );
+      }
+      if (exported.exported.refused.length) result.code = 1;
     });
+}
 
-  program.command("query")
-    .description("Ask the database a question in SQL, on a read-only connection; print the rows.")
+/** The export's format, its options checked: a wrong choice is a wrong command line (exit 2). */
+function exportFormat(opts: ExportOptions): TraceExportFormat {
+  const format = opts.format ?? opts.kind;
+  if (format === undefined) throw new UsageError(`give --format: ${TRACE_EXPORT_FORMATS.join(", ")}`);
+  if (opts.format !== undefined && opts.kind !== undefined && opts.format !== opts.kind) {
+    throw new UsageError("--kind is --format's older name: give one of them");
+  }
+  if (!(TRACE_EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format ${format} is not an export: use ${TRACE_EXPORT_FORMATS.join(", ")}`);
+  }
+  if (opts.per !== "call" && opts.per !== "run") throw new UsageError(`--per ${opts.per} is not call or run`);
+  if (opts.tokens && format !== "steps") {
+    throw new UsageError(`--tokens goes with --format steps (the exact tokens of each turn), not ${format}`);
+  }
+  if ((opts.policy === undefined) !== (opts.destination === undefined)) {
+    throw new UsageError(
+      "--policy and --destination go together: the policy, and its destination that the export is",
+    );
+  }
+  if (opts.status !== undefined && !["completed", "failed", "incomplete"].includes(opts.status)) {
+    throw new UsageError(`--status ${opts.status} is not a status: use completed, failed or incomplete`);
+  }
+  if (opts.assessment !== undefined) {
+    try {
+      parseAssessmentFilter(opts.assessment);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  return format as TraceExportFormat;
+}
+
+/** `provtrace lineage`. */
+function addLineage({ program, io, result }: Context): void {
+  const json = (value: unknown) => io.out(jsonText(value));
+  program.command("lineage")
+    .description(
+      "List every export and line a run fed, or the runs an export holds; with --check, name the exports that a run removed from its store, or changed, taints.",
+    )
     .requiredOption("--db <path>", "the trace database")
-    .argument("<sql>", "one SQL statement, such as a SELECT")
+    .argument("[target]", "a run ID, or an export's ID (12 or more hex digits) or file")
+    .option("--check", "check the exports (all, or the one named) against the runs they hold")
+    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
     .option("--json", "print JSON")
-    .action((sql: string, opts: { db: string; json?: boolean }) => {
-      const answer = queryTrace(opts.db, sql);
+    .action(
+      async (
+        target: string | undefined,
+        opts: { db: string; check?: boolean; runs?: string; json?: boolean },
+      ) => {
+        if (opts.check) {
+          const checked = await checkLineage(opts.db, {
+            ...(target === undefined ? {} : { export: target }),
+            ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+          });
+          if (!checked.ok) result.code = 1;
+          if (opts.json) return json(checked);
+          for (const e of checked.exports) {
+            const name = `${e.export_id.slice(0, 12)}  ${e.format}  ${e.path ?? "-"}`;
+            if (!e.tainted.length) io.out(`${name}  clean`);
+            for (const t of e.tainted) io.out(`${name}  TAINTED by ${t.run_id} (${t.state}): ${t.problem}`);
+          }
+          const tainted = checked.exports.filter((e) => e.tainted.length).length;
+          io.out(`${opts.db}: ${checked.exports.length} exports, ${tainted} tainted`);
+          return;
+        }
+        if (target === undefined) throw new UsageError("give a run ID or an export, or --check");
+        const lineage = traceLineage(opts.db, target);
+        if (opts.json) return json(lineage);
+        if (lineage.of === "run") {
+          printColumns([
+            ["EXPORT", "FORMAT", "CREATED", "LINES", "FILE"],
+            ...lineage.exports.map((e) => [
+              e.export_id.slice(0, 12),
+              e.format,
+              e.created_at,
+              e.fed.join(","),
+              e.path ?? "-",
+            ]),
+          ], io);
+          return;
+        }
+        printColumns([
+          ["RUN", "VERIFIED", "EVENTS", "LINES", "LAST HASH"],
+          ...lineage.runs.map((r) => [
+            r.run_id,
+            r.verified ? "yes" : "NO",
+            String(r.events),
+            String(r.lines),
+            r.last_hash.slice(0, 12),
+          ]),
+        ], io);
+      },
+    );
+}
+
+/** `provtrace query`. */
+function addQuery({ program, io }: Context): void {
+  program.command("query")
+    .description(
+      "Ask the database a question in SQL: one statement that reads, on a read-only connection, within a time limit; print the rows.",
+    )
+    .requiredOption("--db <path>", "the trace database")
+    .argument("<sql>", "one SQL statement, such as a SELECT, with ? for each --param")
+    .option(
+      "--param <value>",
+      "the value of the next ? of the statement, as text (repeat it, in order)",
+      (value: string, list: string[]) => [...list, value],
+      [] as string[],
+    )
+    .option(
+      "--timeout <seconds>",
+      "stop the question after this long (0: no limit)",
+      String(TRACE_QUERY_TIMEOUT / 1000),
+    )
+    .option("--json", "print JSON")
+    .action(async (sql: string, opts: { db: string; param: string[]; timeout: string; json?: boolean }) => {
+      const seconds = Number(opts.timeout);
+      if (opts.timeout.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+        throw new UsageError(`--timeout ${opts.timeout} is not a number of seconds (0: no limit)`);
+      }
+      const answer = await queryTrace(opts.db, sql, { params: opts.param, timeout: seconds * 1000 });
       // The rows are keyed by the query's own column names: printed as the database gives them.
       if (opts.json) return io.out(JSON.stringify(answer.rows, null, 2));
-      const cell = (
-        v: unknown,
-      ) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
+      // A blob shows as SQL writes one, x'…'.
+      const cell = (v: unknown) =>
+        v === null || v === undefined
+          ? "-"
+          : v instanceof Uint8Array
+          ? `x'${Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("")}'`
+          : typeof v === "object"
+          ? JSON.stringify(v)
+          : String(v);
       printColumns([answer.columns, ...answer.rows.map((r) => answer.columns.map((c) => cell(r[c])))], io);
     });
-
-  return await runProgram(program, args, { io, result });
 }
 
 if (import.meta.main) {

@@ -3,15 +3,14 @@
  * the processes on the machine (to tell that a child and what it started are gone).
  * @module
  */
-import CONFIG from "../deno.json" with { type: "json" };
+import { permissionFlags } from "../cli/_permissions.ts";
 
 /**
- * The permission flags of a task that runs `cli/NAME.ts` (`--no-prompt` and its `--allow-*`), with programs
- * added to its `--allow-run` when a test's run starts more.
+ * The permission flags of a task that runs `cli/NAME.ts` (`--no-prompt` and the `--allow-*` of its permission set
+ * in deno.json), with programs added to its `--allow-run` when a test's run starts more.
  */
 export function taskFlags(name: "prove" | "provr" | "provtrace", morePrograms: string[] = []): string[] {
-  const words = (CONFIG.tasks[name] as string).split(/\s+/);
-  return words.slice(words.indexOf("run") + 1, words.indexOf(`cli/${name}.ts`)).map((f) =>
+  return permissionFlags(name).map((f) =>
     f.startsWith("--allow-run=") && morePrograms.length ? `${f},${morePrograms.join(",")}` : f
   );
 }

@@ -27,8 +27,9 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     cost: ["evidence"],
     runs: ["evidence", "store", "sqlite", "postgres", "experiments", "cost"],
     live: ["evidence", "store", "telemetry"],
-    viewer: ["evidence", "store", "telemetry", "live", "runs"],
-    receiver: ["evidence", "telemetry"],
+    guard: [],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard"],
+    receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
   },
   provrun: {
@@ -42,7 +43,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provtrace: {
     db: [],
     build: ["db"],
-    export: ["db"],
+    export: ["db", "build"],
   },
 };
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { bufferIo } from "../cli/_io.ts";
 import { prove } from "../cli/prove.ts";
 import { provr } from "../cli/provr.ts";
+import { permissionFlags } from "../cli/_permissions.ts";
 
 const DOCS = new URL("../docs/", import.meta.url);
 
@@ -39,4 +40,117 @@ Deno.test("every guide the README links exists, and every guide is linked from t
   for await (const e of Deno.readDir(DOCS)) if (e.name.endsWith(".md")) guides.push(e.name);
   assert.deepEqual(linked.filter((l) => !guides.includes(l)), []);
   assert.deepEqual(guides.filter((g) => !linked.includes(g)).sort(), []);
+});
+
+/** The prose of a Markdown text, line by line with its number: fenced blocks left out. */
+function proseLines(text: string): { line: string; n: number }[] {
+  let fenced = false;
+  return text.split("\n").flatMap((line, i) => {
+    if (/^\s*```/.test(line)) {
+      fenced = !fenced;
+      return [];
+    }
+    return fenced ? [] : [{ line, n: i + 1 }];
+  });
+}
+
+async function pages(): Promise<{ name: string; text: string }[]> {
+  const out = [{
+    name: "README.md",
+    text: await Deno.readTextFile(new URL("../README.md", import.meta.url)),
+  }];
+  for await (const e of Deno.readDir(DOCS)) {
+    if (e.name.endsWith(".md")) {
+      out.push({ name: `docs/${e.name}`, text: await Deno.readTextFile(new URL(e.name, DOCS)) });
+    }
+  }
+  return out;
+}
+
+Deno.test("no code span in the README or a guide breaks across lines (a reader copies it whole)", async () => {
+  const broken: string[] = [];
+  for (const { name, text } of await pages()) {
+    for (const { line, n } of proseLines(text)) {
+      if ((line.replace(/``.*?``/g, "").match(/`/g)?.length ?? 0) % 2) broken.push(`${name}:${n}: ${line}`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+Deno.test("no table in the README or a guide has swallowed the paragraph after it (a row with only its first cell)", async () => {
+  const swallowed: string[] = [];
+  for (const { name, text } of await pages()) {
+    for (const { line, n } of proseLines(text)) {
+      const cells = line.match(/^\|(.*)\|$/)?.[1]?.split(/(?<!\\)\|/).map((c) => c.trim());
+      if (cells && cells.length > 1 && cells[0] && cells.slice(1).every((c) => c === "")) {
+        swallowed.push(`${name}:${n}: ${line.slice(0, 80)}`);
+      }
+    }
+  }
+  assert.deepEqual(swallowed, []);
+});
+
+/** The rows of the first Markdown table after a heading, each as its cells. */
+function tableAfter(text: string, heading: string): string[][] {
+  const from = text.indexOf(`\n${heading}\n`);
+  assert.ok(from >= 0, `no heading "${heading}"`);
+  const lines = text.slice(from).split("\n");
+  const start = lines.findIndex((l) => l.startsWith("|"));
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith("|")) break;
+    rows.push(line.slice(1, -1).split("|").map((c) => c.trim()));
+  }
+  return rows;
+}
+
+Deno.test("docs/sandbox.md's table of each command's permissions is deno.json's permission sets", async () => {
+  const text = await Deno.readTextFile(new URL("sandbox.md", DOCS));
+  const sets = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)))
+    .permissions as Record<
+      string,
+      Record<string, boolean | string[]>
+    >;
+  const kinds = ["read", "write", "net", "env", "run", "sys"];
+  const shown = (v: boolean | string[] | undefined, kind: string) =>
+    v === true
+      ? "all"
+      : v === undefined || v === false
+      ? "none"
+      : kind === "env"
+      ? "listed in deno.json"
+      : v.map((x) => `\`${x}\``).join(", ");
+  const rows = tableAfter(text, "## Each command's permissions");
+  assert.deepEqual(rows.map((r) => r[0]!.replaceAll("`", "")).sort(), Object.keys(sets).sort());
+  for (const [name, ...cells] of rows) {
+    const set = sets[name!.replaceAll("`", "")]!;
+    assert.deepEqual(cells, kinds.map((k) => shown(set[k], k)), name);
+    assert.deepEqual(
+      Object.keys(set).filter((k) => !kinds.includes(k)),
+      [],
+      `${name} has a kind the table lacks`,
+    );
+  }
+});
+
+Deno.test("docs/sandbox.md's table of provr's flags is the provr permission set", async () => {
+  const text = await Deno.readTextFile(new URL("sandbox.md", DOCS));
+  const flags = tableAfter(text, "## provr's flags").map((r) => r[0]!.replaceAll("`", ""));
+  const set = permissionFlags("provr").filter((f) => f !== "--no-prompt");
+  assert.deepEqual(
+    flags.map((f) => f.replace(/=…$/, "=")).sort(),
+    set.map((f) => (f.startsWith("--allow-env=") ? "--allow-env=" : f)).sort(),
+  );
+});
+
+Deno.test("the README's commands for a machine with only Node.js never prompt: npx --yes, with the Deno that CI installs", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const ci = await Deno.readTextFile(new URL("../.ci/run", import.meta.url));
+  const version = ci.match(/deno@(\d+\.\d+\.\d+)/)?.[1];
+  assert.ok(version, ".ci/run pins deno@X.Y.Z");
+  const npx = [...readme.matchAll(/^npx .*$/gm)].map((m) => m[0]);
+  assert.ok(npx.length >= 2, npx.join("\n"));
+  for (const line of npx) {
+    assert.match(line, new RegExp(`^npx --yes deno@${version.replaceAll(".", "\\.")} task `));
+  }
 });

@@ -18,6 +18,7 @@ export function copyLines(result: CopyResult): string[] {
     }`,
   ];
   for (const id of result.deleted) lines.push(`  deleted the earlier copy, MLflow run ${id}`);
+  if (result.purgeProblem) lines.push(`  ${result.purgeProblem}`);
   return lines;
 }
 

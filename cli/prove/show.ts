@@ -4,7 +4,7 @@
  */
 import {
   type EvidenceStore,
-  findRun,
+  findStoredRun,
   NeedsIndexedStore,
   type Problem,
   questionsOf,
@@ -33,8 +33,10 @@ export function addShow({ program, io, withStore }: ProveContext): void {
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .action((run: string, opts: { json?: boolean; wide?: boolean } & CatalogChoice) =>
       withStore(async (store) => {
-        const record = await findRun(run, { store });
-        const events = await readRunEvents(record); // a line that is not an event: exit 2, before any check
+        // An indexed store's rows hold every line: the events are read there, so a moved folder is still shown
+        // (the verdict, read from the folder, says what is missing).
+        const { record, shown } = await findStoredRun(run, { store });
+        const events = await readRunEvents(shown); // a line that is not an event: exit 2, before any check
         const open = await openRunState(record);
         // A run that does not verify is shown, but told first, so its events are not read as trustworthy.
         const verdict = open ? null : await showVerdict(record, store, opts);
@@ -45,10 +47,10 @@ export function addShow({ program, io, withStore }: ProveContext): void {
             }); its events are shown as recorded, not as trustworthy: prove verify ${record.runId} lists every problem`,
           );
         }
-        await showRun(record, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
+        await showRun(shown, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
         if (!opts.json) {
           // the totals, recomputed from the run's own price table and usage (prove cost shows each call)
-          const cost = await runCost(events, (sha) => record.payload(sha)).catch(() => null);
+          const cost = await runCost(events, (sha) => shown.payload(sha)).catch(() => null);
           if (cost && cost.calls.length) io.out(totalsLine(events, cost));
         }
         if (open) io.err(open);

@@ -10,8 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import CONFIG from "../../deno.json" with { type: "json" };
-import { type EvidenceStore, listRuns, openStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { taskFlags } from "../_children.ts";
+import { type EvidenceStore, listRuns, openStore, RunNotFound, verifyRun } from "../../lib/provevi/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -26,11 +26,6 @@ function seeded(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function taskFlags(): string[] {
-  const words = CONFIG.tasks.provr.split(/\s+/);
-  return words.slice(words.indexOf("run") + 1, words.indexOf("cli/provr.ts"));
 }
 
 /** A run of a dozen tool calls, each an event or two, so that a kill can land anywhere in it. */
@@ -67,7 +62,19 @@ async function lossOf(store: EvidenceStore, runs: string, id: string): Promise<s
       problems.push(`line ${i + 1} of events.jsonl is not JSON: an event was torn`);
     }
   });
-  const check = await verifyRun(await store.readRun(id), { store });
+  // Killed between its folder and its row (the SQLite store makes the folder first, and writes no event before
+  // the row): the store holds nothing of the run, and the folder must hold no event either.
+  const record = await store.readRun(id).catch((error) => {
+    if (error instanceof RunNotFound) return null;
+    throw error;
+  });
+  if (record === null) {
+    if (whole.length > 0) {
+      problems.push(`${whole.length} events in the folder of a run the store has no row of`);
+    }
+    return problems;
+  }
+  const check = await verifyRun(record, { store });
   for (const p of check.problems.map((p) => p.message)) {
     // What an unsealed run lacks, not what it lost: its seal, and the record of outputs written so far.
     if (
@@ -85,81 +92,99 @@ async function lossOf(store: EvidenceStore, runs: string, id: string): Promise<s
   return problems;
 }
 
+/** What the kills found, in all. */
+interface KillCounts {
+  completed: number;
+  cut: number;
+  before: number;
+  lost: number;
+}
+
+/** Starts one `provr run`, kills it `delay` ms after its run opened, and judges what it left. */
+async function killOnce(
+  k: number,
+  options: { dir: string; delay: number; tally: Tally; counts: KillCounts },
+): Promise<void> {
+  const { dir, tally, counts } = options;
+  const kind = k % 2 === 0 ? "file" : "sqlite";
+  const runs = join(dir, `${kind}-runs`);
+  const storeUri = kind === "sqlite" ? `sqlite:///${join(dir, "evidence.db")}` : "file";
+  const file = join(dir, `run-${k}.yaml`);
+  await Deno.writeTextFile(file, runText(null));
+  const listed = () => Array.fromAsync(Deno.readDir(runs)).then((e) => e.map((x) => x.name), () => []);
+  const before = new Set(await listed());
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskFlags("provr"),
+      join(ROOT, "cli/provr.ts"),
+      "--runs",
+      runs,
+      "--store",
+      storeUri,
+      "run",
+      file,
+    ],
+    cwd: dir,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  // Wait for the run to open, then kill it at a random moment of it (or, now and then, just after).
+  const until = Date.now() + 60_000;
+  let opened: string | undefined;
+  while (!opened && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 20));
+    opened = (await listed()).find((n) => n.startsWith("run-") && !before.has(n));
+  }
+  await new Promise((r) => setTimeout(r, options.delay));
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // It has ended.
+  }
+  const status = await child.status;
+  const said = await stderr;
+  const id = (await listed()).find((n) => n.startsWith("run-") && !before.has(n));
+  if (!id) {
+    counts.before += 1;
+    tally.add(`kill ${k} (${kind}) before the run opened`, { stopped: true, recorded: true });
+    return;
+  }
+  await using store = await openStore(storeUri, { runs });
+  const row = (await listRuns(store, {})).runs.find((r) => r.run_id === id);
+  let ok: boolean;
+  if (status.success || row?.status === "completed") {
+    const problems = (await verifyRun(await store.readRun(id), { store })).problems.map((p) => p.message);
+    ok = problems.length === 0 && row?.status === "completed";
+    counts.completed += 1;
+    assert.deepEqual(problems, [], `${kind} ${id}: ${said}`);
+  } else {
+    const lost = await lossOf(store, runs, id);
+    counts.lost += lost.length;
+    counts.cut += 1;
+    // A run killed before its row was written is not listed by the SQLite store: it holds nothing of it.
+    ok = lost.length === 0 && (row === undefined ? kind === "sqlite" : row.status === "cut");
+    assert.deepEqual(lost, [], `${kind} ${id}`);
+    assert.ok(ok, `${kind} ${id} lists as ${row?.status}`);
+  }
+  tally.add(`kill ${k} (${kind})`, { stopped: ok, recorded: ok });
+}
+
 Deno.test(`${KILLS} kill -9s of provr run at random moments, on the file and SQLite stores: 0 events lost, completed runs verify, killed runs are cut`, async () => {
   const dir = await Deno.makeTempDir({ prefix: "attack-kills-" });
   const random = seeded(20261130);
+  // The moments are drawn in order, as one sequence; the file store's kills and the SQLite store's go on side
+  // by side, each store's one after another (each in its own runs folder and file, as before).
+  const delays = Array.from({ length: KILLS }, () => Math.floor(random() * 1500));
   const tally = new Tally("kill -9 of provr run");
-  const counts = { completed: 0, cut: 0, before: 0, lost: 0 };
+  const counts: KillCounts = { completed: 0, cut: 0, before: 0, lost: 0 };
   try {
-    for (let k = 0; k < KILLS; k++) {
-      const kind = k % 2 === 0 ? "file" : "sqlite";
-      const runs = join(dir, `${kind}-runs`);
-      const storeUri = kind === "sqlite" ? `sqlite:///${join(dir, "evidence.db")}` : "file";
-      const file = join(dir, `run-${k}.yaml`);
-      await Deno.writeTextFile(file, runText(null));
-      const before = new Set(
-        await Array.fromAsync(Deno.readDir(runs)).then((e) => e.map((x) => x.name), () => []),
-      );
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          ...taskFlags(),
-          join(ROOT, "cli/provr.ts"),
-          "--runs",
-          runs,
-          "--store",
-          storeUri,
-          "run",
-          file,
-        ],
-        cwd: dir,
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
-      const stderr = new Response(child.stderr).text();
-      // Wait for the run to open, then kill it at a random moment of it (or, now and then, just after).
-      const until = Date.now() + 60_000;
-      let opened: string | undefined;
-      while (!opened && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 20));
-        const names = await Array.fromAsync(Deno.readDir(runs)).then((e) => e.map((x) => x.name), () => []);
-        opened = names.find((n) => n.startsWith("run-") && !before.has(n));
-      }
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 1500)));
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // It has ended.
-      }
-      const status = await child.status;
-      const said = await stderr;
-      const names = await Array.fromAsync(Deno.readDir(runs)).then((e) => e.map((x) => x.name), () => []);
-      const id = names.find((n) => n.startsWith("run-") && !before.has(n));
-      if (!id) {
-        counts.before += 1;
-        tally.add(`kill ${k} (${kind}) before the run opened`, { stopped: true, recorded: true });
-        continue;
-      }
-      await using store = await openStore(storeUri, { runs });
-      const row = (await listRuns(store, {})).runs.find((r) => r.run_id === id);
-      let ok: boolean;
-      if (status.success || row?.status === "completed") {
-        const problems = (await verifyRun(await store.readRun(id), { store })).problems.map((p) => p.message);
-        ok = problems.length === 0 && row?.status === "completed";
-        counts.completed += 1;
-        assert.deepEqual(problems, [], `${kind} ${id}: ${said}`);
-      } else {
-        const lost = await lossOf(store, runs, id);
-        counts.lost += lost.length;
-        counts.cut += 1;
-        // A run killed before its row was written is not listed by the SQLite store: it holds nothing of it.
-        ok = lost.length === 0 && (row === undefined ? kind === "sqlite" : row.status === "cut");
-        assert.deepEqual(lost, [], `${kind} ${id}`);
-        assert.ok(ok, `${kind} ${id} lists as ${row?.status}`);
-      }
-      tally.add(`kill ${k} (${kind})`, { stopped: ok, recorded: ok });
-    }
+    const lanes = await Promise.allSettled([0, 1].map(async (lane) => {
+      for (let k = lane; k < KILLS; k += 2) await killOnce(k, { dir, delay: delays[k]!, tally, counts });
+    }));
+    for (const lane of lanes) if (lane.status === "rejected") throw lane.reason;
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -96,13 +96,16 @@ prompt: Attack.
     }
     await new Promise((r) => setTimeout(r, 1000)); // the spin call is under way
     seen = descendants(provr.pid);
-    const sandboxes = seen.filter((p) => p.cmd.includes("--allow-write=") && p.cmd.includes("data:"));
+    // The sandbox process: deno running the sandbox role (from source), or provr started again in it (compiled).
+    const sandboxes = seen.filter((p) =>
+      p.cmd.includes("--allow-write=") && /sandbox_role\.ts|--provr-sandbox-process/.test(p.cmd)
+    );
     const server = seen.filter((p) => p.cmd.includes("forker.py"));
     const grandchild = seen.filter((p) => p.cmd.includes("trap"));
     assert.ok(sandboxes.length >= 1 && server.length === 1 && grandchild.length === 1, JSON.stringify(seen));
     provr.kill("SIGKILL");
     await provr.status;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 60_000; // generous: the reaper's SIGKILL is at once, a busy machine is slow
     while (Date.now() < deadline && seen.some((p) => alive(p.pid))) {
       await new Promise((r) => setTimeout(r, 100));
     }

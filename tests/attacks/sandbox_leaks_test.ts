@@ -34,6 +34,7 @@ const EXPECTED: Record<string, "value" | RegExp> = {
   location: "value",
   args: "value",
   process_argv: "value",
+  process_argv0_ways: "value",
   env_home: /NotCapable/,
   node_homedir: /NotCapable|Error/,
   node_tmpdir: /NotCapable|Error/,
@@ -53,6 +54,18 @@ const EXPECTED: Record<string, "value" | RegExp> = {
 
 function forbidden(run: string): string[] {
   const words = [ROOT, Deno.execPath(), new URL(".", PROBE).pathname.replace(/\/$/, "")];
+  // The folders of the PATH that hold the program the sandbox starts by name (Deno.Command passes the full path
+  // it finds as argv[0]).
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    for (const name of ["deno", "provr"]) {
+      try {
+        Deno.statSync(join(dir, name));
+        if (dir && dir !== "/" && !run.startsWith(dir)) words.push(dir);
+      } catch {
+        // not there
+      }
+    }
+  }
   for (const name of ["HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
     const value = Deno.env.get(name);
     if (value && value !== "/" && !run.startsWith(value)) words.push(value);

@@ -6,23 +6,31 @@
  *    49,950), each as a ratio to the same queries (the agent's classes, the page with each row's last event,
  *    tokens and cancellation, and its count, as `listRuns` writes them) through `node:sqlite` directly on the
  *    same file, with the same indexes, in the same run. Targets: at most 1.5x, and under 50 ms.
- * 2. A run of 1,000 events: the time from the request to the run page's data (verdict, events, timeline), as
+ * 2. A run of 1,000 events: the time from the request to the run page's data (verdict, events, timeline; all
+ *    its events on one page, `?limit=1000`), as
  *    a ratio to the check the page shows (`verifyRun` alone). Target: under 100 ms.
+ * 3. A run of 20,000 steps (20,000 spans): the time to its first page's data, and the page's size, against its
+ *    check alone. Target: under 300 ms, and a page that does not grow with the run.
+ * 4. A run with five 12 MB model answers (each call's request holding the answers before it: 180 MB of
+ *    payloads), served by `prove ui` itself (a child, as the `prove` task starts it): 10 requests for its
+ *    page at once, then 10 requests for 10 different pages of it at once (which share the run's check, not
+ *    their pages). Targets:
+ *    each answered within 5 s, and the server's peak memory (VmHWM) under 500 MB. The references, measured in
+ *    the same run: the run's check alone (`verifyRun`, which every page makes), and the idle server's memory.
  * @module
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { EventChain, FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
-import { cookieName, viewerHandler } from "../../lib/provevi/viewer/mod.ts";
+import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
+import { proveUi, writeRun } from "../provevi/viewer/_runs.ts";
 import { median, report } from "./_report.ts";
 
 const PORT = 5000;
 const TOKEN = "b".repeat(64);
 const request = (path: string) =>
-  new Request(`http://127.0.0.1:${PORT}${path}`, {
-    headers: { host: `127.0.0.1:${PORT}`, cookie: `${cookieName(PORT)}=${TOKEN}` },
-  });
+  new Request(`http://127.0.0.1:${PORT}/t/${TOKEN}${path}`, { headers: { host: `127.0.0.1:${PORT}` } });
 
 /** Runs the benchmark and prints its lines. */
 export async function main(): Promise<void> {
@@ -30,6 +38,8 @@ export async function main(): Promise<void> {
   try {
     await runsPage(dir);
     await runPage(dir);
+    await manySpans(dir);
+    await largePayloads(dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -239,7 +249,8 @@ async function runPage(dir: string): Promise<void> {
   const read: number[] = [];
   for (let i = 0; i < 21; i++) {
     let t = performance.now();
-    const view = await (await handle(request(`/api/runs/${runId}`))).json();
+    // All 1,000 events on one page (the most a page holds), as before pages were cut.
+    const view = await (await handle(request(`/api/runs/${runId}?limit=1000`))).json();
     viewer.push(performance.now() - t);
     if (view.events.length !== 1000 || !view.verdict.ok) throw new Error("the run page's data is not whole");
     t = performance.now();
@@ -253,4 +264,115 @@ async function runPage(dir: string): Promise<void> {
     "ms",
     "under 100 ms",
   );
+}
+
+async function manySpans(dir: string): Promise<void> {
+  const runs = join(dir, "span-runs");
+  const runId = await writeRun(runs, { tools: 20_000, runId: "run-20261130T120000Z-00020000" });
+  const store = new FileStore({ runs });
+  const handle = viewerHandler(store, {
+    policy: TelemetryPolicy.parse("version: 1\ndestinations:\n  browser: { kind: live, receives: bodies }\n"),
+    port: PORT,
+    token: TOKEN,
+  });
+  const viewer: number[] = [];
+  const check: number[] = [];
+  let size = 0;
+  for (let i = 0; i < 7; i++) {
+    let t = performance.now();
+    const body = await (await handle(request(`/api/runs/${runId}`))).text();
+    viewer.push(performance.now() - t);
+    size = body.length;
+    const view = JSON.parse(body);
+    if (view.summary.events !== 20_002 || !view.verdict.ok) {
+      throw new Error("the 20,000-step run's page is not whole");
+    }
+    t = performance.now();
+    await verifyRun(await store.readRun(runId), { store });
+    check.push(performance.now() - t);
+  }
+  report(
+    "run page of 20,000 steps (20,000 spans): request to its first page's data (vs its check alone, verifyRun)",
+    median(viewer),
+    median(check),
+    "ms",
+    "under 300 ms",
+  );
+  console.log(`  its page: ${(size / 1024).toFixed(0)} KiB of JSON for 20,002 events`);
+}
+
+/** The peak and the current resident memory of a process, in MB (Linux's /proc). */
+async function memoryOf(pid: number): Promise<{ peak: number; now: number }> {
+  // Through cat: Deno gives /proc only to a program with every permission.
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`], stdout: "piped" }).output();
+  const status = new TextDecoder().decode(out.stdout);
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+  return { peak: kb("VmHWM") / 1024, now: kb("VmRSS") / 1024 };
+}
+
+/** Fetches each address at once; the time of the slowest whole answer, and the bytes of the largest. */
+async function atOnce(urls: string[]): Promise<{ slowest: number; bytes: number }> {
+  const started = performance.now();
+  const answers = await Promise.all(urls.map(async (url) => {
+    const r = await fetch(url);
+    const body = await r.text();
+    if (r.status !== 200) throw new Error(`${url}: ${r.status} ${body}`);
+    return { ms: performance.now() - started, bytes: body.length };
+  }));
+  return { slowest: Math.max(...answers.map((a) => a.ms)), bytes: Math.max(...answers.map((a) => a.bytes)) };
+}
+
+async function largePayloads(dir: string): Promise<void> {
+  const runs = join(dir, "large-runs");
+  const runId = await writeRun(runs, { answers: Array(5).fill(12_000_000) });
+  const policy = join(dir, "bodies.yaml");
+  await Deno.writeTextFile(
+    policy,
+    "version: 1\ndestinations:\n  browser: { kind: live, receives: bodies }\n",
+  );
+  const store = new FileStore({ runs });
+  const checks: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    if (!(await verifyRun(await store.readRun(runId), { store })).ok) {
+      throw new Error("the large run does not verify");
+    }
+    checks.push(performance.now() - t);
+  }
+  const ui = await proveUi(["--runs", runs, "ui", "--port", "0", "--policy", policy]);
+  try {
+    const idle = await memoryOf(ui.pid);
+    const page = `${ui.url}api/runs/${runId}`;
+    const same = await atOnce(Array.from({ length: 10 }, () => page));
+    const afterSame = await memoryOf(ui.pid);
+    const distinct = await atOnce(Array.from({ length: 10 }, (_, i) => `${page}?limit=${200 - i}`));
+    const afterDistinct = await memoryOf(ui.pid);
+    report(
+      "run with five 12 MB answers, 10 requests for its page at once through prove ui: the slowest (vs its check alone, verifyRun)",
+      same.slowest,
+      median(checks),
+      "ms",
+      "each within 5,000 ms",
+    );
+    report(
+      "the same run, 10 requests for 10 different pages of it at once: the slowest (vs verifyRun)",
+      distinct.slowest,
+      median(checks),
+      "ms",
+      "each within 5,000 ms",
+    );
+    report(
+      "prove ui's peak memory (VmHWM) over both (vs the idle server's)",
+      afterDistinct.peak,
+      idle.now,
+      "MB",
+      "under 500 MB",
+    );
+    console.log(
+      `  its page: ${(same.bytes / 1024).toFixed(0)} KiB of JSON for 180 MB of payloads; ` +
+        `peak after the first 10: ${afterSame.peak.toFixed(0)} MB`,
+    );
+  } finally {
+    await ui.stop();
+  }
 }

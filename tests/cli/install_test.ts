@@ -1,28 +1,41 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { installFolder, pathProblems } from "../../cli/install.ts";
+import { permissionFlags } from "../../cli/_permissions.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
+const DENO_FOLDER = dirname(Deno.execPath());
 
-Deno.test("deno task install puts prove, provr and provtrace on the PATH with the tasks' flags, and they run", async () => {
+Deno.test("deno task install puts prove, provr and provtrace on the PATH with their permission sets, says where, and they run", async () => {
   const root = await Deno.makeTempDir({ prefix: "install-" });
   try {
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["task", "--quiet", "install"],
       cwd: ROOT,
-      env: { DENO_INSTALL_ROOT: root },
+      env: { DENO_INSTALL_ROOT: root, PATH: `${join(root, "bin")}:${DENO_FOLDER}:/usr/bin:/bin` },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
     }).output();
+    const said = new TextDecoder().decode(out.stdout).trim();
     assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.equal(said, `installed prove, provr and provtrace in ${join(root, "bin")}`);
     for (const name of ["prove", "provr", "provtrace"]) {
       const shim = await Deno.readTextFile(join(root, "bin", name));
-      assert.match(shim, /--no-prompt/, name);
-      assert.doesNotMatch(shim, /--allow-all|-A /, name);
+      const exec = shim.split("\n").find((l) => l.startsWith("exec deno run "))!.split(" ");
+      const flags = exec.slice(3, exec.indexOf("--config")).map((w) => w.replace(/^'(.*)'$/, "$1"));
+      assert.deepEqual(flags.sort(), [...permissionFlags(name), "--quiet"].sort(), name);
+      assert.doesNotMatch(shim, /--allow-all|-A |-P/, name);
     }
+    // Typed in a folder of the user's, with an INIT_CWD that a script around it left (npm sets one): an installed
+    // command runs where it is typed, as only `deno task` starts it in the project's folder.
     const prove = await new Deno.Command(join(root, "bin", "prove"), {
       args: ["--runs", join(ROOT, "fixtures", "runs"), "runs", "--json"],
-      env: { PATH: `${Deno.execPath().replace(/\/[^/]+$/, "")}:${Deno.env.get("PATH") ?? ""}` },
+      cwd: root,
+      env: {
+        PATH: `${Deno.execPath().replace(/\/[^/]+$/, "")}:${Deno.env.get("PATH") ?? ""}`,
+        INIT_CWD: join(root, "gone"),
+      },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -52,14 +65,43 @@ Deno.test("deno task install puts prove, provr and provtrace on the PATH with th
   }
 });
 
-Deno.test("deno task install and deno task compile give each command exactly the flags of its task", async () => {
+Deno.test("deno task compile builds each command with the permission set of its task", async () => {
   const tasks = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json"))).tasks as Record<string, string>;
   for (const name of ["prove", "provr", "provtrace"]) {
-    const flags = tasks[name]!.replace(/^deno run /, "").replace(` cli/${name}.ts`, "").replace(
-      "INIT_CWD,",
-      "",
+    assert.equal(tasks[name], `deno run -q --no-prompt -P=${name} cli/${name}.ts`);
+    assert.match(
+      tasks.compile!,
+      new RegExp(`deno compile -q --no-prompt -P=${name} [^&]*-o dist/${name} cli/${name}\\.ts`),
     );
-    assert.ok(tasks.install!.includes(`${flags} -n ${name} cli/${name}.ts`), `install ${name}`);
-    assert.ok(tasks.compile!.includes(`${flags} -o dist/${name} cli/${name}.ts`), `compile ${name}`);
+  }
+});
+
+Deno.test("the install says when Perl's prove, or another command of the same name, comes first on the PATH", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "install-path-" });
+  try {
+    const perl = join(dir, "usr-bin");
+    const folder = installFolder({ get: (n) => (n === "DENO_INSTALL_ROOT" ? join(dir, "deno") : undefined) });
+    assert.equal(folder, join(dir, "deno", "bin"));
+    for (
+      const [where, name] of [[perl, "prove"], [folder, "prove"], [folder, "provr"], [folder, "provtrace"]]
+    ) {
+      await Deno.mkdir(where!, { recursive: true });
+      await Deno.writeTextFile(join(where!, name!), "#!/bin/sh\n", { mode: 0o755 });
+    }
+    const shadowed = pathProblems(folder, `${perl}:${folder}:${DENO_FOLDER}`);
+    assert.deepEqual(shadowed.length, 1, shadowed.join("\n"));
+    assert.match(
+      shadowed[0]!,
+      new RegExp(
+        `^prove: ${perl}/prove \\(Perl's test harness, .*\\) comes before ${folder} on the PATH, .*export PATH="${folder}:\\$PATH"`,
+      ),
+    );
+    assert.deepEqual(pathProblems(folder, `${folder}:${perl}:${DENO_FOLDER}`), []);
+    const absent = pathProblems(folder, `${perl}:${DENO_FOLDER}`);
+    assert.match(absent.join("\n"), new RegExp(`^${folder} is not on the PATH; add it first: export PATH=`));
+    const noDeno = pathProblems(folder, `${folder}:${perl}`);
+    assert.match(noDeno.join("\n"), /^deno is not on the PATH, and the installed commands run it/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

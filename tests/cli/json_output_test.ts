@@ -139,11 +139,15 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
   await json(prove, [...sqlite, "runs", "--reading", "data://acme/demo/dev/finance/revenue.csv", "--json"]);
   // provtrace, from the sqlite store.
   await json(provtrace, ["build", ...sqlite, "--db", trace, "--config", config, "--json"]);
-  await json(provtrace, ["check", "--db", trace, "--json"]);
+  await json(provtrace, ["check", "--db", trace, "--config", config, "--json"]);
   await json(provtrace, ["runs", "--db", trace, "--json"]);
   for (const kind of ["steps", "sft"]) {
     const out = bufferIo();
-    assert.equal(await provtrace(["export", "--db", trace, "--kind", kind], out), 0, out.stderr.join("\n"));
+    assert.equal(
+      await provtrace(["export", "--db", trace, "--kind", kind, "--config", config], out),
+      0,
+      out.stderr.join("\n"),
+    );
     assert.ok(out.stdout.length > 0);
     for (const line of out.stdout) badKeys(JSON.parse(line), `provtrace export --kind ${kind}`, bad);
   }
@@ -154,12 +158,8 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
     port: 0,
   });
   try {
-    const base = new URL(viewer.url).origin;
-    const first = await fetch(viewer.url, { redirect: "manual" });
-    await first.body?.cancel();
-    const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
-    for (const path of ["/api/info", "/api/runs", `/api/runs/${id}`, "/api/agents", "/api/experiments"]) {
-      const response = await fetch(`${base}${path}`, { headers: { cookie } });
+    for (const path of ["api/info", "api/runs", `api/runs/${id}`, "api/agents", "api/experiments"]) {
+      const response = await fetch(`${viewer.url}${path}`);
       assert.equal(response.status, 200, path);
       badKeys(await response.json(), `prove ui ${path}`, bad);
     }

@@ -83,3 +83,23 @@ Deno.test("every task and the compile task pass --no-prompt to each deno they ru
     }
   }
 });
+
+Deno.test("every task's line is short: each deno it runs takes a permission set of deno.json, not a list of flags", async () => {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  for (const [name, line] of Object.entries(config.tasks as Record<string, string>)) {
+    for (const command of line.split("&&").map((c) => c.trim())) {
+      assert.ok(
+        command.length <= 160,
+        `deno task ${name}: ${command.length} characters: ${command.slice(0, 60)}…`,
+      );
+      if (/^deno (run|compile)\b/.test(command)) {
+        const set = command.match(/ -P=([\w-]+) /)?.[1];
+        assert.ok(
+          set && config.permissions[set],
+          `deno task ${name} names a permission set of deno.json: ${command}`,
+        );
+        assert.doesNotMatch(command, /--allow-(read|write|env|net|sys)\b/, `deno task ${name}`);
+      }
+    }
+  }
+});

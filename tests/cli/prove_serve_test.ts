@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { FileStore, readSpansFile } from "../../lib/provevi/mod.ts";
+import { FileStore, type OpenedRun, readDaemonFile, readSpansFile } from "../../lib/provevi/mod.ts";
 import { prove } from "../../cli/prove.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { removeWritable } from "../_files.ts";
 
-Deno.test("prove serve, under the task's own permissions, takes spans for two open runs at once and stops on SIGTERM", async () => {
+Deno.test("prove serve, under the task's own permissions, writes its secret to a file only its user reads, takes spans for two runs opened with it, and stops on SIGTERM", async () => {
   const runs = await Deno.makeTempDir({ prefix: "prove-serve-" });
   try {
     const store = new FileStore({ runs });
@@ -14,24 +14,48 @@ Deno.test("prove serve, under the task's own permissions, takes spans for two op
     for (const id of ids) await store.openRun(id);
     const config = JSON.parse(await Deno.readTextFile("deno.json"));
     const words = (config.tasks.prove as string).split(" ").slice(1);
+    const file = `${runs}/secret/serve.json`;
     const child = new Deno.Command(Deno.execPath(), {
-      args: [...words, "--runs", runs, "serve"],
+      args: [...words, "--runs", runs, "serve", "--secret-file", file],
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let said = "";
-    while (!said.includes("\n")) said += (await reader.read()).value ?? "";
+    while (said.split("\n").length < 3) said += (await reader.read()).value ?? "";
     const url = said.match(/taking spans at (http:\/\/127\.0\.0\.1:\d+)/)?.[1];
     assert.ok(url, said);
+    assert.match(
+      said,
+      new RegExp(`its secret is in ${file} \\(yours only\\); provr opens runs here with PROVE_SERVE=${file}`),
+    );
+    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+    assert.equal((await Deno.stat(`${runs}/secret`)).mode! & 0o777, 0o700);
+    const connection = await readDaemonFile(file);
+    assert.equal(connection.url, url);
+    // without the secret, nothing: not even the list of open runs
+    const stranger = await fetch(`${url}/runs`);
+    assert.equal(stranger.status, 401);
+    await stranger.body?.cancel();
     const opened = await Promise.all(ids.map(async (run_id) => {
-      const r = await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ run_id }) });
-      return await r.json() as { traces_url: string; seal_url: string };
+      const r = await fetch(`${url}/runs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${connection.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ run_id }),
+      });
+      return await r.json() as OpenedRun;
     }));
     await Promise.all(opened.map(async (o, i) => {
       const provider = new BasicTracerProvider({
-        spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: o.traces_url }))],
+        spanProcessors: [
+          new SimpleSpanProcessor(
+            new OTLPTraceExporter({
+              url: o.traces_url,
+              headers: { authorization: `Bearer ${o.ingest_key}` },
+            }),
+          ),
+        ],
       });
       provider.getTracer("codex").startSpan(`span.${i}`).end();
       await provider.shutdown();
@@ -39,7 +63,10 @@ Deno.test("prove serve, under the task's own permissions, takes spans for two op
     for (const [i, id] of ids.entries()) {
       assert.deepEqual((await readSpansFile(`${runs}/${id}`)).map((s) => s.name), [`span.${i}`]);
     }
-    const sealed = await (await fetch(opened[0]!.seal_url, { method: "POST" })).json();
+    const sealed = await (await fetch(opened[0]!.seal_url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${opened[0]!.writer_key}` },
+    })).json();
     assert.equal(sealed.spans, 1);
     child.kill("SIGTERM");
     while (!said.includes("stopped")) {
@@ -51,7 +78,9 @@ Deno.test("prove serve, under the task's own permissions, takes spans for two op
     const status = await child.status;
     const err = new TextDecoder().decode(new Uint8Array(await new Response(child.stderr).arrayBuffer()));
     assert.equal(status.code, 0, err);
-    assert.match(said, new RegExp(`runs still open: ${ids[1]}`));
+    assert.match(said, new RegExp(`runs still open: ${ids[1]}; requests refused: 401 ×1`));
+    // the secret goes with the daemon
+    await assert.rejects(() => Deno.stat(file), Deno.errors.NotFound);
   } finally {
     await removeWritable(runs);
   }

@@ -93,8 +93,11 @@ Deno.test("prove verify fails the tampered copy with exit 1 and names the proble
 
 Deno.test("prove verify --require-bundle fails a run with no bundle", async () => {
   const r = await run(["--runs", RUNS, "verify", SAMPLE_RUN_ID, "--require-bundle"]);
-  assert.equal(r.code, 1);
-  assert.match(r.out, /no committed bundle to compare with, and a bundle is required/);
+  assert.deepEqual(r, {
+    code: 1,
+    out: "",
+    err: "prove: no committed bundle to compare with, and a bundle is required",
+  });
 });
 
 Deno.test("prove verify of a run that does not exist exits 1 with one line", async () => {

@@ -54,8 +54,8 @@ Deno.test("the viewer's /api/info says assessments can be added on a sqlite stor
         openToWrite: () => openStore(uri, { runs }),
       });
       const r = await handle(
-        new Request(`http://127.0.0.1:${port}/api/info`, {
-          headers: { host: `127.0.0.1:${port}`, cookie: `prove_ui_${port}=${token}` },
+        new Request(`http://127.0.0.1:${port}/t/${token}/api/info`, {
+          headers: { host: `127.0.0.1:${port}` },
         }),
       );
       return await r.json();

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
 import { OtlpReceiver, readEventsText } from "../../lib/provevi/mod.ts";
+import { taskFlags } from "../_children.ts";
 
 const GOOD = `run: { org: acme, domain: demo, env: dev, actor: ada }
 agent:
@@ -22,11 +23,11 @@ async function setup(runText: string, policy: string) {
 
 /** `deno task provr` as deno.json writes it, with its --allow-net replaced. */
 async function provrTask(args: string[], options: { allowNet: string; env: Record<string, string> }) {
-  const config = JSON.parse(await Deno.readTextFile("deno.json"));
-  const words = (config.tasks.provr as string).split(" ").slice(1); // drop "deno"
-  const net = words.indexOf("--allow-net");
+  const flags = taskFlags("provr");
+  const net = flags.indexOf("--allow-net");
   assert.ok(net > 0, "the provr task has an open --allow-net");
-  words[net] = options.allowNet;
+  flags[net] = options.allowNet;
+  const words = ["run", "-q", ...flags, "cli/provr.ts"];
   const out = await new Deno.Command(Deno.execPath(), {
     args: [...words, ...args],
     env: options.env,

@@ -1,4 +1,5 @@
 /** Test helpers: real git repositories in temp folders, and the S3 server's endpoint. */
+import { skipWithout } from "../_peers.ts";
 import { CreateBucketCommand, PutBucketVersioningCommand, S3Client } from "@aws-sdk/client-s3";
 import { join } from "node:path";
 
@@ -37,17 +38,8 @@ export async function commitFiles(
 /** The S3 test server's endpoint, or undefined when PROVCAT_TEST_S3_ENDPOINT is unset. */
 export const S3_ENDPOINT = Deno.env.get("PROVCAT_TEST_S3_ENDPOINT");
 
-/** The `ignore` of an S3 test: true, with the reason printed once, when no server is set. */
-export const NO_S3 = S3_ENDPOINT === undefined;
-
-/** Says once, in the S3 test files, why their tests are skipped. */
-export function warnNoS3(): void {
-  if (NO_S3) {
-    console.warn(
-      "S3 tests skipped: PROVCAT_TEST_S3_ENDPOINT is unset (start moto_server and export its URL, as .ci/run does)",
-    );
-  }
-}
+/** The `ignore` of an S3 test: true when no server is set (outside CI; in CI a missing server fails). */
+export const NO_S3: boolean = skipWithout("s3");
 
 /** Makes a bucket with versioning on, with a fresh name; returns the name. */
 export async function makeBucket(options: { versioning?: boolean } = {}): Promise<string> {

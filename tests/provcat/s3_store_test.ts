@@ -2,11 +2,9 @@ import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { join } from "node:path";
 import { assert, assertRejects } from "./_assert.ts";
 import { Catalog, CatalogError } from "./_deps.ts";
-import { makeBucket, NO_S3, S3_ENDPOINT, s3Config, warnNoS3 } from "./_helpers.ts";
+import { makeBucket, NO_S3, S3_ENDPOINT, s3Config } from "./_helpers.ts";
 import { storeContract } from "./store_contract.ts";
 import { removeWritable } from "../_files.ts";
-
-warnNoS3();
 
 storeContract("s3", async () => {
   const bucket = await makeBucket();

@@ -98,6 +98,19 @@ outputs: [answer.txt]
 }
 
 /**
+ * The rows of one SQL statement on a trace database, read in this process: the tests' own look at the file
+ * (`queryTrace`, with its process and time limit, is tested in query_test.ts).
+ */
+export function ask(path: string, sql: string): { rows: Record<string, unknown>[] } {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return { rows: db.prepare(sql).all() as Record<string, unknown>[] };
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * Every row of every trace_ table, ordered, for comparing two databases. The time of each build
  * (`trace_sources.built_at`) is left out: it is when the build ran, not what it built.
  */

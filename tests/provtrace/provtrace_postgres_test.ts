@@ -12,11 +12,12 @@ import { prove } from "../../cli/prove.ts";
 import { freshDatabase, NO_PG, task } from "../provevi/postgres/_pg.ts";
 import { dumpTrace, makeRuns } from "./_runs.ts";
 
-/** A trace database's rows, without what names the store they came from (its URI and runs root). */
+/** A trace database's rows, without what names the store they came from (its URI and runs root, and the digest over them). */
 function rowsWithoutSource(db: string): Record<string, unknown[]> {
   const rows = dumpTrace(db);
   rows.trace_sources = rows.trace_sources!.map((r) => {
-    const { store_uri: _u, runs_root: _r, ...rest } = JSON.parse(r as string);
+    // The digest of a run's rows covers its source's place too.
+    const { store_uri: _u, runs_root: _r, rows_digest: _d, ...rest } = JSON.parse(r as string);
     return rest;
   });
   return rows;
@@ -123,13 +124,13 @@ Deno.test({
       assert.deepEqual(sources, [db.uri, db.uri, db.uri]);
 
       // check opens the store that each run names (the postgres URI) and finds each run as built.
-      const checked = await task("provtrace", ["check", "--db", fromPg]);
+      const checked = await task("provtrace", ["check", "--db", fromPg, "--config", config]);
       assert.equal(checked.code, 0, checked.out + checked.err);
       assert.match(checked.out, /: 3 runs, each as its source holds it$/);
 
       for (const kind of [["--kind", "steps"], ["--kind", "sft"], ["--kind", "sft", "--per", "run"]]) {
-        const a = await task("provtrace", ["export", "--db", fromPg, ...kind]);
-        const b = await task("provtrace", ["export", "--db", fromSqlite, ...kind]);
+        const a = await task("provtrace", ["export", "--db", fromPg, ...kind, "--config", config]);
+        const b = await task("provtrace", ["export", "--db", fromSqlite, ...kind, "--config", config]);
         assert.equal(a.code, 0, a.err);
         assert.ok(a.out.length > 0, kind.join(" "));
         assert.deepEqual(linesWithoutSource(a.out), linesWithoutSource(b.out), kind.join(" "));

@@ -97,6 +97,20 @@ export interface CopyContentOptions {
   assessments?: readonly Assessment[];
 }
 
+/**
+ * The root span's input, as MLflow's viewer shows it well: the prompt the agent was given (the text of
+ * `prompt_rendered`) and the run's settings (`run_created`'s data), as JSON. Not the run file: MLflow renders a
+ * text input as Markdown, so the YAML's `#` comments became headings.
+ */
+async function rootInput(
+  events: readonly EvidenceEvent[],
+  payload: (digest: unknown) => Promise<Json | undefined>,
+): Promise<Json> {
+  const rendered = events.find((e) => e.type === "prompt_rendered");
+  const prompt = rendered ? await payload(rendered.payload) : undefined;
+  return { prompt: prompt ?? null, settings: events[0]!.data };
+}
+
 /** MLflow refuses a param's value longer than this. */
 const MAX_PARAM = 6000;
 const MAX_TAG = 8000;
@@ -136,7 +150,6 @@ export async function copyContent(
       `run ${runId} names no experiment and no agent class (org, domain, env and agent), so the copy has no MLflow experiment to go in`,
     );
   }
-  const last = events[events.length - 1]!;
   const failed = events.some((e) => e.type === "run_failed");
   const payload = async (digest: unknown): Promise<Json | undefined> => {
     if (typeof digest !== "string") return undefined;
@@ -161,66 +174,38 @@ export async function copyContent(
   const metrics: Record<string, number> = {};
   if (rank >= 1) Object.assign(metrics, usageMetrics(events));
 
-  // The inputs.
-  const datasets: CopyDataset[] = [];
-  const original = new Map<string, string>();
-  for (const e of events) {
-    if (e.type === "context_resolved" && typeof e.data.pinned === "string" && e.refs[0]) {
-      original.set(e.data.pinned, e.refs[0]);
-    }
-  }
-  for (const e of events) {
-    if (e.type !== "input_staged") continue;
-    const sha = typeof e.data.sha256 === "string" ? e.data.sha256 : null;
-    if (sha === null) continue;
-    const raw = typeof e.data.name === "string" ? e.data.name : "input";
-    const name = rank === 2 || plainName(raw) ? raw : "input";
-    const pinned = e.refs[0] ?? null;
-    const source: { [key: string]: Json } = { sha256: sha };
-    if (rank === 2) {
-      source.uri = pinned === null ? null : original.get(pinned) ?? pinned;
-      source.pinned = pinned;
-    }
-    const sourceText = canonicalize(source)!;
-    datasets.push({
-      name,
-      digest: sha256Hex(`${name}\n${sourceText}`).slice(0, 32),
-      sourceType: "provevi",
-      source: sourceText,
-    });
-  }
+  const datasets = datasetsOf(events, rank);
 
   // The trace.
-  const rootId = created.span_id;
-  const root: CopySpan = {
-    spanId: rootId,
-    parentSpanId: null,
-    name: "",
-    kind: 0,
-    startNanos: nanos(created.started_at ?? created.time),
-    endNanos: nanos(last.time),
-    status: failed ? { code: 2, message: "" } : { code: 1, message: "" },
-    attributes: {},
-    events: [],
+  const root = await rootSpan(events, { rank, runId, failed, payload });
+  const { spans, order } = await traceSpans(events, root, { rank, runId, payload, options });
+
+  return {
+    runId,
+    level,
+    experiment,
+    startMillis: Number(root.startNanos / 1_000_000n),
+    endMillis: Number(root.endNanos / 1_000_000n),
+    status: failed ? "FAILED" : "FINISHED",
+    tags,
+    params,
+    metrics,
+    datasets,
+    traceId: created.trace_id,
+    spans: order,
+    assessments: copyAssessments(options.assessments ?? [], events, spans, rank),
   };
-  const agent = typeof created.data.agent === "string" ? created.data.agent : null;
-  const model = typeof created.data.model === "string" ? created.data.model : null;
-  const rootName = agent === null ? "invoke_agent" : `invoke_agent ${agent}`;
-  root.name = rank === 2 || plainSpanName(rootName) ? rootName : "invoke_agent";
-  const rootAttributes: Record<string, Json> = {
-    [RUN_ID_TAG]: runId,
-    "mlflow.spanType": JSON.stringify("AGENT"),
-    "gen_ai.operation.name": "invoke_agent",
-  };
-  if (agent !== null) rootAttributes["gen_ai.agent.name"] = agent;
-  if (model !== null) rootAttributes["gen_ai.request.model"] = model;
-  root.attributes = cutAttributes(rootAttributes, rank);
-  if (rank === 2) {
-    const rootPayload = await payload(created.payload);
-    if (rootPayload !== undefined) root.attributes["mlflow.spanInputs"] = JSON.stringify(rootPayload);
-    const end = events.find((e) => e.type === "run_completed" || e.type === "run_failed");
-    if (end) root.attributes["mlflow.spanOutputs"] = JSON.stringify(end.data);
-  }
+}
+
+/** The spans of the trace under its root: each step's, and each library span the policy lets through. */
+async function traceSpans(
+  events: readonly EvidenceEvent[],
+  root: CopySpan,
+  making: SpanMaking & { options: CopyContentOptions },
+): Promise<{ spans: Map<string, CopySpan>; order: CopySpan[] }> {
+  const { rank, runId, payload, options } = making;
+  const rootId = root.spanId;
+  const created = events[0]!;
   const spans = new Map<string, CopySpan>([[rootId, root]]);
   const order: CopySpan[] = [root];
   for (const e of events) {
@@ -263,48 +248,117 @@ export async function copyContent(
     const start = nanos(e.started_at ?? e.time), end = nanos(e.time);
     if (start < span.startNanos) span.startNanos = start;
     if (end > span.endNanos) span.endNanos = end;
-    if (e.type === "step_failed") {
-      span.status = { code: 2, message: "" };
-      const error = typeof e.data.error === "string" ? e.data.error : null;
-      if (error !== null && (rank === 2 || plainName(error))) span.attributes["error.type"] = error;
-      if (rank === 2) {
-        span.events.push({ name: "step_failed", timeNanos: end, attributes: bodyAttributes(e) });
-      }
-      continue;
-    }
-    const step = stepOf(e);
-    span.name = rank === 2 || plainSpanName(step.name, { declared: step.declared }) ? step.name : step.label;
-    Object.assign(span.attributes, cutAttributes({ [RUN_ID_TAG]: runId, ...step.attributes }, rank));
-    if (step.failed) span.status = { code: 2, message: "" };
-    if (rank === 2) {
-      Object.assign(span.attributes, bodyAttributes(e));
-      const inputs = await payload(e.payload);
-      if (inputs !== undefined) span.attributes["mlflow.spanInputs"] = JSON.stringify(inputs);
-      const outputs = await payload(e.data.response_payload ?? e.data.result_payload);
-      if (outputs !== undefined) span.attributes["mlflow.spanOutputs"] = JSON.stringify(outputs);
-    }
+    await addStep(span, e, { rank, runId, payload });
   }
   for (const span of order) if (span.endNanos < span.startNanos) span.endNanos = span.startNanos;
   // A span whose parent is not in the copy (a library span the policy keeps out) hangs under the root.
   for (const span of order) {
     if (span.parentSpanId !== null && !spans.has(span.parentSpanId)) span.parentSpanId = rootId;
   }
+  return { spans, order };
+}
 
-  return {
-    runId,
-    level,
-    experiment,
-    startMillis: Number(root.startNanos / 1_000_000n),
-    endMillis: Number(root.endNanos / 1_000_000n),
-    status: failed ? "FAILED" : "FINISHED",
-    tags,
-    params,
-    metrics,
-    datasets,
-    traceId: created.trace_id,
-    spans: order,
-    assessments: copyAssessments(options.assessments ?? [], events, spans, rank),
+/** The run's inputs as MLflow datasets: each input's SHA-256, and at `bodies` its URI and pinned URI. */
+function datasetsOf(events: readonly EvidenceEvent[], rank: number): CopyDataset[] {
+  const datasets: CopyDataset[] = [];
+  const original = new Map<string, string>();
+  for (const e of events) {
+    if (e.type === "context_resolved" && typeof e.data.pinned === "string" && e.refs[0]) {
+      original.set(e.data.pinned, e.refs[0]);
+    }
+  }
+  for (const e of events) {
+    if (e.type !== "input_staged") continue;
+    const sha = typeof e.data.sha256 === "string" ? e.data.sha256 : null;
+    if (sha === null) continue;
+    const raw = typeof e.data.name === "string" ? e.data.name : "input";
+    const name = rank === 2 || plainName(raw) ? raw : "input";
+    const pinned = e.refs[0] ?? null;
+    const source: { [key: string]: Json } = { sha256: sha };
+    if (rank === 2) {
+      source.uri = pinned === null ? null : original.get(pinned) ?? pinned;
+      source.pinned = pinned;
+    }
+    const sourceText = canonicalize(source)!;
+    datasets.push({
+      name,
+      digest: sha256Hex(`${name}\n${sourceText}`).slice(0, 32),
+      sourceType: "provevi",
+      source: sourceText,
+    });
+  }
+  return datasets;
+}
+
+/** What the spans of a copy are made with. */
+interface SpanMaking {
+  rank: number;
+  runId: string;
+  payload: (digest: unknown) => Promise<Json | undefined>;
+}
+
+/** The run's root span, from `run_created` to the last event, with its input and output at `bodies`. */
+async function rootSpan(
+  events: readonly EvidenceEvent[],
+  making: SpanMaking & { failed: boolean },
+): Promise<CopySpan> {
+  const { rank, runId, failed } = making;
+  const created = events[0]!;
+  const root: CopySpan = {
+    spanId: created.span_id!,
+    parentSpanId: null,
+    name: "",
+    kind: 0,
+    startNanos: nanos(created.started_at ?? created.time),
+    endNanos: nanos(events[events.length - 1]!.time),
+    status: failed ? { code: 2, message: "" } : { code: 1, message: "" },
+    attributes: {},
+    events: [],
   };
+  const agent = typeof created.data.agent === "string" ? created.data.agent : null;
+  const model = typeof created.data.model === "string" ? created.data.model : null;
+  const rootName = agent === null ? "invoke_agent" : `invoke_agent ${agent}`;
+  root.name = rank === 2 || plainSpanName(rootName) ? rootName : "invoke_agent";
+  const rootAttributes: Record<string, Json> = {
+    [RUN_ID_TAG]: runId,
+    "mlflow.spanType": JSON.stringify("AGENT"),
+    "gen_ai.operation.name": "invoke_agent",
+  };
+  if (agent !== null) rootAttributes["gen_ai.agent.name"] = agent;
+  if (model !== null) rootAttributes["gen_ai.request.model"] = model;
+  root.attributes = cutAttributes(rootAttributes, rank);
+  if (rank === 2) {
+    root.attributes["mlflow.spanInputs"] = JSON.stringify(await rootInput(events, making.payload));
+    const end = events.find((e) => e.type === "run_completed" || e.type === "run_failed");
+    if (end) root.attributes["mlflow.spanOutputs"] = JSON.stringify(end.data);
+  }
+  return root;
+}
+
+/** Adds one event of a step to its span: a failure, or the step's name, attributes and bodies. */
+async function addStep(span: CopySpan, e: EvidenceEvent, making: SpanMaking): Promise<void> {
+  const { rank, runId, payload } = making;
+  const end = nanos(e.time);
+  if (e.type === "step_failed") {
+    span.status = { code: 2, message: "" };
+    const error = typeof e.data.error === "string" ? e.data.error : null;
+    if (error !== null && (rank === 2 || plainName(error))) span.attributes["error.type"] = error;
+    if (rank === 2) {
+      span.events.push({ name: "step_failed", timeNanos: end, attributes: bodyAttributes(e) });
+    }
+    return;
+  }
+  const step = stepOf(e);
+  span.name = rank === 2 || plainSpanName(step.name, { declared: step.declared }) ? step.name : step.label;
+  Object.assign(span.attributes, cutAttributes({ [RUN_ID_TAG]: runId, ...step.attributes }, rank));
+  if (step.failed) span.status = { code: 2, message: "" };
+  if (rank === 2) {
+    Object.assign(span.attributes, bodyAttributes(e));
+    const inputs = await payload(e.payload);
+    if (inputs !== undefined) span.attributes["mlflow.spanInputs"] = JSON.stringify(inputs);
+    const outputs = await payload(e.data.response_payload ?? e.data.result_payload);
+    if (outputs !== undefined) span.attributes["mlflow.spanOutputs"] = JSON.stringify(outputs);
+  }
 }
 
 /** The step a span stands for: its name, a label to show when the name is not plain, and its attributes. */

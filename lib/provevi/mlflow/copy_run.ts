@@ -17,7 +17,7 @@ import type { TelemetryPolicy } from "../telemetry/policy.ts";
 import { type CopyContent, copyContent } from "./copy_content.ts";
 import { takeCopyLock } from "./copy_lock.ts";
 import { MlflowClient } from "./mlflow_client.ts";
-import { startMlflowServer } from "./mlflow_server.ts";
+import { purgeDeletedRuns, startMlflowServer } from "./mlflow_server.ts";
 import { REFUSED_VARIABLES, refuseRedirects } from "./refuse_redirects.ts";
 import type { Environ } from "../telemetry/otlp_target.ts";
 import { writeCopy } from "./write_copy.ts";
@@ -63,8 +63,13 @@ export interface CopyResult {
   traceId: string;
   spans: number;
   assessments: number;
-  /** The MLflow runs of earlier copies of the run that this copy deleted. */
+  /**
+   * The MLflow runs of earlier copies of the run that this copy deleted: in a database for good (with their
+   * params, metrics and tags), on a tracking server marked deleted.
+   */
   deleted: string[];
+  /** Why the earlier copies in a database stay only marked deleted, when `mlflow gc` failed; else null. */
+  purgeProblem: string | null;
 }
 
 /**
@@ -163,18 +168,54 @@ export async function copyRun(
     const client = clientFor(url, environ, options.signal);
     return await finish(content, client, destination, shownEndpoint(url), options);
   }
-  const backend = url ?? `sqlite:///${resolve(sqlitePath(store.uri))}`;
-  const artifacts = url === null
-    ? join(dirname(resolve(sqlitePath(store.uri))), "mlflow-artifacts")
-    : join(store.runsRoot, ".mlflow-artifacts");
+  return await copyIntoDatabase(url ?? `sqlite:///${resolve(sqlitePath(store.uri))}`, {
+    content,
+    destination,
+    environ,
+    options,
+    artifacts: url === null
+      ? join(dirname(resolve(sqlitePath(store.uri))), "mlflow-artifacts")
+      : join(store.runsRoot, ".mlflow-artifacts"),
+  });
+}
+
+/**
+ * The copy into a database: through an MLflow server started on it, which is asked to delete the earlier
+ * copies for good (with MLflow's own gc; a tracking server's owner runs gc for theirs).
+ */
+async function copyIntoDatabase(
+  backend: string,
+  copy: {
+    content: CopyContent;
+    destination: Destination;
+    environ: Environ;
+    options: CopyRunOptions;
+    artifacts: string;
+  },
+): Promise<CopyResult> {
+  const { options, environ } = copy;
   options.onProgress?.("starting MLflow's server");
   await using server = await startMlflowServer(backend, {
     environ,
-    artifacts,
+    artifacts: copy.artifacts,
     ...(options.mlflow ? { program: options.mlflow } : {}),
   });
   const client = clientFor(server.url, {}, options.signal);
-  return await finish(content, client, destination, shownEndpoint(backend), options);
+  const result = await finish(copy.content, client, copy.destination, shownEndpoint(backend), options);
+  if (result.deleted.length) {
+    options.onProgress?.("deleting the earlier copies for good");
+    try {
+      await purgeDeletedRuns(backend, result.deleted, {
+        environ,
+        server: server.url,
+        ...(options.mlflow ? { program: options.mlflow } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof ProveviError)) throw error;
+      result.purgeProblem = error.message;
+    }
+  }
+  return result;
 }
 
 async function finish(
@@ -201,6 +242,7 @@ async function finish(
     spans: content.spans.length,
     assessments: content.assessments.length,
     deleted: written.deleted,
+    purgeProblem: null,
   };
 }
 

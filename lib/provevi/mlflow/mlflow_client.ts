@@ -1,11 +1,21 @@
 /**
  * A small client of an MLflow tracking server: its REST API and its OTLP trace endpoint, the way MLflow's own
- * TypeScript SDK reaches a server. Only the calls the copy makes; each error is one line that names the server
- * without a user or a password.
+ * TypeScript SDK reaches a server. Only the calls the copy makes. Every reply is read through `mlflow_reply.ts`
+ * (bounded, parsed, its shape checked), and each error is one line that names the server without a user or a
+ * password, and shows nothing of the request's credentials, whatever the server echoes.
  * @module
  */
+import { z } from "zod";
 import { ProveviError } from "../evidence/errors.ts";
 import { shownEndpoint } from "../telemetry/endpoint.ts";
+import {
+  mlflowId,
+  parseReply,
+  readReply,
+  refusalOf,
+  ReplyTooLarge,
+  withoutCredentials,
+} from "./mlflow_reply.ts";
 
 /** A failure of MLflow: the server could not be reached, or it refused a call. */
 export class MlflowError extends ProveviError {
@@ -28,17 +38,32 @@ export class MlflowError extends ProveviError {
   }
 }
 
+/** An MLflow run, as the REST API gives it: the parts the copy reads. */
+export const MLFLOW_RUN: z.ZodType<MlflowRun> = z.object({
+  info: z.object({
+    run_id: mlflowId,
+    experiment_id: mlflowId,
+    status: z.string().optional(),
+    lifecycle_stage: z.string().optional(),
+    run_name: z.string().optional(),
+  }),
+  data: z.object({ tags: z.array(z.object({ key: z.string(), value: z.string() })).optional() }).optional(),
+});
+
 /** An MLflow run, as the REST API gives it. */
 export interface MlflowRun {
   info: {
     run_id: string;
     experiment_id: string;
-    status?: string;
-    lifecycle_stage?: string;
-    run_name?: string;
+    status?: string | undefined;
+    lifecycle_stage?: string | undefined;
+    run_name?: string | undefined;
   };
-  data?: { tags?: { key: string; value: string }[] };
+  data?: { tags?: { key: string; value: string }[] | undefined } | undefined;
 }
+
+/** A reply the copy reads nothing of: any JSON object. */
+export const ANY_REPLY: z.ZodType<Record<string, unknown>> = z.record(z.string(), z.unknown());
 
 /** What a client is made with. */
 export interface MlflowClientOptions {
@@ -69,6 +94,7 @@ export class MlflowClient {
   /** The server as messages show it. */
   readonly shown: string;
   readonly #headers: Record<string, string>;
+  readonly #secrets: string[];
   readonly #timeout: number;
   readonly #signal: AbortSignal | undefined;
 
@@ -80,10 +106,19 @@ export class MlflowClient {
     this.url = url.replace(/\/+$/, "");
     this.shown = shownEndpoint(this.url);
     this.#headers = {};
-    if (options.token) this.#headers.authorization = `Bearer ${options.token}`;
-    else if (options.username !== undefined && options.password !== undefined) {
-      this.#headers.authorization = `Basic ${btoa(`${options.username}:${options.password}`)}`;
+    this.#secrets = [];
+    if (options.token) {
+      this.#headers.authorization = `Bearer ${options.token}`;
+      this.#secrets.push(options.token);
+    } else if (options.username !== undefined && options.password !== undefined) {
+      const pair = `${options.username}:${options.password}`;
+      this.#headers.authorization = `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(pair)))}`;
+      this.#secrets.push(pair, options.password);
     }
+    if (this.#headers.authorization) this.#secrets.push(this.#headers.authorization);
+    // A URL's own user and password are credentials too.
+    const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*)@/i.exec(this.url)?.[1];
+    if (userinfo) this.#secrets.push(userinfo, ...userinfo.split(":").slice(1).map(decodeURIComponent));
     this.#timeout = options.timeout ?? 60_000;
     this.#signal = options.signal;
   }
@@ -97,7 +132,7 @@ export class MlflowClient {
       if (this.#signal?.aborted) throw this.#signal.reason;
       const reason = error instanceof Error && error.name === "TimeoutError"
         ? `no answer in ${Math.round(this.#timeout / 1000)} s`
-        : oneLine(error);
+        : withoutCredentials(oneLine(error), this.#secrets);
       throw new MlflowError(
         `cannot reach MLflow at ${this.shown} to ${what}: ${reason}; check that the server runs and that MLFLOW_TRACKING_URI names it`,
         { cause: error },
@@ -106,20 +141,23 @@ export class MlflowClient {
   }
 
   /**
-   * Calls one REST endpoint with a JSON body (or a query, for GET).
+   * Calls one REST endpoint with a JSON body (or a query, for GET), and checks the reply's shape.
    *
    * @param method `GET`, `POST`, `PATCH` or `DELETE`.
    * @param path Such as `/api/2.0/mlflow/runs/create`.
    * @param body The JSON body, or for GET the query's parameters.
    * @param what What the call does, for messages: `create the run`.
-   * @returns The parsed answer.
-   * @throws MlflowError when the server cannot be reached or refuses.
+   * @param shape The shape of the reply the copy reads ({@linkcode ANY_REPLY} when it reads nothing of it).
+   * @returns The reply, of that shape.
+   * @throws MlflowError when the server cannot be reached, refuses, or gives a reply past its bound, not JSON,
+   *   or of another shape: one line, without the request's credentials.
    */
-  async call<T = Record<string, unknown>>(
+  async call<T>(
     method: "GET" | "POST" | "PATCH" | "DELETE",
     path: string,
     body: Record<string, unknown> | null,
     what: string,
+    shape: z.ZodType<T>,
   ): Promise<T> {
     let target = path;
     const init: RequestInit = { method, headers: { ...this.#headers } };
@@ -134,31 +172,43 @@ export class MlflowClient {
       (init.headers as Record<string, string>)["content-type"] = "application/json";
     }
     const response = await this.#fetch(target, init, what);
-    const text = await response.text();
-    if (!response.ok) {
-      let code: string | null = null, message = text.trim().split("\n")[0]!.slice(0, 300);
-      try {
-        const parsed = JSON.parse(text);
-        code = typeof parsed.error_code === "string" ? parsed.error_code : null;
-        if (typeof parsed.message === "string") message = parsed.message.split("\n")[0]!.slice(0, 300);
-        else if (typeof parsed.detail === "string") message = parsed.detail.split("\n")[0]!.slice(0, 300);
-      } catch { /* not JSON: the first line of the text */ }
+    const text = await this.#read(response, what);
+    if (!response.ok) throw this.#refused(text, response.status, `refused to ${what}`);
+    const parsed = parseReply(text, shape);
+    if (!parsed.ok) {
       throw new MlflowError(
-        `MLflow at ${this.shown} refused to ${what}: ${code ? `${code}: ` : ""}${
-          message || `HTTP ${response.status}`
-        }`,
-        { code, status: response.status },
+        `MLflow at ${this.shown} gave an answer to ${what} that the copy cannot use: ${parsed.why}; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
+        { status: response.status },
       );
     }
-    if (text.trim() === "") return {} as T;
+    return parsed.value;
+  }
+
+  /** A reply's body, bounded; past the bound, one line that says so. */
+  async #read(response: Response, what: string): Promise<string> {
     try {
-      return JSON.parse(text) as T;
+      return await readReply(response);
     } catch (error) {
+      if (this.#signal?.aborted) throw this.#signal.reason;
+      const why = error instanceof ReplyTooLarge
+        ? error.message
+        : error instanceof Error && error.name === "TimeoutError"
+        ? `it did not end in ${Math.round(this.#timeout / 1000)} s`
+        : `it broke off (${withoutCredentials(oneLine(error), this.#secrets)})`;
       throw new MlflowError(
-        `MLflow at ${this.shown} gave an answer that is not JSON to ${what}; is MLFLOW_TRACKING_URI an MLflow server?`,
+        `MLflow at ${this.shown} gave an answer to ${what} that the copy cannot read: ${why}; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
         { cause: error, status: response.status },
       );
     }
+  }
+
+  /** The one line for a refusal: the server's code and message, without the request's credentials. */
+  #refused(text: string, status: number, did: string): MlflowError {
+    const { code, message } = refusalOf(text, this.#secrets);
+    return new MlflowError(
+      `MLflow at ${this.shown} ${did}: ${code ? `${code}: ` : ""}${message ?? `HTTP ${status}`}`,
+      { code, status },
+    );
   }
 
   /**
@@ -178,18 +228,8 @@ export class MlflowClient {
       },
       body: body as BodyInit,
     }, "send the trace's spans");
-    const text = await response.text();
-    if (!response.ok) {
-      let message = text.trim().split("\n")[0]!.slice(0, 300);
-      try {
-        const parsed = JSON.parse(text);
-        if (typeof parsed.detail === "string") message = parsed.detail.slice(0, 300);
-      } catch { /* the first line of the text */ }
-      throw new MlflowError(
-        `MLflow at ${this.shown} refused the trace's spans: ${message || `HTTP ${response.status}`}`,
-        { status: response.status },
-      );
-    }
+    const text = await this.#read(response, "send the trace's spans");
+    if (!response.ok) throw this.#refused(text, response.status, "refused the trace's spans");
   }
 
   /**
@@ -199,27 +239,37 @@ export class MlflowClient {
    */
   async experimentId(name: string, options: { create?: boolean } = {}): Promise<string | null> {
     try {
-      const found = await this.call<{ experiment: { experiment_id: string; lifecycle_stage?: string } }>(
+      const found = await this.call(
         "GET",
         "/api/2.0/mlflow/experiments/get-by-name",
         { experiment_name: name },
         `find the experiment ${JSON.stringify(name)}`,
+        z.object({
+          experiment: z.object({ experiment_id: mlflowId, lifecycle_stage: z.string().optional() }),
+        }),
       );
       if (found.experiment.lifecycle_stage === "deleted") {
-        await this.call("POST", "/api/2.0/mlflow/experiments/restore", {
-          experiment_id: found.experiment.experiment_id,
-        }, `restore the deleted experiment ${JSON.stringify(name)}`);
+        await this.call(
+          "POST",
+          "/api/2.0/mlflow/experiments/restore",
+          {
+            experiment_id: found.experiment.experiment_id,
+          },
+          `restore the deleted experiment ${JSON.stringify(name)}`,
+          ANY_REPLY,
+        );
       }
       return found.experiment.experiment_id;
     } catch (error) {
       if (!(error instanceof MlflowError) || error.code !== "RESOURCE_DOES_NOT_EXIST") throw error;
     }
     if (!options.create) return null;
-    const made = await this.call<{ experiment_id: string }>(
+    const made = await this.call(
       "POST",
       "/api/2.0/mlflow/experiments/create",
       { name },
       `create the experiment ${JSON.stringify(name)}`,
+      z.object({ experiment_id: mlflowId }),
     );
     return made.experiment_id;
   }
@@ -233,7 +283,7 @@ export class MlflowClient {
     const runs: MlflowRun[] = [];
     let token: string | undefined;
     do {
-      const page = await this.call<{ runs?: MlflowRun[]; next_page_token?: string }>(
+      const page = await this.call(
         "POST",
         "/api/2.0/mlflow/runs/search",
         {
@@ -244,9 +294,16 @@ export class MlflowClient {
           ...(token ? { page_token: token } : {}),
         },
         "search the runs",
+        z.object({ runs: z.array(MLFLOW_RUN).optional(), next_page_token: z.string().optional() }),
       );
       runs.push(...(page.runs ?? []));
       token = page.next_page_token || undefined;
+      // A server that gives pages without end (or more runs than a run's copies can be) is not MLflow.
+      if (runs.length > 100_000) {
+        throw new MlflowError(
+          `MLflow at ${this.shown} gave more than 100,000 runs for one search; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
+        );
+      }
     } while (token);
     return runs;
   }

@@ -125,23 +125,11 @@ export async function startMlflowServer(
     join(keepOut, "litellm.py"),
     'raise ImportError("provevi keeps LiteLLM out of the copy in MLflow: importing it fetches a price table")\n',
   );
-  const env: Record<string, string> = {};
-  for (const name of PASSED) {
-    const value = options.environ[name];
-    if (value !== undefined) env[name] = value;
-  }
-  Object.assign(env, {
-    PYTHONPATH: keepOut,
-    NO_PROXY: "*",
-    no_proxy: "*",
-    MLFLOW_DISABLE_AGENT_HINT: "1",
-    MLFLOW_DISABLE_TELEMETRY: "true",
-    DO_NOT_TRACK: "true",
-    // MLflow's job runner (scorers, evaluations) is no part of a copy, and costs a process.
-    MLFLOW_SERVER_ENABLE_JOB_EXECUTION: "false",
+  const env = {
+    ...mlflowEnv(options.environ, keepOut),
     // Given by variable, not on the command line, so that a database password stays out of `ps`.
     MLFLOW_BACKEND_STORE_URI: backend,
-  });
+  };
   const port = options.port ?? freePort();
   const url = `http://127.0.0.1:${port}`;
   let child: Deno.ChildProcess;
@@ -180,13 +168,34 @@ export async function startMlflowServer(
       cause: error,
     });
   }
+  const watched = watch(child, {
+    secret: passwordOf(backend),
+    keepOut,
+    ...(options.log ? { log: options.log } : {}),
+  });
+  await waitForHealth(url, watched, { backend, wait: options.wait ?? 300_000 });
+  const close = watched.close;
+  return { url, port, pid: child.pid, close, [Symbol.asyncDispose]: close };
+}
+
+/** A started server's output (its last lines, without the password) and how to stop it. */
+interface Watched {
+  output: string[];
+  ended(): boolean;
+  close(): Promise<void>;
+}
+
+/** Keeps a started server's last lines of output, and stops it (TERM, then KILL after 10 s) on close. */
+function watch(
+  child: Deno.ChildProcess,
+  options: { secret: string | null; keepOut: string; log?: string },
+): Watched {
   const output: string[] = [];
-  const secret = passwordOf(backend);
   const collect = async (stream: ReadableStream<Uint8Array>) => {
     const file = options.log ? await Deno.open(options.log, { append: true, create: true }) : null;
     try {
       for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-        const clean = secret ? chunk.replaceAll(secret, "…") : chunk;
+        const clean = options.secret ? chunk.replaceAll(options.secret, "…") : chunk;
         output.push(clean);
         if (output.length > 200) output.shift();
         if (file) await file.write(new TextEncoder().encode(clean));
@@ -220,33 +229,140 @@ export async function startMlflowServer(
       clearTimeout(timer);
     }
     await reading;
-    await Deno.remove(keepOut, { recursive: true }).catch(() => {});
+    await Deno.remove(options.keepOut, { recursive: true }).catch(() => {});
   };
-  const until = Date.now() + (options.wait ?? 300_000);
+  return { output, ended: () => ended, close };
+}
+
+/** Waits until the server answers `/health`; stops it and says why when it ends first or does not answer. */
+async function waitForHealth(
+  url: string,
+  server: Watched,
+  options: { backend: string; wait: number },
+): Promise<void> {
+  const until = Date.now() + options.wait;
   while (true) {
-    if (ended) {
-      await close();
-      const last = output.join("").trim().split("\n").filter((l) => l.trim()).slice(-1)[0] ?? "no output";
+    if (server.ended()) {
+      await server.close();
+      const last = server.output.join("").trim().split("\n").filter((l) => l.trim()).slice(-1)[0] ??
+        "no output";
       throw new ProveviError(
-        `MLflow's server on ${shownEndpoint(backend)} ended as it started: ${last.trim().slice(0, 300)}`,
+        `MLflow's server on ${shownEndpoint(options.backend)} ended as it started: ${
+          last.trim().slice(0, 300)
+        }`,
       );
     }
     try {
       const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
       await response.body?.cancel();
-      if (response.ok) break;
+      if (response.ok) return;
     } catch { /* not yet */ }
     if (Date.now() >= until) {
-      await close();
+      await server.close();
       throw new ProveviError(
-        `MLflow's server on ${shownEndpoint(backend)} did not answer at ${url} in ${
-          Math.round((options.wait ?? 300_000) / 1000)
+        `MLflow's server on ${shownEndpoint(options.backend)} did not answer at ${url} in ${
+          Math.round(options.wait / 1000)
         } s`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { url, port, pid: child.pid, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * The variables of an `mlflow` program the copy starts: the shell's few that it needs, and none of its
+ * `MLFLOW_` or `OTEL_` ones; usage telemetry and the note to coding agents off, no proxy, LiteLLM kept out.
+ */
+function mlflowEnv(environ: Environ, keepOut: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED) {
+    const value = environ[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return Object.assign(env, {
+    PYTHONPATH: keepOut,
+    NO_PROXY: "*",
+    no_proxy: "*",
+    MLFLOW_DISABLE_AGENT_HINT: "1",
+    MLFLOW_DISABLE_TELEMETRY: "true",
+    DO_NOT_TRACK: "true",
+    // MLflow's job runner (scorers, evaluations) is no part of a copy, and costs a process.
+    MLFLOW_SERVER_ENABLE_JOB_EXECUTION: "false",
+  });
+}
+
+/**
+ * Deletes runs that were marked deleted for good from a database, with MLflow's own `mlflow gc` (their
+ * metrics, params, tags and artifacts go with them), as the seed asks of a copy made again into a database.
+ * MLflow's gc keeps a deleted run's input links and the datasets they name: no MLflow command or API deletes
+ * those, and the copy writes no MLflow table itself.
+ *
+ * `mlflow gc` takes the database only on its command line, where `ps` shows it: a Postgres password goes in
+ * `PGPASSWORD` instead, and a database with another kind of password is left to its owner (the runs stay
+ * marked deleted, and the error says so). It runs while the copy's server does, which it asks to delete the
+ * runs' artifacts.
+ *
+ * @param backend The database URL.
+ * @param runIds The MLflow runs, already marked deleted.
+ * @param options The variables (`PATH` finds `mlflow`), the program, and the URL of the server on the database.
+ * @throws ProveviError when the runs cannot be deleted for good (the last line of `mlflow gc`, without the
+ *   password).
+ * @example
+ * ```ts
+ * import { purgeDeletedRuns } from "./mlflow_server.ts";
+ * // await purgeDeletedRuns("sqlite:////tmp/x.db", ["0123…"], { environ: Deno.env.toObject(), server: url });
+ * ```
+ */
+export async function purgeDeletedRuns(
+  backend: string,
+  runIds: readonly string[],
+  options: { environ: Environ; program?: string; server: string },
+): Promise<void> {
+  if (runIds.length === 0) return;
+  const stay = `the earlier copies ${runIds.join(", ")} stay marked deleted in ${shownEndpoint(backend)}`;
+  const program = options.program ?? await findMlflow(options.environ.PATH);
+  if (program === null) throw new ProveviError(`${stay}: no mlflow program on the PATH to delete them with`);
+  const given = gcDatabase(backend);
+  if (given === null) {
+    throw new ProveviError(
+      `${stay}: mlflow gc takes the database only on its command line, where its password would show; run mlflow gc --run-ids ${
+        runIds.join(",")
+      } where that is safe`,
+    );
+  }
+  const keepOut = await Deno.makeTempDir({ prefix: "provevi-mlflow-" });
+  try {
+    await Deno.writeTextFile(join(keepOut, "litellm.py"), 'raise ImportError("kept out")\n');
+    const out = await new Deno.Command(program, {
+      args: ["gc", "--backend-store-uri", given.url, "--run-ids", runIds.join(",")],
+      env: { ...mlflowEnv(options.environ, keepOut), ...given.env, MLFLOW_TRACKING_URI: options.server },
+      clearEnv: true,
+      cwd: keepOut,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      const secret = passwordOf(backend);
+      const text = new TextDecoder().decode(out.stderr);
+      const last = (secret ? text.replaceAll(secret, "…") : text).trim().split("\n").at(-1) ?? "";
+      throw new ProveviError(`${stay}: mlflow gc failed: ${last.slice(0, 300)}`);
+    }
+  } finally {
+    await Deno.remove(keepOut, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * The database URL as `mlflow gc`'s command line may show it, and the variables that carry its password; null
+ * when its password has no such variable.
+ */
+function gcDatabase(backend: string): { url: string; env: Record<string, string> } | null {
+  if (/[?&]password=/i.test(backend)) return null;
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/@:]*):([^/@]*)@(.*)$/i.exec(backend);
+  if (m === null) return { url: backend, env: {} };
+  if (!/^postgres(ql)?(\+[a-z0-9_]+)?:\/\/$/i.test(m[1]!)) return null;
+  return { url: `${m[1]}${m[2]}@${m[4]}`, env: { PGPASSWORD: decodeURIComponent(m[3]!) } };
 }
 
 function passwordOf(url: string): string | null {

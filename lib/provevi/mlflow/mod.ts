@@ -16,6 +16,7 @@ export * from "./refuse_redirects.ts";
 export * from "./experiment_name.ts";
 export * from "./copy_content.ts";
 export * from "./copy_lock.ts";
+export * from "./mlflow_reply.ts";
 export * from "./mlflow_client.ts";
 export * from "./mlflow_server.ts";
 export * from "./otlp_encode.ts";

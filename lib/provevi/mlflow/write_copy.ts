@@ -8,7 +8,9 @@
 import { ProveviError } from "../evidence/errors.ts";
 import type { CopyContent } from "./copy_content.ts";
 import { RUN_ID_TAG, UNFINISHED_TAG } from "./copy_content.ts";
-import { type MlflowClient, MlflowError } from "./mlflow_client.ts";
+import { z } from "zod";
+import { ANY_REPLY, type MlflowClient, MlflowError } from "./mlflow_client.ts";
+import { mlflowId } from "./mlflow_reply.ts";
 import { encodeTraceRequest } from "./otlp_encode.ts";
 
 /** What {@linkcode writeCopy} wrote. */
@@ -57,11 +59,17 @@ export async function writeCopy(
   const earlierIds = earlier.map((r) => r.info.run_id);
   await deleteTrace(client, traceId, content.runId);
   for (const id of earlierIds) {
-    await client.call("POST", "/api/2.0/mlflow/runs/delete", { run_id: id }, `delete the earlier copy ${id}`);
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/runs/delete",
+      { run_id: id },
+      `delete the earlier copy ${id}`,
+      ANY_REPLY,
+    );
   }
 
   progress("creating the run");
-  const created = await client.call<{ run: { info: { run_id: string } } }>(
+  const created = await client.call(
     "POST",
     "/api/2.0/mlflow/runs/create",
     {
@@ -71,6 +79,7 @@ export async function writeCopy(
       tags: pairs({ ...content.tags, [UNFINISHED_TAG]: "true" }),
     },
     "create the run",
+    z.object({ run: z.object({ info: z.object({ run_id: mlflowId }) }) }),
   );
   const runId = created.run.info.run_id;
   try {
@@ -78,19 +87,37 @@ export async function writeCopy(
     progress("writing the trace");
     await writeTrace(client, experimentId, runId, traceId, content, progress);
     progress("finishing the run");
-    await client.call("POST", "/api/2.0/mlflow/runs/update", {
-      run_id: runId,
-      status: content.status,
-      end_time: content.endMillis,
-    }, "mark the run finished");
-    await client.call("POST", "/api/2.0/mlflow/runs/delete-tag", {
-      run_id: runId,
-      key: UNFINISHED_TAG,
-    }, "remove the unfinished tag");
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/runs/update",
+      {
+        run_id: runId,
+        status: content.status,
+        end_time: content.endMillis,
+      },
+      "mark the run finished",
+      ANY_REPLY,
+    );
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/runs/delete-tag",
+      {
+        run_id: runId,
+        key: UNFINISHED_TAG,
+      },
+      "remove the unfinished tag",
+      ANY_REPLY,
+    );
   } catch (error) {
     // The copy failed part way: delete what it wrote, as a rebuild would. The experiment stays, maybe empty.
     await deleteTrace(client, traceId, content.runId).catch(() => {});
-    await client.call("POST", "/api/2.0/mlflow/runs/delete", { run_id: runId }, "delete the failed copy")
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/runs/delete",
+      { run_id: runId },
+      "delete the failed copy",
+      ANY_REPLY,
+    )
       .catch(() => {});
     throw error;
   }
@@ -106,20 +133,32 @@ async function logRun(client: MlflowClient, runId: string, content: CopyContent)
     step: 0,
   }));
   for (let i = 0; i < Math.max(params.length, metrics.length); i += 100) {
-    await client.call("POST", "/api/2.0/mlflow/runs/log-batch", {
-      run_id: runId,
-      params: params.slice(i, i + 100),
-      metrics: metrics.slice(i, i + 100),
-    }, "log the run's settings and metrics");
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/runs/log-batch",
+      {
+        run_id: runId,
+        params: params.slice(i, i + 100),
+        metrics: metrics.slice(i, i + 100),
+      },
+      "log the run's settings and metrics",
+      ANY_REPLY,
+    );
   }
   if (content.datasets.length) {
-    await client.call("POST", "/api/2.0/mlflow/runs/log-inputs", {
-      run_id: runId,
-      datasets: content.datasets.map((d) => ({
-        tags: [{ key: "mlflow.data.context", value: "input" }],
-        dataset: { name: d.name, digest: d.digest, source_type: d.sourceType, source: d.source },
-      })),
-    }, "log the run's inputs");
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/runs/log-inputs",
+      {
+        run_id: runId,
+        datasets: content.datasets.map((d) => ({
+          tags: [{ key: "mlflow.data.context", value: "input" }],
+          dataset: { name: d.name, digest: d.digest, source_type: d.sourceType, source: d.source },
+        })),
+      },
+      "log the run's inputs",
+      ANY_REPLY,
+    );
   }
 }
 
@@ -133,23 +172,29 @@ async function writeTrace(
 ): Promise<void> {
   const root = content.spans[0]!;
   const durationMillis = Math.max(0, content.endMillis - content.startMillis);
-  await client.call("POST", "/api/3.0/mlflow/traces", {
-    trace: {
-      trace_info: {
-        trace_id: traceId,
-        trace_location: { type: "MLFLOW_EXPERIMENT", mlflow_experiment: { experiment_id: experimentId } },
-        request_time: new Date(content.startMillis).toISOString(),
-        execution_duration: `${(durationMillis / 1000).toFixed(3)}s`,
-        state: content.status === "FAILED" ? "ERROR" : "OK",
-        trace_metadata: {
-          "mlflow.sourceRun": runId,
-          "mlflow.trace_schema.version": "3",
-          [RUN_ID_TAG]: content.runId,
+  await client.call(
+    "POST",
+    "/api/3.0/mlflow/traces",
+    {
+      trace: {
+        trace_info: {
+          trace_id: traceId,
+          trace_location: { type: "MLFLOW_EXPERIMENT", mlflow_experiment: { experiment_id: experimentId } },
+          request_time: new Date(content.startMillis).toISOString(),
+          execution_duration: `${(durationMillis / 1000).toFixed(3)}s`,
+          state: content.status === "FAILED" ? "ERROR" : "OK",
+          trace_metadata: {
+            "mlflow.sourceRun": runId,
+            "mlflow.trace_schema.version": "3",
+            [RUN_ID_TAG]: content.runId,
+          },
+          tags: { "mlflow.traceName": root.name, [RUN_ID_TAG]: content.runId },
         },
-        tags: { "mlflow.traceName": root.name, [RUN_ID_TAG]: content.runId },
       },
     },
-  }, "start the trace");
+    "start the trace",
+    ANY_REPLY,
+  );
   // The root span goes last, so the trace counts as whole only when every span is in.
   const spans = [...content.spans.slice(1), root];
   for (let i = 0; i < spans.length; i += SPANS_PER_REQUEST) {
@@ -159,43 +204,61 @@ async function writeTrace(
     );
   }
   progress("linking the trace to the run");
-  await client.call("POST", "/api/2.0/mlflow/traces/link-to-run", {
-    trace_ids: [traceId],
-    run_id: runId,
-  }, "link the trace to the run");
+  await client.call(
+    "POST",
+    "/api/2.0/mlflow/traces/link-to-run",
+    {
+      trace_ids: [traceId],
+      run_id: runId,
+    },
+    "link the trace to the run",
+    ANY_REPLY,
+  );
   for (const a of content.assessments) {
     const time = new Date(a.createdMillis).toISOString();
-    await client.call("POST", `/api/3.0/mlflow/traces/${traceId}/assessments`, {
-      assessment: {
-        assessment_name: a.name,
-        trace_id: traceId,
-        ...(a.spanId === null ? {} : { span_id: a.spanId }),
-        source: { source_type: "HUMAN", source_id: a.source },
-        create_time: time,
-        last_update_time: time,
-        feedback: { value: a.value },
-        ...(a.rationale === null ? {} : { rationale: a.rationale }),
+    await client.call(
+      "POST",
+      `/api/3.0/mlflow/traces/${traceId}/assessments`,
+      {
+        assessment: {
+          assessment_name: a.name,
+          trace_id: traceId,
+          ...(a.spanId === null ? {} : { span_id: a.spanId }),
+          source: { source_type: "HUMAN", source_id: a.source },
+          create_time: time,
+          last_update_time: time,
+          feedback: { value: a.value },
+          ...(a.rationale === null ? {} : { rationale: a.rationale }),
+        },
       },
-    }, `add the assessment ${JSON.stringify(a.name)}`);
+      `add the assessment ${JSON.stringify(a.name)}`,
+      ANY_REPLY,
+    );
   }
 }
+
+/** What the copy reads of a trace's info: where it is, and the tags and metadata that name its run. */
+const TRACE_INFO = z.object({
+  trace_location: z.object({
+    mlflow_experiment: z.object({ experiment_id: mlflowId.optional() }).optional(),
+  }).optional(),
+  tags: z.record(z.string(), z.string()).optional(),
+  trace_metadata: z.record(z.string(), z.string()).optional(),
+});
 
 /**
  * Deletes the trace of that ID if MLflow holds it and it is a copy of the run: one that an earlier copy wrote,
  * or that a killed copy left unlinked. A trace of that ID that names another run is refused, not deleted.
  */
 async function deleteTrace(client: MlflowClient, traceId: string, runId: string): Promise<void> {
-  let info: {
-    trace_location?: { mlflow_experiment?: { experiment_id?: string } };
-    tags?: Record<string, string>;
-    trace_metadata?: Record<string, string>;
-  };
+  let info: z.infer<typeof TRACE_INFO>;
   try {
-    const found = await client.call<{ trace: { trace_info: typeof info } }>(
+    const found = await client.call(
       "GET",
       `/api/3.0/mlflow/traces/${traceId}`,
       null,
       `find the trace ${traceId}`,
+      z.object({ trace: z.object({ trace_info: TRACE_INFO }) }),
     );
     info = found.trace.trace_info;
   } catch (error) {
@@ -213,21 +276,31 @@ async function deleteTrace(client: MlflowClient, traceId: string, runId: string)
   }
   const experimentId = info.trace_location?.mlflow_experiment?.experiment_id;
   if (!experimentId) return;
-  await client.call("POST", "/api/3.0/mlflow/traces/delete-traces", {
-    experiment_id: experimentId,
-    request_ids: [traceId],
-  }, `delete the earlier trace ${traceId}`);
+  await client.call(
+    "POST",
+    "/api/3.0/mlflow/traces/delete-traces",
+    {
+      experiment_id: experimentId,
+      request_ids: [traceId],
+    },
+    `delete the earlier trace ${traceId}`,
+    ANY_REPLY,
+  );
 }
 
 /** The `provrun.run_id` of a trace's root span, for a trace that a killed copy left with no tags. */
 async function rootRunId(client: MlflowClient, traceId: string): Promise<string | null> {
-  const trace = await client.call<
-    { trace?: { spans?: { parent_span_id?: string; attributes?: unknown }[] } }
-  >(
+  const trace = await client.call(
     "GET",
     "/api/3.0/mlflow/traces/get",
     { trace_id: traceId },
     `read the trace ${traceId}`,
+    z.object({
+      trace: z.object({
+        spans: z.array(z.object({ parent_span_id: z.string().optional(), attributes: z.unknown() }))
+          .optional(),
+      }).optional(),
+    }),
   ).catch(() => null);
   for (const span of trace?.trace?.spans ?? []) {
     if (span.parent_span_id) continue;

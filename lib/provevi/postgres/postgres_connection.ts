@@ -117,6 +117,7 @@ export async function openPostgres(
         `the database has schema version ${version}, from a newer provevi; this one knows up to ${POSTGRES_SCHEMA_VERSION}: upgrade provevi`,
       );
     if (!options.readOnly) {
+      await refuseNarrowEncoding(sql, target, fail);
       // A database of a newer provevi is refused before anything is written to it.
       const version = await postgresSchemaVersion(sql);
       if (version > POSTGRES_SCHEMA_VERSION) throw newer(version);
@@ -221,6 +222,26 @@ function connectionProblem(error: unknown, target: PostgresTarget): string {
     return `cannot connect to the server at ${where} (${pgMessage(error)}); check that it runs and the URI`;
   }
   return pgMessage(error);
+}
+
+/**
+ * Refuses to write to a database whose encoding cannot hold every character (LATIN1, WIN1252, …): a run whose
+ * actor, a URI or a tool's name held one would lose every event written with it. UTF8 holds them all, and
+ * SQL_ASCII keeps the bytes it is given.
+ */
+async function refuseNarrowEncoding(
+  sql: postgres.Sql,
+  target: PostgresTarget,
+  fail: (why: string) => ProveviError,
+): Promise<void> {
+  const [row] = await sql.unsafe(
+    "SELECT pg_encoding_to_char(encoding) AS name FROM pg_database WHERE datname = current_database()",
+  );
+  const name = String(row?.name ?? "UTF8");
+  if (name === "UTF8" || name === "SQL_ASCII") return;
+  throw fail(
+    `the database's encoding is ${name}, which cannot hold every character a run records; make it with UTF8 (createdb -E UTF8 -T template0 ${target.database})`,
+  );
 }
 
 /** Brings the database up to {@linkcode POSTGRES_SCHEMA_VERSION}, each step once, under the upgrade lock. */

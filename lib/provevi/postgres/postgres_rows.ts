@@ -5,13 +5,12 @@
  */
 import type postgres from "postgres";
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { agentOfRun, runParams } from "../experiments/agent_class.ts";
 import {
+  createdRows,
   EVENT_COLUMNS,
+  eventRefs,
   eventRow,
-  experimentOfRun,
   RUN_FIELD_COLUMNS,
-  runFields,
   type SqlValue,
 } from "../store/store_rows.ts";
 
@@ -44,8 +43,9 @@ export function eventStatement(
   let text = `WITH e AS (INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line) VALUES (${
     places(1, n)
   }))`;
-  if (event.refs.length) {
-    params.push(JSON.stringify(event.refs));
+  const refs = eventRefs(event);
+  if (refs.length) {
+    params.push(JSON.stringify(refs));
     text += `, r AS (INSERT INTO provevi_event_refs (run_id, seq, n, uri)
       SELECT $${EVENT_COLUMNS.indexOf("run_id") + 1}, $${
       EVENT_COLUMNS.indexOf("seq") + 1
@@ -61,30 +61,29 @@ export function eventStatement(
 }
 
 /**
- * Writes what a `run_created` event implies: the run's fields, its settings, its agent class and version,
- * and its experiment and version. A class or version that exists keeps its first run, whichever writer
- * came first.
+ * Writes what a `run_created` event implies ({@linkcode createdRows}): the run's fields, its settings, its
+ * agent class and version, and its experiment and version. A class or version that exists keeps its first run,
+ * whichever writer came first.
  *
  * @param sql A transaction.
  * @param event The run's `run_created` event.
  */
 export async function writeCreatedRowsPg(sql: PgSql, event: EvidenceEvent): Promise<void> {
   const runId = event.run_id;
-  const fields = runFields(event);
+  const { fields, params, agent, experiment } = createdRows(event);
   await sql.unsafe(
     `UPDATE provevi_runs SET ${RUN_FIELD_COLUMNS.map((c, i) => `${c} = $${i + 1}`).join(", ")}
      WHERE run_id = $${RUN_FIELD_COLUMNS.length + 1}`,
     [...RUN_FIELD_COLUMNS.map((c) => fields[c]), runId],
   );
   await sql.unsafe("DELETE FROM provevi_run_params WHERE run_id = $1", [runId]);
-  for (const [key, value] of runParams(event)) {
+  for (const [key, value] of params) {
     await sql.unsafe("INSERT INTO provevi_run_params (run_id, key, value) VALUES ($1, $2, $3)", [
       runId,
       key,
       value,
     ]);
   }
-  const agent = agentOfRun(event);
   if (agent) {
     await sql.unsafe(
       `INSERT INTO provevi_agents (agent, org, domain, env, name, first_run) VALUES ($1, $2, $3, $4, $5, $6)
@@ -97,7 +96,6 @@ export async function writeCreatedRowsPg(sql: PgSql, event: EvidenceEvent): Prom
       [agent.agent, agent.version, agent.backend, agent.model, agent.tools, agent.limits, runId],
     );
   }
-  const experiment = experimentOfRun(event);
   if (experiment) {
     await sql.unsafe(
       "INSERT INTO provevi_experiments (experiment, first_run) VALUES ($1, $2) ON CONFLICT DO NOTHING",

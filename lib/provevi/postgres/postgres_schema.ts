@@ -1,6 +1,7 @@
 /**
  * The postgres store's schema: the sqlite store's tables and views in PostgreSQL, with the same numbered
- * upgrade steps (version 1, 2, 3, then 4), so that a store's version means the same in both. Text columns use the
+ * upgrade steps (version 1, 2, 3, then 4), so that a store's version means the same in both, and a step 5 of its
+ * own (its views and indexes read lines that `jsonb` alone refuses). Text columns use the
  * "C" collation, so that order and ranges are by bytes, as in SQLite. The schema check compares the
  * database's catalog with what the steps make, built in the session's temporary schema and rolled back.
  * @module
@@ -10,6 +11,7 @@ import type { EvidenceEvent } from "../evidence/event.ts";
 import { writeCreatedRowsPg } from "./postgres_rows.ts";
 
 import type { PgSql } from "./postgres_rows.ts";
+import { lineJsonb } from "./_line_json.ts";
 
 /** One upgrade step: it brings a database from `version - 1` to `version`. */
 export interface PostgresSchemaStep {
@@ -23,30 +25,31 @@ export interface PostgresSchemaStep {
 
 const T = `TEXT COLLATE "C"`;
 
-const VIEWS = `
+/** The views over the events, reading each line as `json` makes it (a plain cast up to version 4). */
+const views = (json: (column: string) => string) => `
 CREATE VIEW provevi_grants AS
   SELECT e.run_id, e.seq, e.time, e.actor, r.uri,
-         (e.line::jsonb -> 'data' ->> 'mode') AS mode,
-         (e.line::jsonb -> 'data' ->> 'expires_at') AS expires_at
+         (${json("e.line")} -> 'data' ->> 'mode') AS mode,
+         (${json("e.line")} -> 'data' ->> 'expires_at') AS expires_at
   FROM provevi_events e JOIN provevi_event_refs r ON r.run_id = e.run_id AND r.seq = e.seq
   WHERE e.type = 'access_granted';
 CREATE VIEW provevi_refusals AS
   SELECT e.run_id, e.seq, e.time, e.actor, r.uri,
-         (e.line::jsonb -> 'data' ->> 'mode') AS mode,
-         (e.line::jsonb -> 'data' ->> 'reason') AS reason
+         (${json("e.line")} -> 'data' ->> 'mode') AS mode,
+         (${json("e.line")} -> 'data' ->> 'reason') AS reason
   FROM provevi_events e JOIN provevi_event_refs r ON r.run_id = e.run_id AND r.seq = e.seq
   WHERE e.type = 'access_denied';
 CREATE VIEW provevi_inputs AS
   SELECT e.run_id, e.seq, e.time, r.uri,
-         (e.line::jsonb -> 'data' ->> 'name') AS name,
-         (e.line::jsonb -> 'data' ->> 'sha256') AS sha256
+         (${json("e.line")} -> 'data' ->> 'name') AS name,
+         (${json("e.line")} -> 'data' ->> 'sha256') AS sha256
   FROM provevi_events e JOIN provevi_event_refs r ON r.run_id = e.run_id AND r.seq = e.seq
   WHERE e.type = 'input_staged';
 CREATE VIEW provevi_outputs AS
   SELECT e.run_id, e.seq, e.time,
-         (e.line::jsonb -> 'data' ->> 'path') AS path,
-         (e.line::jsonb -> 'data' ->> 'sha256') AS sha256,
-         (e.line::jsonb -> 'data' -> 'size') AS size
+         (${json("e.line")} -> 'data' ->> 'path') AS path,
+         (${json("e.line")} -> 'data' ->> 'sha256') AS sha256,
+         (${json("e.line")} -> 'data' -> 'size') AS size
   FROM provevi_events e
   WHERE e.type = 'output_artifact_created';
 `;
@@ -105,7 +108,7 @@ CREATE TABLE provevi_assessments (
   created_at ${T} NOT NULL
 );
 CREATE INDEX provevi_assessments_run ON provevi_assessments (run_id);
-${VIEWS}`;
+${views((column) => `${column}::jsonb`)}`;
 
 /** Version 2: agent classes get their own tables; experiments become the catalog's experiments. */
 const V2 = `
@@ -177,13 +180,32 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
 `;
 
 /**
- * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS`. Step 2 fills each
+ * Version 5, the postgres store's alone: the views and the indexes that read an event's line take every line. A
+ * plain `line::jsonb` refuses the escapes of a NUL and of half a surrogate pair, so a `run_failed` line holding
+ * one could not be inserted (its indexes read it) and a view or a listing that met one failed whole;
+ * {@linkcode lineJsonb} reads them as the six characters a column holds. SQLite's JSON functions take every line
+ * already, so its files stay at version 4.
+ */
+const V5 = `
+DROP VIEW provevi_grants, provevi_refusals, provevi_inputs, provevi_outputs;
+${views(lineJsonb)}
+DROP INDEX provevi_events_failed;
+CREATE INDEX provevi_events_failed ON provevi_events (((${lineJsonb("line")} -> 'data') ->> 'error'), run_id)
+  WHERE type = 'run_failed';
+DROP INDEX provevi_events_cancelled;
+CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
+  WHERE type = 'run_failed' AND ((${lineJsonb("line")} -> 'data') ->> 'error') = 'CancelledError';
+`;
+
+/**
+ * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS`, and then version 5 of
+ * its own. Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -221,6 +243,14 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
       await sql.unsafe(V4);
     },
   },
+  {
+    version: 5,
+    description:
+      "views and indexes that read an event's line take every line, one with a NUL's or half a surrogate pair's escape",
+    up: async (sql) => {
+      await sql.unsafe(V5);
+    },
+  },
 ];
 
 /** The schema version this provevi writes and reads in a postgres store. */
@@ -234,7 +264,13 @@ export const POSTGRES_SCHEMA_VERSION: number =
  * @returns The version, or 0.
  */
 export async function postgresSchemaVersion(sql: PgSql): Promise<number> {
-  const [meta] = await sql.unsafe(`SELECT to_regclass('provevi_meta') IS NOT NULL AS found`);
+  // The catalog is read as a table, with this statement's snapshot. `to_regclass` would look the name up in the
+  // session's cache, which a transaction that waited on the upgrade lock has not refreshed: it would not see
+  // the tables another writer made meanwhile, and that writer's database would look half made.
+  const [meta] = await sql.unsafe(
+    `SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'provevi_meta'
+       AND relnamespace = current_schema()::regnamespace) AS found`,
+  );
   if (!meta?.found) return 0;
   const [row] = await sql.unsafe(`SELECT value FROM provevi_meta WHERE key = 'schema_version'`);
   return row ? Number(row.value) : 0;

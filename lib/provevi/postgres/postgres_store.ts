@@ -13,11 +13,20 @@ import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts"
 import { type EvidenceEvent, nowUtc } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
-import { type Manifest, manifestText } from "../evidence/manifest.ts";
+import { type Manifest, manifestText, type PayloadEntry } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
-import { runEnd, sealRow, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
+import {
+  columnText,
+  columnValue,
+  runEnd,
+  type SealRow,
+  sealRow,
+  sealRowOfFolder,
+  type SqlValue,
+} from "../store/store_rows.ts";
+import { missingRows } from "../store/complete_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
 import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
 import type * as Q from "../store/store_questions.ts";
@@ -82,8 +91,9 @@ function rowSource(sql: PgSql): RowSource {
   return {
     // As arrays (`.values()`), each row made into one plain object here: the driver's own row objects,
     // copied again into plain ones, were most of a 1,000-run answer's time.
+    // Each text as a column holds it (columnText): a question asked with a NUL finds what was written with one.
     all: async (text: string, ...params: SqlValue[]) =>
-      objectRows(await sql.unsafe(numbered(text), params, { prepare: true }).values()),
+      objectRows(await sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).values()),
   };
 }
 
@@ -198,7 +208,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     );
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
     const folder = String(row.folder);
-    if (row.manifest_sha256 === null) await this.#completeSeal(runId, folder);
+    if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, folder);
     try {
       if ((await Deno.lstat(folder)).isSymlink) {
         throw new RunNotFound(
@@ -221,25 +231,51 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Completes the row of a run whose folder was sealed after its row last changed: its writer stopped, or the
-   * server was away, between the two (see {@linkcode sealRowOfFolder}). When the row cannot be written, the
-   * check says so.
+   * Completes the rows of a run whose folder was sealed after its rows last changed: the server was away (a
+   * restart during a write or at the seal), or its writer stopped between the two (see {@linkcode missingRows}):
+   * the events, their URIs and what `run_created` implies, the payloads and the seal's columns, in one
+   * transaction, and only while the run's row is still unsealed and holds the rows that were compared. When the
+   * rows cannot be written, the check says so.
    */
-  async #completeSeal(runId: string, folder: string): Promise<void> {
-    const seal = await sealRowOfFolder(folder);
-    if (seal === null) return;
+  async #completeFromFolder(runId: string, folder: string): Promise<void> {
+    // Even a store opened only to read completes the rows (`prove verify --store` after a restart): the rows are
+    // the index of what the folder already holds, and a user who may only read is told by the check.
+    if ((await sealRowOfFolder(folder)) === null) return; // still being written: not read
     try {
-      await this.#all(
-        `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
-         WHERE run_id = ? AND manifest_sha256 IS NULL`,
-        seal.last_hash,
-        seal.manifest_sha256,
-        seal.sealed_at,
-        seal.status,
-        seal.ended_at,
-        runId,
-      );
-    } catch { /* a user who may only read: the check reports the row */ }
+      const events = await this.#all("SELECT seq, line FROM provevi_events WHERE run_id = ?", runId);
+      const payloads = await this.#all("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?", runId);
+      const rows = await missingRows(runId, folder, {
+        lines: new Map(events.map((e) => [Number(e.seq), String(e.line)])),
+        payloads: new Map(payloads.map((p) => [String(p.sha256), Number(p.size)])),
+      });
+      if (rows === null) return;
+      await this.sql.begin(async (tx) => {
+        const [still] = await tx.unsafe(
+          `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = $1)::int AS n FROM provevi_runs
+           WHERE run_id = $1 AND manifest_sha256 IS NULL FOR UPDATE`,
+          [runId],
+        );
+        if (still === undefined || Number(still.n) !== rows.from) return; // completed meanwhile
+        for (const { event, line } of rows.events) {
+          const { text, params } = eventStatement(event, line, null);
+          await tx.unsafe(text, params);
+          if (event.type === "run_created" && event.seq === 0) await writeCreatedRowsPg(tx, event);
+        }
+        await insertPayloadRows(tx, runId, rows.payloads);
+        await updateSeal(tx, runId, rows.seal);
+      });
+    } catch { /* a user who may only read, or the server away: the check reports the rows */ }
+  }
+
+  /**
+   * The run's events as its rows hold them, in the form of `events.jsonl` (each line and a newline, by seq): what
+   * `prove show` prints, with or without the run's folder on this machine.
+   * @returns The text, or null when the store holds no run of that ID.
+   */
+  async eventsText(runId: string): Promise<string | null> {
+    if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) return null;
+    const rows = await this.#all("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq", runId);
+    return rows.map((r) => `${r.line}\n`).join("");
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
@@ -255,7 +291,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     const sql = this.#writable(`record the bundle of run "${runId}"`);
     const result = await sql.unsafe(
       "UPDATE provevi_runs SET bundle_uri = $1, bundle_pinned = $2 WHERE run_id = $3",
-      [bundle.uri, bundle.pinned, runId],
+      [bundle.uri, bundle.pinned, runId].map(columnValue),
     );
     if (result.count === 0) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
   }
@@ -290,13 +326,19 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   /**
    * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it. The rows
    * are compared with the run folder that the store records, or with `options.folder` (the folder of a
-   * committed bundle, on a machine other than the one that ran the run).
+   * committed bundle, on a machine other than the one that ran the run). A run whose folder was sealed while
+   * its rows were not has them completed from the folder first, as {@linkcode readRun} does.
    * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
   ): Promise<Problem[]> {
+    const [row] = await this.#all("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?", runId);
+    // Rows are completed from the folder the run's row records, never from a copy a caller gives.
+    if (row?.manifest_sha256 === null && (options.folder ?? String(row.folder)) === String(row.folder)) {
+      await this.#completeFromFolder(runId, String(row.folder));
+    }
     const schema = await postgresSchemaProblems(this.sql);
     return await checkStoreRows(rowSource(this.sql), runId, {
       schema,
@@ -353,18 +395,19 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     }
     if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
     const created_at = nowUtc();
+    const rationale = columnValue(options.rationale ?? null), source = columnValue(options.source ?? null);
     const [row] = await sql.unsafe(
       `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [t.run_id, t.seq, t.span_id, name, json, options.rationale ?? null, options.source ?? null, created_at],
+      [t.run_id, t.seq, t.span_id, name, json, rationale, source, created_at].map(columnValue),
     );
     return {
       id: Number(row!.id),
       ...t,
-      name,
+      name: columnText(name),
       value: JSON.parse(json),
-      rationale: options.rationale ?? null,
-      source: options.source ?? null,
+      rationale,
+      source,
       created_at,
     };
   }
@@ -534,20 +577,20 @@ export class PostgresRunWriter implements RunWriter {
     const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
     try {
       await this.#sql.begin(async (tx) => {
-        if (this.#file.payloads.length) {
-          await tx.unsafe(
-            `INSERT INTO provevi_payloads (run_id, sha256, size, place)
-             SELECT $1, p.sha256, p.size, 'evidence/payloads/' || p.sha256
-             FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint)
-             ON CONFLICT DO NOTHING`,
-            [this.runId, JSON.stringify(this.#file.payloads)],
-          );
+        if (this.#unsure) {
+          // A commit whose reply was lost may have left a row past the file's last line: the folder is sealed
+          // without it, so it goes.
+          await tx.unsafe("DELETE FROM provevi_event_refs WHERE run_id = $1 AND seq >= $2", [
+            this.runId,
+            this.#file.count,
+          ]);
+          await tx.unsafe("DELETE FROM provevi_events WHERE run_id = $1 AND seq >= $2", [
+            this.runId,
+            this.#file.count,
+          ]);
         }
-        await tx.unsafe(
-          `UPDATE provevi_runs SET last_hash = $1, manifest_sha256 = $2, sealed_at = $3, status = $4, ended_at = $5
-           WHERE run_id = $6`,
-          [seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, this.runId],
-        );
+        await insertPayloadRows(tx, this.runId, this.#file.payloads);
+        await updateSeal(tx, this.runId, seal);
       });
     } catch (error) {
       throw new EvidenceError(
@@ -559,4 +602,25 @@ export class PostgresRunWriter implements RunWriter {
     }
     return manifest;
   }
+}
+
+/** Inserts payload rows that are not there yet, in one statement. */
+async function insertPayloadRows(tx: PgSql, runId: string, payloads: readonly PayloadEntry[]): Promise<void> {
+  if (payloads.length === 0) return;
+  await tx.unsafe(
+    `INSERT INTO provevi_payloads (run_id, sha256, size, place)
+     SELECT $1, p.sha256, p.size, 'evidence/payloads/' || p.sha256
+     FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint)
+     ON CONFLICT DO NOTHING`,
+    [runId, JSON.stringify(payloads.map((p) => ({ sha256: p.sha256, size: p.size })))],
+  );
+}
+
+/** Sets the seal's columns of a run's row. */
+async function updateSeal(tx: PgSql, runId: string, seal: SealRow): Promise<void> {
+  await tx.unsafe(
+    `UPDATE provevi_runs SET last_hash = $1, manifest_sha256 = $2, sealed_at = $3, status = $4, ended_at = $5
+     WHERE run_id = $6`,
+    [seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId],
+  );
 }

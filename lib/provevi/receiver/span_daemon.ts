@@ -1,27 +1,43 @@
 /**
  * The span receiver as a long-lived daemon for many runs at once (`prove serve`), with the same intake as
- * `receiver()`. A run opens with the daemon (`POST /runs`) and gets a traces URL of its own, under a token only
- * the run's owner knows; its program exports spans there; the run seals with the daemon (`POST
- * /runs/<token>/seal`), and from then on the daemon refuses its spans (409), as it refuses spans for any run
- * that is not open. Span rows go to the store at once; the `span_recorded` events are handed back to the run's
- * owner at the seal, with their payloads, because only the run's own writer may append to its hash chain.
+ * `receiver()`. Nobody but a run's writer may touch the run:
  *
- * Use it when runs live in containers or on other machines than the store, or when many runs at once would each
- * start a receiver: one port to open in a firewall, one process that writes span rows.
+ * - every request carries a credential (`Authorization: Bearer …`), checked before any other work: the daemon's
+ *   secret, made at start and kept in a file only its user can read, to open a run (`POST /runs`) or list the
+ *   open ones (`GET /runs`); a run's writer key to seal it (`POST /runs/<handle>/seal`); a run's ingest key, which
+ *   its writer hands to its program, to send the run's spans (`POST /runs/<handle>/v1/traces`). A run's ID opens
+ *   nothing, and each key opens one door of one run. Keys are compared in constant time. Without the right one:
+ *   401, the same whether the run exists or not;
+ * - a `Host` other than the daemon's own is refused (421, DNS rebinding), and so is a request from a web page of
+ *   another origin (403, a cross-site POST);
+ * - a run opens once, for the writer that opens it, only while the store has it live (unsealed, its writer
+ *   holding the writer's lock); each request for it checks that again, so a run sealed or cut in the store since
+ *   takes no more spans (409) and the daemon lets go of what it held for it;
+ * - what a run may send is bounded (`RunBudget`): past it the run is refused (413), its writer is told at the
+ *   seal, and the spans held for it are let go. The daemon holds at most `maxRuns` open runs, and at most
+ *   `maxHeldBytes` of spans for them all (503 past that, which an exporter sends again later).
+ *
+ * Span rows go to the run's folder at once; the `span_recorded` events are handed back to the run's writer at
+ * the seal, with their payloads, because only the run's own writer may append to its hash chain.
  * @module
  */
-import { createHash } from "node:crypto";
-import type { EventInit } from "../evidence/chain.ts";
 import type { RunRecord } from "../evidence/record.ts";
+import { checkRunId } from "../evidence/record.ts";
 import { appendSpansFile } from "../evidence/spans_file.ts";
-import { type IntakeOptions, type ReceiverRun, type SpanRows, takeTraces } from "./span_intake.ts";
+import type { EventInit } from "../evidence/chain.ts";
+import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
+import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
+import { shutdownWithin } from "../guard/local_server.ts";
+import { DaemonRun, storeState } from "./daemon_run.ts";
+import type { RunLimits } from "./run_budget.ts";
+import { type IntakeOptions, otlpError, takeTraces } from "./span_intake.ts";
 
 /** A store the daemon finds runs in: `readRun` gives a run's folder, where its span rows go. */
 export interface DaemonStore {
   readRun(runId: string): Promise<RunRecord>;
 }
 
-/** What a run gets back at its seal: the events to append to its chain, and their payloads (base64). */
+/** What a run's writer gets back at its seal: the events to append to its chain, and their payloads (base64). */
 export interface SealedSpans {
   run_id: string;
   spans: number;
@@ -30,50 +46,80 @@ export interface SealedSpans {
   payloads: Record<string, string>;
 }
 
-const utf8 = new TextEncoder();
-
-function bytesOf(content: unknown): Uint8Array {
-  if (content instanceof Uint8Array) return content;
-  return utf8.encode(typeof content === "string" ? content : JSON.stringify(content) ?? "null");
-}
-
-/** A run open with the daemon: its events wait in memory for the seal. */
-class BufferedRun implements ReceiverRun {
-  sealed = false;
-  spans = 0;
-  refused = 0;
-  readonly events: Omit<EventInit, "actor">[] = [];
-  readonly payloads = new Map<string, Uint8Array>();
-  #tail: Promise<unknown> = Promise.resolve();
-  constructor(readonly runId: string) {}
-  record(init: Omit<EventInit, "actor">): Promise<unknown> {
-    if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
-    this.events.push(init);
-    return Promise.resolve();
-  }
-  payload(content: unknown): Promise<string> {
-    const bytes = bytesOf(content);
-    const sha = createHash("sha256").update(bytes).digest("hex");
-    this.payloads.set(sha, bytes);
-    return Promise.resolve(sha);
-  }
-  /** Runs one request after the previous ones of this run, so the events keep the order of the requests. */
-  queue(fn: () => Promise<Response>): Promise<Response> {
-    const next = this.#tail.then(fn, fn);
-    this.#tail = next.catch(() => {});
-    return next;
-  }
-  async settle(): Promise<void> {
-    await this.#tail;
-  }
+/** What `POST /runs` answers: the run's addresses and keys, for its writer only. */
+export interface OpenedRun {
+  run_id: string;
+  /** The base an OTLP exporter takes as `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  endpoint: string;
+  traces_url: string;
+  seal_url: string;
+  /** The ingest key: the program sends spans with `Authorization: Bearer <ingest_key>`. */
+  ingest_key: string;
+  /** The writer key: the writer seals with `Authorization: Bearer <writer_key>`. */
+  writer_key: string;
 }
 
 /** Options of {@linkcode SpanDaemon.start}. */
 export interface SpanDaemonOptions extends IntakeOptions {
   /** The port on 127.0.0.1; a free one by default. */
   port?: number;
-  /** The address to listen on: 127.0.0.1 by default. */
+  /** The address to listen on: 127.0.0.1 by default. Its name is accepted as a `Host` too. */
   hostname?: string;
+  /** The daemon's secret; a new random one by default. */
+  secret?: string;
+  /** What one run may send in all. */
+  limits?: RunLimits;
+  /** The most runs open at once; 64 by default. */
+  maxRuns?: number;
+  /** The most bytes of spans held for all open runs at once; 1 GiB by default. */
+  maxHeldBytes?: number;
+  /** How often open runs are checked against the store, in seconds; 15 by default. */
+  sweepSeconds?: number;
+}
+
+/** The most runs open at once, by default. */
+export const DEFAULT_MAX_RUNS = 64;
+/** The most bytes of spans held for all open runs at once, by default: 1 GiB. */
+export const DEFAULT_MAX_HELD_BYTES = 1024 * 1024 * 1024;
+/** Sealed runs remembered (to answer their late spans 409), at most. */
+const MAX_SEALED = 4096;
+/** The largest body of `POST /runs`. */
+const MAX_OPEN_BODY = 4096;
+const HANDLE = "([0-9a-f]{32})";
+
+type Door = "daemon" | "writer" | "ingest";
+interface Route {
+  method: string;
+  path: RegExp;
+  door: Door;
+  otlp: boolean;
+}
+const ROUTES: Record<"open" | "list" | "traces" | "seal", Route> = {
+  open: { method: "POST", path: /^\/runs$/, door: "daemon", otlp: false },
+  list: { method: "GET", path: /^\/runs$/, door: "daemon", otlp: false },
+  traces: { method: "POST", path: new RegExp(`^/runs/${HANDLE}/v1/traces$`), door: "ingest", otlp: true },
+  seal: { method: "POST", path: new RegExp(`^/runs/${HANDLE}/seal$`), door: "writer", otlp: false },
+};
+/** A digest no key has, compared against when a handle names no run, so that both take the same time. */
+const NO_RUN = secretDigest(newSecret());
+
+function refuse(status: number, message: string, otlp: boolean, request: Request): Response {
+  request.body?.cancel().catch(() => {});
+  const headers: Record<string, string> = { "cache-control": "no-store" };
+  if (status === 401) headers["www-authenticate"] = 'Bearer realm="prove serve"';
+  const response = otlp
+    ? otlpError(status, message, request.headers.get("content-type"))
+    : Response.json({ error: message }, { status });
+  for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+  return response;
+}
+
+function base64(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
 }
 
 /**
@@ -82,43 +128,71 @@ export interface SpanDaemonOptions extends IntakeOptions {
  * @example
  * ```ts
  * import { SpanDaemon } from "./span_daemon.ts";
- * await using daemon = SpanDaemon.start({});
- * const run = await fetch(`${daemon.url}/runs`, { method: "POST", body: JSON.stringify({ run_id: "run-x" }) });
- * const { traces_url, seal_url } = await run.json();
- * // … the run's program exports to traces_url; at the end:
- * const sealed = await (await fetch(seal_url, { method: "POST" })).json();
+ * declare const store: import("./span_daemon.ts").DaemonStore;
+ * await using daemon = SpanDaemon.start(store);
+ * const opened = await fetch(`${daemon.url}/runs`, {
+ *   method: "POST",
+ *   headers: { authorization: `Bearer ${daemon.secret}`, "content-type": "application/json" },
+ *   body: JSON.stringify({ run_id: "run-20261130T120000Z-0000abcd" }),
+ * });
+ * const { traces_url, ingest_key, seal_url, writer_key } = await opened.json();
+ * // … the run's program exports to traces_url with `Authorization: Bearer <ingest_key>`; at the end:
+ * const sealed = await fetch(seal_url, { method: "POST", headers: { authorization: `Bearer ${writer_key}` } });
  * ```
  */
 export class SpanDaemon implements AsyncDisposable {
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
-  readonly #runs = new Map<string, { run: BufferedRun; rows: SpanRows }>();
+  readonly #runs = new Map<string, DaemonRun>();
+  readonly #opening = new Set<string>();
   readonly #store: DaemonStore;
   readonly #options: SpanDaemonOptions;
+  readonly #secret: string;
+  readonly #secretDigest: Uint8Array;
+  readonly #hosts: string[];
+  readonly #refusals = new Map<number, number>();
+  readonly #sweeper: ReturnType<typeof setInterval>;
+  #closed: Promise<void> | null = null;
+  readonly #stopped = Promise.withResolvers<void>();
 
   private constructor(store: DaemonStore, options: SpanDaemonOptions) {
     this.#store = store;
     this.#options = options;
+    this.#secret = options.secret ?? newSecret();
+    this.#secretDigest = secretDigest(this.#secret);
+    const hostname = options.hostname ?? "127.0.0.1";
     this.#server = Deno.serve(
-      { hostname: options.hostname ?? "127.0.0.1", port: options.port ?? 0, onListen: () => {} },
+      { hostname, port: options.port ?? 0, onListen: () => {} },
       (request) => this.#handle(request),
     );
+    this.#hosts = localHosts(this.#server.addr.port, [hostname]);
+    this.#sweeper = setInterval(() => void this.sweep(), (options.sweepSeconds ?? 15) * 1000);
+    Deno.unrefTimer(this.#sweeper);
   }
 
   /**
    * Starts the daemon.
    *
    * @param store The store the runs are in; their span rows go to their folders.
-   * @param options The port, the address, the body size limit.
+   * @param options The port, the address, the secret, the limits.
    * @returns The daemon, listening.
    * @throws Deno.errors.AddrInUse when the port is taken.
+   * @throws RangeError when a limit is not a whole number above zero.
    */
   static start(store: DaemonStore, options: SpanDaemonOptions = {}): SpanDaemon {
+    const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS;
+    if (!Number.isSafeInteger(maxRuns) || maxRuns < 1) {
+      throw new RangeError(`maxRuns is ${maxRuns}: give a whole number above zero`);
+    }
+    if (options.secret !== undefined && options.secret.length < 32) {
+      throw new RangeError("a daemon's secret has at least 32 characters: leave it out for a random one");
+    }
     return new SpanDaemon(store, options);
   }
 
   /** `http://127.0.0.1:<port>`. */
   get url(): string {
-    return `http://${this.#server.addr.hostname}:${this.#server.addr.port}`;
+    const { hostname, port } = this.#server.addr;
+    return `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   }
 
   /** The port it listens on. */
@@ -126,105 +200,255 @@ export class SpanDaemon implements AsyncDisposable {
     return this.#server.addr.port;
   }
 
-  /** The runs open now: their IDs. */
-  get open(): string[] {
-    return [...this.#runs.values()].filter((r) => !r.run.sealed).map((r) => r.run.runId);
+  /** The daemon's secret, which opens and lists runs: for its connection file. */
+  get secret(): string {
+    return this.#secret;
   }
 
-  async #handle(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname;
-    if (path === "/runs" && request.method === "POST") return await this.#open(request);
-    if (path === "/runs" && request.method === "GET") return Response.json({ open: this.open });
-    const traces = path.match(/^\/r\/([0-9a-f]{32})\/v1\/traces$/);
-    if (traces) {
-      const open = this.#runs.get(traces[1]!) ?? null;
-      if (open === null) return await takeTraces(request, null, this.#options);
-      const { run, rows } = open;
-      return await run.queue(() =>
-        takeTraces(request, { run, rows }, {
-          ...this.#options,
-          onResult: (r) => {
-            if (r.status === 200) run.spans += r.spans;
-            else run.refused++;
-            this.#options.onResult?.(r);
-          },
-        })
+  /** The runs open now: their IDs. */
+  get open(): string[] {
+    return [...this.#runs.values()].filter((r) => !r.sealed).map((r) => r.runId);
+  }
+
+  /** The requests refused so far, by HTTP status. */
+  get refusals(): Record<number, number> {
+    return Object.fromEntries(this.#refusals);
+  }
+
+  #refuse(status: number, message: string, route: Route | null, request: Request): Response {
+    this.#refusals.set(status, (this.#refusals.get(status) ?? 0) + 1);
+    return refuse(status, `prove serve: ${message}`, route?.otlp ?? false, request);
+  }
+
+  #handle(request: Request): Promise<Response> | Response {
+    const host = refusedHost(request, this.#hosts);
+    if (host !== null) {
+      return this.#refuse(
+        421,
+        `refused the Host "${host.slice(0, 100)}": send requests to ${this.url}`,
+        null,
+        request,
       );
     }
-    const seal = path.match(/^\/runs\/([0-9a-f]{32})\/seal$/);
-    if (seal && request.method === "POST") return await this.#seal(seal[1]!);
-    return Response.json({ error: `not found: ${request.method} ${path}` }, { status: 404 });
+    const site = crossSite(request, this.#hosts);
+    if (site !== null) {
+      return this.#refuse(
+        403,
+        `refused a request from a web page (${site}): only programs may use the daemon`,
+        null,
+        request,
+      );
+    }
+    const path = new URL(request.url).pathname;
+    const found = Object.entries(ROUTES).find(([, r]) => r.path.test(path));
+    const [name, route] = found ?? [null, null];
+    const handle = route?.path.exec(path)?.[1] ?? null;
+    const run = handle === null ? undefined : this.#runs.get(handle);
+    const bearer = bearerOf(request);
+    const door = route?.door ?? "daemon";
+    const allowed = door === "daemon"
+      ? sameSecret(bearer, this.#secretDigest)
+      : sameSecret(bearer, (door === "ingest" ? run?.ingestDigest : run?.writerDigest) ?? NO_RUN) && !!run;
+    if (!allowed) {
+      return this.#refuse(
+        401,
+        door === "daemon"
+          ? "this request needs the daemon's secret (Authorization: Bearer <secret>), from the file prove serve printed"
+          : `no open run takes this key here: send the run's ${door} key as Authorization: Bearer <key>`,
+        route,
+        request,
+      );
+    }
+    if (route === null) {
+      return this.#refuse(404, `nothing at ${request.method} ${path.slice(0, 100)}`, null, request);
+    }
+    if (request.method !== route.method) {
+      return this.#refuse(405, `${request.method} is not allowed here: use ${route.method}`, route, request);
+    }
+    if (name === "open") return this.#open(request);
+    if (name === "list") {
+      return Response.json({ open: this.open }, { headers: { "cache-control": "no-store" } });
+    }
+    if (name === "traces") return this.#traces(request, run!);
+    return this.#seal(request, run!);
   }
 
   async #open(request: Request): Promise<Response> {
-    let runId: unknown;
+    const refused = (status: number, message: string) => this.#refuse(status, message, ROUTES.open, request);
+    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json") {
+      return refused(415, 'send {"run_id": "<the run\'s ID>"} as application/json');
+    }
+    const runId = await runIdOf(request);
+    if (runId === null) return refused(400, 'send {"run_id": "<the run\'s ID>"}');
+    if (runId.status === 413) {
+      return refused(413, `the body is over ${MAX_OPEN_BODY} bytes; send only the run's ID`);
+    }
+    const id = runId.id;
+    if (this.#opening.has(id) || [...this.#runs.values()].some((r) => r.runId === id)) {
+      return refused(
+        409,
+        `run ${id} was opened with this daemon already; only the writer that opened it may use it`,
+      );
+    }
+    if (this.open.length >= (this.#options.maxRuns ?? DEFAULT_MAX_RUNS)) {
+      return refused(
+        503,
+        `the daemon holds its limit of ${this.open.length} open runs; seal some, or start another`,
+      );
+    }
+    this.#opening.add(id);
     try {
-      runId = (await request.json())?.run_id;
-    } catch {
-      runId = undefined;
+      return await this.#openRun(id, request);
+    } finally {
+      this.#opening.delete(id);
     }
-    if (typeof runId !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/.test(runId)) {
-      return Response.json({ error: 'send {"run_id": "<the run\'s ID>"}' }, { status: 400 });
-    }
-    if ([...this.#runs.values()].some((r) => r.run.runId === runId)) {
-      return Response.json({ error: `run ${runId} was opened with this daemon already` }, { status: 409 });
-    }
+  }
+
+  async #openRun(id: string, request: Request): Promise<Response> {
+    const refused = (status: number, message: string) => this.#refuse(status, message, ROUTES.open, request);
     let record: RunRecord;
     try {
-      record = await this.#store.readRun(runId);
-    } catch (error) {
-      return Response.json({
-        error: `the daemon's store has no run ${runId} (${(error as Error).message}); open the run first`,
-      }, { status: 404 });
+      record = await this.#store.readRun(id);
+    } catch {
+      return refused(404, `the daemon's store has no run ${id}; open the run in the store first`);
     }
-    if (record.folder === null || (await record.manifestText()) !== null) {
-      return Response.json({ error: `run ${runId} is sealed, or has no folder here; it takes no spans` }, {
-        status: 409,
-      });
+    const state = await storeState(record);
+    if (record.folder === null || state !== "live") {
+      return refused(
+        409,
+        `run ${id} ${
+          state === "sealed"
+            ? "is sealed"
+            : record.folder === null
+            ? "has no folder here"
+            : "was cut (its writer is gone)"
+        }; it takes no spans`,
+      );
     }
-    const folder = record.folder;
-    const token = Array.from(
-      crypto.getRandomValues(new Uint8Array(16)),
-      (b) => b.toString(16).padStart(2, "0"),
-    )
-      .join("");
-    this.#runs.set(token, {
-      run: new BufferedRun(runId),
-      rows: { addSpans: (_id, spans) => appendSpansFile(folder, spans) },
-    });
-    return Response.json({
-      run_id: runId,
-      endpoint: `${this.url}/r/${token}`,
-      traces_url: `${this.url}/r/${token}/v1/traces`,
-      seal_url: `${this.url}/runs/${token}/seal`,
-    }, { status: 201 });
-  }
-
-  async #seal(token: string): Promise<Response> {
-    const run = this.#runs.get(token)?.run;
-    if (!run) return Response.json({ error: "no run is open under this address" }, { status: 404 });
-    if (run.sealed) return Response.json({ error: `run ${run.runId} is sealed already` }, { status: 409 });
-    await run.settle();
-    run.sealed = true;
-    const sealed: SealedSpans = {
-      run_id: run.runId,
-      spans: run.spans,
-      refused: run.refused,
-      events: [...run.events],
-      payloads: Object.fromEntries(
-        [...run.payloads].map((
-          [sha, bytes],
-        ) => [sha, btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""))]),
-      ),
+    const { run, keys } = DaemonRun.open(id, { record, limits: this.#options.limits ?? {} });
+    const handle = newSecret().slice(0, 32);
+    this.#runs.set(handle, run);
+    this.#forgetSealed();
+    const base = `${this.url}/runs/${handle}`;
+    const opened: OpenedRun = {
+      run_id: id,
+      endpoint: base,
+      traces_url: `${base}/v1/traces`,
+      seal_url: `${base}/seal`,
+      ingest_key: keys.ingest,
+      writer_key: keys.writer,
     };
-    run.events.length = 0;
-    run.payloads.clear();
-    return Response.json(sealed);
+    return Response.json(opened, { status: 201, headers: { "cache-control": "no-store" } });
   }
 
-  /** Stops listening. */
-  async close(): Promise<void> {
-    await this.#server.shutdown();
+  #traces(request: Request, run: DaemonRun): Promise<Response> {
+    const folder = run.inStore.folder!;
+    return run.queue(async () => {
+      if (!run.sealed) {
+        const state = await storeState(run.inStore);
+        if (state !== "live") run.release(`it is ${state} in the store`, { tellWriter: false });
+      }
+      if (run.sealed) {
+        const why = run.released ?? "its writer sealed it";
+        return this.#refuse(409, `run ${run.runId} takes no more spans: ${why}`, ROUTES.traces, request);
+      }
+      const full = this.#full();
+      if (full !== null) {
+        run.refused++;
+        return this.#refuse(503, full, ROUTES.traces, request);
+      }
+      return await takeTraces(request, {
+        run,
+        rows: { addSpans: (_, s) => appendSpansFile(folder, s) },
+        budget: run.budget,
+      }, {
+        ...this.#options,
+        onResult: (r) => {
+          if (r.status !== 200) {
+            run.refused++;
+            this.#refusals.set(r.status, (this.#refusals.get(r.status) ?? 0) + 1);
+          }
+          this.#options.onResult?.(r);
+        },
+      });
+    });
+  }
+
+  #seal(request: Request, run: DaemonRun): Promise<Response> {
+    request.body?.cancel().catch(() => {});
+    return run.queue(() => {
+      if (run.sealed) {
+        const why = run.released ?? "its writer sealed it already";
+        return Promise.resolve(
+          this.#refuse(409, `run ${run.runId} cannot be sealed here: ${why}`, ROUTES.seal, request),
+        );
+      }
+      run.sealed = true;
+      const sealed: SealedSpans = {
+        run_id: run.runId,
+        spans: run.spans,
+        refused: run.refused,
+        events: [...run.events],
+        payloads: Object.fromEntries([...run.payloads].map(([sha, bytes]) => [sha, base64(bytes)])),
+      };
+      run.events.length = 0;
+      run.payloads.clear();
+      return Promise.resolve(Response.json(sealed, { headers: { "cache-control": "no-store" } }));
+    });
+  }
+
+  /**
+   * Why the daemon takes no more spans for now, or null: the spans held for all open runs reached their limit.
+   * 503, which an OTLP exporter sends again later, when runs have sealed and been let go.
+   */
+  #full(): string | null {
+    const max = this.#options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
+    let held = 0;
+    for (const r of this.#runs.values()) if (!r.sealed && r.released === null) held += r.budget.bytes;
+    return held < max
+      ? null
+      : `the daemon holds its limit of ${max} bytes of spans for its open runs; send again once runs have sealed`;
+  }
+
+  /**
+   * Checks each open run against the store, and lets go of those sealed or cut there since: their writer will
+   * not seal them here. The daemon does this by itself every `sweepSeconds`.
+   *
+   * @returns The IDs of the runs let go.
+   */
+  async sweep(): Promise<string[]> {
+    const gone: string[] = [];
+    for (const run of this.#runs.values()) {
+      if (run.sealed) continue;
+      const state = await storeState(run.inStore);
+      if (state === "live" || run.sealed) continue;
+      run.release(`it is ${state} in the store`, { tellWriter: false });
+      gone.push(run.runId);
+    }
+    return gone;
+  }
+
+  /** Forgets the oldest sealed runs past {@linkcode MAX_SEALED}: their late spans then get 401, not 409. */
+  #forgetSealed(): void {
+    let sealed = 0;
+    for (const run of this.#runs.values()) if (run.sealed) sealed++;
+    for (const [handle, run] of this.#runs) {
+      if (sealed <= MAX_SEALED) break;
+      if (run.sealed) {
+        this.#runs.delete(handle);
+        sealed--;
+      }
+    }
+  }
+
+  /**
+   * Stops listening: the requests under way have 2 s to end, so that a stranger's request that never ends
+   * cannot hold the daemon open.
+   */
+  close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    return this.#closed ??= shutdownWithin(this.#server).then(() => this.#stopped.resolve());
   }
 
   /** Stops listening (`await using`). */
@@ -232,28 +456,43 @@ export class SpanDaemon implements AsyncDisposable {
     await this.close();
   }
 
-  /** Waits until the daemon stops (a signal, or `close`). */
+  /** Waits until the daemon stops (`close`, or the server's end). */
   get finished(): Promise<void> {
-    return this.#server.finished;
+    return Promise.race([this.#server.finished, this.#stopped.promise]);
   }
 }
 
-/**
- * Appends what a daemon handed back at a run's seal to the run's chain: stores the payloads, then writes the
- * events in the order the daemon took them.
- *
- * @param run The run's recorder (`record`, `payload`).
- * @param sealed The seal's answer.
- * @returns The number of events written.
- */
-export async function appendSealedSpans(
-  run: Pick<ReceiverRun, "record" | "recordMany" | "payload">,
-  sealed: SealedSpans,
-): Promise<number> {
-  for (const b64 of Object.values(sealed.payloads)) {
-    await run.payload(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+/** The run ID of an open request's body, read with a cap: null when it is not `{"run_id": "<an ID>"}`. */
+async function runIdOf(request: Request): Promise<{ status: 200; id: string } | { status: 413 } | null> {
+  const length = Number(request.headers.get("content-length") ?? NaN);
+  if (length > MAX_OPEN_BODY) return { status: 413 };
+  let text = "";
+  const reader = request.body?.pipeThrough(new TextDecoderStream()).getReader();
+  if (reader === undefined) return null;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+      if (text.length > MAX_OPEN_BODY) {
+        await reader.cancel().catch(() => {});
+        return { status: 413 };
+      }
+    }
+  } catch {
+    return null;
   }
-  if (run.recordMany) await run.recordMany(sealed.events);
-  else for (const init of sealed.events) await run.record(init);
-  return sealed.events.length;
+  let id: unknown;
+  try {
+    id = (JSON.parse(text) as { run_id?: unknown } | null)?.run_id;
+  } catch {
+    return null;
+  }
+  if (typeof id !== "string") return null;
+  try {
+    checkRunId(id);
+  } catch {
+    return null;
+  }
+  return { status: 200, id };
 }

@@ -3,21 +3,22 @@
  * the run's process) and `prove serve` (a daemon for many runs). A span belongs to the run because the request
  * reached that run's address, never because of a run ID the program wrote. Each span becomes a `span_recorded`
  * event (confidence `parsed`) and a span row; spans for a run that is sealed or not open are refused with 409
- * and an OTLP error body; a body that is not a trace request gets 400 and a `telemetry_problem` event; a body
- * over the size limit gets 413.
+ * and an OTLP error body; a body that is not a trace request gets 400, and a body over the size limit (as sent or
+ * unpacked), a request of too many spans, or a run past its limits ({@linkcode RunBudget}) gets 413, each with a
+ * `telemetry_problem` event for the run. Who may send is the caller's to check first (`run_receiver.ts`,
+ * `span_daemon.ts`); what a span becomes is `span_events.ts`'s.
  * @module
  */
 import protobuf from "protobufjs";
 import type { EventInit } from "../evidence/chain.ts";
 import { EvidenceError } from "../evidence/errors.ts";
-import { formatMicros, type Json } from "../evidence/event.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
-import { attributeLevel } from "../telemetry/attributes.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
-import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
-import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "./otlp_receiver.ts";
+import { decodeTraceRequest, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
-import { canonicalAttributes, canonicalData, type SpanData } from "./span_lines.ts";
+import { RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
+import { BodyTooLarge, readSpanBody } from "./span_body.ts";
+import type { RunBudget } from "./run_budget.ts";
 
 /**
  * The run a receiver writes to: the run's recorder in provrun has this shape. `record` appends one event to
@@ -41,11 +42,11 @@ export interface SpanRows {
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
 }
 
-/** The default body size limit, after gzip is undone: 16 MiB. */
+/** The default body size limit, as sent and after gzip is undone: 16 MiB. */
 export const DEFAULT_MAX_BODY = 16 * 1024 * 1024;
 
-/** The component name of the receiver's events. */
-export const RECEIVER_COMPONENT = "SpanReceiver";
+/** The default limit of spans in one request: 16,384 (an OTLP exporter sends 512 at a time). */
+export const DEFAULT_MAX_REQUEST_SPANS = 16_384;
 
 const STATUS_ROOT = protobuf.parse(
   `syntax = "proto3"; package rpc; message Status { int32 code = 1; string message = 2; }
@@ -57,7 +58,18 @@ const STATUS = STATUS_ROOT.lookupType("rpc.Status");
 const OK_RESPONSE = STATUS_ROOT.lookupType("rpc.ExportTraceServiceResponse");
 
 /** gRPC status codes the OTLP error body carries. */
-const CODES = { 400: 3, 404: 5, 409: 9, 413: 8, 415: 3, 405: 12 } as Record<number, number>;
+const CODES = {
+  400: 3,
+  401: 16,
+  403: 7,
+  404: 5,
+  405: 12,
+  409: 9,
+  413: 8,
+  415: 3,
+  421: 3,
+  503: 14,
+} as Record<number, number>;
 
 function isJson(contentType: string | null): boolean {
   return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
@@ -90,59 +102,6 @@ function otlpOk(contentType: string | null): Response {
   return new Response(new Uint8Array(body), { headers: { "content-type": "application/x-protobuf" } });
 }
 
-class TooLarge extends Error {}
-
-async function readLimited(
-  stream: ReadableStream<Uint8Array> | null,
-  max: number,
-): Promise<Uint8Array<ArrayBuffer>> {
-  if (stream === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) throw new TooLarge();
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
-/** The body of a request, gzip undone, at most `max` bytes either way. */
-async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > max) throw new TooLarge();
-  const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase().trim();
-  if (encoding === "identity" || encoding === "") {
-    // A declared length within the limit bounds the body (the server reads no more than it declares): read it
-    // in one go. A body sent in chunks is counted as it comes.
-    if (request.headers.has("content-length") && Number.isSafeInteger(declared)) {
-      return new Uint8Array(await request.arrayBuffer());
-    }
-    return await readLimited(request.body, max);
-  }
-  if (encoding !== "gzip") throw new OtlpBodyError(`the content encoding ${encoding} is not gzip or none`);
-  const raw = await readLimited(request.body, max);
-  try {
-    return await readLimited(new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip")), max);
-  } catch (error) {
-    if (error instanceof TooLarge) throw error;
-    throw new OtlpBodyError(`the gzip body cannot be read: ${(error as Error).message}`);
-  }
-}
-
 function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
   if (isJson(contentType)) return decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
   let spans: ReceivedSpan[];
@@ -167,171 +126,6 @@ function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
   return spans;
 }
 
-const DIGITS = /^[0-9]+$/;
-let lastSecond = "";
-let lastPrefix = "";
-
-/** A time in nanoseconds as RFC 3339 UTC with microseconds, as `formatMicros` writes it. */
-function nanoTime(nanos: string): string {
-  const n = nanos.length;
-  // The usual case: whole seconds that a double holds exactly (under 9e18 ns), the microseconds sliced out.
-  if (n >= 10 && (n < 19 || (n === 19 && nanos.charCodeAt(0) < 57)) && DIGITS.test(nanos)) {
-    const second = nanos.slice(0, n - 9);
-    if (second !== lastSecond) {
-      lastPrefix = formatMicros(Number(second) * 1_000_000).slice(0, 20); // "YYYY-MM-DDThh:mm:ss."
-      lastSecond = second;
-    }
-    // joined, not added: one flat text (see PlainNames)
-    return [lastPrefix, nanos.slice(n - 9, n - 3), "Z"].join("");
-  }
-  let micros: number;
-  if (/^[0-9]{4,19}$/.test(nanos)) micros = Number(nanos.slice(0, -3)); // the usual case, without a BigInt
-  else {
-    try {
-      micros = Number(BigInt(nanos) / 1000n);
-    } catch {
-      micros = 0;
-    }
-  }
-  return formatMicros(Number.isFinite(micros) ? micros : 0);
-}
-
-/** Sets a key, so that a key named `__proto__` is data, not the object's prototype. */
-function put(target: { [key: string]: Json }, key: string, value: Json): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else target[key] = value;
-}
-
-/** An OTLP value as JSON: bytes become base64 text. */
-function json(value: OtlpValue): Json {
-  if (value instanceof Uint8Array) return btoa(String.fromCharCode(...value));
-  if (Array.isArray(value)) return value.map(json);
-  if (value !== null && typeof value === "object") {
-    const out: { [key: string]: Json } = {};
-    for (const k in value) {
-      if (!Object.hasOwn(value, k)) continue;
-      const v = json(value[k]!);
-      // A key named `__proto__` is data, not the object's prototype.
-      if (k === "__proto__") {
-        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-      } else out[k] = v;
-    }
-    return out;
-  }
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
-}
-
-function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } {
-  return json(values) as { [key: string]: Json };
-}
-
-/**
- * A received span as a span row: OTLP's span kind (1 internal … 5 consumer) becomes OpenTelemetry's (0 … 4), and
- * times become RFC 3339 UTC with microseconds. The row keeps names and usage only; bodies stay in the payload.
- *
- * @param span A decoded span.
- * @returns The row.
- */
-export function receivedRow(span: ReceivedSpan): StoredSpan {
-  return splitRow(span, plainNames()).row;
-}
-
-/**
- * The texts of one request that go in its rows and events, each judged once (names repeat): whether a text is a
- * plain name or a plain span name, and one flat copy of it. The decoder builds its texts by concatenation, and
- * `JSON.stringify` writes an object that holds such a text (a V8 cons string) at about half its speed, twice
- * for each span (its row and its event): the copy is flat, and one per request serves every span.
- */
-interface PlainNames {
-  /** A text, and its flat copy when it is a plain name, else null. */
-  names: Map<string, string | null>;
-  /** The same for span names. */
-  spans: Map<string, string | null>;
-  /** Any text, and its flat copy. */
-  texts: Map<string, string>;
-}
-
-function plainNames(): PlainNames {
-  return { names: new Map(), spans: new Map(), texts: new Map() };
-}
-
-/** A flat copy of a text: the same characters in one piece. */
-function flatCopy(text: string): string {
-  return text.length < 13 ? text : JSON.parse(JSON.stringify(text)) as string; // V8 joins under 13 characters
-}
-
-/** The text, as one flat copy per request. */
-function flatText(text: string, plain: PlainNames): string {
-  let copy = plain.texts.get(text);
-  if (copy === undefined) plain.texts.set(text, copy = flatCopy(text));
-  return copy;
-}
-
-/** The text (a flat copy) when it is a plain name, else null. */
-function plainNameOf(text: string, plain: PlainNames): string | null {
-  let copy = plain.names.get(text);
-  if (copy === undefined) plain.names.set(text, copy = plainName(text) ? flatCopy(text) : null);
-  return copy;
-}
-
-/** The text (a flat copy) when it is a plain span name, else null. */
-function plainSpanNameOf(text: string, plain: PlainNames): string | null {
-  let copy = plain.spans.get(text);
-  if (copy === undefined) plain.spans.set(text, copy = plainSpanName(text) ? flatCopy(text) : null);
-  return copy;
-}
-
-/** The row and the body of a span; `plain` remembers the names of one request, which repeat. */
-function splitRow(
-  span: ReceivedSpan,
-  plain: PlainNames,
-): { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean } {
-  // splitBody(jsonRecord(span.attributes)) in one pass: each value made JSON, then kept or put in the body
-  let kept: { [key: string]: Json } = {};
-  let body: { [key: string]: Json } | null = null;
-  const values = span.attributes;
-  for (const key in values) {
-    if (!Object.hasOwn(values, key)) continue;
-    const value = json(values[key]!);
-    if (attributeLevel(key, value) === "bodies") put(body ??= {}, key, value);
-    else put(kept, key, typeof value === "string" ? flatText(value, plain) : value);
-  }
-  kept = sortedKeys(kept);
-  const row: StoredSpan = {
-    trace_id: span.traceId,
-    span_id: span.spanId,
-    parent_span_id: span.parentSpanId,
-    name: plainSpanNameOf(span.name, plain) ?? "span",
-    kind: Math.max(0, span.kind - 1),
-    scope: {
-      name: flatText(span.scope.name, plain),
-      version: span.scope.version ? flatText(span.scope.version, plain) : null,
-    },
-    start_time: nanoTime(span.startTimeUnixNano),
-    end_time: nanoTime(span.endTimeUnixNano),
-    status: {
-      code: span.status.code,
-      message: plainNameOf(span.status.message, plain),
-    },
-    attributes: kept,
-    events: [],
-    links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
-  };
-  return { row, body, canonical: canonicalAttributes(kept) };
-}
-
-/** The same object with its keys in order (the order of a canonical line). */
-function sortedKeys(o: { [key: string]: Json }): { [key: string]: Json } {
-  const keys = Object.keys(o);
-  for (let i = 1; i < keys.length; i++) {
-    if (!(keys[i - 1]! < keys[i]!)) {
-      return Object.fromEntries(keys.sort().map((k) => [k, o[k]!])) as { [key: string]: Json };
-    }
-  }
-  return o;
-}
-
 /** What the intake did with a request, for a caller that counts (`prove serve`, tests). */
 export interface IntakeResult {
   status: number;
@@ -340,24 +134,67 @@ export interface IntakeResult {
 
 /** Options of {@linkcode takeTraces}. */
 export interface IntakeOptions {
-  /** The body size limit in bytes, after gzip; {@linkcode DEFAULT_MAX_BODY} by default. */
+  /** The body size limit in bytes, as sent and after gzip; {@linkcode DEFAULT_MAX_BODY} by default. */
   maxBytes?: number;
+  /** The most spans one request may hold; {@linkcode DEFAULT_MAX_REQUEST_SPANS} by default. */
+  maxSpans?: number;
   /** Called with what was done. */
   onResult?: (result: IntakeResult) => void;
 }
 
+/** The run a request reached: its recorder, where its span rows go, and what it may still send. */
+export interface IntakeTarget {
+  run: ReceiverRun;
+  rows: SpanRows;
+  /** The run's budget; none means no limit but the request's own. */
+  budget?: RunBudget;
+}
+
+/** The spans of a request, or the refusal to answer with (and write as the run's problem). */
+async function spansOf(
+  request: Request,
+  contentType: string | null,
+  { target, options }: { target: IntakeTarget; options: IntakeOptions },
+): Promise<{ spans: ReceivedSpan[] } | { status: number; message: string; always?: boolean }> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
+  const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
+  let body: Uint8Array;
+  let spans: ReceivedSpan[];
+  try {
+    body = await readSpanBody(request, maxBytes);
+    spans = decode(body, contentType);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
+    const message = error instanceof Error ? error.message : String(error);
+    return { status: 400, message: message.split("\n")[0]!.slice(0, 500) };
+  }
+  if (spans.length > maxSpans) {
+    return {
+      status: 413,
+      message:
+        `the request holds ${spans.length} spans, over the receiver's limit of ${maxSpans} a request; ` +
+        `send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
+    };
+  }
+  const fresh = target.budget?.over === null;
+  const over = target.budget?.take(spans.length, body.byteLength) ?? null;
+  // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
+  if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}`, always: fresh };
+  return { spans };
+}
+
 /**
  * Takes one `POST /v1/traces` request for one run: decodes it, writes each span as a `span_recorded` event and
- * a span row, and answers as OTLP/HTTP asks.
+ * a span row, and answers as OTLP/HTTP asks. The caller has matched the path and checked who sent it.
  *
- * @param request The HTTP request (its path was matched by the caller).
- * @param target The run and its store's span rows, or null when the address names no open run.
- * @param options The size limit.
- * @returns The response: 200, or 400, 405, 409, 413, 415 with an OTLP error body.
+ * @param request The HTTP request.
+ * @param target The run, its store's span rows and its budget, or null when the address names no open run.
+ * @param options The size limits.
+ * @returns The response: 200, or 400, 405, 409, 413, 415, 503 with an OTLP error body.
  */
 export async function takeTraces(
   request: Request,
-  target: { run: ReceiverRun; rows: SpanRows } | null,
+  target: IntakeTarget | null,
   options: IntakeOptions = {},
 ): Promise<Response> {
   const contentType = request.headers.get("content-type");
@@ -365,7 +202,10 @@ export async function takeTraces(
     options.onResult?.({ status, spans });
     return otlpError(status, message, contentType);
   };
-  if (request.method !== "POST") return answer(405, "send spans with POST to /v1/traces");
+  if (request.method !== "POST") {
+    await request.body?.cancel().catch(() => {});
+    return answer(405, "send spans with POST to /v1/traces");
+  }
   if (target === null || target.run.sealed) {
     await request.body?.cancel().catch(() => {});
     return answer(
@@ -375,51 +215,29 @@ export async function takeTraces(
         : `run ${target.run.runId} is sealed; it takes no more spans`,
     );
   }
-  const { run, rows } = target;
+  const { run } = target;
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-protobuf" && type !== "application/json") {
     await request.body?.cancel().catch(() => {});
-    return answer(415, "send application/x-protobuf or application/json");
+    const message = "send application/x-protobuf or application/json";
+    await refusalProblem(target, `the span receiver refused a request: ${message}`);
+    return answer(415, message);
   }
-  let spans: ReceivedSpan[];
-  try {
-    spans = decode(await bodyOf(request, options.maxBytes ?? DEFAULT_MAX_BODY), contentType);
-  } catch (error) {
-    if (error instanceof TooLarge) {
-      return answer(
-        413,
-        `the body is over the receiver's limit of ${options.maxBytes ?? DEFAULT_MAX_BODY} bytes`,
-      );
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    await problem(run, `the span receiver refused a body: ${message.split("\n")[0]!.slice(0, 500)}`);
-    return answer(400, message.split("\n")[0]!);
+  const taken = await spansOf(request, contentType, { target, options });
+  if (!("spans" in taken)) {
+    await refusalProblem(target, `the span receiver refused a body: ${taken.message}`, taken.always);
+    return answer(taken.status, taken.message);
   }
+  const { spans } = taken;
   try {
-    const plain = plainNames();
-    const split = spans.map((s) => splitRow(s, plain));
-    // The rows are an index beside the evidence: written while the events are made, and before them, so that
-    // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
-    const rowsWritten = rows.addSpans?.(run.runId, split.map((s) => s.row));
-    rowsWritten?.catch(() => {});
-    // Spans of one request often share a payload (their resource, and nothing else): store it once. The
-    // events of the request are written together, in the order of the request.
-    const seen: Seen = { plain, payloads: new Map() };
-    const payloads = spans.map((span, i) => payloadOf(span, split[i]!, seen));
-    for (const { byHead } of seen.payloads.values()) {
-      for (const payload of byHead.values()) payload.sha256 = await run.payload(payload.content);
-    }
-    const inits = spans.map((span, i) => spanEvent(span, split[i]!, payloads[i]!.sha256 ?? null, seen));
-    await rowsWritten;
-    if (run.recordMany) await run.recordMany(inits);
-    else for (const init of inits) await run.record(init);
+    await recordSpans(spans, target);
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     if (!(error instanceof EvidenceError)) {
       // spans no evidence line can hold: nothing of them was written, and sending them again will not help
       const message = `the span receiver refused spans it cannot record: ${(error as Error).message}`
         .split("\n")[0]!.slice(0, 500);
-      await problem(run, message);
+      await refusalProblem(target, message);
       return answer(400, message);
     }
     return answer(
@@ -431,113 +249,36 @@ export async function takeTraces(
   return otlpOk(contentType);
 }
 
-async function problem(run: ReceiverRun, text: string): Promise<void> {
+/** Writes a request's spans: their rows, their payloads, and their events, in the order of the request. */
+async function recordSpans(spans: ReceivedSpan[], { run, rows }: IntakeTarget): Promise<void> {
+  const records = requestRecords(spans);
+  // The rows are an index beside the evidence: written while the events are made, and before them, so that
+  // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
+  const rowsWritten = rows.addSpans?.(run.runId, records.rows);
+  rowsWritten?.catch(() => {});
+  // Spans of one request often share a payload (their resource, and nothing else): stored once. The events of
+  // the request are written together, in the order of the request.
+  for (const payload of records.payloads()) payload.sha256 = await run.payload(payload.content);
+  const inits = records.events();
+  await rowsWritten;
+  if (run.recordMany) await run.recordMany(inits);
+  else for (const init of inits) await run.record(init);
+}
+
+/**
+ * Writes a refusal as the run's `telemetry_problem`, while its budget allows: past its limit of problems, one
+ * last problem says that the rest are counted only.
+ */
+async function refusalProblem({ run, budget }: IntakeTarget, text: string, always = false): Promise<void> {
+  const may = always ? "write" : budget?.problem() ?? "write";
+  if (may === "skip") return;
+  const line = may === "last"
+    ? `${text.slice(0, 400)} (the receiver's limit of ${
+      budget!.limits.maxProblems
+    } problems a run is reached: ` +
+      `further refusals are counted, not written)`
+    : text.slice(0, 500);
   try {
-    await run.record({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(text) });
-  } catch { /* a sealed or broken run: the 400 still says it */ }
-}
-
-/** A payload of a request: its text, and its SHA-256 once stored. */
-interface Payload {
-  content: string;
-  sha256?: string | null;
-}
-
-/**
- * What one request's spans share: which names are plain, and the payloads, by resource and by the text before
- * the resource (spans of one resource share its object, and most share all of their payload).
- */
-interface Seen {
-  plain: PlainNames;
-  payloads: Map<Record<string, OtlpValue>, { resource: string; byHead: Map<string, Payload> }>;
-}
-
-/** A span's payload: found among those of the request, else added (its resource made JSON once). */
-function payloadOf(
-  span: ReceivedSpan,
-  split: { row: StoredSpan; body: { [key: string]: Json } | null },
-  seen: Seen,
-): Payload {
-  let of = seen.payloads.get(span.resource);
-  if (of === undefined) {
-    seen.payloads.set(
-      span.resource,
-      of = { resource: JSON.stringify(jsonRecord(span.resource)), byHead: new Map() },
-    );
-  }
-  const head = payloadHead(span, split);
-  let payload = of.byHead.get(head);
-  if (payload === undefined) of.byHead.set(head, payload = { content: `${head}"resource":${of.resource}}` });
-  return payload;
-}
-
-/**
- * What of a span is not a name goes in its payload: bodies, span events, links, a name or status message that is
- * free text, and the resource. The payload's text up to its resource, written key by key as JSON.stringify would
- * write the object of these keys, in this order (the resource comes last).
- */
-function payloadHead(
-  span: ReceivedSpan,
-  { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
-): string {
-  let content = "{";
-  if (row.name !== span.name) content += `"name":${JSON.stringify(span.name)},`;
-  if (row.status.message !== span.status.message && span.status.message !== "") {
-    content += `"status_message":${JSON.stringify(span.status.message)},`;
-  }
-  if (body !== null) content += `"attributes":${JSON.stringify(body)},`;
-  if (span.events.length) {
-    content += `"events":${
-      JSON.stringify(span.events.map((e) => ({
-        name: e.name,
-        time: nanoTime(e.timeUnixNano),
-        attributes: jsonRecord(e.attributes),
-      })))
-    },`;
-  }
-  if (span.links.length) {
-    content += `"links":${
-      JSON.stringify(span.links.map((l) => ({
-        trace_id: l.traceId,
-        span_id: l.spanId,
-        attributes: jsonRecord(l.attributes),
-      })))
-    },`;
-  }
-  return content;
-}
-
-/** The `span_recorded` event of a span, with its payload stored. */
-function spanEvent(
-  span: ReceivedSpan,
-  { row, canonical }: { row: StoredSpan; canonical: boolean },
-  payload: string | null,
-  seen: Seen,
-): Omit<EventInit, "actor"> {
-  const service = span.resource["service.name"];
-  // in the order of the canonical line
-  const data: SpanData = {
-    attributes: row.attributes,
-    end_time: row.end_time,
-    kind: row.kind,
-    library: null,
-    name: row.name,
-    scope: row.scope.name,
-    service: typeof service === "string" ? plainNameOf(service, seen.plain) : null,
-    source: "receiver",
-    status: row.status,
-    version: row.scope.version,
-  };
-  return {
-    type: "span_recorded",
-    component: RECEIVER_COMPONENT,
-    confidence: "parsed",
-    trace_id: row.trace_id,
-    span_id: row.span_id,
-    parent_span_id: row.parent_span_id,
-    started_at: row.start_time,
-    payload,
-    data,
-    dataCanonical: canonicalData(data, canonical),
-  };
+    await run.record({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(line) });
+  } catch { /* a sealed or broken run: the answer still says it */ }
 }

@@ -14,7 +14,8 @@ import { evidencePaths, FileStore } from "../store/file_store.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
 import { PostgresStore } from "../postgres/postgres_store.ts";
-import { runFields, type SqlValue, withoutSelector } from "../store/store_rows.ts";
+import { lineJsonb } from "../postgres/_line_json.ts";
+import { columnText, runFields, type SqlValue, withoutSelector } from "../store/store_rows.ts";
 import { firstLine, lastLine } from "./_run_lines.ts";
 
 /**
@@ -197,6 +198,8 @@ interface Dialect {
    * or as a number (`number`).
    */
   json(column: string, path: string, as?: "object" | "number"): string;
+  /** A text that {@linkcode json} read, as a column holds it (`columnText`), or null. */
+  text(value: unknown): string | null;
   /**
    * The condition that the run `run` (the alias of a runs row) was cancelled: it has a `run_failed` event
    * with `CancelledError`, found in the partial index `provevi_events_cancelled` (written as the index is,
@@ -226,7 +229,20 @@ function sqliteDialect(store: SqliteStore): Dialect {
     return statement;
   };
   return {
-    json: (column, path) => `json_extract(${column}, '$.${path}')`,
+    // A text is read quoted: node:sqlite would cut it at a NUL. It is unquoted and escaped in `text`.
+    json: (column, path, as) =>
+      as === undefined
+        ? `json_quote(json_extract(${column}, '$.${path}'))`
+        : `json_extract(${column}, '$.${path}')`,
+    text: (value) => {
+      if (typeof value !== "string") return null;
+      try {
+        const text = JSON.parse(value);
+        return typeof text === "string" ? columnText(text) : null;
+      } catch {
+        return null;
+      }
+    },
     cancelled: (r) =>
       `EXISTS (SELECT 1 FROM provevi_events c INDEXED BY provevi_events_cancelled WHERE c.run_id = ${r}.run_id
         AND c.type = 'run_failed' AND json_extract(c.line, '$.data.error') = 'CancelledError')`,
@@ -240,13 +256,15 @@ function postgresDialect(store: PostgresStore): Dialect {
   return {
     json: (column, path, as) => {
       const keys = `'{${path.replaceAll(".", ",")}}'`;
-      if (as === "object") return `(${column}::jsonb #> ${keys})::text`;
-      if (as === "number") return `(${column}::jsonb #>> ${keys})::numeric`;
-      return `(${column}::jsonb #>> ${keys})`;
+      // Every line is read (lineJsonb): one holding a NUL's escape would fail a plain cast, and the page with it.
+      if (as === "object") return `(${lineJsonb(column)} #> ${keys})::text`;
+      if (as === "number") return `(${lineJsonb(column)} #>> ${keys})::numeric`;
+      return `(${lineJsonb(column)} #>> ${keys})`;
     },
+    text: (value) => (typeof value === "string" ? value : null),
     cancelled: (r) =>
       `EXISTS (SELECT 1 FROM provevi_events c WHERE c.run_id = ${r}.run_id
-        AND c.type = 'run_failed' AND ((c.line::jsonb -> 'data') ->> 'error') = 'CancelledError')`,
+        AND c.type = 'run_failed' AND ((${lineJsonb("c.line")} -> 'data') ->> 'error') = 'CancelledError')`,
     noLimit: "",
     param: (n) => `$${n}`,
     all: async (sql, params) =>
@@ -354,7 +372,7 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
       duration_ms: null,
       agent: r.agent,
       agent_version: r.agent_version,
-      model: r.model,
+      model: d.text(r.model),
       tokens: r.tokens === null ? null : Number(r.tokens),
       cost: typeof r.cost === "string" ? r.cost : null,
       experiment: r.experiment_pin ?? r.experiment,

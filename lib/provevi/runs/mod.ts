@@ -13,3 +13,4 @@ export * from "./bundle.ts";
 export * from "./bundle_asked.ts";
 export * from "./export_run.ts";
 export * from "./run_elsewhere.ts";
+export * from "./stored_run.ts";

@@ -5,7 +5,7 @@
  */
 import type { Problem } from "../evidence/problem.ts";
 import { checkStoreRows } from "../store/row_check.ts";
-import type { SqlValue } from "../store/store_rows.ts";
+import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
 
@@ -32,7 +32,7 @@ export async function checkRunRows(
 ): Promise<Problem[]> {
   const rows = {
     all: (sql: string, ...params: SqlValue[]) =>
-      Promise.resolve(db.prepare(sql).all(...params) as Record<string, SqlValue>[]),
+      Promise.resolve(db.prepare(sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
   };
   return await checkStoreRows(rows, runId, {
     schema: schemaProblems(db),

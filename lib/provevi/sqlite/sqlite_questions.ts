@@ -6,6 +6,7 @@
 import type { Assessment } from "../store/assess.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
+import { columnText } from "../store/store_rows.ts";
 import type {
   AccessEntry,
   AgentDetail,
@@ -233,19 +234,52 @@ export function run(db: SqlDb, runId: string): RunDetail | null {
 
 /** A run's grants and refusals, in the order of its events. */
 export function access(db: SqlDb, runId: string): AccessEntry[] {
-  return db.prepare(
-    `SELECT seq, time, 'granted' AS decision, uri, mode, NULL AS reason, expires_at FROM provevi_grants WHERE run_id = ?
-     UNION ALL
-     SELECT seq, time, 'denied' AS decision, uri, mode, reason, NULL AS expires_at FROM provevi_refusals WHERE run_id = ?
-     ORDER BY seq, uri`,
-  ).all(runId, runId) as unknown as AccessEntry[];
+  const rows = db.prepare(
+    `SELECT v.*, e.line FROM (
+       SELECT run_id, seq, time, 'granted' AS decision, uri, mode, NULL AS reason, expires_at FROM provevi_grants
+       WHERE run_id = ?
+       UNION ALL
+       SELECT run_id, seq, time, 'denied' AS decision, uri, mode, reason, NULL AS expires_at FROM provevi_refusals
+       WHERE run_id = ?) v
+     JOIN provevi_events e ON e.run_id = v.run_id AND e.seq = v.seq
+     ORDER BY v.seq, v.uri`,
+  ).all(runId, runId) as (AccessEntry & { run_id?: string; line?: string })[];
+  return rows.map((r) => {
+    delete r.run_id;
+    return fromLine(r, ["mode", "reason", "expires_at"]);
+  });
 }
 
 /** The inputs a run staged, with their pinned URIs. */
 export function inputs(db: SqlDb, runId: string): InputEntry[] {
-  return db.prepare(
-    "SELECT seq, time, name, sha256, uri FROM provevi_inputs WHERE run_id = ? ORDER BY seq, uri",
-  ).all(runId) as unknown as InputEntry[];
+  const rows = db.prepare(
+    `SELECT v.seq, v.time, v.name, v.sha256, v.uri, e.line FROM provevi_inputs v
+     JOIN provevi_events e ON e.run_id = v.run_id AND e.seq = v.seq
+     WHERE v.run_id = ? ORDER BY v.seq, v.uri`,
+  ).all(runId) as (InputEntry & { line?: string })[];
+  return rows.map((r) => fromLine(r, ["name", "sha256"]));
+}
+
+/**
+ * A row of a view with its texts from the event's `data` as a column holds them ({@linkcode columnText}), as
+ * the postgres store's views give them: SQLite's `json_extract` gives a text with its NUL, which `node:sqlite`
+ * cuts there when it reads it. The row's `line` goes.
+ */
+function fromLine<T extends { line?: string }>(
+  row: T,
+  fields: readonly (keyof T & string)[],
+): Omit<T, "line"> {
+  const { line, ...rest } = row;
+  let data: Record<string, unknown> = {};
+  try {
+    data = (JSON.parse(line ?? "{}") as { data?: Record<string, unknown> }).data ?? {};
+  } catch { /* the row check reports a line that is not JSON */ }
+  const out = rest as Record<string, unknown>;
+  for (const field of fields) {
+    const value = data[field];
+    if (typeof value === "string") out[field] = columnText(value);
+  }
+  return out as Omit<T, "line">;
 }
 
 /** The assessments of a run, oldest first. */

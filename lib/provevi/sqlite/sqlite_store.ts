@@ -16,8 +16,9 @@ import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
-import { writeCreatedRows } from "./sqlite_rows.ts";
-import { EVENT_COLUMNS, eventRow, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
+import { writeEventRows } from "./sqlite_rows.ts";
+import { columnText, columnValue, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
+import { type HeldRows, missingRows } from "../store/complete_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -148,7 +149,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       | { folder: string; manifest_sha256: string | null }
       | undefined;
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
-    if (row.manifest_sha256 === null) await this.#completeSeal(runId, row.folder);
+    if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, row.folder);
     try {
       if ((await Deno.lstat(row.folder)).isSymlink) {
         throw new RunNotFound(
@@ -163,19 +164,53 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Completes the row of a run whose folder was sealed after its row last changed: its writer stopped between
-   * the two (see {@linkcode sealRowOfFolder}). A store that cannot be written leaves the row as it is, and the
-   * check says so.
+   * Completes the rows of a run whose folder was sealed after its rows last changed: its writer stopped between
+   * the two, or could not write a row (see {@linkcode missingRows}): the events, their URIs and what
+   * `run_created` implies, the payloads and the seal's columns, in one transaction, and only while the run's
+   * row is still unsealed and holds the rows that were compared. A store that only reads, or is busy, leaves the
+   * rows as they are, and the check says so.
    */
-  async #completeSeal(runId: string, folder: string): Promise<void> {
-    const seal = await sealRowOfFolder(folder);
-    if (seal === null) return;
+  async #completeFromFolder(runId: string, folder: string): Promise<void> {
+    if (this.readOnly || (await sealRowOfFolder(folder)) === null) return; // still being written: not read
+    const db = this.db;
+    const rows = await missingRows(runId, folder, heldRows(db, runId));
+    if (rows === null) return;
     try {
-      this.db.prepare(
-        `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
-         WHERE run_id = ? AND manifest_sha256 IS NULL`,
-      ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
-    } catch { /* a store opened read-only, or busy: the check reports the row */ }
+      transaction(db, () => {
+        const still = db.prepare(
+          `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = ?1) AS n FROM provevi_runs
+           WHERE run_id = ?1 AND manifest_sha256 IS NULL`,
+        ).get(runId) as { n: number } | undefined;
+        if (still === undefined || Number(still.n) !== rows.from) return; // completed meanwhile
+        for (const { event, line } of rows.events) writeEventRows(db, event, line);
+        const payload = db.prepare(
+          "INSERT OR IGNORE INTO provevi_payloads (run_id, sha256, size, place) VALUES (?, ?, ?, ?)",
+        );
+        for (const p of rows.payloads) payload.run(runId, p.sha256, p.size, `evidence/payloads/${p.sha256}`);
+        const seal = rows.seal;
+        db.prepare(
+          `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
+           WHERE run_id = ?`,
+        ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
+      });
+    } catch { /* busy: the check reports the rows */ }
+  }
+
+  /**
+   * The run's events as its rows hold them, in the form of `events.jsonl` (each line and a newline, by seq): what
+   * `prove show` prints, with or without the run's folder.
+   * @returns The text, or null when the store holds no run of that ID.
+   */
+  eventsText(runId: string): Promise<string | null> {
+    if (!this.db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(runId)) {
+      return Promise.resolve(null);
+    }
+    const rows = this.db.prepare("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq").all(
+      runId,
+    ) as {
+      line: string;
+    }[];
+    return Promise.resolve(rows.map((r) => r.line + "\n").join(""));
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
@@ -196,7 +231,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
       db,
       () =>
         db.prepare("UPDATE provevi_runs SET bundle_uri = ?, bundle_pinned = ? WHERE run_id = ?")
-          .run(bundle.uri, bundle.pinned, runId) as { changes: number | bigint },
+          .run(columnValue(bundle.uri), columnValue(bundle.pinned), runId) as { changes: number | bigint },
     );
     if (Number(changed.changes) === 0) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
     return Promise.resolve();
@@ -236,7 +271,9 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it.
+   * Checks a run's rows against its lines, files and events, and the schema; `verifyRun` calls it. A run whose
+   * folder was sealed while its rows were not has them completed from the folder first, as {@linkcode readRun}
+   * does.
    * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
    * pinned bundle that folder was taken from, when it has no `bundle.json`.
    * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
@@ -245,6 +282,13 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
   ): Promise<Problem[]> {
+    const row = this.db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?").get(
+      runId,
+    ) as { folder: string; manifest_sha256: string | null } | undefined;
+    // Rows are completed from the folder the run's row records, never from a copy a caller gives.
+    if (row?.manifest_sha256 === null && (options.folder ?? row.folder) === row.folder) {
+      await this.#completeFromFolder(runId, row.folder);
+    }
     return await checkRunRows(this.db, runId, options);
   }
 
@@ -297,47 +341,41 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     }
     if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
     const created_at = nowUtc();
+    // Texts as a column holds them (columnText): the assessment returned is the one stored.
+    const held = { name: columnText(name), rationale: columnValue(options.rationale ?? null) };
+    const source = columnValue(options.source ?? null);
     const id = transaction(db, () =>
       Number(
         (db.prepare(
           `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          t.run_id,
-          t.seq,
-          t.span_id,
-          name,
-          json,
-          options.rationale ?? null,
-          options.source ?? null,
-          created_at,
-        ) as {
+        ).run(t.run_id, t.seq, t.span_id, held.name, json, held.rationale, source, created_at) as {
           lastInsertRowid: number | bigint;
         }).lastInsertRowid,
       ));
     return {
       id,
       ...t,
-      name,
+      name: held.name,
       value: JSON.parse(json),
-      rationale: options.rationale ?? null,
-      source: options.source ?? null,
+      rationale: held.rationale,
+      source,
       created_at,
     };
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
   assessments(runId: string): Promise<Assessment[]> {
-    return Promise.resolve(plain(q.assessments(this.db, runId)));
+    return Promise.resolve(plain(q.assessments(this.db, columnText(runId))));
   }
 
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
   runsReading(uri: string): Promise<Q.RunReading[]> {
-    return Promise.resolve(plain(q.runsReading(this.db, uri)));
+    return Promise.resolve(plain(q.runsReading(this.db, columnText(uri))));
   }
   /** The runs that named an experiment, by its URI or name; a pinned URI gives one version's runs. */
   runsOfExperiment(uri: string): Promise<Q.RunSummary[]> {
-    return Promise.resolve(plain(q.runsOfExperiment(this.db, uri)));
+    return Promise.resolve(plain(q.runsOfExperiment(this.db, columnText(uri))));
   }
   /** The experiments that runs named, with their numbers of versions and runs. */
   experiments(): Promise<Q.ExperimentSummary[]> {
@@ -345,11 +383,11 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
   /** An experiment with each version that runs reported and the runs of each, or null. */
   experiment(uri: string): Promise<Q.ExperimentDetail | null> {
-    return Promise.resolve(plain(q.experiment(this.db, uri)));
+    return Promise.resolve(plain(q.experiment(this.db, columnText(uri))));
   }
   /** The runs of an agent class, or of one version of it (by its SHA-256 or the start of it). */
   runsOfAgent(name: string, options: { version?: string } = {}): Promise<Q.RunSummary[]> {
-    return Promise.resolve(plain(q.runsOfAgent(this.db, name, options)));
+    return Promise.resolve(plain(q.runsOfAgent(this.db, columnText(name), columnsOfOptions(options))));
   }
   /** The agent classes, with their numbers of versions and runs. */
   agents(): Promise<Q.AgentSummary[]> {
@@ -357,19 +395,19 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
   /** An agent class with each version, its settings and its runs, or null. */
   agent(name: string): Promise<Q.AgentDetail | null> {
-    return Promise.resolve(plain(q.agent(this.db, name)));
+    return Promise.resolve(plain(q.agent(this.db, columnText(name))));
   }
   /** The run's row with its settings as params, or null. */
   run(runId: string): Promise<Q.RunDetail | null> {
-    return Promise.resolve(plain(q.run(this.db, runId)));
+    return Promise.resolve(plain(q.run(this.db, columnText(runId))));
   }
   /** The grants and refusals of a run, in order. */
   access(runId: string): Promise<Q.AccessEntry[]> {
-    return Promise.resolve(plain(q.access(this.db, runId)));
+    return Promise.resolve(plain(q.access(this.db, columnText(runId))));
   }
   /** The inputs that a run staged, with their pinned URIs. */
   inputs(runId: string): Promise<Q.InputEntry[]> {
-    return Promise.resolve(plain(q.inputs(this.db, runId)));
+    return Promise.resolve(plain(q.inputs(this.db, columnText(runId))));
   }
 
   /** Closes the connection; a second close does nothing. */
@@ -430,16 +468,7 @@ export class SqliteRunWriter implements RunWriter {
     const end = runEnd(event, false);
     try {
       transaction(db, () => {
-        const row = eventRow(event, line);
-        db.prepare(
-          `INSERT INTO provevi_events (${EVENT_COLUMNS.join(", ")}, line)
-           VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")}, ?)`,
-        ).run(...EVENT_COLUMNS.map((c) => row[c]), line);
-        if (event.refs.length) {
-          const ref = db.prepare("INSERT INTO provevi_event_refs (run_id, seq, n, uri) VALUES (?, ?, ?, ?)");
-          event.refs.forEach((uri, n) => ref.run(event.run_id, event.seq, n, uri));
-        }
-        if (event.type === "run_created" && event.seq === 0) writeCreatedRows(db, event);
+        writeEventRows(db, event, line);
         if (end.status !== this.#status) {
           db.prepare("UPDATE provevi_runs SET status = ?, ended_at = ? WHERE run_id = ?")
             .run(end.status, end.ended_at, this.runId);
@@ -498,6 +527,27 @@ export class SqliteRunWriter implements RunWriter {
     }
     return manifest;
   }
+}
+
+/** What the store holds of a run: its event lines by seq and its payload sizes by SHA-256. */
+function heldRows(db: DatabaseSync, runId: string): HeldRows {
+  const events = db.prepare("SELECT seq, line FROM provevi_events WHERE run_id = ?").all(runId) as {
+    seq: number;
+    line: string;
+  }[];
+  const payloads = db.prepare("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?").all(runId) as {
+    sha256: string;
+    size: number;
+  }[];
+  return {
+    lines: new Map(events.map((e) => [Number(e.seq), e.line])),
+    payloads: new Map(payloads.map((p) => [p.sha256, Number(p.size)])),
+  };
+}
+
+/** A version asked for, as a column holds it. */
+function columnsOfOptions(options: { version?: string }): { version?: string } {
+  return options.version === undefined ? {} : { version: columnText(options.version) };
 }
 
 /** Rows from `node:sqlite` have no prototype; callers get plain objects. */

@@ -5,16 +5,17 @@
  * @module
  */
 import { join } from "node:path";
-import { agentOfRun, runParams } from "../experiments/agent_class.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { evidencePaths, readEvidenceText } from "./file_store.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import {
+  columnText,
+  columnValue,
+  createdRows,
   EVENT_COLUMNS,
-  experimentOfRun,
+  eventRefs,
   RUN_FIELD_COLUMNS,
   runEnd,
-  runFields,
   type SqlValue,
 } from "./store_rows.ts";
 import { readEventsText } from "../evidence/verify.ts";
@@ -126,16 +127,17 @@ async function storeRowTexts(
       problems.push(`${key}: its line differs from line ${seq + 1} of events.jsonl`);
     }
     for (const c of EVENT_COLUMNS) {
-      const want = (event[c] ?? null) as SqlValue;
+      const want = columnValue((event[c] ?? null) as SqlValue);
       if (row[c] !== want) {
         problems.push(`${key}: column ${c} is ${show(row[c])}, but its line says ${show(want)}`);
       }
     }
     const uris = refs.get(seq) ?? [];
-    if (JSON.stringify(uris) !== JSON.stringify(event.refs ?? [])) {
+    const named = eventRefs(event);
+    if (JSON.stringify(uris) !== JSON.stringify(named)) {
       problems.push(
         `provevi_event_refs (run_id "${runId}", seq ${seq}) holds ${show(uris)}, but the event's line names ${
-          show(event.refs)
+          show(named)
         }`,
       );
     }
@@ -176,7 +178,7 @@ async function storeRowTexts(
     }
   }).filter((e): e is EvidenceEvent => typeof e === "object" && e !== null && !Array.isArray(e));
   const created = events[0]?.type === "run_created" ? events[0] : null;
-  const fields = runFields(created);
+  const fields = createdRows(created).fields;
   for (const c of RUN_FIELD_COLUMNS) {
     if (run[c] !== fields[c]) {
       problems.push(`${runKey}: column ${c} is ${show(run[c])}, but its events say ${show(fields[c])}`);
@@ -260,7 +262,7 @@ async function storeRowTexts(
     } catch { /* below */ }
     if (!bundle && text === null && options.bundle) {
       // A copy of the run taken from its committed bundle has no bundle.json: the caller names the bundle.
-      if (options.bundle !== run.bundle_pinned) {
+      if (columnValue(options.bundle) !== run.bundle_pinned) {
         problems.push(
           `${runKey}: bundle_pinned is ${show(run.bundle_pinned)}, but the bundle given is ${
             show(options.bundle)
@@ -274,14 +276,14 @@ async function storeRowTexts(
         }, but bundle.json is missing or not JSON`,
       );
     } else {
-      if (bundle.pinned !== run.bundle_pinned) {
+      if (columnValue(bundle.pinned) !== run.bundle_pinned) {
         problems.push(
           `${runKey}: bundle_pinned is ${show(run.bundle_pinned)}, but bundle.json says ${
             show(bundle.pinned)
           }`,
         );
       }
-      if (bundle.uri !== run.bundle_uri) {
+      if (columnValue(bundle.uri) !== run.bundle_uri) {
         problems.push(
           `${runKey}: bundle_uri is ${show(run.bundle_uri)}, but bundle.json says ${show(bundle.uri)}`,
         );
@@ -294,7 +296,7 @@ async function storeRowTexts(
 async function createdRowProblems(db: RowSource, runId: string, created: EvidenceEvent): Promise<string[]> {
   const problems: string[] = [];
   const get = async (sql: string, ...params: SqlValue[]) => (await db.all(sql, ...params))[0];
-  const want = runParams(created);
+  const { params: want, agent, experiment } = createdRows(created);
   const have = new Map(
     (await db.all("SELECT key, value FROM provevi_run_params WHERE run_id = ?", runId) as unknown as {
       key: string;
@@ -314,7 +316,6 @@ async function createdRowProblems(db: RowSource, runId: string, created: Evidenc
       problems.push(`provevi_run_params (run_id "${runId}", key ${key}) is not a setting its events give`);
     }
   }
-  const agent = agentOfRun(created);
   if (agent) {
     const a = await get("SELECT org, domain, env, name FROM provevi_agents WHERE agent = ?", agent.agent) as
       | Record<string, SqlValue>
@@ -343,7 +344,6 @@ async function createdRowProblems(db: RowSource, runId: string, created: Evidenc
       }
     }
   }
-  const experiment = experimentOfRun(created);
   if (experiment) {
     const k = `provevi_experiments (experiment ${experiment.experiment})`;
     if (
@@ -379,8 +379,7 @@ async function firstRunProblems(
   created: EvidenceEvent | null,
 ): Promise<string[]> {
   const problems: string[] = [];
-  const agent = created ? agentOfRun(created) : null;
-  const experiment = created ? experimentOfRun(created) : null;
+  const { agent, experiment } = createdRows(created);
   const named = async (sql: string) => await db.all(sql, runId) as Record<string, string>[];
   const says = `names run "${runId}" as its first run, but the run's events do not give it`;
   for (const r of await named("SELECT agent FROM provevi_agents WHERE first_run = ?")) {
@@ -410,7 +409,7 @@ async function firstRunProblems(
 async function assessmentProblems(db: RowSource, runId: string, events: EvidenceEvent[]): Promise<string[]> {
   const problems: string[] = [];
   const seqs = new Set(events.map((e) => e.seq));
-  const spans = new Set(events.map((e) => e.span_id).filter((s) => typeof s === "string"));
+  const spans = new Set(events.map((e) => e.span_id).filter((s) => typeof s === "string").map(columnText));
   const rows = await db.all(
     "SELECT id, seq, span_id, value FROM provevi_assessments WHERE run_id = ? ORDER BY id",
     runId,

@@ -5,7 +5,7 @@
  * @module
  */
 import { EVENT_FIELDS, type EvidenceEvent, type Json } from "../evidence/event.ts";
-import { type AgentOfRun, agentOfRun } from "../experiments/agent_class.ts";
+import { type AgentOfRun, agentOfRun, runParams } from "../experiments/agent_class.ts";
 import { statusOf } from "../evidence/manifest.ts";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
@@ -28,16 +28,65 @@ export const EVENT_COLUMNS: readonly EventColumn[] = EVENT_FIELDS.filter(
 /** One `provevi_events` row. */
 export type EventRow = { [K in EventColumn]: SqlValue } & { line: string };
 
+/** What a text column cannot hold as it is: a NUL, or half of a surrogate pair. */
+// deno-lint-ignore no-control-regex -- the NUL is what the expression is for
+const UNHELD = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /**
- * The `provevi_events` row of an event and its line.
+ * A text as a text column holds it. PostgreSQL's `text` refuses a NUL, and SQLite cuts a text at one when it is
+ * read; both put U+FFFD in place of half of a surrogate pair (it has no UTF-8 form). So each of those is written
+ * as its JSON escape (`\u0000`, `\ud800`), which every column holds; any other text is held as it is. The
+ * event's line keeps the value itself; a row's columns and the row check use this form, and so do the questions
+ * across runs for what they are asked. The escape is idempotent, so a value escaped twice is escaped once.
+ *
+ * @param value Any text.
+ * @returns The text a column holds for it.
+ * @example
+ * ```ts
+ * import { columnText } from "./store_rows.ts";
+ * columnText("ada\u0000x"); // "ada\\u0000x", six characters where the NUL was
+ * columnText("ada"); // "ada"
+ * ```
+ */
+export function columnText(value: string): string {
+  if (!value.includes("\u0000") && value.isWellFormed()) return value;
+  return value.replace(UNHELD, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * A value as a column holds it: a text through {@linkcode columnText}, anything else as it is.
+ * @param value A value to write to a column, or to compare with one.
+ */
+export function columnValue<T>(value: T): T {
+  return (typeof value === "string" ? columnText(value) : value) as T;
+}
+
+/** An object whose texts are each as a column holds them ({@linkcode columnValue}). */
+function columnsOf<T extends object>(row: T): T {
+  const out = { ...row };
+  for (const key of Object.keys(out) as (keyof T)[]) out[key] = columnValue(out[key]);
+  return out;
+}
+
+/**
+ * The `provevi_events` row of an event and its line: each column as {@linkcode columnText} holds it, the line
+ * as it is (a canonical line escapes what a column cannot hold).
  *
  * @param event The parsed event.
  * @param line Its canonical line.
  */
 export function eventRow(event: EvidenceEvent, line: string): EventRow {
   const row = { line } as EventRow;
-  for (const c of EVENT_COLUMNS) row[c] = (event[c] ?? null) as SqlValue;
+  for (const c of EVENT_COLUMNS) row[c] = columnValue((event[c] ?? null) as SqlValue);
   return row;
+}
+
+/**
+ * The `provevi_event_refs` URIs of an event, in order, as the column holds them.
+ * @param event The parsed event.
+ */
+export function eventRefs(event: EvidenceEvent): string[] {
+  return Array.isArray(event.refs) ? event.refs.map((uri) => columnText(String(uri))) : [];
 }
 
 /** The experiment a run names, from its `run_created` event. */
@@ -151,6 +200,39 @@ export interface RunEnd {
   ended_at: string | null;
 }
 
+/** The rows that a run's `run_created` event implies, each text as a column holds it. */
+export interface CreatedRows {
+  /** The run's fields in `provevi_runs`. */
+  fields: RunFields;
+  /** Its settings, `provevi_run_params` (canonical JSON by key). */
+  params: Map<string, string>;
+  /** Its agent class and version, or null. */
+  agent: AgentOfRun | null;
+  /** Its experiment and version, or null. */
+  experiment: ExperimentOfRun | null;
+}
+
+/**
+ * What a `run_created` event implies, as the writers write it and the row check compares it: one function,
+ * so that the two hold the same form of every text ({@linkcode columnText}).
+ *
+ * @param created The run's `run_created` event, or null.
+ * @returns The rows.
+ */
+export function createdRows(created: EvidenceEvent | null): CreatedRows {
+  const isCreated = created !== null && created.type === "run_created";
+  const agent = isCreated ? agentOfRun(created) : null;
+  const experiment = isCreated ? experimentOfRun(created) : null;
+  const params = new Map<string, string>();
+  if (isCreated) { for (const [key, value] of runParams(created)) params.set(key, columnText(value)); }
+  return {
+    fields: columnsOf(runFields(created)),
+    params,
+    agent: agent === null ? null : columnsOf(agent),
+    experiment: experiment === null ? null : columnsOf(experiment),
+  };
+}
+
 /**
  * The status and end of a run from its last event and whether it was sealed.
  * @param last The last event, or null.
@@ -213,10 +295,10 @@ export function sealRow(
   manifest: { last_hash: string | null; sealed_at: string },
   last: EvidenceEvent | null,
 ): SealRow {
-  return {
+  return columnsOf({
     last_hash: manifest.last_hash,
     manifest_sha256: sha256Hex(manifestText),
     sealed_at: manifest.sealed_at,
     ...runEnd(last, true),
-  };
+  });
 }

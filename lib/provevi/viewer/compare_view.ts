@@ -10,7 +10,7 @@ import { type RunView, runView, type RunViewOptions } from "./run_view.ts";
 export type CompareSide =
   & Pick<RunView, "run_id" | "status" | "level" | "note" | "verdict" | "settings" | "inputs" | "outputs">
   & {
-    /** Each model call's answer, in order. */
+    /** Each model call's answer, in order, on the first page of the run's events, each cut as the page cuts it. */
     answers: { seq: number; text: string }[];
     /** The token counts of the run's model calls, summed, when the level shows them. */
     tokens: { input: number; output: number } | null;
@@ -35,20 +35,16 @@ export type CompareSide =
 export async function compareRuns(
   store: EvidenceStore,
   runIds: readonly string[],
-  options: RunViewOptions,
+  options: Pick<RunViewOptions, "policy" | "catalog">,
 ): Promise<CompareSide[]> {
   const sides: CompareSide[] = [];
   for (const id of runIds) {
-    const view = await runView(store, await store.readRun(id), { ...options, untrusted: false });
-    let input = 0, output = 0, counted = false;
-    for (const e of view.events) {
-      const data = e.shown?.data;
-      if (e.type === "model_called" && typeof data?.input_tokens === "number") {
-        counted = true;
-        input += data.input_tokens;
-        output += typeof data.output_tokens === "number" ? data.output_tokens : 0;
-      }
-    }
+    // Never the unverified content, and only the root span, for the run's length.
+    const view = await runView(store, await store.readRun(id), {
+      policy: options.policy,
+      ...(options.catalog ? { catalog: options.catalog } : {}),
+      spansLimit: 1,
+    });
     sides.push({
       run_id: view.run_id,
       status: view.status,
@@ -59,7 +55,7 @@ export async function compareRuns(
       inputs: view.inputs,
       outputs: view.outputs,
       answers: view.events.flatMap((e) => (e.answer !== undefined ? [{ seq: e.seq, text: e.answer }] : [])),
-      tokens: counted ? { input, output } : null,
+      tokens: view.summary.tokens,
       duration_us: view.spans[0]?.end_us ?? 0,
     });
   }

@@ -1,6 +1,6 @@
 /**
  * Follows a running run for the viewer: its events as they are appended to `events.jsonl`, each with its
- * content at the viewer's level, and, at `bodies`, the pieces of the model's answer from the live feed that
+ * content at the viewer's level cut as a page cuts it, and, at `bodies`, the pieces of the model's answer from the live feed that
  * provrun writes beside the evidence (`live.jsonl`), in the feed's order. It ends when the run ends.
  * @module
  */
@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { answerOf, type FeedItem, feedStatus, replyOf } from "../live/feed.ts";
-import { payloadOf, shownAt } from "../live/live.ts";
+import { type FeedItem, feedStatus } from "../live/feed.ts";
+import { shownAt } from "../live/live.ts";
 import type { Level } from "../telemetry/attributes.ts";
-import type { ViewEvent } from "./run_view.ts";
+import { type ViewEvent, viewEvent } from "./view_event.ts";
 
 /** What the tail gives: an event, a piece of an answer, or the end. */
 export type TailItem =
@@ -88,28 +88,15 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
   const known: { event: EvidenceEvent; line: string }[] = [];
   let given = -1;
   let sawText = false;
-  const view = async (e: EvidenceEvent, line: string): Promise<ViewEvent> => {
-    const shown = await shownAt(e, level, { record }).catch(() => null);
-    const v: ViewEvent = {
-      seq: e.seq,
-      time: e.time,
-      started_at: e.started_at,
-      type: e.type,
-      confidence: e.confidence,
-      trace_id: e.trace_id,
-      span_id: e.span_id,
-      parent_span_id: e.parent_span_id,
-      payload_sha256: e.payload,
-      line_sha256: sha256Hex(line),
-      shown,
-    };
-    const reply = level === "bodies" && !sawText ? replyOf(e) : null;
-    if (reply) {
-      const answer = await payloadOf(record, reply).then(answerOf, () => null);
-      if (answer !== null) v.answer = answer;
-    }
-    return v;
-  };
+  const view = async (e: EvidenceEvent, line: string): Promise<ViewEvent> =>
+    await viewEvent(e, {
+      record,
+      level,
+      shown: await shownAt(e, level, { share: true }).catch(() => null),
+      lineSha256: sha256Hex(line),
+      // Once the feed has streamed text, the answers came as text: an event repeats none.
+      answer: !sawText,
+    });
   const readEvents = async () => {
     for (const line of await events.next()) {
       try {

@@ -1,7 +1,8 @@
 /**
  * The viewer that `prove ui` serves on 127.0.0.1 (its runs page is `listRuns`): a run's view (verdict, events,
  * timeline, inputs, outputs, grants, assessments), the live tail of a running run, two runs compared, the
- * guard (Host, token, same-origin POST) and the server, with its pages as strings in the module tree. Imports
+ * guard (Host, the token in the path, same-origin POST), the routes and the server, with its pages as strings in
+ * the module tree (the script is checked TypeScript in `app/`, bundled). Imports
  * `evidence/`, `store/`, `telemetry/`, `live/` and `runs/`.
  *
  * @example
@@ -19,6 +20,7 @@
  */
 export * from "./viewer_level.ts";
 export * from "./run_view.ts";
+export * from "./run_spans.ts";
 export * from "./compare_view.ts";
 export * from "./live_tail.ts";
 export * from "./viewer_guard.ts";

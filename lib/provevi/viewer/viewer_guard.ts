@@ -1,11 +1,15 @@
 /**
  * The viewer's guard, checked before any route: the `Host` header must name the viewer itself (against DNS
- * rebinding), every request must carry the viewer's random token (in the cookie that the printed URL sets, or
- * `?token=`), as Jupyter does, so that another local user or a web page cannot read the store; and the one
- * request that writes, adding an assessment, must be a POST from the viewer's own origin.
+ * rebinding); every address must lie under the viewer's capability path `/t/TOKEN/`, with its random token,
+ * so that another local user or a web page cannot read the store; and the one request that writes, adding an
+ * assessment, must be a POST from the viewer's own origin. The token is in the address and never in a cookie:
+ * a browser sends a host's cookies to every port of it, where any local program would read them, while an
+ * address is bound to its port. The checks themselves are `viewer_request.ts`, the one place that reads a
+ * request.
  * @module
  */
-import { timingSafeEqual } from "node:crypto";
+import { newSecret } from "../guard/local_secret.ts";
+import { readRequest } from "./viewer_request.ts";
 
 /** What the guard checks against. */
 export interface GuardOptions {
@@ -13,11 +17,6 @@ export interface GuardOptions {
   port: number;
   /** The viewer's token. */
   token: string;
-}
-
-/** The name of the viewer's cookie on a port: cookies are shared across the ports of a host. */
-export function cookieName(port: number): string {
-  return `prove_ui_${port}`;
 }
 
 /**
@@ -30,33 +29,19 @@ export function cookieName(port: number): string {
  * ```
  */
 export function newToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join(
-    "",
-  );
-}
-
-function same(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-function refuse(status: number, message: string): Response {
-  return new Response(message + "\n", {
-    status,
-    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-  });
+  return newSecret();
 }
 
 /**
  * Checks a request before any route. It refuses a `Host` that is not `127.0.0.1:PORT` or `localhost:PORT`
- * (421), a request without the token (403), a method other than GET, HEAD and POST (405), and a POST that is
- * not from the viewer's own origin (403). A GET with the right `?token=` sets the cookie and redirects to the
- * same address without it, so the token leaves the address bar and the history.
+ * (421), an address longer than 8 KiB (414), an address not under `/t/TOKEN/` (403), a method other than GET,
+ * HEAD and POST (405), a POST that is not from the viewer's own origin (403), and a path with bad
+ * percent-encoding, an empty or dot part, or a part that decodes to a slash, a backslash or a control
+ * character (400). It never redirects.
  *
  * @param request The request.
  * @param options The port and the token.
- * @returns A response that refuses or redirects, or null when the request may go on.
+ * @returns A response that refuses, or null when the request may go on.
  * @example
  * ```ts
  * import { guardRequest } from "./viewer_guard.ts";
@@ -64,50 +49,6 @@ function refuse(status: number, message: string): Response {
  * ```
  */
 export function guardRequest(request: Request, options: GuardOptions): Response | null {
-  const { port, token } = options;
-  const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
-  const host = request.headers.get("host") ?? "";
-  if (!hosts.includes(host)) {
-    return refuse(421, `prove ui: refused the Host "${host}": open http://127.0.0.1:${port}/ instead`);
-  }
-  const url = new URL(request.url);
-  const cookie = (request.headers.get("cookie") ?? "").split(";").map((c) => c.trim())
-    .find((c) => c.startsWith(`${cookieName(port)}=`))?.slice(cookieName(port).length + 1);
-  const query = url.searchParams.get("token");
-  const byCookie = cookie !== undefined && same(cookie, token);
-  const byQuery = query !== null && same(query, token);
-  if (!byCookie && !byQuery) {
-    return refuse(
-      403,
-      "prove ui: this address needs the token: open the URL that prove ui printed, with its ?token=",
-    );
-  }
-  if (!["GET", "HEAD", "POST"].includes(request.method)) {
-    return refuse(
-      405,
-      `prove ui: ${request.method} is not allowed: the viewer only reads, and adds assessments`,
-    );
-  }
-  if (request.method === "POST") {
-    const origin = request.headers.get("origin");
-    const site = request.headers.get("sec-fetch-site");
-    if (
-      origin === null || !hosts.some((h) => origin === `http://${h}`) ||
-      (site !== null && site !== "same-origin")
-    ) {
-      return refuse(403, "prove ui: refused a POST that is not from the viewer's own page");
-    }
-  }
-  if (byQuery && request.method === "GET") {
-    url.searchParams.delete("token");
-    return new Response(null, {
-      status: 303,
-      headers: {
-        location: url.pathname + (url.search === "?" ? "" : url.search),
-        "set-cookie": `${cookieName(port)}=${token}; Path=/; HttpOnly; SameSite=Strict`,
-        "cache-control": "no-store",
-      },
-    });
-  }
-  return null;
+  const read = readRequest(request, options);
+  return read instanceof Response ? read : null;
 }

@@ -104,7 +104,10 @@ button:disabled { opacity: .45; cursor: default; }
 .span .bar.error { background: linear-gradient(90deg, #b91c1c, #f87171); }
 .span .bar.running { background: linear-gradient(90deg, #1d4ed8, #60a5fa); animation: pulse 1.2s infinite; }
 .span .dur { text-align: right; color: var(--ink-2); font-variant-numeric: tabular-nums; font-size: 12px; }
-.answer { border-left: 3px solid #7c3aed; background: #faf8ff; padding: 12px 16px; border-radius: 0 10px 10px 0; white-space: pre-wrap; margin: 0 0 10px; font-size: 14.5px; }
+.answer { border-left: 3px solid #7c3aed; background: #faf8ff; padding: 12px 16px; border-radius: 0 10px 10px 0; white-space: pre-wrap; margin: 0 0 10px; font-size: 14.5px; max-height: 28em; overflow-y: auto; overflow-wrap: anywhere; }
+.cut { display: block; margin-top: 8px; color: var(--ink-2); font-size: 12.5px; white-space: normal; }
+.answer .cut { position: sticky; bottom: -12px; background: #faf8ff; padding: 6px 0 4px; border-top: 1px dashed #d8cff5; }
+a.whole { font-weight: 600; }
 .answer .who { display: block; font-size: 11px; color: var(--ink-3); text-transform: uppercase; letter-spacing: .5px; margin-bottom: 4px; font-weight: 600; }
 .answer.streaming::after { content: "▍"; color: #7c3aed; animation: pulse 1s infinite; }
 details summary { cursor: pointer; color: var(--accent); font-size: 12.5px; }

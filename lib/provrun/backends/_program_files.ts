@@ -9,6 +9,20 @@ export function basePath(env: (name: string) => string | undefined): string {
   return env("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
 }
 
+/**
+ * Headers in the form of `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs joined by commas. The values are
+ * written as they are, not percent-encoded: the OpenTelemetry SDKs decode them, but Claude Code reads them as
+ * written (`Bearer%20…` reached the receiver), and a value without `%`, `,` or `=` is the same either way.
+ *
+ * @throws RangeError for a value with `%`, `,` or `=`, which the two kinds of reader would read apart.
+ */
+export function otlpHeaders(headers: Readonly<Record<string, string>>): string {
+  return Object.entries(headers).map(([k, v]) => {
+    if (/[%,=]/.test(k + v)) throw new RangeError(`the header ${k} has a %, a comma or an =`);
+    return `${k}=${v}`;
+  }).join(",");
+}
+
 /** The `.jsonl` files under a folder, sorted; none when it is absent. */
 export async function jsonlFiles(dir: string): Promise<string[]> {
   const out: string[] = [];

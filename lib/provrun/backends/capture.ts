@@ -17,6 +17,7 @@ import type {
 import { wrapLanguageModel } from "ai";
 import type { Json } from "../../provevi/mod.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
+import { TOKEN_IDS_KEY } from "./token_ids.ts";
 
 /** The token counts of one model call. */
 export interface CallUsage {
@@ -145,6 +146,7 @@ async function generateCaptured(
     usage: result.usage,
     finish: result.finishReason.unified,
     toolCalls,
+    tokens: await tokensPayload(recorder, result.providerMetadata),
   });
   await recordProviderTools(recorder, step, options, result.content);
   return result;
@@ -166,6 +168,7 @@ class StreamCapture {
   #usage: LanguageModelV4Usage | null = null;
   #finish = "other";
   #answeredBy: string | null = null;
+  #tokens: unknown = undefined;
   #done = false;
   #streamError: unknown = null;
 
@@ -228,6 +231,7 @@ class StreamCapture {
     } else if (part.type === "finish") {
       this.#usage = part.usage;
       this.#finish = part.finishReason.unified;
+      this.#tokens = part.providerMetadata;
     }
     if (part.type === "error") {
       this.#streamError ??= part.error ?? new Error("the provider reported an error in the stream");
@@ -285,6 +289,7 @@ class StreamCapture {
       usage: this.#usage,
       finish: this.#finish,
       toolCalls: this.#toolCalls,
+      tokens: await tokensPayload(recorder, this.#tokens),
     });
     await recordProviderTools(recorder, this.#step, options, this.#providerParts);
   }
@@ -360,6 +365,8 @@ async function endCall(
     usage: LanguageModelV4Usage | null;
     finish: string;
     toolCalls: { id: string; name: string }[];
+    /** The payload of the call's exact tokens, where the provider returned them. */
+    tokens: string | null;
   },
 ): Promise<void> {
   const u = usageOf(call.usage);
@@ -383,10 +390,19 @@ async function endCall(
     finish_reason: call.finish,
     tool_calls: call.toolCalls,
     ...(call.reply ? { response_payload: call.reply } : {}),
+    ...(call.tokens ? { tokens_payload: call.tokens } : {}),
   };
   if (options.price) data.cost = options.price(data);
   await step.end("model_called", { payload: call.request, data });
   options.onUsage?.(u);
+}
+
+/** Stores a call's exact tokens (`token_ids.ts`) as a payload, where its provider metadata holds them. */
+async function tokensPayload(recorder: EvidenceRecorder, metadata: unknown): Promise<string | null> {
+  const tokens = typeof metadata === "object" && metadata !== null
+    ? (metadata as Record<string, unknown>)[TOKEN_IDS_KEY]
+    : undefined;
+  return tokens === undefined || tokens === null ? null : await recorder.payload(tokens as Json);
 }
 
 /** The token counts of a call's usage; zero where the provider gave none. */

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
-import { basePath, claudeTokens, exists, jsonlFiles } from "./_program_files.ts";
+import { basePath, claudeTokens, exists, jsonlFiles, otlpHeaders } from "./_program_files.ts";
 
 /** Claude Code's hook events that provr listens to; `PreToolUse` is the blocking one. */
 export const CLAUDE_HOOK_EVENTS: readonly string[] = [
@@ -112,7 +112,7 @@ async function writeSettings(home: string, hookUrl: string): Promise<void> {
     cleanupPeriodDays: 100000,
     includeCoAuthoredBy: false,
   };
-  await Deno.writeTextFile(join(home, "settings.json"), JSON.stringify(settings, null, 2));
+  await Deno.writeTextFile(join(home, "settings.json"), JSON.stringify(settings, null, 2), { mode: 0o600 });
 }
 
 /** Claude Code's whole environment: its traces to the run's receiver, everything else of its own off. */
@@ -135,6 +135,8 @@ function claudeVariables(setup: ProgramSetup, rawDir: string): Record<string, st
     OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
     OTEL_EXPORTER_OTLP_ENDPOINT: spans.url,
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: spans.tracesUrl,
+    // the run's key, in a header: a URL would carry it into logs and the record
+    OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders(spans.headers),
     OTEL_BSP_SCHEDULE_DELAY: "200",
     OTEL_TRACES_EXPORT_INTERVAL: "200",
     OTEL_LOG_USER_PROMPTS: "0",

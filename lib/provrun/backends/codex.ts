@@ -51,7 +51,8 @@ export class CodexBackend extends ProgramBackend {
     }
     const keyName = routeKeyName(agent);
     const key = keyName === null ? undefined : env(keyName);
-    await Deno.writeTextFile(join(home, "config.toml"), codexConfig(setup, route.model));
+    // it holds the run's span key and hook address: the user's only
+    await Deno.writeTextFile(join(home, "config.toml"), codexConfig(setup, route.model), { mode: 0o600 });
     const last = join(home, "last-message.txt");
     const args = [
       "exec",
@@ -165,7 +166,11 @@ function codexConfig(setup: ProgramSetup, model: string): string {
     `log_user_prompt = false`,
     `exporter = "none"`,
     `metrics_exporter = "none"`,
-    `trace_exporter = { otlp-http = { endpoint = ${toml(setup.spans.tracesUrl)}, protocol = "binary" } }`,
+    `trace_exporter = { otlp-http = { endpoint = ${
+      toml(setup.spans.tracesUrl)
+    }, protocol = "binary", headers = { ${
+      Object.entries(setup.spans.headers).map(([k, v]) => `${toml(k)} = ${toml(v)}`).join(", ")
+    } } } }`,
     ``,
     ...hooks,
     ``,

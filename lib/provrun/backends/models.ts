@@ -14,6 +14,7 @@ import { ModelKeyMissing } from "../run/errors.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import { checkScript, loadScript, ScriptedModel } from "./scripted_model.ts";
 import { DEFAULT_MODEL_BYTES, limitedFetch, namingLimit } from "./model_limit.ts";
+import { askTokenIds, tokenIdsExtractor } from "./token_ids.ts";
 
 /** The provider and model of a route, and the host it reaches (null for `test:`). */
 export interface ModelRoute {
@@ -99,6 +100,10 @@ export async function modelOf(
           ...(apiKey ? { apiKey } : {}),
           includeUsage: true,
           fetch,
+          // The exact tokens of each call, where the run asks for them and the server returns them (vLLM).
+          ...(agent.provider!.token_ids
+            ? { transformRequestBody: askTokenIds, metadataExtractor: tokenIdsExtractor }
+            : {}),
         }).chatModel(route.model) as LanguageModelV4,
       );
     }

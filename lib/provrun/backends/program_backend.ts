@@ -18,7 +18,13 @@
 import { join, relative } from "node:path";
 import type { Span } from "@opentelemetry/api";
 import type { Json } from "../../provevi/mod.ts";
-import { ProveviError, receiver, type RunReceiver } from "../../provevi/mod.ts";
+import {
+  openWithDaemon,
+  ProveviError,
+  readDaemonFile,
+  receiver,
+  type RunReceiver,
+} from "../../provevi/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { runGrants, type ToolGrants } from "./tool_grants.ts";
 import type { ProgramSteps } from "./_program_files.ts";
@@ -30,7 +36,7 @@ export interface ProgramSetup {
   job: BackendJob;
   /** The program's config home inside the run folder (`<run>/agent`). */
   home: string;
-  /** The run's span receiver. */
+  /** The run's span receiver: its own, or the run's address at `prove serve`; send its `headers` with spans. */
   spans: RunReceiver;
   /** The hook listener's URL (POST a hook's JSON input there). */
   hookUrl: string;
@@ -101,6 +107,30 @@ export abstract class ProgramBackend extends InProcessBackend {
     }
   };
 
+  /**
+   * The run's span receiver: the run's address at `prove serve` when `PROVE_SERVE` names the daemon's
+   * connection file, else a receiver of the run's own.
+   */
+  protected async spanReceiver(job: BackendJob): Promise<RunReceiver> {
+    const serve = this.env("PROVE_SERVE");
+    if (serve) return await openWithDaemon(await readDaemonFile(serve), job.ctx.recorder);
+    return receiver(job.ctx.spanRows ?? {}, job.ctx.recorder);
+  }
+
+  /** Writes a problem when something other than the run's program tried to send the run spans. */
+  async #strangers(job: BackendJob, spans: RunReceiver): Promise<void> {
+    if (spans.strangers === 0) return;
+    await job.ctx.recorder.record({
+      type: "telemetry_problem",
+      component: "SpanReceiver",
+      data: {
+        problem: `the run's span receiver refused ${spans.strangers} requests without the run's key ` +
+          `(something other than the run's program tried to send it spans)`,
+        library: null,
+      },
+    });
+  }
+
   protected async work(
     job: BackendJob,
     signal: AbortSignal,
@@ -110,14 +140,17 @@ export abstract class ProgramBackend extends InProcessBackend {
     const agent = job.agent;
     const home = join(folder, "agent");
     await Deno.mkdir(home, { recursive: true });
+    // The program's config holds the run's span key and hook address: for the user's eyes only.
+    if (Deno.build.os !== "windows") await Deno.chmod(home, 0o700);
     const grants: ToolGrants = runGrants(folder, {
       hosts: agent.net ?? [],
       unsandboxed: agent.allow_unsandboxed ?? [],
     });
+    // first: a daemon that cannot open the run fails it before anything of the program starts
+    await using spans = await this.spanReceiver(job);
     const step = recorder.startStep({ component: this.component, spanName: `invoke_agent ${this.name}` });
     const ctx = step.span.spanContext();
     const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`;
-    await using spans = receiver(job.ctx.spanRows ?? {}, recorder);
     const hooks = listenForHooks({
       recorder,
       component: this.component,
@@ -147,6 +180,7 @@ export abstract class ProgramBackend extends InProcessBackend {
       // Spans under way are answered before the receiver stops; none is taken after this.
       await hooks.shutdown();
       await spans.close();
+      await this.#strangers(job, spans);
       await this.#importSessions(job, { launch, span: step.span });
       return await this.#result({ program, launch, exit, end, signal, emit });
     } finally {

@@ -15,6 +15,7 @@ import {
   EvidenceError,
   type EvidenceEvent,
   type Json,
+  keptEvidenceProblem,
   type LostEvent,
   type Manifest,
   nowUtc,
@@ -357,11 +358,23 @@ export class EvidenceRecorder {
     return this.#sealed;
   }
 
-  /** Seals the run through the writer, with the lost events, signed with the key when one is given. */
+  /**
+   * Seals the run through the writer, with the lost events, signed with the key when one is given; then checks
+   * that the store kept the folder's evidence.
+   * @throws EvidenceError, in both modes, when the seal fails or the folder lacks `events.jsonl` or
+   * `manifest.json` after it: no check could verify the run.
+   */
   async seal(signingKey?: SigningKey): Promise<Manifest> {
     this.#sealed = true;
     await this.flush();
-    return await this.#writer.seal({ lost: [...this.#lost], signingKey });
+    const manifest = await this.#writer.seal({ lost: [...this.#lost], signingKey });
+    const lost = await keptEvidenceProblem(this.#writer.folder, manifest);
+    if (lost !== null) {
+      throw new EvidenceError(
+        `run "${this.runId}" was sealed, but its store did not keep its evidence: ${lost}; no check can verify the run`,
+      );
+    }
+    return manifest;
   }
 }
 

@@ -5,7 +5,17 @@
  * @module
  */
 import { dirname, resolve } from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+  type Scalar,
+  visit,
+} from "yaml";
 import { readBoundedText, UnreadableFile } from "../../provevi/evidence/read_text.ts";
 import { RunFileError } from "./errors.ts";
 
@@ -33,7 +43,7 @@ export interface AgentSpec {
   name: string;
   backend: "call" | "agent" | "claude-code" | "codex";
   model: string;
-  provider?: { base_url: string; api_key_env?: string };
+  provider?: { base_url: string; api_key_env?: string; token_ids?: boolean };
   instructions?: string;
   tools?: string[];
   tools_folder?: string;
@@ -166,6 +176,7 @@ const SPEC: Spec = {
           keys: {
             base_url: { t: "text", pattern: /^https?:\/\//, hint: "an http or https URL" },
             api_key_env: name,
+            token_ids: { t: "bool" },
           },
         },
         instructions: text,
@@ -288,6 +299,7 @@ export class RunFile {
       const msg = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+.*$/, "");
       problems.push(`${msg}${pos ? ` (line ${pos.line})` : ""}`);
     }
+    if (!problems.length) halfSurrogates(doc, problems, lines);
     if (!problems.length) check(doc.contents, SPEC, "", problems, lines);
     if (problems.length) throw new RunFileError(where, problems);
     let data: RunFileData;
@@ -315,6 +327,23 @@ export class RunFile {
     const text = JSON.stringify(data, null, 2);
     return RunFile.parse(text);
   }
+}
+
+/**
+ * A text with half of a UTF-16 surrogate pair (YAML's `"\uD800"`) cannot be written as UTF-8, so no evidence line
+ * could hold it: refused here, naming the line, before a run starts, rather than failing the run's first event.
+ */
+function halfSurrogates(doc: Document, problems: string[], lines: LineCounter): void {
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== "string" || node.value.isWellFormed()) return;
+      const line = node.range ? ` (line ${lines.linePos(node.range[0]).line})` : "";
+      problems.push(
+        `a text${line} holds half of a UTF-16 surrogate pair (such as "\\uD800"), which UTF-8 cannot hold: ` +
+          `write the whole character, or remove it`,
+      );
+    },
+  });
 }
 
 function check(node: unknown, spec: Spec, path: string, problems: string[], lines: LineCounter): void {

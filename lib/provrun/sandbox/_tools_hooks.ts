@@ -77,6 +77,19 @@ function withMeta(source: string): string {
   return source.startsWith("#!") ? source.replace(/^#!.*/, META) : META + source;
 }
 
+/**
+ * What `import process from "node:process"` gives every module of the worker but this one: the global that the
+ * hardening set (the process without its `argv0`, which names where the program is), with the built-in's named
+ * exports but `argv0`.
+ */
+export const PROCESS_SHIM = "file:///sandbox/process.js";
+const PROCESS_SHIM_SOURCE = `data:text/javascript;base64,${
+  btoa(
+    'import "node:process"; export * from "node:process"; export default globalThis.process; ' +
+      'export const argv0 = "provr";',
+  )
+}`;
+
 /** An error a tool sees when it imports what the sandbox refuses; it names only what the tool asked for. */
 export class ImportRefused extends Error {
   override name = "ImportRefused";
@@ -157,6 +170,7 @@ export function makeHooks(options: HookOptions): Hooks {
         if (type && type !== "json") refuse(spec, shown, `an import with type "${type}" is not allowed`);
         return { url, shortCircuit: true };
       }
+      if (url === "node:process" && from !== PROCESS_SHIM) return { url: PROCESS_SHIM, shortCircuit: true };
       if (call(startsWith, url, "node:")) {
         if (REFUSED_BUILTINS.has(call(slice, url, 5) as string)) {
           refuse(spec, shown, "that built-in reaches past the sandbox");
@@ -168,6 +182,8 @@ export function makeHooks(options: HookOptions): Hooks {
       return refuse(spec, shown, "it is not a file of the tools folder");
     },
     load(url, context, next) {
+      // Loaded from a data: URL under its own neutral address, as the tools modules are.
+      if (url === PROCESS_SHIM) return next(PROCESS_SHIM_SOURCE, context);
       if (!inTools(url)) return next(url, context);
       const rel = toolsFile(url);
       if (rel === null) throw new SafeTypeError(`no such file in the tools folder: ${url}`);

@@ -31,6 +31,31 @@ function pin(target: object, key: PropertyKey, value: unknown): void {
   }
 }
 
+/**
+ * The process tools see: an object of the real one's class whose own properties read and write the real one's,
+ * but for `argv0`, which is "provr". Not a proxy: a proxy must show a non-configurable property's own getter,
+ * and the real `argv0` getter returns the path the process was started by.
+ */
+function shownProcess(): typeof process {
+  const shown = Object.create(Object.getPrototypeOf(process));
+  for (const key of Reflect.ownKeys(process)) {
+    if (key === "argv0") continue;
+    Object.defineProperty(shown, key, {
+      get: () => Reflect.get(process, key),
+      set: (value) => void Reflect.set(process, key, value),
+      enumerable: Object.getOwnPropertyDescriptor(process, key)?.enumerable ?? false,
+      configurable: false,
+    });
+  }
+  Object.defineProperty(shown, "argv0", {
+    value: "provr",
+    enumerable: true,
+    writable: false,
+    configurable: false,
+  });
+  return shown;
+}
+
 /** Where frames of each kind point, as a stack shows them. */
 let npmRoot = "";
 const OWN = /^(file|data):/;
@@ -94,7 +119,6 @@ export function harden(options: { npmRoot: string }): void {
     notCapable("workers of their own (a worker would start outside the sandbox's checks)");
   });
   pin(process, "argv", Object.freeze(["provr", "sandbox"]));
-  pin(process, "argv0", "provr");
   pin(process, "execArgv", Object.freeze([]));
   pin(process, "exit", () => notCapable("the end of the sandbox process", "throw an error instead"));
   pin(process, "abort", () => notCapable("the end of the sandbox process"));
@@ -102,4 +126,8 @@ export function harden(options: { npmRoot: string }): void {
   pin(process, "getBuiltinModule", () => notCapable("getBuiltinModule", "import node: built-ins instead"));
   // process.execPath is a getter with a setter, not configurable: setting it is how to change it.
   (process as { execPath: string }).execPath = "provr";
+  // process.argv0 is the path the process was started by (Deno.Command passes the full path it finds on the
+  // PATH), kept in a closure that nothing can set: tools get a process whose argv0 names nothing, as the global
+  // and (through the module hooks' PROCESS_SHIM) as the import of node:process.
+  pin(globalThis, "process", shownProcess());
 }

@@ -1,127 +1,102 @@
 /**
- * The check of a trace database against the evidence it came from: each run's last hash compared with what
- * its store holds now.
+ * The check of a trace database against the evidence it came from: the file's own structure (its schema, and
+ * rows that belong to no run), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
+ * its verification, and its rows compared with the rows its evidence gives.
  * @module
  */
-import { openStore, ProveviError, RunNotFound, sha256Hex } from "../../provevi/mod.ts";
-import { openTraceDb } from "../db/mod.ts";
-
-/** How one run compares with its source. */
-export interface TraceSourceCheck {
-  run_id: string;
-  store_uri: string;
-  /** `same`, `changed` (another last hash), `missing` (the store has no such run) or `unreadable`. */
-  state: "same" | "changed" | "missing" | "unreadable";
-  /** The last hash the database was built from. */
-  built_from: string;
-  /** The last hash the store holds now, when it has one. */
-  now: string | null;
-  /** Why, in one line, when the state is not `same`. */
-  problem: string | null;
-}
+import type { DatabaseSync } from "node:sqlite";
+import type { Catalog } from "../../provcat/mod.ts";
+import { openTraceDb, TRACE_RUN_TABLES, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import { checkTraceRun, type TraceSourceCheck } from "./check_run.ts";
+import { SourceStores, traceSources } from "./_source_stores.ts";
 
 /** The result of {@linkcode checkTrace}. */
 export interface TraceCheck {
+  /** True when the file's structure is whole and every run is as its source holds it. */
   ok: boolean;
+  /** What is wrong with the file itself, one line each: its schema, rows of no run. */
+  problems: string[];
   runs: TraceSourceCheck[];
 }
 
+/** How {@linkcode checkTrace} reads the sources. */
+export interface CheckTraceOptions {
+  /** The runs root to read a `file` store from, instead of the one each run records. */
+  runs?: string;
+  /** The catalog that reads each run's committed bundle and experiment, as the build took it. */
+  catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /** Called after each run, for a progress line. */
+  onProgress?: (done: number, total: number, runId: string) => void;
+}
+
 /**
- * Compares each run of a trace database with the evidence it was built from.
+ * Compares a trace database, and each of its runs, with the evidence it was built from.
  *
  * @param db The trace database's file.
- * @param options `runs`: the runs root to read a `file` store from, instead of the one each run records.
- * @returns `{ ok, runs }`; it prints nothing.
+ * @param options The runs root of a file store, the catalog, progress.
+ * @returns `{ ok, problems, runs }`; it prints nothing.
  * @throws ProveviError when the database cannot be opened.
  * @example
  * ```ts
  * import { checkTrace } from "./check.ts";
  * const check = await checkTrace("/tmp/trace.db");
- * console.log(check.ok, check.runs.filter((r) => r.state !== "same"));
+ * console.log(check.ok, check.problems, check.runs.filter((r) => r.state !== "same"));
  * ```
  */
-export async function checkTrace(db: string, options: { runs?: string } = {}): Promise<TraceCheck> {
-  let sources: { run_id: string; store_uri: string; runs_root: string; last_hash: string }[];
-  {
-    using trace = openTraceDb(db);
-    sources = trace.db.prepare(
-      "SELECT run_id, store_uri, runs_root, last_hash FROM trace_sources ORDER BY run_id",
-    )
-      .all() as typeof sources;
-  }
-  const stores = new Map<string, Promise<Awaited<ReturnType<typeof openStore>>>>();
+export async function checkTrace(db: string, options: CheckTraceOptions = {}): Promise<TraceCheck> {
+  using trace = openTraceDb(db);
+  const problems = [...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION), ...strayRows(trace.db)];
+  const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
-  try {
-    for (const s of sources) {
-      const runsRoot = options.runs ?? s.runs_root;
-      const key = `${s.store_uri}\n${runsRoot}`;
-      if (!stores.has(key)) stores.set(key, openStore(s.store_uri, { readOnly: true, runs: runsRoot }));
-      const base = { run_id: s.run_id, store_uri: s.store_uri, built_from: s.last_hash };
-      try {
-        const store = await stores.get(key)!;
-        const record = await store.readRun(s.run_id);
-        const manifest = await record.manifestText();
-        const now = manifest === null
-          ? null
-          : (JSON.parse(manifest) as { last_hash?: string }).last_hash ?? null;
-        // The manifest's last hash holds only if the lines still chain to it: a line changed in place, with the
-        // manifest left alone, breaks the chain here (a cheap pass over the lines, not the whole verifyRun).
-        const broken = now === s.last_hash ? chainBreak(await record.eventsText(), now) : null;
-        if (broken !== null) {
-          runs.push({
-            ...base,
-            state: "changed",
-            now,
-            problem: `${broken}; build it again with --run ${s.run_id}`,
-          });
-          continue;
+  await using stores = new SourceStores(options.runs);
+  for (const [i, s] of sources.entries()) {
+    const store = await stores.open(s);
+    runs.push(
+      typeof store === "string"
+        ? {
+          run_id: s.run_id,
+          store_uri: s.store_uri,
+          state: "unreadable",
+          built_from: s.last_hash,
+          now: null,
+          where: null,
+          verified: false,
+          problem: store,
         }
-        runs.push(
-          now === s.last_hash ? { ...base, state: "same", now, problem: null } : {
-            ...base,
-            state: "changed",
-            now,
-            problem: now === null
-              ? "the store's run has no manifest now"
-              : `the store's last hash is ${now.slice(0, 12)}…, not ${
-                s.last_hash.slice(0, 12)
-              }… as built; build it again with --run ${s.run_id}`,
-          },
-        );
-      } catch (error) {
-        if (error instanceof RunNotFound) {
-          runs.push({
-            ...base,
-            state: "missing",
-            now: null,
-            problem: `the store has no run ${s.run_id} now`,
-          });
-        } else if (error instanceof ProveviError || error instanceof SyntaxError) {
-          runs.push({ ...base, state: "unreadable", now: null, problem: error.message.split("\n")[0]! });
-        } else throw error;
-      }
-    }
-  } finally {
-    for (const p of stores.values()) await p.then((s) => s.close(), () => {});
+        : await checkTraceRun(trace.db, s, store, options.catalog ? { catalog: options.catalog } : {}),
+    );
+    options.onProgress?.(i + 1, sources.length, s.run_id);
   }
-  return { ok: runs.every((r) => r.state === "same"), runs };
+  return { ok: problems.length === 0 && runs.every((r) => r.state === "same"), problems, runs };
 }
 
-/** Where the lines of `events.jsonl` stop chaining to `last`, in one line; null when they chain whole. */
-function chainBreak(text: string | null, last: string | null): string | null {
-  if (text === null) return "the store's run has no events.jsonl now";
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  let prev: string | null = null;
-  for (const [i, line] of lines.entries()) {
-    let said: unknown;
-    try {
-      said = (JSON.parse(line) as { prev?: unknown }).prev;
-    } catch {
-      return `events.jsonl line ${i + 1} is not JSON now`;
+/** Rows whose run the file does not hold (no `trace_sources` row), and messages that no call links to. */
+function strayRows(db: DatabaseSync): string[] {
+  const out: string[] = [];
+  for (const table of TRACE_RUN_TABLES) {
+    if (table === "trace_sources") continue;
+    const stray = db.prepare(
+      `SELECT count(*) AS n, min(run_id) AS run FROM ${table} WHERE run_id NOT IN (SELECT run_id FROM trace_sources)`,
+    ).get() as { n: number; run: string | null };
+    if (stray.n > 0) {
+      out.push(
+        `${table} holds ${stray.n} row${
+          stray.n === 1 ? "" : "s"
+        } of runs the database does not hold, such as ${
+          JSON.stringify(stray.run)
+        }; build again into a new file`,
+      );
     }
-    if (said !== prev) return `events.jsonl line ${i + 1} no longer chains to the line before it`;
-    prev = sha256Hex(line);
   }
-  return prev === last ? null : "the last line of events.jsonl no longer hashes to the manifest's last hash";
+  const loose = db.prepare(
+    "SELECT count(*) AS n FROM trace_messages m WHERE NOT EXISTS (SELECT 1 FROM trace_call_messages c WHERE c.message_hash = m.hash)",
+  ).get() as { n: number };
+  if (loose.n > 0) {
+    out.push(
+      `trace_messages holds ${loose.n} message${
+        loose.n === 1 ? "" : "s"
+      } that no model call links to; build again into a new file`,
+    );
+  }
+  return out;
 }

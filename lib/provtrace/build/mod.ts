@@ -6,4 +6,5 @@
 export * from "./messages.ts";
 export * from "./run_rows.ts";
 export * from "./build.ts";
+export * from "./check_run.ts";
 export * from "./check.ts";

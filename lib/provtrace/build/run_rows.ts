@@ -31,6 +31,8 @@ export interface TraceRunRows {
   run: TraceRow;
   spans: TraceRow[];
   modelCalls: TraceRow[];
+  /** The exact tokens of the model calls whose provider returned them. */
+  tokens: TraceRow[];
   messages: TraceStoredPart[];
   callMessages: TraceRow[];
   toolCalls: TraceRow[];
@@ -139,6 +141,7 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
   }
 
   const modelCalls: TraceRow[] = [];
+  const tokens: TraceRow[] = [];
   const callMessages: TraceRow[] = [];
   const messages = new Map<string, TraceStoredPart>();
   const toolCalls: TraceRow[] = [];
@@ -165,6 +168,8 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
       kind = "LLM";
       const call = await modelCallRows(primary, spanId, failed, readJson, sessionId);
       modelCalls.push(call.row);
+      const exact = tokenRow(primary, spanId, await readJson(str(primary.data.tokens_payload)));
+      if (exact) tokens.push(exact);
       for (const p of call.parts) messages.set(p.stored.hash, p.stored);
       callMessages.push(...call.parts.map((p) => p.row));
       for (const t of call.asked) {
@@ -398,6 +403,7 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     run,
     spans,
     modelCalls,
+    tokens,
     messages: [...messages.values()],
     callMessages,
     toolCalls,
@@ -512,6 +518,27 @@ async function modelCallRows(
     error: failed ? `${str(failed.data.error) ?? "Error"}: ${str(failed.data.message) ?? ""}` : null,
   };
   return { row, parts, asked, reply: received, attributes };
+}
+
+/**
+ * The exact tokens of a model call, from its tokens payload (provrun's capture writes it where the provider
+ * returned token IDs): each list kept only when it is a list of the right numbers, else empty.
+ */
+function tokenRow(e: EvidenceEvent, spanId: string, tokens: Json): TraceRow | null {
+  const sha = str(e.data.tokens_payload);
+  if (!sha || !isObj(tokens)) return null;
+  const list = (v: Json | undefined, integers: boolean) =>
+    Array.isArray(v) && v.every((n) => typeof n === "number" && (!integers || Number.isInteger(n)))
+      ? json(v)
+      : null;
+  return {
+    run_id: e.run_id,
+    span_id: spanId,
+    prompt_token_ids: list(tokens.prompt_token_ids, true),
+    completion_token_ids: list(tokens.completion_token_ids, true),
+    logprobs: list(tokens.logprobs, false),
+    tokens_sha256: sha,
+  };
 }
 
 function durationMs(start: string, end: string): number {

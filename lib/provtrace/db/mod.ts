@@ -7,3 +7,5 @@ export * from "./schema.ts";
 export * from "./trace_db.ts";
 export * from "./trace_runs.ts";
 export * from "./query.ts";
+export * from "./run_digest.ts";
+export * from "./schema_check.ts";

@@ -10,6 +10,17 @@
  * `trace_tool_calls` is a rowid table whose index holds each call's tool and arguments: a question on a tool's
  * arguments ("every call to tool X whose arguments held Y") reads that tool's index entries only, and SQLite
  * seeks the table row of a match alone, which it does for a rowid table and not for a WITHOUT ROWID one.
+ *
+ * Version 2 keeps, beside each run's source, the digest of the run's rows as the build wrote them
+ * (`trace_sources.rows_digest`, see `run_digest.ts`), so `provtrace check` can tell rows changed in the file
+ * after the build from a source that changed under them.
+ *
+ * Version 3 adds the exact tokens of a model call where its provider returned them (`trace_tokens`: prompt
+ * and completion token IDs and log-probabilities, a run's rows like the others), and the record of each
+ * export (`trace_exports`, one row per export, keyed by the SHA-256 of its file, and `trace_export_lines`, the
+ * events each line of it holds), so `provtrace lineage` can name the exports a run fed. The exports' rows are
+ * not a run's rows: building a run again keeps them, and `provtrace lineage --check` compares them with the
+ * runs.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -174,11 +185,42 @@ CREATE VIEW trace_steps AS
   FROM trace_model_calls c JOIN trace_spans s ON s.run_id = c.run_id AND s.span_id = c.span_id;
 `;
 
+const V3 = `
+CREATE TABLE trace_tokens (
+  run_id TEXT NOT NULL,
+  span_id TEXT NOT NULL,
+  prompt_token_ids TEXT,
+  completion_token_ids TEXT,
+  logprobs TEXT,
+  tokens_sha256 TEXT NOT NULL,
+  PRIMARY KEY (run_id, span_id)
+) WITHOUT ROWID;
+CREATE TABLE trace_exports (
+  export_id TEXT PRIMARY KEY,
+  format TEXT NOT NULL,
+  path TEXT,
+  lines INTEGER NOT NULL,
+  filters TEXT NOT NULL,
+  toolkit_version TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  manifest TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE trace_export_lines (
+  export_id TEXT NOT NULL,
+  line INTEGER NOT NULL,
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  line_hash TEXT NOT NULL,
+  PRIMARY KEY (export_id, line, run_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX trace_export_lines_run ON trace_export_lines (run_id, seq);
+`;
+
 /**
  * Costs: the cost a model call recorded (`model_called`'s `cost`) and the run's total with its currency (its last
- * event's `cost`), as exact decimal texts; `CAST(cost AS REAL)` sums them (`trace_costs` adds them up per run).
+ * event's `cost`), as exact decimal texts; `CAST(cost AS REAL)` sums them.
  */
-const V2 = `
+const V4 = `
 ALTER TABLE trace_model_calls ADD COLUMN cost TEXT;
 ALTER TABLE trace_runs ADD COLUMN cost TEXT;
 ALTER TABLE trace_runs ADD COLUMN currency TEXT;
@@ -190,7 +232,7 @@ ALTER TABLE trace_runs ADD COLUMN currency TEXT;
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -201,8 +243,21 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
   },
   {
     version: 2,
+    description: "trace_sources.rows_digest: the digest of each run's rows as the build wrote them",
+    // A run built before this step has no digest: check and export compare its rows with its source all the
+    // same, and say that the build kept no digest of them.
+    up: (db) => db.exec("ALTER TABLE trace_sources ADD COLUMN rows_digest TEXT"),
+  },
+  {
+    version: 3,
+    description:
+      "trace_tokens: a model call's token IDs and log-probabilities; trace_exports and their lines",
+    up: (db) => db.exec(V3),
+  },
+  {
+    version: 4,
     description: "cost: each model call's and each run's, as the run recorded them (exact decimal texts)",
-    up: (db) => db.exec(V2),
+    up: (db) => db.exec(V4),
   },
 ];
 
@@ -211,6 +266,7 @@ export const TRACE_SCHEMA_VERSION: number = TRACE_SCHEMA_STEPS[TRACE_SCHEMA_STEP
 
 /** The tables that hold one run's rows, in the order they are emptied when a run is built again. */
 export const TRACE_RUN_TABLES: readonly string[] = [
+  "trace_tokens",
   "trace_assessments",
   "trace_access",
   "trace_tool_calls",

@@ -6,6 +6,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { ProveviError } from "../../provevi/mod.ts";
 import { TRACE_SCHEMA_STEPS, TRACE_SCHEMA_VERSION } from "./schema.ts";
+import { traceSchemaProblems } from "./schema_check.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
 
 /**
@@ -37,7 +38,8 @@ export interface TraceDb extends Disposable {
  * @param options `write: true` to build: a missing or empty file is made in WAL mode.
  * @returns The open database; close it (or `using` it) when done.
  * @throws ProveviError naming the file and the fix: a missing file to read, a file in another journal mode, a
- * file of another schema version, a file that is not a trace database.
+ * file of another schema version, a file that is not a trace database; to write, a file whose schema was
+ * changed (a trigger, a view or a table that the schema does not make).
  * @example
  * ```ts
  * import { openTraceDb } from "./trace_db.ts";
@@ -89,6 +91,15 @@ export function openTraceDb(path: string, options: OpenTraceDbOptions = {}): Tra
     if (options.write) {
       db.exec("PRAGMA synchronous = NORMAL");
       upgrade(db);
+      // The build's rows must be what it wrote: a trigger or a table made again would change them as they go in.
+      const changed = traceSchemaProblems(db, TRACE_SCHEMA_VERSION);
+      if (changed.length) {
+        throw fail(
+          `its schema is not a trace database's (${changed[0]}${
+            changed.length > 1 ? `, and ${changed.length - 1} more` : ""
+          }); delete it and build again`,
+        );
+      }
     } else if (version < TRACE_SCHEMA_VERSION) {
       throw fail(
         `the file has schema version ${version}, and this provtrace reads ${TRACE_SCHEMA_VERSION}; run provtrace build on it once to upgrade it`,
@@ -155,4 +166,30 @@ function upgrade(db: DatabaseSync): void {
       throw error;
     }
   }
+}
+
+/**
+ * A trace database in memory, with the whole schema: where `check` and the exports build a run again from its
+ * evidence, to compare with the file's rows.
+ *
+ * @returns The open database; close it (or `using` it) when done.
+ * @example
+ * ```ts
+ * import { memoryTraceDb } from "./trace_db.ts";
+ * using scratch = memoryTraceDb();
+ * ```
+ */
+export function memoryTraceDb(): TraceDb {
+  const db = new DatabaseSync(":memory:");
+  upgrade(db);
+  return {
+    path: ":memory:",
+    db,
+    close: () => {
+      if (db.isOpen) db.close();
+    },
+    [Symbol.dispose]() {
+      if (db.isOpen) db.close();
+    },
+  };
 }

@@ -1,21 +1,39 @@
 /**
  * Exports for a training job, as JSON lines it takes as they are: `steps` (the state before each model call,
- * the action it took, and the result of the tool calls that followed) and `sft` (chat fine-tuning lines in
- * OpenAI's chat format, `messages` and `tools`). Every line carries its provenance: the run, the event's seq
- * and line hash, and the last hash of the store's run, so a trained model's data can be traced back to
- * verified evidence.
+ * the action it took, and the result of the tool calls that followed; with `tokens`, the exact token IDs,
+ * log-probabilities and loss mask of each turn), `sft` (chat lines in OpenAI's chat format), and the formats
+ * trainers read (`openai`, `sharegpt`, `hf`: `formats.ts`; `atif`: `atif.ts`). Every line carries its
+ * provenance: the run, the seq and line hash of each event whose content it holds, the last hash of the
+ * store's run, whether it verified, and the telemetry policy's level that let it out, so a trained model's
+ * data can be traced back to verified evidence (`PROVENANCE_PLACE` says where each format keeps it).
+ *
+ * An export writes nothing it has not checked: before it writes a run's lines, it checks the run against its
+ * store as `provtrace check` does (the store still holds it, with the same last hash, it still verifies, and
+ * the file's rows of the run are exactly what its evidence gives), on one snapshot of the file, and it
+ * refuses a run that fails, with one line.
  * @module
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { type Json, ProveviError } from "../../provevi/mod.ts";
-import { openTraceDb } from "../db/mod.ts";
+import type { Catalog } from "../../provcat/mod.ts";
+import { type Json, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
+import { openTraceDb, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
+import { SourceStores, traceSources } from "../build/_source_stores.ts";
+import { type Call, type LineEvent, loadCalls, runsOf } from "./_calls.ts";
+export type { LineEvent } from "./_calls.ts";
+import { chatMessages, sftMessages } from "./_messages.ts";
+import { hfLine, openaiLine, sharegptLine, TRACE_EXPORT_FORMATS, type TraceExportFormat } from "./formats.ts";
+import { atifTrajectory } from "./atif.ts";
+import { type PrefixBreak, type TokenTurn, tokenTurns } from "./tokens.ts";
 
 /** What {@linkcode exportTrace} writes, and which rows. */
 export interface TraceExportOptions {
-  /** `steps`: state, action and result rows; `sft`: chat fine-tuning lines. */
-  kind: "steps" | "sft";
-  /** For `sft`: a line per model call (default), or per run (its final conversation). */
+  /** The format: `steps`, `sft`, `openai`, `sharegpt`, `hf` or `atif` (`formats.ts`, `atif.ts`). */
+  kind: TraceExportFormat;
+  /** For `sft`, `openai`, `sharegpt` and `hf`: a line per model call (default), or per run (its final conversation). */
   per?: "call" | "run";
+  /** For `steps`: each turn's exact tokens, log-probabilities and loss mask, and the check of the prefix property. */
+  tokens?: boolean;
   /** Only runs of this experiment: its URI (any version, or `?at=` one), or its last path segment. */
   experiment?: string;
   /** Only runs of this agent class: its name or `org/domain/env/name`. */
@@ -26,26 +44,71 @@ export interface TraceExportOptions {
   assessment?: string;
   /** Also runs added with `--allow-unverified` (their provenance says `verified: false`). */
   allowUnverified?: boolean;
+  /** The runs root to read a `file` store from, instead of the one each run records. */
+  runs?: string;
+  /** The catalog that reads each run's committed bundle and experiment, to verify it again. */
+  catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The telemetry policy that lets the lines out, with `destination`: the destination must receive `bodies`
+   * (a training line holds the messages), and each line's provenance names the policy, the destination and
+   * its level. Without one, the provenance says no policy was named (`policy: null`).
+   */
+  policy?: TelemetryPolicy;
+  /** The policy's destination that the export is. */
+  destination?: string;
+}
+
+/** What {@linkcode exportTrace} gives. */
+export interface TraceExport {
+  /** The lines, in run and seq order, of the runs that checked out. */
+  lines: TraceExportLine[];
+  /** The runs that the filters chose and the export refused, each with why in one line; none of their lines. */
+  refused: { run_id: string; state: TraceSourceCheck["state"]; problem: string }[];
+  /** With `tokens`: every turn whose prompt IDs do not start with the previous turn's prompt and completion. */
+  breaks: PrefixBreak[];
+}
+
+/** The policy that let a line out. */
+export interface TraceExportPolicy {
+  /** The SHA-256 of the policy's canonical JSON. */
+  digest: string;
+  destination: string;
+  /** The level the destination receives: `bodies`, as a training line needs. */
+  level: string;
 }
 
 /** Where a line came from. */
 export interface TraceProvenance {
   run_id: string;
+  /** The line's model call (for a trajectory, its run's last). */
   seq: number | null;
   span_id: string;
   /** The SHA-256 of the event's line in `events.jsonl`. */
   line_hash: string | null;
+  /** Every event whose content the line holds, in seq order: its seq and the SHA-256 of its line. */
+  events: LineEvent[];
   /** The run's last hash in the store when it was built. */
   last_hash: string;
   store_uri: string;
   verified: boolean;
   build_version: string;
+  /** The policy and level that let the line out, or null when the export named none. */
+  policy: TraceExportPolicy | null;
+}
+
+/** Where an embedded sub-agent's steps came from (`atif`): its run, and the events the trajectory holds. */
+export interface TraceSubagentProvenance {
+  run_id: string;
+  last_hash: string;
+  store_uri: string;
+  verified: boolean;
+  events: LineEvent[];
 }
 
 /** One exported line. */
 export interface TraceExportLine {
   /** Where the line came from; an `sft` line's provenance also holds the step's and run's assessments. */
-  provenance: TraceProvenance & { assessments?: unknown[] };
+  provenance: TraceProvenance & { assessments?: unknown[]; subagents?: TraceSubagentProvenance[] };
   [key: string]: unknown;
 }
 
@@ -67,25 +130,99 @@ export function parseAssessmentFilter(text: string): { name: string; op: string;
 }
 
 /**
- * Exports a trace database's steps as lines for a training job.
+ * Exports a trace database's steps as lines for a training job, each run checked against its store first.
  *
  * @param db The trace database's file.
- * @param options What to export and which runs.
- * @returns The lines, in run and seq order; it prints nothing.
- * @throws ProveviError for a database that cannot be opened, or a filter that cannot be read.
+ * @param options What to export, which runs, and where their sources are.
+ * @returns The lines of the runs that checked out, the runs refused, and (with `tokens`) the prefix
+ * property's breaks; it prints nothing.
+ * @throws ProveviError for a database that cannot be opened or whose schema was changed, a filter that
+ * cannot be read, or a policy whose destination may not receive the lines.
  * @example
  * ```ts
  * import { exportTrace } from "./export.ts";
- * for (const line of exportTrace("/tmp/trace.db", { kind: "sft", per: "run" })) console.log(JSON.stringify(line));
+ * const { lines, refused } = await exportTrace("/tmp/trace.db", { kind: "sft", per: "run" });
+ * for (const line of lines) console.log(JSON.stringify(line));
  * ```
  */
-export function exportTrace(db: string, options: TraceExportOptions): TraceExportLine[] {
-  if (options.kind !== "steps" && options.kind !== "sft") {
-    throw new ProveviError(`--kind ${options.kind} is not an export: use steps or sft`);
+export async function exportTrace(db: string, options: TraceExportOptions): Promise<TraceExport> {
+  if (!(TRACE_EXPORT_FORMATS as readonly string[]).includes(options.kind)) {
+    throw new ProveviError(
+      `--format ${options.kind} is not an export: use ${TRACE_EXPORT_FORMATS.join(", ")}`,
+    );
   }
   const per = options.per ?? "call";
   if (per !== "call" && per !== "run") throw new ProveviError(`--per ${per} is not call or run`);
+  if (options.tokens && options.kind !== "steps") {
+    throw new ProveviError(
+      `--tokens goes with --format steps (the exact tokens of each turn), not ${options.kind}`,
+    );
+  }
+  const policy = policyOf(options);
   using trace = openTraceDb(db);
+  const changed = traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION);
+  if (changed.length) {
+    throw new ProveviError(
+      `the trace database "${db}" cannot be exported: its schema is not a trace database's (${
+        changed[0]
+      }); delete it and build it again`,
+    );
+  }
+  // One snapshot of the file for the check of each run and the lines written from it.
+  trace.db.exec("BEGIN");
+  try {
+    const rows = chosenRows(trace.db, options, per);
+    const checked = await checkRuns(trace.db, [...new Set(rows.map((r) => String(r.run_id)))], options);
+    const refused = [...checked.values()].filter((c) => c.refused !== null).map((c) => c.refused!);
+    const calls = loadCalls(trace.db, rows.filter((r) => checked.get(String(r.run_id))?.refused === null));
+    const verified = (runId: string) => checked.get(runId)!.verified;
+    if (options.kind === "atif") {
+      return { lines: atifLines(trace.db, calls, { verified, policy }), refused, breaks: [] };
+    }
+    const { turns, breaks } = options.tokens ? tokenTurns(calls) : { turns: [], breaks: [] };
+    const lines = calls.map((call, i) =>
+      lineOf(call, {
+        kind: options.kind,
+        per,
+        verified: verified(call.run_id),
+        policy,
+        turn: turns[i] ?? null,
+      })
+    );
+    return { lines, refused, breaks };
+  } finally {
+    trace.db.exec("COMMIT");
+  }
+}
+
+/** The policy that lets the lines out, checked: its destination must receive bodies. */
+function policyOf(options: TraceExportOptions): TraceExportPolicy | null {
+  if (options.policy === undefined && options.destination === undefined) return null;
+  if (options.policy === undefined || options.destination === undefined) {
+    throw new ProveviError(
+      "--policy and --destination go together: the policy, and its destination that the export is",
+    );
+  }
+  const destination = options.policy.destination(options.destination);
+  if (destination === null) {
+    throw new ProveviError(
+      `the telemetry policy names no destination "${options.destination}": add it, with receives: bodies`,
+    );
+  }
+  if (destination.receives !== "bodies") {
+    throw new ProveviError(
+      `the telemetry policy lets destination "${destination.name}" receive ${destination.receives} only, and a training export holds message bodies: give it receives: bodies, or export to another destination`,
+    );
+  }
+  return { digest: options.policy.digest(), destination: destination.name, level: destination.receives };
+}
+
+/** The model calls that the filters choose, with their run's source, in run and seq order. */
+function chosenRows(
+  db: DatabaseSync,
+  options: TraceExportOptions,
+  per: "call" | "run",
+): Record<string, string | number | null>[] {
   const where: string[] = [];
   const args: SQLInputValue[] = [];
   if (!options.allowUnverified) where.push("src.verified = 1");
@@ -110,88 +247,116 @@ export function exportTrace(db: string, options: TraceExportOptions): TraceExpor
       AND CAST(json_extract(a.value, '$') AS REAL) ${f.op} ?)`);
     args.push(f.name, f.value);
   }
-  if (per === "run" && options.kind === "sft") {
+  // A conversation format trains on replies: a call that failed has none.
+  if (options.kind !== "steps" && options.kind !== "sft") where.push("c.error IS NULL");
+  if (per === "run" && options.kind !== "steps" && options.kind !== "atif") {
     where.push(
       "s.seq = (SELECT max(s2.seq) FROM trace_model_calls c2 JOIN trace_spans s2 " +
         "ON s2.run_id = c2.run_id AND s2.span_id = c2.span_id WHERE c2.run_id = c.run_id AND c2.error IS NULL)",
     );
   }
-  const rows = trace.db.prepare(`
-    SELECT c.run_id, c.span_id, s.seq, s.line_hash, c.model, c.answered_by, c.provider, c.message_format,
-      c.input_tokens, c.output_tokens, c.finish_reason, c.tools, c.error,
-      src.last_hash, src.store_uri, src.verified, src.build_version
+  return db.prepare(`
+    SELECT c.run_id, c.span_id, s.seq, s.line_hash, s.end_time, c.model, c.answered_by, c.provider,
+      c.message_format, c.input_tokens, c.output_tokens, c.cache_read_input_tokens, c.finish_reason, c.tools,
+      c.error, src.last_hash, src.store_uri, src.verified, src.build_version
     FROM trace_model_calls c
       JOIN trace_spans s ON s.run_id = c.run_id AND s.span_id = c.span_id
       JOIN trace_runs r ON r.run_id = c.run_id
       JOIN trace_sources src ON src.run_id = c.run_id
     ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
     ORDER BY r.started_at, c.run_id, s.seq`).all(...args) as Record<string, string | number | null>[];
-  return rows.map((row) => lineOf(trace.db, row, options.kind));
 }
 
-function lineOf(
+/** Each run checked against its store: whether it verifies now, or why it is refused. */
+async function checkRuns(
   db: DatabaseSync,
-  row: Record<string, string | number | null>,
-  kind: "steps" | "sft",
-): TraceExportLine {
-  const runId = String(row.run_id);
-  const spanId = String(row.span_id);
-  const provenance: TraceProvenance = {
-    run_id: runId,
-    seq: row.seq === null ? null : Number(row.seq),
-    span_id: spanId,
+  runIds: string[],
+  options: TraceExportOptions,
+): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
+  const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
+  await using stores = new SourceStores(options.runs);
+  for (const source of traceSources(db, runIds)) {
+    const store = await stores.open(source);
+    const check = typeof store === "string"
+      ? { state: "unreadable" as const, verified: false, problem: store }
+      : await checkTraceRun(db, source, store, options.catalog ? { catalog: options.catalog } : {});
+    let problem = check.problem;
+    if (problem === null && !check.verified && !options.allowUnverified) {
+      problem = "it does not verify now; export it with --allow-unverified to mark it so";
+    }
+    out.set(source.run_id, {
+      verified: check.verified,
+      refused: problem === null ? null : { run_id: source.run_id, state: check.state, problem },
+    });
+  }
+  return out;
+}
+
+/** A call's provenance: its run's source, and the events the line holds. */
+function provenanceOf(
+  call: Call,
+  events: LineEvent[],
+  context: { verified: boolean; policy: TraceExportPolicy | null },
+): TraceProvenance {
+  const row = call.row;
+  return {
+    run_id: call.run_id,
+    seq: call.seq,
+    span_id: call.span_id,
     line_hash: row.line_hash === null ? null : String(row.line_hash),
+    events: [...new Map(events.map((e) => [e.seq, e])).values()].sort((a, b) => a.seq - b.seq),
     last_hash: String(row.last_hash),
     store_uri: String(row.store_uri),
-    verified: row.verified === 1,
+    verified: context.verified,
     build_version: String(row.build_version),
+    policy: context.policy,
   };
-  const parts = db.prepare(`
-    SELECT cm.direction, cm.message, m.content FROM trace_call_messages cm
-      JOIN trace_messages m ON m.hash = cm.message_hash
-    WHERE cm.run_id = ? AND cm.span_id = ? ORDER BY cm.direction DESC, cm.position`).all(runId, spanId) as {
-    direction: string;
-    message: number;
-    content: string;
-  }[];
-  const assessments = (db.prepare(`
-    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments
-    WHERE run_id = ? AND ((seq IS NULL AND span_id IS NULL) OR span_id = ?) ORDER BY n`).all(
-    runId,
-    spanId,
-  ) as {
-    name: string;
-    value: string;
-    rationale: string | null;
-    source: string | null;
-    seq: number | null;
-    span_id: string | null;
-  }[]).map((a) => ({
-    name: a.name,
-    value: JSON.parse(a.value) as Json,
-    rationale: a.rationale,
-    source: a.source,
-    on: a.span_id === null ? "run" : "step",
-  }));
-  const tools = row.tools === null ? null : JSON.parse(String(row.tools)) as Json[];
-  const sent = parts.filter((p) => p.direction === "sent");
-  const received = parts.filter((p) => p.direction === "received");
-  if (kind === "sft") {
-    return {
-      messages: [...openaiMessages(sent), ...openaiMessages(received)],
-      ...(tools ? { tools } : {}),
-      provenance: { ...provenance, assessments },
-    };
+}
+
+/** One call's line in a per-call (or, with `per: run`, the run's last call's) format. */
+function lineOf(
+  call: Call,
+  context: {
+    kind: TraceExportFormat;
+    per: "call" | "run";
+    verified: boolean;
+    policy: TraceExportPolicy | null;
+    turn: TokenTurn | null;
+  },
+): TraceExportLine {
+  const own = call.event ? [call.event] : [];
+  switch (context.kind) {
+    case "sft":
+      return {
+        messages: sftMessages(chatMessages(call.sent, call.received)),
+        ...(call.tools ? { tools: call.tools } : {}),
+        provenance: { ...provenanceOf(call, own, context), assessments: call.assessments },
+      };
+    case "openai":
+      return { ...openaiLine(call, context.per === "run"), provenance: provenanceOf(call, own, context) };
+    case "sharegpt":
+      return { ...sharegptLine(call), provenance: provenanceOf(call, own, context) };
+    case "hf":
+      return { ...hfLine(call), provenance: provenanceOf(call, own, context) };
+    default:
+      return stepsLine(call, context);
   }
-  const result = db.prepare(`
-    SELECT call_id, tool, arguments, result, error, executed_by, deferred FROM trace_tool_calls
-    WHERE run_id = ? AND model_span_id = ? ORDER BY seq IS NULL, seq, call_id`).all(runId, spanId) as Record<
-    string,
-    string | number | null
-  >[];
+}
+
+/** A `steps` line: state, action and result, with the tool calls' events in its provenance. */
+function stepsLine(
+  call: Call,
+  context: { verified: boolean; policy: TraceExportPolicy | null; turn: TokenTurn | null },
+): TraceExportLine {
+  const row = call.row;
+  const events = [
+    ...(call.event ? [call.event] : []),
+    ...call.results.flatMap((t) => t.event ? [t.event] : []),
+  ];
+  const provenance = provenanceOf(call, events, context);
   return {
-    run_id: runId,
-    seq: provenance.seq,
+    run_id: call.run_id,
+    seq: call.seq,
     model: row.model,
     answered_by: row.answered_by,
     provider: row.provider,
@@ -200,78 +365,93 @@ function lineOf(
     output_tokens: row.output_tokens,
     finish_reason: row.finish_reason,
     error: row.error,
-    state: sent.map((p) => JSON.parse(p.content)),
-    action: received.map((p) => JSON.parse(p.content)),
-    result: result.map((t) => ({
+    state: call.sent.flat(),
+    action: call.received,
+    result: call.results.map((t) => ({
       call_id: t.call_id,
       tool: t.tool,
-      arguments: t.arguments === null ? null : JSON.parse(String(t.arguments)),
-      result: t.result === null ? null : JSON.parse(String(t.result)),
+      arguments: t.arguments,
+      result: t.result,
       error: t.error,
       executed_by: t.executed_by,
-      deferred: t.deferred === 1,
+      deferred: t.deferred,
     })),
-    tools,
-    assessments,
+    tools: call.tools,
+    ...(context.turn ? { tokens: context.turn } : {}),
+    assessments: call.assessments,
     provenance,
   };
 }
 
-type Part = { role: string; kind: string; [key: string]: Json };
-
-/**
- * Parts grouped into messages of OpenAI's chat format. Thinking has no place in that format and is left out
- * (the `steps` export keeps it); a file is a `file` part named by its SHA-256 (the bytes stay in the store);
- * a tool's return is a `tool` message.
- */
-function openaiMessages(parts: { message: number; content: string }[]): Json[] {
-  const byMessage = new Map<number, Part[]>();
-  for (const p of parts) {
-    const list = byMessage.get(p.message) ?? [];
-    list.push(JSON.parse(p.content));
-    byMessage.set(p.message, list);
+/** One line per run: its trajectory, with the run's children that the export holds embedded in it. */
+function atifLines(
+  db: DatabaseSync,
+  calls: Call[],
+  context: { verified: (runId: string) => boolean; policy: TraceExportPolicy | null },
+): TraceExportLine[] {
+  const byRun = new Map<string, Call[]>();
+  for (const c of calls) byRun.set(c.run_id, [...(byRun.get(c.run_id) ?? []), c]);
+  const runs = runsOf(db, [...byRun.keys()]);
+  const { turns } = tokenTurns(calls);
+  const turnOf = new Map(calls.map((c, i) => [c, turns[i] ?? null]));
+  const trajectories = new Map<string, { [key: string]: Json }>();
+  for (const [runId, list] of byRun) {
+    const t = atifTrajectory(runs.get(runId)!, list.map((call) => ({ call, turn: turnOf.get(call)! })));
+    if (t) trajectories.set(runId, t);
   }
-  const out: Json[] = [];
-  for (const list of byMessage.values()) {
-    const role = list[0]!.role;
-    const texts = list.filter((p) => p.kind === "text").map((p) => String(p.text));
-    const files = list.filter((p) => p.kind === "file");
-    const calls = list.filter((p) => p.kind === "tool_call");
-    const returns = list.filter((p) => p.kind === "tool_return");
-    if (role === "tool") {
-      for (const r of returns) out.push(toolMessage(r));
-      continue;
-    }
-    const message: { [key: string]: Json } = { role };
-    if (files.length) {
-      message.content = [
-        ...texts.map((t) => ({ type: "text", text: t })),
-        ...files.map((f) => ({
-          type: "file",
-          file: { filename: f.filename ?? null, sha256: f.sha256 ?? null, url: f.url ?? null },
-        })),
-      ];
-    } else message.content = texts.length ? texts.join("") : null;
-    if (calls.length) {
-      message.tool_calls = calls.map((c) => ({
-        id: c.tool_call_id ?? null,
-        type: "function",
-        function: {
-          name: c.tool_name ?? null,
-          arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
-        },
-      }));
-    }
-    if (message.content !== null || calls.length) out.push(message);
-    for (const r of returns) out.push(toolMessage(r));
+  // A run whose parent is in the export is its parent's sub-agent, embedded, not a line of its own.
+  const childOf = (runId: string) => {
+    const parent = runs.get(runId)?.parent_run ?? null;
+    return parent !== null && parent !== runId && trajectories.has(parent) ? parent : null;
+  };
+  for (const runId of trajectories.keys()) {
+    const parent = childOf(runId);
+    if (parent === null) continue;
+    const into = trajectories.get(parent)!;
+    const embedded = trajectories.get(runId)!;
+    into.subagent_trajectories = [...((into.subagent_trajectories ?? []) as Json[]), embedded];
   }
-  return out;
+  const eventsOf = (runId: string) =>
+    byRun.get(runId)!.flatMap((c) => [
+      ...(c.event ? [c.event] : []),
+      ...c.results.flatMap((t) => t.event ? [t.event] : []),
+    ]);
+  const lines: TraceExportLine[] = [];
+  for (const [runId, trajectory] of trajectories) {
+    if (childOf(runId) !== null) continue;
+    const provenance: TraceProvenance & { subagents?: TraceSubagentProvenance[] } = provenanceOf(
+      byRun.get(runId)!.at(-1)!,
+      eventsOf(runId),
+      { verified: context.verified(runId), policy: context.policy },
+    );
+    const subagents = descendants(runId, trajectories, childOf).map((id) => {
+      const p = provenanceOf(byRun.get(id)!.at(-1)!, eventsOf(id), {
+        verified: context.verified(id),
+        policy: context.policy,
+      });
+      return {
+        run_id: id,
+        last_hash: p.last_hash,
+        store_uri: p.store_uri,
+        verified: p.verified,
+        events: p.events,
+      };
+    });
+    if (subagents.length) provenance.subagents = subagents;
+    lines.push({ ...trajectory, provenance });
+  }
+  return lines;
 }
 
-function toolMessage(r: Part): Json {
-  return {
-    role: "tool",
-    tool_call_id: r.tool_call_id ?? null,
-    content: typeof r.result === "string" ? r.result : JSON.stringify(r.result),
-  };
+/** The runs embedded in a run's trajectory, at any depth. */
+function descendants(
+  runId: string,
+  trajectories: Map<string, unknown>,
+  childOf: (id: string) => string | null,
+): string[] {
+  const out: string[] = [];
+  for (const id of trajectories.keys()) {
+    if (childOf(id) === runId) out.push(id, ...descendants(id, trajectories, childOf));
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects, assertThrows } from "../../provcat/_assert.ts";
-import { commitFiles, makeBucket, makeRepo, NO_S3, s3Config, warnNoS3 } from "../../provcat/_helpers.ts";
+import { commitFiles, makeBucket, makeRepo, NO_S3, s3Config } from "../../provcat/_helpers.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
 import {
   type Experiment,
@@ -16,7 +16,6 @@ import {
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
 
-warnNoS3();
 const URI = "experiment://acme/risk/dev/credit/q";
 const EXPERIMENT: Experiment = {
   kind: "agent-eval",

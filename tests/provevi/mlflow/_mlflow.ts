@@ -4,6 +4,7 @@
  * @module
  */
 import { join } from "node:path";
+import { skipWithout } from "../../_peers.ts";
 import { type EvidenceStore, openStore, SqliteStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
@@ -13,20 +14,8 @@ export const MLFLOW_URI = Deno.env.get("PROVEVI_TEST_MLFLOW_URI");
 export const MLFLOW_PYTHON = Deno.env.get("PROVEVI_TEST_MLFLOW_PYTHON");
 export const MLFLOW_BIN = Deno.env.get("PROVEVI_TEST_MLFLOW_BIN");
 
-/**
- * The `ignore` of a test that needs the MLflow peer: true, with the reason printed once, when it is not set
- * outside CI. In CI (`CI` set) a missing peer is not ignored, so the test fails.
- */
-export const NO_MLFLOW = (() => {
-  const missing = MLFLOW_URI === undefined || MLFLOW_PYTHON === undefined || MLFLOW_BIN === undefined;
-  if (missing && !Deno.env.get("CI")) {
-    console.warn(
-      "MLflow tests skipped: PROVEVI_TEST_MLFLOW_URI, PROVEVI_TEST_MLFLOW_PYTHON and PROVEVI_TEST_MLFLOW_BIN are unset (source .ci/peers/mlflow.sh, as .ci/run does)",
-    );
-    return true;
-  }
-  return false;
-})();
+/** The `ignore` of a test that needs the MLflow peer: true when it is not set, outside CI (in CI, a failure). */
+export const NO_MLFLOW: boolean = skipWithout("mlflow");
 
 /** Fails a test in CI when the MLflow peer is missing, with a message that names it. */
 export function needMlflow(): { uri: string; python: string; bin: string } {

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { z } from "zod";
 import {
   EventChain,
   type EvidenceStore,
@@ -183,6 +184,16 @@ Deno.test({
     assert.ok(chat.attributes["mlflow.spanOutputs"] !== undefined, "the model's reply");
     const read = spans.find((s) => s.name === "execute_tool read_file")!;
     assert.deepEqual(read.attributes["mlflow.spanInputs"], { path: "/input/revenue.csv" });
+    // The root's input is the prompt and the run's settings as JSON, not the run file's YAML (whose # comments
+    // MLflow's viewer rendered as headings).
+    const root = spans.find((s) => s.parent_id === null)!;
+    const input = root.attributes["mlflow.spanInputs"] as {
+      prompt: string;
+      settings: Record<string, unknown>;
+    };
+    assert.match(input.prompt, /^What was the revenue growth in Q3\?/);
+    assert.equal(input.settings.agent, agent);
+    assert.equal(input.settings.backend, "agent");
     // The digest is of the name and the source, so a copy at another level never shares a dataset row.
     const client = new MlflowClient(uri);
     const names = await copyRun(t.store, runId, mlflowPolicy("names", uri), {
@@ -208,11 +219,12 @@ Deno.test({
     assert.deepEqual(second.deleted, [first.mlflowRunId]);
     assert.equal(second.traceId, first.traceId);
     const client = new MlflowClient(uri);
-    const old = await client.call<{ run: { info: { lifecycle_stage: string } } }>(
+    const old = await client.call(
       "GET",
       "/api/2.0/mlflow/runs/get",
       { run_id: first.mlflowRunId },
       "get",
+      z.object({ run: z.object({ info: z.object({ lifecycle_stage: z.string() }) }) }),
     );
     assert.equal(old.run.info.lifecycle_stage, "deleted");
     const back = await readBack(second.experimentName, runId);

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { delimiter, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import puppeteer from "puppeteer-core";
 import { ProveviError } from "../../../lib/provevi/mod.ts";
 import { copyRun, freePort, openMlflowViewer } from "../../../lib/provevi/mlflow/mod.ts";
@@ -132,5 +133,46 @@ Deno.test({
         /no mlflow program on the PATH; install it with `pip install mlflow==3\.17\.2`/
           .test(e.message),
     );
+  },
+});
+
+Deno.test({
+  name:
+    "a copy made again into a database deletes the first copy's run, params and tags for good, with MLflow's own gc",
+  ignore,
+  async fn() {
+    const { bin } = needMlflow();
+    await using t = await storeWithRun({ agent: `again-${crypto.randomUUID().slice(0, 8)}` });
+    const runId = t.runIds[0]!;
+    const file = join(t.dir, "evidence.db");
+    const environ = { PATH: `${bin}${delimiter}${Deno.env.get("PATH") ?? ""}`, HOME: Deno.env.get("HOME") };
+    const first = await copyRun(t.store, runId, mlflowPolicy("usage", null), { environ });
+    const second = await copyRun(t.store, runId, mlflowPolicy("usage", null), { environ });
+    assert.deepEqual([second.deleted, second.purgeProblem], [[first.mlflowRunId], null]);
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      const count = (sql: string, id: string) => Number((db.prepare(sql).get(id) as { n: number }).n);
+      for (const table of ["runs", "params", "tags", "latest_metrics", "metrics"]) {
+        assert.equal(
+          count(`SELECT count(*) AS n FROM ${table} WHERE run_uuid = ?`, first.mlflowRunId),
+          0,
+          table,
+        );
+        assert.ok(
+          count(`SELECT count(*) AS n FROM ${table} WHERE run_uuid = ?`, second.mlflowRunId) > 0,
+          table,
+        );
+      }
+      // Each copy's inputs name the one dataset row of that name and source, which MLflow shares in an experiment.
+      assert.equal(
+        count(
+          "SELECT count(DISTINCT d.dataset_uuid) AS n FROM datasets d JOIN experiments e USING (experiment_id) WHERE e.name = ?",
+          second.experimentName,
+        ),
+        1,
+      );
+    } finally {
+      db.close();
+    }
   },
 });

@@ -5,24 +5,14 @@
  * @module
  */
 import { cleanEnv } from "../../_children.ts";
+import { skipWithout } from "../../_peers.ts";
 import postgres from "postgres";
 
 /** The server's URI (the `postgres` database), or null when no server was started. */
 export const PG_URL: string | null = Deno.env.get("PROVEVI_TEST_PG_URL") ?? null;
 
-if (PG_URL === null) {
-  if (Deno.env.get("CI")) {
-    throw new Error(
-      "PROVEVI_TEST_PG_URL is not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
-    );
-  }
-  console.warn(
-    "postgres tests skipped: no PostgreSQL server; source .ci/peers/postgres.sh (it sets PROVEVI_TEST_PG_URL)",
-  );
-}
-
 /** True when the postgres tests cannot run here (outside CI, with no server). */
-export const NO_PG: boolean = PG_URL === null;
+export const NO_PG: boolean = skipWithout("postgres");
 
 /**
  * The server that only the restart test stops and starts (so that the tests beside it keep theirs), and the
@@ -31,13 +21,8 @@ export const NO_PG: boolean = PG_URL === null;
 export const PG_RESTART: { url: string; ctl: string } | null = (() => {
   const url = Deno.env.get("PROVEVI_TEST_PG_RESTART_URL");
   const ctl = Deno.env.get("PROVEVI_TEST_PG_CTL");
-  if (url && ctl) return { url, ctl };
-  if (Deno.env.get("CI")) {
-    throw new Error(
-      "PROVEVI_TEST_PG_RESTART_URL and PROVEVI_TEST_PG_CTL are not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
-    );
-  }
-  return null;
+  if (skipWithout("postgres-restart") || !url || !ctl) return null;
+  return { url, ctl };
 })();
 
 /**
@@ -49,13 +34,8 @@ export const PG_TLS: { url: string; ca: string; otherCa: string } | null = (() =
   const url = Deno.env.get("PROVEVI_TEST_PG_TLS_URL");
   const ca = Deno.env.get("PROVEVI_TEST_PG_TLS_CA");
   const otherCa = Deno.env.get("PROVEVI_TEST_PG_TLS_OTHER_CA");
-  if (url && ca && otherCa) return { url, ca, otherCa };
-  if (Deno.env.get("CI")) {
-    throw new Error(
-      "PROVEVI_TEST_PG_TLS_URL, PROVEVI_TEST_PG_TLS_CA and PROVEVI_TEST_PG_TLS_OTHER_CA are not set: CI must start the PostgreSQL peer (.ci/peers/postgres.sh)",
-    );
-  }
-  return null;
+  if (skipWithout("postgres-tls") || !url || !ca || !otherCa) return null;
+  return { url, ca, otherCa };
 })();
 
 /** A pool to a server's maintenance database, for CREATE and DROP DATABASE. */

@@ -4,6 +4,9 @@ import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { EventChain, PostgresStore, verify, verifyRun } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG, onDatabase, PG_RESTART } from "./_pg.ts";
 import { assertCutRun, killWriter, lineCount, spawnWriter } from "../_writers.ts";
+import { writeRichRun } from "../_rich_run.ts";
+import { bufferIo } from "../../../cli/_io.ts";
+import { prove } from "../../../cli/prove.ts";
 
 const WRITER = new URL("./_pg_writer.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-net"];
@@ -167,6 +170,126 @@ Deno.test({
       await r.store.close();
       await r.db.drop();
       await Deno.remove(r.dir, { recursive: true });
+    }
+  },
+});
+
+pgTest(
+  "two, and sixteen, first writers at once on an empty postgres database all make it a store and write their runs",
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "provevi-pg-first-" });
+    try {
+      // Each round a new, empty database: the writers race to make its tables.
+      for (const [round, writers] of [[0, 2], [1, 2], [2, 2], [3, 16], [4, 16]] as const) {
+        const db = await freshDatabase();
+        try {
+          const opened = await Promise.allSettled(
+            Array.from({ length: writers }, async (_, i) => {
+              await using store = await PostgresStore.open(db.uri, { runs: dir, max: 2 });
+              const writer = await store.openRun(`run-first-${round}-${i}`);
+              await writeRichRun(writer, { notes: 1 });
+              return (await verifyRun(await store.readRun(writer.runId), { store })).problems;
+            }),
+          );
+          const failed = opened.flatMap((o) => o.status === "rejected" ? [String(o.reason)] : []);
+          assert.deepEqual(failed, [], `round ${round}, ${writers} writers`);
+          for (const o of opened) {
+            assert.deepEqual((o as PromiseFulfilledResult<{ message: string }[]>).value, []);
+          }
+          await using store = await PostgresStore.open(db.uri, { runs: dir, create: false });
+          assert.equal((await store.runIds()).length, writers);
+        } finally {
+          await db.drop();
+        }
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+/**
+ * Writes a strict run through the recorder with the server stopped before one write (a payload, an event, or
+ * the seal), started again before the seal or only after it; then checks the run as a user would, with
+ * `prove verify --store`, once the server is back.
+ */
+async function restartAt(when: "payload" | "event" | "seal", back: "before the seal" | "after the seal") {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-pg-restart-at-" });
+  const db = await freshDatabase(PG_RESTART!.url);
+  const runId = `run-restart-${when}-${back.startsWith("before") ? "b" : "a"}`;
+  try {
+    await using store = await PostgresStore.open(db.uri, { runs: dir });
+    const recorder = new EvidenceRecorder(await store.openRun(runId), { actor: "ada", mode: "strict" });
+    await recorder.record({
+      type: "run_created",
+      component: "RunContext",
+      data: { org: "acme", mode: "strict" },
+    });
+    const first = await recorder.payload("the first reply");
+    await recorder.record({ type: "model_called", component: "test", payload: first, data: { n: 1 } });
+    await pgCtl("stop");
+    let failure: unknown = null;
+    try {
+      if (when === "payload") await recorder.payload("the second reply, during the restart");
+      if (when === "event") await recorder.record({ type: "note_added", component: "test", data: { n: 2 } });
+    } catch (error) {
+      failure = error;
+    }
+    if (back === "before the seal") await pgCtl("start");
+    const sealed = await recorder.seal().then((m) => m, (e: Error) => e);
+    if (back === "after the seal") await pgCtl("start");
+    return { dir, db, runId, failure, sealed };
+  } catch (error) {
+    await pgCtl("start").catch(() => {});
+    await db.drop();
+    await Deno.remove(dir, { recursive: true });
+    throw error;
+  }
+}
+
+Deno.test({
+  name:
+    "postgres restarted during a payload's write, an event's write or the seal, strict: once the server is back, prove verify --store passes, the rows completed from the folder",
+  ignore: PG_RESTART === null,
+  fn: async () => {
+    const cases = [
+      ["payload", "before the seal"],
+      ["payload", "after the seal"],
+      ["event", "before the seal"],
+      ["event", "after the seal"],
+      ["seal", "after the seal"],
+    ] as const;
+    for (const [when, back] of cases) {
+      const what = `a restart at the ${when}, back ${back}`;
+      const r = await restartAt(when, back);
+      try {
+        if (when !== "seal") {
+          assert.ok(r.failure instanceof Error && r.failure.name === "EvidenceError", what);
+        }
+        if (back === "after the seal") {
+          assert.ok(r.sealed instanceof Error, `${what}: the seal says the rows were not recorded`);
+          assert.match(r.sealed.message, /is sealed in its folder .*but its seal cannot be recorded/, what);
+        }
+        const io = bufferIo();
+        const code = await prove(["--store", r.db.uri, "--runs", r.dir, "verify", r.runId], io);
+        assert.equal(code, 0, `${what}: ${[...io.stdout, ...io.stderr].join("\n")}`);
+        await using store = await PostgresStore.open(r.db.uri, { runs: r.dir, create: false });
+        assert.deepEqual(await store.checkRun(r.runId), [], what);
+        const manifest = JSON.parse(
+          await Deno.readTextFile(join(r.dir, r.runId, "evidence", "manifest.json")),
+        );
+        const [rows] = await onDatabase(
+          r.db.uri,
+          (sql) =>
+            sql`SELECT (SELECT count(*)::int FROM provevi_events WHERE run_id = ${r.runId}) AS events,
+                       (SELECT count(*)::int FROM provevi_payloads WHERE run_id = ${r.runId}) AS payloads`,
+        );
+        assert.deepEqual(rows, { events: manifest.events, payloads: manifest.payloads.length }, what);
+        assert.equal((await store.run(r.runId))?.status, "incomplete", what);
+      } finally {
+        await r.db.drop();
+        await Deno.remove(r.dir, { recursive: true });
+      }
     }
   },
 });

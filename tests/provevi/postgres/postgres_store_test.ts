@@ -15,7 +15,7 @@ import {
 import { storeContract } from "../store/store_contract.ts";
 import { questionsContract } from "../store/questions_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
-import { freshDatabase, NO_PG, onDatabase } from "./_pg.ts";
+import { freshDatabase, NO_PG, onDatabase, PG_URL } from "./_pg.ts";
 
 storeContract("PostgresStore", async () => {
   const runs = await Deno.makeTempDir({ prefix: "provevi-pg-" });
@@ -207,13 +207,41 @@ pgTest(
       (sql) =>
         sql.unsafe("UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL"),
     );
-    assert.match(
-      (await store.checkRun(SAMPLE_RUN_ID)).map((p) => p.message).join("\n"),
-      /manifest_sha256 is null, but manifest\.json/,
-    );
+    assert.equal((await store.run(SAMPLE_RUN_ID))?.manifest_sha256, null);
     await store.readRun(SAMPLE_RUN_ID);
     assert.deepEqual(await store.checkRun(SAMPLE_RUN_ID), []);
     assert.deepEqual(await store.run(SAMPLE_RUN_ID), sealed);
+  },
+);
+
+pgTest(
+  "PostgresStore: rows its writer could not write before the folder's seal (the last events, the payloads) are completed from the folder when the run is read or checked",
+  async () => {
+    await using t = await temp();
+    await using store = await PostgresStore.open(t.uri, { runs: t.dir });
+    await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+    const tables = [
+      "provevi_runs",
+      "provevi_events",
+      "provevi_event_refs",
+      "provevi_payloads",
+      "provevi_run_params",
+    ];
+    const dump = () =>
+      onDatabase(
+        t.uri,
+        (sql) => Promise.all(tables.map((n) => sql.unsafe(`SELECT * FROM ${n} ORDER BY 1, 2`))),
+      );
+    const whole = JSON.stringify(await dump());
+    const lose = `DELETE FROM provevi_events WHERE seq >= 0; DELETE FROM provevi_event_refs;
+      DELETE FROM provevi_payloads; DELETE FROM provevi_run_params;
+      UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL, status = 'running'`;
+    for (const read of ["readRun", "checkRun"] as const) {
+      await onDatabase(t.uri, (sql) => sql.unsafe(lose));
+      if (read === "readRun") await store.readRun(SAMPLE_RUN_ID);
+      assert.deepEqual(await store.checkRun(SAMPLE_RUN_ID), [], read);
+      assert.equal(JSON.stringify(await dump()), whole, read);
+    }
   },
 );
 
@@ -291,3 +319,41 @@ questionsContract("PostgresStore", async () => {
   const db = await freshDatabase();
   return { store: await PostgresStore.open(db.uri, { runs }), runs, cleanup: db.drop };
 }, { indexed: true, ignore: NO_PG });
+
+pgTest(
+  "PostgresStore refuses to write to a database whose encoding cannot hold every character",
+  async () => {
+    const name = `provevi_test_latin1_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const server = new URL(PG_URL!);
+    await onDatabase(
+      server.href,
+      (sql) =>
+        sql.unsafe(
+          `CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`,
+        ),
+    );
+    try {
+      server.pathname = `/${name}`;
+      await assert.rejects(
+        PostgresStore.open(server.href, { runs: "/tmp/unused-runs" }),
+        (error: Error) => {
+          assert.ok(error instanceof ProveviError);
+          assert.match(
+            error.message,
+            /encoding is LATIN1, which cannot hold every character .*createdb -E UTF8/,
+          );
+          return true;
+        },
+      );
+      // Nothing was written: the database holds no provevi table.
+      const [row] = await onDatabase(
+        server.href,
+        (sql) => sql`SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'provevi\_%'`,
+      );
+      assert.equal(row!.n, 0);
+    } finally {
+      server.pathname = "/postgres";
+      await onDatabase(server.href, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    }
+  },
+);

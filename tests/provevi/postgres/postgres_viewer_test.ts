@@ -10,7 +10,6 @@ import { bufferIo } from "../../../cli/_io.ts";
 import { provr } from "../../../cli/provr.ts";
 import { PostgresStore } from "../../../lib/provevi/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
-import { cookieName } from "../../../lib/provevi/viewer/viewer_guard.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 import { viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { freshDatabase, NO_PG } from "./_pg.ts";
@@ -18,7 +17,8 @@ import { freshDatabase, NO_PG } from "./_pg.ts";
 const PORT = 5124;
 const TOKEN = "c".repeat(64);
 const ORIGIN = `http://127.0.0.1:${PORT}`;
-const HEADERS = { host: `127.0.0.1:${PORT}`, cookie: `${cookieName(PORT)}=${TOKEN}` };
+const BASE = `${ORIGIN}/t/${TOKEN}`;
+const HEADERS = { host: `127.0.0.1:${PORT}` };
 
 Deno.test({
   name:
@@ -47,7 +47,7 @@ Deno.test({
         openToWrite: () => PostgresStore.open(db.uri, { runs }),
       });
       const get = async (path: string) => {
-        const r = await handle(new Request(`${ORIGIN}${path}`, { headers: HEADERS }));
+        const r = await handle(new Request(`${BASE}${path}`, { headers: HEADERS }));
         assert.equal(r.status, 200, path);
         return await r.json();
       };
@@ -65,7 +65,7 @@ Deno.test({
       const agents = await get("/api/agents");
       assert.deepEqual(agents.map((a: { agent: string }) => a.agent), ["acme/demo/dev/q"]);
       const posted = await handle(
-        new Request(`${ORIGIN}/api/runs/${id}/assessments`, {
+        new Request(`${BASE}/api/runs/${id}/assessments`, {
           method: "POST",
           headers: { ...HEADERS, origin: ORIGIN, "content-type": "application/json" },
           body: JSON.stringify({ name: "correct", value: true }),

@@ -2,14 +2,10 @@ import assert from "node:assert/strict";
 import { FileStore, readEventsText, readSpansFile, receiver } from "../../../lib/provevi/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
+import { skipWithout } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVRUN_TEST_OTEL_PYTHON");
-const CI = Deno.env.get("CI") !== undefined;
-if (PYTHON === undefined && !CI) {
-  console.warn(
-    "Python OpenTelemetry tests skipped: PROVRUN_TEST_OTEL_PYTHON is unset (source .ci/peers/agents.sh, as .ci/run does)",
-  );
-}
+const NO_PYTHON = skipWithout("python-otel");
 
 // The Python SDK's own OTLP/HTTP exporters, protobuf (gzip) and JSON, each sending a parent and a child span.
 const SCRIPT = `
@@ -34,7 +30,7 @@ for name, exporter in (("proto", Proto(endpoint=url, compression=Compression.Gzi
 
 Deno.test({
   name: "receiver() takes the Python OpenTelemetry SDK's OTLP/HTTP protobuf (gzip) and JSON exporters",
-  ignore: PYTHON === undefined && !CI,
+  ignore: NO_PYTHON,
   fn: async () => {
     if (PYTHON === undefined) {
       throw new Error("PROVRUN_TEST_OTEL_PYTHON is unset: .ci/peers/agents.sh installs it");
@@ -47,7 +43,11 @@ Deno.test({
       await using spans = receiver(store, recorder);
       const out = await new Deno.Command(PYTHON, {
         args: ["-c", SCRIPT, spans.tracesUrl],
-        env: { OTEL_SDK_DISABLED: "false" },
+        // the run's key, as a program gets it: the SDK's own variable
+        env: {
+          OTEL_SDK_DISABLED: "false",
+          OTEL_EXPORTER_OTLP_HEADERS: `authorization=${spans.headers.authorization}`,
+        },
         stdout: "piped",
         stderr: "piped",
       }).output();
@@ -55,6 +55,7 @@ Deno.test({
       assert.ok(out.success, new TextDecoder().decode(out.stderr));
       assert.equal(spans.spans, 4);
       assert.equal(spans.refused, 0);
+      assert.equal(spans.strangers, 0);
       await recorder.seal();
       const events = readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events;
       assert.deepEqual(events.map((e) => [e.trace_id, e.data.name, e.data.scope, e.data.service]), [

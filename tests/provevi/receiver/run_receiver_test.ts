@@ -54,9 +54,9 @@ function exportTwoSpans(
 Deno.test("receiver() takes the real OTLP/HTTP protobuf and JSON exporters' spans as evidence and span rows", async () => {
   await using run = await openRun();
   await using spans = receiver(run.store, run.recorder);
-  const proto = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl }));
+  const proto = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl, headers: { ...spans.headers } }));
   await proto.provider.shutdown();
-  const json = exportTwoSpans(new JsonExporter({ url: spans.tracesUrl }));
+  const json = exportTwoSpans(new JsonExporter({ url: spans.tracesUrl, headers: { ...spans.headers } }));
   await json.provider.shutdown();
   assert.equal(spans.spans, 4);
   // SimpleSpanProcessor exports each span as it ends, so two requests may cross: compare in a fixed order
@@ -121,14 +121,14 @@ Deno.test("receiver() takes a gzip body, and refuses an unknown encoding", async
   });
   const ok = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    headers: { ...spans.headers, "content-type": "application/json", "content-encoding": "gzip" },
     body: new Uint8Array(gzipSync(body)),
   });
   assert.equal(ok.status, 200);
   assert.deepEqual(await ok.json(), {});
   const bad = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "application/json", "content-encoding": "br" },
+    headers: { ...spans.headers, "content-type": "application/json", "content-encoding": "br" },
     body,
   });
   assert.equal(bad.status, 400);
@@ -153,24 +153,29 @@ Deno.test("receiver() answers a malformed body with 400 and a telemetry_problem,
     ["application/json", JSON.stringify({ resourceSpans: "many" })],
   ];
   for (const [type, body] of cases) {
-    const r = await fetch(spans.tracesUrl, { method: "POST", headers: { "content-type": type }, body });
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
     assert.equal(r.status, 400, `${type} ${String(body)}`);
     if (type === "application/json") assert.equal((await r.json()).code, 3);
     else await r.body?.cancel();
   }
   const text = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "text/plain" },
+    headers: { ...spans.headers, "content-type": "text/plain" },
     body: "x",
   });
   assert.equal(text.status, 415);
   await text.body?.cancel();
-  const good = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl }));
+  const good = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl, headers: { ...spans.headers } }));
   await good.provider.shutdown();
   const events = await run.events();
   const problems = events.filter((e) => e.type === "telemetry_problem");
-  assert.equal(problems.length, 4);
+  assert.equal(problems.length, 5);
   assert.match(String(problems[2]!.data.problem), /traceId is not 32 hex digits/);
+  assert.match(String(problems[4]!.data.problem), /send application\/x-protobuf or application\/json/);
   assert.equal(events.filter((e) => e.type === "span_recorded").length, 2);
   assert.equal(spans.refused, 5);
 });
@@ -181,7 +186,7 @@ Deno.test("receiver() refuses a body over its size limit with 413, before readin
   const big = JSON.stringify({ resourceSpans: [], pad: "x".repeat(4096) });
   const r = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { ...spans.headers, "content-type": "application/json" },
     body: big,
   });
   assert.equal(r.status, 413);
@@ -191,24 +196,32 @@ Deno.test("receiver() refuses a body over its size limit with 413, before readin
   assert.ok(bomb.byteLength < 1024);
   const z = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    headers: { ...spans.headers, "content-type": "application/json", "content-encoding": "gzip" },
     body: new Uint8Array(bomb),
   });
   assert.equal(z.status, 413);
-  await z.body?.cancel();
-  assert.equal((await run.events()).filter((e) => e.type === "span_recorded").length, 0);
+  assert.match((await z.json()).message, /unpacks to over the receiver's limit of 1024 bytes/);
+  const events = await run.events();
+  assert.equal(events.filter((e) => e.type === "span_recorded").length, 0);
+  // each refusal is the run's telemetry_problem
+  assert.deepEqual(
+    events.filter((e) => e.type === "telemetry_problem").map((e) =>
+      String(e.data.problem).replace(/:.*/, "")
+    ),
+    ["the span receiver refused a body", "the span receiver refused a body"],
+  );
 });
 
 Deno.test("receiver() refuses spans after the run is sealed with 409 and an OTLP error body", async () => {
   await using run = await openRun();
   await using spans = receiver(run.store, run.recorder);
   await run.recorder.seal();
-  const exporter = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl }));
+  const exporter = exportTwoSpans(new ProtoExporter({ url: spans.tracesUrl, headers: { ...spans.headers } }));
   await exporter.provider.shutdown();
   assert.equal(spans.spans, 0);
   const r = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "application/x-protobuf" },
+    headers: { ...spans.headers, "content-type": "application/x-protobuf" },
     body: new Uint8Array(),
   });
   assert.equal(r.status, 409);
@@ -318,7 +331,7 @@ Deno.test("receiver() refuses a JSON span holding a lone surrogate with 400, and
     assert.match(body, /\\ud[8c]00/);
     const r = await fetch(spans.tracesUrl, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { ...spans.headers, "content-type": "application/json" },
       body,
     });
     assert.equal(r.status, 400);
@@ -326,7 +339,7 @@ Deno.test("receiver() refuses a JSON span holding a lone surrogate with 400, and
   }
   const good = await fetch(spans.tracesUrl, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { ...spans.headers, "content-type": "application/json" },
     body: span("claude_code.tool"),
   });
   assert.equal(good.status, 200);

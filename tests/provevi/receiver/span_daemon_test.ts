@@ -1,114 +1,255 @@
 import assert from "node:assert/strict";
-import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import {
   appendSealedSpans,
-  FileStore,
   findRun,
+  openWithDaemon,
+  readDaemonFile,
   readEventsText,
   readSpansFile,
-  type SealedSpans,
   SpanDaemon,
   verifyRun,
+  writeDaemonFile,
 } from "../../../lib/provevi/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
-import { removeWritable } from "../../_files.ts";
+import {
+  jsonSpans,
+  openInStore,
+  openRequest,
+  openWith,
+  postSpans,
+  sealRequest,
+  sealWith,
+  sendSpans,
+  tempStore,
+  writerProcess,
+} from "./_daemon.ts";
 
-async function sendSpans(url: string, names: string[]): Promise<void> {
-  const provider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url }))],
-  });
-  const tracer = provider.getTracer("claude_code");
-  for (const name of names) tracer.startSpan(name).end();
-  await provider.shutdown();
-}
-
-Deno.test("SpanDaemon takes spans for two open runs at once, each at its own address, and hands them back at the seal", async () => {
-  const runs = await Deno.makeTempDir({ prefix: "provevi-daemon-" });
-  try {
-    const store = new FileStore({ runs });
-    await using daemon = SpanDaemon.start(store);
-    const opened = [];
-    for (const id of ["run-20261130T120000Z-0000000a", "run-20261130T120000Z-0000000b"]) {
-      const writer = await store.openRun(id);
-      const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
-      await recorder.record({ type: "run_created", component: "RunContext", data: {} });
-      const r = await fetch(`${daemon.url}/runs`, { method: "POST", body: JSON.stringify({ run_id: id }) });
-      assert.equal(r.status, 201);
-      opened.push({ id, writer, recorder, ...(await r.json()) as { traces_url: string; seal_url: string } });
-    }
-    assert.deepEqual(daemon.open, opened.map((o) => o.id));
-    const [a, b] = opened as [typeof opened[0], typeof opened[0]];
-    assert.notEqual(a.traces_url, b.traces_url);
-    await Promise.all([sendSpans(a.traces_url, ["a.one", "a.two"]), sendSpans(b.traces_url, ["b.one"])]);
-    // span rows go to each run's folder at once
-    assert.deepEqual((await readSpansFile(a.writer.folder)).map((s) => s.name).sort(), ["a.one", "a.two"]);
-    assert.deepEqual((await readSpansFile(b.writer.folder)).map((s) => s.name), ["b.one"]);
-    // a run seals with the daemon, and appends what it took to its own chain
-    const sealed = await (await fetch(a.seal_url, { method: "POST" })).json() as SealedSpans;
-    assert.equal(sealed.run_id, a.id);
-    assert.equal(sealed.spans, 2);
-    assert.equal(await appendSealedSpans(a.recorder, sealed), 2);
-    await a.recorder.seal();
-    const events = readEventsText(await Deno.readTextFile(`${a.writer.folder}/evidence/events.jsonl`)).events;
-    assert.deepEqual(events.map((e) => [e.type, e.data.name ?? null]).slice(1).sort(), [
-      ["span_recorded", "a.one"],
-      ["span_recorded", "a.two"],
-    ]);
-    const check = await verifyRun(await findRun(a.writer.folder));
-    assert.ok(check.ok, JSON.stringify(check.problems));
-    // after its seal, the daemon refuses the run's spans; the other run is still open
-    const late = await fetch(a.traces_url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: "{}",
-    });
-    assert.equal(late.status, 409);
-    assert.match((await late.json()).message, /is sealed/);
-    assert.deepEqual(daemon.open, [b.id]);
-    await sendSpans(b.traces_url, ["b.two"]);
-    const sealedB = await (await fetch(b.seal_url, { method: "POST" })).json() as SealedSpans;
-    assert.equal(sealedB.spans, 2);
-    const again = await fetch(b.seal_url, { method: "POST" });
-    assert.equal(again.status, 409);
-    await again.body?.cancel();
-  } finally {
-    await removeWritable(runs);
+Deno.test("SpanDaemon takes spans for two open runs at once, each at its own address with its own key, and hands them back at the seal", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const ids = ["run-20261130T120000Z-0000000a", "run-20261130T120000Z-0000000b"];
+  const runs = [];
+  for (const id of ids) {
+    runs.push({ id, ...await openInStore(t.store, id), opened: await openWith(daemon, id) });
   }
+  assert.deepEqual(daemon.open, ids);
+  const [a, b] = runs as [typeof runs[0], typeof runs[0]];
+  assert.notEqual(a.opened.traces_url, b.opened.traces_url);
+  assert.notEqual(a.opened.ingest_key, b.opened.ingest_key);
+  // the keys are in no URL
+  for (const url of [a.opened.traces_url, a.opened.seal_url, a.opened.endpoint]) {
+    assert.ok(!url.includes(a.opened.ingest_key) && !url.includes(a.opened.writer_key), url);
+  }
+  await Promise.all([sendSpans(a.opened, ["a.one", "a.two"]), sendSpans(b.opened, ["b.one"])]);
+  // span rows go to each run's folder at once
+  assert.deepEqual((await readSpansFile(a.writer.folder)).map((s) => s.name).sort(), ["a.one", "a.two"]);
+  assert.deepEqual((await readSpansFile(b.writer.folder)).map((s) => s.name), ["b.one"]);
+  // one run's key does not reach the other run
+  const crossed = await postSpans(b.opened, jsonSpans(1), a.opened.ingest_key);
+  assert.equal(crossed.status, 401);
+  await crossed.body?.cancel();
+  // a run seals with the daemon, and appends what it took to its own chain
+  const sealed = await sealWith(a.opened);
+  assert.equal(sealed.run_id, a.id);
+  assert.equal(sealed.spans, 2);
+  assert.equal(await appendSealedSpans(a.recorder, sealed), 2);
+  await a.recorder.seal();
+  const events = readEventsText(await Deno.readTextFile(`${a.writer.folder}/evidence/events.jsonl`)).events;
+  assert.deepEqual(events.map((e) => [e.type, e.data.name ?? null]).slice(1).sort(), [
+    ["span_recorded", "a.one"],
+    ["span_recorded", "a.two"],
+  ]);
+  const check = await verifyRun(await findRun(a.writer.folder));
+  assert.ok(check.ok, JSON.stringify(check.problems));
+  // after its seal, the daemon refuses the run's spans; the other run is still open
+  const late = await postSpans(a.opened, "{}");
+  assert.equal(late.status, 409);
+  assert.match((await late.json()).message, /takes no more spans: its writer sealed it/);
+  assert.deepEqual(daemon.open, [b.id]);
+  await sendSpans(b.opened, ["b.two"]);
+  assert.equal((await sealWith(b.opened)).spans, 2);
+  const again = await sealRequest(b.opened);
+  assert.equal(again.status, 409);
+  await again.body?.cancel();
 });
 
-Deno.test("SpanDaemon refuses spans for a run that is not open, a run the store lacks, and a run opened twice", async () => {
-  const runs = await Deno.makeTempDir({ prefix: "provevi-daemon-" });
-  const store = new FileStore({ runs });
-  await store.openRun("run-x");
-  await using daemon = SpanDaemon.start(store);
-  const r = await fetch(`${daemon.url}/r/${"0".repeat(32)}/v1/traces`, {
-    method: "POST",
-    headers: { "content-type": "application/x-protobuf" },
-    body: new Uint8Array(),
-  });
-  assert.equal(r.status, 409);
-  await r.body?.cancel();
-  const first = await fetch(`${daemon.url}/runs`, {
-    method: "POST",
-    body: JSON.stringify({ run_id: "run-x" }),
-  });
-  assert.equal(first.status, 201);
+Deno.test("SpanDaemon opens only a run the store has live: absent, sealed and cut runs are refused, and a run opens once", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const answer = async (r: Response) => [r.status, (await r.json()).error] as [number, string];
+  // absent
+  const [absent, absentSays] = await answer(await openRequest(daemon, "run-20261130T120000Z-00000abc"));
+  assert.equal(absent, 404);
+  assert.match(absentSays, /store has no run run-20261130T120000Z-00000abc; open the run in the store first/);
+  // sealed in the store
+  const sealed = await openInStore(t.store, "run-20261130T120000Z-0000005e");
+  await sealed.recorder.seal();
+  const [sealedStatus, sealedSays] = await answer(await openRequest(daemon, sealed.writer.runId));
+  assert.equal(sealedStatus, 409);
+  assert.match(sealedSays, /is sealed; it takes no spans/);
+  // cut: its writer was killed
+  const cutId = "run-20261130T120000Z-000000c7";
+  const writer = await writerProcess(t.runs, cutId);
+  await writer.kill();
+  const [cutStatus, cutSays] = await answer(await openRequest(daemon, cutId));
+  assert.equal(cutStatus, 409);
+  assert.match(cutSays, /was cut \(its writer is gone\)/);
+  // live: opens once; a second opener (whoever it is) gets no keys
+  const live = await openInStore(t.store, "run-20261130T120000Z-0000011e");
+  const [first, second] = await Promise.all([
+    openRequest(daemon, live.writer.runId),
+    openRequest(daemon, live.writer.runId),
+  ]);
+  assert.deepEqual([first.status, second.status].sort(), [201, 409]);
+  const loser = first.status === 409 ? first : second;
+  assert.match((await loser.json()).error, /opened with this daemon already; only the writer that opened it/);
+  await (first.status === 201 ? first : second).body?.cancel();
+  // not a run ID, or not JSON
+  for (
+    const [type, body, status] of [
+      ["application/json", '{"run_id": "../etc"}', 400],
+      ["application/json", "run-x", 400],
+      ["text/plain", '{"run_id": "run-x"}', 415],
+      ["application/json", JSON.stringify({ run_id: "x".repeat(5000) }), 413],
+    ] as const
+  ) {
+    const r = await fetch(`${daemon.url}/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${daemon.secret}`, "content-type": type },
+      body,
+    });
+    assert.equal(r.status, status, body.slice(0, 40));
+    await r.body?.cancel();
+  }
+  assert.deepEqual(daemon.open, [live.writer.runId]);
+});
+
+Deno.test("a run sealed or cut in the store after it opened with the daemon takes no more spans, and the daemon lets go of what it held", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  // sealed by its writer in the store, without the daemon
+  const run = await openInStore(t.store, "run-20261130T120000Z-000005ea");
+  const opened = await openWith(daemon, run.writer.runId);
+  await sendSpans(opened, ["before"]);
+  await run.recorder.seal();
+  const late = await postSpans(opened, jsonSpans(1, "after"));
+  assert.equal(late.status, 409);
+  assert.match((await late.json()).message, /takes no more spans: it is sealed in the store/);
+  assert.deepEqual((await readSpansFile(run.writer.folder)).map((s) => s.name), ["before"]);
+  assert.deepEqual(daemon.open, []);
+  // its writer killed: the sweep lets the run go, and its spans are refused from then on
+  const cutId = "run-20261130T120000Z-00000c07";
+  const writer = await writerProcess(t.runs, cutId);
+  const cut = await openWith(daemon, cutId);
+  await sendSpans(cut, ["held"]);
+  await writer.kill();
+  assert.deepEqual(await daemon.sweep(), [cutId]);
+  assert.deepEqual(daemon.open, []);
+  const refused = await postSpans(cut, jsonSpans(1));
+  assert.equal(refused.status, 409);
+  assert.match((await refused.json()).message, /it is cut in the store/);
+  const seal = await sealRequest(cut);
+  assert.equal(seal.status, 409);
+  await seal.body?.cancel();
+});
+
+Deno.test("a run past its limits at the daemon is refused with 413, the spans held for it are let go, and its writer learns it at the seal", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store, { limits: { maxSpans: 5 } });
+  const run = await openInStore(t.store, "run-20261130T120000Z-0000b0b0");
+  const opened = await openWith(daemon, run.writer.runId);
+  const ok = await postSpans(opened, jsonSpans(3));
+  assert.equal(ok.status, 200);
+  await ok.body?.cancel();
+  const over = await postSpans(opened, jsonSpans(3));
+  assert.equal(over.status, 413);
+  assert.match((await over.json()).message, /passed its limit of 5 spans; no more of its spans are taken/);
+  const still = await postSpans(opened, jsonSpans(1));
+  assert.equal(still.status, 413);
+  await still.body?.cancel();
+  const sealed = await sealWith(opened);
+  assert.equal(sealed.spans, 3);
+  assert.deepEqual(Object.keys(sealed.payloads), []);
+  assert.deepEqual(sealed.events.map((e) => e.type), [
+    "telemetry_problem",
+    "telemetry_problem",
+    "telemetry_problem",
+  ]);
+  assert.match(
+    String(sealed.events[0]!.data!.problem),
+    /let go of the 3 spans it held .* because it passed its limits/,
+  );
+  assert.match(String(sealed.events[1]!.data!.problem), /passed its limit of 5 spans/);
+  await appendSealedSpans(run.recorder, sealed);
+  await run.recorder.seal();
+  const check = await verifyRun(await findRun(run.writer.folder));
+  assert.ok(check.ok, JSON.stringify(check.problems));
+});
+
+Deno.test("openWithDaemon() opens a run as its writer from the connection file, and its close() seals it with the daemon and appends the spans to the chain", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = `${t.runs}/serve.json`;
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+  const run = await openInStore(t.store, "run-20261130T120000Z-0000c11e");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  assert.match(spans.tracesUrl, new RegExp(`^${daemon.url}/runs/[0-9a-f]{32}/v1/traces$`));
+  await sendSpans(
+    { traces_url: spans.tracesUrl } as Parameters<typeof sendSpans>[0],
+    ["program.span"],
+    spans.headers.authorization!.slice("Bearer ".length),
+  );
+  await spans.close();
+  assert.equal(spans.spans, 1);
+  await run.recorder.seal();
+  const events = readEventsText(await Deno.readTextFile(`${run.writer.folder}/evidence/events.jsonl`)).events;
+  assert.deepEqual(events.map((e) => e.type), ["run_created", "span_recorded"]);
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+  // a second writer for the same run gets nothing from the daemon
+  const other = await openInStore(t.store, "run-20261130T120000Z-0000c12e");
+  await openWith(daemon, other.writer.runId);
+  await assert.rejects(
+    async () => openWithDaemon(await readDaemonFile(file), other.recorder),
+    /did not open run run-20261130T120000Z-0000c12e: prove serve: run .* was opened with this daemon already/,
+  );
+});
+
+Deno.test("appendSealedSpans() takes only spans and problems of the receiver, with payloads that match their hashes, and writes nothing else", async () => {
+  await using t = await tempStore();
+  const run = await openInStore(t.store, "run-20261130T120000Z-0000f0f0");
+  const base = { run_id: run.writer.runId, spans: 1, refused: 0 };
+  const forged = [
+    { events: [{ type: "run_completed", component: "SpanReceiver", data: {} }], payloads: {} },
+    { events: [{ type: "span_recorded", component: "RunContext", data: {} }], payloads: {} },
+    { events: [], payloads: { ["0".repeat(64)]: btoa("not these bytes") } },
+    {
+      events: [{ type: "span_recorded", component: "SpanReceiver", payload: "a".repeat(64), data: {} }],
+      payloads: {},
+    },
+  ];
+  for (const f of forged) {
+    await assert.rejects(() => appendSealedSpans(run.recorder, { ...base, ...f }), /the daemon's answer/);
+  }
+  assert.equal(run.recorder.count, 1);
+});
+
+Deno.test("SpanDaemon holds at most maxHeldBytes of spans for all its open runs: past it a run's spans get 503, taken again once runs seal", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store, { maxHeldBytes: 3000 });
+  const runs = [];
+  for (const id of ["run-20261130T120000Z-0000a001", "run-20261130T120000Z-0000a002"]) {
+    await openInStore(t.store, id);
+    runs.push(await openWith(daemon, id));
+  }
+  const first = await postSpans(runs[0]!, jsonSpans(20)); // about 3,800 bytes
+  assert.equal(first.status, 200);
   await first.body?.cancel();
-  const twice = await fetch(`${daemon.url}/runs`, {
-    method: "POST",
-    body: JSON.stringify({ run_id: "run-x" }),
-  });
-  assert.equal(twice.status, 409);
-  assert.match((await twice.json()).error, /opened with this daemon already/);
-  const bad = await fetch(`${daemon.url}/runs`, { method: "POST", body: "run-x" });
-  assert.equal(bad.status, 400);
-  await bad.body?.cancel();
-  const absent = await fetch(`${daemon.url}/runs`, {
-    method: "POST",
-    body: JSON.stringify({ run_id: "run-y" }),
-  });
-  assert.equal(absent.status, 404);
-  assert.match((await absent.json()).error, /has no run run-y.*open the run first/);
-  await removeWritable(runs);
+  const full = await postSpans(runs[1]!, jsonSpans(1));
+  assert.equal(full.status, 503);
+  assert.match((await full.json()).message, /holds its limit of 3000 bytes of spans for its open runs/);
+  await sealWith(runs[0]!);
+  const again = await postSpans(runs[1]!, jsonSpans(1));
+  assert.equal(again.status, 200);
+  await again.body?.cancel();
+  assert.equal((await sealWith(runs[1]!)).refused, 1);
 });

@@ -21,7 +21,8 @@ import {
   canonicalData,
   type SpanData,
 } from "../../../lib/provevi/receiver/span_lines.ts";
-import { receivedRow, takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
+import { takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
+import { receivedRow } from "../../../lib/provevi/receiver/span_events.ts";
 import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
 import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_receiver.ts";
 import { attributeLevel } from "../../../lib/provevi/telemetry/attributes.ts";

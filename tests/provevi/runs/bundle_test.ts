@@ -1,12 +1,11 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../../provcat/_assert.ts";
-import { makeBucket, makeRepo, NO_S3, s3Config, warnNoS3 } from "../../provcat/_helpers.ts";
+import { makeBucket, makeRepo, NO_S3, s3Config } from "../../provcat/_helpers.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
 import { commitBundle, FileRunRecord, verifyBundle, verifyRun } from "../../../lib/provevi/mod.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
 
-warnNoS3();
 const RUN = "run-20261129T120000Z-0badc0de";
 const URI = `run://acme/demo/dev/${RUN}`;
 

@@ -355,10 +355,14 @@ Deno.test("a row that missed its run's seal (its writer killed between the folde
       .get();
     const unseal = "UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL";
     store.db.exec(unseal);
-    assert.match(
-      (await store.checkRun(RUN)).map((p) => p.message).join("\n"),
-      /manifest_sha256 is null, but manifest\.json hashes to/,
-    );
+    // A store opened only to read writes nothing, so its check says what the row lacks.
+    {
+      await using reader = new SqliteStore(join(dir, "evidence.db"), { runs: dir, create: false });
+      assert.match(
+        (await reader.checkRun(RUN)).map((p) => p.message).join("\n"),
+        /manifest_sha256 is null, but manifest\.json hashes to/,
+      );
+    }
     const check = await verifyRun(await store.readRun(RUN), { store });
     assert.deepEqual(check.problems.map((p) => p.message), []);
     assert.deepEqual(
@@ -375,6 +379,37 @@ Deno.test("a row that missed its run's seal (its writer killed between the folde
     assert.equal(tampered.ok, false);
     assert.match(tampered.problems.map((p) => p.message).join("\n"), /out of sequence/);
     assert.equal(store.db.prepare("SELECT manifest_sha256 FROM provevi_runs").get()!.manifest_sha256, null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("rows a run's writer could not write before its folder was sealed (its last events, a payload, the seal) are completed from the folder when the run is read or checked, as the writer would have written them", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN), { inputs: ["data+table://acme/demo/dev/in/a"], notes: 2 });
+    const tables = ["provevi_runs", "provevi_events", "provevi_event_refs", "provevi_payloads"];
+    const dump = () => tables.map((t) => store.db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all());
+    const whole = dump();
+    const lose = `DELETE FROM provevi_events WHERE seq >= 3; DELETE FROM provevi_event_refs WHERE seq >= 3;
+      DELETE FROM provevi_payloads;
+      UPDATE provevi_runs SET last_hash = NULL, manifest_sha256 = NULL, sealed_at = NULL, status = 'running'`;
+    for (const read of ["readRun", "checkRun"] as const) {
+      store.db.exec(lose);
+      if (read === "readRun") await store.readRun(RUN);
+      assert.deepEqual(await store.checkRun(RUN), [], read);
+      assert.deepEqual(dump(), whole, read);
+    }
+    // Opened only to read, the store writes nothing: the check says what the rows lack.
+    store.db.exec(lose);
+    await using reader = new SqliteStore(join(dir, "evidence.db"), { runs: dir, create: false });
+    assert.match(
+      (await verifyRun(await reader.readRun(RUN), { store: reader })).problems.map((p) => p.message).join(
+        "\n",
+      ),
+      /lines 4–/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -16,7 +16,8 @@ Deno.test("retryBusy() stops once the busy timeout has passed in all, not after 
     /database is locked/,
   );
   assert.ok(calls <= 5, `${calls} attempts`);
-  assert.ok(performance.now() - started < 600);
+  // 20 busy timeouts would take 4 s; one, 200 ms: the limit is generous for a busy machine.
+  assert.ok(performance.now() - started < 3_000);
 });
 
 Deno.test("retryBusy() retries a busy error and passes any other at once", () => {

@@ -1,5 +1,6 @@
 /** Drives Debian's Chromium headless with puppeteer-core for the viewer's tests (`.ci/peers/chromium.sh`). */
 import { join } from "node:path";
+import { skipWithout } from "../../_peers.ts";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
@@ -8,12 +9,7 @@ const ROOT = new URL("../../../", import.meta.url).pathname;
 export const CHROMIUM: string | null = Deno.env.get("PROVE_TEST_CHROMIUM") || null;
 
 /** Outside CI, the browser tests are skipped without Chromium; in CI they fail. */
-export const NO_BROWSER: boolean = CHROMIUM === null && Deno.env.get("CI") === undefined;
-if (NO_BROWSER) {
-  console.log(
-    "viewer browser tests skipped: PROVE_TEST_CHROMIUM is not set (source .ci/peers/chromium.sh, which installs Debian's chromium)",
-  );
-}
+export const NO_BROWSER: boolean = skipWithout("chromium");
 
 /** Where the screenshots go: PROVE_TEST_ARTIFACTS, or .tools/artifacts/ui. */
 export const ARTIFACTS: string = Deno.env.get("PROVE_TEST_ARTIFACTS") ??

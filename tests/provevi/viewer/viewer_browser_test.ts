@@ -70,7 +70,7 @@ browserTest(
         await using browser = await launch();
         const { page, errors } = await openPage(browser);
         await page.goto(ui.url, { waitUntil: "networkidle0" });
-        assert.equal(new URL(page.url()).search, "", "the token leaves the address bar");
+        assert.equal(new URL(page.url()).search, "", "the token is in the path, not the query");
         // The runs page redraws its rows every two seconds: read them by selector, never through a held handle.
         await page.waitForSelector(`tr[data-run="${runId}"]`);
         assert.equal(await page.$eval(`tr[data-run="${runId}"] .pill`, (e) => e.textContent), "completed");
@@ -118,7 +118,7 @@ browserTest(
     });
     await using browser = await launch();
     const { page, errors } = await openPage(browser);
-    await page.goto(viewer.url.replace("/?", `/runs/${RUN}?`), { waitUntil: "networkidle0" });
+    await page.goto(new URL(`runs/${RUN}`, viewer.url).href, { waitUntil: "networkidle0" });
     await page.waitForSelector("#verdict.bad");
     const problems = await page.$$eval("#problems li", (els) => els.map((e) => e.textContent));
     assert.ok(problems.some((p) => /line 10 \(seq 9\) has prev/.test(p!)), String(problems));
@@ -206,13 +206,13 @@ prompt: What was the revenue growth in Q3?
       await page.click("form button[type=submit]");
       await page.waitForFunction('document.querySelector("main").textContent.includes("matches the ledger")');
       assert.equal((await store.assessments(outcome.runId)).length, 1);
-      await page.goto(viewer.url.replace(/\/\?token=.*/, `/compare?a=${outcome.runId}&b=${second.runId}`), {
+      await page.goto(new URL(`compare?a=${outcome.runId}&b=${second.runId}`, viewer.url).href, {
         waitUntil: "networkidle0",
       });
       await page.waitForSelector("#compare");
       assert.match(await page.$eval("#compare", (c) => c.textContent!), /Revenue grew 11%\./);
       await screenshot(page, "compare");
-      await page.goto(viewer.url.replace(/\/\?token=.*/, "/agents"), { waitUntil: "networkidle0" });
+      await page.goto(new URL("agents", viewer.url).href, { waitUntil: "networkidle0" });
       await page.waitForFunction('document.querySelector("main").textContent.includes("versions")');
       await screenshot(page, "agents");
       assert.deepEqual(errors, []);
@@ -257,7 +257,7 @@ prompt: hi
         await page.$eval("body", (b) => b.textContent!),
         /needs the token/,
       );
-      // The viewer's page sets its cookie; a page of another origin in the same browser then tries to write.
+      // A page of another origin in the same browser, that even knows the viewer's address, tries to write.
       await page.goto(viewer.url, { waitUntil: "networkidle0" });
       const elsewhere = await browser.newPage();
       await elsewhere.goto(`http://127.0.0.1:${other.addr.port}/`);
@@ -273,7 +273,7 @@ prompt: hi
         } catch (error) {
           return String(error);
         }
-      }, `http://127.0.0.1:${viewer.port}/api/runs/${outcome.runId}/assessments`);
+      }, `${viewer.url}api/runs/${outcome.runId}/assessments`);
       assert.notEqual(status, 201);
       assert.deepEqual(await store.assessments(outcome.runId), []);
     } finally {

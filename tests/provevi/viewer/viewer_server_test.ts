@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
-import { cookieName, guardRequest } from "../../../lib/provevi/viewer/viewer_guard.ts";
+import { guardRequest } from "../../../lib/provevi/viewer/viewer_guard.ts";
 import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 
@@ -10,7 +10,7 @@ const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 const PORT = 5123;
 const TOKEN = "a".repeat(64);
 const ORIGIN = `http://127.0.0.1:${PORT}`;
-const cookie = `${cookieName(PORT)}=${TOKEN}`;
+const BASE = `${ORIGIN}/t/${TOKEN}`;
 const policy = (level: string) =>
   TelemetryPolicy.parse(`version: 1\ndestinations:\n  browser:\n    kind: live\n    receives: ${level}\n`);
 
@@ -22,58 +22,58 @@ function handler(runs: string, level: string | null) {
   });
 }
 
-function get(path: string, headers: Record<string, string> = { cookie }): Request {
-  return new Request(`${ORIGIN}${path}`, { headers: { host: `127.0.0.1:${PORT}`, ...headers } });
+function get(path: string, headers: Record<string, string> = {}): Request {
+  return new Request(`${BASE}${path}`, { headers: { host: `127.0.0.1:${PORT}`, ...headers } });
 }
 
 Deno.test("the guard refuses a Host that is not the viewer's own, against DNS rebinding", () => {
   for (const host of [`evil.example:${PORT}`, "127.0.0.1:80", `127.0.0.1.nip.io:${PORT}`, ""]) {
-    const r = guardRequest(new Request(`${ORIGIN}/`, { headers: { host, cookie } }), {
+    const r = guardRequest(new Request(`${BASE}/`, { headers: { host } }), {
       port: PORT,
       token: TOKEN,
     });
     assert.equal(r?.status, 421, host);
   }
   assert.equal(guardRequest(get("/"), { port: PORT, token: TOKEN }), null);
-  const local = new Request(`http://localhost:${PORT}/`, { headers: { host: `localhost:${PORT}`, cookie } });
+  const local = new Request(`http://localhost:${PORT}/t/${TOKEN}/`, {
+    headers: { host: `localhost:${PORT}` },
+  });
   assert.equal(guardRequest(local, { port: PORT, token: TOKEN }), null);
 });
 
-Deno.test("the guard refuses a request without the token, or with a wrong one", () => {
-  assert.equal(guardRequest(get("/api/runs", {}), { port: PORT, token: TOKEN })?.status, 403);
-  assert.equal(
-    guardRequest(get("/api/runs", { cookie: `${cookieName(PORT)}=${"b".repeat(64)}` }), {
+Deno.test("the guard refuses an address without the token, or with a wrong one, and never redirects", () => {
+  const guard = (url: string, headers: Record<string, string> = {}) =>
+    guardRequest(new Request(url, { headers: { host: `127.0.0.1:${PORT}`, ...headers } }), {
       port: PORT,
       token: TOKEN,
-    })
-      ?.status,
-    403,
-  );
-  assert.equal(guardRequest(get(`/?token=${"b".repeat(64)}`, {}), { port: PORT, token: TOKEN })?.status, 403);
-  // The cookie of the viewer on another port is not this viewer's.
-  assert.equal(
-    guardRequest(get("/", { cookie: `${cookieName(PORT + 1)}=${TOKEN}` }), { port: PORT, token: TOKEN })
-      ?.status,
-    403,
-  );
-});
-
-Deno.test("the token in the URL sets an HttpOnly, SameSite=Strict cookie and leaves the address", () => {
-  const r = guardRequest(get(`/runs/x?token=${TOKEN}&a=1`, {}), { port: PORT, token: TOKEN })!;
-  assert.equal(r.status, 303);
-  assert.equal(r.headers.get("location"), "/runs/x?a=1");
-  assert.equal(
-    r.headers.get("set-cookie"),
-    `${cookieName(PORT)}=${TOKEN}; Path=/; HttpOnly; SameSite=Strict`,
-  );
+    });
+  for (
+    const url of [
+      `${ORIGIN}/api/runs`,
+      `${ORIGIN}/?token=${TOKEN}`,
+      `${ORIGIN}/runs/x?token=${TOKEN}`,
+      `${ORIGIN}/t/${"b".repeat(64)}/api/runs`,
+      `${ORIGIN}/t/${TOKEN.slice(1)}/`,
+      `${ORIGIN}/t/${TOKEN}x/`,
+      `${ORIGIN}/t/`,
+    ]
+  ) {
+    const r = guard(url);
+    assert.equal(r?.status, 403, url);
+    assert.equal(r?.headers.get("location"), null);
+  }
+  // A cookie is no token: the viewer sets none and reads none.
+  assert.equal(guard(`${ORIGIN}/api/runs`, { cookie: `prove_ui_${PORT}=${TOKEN}` })?.status, 403);
+  assert.equal(guard(`${BASE}/api/runs`), null);
+  assert.equal(guard(`${BASE}`), null);
 });
 
 Deno.test("the guard refuses a write that is not a POST from the viewer's own origin", () => {
   const post = (headers: Record<string, string>, method = "POST") =>
     guardRequest(
-      new Request(`${ORIGIN}/api/runs/${RUN}/assessments`, {
+      new Request(`${BASE}/api/runs/${RUN}/assessments`, {
         method,
-        headers: { host: `127.0.0.1:${PORT}`, cookie, ...headers },
+        headers: { host: `127.0.0.1:${PORT}`, ...headers },
         body: "{}",
       }),
       { port: PORT, token: TOKEN },
@@ -90,9 +90,9 @@ Deno.test("the guard refuses a write that is not a POST from the viewer's own or
 Deno.test("the viewer refuses to add an assessment to a file store, which keeps none", async () => {
   const handle = handler(`${FIXTURES}runs`, "names");
   const r = await handle(
-    new Request(`${ORIGIN}/api/runs/${RUN}/assessments`, {
+    new Request(`${BASE}/api/runs/${RUN}/assessments`, {
       method: "POST",
-      headers: { host: `127.0.0.1:${PORT}`, cookie, origin: ORIGIN, "content-type": "application/json" },
+      headers: { host: `127.0.0.1:${PORT}`, origin: ORIGIN, "content-type": "application/json" },
       body: JSON.stringify({ name: "correct", value: true }),
     }),
   );
@@ -155,7 +155,10 @@ Deno.test("a run that is not in the store is a 404 with a one-line error, and a 
   const r = await handle(get("/api/runs/run-20990101T000000Z-00000000"));
   assert.equal(r.status, 404);
   assert.match((await r.json()).error, /run-20990101T000000Z-00000000/);
-  assert.equal((await handle(get("/api/runs/..%2F..%2Fetc"))).status, 404);
+  assert.equal((await handle(get("/api/runs/.hidden"))).status, 404);
+  const path = await handle(get("/api/runs/..%2F..%2Fetc"));
+  assert.equal(path.status, 400);
+  assert.match((await path.json()).error, /slash/);
 });
 
 Deno.test("the file store answers the agents page with how to get an indexed store", async () => {
@@ -188,14 +191,14 @@ Deno.test("serveViewer() listens on 127.0.0.1 only, and a raw request with anoth
     policy: TelemetryPolicy.denyAll(),
     port: 0,
   });
-  assert.match(viewer.url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
+  assert.match(viewer.url, /^http:\/\/127\.0\.0\.1:\d+\/t\/[0-9a-f]{64}\/$/);
   const ok = await fetch(viewer.url, { redirect: "manual" });
-  assert.equal(ok.status, 303);
-  await ok.body?.cancel();
+  assert.equal(ok.status, 200);
+  assert.match(await ok.text(), new RegExp(`<script type="module" src="/t/${viewer.token}/assets/app.js">`));
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: viewer.port });
   await conn.write(
     new TextEncoder().encode(
-      `GET /api/runs?token=${viewer.token} HTTP/1.1\r\nHost: attacker.example:${viewer.port}\r\nConnection: close\r\n\r\n`,
+      `GET /t/${viewer.token}/api/runs HTTP/1.1\r\nHost: attacker.example:${viewer.port}\r\nConnection: close\r\n\r\n`,
     ),
   );
   const chunks: Uint8Array[] = [];

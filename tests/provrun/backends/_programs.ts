@@ -6,16 +6,11 @@
  */
 import { join } from "node:path";
 import { FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
-
-const CI = Deno.env.get("CI") !== undefined;
+import { PEERS, skipWithout } from "../../_peers.ts";
 
 /** The path of a program, and whether its tests are skipped (never in CI). */
-export function program(variable: string, what: string): { path: string | undefined; ignore: boolean } {
-  const path = Deno.env.get(variable);
-  if (path === undefined && !CI) {
-    console.warn(`${what} tests skipped: ${variable} is unset (source .ci/peers/agents.sh, as .ci/run does)`);
-  }
-  return { path, ignore: path === undefined && !CI };
+export function program(peer: "claude-code" | "codex"): { path: string | undefined; ignore: boolean } {
+  return { path: Deno.env.get(PEERS[peer].variables[0]), ignore: skipWithout(peer) };
 }
 
 /** Fails in CI when the program's variable is unset. */

@@ -5,7 +5,7 @@ import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_p
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const CLAUDE = program("claude-code");
 
 Deno.test({
   name:

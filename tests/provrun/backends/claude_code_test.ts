@@ -6,7 +6,7 @@ import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, spanRows } from "./_programs.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const CLAUDE = program("claude-code");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
 function claudeRun(claude: string, baseUrl: string, extra = ""): RunFile {

@@ -6,7 +6,7 @@ import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, spanRows } from "./_programs.ts";
 
-const CODEX = program("PROVRUN_TEST_CODEX", "Codex");
+const CODEX = program("codex");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
 function codexRun(codex: string, baseUrl: string): RunFile {

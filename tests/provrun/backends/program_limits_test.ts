@@ -7,8 +7,8 @@ import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_p
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
-const CODEX = program("PROVRUN_TEST_CODEX", "Codex");
+const CLAUDE = program("claude-code");
+const CODEX = program("codex");
 
 Deno.test("claudeTokens() counts each assistant message of a transcript once; codexTokens() takes a rollout's last total", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provrun-tokens-" });

@@ -10,7 +10,7 @@ import { removeWritable } from "../../_files.ts";
 import { needed, program } from "./_programs.ts";
 import { alive, descendants, taskFlags } from "../../_children.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
+const CLAUDE = program("claude-code");
 const ROOT = new URL("../../../", import.meta.url).pathname;
 
 Deno.test({
@@ -63,7 +63,7 @@ prompt: Wait.
       assert.ok(seen.some((p) => p.cmd.includes("claude")), JSON.stringify(seen));
       provr.kill("SIGKILL");
       await provr.status;
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 60_000; // generous: a busy machine is slow to reap
       while (Date.now() < deadline && seen.some((p) => alive(p.pid))) {
         await new Promise((r) => setTimeout(r, 100));
       }

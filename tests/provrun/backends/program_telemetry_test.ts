@@ -17,10 +17,16 @@ const USER_ENV: Record<string, string> = {
 };
 
 const RECEIVER = "http://127.0.0.1:45678";
+const KEY = "f".repeat(64);
 
 async function launchOf(backend: "claude-code" | "codex"): Promise<{ launch: ProgramLaunch; home: string }> {
   const home = await Deno.makeTempDir({ prefix: `provrun-${backend}-telemetry-` });
-  const spans = { url: RECEIVER, tracesUrl: `${RECEIVER}/v1/traces`, host: "127.0.0.1:45678" } as RunReceiver;
+  const spans = {
+    url: RECEIVER,
+    tracesUrl: `${RECEIVER}/v1/traces`,
+    host: "127.0.0.1:45678",
+    headers: { authorization: `Bearer ${KEY}` },
+  } as unknown as RunReceiver;
   const agent = {
     name: "a",
     backend,
@@ -60,11 +66,18 @@ Deno.test("a claude-code run switches the program's own telemetry off, but for i
       assert.equal(env[off], "1", off);
     }
     assert.equal(env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, "1");
-    assert.equal(env.OTEL_EXPORTER_OTLP_HEADERS, undefined);
+    // the run's key in a header, never the user's headers, never in a URL
+    assert.equal(env.OTEL_EXPORTER_OTLP_HEADERS, `authorization=Bearer ${KEY}`);
+    assert.ok(!urlsOf(env).some((u) => u.includes(KEY)));
     for (const url of urlsOf(env)) assert.match(url, /^http:\/\/127\.0\.0\.1:456(78|79|80)\b/, url);
     // settings: hooks to provr only, read from the run's own config home
     assert.equal(env.CLAUDE_CONFIG_DIR, home);
     const settings = await Deno.readTextFile(join(home, "settings.json"));
+    assert.equal(
+      (await Deno.stat(join(home, "settings.json"))).mode! & 0o077,
+      0,
+      "settings.json is the user's only",
+    );
     for (const url of settings.match(/https?:\/\/[^\s"]+/g) ?? []) {
       assert.match(url, /^http:\/\/127\.0\.0\.1:45680\//);
     }
@@ -85,8 +98,13 @@ Deno.test("a codex run's config sends its traces to the run's receiver only, wit
     assert.match(config, /\[otel\][^[]*metrics_exporter = "none"/);
     assert.match(
       config,
-      new RegExp(`trace_exporter = \\{ otlp-http = \\{ endpoint = "${RECEIVER}/v1/traces"`),
+      new RegExp(
+        `trace_exporter = \\{ otlp-http = \\{ endpoint = "${RECEIVER}/v1/traces", protocol = "binary", ` +
+          `headers = \\{ "authorization" = "Bearer ${KEY}" \\} \\} \\}`,
+      ),
     );
+    // it holds the run's key: the user's only
+    assert.equal((await Deno.stat(join(home, "config.toml"))).mode! & 0o077, 0);
     assert.match(config, /\[analytics\]\nenabled = false/);
     assert.match(config, /\[feedback\]\nenabled = false/);
     assert.match(config, /check_for_update_on_startup = false/);

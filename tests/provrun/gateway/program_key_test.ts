@@ -12,8 +12,8 @@ import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 import { needed, program } from "../backends/_programs.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
-const CODEX = program("PROVRUN_TEST_CODEX", "Codex");
+const CLAUDE = program("claude-code");
+const CODEX = program("codex");
 const KEY = "sk-ant-real-0123456789abcdef-never-in-the-program";
 
 /** Every file under a folder that holds the text, by its path relative to the folder. */

@@ -17,8 +17,8 @@ import type { Catalog } from "../../../lib/provcat/mod.ts";
 import { needed, program } from "../backends/_programs.ts";
 import { PROGRAM_TASKS, type ProgramTask } from "./_program_tasks.ts";
 
-const CLAUDE = program("PROVRUN_TEST_CLAUDE", "Claude Code");
-const CODEX = program("PROVRUN_TEST_CODEX", "Codex");
+const CLAUDE = program("claude-code");
+const CODEX = program("codex");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 const AT_ONCE = 4;
 

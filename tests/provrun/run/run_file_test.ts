@@ -107,3 +107,17 @@ prompt: hi
   const [problem] = problems(text);
   assert.match(problem!, /^cannot be expanded: .*alias.*; use fewer aliases/);
 });
+
+Deno.test("RunFile.parse() refuses half of a surrogate pair in any text, key or value, naming its line", () => {
+  for (const half of ["\\uD800", "\\uDFFF", "x\\uDC00y"]) {
+    const actor = `run: { org: acme, domain: demo, env: dev, actor: "${half}" }\n`;
+    assert.deepEqual(problems(actor + GOOD.split("\n").slice(1).join("\n")), [
+      `a text (line 1) holds half of a UTF-16 surrogate pair (such as "\\uD800"), which UTF-8 cannot hold: write ` +
+      `the whole character, or remove it`,
+    ]);
+  }
+  const key = GOOD.replace("agent: {", `agent: { "k\\uD83D": 1,`);
+  assert.match(problems(key).join("\n"), /^a text \(line 2\) holds half of a UTF-16 surrogate pair/);
+  // A whole pair (an emoji) is a character like any other.
+  assert.equal(RunFile.parse(GOOD.replace("prompt: hi", 'prompt: "hi \\uD83D\\uDE00"')).data.prompt, "hi 😀");
+});

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { checkPermissions, permissionNeeds, RunFile } from "../../../lib/provrun/mod.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";
+import { consoleBlocks } from "../../_console.ts";
 
 function agentYaml(baseUrl: string, extra = ""): string {
   return `
@@ -146,24 +147,33 @@ prompt: hi
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("docs/sandbox.md, Narrowing them: the example runs as written and ends in the one-line refusal", async () => {
+Deno.test("docs/sandbox.md, Narrowing them: the example runs as written, ends in the one-line refusal, then in the missing key", async () => {
   const doc = await Deno.readTextFile("docs/sandbox.md");
-  const section = doc.slice(doc.indexOf("### Narrowing them"));
-  const yaml = section.match(/```yaml\n([\s\S]*?)```/)![1]!;
-  const sh = section.match(/```sh\n([\s\S]*?)```/)![1]!;
-  const command = sh.split("\n").filter((l) => !l.startsWith("#")).join("\n").trim();
-  const expected = sh.split("\n").filter((l) => l.startsWith("# ")).map((l) => l.slice(2)).join(" ");
+  const section = doc.slice(
+    doc.indexOf("### Narrowing them"),
+    doc.indexOf("\n## ", doc.indexOf("### Narrowing them")),
+  );
+  const steps = consoleBlocks(section).flatMap((b) => b.steps);
+  assert.equal(steps.length, 3, "the run file, the narrowed command and the widened one");
   const home = await Deno.makeTempDir();
-  await Deno.writeTextFile(join(home, "run.yaml"), yaml);
-  const out = await new Deno.Command("sh", {
-    args: ["-c", command.replace(/ run\.yaml$/, ` ${join(home, "run.yaml")}`)],
-    env: { HOME: home, DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno` },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr).trim();
-  assert.equal(out.code, 1, stderr);
-  assert.equal(stderr, expected);
+  const run = async (command: string) => {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", command],
+      cwd: home,
+      env: { HOME: home, DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno` },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr).trim() };
+  };
+  const cli = (command: string) => command.replace(" cli/provr.ts ", ` ${join(Deno.cwd(), "cli/provr.ts")} `);
+  assert.equal((await run(steps[0]!.command)).code, 0);
+  const refused = await run(cli(steps[1]!.command));
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.equal(refused.stderr, steps[1]!.expected.join("\n"));
+  const widened = await run(cli(steps[2]!.command));
+  assert.equal(widened.code, 1, widened.stderr);
+  assert.match(widened.stderr.split("\n").at(-1)!, /OPENAI_API_KEY/);
   await Deno.remove(home, { recursive: true });
 });

@@ -119,7 +119,8 @@ prompt: hi
 `);
   const started = performance.now();
   const outcome = await runFile(slow, { runs });
-  assert.ok(performance.now() - started < 10_000, "the limit stopped the call");
+  // The scripted answer comes after 30 s: anything well under that was stopped by the limit, however busy the machine.
+  assert.ok(performance.now() - started < 25_000, "the limit stopped the call");
   const all = await events(new FileStore({ runs }), outcome.runId);
   assert.equal(all.at(-1)!.type, "run_failed");
   assert.equal(all.at(-1)!.data.error, "CancelledError");

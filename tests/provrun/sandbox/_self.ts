@@ -5,16 +5,20 @@
  * @module
  */
 import CONFIG from "../../../deno.json" with { type: "json" };
+import { withSetsSpelledOut } from "../../../cli/_permissions.ts";
 
 const ROOT = new URL("../../../", import.meta.url);
 
-/** The flags `deno task compile` gives dist/provr (without `--include`, which only matters to compile). */
+/**
+ * The flags `deno task compile` gives dist/provr, its permission set spelled out (without `--include`, which only
+ * matters to compile).
+ */
 export function compiledProvrFlags(): string[] {
   const step = CONFIG.tasks.compile.split("&&").find((s) => s.includes("-o dist/provr "));
   if (!step) throw new Error("deno.json's compile task builds no dist/provr");
   const words = step.trim().split(/\s+/);
-  return words.slice(words.indexOf("compile") + 1, words.indexOf("-o")).filter((w) =>
-    !w.startsWith("--include")
+  return withSetsSpelledOut(
+    words.slice(words.indexOf("compile") + 1, words.indexOf("-o")).filter((w) => !w.startsWith("--include")),
   );
 }
 

@@ -108,7 +108,7 @@ Deno.test("a tool that loops forever is terminated at its time limit, recorded, 
   });
   const t0 = performance.now();
   const outcome = await runFile(file, { catalog: t.catalog, runs: t.runs });
-  assert.ok(performance.now() - t0 < 10_000);
+  assert.ok(performance.now() - t0 < 60_000); // the spin never ends by itself: generous on a busy machine
   assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
   const { events } = await eventsOf(t.runs, outcome.runId);
   const tools = events.filter((e) => e.type === "tool_called");

@@ -4,7 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { verify } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/mod.ts";
 import { buildTrace, checkTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
-import { dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
+import { ask, dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
 import { Catalog } from "../../../lib/provcat/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { tour } from "../../../cli/tour.ts";
@@ -52,7 +52,7 @@ Deno.test("buildTrace() refuses a run whose events and manifest were rewritten t
   assert.equal(result.refused.length, 1);
   assert.equal(result.refused[0]!.run_id, t.callRun);
   assert.match(result.refused[0]!.problems.join("\n"), /bundle/);
-  const rows = queryTrace(
+  const rows = ask(
     db,
     "SELECT count(*) AS n FROM trace_model_calls WHERE run_id = '" + t.callRun + "'",
   );
@@ -66,7 +66,7 @@ Deno.test("buildTrace() refuses a run whose events and manifest were rewritten t
     allowUnverified: true,
   });
   assert.deepEqual(forced.added.map((r) => [r.run_id, r.verified]), [[t.callRun, false]]);
-  const source = queryTrace(db, `SELECT verified, problems FROM trace_sources WHERE run_id = '${t.callRun}'`);
+  const source = ask(db, `SELECT verified, problems FROM trace_sources WHERE run_id = '${t.callRun}'`);
   assert.equal(source.rows[0]!.verified, 0);
   assert.match(String(source.rows[0]!.problems), /bundle/);
 });
@@ -82,18 +82,21 @@ Deno.test("checkTrace() reports a run whose source changed after the build, and 
   await using t = await makeRuns();
   const db = join(t.root, "trace.db");
   await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
-  assert.equal((await checkTrace(db)).ok, true);
+  assert.equal((await checkTrace(db, { catalog: t.catalog })).ok, true);
   await rewriteRun(join(t.runs, t.agentRun), (events) => {
     events.find((e) => e.type === "model_called")!.data.output_tokens = 1;
   });
-  const check = await checkTrace(db);
+  const check = await checkTrace(db, { catalog: t.catalog });
   assert.equal(check.ok, false);
   const changed = check.runs.find((r) => r.run_id === t.agentRun)!;
   assert.equal(changed.state, "changed");
   assert.match(changed.problem!, /--run/);
   assert.equal(check.runs.find((r) => r.run_id === t.callRun)!.state, "same");
   await Deno.rename(join(t.runs, t.callRun), join(t.root, "moved"));
-  assert.equal((await checkTrace(db)).runs.find((r) => r.run_id === t.callRun)!.state, "missing");
+  assert.equal(
+    (await checkTrace(db, { catalog: t.catalog })).runs.find((r) => r.run_id === t.callRun)!.state,
+    "missing",
+  );
 });
 
 Deno.test("checkTrace() reports a line changed in place with the manifest left alone, which still names the built last hash", async () => {
@@ -105,7 +108,7 @@ Deno.test("checkTrace() reports a line changed in place with the manifest left a
   lines[2] = lines[2]!.replace('"seq":2', '"seq":2,"x":1');
   await Deno.chmod(file, 0o644).catch(() => {});
   await Deno.writeTextFile(file, lines.join("\n"));
-  const changed = (await checkTrace(db)).runs.find((r) => r.run_id === t.agentRun)!;
+  const changed = (await checkTrace(db, { catalog: t.catalog })).runs.find((r) => r.run_id === t.agentRun)!;
   assert.equal(changed.state, "changed");
   assert.match(changed.problem!, /line 4 no longer chains/);
 });
@@ -114,7 +117,7 @@ Deno.test("the calls of one tool, with arguments and results, for an agent-backe
   await using t = await makeRuns();
   const db = join(t.root, "trace.db");
   await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
-  const read = queryTrace(
+  const read = ask(
     db,
     "SELECT run_id, arguments, result, executed_by FROM trace_tool_calls WHERE tool = 'read_file'",
   ).rows;
@@ -122,7 +125,7 @@ Deno.test("the calls of one tool, with arguments and results, for an agent-backe
     path: "/input/revenue.csv",
   }]]);
   assert.match(String(read[0]!.result), /Q3,48\.2/);
-  const search = queryTrace(
+  const search = ask(
     db,
     "SELECT run_id, arguments, result FROM trace_tool_calls WHERE tool = 'web_search' ORDER BY run_id",
   ).rows;
@@ -134,7 +137,7 @@ Deno.test("the calls of one tool, with arguments and results, for an agent-backe
     ].sort(),
   );
   // Each tool call is a TOOL span; the ones the sandbox ran sit under the run's AGENT span.
-  const spans = queryTrace(
+  const spans = ask(
     db,
     `
     SELECT t.tool, s.kind, p.kind AS parent_kind FROM trace_tool_calls t
@@ -155,23 +158,22 @@ Deno.test("a message sent in five calls is stored once, and each call links to i
   await using t = await makeRuns();
   const db = join(t.root, "trace.db");
   await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
-  const prompt = queryTrace(
+  const prompt = ask(
     db,
     "SELECT hash FROM trace_messages WHERE role = 'user' AND part_kind = 'text' AND text LIKE 'What was the revenue growth%Write your results%'",
   ).rows;
   assert.equal(prompt.length, 1);
-  const links = queryTrace(
+  const links = ask(
     db,
     `SELECT count(*) AS n, count(DISTINCT span_id) AS calls FROM trace_call_messages
      WHERE message_hash = '${prompt[0]!.hash}' AND direction = 'sent' AND run_id = '${t.agentRun}'`,
   ).rows[0]!;
   assert.deepEqual([links.n, links.calls], [5, 5]);
   // The reply of one call is what the next call sends: the tool call c1 is one row, received once, sent four times.
-  const c1 =
-    queryTrace(db, "SELECT hash FROM trace_messages WHERE part_kind = 'tool_call' AND tool_call_id = 'c1'")
-      .rows;
+  const c1 = ask(db, "SELECT hash FROM trace_messages WHERE part_kind = 'tool_call' AND tool_call_id = 'c1'")
+    .rows;
   assert.equal(c1.length, 1);
-  const uses = queryTrace(
+  const uses = ask(
     db,
     `SELECT direction, count(*) AS n FROM trace_call_messages WHERE message_hash = '${
       c1[0]!.hash
@@ -185,7 +187,7 @@ Deno.test("a tool the provider ran gets a span with timed false and no start, in
   const db = join(t.root, "trace.db");
   await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
   for (const run of [t.agentRun, t.callRun]) {
-    const rows = queryTrace(
+    const rows = ask(
       db,
       `
       SELECT s.kind, s.timed, s.start_time, s.end_time, s.duration_ms, p.kind AS parent_kind, t.provider_run,
@@ -206,7 +208,7 @@ Deno.test("a tool the provider ran gets a span with timed false and no start, in
     }]);
   }
   // Every other step of these runs was timed: its start and end are in the evidence.
-  const untimed = queryTrace(db, "SELECT count(*) AS n FROM trace_spans WHERE timed = 0").rows[0]!;
+  const untimed = ask(db, "SELECT count(*) AS n FROM trace_spans WHERE timed = 0").rows[0]!;
   assert.equal(untimed.n, 2);
 });
 
@@ -214,8 +216,7 @@ Deno.test("the run's AGENT span comes from run_created and the end event; model 
   await using t = await makeRuns();
   const db = join(t.root, "trace.db");
   await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
-  const agent =
-    queryTrace(db, `SELECT * FROM trace_spans WHERE run_id = '${t.agentRun}' AND kind = 'AGENT'`).rows;
+  const agent = ask(db, `SELECT * FROM trace_spans WHERE run_id = '${t.agentRun}' AND kind = 'AGENT'`).rows;
   assert.equal(agent.length, 1);
   const a = agent[0]!;
   assert.equal(a.seq, 0);
@@ -226,7 +227,7 @@ Deno.test("the run's AGENT span comes from run_created and the end event; model 
   assert.match(attributes["mlflow.spanInputs"], /revenue growth in Q3/);
   assert.equal(attributes["mlflow.spanOutputs"], "Revenue grew 12% in Q3.");
   assert.equal(attributes["gen_ai.conversation.id"], "conv-7");
-  const calls = queryTrace(
+  const calls = ask(
     db,
     `
     SELECT c.*, s.attributes, s.parent_span_id = '${a.span_id}' AS under_agent FROM trace_model_calls c
@@ -280,7 +281,7 @@ Deno.test("the build refuses a database not in WAL mode, and changes nothing in 
   conn.exec("PRAGMA journal_mode = DELETE");
   conn.close();
   await assert.rejects(() => buildTrace({ store: "file", runs: t.runs, db: trace }), /WAL mode/);
-  assert.throws(() => queryTrace(trace, "SELECT 1"), /WAL mode/);
+  await assert.rejects(() => queryTrace(trace, "SELECT 1"), /WAL mode/);
 });
 
 Deno.test("a build of the tour's runs gives the same rows twice in a row, and again from a deleted database", async () => {

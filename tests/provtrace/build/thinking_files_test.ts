@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
-import { buildTrace, exportTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
+import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
 import {
   FAKE_ANTHROPIC_REPLY,
   startFakeAnthropic,
 } from "../../../fixtures/providers/fake_anthropic_server.ts";
 import { git, gitCatalog } from "../../provrun/_catalog.ts";
+import { ask } from "../_runs.ts";
 import { sha256Hex } from "../../../lib/provevi/mod.ts";
 
 // A real PNG: the 1×1 transparent pixel.
@@ -44,7 +45,7 @@ outputs: [answer.txt]
   const built = await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
   assert.deepEqual(built.refused, []);
 
-  const parts = queryTrace(
+  const parts = ask(
     db,
     `
     SELECT cm.direction, m.role, m.part_kind, m.text, m.content FROM trace_call_messages cm
@@ -65,7 +66,7 @@ outputs: [answer.txt]
   // The file's bytes are a payload of the run, named by their SHA-256, not copied into the database.
   assert.equal(image.sha256, sha256Hex(PNG));
 
-  const call = queryTrace(db, "SELECT * FROM trace_model_calls").rows[0]!;
+  const call = ask(db, "SELECT * FROM trace_model_calls").rows[0]!;
   const u = FAKE_ANTHROPIC_REPLY.usage;
   assert.equal(call.provider, "anthropic.messages");
   assert.equal(call.answered_by, "claude-fake-20261101");
@@ -75,9 +76,9 @@ outputs: [answer.txt]
   assert.equal(call.total_tokens, Number(call.input_tokens) + u.output_tokens);
 
   // The steps export keeps the thinking; the OpenAI chat format has no place for it.
-  const [step] = exportTrace(db, { kind: "steps" });
+  const [step] = (await exportTrace(db, { kind: "steps", catalog: t.catalog })).lines;
   assert.deepEqual((step!.action as { kind: string }[]).map((p) => p.kind), ["thinking", "text"]);
-  const [sft] = exportTrace(db, { kind: "sft" });
+  const [sft] = (await exportTrace(db, { kind: "sft", catalog: t.catalog })).lines;
   assert.deepEqual(sft!.messages, [
     { role: "system", content: "Read the chart." },
     {

@@ -1,0 +1,76 @@
+/**
+ * The rows an indexed store lacks for a run whose folder was sealed while the store could not take them: the
+ * server was away (a restart during a payload's or an event's write, or at the seal), or the writer was killed
+ * between the folder's seal and the row's. The folder is the record and the rows its index, so the rows are
+ * completed from the folder, and only from a folder whose evidence verifies and whose lines the rows already
+ * hold as a prefix: rows that disagree with the folder are for the check to report, never to overwrite.
+ * @module
+ */
+import type { EvidenceEvent } from "../evidence/event.ts";
+import type { Manifest, PayloadEntry } from "../evidence/manifest.ts";
+import { verifyEvidence } from "../evidence/verify.ts";
+import { FileRunRecord } from "./file_store.ts";
+import { type SealRow, sealRow } from "./store_rows.ts";
+
+/** What a store holds of a run, as {@linkcode missingRows} compares it with the folder. */
+export interface HeldRows {
+  /** The `line` of each `provevi_events` row of the run, by seq (a seq without a row is a hole). */
+  lines: ReadonlyMap<number, string>;
+  /** The size of each `provevi_payloads` row of the run, by SHA-256. */
+  payloads: ReadonlyMap<string, number>;
+}
+
+/** The rows to add, all of them in one transaction, and only while the run's row is still unsealed. */
+export interface MissingRows {
+  /** The seq of the first event to add: the number of event rows held. */
+  from: number;
+  /** The events to add, from `from` on, with their lines. */
+  events: { event: EvidenceEvent; line: string }[];
+  /** The payloads to add. */
+  payloads: PayloadEntry[];
+  /** The seal's columns of the run's row. */
+  seal: SealRow;
+}
+
+/**
+ * The rows a store lacks for a sealed run, from its folder: null unless the folder's evidence verifies (its
+ * chain, sequence, payloads and manifest) and the rows held are its lines from seq 0 with no hole and no
+ * line changed, and its payload rows are payloads of its manifest with their sizes.
+ *
+ * @param runId The run.
+ * @param folder The run folder that the run's row records.
+ * @param held What the store holds of the run.
+ * @returns The rows to add (possibly none but the seal's columns), or null.
+ * @example
+ * ```ts
+ * import { missingRows } from "./complete_rows.ts";
+ * const rows = await missingRows("run-x", "/tmp/runs/run-x", { lines: new Map(), payloads: new Map() });
+ * ```
+ */
+export async function missingRows(
+  runId: string,
+  folder: string,
+  held: HeldRows,
+): Promise<MissingRows | null> {
+  let read;
+  try {
+    read = await verifyEvidence(new FileRunRecord(runId, folder));
+  } catch {
+    return null;
+  }
+  const manifestText = read.texts?.manifest ?? null;
+  if (read.problems.length > 0 || !read.complete || manifestText === null) return null;
+  const lines = read.lines;
+  for (const [seq, line] of held.lines) if (lines[seq] !== line) return null;
+  const from = held.lines.size;
+  for (let seq = 0; seq < from; seq++) if (!held.lines.has(seq)) return null;
+  const manifest = JSON.parse(manifestText) as Manifest;
+  const sizes = new Map(manifest.payloads.map((p) => [p.sha256, p.size]));
+  for (const [sha256, size] of held.payloads) if (sizes.get(sha256) !== Number(size)) return null;
+  return {
+    from,
+    events: read.events.slice(from).map((event, i) => ({ event, line: lines[from + i]! })),
+    payloads: manifest.payloads.filter((p) => !held.payloads.has(p.sha256)),
+    seal: sealRow(manifestText, manifest, read.events.at(-1) ?? null),
+  };
+}

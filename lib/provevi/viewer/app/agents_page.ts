@@ -1,0 +1,150 @@
+/**
+ * The agents page and the experiments page: the agent classes found in the runs, each with its versions, and
+ * the experiments that runs named, each with the versions that runs pinned. Both need an indexed store.
+ * @module
+ */
+import type {
+  AgentDetail,
+  AgentSummary,
+  ExperimentDetail,
+  ExperimentSummary,
+} from "../../store/store_questions.ts";
+import { api } from "./api.ts";
+import { empty, errorBox, h, show, table } from "./dom.ts";
+import { short } from "./format.ts";
+import { link } from "./nav.ts";
+
+const runLink = (id: string) => link("runs/" + encodeURIComponent(id), h("span", { class: "mono" }, id));
+
+/** A list, and the detail of the item picked (or of the only one). */
+async function listPage<T>(options: {
+  title: string;
+  sub: string;
+  path: string;
+  none: string;
+  rows: (list: T[], open: (item: T) => void) => HTMLElement;
+  detail: (item: T) => Promise<HTMLElement>;
+}): Promise<void> {
+  const body = h("div", null, empty(`Loading the ${options.title.toLowerCase()}…`));
+  const detail = h("div");
+  show(h(
+    "div",
+    null,
+    h("h1", null, options.title),
+    h("p", { class: "sub" }, options.sub),
+    h("section", { class: "card flush" }, body),
+    detail,
+  ));
+  const open = (item: T) => {
+    options.detail(item).then((el) => detail.replaceChildren(el), (e) => detail.replaceChildren(errorBox(e)));
+  };
+  try {
+    const list = await api<T[]>(options.path);
+    if (!list.length) return void body.replaceChildren(empty(options.none));
+    body.replaceChildren(options.rows(list, open));
+    if (list.length === 1) open(list[0]!);
+  } catch (e) {
+    body.replaceChildren(errorBox(e));
+  }
+}
+
+/** Draws the agents page. */
+export function agentsPage(): void {
+  void listPage<AgentSummary>({
+    title: "Agents",
+    sub:
+      "Agent classes, found in the runs: an agent's name in its org, domain and environment. A version is the SHA-256 of its spec without the prompt and inputs.",
+    path: "api/agents",
+    none: "No agent classes yet.",
+    rows: (list, open) =>
+      table(
+        ["Agent class", "Versions", "Runs", "First run"],
+        list.map((a) =>
+          h(
+            "tr",
+            null,
+            h(
+              "td",
+              null,
+              h("a", { href: "#", onclick: (e: Event) => (e.preventDefault(), open(a)) }, a.agent),
+            ),
+            h("td", null, a.versions),
+            h("td", null, link("?agent=" + encodeURIComponent(a.agent), String(a.runs))),
+            h("td", null, runLink(a.first_run)),
+          )
+        ),
+      ),
+    detail: async (a) => {
+      const d = await api<AgentDetail>("api/agent?name=" + encodeURIComponent(a.agent));
+      return h(
+        "section",
+        { class: "card flush" },
+        h("h2", null, d.agent + ": versions"),
+        table(
+          ["Version", "Backend", "Model", "Tools", "Runs", "First run"],
+          d.versions.map((v) =>
+            h(
+              "tr",
+              null,
+              h("td", { class: "hash", title: v.version }, short(v.version, 16)),
+              h("td", null, v.backend || "—"),
+              h("td", { class: "mono" }, v.model || "—"),
+              h("td", { class: "mono" }, v.tools ? JSON.stringify(v.tools) : "—"),
+              h("td", null, v.runs.length),
+              h("td", null, runLink(v.first_run)),
+            )
+          ),
+        ),
+      );
+    },
+  });
+}
+
+/** Draws the experiments page. */
+export function experimentsPage(): void {
+  void listPage<ExperimentSummary>({
+    title: "Experiments",
+    sub: "The questions that runs named, each with the versions that runs pinned.",
+    path: "api/experiments",
+    none: "No run has named an experiment yet.",
+    rows: (list, open) =>
+      table(
+        ["Experiment", "Versions", "Runs", "First run"],
+        list.map((x) =>
+          h(
+            "tr",
+            null,
+            h(
+              "td",
+              { class: "mono" },
+              h("a", { href: "#", onclick: (e: Event) => (e.preventDefault(), open(x)) }, x.experiment),
+            ),
+            h("td", null, x.versions),
+            h("td", null, link("?experiment=" + encodeURIComponent(x.experiment), String(x.runs))),
+            h("td", null, runLink(x.first_run)),
+          )
+        ),
+      ),
+    detail: async (x) => {
+      const d = await api<ExperimentDetail>("api/experiment?uri=" + encodeURIComponent(x.experiment));
+      return h(
+        "section",
+        { class: "card flush" },
+        h("h2", null, d.experiment + ": versions"),
+        table(
+          ["Pinned version", "SHA-256", "Runs", "First run"],
+          d.versions.map((v) =>
+            h(
+              "tr",
+              null,
+              h("td", { class: "mono" }, v.pin),
+              h("td", { class: "hash" }, short(v.sha256, 16)),
+              h("td", null, link("?experiment=" + encodeURIComponent(v.pin), String(v.runs.length))),
+              h("td", null, runLink(v.first_run)),
+            )
+          ),
+        ),
+      );
+    },
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * The one way the viewer's script makes the page: {@linkcode h} builds elements, and every text from the
+ * store goes in as text (`textContent`, text nodes), never as HTML. Small builders of the pages' parts
+ * (tables, cards, pills) sit beside it.
+ * @module
+ */
+
+/** A child of an element: a node, a text, or a list of children; null, undefined and false add nothing. */
+export type Kid = Node | string | number | null | undefined | false | readonly Kid[];
+
+/** Attributes of an element: `class`, `text`, `on…` listeners, and any attribute as text or a flag. */
+export type Attrs = {
+  [name: string]: string | number | boolean | null | undefined | ((event: Event) => void);
+};
+
+/**
+ * An element with attributes and children.
+ *
+ * @example
+ * ```ts
+ * import { h } from "./dom.ts";
+ * h("a", { href: "runs/x", class: "mono" }, "run x");
+ * ```
+ */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...kids: Kid[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === "function") el.addEventListener(name.slice(2), value);
+    else if (/^on/i.test(name)) throw new TypeError(`${name} takes a function, never text: text is not code`);
+    else if (name === "class") el.className = String(value);
+    else if (name === "text") el.textContent = String(value);
+    else el.setAttribute(name, value === true ? "" : String(value));
+  }
+  add(el, kids);
+  return el;
+}
+
+/** Adds children to an element, as text where they are text. */
+export function add(el: Node, kid: Kid): void {
+  if (kid === null || kid === undefined || kid === false) return;
+  if (Array.isArray(kid)) {
+    for (const k of kid as readonly Kid[]) add(el, k);
+    return;
+  }
+  el.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+}
+
+/** A status as a coloured pill. */
+export function pill(status: string): HTMLElement {
+  return h("span", { class: "pill " + status, "data-status": status }, status);
+}
+
+/** An event type as a tag. */
+export function tag(type: string): HTMLElement {
+  return h("span", { class: "tag t-" + type }, type);
+}
+
+/** An error, as the page shows it. */
+export function errorBox(error: unknown): HTMLElement {
+  return h("div", { class: "error-box", role: "alert" }, String((error as Error)?.message ?? error));
+}
+
+/** A muted line where there is nothing to show. */
+export function empty(text: string): HTMLElement {
+  return h("div", { class: "empty" }, text);
+}
+
+/** A card, with an optional title; `flush` for a table that meets its edges. */
+export function card(title: string | null, kids: Kid, options: { flush?: boolean } = {}): HTMLElement {
+  return h(
+    "section",
+    { class: options.flush ? "card flush" : "card " },
+    title ? h("h2", null, title) : null,
+    kids,
+  );
+}
+
+/** A table with a head row. */
+export function table(head: readonly string[], rows: Kid): HTMLTableElement {
+  return h(
+    "table",
+    null,
+    h("thead", null, h("tr", null, head.map((c) => h("th", null, c)))),
+    h("tbody", null, rows),
+  );
+}
+
+/** Replaces the page's content. */
+export function show(el: Node): void {
+  document.getElementById("app")!.replaceChildren(el);
+}

@@ -1,0 +1,156 @@
+/**
+ * What the viewer knows of a run before it cuts a page: its events, read once by its check (`verifyRun`) when
+ * it is sealed and as they are when it is running; its verdict; the viewer's level for it; and each event's
+ * content at that level, uncut, when the run verifies or the content was asked for though it does not. The
+ * run page, the parts fetched whole on demand, and compare are all cut from it.
+ * @module
+ */
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { readEventsText } from "../evidence/verify.ts";
+import { type FeedStatus, feedStatus } from "../live/feed.ts";
+import { type EventItem, shownAt } from "../live/live.ts";
+import { verifyRun, type VerifyRunOptions } from "../runs/verify_run.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import type { Level } from "../telemetry/attributes.ts";
+import type { TelemetryPolicy } from "../telemetry/policy.ts";
+import { viewerLevel } from "./viewer_level.ts";
+import { sha256Hex } from "../evidence/hash.ts";
+import { eventLine } from "../evidence/event.ts";
+
+/** The verdict a run page shows. */
+export interface ViewVerdict {
+  /** False while the run is running: only its chain so far was read. */
+  checked: boolean;
+  ok: boolean;
+  /** Each problem with its code (the page prints the message). */
+  problems: Problem[];
+  /** The pinned URI of the committed bundle that was compared, or null. */
+  bundle: string | null;
+}
+
+/** Options of {@linkcode runModel}. */
+export interface RunModelOptions {
+  /** The viewer's telemetry policy. */
+  policy: TelemetryPolicy;
+  /** The catalog that reads a committed bundle and the experiment, as for `prove verify`. */
+  catalog?: VerifyRunOptions["catalog"];
+  /** Show the content of a run that does not verify, marked as unverified. */
+  untrusted?: boolean;
+}
+
+/** A run as the viewer knows it. */
+export interface RunModel {
+  record: RunRecord;
+  events: EvidenceEvent[];
+  /** The SHA-256 of each event's line, by index, when the lines were read here rather than by the check. */
+  lineHashes: string[];
+  verdict: ViewVerdict;
+  sealed: boolean;
+  ended: FeedStatus | null;
+  running: boolean;
+  level: Level | null;
+  note: string | null;
+  /** True when content is shown though the run does not verify. */
+  untrusted: boolean;
+  /** Each event's content at the level, uncut (null where only its structure shows), by index. */
+  shown: (EventItem | null)[];
+}
+
+/**
+ * Reads a run for the viewer.
+ *
+ * @param store The store.
+ * @param record The run.
+ * @param options The policy, the catalog, and whether to show unverified content.
+ * @returns The run as the viewer knows it.
+ */
+export async function runModel(
+  store: EvidenceStore,
+  record: RunRecord,
+  options: RunModelOptions,
+): Promise<RunModel> {
+  // An ended run is read once, by its check (the events reach the page through the check's hook); a running
+  // run has no check yet, so its events so far are read here.
+  const sealed = (await record.manifestText().catch(() => null)) !== null;
+  let read = { events: [] as EvidenceEvent[], lineHashes: [] as string[], problems: [] as Problem[] };
+  let verdict: ViewVerdict | null = null;
+  let unreadable = false;
+  if (sealed) {
+    let checked: readonly EvidenceEvent[] | null = null;
+    const check = await verifyRun(record, {
+      store,
+      ...(options.catalog ? { catalog: options.catalog } : {}),
+      extraChecks: [(_record, events) => {
+        checked = events;
+        return Promise.resolve([]);
+      }],
+    });
+    verdict = { checked: true, ok: check.ok, problems: check.problems, bundle: check.bundle };
+    // The chain verifies, so each line is its event's canonical form, and the next event's prev is its hash.
+    if (check.ok && checked !== null) {
+      read = { events: [...(checked as EvidenceEvent[])], lineHashes: [], problems: [] };
+    }
+  }
+  if (verdict === null || !verdict.ok) {
+    const text = await record.eventsText().catch(() => null);
+    unreadable = text === null;
+    const all = readEventsText(text ?? "");
+    // A line that is not an event has no place among the events: each event's hash is of its own line.
+    read = { ...all, lineHashes: all.eventLines.map((n) => all.lineHashes[n - 1]!) };
+  }
+  const events = read.events;
+  const ended = feedStatus(events.at(-1));
+  const running = ended === null && !sealed;
+  const { level, note } = await viewerLevel(options.policy, record, events[0]);
+  if (verdict === null) {
+    verdict = sealed || ended !== null
+      ? {
+        checked: true,
+        ok: false,
+        problems: [
+          problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
+            file: "manifest.json",
+          }),
+        ],
+        bundle: null,
+      }
+      : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
+  }
+  if (!verdict.ok && unreadable && verdict.checked) {
+    verdict.problems.unshift(
+      problem("events.unreadable", "evidence/events.jsonl cannot be read", { file: "events.jsonl" }),
+    );
+  }
+  const untrusted = !verdict.ok && options.untrusted === true;
+  const content = level !== null && (verdict.ok || untrusted);
+  const shown: (EventItem | null)[] = [];
+  for (const event of events) {
+    // The events are the model's own: at bodies the items share their data, which nothing here changes.
+    shown.push(content ? await shownAt(event, level, { share: true }).catch(() => null) : null);
+  }
+  return {
+    record,
+    events,
+    lineHashes: read.lineHashes,
+    verdict,
+    sealed,
+    ended,
+    running,
+    level,
+    note,
+    untrusted,
+    shown,
+  };
+}
+
+/**
+ * The SHA-256 of an event's line: of its bytes as read, or, when the check read the events, the next event's
+ * `prev`, which the check found to be it (the last event's line is made again).
+ */
+export function lineSha256(model: RunModel, index: number): string {
+  const read = model.lineHashes[index];
+  if (read !== undefined) return read;
+  return model.events[index + 1]?.prev ?? sha256Hex(eventLine(model.events[index]!));
+}

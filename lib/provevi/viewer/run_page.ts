@@ -1,0 +1,316 @@
+/**
+ * One page of a run, cut from what the viewer knows of it (`run_model.ts`): a summary of all its events, one
+ * page of its events and of its spans, its parts and assessments, each bounded whatever the run's size. The
+ * types here are the run page's data, which `run_view.ts` gives.
+ * @module
+ */
+import type { Json } from "../evidence/event.ts";
+import type { Assessment } from "../store/assess.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import type { StoreQuestions } from "../store/store_questions.ts";
+import type { Level } from "../telemetry/attributes.ts";
+import { plainName } from "../telemetry/plain_name.ts";
+import type { EventItem } from "../live/live.ts";
+import { lineSha256, type RunModel, type RunModelOptions, type ViewVerdict } from "./run_model.ts";
+import { spansOf, type ViewSpan } from "./run_spans.ts";
+import { cutJson } from "./view_cut.ts";
+import { type ViewEvent, viewEvent } from "./view_event.ts";
+
+/** How much of a run one page holds. */
+const RUN_PAGE = {
+  /** Events on a page, unless asked for fewer or more. */
+  events: 200,
+  /** Events on a page at most. */
+  maxEvents: 1000,
+  /** The bytes of a page's events as JSON: a page stops before the event that would pass them. */
+  eventBytes: 1024 * 1024,
+  /** Spans on a page, unless asked for more. */
+  spans: 300,
+  /** Spans on a page at most. */
+  maxSpans: 2000,
+  /** Rows of inputs, outputs, grants and assessments. */
+  rows: 500,
+  /** The events of a span that a page lists. */
+  spanSeqs: 20,
+  /** The characters of a span's name. */
+  spanName: 200,
+} as const;
+
+/** What the page says of all the run's events, whichever page it holds. */
+export interface RunViewSummary {
+  /** How many events the run has (so far, while it runs). */
+  events: number;
+  last_seq: number | null;
+  first_time: string | null;
+  last_time: string | null;
+  /** How many events of each type. */
+  by_type: { [type: string]: number };
+  /** The token counts of the model calls, summed, when the level shows them. */
+  tokens: { input: number; output: number } | null;
+  /** The cost the run recorded in its last event, when the level shows it (`prove cost` recomputes it). */
+  cost: { amount: string; currency: string | null; unpriced_calls: number } | null;
+  /** How many spans, inputs, outputs, grants and refusals, and assessments (null: the store keeps none). */
+  spans: number;
+  inputs: number;
+  outputs: number;
+  access: number;
+  assessments: number | null;
+}
+
+/** The run page's data. */
+export interface RunView {
+  run_id: string;
+  folder: string | null;
+  /** `completed`, `failed`, `cancelled`, `running`, or `cut` (sealed, or stopped, without an ending event). */
+  status: string;
+  running: boolean;
+  level: Level | null;
+  /** What the level hides and which policy line would show it. */
+  note: string | null;
+  verdict: ViewVerdict;
+  /** True when content is shown though the run does not verify (asked for with `untrusted`). */
+  untrusted: boolean;
+  summary: RunViewSummary;
+  /** One page of the events, in order. */
+  events: ViewEvent[];
+  /** The seq after which the next page of events starts, or null when this page reaches the last event. */
+  events_next: number | null;
+  /** One page of the spans, each parent before its children. */
+  spans: ViewSpan[];
+  /** The offset of the next page of spans, or null when this page reaches the last span. */
+  spans_next: number | null;
+  inputs: { seq: number; name: Json; uri: string | null; sha256: Json }[];
+  outputs: { seq: number; path: Json; sha256: Json; size: Json }[];
+  access: {
+    seq: number;
+    decision: "requested" | "granted" | "denied";
+    uri: string | null;
+    mode: Json;
+    reason: Json;
+  }[];
+  assessments: Partial<Assessment>[] | null;
+  /** The settings the run was created with (its `run_created` content at the level). */
+  settings: { [key: string]: Json };
+}
+
+/** Options of {@linkcode runView}. */
+export interface RunViewOptions extends RunModelOptions {
+  /** The page of events: those after this seq (-1, from the first, by default). */
+  after?: number;
+  /** How many events the page holds at most: 200 by default, 1,000 at most, and 1 MiB of JSON. */
+  limit?: number;
+  /** The page of spans: from this offset (0 by default). */
+  spansOffset?: number;
+  /** How many spans the page holds at most: 300 by default, 2,000 at most. */
+  spansLimit?: number;
+}
+
+/**
+ * One page of a run the viewer has read; it changes nothing of the model, which requests may share.
+ *
+ * @param store The store, for the run's assessments.
+ * @param model The run as the viewer knows it.
+ * @param options Which page.
+ * @returns The page.
+ */
+export async function pageOf(
+  store: EvidenceStore,
+  model: RunModel,
+  options: Omit<RunViewOptions, keyof RunModelOptions>,
+): Promise<RunView> {
+  const { events, record } = model;
+  const shown = new Map<number, EventItem>();
+  model.shown.forEach((item, i) => item !== null && shown.set(events[i]!.seq, item));
+  const spans = spansOf(events, shown, model.running);
+  const parts = partsOf(model);
+  const assessments = await assessmentsOf(
+    store,
+    record.runId,
+    model.verdict.ok || model.untrusted ? model.level : null,
+  );
+  const page = await eventsPage(model, options);
+  const spansOffset = Math.max(0, options.spansOffset ?? 0);
+  const spansEnd = spansOffset + Math.min(options.spansLimit ?? RUN_PAGE.spans, RUN_PAGE.maxSpans);
+  return {
+    run_id: record.runId,
+    folder: record.folder,
+    status: model.ended ?? (model.sealed ? "cut" : "running"),
+    running: model.running,
+    level: model.level,
+    note: model.note,
+    verdict: model.verdict,
+    untrusted: model.untrusted,
+    summary: {
+      ...summaryOf(model),
+      spans: spans.length,
+      inputs: parts.inputs.length,
+      outputs: parts.outputs.length,
+      access: parts.access.length,
+      assessments: assessments === null ? null : assessments.length,
+    },
+    ...page,
+    spans: spans.slice(spansOffset, spansEnd).map((s) => ({
+      ...s,
+      name: s.name.length > RUN_PAGE.spanName ? s.name.slice(0, RUN_PAGE.spanName) + "…" : s.name,
+      seqs: s.seqs.slice(0, RUN_PAGE.spanSeqs),
+    })),
+    spans_next: spansEnd < spans.length ? spansEnd : null,
+    inputs: parts.inputs.slice(0, RUN_PAGE.rows),
+    outputs: parts.outputs.slice(0, RUN_PAGE.rows),
+    access: parts.access.slice(0, RUN_PAGE.rows),
+    assessments: assessments === null
+      ? null
+      : assessments.slice(0, RUN_PAGE.rows).map((a) => cutJson(a as Json).value as Partial<Assessment>),
+    settings: cutJson(model.shown[0]?.data ?? {}).value as RunView["settings"],
+  };
+}
+
+/** The events after `after`, up to the page's count and bytes; always at least one when there is one. */
+async function eventsPage(
+  model: RunModel,
+  options: Pick<RunViewOptions, "after" | "limit">,
+): Promise<Pick<RunView, "events" | "events_next">> {
+  const { events } = model;
+  const after = options.after ?? -1;
+  const limit = Math.max(1, Math.min(options.limit ?? RUN_PAGE.events, RUN_PAGE.maxEvents));
+  const start = events.findIndex((e) => e.seq > after);
+  if (start < 0) return { events: [], events_next: null };
+  const page: ViewEvent[] = [];
+  let bytes = 0;
+  let i = start;
+  // A few events at once: each reads the heads of its payloads, and one by one the reads wait on each other.
+  while (i < events.length && page.length < limit) {
+    const batch = await Promise.all(
+      Array.from(
+        { length: Math.min(16, limit - page.length, events.length - i) },
+        (_, k) =>
+          viewEvent(events[i + k]!, {
+            record: model.record,
+            level: model.level,
+            shown: model.shown[i + k] ?? null,
+            lineSha256: lineSha256(model, i + k),
+            answer: true,
+          }),
+      ),
+    );
+    for (const view of batch) {
+      const size = JSON.stringify(view).length;
+      if (page.length > 0 && bytes + size > RUN_PAGE.eventBytes) {
+        return { events: page, events_next: page.at(-1)!.seq };
+      }
+      page.push(view);
+      bytes += size;
+      i++;
+    }
+  }
+  return { events: page, events_next: i < events.length ? page.at(-1)!.seq : null };
+}
+
+function summaryOf(
+  model: RunModel,
+): Omit<RunViewSummary, "spans" | "inputs" | "outputs" | "access" | "assessments"> {
+  const byType: { [type: string]: number } = {};
+  let input = 0, output = 0, counted = false;
+  model.events.forEach((e, i) => {
+    byType[e.type] = (byType[e.type] ?? 0) + 1;
+    const data = model.shown[i]?.data;
+    if (e.type === "model_called" && typeof data?.input_tokens === "number") {
+      counted = true;
+      input += data.input_tokens;
+      output += typeof data.output_tokens === "number" ? data.output_tokens : 0;
+    }
+  });
+  const last = model.shown.at(-1)?.data?.cost;
+  const cost =
+    typeof last === "object" && last !== null && !Array.isArray(last) && typeof last.amount === "string"
+      ? {
+        amount: last.amount,
+        currency: typeof last.currency === "string" ? last.currency : null,
+        unpriced_calls: typeof last.unpriced_calls === "number" ? last.unpriced_calls : 0,
+      }
+      : null;
+  return {
+    events: model.events.length,
+    last_seq: model.events.at(-1)?.seq ?? null,
+    first_time: model.events[0]?.time ?? null,
+    last_time: model.events.at(-1)?.time ?? null,
+    by_type: byType,
+    tokens: counted ? { input, output } : null,
+    cost,
+  };
+}
+
+/** A string of a part's row, cut to the page. */
+function cell(value: Json | undefined): Json {
+  return cutJson(value ?? null).value;
+}
+
+function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"> {
+  const inputs: RunView["inputs"] = [];
+  const outputs: RunView["outputs"] = [];
+  const access: RunView["access"] = [];
+  model.events.forEach((e, i) => {
+    const item = model.shown[i];
+    const data = item?.data ?? {};
+    const ref = item?.refs?.[0];
+    const uri = ref === undefined ? null : cell(ref) as string;
+    if (e.type === "input_staged") {
+      inputs.push({ seq: e.seq, name: cell(data.name), uri, sha256: cell(data.sha256) });
+    } else if (e.type === "output_artifact_created") {
+      outputs.push({
+        seq: e.seq,
+        path: cell(data.path),
+        sha256: cell(data.sha256),
+        size: cell(data.size),
+      });
+    } else if (e.type === "access_requested" || e.type === "access_granted" || e.type === "access_denied") {
+      access.push({
+        seq: e.seq,
+        decision: e.type === "access_requested"
+          ? "requested"
+          : e.type === "access_granted"
+          ? "granted"
+          : "denied",
+        uri,
+        mode: cell(data.mode),
+        reason: cell(data.reason),
+      });
+    }
+  });
+  return { inputs, outputs, access };
+}
+
+/**
+ * The run's assessments cut to the level, as for the copy in MLflow: below `bodies` a name that is not plain
+ * stays out, a source that is not plain shows as provevi, a value shows at `names` when it is a name or a yes
+ * or no and at `usage` when it is a number too, and a rationale shows only at `bodies`. Null when the store
+ * keeps no assessments (the file store).
+ */
+async function assessmentsOf(
+  store: EvidenceStore,
+  runId: string,
+  level: Level | null,
+): Promise<Partial<Assessment>[] | null> {
+  let all: Assessment[];
+  try {
+    all = await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(runId);
+  } catch {
+    return null;
+  }
+  if (level === "bodies") return all;
+  return all.flatMap((a) => {
+    const base = { id: a.id, seq: a.seq, span_id: a.span_id, created_at: a.created_at };
+    if (level === null) return [base];
+    if (!plainName(a.name)) return [];
+    const value = typeof a.value === "boolean" || (typeof a.value === "string" && plainName(a.value)) ||
+        (level === "usage" && typeof a.value === "number")
+      ? a.value
+      : undefined;
+    return [{
+      ...base,
+      name: a.name,
+      source: a.source !== null && plainName(a.source) ? a.source : "provevi",
+      ...(value !== undefined ? { value } : {}),
+    }];
+  });
+}

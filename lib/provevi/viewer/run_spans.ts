@@ -1,0 +1,140 @@
+/**
+ * The run's trace as the viewer's timeline draws it: its root span and one span per step, nested by their
+ * parents, from the events' OpenTelemetry IDs and times.
+ * @module
+ */
+import type { EvidenceEvent } from "../evidence/event.ts";
+import type { EventItem } from "../live/live.ts";
+import { feedStatus } from "../live/feed.ts";
+
+/** One span of the run's trace, as a bar of the timeline. */
+export interface ViewSpan {
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  /** Microseconds from the start of the run. */
+  start_us: number;
+  /** Microseconds from the start of the run. */
+  end_us: number;
+  depth: number;
+  status: "ok" | "error" | "running";
+  /** The events of the span (on a page, the first of them). */
+  seqs: number[];
+  /** How many events the span has. */
+  event_count: number;
+}
+
+/** The parsed seconds of recent event times: a run's events fall in few seconds. */
+const seconds = new Map<string, number>();
+
+/** Microseconds since the epoch of an event time. */
+export function micros(time: string): number {
+  const second = time.slice(0, 19);
+  let base = seconds.get(second);
+  if (base === undefined) {
+    if (seconds.size >= 4096) seconds.clear();
+    seconds.set(second, base = Date.parse(second + "Z"));
+  }
+  // After the seconds: nothing, or a dot and digits; then the Z.
+  const frac = time.charCodeAt(19) === 46 ? time.slice(20, Math.min(26, time.length - 1)) : "";
+  return base * 1000 + Number(frac.padEnd(6, "0"));
+}
+
+/** The spans of the run's trace: its root, and one per step, nested by their parents. */
+export function spansOf(
+  events: readonly EvidenceEvent[],
+  shown: ReadonlyMap<number, EventItem>,
+  running: boolean,
+): ViewSpan[] {
+  if (events.length === 0) return [];
+  const t0 = micros(events[0]!.time);
+  const end = running
+    ? Math.max(micros(events.at(-1)!.time), Date.now() * 1000)
+    : micros(events.at(-1)!.time);
+  const rootId = events[0]!.span_id ?? "root";
+  const spans = new Map<string, ViewSpan>();
+  const failed = feedStatus(events.at(-1)) !== "completed" && !running;
+  spans.set(rootId, {
+    span_id: rootId,
+    parent_span_id: null,
+    name: `run ${typeof shown.get(0)?.data.agent === "string" ? shown.get(0)!.data.agent : ""}`.trim(),
+    start_us: 0,
+    end_us: end - t0,
+    depth: 0,
+    status: running ? "running" : failed ? "error" : "ok",
+    seqs: [],
+    event_count: 0,
+  });
+  for (const e of events) {
+    const id = e.span_id ?? rootId;
+    let span = spans.get(id);
+    if (!span) {
+      const data = shown.get(e.seq)?.data ?? {};
+      const label = [data.model, data.tool, data.name].find((v) => typeof v === "string");
+      span = {
+        span_id: id,
+        parent_span_id: e.parent_span_id ?? rootId,
+        name: label ? `${stepName(e)} ${label}` : stepName(e),
+        start_us: micros(e.started_at ?? e.time) - t0,
+        end_us: micros(e.time) - t0,
+        depth: 0,
+        status: e.type === "step_failed" ? "error" : "ok",
+        seqs: [],
+        event_count: 0,
+      };
+      spans.set(id, span);
+    } else if (id !== rootId) {
+      span.end_us = Math.max(span.end_us, micros(e.time) - t0);
+      if (e.type === "step_failed") span.status = "error";
+    }
+    span.seqs.push(e.seq);
+    span.event_count++;
+  }
+  return nested(spans, rootId);
+}
+
+/**
+ * The spans depth first, each parent before its children, siblings by start, each with its depth (at most
+ * 50). Linear in the spans, and without recursion: a run of thousands of steps may be one parent with
+ * thousands of children, or a chain thousands deep.
+ */
+function nested(spans: ReadonlyMap<string, ViewSpan>, rootId: string): ViewSpan[] {
+  const children = new Map<string | null, ViewSpan[]>();
+  for (const span of spans.values()) {
+    const key = span.span_id === rootId
+      ? null
+      : (spans.has(span.parent_span_id ?? "") ? span.parent_span_id : rootId);
+    const siblings = children.get(key);
+    if (siblings) siblings.push(span);
+    else children.set(key, [span]);
+  }
+  for (const siblings of children.values()) siblings.sort((a, b) => b.start_us - a.start_us);
+  const ordered: ViewSpan[] = [];
+  const placed = new Set<ViewSpan>();
+  const todo: { span: ViewSpan; depth: number }[] = (children.get(null) ?? []).map((span) => ({
+    span,
+    depth: 0,
+  }));
+  while (todo.length > 0) {
+    const { span, depth } = todo.pop()!;
+    if (placed.has(span)) continue;
+    placed.add(span);
+    span.depth = Math.min(depth, 50);
+    ordered.push(span);
+    for (const child of children.get(span.span_id) ?? []) todo.push({ span: child, depth: depth + 1 });
+  }
+  // Spans whose parents name each other in a circle reach no root: they are shown under it, not left out.
+  const left = [...spans.values()].filter((span) => !placed.has(span)).sort((a, b) =>
+    a.start_us - b.start_us
+  );
+  for (const span of left) ordered.push(Object.assign(span, { depth: 1 }));
+  return ordered;
+}
+
+/** The GenAI name of a step's span from its event. */
+function stepName(e: EvidenceEvent): string {
+  const step = e.type === "step_failed" && typeof e.data.step === "string" ? e.data.step : e.type;
+  if (step === "model_called") return "chat";
+  if (step === "tool_called") return "execute_tool";
+  return step;
+}

@@ -1,0 +1,339 @@
+/**
+ * The viewer's routes, as a table: each a method, a path pattern under the viewer's base (`api/runs/:run`) and
+ * a handler. A `:run`, `:seq` or `:sha256` part is checked by its name, here, before any handler sees it, and a
+ * query's numbers by {@linkcode wholeNumber}; so a new page adds a row and its handler, and nothing else. The
+ * pages themselves (`viewer_paths.ts`) are the one HTML page.
+ * @module
+ */
+import { checkRunIdToRead } from "../evidence/record.ts";
+import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES, type RunRow } from "../runs/list_runs.ts";
+import type { EvidenceStore } from "../store/store.ts";
+import { questionsOf } from "../store/store_questions.ts";
+import type { Level } from "../telemetry/attributes.ts";
+import type { TelemetryPolicy } from "../telemetry/policy.ts";
+import { compareRuns } from "./compare_view.ts";
+import { liveStream } from "./live_stream.ts";
+import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
+import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
+import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
+import type { SingleFlight } from "./single_flight.ts";
+import { APP_CSS, APP_JS } from "./viewer_assets.ts";
+import { json, text, ViewerRefusal } from "./viewer_http.ts";
+import type { PathParams } from "./viewer_paths.ts";
+
+/** Options of the viewer. */
+export interface ViewerOptions {
+  /** The viewer's telemetry policy: its `live` destination decides what the pages show. */
+  policy: TelemetryPolicy;
+  /** The catalog that reads a committed bundle and a run's experiment, as for `prove verify`. */
+  catalog?: RunViewOptions["catalog"];
+  /** Opens the store to write, for the one request that writes: adding an assessment. */
+  openToWrite?: () => Promise<EvidenceStore>;
+}
+
+/** What `api/info` says of the viewer: the store, the policy, and whether assessments can be added. */
+export interface ViewerInfo {
+  store: string;
+  runs_root: string;
+  policy: string;
+  live: { name: string; receives: Level } | null;
+  assess: boolean;
+}
+
+/** What a handler is given. */
+export interface RouteContext {
+  store: EvidenceStore;
+  options: ViewerOptions;
+  request: Request;
+  /** The path's `:name` parts, checked. */
+  params: PathParams;
+  query: URLSearchParams;
+  /** The runs being read, shared by requests that ask for the same run at once (any page of it). */
+  models: SingleFlight<RunModel>;
+}
+
+/** One route. */
+export interface Route {
+  method: "GET" | "POST";
+  /** The pattern of the path under the viewer's base. */
+  path: string;
+  handle(context: RouteContext): Promise<Response> | Response;
+}
+
+/** How each `:name` part of a path is checked; a part not listed here is refused by the table's test. */
+export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
+  run: (value) => checkRunIdToRead(value),
+  seq: (value) => {
+    if (!/^\d{1,9}$/.test(value)) {
+      throw new ViewerRefusal(400, `"${value.slice(0, 40)}" is not an event's seq: give a whole number`);
+    }
+  },
+  sha256: (value) => {
+    if (!/^[0-9a-f]{64}$/.test(value)) {
+      throw new ViewerRefusal(
+        400,
+        `"${value.slice(0, 80)}" is not a payload's SHA-256: give 64 lowercase hex digits`,
+      );
+    }
+  },
+};
+
+/**
+ * A whole number from the query, such as `limit=50`, or undefined when it is absent.
+ *
+ * @param options `min` (0 by default; -1 for `after`, "before the first") and `max`.
+ * @throws ViewerRefusal (400) when it is there and not a whole number from `min` to `max`.
+ */
+export function wholeNumber(
+  query: URLSearchParams,
+  name: string,
+  options: { min?: number; max?: number } = {},
+): number | undefined {
+  const { min = 0, max = 1_000_000_000 } = options;
+  const value = query.get(name);
+  if (value === null || value === "") return undefined;
+  if (!/^-?\d{1,10}$/.test(value) || Number(value) > max || Number(value) < min) {
+    throw new ViewerRefusal(400, `${name}=${value.slice(0, 40)} is not a whole number from ${min} to ${max}`);
+  }
+  return Number(value);
+}
+
+function modelOptions(c: RouteContext): RunModelOptions {
+  return {
+    policy: c.options.policy,
+    ...(c.options.catalog ? { catalog: c.options.catalog } : {}),
+    untrusted: c.query.get("untrusted") === "1",
+  };
+}
+
+/**
+ * The run of the path as the viewer knows it: read and checked once for the requests that ask for it at once,
+ * whichever page each wants (ten tabs opening a large run check it once).
+ */
+function modelOf(c: RouteContext): Promise<RunModel> {
+  const options = modelOptions(c);
+  return c.models.run(JSON.stringify([c.params.run, options.untrusted]), async () => {
+    return await runModel(c.store, await c.store.readRun(c.params.run!), options);
+  });
+}
+
+/** A page of the run, or some of its fields, as JSON. */
+async function viewJson(
+  c: RouteContext,
+  page: Omit<RunViewOptions, keyof RunModelOptions> & { pick?: readonly (keyof RunView)[] },
+): Promise<Response> {
+  const view = await pageOf(c.store, await modelOf(c), page);
+  return json(page.pick ? Object.fromEntries(page.pick.map((k) => [k, view[k]])) : view);
+}
+
+/** The API. */
+export const API_ROUTES: readonly Route[] = [
+  { method: "GET", path: "assets/app.css", handle: () => text(APP_CSS, "text/css") },
+  { method: "GET", path: "assets/app.js", handle: () => text(APP_JS, "text/javascript") },
+  { method: "GET", path: "api/info", handle: info },
+  { method: "GET", path: "api/runs", handle: runs },
+  {
+    method: "GET",
+    path: "api/runs/:run",
+    handle: (c) => viewJson(c, { limit: wholeNumber(c.query, "limit", { max: 1000 }) }),
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/events",
+    handle: (c) =>
+      viewJson(c, {
+        after: wholeNumber(c.query, "after", { min: -1 }),
+        limit: wholeNumber(c.query, "limit", { max: 1000 }),
+        spansLimit: 0,
+        pick: ["events", "events_next", "summary"],
+      }),
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/spans",
+    handle: (c) =>
+      viewJson(c, {
+        spansOffset: wholeNumber(c.query, "offset"),
+        spansLimit: wholeNumber(c.query, "limit", { max: 2000 }),
+        limit: 1,
+        pick: ["spans", "spans_next", "summary"],
+      }),
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/events/:seq",
+    handle: async (c) => json(wholeEvent(await modelOf(c), Number(c.params.seq))),
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/events/:seq/answer",
+    handle: async (c) => text(await wholeAnswer(await modelOf(c), Number(c.params.seq)), "text/plain"),
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/payloads/:sha256",
+    handle: async (c) => {
+      const payload = await wholePayload(await modelOf(c), c.params.sha256!);
+      const response = text(payload.body, "text/plain");
+      response.headers.set("content-length", String(payload.size));
+      // Shown as text, in a sandbox: a payload is never a page of the viewer's origin.
+      response.headers.set("content-security-policy", "sandbox; default-src 'none'");
+      return response;
+    },
+  },
+  {
+    method: "GET",
+    path: "api/runs/:run/live",
+    handle: async (c) =>
+      liveStream(c.store, await c.store.readRun(c.params.run!), {
+        policy: c.options.policy,
+        after: wholeNumber(c.query, "after", { min: -1 }) ?? -1,
+      }),
+  },
+  { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
+  { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
+  { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
+  { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
+  { method: "GET", path: "api/experiment", handle: (c) => experiments(c, false) },
+  {
+    method: "GET",
+    path: "api/compare",
+    handle: async (c) => {
+      const ids = [c.query.get("a") ?? "", c.query.get("b") ?? ""];
+      for (const id of ids) checkRunIdToRead(id);
+      return json(await compareRuns(c.store, ids, modelOptions(c)));
+    },
+  },
+];
+
+function info(c: RouteContext): Response {
+  const live = c.options.policy.destinations.find((d) => d.kind === "live");
+  const info: ViewerInfo = {
+    store: c.store.uri,
+    runs_root: c.store.runsRoot,
+    policy: c.options.policy.source,
+    live: live ? { name: live.name, receives: live.receives } : null,
+    // What the store can do: the file store keeps no assessments, whatever the viewer was given.
+    assess: c.options.openToWrite !== undefined && c.store.uri !== "file",
+  };
+  return json(info);
+}
+
+async function runs(c: RouteContext): Promise<Response> {
+  const q = c.query;
+  const limit = Math.min(wholeNumber(q, "limit", { max: 500 }) ?? 50, 500);
+  const offset = wholeNumber(q, "offset") ?? 0;
+  const status = q.get("status");
+  if (status && !(RUN_LIST_STATUSES as readonly string[]).includes(status)) {
+    throw new ViewerRefusal(
+      400,
+      `"${status.slice(0, 40)}" is not a run status: use one of ${RUN_LIST_STATUSES.join(", ")}`,
+    );
+  }
+  const options: ListRunsOptions = {
+    limit,
+    offset,
+    ...(status ? { status: status as ListRunsOptions["status"] & string } : {}),
+    ...(q.get("agent") ? { agent: q.get("agent")! } : {}),
+    ...(q.get("experiment") ? { experiment: q.get("experiment")! } : {}),
+    ...(q.get("since") ? { since: q.get("since")! } : {}),
+  };
+  const list = await listRuns(c.store, options);
+  const level = c.options.policy.liveLevel();
+  return json({ ...list, runs: list.runs.map((r) => rowAtLevel(r, level)), limit, offset });
+}
+
+/** A row of the runs page cut to a level: names need `names`, token counts and costs `usage`. */
+function rowAtLevel(row: RunRow, level: Level | null): RunRow {
+  if (level === "usage" || level === "bodies") return row;
+  const cut: RunRow = { ...row, tokens: null, cost: null };
+  if (level === "names") return cut;
+  return { ...cut, agent: null, agent_version: null, model: null, experiment: null };
+}
+
+/** With no live viewer in the policy, only structure shows: no agent classes, experiments or their settings. */
+function hidden(c: RouteContext, list: boolean): Response | null {
+  if (c.options.policy.liveLevel() !== null) return null;
+  if (list) return json([]);
+  throw new ViewerRefusal(
+    404,
+    `hidden: the telemetry policy (${c.options.policy.source}) names no live viewer`,
+  );
+}
+
+async function agents(c: RouteContext, list: boolean): Promise<Response> {
+  const refused = hidden(c, list);
+  if (refused) return refused;
+  const questions = questionsOf(c.store, "the agents page");
+  if (list) return json(await questions.agents());
+  const name = c.query.get("name") ?? "";
+  const found = await questions.agent(name);
+  if (!found) throw new ViewerRefusal(404, `no agent class "${name.slice(0, 200)}" in the store`);
+  return json(found);
+}
+
+async function experiments(c: RouteContext, list: boolean): Promise<Response> {
+  const refused = hidden(c, list);
+  if (refused) return refused;
+  const questions = questionsOf(c.store, "the experiments page");
+  if (list) return json(await questions.experiments());
+  const uri = c.query.get("uri") ?? "";
+  const found = await questions.experiment(uri);
+  if (!found) throw new ViewerRefusal(404, `no experiment "${uri.slice(0, 200)}" in the store`);
+  return json(found);
+}
+
+/** The largest assessment the viewer takes: a name, a value and a rationale. */
+const MAX_ASSESSMENT_BYTES = 64 * 1024;
+
+async function bodyText(request: Request, max: number): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  const tooLarge = () =>
+    new ViewerRefusal(413, `an assessment is at most ${max / 1024} KiB of JSON: shorten its rationale`);
+  if (declared > max) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body ?? []) {
+    size += chunk.length;
+    if (size > max) throw tooLarge();
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+async function addAssessment(c: RouteContext): Promise<Response> {
+  if (!c.options.openToWrite) throw new ViewerRefusal(403, "prove ui: this viewer cannot add assessments");
+  const runId = c.params.run!;
+  let body: { name?: unknown; value?: unknown; rationale?: unknown; source?: unknown; seq?: unknown };
+  try {
+    body = JSON.parse(await bodyText(c.request, MAX_ASSESSMENT_BYTES));
+  } catch (error) {
+    if (error instanceof ViewerRefusal) throw error;
+    throw new ViewerRefusal(400, "an assessment is a JSON object with a name and a value");
+  }
+  if (typeof body?.name !== "string" || body.name.trim() === "" || body.value === undefined) {
+    throw new ViewerRefusal(400, "an assessment needs a name (text) and a value");
+  }
+  await c.store.readRun(runId);
+  const store = await c.options.openToWrite();
+  try {
+    const assessment = await questionsOf(store, "adding an assessment").assess(
+      typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId,
+      body.name.trim(),
+      body.value,
+      {
+        ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
+        ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
+      },
+    );
+    return json(assessment, { status: 201 });
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Writes one run's rows into a trace database in one transaction, and keeps the digest of the rows as they
+ * went in (`trace_sources.rows_digest`). The build writes the file with it; `check` and the exports write a
+ * run again into an in-memory database with it, so both sides of their comparison are made the same way.
+ * @module
+ */
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { TRACE_RUN_TABLES, traceRunDigest } from "../db/mod.ts";
+import type { TraceRow, TraceRunRows } from "./run_rows.ts";
+
+/**
+ * Writes runs' rows, with a prepared statement per table and set of columns.
+ *
+ * @example
+ * ```ts
+ * import { memoryTraceDb } from "../db/mod.ts";
+ * import { RowWriter } from "./_row_writer.ts";
+ * using scratch = memoryTraceDb();
+ * const writer = new RowWriter(scratch.db);
+ * // writer.writeRun(runId, source, rows, false);
+ * ```
+ */
+export class RowWriter {
+  #db: DatabaseSync;
+  #statements = new Map<string, StatementSync>();
+
+  /** @param db The open trace database to write. */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  #insert(table: string, row: TraceRow, verb = "INSERT"): number {
+    const columns = Object.keys(row);
+    const key = `${verb} ${table} ${columns.join(",")}`;
+    let statement = this.#statements.get(key);
+    if (!statement) {
+      statement = this.#db.prepare(
+        `${verb} INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      );
+      this.#statements.set(key, statement);
+    }
+    return Number(statement.run(...Object.values(row)).changes);
+  }
+
+  /**
+   * Writes the run's rows (replacing any it had) and its source, with the digest of what went in; all or
+   * nothing.
+   *
+   * @param runId The run.
+   * @param source Its `trace_sources` row.
+   * @param rows Its rows.
+   * @param replace Delete the run's rows first (a build of the run again).
+   * @returns The rows written.
+   */
+  writeRun(runId: string, source: TraceRow, rows: TraceRunRows, replace: boolean): number {
+    const db = this.#db;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      if (replace) {
+        for (const table of TRACE_RUN_TABLES) db.prepare(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
+      }
+      let n = 0;
+      this.#insert("trace_sources", source);
+      this.#insert("trace_runs", rows.run);
+      n += 2;
+      for (
+        const list of [
+          ["trace_spans", rows.spans],
+          ["trace_model_calls", rows.modelCalls],
+          ["trace_tokens", rows.tokens],
+          ["trace_call_messages", rows.callMessages],
+          ["trace_tool_calls", rows.toolCalls],
+          ["trace_access", rows.access],
+          ["trace_assessments", rows.assessments],
+        ] as const
+      ) {
+        for (const row of list[1]) this.#insert(list[0], row);
+        n += list[1].length;
+      }
+      for (const m of rows.messages) {
+        const p = m.part as { text?: string; tool_call_id?: string | null; tool_name?: string | null };
+        n += this.#insert("trace_messages", {
+          hash: m.hash,
+          role: m.role,
+          part_kind: m.part.kind,
+          text: p.text ?? null,
+          tool_call_id: p.tool_call_id ?? null,
+          tool_name: p.tool_name ?? null,
+          content: m.content,
+        }, "INSERT OR IGNORE");
+      }
+      if (replace) {
+        db.exec(
+          "DELETE FROM trace_messages WHERE NOT EXISTS (SELECT 1 FROM trace_call_messages c WHERE c.message_hash = trace_messages.hash)",
+        );
+      }
+      db.prepare("UPDATE trace_sources SET rows_digest = ? WHERE run_id = ?").run(
+        traceRunDigest(db, runId).digest,
+        runId,
+      );
+      db.exec("COMMIT");
+      return n;
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}

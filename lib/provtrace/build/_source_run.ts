@@ -1,0 +1,129 @@
+/**
+ * A run read from its store for the trace database: sealed or not, checked with provevi's `verifyRun`, its
+ * last line held to the manifest's last hash, and mapped to rows. The build adds what this gives; `check` and
+ * the exports build the same rows again from the same evidence, to compare with the file.
+ * @module
+ */
+import type { Catalog } from "../../provcat/mod.ts";
+import {
+  type Assessment,
+  type EvidenceStore,
+  NeedsIndexedStore,
+  ProveviError,
+  readEventsText,
+  sha256Hex,
+  verifyRun,
+} from "../../provevi/mod.ts";
+import { TRACE_BUILD_VERSION } from "../db/mod.ts";
+import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
+
+/** How {@linkcode sourceRun} reads a run. */
+export interface SourceRunOptions {
+  /** The catalog that reads a run's committed bundle and experiment, as `verifyRun` takes it. */
+  catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /** Map a run that does not verify too (its problems go with it); else it is refused. */
+  allowUnverified?: boolean;
+}
+
+/** A run read from its store: not sealed, refused with why, or its rows. */
+export type SourceRun =
+  | { kind: "open" }
+  | { kind: "refused"; problems: string[] }
+  | {
+    kind: "ready";
+    /** Its `trace_sources` row. */
+    source: TraceRow;
+    rows: TraceRunRows;
+    /** The last hash the rows were made from. */
+    lastHash: string;
+    /** Why it does not verify; empty when it does. */
+    problems: string[];
+  };
+
+/**
+ * Reads, verifies and maps one run of a store.
+ *
+ * @param store The store, open to read.
+ * @param runId The run.
+ * @param options The catalog, and whether a run that does not verify is mapped anyway.
+ * @returns What the run gives.
+ * @throws RunNotFound for a run the store lacks; ProveviError when the store cannot be read.
+ * @example
+ * ```ts
+ * import { openStore } from "../../provevi/mod.ts";
+ * import { sourceRun } from "./_source_run.ts";
+ * await using store = await openStore("file", { readOnly: true, runs: "fixtures/runs" });
+ * const run = await sourceRun(store, "run-20261129T120000Z-0badc0de");
+ * ```
+ */
+export async function sourceRun(
+  store: EvidenceStore,
+  runId: string,
+  options: SourceRunOptions = {},
+): Promise<SourceRun> {
+  const record = await store.readRun(runId);
+  if ((await record.manifestText()) === null) return { kind: "open" };
+  const check = await verifyRun(record, {
+    store,
+    ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
+  });
+  // The trace database keeps the verdict's words for a person; what it acts on is check.ok.
+  const messages = check.problems.map((p) => p.message);
+  if (!check.ok && !options.allowUnverified) return { kind: "refused", problems: messages };
+  const refused = (problems: string[]): SourceRun => ({ kind: "refused", problems });
+  const text = await record.eventsText();
+  const manifestText = await record.manifestText();
+  if (text === null || manifestText === null) {
+    return refused(["the run's evidence went missing while it was read"]);
+  }
+  const read = readEventsText(text);
+  let lastHash: string | null = null;
+  try {
+    lastHash = (JSON.parse(manifestText) as { last_hash?: string | null }).last_hash ?? null;
+  } catch {
+    // a manifest that is not JSON is one of the check's problems; only allowUnverified reaches here
+  }
+  const lastLine = read.lines.at(-1);
+  if (check.ok && (lastLine === undefined || sha256Hex(lastLine) !== lastHash)) {
+    return refused([
+      "the run changed while it was read (its last line no longer has the manifest's last hash)",
+    ]);
+  }
+  if (!read.events.length) return refused([...messages, "the run has no events to build rows from"]);
+  const assessments = await assessmentsOf(store, record.runId);
+  let rows: TraceRunRows;
+  try {
+    rows = await runRows({
+      events: read.events,
+      lines: read.lines,
+      payload: (sha) => record.payload(sha),
+      assessments,
+    });
+  } catch (error) {
+    if (error instanceof ProveviError) return refused([...messages, error.message]);
+    throw error;
+  }
+  const built = lastHash ?? sha256Hex(lastLine ?? "");
+  const source: TraceRow = {
+    run_id: record.runId,
+    store_uri: store.uri,
+    runs_root: store.runsRoot,
+    last_hash: built,
+    build_version: TRACE_BUILD_VERSION,
+    built_at: new Date().toISOString(),
+    verified: check.ok ? 1 : 0,
+    problems: JSON.stringify(messages),
+  };
+  return { kind: "ready", source, rows, lastHash: built, problems: messages };
+}
+
+async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {
+  const questions = store as Partial<{ assessments(id: string): Promise<Assessment[]> }>;
+  if (typeof questions.assessments !== "function") return [];
+  try {
+    return await questions.assessments.call(store, runId);
+  } catch (error) {
+    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no assessments
+    throw error;
+  }
+}

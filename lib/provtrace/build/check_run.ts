@@ -1,0 +1,168 @@
+/**
+ * The check of one run of a trace database against the evidence it came from: the store still holds the run,
+ * its lines still chain to the last hash the build read, it still verifies (if it did at the build), and the
+ * file's rows of the run are exactly the rows that its evidence gives (built again in memory and compared row
+ * by row, so a row changed, added or removed in any table is named). `checkTrace` runs it on every run, and
+ * every export on each run it writes.
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { Catalog } from "../../provcat/mod.ts";
+import { type EvidenceStore, ProveviError, RunNotFound, sha256Hex } from "../../provevi/mod.ts";
+import { memoryTraceDb, rowDifference, TRACE_BUILD_VERSION, traceRunDigest } from "../db/mod.ts";
+import { RowWriter } from "./_row_writer.ts";
+import { sourceRun } from "./_source_run.ts";
+
+/** How one run compares with its source. */
+export interface TraceSourceCheck {
+  run_id: string;
+  store_uri: string;
+  /**
+   * `same`; `changed` (the store's run has another last hash, or its lines no longer chain to it); `rows` (the
+   * file's rows differ from what the run's evidence gives); `unverified` (built verified, and it does not
+   * verify now); `missing` (the store has no such run); `unreadable`.
+   */
+  state: "same" | "changed" | "rows" | "unverified" | "missing" | "unreadable";
+  /** The last hash the database was built from. */
+  built_from: string;
+  /** The last hash the store holds now, when it has one. */
+  now: string | null;
+  /** For `rows`: the first row that differs, its table, key and columns. */
+  where: string | null;
+  /** Whether the store's run verifies now (`verifyRun`, its bundle and experiment included). */
+  verified: boolean;
+  /** Why, in one line, when the state is not `same`. */
+  problem: string | null;
+}
+
+/** What the trace database says of a run's source: its `trace_sources` row. */
+export interface TraceSourceRow {
+  run_id: string;
+  store_uri: string;
+  runs_root: string;
+  last_hash: string;
+  verified: number;
+  build_version: string;
+  rows_digest: string | null;
+}
+
+/**
+ * Checks one run of a trace database against its store.
+ *
+ * @param trace The open trace database.
+ * @param row The run's `trace_sources` row.
+ * @param store The run's store, open to read.
+ * @param options The catalog that reads the run's committed bundle and experiment.
+ * @returns How the run compares; it prints nothing.
+ * @throws Only on a failure that is not the run's (a store that cannot be reached is `unreadable`).
+ * @example
+ * ```ts
+ * import { checkTraceRun } from "./check_run.ts";
+ * // const result = await checkTraceRun(trace.db, sourceRow, store, { catalog });
+ * ```
+ */
+export async function checkTraceRun(
+  trace: DatabaseSync,
+  row: TraceSourceRow,
+  store: EvidenceStore,
+  options: { catalog?: Catalog | (() => Catalog | Promise<Catalog>) } = {},
+): Promise<TraceSourceCheck> {
+  const id = row.run_id;
+  const base = {
+    run_id: id,
+    store_uri: row.store_uri,
+    built_from: row.last_hash,
+    where: null,
+    verified: false,
+  };
+  const again = `build it again with --run ${id}`;
+  try {
+    const record = await store.readRun(id);
+    const manifest = await record.manifestText();
+    const now = manifest === null ? null : (JSON.parse(manifest) as { last_hash?: string }).last_hash ?? null;
+    if (now !== row.last_hash) {
+      const problem = now === null
+        ? "the store's run has no manifest now"
+        : `the store's last hash is ${now.slice(0, 12)}…, not ${
+          row.last_hash.slice(0, 12)
+        }… as built; ${again}`;
+      return { ...base, state: "changed", now, problem };
+    }
+    // A line changed in place, with the manifest left alone, no longer chains to the last hash.
+    const broken = chainBreak(await record.eventsText(), now);
+    if (broken !== null) return { ...base, state: "changed", now, problem: `${broken}; ${again}` };
+    const source = await sourceRun(store, id, {
+      allowUnverified: true,
+      ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
+    });
+    if (source.kind !== "ready") {
+      const why = source.kind === "open" ? "the store's run is not sealed now" : source.problems.join("; ");
+      return { ...base, state: "unreadable", now, problem: why };
+    }
+    const verified = source.problems.length === 0;
+    if (row.verified === 1 && !verified) {
+      return {
+        ...base,
+        state: "unverified",
+        now,
+        problem: `it was built verified, and it does not verify now: ${source.problems[0]}`,
+      };
+    }
+    using scratch = memoryTraceDb();
+    // The source's place is where the check found it: the file's own words, kept by the file's digest.
+    const rebuilt = { ...source.source, store_uri: row.store_uri, runs_root: row.runs_root };
+    new RowWriter(scratch.db).writeRun(id, rebuilt, source.rows, false);
+    const found = traceRunDigest(trace, id);
+    const where = rowDifference(found, traceRunDigest(scratch.db, id));
+    if (where === null) return { ...base, verified, state: "same", now, problem: null };
+    return {
+      ...base,
+      verified,
+      state: "rows",
+      now,
+      where,
+      problem: `the database's rows differ from what the run's evidence gives: ${where}; ${
+        whyRows(row, found.digest)
+      }; ${again}`,
+    };
+  } catch (error) {
+    const base2 = { ...base, now: null };
+    if (error instanceof RunNotFound) {
+      return { ...base2, state: "missing", problem: `the store has no run ${id} now` };
+    }
+    if (error instanceof ProveviError || error instanceof SyntaxError) {
+      return { ...base2, state: "unreadable", problem: error.message.split("\n")[0]! };
+    }
+    throw error;
+  }
+}
+
+/** What the digest kept at the build says of rows that differ from the evidence. */
+function whyRows(row: TraceSourceRow, found: string): string {
+  if (row.rows_digest === null) return "the build kept no digest of them (an older provtrace)";
+  if (row.rows_digest !== found) return "they changed in the file after the build";
+  const map = (v: string) => v.split("+")[1] ?? v;
+  if (map(row.build_version) !== map(TRACE_BUILD_VERSION)) {
+    return `they were built by provtrace ${row.build_version}, which maps events to rows differently`;
+  }
+  return "the digest kept at the build was rewritten with them, or the store's assessments of the run changed since";
+}
+
+/** Where the lines of `events.jsonl` stop chaining to `last`, in one line; null when they chain whole. */
+function chainBreak(text: string | null, last: string | null): string | null {
+  if (text === null) return "the store's run has no events.jsonl now";
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  let prev: string | null = null;
+  for (const [i, line] of lines.entries()) {
+    let said: unknown;
+    try {
+      said = (JSON.parse(line) as { prev?: unknown }).prev;
+    } catch {
+      return `events.jsonl line ${i + 1} is not JSON now`;
+    }
+    if (said !== prev) return `events.jsonl line ${i + 1} no longer chains to the line before it`;
+    prev = sha256Hex(line);
+  }
+  return prev === last ? null : "the last line of events.jsonl no longer hashes to the manifest's last hash";
+}

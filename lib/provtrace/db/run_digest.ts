@@ -1,0 +1,138 @@
+/**
+ * The digest of one run's rows in a trace database: every row the run owns, in every table, in one canonical
+ * order, each as the RFC 8785 JSON of its columns, hashed with SHA-256. The build keeps it in
+ * `trace_sources.rows_digest`; `check` and every export compute it again from the file and from the rows that
+ * the run's evidence gives (the same build into an in-memory database), and name the first row that differs.
+ *
+ * The digest kept in the file only tells rows changed after the build from a source that changed: whoever can
+ * edit the file can rewrite a run's rows and its digest together. What no edit of the file can forge is the
+ * comparison with the rows made again from the store's evidence, which `check` and the exports always make.
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import canonicalize from "canonicalize";
+import { sha256Hex } from "../../provevi/mod.ts";
+
+/** One table's part of a run's rows: the columns that name a row, and the rows to select. */
+interface DigestTable {
+  table: string;
+  key: readonly string[];
+  /** The columns, when not all of them. */
+  columns?: string;
+  /** The condition that selects the run's rows (`?` is the run ID). */
+  where?: string;
+}
+
+/**
+ * The tables, in the digest's order. A source keeps only what its evidence decides: not when it was built,
+ * which build made it, the digest itself, or the wording of an unverified run's problems.
+ * A message belongs to every run whose calls link to it.
+ */
+const TABLES: readonly DigestTable[] = [
+  { table: "trace_sources", key: ["run_id"], columns: "run_id, store_uri, runs_root, last_hash, verified" },
+  { table: "trace_runs", key: ["run_id"] },
+  { table: "trace_spans", key: ["span_id"] },
+  { table: "trace_model_calls", key: ["span_id"] },
+  { table: "trace_tokens", key: ["span_id"] },
+  { table: "trace_call_messages", key: ["span_id", "direction", "position"] },
+  {
+    table: "trace_messages",
+    key: ["hash"],
+    where: "hash IN (SELECT message_hash FROM trace_call_messages WHERE run_id = ?)",
+  },
+  { table: "trace_tool_calls", key: ["call_id"] },
+  { table: "trace_access", key: ["seq", "uri"] },
+  { table: "trace_assessments", key: ["n"] },
+];
+
+/** The rows of one run, each by its table and key, and their digest. */
+export interface TraceRunDigest {
+  /** The lowercase hex SHA-256 of the rows, in order. */
+  digest: string;
+  /** `table [key…]` → the row's canonical JSON, in the digest's order. */
+  rows: Map<string, string>;
+}
+
+/**
+ * Reads a run's rows from a trace database and computes their digest.
+ *
+ * @param db An open trace database (a file, or the in-memory one a check builds from the source).
+ * @param runId The run.
+ * @returns The digest and the rows it covers.
+ * @example
+ * ```ts
+ * import { openTraceDb, traceRunDigest } from "./mod.ts";
+ * using trace = openTraceDb("/tmp/trace.db", { write: true });
+ * traceRunDigest(trace.db, "run-20261129T120000Z-0badc0de").digest; // 64 hex digits
+ * ```
+ */
+export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest {
+  const rows = new Map<string, string>();
+  const lines: string[] = [];
+  for (const t of TABLES) {
+    const statement = db.prepare(
+      `SELECT ${t.columns ?? "*"} FROM ${t.table} WHERE ${t.where ?? "run_id = ?"} ORDER BY ${
+        t.key.join(", ")
+      }`,
+    );
+    for (const row of statement.all(runId) as Record<string, unknown>[]) {
+      const base = `${t.table} ${canonicalize(t.key.map((k) => plain(row)[k] ?? null))}`;
+      // A file whose keys were made not unique (its table made again) still names each of its rows.
+      let name = base;
+      for (let n = 2; rows.has(name); n++) name = `${base} (row ${n} of that key)`;
+      const text = canonicalize(plain(row))!;
+      rows.set(name, text);
+      lines.push(`${name}\t${text}\n`);
+    }
+  }
+  return { digest: sha256Hex(lines.join("")), rows };
+}
+
+/**
+ * The first row where two sets of a run's rows differ, in one line: the table, the row's key, and the
+ * columns that differ; or null when they are the same.
+ *
+ * @param found The rows as the trace database holds them.
+ * @param expected The rows as the run's evidence gives them.
+ * @returns Such as `trace_messages ["3f2a…"]: text, content differ (and 2 more rows)`.
+ * @example
+ * ```ts
+ * import { rowDifference, traceRunDigest } from "./run_digest.ts";
+ * // rowDifference(traceRunDigest(file, id), traceRunDigest(rebuilt, id));
+ * ```
+ */
+export function rowDifference(found: TraceRunDigest, expected: TraceRunDigest): string | null {
+  if (found.digest === expected.digest) return null;
+  const differ: string[] = [];
+  for (const [name, text] of found.rows) {
+    const other = expected.rows.get(name);
+    if (other === undefined) differ.push(`${name}: a row the run's evidence does not give`);
+    else if (other !== text) differ.push(`${name}: ${changedColumns(text, other).join(", ")} differ`);
+  }
+  for (const name of expected.rows.keys()) {
+    if (!found.rows.has(name)) differ.push(`${name}: missing (the run's evidence gives it)`);
+  }
+  if (differ.length === 0) return "the rows are in another order"; // not reached: each key is unique
+  const more = differ.length - 1;
+  return `${differ[0]}${more ? ` (and ${more} more row${more === 1 ? "" : "s"})` : ""}`;
+}
+
+function changedColumns(a: string, b: string): string[] {
+  const x = JSON.parse(a) as Record<string, unknown>;
+  const y = JSON.parse(b) as Record<string, unknown>;
+  const names = [...new Set([...Object.keys(x), ...Object.keys(y)])];
+  return names.filter((n) => canonicalize(x[n] ?? null) !== canonicalize(y[n] ?? null));
+}
+
+/** A row's values as JSON can hold them: a blob (put where text belongs) as its hex, so it still differs. */
+function plain(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) {
+    out[k] = v instanceof Uint8Array
+      ? { blob: Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("") }
+      : typeof v === "bigint"
+      ? String(v)
+      : v;
+  }
+  return out;
+}

@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { buildTrace, checkLineage, traceLineage, writeTraceExport } from "../../../lib/provtrace/mod.ts";
+import { bufferIo } from "../../../cli/_io.ts";
+import { provtrace } from "../../../cli/provtrace.ts";
+import { makeRuns, rewriteRun } from "../_runs.ts";
+import { makeWritable } from "../../_files.ts";
+
+Deno.test("lineage: a run lists every export and line it fed, an export its runs; a run removed or changed taints the exports it fed", async () => {
+  const t = await makeRuns();
+  await using _ = t;
+  const db = join(t.root, "trace.db");
+  assert.deepEqual((await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog })).refused, []);
+  const hf = join(t.root, "hf.jsonl"), atif = join(t.root, "atif.jsonl"), calls = join(t.root, "calls.jsonl");
+  const a = await writeTraceExport(db, { kind: "hf", per: "run", out: hf, catalog: t.catalog });
+  const b = await writeTraceExport(db, { kind: "atif", out: atif, catalog: t.catalog, agent: "analyst" });
+  const c = await writeTraceExport(db, {
+    kind: "openai",
+    out: calls,
+    catalog: t.catalog,
+    agent: "revenue-question",
+  });
+
+  const ofAgent = traceLineage(db, t.agentRun);
+  assert.equal(ofAgent.of, "run");
+  if (ofAgent.of !== "run") return;
+  assert.deepEqual(
+    ofAgent.exports.map((e) => e.export_id).sort(),
+    [a.manifest.export_id, b.manifest.export_id].sort(),
+  );
+  const inHf = ofAgent.exports.find((e) => e.export_id === a.manifest.export_id)!;
+  assert.equal(inHf.path, hf);
+  assert.equal(inHf.fed.length, 1, "a line per run: the agent run fed one line of the hf export");
+  // An export, by its file or by its ID's first digits, lists its runs.
+  for (const target of [hf, a.manifest.export_id.slice(0, 12)]) {
+    const ofExport = traceLineage(db, target);
+    assert.equal(ofExport.of, "export");
+    if (ofExport.of === "export") {
+      assert.deepEqual(ofExport.runs.map((r) => r.run_id).sort(), [t.agentRun, t.callRun].sort());
+    }
+  }
+  assert.throws(() => traceLineage(db, "run-20990101T000000Z-00000000"), /has no run or export/);
+
+  assert.equal((await checkLineage(db)).ok, true);
+  // The call run is removed from the store (a request to forget it): the exports it fed are named, not the other.
+  await makeWritable(join(t.runs, t.callRun));
+  await Deno.remove(join(t.runs, t.callRun), { recursive: true });
+  let checked = await checkLineage(db);
+  assert.equal(checked.ok, false);
+  const tainted = (r: typeof checked) =>
+    r.exports.filter((e) => e.tainted.length).map((
+      e,
+    ) => [e.export_id, e.tainted.map((x) => `${x.run_id} ${x.state}`)]);
+  assert.deepEqual(
+    tainted(checked).sort(),
+    [
+      [a.manifest.export_id, [`${t.callRun} removed`]],
+      [c.manifest.export_id, [`${t.callRun} removed`]],
+    ].sort(),
+  );
+  // The agent run's events and manifest rewritten together: every export it fed is tainted too.
+  await rewriteRun(join(t.runs, t.agentRun), (events) => {
+    const call = events.find((e) => e.type === "model_called")!;
+    call.data = { ...call.data, output_tokens: 999 };
+  });
+  checked = await checkLineage(db);
+  assert.deepEqual(
+    checked.exports.find((e) => e.export_id === b.manifest.export_id)!.tainted.map((
+      x,
+    ) => [x.run_id, x.state]),
+    [[t.agentRun, "changed"]],
+  );
+  const io = bufferIo();
+  assert.equal(await provtrace(["lineage", "--db", db, "--check"], io), 1);
+  assert.match(io.stdout.join("\n"), new RegExp(`TAINTED by ${t.callRun} \\(removed\\)`));
+  assert.match(io.stdout.at(-1)!, /3 exports, 3 tainted$/);
+  const listed = bufferIo();
+  assert.equal(await provtrace(["lineage", "--db", db, t.agentRun], listed), 0);
+  assert.match(listed.stdout[0]!, /^EXPORT\s+FORMAT\s+CREATED\s+LINES\s+FILE$/);
+  assert.equal(listed.stdout.length, 3);
+});
