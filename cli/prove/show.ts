@@ -21,6 +21,7 @@ import { printAssessments } from "../_listing.ts";
 import { readRunEvents, showRun } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
 import { totalsLine } from "./cost.ts";
+import { fitted } from "../_io.ts";
 
 /** Adds the command to `prove`. */
 export function addShow({ program, io, withStore }: ProveContext): void {
@@ -51,7 +52,10 @@ export function addShow({ program, io, withStore }: ProveContext): void {
         if (!opts.json) {
           // the totals, recomputed from the run's own price table and usage (prove cost shows each call)
           const cost = await runCost(events, (sha) => shown.payload(sha)).catch(() => null);
-          if (cost && cost.calls.length) io.out(totalsLine(events, cost));
+          if (cost && cost.calls.length) {
+            const line = totalsLine(events, cost);
+            io.out(opts.wide ? line : fitted(line, io.width));
+          }
         }
         if (open) io.err(open);
         if (!opts.json) {

@@ -3,10 +3,12 @@
  *
  * - a request that does not stream, through the gateway (forwarded with the key, recorded as `model_called`), to
  *   a fake provider on 127.0.0.1, against the same request sent straight to that provider. Target: at most 2 ms
- *   added (median). The requests come 10 ms apart, as a program's model calls come with work between them: the
- *   gateway writes its record once the answer has gone, and the pause lets it, as it does for a program;
+ *   added (median). The gateway writes the call's record before it answers (so that the record comes before
+ *   anything the program does with the answer): that is in the figure. The requests come 10 ms apart, as a
+ *   program's model calls come with work between them;
  * - a streamed request's time to its first token (the first chunk of the body) through the gateway, against the
- *   same straight to the provider. Target: at most 1 ms added (median);
+ *   same straight to the provider. Target: at most 1 ms added (median). Only the stream's last event waits for
+ *   the record;
  * - recording a 1 MB response (reading what it says, storing it as a payload, writing the event), against writing
  *   its payload alone. Target: at most 1.5 times.
  * @module

@@ -12,6 +12,6 @@
  * ```
  * @module
  */
-export * from "./price_table.ts";
+export { type ModelPrice, PRICE_KINDS, PriceTable } from "./price_table.ts";
 export * from "./call_cost.ts";
 export * from "./run_cost.ts";

@@ -374,7 +374,7 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
       agent_version: r.agent_version,
       model: d.text(r.model),
       tokens: r.tokens === null ? null : Number(r.tokens),
-      cost: typeof r.cost === "string" ? r.cost : null,
+      cost: d.text(r.cost),
       experiment: r.experiment_pin ?? r.experiment,
       last_seq: r.last_seq === null ? null : Number(r.last_seq),
     };

@@ -153,7 +153,7 @@ export class ModelGateway implements AsyncDisposable {
         onListen: () => {},
         onError: () => new Response(null, { status: 500 }),
       },
-      (request, info) => this.#handle(request, info.completed),
+      (request) => this.#handle(request),
     );
     this.url = `http://127.0.0.1:${this.#server.addr.port}`;
   }
@@ -190,7 +190,7 @@ export class ModelGateway implements AsyncDisposable {
     return timingSafeEqual(hash(given), this.#tokenHash);
   }
 
-  async #handle(request: Request, sent: Promise<void>): Promise<Response> {
+  async #handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const api = this.#apis.find((a) => a.path === url.pathname) ?? null;
     const family = this.#apis[0]!;
@@ -211,7 +211,7 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.#inFlight++;
     try {
-      return await this.#call(api, request, { url, sent });
+      return await this.#call(api, request, url);
     } finally {
       this.#inFlight--;
     }
@@ -306,8 +306,7 @@ export class ModelGateway implements AsyncDisposable {
     return out;
   }
 
-  async #call(api: ProviderApi, request: Request, at: { url: URL; sent: Promise<void> }): Promise<Response> {
-    const { url } = at;
+  async #call(api: ProviderApi, request: Request, url: URL): Promise<Response> {
     const bytes = await this.#body(request, api);
     if (bytes instanceof Response) return bytes;
     const model = requestModel(bytes);
@@ -325,7 +324,6 @@ export class ModelGateway implements AsyncDisposable {
       firstByteMs: this.#options.firstByteMs ?? 600_000,
       idleMs: this.#options.idleMs ?? 300_000,
       signal: this.#closing.signal,
-      sent: at.sent,
     });
     const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
     this.#pending.add(pending);

@@ -4,9 +4,10 @@
  * chunk to the program as it arrives, while the same bytes are kept and reassembled for the record. A provider
  * that never answers, goes silent mid-stream, drops the connection, sends garbage or too much is cut: the program
  * gets its SDK's kind of error (an error status with the provider's error body, or the API's error event at the
- * end of the stream), and the call is recorded as failed with what arrived. The record is written once the
- * program has its answer: its writes are synchronous (a payload is on disk before its event), and the program
- * waits for nothing but the provider.
+ * end of the stream), and the call is recorded as failed with what arrived. Each call's event is written before
+ * the program gets the bytes that end the call (the whole body, or the stream's last event), so that it comes
+ * before anything the program does with the answer (a tool call's hook, the next request); every byte before
+ * them passes on at once.
  * @module
  */
 import { PayloadTooLarge } from "../run/errors.ts";
@@ -42,14 +43,12 @@ export interface Upstream {
   idleMs: number;
   /** Aborted when the gateway closes. */
   signal: AbortSignal;
-  /** Settles once the program's response is sent (`Deno.ServeHandlerInfo.completed`): the record comes after. */
-  sent: Promise<void>;
 }
 
 /** What the program gets, and when the call's record is written. */
 export interface Forwarded {
   response: Response;
-  /** Settles once the call's event is written. */
+  /** Settles once the call's event is written (for a stream, before its last event reaches the program). */
   recorded: Promise<void>;
 }
 
@@ -225,11 +224,9 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
     end();
     const failure = controller.signal.reason instanceof Silence ? controller.signal.reason : error;
     const message = `the model provider did not answer: ${errorMessage(failure)}`;
-    const recorded = call.failed({ name: nameOf(failure), message, status: null, response: null });
-    return {
-      response: gatewayError(api, failure instanceof Silence ? "timeout" : "bad_gateway", message),
-      recorded,
-    };
+    await call.failed({ name: nameOf(failure), message, status: null, response: null });
+    const kind = failure instanceof Silence ? "timeout" : "bad_gateway";
+    return { response: gatewayError(api, kind, message), recorded: Promise.resolve() };
   }
   call.firstByte();
   watch.touch();
@@ -239,20 +236,15 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
     end();
     await response.body?.cancel().catch(() => {});
     const error = tooLarge(up.responseBytes, `${declared} bytes declared`);
-    const recorded = call.failed({
-      name: error.name,
-      message: error.message,
-      status: response.status,
-      response: null,
-    });
-    return { response: gatewayError(api, "bad_gateway", error.message), recorded };
+    await call.failed({ name: error.name, message: error.message, status: response.status, response: null });
+    return { response: gatewayError(api, "bad_gateway", error.message), recorded: Promise.resolve() };
   }
   const answer = new Answer(response, { controller, watch, limit: up.responseBytes });
   const streaming = response.ok && (response.headers.get("content-type") ?? "").includes("text/event-stream");
   call.streamed = streaming;
-  if (streaming) return streamThrough(call, api, { response, answer, end, sent: up.sent });
+  if (streaming) return streamThrough(call, api, { response, answer, end });
   try {
-    return await whole(call, api, { response, answer, sent: up.sent });
+    return { response: await whole(call, api, { response, answer }), recorded: Promise.resolve() };
   } finally {
     end();
   }
@@ -264,89 +256,69 @@ function nameOf(error: unknown): string {
     : "ProviderUnreachable";
 }
 
-/** A response that does not stream: read whole, passed back as the provider sent it, then recorded. */
+/** A response that does not stream: read whole, recorded, then passed back as the provider sent it. */
 async function whole(
   call: GatewayCall,
   api: ProviderApi,
-  got: { response: Response; answer: Answer; sent: Promise<void> },
-): Promise<Forwarded> {
+  got: { response: Response; answer: Answer },
+): Promise<Response> {
   const { response, answer } = got;
-  const after = (record: () => Promise<void>) => afterSent(got.sent, record);
   try {
     while (await answer.next() !== null) { /* read whole */ }
   } catch (error) {
     await answer.cancel(error);
     const message = `the model provider's answer was cut: ${errorMessage(error)}`;
-    const failure = { name: nameOf(error), message, status: response.status, response: answer.bytes() };
-    return {
-      response: gatewayError(api, error instanceof Silence ? "timeout" : "bad_gateway", message),
-      recorded: call.failed(failure),
-    };
+    await call.failed({ name: nameOf(error), message, status: response.status, response: answer.bytes() });
+    return gatewayError(api, error instanceof Silence ? "timeout" : "bad_gateway", message);
   }
   const bytes = answer.bytes();
-  const headers = passedHeaders(response.headers);
+  const status = response.status;
+  const body = parseJson(new TextDecoder().decode(bytes));
   if (!response.ok) {
     // The provider's own error: the program's SDK reads it as it would without the gateway.
-    const recorded = after(() => {
-      const said = str(obj(obj(parseJson(new TextDecoder().decode(bytes))).error).message);
-      const message = said ?? `HTTP ${response.status}`;
-      return call.failed({ name: "ProviderError", message, status: response.status, response: bytes });
-    });
-    return { response: new Response(bytes, { status: response.status, headers }), recorded };
+    const message = str(obj(obj(body).error).message) ?? `HTTP ${status}`;
+    await call.failed({ name: "ProviderError", message, status, response: bytes });
+    return new Response(bytes, { status, headers: passedHeaders(response.headers) });
   }
-  if (!looksLikeObject(bytes)) {
-    const message = `the model provider answered ${response.status} with a body that is not a JSON object`;
-    const recorded = call.failed({
-      name: "ProviderGarbage",
-      message,
-      status: response.status,
-      response: bytes,
-    });
-    return { response: gatewayError(api, "bad_gateway", message), recorded };
+  if (body === undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
+    const message = `the model provider answered ${status} with a body that is not a JSON object`;
+    await call.failed({ name: "ProviderGarbage", message, status, response: bytes });
+    return gatewayError(api, "bad_gateway", message);
   }
-  const recorded = after(() => {
-    const body = parseJson(new TextDecoder().decode(bytes));
-    if (body === undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
-      const message = `the model provider answered ${response.status} with a body that is not JSON`;
-      return call.failed({ name: "ProviderGarbage", message, status: response.status, response: bytes });
-    }
-    return call.ok({ status: response.status, body, bytes, stream: null });
-  });
-  return { response: new Response(bytes, { status: response.status, headers }), recorded };
+  await call.ok({ status, body, bytes, stream: null });
+  return new Response(bytes, { status, headers: passedHeaders(response.headers) });
 }
 
 /**
- * Runs a record once the program's response is sent (or the program hung up), and the server has had a turn to
- * finish sending it (`completed` settles a little before the last bytes leave): the record's writes are
- * synchronous (a payload is on disk before its event), and would otherwise hold them back.
+ * A stream: each chunk on to the program as it arrives, kept and reassembled for the record; the chunk that ends
+ * the call (its last event, or an error event) waits until the call's event is written.
  */
-function afterSent(sent: Promise<void>, record: () => Promise<void>): Promise<void> {
-  return sent.catch(() => {}).then(() => new Promise<void>((resolve) => setTimeout(resolve, 0))).then(record);
-}
-
-/** A body that starts with `{` and ends with `}` (white space aside): what a JSON object is, cheaply told. */
-function looksLikeObject(bytes: Uint8Array): boolean {
-  const space = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-  let i = 0;
-  let j = bytes.length - 1;
-  while (i <= j && space(bytes[i]!)) i++;
-  while (j >= i && space(bytes[j]!)) j--;
-  return i < j && bytes[i] === 0x7b && bytes[j] === 0x7d;
-}
-
-/** A stream: each chunk on to the program as it arrives, kept and reassembled for the record. */
 function streamThrough(
   call: GatewayCall,
   api: ProviderApi,
-  got: { response: Response; answer: Answer; end: () => void; sent: Promise<void> },
+  got: { response: Response; answer: Answer; end: () => void },
 ): Forwarded {
   const { response, answer } = got;
-  const after = (record: () => Promise<void>) => afterSent(got.sent, record);
+  const status = response.status;
   const parser = new SseParser();
   const assembly = api.assemble();
   let settle!: () => void;
   const recorded = new Promise<void>((resolve) => (settle = resolve));
-  const finish = (record: Promise<void>) => void record.catch(() => {}).finally(() => (got.end(), settle()));
+  let done = false;
+  const record = async (write: () => Promise<void>) => {
+    if (done) return;
+    done = true;
+    await write().catch(() => {});
+    got.end();
+    settle();
+  };
+  const cut = async (program: ReadableStreamDefaultController<Uint8Array>, error: unknown, what: string) => {
+    const message = `${what}: ${errorMessage(error)}`;
+    const failure = { name: nameOf(error), message, status, response: answer.bytes() };
+    await record(() => call.failed(failure, assembly.body()));
+    program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
+    program.close();
+  };
   const stream = new ReadableStream<Uint8Array>({
     pull: async (program) => {
       let chunk: Uint8Array | null;
@@ -354,41 +326,37 @@ function streamThrough(
         chunk = await answer.next();
       } catch (error) {
         await answer.cancel(error);
-        const message = `the model provider's stream was cut: ${errorMessage(error)}`;
-        program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
-        program.close();
-        const failure = { name: nameOf(error), message, status: response.status, response: answer.bytes() };
-        finish(after(() => call.failed(failure, assembly.body())));
-        return;
+        return await cut(program, error, "the model provider's stream was cut");
       }
       if (chunk === null) {
         for (const e of parser.end()) assembly.take(e);
-        finish(after(ended(call, { api, assembly, program, status: response.status, raw: answer.bytes() })));
+        if (!done) await ended(call, { api, assembly, program, status, raw: answer.bytes(), record });
+        program.close();
         return;
       }
-      program.enqueue(chunk);
       call.firstByte();
       for (const e of parser.push(chunk)) assembly.take(e);
+      // The chunk that ends the call goes on once the call is recorded.
+      if (!done && (assembly.complete() || assembly.error() !== null)) {
+        await ended(call, { api, assembly, program, status, raw: answer.bytes(), record });
+      }
+      program.enqueue(chunk);
     },
     cancel: async (reason) => {
       await answer.cancel(reason);
       const message = "the program closed the stream before its end";
-      const failure = { name: "StreamAbandoned", message, status: response.status, response: answer.bytes() };
-      finish(after(() => call.failed(failure, assembly.body())));
+      const failure = { name: "StreamAbandoned", message, status, response: answer.bytes() };
+      await record(() => call.failed(failure, assembly.body()));
     },
   }, { highWaterMark: 0 });
-  return {
-    response: new Response(stream, { status: response.status, headers: passedHeaders(response.headers) }),
-    recorded,
-  };
+  return { response: new Response(stream, { status, headers: passedHeaders(response.headers) }), recorded };
 }
 
 /**
- * A stream that ended: whole (`model_called`), or with an error event or cut before its last event. The program's
- * stream is closed at once (after the API's error event, for a stream cut short); the record it gives is written
- * once the response is sent.
+ * A stream that ended: whole (`model_called`), with the provider's error event, or cut before its last event (the
+ * program then gets the API's error event).
  */
-function ended(
+async function ended(
   call: GatewayCall,
   end: {
     api: ProviderApi;
@@ -396,19 +364,20 @@ function ended(
     program: ReadableStreamDefaultController<Uint8Array>;
     status: number;
     raw: Uint8Array;
+    record: (write: () => Promise<void>) => Promise<void>;
   },
-): () => Promise<void> {
-  const { api, assembly, program, status, raw } = end;
+): Promise<void> {
+  const { api, assembly, status, raw } = end;
   const said = assembly.error();
-  const whole = said === null && assembly.complete();
+  if (said === null && assembly.complete()) {
+    return await end.record(() => call.ok({ status, body: assembly.body(), bytes: null, stream: raw }));
+  }
+  if (said !== null) {
+    return await end.record(() =>
+      call.failed({ name: "ProviderError", message: said, status, response: raw }, assembly.body())
+    );
+  }
   const message = "the model provider's stream ended before its last event";
-  if (!whole && said === null) program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
-  program.close();
-  return () => {
-    if (whole) return call.ok({ status, body: assembly.body(), bytes: null, stream: raw });
-    const failure = said === null
-      ? { name: "StreamCut", message, status, response: raw }
-      : { name: "ProviderError", message: said, status, response: raw };
-    return call.failed(failure, assembly.body());
-  };
+  await end.record(() => call.failed({ name: "StreamCut", message, status, response: raw }, assembly.body()));
+  end.program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
 }

@@ -12,12 +12,15 @@
  * ```
  * @module
  */
-export * from "./sse.ts";
-export * from "./provider_api.ts";
-export * from "./anthropic_api.ts";
-export * from "./openai_apis.ts";
-export * from "./gateway_call.ts";
-export * from "./gateway_forward.ts";
-export * from "./gateway.ts";
-export * from "./session_match.ts";
-export * from "./gateway_part.ts";
+export { DEFAULT_REQUEST_BYTES, type GatewayCounts, type GatewayOptions, ModelGateway } from "./gateway.ts";
+export { GATEWAY_TOKEN_VARIABLE, GatewayPart, type GatewayPartOptions, usesGateway } from "./gateway_part.ts";
+export type { RecordedCall } from "./gateway_call.ts";
+export type { ApiName, ResponseSummary } from "./provider_api.ts";
+export {
+  type GatewayEntry,
+  matchProblem,
+  type MatchRow,
+  matchSession,
+  sessionEntries,
+  type SessionEntry,
+} from "./session_match.ts";
