@@ -14,13 +14,7 @@
  */
 export { DEFAULT_REQUEST_BYTES, type GatewayCounts, type GatewayOptions, ModelGateway } from "./gateway.ts";
 export { GATEWAY_TOKEN_VARIABLE, GatewayPart, type GatewayPartOptions, usesGateway } from "./gateway_part.ts";
-export type { RecordedCall } from "./gateway_call.ts";
-export type { ApiName, ResponseSummary } from "./provider_api.ts";
-export {
-  type GatewayEntry,
-  matchProblem,
-  type MatchRow,
-  matchSession,
-  sessionEntries,
-  type SessionEntry,
-} from "./session_match.ts";
+export { type RecordedCall } from "./gateway_call.ts";
+export { type ApiName, type ResponseSummary } from "./provider_api.ts";
+export { type GatewayEntry, type MatchRow, type SessionEntry } from "./session_match.ts";
+export { matchProblem, matchSession, sessionEntries } from "./session_match.ts";
