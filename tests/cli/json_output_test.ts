@@ -149,7 +149,9 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
       out.stderr.join("\n"),
     );
     assert.ok(out.stdout.length > 0);
-    for (const line of out.stdout) badKeys(JSON.parse(line), `provtrace export --kind ${kind}`, bad);
+    for (const line of out.stdout.join("\n").split("\n")) {
+      badKeys(JSON.parse(line), `provtrace export --kind ${kind}`, bad);
+    }
   }
   // The viewer's /api, on the sqlite store.
   const store = await openStore(`sqlite:///${db}`, { readOnly: true });

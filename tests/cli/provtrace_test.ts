@@ -146,7 +146,7 @@ Deno.test("every provtrace command is documented in docs/provtrace.md", async ()
   const commands = [...help.slice(help.indexOf("Commands:")).matchAll(/^ {2}([a-z][a-z-]*)/gm)]
     .map((m) => m[1]!)
     .filter((c) => c !== "help");
-  assert.deepEqual(commands, ["build", "check", "runs", "export", "query"]);
+  assert.deepEqual(commands, ["build", "check", "runs", "export", "lineage", "query"]);
   const docs = await Deno.readTextFile(new URL("../../docs/provtrace.md", import.meta.url));
   assert.deepEqual(commands.filter((c) => !docs.includes(`provtrace ${c}`)), []);
 });

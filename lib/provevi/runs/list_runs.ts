@@ -53,8 +53,8 @@ export interface RunRow {
   model: string | null;
   /** Input and output tokens of every model call, or null when the run made none. */
   tokens: number | null;
-  /** The cost the run recorded in its last event (`data.cost.amount`, a decimal text), or null. */
-  cost: string | null;
+  /** The cost the run recorded in its last event (`data.cost.amount`, a decimal text), or null; `listRuns` always gives it. */
+  cost?: string | null;
   /** The experiment, pinned when the run pinned it. */
   experiment: string | null;
   /** The seq of the last event written: for a cut run, where it was cut. */

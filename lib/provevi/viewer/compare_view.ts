@@ -4,19 +4,10 @@
  * @module
  */
 import type { EvidenceStore } from "../store/store.ts";
-import { type RunView, runView, type RunViewOptions } from "./run_view.ts";
+import { runView, type RunViewOptions } from "./run_view.ts";
+import { type CompareSide, sideOf } from "./compare_side.ts";
 
-/** One side of a comparison. */
-export type CompareSide =
-  & Pick<RunView, "run_id" | "status" | "level" | "note" | "verdict" | "settings" | "inputs" | "outputs">
-  & {
-    /** Each model call's answer, in order, on the first page of the run's events, each cut as the page cuts it. */
-    answers: { seq: number; text: string }[];
-    /** The token counts of the run's model calls, summed, when the level shows them. */
-    tokens: { input: number; output: number } | null;
-    /** The run's length in microseconds. */
-    duration_us: number;
-  };
+export type { CompareSide } from "./compare_side.ts";
 
 /**
  * The two runs' sides.
@@ -45,19 +36,7 @@ export async function compareRuns(
       ...(options.catalog ? { catalog: options.catalog } : {}),
       spansLimit: 1,
     });
-    sides.push({
-      run_id: view.run_id,
-      status: view.status,
-      level: view.level,
-      note: view.note,
-      verdict: view.verdict,
-      settings: view.settings,
-      inputs: view.inputs,
-      outputs: view.outputs,
-      answers: view.events.flatMap((e) => (e.answer !== undefined ? [{ seq: e.seq, text: e.answer }] : [])),
-      tokens: view.summary.tokens,
-      duration_us: view.spans[0]?.end_us ?? 0,
-    });
+    sides.push(sideOf(view));
   }
   return sides;
 }

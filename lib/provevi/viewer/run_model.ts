@@ -18,12 +18,15 @@ import type { TelemetryPolicy } from "../telemetry/policy.ts";
 import { viewerLevel } from "./viewer_level.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import { eventLine } from "../evidence/event.ts";
+import { type VerdictKind, verdictKind } from "./run_verdict.ts";
 
 /** The verdict a run page shows. */
 export interface ViewVerdict {
   /** False while the run is running: only its chain so far was read. */
   checked: boolean;
   ok: boolean;
+  /** What the verdict says, from the problems' codes: verified, does not verify, cannot be checked here, running. */
+  kind: VerdictKind;
   /** Each problem with its code (the page prints the message). */
   problems: Problem[];
   /** The pinned URI of the committed bundle that was compared, or null. */
@@ -46,6 +49,8 @@ export interface RunModel {
   events: EvidenceEvent[];
   /** The SHA-256 of each event's line, by index, when the lines were read here rather than by the check. */
   lineHashes: string[];
+  /** The line of `events.jsonl` of each event, by index, when the lines were read here (else its index + 1). */
+  lineNumbers: number[];
   verdict: ViewVerdict;
   sealed: boolean;
   ended: FeedStatus | null;
@@ -74,7 +79,12 @@ export async function runModel(
   // An ended run is read once, by its check (the events reach the page through the check's hook); a running
   // run has no check yet, so its events so far are read here.
   const sealed = (await record.manifestText().catch(() => null)) !== null;
-  let read = { events: [] as EvidenceEvent[], lineHashes: [] as string[], problems: [] as Problem[] };
+  let read = {
+    events: [] as EvidenceEvent[],
+    lineHashes: [] as string[],
+    eventLines: [] as number[],
+    problems: [] as Problem[],
+  };
   let verdict: ViewVerdict | null = null;
   let unreadable = false;
   if (sealed) {
@@ -87,13 +97,20 @@ export async function runModel(
         return Promise.resolve([]);
       }],
     });
-    verdict = { checked: true, ok: check.ok, problems: check.problems, bundle: check.bundle };
-    // The chain verifies, so each line is its event's canonical form, and the next event's prev is its hash.
-    if (check.ok && checked !== null) {
-      read = { events: [...(checked as EvidenceEvent[])], lineHashes: [], problems: [] };
+    verdict = {
+      checked: true,
+      ok: check.ok,
+      kind: verdictKind({ checked: true, ok: check.ok, problems: check.problems }),
+      problems: check.problems,
+      bundle: check.bundle,
+    };
+    // The evidence verifies (all the check could not make is the comparison with what a catalog holds), so
+    // each line is its event's canonical form, and the next event's prev is its hash.
+    if (trusted(verdict) && checked !== null) {
+      read = { events: [...(checked as EvidenceEvent[])], lineHashes: [], eventLines: [], problems: [] };
     }
   }
-  if (verdict === null || !verdict.ok) {
+  if (verdict === null || !trusted(verdict)) {
     const text = await record.eventsText().catch(() => null);
     unreadable = text === null;
     const all = readEventsText(text ?? "");
@@ -109,6 +126,7 @@ export async function runModel(
       ? {
         checked: true,
         ok: false,
+        kind: "does_not_verify",
         problems: [
           problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
             file: "manifest.json",
@@ -116,15 +134,22 @@ export async function runModel(
         ],
         bundle: null,
       }
-      : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
+      : {
+        checked: false,
+        ok: read.problems.length === 0,
+        kind: "running",
+        problems: read.problems,
+        bundle: null,
+      };
   }
   if (!verdict.ok && unreadable && verdict.checked) {
     verdict.problems.unshift(
       problem("events.unreadable", "evidence/events.jsonl cannot be read", { file: "events.jsonl" }),
     );
+    verdict.kind = "does_not_verify";
   }
-  const untrusted = !verdict.ok && options.untrusted === true;
-  const content = level !== null && (verdict.ok || untrusted);
+  const untrusted = !trusted(verdict) && options.untrusted === true;
+  const content = level !== null && (trusted(verdict) || untrusted);
   const shown: (EventItem | null)[] = [];
   for (const event of events) {
     // The events are the model's own: at bodies the items share their data, which nothing here changes.
@@ -134,6 +159,7 @@ export async function runModel(
     record,
     events,
     lineHashes: read.lineHashes,
+    lineNumbers: read.eventLines,
     verdict,
     sealed,
     ended,
@@ -143,6 +169,20 @@ export async function runModel(
     untrusted,
     shown,
   };
+}
+
+/**
+ * True when the run's content may be shown as it is: it verifies, or all its check could not make is the
+ * comparison with a committed bundle or experiment that this viewer cannot read (its own evidence verifies).
+ * A running run's chain so far counts too, as before: the page says it is not sealed.
+ */
+export function trusted(verdict: Pick<ViewVerdict, "ok" | "kind">): boolean {
+  return verdict.ok || verdict.kind === "cannot_check";
+}
+
+/** The line of `events.jsonl` that holds an event, from 1. */
+export function lineNumber(model: RunModel, index: number): number {
+  return model.lineNumbers[index] ?? index + 1;
 }
 
 /**

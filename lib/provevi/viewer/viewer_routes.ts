@@ -6,59 +6,21 @@
  * @module
  */
 import { checkRunIdToRead } from "../evidence/record.ts";
-import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES, type RunRow } from "../runs/list_runs.ts";
-import type { EvidenceStore } from "../store/store.ts";
 import { questionsOf } from "../store/store_questions.ts";
-import type { Level } from "../telemetry/attributes.ts";
-import type { TelemetryPolicy } from "../telemetry/policy.ts";
-import { compareRuns } from "./compare_view.ts";
+import { compareView } from "./compare_steps.ts";
 import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
+import type { ViewerInfo } from "./route_context.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
-import type { SingleFlight } from "./single_flight.ts";
+import { eventChat } from "./run_chat.ts";
+import { type Route, type RouteContext, wholeNumber } from "./route_context.ts";
+import { runDigests, runsPage, runTotals } from "./runs_api.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
-import type { PathParams } from "./viewer_paths.ts";
 
-/** Options of the viewer. */
-export interface ViewerOptions {
-  /** The viewer's telemetry policy: its `live` destination decides what the pages show. */
-  policy: TelemetryPolicy;
-  /** The catalog that reads a committed bundle and a run's experiment, as for `prove verify`. */
-  catalog?: RunViewOptions["catalog"];
-  /** Opens the store to write, for the one request that writes: adding an assessment. */
-  openToWrite?: () => Promise<EvidenceStore>;
-}
-
-/** What `api/info` says of the viewer: the store, the policy, and whether assessments can be added. */
-export interface ViewerInfo {
-  store: string;
-  runs_root: string;
-  policy: string;
-  live: { name: string; receives: Level } | null;
-  assess: boolean;
-}
-
-/** What a handler is given. */
-export interface RouteContext {
-  store: EvidenceStore;
-  options: ViewerOptions;
-  request: Request;
-  /** The path's `:name` parts, checked. */
-  params: PathParams;
-  query: URLSearchParams;
-  /** The runs being read, shared by requests that ask for the same run at once (any page of it). */
-  models: SingleFlight<RunModel>;
-}
-
-/** One route. */
-export interface Route {
-  method: "GET" | "POST";
-  /** The pattern of the path under the viewer's base. */
-  path: string;
-  handle(context: RouteContext): Promise<Response> | Response;
-}
+export type { Route, RouteContext, ViewerInfo, ViewerOptions } from "./route_context.ts";
+export { wholeNumber } from "./route_context.ts";
 
 /** How each `:name` part of a path is checked; a part not listed here is refused by the table's test. */
 export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
@@ -77,26 +39,6 @@ export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
     }
   },
 };
-
-/**
- * A whole number from the query, such as `limit=50`, or undefined when it is absent.
- *
- * @param options `min` (0 by default; -1 for `after`, "before the first") and `max`.
- * @throws ViewerRefusal (400) when it is there and not a whole number from `min` to `max`.
- */
-export function wholeNumber(
-  query: URLSearchParams,
-  name: string,
-  options: { min?: number; max?: number } = {},
-): number | undefined {
-  const { min = 0, max = 1_000_000_000 } = options;
-  const value = query.get(name);
-  if (value === null || value === "") return undefined;
-  if (!/^-?\d{1,10}$/.test(value) || Number(value) > max || Number(value) < min) {
-    throw new ViewerRefusal(400, `${name}=${value.slice(0, 40)} is not a whole number from ${min} to ${max}`);
-  }
-  return Number(value);
-}
 
 function modelOptions(c: RouteContext): RunModelOptions {
   return {
@@ -131,7 +73,7 @@ export const API_ROUTES: readonly Route[] = [
   { method: "GET", path: "assets/app.css", handle: () => text(APP_CSS, "text/css") },
   { method: "GET", path: "assets/app.js", handle: () => text(APP_JS, "text/javascript") },
   { method: "GET", path: "api/info", handle: info },
-  { method: "GET", path: "api/runs", handle: runs },
+  { method: "GET", path: "api/runs", handle: runsPage },
   {
     method: "GET",
     path: "api/runs/:run",
@@ -171,6 +113,11 @@ export const API_ROUTES: readonly Route[] = [
   },
   {
     method: "GET",
+    path: "api/runs/:run/events/:seq/chat",
+    handle: async (c) => json(await eventChat(await modelOf(c), Number(c.params.seq))),
+  },
+  {
+    method: "GET",
     path: "api/runs/:run/payloads/:sha256",
     handle: async (c) => {
       const payload = await wholePayload(await modelOf(c), c.params.sha256!);
@@ -191,6 +138,8 @@ export const API_ROUTES: readonly Route[] = [
       }),
   },
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
+  { method: "GET", path: "api/digests", handle: runDigests },
+  { method: "GET", path: "api/totals", handle: runTotals },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
   { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
@@ -201,7 +150,8 @@ export const API_ROUTES: readonly Route[] = [
     handle: async (c) => {
       const ids = [c.query.get("a") ?? "", c.query.get("b") ?? ""];
       for (const id of ids) checkRunIdToRead(id);
-      return json(await compareRuns(c.store, ids, modelOptions(c)));
+      const { untrusted: _untrusted, ...options } = modelOptions(c);
+      return json(await compareView(c.store, ids, options));
     },
   },
 ];
@@ -217,38 +167,6 @@ function info(c: RouteContext): Response {
     assess: c.options.openToWrite !== undefined && c.store.uri !== "file",
   };
   return json(info);
-}
-
-async function runs(c: RouteContext): Promise<Response> {
-  const q = c.query;
-  const limit = Math.min(wholeNumber(q, "limit", { max: 500 }) ?? 50, 500);
-  const offset = wholeNumber(q, "offset") ?? 0;
-  const status = q.get("status");
-  if (status && !(RUN_LIST_STATUSES as readonly string[]).includes(status)) {
-    throw new ViewerRefusal(
-      400,
-      `"${status.slice(0, 40)}" is not a run status: use one of ${RUN_LIST_STATUSES.join(", ")}`,
-    );
-  }
-  const options: ListRunsOptions = {
-    limit,
-    offset,
-    ...(status ? { status: status as ListRunsOptions["status"] & string } : {}),
-    ...(q.get("agent") ? { agent: q.get("agent")! } : {}),
-    ...(q.get("experiment") ? { experiment: q.get("experiment")! } : {}),
-    ...(q.get("since") ? { since: q.get("since")! } : {}),
-  };
-  const list = await listRuns(c.store, options);
-  const level = c.options.policy.liveLevel();
-  return json({ ...list, runs: list.runs.map((r) => rowAtLevel(r, level)), limit, offset });
-}
-
-/** A row of the runs page cut to a level: names need `names`, token counts and costs `usage`. */
-function rowAtLevel(row: RunRow, level: Level | null): RunRow {
-  if (level === "usage" || level === "bodies") return row;
-  const cut: RunRow = { ...row, tokens: null, cost: null };
-  if (level === "names") return cut;
-  return { ...cut, agent: null, agent_version: null, model: null, experiment: null };
 }
 
 /** With no live viewer in the policy, only structure shows: no agent classes, experiments or their settings. */

@@ -12,6 +12,8 @@ import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { RunModel } from "./run_model.ts";
 import { SingleFlight } from "./single_flight.ts";
+import { DigestCache } from "./digest_cache.ts";
+import { RunSearch } from "./run_search.ts";
 import { pageHtml } from "./viewer_assets.ts";
 import { newToken } from "./viewer_guard.ts";
 import { errorResponse, refusal, text } from "./viewer_http.ts";
@@ -47,12 +49,18 @@ export interface Viewer extends AsyncDisposable {
   shutdown(): Promise<void>;
 }
 
+/** The viewer's request handler, and how to close what it opened (the search index). */
+export type ViewerHandler = ((request: Request) => Promise<Response>) & {
+  /** Stops the search's indexing and removes its index, when it made one. */
+  close(): Promise<void>;
+};
+
 /**
  * The viewer's request handler, guard included.
  *
  * @param store The store to show.
  * @param options The policy, the catalog, how to open the store to write, and the port and token to check.
- * @returns A function from a request to its response.
+ * @returns A function from a request to its response, with `close()` for what it opened.
  * @throws TypeError when the token is not 16 to 256 letters, digits, `_` or `-` (it is a part of every path).
  * @example
  * ```ts
@@ -64,21 +72,26 @@ export interface Viewer extends AsyncDisposable {
 export function viewerHandler(
   store: EvidenceStore,
   options: ViewerOptions & { port: number; token: string },
-): (request: Request) => Promise<Response> {
+): ViewerHandler {
   const page = pageHtml(basePath(options.token));
   const routes: Route[] = [
     ...API_ROUTES,
     ...PAGES.map((path): Route => ({ method: "GET", path, handle: () => text(page, "text/html") })),
   ];
   const models = new SingleFlight<RunModel>();
-  return async (request) => {
+  const checks = { policy: options.policy, ...(options.catalog ? { catalog: options.catalog } : {}) };
+  const digests = new DigestCache(store, checks);
+  const search = options.search ?? new RunSearch(store, checks);
+  const handle = async (request: Request) => {
     const read = readRequest(request, options);
     if (read instanceof Response) return read;
-    const response = await dispatch(routes, read, { store, options, request, models });
+    const response = await dispatch(routes, read, { store, options, request, models, digests, search });
     if (!read.head) return response;
     await response.body?.cancel();
     return new Response(null, { status: response.status, headers: response.headers });
   };
+  // A search given by the caller is the caller's to close.
+  return Object.assign(handle, { close: () => (options.search ? Promise.resolve() : search.close()) });
 }
 
 /** Finds the request's row, checks its `:name` parts, and runs it; any error is a refusal of one line. */
@@ -130,7 +143,7 @@ export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): 
   const token = options.token ?? newToken();
   basePath(token);
   const wanted = options.port ?? 5000;
-  let handler: ((request: Request) => Promise<Response>) | null = null;
+  let handler: ViewerHandler | null = null;
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({
@@ -153,6 +166,7 @@ export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): 
   handler = viewerHandler(store, { ...options, port, token });
   const shutdown = async () => {
     await server.shutdown();
+    await handler?.close();
   };
   return Promise.resolve({
     url: `http://127.0.0.1:${port}${basePath(token)}`,

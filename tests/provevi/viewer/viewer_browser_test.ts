@@ -74,7 +74,7 @@ browserTest(
         // The runs page redraws its rows every two seconds: read them by selector, never through a held handle.
         await page.waitForSelector(`tr[data-run="${runId}"]`);
         assert.equal(await page.$eval(`tr[data-run="${runId}"] .pill`, (e) => e.textContent), "completed");
-        await screenshot(page, "runs");
+        await screenshot(page, "tour-runs", { docs: false });
         await page.click(`tr[data-run="${runId}"] a`);
         await page.waitForSelector("#verdict.ok");
         const spans = await page.$$eval(
@@ -94,11 +94,11 @@ browserTest(
         assert.equal(types.at(-1), "run_completed");
         assert.ok(types.includes("model_called") && types.includes("input_staged"));
         const text = await page.$eval("main", (m) => m.textContent!);
-        assert.match(text, /Verified/);
+        assert.match(text, /Evidence verified/);
         assert.match(text, /committed bundle run:\/\/acme\/demo\/dev\//);
         assert.match(text, /Revenue grew 12% in Q3, from 43.0 to 48.2 million USD./);
         assert.match(text, /data:\/\/acme\/demo\/dev\/finance\/revenue.csv\?at=commit:/);
-        await screenshot(page, "run");
+        await screenshot(page, "tour-run", { docs: false });
         assert.deepEqual(errors, []);
       } finally {
         assert.equal(await ui.stop(), 0);
@@ -211,7 +211,7 @@ prompt: What was the revenue growth in Q3?
       });
       await page.waitForSelector("#compare");
       assert.match(await page.$eval("#compare", (c) => c.textContent!), /Revenue grew 11%\./);
-      await screenshot(page, "compare");
+      await screenshot(page, "compare-live", { docs: false });
       await page.goto(new URL("agents", viewer.url).href, { waitUntil: "networkidle0" });
       await page.waitForFunction('document.querySelector("main").textContent.includes("versions")');
       await screenshot(page, "agents");

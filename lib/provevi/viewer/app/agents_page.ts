@@ -9,10 +9,30 @@ import type {
   ExperimentDetail,
   ExperimentSummary,
 } from "../../store/store_questions.ts";
+import type { RunTotals } from "../runs_api.ts";
 import { api } from "./api.ts";
-import { empty, errorBox, h, show, table } from "./dom.ts";
-import { short } from "./format.ts";
-import { link } from "./nav.ts";
+import { empty, errorBox, h, hiddenMark, type Kid, show, table } from "./dom.ts";
+import { money, short, tokens } from "./format.ts";
+import { go, link } from "./nav.ts";
+
+/** What `api/totals` answers. */
+interface Totals {
+  hidden: boolean;
+  total?: number;
+  read?: number;
+  groups: RunTotals[];
+}
+
+/** The totals of a group's runs as cells: tokens and cost, hidden below usage. */
+function totalCells(totals: Totals, key: string): Kid[] {
+  const g = totals.groups.find((x) => x.key === key);
+  const hide = () => hiddenMark("token counts and costs need usage");
+  return [
+    h("td", { class: "num" }, g && g.failed ? h("span", { class: "errchip" }, String(g.failed)) : "0"),
+    h("td", { class: "num" }, totals.hidden ? hide() : g?.tokens == null ? "—" : tokens(g.tokens)),
+    h("td", { class: "num" }, totals.hidden ? hide() : g?.cost == null ? "—" : money(g.cost)),
+  ];
+}
 
 const runLink = (id: string) => link("runs/" + encodeURIComponent(id), h("span", { class: "mono" }, id));
 
@@ -75,26 +95,50 @@ export function agentsPage(): void {
         ),
       ),
     detail: async (a) => {
-      const d = await api<AgentDetail>("api/agent?name=" + encodeURIComponent(a.agent));
+      const [d, totals] = await Promise.all([
+        api<AgentDetail>("api/agent?name=" + encodeURIComponent(a.agent)),
+        api<Totals>("api/totals?agent=" + encodeURIComponent(a.agent)),
+      ]);
+      const picked: string[] = [];
+      const compare = h("button", {
+        type: "button",
+        disabled: true,
+        onclick: () => go(`compare?a=${encodeURIComponent(picked[0]!)}&b=${encodeURIComponent(picked[1]!)}`),
+      }, "Compare two versions");
+      const box = (run: string) =>
+        h("input", {
+          type: "checkbox",
+          "aria-label": "pick the version of " + run,
+          onchange: (e: Event) => {
+            if ((e.target as HTMLInputElement).checked) picked.push(run);
+            else picked.splice(picked.indexOf(run), 1);
+            compare.disabled = picked.length !== 2;
+          },
+        });
       return h(
         "section",
-        { class: "card flush" },
-        h("h2", null, d.agent + ": versions"),
+        { class: "card flush", id: "versions" },
+        h("div", { class: "row pad-h" }, h("h2", { class: "grow" }, d.agent + ": versions"), compare),
         table(
-          ["Version", "Backend", "Model", "Tools", "Runs", "First run"],
+          ["", "Version", "Backend", "Model", "Tools", "Runs", "Failed", "Tokens", "Cost", "First run"],
           d.versions.map((v) =>
             h(
               "tr",
-              null,
+              { "data-version": v.version },
+              h("td", null, box(v.first_run)),
               h("td", { class: "hash", title: v.version }, short(v.version, 16)),
               h("td", null, v.backend || "—"),
               h("td", { class: "mono" }, v.model || "—"),
               h("td", { class: "mono" }, v.tools ? JSON.stringify(v.tools) : "—"),
-              h("td", null, v.runs.length),
+              h("td", { class: "num" }, v.runs.length),
+              totalCells(totals, v.version),
               h("td", null, runLink(v.first_run)),
             )
           ),
         ),
+        totals.read !== undefined && totals.total !== undefined && totals.read < totals.total
+          ? h("div", { class: "pager" }, `Totals of the newest ${totals.read} of ${totals.total} runs.`)
+          : null,
       );
     },
   });
@@ -126,20 +170,28 @@ export function experimentsPage(): void {
         ),
       ),
     detail: async (x) => {
-      const d = await api<ExperimentDetail>("api/experiment?uri=" + encodeURIComponent(x.experiment));
+      const [d, totals] = await Promise.all([
+        api<ExperimentDetail>("api/experiment?uri=" + encodeURIComponent(x.experiment)),
+        api<Totals>("api/totals?experiment=" + encodeURIComponent(x.experiment)),
+      ]);
       return h(
         "section",
-        { class: "card flush" },
+        { class: "card flush", id: "versions" },
         h("h2", null, d.experiment + ": versions"),
         table(
-          ["Pinned version", "SHA-256", "Runs", "First run"],
+          ["Pinned version", "SHA-256", "Runs", "Failed", "Tokens", "Cost", "First run"],
           d.versions.map((v) =>
             h(
               "tr",
               null,
               h("td", { class: "mono" }, v.pin),
               h("td", { class: "hash" }, short(v.sha256, 16)),
-              h("td", null, link("?experiment=" + encodeURIComponent(v.pin), String(v.runs.length))),
+              h(
+                "td",
+                { class: "num" },
+                link("?experiment=" + encodeURIComponent(v.pin), String(v.runs.length)),
+              ),
+              totalCells(totals, v.pin),
               h("td", null, runLink(v.first_run)),
             )
           ),

@@ -64,7 +64,14 @@ function liveSpans(state: RunState): ViewSpan[] {
 }
 
 function bar(span: ViewSpan, total: number): HTMLElement {
-  const kind = span.depth === 0 ? "root" : span.name.split(" ")[0];
+  const first = span.name.split(" ")[0]!;
+  const kind = span.depth === 0
+    ? "root"
+    : /llm_request|^chat/.test(first)
+    ? "chat"
+    : /tool/.test(first)
+    ? "execute_tool"
+    : first;
   const el = h("div", { class: `bar k-${kind} ${span.status !== "ok" ? span.status : ""}` });
   el.style.left = (span.start_us / total) * 100 + "%";
   el.style.width = Math.max(((span.end_us - span.start_us) / total) * 100, 0.3) + "%";
@@ -81,16 +88,24 @@ export function timeline(state: RunState): HTMLElement {
     h(
       "div",
       {
-        class: "span",
+        class: "span clickable" + (s.status === "error" || s.status === "refused" ? " " + s.status : "") +
+          (state.selected?.kind === "span" && state.selected.id === s.span_id ? " sel" : ""),
         "data-span": s.span_id,
+        "data-status": s.status,
+        onclick: () => state.select({ kind: "span", id: s.span_id }),
         title: `${s.name} · ${s.event_count} event${s.event_count === 1 ? "" : "s"}: ${s.seqs.join(", ")}${
           s.event_count > s.seqs.length ? ", …" : ""
         }`,
       },
       h(
         "div",
-        { class: "name" },
-        h("span", { class: "tw" }, "\u00a0\u00a0".repeat(s.depth) + (s.depth ? "└ " : "")),
+        { class: "name", title: s.name },
+        h("span", { class: "tw" }, "\u00a0\u00a0".repeat(Math.min(s.depth, 12)) + (s.depth ? "└ " : "")),
+        s.status === "error"
+          ? h("span", { class: "st-error" }, "✕ ")
+          : s.status === "refused"
+          ? h("span", { class: "st-refused" }, "⊘ ")
+          : null,
         s.name,
       ),
       h("div", { class: "track" }, bar(s, total)),
