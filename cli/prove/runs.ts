@@ -175,7 +175,11 @@ function printCostTotal(runs: RunRow[], io: Io): void {
   const priced = runs.filter((r) => r.cost !== null);
   if (priced.length === 0) return;
   const total = priced.reduce((sum, r) => sum + (parseCost(r.cost) ?? 0n), 0n);
-  io.out(`total cost of the ${runs.length} runs shown: ${formatCost(total)} (${priced.length} recorded one)`);
+  io.out(
+    `total cost of the ${runs.length} runs shown: ${
+      formatCost(total)
+    } (${priced.length} of them recorded a cost)`,
+  );
 }
 
 /** Prints runs as the table of `prove runs`. */

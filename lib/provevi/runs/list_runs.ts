@@ -138,7 +138,8 @@ function agentMatches(agent: string | null, wanted: string): boolean {
 
 function experimentMatches(row: { experiment: string | null; pin: string | null }, wanted: string): boolean {
   if (/[?#]/.test(wanted)) return row.pin === wanted;
-  return row.experiment === withoutSelector(wanted);
+  // A row shows the pinned URI when the run pinned one; every version of the experiment matches its bare URI.
+  return row.experiment !== null && withoutSelector(row.experiment) === withoutSelector(wanted);
 }
 
 function sinceIso(since: string): string {
