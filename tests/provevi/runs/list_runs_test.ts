@@ -17,6 +17,7 @@ import { findRun, PostgresStore } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG } from "../postgres/_pg.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";
+const PIN = `${EXP}?at=commit:${"a".repeat(40)}`;
 
 interface Sketch {
   id: string;
@@ -27,6 +28,8 @@ interface Sketch {
   seal?: boolean;
   writer?: Json;
   experiment?: string;
+  /** The version of the experiment the run pinned (`experiment_pin`). */
+  experimentPin?: string;
   /** What is left of the writer's lock: held (the writer is open), freed (it died), none (an old run). */
   lock?: "held" | "freed" | "none";
 }
@@ -49,6 +52,7 @@ async function writeSketch(store: EvidenceStore, s: Sketch, minute: number): Pro
     agent: s.agent,
     model: s.model,
     ...(s.experiment ? { experiment: s.experiment } : {}),
+    ...(s.experimentPin ? { experiment_pin: s.experimentPin } : {}),
     ...(s.writer !== undefined ? { writer: s.writer } : {}),
   });
   for (const [input_tokens, output_tokens] of s.tokens ?? []) {
@@ -79,6 +83,7 @@ async function sketches(): Promise<Sketch[]> {
       tokens: [[10, 5], [3, 2]],
       end: "completed",
       experiment: EXP,
+      experimentPin: PIN,
     },
     { id: "run-a2", agent: "alpha", model: "test:a", end: { error: "ValueError" } },
     { id: "run-b3", agent: "beta", model: "test:b", tokens: [[1, 1]], end: { error: "CancelledError" } },
@@ -146,7 +151,7 @@ for (const [kind, open] of STORES) {
       assert.equal(a1.tokens, 20);
       assert.equal(a1.model, "test:a");
       assert.equal(a1.agent, "acme/demo/dev/alpha");
-      assert.equal(a1.experiment, EXP);
+      assert.equal(a1.experiment, PIN);
       assert.equal(a1.started_at, "2026-11-30T10:00:00.000000Z");
       assert.equal(a1.ended_at, "2026-11-30T10:00:06.000000Z");
       assert.equal(a1.duration_ms, 6000);
@@ -188,6 +193,8 @@ for (const [kind, open] of STORES) {
       assert.deepEqual(await ids({ agent: "beta", limit: 1 }), [3, "run-c5"]);
       assert.deepEqual(await ids({ agent: "nobody" }), [0]);
       assert.deepEqual(await ids({ since: "2026-11-30T10:01:00Z", status: "failed" }), [1, "run-a2"]);
+      // The bare URI matches every version; a pinned one only its own.
+      assert.deepEqual(await ids({ experiment: PIN }), [1, "run-a1"]);
       assert.deepEqual(await ids({ experiment: `${EXP}?at=v1` }), [0]);
       await assert.rejects(() => listRuns(store, { limit: -1 }), ProveviError);
     }));
