@@ -4,6 +4,7 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] diff A B [--limit N] [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--log-key VKEY… [--witness VKEY…] [--quorum N]] [--config FILE] [--tenant NAME] [--json]
  * prove [--runs DIR] [--store URI] cost RUN | --experiment URI [--json]
@@ -42,6 +43,7 @@ import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
 import { addCost } from "./prove/cost.ts";
+import { addDiff } from "./prove/diff.ts";
 import { addLog } from "./prove/log.ts";
 import { addWitness } from "./prove/witness.ts";
 
@@ -52,6 +54,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addAssess,
   addExport,
   addShow,
+  addDiff,
   addPayload,
   addVerify,
   addCost,

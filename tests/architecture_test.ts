@@ -26,12 +26,13 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     sqlite: ["evidence", "store", "experiments", "log"],
     postgres: ["evidence", "store", "experiments", "log"],
     cost: ["evidence"],
-    runs: ["evidence", "store", "sqlite", "postgres", "experiments", "log", "cost"],
+    runs: ["evidence", "store", "sqlite", "postgres", "experiments", "log", "cost", "diff"],
     live: ["evidence", "store", "telemetry"],
     guard: [],
-    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log"],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log", "diff"],
     receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
+    diff: ["evidence"],
   },
   provrun: {
     run: [],
@@ -40,6 +41,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     backends: ["run", "sandbox", "telemetry"],
     gateway: ["run", "backends"],
     runner: ["run", "sandbox", "telemetry", "backends", "gateway"],
+    replay: ["run", "backends", "runner"],
   },
   provtrace: {
     db: [],

@@ -12,6 +12,7 @@
 export * from "./evidence/mod.ts";
 export * from "./store/mod.ts";
 export * from "./runs/mod.ts";
+export * from "./diff/mod.ts";
 export * from "./experiments/mod.ts";
 export * from "./telemetry/mod.ts";
 export * from "./live/mod.ts";

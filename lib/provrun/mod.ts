@@ -17,3 +17,4 @@ export * from "./sandbox/mod.ts";
 export * from "./gateway/mod.ts";
 export * from "./runner/mod.ts";
 export * from "./telemetry/mod.ts";
+export * from "./replay/mod.ts";

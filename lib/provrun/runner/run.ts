@@ -173,8 +173,10 @@ async function openParts(
   const opened: RunPart[] = [callerPart(options)];
   const more = options.parts ?? [];
   try {
-    await checkPermissions(file, { runs: store.runsRoot });
-    checkModelKey(file.data.agent, options.env);
+    // A replay serves every answer and result from the evidence: no provider is asked and no tool starts.
+    const served = more.some((p) => p.servesAll);
+    await checkPermissions(file, { runs: store.runsRoot, served });
+    if (!served) checkModelKey(file.data.agent, options.env);
     opened.push(await signingPart(file, options.signKey));
     const telemetry = await TelemetryPart.open(runId, file, {
       store,
@@ -185,7 +187,10 @@ async function openParts(
     });
     opened.push(telemetry);
     const cost = await CostPart.open(file, options.catalog);
-    opened.push(cost, new GatewayPart(cost.price, options.gateway));
+    // A part that gives the run its model (a replay, a fork, a resume) answers the model calls itself, and the
+    // capture records them with what they were served from: no gateway then, which would leave them unrecorded.
+    const ownModel = more.some((p) => p.modelFor);
+    opened.push(cost, ...(ownModel ? [] : [new GatewayPart(cost.price, options.gateway)]));
     const bundle = new BundlePart(file.data.run.bundle ?? false, {
       ...(options.catalog ? { catalog: options.catalog } : {}),
       store,

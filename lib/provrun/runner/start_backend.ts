@@ -55,6 +55,7 @@ export async function runBackend(
     sessionId: spec.run.session_id ?? null,
     ...(wrapTool ? { wrapTool } : {}),
     ...(setup.facts ? { facts: setup.facts } : {}),
+    ...(setup.servedTools ? { servedTools: setup.servedTools } : {}),
   });
   return await backend.result();
 }

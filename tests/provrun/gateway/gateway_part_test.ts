@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { findRun, readEventsText, runCost, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, readEventsText, runCost, verifyRun } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { forkRun, replayRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
 
 const KEY = "sk-real-provider-key-0123456789";
 
@@ -94,5 +95,45 @@ Deno.test("an agent run through the gateway whose provider fails records the fai
     assert.ok(check.ok, JSON.stringify(check.problems));
   } finally {
     await Deno.remove(runs, { recursive: true });
+  }
+});
+
+Deno.test("a run whose model calls the gateway recorded (the provider's own requests and answers) is refused by replay and fork in one line, and no run folder is made", async () => {
+  await using provider = startFakeAgentProvider([{ name: "note", input: { text: "Q3 is up" } }]);
+  const dir = await Deno.makeTempDir({ prefix: "gateway-replay-" });
+  try {
+    const file = join(dir, "run.yaml");
+    await Deno.writeTextFile(
+      file,
+      `run: { org: acme, domain: demo, env: dev, actor: ada }
+agent:
+  name: analyst
+  backend: agent
+  model: anthropic:claude-sonnet-4-5
+  provider: { base_url: ${JSON.stringify(provider.url)}, api_key_env: PROVR_KEY_FAKE }
+  gateway: true
+  tools: [note]
+prompt: What was the revenue growth in Q3?
+`,
+    );
+    const store = new FileStore({ runs: join(dir, "runs") });
+    const outcome = await runFile(await RunFile.load(file), {
+      store,
+      env: (n) => (n === "PROVR_KEY_FAKE" ? KEY : undefined),
+    });
+    assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+    const source = await store.readRun(outcome.runId);
+    const refusal = /recorded its model calls at the model gateway \(agent\.gateway\).*prove diff compares/;
+    await assert.rejects(
+      () => replayRun(source, { store }),
+      (e) => e instanceof RunNotReplayable && refusal.test(e.message),
+    );
+    await assert.rejects(
+      () => forkRun(source, { store, at: 1 }),
+      (e) => e instanceof RunNotReplayable && refusal.test(e.message),
+    );
+    assert.deepEqual(await store.runIds(), [outcome.runId]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
