@@ -1,9 +1,11 @@
 /**
- * `prove show`: the events of a run, one line each, and its assessments.
+ * `prove show`: the events of a run, one line each with its span, and its assessments.
  * @module
  */
 import {
+  assessmentsInFolder,
   type EvidenceStore,
+  FileStore,
   findStoredRun,
   NeedsIndexedStore,
   type Problem,
@@ -26,7 +28,9 @@ import { fitted } from "../_io.ts";
 /** Adds the command to `prove`. */
 export function addShow({ program, io, withStore }: ProveContext): void {
   program.command("show")
-    .description("Print the events of a run, one line each.")
+    .description(
+      "Print the events of a run, one line each, with the span of each: its name under its parent, and how long it took.",
+    )
     .argument("<run>", "a run ID under the runs root, or a run folder's path")
     .option("--wide", "on a terminal, print each event's whole line instead of cutting it to the width")
     .option("--json", "print JSON, with the run's verdict")
@@ -48,7 +52,13 @@ export function addShow({ program, io, withStore }: ProveContext): void {
             }); its events are shown as recorded, not as trustworthy: prove verify ${record.runId} lists every problem`,
           );
         }
-        await showRun(shown, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
+        // The spans from the run folder's span index, where the folder is here, and from the events.
+        await showRun(shown, io, {
+          ...opts,
+          events,
+          folder: record.folder,
+          ...(opts.json ? { verdict } : {}),
+        });
         if (!opts.json) {
           // the totals, recomputed from the run's own price table and usage (prove cost shows each call)
           const cost = await runCost(events, (sha) => shown.payload(sha)).catch(() => null);
@@ -59,11 +69,14 @@ export function addShow({ program, io, withStore }: ProveContext): void {
         }
         if (open) io.err(open);
         if (!opts.json) {
-          // The file store keeps no assessments; the sqlite store lists them after the events.
-          const list = await questionsOf(store, "assessments").assessments(record.runId).catch((error) => {
-            if (error instanceof NeedsIndexedStore) return [];
-            throw error;
-          });
+          // The assessments after the events: the file store's from the run folder, an indexed store's rows.
+          // A run folder given by its path is not under the runs root: its own file is read.
+          const list = store instanceof FileStore
+            ? await assessmentsInFolder(record)
+            : await questionsOf(store, "assessments").assessments(record.runId).catch((error) => {
+              if (error instanceof NeedsIndexedStore) return [];
+              throw error;
+            });
           if (list.length) {
             io.out("");
             io.out("assessments:");

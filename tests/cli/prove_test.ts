@@ -128,7 +128,10 @@ Deno.test("prove show prints one line per event and the run's totals, and --json
     lines[13]!,
     /^totals: 1 model calls, 0 tool calls; tokens 14 in .*, 9 out .*; cost no price table pinned$/,
   );
-  assert.match(lines[0]!, /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}run:\/\/acme/);
+  assert.match(
+    lines[0]!,
+    /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}invoke_agent revenue-question 18\.0ms run:\/\/acme/,
+  );
   const json = JSON.parse((await run(["--runs", RUNS, "show", SAMPLE_RUN_ID, "--json"])).out);
   assert.equal(json.events.length, 13);
 });

@@ -7,7 +7,9 @@
 import type { Catalog } from "../../provcat/mod.ts";
 import {
   type Assessment,
+  type EvidenceEvent,
   type EvidenceStore,
+  experimentOfRun,
   NeedsIndexedStore,
   ProveviError,
   readEventsText,
@@ -90,7 +92,10 @@ export async function sourceRun(
     ]);
   }
   if (!read.events.length) return refused([...messages, "the run has no events to build rows from"]);
-  const assessments = await assessmentsOf(store, record.runId);
+  const assessments = [
+    ...await assessmentsOf(store, record.runId),
+    ...await experimentAssessmentsOf(store, read.events[0]!),
+  ];
   let rows: TraceRunRows;
   try {
     rows = await runRows({
@@ -115,6 +120,25 @@ export async function sourceRun(
     problems: JSON.stringify(messages),
   };
   return { kind: "ready", source, rows, lastHash: built, problems: messages };
+}
+
+/**
+ * The assessments of the run's experiment that judge the run: those of the experiment as a whole, and of the
+ * version the run pinned (not of another version). None from a store that keeps no experiment's.
+ */
+async function experimentAssessmentsOf(store: EvidenceStore, created: EvidenceEvent): Promise<Assessment[]> {
+  const named = created.type === "run_created" ? experimentOfRun(created) : null;
+  const questions = store as Partial<{ experimentAssessments(uri: string): Promise<Assessment[]> }>;
+  if (named === null || typeof questions.experimentAssessments !== "function") return [];
+  try {
+    const all = await questions.experimentAssessments.call(store, named.experiment);
+    return all.filter((a) =>
+      a.experiment === named.experiment || (named.pin !== null && a.experiment === named.pin)
+    );
+  } catch (error) {
+    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no experiment's assessments
+    throw error;
+  }
 }
 
 async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {

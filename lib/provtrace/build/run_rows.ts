@@ -48,7 +48,10 @@ export interface TraceRunSource {
   lines: readonly string[];
   /** Reads a payload by its SHA-256, with the hash checked before it is parsed. */
   payload(sha256: string): Promise<Uint8Array>;
-  /** The run's assessments in provevi's store (none for a store without them). */
+  /**
+   * The run's assessments in provevi's store, and those of its experiment that judge it: the experiment as a
+   * whole, and the version it pinned (none for a store without them).
+   */
   assessments: readonly Assessment[];
 }
 
@@ -373,6 +376,7 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     rationale: a.rationale,
     source: a.source,
     created_at: a.created_at,
+    experiment: a.experiment ?? null,
   }));
 
   const recordedCost = end && isObj(end.data.cost) ? end.data.cost : null;

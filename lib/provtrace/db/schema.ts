@@ -220,7 +220,7 @@ CREATE INDEX trace_export_lines_run ON trace_export_lines (run_id, seq);
  * Costs: the cost a model call recorded (`model_called`'s `cost`) and the run's total with its currency (its last
  * event's `cost`), as exact decimal texts; `CAST(cost AS REAL)` sums them.
  */
-const V4 = `
+const V5 = `
 ALTER TABLE trace_model_calls ADD COLUMN cost TEXT;
 ALTER TABLE trace_runs ADD COLUMN cost TEXT;
 ALTER TABLE trace_runs ADD COLUMN currency TEXT;
@@ -232,7 +232,7 @@ ALTER TABLE trace_runs ADD COLUMN currency TEXT;
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -256,8 +256,15 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
   },
   {
     version: 4,
+    description: "trace_assessments.experiment: a run's rows hold its experiment's assessments too",
+    // The experiment an assessment judges, pinned when it judges one version; null for one of the run, its
+    // step or span. A run built before this step has none of its experiment's: check names the difference.
+    up: (db) => db.exec("ALTER TABLE trace_assessments ADD COLUMN experiment TEXT"),
+  },
+  {
+    version: 5,
     description: "cost: each model call's and each run's, as the run recorded them (exact decimal texts)",
-    up: (db) => db.exec(V4),
+    up: (db) => db.exec(V5),
   },
 ];
 

@@ -19,6 +19,7 @@ import {
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";
+import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
 
 const RUNS = [
@@ -70,7 +71,7 @@ const FILTERED: [ListRunsOptions, RegExp][] = [
   [{ status: "cut" }, /provevi_runs_unsealed/],
 ];
 
-Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified", async () => {
+Deno.test("sqlite: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
   try {
     const path = join(dir, "e.db");
@@ -81,6 +82,7 @@ Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to w
       await using store = new SqliteStore(path, { runs: dir });
       for (const id of RUNS) await writeSampleRun(await store.openRun(id));
       before = count(store.db);
+      store.db.exec(SQLITE_BACK_TO_6);
       store.db.exec(BACK_TO_3);
       assert.equal(schemaVersion(store.db), 3);
     }
@@ -142,7 +144,7 @@ Deno.test("sqlite: listRuns' filtered pages are planned on the indexes of step 4
 
 Deno.test({
   name:
-    "postgres: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified",
+    "postgres: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified",
   ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
@@ -158,7 +160,7 @@ Deno.test({
         for (const id of RUNS) await writeSampleRun(await store.openRun(id));
         before = await count(store.sql);
       }
-      await onDatabase(db.uri, (sql) => sql.unsafe(BACK_TO_3));
+      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_6 + BACK_TO_3));
       await assert.rejects(
         () => PostgresStore.open(db.uri, { runs: dir, create: false }),
         /open it once to write/,
