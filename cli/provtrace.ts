@@ -21,6 +21,7 @@ import {
   buildTrace,
   checkLineage,
   checkTrace,
+  defaultRowsKeyPath,
   openTraceDb,
   parseAssessmentFilter,
   queryTrace,
@@ -113,6 +114,7 @@ function addBuild({ program, io, result }: Context): void {
         ...(opts.run === undefined ? {} : { runId: opts.run }),
         allowUnverified: opts.allowUnverified === true,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -132,6 +134,23 @@ function addBuild({ program, io, result }: Context): void {
         `${opts.db}: ${built.added.length} added, ${built.present.length} already there, ${built.open.length} not sealed, ${built.refused.length} refused`,
       );
     });
+}
+
+/** The options of `provtrace check`. */
+interface CheckOptions {
+  db: string;
+  runs?: string;
+  store: string[];
+  config?: string;
+  tenant?: string;
+  deep?: boolean;
+  json?: boolean;
+}
+
+/** The user's rows key (docs/provtrace.md, "What check proves"), where a home folder gives it a place. */
+function rowsKeyFile(): { keyFile?: string } {
+  const path = defaultRowsKeyPath();
+  return path === null ? {} : { keyFile: path };
 }
 
 /** Commander's way to take an option more than once. */
@@ -159,14 +178,17 @@ function addCheck({ program, io, result }: Context): void {
     )
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option(
+      "--deep",
+      "build every run again from its evidence and compare row by row, even where its rows' MAC holds",
+    )
     .option("--json", "print JSON")
-    .action(async (
-      opts: { db: string; runs?: string; store: string[]; config?: string; tenant?: string; json?: boolean },
-    ) => {
+    .action(async (opts: CheckOptions) => {
       const checked = await checkTrace(opts.db, {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         stores: opts.store,
         catalog: () => openCatalog(opts),
+        ...(opts.deep ? { deep: true } : rowsKeyFile()),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -294,6 +316,7 @@ function addExport({ program, io, result }: Context): void {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         stores: opts.store,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
         ...(opts.destination === undefined ? {} : { destination: opts.destination }),
         ...(opts.out === undefined

@@ -38,6 +38,8 @@ export type SourceRun =
     rows: TraceRunRows;
     /** The last hash the rows were made from. */
     lastHash: string;
+    /** The SHA-256 of the manifest they were made from. */
+    manifestSha256: string;
     /** Why it does not verify; empty when it does. */
     problems: string[];
   };
@@ -119,7 +121,14 @@ export async function sourceRun(
     verified: check.ok ? 1 : 0,
     problems: JSON.stringify(messages),
   };
-  return { kind: "ready", source, rows, lastHash: built, problems: messages };
+  return {
+    kind: "ready",
+    source,
+    rows,
+    lastHash: built,
+    manifestSha256: sha256Hex(manifestText),
+    problems: messages,
+  };
 }
 
 /**

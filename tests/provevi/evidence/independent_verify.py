@@ -24,7 +24,7 @@ TYPES = {"run_created", "access_requested", "access_granted", "access_denied", "
          "snapshot_materialized", "input_staged", "sandbox_started", "prompt_rendered", "model_called",
          "tool_called", "trace_imported", "sandbox_completed", "input_verified", "output_artifact_created",
          "run_completed", "run_failed", "step_failed", "note_added", "telemetry_blocked", "telemetry_problem",
-         "span_recorded"}
+         "span_recorded", "spans_received"}
 MANIFEST_FIELDS = {"format", "run_id", "status", "events", "last_hash", "payloads", "payload_bytes", "lost",
                    "sealed_at"}
 TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$")
