@@ -8,6 +8,7 @@
  * prove [--runs DIR] [--store URI] diff A B [--limit N] [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--log-key VKEY… [--witness VKEY…] [--quorum N]] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] cost RUN | --experiment URI [--json]
  * prove keygen FILE [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
  * prove policy FILE [--config deno.json] [--json]
@@ -42,6 +43,7 @@ import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
+import { addCost } from "./prove/cost.ts";
 import { addTrace } from "./prove/trace.ts";
 import { addDiff } from "./prove/diff.ts";
 import { addLog } from "./prove/log.ts";
@@ -58,6 +60,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addDiff,
   addPayload,
   addVerify,
+  addCost,
   addTelemetry,
   addPolicy,
   addUi,

@@ -221,13 +221,14 @@ function addRuns({ program, io }: Context): void {
       const runs = traceRuns(trace.db);
       if (opts.json) return json(runs);
       printColumns([
-        ["RUN", "STATUS", "AGENT", "CALLS", "TOOLS", "VERIFIED", "BUILD", "LAST HASH"],
+        ["RUN", "STATUS", "AGENT", "CALLS", "TOOLS", "COST", "VERIFIED", "BUILD", "LAST HASH"],
         ...runs.map((r) => [
           r.run_id,
           r.status,
           r.agent ?? "-",
           String(r.model_calls),
           String(r.tool_calls),
+          r.cost ?? "-",
           r.verified ? "yes" : "NO",
           r.build_version,
           r.last_hash.slice(0, 12),

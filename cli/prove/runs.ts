@@ -1,12 +1,14 @@
 /**
  * `prove runs`: the runs of a store as a table (run ID, status, start, duration, agent, model, tokens,
- * experiment), newest first (`--oldest-first`: the seed's order), filtered by status, start, agent class or
+ * cost, experiment), newest first (`--oldest-first`: the seed's order), filtered by status, start, agent class or
  * experiment; or the runs that read a URI.
  * @module
  */
 import {
   type EvidenceStore,
+  formatCost,
   listRuns,
+  parseCost,
   questionsOf,
   RUN_LIST_STATUSES,
   type RunListStatus,
@@ -38,7 +40,7 @@ interface RunsOptions {
 export function addRuns({ program, io, withStore }: ProveContext): void {
   program.command("runs")
     .description(
-      "List the runs in the store, newest first: ID, status, start, duration, agent, model, tokens, experiment.",
+      "List the runs in the store, newest first: ID, status, start, duration, agent, model, tokens, cost, experiment.",
     )
     .option("--status <status>", `only runs of this status: ${RUN_LIST_STATUSES.join(", ")}`)
     .option(
@@ -119,6 +121,7 @@ async function listAndPrint(store: EvidenceStore, opts: RunsOptions, io: Io): Pr
   });
   if (json) return io.out(jsonText(list.runs));
   printRunTable(list.runs, io);
+  if (opts.experiment !== undefined) printCostTotal(list.runs, io);
   const shown = offset + list.runs.length;
   if (shown < list.total) {
     io.err(
@@ -172,11 +175,23 @@ export function statusText(row: Pick<RunRow, "status" | "last_seq">): string {
   return row.status === "cut" && row.last_seq !== null ? `cut at seq ${row.last_seq}` : row.status;
 }
 
+/** The total the runs shown recorded, for `prove runs --experiment` (`prove cost --experiment` recomputes it). */
+function printCostTotal(runs: RunRow[], io: Io): void {
+  const priced = runs.filter((r) => r.cost !== null);
+  if (priced.length === 0) return;
+  const total = priced.reduce((sum, r) => sum + (parseCost(r.cost) ?? 0n), 0n);
+  io.out(
+    `total cost of the ${runs.length} runs shown: ${
+      formatCost(total)
+    } (${priced.length} of them recorded a cost)`,
+  );
+}
+
 /** Prints runs as the table of `prove runs`. */
 export function printRunTable(runs: RunRow[], io: Io): void {
   if (runs.length === 0) return io.err("no runs");
   printColumns([
-    ["RUN", "STATUS", "STARTED", "DURATION", "AGENT", "MODEL", "TOKENS", "EXPERIMENT"],
+    ["RUN", "STATUS", "STARTED", "DURATION", "AGENT", "MODEL", "TOKENS", "COST", "EXPERIMENT"],
     ...runs.map((r) => [
       r.run_id,
       statusText(r),
@@ -185,6 +200,7 @@ export function printRunTable(runs: RunRow[], io: Io): void {
       r.agent === null ? "-" : r.agent.slice(r.agent.lastIndexOf("/") + 1),
       r.model ?? "-",
       r.tokens === null ? "-" : String(r.tokens),
+      r.cost ?? "-",
       r.experiment ?? "-",
     ]),
   ], io);

@@ -20,6 +20,7 @@ export * from "./viewer/mod.ts";
 export * from "./receiver/mod.ts";
 export * from "./sqlite/mod.ts";
 export * from "./postgres/mod.ts";
+export * from "./cost/mod.ts";
 // The log of all runs: what a user of the library needs (a store's log, proofs, the check with a trust policy, the
 // witness); its hashing, tiles, notes and planning stay inside (lib/provevi/log/mod.ts).
 export {

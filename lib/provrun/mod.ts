@@ -14,6 +14,7 @@
 export * from "./run/mod.ts";
 export * from "./backends/mod.ts";
 export * from "./sandbox/mod.ts";
+export * from "./gateway/mod.ts";
 export * from "./runner/mod.ts";
 export * from "./telemetry/mod.ts";
 export * from "./replay/mod.ts";

@@ -37,10 +37,10 @@ Deno.test("provtrace build, runs, check, query and export work in-process, each 
 
   io = bufferIo();
   assert.equal(await provtrace(["runs", "--db", s.db], io), 0);
-  assert.match(io.stdout[0]!, /^RUN +STATUS +AGENT +CALLS +TOOLS +VERIFIED +BUILD +LAST HASH$/);
+  assert.match(io.stdout[0]!, /^RUN +STATUS +AGENT +CALLS +TOOLS +COST +VERIFIED +BUILD +LAST HASH$/);
   assert.match(
     io.stdout[1]!,
-    /^run-20261129T120000Z-0badc0de +completed +revenue-question +1 +0 +yes +\S+ +[0-9a-f]{12}$/,
+    /^run-20261129T120000Z-0badc0de +completed +revenue-question +1 +0 +- +yes +\S+ +[0-9a-f]{12}$/,
   );
   io = bufferIo();
   assert.equal(await provtrace(["runs", "--db", s.db, "--json"], io), 0);

@@ -112,6 +112,10 @@ export type ProblemCode =
   | "replay.not_ended"
   | "rows.schema"
   | "rows.differ"
+  | "cost.table_unreadable"
+  | "cost.no_table"
+  | "cost.call_differs"
+  | "cost.total_differs"
   | "policy.syntax"
   | "policy.duplicate_key"
   | "policy.shape"
@@ -481,6 +485,26 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "rows",
     check: null,
     meaning: "an indexed store's rows of the run do not match its files",
+  },
+  "cost.table_unreadable": {
+    family: "cost",
+    check: null,
+    meaning: "the price table that run_created pins cannot be read as a price table",
+  },
+  "cost.no_table": {
+    family: "cost",
+    check: null,
+    meaning: "an event records a cost, but run_created pins no price table",
+  },
+  "cost.call_differs": {
+    family: "cost",
+    check: null,
+    meaning: "a model call's recorded cost is not its usage priced by the pinned table",
+  },
+  "cost.total_differs": {
+    family: "cost",
+    check: null,
+    meaning: "the run's recorded cost total is not the sum of its model calls, recomputed",
   },
   "policy.syntax": {
     family: "policy",

@@ -401,6 +401,9 @@ function stepOf(e: EvidenceEvent): {
         ["reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"],
       ];
       for (const [from, to] of counts) if (typeof d[from] === "number") attributes[to] = d[from]!;
+      if (typeof d.cost === "string" && Number.isFinite(Number(d.cost))) {
+        attributes["provrun.cost"] = Number(d.cost);
+      }
       return {
         name: model ? `chat ${model}` : "chat",
         label: "chat",
@@ -566,7 +569,7 @@ function settings(data: { [key: string]: Json }, rank: number): Record<string, s
   return out;
 }
 
-/** The counts of tokens and calls over the run's model and tool calls. */
+/** The counts of tokens and calls over the run's model and tool calls, and the cost the run recorded. */
 function usageMetrics(events: readonly EvidenceEvent[]): Record<string, number> {
   const sums: Record<string, number> = {
     input_tokens: 0,
@@ -595,6 +598,12 @@ function usageMetrics(events: readonly EvidenceEvent[]): Record<string, number> 
     } else if (e.type === "tool_called") sums.tool_calls! += 1;
   }
   sums.total_tokens = sums.input_tokens! + sums.output_tokens!;
+  // the total the run recorded (its last event's cost), in its price table's currency
+  const cost = events.at(-1)?.data.cost;
+  if (typeof cost === "object" && cost !== null && !Array.isArray(cost) && typeof cost.amount === "string") {
+    const amount = Number(cost.amount);
+    if (Number.isFinite(amount)) sums.cost = amount;
+  }
   return sums;
 }
 

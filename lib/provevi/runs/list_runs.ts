@@ -1,6 +1,6 @@
 /**
  * The runs of a store as a person reads them: one row per run with its status (completed, failed, cancelled,
- * running, cut), start, duration, agent, model, tokens and experiment, newest first (or oldest first), filtered
+ * running, cut), start, duration, agent, model, tokens, recorded cost and experiment, newest first (or oldest first), filtered
  * and paged. The
  * sqlite store answers in SQL, over its index of runs; the file store reads each run's manifest and the first
  * and last lines of its `events.jsonl`, and reads the whole file only for the runs of the page (for tokens).
@@ -54,6 +54,8 @@ export interface RunRow {
   model: string | null;
   /** Input and output tokens of every model call, or null when the run made none. */
   tokens: number | null;
+  /** The cost the run recorded in its last event (`data.cost.amount`, a decimal text), or null; `listRuns` always gives it. */
+  cost?: string | null;
   /** The experiment, pinned when the run pinned it. */
   experiment: string | null;
   /** The seq of the last event written: for a cut run, where it was cut. */
@@ -297,6 +299,7 @@ interface SqlPageRow extends SqlRunRow {
   last_seq: number | string | null;
   last_time: string | null;
   tokens: number | string | null;
+  cost: string | null;
   cancelled: number | boolean | null;
 }
 
@@ -383,6 +386,8 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   } AS writer,
       (SELECT l.seq FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_seq,
       (SELECT l.time FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_time,
+      (SELECT ${d.json("l.line", "data.cost.amount")} FROM provevi_events l WHERE l.run_id = p.run_id
+        ORDER BY l.seq DESC LIMIT 1) AS cost,
       (SELECT sum(coalesce(${d.json("t.line", "data.input_tokens", "number")}, 0)
           + coalesce(${d.json("t.line", "data.output_tokens", "number")}, 0))
        FROM provevi_events t WHERE t.run_id = p.run_id AND t.type = 'model_called') AS tokens,
@@ -422,6 +427,7 @@ async function pageRow(d: Dialect, r: SqlPageRow): Promise<RunRow> {
     agent_version: r.agent_version,
     model: d.text(r.model),
     tokens: r.tokens === null ? null : Number(r.tokens),
+    cost: d.text(r.cost),
     experiment: r.experiment_pin ?? r.experiment,
     last_seq: r.last_seq === null ? null : Number(r.last_seq),
   };
@@ -547,11 +553,19 @@ async function readFolderRun(store: EvidenceStore, id: string): Promise<FolderRu
     agent_version: fields.agent_version,
     model: typeof created?.data?.model === "string" ? created.data.model : null,
     tokens: null,
+    cost: recordedCost(ending === null ? null : last),
     experiment: fields.experiment_pin ?? fields.experiment,
     last_seq: typeof last?.seq === "number" ? last.seq : null,
   };
   row.duration_ms = durationOf(row, typeof last?.time === "string" ? last.time : null);
   return { row, experiment: fields.experiment, pin: fields.experiment_pin, folder: record.folder };
+}
+
+/** The cost a run's last event records (`data.cost.amount`), or null. */
+function recordedCost(last: EvidenceEvent | null): string | null {
+  const cost = last?.data?.cost;
+  if (typeof cost !== "object" || cost === null || Array.isArray(cost)) return null;
+  return typeof cost.amount === "string" ? cost.amount : null;
 }
 
 /** The tokens of every model call, read from the whole `events.jsonl` of a run on the page. */

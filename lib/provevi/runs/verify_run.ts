@@ -1,6 +1,6 @@
 /**
- * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, then the committed
- * bundle and the experiment.
+ * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, the recorded costs, then
+ * the committed bundle and the experiment.
  * @module
  */
 import { type Catalog, parseUri } from "../../provcat/mod.ts";
@@ -19,6 +19,7 @@ import { checkAttestation } from "../evidence/attestation.ts";
 import { checkAssessmentsFile } from "../evidence/assessments_file.ts";
 import { manifestLastHash } from "../evidence/manifest.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
+import { runCost } from "../cost/run_cost.ts";
 import { checkRunInLog, type InLog, readRunLogFiles } from "../log/run_in_log.ts";
 import type { TrustPolicy } from "../log/trust_policy.ts";
 
@@ -98,6 +99,8 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   }
   const numbered = read.events.map((event, i) => ({ event, line: read.eventLines[i]! }));
   problems.push(...outputRecordProblems(numbered), ...inputProblems(numbered));
+  // The recorded costs, recomputed from the usage and the price table the run pinned.
+  problems.push(...(await runCost(read.events, (sha) => record.payload(sha))).problems);
   const attestation = await checkAttestation(record, read.events, {
     ...(options.trust ? { trust: options.trust } : {}),
     ...(read.texts ? { texts: read.texts } : {}),

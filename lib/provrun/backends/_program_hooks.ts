@@ -2,7 +2,7 @@
  * The hook listener of an agent program's run: a server on 127.0.0.1 to which the program's hooks POST their JSON
  * input. Each hook event becomes one `hook_called` event; a blocking `PreToolUse` hook asks the broker
  * (`decideToolCall`) and is refused outside the run's grants, and refused too (fails closed) when its event
- * cannot be written.
+ * cannot be written. The tool calls the hooks report become `tool_called` events (`_program_tools.ts`).
  *
  * Only the run's program may write there, so the door is the span receiver's: the run's random key in a header
  * (`Authorization: Bearer`, compared in constant time), never in the address, since a `curl` command hook's
@@ -25,6 +25,7 @@ import { shutdownWithin } from "../../provevi/guard/local_server.ts";
 import { BodyTooLarge, readSpanBody } from "../../provevi/receiver/span_body.ts";
 import { errorMessage, type EvidenceRecorder } from "../run/recorder.ts";
 import { decideToolCall, type ToolGrants } from "./tool_grants.ts";
+import { ProgramToolCalls } from "./_program_tools.ts";
 
 /** A tool call's decision: allowed or not, and why. */
 export type HookDecision = { allow: boolean; reason: string };
@@ -55,7 +56,10 @@ export interface HookListener {
    * `Host`, a web page's) or as too large.
    */
   readonly counts: { hooks: number; refused: number; strangers: number };
-  /** Stops listening, after the requests under way are answered (within 2 s: a stranger cannot hold it open). */
+  /**
+   * Stops listening, after the requests under way are answered (within 2 s: a stranger cannot hold it open);
+   * tool calls left open are ended as failed.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -90,6 +94,10 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
   const key = newSecret();
   const counts = { hooks: 0, refused: 0, strangers: 0 };
   let door: { hosts: string[]; key: Uint8Array } | null = null;
+  const tools = new ProgramToolCalls(options.recorder, {
+    component: options.component,
+    program: options.program,
+  });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     const refusal = stranger(request, door!);
     if (refusal !== null) {
@@ -110,6 +118,13 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
     counts.hooks++;
     const decision = await decideAndRecord(options, { text, input, event });
     if (decision && !decision.allow) counts.refused++;
+    await tools.take({
+      event,
+      tool: typeof input.tool_name === "string" ? input.tool_name : null,
+      id: typeof input.tool_use_id === "string" ? input.tool_use_id : null,
+      input,
+      decision,
+    }).catch(() => {});
     return Response.json(options.reply(event, decision));
   });
   door = { hosts: localHosts(server.addr.port), key: secretDigest(key) };
@@ -118,7 +133,7 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
     url: `http://127.0.0.1:${server.addr.port}/hook`,
     headers: Object.freeze({ authorization: `Bearer ${key}` }),
     counts,
-    shutdown: () => closed ??= shutdownWithin(server).then(() => {}),
+    shutdown: () => closed ??= shutdownWithin(server).then(() => tools.end()),
   };
 }
 

@@ -133,6 +133,7 @@ async function openTools(job: BackendJob, opened: Opened): Promise<void> {
             tokens: limits.tokens ?? null,
             seconds: limits.seconds ?? null,
           },
+          ...job.facts,
         },
       };
     },

@@ -52,6 +52,7 @@ export class CallBackend extends InProcessBackend {
             tools: [],
             permissions: { note: "the call backend runs no tools" },
             unsandboxed: [],
+            ...job.facts,
           },
         }),
     );

@@ -40,6 +40,13 @@ export interface CaptureOptions extends ChatSpanContext {
   onText?: (piece: string) => void;
   /** Called with a whole reply that did not stream, before its `model_called` (the live feed). */
   onReply?: (reply: Json) => void;
+  /**
+   * False when a model gateway records each call at the boundary: the capture then records nothing and only
+   * gives the text, the replies and the usage to the callbacks. True by default.
+   */
+  record?: boolean;
+  /** The cost of a call from its `model_called` data (the run's price table), written as its `cost`. */
+  price?: (data: { [key: string]: Json }) => string | null;
 }
 
 /**
@@ -61,6 +68,7 @@ export function captureModel(
   options: CaptureOptions,
 ): LanguageModelV4 {
   const capture: Capture = { recorder, model, options };
+  if (options.record === false) return wrapLanguageModel({ model, middleware: observing(options) });
   const middleware: LanguageModelV4Middleware = {
     specificationVersion: "v4",
     wrapGenerate: ({ doGenerate, params }) => generateCaptured(capture, params, doGenerate),
@@ -78,6 +86,32 @@ export function captureModel(
     },
   };
   return wrapLanguageModel({ model, middleware });
+}
+
+/** A middleware that records nothing: it gives the text, the replies and the usage to the callbacks. */
+function observing(options: CaptureOptions): LanguageModelV4Middleware {
+  return {
+    specificationVersion: "v4",
+    wrapGenerate: async ({ doGenerate }) => {
+      const result = await doGenerate();
+      options.onReply?.({ content: result.content, finish_reason: result.finishReason } as unknown as Json);
+      options.onUsage?.(usageOf(result.usage));
+      return result;
+    },
+    wrapStream: async ({ doStream }) => {
+      const result = await doStream();
+      const stream = result.stream.pipeThrough(
+        new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+          transform(part, controller) {
+            if (part.type === "text-delta") options.onText?.(part.delta);
+            else if (part.type === "finish") options.onUsage?.(usageOf(part.usage));
+            controller.enqueue(part);
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+  };
 }
 
 /** What the capture of one model holds. */
@@ -408,22 +442,21 @@ async function endCall(
 ): Promise<void> {
   const u = usageOf(call.usage);
   chatEnd(step, model, call);
-  await step.end("model_called", {
-    payload: call.request,
-    data: {
-      ...callData(model, call.streamed),
-      answered_by: call.answeredBy ?? model.modelId,
-      input_tokens: u.input,
-      output_tokens: u.output,
-      cache_read_tokens: u.cacheRead,
-      cache_write_tokens: u.cacheWrite,
-      reasoning_tokens: call.usage?.outputTokens.reasoning ?? 0,
-      finish_reason: call.finish,
-      tool_calls: call.toolCalls,
-      ...(call.reply ? { response_payload: call.reply } : {}),
-      ...(call.tokens ? { tokens_payload: call.tokens } : {}),
-    },
-  });
+  const data: { [key: string]: Json } = {
+    ...callData(model, call.streamed),
+    answered_by: call.answeredBy ?? model.modelId,
+    input_tokens: u.input,
+    output_tokens: u.output,
+    cache_read_tokens: u.cacheRead,
+    cache_write_tokens: u.cacheWrite,
+    reasoning_tokens: call.usage?.outputTokens.reasoning ?? 0,
+    finish_reason: call.finish,
+    tool_calls: call.toolCalls,
+    ...(call.reply ? { response_payload: call.reply } : {}),
+    ...(call.tokens ? { tokens_payload: call.tokens } : {}),
+  };
+  if (options.price) data.cost = options.price(data);
+  await step.end("model_called", { payload: call.request, data });
   options.onUsage?.(u);
 }
 

@@ -109,8 +109,8 @@ const CODEX_FACTS: ProgramLaunch["facts"] = {
   hook_transport: "curl",
   sandbox: "codex workspace-write, network off",
   gaps: [
-    "no model request bodies: the rollout file is the record of the model's turns",
-    "reasoning is encrypted; tool output is cut at 64 KB in the rollout",
+    "the model gateway records every request and response; the provider encrypts the reasoning in them",
+    "tool output is cut at 64 KB in the rollout",
     "hosted tools have no hooks (web search is switched off)",
     "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
     "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +

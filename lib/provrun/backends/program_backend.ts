@@ -264,6 +264,7 @@ export abstract class ProgramBackend extends InProcessBackend {
               seconds: agent.limits?.seconds ?? null,
             },
             ...launch.facts,
+            ...job.facts,
           },
         }),
     );

@@ -119,6 +119,12 @@ export class Journal {
           `provr serves the model answers of the agent and call backends only; prove diff compares what it recorded`,
       );
     }
+    if (events.some((e) => e.data.via === "gateway" && e.component === "ModelGateway")) {
+      throw new RunNotReplayable(
+        `run "${record.runId}" recorded its model calls at the model gateway (agent.gateway), as the provider's ` +
+          `requests and answers, which provr does not serve: prove diff compares what it recorded`,
+      );
+    }
     const journal = new Journal(record, events, stepsOf(events).steps);
     await journal.#load();
     return journal;

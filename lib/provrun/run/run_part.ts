@@ -12,7 +12,7 @@
  * 3. `facts()`, into `run_created`'s data; then `afterCreated(run)`, for what a part writes at the start;
  * 4. while the run works: `onEvent`, `onText`, `onReply`, `onUsage`; `prepareBackend` and `modelFor` before
  *    the backend starts, and `wrapTool` where it runs its tools;
- * 5. `beforeLastEvent(run)`, before `run_completed` or `run_failed`;
+ * 5. `beforeLastEvent(run)`, before `run_completed` or `run_failed`; then `endFacts()`, into that event's data;
  * 6. `beforeSeal(run)` (reverse order), then the seal with the `signingKey` of the first part that has one;
  * 7. `afterSeal(sealed)`, when the seal made a manifest: an error fails the run's outcome, not its evidence;
  * 8. `close()` (reverse order), always: also when the run is refused before it starts.
@@ -100,6 +100,13 @@ export interface BackendSetup {
   agent: AgentSpec;
   /** Reads the variables the backend and the model read (API keys); `Deno.env` when undefined. */
   env: ((name: string) => string | undefined) | undefined;
+  /** Facts that the backend's `sandbox_started` records (a model gateway's address and the key's variable). */
+  facts?: { [key: string]: Json };
+  /**
+   * True when a part records each model call at the boundary (a model gateway): the backend's capture then only
+   * observes the calls (text, usage) and records none of its own, so that no call is recorded twice.
+   */
+  modelCallsRecorded?: boolean;
   /**
    * The tools to offer as a run recorded them, in place of the sandbox and the MCP servers, which are then not
    * started (a replay): no tool runs, and each call goes to the parts' `wrapTool`, which must answer it.
@@ -135,6 +142,11 @@ export interface RunPart {
   /** The key that signs the seal; the first part's that has one counts. */
   readonly signingKey?: SigningKey;
   /**
+   * The cost of a model call from the data of its `model_called` (the run's price table), or null when the table
+   * does not list the model; the first part's that has it counts.
+   */
+  readonly price?: (data: { [key: string]: Json }) => string | null;
+  /**
    * True when the part serves every model call and every tool call of the run from a run's evidence (a replay):
    * the run reaches no provider and starts no tool, so it needs neither the model's key nor the permissions of
    * the provider's host, the sandbox and the MCP servers, and none is asked for.
@@ -168,6 +180,8 @@ export interface RunPart {
   wrapTool?(call: ToolCall, run: () => Promise<ToolReturn>): Promise<ToolReturn>;
   /** Before the run's last event (`run_completed` or `run_failed`). */
   beforeLastEvent?(run: PartRun): Promise<void>;
+  /** Facts that the run's last event (`run_completed` or `run_failed`) records in its data. */
+  endFacts?(): { [key: string]: Json };
   /** After the run's last event, before the seal. */
   beforeSeal?(run: PartRun): Promise<void>;
   /** After the seal. A part that throws fails the run's outcome; the evidence is sealed already. */

@@ -70,15 +70,20 @@ export function permissionNeeds(
     { descriptor: { name: "write", path: runs }, flag: `--allow-write=${runs}`, why: "the runs root" },
   ];
   if (agent.backend === "claude-code" || agent.backend === "codex") {
-    // The program reaches its provider itself; provr starts it, and listens on 127.0.0.1 for its spans and hooks.
+    // provr starts the program, listens on 127.0.0.1 for its spans, hooks and model calls (the model gateway),
+    // and forwards those calls to the provider itself.
     const program = agent.program ?? (agent.backend === "codex" ? "codex" : "claude");
+    const route = parseRoute(agent);
     needs.push(
       {
         descriptor: { name: "run", command: program },
         flag: `--allow-run=${program}`,
         why: `agent.backend ${agent.backend}`,
       },
-      netNeed("127.0.0.1", "the span receiver and the hook listener of the agent program"),
+      netNeed("127.0.0.1", "the span receiver, the hook listener and the model gateway of the agent program"),
+      ...(route.host
+        ? [netNeed(route.host, `the model provider (agent.model ${agent.model}), through the model gateway`)]
+        : []),
       ...keyNeeds(agent),
     );
     return needs;
@@ -86,6 +91,7 @@ export function permissionNeeds(
   const route = parseRoute(agent);
   if (route.host && !options.served) {
     needs.push(netNeed(route.host, `the model provider (agent.model ${agent.model})`));
+    if (agent.gateway) needs.push(netNeed("127.0.0.1", "the model gateway (agent.gateway)"));
   }
   if (!options.served) needs.push(...keyNeeds(agent));
   if ((file.data.inputs ?? []).length > 0) {

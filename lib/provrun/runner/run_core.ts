@@ -168,7 +168,7 @@ async function work(core: Core): Promise<void> {
     type: "run_completed",
     component: "RunContext",
     refs: [run.uri],
-    data: { status: "completed" },
+    data: { status: "completed", ...parts.endFacts() },
   });
 }
 
@@ -181,7 +181,7 @@ async function failed(core: Core, failure: unknown): Promise<void> {
     type: "run_failed",
     component: "RunContext",
     refs: [run.uri],
-    data: { error: errorName(failure), message: errorMessage(failure) },
+    data: { ...options.parts.endFacts(), error: errorName(failure), message: errorMessage(failure) },
   }).catch(() => {});
 }
 

@@ -400,7 +400,10 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     experiment: a.experiment ?? null,
   }));
 
+  const recordedCost = end && isObj(end.data.cost) ? end.data.cost : null;
   const run: TraceRow = {
+    cost: str(recordedCost?.amount),
+    currency: str(recordedCost?.currency),
     run_id: runId,
     org: str(d.org),
     domain: str(d.domain),
@@ -452,7 +455,7 @@ async function modelCallRows(
   const request = await readJson(e.payload);
   const replySha = str(d.response_payload);
   const reply = replySha ? await readJson(replySha) : null;
-  const sent = sentMessages(request);
+  const sent = sentMessages(request, str(d.api));
   const received = reply === null ? null : receivedMessage(reply);
   const provider = str(d.provider);
   const format: TraceMessageFormat = sent.messages.length ? sent.format : "ai_sdk";
@@ -536,6 +539,7 @@ async function modelCallRows(
     session_id: sessionId,
     request_sha256: e.payload,
     response_sha256: replySha,
+    cost: str(d.cost),
     error: failed ? `${str(failed.data.error) ?? "Error"}: ${str(failed.data.message) ?? ""}` : null,
   };
   return { row, parts, asked, reply: received, attributes };

@@ -221,12 +221,22 @@ CREATE INDEX trace_export_lines_run ON trace_export_lines (run_id, seq);
 `;
 
 /**
+ * Costs: the cost a model call recorded (`model_called`'s `cost`) and the run's total with its currency (its last
+ * event's `cost`), as exact decimal texts; `CAST(cost AS REAL)` sums them.
+ */
+const V6 = `
+ALTER TABLE trace_model_calls ADD COLUMN cost TEXT;
+ALTER TABLE trace_runs ADD COLUMN cost TEXT;
+ALTER TABLE trace_runs ADD COLUMN currency TEXT;
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -262,6 +272,11 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
     // A run built before this step, or without the key, has no MAC: check and export build it again from its
     // evidence, as `check --deep` does every run.
     up: (db) => db.exec("ALTER TABLE trace_sources ADD COLUMN rows_mac TEXT"),
+  },
+  {
+    version: 6,
+    description: "cost: each model call's and each run's, as the run recorded them (exact decimal texts)",
+    up: (db) => db.exec(V6),
   },
 ];
 

@@ -95,6 +95,7 @@ Deno.test({
     assert.equal(run.metrics.output_tokens, 51);
     assert.equal(run.metrics.model_calls, 4);
     assert.equal(run.metrics.tool_calls, 3);
+    assert.equal(run.metrics.cost, 0, "the cost the run recorded: a test: model's calls cost nothing");
     assert.equal(run.inputs.length, 1);
     assert.equal(run.inputs[0]!.name, "revenue.csv");
     assert.match(run.inputs[0]!.digest, /^[0-9a-f]{32}$/);
