@@ -10,15 +10,15 @@ import {
   findRunOrBundle,
   openStore,
   ProveviError,
-  readEventsText,
   readTrustedKey,
   type RunCheck,
   type RunRecord,
-  type TelemetryItem,
   type TelemetryPolicy,
   verifyRun,
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
+import { readEventsText } from "../lib/provevi/evidence/mod.ts";
+import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";

@@ -2,7 +2,8 @@
  * `prove experiments`, `experiment show`, `agents`, `agent show` and `access`: the questions across runs that an indexed store answers.
  * @module
  */
-import { ProveviError, questionsOf, resolveRunRef } from "../../lib/provevi/mod.ts";
+import { ProveviError, questionsOf } from "../../lib/provevi/mod.ts";
+import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
 import { printAccess, printAgent, printAgents, printExperiment, printExperiments } from "../_listing.ts";
 import type { ProveContext } from "./_context.ts";
 

@@ -4,16 +4,15 @@
  */
 import {
   type EvidenceStore,
-  findStoredRun,
   NeedsIndexedStore,
   type Problem,
   questionsOf,
-  readEventsText,
   type RunCheck,
   type RunRecord,
-  runWriterState,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
+import { findStoredRun } from "../../lib/provevi/runs/mod.ts";
+import { readEventsText, runWriterState } from "../../lib/provevi/evidence/mod.ts";
 import type { Catalog } from "../../lib/provcat/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";

@@ -19,8 +19,8 @@ import {
   queryTrace,
   type TraceCheck,
   type TraceExport,
-  traceRunDigest,
 } from "../../lib/provtrace/mod.ts";
+import { traceRunDigest } from "../../lib/provtrace/db/mod.ts";
 import { makeRuns, rewriteRun, type TestRuns } from "../provtrace/_runs.ts";
 import { Tally } from "./_tally.ts";
 

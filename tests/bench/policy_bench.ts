@@ -7,7 +7,7 @@
  * ```
  * @module
  */
-import { attributesFor, plainAttribute } from "../../lib/provevi/mod.ts";
+import { attributesFor, plainAttribute } from "../../lib/provevi/telemetry/mod.ts";
 
 /** A chat span as the AI SDK and provrun write it: names, usage, and some bodies. */
 export function realisticSpan(i: number): Record<string, unknown> {

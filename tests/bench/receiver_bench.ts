@@ -20,7 +20,8 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { gzipSync } from "node:zlib";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { decodeTraceRequest, FileStore, receiver } from "../../lib/provevi/mod.ts";
+import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
+import { FileStore } from "../../lib/provevi/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median, report } from "./_report.ts";
 import { gzipBomb } from "../attacks/_gzip_bomb.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { sha256Hex } from "../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
 
 type Ev = Record<string, unknown> & { data: Record<string, unknown> };

@@ -5,7 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type Catalog, childUri, parseUri } from "../../provcat/mod.ts";
+import { type Catalog, parseUri } from "../../provcat/mod.ts";
+import { childUri } from "../../provcat/uri.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { evidencePaths } from "../store/file_store.ts";
 import type { RunRecord } from "../evidence/record.ts";

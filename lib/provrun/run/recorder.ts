@@ -8,21 +8,17 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { type Attributes, type Span, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
+import { type ChainedEvent, EventChain, type EventInit, nowUtc, utf8 } from "../../provevi/evidence/mod.ts";
 import {
-  type ChainedEvent,
-  EventChain,
-  type EventInit,
   EvidenceError,
   type EvidenceEvent,
   type Json,
-  keptEvidenceProblem,
   type LostEvent,
   type Manifest,
-  nowUtc,
   type RunWriter,
   type SigningKey,
-  utf8,
 } from "../../provevi/mod.ts";
+import { keptEvidenceProblem } from "../../provevi/store/mod.ts";
 
 /** What a step gives its event. */
 export interface StepRecord {

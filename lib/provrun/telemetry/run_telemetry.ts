@@ -27,10 +27,8 @@ import {
   blockedData,
   type Destination,
   type Environ,
-  type EvidenceStore,
   type InstalledPackages,
   installedPackages,
-  type Json,
   plainName,
   problemData,
   spanLibraries,
@@ -38,8 +36,8 @@ import {
   splitBody,
   storedSpan,
   StoreSpanExporter,
-  type TelemetryPolicy,
-} from "../../provevi/mod.ts";
+} from "../../provevi/telemetry/mod.ts";
+import type { EvidenceStore, Json, TelemetryPolicy } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { cutName, cutSpan } from "./span_cut.ts";
 import type { DeclaredNames } from "./declared_names.ts";

@@ -5,8 +5,10 @@
  * destination host that the policy does not list.
  * @module
  */
-import { otlpTracesTarget, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
-import type { Destination, DestinationKind, Environ, Json, Level } from "../../provevi/mod.ts";
+import { otlpTracesTarget } from "../../provevi/telemetry/mod.ts";
+import { ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
+import type { Destination, DestinationKind, Environ } from "../../provevi/telemetry/mod.ts";
+import type { Json, Level } from "../../provevi/mod.ts";
 
 /** The proxy variables, in both cases: they could send a matched URL somewhere else. */
 export const PROXY_VARIABLES: readonly string[] = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"]

@@ -6,14 +6,8 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import {
-  type Assessment,
-  type EvidenceEvent,
-  type Json,
-  payloadsOf,
-  ProveviError,
-  sha256Hex,
-} from "../../provevi/mod.ts";
+import { type Assessment, type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
+import { payloadsOf, sha256Hex } from "../../provevi/evidence/mod.ts";
 import {
   receivedMessage,
   sentMessages,

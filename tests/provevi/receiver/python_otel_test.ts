@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { FileStore, readEventsText, readSpansFile, receiver } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
+import { receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 import { skipWithout } from "../../_peers.ts";

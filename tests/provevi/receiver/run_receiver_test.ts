@@ -5,14 +5,9 @@ import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import {
-  FileStore,
-  findRun,
-  readEventsText,
-  readSpansFile,
-  receiver,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
+import { receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 

@@ -1,15 +1,13 @@
 import assert from "node:assert/strict";
 import {
   appendSealedSpans,
-  findRun,
   openWithDaemon,
   readDaemonFile,
-  readEventsText,
-  readSpansFile,
   SpanDaemon,
-  verifyRun,
   writeDaemonFile,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/receiver/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import {
   jsonSpans,
   openInStore,

@@ -7,15 +7,8 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { fastEventLine } from "../../../lib/provevi/evidence/event_line.ts";
-import {
-  type EvidenceEvent,
-  FileStore,
-  findRun,
-  formatMicros,
-  type Json,
-  readSpansFile,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { type EvidenceEvent, FileStore, findRun, type Json, verifyRun } from "../../../lib/provevi/mod.ts";
+import { formatMicros, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import {
   canonicalAttributes,
   canonicalData,

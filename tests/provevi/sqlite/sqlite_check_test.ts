@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { checkRunRows, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { checkRunRows } from "../../../lib/provevi/sqlite/mod.ts";
+import { SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";

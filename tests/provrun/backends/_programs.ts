@@ -5,7 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { PEERS, skipWithout } from "../../_peers.ts";
 
 /** The path of a program, and whether its tests are skipped (never in CI). */
