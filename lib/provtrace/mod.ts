@@ -19,7 +19,7 @@
  * assert.equal((await checkTrace(db, { runs: "fixtures/runs" })).ok, true);
  * const { rows } = await queryTrace(db, "SELECT count(*) AS n FROM trace_runs", { timeout: 0 });
  * assert.equal(rows[0]!.n, built.added.length);
- * const steps = await exportTrace(db, { format: "steps", runs: "fixtures/runs" });
+ * const steps = await exportTrace(db, { kind: "steps", runs: "fixtures/runs" });
  * assert.ok(steps.lines.length > 0);
  * ```
  * @module
