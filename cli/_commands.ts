@@ -22,6 +22,7 @@ import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";
+import { type LogPolicyFlags, logPolicyOf } from "./_log_policy.ts";
 
 /**
  * Reads the events of a run for a command that prints them.
@@ -94,7 +95,13 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     return;
   }
   if (check.ok) {
-    const signed = check.signedBy.length ? `, signed by trusted key ${check.signedBy.join(", ")}` : "";
+    const logged = check.inLog
+      ? `, in the log ${check.inLog.origin} as leaf ${check.inLog.index} of ${check.inLog.size}${
+        check.inLog.witnesses.length ? ` cosigned by ${check.inLog.witnesses.join(", ")}` : ""
+      }`
+      : "";
+    const signed = (check.signedBy.length ? `, signed by trusted key ${check.signedBy.join(", ")}` : "") +
+      logged;
     io.out(
       check.bundle
         ? `${check.runId}: the evidence, the outputs and the committed bundle ${check.bundle} verify${signed}`
@@ -203,19 +210,30 @@ export function addVerifyCommand(
     .option("--config <file>", "the catalog config that reads the bundle and the experiment")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--trust <keyfile...>", "require a valid signature by one of these public keys (prove keygen)")
+    .option(
+      "--log-key <vkey...>",
+      "require the run in a log this key signs (a verifier key, or a file of one)",
+    )
+    .option("--witness <vkey...>", "a witness whose cosignature counts (a verifier key, or a file of one)")
+    .option("--quorum <n>", "how many of the witnesses must have cosigned (default: all given)")
     .option("--json", "print JSON")
     .action((
       run: string,
-      opts: { bundle?: string; requireBundle?: boolean; json?: boolean; trust?: string[] } & CatalogChoice,
+      opts:
+        & { bundle?: string; requireBundle?: boolean; json?: boolean; trust?: string[] }
+        & LogPolicyFlags
+        & CatalogChoice,
     ) =>
       withStore(async (store) => {
         const trust = await Promise.all((opts.trust ?? []).map((k) => readTrustedKey(k)));
+        const log = logPolicyOf(opts);
         // A --config given is read whether or not the run needs a catalog: a file that is not a catalog
         // config is a mistake to tell now, not when a run with a bundle comes along.
         await using given = opts.config ? await openCatalog(opts) : undefined;
         result.code = await verifyAndPrint(run, io, {
           store,
           ...(trust.length ? { trust } : {}),
+          ...(log ? { log } : {}),
           catalog: given ?? (() => openCatalog(opts)),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),

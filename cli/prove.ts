@@ -5,7 +5,7 @@
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
- * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--log-key VKEY… [--witness VKEY…] [--quorum N]] [--config FILE] [--tenant NAME] [--json]
  * prove keygen FILE [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
  * prove policy FILE [--config deno.json] [--json]
@@ -16,6 +16,8 @@
  * prove [--runs DIR] [--store URI] ui [--port N] [--policy FILE]
  * prove [--store URI] mlflow RUN [--policy FILE] [--json]
  * prove [--runs DIR] [--store URI] serve [--port N]
+ * prove [--runs DIR] [--store URI] log key | proof RUN [--write] | consistency OLD NEW | audit [--repair] | cosign URL… | wait RUN
+ * prove witness --key FILE --state DIR --log VKEY… [--name NAME] [--port N]
  * ```
  * @module
  */
@@ -38,6 +40,8 @@ import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
+import { addLog } from "./prove/log.ts";
+import { addWitness } from "./prove/witness.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -54,6 +58,8 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addKeygen,
   addMlflow,
   addServe,
+  addLog,
+  addWitness,
 ];
 
 /**

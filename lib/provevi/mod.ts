@@ -109,6 +109,19 @@ export {
   type VerifyRunOptions,
 } from "./runs/mod.ts";
 
+// The log of all runs: a run's proof, the audit of a store's log, and the trust policy that `verifyRun`'s
+// `log` option takes. The log's hashing, tiles, notes and witnesses stay in log/mod.ts.
+export {
+  type CosignatureVerifier,
+  type InLog,
+  type LogAudit,
+  logVerifier,
+  type NoteVerifier,
+  type TrustPolicy,
+  witnessVerifier,
+} from "./log/mod.ts";
+export { auditStoreLog, runProof, waitForRun } from "./runs/mod.ts";
+
 // Experiments.
 export {
   type Experiment,

@@ -94,7 +94,9 @@ Deno.test("a tools module that writes to stdout as it loads loads, and its text 
   const runs = await Deno.makeTempDir();
   try {
     const { code, out, err } = await runWith("prints", runs);
-    const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory).map((e) => e.name);
+    const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory && !e.name.startsWith(".")).map((
+      e,
+    ) => e.name);
     const { events } = await eventsOf(runs, dirs[0]!);
     const started = events.find((e) => e.type === "sandbox_started");
     const kept = String(started?.data.load_console ?? "");

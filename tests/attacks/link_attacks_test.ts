@@ -93,6 +93,7 @@ Deno.test("a link planted in output/ during a run is recorded as a problem at it
     await new Promise((r) => setTimeout(r, 25));
     try {
       for await (const e of Deno.readDir(t.runs)) {
+        if (e.name.startsWith(".")) continue; // the store's log
         await Deno.symlink("/etc/passwd", join(t.runs, e.name, "output", "leak"));
         planted = true;
       }

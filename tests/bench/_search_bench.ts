@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync } from "node:sqlite";
 import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
 import { RunSearch } from "../../lib/provevi/viewer/run_search.ts";
 import { SearchIndex } from "../../lib/provevi/viewer/search_index.ts";
@@ -73,15 +73,6 @@ export function fill(index: SearchIndex): void {
     });
   }
   index.db.exec("COMMIT");
-}
-
-const statements = new Map<string, StatementSync>();
-
-/** A statement made once, as the index keeps its own. */
-function prepared(db: DatabaseSync, sql: string): StatementSync {
-  let statement = statements.get(sql);
-  if (!statement) statements.set(sql, statement = db.prepare(sql));
-  return statement;
 }
 
 /** The search's SQL written out (as `SearchIndex.search` makes it), through node:sqlite alone on the same file. */

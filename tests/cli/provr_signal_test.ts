@@ -46,6 +46,7 @@ prompt: hi
     await new Promise((r) => setTimeout(r, 100));
     try {
       for await (const e of Deno.readDir(runs)) {
+        if (e.name.startsWith(".")) continue; // the store's log
         const text = await Deno.readTextFile(join(runs, e.name, "evidence", "events.jsonl")).catch(() => "");
         started = text.includes('"prompt_rendered"');
       }

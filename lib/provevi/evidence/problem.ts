@@ -105,7 +105,21 @@ export type ProblemCode =
   | "experiment.hash_mismatch"
   | "replay.not_ended"
   | "rows.schema"
-  | "rows.differ";
+  | "rows.differ"
+  | "log.proof_missing"
+  | "log.proof_unreadable"
+  | "log.checkpoint_unreadable"
+  | "log.untrusted"
+  | "log.quorum"
+  | "log.not_included"
+  | "log.missing"
+  | "log.added"
+  | "log.changed"
+  | "log.duplicate"
+  | "log.run_fails"
+  | "log.entry_unreadable"
+  | "log.tree_mismatch"
+  | "log.rolled_back";
 
 /**
  * Every problem code, by check family. A code never changes its meaning; a new problem gets a new code, and a
@@ -406,6 +420,77 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "rows",
     check: null,
     meaning: "an indexed store's rows of the run do not match its files",
+  },
+  "log.proof_missing": {
+    family: "log",
+    check: 10,
+    meaning: "with --log-key: the run folder has no log.tlog-proof",
+  },
+  "log.proof_unreadable": {
+    family: "log",
+    check: 10,
+    meaning: "log.tlog-proof is a link, not a plain file, or not a c2sp.org/tlog-proof@v1",
+  },
+  "log.checkpoint_unreadable": {
+    family: "log",
+    check: 10,
+    meaning: "the proof's checkpoint is not a signed note of a checkpoint",
+  },
+  "log.untrusted": {
+    family: "log",
+    check: 10,
+    meaning:
+      "the checkpoint is not signed by a trusted log key for its origin, or a trusted key's signature fails",
+  },
+  "log.quorum": {
+    family: "log",
+    check: 10,
+    meaning: "fewer trusted witnesses cosigned the checkpoint than the quorum",
+  },
+  "log.not_included": {
+    family: "log",
+    check: 10,
+    meaning: "the inclusion proof does not bind the run's leaf at its index to the checkpoint's root",
+  },
+  "log.missing": {
+    family: "log",
+    check: null,
+    meaning: "audit: a sealed run of the store has no leaf in the log",
+  },
+  "log.added": {
+    family: "log",
+    check: null,
+    meaning: "audit: a leaf names a run that the store does not hold sealed",
+  },
+  "log.changed": {
+    family: "log",
+    check: null,
+    meaning: "audit: a leaf's run is not the one the leaf says (manifest, last hash or attestation)",
+  },
+  "log.duplicate": {
+    family: "log",
+    check: null,
+    meaning: "audit: a run has more than one leaf",
+  },
+  "log.run_fails": {
+    family: "log",
+    check: null,
+    meaning: "audit: a leaf's run does not verify",
+  },
+  "log.entry_unreadable": {
+    family: "log",
+    check: null,
+    meaning: "audit: an entry bundle or a tile cannot be read, or an entry is not a run's leaf",
+  },
+  "log.tree_mismatch": {
+    family: "log",
+    check: null,
+    meaning: "audit: the entries or tiles do not give the checkpoint's root",
+  },
+  "log.rolled_back": {
+    family: "log",
+    check: null,
+    meaning: "audit: the checkpoint is not consistent with one seen before (smaller, or another tree)",
   },
 };
 

@@ -14,3 +14,4 @@ export * from "./bundle_asked.ts";
 export * from "./export_run.ts";
 export * from "./run_elsewhere.ts";
 export * from "./stored_run.ts";
+export * from "./store_log.ts";

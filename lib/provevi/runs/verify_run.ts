@@ -15,6 +15,8 @@ import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
+import { checkRunInLog, type InLog, readRunLogFiles } from "../log/run_in_log.ts";
+import type { TrustPolicy } from "../log/trust_policy.ts";
 
 /** What {@linkcode verifyRun} may also check against. */
 export interface VerifyRunOptions {
@@ -38,6 +40,11 @@ export interface VerifyRunOptions {
    * signed by one of them. Without any, a signature is reported and not checked.
    */
   trust?: readonly TrustedKey[];
+  /**
+   * The log keys, witnesses and quorum that the run's `log.tlog-proof` must satisfy (`prove verify --log-key`,
+   * check 10): then the run must be in a log a key signs, cosigned by the quorum. Without it the proof is not read.
+   */
+  log?: TrustPolicy;
   /** Checks of the bundle and experiment, which the catalog adds; each returns problems. */
   extraChecks?: ((
     record: RunRecord,
@@ -60,6 +67,8 @@ export interface RunCheck extends Check {
   bundle: string | null;
   /** The URI of a bundle committed to a store without commits: reported, not compared. */
   unpinnedBundle: string | null;
+  /** Where the run is in the log, when a log policy was given and the proof holds; else null. */
+  inLog: InLog | null;
 }
 
 /**
@@ -91,6 +100,9 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   });
   problems.push(...attestation.problems);
   notes.push(...attestation.notes);
+  const inLog = options.log
+    ? await logCheck(record, read.texts?.manifest ?? null, options.log, problems)
+    : null;
   const lost = lostCount(read.texts?.manifest ?? null);
   if (lost > 0) {
     notes.push(
@@ -131,7 +143,23 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     runId: record.runId,
     bundle: bundles.bundle,
     unpinnedBundle: bundles.unpinnedBundle,
+    inLog,
   };
+}
+
+/** Check 10: the run's `log.tlog-proof` against the log policy; its problems go in `problems`. */
+async function logCheck(
+  record: RunRecord,
+  manifestText: string | null,
+  policy: TrustPolicy,
+  problems: Problem[],
+): Promise<InLog | null> {
+  const files = record.folder === null
+    ? { attestation: null, proofText: null }
+    : await readRunLogFiles(record.folder);
+  const checked = checkRunInLog({ runId: record.runId, manifestText, ...files }, policy);
+  problems.push(...checked.problems);
+  return checked.inLog;
 }
 
 interface BundleVerdict {

@@ -27,6 +27,10 @@ import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarge
 import type { StoreQuestions } from "../store/store_questions.ts";
 import { nowUtc } from "../evidence/event.ts";
 import canonicalize from "canonicalize";
+import type { RowsLog } from "../log/rows_log.ts";
+import { leafOfSeal } from "../log/run_leaf.ts";
+import { appendLogIn, durableTransaction, sqliteLog } from "./sqlite_log.ts";
+import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
 
 /** How a {@linkcode SqliteStore} opens its file. */
 export interface SqliteStoreOptions {
@@ -64,6 +68,8 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   readonly path: string;
   /** True when the store only reads. */
   readonly readOnly: boolean;
+  /** The log of the store's sealed runs, in its tables: each seal appends its run in the seal's transaction. */
+  readonly log: RowsLog;
   #db: DatabaseSync | null;
 
   /**
@@ -78,6 +84,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     this.runsRoot = runsRoot(options.runs);
     this.readOnly = options.create === false;
     this.#db = openDatabase(this.path, { uri: this.uri, readOnly: this.readOnly });
+    this.log = sqliteLog(() => this.db, { uri: this.uri, readOnly: this.readOnly });
   }
 
   /** The open connection. */
@@ -120,7 +127,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
         cause: error,
       });
     }
-    return new SqliteRunWriter(db, file);
+    return new SqliteRunWriter(db, file, { uri: this.uri });
   }
 
   /**
@@ -175,8 +182,10 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     const db = this.db;
     const rows = await missingRows(runId, folder, heldRows(db, runId));
     if (rows === null) return;
+    const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
+    let logged: ReturnType<typeof appendLogIn> | null = null;
     try {
-      transaction(db, () => {
+      durableTransaction(db, () => {
         const still = db.prepare(
           `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = ?1) AS n FROM provevi_runs
            WHERE run_id = ?1 AND manifest_sha256 IS NULL`,
@@ -192,8 +201,11 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
           `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
            WHERE run_id = ?`,
         ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
+        // The run's seal is in its folder: its leaf goes in the log with its rows (docs/log.md).
+        if (leaf !== null) logged = appendLogIn(db, [leaf], this.uri);
       });
     } catch { /* busy: the check reports the rows */ }
+    if (logged !== null) await writeProofFile(folder, logged);
   }
 
   /**
@@ -430,12 +442,18 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
 export class SqliteRunWriter implements RunWriter {
   readonly #db: DatabaseSync;
   readonly #file: FileRunWriter;
+  readonly #uri: string;
   #status = "running";
 
-  /** @param db The store's connection. @param file The run's file writer. */
-  constructor(db: DatabaseSync, file: FileRunWriter) {
+  /**
+   * @param db The store's connection.
+   * @param file The run's file writer.
+   * @param options `uri`: the store's URI, for errors.
+   */
+  constructor(db: DatabaseSync, file: FileRunWriter, options: { uri?: string } = {}) {
     this.#db = db;
     this.#file = file;
+    this.#uri = options.uri ?? "the sqlite store";
   }
 
   /** The run's ID. */
@@ -509,22 +527,31 @@ export class SqliteRunWriter implements RunWriter {
     return sha256;
   }
 
-  /** Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status. */
+  /**
+   * Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status, and
+   * appends the run to the store's log, in one transaction whose commit is fsynced: the run is in the log when
+   * the seal returns. Then the run's proof, `log.tlog-proof`, is written into its folder.
+   */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     const manifest = await this.#file.seal(info);
-    const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
+    const text = manifestText(manifest);
+    const seal = sealRow(text, manifest, this.#file.last.event);
+    const leaf = leafOfSeal(text, this.#file.attestation);
+    let logged: ReturnType<typeof appendLogIn>;
     try {
-      transaction(this.#db, () => {
+      logged = durableTransaction(this.#db, () => {
         this.#db.prepare(
           `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
            WHERE run_id = ?`,
         ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, this.runId);
+        return appendLogIn(this.#db, [leaf], this.#uri);
       });
     } catch (error) {
       throw new EvidenceError(`cannot record the seal of run "${this.runId}": ${(error as Error).message}`, {
         cause: error,
       });
     }
+    await writeProofFile(this.folder, logged);
     return manifest;
   }
 }

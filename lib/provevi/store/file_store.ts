@@ -24,6 +24,9 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts";
+import { FileLog, type PreparedAppend } from "../log/file_log.ts";
+import { leafOfSeal } from "../log/run_leaf.ts";
+import { PROOF_FILE } from "../log/tlog_proof.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {
@@ -31,6 +34,7 @@ export function evidencePaths(folder: string): {
   events: string;
   payloads: string;
   manifest: string;
+  manifestTmp: string;
   attestation: string;
 } {
   const evidence = join(folder, "evidence");
@@ -39,6 +43,9 @@ export function evidencePaths(folder: string): {
     events: join(evidence, "events.jsonl"),
     payloads: join(evidence, "payloads"),
     manifest: join(evidence, "manifest.json"),
+    // The seal's manifest before it takes its name: beside evidence/, not in it, so a writer killed mid-seal
+    // leaves evidence/ holding only the format's files (docs/evidence-format.md, "The run folder").
+    manifestTmp: join(folder, ".manifest.json.tmp"),
     attestation: join(evidence, ATTESTATION_FILE),
   };
 }
@@ -56,18 +63,21 @@ export function evidencePaths(folder: string): {
 export class FileStore implements EvidenceStore, StoreQuestions {
   readonly uri = "file";
   readonly runsRoot: string;
+  /** The log of the store's sealed runs, in `<runs root>/.log/`: each seal appends its run. */
+  readonly log: FileLog;
   readonly #folders = new Map<string, string>();
 
   /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
   constructor(options: { runs?: string } = {}) {
     this.runsRoot = runsRoot(options.runs);
+    this.log = new FileLog(this.runsRoot);
   }
 
   /** Opens a new run folder's evidence to write. */
   async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
-    const writer = await FileRunWriter.create(runId, folder);
+    const writer = await FileRunWriter.create(runId, folder, { log: this.log });
     this.#folders.set(runId, folder);
     return writer;
   }
@@ -173,8 +183,9 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     return Promise.reject(new NeedsIndexedStore("assessments"));
   }
 
-  /** Nothing to close; here for the interface. */
+  /** Closes the log's run index, if it is open. */
   close(): Promise<void> {
+    this.log.close();
     return Promise.resolve();
   }
 
@@ -201,6 +212,8 @@ export class FileRunWriter implements RunWriter {
   #digest: EventsDigest | null = null; // when run_created names a signing key: for the statement of the seal
   #signingKey: string | null = null; // the key that run_created names
   #sealFailed: string | null = null; // why the seal failed, when it did
+  #log: FileLog | null = null; // the store's log, which the seal appends the run to
+  #attestation: Uint8Array | null = null; // the attestation the seal wrote, for an indexed store's log
 
   private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
@@ -211,7 +224,11 @@ export class FileRunWriter implements RunWriter {
    * Makes the run folder and opens `events.jsonl`, which must not exist yet.
    * @throws ProveviError when the run folder already holds events.
    */
-  static async create(runId: string, folder: string): Promise<FileRunWriter> {
+  static async create(
+    runId: string,
+    folder: string,
+    options: { log?: FileLog } = {},
+  ): Promise<FileRunWriter> {
     const paths = evidencePaths(folder);
     await Deno.mkdir(paths.payloads, { recursive: true });
     let file: Deno.FsFile;
@@ -227,6 +244,7 @@ export class FileRunWriter implements RunWriter {
     }
     const writer = new FileRunWriter(runId, folder, file);
     writer.#lock = holdWriterLock(folder); // tells readers that the run is still being written
+    writer.#log = options.log ?? null;
     return writer;
   }
 
@@ -344,6 +362,11 @@ export class FileRunWriter implements RunWriter {
     return Promise.resolve(sha256);
   }
 
+  /** The bytes of `attestation.dsse.json` that the seal wrote, or null (unsigned, or not sealed yet). */
+  get attestation(): Uint8Array | null {
+    return this.#attestation;
+  }
+
   /** The payloads stored so far. */
   get payloads(): PayloadEntry[] {
     return [...this.#payloads].map(([sha256, size]) => ({ sha256, size }));
@@ -372,9 +395,11 @@ export class FileRunWriter implements RunWriter {
       sealed_at: info.sealed_at ?? nowUtc(),
     });
     const text = manifestText(manifest);
-    const tmp = `${this.#paths.manifest}.tmp`;
+    const tmp = this.#paths.manifestTmp;
     const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
+    let append: PreparedAppend | null = null;
+    let committed = false;
     try {
       this.#checkSigning(info);
       // The statement is made from what the writer kept of its events (a run whose run_created names no key
@@ -389,15 +414,26 @@ export class FileRunWriter implements RunWriter {
       Deno.writeFileSync(tmp, utf8(text));
       const attestation = signing === null ? (info.attestation ?? null) : await signing;
       if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+      this.#attestation = attestation ?? null;
+      // The log's leaf is written with the run's files and fsynced with them; it is committed (the checkpoint
+      // renamed) only after the manifest takes its name (docs/log.md, "When a run is in the log").
+      append = this.#log
+        ? await this.#log.prepare([leafOfSeal(text, attestation ?? null)], this.folder)
+        : null;
       eventsSynced = eventsFile.sync();
-      const files = [...this.#written, tmp];
+      const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
-      await settle([eventsSynced, syncFiles(files)]);
+      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncDir)]);
       Deno.renameSync(tmp, this.#paths.manifest);
+      append?.commit();
+      committed = true;
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
-      await settle([this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir));
+      const logged = append?.finish() ?? Promise.resolve();
+      await settle([...[this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir), logged]);
+      if (append) this.#writeProof(append);
     } catch (error) {
+      if (append && !committed) append.abort();
       this.#sealFailed = (error as Error).message;
       if (error instanceof EvidenceError) throw error; // a refusal (#checkSigning), which names the run
       throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
@@ -411,6 +447,13 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */
+  #writeProof(append: PreparedAppend): void {
+    try {
+      Deno.writeTextFileSync(join(this.folder, PROOF_FILE), append.proofOf(append.indexes[0]!));
+    } catch { /* prove log proof RUN --write makes it again */ }
   }
 
   /**

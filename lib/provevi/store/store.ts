@@ -9,6 +9,7 @@ import type { LostEvent, Manifest } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
 import type { SigningKey } from "../evidence/signing_key.ts";
+import type { LogStorage } from "../log/log_storage.ts";
 import type { Problem } from "../evidence/problem.ts";
 
 /** What the recorder tells a writer at the seal. */
@@ -89,6 +90,11 @@ export interface EvidenceStore extends AsyncDisposable {
    * without it keeps no spans. `StoreSpanExporter` calls it.
    */
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
+  /**
+   * The log of the store's sealed runs (docs/log.md): each seal appends its run. Optional: a store without one
+   * keeps no log.
+   */
+  readonly log?: LogStorage;
   /**
    * Records where a run's bundle was committed, as its `bundle.json` says, so that the store's check compares the
    * two. Optional: an indexed store (sqlite, postgres) has it; the file store keeps `bundle.json` alone.

@@ -13,6 +13,7 @@ import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
 import type { ViewerInfo } from "./route_context.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
+import { runLogView } from "./run_log_view.ts";
 import { eventChat } from "./run_chat.ts";
 import { type Route, type RouteContext, wholeNumber } from "./route_context.ts";
 import { runDigests, runsPage, runTotals } from "./runs_api.ts";
@@ -138,6 +139,11 @@ export const API_ROUTES: readonly Route[] = [
       }),
   },
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
+  {
+    method: "GET",
+    path: "api/runs/:run/log",
+    handle: async (c) => json(await runLogView(c.store, await c.store.readRun(c.params.run!))),
+  },
   { method: "GET", path: "api/digests", handle: runDigests },
   { method: "GET", path: "api/totals", handle: runTotals },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },

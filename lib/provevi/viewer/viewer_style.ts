@@ -88,6 +88,7 @@ button:disabled { opacity: .45; cursor: default; }
 .verdict li { font-family: var(--mono); font-size: 12.5px; margin: 2px 0; }
 .note { background: var(--warn-soft); border: 1px solid #f7dca8; color: #7c4a03; padding: 10px 14px; border-radius: 10px; margin-bottom: 18px; font-size: 13px; }
 .untrusted { background: repeating-linear-gradient(135deg, #fff5f5, #fff5f5 10px, #ffecec 10px, #ffecec 20px); border: 2px solid var(--bad); color: var(--bad); font-weight: 700; padding: 10px 14px; border-radius: 10px; margin-bottom: 18px; }
+#log-panel p { margin: 0 0 6px; } #log-panel .bad { color: var(--bad); font-weight: 600; }
 .facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 12px 24px; }
 .facts div > span { display: block; font-size: 11px; text-transform: uppercase; letter-spacing: .5px; color: var(--ink-3); font-weight: 600; }
 .facts div b { font-weight: 600; overflow-wrap: anywhere; }

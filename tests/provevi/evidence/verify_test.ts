@@ -48,6 +48,7 @@ Deno.test("verifyRun() passes the fixture run", async () => {
     runId: SAMPLE_RUN_ID,
     bundle: null,
     unpinnedBundle: null,
+    inLog: null,
   });
 });
 

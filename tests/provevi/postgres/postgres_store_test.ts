@@ -161,6 +161,7 @@ pgTest(
     // Take the database back to what version 1 held: the run's row and events, no agent tables.
     await onDatabase(t.uri, async (sql) => {
       await sql.unsafe(`
+      DROP TABLE provevi_log_key, provevi_log_entries, provevi_log_hashes, provevi_log_checkpoints;
       DROP TABLE provevi_agents, provevi_agent_versions, provevi_experiment_versions, provevi_experiments;
       DROP INDEX provevi_runs_agent_status, provevi_runs_experiment_status, provevi_runs_pin_status,
         provevi_events_cancelled, provevi_runs_unsealed;

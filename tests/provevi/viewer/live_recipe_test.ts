@@ -20,7 +20,8 @@ function task(cwd: string, env: Record<string, string>, ...args: string[]): Deno
   return new Deno.Command(Deno.execPath(), {
     args: ["task", "--quiet", "--config", join(ROOT, "deno.json"), ...args],
     cwd,
-    env,
+    // Typed in `cwd`: a `deno task` around this test has set INIT_CWD to its own folder, which a nested one keeps.
+    env: { ...env, INIT_CWD: cwd },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -36,7 +36,9 @@ const demo = (async () => {
     tampered: await tamperedRun(t.runs),
     tour: "",
   };
-  ids.tour = [...Deno.readDirSync(t.runs)].map((e) => e.name).find((n) => !Object.values(ids).includes(n))!;
+  ids.tour = [...Deno.readDirSync(t.runs)].map((e) => e.name).find((n) =>
+    !n.startsWith(".") && !Object.values(ids).includes(n)
+  )!;
   return { t, ids };
 })();
 

@@ -14,6 +14,17 @@ const browserTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, ignore: NO_BROWSER, sanitizeOps: false, sanitizeResources: false, fn });
 const quiet = { out: () => {}, err: () => {}, terminal: false, progress: () => {} };
 
+/**
+ * Follows a run's link in the runs list. The list redraws its rows every two seconds, and a click through a handle
+ * found before a redraw fails with "Node is detached": the link is read and followed in one step in the page.
+ */
+async function openRunLink(page: import("puppeteer-core").Page, runId: string | undefined): Promise<void> {
+  await Promise.all([
+    page.waitForNavigation(),
+    page.$eval(`tr[data-run="${runId}"] a`, (a) => (a as unknown as { click(): void }).click()),
+  ]);
+}
+
 /** Starts `prove ui` as the `prove` task does (its own permission flags); gives its URL and a stop function. */
 async function proveUi(args: string[]): Promise<{ url: string; stop: () => Promise<number> }> {
   const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
@@ -52,7 +63,7 @@ browserTest(
     const runs = join(home, "runs");
     try {
       assert.equal(await tour(quiet, { runs }), 0);
-      const [runId] = [...Deno.readDirSync(runs)].map((e) => e.name);
+      const [runId] = [...Deno.readDirSync(runs)].map((e) => e.name).filter((n) => !n.startsWith("."));
       const policy = join(home, "policy.yaml");
       await Deno.writeTextFile(policy, BODIES);
       const ui = await proveUi([
@@ -75,7 +86,7 @@ browserTest(
         await page.waitForSelector(`tr[data-run="${runId}"]`);
         assert.equal(await page.$eval(`tr[data-run="${runId}"] .pill`, (e) => e.textContent), "completed");
         await screenshot(page, "tour-runs", { docs: false });
-        await page.click(`tr[data-run="${runId}"] a`);
+        await openRunLink(page, runId);
         await page.waitForSelector("#verdict.ok");
         const spans = await page.$$eval(
           ".span",
@@ -181,7 +192,7 @@ prompt: What was the revenue growth in Q3?
       cdp.on("Network.eventSourceMessageReceived", (m) => {
         if (m.eventName === "text") texts.push(JSON.parse(m.data).text);
       });
-      await page.click(`tr[data-run="${runId}"] a`);
+      await openRunLink(page, runId);
       await page.waitForSelector("#verdict.live");
       await page.waitForSelector("#streaming", { timeout: 20000 });
       await page.waitForFunction('(document.getElementById("streaming")?.textContent ?? "").length > 40');

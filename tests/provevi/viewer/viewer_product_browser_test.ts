@@ -39,7 +39,7 @@ function demo() {
 async function makeDemo() {
   const t = await demoCatalog();
   await tour(quiet, { runs: t.runs });
-  const tourRun = [...Deno.readDirSync(t.runs)].map((e) => e.name)[0]!;
+  const tourRun = [...Deno.readDirSync(t.runs)].map((e) => e.name).find((n) => !n.startsWith("."))!;
   const ids = {
     tour: tourRun,
     tampered: await tamperedRun(t.runs),

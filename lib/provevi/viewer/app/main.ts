@@ -16,6 +16,7 @@ import { comparePage } from "./compare_page.ts";
 import { empty, h, show } from "./dom.ts";
 import { here, leave, link, setRouter } from "./nav.ts";
 import { runPage } from "./run_page.ts";
+import "./run_log.ts"; // the run page's log panel
 import { runsPage } from "./runs_page.ts";
 
 /** How each page is drawn. */
