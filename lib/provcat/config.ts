@@ -78,7 +78,7 @@ const STORE_KEYS: Record<string, string[]> = {
  * @returns The config, with relative paths taken from the file's folder.
  * @throws CatalogError when the file is missing, is not YAML, or is not a catalog config.
  * @example
- * ```ts
+ * ```ts ignore
  * import { readConfig } from "./config.ts";
  * const config = await readConfig("provcat.yaml");
  * ```

@@ -16,7 +16,7 @@
  * const runs = await Deno.makeTempDir();
  * const file = RunFile.parse(`
  * run: { org: acme, domain: demo, env: dev }
- * agent: { name: echo, model: "test:echo" }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
  * prompt: Say hello.
  * `);
  * const outcome = await runFile(file, { runs });

@@ -36,6 +36,20 @@ import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
 /**
  * A run that the store holds, whose folder is on another machine: the folder it was made in, and the pinned
  * URI of its committed bundle (null when none), from which it can be verified here (`findRunOrBundle`).
+ * @example
+ * ```ts
+ * import { RunElsewhere, RunNotFound } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new RunElsewhere("run r1 was made on another machine", {
+ *   runId: "r1",
+ *   folder: "/srv/runs/r1",
+ *   bundle: null,
+ * });
+ * assert.ok(error instanceof RunNotFound);
+ * assert.equal(error.name, "RunElsewhere");
+ * assert.equal(error.folder, "/srv/runs/r1");
+ * ```
  */
 export class RunElsewhere extends RunNotFound {
   /** The run's ID. */
@@ -99,9 +113,11 @@ function rowSource(sql: PgSql): RowSource {
  *
  * @example
  * ```ts
- * import { PostgresStore } from "./postgres_store.ts";
- * await using store = await PostgresStore.open("postgresql://ada@127.0.0.1:5432/evidence", { runs: "/tmp/runs" });
- * const runs = await store.runsOfAgent("revenue-question");
+ * import { PostgresStore, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * // A URI that names no database is refused before any connection is tried.
+ * await assert.rejects(PostgresStore.open("postgresql://", { runs: "/tmp/runs" }), ProveviError);
  * ```
  */
 export class PostgresStore implements EvidenceStore, StoreQuestions {

@@ -56,9 +56,12 @@ export interface BundlePlace {
  *
  * @example
  * ```ts
- * import { SqliteStore } from "./sqlite_store.ts";
- * await using store = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/runs" });
- * const runs = await store.runsOfAgent("revenue-question");
+ * import { SqliteStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await using store = new SqliteStore(`${dir}/evidence.db`, { runs: `${dir}/runs` });
+ * assert.deepEqual(await store.runsOfAgent("revenue-question"), []);
  * ```
  */
 export class SqliteStore implements EvidenceStore, StoreQuestions {

@@ -58,12 +58,17 @@ export type EvidenceMode = "strict" | "lenient";
  *
  * @example
  * ```ts
- * import { FileStore } from "../../provevi/mod.ts";
- * import { EvidenceRecorder } from "./recorder.ts";
- * const store = new FileStore({ runs: "/tmp/runs" });
- * const recorder = new EvidenceRecorder(await store.openRun("run-x"), { actor: "me", mode: "strict" });
- * await recorder.step("note_added", { component: "agent" }, async () => ({ data: { text: "hi" } }));
- * await recorder.seal();
+ * import { EvidenceRecorder, FileStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: await Deno.makeTempDir() });
+ * const recorder = new EvidenceRecorder(await store.openRun("run-20261201T120000Z-0a0b0c0d"), {
+ *   actor: "ada",
+ *   mode: "strict",
+ * });
+ * await recorder.step("note_added", { component: "agent" }, () => Promise.resolve({ data: { text: "hi" } }));
+ * const manifest = await recorder.seal();
+ * assert.equal(manifest.run_id, "run-20261201T120000Z-0a0b0c0d");
  * ```
  */
 export class EvidenceRecorder {

@@ -47,9 +47,15 @@ export interface TraceExportLineage {
  * @throws ProveviError when the database holds no such run or export.
  * @example
  * ```ts
- * import { traceLineage } from "./lineage.ts";
- * const lineage = traceLineage("/tmp/trace.db", "run-20261129T120000Z-0badc0de");
- * if (lineage.of === "run") console.log(lineage.exports.map((e) => e.path));
+ * import { buildTrace, traceLineage, writeTraceExport } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db: `${dir}/trace.db` });
+ * await writeTraceExport(`${dir}/trace.db`, { kind: "steps", runs: "fixtures/runs", out: `${dir}/steps.jsonl` });
+ * const lineage = traceLineage(`${dir}/trace.db`, "run-20261129T120000Z-0badc0de");
+ * assert.equal(lineage.of, "run");
+ * if (lineage.of === "run") assert.equal(lineage.exports.length, 1);
  * ```
  */
 export function traceLineage(db: string, target: string): TraceRunLineage | TraceExportLineage {
@@ -111,6 +117,18 @@ export interface TraceLineageCheck {
  * @param options `export`: only this export (its ID or file); `runs`: the runs root of a file store.
  * @returns The exports, each with the runs that taint it.
  * @throws ProveviError for a database that cannot be opened, or an export it does not record.
+ * @example
+ * ```ts
+ * import { buildTrace, checkLineage, writeTraceExport } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db: `${dir}/trace.db` });
+ * await writeTraceExport(`${dir}/trace.db`, { kind: "steps", runs: "fixtures/runs", out: `${dir}/steps.jsonl` });
+ * const check = await checkLineage(`${dir}/trace.db`, { runs: "fixtures/runs" });
+ * assert.equal(check.ok, true);
+ * assert.deepEqual(check.exports.map((e) => e.tainted), [[]]);
+ * ```
  */
 export async function checkLineage(
   db: string,
