@@ -4,6 +4,7 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] diff A B [--limit N] [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
  * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--log-key VKEY… [--witness VKEY…] [--quorum N]] [--config FILE] [--tenant NAME] [--json]
  * prove keygen FILE [--json]
@@ -40,6 +41,7 @@ import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
+import { addDiff } from "./prove/diff.ts";
 import { addLog } from "./prove/log.ts";
 import { addWitness } from "./prove/witness.ts";
 
@@ -50,6 +52,7 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addAssess,
   addExport,
   addShow,
+  addDiff,
   addPayload,
   addVerify,
   addTelemetry,

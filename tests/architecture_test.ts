@@ -25,12 +25,13 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments", "log"],
     postgres: ["evidence", "store", "experiments", "log"],
-    runs: ["evidence", "store", "sqlite", "postgres", "experiments", "log"],
+    runs: ["evidence", "store", "sqlite", "postgres", "experiments", "log", "diff"],
     live: ["evidence", "store", "telemetry"],
     guard: [],
-    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log"],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log", "diff"],
     receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
+    diff: ["evidence"],
   },
   provrun: {
     run: [],
@@ -38,6 +39,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     telemetry: ["run"],
     backends: ["run", "sandbox", "telemetry"],
     runner: ["run", "sandbox", "telemetry", "backends"],
+    replay: ["run", "backends", "runner"],
   },
   provtrace: {
     db: [],

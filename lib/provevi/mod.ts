@@ -122,6 +122,9 @@ export {
 } from "./log/mod.ts";
 export { auditStoreLog, runProof, waitForRun } from "./runs/mod.ts";
 
+// The difference between two runs: where they first diverge, and each difference.
+export { type DiffOptions, diffRuns, type DiffSide, type Divergence, type RunDiff } from "./diff/mod.ts";
+
 // Experiments.
 export {
   type Experiment,

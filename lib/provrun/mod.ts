@@ -61,6 +61,24 @@ export type {
 export { EvidenceRecorder } from "./run/mod.ts";
 export type { Backend, BackendJob, BackendResult, BackendStatus, BackendUpdate } from "./backends/mod.ts";
 
+// Replay, fork and resume a recorded run: its model answers and tool results served from its evidence.
+export {
+  type ComparedOutcome,
+  type ForkChange,
+  type ForkOptions,
+  forkRun,
+  ReplayDiverged,
+  replayRun,
+  type ReplayRunOptions,
+  type ResumeOutcome,
+  resumeRun,
+  ResumeStopped,
+  RunNotReplayable,
+  type ServedDivergence,
+  type ServedOutcome,
+  type ServeOptions,
+} from "./replay/mod.ts";
+
 // The errors of a run: what `RunOutcome.error.name` names, and what `runFile` throws before a run starts.
 export {
   AccessDenied,

@@ -65,6 +65,8 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
     config,
     "--json",
   ]);
+  await json(prove, ["--runs", runs, "diff", id, id, "--json"]);
+  await json(provr, ["--runs", runs, "replay", id, "--config", config, "--json"]);
   await json(provr, [
     "catalog",
     "pin",

@@ -106,6 +106,12 @@ export type ProblemCode =
   | "replay.not_ended"
   | "rows.schema"
   | "rows.differ"
+  | "resume.source_missing"
+  | "resume.source_sealed"
+  | "resume.source_broken"
+  | "resume.setup_differs"
+  | "resume.step_missing"
+  | "resume.served_unknown"
   | "log.proof_missing"
   | "log.proof_unreadable"
   | "log.checkpoint_unreadable"
@@ -420,6 +426,36 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "rows",
     check: null,
     meaning: "an indexed store's rows of the run do not match its files",
+  },
+  "resume.source_missing": {
+    family: "resume",
+    check: null,
+    meaning: "the cut run that run_created's resumed_from names is not in the store",
+  },
+  "resume.source_sealed": {
+    family: "resume",
+    check: null,
+    meaning: "the run resumed as cut has a manifest: it was sealed",
+  },
+  "resume.source_broken": {
+    family: "resume",
+    check: null,
+    meaning: "the cut run's events, to its last whole line, do not hold (a chain, a line)",
+  },
+  "resume.setup_differs": {
+    family: "resume",
+    check: null,
+    meaning: "the run file, the staged inputs or the rendered prompt differ from the cut run's",
+  },
+  "resume.step_missing": {
+    family: "resume",
+    check: null,
+    meaning: "a model call or a tool call of the cut run is not served in its place in the resumed run",
+  },
+  "resume.served_unknown": {
+    family: "resume",
+    check: null,
+    meaning: "an event's served_from names an event of the cut run that does not record it so",
   },
   "log.proof_missing": {
     family: "log",

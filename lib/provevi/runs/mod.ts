@@ -1,7 +1,8 @@
 /**
  * A run wherever it is kept: open a store by its URI, find a run, check it whole (`verifyRun`, with its
- * bundle and experiment), commit and check bundles, and copy runs between stores. Imports `evidence/`,
- * `store/`, `sqlite/`, `postgres/`, `experiments/` and the catalog (provcat).
+ * bundle and experiment, and a resumed run with its cut run), commit and check bundles, and copy runs between
+ * stores. Imports `evidence/`, `store/`, `sqlite/`, `postgres/`, `experiments/`, `log/`, `diff/` and the
+ * catalog (provcat).
  * @module
  */
 export * from "./find_run.ts";

@@ -13,6 +13,7 @@ import { type Check, type ReadEvents, verifyEvidence, verifyOutputs } from "../e
 import { inputProblems, outputRecordProblems } from "../evidence/event_rules.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
+import { resumedPairProblems } from "./resumed_pair.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
 import { checkRunInLog, type InLog, readRunLogFiles } from "../log/run_in_log.ts";
@@ -124,6 +125,10 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     );
   }
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
+  // A resumed run and the cut run it goes on from are one history, checked together.
+  problems.push(
+    ...await resumedPairProblems(record, { events: read.events, lines: read.eventLines }, options.store),
+  );
   const catalog = lazyCatalog(options.catalog);
   let bundles: BundleVerdict;
   try {

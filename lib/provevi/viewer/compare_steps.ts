@@ -1,7 +1,8 @@
 /**
  * The compare page's data: the two runs' sides (as `compareRuns` gives them, with their calls, tokens, cost and
- * errors), their steps paired with the first divergence marked (`step_diff.ts`), and their agents' specs as a
- * diff, key by key: two versions of an agent compared by a run of each.
+ * errors), their steps paired with the first divergence marked (`step_diff.ts`), their agents' specs as a
+ * diff, key by key: two versions of an agent compared by a run of each, and `prove diff`'s alignment of the two
+ * (`compare_diff.ts`).
  * @module
  */
 import type { Json } from "../evidence/event.ts";
@@ -10,6 +11,8 @@ import { type CompareSide, sideOf } from "./compare_side.ts";
 import { runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf } from "./run_page.ts";
 import { diffSteps, type StepDiff, stepsOf } from "./step_diff.ts";
+import { type CompareDiff, compareDiff } from "./compare_diff.ts";
+import type { Level } from "../telemetry/attributes.ts";
 
 /** One key of two specs: its value in each (null where a spec lacks it), and whether they differ. */
 export interface SpecRow {
@@ -25,6 +28,8 @@ export interface CompareView {
   steps: StepDiff;
   /** The two agents' specs, key by key, or null when the level shows neither. */
   spec: SpecRow[] | null;
+  /** The two runs aligned as `prove diff` aligns them: the setup, each model step with its tool calls, the end. */
+  diff: CompareDiff;
 }
 
 /** The most keys of a spec listed, and the characters of a value. */
@@ -82,6 +87,7 @@ export async function compareView(
   const sides: CompareSide[] = [];
   const steps = [];
   const specs: (Json | undefined)[] = [];
+  const levels: (Level | null)[] = [];
   for (const id of runIds) {
     const model = await runModel(store, await store.readRun(id), {
       policy: options.policy,
@@ -90,6 +96,12 @@ export async function compareView(
     sides.push(sideOf(await pageOf(store, model, { spansLimit: 1 })));
     steps.push(stepsOf(model.events, model.shown, model.shown[0] ? model.level : null));
     specs.push(model.shown[0]?.data?.spec);
+    levels.push(model.level);
   }
-  return { sides, steps: diffSteps(steps[0] ?? [], steps[1] ?? []), spec: specDiff(specs[0], specs[1]) };
+  return {
+    sides,
+    steps: diffSteps(steps[0] ?? [], steps[1] ?? []),
+    spec: specDiff(specs[0], specs[1]),
+    diff: await compareDiff(store, runIds, levels),
+  };
 }

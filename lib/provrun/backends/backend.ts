@@ -8,7 +8,7 @@ import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { RunContext } from "../run/run_context.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import type { StagedInput } from "../run/stager.ts";
-import type { ToolWrap } from "../run/run_part.ts";
+import type { RecordedTool, ToolWrap } from "../run/run_part.ts";
 
 /** What a backend runs. */
 export interface BackendJob {
@@ -26,6 +26,11 @@ export interface BackendJob {
   sessionId?: string | null;
   /** The run's parts' hook around each tool call, inside its recorded step (`RunPart.wrapTool`). */
   wrapTool?: ToolWrap;
+  /**
+   * The tools as a run recorded them, offered in place of the sandbox and the MCP servers, which are then not
+   * started; each call is answered by `wrapTool` (`BackendSetup.servedTools`).
+   */
+  servedTools?: readonly RecordedTool[];
 }
 
 /** Where a backend's job is. */

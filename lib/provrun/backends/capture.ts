@@ -15,8 +15,10 @@ import type {
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { wrapLanguageModel } from "ai";
-import type { Json } from "../../provevi/mod.ts";
+import { type Json } from "../../provevi/mod.ts";
+import { canonicalOrNull } from "../../provevi/evidence/mod.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
+import { SERVED_FROM, type ServedFrom } from "../run/run_part.ts";
 import { TOKEN_IDS_KEY } from "./token_ids.ts";
 
 /** The token counts of one model call. */
@@ -62,11 +64,12 @@ export function captureModel(
     specificationVersion: "v4",
     wrapGenerate: ({ doGenerate, params }) => generateCaptured(capture, params, doGenerate),
     wrapStream: async ({ doStream, params }) => {
-      const { step, result, request } = await openCall(capture, params, { streamed: true, call: doStream });
-      return {
-        ...result,
-        stream: new StreamCapture(capture, { step, request, reader: result.stream.getReader() }).stream,
-      };
+      const { step, result, request, asked } = await openCall(capture, params, {
+        streamed: true,
+        call: doStream,
+      });
+      const reader = result.stream.getReader();
+      return { ...result, stream: new StreamCapture(capture, { step, request, asked, reader }).stream };
     },
   };
   return wrapLanguageModel({ model, middleware });
@@ -81,14 +84,25 @@ interface Capture {
 
 type DoGenerate = () => PromiseLike<Awaited<ReturnType<LanguageModelV4["doGenerate"]>>>;
 
+/**
+ * The model a call asked, as it was when the call started: a model that serves some calls from a run's evidence
+ * and others live (a fork, a resume) names, call by call, the model each one asked.
+ */
+interface Asked {
+  readonly provider: string;
+  readonly modelId: string;
+  /** The run and event a part served this call from (`data.served_from`), or null. */
+  servedFrom: ServedFrom | null;
+}
+
 /** A call that did not stream: recorded once its whole reply is in. */
 async function generateCaptured(
   capture: Capture,
   params: LanguageModelV4CallOptions,
   doGenerate: DoGenerate,
 ): Promise<Awaited<ReturnType<DoGenerate>>> {
-  const { recorder, model, options } = capture;
-  const { step, result, request: requestSha } = await openCall(capture, params, {
+  const { recorder, options } = capture;
+  const { step, result, request: requestSha, asked } = await openCall(capture, params, {
     streamed: false,
     call: doGenerate,
   });
@@ -104,7 +118,7 @@ async function generateCaptured(
     id: c.toolCallId,
     name: c.toolName,
   }));
-  await endCall(step, model, options, {
+  await endCall(step, asked, options, {
     streamed: false,
     request: requestSha,
     reply: replySha,
@@ -127,10 +141,13 @@ class StreamCapture {
   readonly #capture: Capture;
   readonly #step: OpenStep;
   readonly #request: string | null;
+  readonly #asked: Asked;
   readonly #arrived: LanguageModelV4StreamPart[] = [];
   readonly #toolCalls: { id: string; name: string }[] = [];
   readonly #providerParts: LanguageModelV4Content[] = [];
   #text = "";
+  /** The text of each block, by its ID: kept when an answer has more than one, so that it can be served again. */
+  readonly #blocks = new Map<string, string>();
   #usage: LanguageModelV4Usage | null = null;
   #finish = "other";
   #answeredBy: string | null = null;
@@ -143,12 +160,14 @@ class StreamCapture {
     call: {
       step: OpenStep;
       request: string | null;
+      asked: Asked;
       reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
     },
   ) {
     this.#capture = capture;
     this.#step = call.step;
     this.#request = call.request;
+    this.#asked = call.asked;
     const { reader } = call;
     this.stream = new ReadableStream<LanguageModelV4StreamPart>({
       pull: async (controller) => {
@@ -166,18 +185,24 @@ class StreamCapture {
           return;
         }
         this.#take(next.value);
+        // The call is recorded at its finish, before the finish reaches the loop: the AI SDK starts the tools
+        // the answer asks for at the finish, and a run cut while a tool runs must have the request on record.
+        if (next.value.type === "finish") await this.#ended();
         controller.enqueue(next.value);
       },
       cancel: async (reason) => {
         await this.#cancelled(reason);
         await reader.cancel(reason);
       },
-    });
+      // No part is read ahead: the finish (and the call's record) comes only when the loop asks for it, after
+      // what the loop's own wrappers record of the parts before it (an output tool's call).
+    }, { highWaterMark: 0 });
   }
 
   #summary() {
     return {
       text: this.#text,
+      ...(this.#blocks.size > 1 ? { text_blocks: Object.fromEntries(this.#blocks) } : {}),
       parts: this.#arrived,
       usage: this.#usage,
       finish_reason: this.#finish,
@@ -189,6 +214,7 @@ class StreamCapture {
   #take(part: LanguageModelV4StreamPart): void {
     if (part.type === "text-delta") {
       this.#text += part.delta;
+      this.#blocks.set(part.id, (this.#blocks.get(part.id) ?? "") + part.delta);
       this.#capture.options.onText?.(part.delta);
     } else if (part.type === "response-metadata") this.#answeredBy = part.modelId ?? this.#answeredBy;
     else if (part.type === "tool-call") this.#toolCalls.push({ id: part.toolCallId, name: part.toolName });
@@ -213,11 +239,16 @@ class StreamCapture {
   async #failed(error: unknown): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    const { recorder, model } = this.#capture;
+    const { recorder } = this.#capture;
     const reply = await recorder.payload({ ...this.#summary(), partial: true } as unknown as Json);
     await this.#step.fail("model_called", error, {
       payload: this.#request,
-      data: { ...callData(model, true), partial: true, response_payload: reply, chars: this.#text.length },
+      data: {
+        ...callData(this.#asked, true),
+        partial: true,
+        response_payload: reply,
+        chars: this.#text.length,
+      },
     });
   }
 
@@ -225,7 +256,8 @@ class StreamCapture {
   async #ended(): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    const { recorder, model, options } = this.#capture;
+    const { recorder, options } = this.#capture;
+    const model = this.#asked;
     if (this.#streamError !== null) {
       // The provider reported an error inside the stream (an `error` part) and then ended it: the call failed,
       // though nothing threw here, so it is a step_failed with what arrived.
@@ -266,7 +298,7 @@ class StreamCapture {
     this.#done = true;
     await this.#step.fail("model_called", reason ?? new Error("the stream was cancelled"), {
       payload: this.#request,
-      data: { ...callData(this.#capture.model, true), partial: true },
+      data: { ...callData(this.#asked, true), partial: true },
     });
   }
 }
@@ -279,28 +311,33 @@ async function openCall<R extends { request?: { body?: unknown } }>(
   capture: Capture,
   params: LanguageModelV4CallOptions,
   run: { streamed: boolean; call: () => PromiseLike<R> },
-): Promise<{ step: OpenStep; result: R; request: string | null }> {
-  const { recorder, model, options } = capture;
+): Promise<{ step: OpenStep; result: R; request: string | null; asked: Asked }> {
+  const { recorder, options } = capture;
   const { call } = run;
+  const model: Asked = { provider: capture.model.provider, modelId: capture.model.modelId, servedFrom: null };
   const step = startCall(recorder, model, params, options);
   const sent = await paramsJson(recorder, params);
   let result: R;
   try {
     result = await step.within(() => call());
   } catch (error) {
+    model.servedFrom = servedFromOf(error);
     await step.fail("model_called", error, {
-      payload: await recorder.payload({ params: sent }),
+      payload: await recorder.payload(canonicalText({ params: sent })),
       data: callData(model, run.streamed),
     });
     throw error;
   }
-  const request = await recorder.payload(await requestBody(recorder, sent, result.request?.body));
-  return { step, result, request };
+  const request = await recorder.payload(
+    canonicalText(await requestBody(recorder, sent, result.request?.body)),
+  );
+  model.servedFrom = servedFromOf(result);
+  return { step, result, request, asked: model };
 }
 
 function startCall(
   recorder: EvidenceRecorder,
-  model: LanguageModelV4,
+  model: Asked,
   params: LanguageModelV4CallOptions,
   options: CaptureOptions,
 ): OpenStep {
@@ -315,13 +352,23 @@ function startCall(
   return recorder.startStep({ component: options.component, spanName: `chat ${model.modelId}`, attributes });
 }
 
-function callData(model: LanguageModelV4, streamed: boolean): { [key: string]: Json } {
-  return { provider: model.provider, model: model.modelId, streamed };
+function callData(model: Asked, streamed: boolean): { [key: string]: Json } {
+  const data: { [key: string]: Json } = { provider: model.provider, model: model.modelId, streamed };
+  if (model.servedFrom) data.served_from = { ...model.servedFrom };
+  return data;
+}
+
+/** Where a part served a call's answer (or its error) from, when it did. */
+function servedFromOf(value: unknown): ServedFrom | null {
+  const served = (value as { [SERVED_FROM]?: unknown } | null)?.[SERVED_FROM] as ServedFrom | undefined;
+  return served && typeof served.run_id === "string" && Number.isSafeInteger(served.seq)
+    ? { run_id: served.run_id, seq: served.seq }
+    : null;
 }
 
 async function endCall(
   step: OpenStep,
-  model: LanguageModelV4,
+  model: Asked,
   options: CaptureOptions,
   call: {
     streamed: boolean;
@@ -446,32 +493,65 @@ async function recordProviderTools(
  * The call's options as JSON, without the abort signal and headers (which may hold keys); file bytes are
  * stored as their own payloads and named `{"$payload": sha256}`.
  */
-async function paramsJson(recorder: EvidenceRecorder, params: LanguageModelV4CallOptions): Promise<Json> {
+function paramsJson(recorder: EvidenceRecorder, params: LanguageModelV4CallOptions): Promise<Json> {
+  return callParamsJson(params, (bytes) => recorder.payload(bytes));
+}
+
+/**
+ * A model call's options as the capture records them (`params` of the request payload): without the abort
+ * signal and headers, file bytes named `{"$payload": sha256}` by what `ref` gives for them. A replay compares a
+ * request with the recorded one through it, giving each file's hash without storing it.
+ *
+ * @param params The call's options.
+ * @param ref Stores (or only hashes) a file's bytes, and gives the name to record.
+ * @returns The options as JSON.
+ * @example
+ * ```ts
+ * import { callParamsJson } from "./capture.ts";
+ * await callParamsJson({ prompt: [] }, () => Promise.resolve(null)); // { prompt: [] }
+ * ```
+ */
+export async function callParamsJson(
+  params: LanguageModelV4CallOptions,
+  ref: (bytes: Uint8Array) => Promise<string | null>,
+): Promise<Json> {
   const { abortSignal: _a, headers: _h, ...rest } = params as LanguageModelV4CallOptions & {
     headers?: unknown;
   };
-  return await toJson(recorder, rest);
+  return await toJson(ref, rest);
 }
 
-async function toJson(recorder: EvidenceRecorder, value: unknown): Promise<Json> {
-  if (value instanceof Uint8Array) return { $payload: await recorder.payload(value) };
+async function toJson(ref: (bytes: Uint8Array) => Promise<string | null>, value: unknown): Promise<Json> {
+  if (value instanceof Uint8Array) return { $payload: await ref(value) };
   if (value instanceof URL) return value.href;
   if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return await Promise.all(value.map((v) => toJson(recorder, v)));
+  if (Array.isArray(value)) return await Promise.all(value.map((v) => toJson(ref, v)));
   if (value && typeof value === "object") {
     const out: { [key: string]: Json } = {};
     for (const [k, v] of Object.entries(value)) {
-      if (v !== undefined && typeof v !== "function") out[k] = await toJson(recorder, v);
+      if (v !== undefined && typeof v !== "function") out[k] = await toJson(ref, v);
     }
     return out;
   }
   return (value ?? null) as Json;
 }
 
+/**
+ * A request as its RFC 8785 text, so that two requests of the same content have one hash whatever the order in
+ * which their objects' keys were made: the tools a replay offers come from the record, whose keys are sorted.
+ */
+function canonicalText(body: Json): string {
+  return canonicalOrNull(body) ?? JSON.stringify(body);
+}
+
 /** The request payload: the options, and the body that crossed the wire when the provider gave it. */
 async function requestBody(recorder: EvidenceRecorder, sent: Json, wire: unknown): Promise<Json> {
   const body: { [key: string]: Json } = { params: sent };
-  if (wire !== undefined) body.wire = typeof wire === "string" ? tryJson(wire) : await toJson(recorder, wire);
+  if (wire !== undefined) {
+    body.wire = typeof wire === "string"
+      ? tryJson(wire)
+      : await toJson((bytes) => recorder.payload(bytes), wire);
+  }
   return body;
 }
 

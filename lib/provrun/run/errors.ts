@@ -356,3 +356,12 @@ export class ModelKeyMissing extends ProveviError {
     this.name = "ModelKeyMissing";
   }
 }
+
+/** A tool call that nothing may run: the run serves its tools from another run's evidence (a replay). */
+export class ToolNotServed extends ProveviError {
+  /** @param tool The tool's name. @param callId The call's ID. */
+  constructor(readonly tool: string, readonly callId: string) {
+    super(`the call ${callId} of ${tool} was not served from the evidence, and this run runs no tool`);
+    this.name = "ToolNotServed";
+  }
+}

@@ -54,10 +54,41 @@ export interface ToolCall {
   readonly args: unknown;
 }
 
+/** The run and the event of its evidence that a part served a model call's answer or a tool's result from. */
+export interface ServedFrom {
+  /** The run whose evidence holds it. */
+  run_id: string;
+  /** The `seq` of its event there. */
+  seq: number;
+}
+
+/**
+ * The key under which a model's result (or the error it throws) names what it was served from: a model that a
+ * part serves from a run's evidence (replay, fork, resume) sets it, and the capture records it in the call's
+ * `model_called` as `data.served_from`. A symbol, so no provider's answer can claim it.
+ */
+export const SERVED_FROM: unique symbol = Symbol("provrun.served_from");
+
 /** What a tool call gives: its value, and what the tool wrote to its console. */
 export interface ToolReturn {
   value: unknown;
   console: string;
+  /** Where a part served the result from, without running the tool (`tool_called`'s `data.served_from`). */
+  served?: ServedFrom;
+}
+
+/**
+ * A tool as a run's evidence records it (`sandbox_started`'s `data.tools`): what a replay offers the model in
+ * place of the sandbox's and the MCP servers' tools.
+ */
+export interface RecordedTool {
+  name: string;
+  description: string;
+  input_schema: { [key: string]: unknown };
+  kind: "builtin" | "folder" | "mcp" | "output";
+  executed_by: string;
+  sandboxed: boolean;
+  idempotent?: boolean;
 }
 
 /** A hook around a tool call: runs it (or gives a value without it), inside the call's recorded step. */
@@ -69,6 +100,11 @@ export interface BackendSetup {
   agent: AgentSpec;
   /** Reads the variables the backend and the model read (API keys); `Deno.env` when undefined. */
   env: ((name: string) => string | undefined) | undefined;
+  /**
+   * The tools to offer as a run recorded them, in place of the sandbox and the MCP servers, which are then not
+   * started (a replay): no tool runs, and each call goes to the parts' `wrapTool`, which must answer it.
+   */
+  servedTools?: readonly RecordedTool[] | undefined;
 }
 
 /** The token counts of one model call, for a part that counts them. */
@@ -98,6 +134,12 @@ export interface RunPart {
   readonly tracing?: { readonly tracer: Tracer; readonly provider: TracerProvider };
   /** The key that signs the seal; the first part's that has one counts. */
   readonly signingKey?: SigningKey;
+  /**
+   * True when the part serves every model call and every tool call of the run from a run's evidence (a replay):
+   * the run reaches no provider and starts no tool, so it needs neither the model's key nor the permissions of
+   * the provider's host, the sandbox and the MCP servers, and none is asked for.
+   */
+  readonly servesAll?: boolean;
   /** The run folder exists; the run has written nothing yet. */
   beforeStart?(run: PartRun): Promise<void> | void;
   /** Facts that `run_created` records in its data. */

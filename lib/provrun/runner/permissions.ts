@@ -50,7 +50,8 @@ export const MCP_ENV: readonly string[] = [
  * What a run needs of the process's permissions.
  *
  * @param file The run file.
- * @param options `runs`: the runs root.
+ * @param options `runs`: the runs root; `served`: the run serves every model and tool call from a run's evidence
+ *   (a replay), so it needs no provider's host, no key, no sandbox and no MCP server.
  * @example
  * ```ts
  * import { permissionNeeds, RunFile } from "@mahacata/prove";
@@ -61,7 +62,10 @@ export const MCP_ENV: readonly string[] = [
  * assert.ok(flags.includes("--allow-write=/tmp/runs"));
  * ```
  */
-export function permissionNeeds(file: RunFile, options: { runs: string }): PermissionNeed[] {
+export function permissionNeeds(
+  file: RunFile,
+  options: { runs: string; served?: boolean },
+): PermissionNeed[] {
   const agent = file.data.agent;
   const runs = resolve(options.runs);
   const needs: PermissionNeed[] = [
@@ -83,8 +87,10 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
     return needs;
   }
   const route = parseRoute(agent);
-  if (route.host) needs.push(netNeed(route.host, `the model provider (agent.model ${agent.model})`));
-  needs.push(...keyNeeds(agent));
+  if (route.host && !options.served) {
+    needs.push(netNeed(route.host, `the model provider (agent.model ${agent.model})`));
+  }
+  if (!options.served) needs.push(...keyNeeds(agent));
   if ((file.data.inputs ?? []).length > 0) {
     // The stager copies each input into input/ with cp (copy-on-write where the file system can).
     needs.push({
@@ -93,7 +99,8 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
       why: "staging the inputs",
     });
   }
-  if (agent.backend === "agent") needs.push(...agentNeeds(file, runs));
+  if (agent.backend === "agent" && !options.served) needs.push(...agentNeeds(file, runs));
+  else if (agent.backend === "agent") needs.push(...toolsFolderNeeds(file));
   return needs;
 }
 
@@ -132,17 +139,19 @@ function agentNeeds(file: RunFile, runs: string): PermissionNeed[] {
     flag: compiled ? "--allow-run=provr (put provr on the PATH as provr)" : "--allow-run=deno",
     why: "the sandbox, a Deno process per run that the agent's tools run in",
   });
-  if (agent.tools_folder) {
-    const dir = isAbsolute(agent.tools_folder)
-      ? agent.tools_folder
-      : resolve(file.folder, agent.tools_folder);
-    needs.push({
-      descriptor: { name: "read", path: dir },
-      flag: `--allow-read=${dir}`,
-      why: "agent.tools_folder",
-    });
-  }
-  return [...needs, ...mcpNeeds(agent, runs, file.folder)];
+  return [...needs, ...toolsFolderNeeds(file), ...mcpNeeds(agent, runs, file.folder)];
+}
+
+/** Reading the tools folder: to load its modules, or (a replay) to hash them. */
+function toolsFolderNeeds(file: RunFile): PermissionNeed[] {
+  const folder = file.data.agent.tools_folder;
+  if (!folder) return [];
+  const dir = isAbsolute(folder) ? folder : resolve(file.folder, folder);
+  return [{
+    descriptor: { name: "read", path: dir },
+    flag: `--allow-read=${dir}`,
+    why: "agent.tools_folder",
+  }];
 }
 
 /** What the MCP servers need: net for a URL, run for a program, and the variables of the stdio client. */
@@ -192,7 +201,7 @@ function mcpNeeds(agent: AgentSpec, runs: string, folder: string): PermissionNee
  * Checks that the process's permissions cover what the run needs.
  *
  * @param file The run file.
- * @param options `runs`: the runs root.
+ * @param options `runs`: the runs root; `served`: as for {@linkcode permissionNeeds}.
  * @throws PermissionMissing naming the first missing flag and what needs it.
  * @example
  * ```ts
@@ -203,7 +212,10 @@ function mcpNeeds(agent: AgentSpec, runs: string, folder: string): PermissionNee
  * await assert.doesNotReject(checkPermissions(file, { runs: await Deno.makeTempDir() }));
  * ```
  */
-export async function checkPermissions(file: RunFile, options: { runs: string }): Promise<void> {
+export async function checkPermissions(
+  file: RunFile,
+  options: { runs: string; served?: boolean },
+): Promise<void> {
   for (const need of permissionNeeds(file, options)) {
     const status = await Deno.permissions.query(need.descriptor);
     if (status.state !== "granted") {

@@ -176,8 +176,10 @@ async function openParts(
   const opened: RunPart[] = [callerPart(options)];
   const more = options.parts ?? [];
   try {
-    await checkPermissions(file, { runs: store.runsRoot });
-    checkModelKey(file.data.agent, options.env);
+    // A replay serves every answer and result from the evidence: no provider is asked and no tool starts.
+    const served = more.some((p) => p.servesAll);
+    await checkPermissions(file, { runs: store.runsRoot, served });
+    if (!served) checkModelKey(file.data.agent, options.env);
     opened.push(await signingPart(file, options.signKey));
     const telemetry = await TelemetryPart.open(runId, file, {
       store,

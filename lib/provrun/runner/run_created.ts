@@ -92,5 +92,6 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     experiment: spec.experiment ?? null,
     writer: writerProcess() as unknown as Json, // so that a reader tells "cut" from "running"
     bundle: spec.run.bundle ?? false, // the verifier requires bundle.json when this is true
+    run_file: file.path, // where the run file was read, so that a replay reads it there again (null: a program's)
   };
 }

@@ -54,6 +54,7 @@ export async function runBackend(
     folder: run.file.folder,
     sessionId: spec.run.session_id ?? null,
     ...(wrapTool ? { wrapTool } : {}),
+    ...(setup.servedTools ? { servedTools: setup.servedTools } : {}),
   });
   return await backend.result();
 }

@@ -36,6 +36,11 @@ export interface SandboxTool {
   description: string;
   /** A JSON schema, or a zod schema (turned into JSON schema, and used to check the arguments). */
   schema: JsonSchema | unknown;
+  /**
+   * True when running the tool twice with the same arguments has the effect of running it once, so that a
+   * resumed run may run again a call whose result was not recorded (false when not given).
+   */
+  idempotent?: boolean;
   execute(args: never, ctx: ToolContext): unknown;
 }
 
@@ -160,6 +165,7 @@ async function* walk(dir: string): AsyncGenerator<{ path: string; isFile: boolea
 export const FS_TOOLS: SandboxTool[] = [
   {
     name: "read_file",
+    idempotent: true,
     description: "Read a text file from /input or /output. Returns its text (at most 1 MB).",
     schema: {
       type: "object",
@@ -177,6 +183,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "list_files",
+    idempotent: true,
     description: "List the files under a folder of /input or /output (recursively), with their sizes.",
     schema: {
       type: "object",
@@ -196,6 +203,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "grep_file",
+    idempotent: true,
     description:
       "Search a file, or every file under a folder, of /input or /output for a regular expression. " +
       "Returns the matching lines with their numbers.",
@@ -235,6 +243,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "write_file",
+    idempotent: true,
     description: "Write a text file under /output (folders are made as needed). Returns its size.",
     schema: {
       type: "object",
@@ -260,6 +269,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "note",
+    idempotent: true,
     description: "Add a note to the run's evidence: a finding, a citation, a doubt.",
     schema: {
       type: "object",

@@ -10,7 +10,7 @@
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
 import { Ajv } from "ajv";
 import type { Json } from "../../provevi/mod.ts";
-import { ToolSetError } from "../run/errors.ts";
+import { ToolNotServed, ToolSetError } from "../run/errors.ts";
 import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";
 import type { McpServers } from "./mcp.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
@@ -28,6 +28,11 @@ export interface AgentTool {
   executed_by: string;
   /** True when Deno's sandbox holds the tool's code. */
   sandboxed: boolean;
+  /**
+   * True when the tool declares that running it twice with the same arguments has the effect of running it once:
+   * a resumed run may run again a call of it that was requested and whose result was not recorded.
+   */
+  idempotent?: boolean;
 }
 
 /** The output tool: the model gives its final answer by calling it, which ends the loop. */
@@ -122,7 +127,8 @@ export interface ToolSetOptions {
   recorder: EvidenceRecorder;
   /** The class named as each event's component. */
   component: string;
-  sandbox: Sandbox;
+  /** The sandbox, or null when the run serves its tools from another run's evidence and runs none. */
+  sandbox: Sandbox | null;
   mcp: McpServers | null;
   /** The run's signal: a cancel stops the tool calls in flight. */
   signal: AbortSignal;
@@ -237,16 +243,15 @@ function callRecorded(
     let result: unknown = null;
     let failure: unknown = null;
     let console = "";
+    let servedFrom: ToolReturn["served"] | null = null;
     try {
       signal.throwIfAborted();
-      const run = async (): Promise<ToolReturn> =>
-        t.kind === "mcp"
-          ? {
-            value: await options.mcp!.call(t.name, args, { signal, seconds: options.sandbox.toolSeconds }),
-            console: "",
-          }
-          : await options.sandbox.callWithConsole(t.name, args, { callId, signal });
-      ({ value: result, console } = await (options.wrapTool?.({ tool: t.name, callId, args }, run) ?? run()));
+      const run = (): Promise<ToolReturn> => runTool(t, args, { ...options, callId, signal });
+      let served: ToolReturn["served"];
+      ({ value: result, console, served } = await (options.wrapTool?.({ tool: t.name, callId, args }, run) ??
+        run()));
+      if (served) step.span.setAttribute("provrun.served_from", `${served.run_id}#${served.seq}`);
+      servedFrom = served ?? null;
       if (t.name === "note" && t.kind === "builtin") {
         // The note's event carries the span of the tool call that made it.
         await recorder.record({
@@ -259,6 +264,8 @@ function callRecorded(
       failure = error;
       const said = (error as { console?: unknown })?.console;
       if (typeof said === "string") console = said;
+      const served = (error as { served?: ToolReturn["served"] })?.served;
+      if (served) servedFrom = served;
     }
     const resultSha = failure === null ? await recorder.payload(asJson(result)) : null;
     if (resultSha) step.span.setAttribute("gen_ai.tool.call.result_ref", resultSha);
@@ -278,11 +285,26 @@ function callRecorded(
         sandboxed: t.sandboxed,
         // What the tool wrote to its console, as JSON text in the record, never to provr's own output.
         ...(console ? { console } : {}),
+        ...(servedFrom ? { served_from: { ...servedFrom } } : {}),
       },
     });
     if (failure !== null) throw failure;
     return result;
   });
+}
+
+/** Runs one call of a tool where it lives: its MCP server, or the sandbox. */
+async function runTool(
+  t: AgentTool,
+  args: unknown,
+  options: ToolSetOptions & { callId: string },
+): Promise<ToolReturn> {
+  const { sandbox, mcp, signal, callId } = options;
+  if (t.kind === "mcp" && mcp) {
+    return { value: await mcp.call(t.name, args, { signal, seconds: sandbox?.toolSeconds }), console: "" };
+  }
+  if (t.kind !== "mcp" && sandbox) return await sandbox.callWithConsole(t.name, args, { callId, signal });
+  throw new ToolNotServed(t.name, callId);
 }
 
 /**
