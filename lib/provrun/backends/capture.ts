@@ -15,7 +15,7 @@ import type {
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { wrapLanguageModel } from "ai";
-import { type Json } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
 import { canonicalOrNull } from "../../provevi/evidence/mod.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
 import { SERVED_FROM, type ServedFrom } from "../run/run_part.ts";
