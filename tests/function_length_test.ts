@@ -15,6 +15,7 @@ const KEPT = [
   "lib/provtrace/export",
   "lib/provevi/diff",
   "lib/provevi/evidence/attestation.ts",
+  "lib/provevi/store",
   "lib/provevi/runs/resumed_pair.ts",
   "cli/provr.ts",
   "cli/_main.ts",

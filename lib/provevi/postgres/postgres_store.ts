@@ -347,7 +347,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    * are compared with the run folder that the store records, or with `options.folder` (the folder of a
    * committed bundle, on a machine other than the one that ran the run). A run whose folder was sealed while
    * its rows were not has them completed from the folder first, as {@linkcode readRun} does.
-   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.run_differs`, `rows.event_differs`, …), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,

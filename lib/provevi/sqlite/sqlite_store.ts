@@ -291,7 +291,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
    * does.
    * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
    * pinned bundle that folder was taken from, when it has no `bundle.json`.
-   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.run_differs`, `rows.event_differs`, …), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
