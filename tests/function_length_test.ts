@@ -16,6 +16,8 @@ const KEPT = [
   "lib/provevi/diff",
   "lib/provevi/evidence/attestation.ts",
   "lib/provevi/store",
+  "lib/provevi/telemetry/endpoint.ts",
+  "lib/provevi/viewer/run_model.ts",
   "lib/provevi/runs/resumed_pair.ts",
   "cli/provr.ts",
   "cli/_main.ts",
