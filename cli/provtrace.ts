@@ -4,13 +4,13 @@
  *
  * ```sh
  * provtrace build --store URI --db PATH [--runs DIR] [--run ID] [--allow-unverified] [--config FILE] [--json]
- * provtrace check --db PATH [--runs DIR] [--config FILE] [--json]
+ * provtrace check --db PATH [--store URI…] [--runs DIR] [--config FILE] [--json]
  * provtrace runs --db PATH [--json]
  * provtrace export --db PATH --format steps|sft|openai|sharegpt|hf|atif [--per call|run] [--tokens] [--out FILE]
  *   [--experiment URI] [--agent NAME] [--status S] [--assessment NAME>=VALUE] [--allow-unverified]
- *   [--runs DIR] [--config FILE] [--policy FILE --destination NAME]
+ *   [--store URI…] [--runs DIR] [--config FILE] [--policy FILE --destination NAME]
  * provtrace lineage --db PATH RUN|EXPORT [--json]
- * provtrace lineage --db PATH --check [EXPORT] [--runs DIR] [--json]
+ * provtrace lineage --db PATH --check [EXPORT] [--store URI…] [--runs DIR] [--json]
  * provtrace query --db PATH SQL [--param VALUE]... [--timeout SECONDS] [--json]
  * ```
  * @module
@@ -133,6 +133,11 @@ function addBuild({ program, io, result }: Context): void {
     });
 }
 
+/** Commander's way to take an option more than once. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 /** `provtrace check`. */
 function addCheck({ program, io, result }: Context): void {
   const json = (value: unknown) => io.out(jsonText(value));
@@ -141,13 +146,25 @@ function addCheck({ program, io, result }: Context): void {
       "Compare each run of the database with the evidence it was built from: its store's last hash, its verification, and every row.",
     )
     .requiredOption("--db <path>", "the trace database")
-    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option(
+      "--runs <dir>",
+      "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
+    )
+    .option(
+      "--store <uri>",
+      "a store to read runs from, as the build was given (repeat it; default: file)",
+      collect,
+      [],
+    )
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--json", "print JSON")
-    .action(async (opts: { db: string; runs?: string; config?: string; tenant?: string; json?: boolean }) => {
+    .action(async (
+      opts: { db: string; runs?: string; store: string[]; config?: string; tenant?: string; json?: boolean },
+    ) => {
       const checked = await checkTrace(opts.db, {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        stores: opts.store,
         catalog: () => openCatalog(opts),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
@@ -210,6 +227,7 @@ interface ExportOptions {
   assessment?: string;
   allowUnverified?: boolean;
   runs?: string;
+  store: string[];
   config?: string;
   tenant?: string;
   policy?: string;
@@ -246,7 +264,16 @@ function addExport({ program, io, result }: Context): void {
       "only steps whose run or step has an assessment NAME>=VALUE (>, <=, <, =)",
     )
     .option("--allow-unverified", "also runs added unverified")
-    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option(
+      "--runs <dir>",
+      "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
+    )
+    .option(
+      "--store <uri>",
+      "a store to read runs from, as the build was given (repeat it; default: file)",
+      collect,
+      [],
+    )
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--policy <file>", "the telemetry policy that lets the lines out (with --destination)")
@@ -263,6 +290,7 @@ function addExport({ program, io, result }: Context): void {
         ...(opts.assessment === undefined ? {} : { assessment: opts.assessment }),
         allowUnverified: opts.allowUnverified === true,
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        stores: opts.store,
         catalog: () => openCatalog(opts),
         ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
         ...(opts.destination === undefined ? {} : { destination: opts.destination }),
@@ -328,17 +356,27 @@ function addLineage({ program, io, result }: Context): void {
     .requiredOption("--db <path>", "the trace database")
     .argument("[target]", "a run ID, or an export's ID (12 or more hex digits) or file")
     .option("--check", "check the exports (all, or the one named) against the runs they hold")
-    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .option(
+      "--runs <dir>",
+      "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
+    )
+    .option(
+      "--store <uri>",
+      "a store to read runs from, as the build was given (repeat it; default: file)",
+      collect,
+      [],
+    )
     .option("--json", "print JSON")
     .action(
       async (
         target: string | undefined,
-        opts: { db: string; check?: boolean; runs?: string; json?: boolean },
+        opts: { db: string; check?: boolean; runs?: string; store: string[]; json?: boolean },
       ) => {
         if (opts.check) {
           const checked = await checkLineage(opts.db, {
             ...(target === undefined ? {} : { export: target }),
             ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+            stores: opts.store,
           });
           if (!checked.ok) result.code = 1;
           if (opts.json) return json(checked);

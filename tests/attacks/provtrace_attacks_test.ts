@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import {
   buildTrace,
   checkTrace,
@@ -80,9 +81,9 @@ async function attack(
   file: string,
   exportOptions: Partial<Parameters<typeof exportTrace>[1]> = {},
 ): Promise<Outcome> {
-  const options: CheckTraceOptions = { catalog: w.t.catalog };
+  const options: CheckTraceOptions = { catalog: w.t.catalog, stores: [w.store], runs: w.t.runs };
   const check = await checkTrace(file, options);
-  const exported = await exportTrace(file, { kind: "steps", catalog: w.t.catalog, ...exportOptions })
+  const exported = await exportTrace(file, { kind: "steps", ...options, ...exportOptions })
     .catch((error: Error) => error);
   return { check, exported };
 }
@@ -196,6 +197,14 @@ const ROW_EDITS: {
     runs: () => [],
     names: /trace_tool_calls holds 1 row of runs the database does not hold/,
   },
+  {
+    name: "a message's text given hidden bytes after a NUL, which node:sqlite does not read",
+    edit: (db) =>
+      db.exec(`UPDATE trace_messages SET text = text || char(0) || 'FORGED'
+        WHERE role = 'assistant' AND part_kind = 'text'`),
+    runs: () => [],
+    names: /trace_messages\.text holds \d+ texts? whose bytes are not the text read/,
+  },
 ];
 
 for (const a of ROW_EDITS) {
@@ -246,6 +255,70 @@ for (const a of SCHEMA_EDITS) {
     count(a.name, o, { runs: [w.t.agentRun, w.t.callRun], names: a.names });
   });
 }
+
+/** A run of the attacker's own, in a file store of theirs: it verifies, and its answer is FORGED. */
+async function forgedRun(w: World): Promise<{ runs: string; runId: string }> {
+  const runs = join(w.t.root, `evil-runs-${++w.n}`);
+  const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: revenue-question
+  backend: call
+  model: "test:"
+  script:
+    model: answer-2
+    turns:
+      - text: "FORGED"
+        usage: { input: 40, output: 9 }
+prompt: What was the revenue growth in Q3?
+`);
+  const outcome = await runFile(file, { runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  return { runs, runId: outcome.runId };
+}
+
+Deno.test("provtrace attack: a run of the attacker's own store, built into the file, is refused by check and the export", async () => {
+  const w = await setUp();
+  const evil = await forgedRun(w);
+  const file = await edited(w, () => {});
+  const built = await buildTrace({ store: "file", runs: evil.runs, db: file, runId: evil.runId });
+  assert.deepEqual(built.refused, []);
+  const o = await attack(w, file);
+  count("a run of the attacker's own store built into the file", o, {
+    runs: [evil.runId],
+    names: new RegExp(`${evil.runId} unreadable it was built from the runs root ${evil.runs}`),
+  });
+});
+
+Deno.test("provtrace attack: a run's source moved to the attacker's server is refused without a connection to it", async () => {
+  const w = await setUp();
+  // A server of the attacker's, which would ask for the user's PGPASSWORD: it must never be reached.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let reached = 0;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      reached++;
+      conn.close();
+    }
+  })();
+  try {
+    const uri = `postgresql://ada@127.0.0.1:${listener.addr.port}/evidence`;
+    const file = await edited(w, (db) => {
+      db.prepare("UPDATE trace_sources SET store_uri = ? WHERE run_id = ?").run(uri, w.t.agentRun);
+    });
+    const o = await attack(w, file);
+    count("a run's source moved to the attacker's server", o, {
+      runs: [w.t.agentRun],
+      names: new RegExp(
+        `${w.t.agentRun} unreadable it was built from the store ${uri}, which --store does not name`,
+      ),
+    });
+    assert.equal(reached, 0, "the attacker's server was reached");
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+  }
+});
 
 // These two change the store itself, so they run last, in this order.
 Deno.test("provtrace attack: a run changed in its store after the build is named by check, and no export writes it", async () => {
@@ -340,7 +413,7 @@ Deno.test("the provtrace attack counts", async () => {
   console.log(queries.line({ stopped: "stopped", recorded: "one line, file unchanged" }));
   if (world) await (await world).t[Symbol.asyncDispose]();
   assert.equal(tally.missed.length, 0, tally.line());
-  assert.equal(tally.tried, ROW_EDITS.length + SCHEMA_EDITS.length + 2);
+  assert.equal(tally.tried, ROW_EDITS.length + SCHEMA_EDITS.length + 4);
   assert.equal(queries.missed.length, 0, queries.line());
   assert.equal(queries.tried, QUERIES.length);
 });

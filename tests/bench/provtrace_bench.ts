@@ -297,7 +297,12 @@ async function exportRate(dir: string): Promise<void> {
   for (const format of TRACE_EXPORT_FORMATS) {
     const out = join(folder, `${format}.jsonl`);
     const t = performance.now();
-    const written = await writeTraceExport(db, { kind: format, out });
+    const written = await writeTraceExport(db, {
+      kind: format,
+      out,
+      stores: [`sqlite:///${evidence}`],
+      runs: join(folder, "runs"),
+    });
     const seconds = (performance.now() - t) / 1000;
     const t2 = performance.now();
     const bytes = await writeBare(db, format, join(folder, `${format}-bare.jsonl`));

@@ -139,6 +139,45 @@ export const VECTORS: Vector[] = [
     },
   },
   {
+    name: "number-ecmascript-form",
+    check: 2,
+    what:
+      "line 9 holds 1.5e-7 and 0.00001, each as ECMAScript writes it (an exponent below 1e-6 only), re-chained; it verifies",
+    change: edit(8, (e) => Object.assign(e.data, { temperature: 1.5e-7, top_p: 0.00001 })),
+  },
+  {
+    name: "number-past-double",
+    check: 2,
+    what:
+      "line 9's output_tokens written as 9007199254740993, which no double holds (it reads as ...992), re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "9007199254740993") : line }),
+  },
+  {
+    name: "number-past-largest-double",
+    check: 2,
+    what:
+      "line 9's output_tokens written as 1e400, which reads as infinity and has no RFC 8785 form, re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "1e400") : line }),
+  },
+  {
+    name: "number-nan",
+    check: 2,
+    what: "line 9's output_tokens written as NaN, which is not JSON, re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "NaN") : line }),
+  },
+  {
     name: "unknown-type",
     check: 2,
     what: "line 8's type is prompt_whispered, re-chained",
@@ -305,6 +344,26 @@ export const VECTORS: Vector[] = [
       "run_created's payload is a run file with run.bundle: true while data.bundle is false, and no bundle.json",
     change: async (f) => {
       const sha = await addPayload(f, "run:\n  bundle: true\n");
+      await rechain(f, (es) => {
+        es[0]!.payload = sha;
+        return es;
+      });
+    },
+  },
+  {
+    name: "created-signing-key-not-a-key",
+    check: 2,
+    what:
+      "run_created's data.signing_key is 42, not null or a key ID, re-chained: read as a string, no signature",
+    change: edit(0, (e) => e.data.signing_key = 42),
+  },
+  {
+    name: "sign-key-flag-disagrees",
+    check: 9,
+    what:
+      "run_created's payload is a run file with run.sign_key while data.signing_key is null, and no attestation",
+    change: async (f) => {
+      const sha = await addPayload(f, "run:\n  sign_key: keys/signing.key\n");
       await rechain(f, (es) => {
         es[0]!.payload = sha;
         return es;

@@ -33,6 +33,7 @@ export type ProblemCode =
   | "line.payload_key"
   | "line.output_data"
   | "line.input_data"
+  | "line.created_data"
   | "seq.out_of_order"
   | "chain.broken"
   | "run.id_mismatch"
@@ -97,6 +98,7 @@ export type ProblemCode =
   | "attestation.statement"
   | "attestation.key_absent"
   | "attestation.untrusted"
+  | "attestation.flag_disagrees"
   | "catalog.missing"
   | "catalog.unopenable"
   | "experiment.no_pin"
@@ -179,6 +181,11 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "evidence",
     check: 2,
     meaning: "input_staged lacks a good data.name or data.sha256",
+  },
+  "line.created_data": {
+    family: "evidence",
+    check: 2,
+    meaning: "run_created's data.bundle is not a boolean, or data.signing_key neither null nor a key ID",
   },
   "seq.out_of_order": {
     family: "evidence",
@@ -395,6 +402,11 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "attestation",
     check: 9,
     meaning: "with --trust: no signature verifies with a trusted key",
+  },
+  "attestation.flag_disagrees": {
+    family: "attestation",
+    check: 9,
+    meaning: "the run file stored as run_created's payload has run.sign_key, and run_created records no key",
   },
   "catalog.missing": {
     family: "bundle",

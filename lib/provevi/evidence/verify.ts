@@ -163,10 +163,17 @@ function readLines(raw: { line: string; bytes: Uint8Array | null }[], cut: boole
     const at = `${where} (seq ${event.seq})`;
     const place = atLine(n, event.seq);
     const canonical = canonicalOrNull(event);
-    if (canonical === null) {
+    if (canonical === null && holdsLoneSurrogate(event)) {
       problems.push(problem(
         "line.lone_surrogate",
         `${at} holds a lone surrogate (an escape such as \\ud800 without its pair), which has no UTF-8 form and no RFC 8785 form`,
+        place,
+      ));
+    } else if (canonical === null) {
+      // JSON.parse reads a number past the largest double (1e400) as Infinity, which RFC 8785 cannot write.
+      problems.push(problem(
+        "line.not_canonical",
+        `${at} holds a number that no double holds (such as 1e400), which has no RFC 8785 form`,
         place,
       ));
     } else if (canonical !== line) {
@@ -734,4 +741,21 @@ async function readOrProblem(
 /** Makes a {@linkcode Check} from a list of problems. */
 export function check(problems: Problem[]): Check {
   return { ok: problems.length === 0, problems };
+}
+
+/** Whether a parsed value holds a text or a key with a lone surrogate; looked at without recursion. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  const todo: unknown[] = [value];
+  while (todo.length) {
+    const v = todo.pop();
+    if (typeof v === "string") {
+      if (!v.isWellFormed()) return true;
+    } else if (typeof v === "object" && v !== null) {
+      for (const [key, item] of Object.entries(v)) {
+        if (!key.isWellFormed()) return true;
+        todo.push(item);
+      }
+    }
+  }
+  return false;
 }

@@ -190,7 +190,11 @@ export class MlflowClient {
     const parsed = parseReply(text, shape);
     if (!parsed.ok) {
       throw new MlflowError(
-        `MLflow at ${this.shown} gave an answer to ${what} that the copy cannot use: ${parsed.why}; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
+        // `why` names where the reply went wrong, and a map's key there is the server's own text (it may echo
+        // the request's credential as a key of a trace's tags).
+        `MLflow at ${this.shown} gave an answer to ${what} that the copy cannot use: ${
+          withoutCredentials(parsed.why, this.#secrets)
+        }; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
         { status: response.status },
       );
     }

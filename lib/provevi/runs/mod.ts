@@ -11,7 +11,7 @@ export * from "./resolve_run_ref.ts";
 export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";
-export * from "./bundle_asked.ts";
+export { type BundleAsked, bundleAsked } from "./bundle_asked.ts";
 export * from "./export_run.ts";
 export * from "./run_elsewhere.ts";
 export * from "./stored_run.ts";

@@ -13,6 +13,7 @@ import { type Check, type ReadEvents, verifyEvidence, verifyOutputs } from "../e
 import { inputProblems, outputRecordProblems } from "../evidence/event_rules.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
+import { signingAskedProblems } from "./signing_asked.ts";
 import { resumedPairProblems } from "./resumed_pair.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
@@ -102,7 +103,7 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     ...(options.trust ? { trust: options.trust } : {}),
     ...(read.texts ? { texts: read.texts } : {}),
   });
-  problems.push(...attestation.problems);
+  problems.push(...await signingAskedProblems(record, read.events), ...attestation.problems);
   notes.push(...attestation.notes);
   const inLog = options.log
     ? await logCheck(record, read.texts?.manifest ?? null, options.log, problems)

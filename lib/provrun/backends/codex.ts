@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
+import { curlHookCommand, hookHeaderFile } from "./_program_hooks.ts";
 import { basePath, codexSteps, codexTokens, exists, jsonlFiles } from "./_program_files.ts";
 
 /** Codex's hook events that provr listens to; `PreToolUse` is the blocking one. */
@@ -52,7 +53,14 @@ export class CodexBackend extends ProgramBackend {
     const keyName = routeKeyName(agent);
     const key = keyName === null ? undefined : env(keyName);
     // it holds the run's span key and hook address: the user's only
-    await Deno.writeTextFile(join(home, "config.toml"), codexConfig(setup, route.model), { mode: 0o600 });
+    await Deno.writeTextFile(
+      join(home, "config.toml"),
+      codexConfig(setup, {
+        model: route.model,
+        hook: await curlHookCommand(setup.hook, hookHeaderFile(home)),
+      }),
+      { mode: 0o600 },
+    );
     const last = join(home, "last-message.txt");
     const args = [
       "exec",
@@ -117,11 +125,10 @@ const CODEX_FACTS: ProgramLaunch["facts"] = {
  * `PROVRUN_CODEX_KEY`), a command hook for each hook event, its traces to the run's receiver, and analytics,
  * feedback, history, update checks, web search and the sandbox's network off.
  */
-function codexConfig(setup: ProgramSetup, model: string): string {
+function codexConfig(setup: ProgramSetup, { model, hook: command }: { model: string; hook: string }): string {
   const baseUrl = setup.job.agent.provider?.base_url ?? "https://api.openai.com/v1";
   // curl -f fails on an HTTP error, and exit 2 makes Codex block the call: the hook fails closed.
-  const hook =
-    `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${setup.hookUrl} || exit 2`;
+  const hook = `${command} || exit 2`;
   const hooks = CODEX_HOOK_EVENTS.map((e) =>
     [
       `[[hooks.${e}]]`,

@@ -33,8 +33,8 @@ export interface ProgramSetup {
   home: string;
   /** The run's span receiver: its own, or the run's address at `prove serve`; send its `headers` with spans. */
   spans: RunReceiver;
-  /** The hook listener's URL (POST a hook's JSON input there). */
-  hookUrl: string;
+  /** The hook listener: POST a hook's JSON input to its URL with its headers (the run's hook key). */
+  hook: { url: string; headers: Readonly<Record<string, string>> };
   /** `00-<trace>-<span>-01`: the program's spans join the run's trace under this span. */
   traceparent: string;
   /** The prompt, with the inputs and outputs named. */
@@ -159,7 +159,7 @@ export abstract class ProgramBackend extends InProcessBackend {
       const prompt = renderProgramPrompt(job);
       const program = agent.program ?? this.defaultProgram;
       const launch = await this.prepare(
-        { job, home, spans, hookUrl: hooks.url, traceparent, prompt, env: this.env },
+        { job, home, spans, hook: hooks, traceparent, prompt, env: this.env },
         program,
       );
       await this.#started(job, { program, prompt, launch, home, spans, traceparent, grants });
@@ -190,6 +190,8 @@ export abstract class ProgramBackend extends InProcessBackend {
         spans_refused: spans.refused,
         hooks: hooks.counts.hooks,
         refused: hooks.counts.refused,
+        // requests at the hook listener without the run's hook key, for another Host, from a web page, too large
+        hook_strangers: hooks.counts.strangers,
       };
       if (recorder.broken) step.span.end();
       else {

@@ -1,12 +1,18 @@
 /**
- * The check of a trace database against the evidence it came from: the file's own structure (its schema, and
- * rows that belong to no run), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
+ * The check of a trace database against the evidence it came from: the file's own structure (its schema, rows
+ * that belong to no run, and texts whose bytes are not the text read), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
  * its verification, and its rows compared with the rows its evidence gives.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { openTraceDb, TRACE_RUN_TABLES, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import {
+  openTraceDb,
+  storedTextProblems,
+  TRACE_RUN_TABLES,
+  TRACE_SCHEMA_VERSION,
+  traceSchemaProblems,
+} from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "./check_run.ts";
 import { SourceStores, traceSources } from "./_source_stores.ts";
 
@@ -21,8 +27,13 @@ export interface TraceCheck {
 
 /** How {@linkcode checkTrace} reads the sources. */
 export interface CheckTraceOptions {
-  /** The runs root to read a `file` store from, instead of the one each run records. */
+  /**
+   * The runs root that runs are read from (the default one when absent): a run the file says was built from
+   * another is refused, since the file does not choose the evidence it is checked against.
+   */
   runs?: string;
+  /** The store URIs that runs may be read from, as the build was given them; `file` alone by default. */
+  stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, as the build took it. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
   /** Called after each run, for a progress line. */
@@ -49,10 +60,14 @@ export interface CheckTraceOptions {
  */
 export async function checkTrace(db: string, options: CheckTraceOptions = {}): Promise<TraceCheck> {
   using trace = openTraceDb(db);
-  const problems = [...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION), ...strayRows(trace.db)];
+  const problems = [
+    ...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION),
+    ...strayRows(trace.db),
+    ...storedTextProblems(trace.db),
+  ];
   const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
-  await using stores = new SourceStores(options.runs);
+  await using stores = new SourceStores(options);
   for (const [i, s] of sources.entries()) {
     const store = await stores.open(s);
     runs.push(

@@ -9,3 +9,4 @@ export * from "./trace_runs.ts";
 export * from "./query.ts";
 export * from "./run_digest.ts";
 export * from "./schema_check.ts";
+export * from "./stored_text.ts";

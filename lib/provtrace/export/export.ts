@@ -44,8 +44,13 @@ export interface TraceExportOptions {
   assessment?: string;
   /** Also runs added with `--allow-unverified` (their provenance says `verified: false`). */
   allowUnverified?: boolean;
-  /** The runs root to read a `file` store from, instead of the one each run records. */
+  /**
+   * The runs root that runs are read from (the default one when absent): a run the file says was built from
+   * another is refused, since the file does not choose the evidence it is checked against.
+   */
   runs?: string;
+  /** The store URIs that runs may be read from, as the build was given them; `file` alone by default. */
+  stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, to verify it again. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
   /**
@@ -279,7 +284,7 @@ async function checkRuns(
   options: TraceExportOptions,
 ): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
   const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
-  await using stores = new SourceStores(options.runs);
+  await using stores = new SourceStores(options);
   for (const source of traceSources(db, runIds)) {
     const store = await stores.open(source);
     const check = typeof store === "string"

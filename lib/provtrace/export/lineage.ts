@@ -114,7 +114,8 @@ export interface TraceLineageCheck {
  * taints each export that holds it.
  *
  * @param db The trace database's file.
- * @param options `export`: only this export (its ID or file); `runs`: the runs root of a file store.
+ * @param options `export`: only this export (its ID or file); `runs` and `stores`: where runs are read, as for
+ *   `checkTrace` (the user's runs root, and `file` alone by default).
  * @returns The exports, each with the runs that taint it.
  * @throws ProveviError for a database that cannot be opened, or an export it does not record.
  * @example
@@ -132,7 +133,7 @@ export interface TraceLineageCheck {
  */
 export async function checkLineage(
   db: string,
-  options: { export?: string; runs?: string } = {},
+  options: { export?: string; runs?: string; stores?: readonly string[] } = {},
 ): Promise<TraceLineageCheck> {
   using trace = openTraceDb(db);
   let records = trace.db.prepare(
@@ -143,7 +144,7 @@ export async function checkLineage(
     if (!one) throw new ProveviError(`the trace database "${db}" records no export "${options.export}"`);
     records = [one];
   }
-  await using stores = new SourceStores(options.runs);
+  await using stores = new SourceStores(options);
   const verdicts = new Map<string, TaintingRun | null>();
   const out: TraceLineageCheck["exports"] = [];
   for (const record of records) {
