@@ -3,6 +3,7 @@
  * {@linkcode ProveviError}; misuse by a programmer is a `TypeError` or `RangeError`.
  * @module
  */
+import type { Problem } from "./problem.ts";
 
 /**
  * An error a user can cause, with a message that names the thing and the fix.
@@ -116,7 +117,8 @@ export class EvidenceError extends ProveviError {
 }
 
 /**
- * A telemetry policy that cannot be read, or a section that would widen one: every problem at once.
+ * A telemetry policy that cannot be read, or a section that would widen one: every problem at once, each with its
+ * `policy.*` code.
  *
  * @example
  * ```ts
@@ -125,21 +127,24 @@ export class EvidenceError extends ProveviError {
  *
  * assert.throws(() => TelemetryPolicy.fromDict({ version: 2, extra: 1 }), (error) => {
  *   assert.ok(error instanceof TelemetryPolicyError);
- *   assert.ok(error.problems.length >= 2);
+ *   assert.deepEqual(error.problems.map((p) => p.code).sort(), ["policy.unknown_key", "policy.version"]);
  *   return true;
  * });
  * ```
  */
 export class TelemetryPolicyError extends ProveviError {
-  /** One text per problem, each naming the key and the fix. */
-  readonly problems: readonly string[];
+  /** Every problem, each naming the key and the fix in its message. */
+  readonly problems: readonly Problem[];
   /**
    * @param what What was read, such as `the telemetry policy policy.yaml`.
    * @param problems Every problem found.
    */
-  constructor(what: string, problems: readonly string[], options?: ErrorOptions) {
+  constructor(what: string, problems: readonly Problem[], options?: ErrorOptions) {
     const n = problems.length;
-    super(`${what} has ${n} problem${n === 1 ? "" : "s"}: ${problems.join("; ")}`, options);
+    super(
+      `${what} has ${n} problem${n === 1 ? "" : "s"}: ${problems.map((p) => p.message).join("; ")}`,
+      options,
+    );
     this.name = "TelemetryPolicyError";
     this.problems = problems;
   }

@@ -118,6 +118,24 @@ export type ProblemCode =
   | "rows.assessment_differs"
   | "rows.payload_differs"
   | "rows.bundle_differs"
+  | "policy.syntax"
+  | "policy.duplicate_key"
+  | "policy.shape"
+  | "policy.unknown_key"
+  | "policy.version"
+  | "policy.host"
+  | "policy.destination"
+  | "policy.kind"
+  | "policy.level"
+  | "policy.endpoint"
+  | "policy.endpoint_host"
+  | "policy.live_twice"
+  | "policy.library"
+  | "policy.versions"
+  | "policy.feeds"
+  | "policy.version_unapproved"
+  | "policy.section_widens"
+  | "policy.section_contradicts"
   | "resume.source_missing"
   | "resume.source_sealed"
   | "resume.source_broken"
@@ -499,6 +517,79 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "rows",
     check: null,
     meaning: "the bundle the run's row records differs from bundle.json",
+  },
+  "policy.syntax": {
+    family: "policy",
+    check: null,
+    meaning: "the policy file is not YAML or JSON, or its aliases expand too far",
+  },
+  "policy.duplicate_key": { family: "policy", check: null, meaning: "a key is named twice in one mapping" },
+  "policy.shape": {
+    family: "policy",
+    check: null,
+    meaning:
+      "a part is not of its type: the policy, destinations or libraries not a mapping, a list not a list",
+  },
+  "policy.unknown_key": {
+    family: "policy",
+    check: null,
+    meaning: "a key that the policy's format, or a run file's telemetry section, does not name",
+  },
+  "policy.version": { family: "policy", check: null, meaning: "version is missing, or is not the integer 1" },
+  "policy.host": {
+    family: "policy",
+    check: null,
+    meaning: "a hosts entry is not a text, not a host, too wide, or named twice",
+  },
+  "policy.destination": {
+    family: "policy",
+    check: null,
+    meaning: "a destination's name is not plain, or two destinations have one kind and endpoint",
+  },
+  "policy.kind": {
+    family: "policy",
+    check: null,
+    meaning: "a destination's kind is not logfire, otlp, mlflow or live",
+  },
+  "policy.level": { family: "policy", check: null, meaning: "a receives is not names, usage or bodies" },
+  "policy.endpoint": {
+    family: "policy",
+    check: null,
+    meaning:
+      "an endpoint is missing, not a URL its kind takes, names a user or password, or reads as two places",
+  },
+  "policy.endpoint_host": { family: "policy", check: null, meaning: "an endpoint's host is not in hosts" },
+  "policy.live_twice": {
+    family: "policy",
+    check: null,
+    meaning: "the policy names more than one live viewer",
+  },
+  "policy.library": { family: "policy", check: null, meaning: "a library's name is not an npm package name" },
+  "policy.versions": {
+    family: "policy",
+    check: null,
+    meaning: "a library's versions is missing or is not a version range",
+  },
+  "policy.feeds": {
+    family: "policy",
+    check: null,
+    meaning: "a library's telemetry names no destination of the policy, a live viewer, or one twice",
+  },
+  "policy.version_unapproved": {
+    family: "policy",
+    check: null,
+    meaning: "an approved library is installed at a version that its versions do not hold",
+  },
+  "policy.section_widens": {
+    family: "policy",
+    check: null,
+    meaning:
+      "a run file's telemetry section adds a host, destination or library, raises a level, or changes a kind, endpoint or versions",
+  },
+  "policy.section_contradicts": {
+    family: "policy",
+    check: null,
+    meaning: "a run file's telemetry section names a destination that it drops, or whose host it cuts",
   },
   "resume.source_missing": {
     family: "resume",

@@ -2,14 +2,17 @@
  * The file store's log, in `<runs root>/.log/`: `tlog/checkpoint` and `tlog/tile/…` as C2SP tlog-tiles lays them
  * out (serve `tlog/` as the log's prefix), `key` (the log's key, mode 0600), `lock` (held by one appender at a
  * time), `index.db` (to find a run's leaf fast: `run_index.ts`), `witnessed` (the latest checkpoint with
- * cosignatures) and `pending/` (a leaf being appended, so that the next appender finishes the work of one that
+ * cosignatures) and `pending.jsonl` (the leaves being appended, so that the next appender finishes the work of one that
  * was killed).
  *
  * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
  * new size at their own names (a partial tile is a new file for each width), the run index's rows, the new
- * checkpoint to a temporary file and one pending file naming each leaf's index and run folder; fsync them all;
- * rename the checkpoint into place (the commit); fsync the folder; remove the pending files; unlock. Every partial tile of a checkpoint's size is kept
- * (C2SP tlog-tiles) until its full tile is written; then the tile's partial ones go.
+ * checkpoint to a temporary file and the pending file naming each leaf's index and run folder; fsync them all;
+ * rename the checkpoint into place (the commit); fsync the folder; blank the pending file; unlock. The pending
+ * file is one file written over in place, never made nor removed: on a journaling file system a name made or
+ * removed waits for the journal, which other writers of the disk keep busy, while bytes written over cost
+ * little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
+ * then the tile's partial ones go, after the lock is released.
  * @module
  */
 import { dirname, join } from "node:path";
@@ -29,6 +32,7 @@ import { parseNote } from "./note.ts";
 import { parseLeaf, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
 import { edgeOf, edgeTiles, type TreeEdge } from "./tree_edge.ts";
+import { sizeOf } from "./log_proofs.ts";
 import { type IndexLine, RunIndex } from "./run_index.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
@@ -45,9 +49,9 @@ export interface PreparedAppend {
   readonly dirs: string[];
   /** Renames the checkpoint into place: the append is made. */
   commit(): void;
-  /** Makes the commit durable, removes the pending files and unlocks. */
+  /** Makes the commit durable, blanks the pending file and unlocks. */
   finish(): Promise<void>;
-  /** Gives up before the commit: removes the pending files and unlocks. */
+  /** Gives up before the commit and unlocks (the next appender reads the pending file: a sealed run is appended). */
   abort(): void;
   /** The tlog-proof of leaf `index` of this append against its checkpoint (from the tiles in memory). */
   proofOf(index: number): string;
@@ -193,7 +197,7 @@ export class FileLog implements LogStorage {
   async indexOf(runId: string): Promise<number | null> {
     const note = await this.checkpoint();
     if (note === null) return null;
-    const size = parseCheckpoint(parseNote(note).text).size;
+    const size = sizeOf(note);
     return await this.#index.lookup(runId, size, async (index) => {
       try {
         return parseLeaf(await this.#entryAt(index, size)).run_id === runId;
@@ -228,12 +232,12 @@ export class FileLog implements LogStorage {
    * Prepares an append under the lock: the caller fsyncs `files` and `dirs` with its own, then commits.
    *
    * @param leaves The leaves.
-   * @param folder The run folder of the leaves (a seal's), named in their pending files; null for none.
+   * @param folder The run folder of the leaves (a seal's), named in the pending file; null for none.
    * @returns The prepared append; the lock is held until `finish` or `abort`.
    */
   async prepare(leaves: readonly RunLeaf[], folder: string | null): Promise<PreparedAppend> {
     const key = (await this.key({ create: true }))!;
-    Deno.mkdirSync(this.#path("pending"), { recursive: true });
+    Deno.mkdirSync(this.dir, { recursive: true });
     const lock = Deno.openSync(this.#path("lock"), { create: true, write: true });
     try {
       await lock.lock(true);
@@ -269,11 +273,10 @@ export class FileLog implements LogStorage {
     const release = (done: boolean) => {
       if (released) return;
       released = true;
-      for (const path of done ? [pending, ...leftovers.files] : [pending]) {
-        try {
-          Deno.removeSync(path);
-        } catch { /* removed by the next appender */ }
-      }
+      // Blanked once committed (not fsynced: a committed leaf found in it again is dropped); kept as it is after
+      // an abort, so that the next appender appends a leaf whose run was sealed.
+      if (done) pending.blank();
+      pending.close();
       lock.close();
     };
     const mine = plan.first + leftovers.leaves.length;
@@ -281,11 +284,10 @@ export class FileLog implements LogStorage {
       indexes: leaves.map((_, i) => mine + i),
       size: plan.edge.size,
       checkpoint: plan.checkpoint,
-      files: [...written.files, pending, tmp],
-      dirs: [...written.dirs, this.#path("pending")],
+      files: [...written.files, this.#path("pending.jsonl"), tmp],
+      dirs: pending.made ? [...written.dirs, this.dir] : written.dirs,
       commit: () => {
         Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
-        this.#afterCommit(plan);
       },
       finish: async () => {
         try {
@@ -293,6 +295,7 @@ export class FileLog implements LogStorage {
         } finally {
           release(true);
         }
+        await this.#afterCommit(plan);
       },
       abort: () => {
         try {
@@ -338,15 +341,42 @@ export class FileLog implements LogStorage {
     return { files, dirs: [...dirs] };
   }
 
-  /** One pending file for the append: a line per leaf, with its index and its run folder. */
-  #writePending(plan: AppendPlan, folders: (string | null)[]): string {
-    const path = this.#path("pending", `${plan.first}`);
+  /**
+   * Writes the pending file over in place: a line per leaf, with its index and its run folder, then newlines over
+   * what is left of the bytes before (an empty line is no leaf), so that the file is never truncated.
+   */
+  #writePending(
+    plan: AppendPlan,
+    folders: (string | null)[],
+  ): { made: boolean; blank(): void; close(): void } {
     const text = plan.entries.map((entry, i) =>
       JSON.stringify({ index: plan.first + i, folder: folders[i] ?? null, leaf: decoder.decode(entry) }) +
       "\n"
     ).join("");
-    Deno.writeTextFileSync(path, text);
-    return path;
+    const path = this.#path("pending.jsonl");
+    let made = false;
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, { read: true, write: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      file = Deno.openSync(path, { write: true, create: true });
+      made = true;
+    }
+    try {
+      const bytes = new TextEncoder().encode(text);
+      const before = file.statSync().size;
+      writeAllAt(file, bytes.length >= before ? bytes : padded(bytes, before));
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+    const blank = () => {
+      try {
+        writeAllAt(file, new Uint8Array(file.statSync().size).fill(0x0a));
+      } catch { /* the next appender drops the committed leaves */ }
+    };
+    return { made, blank, close: () => file.close() };
   }
 
   /** The rows of the leaves from `from` to `size`, which the run index lacks (it was lost, or is behind). */
@@ -368,10 +398,12 @@ export class FileLog implements LogStorage {
   }
 
   /**
-   * After the commit: the partial tiles and bundles of each tile that is now full go. C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client
-   * that holds an older checkpoint reads them), and lets it delete them once the full tile is there.
+   * After the commit, with the lock released: the partial tiles and bundles of each tile that is now full go.
+   * C2SP tlog-tiles asks a log to serve the partial tiles of every size it made a checkpoint of (a client that
+   * holds an older checkpoint reads them), and lets it delete them once the full tile is there. Some 500 files
+   * every 256 leaves: removed without the lock, so that other appenders go on meanwhile.
    */
-  #afterCommit(plan: AppendPlan): void {
+  async #afterCommit(plan: AppendPlan): Promise<void> {
     const removes = [
       ...plan.tiles.filter((t) => t.tile.width === TILE_WIDTH).map((t) => `${tilePath(t.tile)}.p`),
       ...plan.bundles.filter((b) => b.entries.length === TILE_WIDTH).map((b) =>
@@ -379,47 +411,38 @@ export class FileLog implements LogStorage {
       ),
     ];
     for (const rel of removes) {
-      try {
-        Deno.removeSync(this.#path("tlog", rel), { recursive: true });
-      } catch { /* none, or gone already */ }
+      await Deno.remove(this.#path("tlog", rel), { recursive: true }).catch(() => {}); // none, or gone already
     }
   }
 
   /**
    * The pending leaves left by appenders that were killed before their commit, whose runs are sealed: they are
-   * appended first. A pending leaf that was committed is dropped (and a run whose seal the log recorded, but whose
-   * manifest did not take its name, gets it). The pending files read are removed once this append no longer
-   * needs them (its own pending file names the leaves it takes over).
+   * appended first (this append's pending file names them again). A pending leaf that was committed is dropped
+   * (and a run whose seal the log recorded, but whose manifest did not take its name, gets it).
    */
-  async #leftovers(
-    size: number,
-  ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; files: string[] }> {
+  async #leftovers(size: number): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[] }> {
     const leaves: { leaf: RunLeaf; folder: string | null }[] = [];
-    const names: string[] = [];
-    for (const e of Deno.readDirSync(this.#path("pending"))) names.push(e.name);
-    const files = names.sort((a, b) => Number(a) - Number(b)).map((name) => this.#path("pending", name));
-    for (const path of files) {
-      const text = await Deno.readTextFile(path).catch(() => "");
-      for (const line of text.split("\n")) {
-        let p: { index: number; folder: string | null; leaf: string };
-        let leaf: RunLeaf;
-        try {
-          p = JSON.parse(line);
-          leaf = parseLeaf(new TextEncoder().encode(p.leaf));
-        } catch {
-          continue; // a torn line: its append never committed, nor was its file fsynced
-        }
-        if (p.index < size && await this.#entryIs(p.index, size, leaf)) {
-          if (p.folder) await completeManifest(p.folder, leaf);
-        } else if (
-          p.folder && await sealedAs(p.folder, leaf) && !leaves.some((l) => l.leaf.run_id === leaf.run_id) &&
-          await this.indexOf(leaf.run_id) === null
-        ) {
-          leaves.push({ leaf, folder: p.folder });
-        }
+    const text = readTextOrNullSync(this.#path("pending.jsonl")) ?? "";
+    for (const line of text.split("\n")) {
+      if (line === "") continue;
+      let p: { index: number; folder: string | null; leaf: string };
+      let leaf: RunLeaf;
+      try {
+        p = JSON.parse(line);
+        leaf = parseLeaf(new TextEncoder().encode(p.leaf));
+      } catch {
+        continue; // a torn line: its append never committed, nor was its file fsynced
+      }
+      if (p.index < size && await this.#entryIs(p.index, size, leaf)) {
+        if (p.folder) await completeManifest(p.folder, leaf);
+      } else if (
+        p.folder && await sealedAs(p.folder, leaf) && !leaves.some((l) => l.leaf.run_id === leaf.run_id) &&
+        await this.indexOf(leaf.run_id) === null
+      ) {
+        leaves.push({ leaf, folder: p.folder });
       }
     }
-    return { leaves, files };
+    return { leaves };
   }
 
   async #entryIs(index: number, size: number, leaf: RunLeaf): Promise<boolean> {
@@ -473,6 +496,19 @@ async function completeManifest(folder: string, leaf: RunLeaf): Promise<void> {
     await Deno.rename(tmp, manifest);
     await syncPaths([], [dirname(manifest)]);
   }
+}
+
+/** Writes all the bytes at the start of the file. */
+function writeAllAt(file: Deno.FsFile, bytes: Uint8Array): void {
+  file.seekSync(0, Deno.SeekMode.Start);
+  for (let at = 0; at < bytes.length;) at += file.writeSync(bytes.subarray(at));
+}
+
+/** The bytes, then newlines up to `length`. */
+function padded(bytes: Uint8Array, length: number): Uint8Array {
+  const out = new Uint8Array(length).fill(0x0a);
+  out.set(bytes);
+  return out;
 }
 
 function readTextOrNullSync(path: string): string | null {

@@ -23,6 +23,7 @@ import type { TlogProof } from "./tlog_proof.ts";
 export async function withHashes<T>(log: LogStorage, size: number, compute: (at: HashAt) => T): Promise<T> {
   const tiles = tilesRead(size, compute);
   let hashes = kept.get(log);
+  if (hashes && hashes.count > KEPT_TILES) hashes.dropBelow(1);
   if (!hashes || hashes.count > KEPT_TILES) kept.set(log, hashes = new TileHashes());
   const missing = tiles.filter((t) => !hashes.has(t));
   const bytes = await log.readTiles(missing);
@@ -33,16 +34,22 @@ export async function withHashes<T>(log: LogStorage, size: number, compute: (at:
 /**
  * The tiles read for each log, with the inner levels computed from them, kept between proofs: a tile's hashes
  * never change once the log has them (a wider tile of the same place begins with them), and every proof in a
- * large log passes through the few tiles of its upper levels, whose inner levels are then hashed once. Dropped
- * whole past {@linkcode KEPT_TILES}, which bounds the memory (some 16 KiB a tile).
+ * large log passes through the few tiles of its upper levels, whose inner levels are then hashed once. Past
+ * {@linkcode KEPT_TILES}, which bounds the memory (some 16 KiB a tile), the tiles of level 0 go (a proof reads
+ * one of them, and another proof seldom the same), and when the upper ones alone are too many, all go.
  */
 const kept = new WeakMap<LogStorage, TileHashes>();
 const KEPT_TILES = 256;
 
 /** The size of a checkpoint note (its signatures not checked). */
 export function sizeOf(note: string): number {
-  return parseCheckpoint(parseNote(note).text).size;
+  // A proof reads the same checkpoint more than once, and parsing a note is most of the cost of a small read.
+  if (note !== lastNote) lastSize = parseCheckpoint(parseNote(note).text).size;
+  lastNote = note;
+  return lastSize;
 }
+let lastNote: string | null = null;
+let lastSize = 0;
 
 /**
  * A run's inclusion proof against the log's witnessed checkpoint when it covers the run, else its latest.

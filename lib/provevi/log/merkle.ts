@@ -6,6 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { sha256Prefixed } from "./short_sha256.ts";
 
 /** The size of a hash, in bytes (SHA-256). */
 export const HASH_SIZE = 32;
@@ -25,9 +26,7 @@ export type HashAt = (level: number, index: number) => Uint8Array;
  * ```
  */
 export function leafHash(data: Uint8Array): Uint8Array {
-  const input = new Uint8Array(1 + data.length); // one update: each update is a trip through the Node layer
-  input.set(data, 1);
-  return plain(createHash("sha256").update(input).digest());
+  return sha256Prefixed(0, data);
 }
 
 /**
@@ -38,21 +37,7 @@ export function leafHash(data: Uint8Array): Uint8Array {
  * @returns 32 bytes.
  */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  if (left.length !== HASH_SIZE || right.length !== HASH_SIZE) {
-    return plain(createHash("sha256").update(new Uint8Array([1])).update(left).update(right).digest());
-  }
-  NODE_INPUT.set(left, 1);
-  NODE_INPUT.set(right, 33);
-  return plain(createHash("sha256").update(NODE_INPUT).digest());
-}
-
-/** A node's input, 0x01 and two hashes, made once: a proof or a tile's inner levels hash hundreds of nodes. */
-const NODE_INPUT = new Uint8Array(65);
-NODE_INPUT[0] = 1;
-
-/** node:crypto's digest is a Buffer; hashes here are plain bytes, so that they compare as such. */
-function plain(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  return sha256Prefixed(1, left, right);
 }
 
 /** The root of the empty tree: SHA-256 of nothing. */

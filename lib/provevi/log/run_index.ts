@@ -10,7 +10,7 @@
  * and the next append writes its row. A reader that cannot open the file reads the entries instead.
  * @module
  */
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { join } from "node:path";
 
 /** A leaf's row: its index and its run. */
@@ -31,6 +31,7 @@ export class RunIndex {
   readonly #path: string;
   #db: DatabaseSync | null = null;
   #made = false; // the tables are known to be there
+  #statements = new Map<string, StatementSync>(); // prepared once per connection: a proof looks up one run
 
   /** @param logDir The log's folder. */
   constructor(logDir: string) {
@@ -67,6 +68,14 @@ export class RunIndex {
     } catch { /* closed already */ }
     this.#db = null;
     this.#made = false;
+    this.#statements.clear();
+  }
+
+  /** A statement of the open connection, prepared the first time. */
+  #statement(db: DatabaseSync, sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, statement = db.prepare(sql));
+    return statement;
   }
 
   /**
@@ -83,10 +92,12 @@ export class RunIndex {
     names: (index: number) => Promise<boolean>,
   ): Promise<number | null> {
     const found = this.#with(false, (db) => ({
-      rows: db.prepare("SELECT idx FROM provevi_log_index WHERE run_id = ? ORDER BY idx").all(runId) as {
+      rows: this.#statement(db, "SELECT idx FROM provevi_log_index WHERE run_id = ? ORDER BY idx").all(
+        runId,
+      ) as {
         idx: number;
       }[],
-      indexed: db.prepare("SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
+      indexed: this.#statement(db, "SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
         | { size: number }
         | undefined,
     }));

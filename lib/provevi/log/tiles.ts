@@ -146,6 +146,17 @@ export class TileHashes {
     return this.#tiles.size;
   }
 
+  /**
+   * Forgets the tiles below a level (a cache keeps the few upper tiles that every proof passes through).
+   *
+   * @param level The lowest tile level kept.
+   */
+  dropBelow(level: number): void {
+    for (const key of [...this.#tiles.keys()]) {
+      if (Number(key.slice(0, key.indexOf("/"))) < level) this.#tiles.delete(key);
+    }
+  }
+
   /** True when the tile is here with at least `width` hashes. */
   has(tile: TileRef): boolean {
     const known = this.#tiles.get(`${tile.level}/${tile.index}`);

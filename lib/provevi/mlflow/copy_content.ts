@@ -22,6 +22,8 @@ import {
 } from "../telemetry/plain_name.ts";
 import type { Destination } from "../telemetry/policy_types.ts";
 import type { TelemetryPolicy } from "../telemetry/policy.ts";
+import { providerName } from "../telemetry/genai_conventions.ts";
+import { finishReason } from "../telemetry/genai_messages.ts";
 import { experimentName } from "./experiment_name.ts";
 
 /** The tag that names the provrun run a copy is of; provevi finds a copy by it. */
@@ -378,10 +380,13 @@ function stepOf(e: EvidenceEvent): {
         "mlflow.spanType": JSON.stringify("CHAT_MODEL"),
         "gen_ai.operation.name": "chat",
       };
-      if (str(d.provider)) attributes["gen_ai.provider.name"] = d.provider!;
+      // the conventions' well-known name (openai, anthropic), not the AI SDK's ID (openai-compatible.chat)
+      if (str(d.provider)) attributes["gen_ai.provider.name"] = providerName(d.provider as string);
       if (model) attributes["gen_ai.request.model"] = model;
       if (str(d.answered_by)) attributes["gen_ai.response.model"] = d.answered_by!;
-      if (str(d.finish_reason)) attributes["gen_ai.response.finish_reasons"] = [d.finish_reason!];
+      if (str(d.finish_reason)) {
+        attributes["gen_ai.response.finish_reasons"] = [finishReason(d.finish_reason as string)];
+      }
       const counts: [string, string][] = [
         ["input_tokens", "gen_ai.usage.input_tokens"],
         ["output_tokens", "gen_ai.usage.output_tokens"],

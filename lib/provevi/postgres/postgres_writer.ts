@@ -52,6 +52,11 @@ export class PostgresRunWriter implements RunWriter {
     return this.#file.folder;
   }
 
+  /** Gives the run up unsealed: its folder's writer closes, and its rows are the caller's to discard. */
+  abandon(): Promise<void> {
+    return this.#file.abandon();
+  }
+
   /** Appends the line, then commits the event's rows; a failed commit takes the line back. */
   async append(line: string, event: EvidenceEvent): Promise<void> {
     if (event.run_id !== this.runId) {

@@ -468,6 +468,11 @@ export class SqliteRunWriter implements RunWriter {
     return this.#file.folder;
   }
 
+  /** Gives the run up unsealed: its folder's writer closes, and its rows are the caller's to discard. */
+  abandon(): Promise<void> {
+    return this.#file.abandon();
+  }
+
   /** Appends the line and commits the event's rows, both or neither. */
   append(line: string, event: EvidenceEvent): Promise<void> {
     try {

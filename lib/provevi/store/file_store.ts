@@ -210,6 +210,7 @@ export class FileRunWriter implements RunWriter {
   #lastLine: string | null = null;
   #lastEvent: EvidenceEvent | null = null;
   #sealed = false;
+  #abandoned = false; // given up unsealed (abandon)
   #lock: Deno.FsFile | null = null;
   #digest: EventsDigest | null = null; // when run_created names a signing key: for the statement of the seal
   #signingKey: string | null = null; // the key that run_created names
@@ -267,7 +268,7 @@ export class FileRunWriter implements RunWriter {
 
   /** The synchronous form of {@linkcode append}, for stores that wrap this writer. */
   appendSync(line: string, event: EvidenceEvent): void {
-    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+    this.#refuseMore("events");
     const bytes = utf8(line + "\n");
     this.#writeAll(bytes);
     this.#digested(bytes, [line], [event]);
@@ -279,7 +280,7 @@ export class FileRunWriter implements RunWriter {
   /** Appends several lines with one synchronous write; a write that fails takes back what it wrote. */
   appendMany(lines: readonly string[], events: readonly EvidenceEvent[]): Promise<void> {
     try {
-      if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+      this.#refuseMore("events");
       if (lines.length === 0) return Promise.resolve();
       const bytes = utf8(lines.join("\n") + "\n");
       this.#writeAll(bytes);
@@ -291,6 +292,30 @@ export class FileRunWriter implements RunWriter {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Refuses more evidence once the run is sealed or given up. */
+  #refuseMore(what: string): void {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more ${what}`);
+    if (this.#abandoned) {
+      throw new EvidenceError(`run "${this.runId}" was given up unsealed; it takes no more ${what}`);
+    }
+  }
+
+  /**
+   * Gives the run up unsealed, for a copy that failed part way: closes `events.jsonl` and lets go of the folder
+   * (its caller removes it, or leaves it for a look). The run is never sealed, so it never reaches the log, and
+   * the writer takes nothing more. Does nothing to a sealed run.
+   */
+  abandon(): Promise<void> {
+    if (this.#sealed || this.#abandoned) return Promise.resolve();
+    this.#abandoned = true;
+    try {
+      this.#file.close();
+    } catch { /* closed already, by a seal that failed */ }
+    releaseWriterLock(this.folder, this.#lock);
+    this.#lock = null;
+    return Promise.resolve();
   }
 
   /** Keeps the digest of a signed run's events, from its first event on (see {@linkcode EventsDigest}). */
@@ -344,8 +369,10 @@ export class FileRunWriter implements RunWriter {
    * to its name.
    */
   putPayload(bytes: Uint8Array): Promise<string> {
-    if (this.#sealed) {
-      return Promise.reject(new EvidenceError(`run "${this.runId}" is sealed; it takes no more payloads`));
+    try {
+      this.#refuseMore("payloads");
+    } catch (error) {
+      return Promise.reject(error);
     }
     const sha256 = sha256Hex(bytes);
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
@@ -382,6 +409,9 @@ export class FileRunWriter implements RunWriter {
    */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed already`);
+    if (this.#abandoned) {
+      throw new EvidenceError(`run "${this.runId}" was given up unsealed; it cannot be sealed`);
+    }
     if (this.#sealFailed !== null) {
       throw new EvidenceError(
         `run "${this.runId}" cannot be sealed: its seal failed already (${this.#sealFailed}); it stays unsealed, with every event it recorded`,

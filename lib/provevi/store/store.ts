@@ -61,6 +61,11 @@ export interface RunWriter {
    * @returns The manifest written.
    */
   seal(info?: SealInfo): Promise<Manifest>;
+  /**
+   * Gives the run up unsealed (a copy that failed part way): closes its files; the run is never sealed, so it
+   * never reaches the store's log. Optional: a writer without it is left as it is, and never sealed.
+   */
+  abandon?(): Promise<void>;
 }
 
 /** A store of run evidence, chosen by a store URI. */

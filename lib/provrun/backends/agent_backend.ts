@@ -16,6 +16,8 @@ import { AI_TELEMETRY_OFF } from "../telemetry/run_telemetry.ts";
 import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, streamText, wrapLanguageModel } from "ai";
 import type { Json } from "../../provevi/mod.ts";
+import { toolContent } from "../../provevi/telemetry/mod.ts";
+import { setSpanContent } from "../run/_span_content.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { callSettings } from "./call_backend.ts";
 import { McpServers } from "../sandbox/mcp.ts";
@@ -115,7 +117,8 @@ async function openTools(job: BackendJob, opened: Opened): Promise<void> {
   const limits = agent.limits ?? {};
   await job.ctx.recorder.step(
     "sandbox_started",
-    { component: COMPONENT, spanName: `create_agent ${agent.name}` },
+    // opening the sandbox and the tools creates no agent at a provider, so it is not create_agent
+    { component: COMPONENT, spanName: "provrun.sandbox" },
     async () => {
       const facts = job.servedTools ? await servedTools(job, opened) : await startTools(job, opened);
       return {
@@ -317,7 +320,8 @@ function recordInvalidCall(
       callId: call.toolCallId,
     });
     const sha = await recorder.payload(asJson(call.input));
-    if (sha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
+    if (sha) step.span.setAttribute("provrun.tool.call.arguments_ref", sha);
+    setSpanContent(step.span, () => toolContent(asJson(call.input), undefined));
     step.span.setStatus({ code: 2, message: errorName(call.error) });
     step.span.setAttribute("error.type", errorName(call.error));
     return await step.end("tool_called", {

@@ -17,8 +17,11 @@ import type {
 import { wrapLanguageModel } from "ai";
 import type { Json } from "../../provevi/mod.ts";
 import { canonicalOrNull } from "../../provevi/evidence/mod.ts";
+import { toolContent } from "../../provevi/telemetry/mod.ts";
+import { setSpanContent } from "../run/_span_content.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
 import { SERVED_FROM, type ServedFrom } from "../run/run_part.ts";
+import { chatContentOn, chatEnd, type ChatSpanContext, chatStart } from "./chat_span.ts";
 import { TOKEN_IDS_KEY } from "./token_ids.ts";
 
 /** The token counts of one model call. */
@@ -30,7 +33,7 @@ export interface CallUsage {
 }
 
 /** Options of the capture. */
-export interface CaptureOptions {
+export interface CaptureOptions extends ChatSpanContext {
   /** The class named as each event's component. */
   component: string;
   /** Called after each call with its usage, so the run can enforce its token limit. */
@@ -64,12 +67,16 @@ export function captureModel(
     specificationVersion: "v4",
     wrapGenerate: ({ doGenerate, params }) => generateCaptured(capture, params, doGenerate),
     wrapStream: async ({ doStream, params }) => {
+      const started = performance.now();
       const { step, result, request, asked } = await openCall(capture, params, {
         streamed: true,
         call: doStream,
       });
       const reader = result.stream.getReader();
-      return { ...result, stream: new StreamCapture(capture, { step, request, asked, reader }).stream };
+      return {
+        ...result,
+        stream: new StreamCapture(capture, { step, request, asked, started, reader }).stream,
+      };
     },
   };
   return wrapLanguageModel({ model, middleware });
@@ -113,6 +120,7 @@ async function generateCaptured(
     response: { id: result.response?.id, model: result.response?.modelId, body: result.response?.body },
   } as unknown as Json;
   const replySha = await recorder.payload(reply);
+  chatContentOn(step, null, reply);
   options.onReply?.(reply);
   const toolCalls = result.content.filter((c) => c.type === "tool-call").map((c) => ({
     id: c.toolCallId,
@@ -123,8 +131,10 @@ async function generateCaptured(
     request: requestSha,
     reply: replySha,
     answeredBy: result.response?.modelId ?? null,
+    responseId: result.response?.id ?? null,
     usage: result.usage,
     finish: result.finishReason.unified,
+    firstChunk: null,
     toolCalls,
     tokens: await tokensPayload(recorder, result.providerMetadata),
   });
@@ -142,6 +152,9 @@ class StreamCapture {
   readonly #step: OpenStep;
   readonly #request: string | null;
   readonly #asked: Asked;
+  readonly #started: number;
+  #firstChunk: number | null = null;
+  #responseId: string | null = null;
   readonly #arrived: LanguageModelV4StreamPart[] = [];
   readonly #toolCalls: { id: string; name: string }[] = [];
   readonly #providerParts: LanguageModelV4Content[] = [];
@@ -161,6 +174,8 @@ class StreamCapture {
       step: OpenStep;
       request: string | null;
       asked: Asked;
+      /** `performance.now()` when the request went. */
+      started: number;
       reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
     },
   ) {
@@ -168,6 +183,7 @@ class StreamCapture {
     this.#step = call.step;
     this.#request = call.request;
     this.#asked = call.asked;
+    this.#started = call.started;
     const { reader } = call;
     this.stream = new ReadableStream<LanguageModelV4StreamPart>({
       pull: async (controller) => {
@@ -212,12 +228,17 @@ class StreamCapture {
 
   /** Keeps what a part says: the text, the model that answered, tool calls, usage, an error. */
   #take(part: LanguageModelV4StreamPart): void {
+    if (this.#firstChunk === null && part.type !== "stream-start") {
+      this.#firstChunk = (performance.now() - this.#started) / 1000;
+    }
     if (part.type === "text-delta") {
       this.#text += part.delta;
       this.#blocks.set(part.id, (this.#blocks.get(part.id) ?? "") + part.delta);
       this.#capture.options.onText?.(part.delta);
-    } else if (part.type === "response-metadata") this.#answeredBy = part.modelId ?? this.#answeredBy;
-    else if (part.type === "tool-call") this.#toolCalls.push({ id: part.toolCallId, name: part.toolName });
+    } else if (part.type === "response-metadata") {
+      this.#answeredBy = part.modelId ?? this.#answeredBy;
+      this.#responseId = part.id ?? this.#responseId;
+    } else if (part.type === "tool-call") this.#toolCalls.push({ id: part.toolCallId, name: part.toolName });
     if ((part.type === "tool-call" && part.providerExecuted) || part.type === "tool-result") {
       this.#providerParts.push(part);
     } else if (part.type === "finish") {
@@ -278,14 +299,18 @@ class StreamCapture {
       options.onUsage?.(u);
       return;
     }
-    const reply = await recorder.payload(this.#summary() as unknown as Json);
+    const summary = this.#summary() as unknown as Json;
+    const reply = await recorder.payload(summary);
+    chatContentOn(this.#step, null, summary);
     await endCall(this.#step, model, options, {
       streamed: true,
       request: this.#request,
       reply,
       answeredBy: this.#answeredBy,
+      responseId: this.#responseId,
       usage: this.#usage,
       finish: this.#finish,
+      firstChunk: this.#firstChunk,
       toolCalls: this.#toolCalls,
       tokens: await tokensPayload(recorder, this.#tokens),
     });
@@ -315,8 +340,9 @@ async function openCall<R extends { request?: { body?: unknown } }>(
   const { recorder, options } = capture;
   const { call } = run;
   const model: Asked = { provider: capture.model.provider, modelId: capture.model.modelId, servedFrom: null };
-  const step = startCall(recorder, model, params, options);
+  const step = startCall(recorder, model, params, { ...options, streamed: run.streamed });
   const sent = await paramsJson(recorder, params);
+  chatContentOn(step, sent, null);
   let result: R;
   try {
     result = await step.within(() => call());
@@ -339,17 +365,15 @@ function startCall(
   recorder: EvidenceRecorder,
   model: Asked,
   params: LanguageModelV4CallOptions,
-  options: CaptureOptions,
+  options: CaptureOptions & { streamed: boolean },
 ): OpenStep {
-  const attributes: Record<string, string | number> = {
-    "gen_ai.operation.name": "chat",
-    "gen_ai.provider.name": model.provider,
-    "gen_ai.request.model": model.modelId,
-  };
-  if (params.temperature !== undefined) attributes["gen_ai.request.temperature"] = params.temperature;
-  if (params.maxOutputTokens !== undefined) attributes["gen_ai.request.max_tokens"] = params.maxOutputTokens;
-  if (params.topP !== undefined) attributes["gen_ai.request.top_p"] = params.topP;
-  return recorder.startStep({ component: options.component, spanName: `chat ${model.modelId}`, attributes });
+  const { kind, attributes } = chatStart(model, params, options);
+  return recorder.startStep({
+    component: options.component,
+    spanName: `chat ${model.modelId}`,
+    attributes,
+    kind,
+  });
 }
 
 function callData(model: Asked, streamed: boolean): { [key: string]: Json } {
@@ -375,23 +399,17 @@ async function endCall(
     request: string | null;
     reply: string | null;
     answeredBy: string | null;
+    responseId: string | null;
     usage: LanguageModelV4Usage | null;
     finish: string;
+    firstChunk: number | null;
     toolCalls: { id: string; name: string }[];
     /** The payload of the call's exact tokens, where the provider returned them. */
     tokens: string | null;
   },
 ): Promise<void> {
   const u = usageOf(call.usage);
-  const span = step.span;
-  span.setAttribute("gen_ai.response.model", call.answeredBy ?? model.modelId);
-  span.setAttribute("gen_ai.usage.input_tokens", u.input);
-  span.setAttribute("gen_ai.usage.output_tokens", u.output);
-  span.setAttribute("gen_ai.usage.cache_read.input_tokens", u.cacheRead);
-  span.setAttribute("gen_ai.usage.cache_creation.input_tokens", u.cacheWrite);
-  span.setAttribute("gen_ai.response.finish_reasons", [call.finish]);
-  if (call.request) span.setAttribute("gen_ai.input.messages_ref", call.request);
-  if (call.reply) span.setAttribute("gen_ai.output.messages_ref", call.reply);
+  chatEnd(step, model, call);
   await step.end("model_called", {
     payload: call.request,
     data: {
@@ -459,11 +477,12 @@ async function recordProviderTools(
           "gen_ai.tool.name": r.toolName,
           "gen_ai.tool.call.id": r.toolCallId,
           "gen_ai.tool.type": "extension",
-          ...(args ? { "gen_ai.tool.call.arguments_ref": args } : {}),
-          ...(result ? { "gen_ai.tool.call.result_ref": result } : {}),
+          ...(args ? { "provrun.tool.call.arguments_ref": args } : {}),
+          ...(result ? { "provrun.tool.call.result_ref": result } : {}),
         },
       })
     );
+    setSpanContent(child.span, () => toolContent(call ? tryJson(call.input) : null, r.result as Json));
     const ids = child.span.spanContext();
     try {
       await recorder.record({

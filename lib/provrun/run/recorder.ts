@@ -5,7 +5,14 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type Attributes, type Span, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import {
+  type Attributes,
+  type Span,
+  type SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from "@opentelemetry/api";
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { type ChainedEvent, EventChain, type EventInit, nowUtc, utf8 } from "../../provevi/evidence/mod.ts";
@@ -46,8 +53,10 @@ export interface StepOptions {
   component: string;
   /** The span's name, such as `chat gpt-4o` or `execute_tool read_file`; the event type by default. */
   spanName?: string;
-  /** Span attributes (names, usage; never content). */
+  /** Span attributes (names, usage; content only through `setSpanContent`). */
   attributes?: Attributes;
+  /** The span's kind: `CLIENT` for a call to another process (a model over HTTP); `INTERNAL` by default. */
+  kind?: SpanKind;
 }
 
 /** How the recorder takes a write that fails: strict fails the run, lenient counts the event as lost. */
@@ -132,10 +141,13 @@ export class EvidenceRecorder {
     return this.#root;
   }
 
-  /** Ends the root span. */
+  /** Ends the root span; a run that failed gets its error's name as status and `error.type`. */
   endRoot(error?: unknown): void {
     if (!this.#root) return;
-    if (error) this.#root.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+    if (error) {
+      this.#root.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+      this.#root.setAttribute("error.type", errorName(error));
+    }
     this.#root.end();
   }
 
@@ -262,6 +274,7 @@ export class EvidenceRecorder {
     const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const span = this.#tracer.startSpan(options.spanName, {
       attributes: { ...options.attributes, "provrun.run_id": this.runId },
+      ...(options.kind === undefined ? {} : { kind: options.kind }),
     }, ctx);
     const startedAt = nowUtc();
     const ids = () => {

@@ -186,7 +186,10 @@ async function openParts(
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.environ ? { environ: options.environ } : {}),
       ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
-      declared: declaredNames(file.data.agent, DEFAULT_TOOLS), // names below bodies (harden)
+      // names below bodies (harden)
+      declared: declaredNames(file.data.agent, DEFAULT_TOOLS, {
+        agentId: `${file.data.run.org}/${file.data.run.domain}/${file.data.run.env}/${file.data.agent.name}`,
+      }),
     });
     opened.push(telemetry);
     const bundle = new BundlePart(file.data.run.bundle ?? false, {

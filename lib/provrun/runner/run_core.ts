@@ -18,6 +18,7 @@ import { pinExperiment, recordCreated } from "./run_created.ts";
 import { RunChecks } from "./run_checks.ts";
 import type { RunParts } from "./run_parts.ts";
 import { runBackend } from "./start_backend.ts";
+import { rootAttributes } from "./root_span.ts";
 import { stageInputs } from "./stage_inputs.ts";
 
 /** What the core of a run is given. */
@@ -133,11 +134,10 @@ async function openCore(file: RunFile, options: CoreOptions): Promise<Core> {
   for (const sub of ["input", "output", "scratch"]) {
     await Deno.mkdir(join(ctx.folder, sub), { recursive: true });
   }
-  recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
-    "gen_ai.operation.name": "invoke_agent",
-    "gen_ai.agent.name": spec.agent.name,
-    "gen_ai.request.model": spec.agent.model,
-  });
+  recorder.startRoot(
+    `invoke_agent ${spec.agent.name}`,
+    rootAttributes(file, (name) => envOr(options, name)),
+  );
   const checks = new RunChecks({ recorder, folder: ctx.folder, uri, mode, spec });
   return { run, options, checks, controller, text: null };
 }

@@ -10,6 +10,8 @@
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
 import { Ajv } from "ajv";
 import type { Json } from "../../provevi/mod.ts";
+import { capJson, toolContent } from "../../provevi/telemetry/mod.ts";
+import { setSpanContent } from "../run/_span_content.ts";
 import { ToolNotServed, ToolSetError } from "../run/errors.ts";
 import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";
 import type { McpServers } from "./mcp.ts";
@@ -211,7 +213,14 @@ export function toolSet(tools: AgentTool[], options: ToolSetOptions): ToolSet {
  */
 export function startToolStep(
   recorder: EvidenceRecorder,
-  call: { component: string; name: string; callId: string; type?: "function" | "extension" },
+  call: {
+    component: string;
+    name: string;
+    callId: string;
+    type?: "function" | "extension";
+    /** The tool's description, as the model was given it. */
+    description?: string;
+  },
 ): OpenStep {
   return recorder.startStep({
     component: call.component,
@@ -221,6 +230,7 @@ export function startToolStep(
       "gen_ai.tool.name": call.name,
       "gen_ai.tool.call.id": call.callId,
       ...(call.type ? { "gen_ai.tool.type": call.type } : {}),
+      ...(call.description ? { "gen_ai.tool.description": call.description } : {}),
     },
   });
 }
@@ -237,9 +247,11 @@ function callRecorded(
       name: t.name,
       callId,
       type: t.kind === "mcp" ? "extension" : "function",
+      description: t.description,
     });
     const argsSha = await recorder.payload(asJson(args));
-    if (argsSha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", argsSha);
+    if (argsSha) step.span.setAttribute("provrun.tool.call.arguments_ref", argsSha);
+    setSpanContent(step.span, () => toolContent(args as Json, undefined));
     let result: unknown = null;
     let failure: unknown = null;
     let console = "";
@@ -268,7 +280,12 @@ function callRecorded(
       if (served) servedFrom = served;
     }
     const resultSha = failure === null ? await recorder.payload(asJson(result)) : null;
-    if (resultSha) step.span.setAttribute("gen_ai.tool.call.result_ref", resultSha);
+    if (resultSha) step.span.setAttribute("provrun.tool.call.result_ref", resultSha);
+    if (failure === null) {
+      setSpanContent(step.span, () => ({
+        "gen_ai.tool.call.result": capJson(JSON.parse(asJson(result)) as Json).text,
+      }));
+    }
     if (failure !== null) {
       step.span.setStatus({ code: 2, message: errorName(failure) });
       step.span.setAttribute("error.type", errorName(failure));
@@ -336,6 +353,7 @@ export function recordOutputCall(
       name: t.name,
       callId: call.toolCallId,
       type: "function",
+      description: t.description,
     });
     let args: Json;
     try {
@@ -345,9 +363,11 @@ export function recordOutputCall(
     }
     const sha = await recorder.payload(asJson(args));
     if (sha) {
-      step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
-      step.span.setAttribute("gen_ai.tool.call.result_ref", sha);
+      step.span.setAttribute("provrun.tool.call.arguments_ref", sha);
+      step.span.setAttribute("provrun.tool.call.result_ref", sha);
     }
+    // an output tool runs nowhere: its result is its arguments
+    setSpanContent(step.span, () => toolContent(args, args));
     await step.end("tool_called", {
       payload: sha,
       data: {

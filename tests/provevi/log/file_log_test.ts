@@ -13,6 +13,9 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from "../../../lib/provevi/log/mod.ts";
+import { auditStoreLog, FileStore } from "../../../lib/provevi/mod.ts";
+import { leafOfSeal } from "../../../lib/provevi/log/run_leaf.ts";
+import { writeRun } from "../_run.ts";
 import { fakeLeaf, tempLog } from "./_log_fixtures.ts";
 
 Deno.test("a file log appends leaves one by one and in batches, and proves each against a signed checkpoint", async () => {
@@ -49,6 +52,31 @@ Deno.test("a leaf already in the log is found by its run, and a pending leaf of 
   assert.deepEqual(next.indexes, [1]);
   assert.equal(await log.indexOf(fakeLeaf(2).run_id), 1);
   assert.equal(await log.indexOf(fakeLeaf(1).run_id), null);
+});
+
+Deno.test("a run sealed by an appender killed before its commit is appended by the next one, once, and the audit is clean", async () => {
+  const { dir } = await tempLog();
+  const runs = join(dir, "runs");
+  const store = new FileStore({ runs });
+  await writeRun(join(runs, "run-20261201T000000Z-000000a0"), "run-20261201T000000Z-000000a0");
+  // A run whose manifest took its name, by an appender killed before it renamed the checkpoint: its leaf is only
+  // in the pending file.
+  const id = "run-20261201T000000Z-000000a1";
+  const unlogged = new FileStore({ runs });
+  Object.defineProperty(unlogged, "log", { value: undefined });
+  await writeRun(join(runs, id), id, { store: unlogged });
+  const manifest = await Deno.readTextFile(join(runs, id, "evidence", "manifest.json"));
+  const killed = await store.log.prepare([leafOfSeal(manifest, null)], join(runs, id));
+  killed.abort();
+  assert.equal(await store.log.indexOf(id), null);
+  await writeRun(join(runs, "run-20261201T000000Z-000000a2"), "run-20261201T000000Z-000000a2");
+  assert.equal(await store.log.indexOf(id), 1);
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000a2"), 2);
+  // The pending file was blanked at the commit: the next append takes nothing of it again.
+  await writeRun(join(runs, "run-20261201T000000Z-000000a3"), "run-20261201T000000Z-000000a3");
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000a3"), 3);
+  assert.equal(parseCheckpoint(parseNote((await store.log.checkpoint())!).text).size, 4);
+  assert.deepEqual((await auditStoreLog(store)).problems, []);
 });
 
 Deno.test("a file log keeps the partial tiles of every checkpoint until their full tile, as C2SP tlog-tiles asks", async () => {

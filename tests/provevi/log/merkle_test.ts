@@ -82,3 +82,24 @@ Deno.test("appending leaf by leaf or in batches gives the same tiles and the roo
   assert.deepEqual(compute(hashes.at), inclusionProof(300, 700, at));
   assert.deepEqual(rangeHash(0, 700, hashes.at), mth(leaves));
 });
+
+Deno.test("tile hashes that dropped their lowest level keep proving from the upper tiles, and read level 0 again", () => {
+  const { tiles: written } = appendToEdge({ size: 0, partial: [] }, leaves);
+  const byName = new Map(written.map((t) => [`${t.tile.level}/${t.tile.index}`, t.hashes]));
+  const hashes = new TileHashes();
+  const fill = (m: number) => {
+    for (const t of tilesRead(700, (h) => inclusionProof(m, 700, h))) {
+      if (!hashes.has(t)) hashes.put(t, byName.get(`${t.level}/${t.index}`)!);
+    }
+  };
+  fill(10);
+  fill(600);
+  assert.equal(hashes.count, 3); // level 0's tiles 0 and 2, and level 1's
+  hashes.dropBelow(1);
+  assert.equal(hashes.count, 1);
+  assert.throws(() => inclusionProof(10, 700, hashes.at), RangeError);
+  fill(10);
+  fill(600);
+  assert.deepEqual(inclusionProof(10, 700, hashes.at), inclusionProof(10, 700, at));
+  assert.deepEqual(inclusionProof(600, 700, hashes.at), inclusionProof(600, 700, at));
+});
