@@ -17,11 +17,12 @@ import {
   verifyRun,
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
-import { readEventsText } from "../lib/provevi/evidence/mod.ts";
-import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
+import { readEventsText, readSpansFile, runSpans, spanTree } from "../lib/provevi/evidence/mod.ts";
+import { type TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";
+import { spanDuration } from "./_listing.ts";
 import { type LogPolicyFlags, logPolicyOf } from "./_log_policy.ts";
 
 /**
@@ -41,21 +42,47 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
   return read.events;
 }
 
-/** Prints the events of a run, one line each, or as JSON. */
+/**
+ * Prints the events of a run, one line each, with its span (its name under its parent, and how long it took), or
+ * as JSON with the run's spans. The spans come from the run folder's span index and the events, as `runSpans`
+ * joins them: a run shown from a store's rows whose folder is elsewhere has the spans its events make.
+ */
 export async function showRun(
   record: RunRecord,
   io: Io,
-  options: { json?: boolean; wide?: boolean; verdict?: RunCheck | null; events?: EvidenceEvent[] } = {},
+  options: {
+    json?: boolean;
+    wide?: boolean;
+    verdict?: RunCheck | null;
+    events?: EvidenceEvent[];
+    /** The folder whose span index to read, when it is not the record's. */
+    folder?: string | null;
+  } = {},
 ): Promise<void> {
   const events = options.events ?? await readRunEvents(record);
+  const folder = options.folder === undefined ? record.folder : options.folder;
+  const indexed = folder === null ? [] : await readSpansFile(folder).catch(() => []);
+  const tree = spanTree(runSpans(events, indexed));
   if (options.json) {
     const verdict = options.verdict === undefined ? {} : { verdict: options.verdict };
-    io.out(jsonText({ run_id: record.runId, ...verdict, events }));
+    const spans = tree.map(({ span, depth }) => ({ ...span, depth }));
+    io.out(jsonText({ run_id: record.runId, ...verdict, events, spans }));
     return;
   }
+  const spanOf = new Map<string, string>();
+  for (const { span, depth } of tree) {
+    spanOf.set(
+      span.span_id,
+      `${"  ".repeat(depth)}${span.name} ${
+        span.end_time === null && span.start_time !== null ? "open" : spanDuration(span.duration_ms)
+      }`,
+    );
+  }
+  const width = Math.max(0, ...[...spanOf.values()].map((s) => s.length));
   for (const e of events) {
     const payload = e.payload ? ` payload=${e.payload.slice(0, 12)}` : "";
-    const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24)];
+    const span = (e.span_id === null ? "-" : spanOf.get(e.span_id) ?? "-").padEnd(width);
+    const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24), span];
     if (e.refs.length) columns.push(e.refs.join(" "));
     columns.push(JSON.stringify(e.data) + payload);
     // On a terminal each event is one line of its width; --wide, a pipe and --json keep the whole line.

@@ -28,7 +28,7 @@ import {
   traceLineage,
   writeTraceExport,
 } from "../lib/provtrace/mod.ts";
-import { openTraceDb, traceRuns } from "../lib/provtrace/db/mod.ts";
+import { defaultRowsKeyPath, openTraceDb, traceRuns } from "../lib/provtrace/db/mod.ts";
 import { parseAssessmentFilter } from "../lib/provtrace/export/mod.ts";
 import { TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { openCatalog } from "./_catalog.ts";
@@ -112,6 +112,7 @@ function addBuild({ program, io, result }: Context): void {
         ...(opts.run === undefined ? {} : { runId: opts.run }),
         allowUnverified: opts.allowUnverified === true,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -131,6 +132,23 @@ function addBuild({ program, io, result }: Context): void {
         `${opts.db}: ${built.added.length} added, ${built.present.length} already there, ${built.open.length} not sealed, ${built.refused.length} refused`,
       );
     });
+}
+
+/** The options of `provtrace check`. */
+interface CheckOptions {
+  db: string;
+  runs?: string;
+  store: string[];
+  config?: string;
+  tenant?: string;
+  deep?: boolean;
+  json?: boolean;
+}
+
+/** The user's rows key (docs/provtrace.md, "What check proves"), where a home folder gives it a place. */
+function rowsKeyFile(): { keyFile?: string } {
+  const path = defaultRowsKeyPath();
+  return path === null ? {} : { keyFile: path };
 }
 
 /** Commander's way to take an option more than once. */
@@ -158,14 +176,17 @@ function addCheck({ program, io, result }: Context): void {
     )
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option(
+      "--deep",
+      "build every run again from its evidence and compare row by row, even where its rows' MAC holds",
+    )
     .option("--json", "print JSON")
-    .action(async (
-      opts: { db: string; runs?: string; store: string[]; config?: string; tenant?: string; json?: boolean },
-    ) => {
+    .action(async (opts: CheckOptions) => {
       const checked = await checkTrace(opts.db, {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         stores: opts.store,
         catalog: () => openCatalog(opts),
+        ...(opts.deep ? { deep: true } : rowsKeyFile()),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -292,6 +313,7 @@ function addExport({ program, io, result }: Context): void {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         stores: opts.store,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
         ...(opts.destination === undefined ? {} : { destination: opts.destination }),
         ...(opts.out === undefined

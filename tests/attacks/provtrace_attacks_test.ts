@@ -4,13 +4,17 @@
  * something else, a table swapped for a view, a trigger), rows of no run, and a run's source changed in its
  * store (alone, or with the file's last hash and rows made to match). `provtrace check` names each, and no
  * export writes a line that the evidence does not give: it refuses the run (or the whole file, for a changed
- * schema). Real runs made by provrun, a real sqlite store with assessments, a real git catalog.
+ * schema). The file is built with a rows key, as the CLI builds it, and checked and exported with it: a row edit
+ * breaks the MAC of the run's rows, so check and the export build the run again and name the row; a MAC made
+ * again without the key does not hold. Real runs made by provrun, a real sqlite store with assessments, a real
+ * git catalog.
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import {
   buildTrace,
@@ -21,6 +25,7 @@ import {
   type TraceCheck,
   type TraceExport,
 } from "../../lib/provtrace/mod.ts";
+import { rowsMac } from "../../lib/provtrace/db/mod.ts";
 import { traceRunDigest } from "../../lib/provtrace/db/mod.ts";
 import { makeRuns, rewriteRun, type TestRuns } from "../provtrace/_runs.ts";
 import { Tally } from "./_tally.ts";
@@ -32,6 +37,8 @@ interface World {
   t: TestRuns;
   store: string;
   base: string;
+  /** The rows key the file was built with. */
+  keyFile: string;
   n: number;
 }
 
@@ -48,12 +55,13 @@ function setUp(): Promise<World> {
       await s.assess(t.callRun, "reward", 0.2, { source: "grader" });
     }
     const base = join(t.root, "base.db");
-    const built = await buildTrace({ store, runs: t.runs, db: base, catalog: t.catalog });
+    const keyFile = join(t.root, "home", "rows.key");
+    const built = await buildTrace({ store, runs: t.runs, db: base, catalog: t.catalog, keyFile });
     assert.deepEqual(built.refused, []);
     const db = new DatabaseSync(base);
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     db.close();
-    return { t, store, base, n: 0 };
+    return { t, store, base, keyFile, n: 0 };
   })();
   return world;
 }
@@ -81,7 +89,12 @@ async function attack(
   file: string,
   exportOptions: Partial<Parameters<typeof exportTrace>[1]> = {},
 ): Promise<Outcome> {
-  const options: CheckTraceOptions = { catalog: w.t.catalog, stores: [w.store], runs: w.t.runs };
+  const options: CheckTraceOptions = {
+    catalog: w.t.catalog,
+    stores: [w.store],
+    runs: w.t.runs,
+    keyFile: w.keyFile,
+  };
   const check = await checkTrace(file, options);
   const exported = await exportTrace(file, { kind: "steps", ...options, ...exportOptions })
     .catch((error: Error) => error);
@@ -188,6 +201,41 @@ const ROW_EDITS: {
     },
     runs: (w) => [w.t.agentRun, w.t.callRun],
     names: /digest kept at the build was rewritten with them/,
+  },
+  {
+    name: "rows rewritten with their digest and a MAC made under another key",
+    edit: (db, w) => {
+      db.exec(`UPDATE trace_messages SET text = 'FORGED', content = json_set(content, '$.text', 'FORGED')
+        WHERE role = 'assistant' AND part_kind = 'text'`);
+      const forger = new Uint8Array(32).fill(7);
+      for (const run of [w.t.agentRun, w.t.callRun]) {
+        const digest = traceRunDigest(db, run).digest;
+        const manifest = Deno.readTextFileSync(join(w.t.runs, run, "evidence", "manifest.json"));
+        const mac = rowsMac(forger, {
+          run_id: run,
+          rows_digest: digest,
+          manifest_sha256: sha256Hex(manifest),
+        });
+        db.prepare("UPDATE trace_sources SET rows_digest = ?, rows_mac = ? WHERE run_id = ?").run(
+          digest,
+          mac,
+          run,
+        );
+      }
+    },
+    runs: (w) => [w.t.agentRun, w.t.callRun],
+    names: /digest kept at the build was rewritten with them/,
+  },
+  {
+    name: "a run's rows given the other run's MAC",
+    edit: (db, w) => {
+      db.prepare("UPDATE trace_tool_calls SET result = '\"FORGED\"' WHERE run_id = ?").run(w.t.agentRun);
+      db.prepare(
+        "UPDATE trace_sources SET rows_mac = (SELECT rows_mac FROM trace_sources WHERE run_id = ?) WHERE run_id = ?",
+      ).run(w.t.callRun, w.t.agentRun);
+    },
+    runs: (w) => [w.t.agentRun],
+    names: /trace_tool_calls \[.*\]: result differ/,
   },
   {
     name: "rows of a run the database does not hold",
@@ -345,6 +393,7 @@ Deno.test("provtrace attack: a run changed in its store, with the file's last ha
     catalog: w.t.catalog,
     runId: w.t.callRun,
     allowUnverified: true,
+    keyFile: w.keyFile,
   });
   assert.equal(forced.added[0]!.verified, false);
   const db = new DatabaseSync(file);

@@ -13,62 +13,15 @@
  * `x-mlflow-experiment-id` header), and the run's receiver as a ratio to MLflow. Target: at least 10.
  * @module
  */
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { gzipSync } from "node:zlib";
-import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
 import { FileStore } from "../../lib/provevi/mod.ts";
+import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median, report } from "./_report.ts";
 import { gzipBomb } from "../attacks/_gzip_bomb.ts";
+import { BATCH, postOne, spanBodies } from "./_spans.ts";
 
-const BATCH = 512;
 const BATCHES = 16;
-
-/** Bodies of 512 spans each, as Claude Code would send them: names, usage, a few attributes. */
-function bodies(): Uint8Array<ArrayBuffer>[] {
-  const memory = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
-  const tracer = provider.getTracer("claude_code", "2.1.332");
-  const out: Uint8Array<ArrayBuffer>[] = [];
-  for (let b = 0; b < BATCHES; b++) {
-    memory.reset();
-    for (let i = 0; i < BATCH; i++) {
-      tracer.startSpan(i % 2 ? "claude_code.llm_request" : "claude_code.tool", {
-        attributes: {
-          "gen_ai.request.model": "claude-sonnet-4-5",
-          "gen_ai.usage.input_tokens": 1000 + i,
-          "gen_ai.usage.output_tokens": 50,
-          "session.id": "c0ffee",
-          "tool.name": "Read",
-        },
-      }).end();
-    }
-    out.push(new Uint8Array(ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans())!));
-  }
-  return out;
-}
-
-/** Posts one body and waits for its answer; returns the milliseconds it took. */
-async function postOne(
-  url: string,
-  body: Uint8Array<ArrayBuffer>,
-  headers: Readonly<Record<string, string>> = {},
-): Promise<number> {
-  const t = performance.now();
-  const r = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/x-protobuf", ...headers },
-    body,
-  });
-  if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
-  await r.arrayBuffer();
-  return performance.now() - t;
-}
 
 async function post(
   url: string,
@@ -171,7 +124,7 @@ async function streamCap(store: FileStore): Promise<{ refused: number; bare: num
 
 /** Runs the benchmark and prints its lines. */
 export async function main(): Promise<void> {
-  const all = bodies();
+  const all = spanBodies(BATCHES);
   const dir = await Deno.makeTempDir({ prefix: "bench-receiver-" });
   const store = new FileStore({ runs: dir });
   const raw = await ingest(store, { all, gzip: false });

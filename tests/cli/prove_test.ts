@@ -122,7 +122,10 @@ Deno.test("prove show prints one line per event, and --json the events", async (
   assert.equal(r.code, 0);
   const lines = r.out.split("\n");
   assert.equal(lines.length, 13);
-  assert.match(lines[0]!, /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}run:\/\/acme/);
+  assert.match(
+    lines[0]!,
+    /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}invoke_agent revenue-question 18\.0ms run:\/\/acme/,
+  );
   const json = JSON.parse((await run(["--runs", RUNS, "show", SAMPLE_RUN_ID, "--json"])).out);
   assert.equal(json.events.length, 13);
 });

@@ -52,6 +52,16 @@ Deno.test("provtrace build, runs, check, query and export work in-process, each 
     "run-20261129T120000Z-0badc0de  same",
     `${s.db}: 1 runs, each as its source holds it`,
   ]);
+  io = bufferIo();
+  assert.equal(
+    await provtrace(["check", "--db", s.db, "--runs", s.runs, "--deep"], io),
+    0,
+    io.stderr.join("\n"),
+  );
+  assert.deepEqual(io.stdout, [
+    "run-20261129T120000Z-0badc0de  same",
+    `${s.db}: 1 runs, each as its source holds it`,
+  ]);
 
   io = bufferIo();
   assert.equal(

@@ -16,8 +16,8 @@ import { dumpTrace, makeRuns } from "./_runs.ts";
 function rowsWithoutSource(db: string): Record<string, unknown[]> {
   const rows = dumpTrace(db);
   rows.trace_sources = rows.trace_sources!.map((r) => {
-    // The digest of a run's rows covers its source's place too.
-    const { store_uri: _u, runs_root: _r, rows_digest: _d, ...rest } = JSON.parse(r as string);
+    // The digest of a run's rows covers its source's place too, and so does their MAC.
+    const { store_uri: _u, runs_root: _r, rows_digest: _d, rows_mac: _m, ...rest } = JSON.parse(r as string);
     return rest;
   });
   return rows;

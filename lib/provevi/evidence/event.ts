@@ -38,6 +38,7 @@ export const EVENT_TYPES = [
   "telemetry_problem",
   "span_recorded",
   "hook_called",
+  "spans_received",
 ] as const;
 
 /** One of {@linkcode EVENT_TYPES}. */

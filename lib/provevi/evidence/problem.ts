@@ -7,7 +7,7 @@
  */
 import { placeholder } from "./_placeholder.ts";
 
-/** A code's entry: its family, the check of docs/evidence-format.md (null outside the nine) and its meaning. */
+/** A code's entry: its family, the check of docs/evidence-format.md (null outside its numbered checks) and its meaning. */
 export interface CodeInfo {
   /** The check family: which check reports it. */
   family: string;
@@ -99,6 +99,10 @@ export type ProblemCode =
   | "attestation.key_absent"
   | "attestation.untrusted"
   | "attestation.flag_disagrees"
+  | "assessments.unreadable"
+  | "assessments.line"
+  | "assessments.chain"
+  | "assessments.target"
   | "catalog.missing"
   | "catalog.unopenable"
   | "experiment.no_pin"
@@ -426,6 +430,27 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     check: 9,
     meaning: "the run file stored as run_created's payload has run.sign_key, and run_created records no key",
   },
+  "assessments.unreadable": {
+    family: "assessments",
+    check: 11,
+    meaning: "assessments.jsonl is a link, not a plain file, or not UTF-8",
+  },
+  "assessments.line": {
+    family: "assessments",
+    check: 11,
+    meaning:
+      "a line of assessments.jsonl is not an assessment in RFC 8785 form of this run, numbered in order",
+  },
+  "assessments.chain": {
+    family: "assessments",
+    check: 11,
+    meaning: "a prev is not the hash of the line before it (line 1: the manifest's last_hash)",
+  },
+  "assessments.target": {
+    family: "assessments",
+    check: 11,
+    meaning: "an assessment judges an event or a span that the run's events do not have",
+  },
   "catalog.missing": {
     family: "bundle",
     check: 8,
@@ -698,7 +723,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
 export interface ProblemWhere {
   /** `events.jsonl`, `manifest.json`, `payloads/<sha256>`, `attestation.dsse.json`, `output/<path>`, … */
   file?: string | null;
-  /** The line of `events.jsonl`, from 1. */
+  /** The line of the file it names (`events.jsonl`, `assessments.jsonl`), from 1. */
   line?: number | null;
   /** The `seq` of the event on that line, when it can be read. */
   seq?: number | null;
@@ -710,7 +735,7 @@ export interface Problem {
   readonly code: ProblemCode;
   /** The file it names, or null. */
   readonly file: string | null;
-  /** The line of `events.jsonl` it names, from 1, or null. */
+  /** The line of the file it names (`events.jsonl`, `assessments.jsonl`), from 1, or null. */
   readonly line: number | null;
   /** The `seq` of the event on that line, or null when none can be read. */
   readonly seq: number | null;

@@ -13,6 +13,7 @@ import type { RunRecord } from "../evidence/record.ts";
 import type { Assessment } from "../store/assess.ts";
 import { withoutSecrets } from "../experiments/agent_class.ts";
 import { attributeLevel, type Level, levelRank } from "../telemetry/attributes.ts";
+import { experimentAssessmentTags } from "./experiment_tags.ts";
 import {
   plainAttribute,
   plainExperiment,
@@ -83,6 +84,8 @@ export interface CopyContent {
   traceId: string;
   spans: CopySpan[];
   assessments: CopyAssessment[];
+  /** The experiment's assessments, as tags of the MLflow experiment (`provevi.assessment.<id>`). */
+  experimentTags: Record<string, string>;
 }
 
 /** What {@linkcode copyContent} needs besides the events. */
@@ -97,6 +100,8 @@ export interface CopyContentOptions {
   record: RunRecord;
   /** The store's assessments of the run. */
   assessments?: readonly Assessment[];
+  /** The store's assessments of the run's experiment (as a whole and of each version). */
+  experimentAssessments?: readonly Assessment[];
 }
 
 /**
@@ -196,6 +201,7 @@ export async function copyContent(
     traceId: created.trace_id,
     spans: order,
     assessments: copyAssessments(options.assessments ?? [], events, spans, rank),
+    experimentTags: experimentAssessmentTags(options.experimentAssessments ?? [], level),
   };
 }
 

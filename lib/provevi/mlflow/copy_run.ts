@@ -10,6 +10,8 @@ import { checkRunIdToRead } from "../evidence/record.ts";
 import { readEventsText, verify } from "../evidence/verify.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { Assessment } from "../store/assess.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { experimentOfRun } from "../store/store_rows.ts";
 import { isSqliteUri, sqlitePath } from "../store/store_uri.ts";
 import { shownEndpoint, tryNormalEndpoint } from "../telemetry/endpoint.ts";
 import type { Destination } from "../telemetry/policy_types.ts";
@@ -165,6 +167,7 @@ export async function copyRun(
     policy,
     record,
     assessments,
+    experimentAssessments: await experimentAssessmentsOf(store, events[0]),
   });
 
   options.onProgress?.("waiting for the store's copy lock");
@@ -261,13 +264,31 @@ function clientFor(url: string, environ: Environ, signal: AbortSignal | undefine
   });
 }
 
+/** The assessments of the run's experiment, as a whole and of each version; none from a store without them. */
+async function experimentAssessmentsOf(
+  store: EvidenceStore,
+  created: EvidenceEvent | undefined,
+): Promise<Assessment[]> {
+  const experiment = created?.type === "run_created" ? experimentOfRun(created)?.experiment : undefined;
+  const questions = store as EvidenceStore & {
+    experimentAssessments?: (uri: string) => Promise<Assessment[]>;
+  };
+  if (experiment === undefined || typeof questions.experimentAssessments !== "function") return [];
+  try {
+    return await questions.experimentAssessments(experiment);
+  } catch (error) {
+    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no experiment's assessments
+    throw error;
+  }
+}
+
 async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {
   const questions = store as EvidenceStore & { assessments?: (id: string) => Promise<Assessment[]> };
   if (typeof questions.assessments !== "function") return [];
   try {
     return await questions.assessments(runId);
   } catch (error) {
-    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no assessments
+    if (error instanceof NeedsIndexedStore) return []; // a store of its own that keeps none
     throw error;
   }
 }

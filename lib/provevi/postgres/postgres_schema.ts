@@ -218,6 +218,21 @@ CREATE TABLE provevi_log_checkpoints (size bigint PRIMARY KEY CHECK (size > 0), 
 `;
 
 /**
+ * Version 7, as the sqlite store's step 7 makes it: an assessment judges an experiment too (`experiment`; then
+ * no run), exactly one of the two set; and the events are found by their trace ID.
+ */
+const V7 = `
+ALTER TABLE provevi_assessments ALTER COLUMN run_id DROP NOT NULL;
+ALTER TABLE provevi_assessments ADD COLUMN experiment ${T};
+ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_target
+  CHECK ((run_id IS NULL) <> (experiment IS NULL));
+ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_experiment_whole
+  CHECK (experiment IS NULL OR (seq IS NULL AND span_id IS NULL));
+CREATE INDEX provevi_assessments_experiment ON provevi_assessments (experiment) WHERE experiment IS NOT NULL;
+CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE trace_id IS NOT NULL;
+`;
+
+/**
  * The upgrade steps, in order: the same versions and descriptions as the sqlite store's `SCHEMA_STEPS` (whose
  * version 5 makes nothing in SQLite). Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
@@ -225,7 +240,7 @@ CREATE TABLE provevi_log_checkpoints (size bigint PRIMARY KEY CHECK (size > 0), 
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6, 7]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -276,6 +291,14 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
     description: "the log of the store's sealed runs: its key, entries, tile hashes and checkpoints",
     up: async (sql) => {
       await sql.unsafe(V6);
+    },
+  },
+  {
+    version: 7,
+    description:
+      "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
+    up: async (sql) => {
+      await sql.unsafe(V7);
     },
   },
 ];

@@ -8,18 +8,20 @@
 import type { Problem } from "../evidence/problem.ts";
 import type postgres from "postgres";
 import { join } from "node:path";
-import canonicalize from "canonicalize";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
-import { nowUtc } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
-import { columnText, columnValue, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
+import { columnValue, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
 import { missingRows } from "../store/complete_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
-import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "../store/trace.ts";
+import { traceOfRuns } from "../store/_trace_of_runs.ts";
+import { writeAssessmentPg } from "./postgres_assess.ts";
 import type * as Q from "../store/store_questions.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
 import { openPostgres, pgCode, pgMessage } from "./postgres_connection.ts";
@@ -367,9 +369,10 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span.
+   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span, or of an experiment (its URI or name; pinned,
+   * one version of it).
    * @returns The assessment as stored.
-   * @throws ProveviError when the run, event or span is not in the store.
+   * @throws ProveviError when the run, event, span, experiment or version is not in the store.
    */
   async assess(
     target: AssessTarget,
@@ -378,62 +381,33 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     options: AssessOptions = {},
   ): Promise<Assessment> {
     const sql = this.#writable("write an assessment");
-    const t = assessmentTarget(target);
-    if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", t.run_id)).length) {
-      throw new RunNotFound(`no run "${t.run_id}" in store ${this.uri} to assess`);
-    }
-    if (
-      t.seq !== null &&
-      !(await this.#all(
-        "SELECT 1 AS found FROM provevi_events WHERE run_id = ? AND seq = ?",
-        t.run_id,
-        t.seq,
-      ))
-        .length
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no event ${t.seq} in store ${this.uri}`);
-    }
-    if (
-      t.span_id !== null &&
-      !(await this.#all(
-        "SELECT 1 AS found FROM provevi_events WHERE span_id = ? AND run_id = ? LIMIT 1",
-        t.span_id,
-        t.run_id,
-      )).length
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
-    }
-    if (!name) throw new ProveviError("an assessment needs a name");
-    let json: string | undefined;
-    try {
-      json = canonicalize(value);
-    } catch (error) {
-      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
-    const created_at = nowUtc();
-    const rationale = columnValue(options.rationale ?? null), source = columnValue(options.source ?? null);
-    const [row] = await sql.unsafe(
-      `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [t.run_id, t.seq, t.span_id, name, json, rationale, source, created_at].map(columnValue),
-    );
-    return {
-      id: Number(row!.id),
-      ...t,
-      name: columnText(name),
-      value: JSON.parse(json),
-      rationale,
-      source,
-      created_at,
-    };
+    return await writeAssessmentPg(sql, rowSource(this.sql), {
+      storeUri: this.uri,
+      judgement: { target, name, value, options },
+    });
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
   assessments(runId: string): Promise<Assessment[]> {
     return q.assessments(rowSource(this.sql), runId);
+  }
+
+  /**
+   * The assessments of an experiment by its URI or name: of the experiment as a whole and of each version, or,
+   * pinned, of the whole and of that version. Oldest first; none when no run named it.
+   */
+  experimentAssessments(uri: string): Promise<Assessment[]> {
+    return q.experimentAssessments(rowSource(this.sql), uri);
+  }
+
+  /** The spans of a trace, across the runs whose events carry its ID (an index of step 7 finds them). */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    const rows = await this.#all(
+      "SELECT DISTINCT run_id FROM provevi_events WHERE trace_id = ? ORDER BY run_id",
+      id,
+    );
+    return await traceOfRuns(this, rows.map((r) => String(r.run_id)), id);
   }
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
   runsReading(uri: string): Promise<Q.RunReading[]> {

@@ -1,78 +1,135 @@
 /**
  * A run's writer with `prove serve`: it opens its run with the daemon (with the daemon's secret, from the
  * connection file), hands its program the run's traces address and ingest key, and at the end seals the run with
- * the daemon (with its writer key) and appends what the daemon took to its own chain. The same shape as
+ * the daemon (with its writer key) and appends what the daemon took to its own chain: one `spans_received`
+ * event a request, its body taken from the run folder where the daemon wrote it as it arrived. The same shape as
  * `receiver()`, so that a program backend uses either.
  * @module
  */
-import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { EventInit } from "../evidence/chain.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { isUtcTime } from "../evidence/event.ts";
+import { isSha256 } from "../evidence/hash.ts";
+import { packPayload, readPack } from "../evidence/payload_pack.ts";
+import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
+import { RECEIVED_FILE } from "./daemon_run.ts";
 import type { RunReceiver } from "./run_receiver.ts";
 import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
-import { RECEIVER_COMPONENT } from "./span_events.ts";
+import { RECEIVER_COMPONENT, SPANS_RECEIVED } from "./span_events.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
-/** The event types a daemon may hand back. */
-const HANDED_BACK = new Set(["span_recorded", "telemetry_problem"]);
+/** The bodies the daemon wrote to a run folder's `received.spans`, by SHA-256, each checked against it. */
+async function receivedBodies(folder: string): Promise<Map<string, Uint8Array>> {
+  let pack: Uint8Array;
+  try {
+    pack = await Deno.readFile(join(folder, RECEIVED_FILE));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return new Map();
+    throw new ProveviError(`cannot read ${join(folder, RECEIVED_FILE)}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const bodies = new Map<string, Uint8Array>();
+  for (const record of readPack(pack).records) {
+    const bytes = packPayload(pack, record);
+    if (bytes !== null) bodies.set(record.sha256, bytes);
+  }
+  return bodies;
+}
 
-function bytesOf64(b64: string): Uint8Array {
-  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+/** A whole number of at least zero. */
+const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/**
+ * The event a writer appends for one the daemon handed back, made again from its checked fields only: a
+ * `spans_received` of the receiver whose body the run folder holds, or a receiver's problem. Null for anything
+ * else.
+ */
+function handedBack(e: unknown, bodies: ReadonlyMap<string, Uint8Array>): Omit<EventInit, "actor"> | null {
+  if (typeof e !== "object" || e === null) return null;
+  const { type, component, data, payload, time } = e as Record<string, unknown>;
+  if (component !== RECEIVER_COMPONENT || typeof data !== "object" || data === null) return null;
+  const d = data as Record<string, unknown>;
+  if (type === "telemetry_problem") {
+    if (typeof d.problem !== "string" || d.problem === "") return null;
+    const problem: Omit<EventInit, "actor"> = {
+      type,
+      component,
+      data: problemData(d.problem.slice(0, 2000)),
+    };
+    if (isUtcTime(time)) problem.time = time;
+    return problem;
+  }
+  if (type !== SPANS_RECEIVED || !isSha256(payload) || !bodies.has(payload)) return null;
+  const services = Array.isArray(d.services) ? d.services : null;
+  if (
+    (d.encoding !== "protobuf" && d.encoding !== "json") || !count(d.spans) || services === null ||
+    !services.every((n) => typeof n === "string" && plainName(n)) || !isUtcTime(time)
+  ) return null;
+  return {
+    type,
+    component,
+    confidence: "parsed",
+    time,
+    payload,
+    data: { encoding: d.encoding, services: services as string[], spans: d.spans },
+  };
 }
 
 /**
- * Appends what a daemon handed back at a run's seal to the run's chain: stores the payloads, then writes the
- * events in the order the daemon took them. It takes only what a span receiver writes (`span_recorded` and
- * `telemetry_problem` events of the `SpanReceiver` component, payloads under their own SHA-256), so that a
- * daemon cannot put anything else in the chain.
+ * Appends what a daemon handed back at a run's seal to the run's chain: for each `spans_received` event, takes
+ * the body from the run folder's `received.spans`, checks its hash and stores it as a payload; then writes the
+ * events in the order the daemon took them, made again from their checked fields. It takes only what a span
+ * receiver writes (`spans_received` and `telemetry_problem` events of the `SpanReceiver` component, bodies that
+ * hash to what the events name), so that a daemon cannot put anything else in the chain. Then it removes
+ * `received.spans`, whose bodies are the run's payloads now.
  *
- * @param run The run's recorder (`record`, `payload`).
+ * @param run The run's recorder (`record`, `recordMany`, `payload`).
  * @param sealed The seal's answer.
+ * @param options `folder`: the run folder, where the daemon wrote the bodies.
  * @returns The number of events written.
- * @throws ProveviError when the answer holds anything else; nothing is written then.
+ * @throws ProveviError when the answer holds anything else, or names a body the folder lacks; nothing is
+ * written then.
  * @example
  * ```ts
  * import { appendSealedSpans } from "./daemon_client.ts";
  * import type { ReceiverRun } from "./span_intake.ts";
  * declare const recorder: ReceiverRun;
- * await appendSealedSpans(recorder, { run_id: "run-x", spans: 0, refused: 0, events: [], payloads: {} }); // 0
+ * await appendSealedSpans(recorder, { run_id: "run-x", spans: 0, refused: 0, events: [] }, { folder: "/tmp/runs/run-x" }); // 0
  * ```
  */
 export async function appendSealedSpans(
   run: Pick<ReceiverRun, "record" | "recordMany" | "payload">,
   sealed: SealedSpans,
+  options: { folder: string },
 ): Promise<number> {
-  const payloads = new Map<string, Uint8Array>();
-  for (const [sha, b64] of Object.entries(sealed?.payloads ?? {})) {
-    const bytes = typeof b64 === "string" ? bytesOf64(b64) : null;
-    if (bytes === null || createHash("sha256").update(bytes).digest("hex") !== sha) {
-      throw new ProveviError(
-        `the daemon's answer holds a payload ${sha.slice(0, 80)} whose bytes do not match it`,
-      );
-    }
-    payloads.set(sha, bytes);
-  }
-  const events = Array.isArray(sealed?.events) ? sealed.events : [];
+  const events: unknown[] = Array.isArray(sealed?.events) ? sealed.events : [];
+  const bodies = events.length ? await receivedBodies(options.folder) : new Map<string, Uint8Array>();
+  const inits: Omit<EventInit, "actor">[] = [];
   for (const e of events) {
-    if (!HANDED_BACK.has(e?.type) || e.component !== RECEIVER_COMPONENT) {
+    const init = handedBack(e, bodies);
+    if (init === null) {
+      const { type, component, payload } = (e ?? {}) as Record<string, unknown>;
       throw new ProveviError(
-        `the daemon's answer holds a ${String(e?.type).slice(0, 80)} event of ${
-          String(e?.component).slice(0, 80)
-        }; ` +
-          `a span daemon hands back only span_recorded and telemetry_problem events of ${RECEIVER_COMPONENT}`,
+        type === SPANS_RECEIVED && component === RECEIVER_COMPONENT
+          ? `the daemon's answer names a body ${String(payload).slice(0, 80)} that ${RECEIVED_FILE} of the ` +
+            `run does not hold, or a batch of spans that is not one`
+          : `the daemon's answer holds a ${String(type).slice(0, 80)} event of ${
+            String(component).slice(0, 80)
+          }; ` +
+            `a span daemon hands back only ${SPANS_RECEIVED} and telemetry_problem events of ${RECEIVER_COMPONENT}`,
       );
     }
-    if (e.payload != null && !payloads.has(e.payload)) {
-      throw new ProveviError(
-        `the daemon's answer names a payload ${String(e.payload).slice(0, 80)} it does not hold`,
-      );
-    }
+    inits.push(init);
   }
-  for (const bytes of payloads.values()) await run.payload(bytes);
-  if (run.recordMany) await run.recordMany(events);
-  else for (const init of events) await run.record(init);
-  return events.length;
+  for (const init of inits) if (init.payload) await run.payload(bodies.get(init.payload)!);
+  if (run.recordMany) await run.recordMany(inits);
+  else for (const init of inits) await run.record(init);
+  await Deno.remove(join(options.folder, RECEIVED_FILE)).catch(() => {});
+  return inits.length;
 }
 
 async function errorOf(response: Response): Promise<string> {
@@ -90,7 +147,7 @@ async function errorOf(response: Response): Promise<string> {
  * seal the daemon refuses (it was restarted, or let the run go) is written as the run's `telemetry_problem`.
  *
  * @param connection The daemon's address and secret (`readDaemonFile`).
- * @param run The run's recorder.
+ * @param run The run's recorder, and its folder (where the daemon writes the bodies it takes).
  * @returns The run's receiver at the daemon.
  * @throws ProveviError when the daemon cannot be reached or refuses to open the run, in one line.
  * @example
@@ -105,7 +162,7 @@ async function errorOf(response: Response): Promise<string> {
  */
 export async function openWithDaemon(
   connection: DaemonConnection,
-  run: ReceiverRun,
+  run: ReceiverRun & { readonly folder: string },
 ): Promise<RunReceiver> {
   let response: Response;
   try {
@@ -139,7 +196,7 @@ export async function openWithDaemon(
       });
       if (!sealed.ok) throw new Error(await errorOf(sealed));
       const answer = await sealed.json() as SealedSpans;
-      await appendSealedSpans(run, answer);
+      await appendSealedSpans(run, answer, { folder: run.folder });
       spans = answer.spans;
       refused = answer.refused;
     } catch (error) {

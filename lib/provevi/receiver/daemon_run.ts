@@ -1,16 +1,23 @@
 /**
- * A run open with the span daemon (`prove serve`): what the daemon holds for it until the run's writer seals
- * it (its `span_recorded` and `telemetry_problem` events, their payloads), the two keys that open its doors (the
- * writer's, to seal it; the ingest key, for its program's spans), its budget, and whether it is still live in
- * the store: not sealed there, and its writer still holding the writer's lock. Each key is kept as its SHA-256
- * only, and compared in constant time.
+ * A run open with the span daemon (`prove serve`): the batches it took for the run, the two keys that open its
+ * doors (the writer's, to seal it; the ingest key, for its program's spans), its budget, and whether it is still
+ * live in the store: not sealed there, and its writer still holding the writer's lock. Each key is kept as its
+ * SHA-256 only, and compared in constant time.
  *
- * Issue #33 will have the daemon write spans to the run's evidence as they arrive: this class is the one place
- * that holds them, behind the `ReceiverRun` shape the intake writes to.
+ * Only the run's writer may append to its chain, so the daemon writes each request's body, as it arrives, to
+ * `received.spans` in the run folder (beside `evidence/`, a payload pack: one append a request, before the
+ * request is answered), and keeps in memory only the small events that will name them: one `spans_received` a
+ * request, and the receiver's problems. At the seal it hands the events to the writer, which takes each body from
+ * the file, checks its hash, stores it as a payload and chains the events. What the daemon holds for a run in
+ * memory is bounded by the run's limits, whatever the run sends.
  * @module
  */
-import { createHash } from "node:crypto";
+import { join } from "node:path";
 import type { EventInit } from "../evidence/chain.ts";
+import { EvidenceError } from "../evidence/errors.ts";
+import { nowUtc } from "../evidence/event.ts";
+import { sha256Hex } from "../evidence/hash.ts";
+import { packRecord } from "../evidence/payload_pack.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { runWriterState } from "../evidence/writer_process.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
@@ -25,6 +32,9 @@ function bytesOf(content: unknown): Uint8Array {
   if (content instanceof Uint8Array) return content;
   return utf8.encode(typeof content === "string" ? content : JSON.stringify(content) ?? "null");
 }
+
+/** The file in a run folder where the span daemon keeps the bodies it took for the run, until its seal. */
+export const RECEIVED_FILE = "received.spans";
 
 /** Where a run is, as the store tells it. */
 export type StoreState = "live" | "sealed" | "cut";
@@ -61,8 +71,11 @@ export class DaemonRun implements ReceiverRun {
   /** Requests refused with the run's key (its own program's: a bad body, past a limit, after its end). */
   refused = 0;
   readonly events: Omit<EventInit, "actor">[] = [];
-  readonly payloads = new Map<string, Uint8Array>();
   readonly budget: RunBudget;
+  /** `received.spans`, open to append, from the first body on. */
+  #file: Deno.FsFile | null = null;
+  /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
+  readonly #kept = new Set<string>();
   readonly writerDigest: Uint8Array;
   readonly ingestDigest: Uint8Array;
   #tail: Promise<unknown> = Promise.resolve();
@@ -102,32 +115,68 @@ export class DaemonRun implements ReceiverRun {
     return this.budget.spans;
   }
 
-  /** Holds one event for the seal. */
+  /** Holds one event for the seal, with the time the daemon took it. */
   record(init: Omit<EventInit, "actor">): Promise<unknown> {
     if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
-    this.events.push(init);
+    this.events.push({ ...init, time: init.time ?? nowUtc() });
     return Promise.resolve();
   }
 
   /** Holds several events for the seal. */
   recordMany(inits: readonly Omit<EventInit, "actor">[]): Promise<unknown> {
     if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
-    for (const init of inits) this.events.push(init);
+    const time = nowUtc();
+    for (const init of inits) this.events.push({ ...init, time: init.time ?? time });
     return Promise.resolve();
   }
 
-  /** Holds a payload for the seal; returns its SHA-256. */
+  /**
+   * Appends a body to the run's `received.spans` with one write, before its request is answered: it survives
+   * the daemon's end. It is fsynced with the run's evidence at the seal, when the writer stores it as a payload.
+   *
+   * @returns Its SHA-256.
+   * @throws EvidenceError when the file cannot take it (the request gets 503, and is sent again).
+   */
   payload(content: unknown): Promise<string> {
+    if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
     const bytes = bytesOf(content);
-    const sha = createHash("sha256").update(bytes).digest("hex");
-    this.payloads.set(sha, bytes);
+    const sha = sha256Hex(bytes);
+    if (this.#kept.has(sha)) return Promise.resolve(sha);
+    const path = join(this.inStore.folder!, RECEIVED_FILE);
+    const record = packRecord(sha, bytes);
+    let written = 0;
+    try {
+      this.#file ??= Deno.openSync(path, { write: true, create: true, append: true, mode: 0o600 });
+      while (written < record.length) written += this.#file.writeSync(record.subarray(written));
+    } catch (error) {
+      // a record cut part way would hide the ones after it: take it back
+      if (written > 0) this.#truncateBack(written);
+      return Promise.reject(
+        new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error }),
+      );
+    }
+    this.#kept.add(sha);
     return Promise.resolve(sha);
   }
 
+  #truncateBack(written: number): void {
+    try {
+      this.#file!.truncateSync(this.#file!.statSync().size - written);
+    } catch { /* the writer's reader stops at the cut record */ }
+  }
+
+  /** Closes `received.spans`: the run takes no more bodies. */
+  closeFile(): void {
+    try {
+      this.#file?.close();
+    } catch { /* closed already */ }
+    this.#file = null;
+  }
+
   /**
-   * Lets go of what the run held, for a reason. A run past its limits keeps one problem for its writer's seal
-   * (`tellWriter`), which says what was let go; a run sealed or cut in the store has no writer left to tell, and
-   * takes nothing more.
+   * Takes nothing more for the run, for a reason. A run past its limits keeps what it sent before, and one
+   * problem for its writer's seal (`tellWriter`) that says why the rest was refused; a run sealed or cut in the
+   * store has no writer left to tell, and the daemon forgets it.
    *
    * @param reason Why, in a few words.
    * @param options Whether the run's writer will still seal it with the daemon, and is to be told.
@@ -135,22 +184,22 @@ export class DaemonRun implements ReceiverRun {
   release(reason: string, { tellWriter }: { tellWriter: boolean }): void {
     if (this.released !== null) return;
     this.released = reason;
-    // the spans go; the problems (few, and bounded) stay for the writer
-    const kept = this.events.filter((e) => e.type !== "span_recorded");
-    const dropped = this.events.length - kept.length;
-    this.events.splice(0, this.events.length, ...kept);
-    this.payloads.clear();
+    this.closeFile();
     if (tellWriter) {
+      // what the run sent before its limit is kept (on disk, and in a few small events) for its writer's seal
       this.events.push({
         type: "telemetry_problem",
         component: RECEIVER_COMPONENT,
         data: problemData(
-          `prove serve let go of the ${dropped} spans it held for run ${this.runId}, unwritten, because ${reason} ` +
-            `(${this.budget.limits.maxSpans} spans, ${this.budget.limits.maxBytes} bytes); their rows stay in ` +
-            `spans.jsonl`,
+          `prove serve takes no more spans for run ${this.runId} after ${this.budget.spans}, because ${reason} ` +
+            `(${this.budget.limits.maxSpans} spans, ${this.budget.limits.maxBytes} bytes); the spans taken ` +
+            `before are kept`,
         ),
       });
-    } else this.sealed = true;
+    } else {
+      this.sealed = true;
+      this.events.length = 0;
+    }
   }
 
   /** Runs one request after the previous ones of this run, so the events keep the order of the requests. */

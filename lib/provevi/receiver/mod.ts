@@ -18,7 +18,9 @@
 export * from "./otlp_receiver.ts";
 export * from "./otlp_json.ts";
 export * from "./span_intake.ts";
-export { receivedRow, RECEIVER_COMPONENT } from "./span_events.ts";
+export { type BatchEncoding, receivedRow, RECEIVER_COMPONENT, SPANS_RECEIVED } from "./span_events.ts";
+export * from "./received_batch.ts";
+export { RECEIVED_FILE } from "./daemon_run.ts";
 export * from "./run_budget.ts";
 export * from "./run_receiver.ts";
 export * from "./span_daemon.ts";

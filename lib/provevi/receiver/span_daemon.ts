@@ -17,8 +17,10 @@
  *   seal, and the spans held for it are let go. The daemon holds at most `maxRuns` open runs, and at most
  *   `maxHeldBytes` of spans for them all (503 past that, which an exporter sends again later).
  *
- * Span rows go to the run's folder at once; the `span_recorded` events are handed back to the run's writer at
- * the seal, with their payloads, because only the run's own writer may append to its hash chain.
+ * What a run sends is written to the run's folder as it arrives, one append a request before it is answered: the
+ * span rows to `spans.jsonl`, the body to `received.spans` (`daemon_run.ts`). Only the run's own writer may
+ * append to its hash chain, so the daemon hands it the events that name the bodies (one `spans_received` a
+ * request) at the seal, and the writer takes the bodies from its folder (`daemon_client.ts`).
  * @module
  */
 import type { RunRecord } from "../evidence/record.ts";
@@ -37,13 +39,15 @@ export interface DaemonStore {
   readRun(runId: string): Promise<RunRecord>;
 }
 
-/** What a run's writer gets back at its seal: the events to append to its chain, and their payloads (base64). */
+/**
+ * What a run's writer gets back at its seal: the events to append to its chain, in the order the daemon took
+ * them. Each `spans_received` event names a body that the daemon wrote to the run's `received.spans`.
+ */
 export interface SealedSpans {
   run_id: string;
   spans: number;
   refused: number;
   events: Omit<EventInit, "actor">[];
-  payloads: Record<string, string>;
 }
 
 /** What `POST /runs` answers: the run's addresses and keys, for its writer only. */
@@ -71,7 +75,7 @@ export interface SpanDaemonOptions extends IntakeOptions {
   limits?: RunLimits;
   /** The most runs open at once; 64 by default. */
   maxRuns?: number;
-  /** The most bytes of spans held for all open runs at once; 1 GiB by default. */
+  /** The most bytes of spans (bodies, unpacked) kept for all open runs at once, until their seal; 1 GiB by default. */
   maxHeldBytes?: number;
   /** How often open runs are checked against the store, in seconds; 15 by default. */
   sweepSeconds?: number;
@@ -112,14 +116,6 @@ function refuse(status: number, message: string, otlp: boolean, request: Request
     : Response.json({ error: message }, { status });
   for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
   return response;
-}
-
-function base64(bytes: Uint8Array): string {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
 }
 
 /**
@@ -385,15 +381,14 @@ export class SpanDaemon implements AsyncDisposable {
         );
       }
       run.sealed = true;
+      run.closeFile();
       const sealed: SealedSpans = {
         run_id: run.runId,
         spans: run.spans,
         refused: run.refused,
         events: [...run.events],
-        payloads: Object.fromEntries([...run.payloads].map(([sha, bytes]) => [sha, base64(bytes)])),
       };
       run.events.length = 0;
-      run.payloads.clear();
       return Promise.resolve(Response.json(sealed, { headers: { "cache-control": "no-store" } }));
     });
   }

@@ -1,7 +1,8 @@
 /**
- * What a received span becomes: a span row (names and usage only), a payload (what is not a name: bodies, span
- * events, links, free text, the resource) and a `span_recorded` event (confidence `parsed`) that names the
- * payload. The spans of one request are made together: their names repeat and their payloads are often one.
+ * What a request of received spans becomes: a span row for each span (names and usage only, in the run's span
+ * index), and one `spans_received` event (confidence `parsed`) whose payload is the request's body as the program
+ * sent it (gzip undone): every span, its bodies, events, links and resource, byte for byte. The spans of one
+ * request are made together: their names repeat.
  * @module
  */
 import type { EventInit } from "../evidence/chain.ts";
@@ -10,10 +11,12 @@ import type { StoredSpan } from "../evidence/spans_file.ts";
 import { attributeLevel } from "../telemetry/attributes.ts";
 import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import type { OtlpValue, ReceivedSpan } from "./otlp_receiver.ts";
-import { canonicalAttributes, canonicalData, type SpanData } from "./span_lines.ts";
 
 /** The component name of the receiver's events. */
 export const RECEIVER_COMPONENT = "SpanReceiver";
+
+/** The event type of a batch of received spans: one request's body, as its payload. */
+export const SPANS_RECEIVED = "spans_received";
 
 const DIGITS = /^[0-9]+$/;
 let lastSecond = "";
@@ -70,10 +73,6 @@ function json(value: OtlpValue): Json {
   return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
-function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } {
-  return json(values) as { [key: string]: Json };
-}
-
 /**
  * A received span as a span row: OTLP's span kind (1 internal … 5 consumer) becomes OpenTelemetry's (0 … 4), and
  * times become RFC 3339 UTC with microseconds. The row keeps names and usage only; bodies stay in the payload.
@@ -82,7 +81,7 @@ function jsonRecord(values: Record<string, OtlpValue>): { [key: string]: Json } 
  * @returns The row.
  */
 export function receivedRow(span: ReceivedSpan): StoredSpan {
-  return splitRow(span, plainNames()).row;
+  return splitRow(span, plainNames());
 }
 
 /**
@@ -130,23 +129,19 @@ function plainSpanNameOf(text: string, plain: PlainNames): string | null {
   return copy;
 }
 
-/** The row and the body of a span; `plain` remembers the names of one request, which repeat. */
-function splitRow(
-  span: ReceivedSpan,
-  plain: PlainNames,
-): { row: StoredSpan; body: { [key: string]: Json } | null; canonical: boolean } {
-  // splitBody(jsonRecord(span.attributes)) in one pass: each value made JSON, then kept or put in the body
+/** The row of a span; `plain` remembers the names of one request, which repeat. */
+function splitRow(span: ReceivedSpan, plain: PlainNames): StoredSpan {
+  // each value made JSON, then kept unless it is a body (the body stays in the batch's payload, the request)
   let kept: { [key: string]: Json } = {};
-  let body: { [key: string]: Json } | null = null;
   const values = span.attributes;
   for (const key in values) {
     if (!Object.hasOwn(values, key)) continue;
     const value = json(values[key]!);
-    if (attributeLevel(key, value) === "bodies") put(body ??= {}, key, value);
-    else put(kept, key, typeof value === "string" ? flatText(value, plain) : value);
+    if (attributeLevel(key, value) === "bodies") continue;
+    put(kept, key, typeof value === "string" ? flatText(value, plain) : value);
   }
   kept = sortedKeys(kept);
-  const row: StoredSpan = {
+  return {
     trace_id: span.traceId,
     span_id: span.spanId,
     parent_span_id: span.parentSpanId,
@@ -166,7 +161,6 @@ function splitRow(
     events: [],
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId })),
   };
-  return { row, body, canonical: canonicalAttributes(kept) };
 }
 
 /** The same object with its keys in order (the order of a canonical line). */
@@ -180,140 +174,37 @@ function sortedKeys(o: { [key: string]: Json }): { [key: string]: Json } {
   return o;
 }
 
-/** A request's spans made into rows, payloads and events. */
-export interface RequestRecords {
-  /** The span rows, in the order of the request. */
-  rows: StoredSpan[];
-  /** The request's distinct payloads: store each, and set its `sha256`, before {@linkcode events}. */
-  payloads(): Payload[];
-  /** The `span_recorded` events, in the order of the request, naming the payloads stored. */
-  events(): Omit<EventInit, "actor">[];
-}
+/** The encodings of a request body, as `spans_received` names them. */
+export type BatchEncoding = "protobuf" | "json";
 
 /**
- * Makes a request's spans into rows, payloads and events.
+ * A request's spans made into rows (their names and usage) and the `spans_received` event of the batch: the
+ * request's body, as received with gzip undone, is the event's payload, so the evidence holds every span exactly
+ * as the program sent it, with one payload and one event for the request.
  *
  * @param spans The request's decoded spans.
- * @returns Their rows at once; their payloads and events on demand, in that order.
+ * @param options The body's encoding, and when the receiver took it.
+ * @returns The rows, and the event to write once the body is stored (its `payload` to be set).
  */
-export function requestRecords(spans: readonly ReceivedSpan[]): RequestRecords {
+export function requestRecords(
+  spans: readonly ReceivedSpan[],
+  options: { encoding: BatchEncoding; time?: string },
+): { rows: StoredSpan[]; event: Omit<EventInit, "actor"> } {
   const plain = plainNames();
-  const split = spans.map((s) => splitRow(s, plain));
-  const seen: Seen = { plain, payloads: new Map() };
-  let each: Payload[] = [];
-  return {
-    rows: split.map((s) => s.row),
-    payloads() {
-      each = spans.map((span, i) => payloadOf(span, split[i]!, seen));
-      return [...seen.payloads.values()].flatMap(({ byHead }) => [...byHead.values()]);
-    },
-    events() {
-      return spans.map((span, i) => spanEvent(span, split[i]!, each[i]?.sha256 ?? null, seen));
-    },
-  };
-}
-
-/** A payload of a request: its text, and its SHA-256 once stored. */
-export interface Payload {
-  content: string;
-  sha256?: string | null;
-}
-
-/**
- * What one request's spans share: which names are plain, and the payloads, by resource and by the text before
- * the resource (spans of one resource share its object, and most share all of their payload).
- */
-interface Seen {
-  plain: PlainNames;
-  payloads: Map<Record<string, OtlpValue>, { resource: string; byHead: Map<string, Payload> }>;
-}
-
-/** A span's payload: found among those of the request, else added (its resource made JSON once). */
-function payloadOf(
-  span: ReceivedSpan,
-  split: { row: StoredSpan; body: { [key: string]: Json } | null },
-  seen: Seen,
-): Payload {
-  let of = seen.payloads.get(span.resource);
-  if (of === undefined) {
-    seen.payloads.set(
-      span.resource,
-      of = { resource: JSON.stringify(jsonRecord(span.resource)), byHead: new Map() },
-    );
+  const rows = spans.map((s) => splitRow(s, plain));
+  const services = new Set<string>();
+  for (const span of spans) {
+    const service = span.resource["service.name"];
+    const name = typeof service === "string" ? plainNameOf(service, plain) : null;
+    if (name !== null) services.add(name);
   }
-  const head = payloadHead(span, split);
-  let payload = of.byHead.get(head);
-  if (payload === undefined) of.byHead.set(head, payload = { content: `${head}"resource":${of.resource}}` });
-  return payload;
-}
-
-/**
- * What of a span is not a name goes in its payload: bodies, span events, links, a name or status message that is
- * free text, and the resource. The payload's text up to its resource, written key by key as JSON.stringify would
- * write the object of these keys, in this order (the resource comes last).
- */
-function payloadHead(
-  span: ReceivedSpan,
-  { row, body }: { row: StoredSpan; body: { [key: string]: Json } | null },
-): string {
-  let content = "{";
-  if (row.name !== span.name) content += `"name":${JSON.stringify(span.name)},`;
-  if (row.status.message !== span.status.message && span.status.message !== "") {
-    content += `"status_message":${JSON.stringify(span.status.message)},`;
-  }
-  if (body !== null) content += `"attributes":${JSON.stringify(body)},`;
-  if (span.events.length) {
-    content += `"events":${
-      JSON.stringify(span.events.map((e) => ({
-        name: e.name,
-        time: nanoTime(e.timeUnixNano),
-        attributes: jsonRecord(e.attributes),
-      })))
-    },`;
-  }
-  if (span.links.length) {
-    content += `"links":${
-      JSON.stringify(span.links.map((l) => ({
-        trace_id: l.traceId,
-        span_id: l.spanId,
-        attributes: jsonRecord(l.attributes),
-      })))
-    },`;
-  }
-  return content;
-}
-
-/** The `span_recorded` event of a span, with its payload stored. */
-function spanEvent(
-  span: ReceivedSpan,
-  { row, canonical }: { row: StoredSpan; canonical: boolean },
-  payload: string | null,
-  seen: Seen,
-): Omit<EventInit, "actor"> {
-  const service = span.resource["service.name"];
-  // in the order of the canonical line
-  const data: SpanData = {
-    attributes: row.attributes,
-    end_time: row.end_time,
-    kind: row.kind,
-    library: null,
-    name: row.name,
-    scope: row.scope.name,
-    service: typeof service === "string" ? plainNameOf(service, seen.plain) : null,
-    source: "receiver",
-    status: row.status,
-    version: row.scope.version,
-  };
-  return {
-    type: "span_recorded",
+  const event: Omit<EventInit, "actor"> = {
+    type: SPANS_RECEIVED,
     component: RECEIVER_COMPONENT,
     confidence: "parsed",
-    trace_id: row.trace_id,
-    span_id: row.span_id,
-    parent_span_id: row.parent_span_id,
-    started_at: row.start_time,
-    payload,
-    data,
-    dataCanonical: canonicalData(data, canonical),
+    data: { encoding: options.encoding, services: [...services].sort(), spans: spans.length },
+    payload: null,
   };
+  if (options.time !== undefined) event.time = options.time;
+  return { rows, event };
 }

@@ -1,8 +1,9 @@
 /**
  * One OTLP/HTTP trace request for one run: the rules of the span receiver, shared by `receiver()` (one run, in
  * the run's process) and `prove serve` (a daemon for many runs). A span belongs to the run because the request
- * reached that run's address, never because of a run ID the program wrote. Each span becomes a `span_recorded`
- * event (confidence `parsed`) and a span row; spans for a run that is sealed or not open are refused with 409
+ * reached that run's address, never because of a run ID the program wrote. Each request becomes one
+ * `spans_received` event (confidence `parsed`) whose payload is its body, and each span a row of the run's span
+ * index; spans for a run that is sealed or not open are refused with 409
  * and an OTLP error body; a body that is not a trace request gets 400, and a body over the size limit (as sent or
  * unpacked), a request of too many spans, or a run past its limits ({@linkcode RunBudget}) gets 413, each with a
  * `telemetry_problem` event for the run. Who may send is the caller's to check first (`run_receiver.ts`,
@@ -16,7 +17,7 @@ import type { StoredSpan } from "../evidence/spans_file.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { decodeTraceRequest, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
-import { RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
+import { type BatchEncoding, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
 import type { RunBudget } from "./run_budget.ts";
 
@@ -155,7 +156,9 @@ async function spansOf(
   request: Request,
   contentType: string | null,
   { target, options }: { target: IntakeTarget; options: IntakeOptions },
-): Promise<{ spans: ReceivedSpan[] } | { status: number; message: string; always?: boolean }> {
+): Promise<
+  { spans: ReceivedSpan[]; body: Uint8Array } | { status: number; message: string; always?: boolean }
+> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
   const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
   let body: Uint8Array;
@@ -180,12 +183,12 @@ async function spansOf(
   const over = target.budget?.take(spans.length, body.byteLength) ?? null;
   // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
   if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}`, always: fresh };
-  return { spans };
+  return { spans, body };
 }
 
 /**
- * Takes one `POST /v1/traces` request for one run: decodes it, writes each span as a `span_recorded` event and
- * a span row, and answers as OTLP/HTTP asks. The caller has matched the path and checked who sent it.
+ * Takes one `POST /v1/traces` request for one run: decodes it, writes its spans' rows, its body as a payload
+ * and one `spans_received` event, and answers as OTLP/HTTP asks. The caller has matched the path and checked who sent it.
  *
  * @param request The HTTP request.
  * @param target The run, its store's span rows and its budget, or null when the address names no open run.
@@ -230,7 +233,7 @@ export async function takeTraces(
   }
   const { spans } = taken;
   try {
-    await recordSpans(spans, target);
+    await recordSpans(taken, { target, encoding: isJson(contentType) ? "json" : "protobuf" });
   } catch (error) {
     if (run.sealed) return answer(409, `run ${run.runId} is sealed; it takes no more spans`);
     if (!(error instanceof EvidenceError)) {
@@ -249,20 +252,21 @@ export async function takeTraces(
   return otlpOk(contentType);
 }
 
-/** Writes a request's spans: their rows, their payloads, and their events, in the order of the request. */
-async function recordSpans(spans: ReceivedSpan[], { run, rows }: IntakeTarget): Promise<void> {
-  const records = requestRecords(spans);
-  // The rows are an index beside the evidence: written while the events are made, and before them, so that
-  // a request whose rows fail (503, which the exporter sends again) leaves no events behind.
-  const rowsWritten = rows.addSpans?.(run.runId, records.rows);
-  rowsWritten?.catch(() => {});
-  // Spans of one request often share a payload (their resource, and nothing else): stored once. The events of
-  // the request are written together, in the order of the request.
-  for (const payload of records.payloads()) payload.sha256 = await run.payload(payload.content);
-  const inits = records.events();
-  await rowsWritten;
-  if (run.recordMany) await run.recordMany(inits);
-  else for (const init of inits) await run.record(init);
+/**
+ * Writes a request's spans: their rows in the run's span index, then the body as one payload and the batch's one
+ * `spans_received` event, so that a request costs one payload and one line however many spans it holds.
+ */
+async function recordSpans(
+  { spans, body }: { spans: ReceivedSpan[]; body: Uint8Array },
+  { target: { run, rows }, encoding }: { target: IntakeTarget; encoding: BatchEncoding },
+): Promise<void> {
+  const records = requestRecords(spans, { encoding });
+  // The rows are an index beside the evidence, written before it, so that a request whose rows fail (503,
+  // which the exporter sends again) leaves no event behind.
+  await rows.addSpans?.(run.runId, records.rows);
+  const sha256 = await run.payload(body);
+  // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
+  await run.record({ ...records.event, payload: sha256 });
 }
 
 /**

@@ -12,6 +12,7 @@ export * from "./open_store.ts";
 export * from "./verify_run.ts";
 export * from "./bundle.ts";
 export { type BundleAsked, bundleAsked } from "./bundle_asked.ts";
+export { type BundlePin, bundlePin } from "./bundle_pin.ts";
 export * from "./export_run.ts";
 export * from "./run_elsewhere.ts";
 export * from "./stored_run.ts";

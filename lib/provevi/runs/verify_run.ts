@@ -3,7 +3,6 @@
  * bundle and the experiment.
  * @module
  */
-import { join } from "node:path";
 import { type Catalog, parseUri } from "../../provcat/mod.ts";
 import { verifyBundle } from "./bundle.ts";
 import { verifyExperiment } from "../experiments/experiment.ts";
@@ -13,9 +12,12 @@ import { type Check, type ReadEvents, verifyEvidence, verifyOutputs } from "../e
 import { inputProblems, outputRecordProblems } from "../evidence/event_rules.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
+import { bundlePin } from "./bundle_pin.ts";
 import { signingAskedProblems } from "./signing_asked.ts";
 import { resumedPairProblems } from "./resumed_pair.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
+import { checkAssessmentsFile } from "../evidence/assessments_file.ts";
+import { manifestLastHash } from "../evidence/manifest.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
 import { checkRunInLog, type InLog, readRunLogFiles } from "../log/run_in_log.ts";
 import type { TrustPolicy } from "../log/trust_policy.ts";
@@ -105,6 +107,7 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   });
   problems.push(...await signingAskedProblems(record, read.events), ...attestation.problems);
   notes.push(...attestation.notes);
+  problems.push(...await assessmentProblems(record, read));
   const inLog = options.log
     ? await logCheck(record, read.texts?.manifest ?? null, options.log, problems)
     : null;
@@ -188,12 +191,12 @@ async function checkBundle(
   context: { options: VerifyRunOptions; catalog: ReturnType<typeof lazyCatalog> },
 ): Promise<BundleVerdict> {
   const { options, catalog } = context;
-  const file = options.bundle === undefined && record.folder !== null
-    ? await readBundleFile(record.folder)
-    : null;
+  const file = options.bundle === undefined && record.folder !== null ? await bundlePin(record.folder) : null;
   const problems: Problem[] = [...(file?.problems ?? [])];
   const bundle = options.bundle ?? file?.pinned ?? null;
-  const unpinnedBundle = options.bundle === undefined ? file?.unpinned ?? null : null;
+  const unpinnedBundle = file !== null && file.pinned === null && file.problems.length === 0
+    ? file.uri
+    : null;
   // The run file the evidence records asked for a bundle: deleting bundle.json must not let a forged run pass.
   const asked = await bundleAsked(record, read.events);
   problems.push(...asked.problems);
@@ -241,40 +244,6 @@ async function checkBundle(
   return { bundle, unpinnedBundle, problems };
 }
 
-/** `bundle.json`: its pinned URI, or its URI when `pinned` is null; null when there is no such file. */
-async function readBundleFile(
-  folder: string,
-): Promise<{ pinned: string | null; unpinned: string | null; problems: Problem[] } | null> {
-  const at = { file: "bundle.json" };
-  const path = join(folder, "bundle.json");
-  let parsed: unknown;
-  try {
-    const info = await Deno.lstat(path);
-    if (!info.isFile) throw new Error("it is a link or not a plain file");
-    try {
-      parsed = JSON.parse(await Deno.readTextFile(path));
-    } catch (error) {
-      throw new Error("it is not JSON", { cause: error });
-    }
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    const message = `bundle.json cannot be read: ${(error as Error).message}`;
-    return { pinned: null, unpinned: null, problems: [problem("bundle.unreadable", message, at)] };
-  }
-  const b = parsed as { uri?: unknown; pinned?: unknown } | null;
-  if (typeof b !== "object" || b === null || Array.isArray(b)) {
-    const message = "bundle.json cannot be read: it is not a JSON object";
-    return { pinned: null, unpinned: null, problems: [problem("bundle.unreadable", message, at)] };
-  }
-  if (typeof b.pinned === "string") return { pinned: b.pinned, unpinned: null, problems: [] };
-  if (b.pinned === null && typeof b.uri === "string") return { pinned: null, unpinned: b.uri, problems: [] };
-  return {
-    pinned: null,
-    unpinned: null,
-    problems: [problem("bundle.no_pin", "bundle.json has no pinned URI", at)],
-  };
-}
-
 /**
  * `pinned: null` claims that the bundle's store has no commits: the URI must be of this run, and the catalog
  * must route it to a store without commits. A store with commits would have given a pin to compare.
@@ -308,6 +277,18 @@ function unpinnedProblems(catalog: Catalog, uri: string, runId: string): Problem
     ];
   }
   return [];
+}
+
+/** Check 11: the file store's assessments of the run, chained from its seal (none for a run without a folder). */
+async function assessmentProblems(record: RunRecord, read: ReadEvents): Promise<Problem[]> {
+  if (record.folder === null) return [];
+  const { problems } = await checkAssessmentsFile(record.folder, {
+    runId: record.runId,
+    lastHash: manifestLastHash(read.texts?.manifest ?? null),
+    seqs: new Set(read.events.map((e) => e.seq)),
+    spans: new Set(read.events.map((e) => e.span_id).filter((s): s is string => s !== null)),
+  });
+  return problems;
 }
 
 /** The length of the manifest's `lost` list, or 0 when the manifest cannot say (the evidence check reports). */

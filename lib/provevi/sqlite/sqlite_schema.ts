@@ -201,12 +201,37 @@ CREATE TABLE provevi_log_checkpoints (size INTEGER PRIMARY KEY CHECK (size > 0),
 `;
 
 /**
+ * Version 7, as the postgres store's step 7 makes it: an assessment judges an experiment too (`experiment`, its
+ * URI, pinned for one version; then no run), so `run_id` may be null, and exactly one of the two is set; and the
+ * events are found by their trace ID (`trace(traceId)`). SQLite cannot drop a NOT NULL, so the table is made
+ * again, with every row and ID kept.
+ */
+const V7 = `
+CREATE TABLE provevi_assessments_v7 (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT, seq INTEGER, span_id TEXT,
+  experiment TEXT,
+  name TEXT NOT NULL, value TEXT NOT NULL, rationale TEXT, source TEXT,
+  created_at TEXT NOT NULL,
+  CHECK ((run_id IS NULL) <> (experiment IS NULL)),
+  CHECK (experiment IS NULL OR (seq IS NULL AND span_id IS NULL))
+);
+INSERT INTO provevi_assessments_v7 (id, run_id, seq, span_id, name, value, rationale, source, created_at)
+  SELECT id, run_id, seq, span_id, name, value, rationale, source, created_at FROM provevi_assessments;
+DROP TABLE provevi_assessments;
+ALTER TABLE provevi_assessments_v7 RENAME TO provevi_assessments;
+CREATE INDEX provevi_assessments_run ON provevi_assessments (run_id);
+CREATE INDEX provevi_assessments_experiment ON provevi_assessments (experiment) WHERE experiment IS NOT NULL;
+CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE trace_id IS NOT NULL;
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { SCHEMA_STEPS } from "./sqlite_schema.ts";
- * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
+ * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6, 7]
  * ```
  */
 export const SCHEMA_STEPS: readonly SchemaStep[] = [
@@ -249,6 +274,12 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
     version: 6,
     description: "the log of the store's sealed runs: its key, entries, tile hashes and checkpoints",
     up: (db) => db.exec(V6),
+  },
+  {
+    version: 7,
+    description:
+      "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
+    up: (db) => db.exec(V7),
   },
 ];
 

@@ -23,10 +23,12 @@ import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
 import type * as Q from "../store/store_questions.ts";
-import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
+import { writeAssessment } from "./sqlite_assess.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "../store/trace.ts";
+import { traceOfRuns } from "../store/_trace_of_runs.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
-import { nowUtc } from "../evidence/event.ts";
-import canonicalize from "canonicalize";
 import type { RowsLog } from "../log/rows_log.ts";
 import { leafOfSeal } from "../log/run_leaf.ts";
 import { appendLogIn, durableTransaction, sqliteLog } from "./sqlite_log.ts";
@@ -308,9 +310,10 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span.
+   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span, or of an experiment (its URI or name; pinned,
+   * one version of it).
    * @returns The assessment as stored.
-   * @throws ProveviError when the run, event or span is not in the store.
+   * @throws ProveviError when the run, event, span, experiment or version is not in the store.
    */
   assess(
     target: AssessTarget,
@@ -326,62 +329,33 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   #assess(target: AssessTarget, name: string, value: unknown, options: AssessOptions): Assessment {
-    const db = this.#writable("write an assessment");
-    const t = assessmentTarget(target);
-    const run = db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(t.run_id);
-    if (!run) throw new RunNotFound(`no run "${t.run_id}" in store ${this.uri} to assess`);
-    if (
-      t.seq !== null &&
-      !db.prepare("SELECT 1 FROM provevi_events WHERE run_id = ? AND seq = ?").get(t.run_id, t.seq)
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no event ${t.seq} in store ${this.uri}`);
-    }
-    if (
-      t.span_id !== null &&
-      !db.prepare("SELECT 1 FROM provevi_events WHERE span_id = ? AND run_id = ? LIMIT 1").get(
-        t.span_id,
-        t.run_id,
-      )
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
-    }
-    if (!name) throw new ProveviError("an assessment needs a name");
-    let json: string | undefined;
-    try {
-      json = canonicalize(value); // throws on Infinity, NaN and a BigInt
-    } catch (error) {
-      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
-    const created_at = nowUtc();
-    // Texts as a column holds them (columnText): the assessment returned is the one stored.
-    const held = { name: columnText(name), rationale: columnValue(options.rationale ?? null) };
-    const source = columnValue(options.source ?? null);
-    const id = transaction(db, () =>
-      Number(
-        (db.prepare(
-          `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(t.run_id, t.seq, t.span_id, held.name, json, held.rationale, source, created_at) as {
-          lastInsertRowid: number | bigint;
-        }).lastInsertRowid,
-      ));
-    return {
-      id,
-      ...t,
-      name: held.name,
-      value: JSON.parse(json),
-      rationale: held.rationale,
-      source,
-      created_at,
-    };
+    return writeAssessment(this.#writable("write an assessment"), this.uri, { target, name, value, options });
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
   assessments(runId: string): Promise<Assessment[]> {
     return Promise.resolve(plain(q.assessments(this.db, columnText(runId))));
+  }
+
+  /**
+   * The assessments of an experiment by its URI or name: of the experiment as a whole and of each version, or,
+   * pinned, of the whole and of that version. Oldest first; none when no run named it.
+   */
+  experimentAssessments(uri: string): Promise<Assessment[]> {
+    try {
+      return Promise.resolve(plain(q.experimentAssessments(this.db, columnText(uri))));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The spans of a trace, across the runs whose events carry its ID (an index of step 7 finds them). */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    const runs = (this.db.prepare(
+      "SELECT DISTINCT run_id FROM provevi_events WHERE trace_id = ? ORDER BY run_id",
+    ).all(id) as { run_id: string }[]).map((r) => r.run_id);
+    return await traceOfRuns(this, runs, id);
   }
 
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */

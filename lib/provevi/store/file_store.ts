@@ -5,7 +5,11 @@
  */
 import { join } from "node:path";
 import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "../evidence/errors.ts";
-import type { Assessment } from "./assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "./assess.ts";
+import { assessInFolder, assessmentsInFolder } from "./file_assessments.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "./trace.ts";
+import { traceOfRuns } from "./_trace_of_runs.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
@@ -176,13 +180,30 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   inputs(_runId: string): Promise<Q.InputEntry[]> {
     return Promise.reject(new NeedsIndexedStore("a run's inputs"));
   }
-  /** The file store keeps no assessments: use a sqlite store. */
-  assess(): Promise<Assessment> {
-    return Promise.reject(new NeedsIndexedStore("prove assess"));
+  /**
+   * Writes an assessment of a sealed run, or of one of its events or spans, to the run folder's
+   * `assessments.jsonl`, hash-chained from its seal. An experiment's need an indexed store.
+   */
+  assess(
+    target: AssessTarget,
+    name: string,
+    value: unknown,
+    options: AssessOptions = {},
+  ): Promise<Assessment> {
+    return assessInFolder((id) => this.readRun(id), target, { name, value, options });
   }
-  /** The file store keeps no assessments: use a sqlite store. */
-  assessments(_runId: string): Promise<Assessment[]> {
-    return Promise.reject(new NeedsIndexedStore("assessments"));
+  /** The assessments of a run, from its folder's `assessments.jsonl`, oldest first. */
+  async assessments(runId: string): Promise<Assessment[]> {
+    return await assessmentsInFolder(await this.readRun(runId));
+  }
+  /** The file store keeps no experiment's assessments: use a sqlite store. */
+  experimentAssessments(_uri: string): Promise<Assessment[]> {
+    return Promise.reject(new NeedsIndexedStore("an experiment's assessments"));
+  }
+  /** The spans of a trace: the file store has no index, so it reads each run's span index and events. */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    return await traceOfRuns(this, await this.runIds(), id, { scan: true });
   }
 
   /** Closes the log's run index, if it is open. */

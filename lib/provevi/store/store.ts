@@ -8,6 +8,7 @@ import type { EvidenceEvent } from "../evidence/event.ts";
 import type { LostEvent, Manifest } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
 import type { SigningKey } from "../evidence/signing_key.ts";
 import type { LogStorage } from "../log/log_storage.ts";
 import type { Problem } from "../evidence/problem.ts";
@@ -111,4 +112,9 @@ export interface EvidenceStore extends AsyncDisposable {
    * @returns The problems; empty when the rows match.
    */
   checkRun?(runId: string, options: { folder: string | null; bundle: string | null }): Promise<Problem[]>;
+  /**
+   * The spans of a trace, across the store's runs that carry its ID (the seed's `trace(trace_id)`), ordered by
+   * start. Optional: the library's `trace(store, traceId)` reads every run of a store without it.
+   */
+  trace?(traceId: string): Promise<TraceSpan[]>;
 }

@@ -125,6 +125,11 @@ export interface StoreQuestions {
   inputs(runId: string): Promise<InputEntry[]>;
   assess(target: AssessTarget, name: string, value: unknown, options?: AssessOptions): Promise<Assessment>;
   assessments(runId: string): Promise<Assessment[]>;
+  /**
+   * The assessments of an experiment by its URI or name: of the whole and of each version, or, pinned, of the
+   * whole and of that version.
+   */
+  experimentAssessments(uri: string): Promise<Assessment[]>;
 }
 
 /**

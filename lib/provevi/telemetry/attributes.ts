@@ -205,12 +205,20 @@ export function attributesFor(attributes: Attributes, level: Level | null): Reco
   const out: Record<string, unknown> = {};
   if (level === null) return out;
   const rank = levelRank(level);
-  for (const key in attributes) {
-    if (!Object.hasOwn(attributes, key)) continue;
+  // Object.keys gives the own keys at once, where for…in needs a hasOwn test for each
+  for (const key of Object.keys(attributes)) {
     const value = attributes[key];
-    if (rank === 2 || RANK[attributeLevel(key, value)] <= rank) put(out, key, value);
+    if (rank === 2 || rankOf(key, value) <= rank) put(out, key, value);
   }
   return out;
+}
+
+/** {@linkcode attributeLevel}'s rank, without the level's name in between: the cut's test of each attribute. */
+function rankOf(key: string, value: unknown): number {
+  const known = KNOWN.get(key);
+  if (known === "names") return isWords(value) ? 0 : 2;
+  if (known === "usage") return isCount(value) ? 1 : 2;
+  return 2;
 }
 
 /**

@@ -233,9 +233,34 @@ export function plainName(value: unknown, options: PlainNameOptions = {}): boole
   if (typeof value === "boolean") return true;
   if (typeof value === "bigint") return true;
   if (typeof value !== "string") return false;
-  if (!isOneWord(value)) return false;
   const declared = options.declared === undefined ? false : isDeclared(value, options.declared);
-  return plainText(value, declared);
+  return plainWord(value, declared);
+}
+
+/**
+ * {@linkcode isOneWord} and {@linkcode plainText} of a text, with one pass over its characters for the common
+ * case: for a text all of ASCII, the pass decides what the regular expressions of the two would (whitespace or a
+ * control character: not one word; none of `/ \ : @ = % . ~`: plain unless it holds an API key), and a text
+ * with any other character, or one of those, takes the full test.
+ */
+function plainWord(value: string, declared: boolean): boolean {
+  const n = value.length;
+  if (n === 0 || n > MAX_NAME) return false;
+  let special = false;
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f) return false; // ASCII whitespace or a control character
+    if (c > 0x7f) return isOneWord(value) && plainText(value, declared);
+    // / \ : @ = % . ~
+    if (
+      c === 0x2f || c === 0x5c || c === 0x3a || c === 0x40 || c === 0x3d || c === 0x25 || c === 0x2e ||
+      c === 0x7e
+    ) {
+      special = true;
+    }
+  }
+  if (special) return plainText(value, declared);
+  return !(n >= 10 && SECRET_HINT.test(value) && SECRET.test(value));
 }
 
 function isDeclared(value: string, declared: Iterable<string>): boolean {
@@ -336,10 +361,7 @@ function plainValue(
   modelKeys: ReadonlySet<string> | undefined,
   depth: number,
 ) {
-  if (typeof value === "string") {
-    if (!isOneWord(value)) return false;
-    return plainText(value, declared);
-  }
+  if (typeof value === "string") return plainWord(value, declared);
   if (typeof value === "number") return Number.isFinite(value);
   if (typeof value === "boolean" || typeof value === "bigint") return true;
   if (depth > 0) return false; // a list in a list, or a mapping in a mapping, is not a name

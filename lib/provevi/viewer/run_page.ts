@@ -7,9 +7,11 @@
 import type { Json } from "../evidence/event.ts";
 import type { Assessment } from "../store/assess.ts";
 import type { EvidenceStore } from "../store/store.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { FileStore } from "../store/file_store.ts";
+import { assessmentsInFolder } from "../store/file_assessments.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
 import type { Level } from "../telemetry/attributes.ts";
-import { plainName } from "../telemetry/plain_name.ts";
 import type { EventItem } from "../live/live.ts";
 import {
   lineNumber,
@@ -22,6 +24,7 @@ import {
 import { callsOf, type RunCalls, type ViewCall, type ViewError } from "./run_calls.ts";
 import { factsOf, failureOf, type RunFacts, type RunFailure } from "./run_facts.ts";
 import { spansOf, type ViewSpan } from "./run_spans.ts";
+import { assessmentsAt } from "./assessments_view.ts";
 import { cutJson } from "./view_cut.ts";
 import { type ViewEvent, viewEvent } from "./view_event.ts";
 
@@ -158,7 +161,7 @@ export async function pageOf(
   const calls = callsOf(events, model.shown, model.level);
   const assessments = await assessmentsOf(
     store,
-    record.runId,
+    record,
     trusted(model.verdict) || model.untrusted ? model.level : null,
   );
   const page = await eventsPage(model, options);
@@ -316,36 +319,21 @@ function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"
 }
 
 /**
- * The run's assessments cut to the level, as for the copy in MLflow: below `bodies` a name that is not plain
- * stays out, a source that is not plain shows as provevi, a value shows at `names` when it is a name or a yes
- * or no and at `usage` when it is a number too, and a rationale shows only at `bodies`. Null when the store
- * keeps no assessments (the file store).
+ * The run's assessments cut to the level; null when the store keeps none. The file store's are read from the
+ * run's own folder, which the page has read already.
  */
 async function assessmentsOf(
   store: EvidenceStore,
-  runId: string,
+  record: RunRecord,
   level: Level | null,
 ): Promise<Partial<Assessment>[] | null> {
   let all: Assessment[];
   try {
-    all = await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(runId);
+    all = store instanceof FileStore
+      ? await assessmentsInFolder(record)
+      : await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(record.runId);
   } catch {
     return null;
   }
-  if (level === "bodies") return all;
-  return all.flatMap((a) => {
-    const base = { id: a.id, seq: a.seq, span_id: a.span_id, created_at: a.created_at };
-    if (level === null) return [base];
-    if (!plainName(a.name)) return [];
-    const value = typeof a.value === "boolean" || (typeof a.value === "string" && plainName(a.value)) ||
-        (level === "usage" && typeof a.value === "number")
-      ? a.value
-      : undefined;
-    return [{
-      ...base,
-      name: a.name,
-      source: a.source !== null && plainName(a.source) ? a.source : "provevi",
-      ...(value !== undefined ? { value } : {}),
-    }];
-  });
+  return assessmentsAt(all, level);
 }

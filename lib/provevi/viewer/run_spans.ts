@@ -9,6 +9,8 @@ import { feedStatus } from "../live/feed.ts";
 
 /** One span of the run's trace, as a bar of the timeline. */
 export interface ViewSpan {
+  /** The trace it is part of (the run's own, or one that an agent program sent it in), or null. */
+  trace_id: string | null;
   span_id: string;
   parent_span_id: string | null;
   name: string;
@@ -57,6 +59,7 @@ export function spansOf(
   const failed = feedStatus(events.at(-1)) !== "completed" && !running;
   const created = shown.get(events[0]!.seq)?.data ?? {};
   spans.set(rootId, {
+    trace_id: events[0]!.trace_id,
     span_id: rootId,
     parent_span_id: null,
     name: `run ${typeof created.agent === "string" ? created.agent : ""}`.trim(),
@@ -73,6 +76,7 @@ export function spansOf(
     let span = spans.get(id);
     if (!span) {
       span = {
+        trace_id: e.trace_id,
         span_id: id,
         parent_span_id: e.parent_span_id ?? rootId,
         name: "",

@@ -17,6 +17,9 @@ import { runLogView } from "./run_log_view.ts";
 import { eventChat } from "./run_chat.ts";
 import { type Route, type RouteContext, wholeNumber } from "./route_context.ts";
 import { runDigests, runsPage, runTotals } from "./runs_api.ts";
+import { traceView } from "./trace_view.ts";
+import { assessmentsAt } from "./assessments_view.ts";
+import type { AssessOptions, AssessTarget } from "../store/assess.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
 
@@ -29,6 +32,11 @@ export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
   seq: (value) => {
     if (!/^\d{1,9}$/.test(value)) {
       throw new ViewerRefusal(400, `"${value.slice(0, 40)}" is not an event's seq: give a whole number`);
+    }
+  },
+  trace: (value) => {
+    if (!/^[0-9a-f]{32}$/.test(value) || /^0+$/.test(value)) {
+      throw new ViewerRefusal(400, `"${value.slice(0, 80)}" is not a trace ID: give 32 lowercase hex digits`);
     }
   },
   sha256: (value) => {
@@ -148,8 +156,24 @@ export const API_ROUTES: readonly Route[] = [
   { method: "GET", path: "api/totals", handle: runTotals },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
   { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
+  {
+    method: "GET",
+    path: "api/traces/:trace",
+    handle: async (c) => {
+      const view = await traceView(c.store, c.params.trace!, {
+        level: c.options.policy.liveLevel(),
+        offset: wholeNumber(c.query, "offset"),
+        limit: wholeNumber(c.query, "limit", { max: 2000 }),
+      });
+      if (view.total === 0) {
+        throw new ViewerRefusal(404, `no run in the store carries the trace ${view.trace_id}`);
+      }
+      return json(view);
+    },
+  },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
   { method: "GET", path: "api/experiment", handle: (c) => experiments(c, false) },
+  { method: "POST", path: "api/experiment/assessments", handle: addExperimentAssessment },
   {
     method: "GET",
     path: "api/compare",
@@ -169,8 +193,8 @@ function info(c: RouteContext): Response {
     runs_root: c.store.runsRoot,
     policy: c.options.policy.source,
     live: live ? { name: live.name, receives: live.receives } : null,
-    // What the store can do: the file store keeps no assessments, whatever the viewer was given.
-    assess: c.options.openToWrite !== undefined && c.store.uri !== "file",
+    // Every store keeps a run's assessments (the file store in the run's folder, once it is sealed).
+    assess: c.options.openToWrite !== undefined,
   };
   return json(info);
 }
@@ -204,7 +228,10 @@ async function experiments(c: RouteContext, list: boolean): Promise<Response> {
   const uri = c.query.get("uri") ?? "";
   const found = await questions.experiment(uri);
   if (!found) throw new ViewerRefusal(404, `no experiment "${uri.slice(0, 200)}" in the store`);
-  return json(found);
+  // Its assessments, of the whole and of each version, as the level lets them show (500 at most).
+  const all = await questions.experimentAssessments(found.experiment);
+  const assessments = assessmentsAt(all.slice(-500), c.options.policy.liveLevel());
+  return json({ ...found, assessments, assessments_total: all.length });
 }
 
 /** The largest assessment the viewer takes: a name, a value and a rationale. */
@@ -231,10 +258,20 @@ async function bodyText(request: Request, max: number): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
-async function addAssessment(c: RouteContext): Promise<Response> {
+/** What a page sends to add an assessment. */
+interface AssessmentBody {
+  name?: unknown;
+  value?: unknown;
+  rationale?: unknown;
+  source?: unknown;
+  seq?: unknown;
+  experiment?: unknown;
+}
+
+/** The body of a request that adds an assessment, read and checked: a JSON object with a name and a value. */
+async function assessmentBody(c: RouteContext): Promise<AssessmentBody & { name: string }> {
   if (!c.options.openToWrite) throw new ViewerRefusal(403, "prove ui: this viewer cannot add assessments");
-  const runId = c.params.run!;
-  let body: { name?: unknown; value?: unknown; rationale?: unknown; source?: unknown; seq?: unknown };
+  let body: AssessmentBody;
   try {
     body = JSON.parse(await bodyText(c.request, MAX_ASSESSMENT_BYTES));
   } catch (error) {
@@ -244,20 +281,46 @@ async function addAssessment(c: RouteContext): Promise<Response> {
   if (typeof body?.name !== "string" || body.name.trim() === "" || body.value === undefined) {
     throw new ViewerRefusal(400, "an assessment needs a name (text) and a value");
   }
-  await c.store.readRun(runId);
-  const store = await c.options.openToWrite();
+  return { ...body, name: body.name.trim() };
+}
+
+/** The options of an assessment that a page sent. */
+function judgementOptions(body: AssessmentBody): AssessOptions {
+  return {
+    ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
+    ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
+  };
+}
+
+/** Writes an assessment through a store opened to write, and closes it. */
+async function assessWith(c: RouteContext, target: AssessTarget, body: AssessmentBody & { name: string }) {
+  const store = await c.options.openToWrite!();
   try {
     const assessment = await questionsOf(store, "adding an assessment").assess(
-      typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId,
-      body.name.trim(),
+      target,
+      body.name,
       body.value,
-      {
-        ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
-        ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
-      },
+      judgementOptions(body),
     );
     return json(assessment, { status: 201 });
   } finally {
     await store.close();
   }
+}
+
+/** Adds an assessment of an experiment, or of one version of it (`experiment` in the body: its URI). */
+async function addExperimentAssessment(c: RouteContext): Promise<Response> {
+  const body = await assessmentBody(c);
+  if (typeof body.experiment !== "string" || body.experiment === "") {
+    throw new ViewerRefusal(400, "an experiment's assessment names the experiment: its URI, as experiment");
+  }
+  return await assessWith(c, { experiment: body.experiment }, body);
+}
+
+/** Adds an assessment of a run, or of one of its events (`seq` in the body). */
+async function addAssessment(c: RouteContext): Promise<Response> {
+  const body = await assessmentBody(c);
+  const runId = c.params.run!;
+  await c.store.readRun(runId);
+  return await assessWith(c, typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId, body);
 }

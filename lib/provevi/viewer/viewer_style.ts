@@ -105,6 +105,9 @@ button:disabled { opacity: .45; cursor: default; }
 .span .bar.k-root { background: linear-gradient(90deg, #334155, #64748b); }
 .span .bar.error { background: linear-gradient(90deg, #b91c1c, #f87171); }
 .span .bar.running { background: linear-gradient(90deg, #1d4ed8, #60a5fa); animation: pulse 1.2s infinite; }
+.span.marked { background: #eef2ff; box-shadow: inset 3px 0 0 #6366f1; }
+.span .name a { color: inherit; text-decoration: none; }
+.span .name a:hover { text-decoration: underline; }
 .span .dur { text-align: right; color: var(--ink-2); font-variant-numeric: tabular-nums; font-size: 12px; }
 .answer { border-left: 3px solid #7c3aed; background: #faf8ff; padding: 12px 16px; border-radius: 0 10px 10px 0; white-space: pre-wrap; margin: 0 0 10px; font-size: 14.5px; max-height: 28em; overflow-y: auto; overflow-wrap: anywhere; }
 .cut { display: block; margin-top: 8px; color: var(--ink-2); font-size: 12.5px; white-space: normal; }

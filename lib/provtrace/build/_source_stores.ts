@@ -24,7 +24,7 @@ import type { TraceSourceRow } from "./check_run.ts";
  */
 export function traceSources(db: DatabaseSync, runIds?: readonly string[]): TraceSourceRow[] {
   const all = db.prepare(
-    "SELECT run_id, store_uri, runs_root, last_hash, verified, build_version, rows_digest FROM trace_sources ORDER BY run_id",
+    "SELECT run_id, store_uri, runs_root, last_hash, verified, build_version, rows_digest, rows_mac FROM trace_sources ORDER BY run_id",
   ).all() as unknown as TraceSourceRow[];
   if (runIds === undefined) return all;
   const wanted = new Set(runIds);

@@ -8,6 +8,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
 import {
   openTraceDb,
+  readRowsKey,
   storedTextProblems,
   TRACE_RUN_TABLES,
   TRACE_SCHEMA_VERSION,
@@ -36,6 +37,13 @@ export interface CheckTraceOptions {
   stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, as the build took it. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The rows key's file: a run whose rows' MAC holds under it, over their digest and the store's manifest now,
+   * is not built again. None by default; the CLI gives its default path.
+   */
+  keyFile?: string;
+  /** Build every run again from its evidence and compare row by row, MAC or not (`--deep`). */
+  deep?: boolean;
   /** Called after each run, for a progress line. */
   onProgress?: (done: number, total: number, runId: string) => void;
 }
@@ -67,6 +75,8 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
   ];
   const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
+  const key = options.deep || options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
+  const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
   await using stores = new SourceStores(options);
   for (const [i, s] of sources.entries()) {
     const store = await stores.open(s);
@@ -82,7 +92,7 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
           verified: false,
           problem: store,
         }
-        : await checkTraceRun(trace.db, s, store, options.catalog ? { catalog: options.catalog } : {}),
+        : await checkTraceRun(trace.db, s, store, each),
     );
     options.onProgress?.(i + 1, sources.length, s.run_id);
   }

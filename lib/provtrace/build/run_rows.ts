@@ -7,7 +7,9 @@
  */
 import canonicalize from "canonicalize";
 import { type Assessment, type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
-import { payloadsOf, sha256Hex } from "../../provevi/evidence/mod.ts";
+import { payloadsOf } from "../../provevi/evidence/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
+import { receivedRows } from "./received_rows.ts";
 import {
   receivedMessage,
   sentMessages,
@@ -17,8 +19,8 @@ import {
   type TraceStoredPart,
 } from "./messages.ts";
 
-/** A row: column name to value, as `node:sqlite` binds them. */
-export type TraceRow = Record<string, string | number | null>;
+import type { TraceRow } from "./trace_row.ts";
+export type { TraceRow };
 
 /** Every row of one run, by table. */
 export interface TraceRunRows {
@@ -42,7 +44,10 @@ export interface TraceRunSource {
   lines: readonly string[];
   /** Reads a payload by its SHA-256, with the hash checked before it is parsed. */
   payload(sha256: string): Promise<Uint8Array>;
-  /** The run's assessments in provevi's store (none for a store without them). */
+  /**
+   * The run's assessments in provevi's store, and those of its experiment that judge it: the experiment as a
+   * whole, and the version it pinned (none for a store without them).
+   */
   assessments: readonly Assessment[];
 }
 
@@ -56,6 +61,8 @@ const NOT_STEPS = new Set([
   "output_artifact_created",
   "telemetry_blocked",
   "telemetry_problem",
+  // a batch of a program's spans: its spans are rows of their own (received_rows.ts)
+  "spans_received",
 ]);
 
 /** Which event of a span names it: a model or tool call first, then a failure or a library span, then any. */
@@ -115,7 +122,9 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
 
   // Every payload of the run read at once: each read waits on the disk, and the reads do not depend on
   // one another.
-  await Promise.all([...new Set(events.flatMap((e) => payloadsOf(e)))].map((sha) => readJson(sha)));
+  // (A batch of a program's spans is read as bytes, by receivedRows.)
+  const jsonPayloads = events.flatMap((e) => (e.type === "spans_received" ? [] : payloadsOf(e)));
+  await Promise.all([...new Set(jsonPayloads)].map((sha) => readJson(sha)));
 
   const end = events.find((e) => e.type === "run_completed" || e.type === "run_failed") ?? null;
   const d = first.data;
@@ -221,9 +230,11 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
       end_time: endKept,
       duration_ms: timed ? durationMs(start!, endKept!) : null,
       timed: timed ? 1 : 0,
-      status: errorOf ? "ERROR" : "OK",
+      status: errorOf ? "ERROR" : primary.type === "span_recorded" ? recordedStatus(primary) : "OK",
       error: errorOf
         ? `${str(errorOf.data.error) ?? "Error"}: ${str(errorOf.data.message) ?? ""}`.trim()
+        : primary.type === "span_recorded" && recordedStatus(primary) === "ERROR"
+        ? str(isObj(primary.data.status) ? primary.data.status.message : null)
         : null,
       origin: primary.type === "span_recorded" ? "span_recorded" : "evidence",
       scope: primary.type === "span_recorded" ? str(primary.data.scope) : "provrun",
@@ -355,8 +366,22 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     }
   }
 
+  // A program's spans (spans_received): rows of their own, beside provrun's steps.
+  const received = await receivedRows({
+    runId,
+    events,
+    lineHash,
+    payload: (sha) => source.payload(sha),
+    taken: { spans: new Set(spans.map((s) => s.span_id as string)), calls: seen },
+  });
+  spans.push(...received.spans);
+  modelCalls.push(...received.modelCalls);
+  toolCalls.push(...received.toolCalls);
+
   const spanOfSeq = new Map<number, string>();
-  for (const s of spans) if (typeof s.seq === "number") spanOfSeq.set(s.seq, s.span_id as string);
+  for (const s of spans) {
+    if (typeof s.seq === "number" && s.origin !== "receiver") spanOfSeq.set(s.seq, s.span_id as string);
+  }
   const assessments: TraceRow[] = source.assessments.map((a, n) => ({
     run_id: runId,
     n,
@@ -367,6 +392,7 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     rationale: a.rationale,
     source: a.source,
     created_at: a.created_at,
+    experiment: a.experiment ?? null,
   }));
 
   const run: TraceRow = {
@@ -529,6 +555,12 @@ function tokenRow(e: EvidenceEvent, spanId: string, tokens: Json): TraceRow | nu
     logprobs: list(tokens.logprobs, false),
     tokens_sha256: sha,
   };
+}
+
+/** A span an approved library or an older receiver recorded: OTLP's status code as the tables write it. */
+function recordedStatus(e: EvidenceEvent): string {
+  const code = isObj(e.data.status) ? e.data.status.code : null;
+  return code === 2 ? "ERROR" : code === 0 ? "UNSET" : "OK";
 }
 
 function durationMs(start: string, end: string): number {

@@ -16,7 +16,7 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
 import { type Json, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
-import { openTraceDb, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import { openTraceDb, readRowsKey, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { SourceStores, traceSources } from "../build/_source_stores.ts";
 import { type Call, type LineEvent, loadCalls, runsOf } from "./_calls.ts";
@@ -53,6 +53,11 @@ export interface TraceExportOptions {
   stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, to verify it again. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The rows key's file: a run whose rows' MAC holds under it, over their digest and the store's manifest now,
+   * is not built again before its lines are written. None by default; the CLI gives its default path.
+   */
+  keyFile?: string;
   /**
    * The telemetry policy that lets the lines out, with `destination`: the destination must receive `bodies`
    * (a training line holds the messages), and each line's provenance names the policy, the destination and
@@ -284,12 +289,14 @@ async function checkRuns(
   options: TraceExportOptions,
 ): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
   const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
+  const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
+  const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
   await using stores = new SourceStores(options);
   for (const source of traceSources(db, runIds)) {
     const store = await stores.open(source);
     const check = typeof store === "string"
       ? { state: "unreadable" as const, verified: false, problem: store }
-      : await checkTraceRun(db, source, store, options.catalog ? { catalog: options.catalog } : {});
+      : await checkTraceRun(db, source, store, each);
     let problem = check.problem;
     if (problem === null && !check.verified && !options.allowUnverified) {
       problem = "it does not verify now; export it with --allow-unverified to mark it so";

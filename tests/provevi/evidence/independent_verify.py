@@ -24,7 +24,7 @@ TYPES = {"run_created", "access_requested", "access_granted", "access_denied", "
          "snapshot_materialized", "input_staged", "sandbox_started", "prompt_rendered", "model_called",
          "tool_called", "trace_imported", "sandbox_completed", "input_verified", "output_artifact_created",
          "run_completed", "run_failed", "step_failed", "note_added", "telemetry_blocked", "telemetry_problem",
-         "span_recorded"}
+         "span_recorded", "spans_received"}
 MANIFEST_FIELDS = {"format", "run_id", "status", "events", "last_hash", "payloads", "payload_bytes", "lost",
                    "sealed_at"}
 TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$")
@@ -126,6 +126,69 @@ def b64(text):
 
 def plain_file(path):
     return os.path.isfile(path) and not os.path.islink(path)
+
+
+ASSESSMENT_FIELDS = ["created_at", "id", "name", "prev", "rationale", "run_id", "seq", "source", "span_id", "value"]
+
+
+def check_assessments(folder, run_id, manifest_path, events, problem):
+    path = os.path.join(folder, "assessments.jsonl")
+    if not os.path.lexists(path):
+        return
+    if not plain_file(path):
+        problem("assessments.unreadable", "assessments.jsonl", "a link or not a plain file")
+        return
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        problem("assessments.unreadable", "assessments.jsonl", "not UTF-8")
+        return
+    last = None
+    try:
+        with open(manifest_path, "rb") as f:
+            h = json.loads(f.read()).get("last_hash")
+        last = h if is_sha(h) else None
+    except Exception:
+        last = None
+    seqs = {e["seq"] for e in events}
+    spans = {e["span_id"] for e in events if e["span_id"] is not None}
+    lines = text.split("\n")
+    if lines[-1] != "":
+        problem("assessments.line", "assessments.jsonl", "no newline at the end", len(lines))
+    lines = lines[:-1]
+    prev, want = last, 1
+    for i, line in enumerate(lines):
+        n = i + 1
+        try:
+            a = json.loads(line)
+        except ValueError:
+            a = None
+        whole = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        text_or_none = lambda v: v is None or isinstance(v, str)
+        good = (isinstance(a, dict) and sorted(a) == ASSESSMENT_FIELDS and whole(a["id"]) and a["id"] >= 1
+                and isinstance(a["run_id"], str) and isinstance(a["name"], str) and a["name"] != ""
+                and (a["seq"] is None or whole(a["seq"])) and (a["span_id"] is None or is_hex(a["span_id"], 16))
+                and (a["seq"] is None or a["span_id"] is None) and text_or_none(a["rationale"])
+                and text_or_none(a["source"]) and is_time(a["created_at"]) and is_sha(a["prev"])
+                and jcs(a) == line)
+        if not good:
+            problem("assessments.line", "assessments.jsonl", "not an assessment line", n)
+        else:
+            if a["id"] != want:
+                problem("assessments.line", "assessments.jsonl", "id out of order", n)
+            want = a["id"]
+            if a["run_id"] != run_id:
+                problem("assessments.line", "assessments.jsonl", "another run", n)
+            if prev is not None and a["prev"] != prev:
+                problem("assessments.chain", "assessments.jsonl", "prev does not chain", n)
+            if a["seq"] is not None and a["seq"] not in seqs:
+                problem("assessments.target", "assessments.jsonl", "no such event", n)
+            if a["span_id"] is not None and a["span_id"] not in spans:
+                problem("assessments.target", "assessments.jsonl", "no such span", n)
+        want += 1
+        prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
 
 
 def verify(folder, trusted=None):
@@ -443,6 +506,9 @@ def verify(folder, trusted=None):
         problem("catalog.missing", "bundle.json", "no catalog to compare the bundle with")
     elif flag is True or file_flag is True:
         problem("bundle.missing", "bundle.json", "asked for, and missing")
+
+    # 11. The assessments.
+    check_assessments(folder, run_id, manifest_path, [e for _, e in events], problem)
 
     # 9. The signed seal.
     recorded_key = created["data"].get("signing_key") if created else None

@@ -10,6 +10,7 @@ import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { killWriter, readLines, spawnWriter } from "../_writers.ts";
 import { assertWholeLog } from "./_store_logs.ts";
+import { POSTGRES_BACK_TO_6 } from "../_schema_steps.ts";
 
 const WRITER = new URL("../postgres/_pg_writer.ts", import.meta.url).pathname;
 const FLAGS = ["--no-prompt", "--allow-read", "--allow-write", "--allow-env", "--allow-net"];
@@ -75,7 +76,9 @@ pgTest(
     }
     await onDatabase(uri, (sql) =>
       sql.unsafe(
-        `DROP TABLE provevi_log_key, provevi_log_entries, provevi_log_hashes, provevi_log_checkpoints;
+        // Step 7 (an experiment's assessments) undone first, then step 6 (the log).
+        POSTGRES_BACK_TO_6 +
+          `DROP TABLE provevi_log_key, provevi_log_entries, provevi_log_hashes, provevi_log_checkpoints;
       UPDATE provevi_meta SET value = '5' WHERE key = 'schema_version';`,
       ));
     await using store = await PostgresStore.open(uri, { runs });

@@ -11,6 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { writeRichRun } from "../_rich_run.ts";
 import { killWriter, readLines, spawnWriter } from "../_writers.ts";
 import { assertWholeLog } from "./_store_logs.ts";
+import { SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 
 const WRITER = new URL("../sqlite/_sqlite_writer.ts", import.meta.url).pathname;
 
@@ -58,6 +59,8 @@ Deno.test("a file of schema version 5 is upgraded, and the audit --repair append
     await writeRichRun(await store.openRun(id));
   }
   const raw = new DatabaseSync(db);
+  // Step 7 (an experiment's assessments) undone first, then step 6 (the log).
+  raw.exec(SQLITE_BACK_TO_6);
   raw.exec(`DROP TABLE provevi_log_key; DROP TABLE provevi_log_entries; DROP TABLE provevi_log_hashes;
     DROP TABLE provevi_log_checkpoints; UPDATE provevi_meta SET value = '5' WHERE key = 'schema_version';`);
   raw.close();

@@ -6,8 +6,8 @@ import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-tra
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { batchSpans, type ReceivedSpan, receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import { receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
@@ -24,6 +24,16 @@ async function openRun() {
     folder: writer.folder,
     events: async () =>
       readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events,
+    /** The spans of the run's `spans_received` events, read back from their payloads. */
+    async received(): Promise<ReceivedSpan[]> {
+      const events = readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events;
+      const spans: ReceivedSpan[] = [];
+      for (const e of events.filter((e) => e.type === "spans_received")) {
+        const body = await Deno.readFile(`${writer.folder}/evidence/payloads/${e.payload}`);
+        spans.push(...batchSpans(e, body));
+      }
+      return spans;
+    },
     async [Symbol.asyncDispose]() {
       await removeWritable(runs);
     },
@@ -55,13 +65,10 @@ Deno.test("receiver() takes the real OTLP/HTTP protobuf and JSON exporters' span
   await json.provider.shutdown();
   assert.equal(spans.spans, 4);
   // SimpleSpanProcessor exports each span as it ends, so two requests may cross: compare in a fixed order
-  const key = (e: { trace_id: string | null; data: Record<string, unknown> }) =>
-    `${e.trace_id} ${e.data.name}`;
-  const events = (await run.events()).filter((e) => e.type === "span_recorded").sort((a, b) =>
-    key(a).localeCompare(key(b))
-  );
+  const key = (s: ReceivedSpan) => `${s.traceId} ${s.name}`;
+  const received = (await run.received()).sort((a, b) => key(a).localeCompare(key(b)));
   assert.deepEqual(
-    events.map((e) => [e.trace_id, e.data.name]),
+    received.map((s) => [s.traceId, s.name]),
     [
       [proto.traceId, "claude_code.interaction"],
       [proto.traceId, "claude_code.llm_request"],
@@ -69,22 +76,22 @@ Deno.test("receiver() takes the real OTLP/HTTP protobuf and JSON exporters' span
       [json.traceId, "claude_code.llm_request"],
     ].sort((a, b) => a.join(" ").localeCompare(b.join(" "))),
   );
-  for (const e of events) {
+  // one event a request: the body is the payload, and the event holds only counts and names
+  const batches = (await run.events()).filter((e) => e.type === "spans_received");
+  assert.equal(batches.length, 4);
+  for (const e of batches) {
     assert.equal(e.confidence, "parsed");
     assert.equal(e.component, "SpanReceiver");
-    assert.equal(e.data.source, "receiver");
-    // the body stays out of the event, in the payload
+    assert.equal(e.data.spans, 1);
     assert.ok(!JSON.stringify(e.data).includes("secret"));
   }
-  const request = events.find((e) =>
-    e.trace_id === proto.traceId && e.data.name === "claude_code.llm_request"
-  )!;
-  const root = events.find((e) => e.trace_id === proto.traceId && e.data.name === "claude_code.interaction")!;
-  assert.equal(request.data.scope, "claude_code");
-  assert.deepEqual((request.data.attributes as Record<string, unknown>)["gen_ai.usage.input_tokens"], 21);
-  assert.equal(request.parent_span_id, root.span_id);
-  const payload = await Deno.readTextFile(`${run.folder}/evidence/payloads/${request.payload}`);
-  assert.match(payload, /secret/);
+  assert.deepEqual(batches.map((e) => e.data.encoding).sort(), ["json", "json", "protobuf", "protobuf"]);
+  const request = received.find((s) => s.traceId === proto.traceId && s.name === "claude_code.llm_request")!;
+  const root = received.find((s) => s.traceId === proto.traceId && s.name === "claude_code.interaction")!;
+  assert.equal(request.scope.name, "claude_code");
+  assert.equal(request.attributes["gen_ai.usage.input_tokens"], 21);
+  assert.match(String(request.attributes["gen_ai.input.messages"]), /secret/);
+  assert.equal(request.parentSpanId, root.spanId);
   const rows = await readSpansFile(run.folder);
   assert.equal(rows.length, 4);
   assert.deepEqual(rows.map((r) => r.kind), [0, 0, 0, 0]);
@@ -128,11 +135,14 @@ Deno.test("receiver() takes a gzip body, and refuses an unknown encoding", async
   });
   assert.equal(bad.status, 400);
   await bad.body?.cancel();
-  const [span] = (await run.events()).filter((e) => e.type === "span_recorded");
-  assert.equal(span!.data.service, "codex");
-  assert.equal(span!.started_at, "2025-11-29T12:00:00.000000Z");
-  assert.equal(span!.data.end_time, "2025-11-29T12:00:01.000000Z");
-  assert.deepEqual(span!.data.attributes, { "gen_ai.usage.output_tokens": 7 });
+  const [batch] = (await run.events()).filter((e) => e.type === "spans_received");
+  assert.deepEqual(batch!.data, { encoding: "json", services: ["codex"], spans: 1 });
+  // the payload is the body unpacked, as sent
+  assert.equal(await Deno.readTextFile(`${run.folder}/evidence/payloads/${batch!.payload}`), body);
+  const [row] = await readSpansFile(run.folder);
+  assert.equal(row!.start_time, "2025-11-29T12:00:00.000000Z");
+  assert.equal(row!.end_time, "2025-11-29T12:00:01.000000Z");
+  assert.deepEqual(row!.attributes, { "gen_ai.usage.output_tokens": 7 });
 });
 
 Deno.test("receiver() answers a malformed body with 400 and a telemetry_problem, and goes on taking spans", async () => {
@@ -171,7 +181,7 @@ Deno.test("receiver() answers a malformed body with 400 and a telemetry_problem,
   assert.equal(problems.length, 5);
   assert.match(String(problems[2]!.data.problem), /traceId is not 32 hex digits/);
   assert.match(String(problems[4]!.data.problem), /send application\/x-protobuf or application\/json/);
-  assert.equal(events.filter((e) => e.type === "span_recorded").length, 2);
+  assert.equal((await run.received()).length, 2);
   assert.equal(spans.refused, 5);
 });
 
@@ -197,7 +207,7 @@ Deno.test("receiver() refuses a body over its size limit with 413, before readin
   assert.equal(z.status, 413);
   assert.match((await z.json()).message, /unpacks to over the receiver's limit of 1024 bytes/);
   const events = await run.events();
-  assert.equal(events.filter((e) => e.type === "span_recorded").length, 0);
+  assert.equal(events.filter((e) => e.type === "spans_received").length, 0);
   // each refusal is the run's telemetry_problem
   assert.deepEqual(
     events.filter((e) => e.type === "telemetry_problem").map((e) =>
@@ -347,7 +357,7 @@ Deno.test("receiver() refuses a JSON span holding a lone surrogate with 400, and
   await run.recorder.seal();
   const events = await run.events();
   assert.equal(events.filter((e) => e.type === "telemetry_problem").length, 2);
-  assert.equal(events.filter((e) => e.type === "span_recorded").length, 1);
+  assert.equal(events.filter((e) => e.type === "spans_received").length, 1);
   const check = await verifyRun(await findRun(run.folder));
   assert.ok(check.ok, JSON.stringify(check.problems));
 });

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
+import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
 import {
   appendSealedSpans,
+  decodeTraceRequest,
   openWithDaemon,
   readDaemonFile,
   SpanDaemon,
   writeDaemonFile,
 } from "../../../lib/provevi/receiver/mod.ts";
-import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
-import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
+import { readEventsText, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import {
   jsonSpans,
   openInStore,
@@ -45,17 +47,26 @@ Deno.test("SpanDaemon takes spans for two open runs at once, each at its own add
   const crossed = await postSpans(b.opened, jsonSpans(1), a.opened.ingest_key);
   assert.equal(crossed.status, 401);
   await crossed.body?.cancel();
-  // a run seals with the daemon, and appends what it took to its own chain
+  // the bodies are on disk in the run's folder as they arrive, outside its evidence
+  assert.ok((await Deno.stat(`${a.writer.folder}/received.spans`)).size > 0);
+  // a run seals with the daemon, and appends what it took to its own chain: one batch a request
   const sealed = await sealWith(a.opened);
   assert.equal(sealed.run_id, a.id);
   assert.equal(sealed.spans, 2);
-  assert.equal(await appendSealedSpans(a.recorder, sealed), 2);
+  assert.equal(await appendSealedSpans(a.recorder, sealed, { folder: a.writer.folder }), 2);
   await a.recorder.seal();
   const events = readEventsText(await Deno.readTextFile(`${a.writer.folder}/evidence/events.jsonl`)).events;
-  assert.deepEqual(events.map((e) => [e.type, e.data.name ?? null]).slice(1).sort(), [
-    ["span_recorded", "a.one"],
-    ["span_recorded", "a.two"],
+  assert.deepEqual(events.map((e) => [e.type, e.data.spans ?? null]).slice(1), [
+    ["spans_received", 1],
+    ["spans_received", 1],
   ]);
+  const record = await findRun(a.writer.folder);
+  const names = [];
+  for (const e of events.slice(1)) {
+    names.push(...decodeTraceRequest(await record.payload(e.payload!)).map((s) => s.name));
+  }
+  assert.deepEqual(names.sort(), ["a.one", "a.two"]);
+  await assert.rejects(Deno.stat(`${a.writer.folder}/received.spans`), Deno.errors.NotFound);
   const check = await verifyRun(await findRun(a.writer.folder));
   assert.ok(check.ok, JSON.stringify(check.problems));
   // after its seal, the daemon refuses the run's spans; the other run is still open
@@ -150,7 +161,7 @@ Deno.test("a run sealed or cut in the store after it opened with the daemon take
   await seal.body?.cancel();
 });
 
-Deno.test("a run past its limits at the daemon is refused with 413, the spans held for it are let go, and its writer learns it at the seal", async () => {
+Deno.test("a run past its limits at the daemon is refused with 413, keeps the spans taken before, and its writer learns it at the seal", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store, { limits: { maxSpans: 5 } });
   const run = await openInStore(t.store, "run-20261130T120000Z-0000b0b0");
@@ -166,18 +177,19 @@ Deno.test("a run past its limits at the daemon is refused with 413, the spans he
   await still.body?.cancel();
   const sealed = await sealWith(opened);
   assert.equal(sealed.spans, 3);
-  assert.deepEqual(Object.keys(sealed.payloads), []);
   assert.deepEqual(sealed.events.map((e) => e.type), [
+    "spans_received",
     "telemetry_problem",
     "telemetry_problem",
     "telemetry_problem",
   ]);
+  assert.equal(sealed.events[0]!.data!.spans, 3);
   assert.match(
-    String(sealed.events[0]!.data!.problem),
-    /let go of the 3 spans it held .* because it passed its limits/,
+    String(sealed.events[1]!.data!.problem),
+    /takes no more spans for run .* after 3, because it passed its limits .* the spans taken before are kept/,
   );
-  assert.match(String(sealed.events[1]!.data!.problem), /passed its limit of 5 spans/);
-  await appendSealedSpans(run.recorder, sealed);
+  assert.match(String(sealed.events[2]!.data!.problem), /passed its limit of 5 spans/);
+  assert.equal(await appendSealedSpans(run.recorder, sealed, { folder: run.writer.folder }), 4);
   await run.recorder.seal();
   const check = await verifyRun(await findRun(run.writer.folder));
   assert.ok(check.ok, JSON.stringify(check.problems));
@@ -201,7 +213,7 @@ Deno.test("openWithDaemon() opens a run as its writer from the connection file, 
   assert.equal(spans.spans, 1);
   await run.recorder.seal();
   const events = readEventsText(await Deno.readTextFile(`${run.writer.folder}/evidence/events.jsonl`)).events;
-  assert.deepEqual(events.map((e) => e.type), ["run_created", "span_recorded"]);
+  assert.deepEqual(events.map((e) => e.type), ["run_created", "spans_received"]);
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
   // a second writer for the same run gets nothing from the daemon
   const other = await openInStore(t.store, "run-20261130T120000Z-0000c12e");
@@ -212,23 +224,51 @@ Deno.test("openWithDaemon() opens a run as its writer from the connection file, 
   );
 });
 
-Deno.test("appendSealedSpans() takes only spans and problems of the receiver, with payloads that match their hashes, and writes nothing else", async () => {
+Deno.test("appendSealedSpans() takes only batches and problems of the receiver, with bodies in the run folder that match their hashes, and writes nothing else", async () => {
   await using t = await tempStore();
   const run = await openInStore(t.store, "run-20261130T120000Z-0000f0f0");
+  const folder = run.writer.folder;
+  const body = new TextEncoder().encode(jsonSpans(1));
+  const sha = sha256Hex(body);
+  const other = new TextEncoder().encode("not these bytes");
+  // a record whose bytes are not its hash's, beside a good one
+  await Deno.writeFile(
+    `${folder}/received.spans`,
+    new Uint8Array([...packRecord(sha, body), ...packRecord("0".repeat(64), other)]),
+  );
   const base = { run_id: run.writer.runId, spans: 1, refused: 0 };
-  const forged = [
-    { events: [{ type: "run_completed", component: "SpanReceiver", data: {} }], payloads: {} },
-    { events: [{ type: "span_recorded", component: "RunContext", data: {} }], payloads: {} },
-    { events: [], payloads: { ["0".repeat(64)]: btoa("not these bytes") } },
-    {
-      events: [{ type: "span_recorded", component: "SpanReceiver", payload: "a".repeat(64), data: {} }],
-      payloads: {},
-    },
+  const time = "2026-11-30T12:00:00.000000Z";
+  const batch = { type: "spans_received", component: "SpanReceiver", time, payload: sha };
+  const data = { encoding: "json", services: [], spans: 1 };
+  const forged: Record<string, unknown>[] = [
+    { type: "run_completed", component: "SpanReceiver", data: {} },
+    { type: "span_recorded", component: "SpanReceiver", data: {} },
+    { type: "telemetry_problem", component: "RunContext", data: { problem: "x" } },
+    { ...batch, component: "RunContext", data },
+    { ...batch, payload: "0".repeat(64), data },
+    { ...batch, payload: "a".repeat(64), data },
+    { ...batch, data: { ...data, encoding: "yaml" } },
+    { ...batch, data: { ...data, spans: -1 } },
+    { ...batch, data: { ...data, services: ["two words"] } },
+    { ...batch, time: "yesterday", data },
   ];
   for (const f of forged) {
-    await assert.rejects(() => appendSealedSpans(run.recorder, { ...base, ...f }), /the daemon's answer/);
+    await assert.rejects(
+      () => appendSealedSpans(run.recorder, { ...base, events: [f] } as never, { folder }),
+      /the daemon's answer/,
+      JSON.stringify(f),
+    );
   }
   assert.equal(run.recorder.count, 1);
+  // what the answer may hold, made again from its checked fields (an extra field is not taken)
+  const taken = { ...batch, data: { ...data, extra: "x" }, refs: ["run://forged"] };
+  assert.equal(await appendSealedSpans(run.recorder, { ...base, events: [taken] } as never, { folder }), 1);
+  await run.recorder.seal();
+  const events = readEventsText(await Deno.readTextFile(`${folder}/evidence/events.jsonl`)).events;
+  assert.deepEqual(events[1]!.data, data);
+  assert.deepEqual(events[1]!.refs, []);
+  assert.equal(events[1]!.time, time);
+  assert.ok((await verifyRun(await findRun(folder))).ok);
 });
 
 Deno.test("SpanDaemon holds at most maxHeldBytes of spans for all its open runs: past it a run's spans get 503, taken again once runs seal", async () => {

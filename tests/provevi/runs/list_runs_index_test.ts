@@ -18,6 +18,7 @@ import {
 import { POSTGRES_SCHEMA_VERSION } from "../../../lib/provevi/postgres/mod.ts";
 import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";
+import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
 
 const RUNS = [
@@ -69,7 +70,7 @@ const FILTERED: [ListRunsOptions, RegExp][] = [
   [{ status: "cut" }, /provevi_runs_unsealed/],
 ];
 
-Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified", async () => {
+Deno.test("sqlite: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
   try {
     const path = join(dir, "e.db");
@@ -80,6 +81,7 @@ Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to w
       await using store = new SqliteStore(path, { runs: dir });
       for (const id of RUNS) await writeSampleRun(await store.openRun(id));
       before = count(store.db);
+      store.db.exec(SQLITE_BACK_TO_6);
       store.db.exec(BACK_TO_3);
       assert.equal(schemaVersion(store.db), 3);
     }
@@ -141,7 +143,7 @@ Deno.test("sqlite: listRuns' filtered pages are planned on the indexes of step 4
 
 Deno.test({
   name:
-    "postgres: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified",
+    "postgres: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified",
   ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
@@ -157,7 +159,7 @@ Deno.test({
         for (const id of RUNS) await writeSampleRun(await store.openRun(id));
         before = await count(store.sql);
       }
-      await onDatabase(db.uri, (sql) => sql.unsafe(BACK_TO_3));
+      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_6 + BACK_TO_3));
       await assert.rejects(
         () => PostgresStore.open(db.uri, { runs: dir, create: false }),
         /open it once to write/,

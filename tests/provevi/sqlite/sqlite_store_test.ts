@@ -223,7 +223,7 @@ Deno.test("SqliteStore: recordBundle is compared with bundle.json by the check",
   assert.match(problems[0]!, /provevi_runs \(run_id "run-20261129T120000Z-0badc0de"\): bundle_pinned/);
 });
 
-Deno.test("FileStore answers every question across runs with NeedsIndexedStore", async () => {
+Deno.test("FileStore answers every question across runs, and an experiment's assessment, with NeedsIndexedStore", async () => {
   const { FileStore } = await import("../../../lib/provevi/mod.ts");
   const store = new FileStore({ runs: "/nonexistent" });
   for (
@@ -238,8 +238,7 @@ Deno.test("FileStore answers every question across runs with NeedsIndexedStore",
       () => store.run("x"),
       () => store.access("x"),
       () => store.inputs("x"),
-      () => store.assess(),
-      () => store.assessments("x"),
+      () => store.assess({ experiment: "x" }, "approved", true),
     ]
   ) await assert.rejects(ask, NeedsIndexedStore);
 });

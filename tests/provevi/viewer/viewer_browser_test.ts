@@ -5,6 +5,7 @@ import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { tour } from "../../../cli/tour.ts";
 import { launch, NO_BROWSER, openPage, screenshot } from "./_browser.ts";
+import { writeRichRun } from "../_rich_run.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const FIXTURES = join(ROOT, "fixtures");
@@ -289,6 +290,109 @@ prompt: hi
       assert.deepEqual(await store.assessments(outcome.runId), []);
     } finally {
       await other.shutdown();
+      await store.close();
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+browserTest(
+  "a run's span links to its trace's page, where every span of the trace is nested with its run; a file store's run takes an assessment",
+  async () => {
+    const home = await Deno.makeTempDir();
+    const runs = join(home, "runs");
+    try {
+      const policy = TelemetryPolicy.parse(BODIES);
+      const outcome = await runFile(
+        RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada }
+agent: { name: q, backend: call, model: "test:", script: { model: m, turns: [{ text: "ok" }] } }
+prompt: hi
+`),
+        { store: new FileStore({ runs }), policy, environ: {} },
+      );
+      await using viewer = await serveViewer(new FileStore({ runs }), {
+        policy,
+        port: 0,
+        openToWrite: () => Promise.resolve(new FileStore({ runs })),
+      });
+      await using browser = await launch();
+      const { page, errors } = await openPage(browser);
+      await page.goto(new URL(`runs/${outcome.runId}`, viewer.url).href, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#verdict");
+      const target = await page.$$eval(
+        ".span",
+        (els) =>
+          els.map((e) => [e.getAttribute("data-span"), e.querySelector(".name")!.textContent!.trim()])
+            .find(([, name]) => name.includes("chat"))![0]!,
+      );
+      // A span picked in the trace names its trace in the detail panel, a link to the trace's page.
+      await page.click(`.span[data-span="${target}"]`);
+      await page.waitForSelector(`[data-detail-span="${target}"] a.to-trace`);
+      await page.click(`[data-detail-span="${target}"] a.to-trace`);
+      await page.waitForSelector(".span.marked");
+      assert.match(new URL(page.url()).pathname, /\/traces\/[0-9a-f]{32}$/);
+      assert.equal(await page.$eval(".span.marked", (e) => e.getAttribute("data-span")), target);
+      const names = await page.$$eval(".span .name", (els) => els.map((e) => e.textContent!.trim()));
+      assert.ok(names.length >= 4 && names.some((n) => n.includes("chat")), String(names));
+      assert.match(await page.$eval("main", (m) => m.textContent!), new RegExp(`in ${outcome.runId}`));
+      await screenshot(page, "trace");
+      // Back on the run's page (its link on the trace's page), an assessment of the file store's run.
+      await page.click(`main .sub a`);
+      await page.waitForSelector("#verdict.ok");
+      await page.type("input[name=name]", "correct");
+      await page.type("input[name=value]", "true");
+      await page.click("form button[type=submit]");
+      await page.waitForFunction('document.querySelector("main").textContent.includes("correct")');
+      const written = await Deno.readTextFile(join(runs, outcome.runId, "assessments.jsonl"));
+      assert.match(written, /"name":"correct"/);
+      assert.deepEqual(errors, []);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+browserTest(
+  "the experiments page lists an experiment's assessments and adds one, of the experiment or one of its versions",
+  async () => {
+    const home = await Deno.makeTempDir();
+    const db = join(home, "evidence.db");
+    const EXP = "experiment://acme/risk/dev/credit/q";
+    const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+    const store = new SqliteStore(db, { runs: join(home, "runs") });
+    try {
+      await writeRichRun(await store.openRun("run-1"), { experiment: EXP, experimentPin: PIN });
+      await store.assess({ experiment: EXP }, "approved", true, { source: "ada" });
+      await using viewer = await serveViewer(store, {
+        policy: TelemetryPolicy.parse(BODIES),
+        port: 0,
+        openToWrite: () => Promise.resolve(new SqliteStore(db, { runs: join(home, "runs") })),
+      });
+      await using browser = await launch();
+      const { page, errors } = await openPage(browser);
+      await page.goto(new URL("experiments", viewer.url).href, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#experiment-assessments tr[data-assessment]");
+      assert.match(
+        await page.$eval("#experiment-assessments", (e) => e.textContent!),
+        /approved.*true.*the experiment.*ada/,
+      );
+      await page.select("#experiment-assessments select[name=target]", PIN);
+      await page.type("#experiment-assessments input[name=name]", "score");
+      await page.type("#experiment-assessments input[name=value]", "0.7");
+      await page.click("#experiment-assessments button[type=submit]");
+      await page.waitForFunction(
+        'document.querySelectorAll("#experiment-assessments tr[data-assessment]").length === 2',
+      );
+      const added = await store.experimentAssessments(PIN);
+      assert.deepEqual(added.map((a) => [a.name, a.value, a.experiment]), [["approved", true, EXP], [
+        "score",
+        0.7,
+        PIN,
+      ]]);
+      await screenshot(page, "experiments");
+      assert.deepEqual(errors, []);
+    } finally {
       await store.close();
       await Deno.remove(home, { recursive: true });
     }

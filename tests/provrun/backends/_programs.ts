@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { FileStore } from "../../../lib/provevi/mod.ts";
+import { batchSpans, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { PEERS, skipWithout } from "../../_peers.ts";
 
@@ -35,4 +36,14 @@ export async function spanRows(folder: string): Promise<{ trace_id: string; name
   } catch {
     return [];
   }
+}
+
+/** The spans a run's receiver took: those of its `spans_received` events, read back from their payloads. */
+export async function receivedSpans(runs: string, runId: string): Promise<ReceivedSpan[]> {
+  const record = await new FileStore({ runs }).readRun(runId);
+  const spans: ReceivedSpan[] = [];
+  for (const e of readEventsText((await record.eventsText())!).events) {
+    if (e.type === "spans_received") spans.push(...batchSpans(e, await record.payload(e.payload!)));
+  }
+  return spans;
 }

@@ -4,7 +4,7 @@ import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
-import { eventsOf, needed, program, spanRows } from "./_programs.ts";
+import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
 
 const CLAUDE = program("claude-code");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -81,10 +81,10 @@ Deno.test({
     assert.match(text, /toolu_fake_/);
     assert.ok(events.some((e) => e.type === "trace_imported" && e.data.kind === "raw_api_body"));
     // Claude Code's spans reached the run's receiver and joined the run's trace
-    const spans = events.filter((e) => e.type === "span_recorded" && e.data.source === "receiver");
+    const spans = await receivedSpans(t.runs, outcome.runId);
     assert.ok(spans.length >= 1, `no spans reached the receiver: ${types.join(" ")}`);
     const traceId = events.find((e) => e.type === "run_created")!.trace_id;
-    assert.ok(spans.every((e) => e.trace_id === traceId), "a span of Claude Code is outside the run's trace");
+    assert.ok(spans.every((s) => s.traceId === traceId), "a span of Claude Code is outside the run's trace");
     assert.ok(
       (await spanRows(outcome.folder)).some((s) =>
         s.trace_id === traceId && s.name.startsWith("claude_code")

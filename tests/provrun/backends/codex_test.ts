@@ -4,7 +4,7 @@ import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
-import { eventsOf, needed, program, spanRows } from "./_programs.ts";
+import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
 
 const CODEX = program("codex");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -81,12 +81,12 @@ Deno.test({
     );
     assert.match(rollout, /call_fake_/);
     // Codex's traces reached the run's receiver
-    const spans = events.filter((e) => e.type === "span_recorded" && e.data.source === "receiver");
+    const spans = await receivedSpans(t.runs, outcome.runId);
     assert.ok(spans.length >= 1, `no spans reached the receiver: ${types.join(" ")}`);
     assert.ok((await spanRows(outcome.folder)).length >= spans.length);
     // TRACEPARENT joins its session's spans to the run's trace (a few of its start-up spans come before it)
     const traceId = events.find((e) => e.type === "run_created")!.trace_id;
-    assert.ok(spans.some((e) => e.trace_id === traceId), "no span of Codex is in the run's trace");
+    assert.ok(spans.some((s) => s.traceId === traceId), "no span of Codex is in the run's trace");
     assert.equal(await Deno.readTextFile(join(outcome.folder, "output", "answer.md")), FAKE_ANSWER + "\n");
     assert.ok(events.some((e) => e.type === "output_artifact_created" && e.data.path === "answer.md"));
     assert.equal(types.at(-1), "run_completed");

@@ -4,7 +4,7 @@ import { SpanDaemon, writeDaemonFile } from "../../../lib/provevi/receiver/mod.t
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
-import { eventsOf, needed, program, spanRows } from "./_programs.ts";
+import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
 
 const CLAUDE = program("claude-code");
 
@@ -47,13 +47,16 @@ outputs: [answer.md]
     const events = await eventsOf(t.runs, outcome.runId);
     const started = events.find((e) => e.type === "sandbox_started")!;
     assert.match(String(started.data.receiver), new RegExp(`^${daemon.url}/runs/[0-9a-f]{32}/v1/traces$`));
-    const spans = events.filter((e) => e.type === "span_recorded" && e.data.source === "receiver");
-    assert.ok(spans.length >= 1, events.map((e) => e.type).join(" "));
-    // the daemon wrote the rows at once, and the chain has the events, before the program's end
+    const batches = events.filter((e) => e.type === "spans_received");
+    assert.ok(batches.length >= 1, events.map((e) => e.type).join(" "));
+    const spans = await receivedSpans(t.runs, outcome.runId);
+    assert.equal(spans.length, batches.reduce((n, e) => n + (e.data.spans as number), 0));
+    // the daemon wrote the rows and the bodies at once, and the chain has the batches before the program's end
     assert.ok((await spanRows(outcome.folder)).length >= spans.length);
     const completed = events.find((e) => e.type === "sandbox_completed")!;
     assert.equal(completed.data.spans, spans.length);
-    assert.ok(events.indexOf(spans[0]!) < events.indexOf(completed));
+    assert.ok(events.indexOf(batches[0]!) < events.indexOf(completed));
+    await assert.rejects(Deno.stat(`${outcome.folder}/received.spans`), Deno.errors.NotFound);
     assert.ok(
       !events.some((e) => e.type === "telemetry_problem" && /prove serve|key/.test(String(e.data.problem))),
     );

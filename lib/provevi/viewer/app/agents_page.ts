@@ -10,9 +10,10 @@ import type {
   ExperimentSummary,
 } from "../../store/store_questions.ts";
 import type { RunTotals } from "../runs_api.ts";
-import { api } from "./api.ts";
+import type { Assessment } from "../../store/assess.ts";
+import { api, state } from "./api.ts";
 import { empty, errorBox, h, hiddenMark, type Kid, show, table } from "./dom.ts";
-import { money, short, tokens } from "./format.ts";
+import { money, short, tokens, when } from "./format.ts";
 import { go, link } from "./nav.ts";
 
 /** What `api/totals` answers. */
@@ -43,7 +44,8 @@ async function listPage<T>(options: {
   path: string;
   none: string;
   rows: (list: T[], open: (item: T) => void) => HTMLElement;
-  detail: (item: T) => Promise<HTMLElement>;
+  /** The item's detail; `reload` draws it again (after a change it made). */
+  detail: (item: T, reload: () => void) => Promise<HTMLElement>;
 }): Promise<void> {
   const body = h("div", null, empty(`Loading the ${options.title.toLowerCase()}…`));
   const detail = h("div");
@@ -56,7 +58,10 @@ async function listPage<T>(options: {
     detail,
   ));
   const open = (item: T) => {
-    options.detail(item).then((el) => detail.replaceChildren(el), (e) => detail.replaceChildren(errorBox(e)));
+    options.detail(item, () => open(item)).then(
+      (el) => detail.replaceChildren(el),
+      (e) => detail.replaceChildren(errorBox(e)),
+    );
   };
   try {
     const list = await api<T[]>(options.path);
@@ -169,12 +174,12 @@ export function experimentsPage(): void {
           )
         ),
       ),
-    detail: async (x) => {
+    detail: async (x, reload) => {
       const [d, totals] = await Promise.all([
-        api<ExperimentDetail>("api/experiment?uri=" + encodeURIComponent(x.experiment)),
+        api<ExperimentView>("api/experiment?uri=" + encodeURIComponent(x.experiment)),
         api<Totals>("api/totals?experiment=" + encodeURIComponent(x.experiment)),
       ]);
-      return h(
+      const versions = h(
         "section",
         { class: "card flush", id: "versions" },
         h("h2", null, d.experiment + ": versions"),
@@ -197,6 +202,95 @@ export function experimentsPage(): void {
           ),
         ),
       );
+      return h("div", null, versions, experimentAssessments(d, reload));
     },
   });
+}
+
+/** An experiment as the viewer sends it: its versions, and its assessments cut to the level. */
+type ExperimentView = ExperimentDetail & { assessments: Partial<Assessment>[]; assessments_total: number };
+
+/** The assessments of an experiment (of the whole, and of each version), and the form that adds one. */
+function experimentAssessments(d: ExperimentView, reload: () => void): HTMLElement {
+  const rows = d.assessments.map((a) =>
+    h(
+      "tr",
+      { "data-assessment": String(a.id) },
+      h("td", null, a.name ?? h("span", { class: "muted" }, "hidden")),
+      h(
+        "td",
+        null,
+        a.value === undefined ? h("span", { class: "muted" }, "hidden") : JSON.stringify(a.value),
+      ),
+      h(
+        "td",
+        { class: "mono" },
+        a.experiment === d.experiment ? "the experiment" : String(a.experiment ?? ""),
+      ),
+      h("td", null, a.source || "—"),
+      h("td", null, a.rationale || "—"),
+      h("td", { class: "muted" }, when(a.created_at)),
+    )
+  );
+  const list = rows.length
+    ? table(["Name", "Value", "Judges", "Source", "Rationale", "Added"], rows)
+    : empty("No assessments of this experiment yet.");
+  return h(
+    "section",
+    { class: "card flush", id: "experiment-assessments" },
+    h("h2", null, "Assessments"),
+    list,
+    state.info?.assess ? h("div", { class: "pager" }, assessmentForm(d, reload)) : null,
+  );
+}
+
+/** The form that adds an assessment of the experiment, or of one of its versions. */
+function assessmentForm(d: ExperimentView, reload: () => void): HTMLElement {
+  const target = h(
+    "select",
+    { name: "target" },
+    h("option", { value: d.experiment }, "the experiment"),
+    ...d.versions.map((v) => h("option", { value: v.pin }, v.pin)),
+  );
+  const name = h("input", { name: "name", placeholder: "name, e.g. approved", required: true });
+  const value = h("input", { name: "value", placeholder: "true, 0.8 or text", required: true });
+  const why = h("input", { name: "rationale", placeholder: "rationale (optional)" });
+  const said = h("span", { class: "muted" });
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const raw = value.value.trim();
+    const val = raw === "true"
+      ? true
+      : raw === "false"
+      ? false
+      : raw !== "" && !isNaN(Number(raw))
+      ? Number(raw)
+      : raw;
+    try {
+      await api("api/experiment/assessments", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          experiment: target.value,
+          name: name.value,
+          value: val,
+          rationale: why.value,
+        }),
+      });
+      reload();
+    } catch (err) {
+      said.textContent = (err as Error).message;
+    }
+  };
+  const form = h(
+    "form",
+    { class: "filters", onsubmit: submit },
+    h("label", { class: "field" }, "Judges", target),
+    h("label", { class: "field" }, "Name", name),
+    h("label", { class: "field" }, "Value", value),
+    h("label", { class: "field grow" }, "Rationale", why),
+    h("button", { class: "primary", type: "submit" }, "Add assessment"),
+    said,
+  );
+  return form;
 }

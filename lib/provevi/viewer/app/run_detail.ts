@@ -10,7 +10,7 @@ import { api, runPath } from "./api.ts";
 import { chatOf } from "./chat.ts";
 import { empty, errorBox, h, hiddenMark, type Kid, tag } from "./dom.ts";
 import { bytes, duration, micros, money, pretty, short, tokens } from "./format.ts";
-import { wholeLink } from "./nav.ts";
+import { link, wholeLink } from "./nav.ts";
 import { errorSeqs, type RunState } from "./run_state.ts";
 
 function kv(rows: [string, Kid][]): HTMLElement {
@@ -161,6 +161,19 @@ function spanDetail(state: RunState, s: ViewSpan): HTMLElement {
         ["Took", duration(s.end_us - s.start_us)],
         ["Span ID", hash(s.span_id)],
         ["Parent", hash(s.parent_span_id)],
+        // The trace whole: every run that carries it (the spans an agent program sent into another's too).
+        [
+          "Trace",
+          s.trace_id
+            ? link(
+              `traces/${s.trace_id}?span=${encodeURIComponent(s.span_id)}`,
+              short(s.trace_id, 20) + "…",
+              {
+                cls: "to-trace",
+              },
+            )
+            : "—",
+        ],
         [
           "Events",
           h(

@@ -123,7 +123,7 @@ export function assessments(state: RunState): Kid {
   const v = state.view;
   if (v.assessments === null) {
     return empty(
-      "The file store keeps no assessments: serve a sqlite store (--store sqlite:///…) to add them.",
+      "This store keeps no assessments.",
     );
   }
   const rows = v.assessments.map((a) =>
@@ -132,7 +132,11 @@ export function assessments(state: RunState): Kid {
       null,
       h("td", null, a.name === undefined ? hidden() : a.name),
       h("td", null, a.value === undefined ? hidden() : String(JSON.stringify(a.value))),
-      h("td", null, a.seq === null || a.seq === undefined ? "run" : "event #" + a.seq),
+      h(
+        "td",
+        null,
+        typeof a.seq === "number" ? "event #" + a.seq : a.span_id ? "span " + short(a.span_id, 16) : "run",
+      ),
       h("td", null, a.source || "—"),
       h("td", null, a.rationale || "—"),
       h("td", { class: "muted" }, when(a.created_at)),

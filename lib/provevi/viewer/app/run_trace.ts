@@ -18,6 +18,7 @@ function liveSpans(state: RunState): ViewSpan[] {
   const base = { parent_span_id: null, seqs: [] as number[], event_count: 0 };
   map.set(root, {
     ...base,
+    trace_id: events[0]!.trace_id,
     span_id: root,
     name: "run",
     start_us: 0,
@@ -35,6 +36,7 @@ function liveSpans(state: RunState): ViewSpan[] {
       span = {
         ...base,
         seqs: [],
+        trace_id: e.trace_id,
         span_id: id,
         name: (step + " " + label).trim(),
         start_us: micros(e.started_at ?? e.time) - t0,
@@ -52,6 +54,7 @@ function liveSpans(state: RunState): ViewSpan[] {
     const last = micros(events.at(-1)!.time) - t0;
     spans.push({
       ...base,
+      trace_id: null,
       span_id: "streaming",
       name: "chat (streaming)",
       start_us: last,

@@ -6,14 +6,9 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { fastEventLine } from "../../../lib/provevi/evidence/event_line.ts";
-import { type EvidenceEvent, FileStore, findRun, type Json, verifyRun } from "../../../lib/provevi/mod.ts";
-import { formatMicros, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import {
-  canonicalAttributes,
-  canonicalData,
-  type SpanData,
-} from "../../../lib/provevi/receiver/span_lines.ts";
+import { type EvidenceEvent, FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { decodeTraceRequest } from "../../../lib/provevi/receiver/mod.ts";
+import { formatMicros, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
 import { receivedRow } from "../../../lib/provevi/receiver/span_events.ts";
 import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
@@ -165,7 +160,6 @@ async function openRun() {
   };
 }
 
-/** Each line on disk is the general canonicalizer's text of its event, and of itself; the run verifies. */
 /** Posts a body of traces to the run's receiver; it must be taken whole (200). */
 async function post(run: Awaited<ReturnType<typeof openRun>>, body: BodyInit, type: string): Promise<void> {
   const response = await takeTraces(
@@ -176,86 +170,60 @@ async function post(run: Awaited<ReturnType<typeof openRun>>, body: BodyInit, ty
   await response.body?.cancel();
 }
 
-async function assertCanonical(run: Awaited<ReturnType<typeof openRun>>, spans: number): Promise<void> {
+/**
+ * Each line on disk is the general canonicalizer's text of its event; each request is one `spans_received`
+ * event whose payload is the body as sent; the rows are the spans sent, in order; the run verifies.
+ */
+async function assertBatches(
+  run: Awaited<ReturnType<typeof openRun>>,
+  sent: { body: Uint8Array; spans: ReceivedSpan[]; encoding: string }[],
+): Promise<void> {
   await run.recorder.seal();
   const lines = (await Deno.readTextFile(`${run.folder}/evidence/events.jsonl`)).split("\n").slice(0, -1);
   assert.equal(lines.length, run.events.length);
-  assert.equal(run.events.filter((e) => e.type === "span_recorded").length, spans);
   for (const [i, line] of lines.entries()) {
     assert.equal(line, canonicalize(run.events[i]), `line ${i + 1}`);
     assert.equal(line, canonicalize(JSON.parse(line)), `line ${i + 1}`);
   }
+  const batches = run.events.filter((e) => e.type === "spans_received");
+  assert.equal(batches.length, sent.length);
+  for (const [i, batch] of batches.entries()) {
+    assert.equal(batch.payload, sha256Hex(sent[i]!.body), `batch ${i}`);
+    assert.equal(batch.data.spans, sent[i]!.spans.length);
+    assert.equal(batch.data.encoding, sent[i]!.encoding);
+    assert.equal(batch.confidence, "parsed");
+  }
+  const spans = sent.flatMap((s) => s.spans);
   const rows = await readSpansFile(run.folder);
-  assert.equal(rows.length, spans);
+  assert.deepEqual(rows, spans.map(receivedRow));
+  // a row keeps no body
+  for (const row of rows) {
+    for (const [key, value] of Object.entries(row.attributes)) {
+      assert.notEqual(attributeLevel(key, value), "bodies");
+    }
+  }
   const check = await verifyRun(await findRun(run.folder));
   assert.ok(check.ok, JSON.stringify(check.problems));
 }
 
-Deno.test("the receiver's span events are written as the general canonicalizer writes them, for random spans of every shape", async () => {
+Deno.test("the receiver writes one spans_received event a request, its body the payload, and a row a span, for random spans of every shape", async () => {
   await using run = await openRun();
   const rand = random(11);
-  let spans = 0;
-  const sent: ReceivedSpan[] = [];
+  const sent: { body: Uint8Array; spans: ReceivedSpan[]; encoding: string }[] = [];
   for (let i = 0; i < 300; i++) {
     const body = randomRequest(rand);
     await post(run, body, "application/json");
-    spans += JSON.parse(body).resourceSpans[0].scopeSpans[0].spans.length;
-    sent.push(...decodeTraceJson(body));
+    sent.push({ body: new TextEncoder().encode(body), spans: decodeTraceJson(body), encoding: "json" });
   }
-  await assertCanonical(run, spans);
-  // each payload holds the bytes it held before the receiver wrote its text key by key
-  const recorded = run.events.filter((e) => e.type === "span_recorded");
-  assert.equal(recorded.length, sent.length);
-  for (const [i, span] of sent.entries()) {
-    const row = receivedRow(span);
-    let body: Record<string, unknown> | null = null;
-    for (const [key, value] of Object.entries(span.attributes)) {
-      if (attributeLevel(key, value) !== "bodies") continue;
-      Object.defineProperty(body ??= {}, key, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    const time = (nanos: string) => formatMicros(Number(BigInt(nanos) / 1000n));
-    const expected = JSON.stringify({
-      ...(row.name === span.name ? {} : { name: span.name }),
-      ...(row.status.message === span.status.message || span.status.message === ""
-        ? {}
-        : { status_message: span.status.message }),
-      ...(body === null ? {} : { attributes: body }),
-      ...(span.events.length
-        ? {
-          events: span.events.map((e) => ({
-            name: e.name,
-            time: time(e.timeUnixNano),
-            attributes: e.attributes,
-          })),
-        }
-        : {}),
-      ...(span.links.length
-        ? {
-          links: span.links.map((l) => ({
-            trace_id: l.traceId,
-            span_id: l.spanId,
-            attributes: l.attributes,
-          })),
-        }
-        : {}),
-      resource: span.resource,
-    });
-    const payload = await Deno.readTextFile(`${run.folder}/evidence/payloads/${recorded[i]!.payload}`);
-    assert.equal(payload, expected, `span ${i}`);
-  }
+  await assertBatches(run, sent);
 });
 
-Deno.test("the receiver's span events from OTLP protobuf are written as the general canonicalizer writes them", async () => {
+Deno.test("the receiver's batches from OTLP protobuf keep each body byte for byte, lone surrogates and all", async () => {
   await using run = await openRun();
   const rand = random(5);
   const memory = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
-  let spans = 0;
+  const sent: { body: Uint8Array; spans: ReceivedSpan[]; encoding: string }[] = [];
   for (let i = 0; i < 20; i++) {
     memory.reset();
     const tracer = provider.getTracer(pick(rand, TEXTS), pick(rand, TEXTS));
@@ -276,88 +244,10 @@ Deno.test("the receiver's span events from OTLP protobuf are written as the gene
     }
     const body = new Uint8Array(ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans())!);
     await post(run, body, "application/x-protobuf");
-    spans += 30;
+    sent.push({ body, spans: decodeTraceRequest(body), encoding: "protobuf" });
   }
   await provider.shutdown();
-  await assertCanonical(run, spans);
-});
-
-function event(data: SpanData): EvidenceEvent {
-  return {
-    run_id: "run-20261130T120000Z-0000abcd",
-    seq: 3,
-    time: "2026-11-30T12:00:00.000001Z",
-    type: "span_recorded",
-    component: "SpanReceiver",
-    actor: "ada",
-    refs: [],
-    data,
-    payload: null,
-    confidence: "parsed",
-    prev: "0".repeat(64),
-    trace_id: "a".repeat(32),
-    span_id: "b".repeat(16),
-    parent_span_id: null,
-    started_at: "2026-11-30T12:00:00.000000Z",
-  };
-}
-
-Deno.test("canonicalData() vouches for a span's data only when JSON.stringify writes its RFC 8785 text", () => {
-  const rand = random(3);
-  const oddTexts = [...TEXTS, "a\ud800", "\udc00"];
-  const odd = [...oddTexts, NaN, Infinity];
-  let vouched = 0;
-  let refused = 0;
-  for (let i = 0; i < 3000; i++) {
-    const attributes: { [key: string]: Json } = {};
-    for (const key of [...KEYS].sort()) {
-      if (rand() < 0.3) continue;
-      const r = rand();
-      const v = r < 0.4
-        ? pick(rand, odd)
-        : r < 0.8
-        ? pick(rand, NUMBERS)
-        : [pick(rand, odd), pick(rand, NUMBERS)];
-      if (key === "__proto__") {
-        Object.defineProperty(attributes, key, {
-          value: v,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      } else attributes[key] = v as Json;
-    }
-    const text = () => pick(rand, oddTexts);
-    const data: SpanData = {
-      attributes,
-      end_time: "2026-11-30T12:00:00.100000Z",
-      kind: rand() < 0.05 ? NaN : pick(rand, [0, 1, 2, 3, 4, -0]),
-      library: null,
-      name: text(),
-      scope: text(),
-      service: rand() < 0.5 ? null : text(),
-      source: "receiver",
-      status: { code: pick(rand, [0, 1, 2]), message: rand() < 0.5 ? null : text() },
-      version: rand() < 0.5 ? null : text(),
-    };
-    const e = event(data);
-    if (canonicalData(data, canonicalAttributes(attributes))) {
-      vouched++;
-      assert.equal(JSON.stringify(data), canonicalize(data));
-      assert.equal(fastEventLine(e, true), canonicalize(e));
-    } else refused++;
-  }
-  assert.ok(vouched > 300 && refused > 300, `vouched ${vouched}, refused ${refused}`);
-});
-
-Deno.test("canonicalAttributes() refuses keys out of order, keys that start with a digit, and values JSON.stringify writes otherwise", () => {
-  assert.equal(canonicalAttributes({ a: 1, b: "x", c: [true, null, -0] }), true);
-  assert.equal(canonicalAttributes({ b: 1, a: 1 }), false);
-  assert.equal(canonicalAttributes({ "1a": 1 }), false);
-  assert.equal(canonicalAttributes({ a: "\ud800" }), false);
-  assert.equal(canonicalAttributes({ a: NaN }), false);
-  assert.equal(canonicalAttributes({ a: { b: 1 } }), false);
-  assert.equal(canonicalAttributes({ "\udc00": 1 }), false);
+  await assertBatches(run, sent);
 });
 
 Deno.test("a span row's times are the nanoseconds cut to microseconds, as formatMicros writes them, for any length", () => {
