@@ -10,18 +10,15 @@ import {
   findRunOrBundle,
   openStore,
   ProveviError,
-  readEventsText,
-  readSpansFile,
   readTrustedKey,
   type RunCheck,
   type RunRecord,
-  runSpans,
-  spanTree,
-  type TelemetryItem,
   type TelemetryPolicy,
   verifyRun,
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
+import { readEventsText, readSpansFile, runSpans, spanTree } from "../lib/provevi/evidence/mod.ts";
+import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";

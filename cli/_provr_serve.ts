@@ -8,10 +8,10 @@ import {
   type EvidenceStore,
   findRun,
   openStore,
-  placeOf,
   type RunRecord,
   TelemetryPolicy,
 } from "../lib/provevi/mod.ts";
+import { placeOf } from "../lib/provevi/diff/mod.ts";
 import {
   type ComparedOutcome,
   forkRun,

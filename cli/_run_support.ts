@@ -2,7 +2,7 @@
  * What provr's run, replay, fork and resume share: the catalog a run needs, and the cancel on SIGINT or SIGTERM.
  * @module
  */
-import { readBoundedText } from "../lib/provevi/mod.ts";
+import { readBoundedText } from "../lib/provevi/evidence/mod.ts";
 import type { RunFile } from "../lib/provrun/mod.ts";
 import { Catalog } from "../lib/provcat/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";

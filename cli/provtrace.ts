@@ -21,17 +21,15 @@ import {
   buildTrace,
   checkLineage,
   checkTrace,
-  defaultRowsKeyPath,
-  openTraceDb,
-  parseAssessmentFilter,
   queryTrace,
   TRACE_EXPORT_FORMATS,
   TRACE_QUERY_TIMEOUT,
   type TraceExportFormat,
   traceLineage,
-  traceRuns,
   writeTraceExport,
 } from "../lib/provtrace/mod.ts";
+import { defaultRowsKeyPath, openTraceDb, traceRuns } from "../lib/provtrace/db/mod.ts";
+import { parseAssessmentFilter } from "../lib/provtrace/export/mod.ts";
 import { TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";

@@ -10,7 +10,14 @@ const ROOT = new URL("../", import.meta.url).pathname;
 const LIMIT = 80;
 const KEPT = [
   "lib/provrun",
+  "lib/provcat",
+  "lib/provtrace/db",
+  "lib/provtrace/export",
   "lib/provevi/diff",
+  "lib/provevi/evidence/attestation.ts",
+  "lib/provevi/store",
+  "lib/provevi/telemetry/endpoint.ts",
+  "lib/provevi/viewer/run_model.ts",
   "lib/provevi/runs/resumed_pair.ts",
   "cli/provr.ts",
   "cli/_main.ts",

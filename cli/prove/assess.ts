@@ -2,12 +2,9 @@
  * `prove assess`: a judgement on an experiment, a run, an event or a span, written to the store.
  * @module
  */
-import {
-  type AssessTarget,
-  parseAssessmentValue,
-  questionsOf,
-  resolveRunRef,
-} from "../../lib/provevi/mod.ts";
+import { type AssessTarget, questionsOf } from "../../lib/provevi/mod.ts";
+import { parseAssessmentValue } from "../../lib/provevi/store/mod.ts";
+import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
 import { printAssessments } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";

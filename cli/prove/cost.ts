@@ -4,15 +4,9 @@
  * and their total.
  * @module
  */
-import {
-  type EvidenceEvent,
-  findRun,
-  formatCost,
-  listRuns,
-  parseCost,
-  type RunCost,
-  runCost,
-} from "../../lib/provevi/mod.ts";
+import { type EvidenceEvent, findRun, listRuns } from "../../lib/provevi/mod.ts";
+import { parseCost, type RunCost, runCost } from "../../lib/provevi/cost/mod.ts";
+import { formatCost } from "../../lib/provevi/cost/mod.ts";
 import { readRunEvents } from "../_commands.ts";
 import type { Io } from "../_io.ts";
 import { jsonText } from "../_json.ts";

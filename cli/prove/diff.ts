@@ -3,7 +3,8 @@
  * step; exit 0 when they are identical, 1 when they differ, as diff(1) does.
  * @module
  */
-import { diffRuns, type Divergence, findRun, placeOf, type RunDiff } from "../../lib/provevi/mod.ts";
+import { diffRuns, type Divergence, findRun, type RunDiff } from "../../lib/provevi/mod.ts";
+import { placeOf } from "../../lib/provevi/diff/mod.ts";
 import { UsageError } from "../_main.ts";
 import { jsonText } from "../_json.ts";
 import type { Io } from "../_io.ts";

@@ -7,17 +7,9 @@
  */
 import { Buffer } from "node:buffer";
 import type { Command } from "commander";
-import {
-  auditStoreLog,
-  cosignLatest,
-  parseCheckpoint,
-  parseNote,
-  proveConsistency,
-  repairStoreLog,
-  runProof,
-  storeLog,
-  waitForRun,
-} from "../../lib/provevi/mod.ts";
+import { auditStoreLog, runProof, waitForRun } from "../../lib/provevi/mod.ts";
+import { cosignLatest, parseCheckpoint, parseNote, proveConsistency } from "../../lib/provevi/log/mod.ts";
+import { repairStoreLog, storeLog } from "../../lib/provevi/runs/mod.ts";
 import { jsonText } from "../_json.ts";
 import { type LogPolicyFlags, logPolicyOf } from "../_log_policy.ts";
 import { UsageError } from "../_main.ts";

@@ -2,12 +2,8 @@
  * `prove policy`: a telemetry policy file checked, with the installed version of each library it approves.
  * @module
  */
-import {
-  ProveviError,
-  readInstalledPackages,
-  TelemetryPolicy,
-  TelemetryPolicyError,
-} from "../../lib/provevi/mod.ts";
+import { ProveviError, TelemetryPolicy, TelemetryPolicyError } from "../../lib/provevi/mod.ts";
+import { readInstalledPackages } from "../../lib/provevi/telemetry/mod.ts";
 import { policyLines } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
 import { jsonText } from "../_json.ts";

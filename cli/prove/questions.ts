@@ -2,7 +2,8 @@
  * `prove experiments`, `experiment show`, `agents`, `agent show` and `access`: the questions across runs that an indexed store answers.
  * @module
  */
-import { ProveviError, questionsOf, readExperiment, resolveRunRef } from "../../lib/provevi/mod.ts";
+import { ProveviError, questionsOf, readExperiment } from "../../lib/provevi/mod.ts";
+import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import {
   type NewestExperiment,

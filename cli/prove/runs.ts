@@ -6,14 +6,14 @@
  */
 import {
   type EvidenceStore,
-  formatCost,
   listRuns,
-  parseCost,
   questionsOf,
   RUN_LIST_STATUSES,
   type RunListStatus,
   type RunRow,
 } from "../../lib/provevi/mod.ts";
+import { parseCost } from "../../lib/provevi/cost/mod.ts";
+import { formatCost } from "../../lib/provevi/cost/mod.ts";
 import type { Io } from "../_io.ts";
 import { printColumns, printRuns } from "../_listing.ts";
 import { UsageError } from "../_main.ts";

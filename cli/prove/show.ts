@@ -3,20 +3,19 @@
  * @module
  */
 import {
-  assessmentsInFolder,
   type EvidenceStore,
   FileStore,
-  findStoredRun,
   NeedsIndexedStore,
   type Problem,
   questionsOf,
-  readEventsText,
   type RunCheck,
-  runCost,
   type RunRecord,
-  runWriterState,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
+import { runCost } from "../../lib/provevi/cost/mod.ts";
+import { assessmentsInFolder } from "../../lib/provevi/store/mod.ts";
+import { findStoredRun } from "../../lib/provevi/runs/mod.ts";
+import { readEventsText, runWriterState } from "../../lib/provevi/evidence/mod.ts";
 import type { Catalog } from "../../lib/provcat/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";

@@ -5,7 +5,8 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { ProveviError, serveWitness, Witness } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/mod.ts";
+import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
 import { UsageError } from "../_main.ts";
 import { logVerifier } from "../../lib/provevi/mod.ts";
 import { vkeyArgument } from "../_log_policy.ts";

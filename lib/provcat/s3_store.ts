@@ -71,7 +71,7 @@ const COMMIT_ID = /^[0-9a-f]{64}$/;
  * A catalog store over a versioned S3 bucket.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { S3Store } from "./s3_store.ts";
  * const store = new S3Store("bucket", {
  *   type: "s3", bucket: "evidence", endpoint: "http://127.0.0.1:5055", forcePathStyle: true,

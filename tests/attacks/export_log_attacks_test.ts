@@ -8,16 +8,15 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import {
   auditStoreLog,
-  EventChain,
   type EvidenceStore,
   exportRun,
   FileStore,
   type Json,
   PostgresStore,
-  sha256Hex,
   SqliteStore,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
+import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { freshDatabase, NO_PG } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
 

@@ -10,8 +10,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { trace } from "@opentelemetry/api";
-import type { RunReceiver } from "../../lib/provevi/mod.ts";
-import { readEventsText } from "../../lib/provevi/mod.ts";
+import type { RunReceiver } from "../../lib/provevi/receiver/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { listenForHooks, MAX_HOOK_INPUT } from "../../lib/provrun/backends/_program_hooks.ts";
 import { ClaudeCodeBackend } from "../../lib/provrun/backends/claude_code.ts";

@@ -10,7 +10,8 @@ import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
 import { pathToFileURL } from "node:url";
 import { verifyRun } from "../../lib/provevi/mod.ts";
-import { Sandbox, ToolSetError } from "../../lib/provrun/mod.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
+import { ToolSetError } from "../../lib/provrun/mod.ts";
 import { eventsOf } from "../provrun/_agent.ts";
 import { Tally } from "./_tally.ts";
 

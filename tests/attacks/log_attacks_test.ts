@@ -9,18 +9,20 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import {
   auditStoreLog,
-  cosignLatest,
-  FileLog,
   FileStore,
   findRun,
+  type TrustPolicy,
+  verifyRun,
+  witnessVerifier,
+} from "../../lib/provevi/mod.ts";
+import {
+  cosignLatest,
+  FileLog,
   parseCheckpoint,
   parseNote,
   serveWitness,
-  type TrustPolicy,
-  verifyRun,
   Witness,
-  witnessVerifier,
-} from "../../lib/provevi/mod.ts";
+} from "../../lib/provevi/log/mod.ts";
 import { addCheckpointBody, checkpointText, ed25519Signer, signNote } from "../../lib/provevi/log/mod.ts";
 import { writeRun } from "../provevi/_run.ts";
 import { Tally } from "./_tally.ts";
@@ -109,7 +111,7 @@ Deno.test("a log rolled back is named by the audit --since (log.rolled_back) and
   const other = new FileLog(join(dir, "other"));
   await Deno.mkdir(other.dir, { recursive: true });
   await Deno.copyFile(join(runs, ".log", "key"), join(other.dir, "key"));
-  const rebuilt = await other.append([(await import("../../lib/provevi/mod.ts")).leafOfSeal(
+  const rebuilt = await other.append([(await import("../../lib/provevi/log/mod.ts")).leafOfSeal(
     await Deno.readTextFile(join(runs, ids[0]!, "evidence", "manifest.json")),
     null,
   )]);

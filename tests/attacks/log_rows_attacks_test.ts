@@ -15,11 +15,10 @@ import {
   findRun,
   logVerifier,
   PostgresStore,
-  type RowsLog,
   SqliteStore,
   verifyRun,
-  Witness,
 } from "../../lib/provevi/mod.ts";
+import { type RowsLog, Witness } from "../../lib/provevi/log/mod.ts";
 import { addCheckpointBody, leafBytes, newKeyFile } from "../../lib/provevi/log/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../provevi/postgres/_pg.ts";

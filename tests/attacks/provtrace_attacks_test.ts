@@ -13,7 +13,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { sha256Hex, SqliteStore } from "../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import {
   buildTrace,
@@ -21,11 +22,11 @@ import {
   type CheckTraceOptions,
   exportTrace,
   queryTrace,
-  rowsMac,
   type TraceCheck,
   type TraceExport,
-  traceRunDigest,
 } from "../../lib/provtrace/mod.ts";
+import { rowsMac } from "../../lib/provtrace/db/mod.ts";
+import { traceRunDigest } from "../../lib/provtrace/db/mod.ts";
 import { makeRuns, rewriteRun, type TestRuns } from "../provtrace/_runs.ts";
 import { Tally } from "./_tally.ts";
 

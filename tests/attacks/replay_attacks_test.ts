@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
-import { FileStore, readEventsText, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { replayRun, RunFile, runFile, RunNotReplayable } from "../../lib/provrun/mod.ts";
 import { startFakeOpenAI } from "../../fixtures/providers/fake_openai_server.ts";
 import { countingTools, startCounter } from "../provrun/replay/_counter.ts";

@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
-import { commitBundle, FileRunRecord, sha256Hex, verifyRun } from "../../lib/provevi/mod.ts";
+import { commitBundle, verifyRun } from "../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { makeRepo } from "../provcat/_helpers.ts";
 import { fixtureCopy, manifestPath, rechain } from "../provevi/_tamper.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";

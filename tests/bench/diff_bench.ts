@@ -8,15 +8,8 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import {
-  diffRuns,
-  EventChain,
-  FileStore,
-  type Json,
-  readEventsText,
-  type RunRecord,
-  type RunWriter,
-} from "../../lib/provevi/mod.ts";
+import { diffRuns, FileStore, type Json, type RunRecord, type RunWriter } from "../../lib/provevi/mod.ts";
+import { EventChain, readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { median, report } from "./_report.ts";
 
 const STEPS = 3330;

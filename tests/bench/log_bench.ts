@@ -15,7 +15,6 @@
  */
 import { join } from "node:path";
 import {
-  EventChain,
   FileStore,
   type Json,
   readSigningKey,
@@ -24,6 +23,7 @@ import {
   SqliteStore,
   writeKeyPair,
 } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/mod.ts";
 import { FileLog } from "../../lib/provevi/log/file_log.ts";
 import { checkCheckpoint } from "../../lib/provevi/log/trust_policy.ts";
 import { parseCheckpoint } from "../../lib/provevi/log/checkpoint.ts";

@@ -20,15 +20,16 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain, type Json, SqliteStore } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { type Json, SqliteStore } from "../../lib/provevi/mod.ts";
 import {
   buildTrace,
-  openTraceDb,
   queryTrace,
   TRACE_EXPORT_FORMATS,
   type TraceExportFormat,
   writeTraceExport,
 } from "../../lib/provtrace/mod.ts";
+import { openTraceDb } from "../../lib/provtrace/db/mod.ts";
 import { loadCalls } from "../../lib/provtrace/export/_calls.ts";
 import { hfLine, openaiLine, sharegptLine } from "../../lib/provtrace/export/formats.ts";
 import { atifTrajectory } from "../../lib/provtrace/export/atif.ts";

@@ -23,7 +23,8 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain, FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
 import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
 import { proveUi, writeRun } from "../provevi/viewer/_runs.ts";

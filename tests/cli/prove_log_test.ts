@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { FileStore, serveWitness, SqliteStore, Witness } from "../../lib/provevi/mod.ts";
+import { FileStore, SqliteStore } from "../../lib/provevi/mod.ts";
+import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { writeRun } from "../provevi/_run.ts";
 

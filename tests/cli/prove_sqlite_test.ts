@@ -9,10 +9,10 @@ import {
   exportRun,
   FileStore,
   ProveviError,
-  sqlitePath,
   SqliteStore,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
+import { sqlitePath } from "../../lib/provevi/store/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, readEventsText, verifyRun } from "../../lib/provevi/mod.ts";
+import { FileStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 

@@ -5,12 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  appendAssessmentLine,
-  type AssessmentLine,
-  manifestLastHash,
-  sha256Hex,
-} from "../../lib/provevi/mod.ts";
+import type { AssessmentLine } from "../../lib/provevi/evidence/mod.ts";
+import { appendAssessmentLine, manifestLastHash, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
 
 type Ev = Record<string, unknown> & { data: Record<string, unknown> };

@@ -47,9 +47,13 @@ const DECIMALS = 6;
  *
  * @example
  * ```ts
- * import { PriceTable } from "./price_table.ts";
+ * import { PriceTable } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const table = PriceTable.builtin();
- * table.priceOf({ provider: "anthropic", model: "claude-sonnet-4-5-20250929" })?.input; // 3
+ * const price = table.priceOf({ provider: "anthropic", model: "claude-sonnet-4-5-20250929" });
+ * assert.equal(price?.input, 3); // USD per million input tokens
+ * assert.equal(table.currency, "USD");
  * ```
  */
 export class PriceTable {

@@ -68,11 +68,14 @@ export interface DiffOptions {
  * @throws EvidenceReadError when a run has no events or a whole line of its events is not JSON.
  * @example
  * ```ts
- * import { FileStore } from "../store/file_store.ts";
- * import { diffRuns } from "./diff_runs.ts";
- * const store = new FileStore({ runs: "fixtures/runs" });
+ * import { diffRuns, FileStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
  * const run = await store.readRun("run-20261129T120000Z-0badc0de");
- * (await diffRuns(run, run)).identical; // true
+ * const diff = await diffRuns(run, run);
+ * assert.equal(diff.identical, true);
+ * assert.deepEqual(diff.differences, []);
  * ```
  */
 export async function diffRuns(a: RunRecord, b: RunRecord, options: DiffOptions = {}): Promise<RunDiff> {

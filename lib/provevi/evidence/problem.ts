@@ -111,7 +111,17 @@ export type ProblemCode =
   | "experiment.hash_mismatch"
   | "replay.not_ended"
   | "rows.schema"
-  | "rows.differ"
+  | "rows.run_missing"
+  | "rows.unreadable"
+  | "rows.event_differs"
+  | "rows.refs_differ"
+  | "rows.events_missing"
+  | "rows.run_differs"
+  | "rows.unsealed"
+  | "rows.settings_differ"
+  | "rows.assessment_differs"
+  | "rows.payload_differs"
+  | "rows.bundle_differs"
   | "cost.table_unreadable"
   | "cost.no_table"
   | "cost.call_differs"
@@ -481,10 +491,61 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     check: null,
     meaning: "an indexed store's schema is not provevi's own",
   },
-  "rows.differ": {
+  "rows.run_missing": {
     family: "rows",
     check: null,
-    meaning: "an indexed store's rows of the run do not match its files",
+    meaning: "the indexed store holds no row of the run",
+  },
+  "rows.unreadable": {
+    family: "rows",
+    check: null,
+    meaning: "a file of the run that the row check compares with cannot be read",
+  },
+  "rows.event_differs": {
+    family: "rows",
+    check: null,
+    meaning:
+      "an event row's line or columns differ from its line of events.jsonl, or its chain does not cover it",
+  },
+  "rows.refs_differ": {
+    family: "rows",
+    check: null,
+    meaning: "an event's URI rows differ from the URIs its line names",
+  },
+  "rows.events_missing": {
+    family: "rows",
+    check: null,
+    meaning: "lines of events.jsonl have no event row",
+  },
+  "rows.run_differs": {
+    family: "rows",
+    check: null,
+    meaning: "the run's row differs from its events, manifest or last line",
+  },
+  "rows.unsealed": {
+    family: "rows",
+    check: null,
+    meaning: "the run whose rows are checked has no manifest",
+  },
+  "rows.settings_differ": {
+    family: "rows",
+    check: null,
+    meaning: "the rows of the run's settings, agent or experiment differ from its run_created",
+  },
+  "rows.assessment_differs": {
+    family: "rows",
+    check: null,
+    meaning: "an assessment row judges an event or span the run lacks, or its value is not JSON",
+  },
+  "rows.payload_differs": {
+    family: "rows",
+    check: null,
+    meaning: "a payload row differs from its file, or a file of payloads/ has no row",
+  },
+  "rows.bundle_differs": {
+    family: "rows",
+    check: null,
+    meaning: "the bundle the run's row records differs from bundle.json",
   },
   "cost.table_unreadable": {
     family: "cost",

@@ -76,9 +76,11 @@ export class FeedCounter {
  * @returns The answer's text, or null.
  * @example
  * ```ts
- * import { answerOf } from "./feed.ts";
- * answerOf({ content: [{ type: "text", text: "Revenue grew 12%." }] }); // "Revenue grew 12%."
- * answerOf({ text: "", parts: [] }); // null
+ * import { answerOf } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(answerOf({ content: [{ type: "text", text: "Revenue grew 12%." }] }), "Revenue grew 12%.");
+ * assert.equal(answerOf({ text: "", parts: [] }), null);
  * ```
  */
 export function answerOf(payload: Json): string | null {

@@ -49,6 +49,24 @@ export interface CheckpointRefusal {
  * @param vkey The key text.
  * @returns The verifier.
  * @throws ProveviError when it is not such a key.
+ * @example
+ * ```ts
+ * import { FileStore, logVerifier, RunFile, runFile, runProof, verifyRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * await using store = new FileStore({ runs });
+ * await runProof(store, runId, { write: true });
+ * const key = await store.log.key();
+ * const log = { logs: [logVerifier(key!.verifier.vkey)], witnesses: [], quorum: 0 };
+ * const check = await verifyRun(await store.readRun(runId), { log });
+ * assert.equal(check.ok, true);
+ * ```
  */
 export function logVerifier(vkey: string): NoteVerifier {
   const k = parseVkey(vkey);
@@ -64,6 +82,21 @@ export function logVerifier(vkey: string): NoteVerifier {
  * @param vkey The key text.
  * @returns The verifier.
  * @throws ProveviError when it is not such a key.
+ * @example
+ * ```ts
+ * import { ProveviError, witnessVerifier } from "@mahacata/prove";
+ * import { Witness } from "./witness.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const witness = new Witness({
+ *   name: "witness.example/w1",
+ *   seed: crypto.getRandomValues(new Uint8Array(32)),
+ *   state: await Deno.makeTempDir(),
+ *   logs: [],
+ * });
+ * assert.equal(witnessVerifier(witness.verifier.vkey).name, "witness.example/w1");
+ * assert.throws(() => witnessVerifier("not a key"), ProveviError);
+ * ```
  */
 export function witnessVerifier(vkey: string): CosignatureVerifier {
   const k = parseVkey(vkey);

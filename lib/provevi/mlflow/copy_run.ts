@@ -115,8 +115,13 @@ export function copyEnviron(): Record<string, string | undefined> {
  * @throws ProveviError for each guard, and MlflowError when MLflow cannot be reached or refuses.
  * @example
  * ```ts
- * import { copyRun } from "./copy_run.ts";
- * // const result = await copyRun(store, "run-20261129T233259Z-1b594032", policy);
+ * import { copyRun, FileStore, ProveviError, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * // The first guard: a run ID that names no run is refused before MLflow is asked anything.
+ * await assert.rejects(copyRun(store, "../elsewhere", policy), ProveviError);
  * ```
  */
 export async function copyRun(

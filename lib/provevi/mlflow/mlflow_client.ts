@@ -17,7 +17,20 @@ import {
   withoutCredentials,
 } from "./mlflow_reply.ts";
 
-/** A failure of MLflow: the server could not be reached, or it refused a call. */
+/**
+ * A failure of MLflow: the server could not be reached, or it refused a call.
+ *
+ * @example
+ * ```ts
+ * import { MlflowError, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new MlflowError("MLflow refused the run", { code: "RESOURCE_DOES_NOT_EXIST", status: 404 });
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "MlflowError");
+ * assert.equal(error.status, 404);
+ * ```
+ */
 export class MlflowError extends ProveviError {
   /** MLflow's error code, such as `RESOURCE_DOES_NOT_EXIST`, or null when the server was not reached. */
   readonly code: string | null;

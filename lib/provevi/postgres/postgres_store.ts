@@ -38,6 +38,20 @@ import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
 /**
  * A run that the store holds, whose folder is on another machine: the folder it was made in, and the pinned
  * URI of its committed bundle (null when none), from which it can be verified here (`findRunOrBundle`).
+ * @example
+ * ```ts
+ * import { RunElsewhere, RunNotFound } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new RunElsewhere("run r1 was made on another machine", {
+ *   runId: "r1",
+ *   folder: "/srv/runs/r1",
+ *   bundle: null,
+ * });
+ * assert.ok(error instanceof RunNotFound);
+ * assert.equal(error.name, "RunElsewhere");
+ * assert.equal(error.folder, "/srv/runs/r1");
+ * ```
  */
 export class RunElsewhere extends RunNotFound {
   /** The run's ID. */
@@ -101,9 +115,11 @@ function rowSource(sql: PgSql): RowSource {
  *
  * @example
  * ```ts
- * import { PostgresStore } from "./postgres_store.ts";
- * await using store = await PostgresStore.open("postgresql://ada@127.0.0.1:5432/evidence", { runs: "/tmp/runs" });
- * const runs = await store.runsOfAgent("revenue-question");
+ * import { PostgresStore, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * // A URI that names no database is refused before any connection is tried.
+ * await assert.rejects(PostgresStore.open("postgresql://", { runs: "/tmp/runs" }), ProveviError);
  * ```
  */
 export class PostgresStore implements EvidenceStore, StoreQuestions {
@@ -333,7 +349,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    * are compared with the run folder that the store records, or with `options.folder` (the folder of a
    * committed bundle, on a machine other than the one that ran the run). A run whose folder was sealed while
    * its rows were not has them completed from the folder first, as {@linkcode readRun} does.
-   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.run_differs`, `rows.event_differs`, …), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,

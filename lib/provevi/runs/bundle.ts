@@ -5,7 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type Catalog, childUri, parseUri } from "../../provcat/mod.ts";
+import { type Catalog, parseUri } from "../../provcat/mod.ts";
+import { childUri } from "../../provcat/uri.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { evidencePaths } from "../store/file_store.ts";
 import type { RunRecord } from "../evidence/record.ts";
@@ -36,11 +37,27 @@ export interface BundleRecord {
  * @throws ProveviError when the run is not sealed; the catalog's errors when it cannot put or commit.
  * @example
  * ```ts
- * import { Catalog } from "../../provcat/mod.ts";
- * import { commitBundle } from "./bundle.ts";
- * const catalog = await Catalog.open();
- * const bundle = await commitBundle(catalog, "/runs/run-1", "run://acme/demo/dev/run-1");
- * console.log(bundle.pinned); // "run://acme/demo/dev/run-1?at=commit:…"
+ * import { Catalog, commitBundle, RunFile, runFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const lake = await Deno.makeTempDir();
+ * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+ * await using catalog = await Catalog.open({
+ *   config: {
+ *     cache: `${lake}/.cache`,
+ *     stores: { lake: { type: "git", path: lake } },
+ *     routes: [{ prefix: "run://acme/demo/dev", store: "lake", path: "runs" }, {
+ *       prefix: "experiment://acme/demo/dev", store: "lake", path: "experiments" }],
+ *   },
+ * });
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * const bundle = await commitBundle(catalog, folder, `run://acme/demo/dev/${runId}`);
+ * assert.match(bundle.pinned!, /\?at=commit:[0-9a-f]{40}$/);
  * ```
  */
 export async function commitBundle(catalog: Catalog, runFolder: string, uri: string): Promise<BundleRecord> {
@@ -103,7 +120,7 @@ const ATTESTATION = "attestation.dsse.json";
  *   as the evidence check read them (`verifyEvidence`), so that the run's evidence is not read and parsed again.
  * @returns The problems found; a pin that names no commit is one.
  * @example
- * ```ts
+ * ```ts ignore
  * import { Catalog } from "../../provcat/mod.ts";
  * import { findRun } from "./find_run.ts";
  * import { verifyBundle } from "./bundle.ts";

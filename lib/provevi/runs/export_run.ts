@@ -33,10 +33,14 @@ export interface ExportOptions {
  * @throws ProveviError when the run is not sealed or does not verify, or the target already has it.
  * @example
  * ```ts
- * import { exportRun, FileStore, SqliteStore } from "../mod.ts";
- * const from = new FileStore({ runs: "/tmp/runs" });
- * await using to = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/indexed-runs" });
+ * import { exportRun, FileStore, SqliteStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await using from = new FileStore({ runs: "fixtures/runs" });
+ * await using to = new SqliteStore(`${dir}/evidence.db`, { runs: `${dir}/runs` });
  * const check = await exportRun("run-20261129T120000Z-0badc0de", { from, to });
+ * assert.equal(check.ok, true);
  * ```
  */
 export async function exportRun(

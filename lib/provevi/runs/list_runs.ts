@@ -103,10 +103,13 @@ interface ListingStore {
  * @throws ProveviError when the file store's runs root does not exist, or an option cannot be used.
  * @example
  * ```ts
- * import { FileStore } from "../store/file_store.ts";
- * import { listRuns } from "./list_runs.ts";
+ * import { FileStore, listRuns } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * await using store = new FileStore({ runs: "fixtures/runs" });
  * const { runs, total } = await listRuns(store, { status: "completed", limit: 20 });
+ * assert.equal(total, 1);
+ * assert.equal(runs[0]!.run_id, "run-20261129T120000Z-0badc0de");
  * ```
  */
 export async function listRuns(store: EvidenceStore, options: ListRunsOptions = {}): Promise<RunList> {

@@ -48,10 +48,20 @@ async function leafNow(store: EvidenceStore, runId: string): Promise<RunLeaf | n
  *   whole check of each run.
  * @returns The verdict.
  * @example
- * ```ts ignore
- * import { auditStoreLog } from "./store_log.ts";
+ * ```ts
+ * import { auditStoreLog, FileStore, RunFile, runFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * await using store = new FileStore({ runs });
  * const audit = await auditStoreLog(store);
- * audit.problems.map((p) => p.code); // ["log.missing", …]
+ * assert.equal(audit.ok, true);
+ * assert.deepEqual(audit.missing, []);
  * ```
  */
 export async function auditStoreLog(
@@ -100,6 +110,21 @@ export async function repairStoreLog(
  * @param runId The run.
  * @param options `write`: write it into the run folder.
  * @returns The proof's text.
+ * @example
+ * ```ts
+ * import { FileStore, RunFile, runFile, runProof } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * await using store = new FileStore({ runs });
+ * const proof = await runProof(store, runId, { write: true });
+ * assert.equal(await Deno.readTextFile(`${folder}/log.tlog-proof`), proof);
+ * ```
  */
 export async function runProof(
   store: EvidenceStore,
@@ -132,6 +157,21 @@ export async function runProof(
  *   `timeoutMs` (60 s), `intervalMs` (250 ms).
  * @returns The proof written.
  * @throws ProveviError when the time runs out, with the last reason.
+ * @example
+ * ```ts
+ * import { FileStore, RunFile, runFile, waitForRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * await using store = new FileStore({ runs });
+ * const proof = await waitForRun(store, runId, { timeoutMs: 30_000 });
+ * assert.equal(await Deno.readTextFile(`${folder}/log.tlog-proof`), proof);
+ * ```
  */
 export async function waitForRun(
   store: EvidenceStore,

@@ -84,9 +84,12 @@ export interface RunCheck extends Check {
  * @returns `{ ok, problems, bundle }`; it prints nothing.
  * @example
  * ```ts
- * import { findRun, verifyRun } from "../mod.ts";
- * const check = await verifyRun(await findRun("run-20261031T182026Z-f9c3b25f"));
- * console.log(check.ok, check.problems.map((p) => p.code));
+ * import { findRun, verifyRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const check = await verifyRun(await findRun("fixtures/runs/run-20261129T120000Z-0badc0de"));
+ * assert.equal(check.ok, true);
+ * assert.deepEqual(check.problems, []);
  * ```
  */
 export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {}): Promise<RunCheck> {

@@ -58,9 +58,12 @@ export interface BundlePlace {
  *
  * @example
  * ```ts
- * import { SqliteStore } from "./sqlite_store.ts";
- * await using store = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/runs" });
- * const runs = await store.runsOfAgent("revenue-question");
+ * import { SqliteStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await using store = new SqliteStore(`${dir}/evidence.db`, { runs: `${dir}/runs` });
+ * assert.deepEqual(await store.runsOfAgent("revenue-question"), []);
  * ```
  */
 export class SqliteStore implements EvidenceStore, StoreQuestions {
@@ -290,7 +293,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
    * does.
    * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
    * pinned bundle that folder was taken from, when it has no `bundle.json`.
-   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.run_differs`, `rows.event_differs`, …), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,

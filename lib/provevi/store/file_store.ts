@@ -59,9 +59,11 @@ export function evidencePaths(folder: string): {
  *
  * @example
  * ```ts
- * import { FileStore } from "./file_store.ts";
- * await using store = new FileStore({ runs: "/tmp/runs" });
- * const ids = await store.runIds();
+ * import { FileStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * assert.deepEqual(await store.runIds(), ["run-20261129T120000Z-0badc0de"]);
  * ```
  */
 export class FileStore implements EvidenceStore, StoreQuestions {

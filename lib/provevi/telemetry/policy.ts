@@ -34,13 +34,15 @@ const MAX_POLICY_BYTES = 1 << 20;
  *
  * @example
  * ```ts
- * import { TelemetryPolicy } from "./policy.ts";
+ * import { TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const policy = TelemetryPolicy.fromDict({
  *   version: 1,
  *   destinations: { collector: { kind: "otlp", receives: "usage", endpoint: "https://otel.example.com/v1/traces" } },
  *   hosts: ["otel.example.com"],
  * });
- * policy.matchDestination("otlp", "https://OTEL.example.com:443/v1/traces")?.name; // "collector"
+ * assert.equal(policy.matchDestination("otlp", "https://OTEL.example.com:443/v1/traces")?.name, "collector");
  * ```
  */
 export class TelemetryPolicy {

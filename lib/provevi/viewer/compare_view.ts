@@ -19,8 +19,13 @@ export type { CompareSide } from "./compare_side.ts";
  * @throws RunNotFound when the store has no such run.
  * @example
  * ```ts
- * import { compareRuns } from "./compare_view.ts";
- * // const [a, b] = await compareRuns(store, [idA, idB], { policy });
+ * import { compareRuns, FileStore, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const sides = await compareRuns(store, ["run-20261129T120000Z-0badc0de", "run-20261129T120000Z-0badc0de"], { policy });
+ * assert.equal(sides.length, 2);
  * ```
  */
 export async function compareRuns(

@@ -88,27 +88,9 @@ export async function runModel(
   let verdict: ViewVerdict | null = null;
   let unreadable = false;
   if (sealed) {
-    let checked: readonly EvidenceEvent[] | null = null;
-    const check = await verifyRun(record, {
-      store,
-      ...(options.catalog ? { catalog: options.catalog } : {}),
-      extraChecks: [(_record, events) => {
-        checked = events;
-        return Promise.resolve([]);
-      }],
-    });
-    verdict = {
-      checked: true,
-      ok: check.ok,
-      kind: verdictKind({ checked: true, ok: check.ok, problems: check.problems }),
-      problems: check.problems,
-      bundle: check.bundle,
-    };
-    // The evidence verifies (all the check could not make is the comparison with what a catalog holds), so
-    // each line is its event's canonical form, and the next event's prev is its hash.
-    if (trusted(verdict) && checked !== null) {
-      read = { events: [...(checked as EvidenceEvent[])], lineHashes: [], eventLines: [], problems: [] };
-    }
+    const check = await checkSealed(store, record, options);
+    verdict = check.verdict;
+    if (check.events !== null) read = { events: check.events, lineHashes: [], eventLines: [], problems: [] };
   }
   if (verdict === null || !trusted(verdict)) {
     const text = await record.eventsText().catch(() => null);
@@ -121,27 +103,7 @@ export async function runModel(
   const ended = feedStatus(events.at(-1));
   const running = ended === null && !sealed;
   const { level, note } = await viewerLevel(options.policy, record, events[0]);
-  if (verdict === null) {
-    verdict = sealed || ended !== null
-      ? {
-        checked: true,
-        ok: false,
-        kind: "does_not_verify",
-        problems: [
-          problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
-            file: "manifest.json",
-          }),
-        ],
-        bundle: null,
-      }
-      : {
-        checked: false,
-        ok: read.problems.length === 0,
-        kind: "running",
-        problems: read.problems,
-        bundle: null,
-      };
-  }
+  verdict ??= uncheckedVerdict(sealed || ended !== null, read.problems);
   if (!verdict.ok && unreadable && verdict.checked) {
     verdict.problems.unshift(
       problem("events.unreadable", "evidence/events.jsonl cannot be read", { file: "events.jsonl" }),
@@ -169,6 +131,56 @@ export async function runModel(
     untrusted,
     shown,
   };
+}
+
+/**
+ * The check of a sealed run, and its events as the check read them when the run's content may be shown: the
+ * evidence verifies (all the check could not make is the comparison with what a catalog holds), so each line
+ * is its event's canonical form, and the next event's prev is its hash.
+ */
+async function checkSealed(
+  store: EvidenceStore,
+  record: RunRecord,
+  options: RunModelOptions,
+): Promise<{ verdict: ViewVerdict; events: EvidenceEvent[] | null }> {
+  let checked: readonly EvidenceEvent[] | null = null;
+  const check = await verifyRun(record, {
+    store,
+    ...(options.catalog ? { catalog: options.catalog } : {}),
+    extraChecks: [(_record, events) => {
+      checked = events;
+      return Promise.resolve([]);
+    }],
+  });
+  const verdict: ViewVerdict = {
+    checked: true,
+    ok: check.ok,
+    kind: verdictKind({ checked: true, ok: check.ok, problems: check.problems }),
+    problems: check.problems,
+    bundle: check.bundle,
+  };
+  const events = trusted(verdict) && checked !== null ? [...(checked as EvidenceEvent[])] : null;
+  return { verdict, events };
+}
+
+/**
+ * The verdict of a run that was not checked: one that has ended or was sealed and still has no check has no
+ * manifest, so it does not verify; else it is running, with the problems of its events so far.
+ */
+function uncheckedVerdict(ended: boolean, problems: Problem[]): ViewVerdict {
+  return ended
+    ? {
+      checked: true,
+      ok: false,
+      kind: "does_not_verify",
+      problems: [
+        problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
+          file: "manifest.json",
+        }),
+      ],
+      bundle: null,
+    }
+    : { checked: false, ok: problems.length === 0, kind: "running", problems, bundle: null };
 }
 
 /**

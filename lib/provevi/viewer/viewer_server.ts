@@ -64,9 +64,18 @@ export type ViewerHandler = ((request: Request) => Promise<Response>) & {
  * @throws TypeError when the token is not 16 to 256 letters, digits, `_` or `-` (it is a part of every path).
  * @example
  * ```ts
- * import { viewerHandler } from "./viewer_server.ts";
- * // const handle = viewerHandler(store, { policy, port: 5000, token });
- * // (await handle(new Request(`http://127.0.0.1:5000/t/${token}/api/runs`))).status; // 200
+ * import { FileStore, TelemetryPolicy, viewerHandler } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const token = "a-token-of-16-or-more";
+ * const handle = viewerHandler(store, { policy, port: 5000, token });
+ * const url = `http://127.0.0.1:5000/t/${token}/api/runs`;
+ * const response = await handle(new Request(url, { headers: { host: "127.0.0.1:5000" } }));
+ * assert.equal(response.status, 200);
+ * await response.body?.cancel();
+ * await handle.close();
  * ```
  */
 export function viewerHandler(
@@ -134,9 +143,15 @@ async function dispatch(
  * @throws ProveviError when the port is taken.
  * @example
  * ```ts
- * import { serveViewer } from "./viewer_server.ts";
- * // await using viewer = await serveViewer(store, { policy, port: 0 });
- * // console.log(viewer.url);
+ * import { FileStore, serveViewer, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * await using viewer = await serveViewer(store, { policy, port: 0 });
+ * const response = await fetch(`${viewer.url}api/runs`);
+ * assert.equal(response.status, 200);
+ * await response.body?.cancel();
  * ```
  */
 export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): Promise<Viewer> {

@@ -15,7 +15,9 @@ import type {
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { wrapLanguageModel } from "ai";
-import { canonicalOrNull, type Json, toolContent } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { canonicalOrNull } from "../../provevi/evidence/mod.ts";
+import { toolContent } from "../../provevi/telemetry/mod.ts";
 import { setSpanContent } from "../run/_span_content.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
 import { SERVED_FROM, type ServedFrom } from "../run/run_part.ts";

@@ -8,7 +8,8 @@
  */
 import { type Attributes, SpanKind } from "@opentelemetry/api";
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Usage } from "@ai-sdk/provider";
-import { capJson, chatContent, finishReason, type Json, outputMessages } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { capJson, chatContent, finishReason, outputMessages } from "../../provevi/telemetry/mod.ts";
 import type { OpenStep } from "../run/recorder.ts";
 import { setSpanContent } from "../run/_span_content.ts";
 import type { ModelServer } from "./model_server.ts";

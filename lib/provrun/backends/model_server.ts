@@ -4,7 +4,7 @@
  * route and the base URL the run file or the provider's variable gives.
  * @module
  */
-import { providerName } from "../../provevi/mod.ts";
+import { providerName } from "../../provevi/telemetry/mod.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import { parseRoute } from "./models.ts";
 

@@ -18,13 +18,8 @@
 import { join, relative } from "node:path";
 import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
 import type { Json } from "../../provevi/mod.ts";
-import {
-  openWithDaemon,
-  ProveviError,
-  readDaemonFile,
-  receiver,
-  type RunReceiver,
-} from "../../provevi/mod.ts";
+import { openWithDaemon, readDaemonFile, receiver, type RunReceiver } from "../../provevi/receiver/mod.ts";
+import { ProveviError } from "../../provevi/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { runGrants, type ToolGrants } from "./tool_grants.ts";
 import { parseRoute } from "./models.ts";

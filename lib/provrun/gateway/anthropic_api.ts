@@ -5,7 +5,8 @@
  * `message_start` updated by each `message_delta`.
  * @module
  */
-import { type Json, usageFrom } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { usageFrom } from "../../provevi/cost/mod.ts";
 import {
   obj,
   parseJson,

@@ -8,7 +8,8 @@
  * @module
  */
 import { join } from "node:path";
-import type { EvidenceEvent, Json, TokenUsage } from "../../provevi/mod.ts";
+import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
+import type { TokenUsage } from "../../provevi/cost/mod.ts";
 import { DEFAULT_MODEL_BYTES } from "../backends/model_limit.ts";
 import { parseRoute, routeKeyName } from "../backends/models.ts";
 import type { AgentSpec } from "../run/run_file.ts";

@@ -7,7 +7,8 @@
  * events.
  * @module
  */
-import { type Json, usageFrom } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { usageFrom } from "../../provevi/cost/mod.ts";
 import {
   obj,
   parseJson,

@@ -5,7 +5,8 @@
  * understands it (the provider's own error body, and the event that ends a stream with an error).
  * @module
  */
-import type { Json, TokenUsage, UsageShape } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import type { TokenUsage, UsageShape } from "../../provevi/cost/mod.ts";
 import type { SseEvent } from "./sse.ts";
 
 /** The APIs the gateway serves. */

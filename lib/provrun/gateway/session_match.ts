@@ -7,7 +7,8 @@
  * A difference is a line of the match, and a problem the run records as `telemetry_problem`.
  * @module
  */
-import { type TokenUsage, usageFrom } from "../../provevi/mod.ts";
+import type { TokenUsage } from "../../provevi/cost/mod.ts";
+import { usageFrom } from "../../provevi/cost/mod.ts";
 import { obj, parseJson, str } from "./provider_api.ts";
 
 /** One model response as a session file records it. */

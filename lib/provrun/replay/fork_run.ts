@@ -42,10 +42,22 @@ export interface ForkOptions extends ServeOptions, ForkChange {
  * @throws RunNotReplayable for a source whose evidence cannot be served, or a step it does not have;
  *   RunFileError for a change that makes the run file wrong.
  * @example
- * ```ts ignore
- * import { FileStore, forkRun } from "../../../mod.ts";
- * const store = new FileStore({ runs: "runs" });
- * const fork = await forkRun(await store.readRun("run-20261130T101010Z-0badc0de"), { store, at: 2, model: "test:other.yaml" });
+ * ```ts
+ * import { FileStore, forkRun, RunFile, runFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/run.yaml`, `
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `);
+ * const { runId } = await runFile(await RunFile.load(`${dir}/run.yaml`), { runs: `${dir}/runs` });
+ * await using store = new FileStore({ runs: `${dir}/runs` });
+ * const source = await store.readRun(runId);
+ * const fork = await forkRun(source, { store, at: 1, prompt: "Say goodbye." });
+ * assert.equal(fork.run.status, "completed");
+ * assert.equal(fork.divergence?.what, "prompt");
  * ```
  */
 export async function forkRun(source: RunRecord, options: ForkOptions): Promise<ComparedOutcome> {

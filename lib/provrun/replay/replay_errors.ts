@@ -9,6 +9,15 @@ import { ProveviError } from "../../provevi/evidence/errors.ts";
 /**
  * A run that cannot be replayed, forked or resumed: its evidence lacks what serving needs (a payload, a chain
  * that holds, the run file or tools module where they were), or it is not the kind of run asked for.
+ * @example
+ * ```ts
+ * import { ProveviError, RunNotReplayable } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new RunNotReplayable('run "r1" has no run_created: there is nothing to serve');
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "RunNotReplayable");
+ * ```
  */
 export class RunNotReplayable extends ProveviError {
   /** @param message What is missing, and the fix. */
@@ -33,6 +42,16 @@ export interface ServedDivergence {
 /**
  * A replay that diverged from the run it serves: the loop asked something the run did not record, so there is
  * no recorded answer to give. The replay stops there, sealed as failed with this error.
+ * @example
+ * ```ts
+ * import { ProveviError, ReplayDiverged } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ReplayDiverged({ step: 2, what: "prompt", path: null, detail: "the prompt differs" });
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ReplayDiverged");
+ * assert.equal(error.message, "the replay diverged at step 2: the prompt differs");
+ * ```
  */
 export class ReplayDiverged extends ProveviError {
   /** @param divergence Where and what. */
@@ -45,6 +64,15 @@ export class ReplayDiverged extends ProveviError {
 /**
  * A resume that stops before it starts: a tool call of the cut run was requested and its result not recorded,
  * and its tool is not declared idempotent, so it may have run already and must not run again unseen.
+ * @example
+ * ```ts
+ * import { ProveviError, ResumeStopped } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ResumeStopped("cannot resume run r1: the call c1 of send_mail may have run; fork it before that step");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ResumeStopped");
+ * ```
  */
 export class ResumeStopped extends ProveviError {
   /** @param message Which call, of which tool, and what to do. */

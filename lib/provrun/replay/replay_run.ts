@@ -30,11 +30,22 @@ export interface ReplayRunOptions extends ServeOptions {
  *   not verify, has not ended, lacks a payload, ran an agent program) or whose run file or tools folder is no
  *   longer where it was.
  * @example
- * ```ts ignore
- * import { FileStore, replayRun } from "../../../mod.ts";
- * const store = new FileStore({ runs: "runs" });
- * const replay = await replayRun(await store.readRun("run-20261130T101010Z-0badc0de"), { store });
- * console.log(replay.identical ? "identical" : replay.divergence!.detail);
+ * ```ts
+ * import { FileStore, replayRun, RunFile, runFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/run.yaml`, `
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `);
+ * const { runId } = await runFile(await RunFile.load(`${dir}/run.yaml`), { runs: `${dir}/runs` });
+ * await using store = new FileStore({ runs: `${dir}/runs` });
+ * const source = await store.readRun(runId);
+ * const replay = await replayRun(source, { store });
+ * assert.equal(replay.identical, true);
+ * assert.deepEqual(replay.served, { model_calls: 1, tool_calls: 0, tools_ran: 0 });
  * ```
  */
 export async function replayRun(source: RunRecord, options: ReplayRunOptions): Promise<ComparedOutcome> {

@@ -31,10 +31,21 @@ export interface ResumeOutcome extends ServedOutcome {
  * @throws RunNotReplayable for a run that is sealed, still being written, or whose evidence does not hold;
  *   ResumeStopped for a requested call whose result was not recorded, of a tool not declared idempotent.
  * @example
- * ```ts ignore
- * import { FileStore, resumeRun } from "../../../mod.ts";
- * const store = new FileStore({ runs: "runs" });
- * const resumed = await resumeRun(await store.readRun("run-20261130T101010Z-0badc0de"), { store });
+ * ```ts
+ * import { FileStore, resumeRun, RunFile, runFile, RunNotReplayable } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/run.yaml`, `
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `);
+ * const { runId } = await runFile(await RunFile.load(`${dir}/run.yaml`), { runs: `${dir}/runs` });
+ * await using store = new FileStore({ runs: `${dir}/runs` });
+ * const source = await store.readRun(runId);
+ * // A resume continues a run that was cut (killed before its seal); a sealed run is refused.
+ * await assert.rejects(resumeRun(source, { store }), RunNotReplayable);
  * ```
  */
 export async function resumeRun(source: RunRecord, options: ServeOptions): Promise<ResumeOutcome> {

@@ -15,21 +15,17 @@ import {
 } from "@opentelemetry/api";
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
+import { type ChainedEvent, EventChain, type EventInit, nowUtc, utf8 } from "../../provevi/evidence/mod.ts";
 import {
-  type ChainedEvent,
-  EventChain,
-  type EventInit,
   EvidenceError,
   type EvidenceEvent,
   type Json,
-  keptEvidenceProblem,
   type LostEvent,
   type Manifest,
-  nowUtc,
   type RunWriter,
   type SigningKey,
-  utf8,
 } from "../../provevi/mod.ts";
+import { keptEvidenceProblem } from "../../provevi/store/mod.ts";
 
 /** What a step gives its event. */
 export interface StepRecord {
@@ -71,12 +67,17 @@ export type EvidenceMode = "strict" | "lenient";
  *
  * @example
  * ```ts
- * import { FileStore } from "../../provevi/mod.ts";
- * import { EvidenceRecorder } from "./recorder.ts";
- * const store = new FileStore({ runs: "/tmp/runs" });
- * const recorder = new EvidenceRecorder(await store.openRun("run-x"), { actor: "me", mode: "strict" });
- * await recorder.step("note_added", { component: "agent" }, async () => ({ data: { text: "hi" } }));
- * await recorder.seal();
+ * import { EvidenceRecorder, FileStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: await Deno.makeTempDir() });
+ * const recorder = new EvidenceRecorder(await store.openRun("run-20261201T120000Z-0a0b0c0d"), {
+ *   actor: "ada",
+ *   mode: "strict",
+ * });
+ * await recorder.step("note_added", { component: "agent" }, () => Promise.resolve({ data: { text: "hi" } }));
+ * const manifest = await recorder.seal();
+ * assert.equal(manifest.run_id, "run-20261201T120000Z-0a0b0c0d");
  * ```
  */
 export class EvidenceRecorder {

@@ -245,9 +245,11 @@ const SPEC: Spec = {
  *
  * @example
  * ```ts
- * import { RunFile } from "./run_file.ts";
+ * import { RunFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const file = await RunFile.load("fixtures/tour/run.yaml");
- * file.data.agent.model; // "test:models/answer.yaml"
+ * assert.equal(file.data.agent.model, "test:models/answer.yaml");
  * ```
  */
 export class RunFile {

@@ -7,15 +7,8 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import {
-  costTotal,
-  dataCost,
-  type EvidenceEvent,
-  type Json,
-  priceCalls,
-  PriceTable,
-  ProveviError,
-} from "../../provevi/mod.ts";
+import { type EvidenceEvent, type Json, PriceTable, ProveviError } from "../../provevi/mod.ts";
+import { costTotal, dataCost, priceCalls } from "../../provevi/cost/mod.ts";
 import type { Catalog } from "../../provcat/mod.ts";
 import { errorMessage } from "../run/recorder.ts";
 import type { RunFile } from "../run/run_file.ts";

@@ -54,9 +54,12 @@ export const MCP_ENV: readonly string[] = [
  *   (a replay), so it needs no provider's host, no key, no sandbox and no MCP server.
  * @example
  * ```ts
- * import { permissionNeeds, RunFile } from "../mod.ts";
+ * import { permissionNeeds, RunFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const file = await RunFile.load("fixtures/tour/run.yaml");
- * permissionNeeds(file, { runs: "/tmp/runs" }).map((n) => n.flag); // ["--allow-read=/tmp/runs", "--allow-write=/tmp/runs"]
+ * const flags = permissionNeeds(file, { runs: "/tmp/runs" }).map((n) => n.flag);
+ * assert.ok(flags.includes("--allow-write=/tmp/runs"));
  * ```
  */
 export function permissionNeeds(
@@ -208,8 +211,11 @@ function mcpNeeds(agent: AgentSpec, runs: string, folder: string): PermissionNee
  * @throws PermissionMissing naming the first missing flag and what needs it.
  * @example
  * ```ts
- * import { checkPermissions, RunFile } from "../mod.ts";
- * await checkPermissions(await RunFile.load("fixtures/tour/run.yaml"), { runs: "/tmp/runs" });
+ * import { checkPermissions, RunFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const file = await RunFile.load("fixtures/tour/run.yaml");
+ * await assert.doesNotReject(checkPermissions(file, { runs: await Deno.makeTempDir() }));
  * ```
  */
 export async function checkPermissions(

@@ -7,7 +7,8 @@
  * @module
  */
 import type { Attributes } from "@opentelemetry/api";
-import { agentVersion, type Json } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { agentVersion } from "../../provevi/experiments/mod.ts";
 import { modelServer } from "../backends/model_server.ts";
 import { parseRoute } from "../backends/models.ts";
 import type { RunFile } from "../run/run_file.ts";

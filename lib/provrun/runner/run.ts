@@ -107,9 +107,17 @@ export interface RunOutcome {
  *   policy does not list (TelemetryRefused); also when the run folder cannot be made.
  * @example
  * ```ts
- * import { RunFile, runFile } from "../mod.ts";
- * const outcome = await runFile(await RunFile.load("fixtures/tour/run.yaml"), {});
- * console.log(outcome.runId, outcome.status);
+ * import { findRun, RunFile, runFile, verifyRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * assert.equal((await verifyRun(await findRun(folder))).ok, true);
+ * assert.match(runId, /^run-/);
  * ```
  */
 export async function runFile(file: RunFile, options: RunOptions = {}): Promise<RunOutcome> {

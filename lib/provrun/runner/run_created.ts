@@ -3,13 +3,9 @@
  * experiment pinned through the catalog, the store, the key that will sign the seal and the facts of the parts.
  * @module
  */
-import {
-  agentVersion,
-  type EvidenceStore,
-  type Json,
-  type SigningKey,
-  writerProcess,
-} from "../../provevi/mod.ts";
+import { agentVersion } from "../../provevi/experiments/mod.ts";
+import type { EvidenceStore, Json, SigningKey } from "../../provevi/mod.ts";
+import { writerProcess } from "../../provevi/evidence/mod.ts";
 import { type PinnedExperiment, readExperiment } from "../../provevi/experiments/experiment.ts";
 import type { Catalog } from "../../provcat/mod.ts";
 import { CatalogMissing } from "../run/errors.ts";

@@ -9,7 +9,8 @@
  */
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
 import { Ajv } from "ajv";
-import { capJson, type Json, toolContent } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { capJson, toolContent } from "../../provevi/telemetry/mod.ts";
 import { setSpanContent } from "../run/_span_content.ts";
 import { ToolNotServed, ToolSetError } from "../run/errors.ts";
 import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";

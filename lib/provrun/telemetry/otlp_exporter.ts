@@ -19,7 +19,7 @@ import {
   ProtobufTraceSerializer,
   TraceExporterMetricsHelper,
 } from "@opentelemetry/otlp-transformer";
-import { DOUBLE_KEYS, type Environ } from "../../provevi/mod.ts";
+import { DOUBLE_KEYS, type Environ } from "../../provevi/telemetry/mod.ts";
 import { OTLP_TRACE_REQUEST } from "../../provevi/telemetry/otlp_proto.ts";
 
 /** Options of {@linkcode otlpExporter}. */

@@ -26,10 +26,8 @@ import {
   CONTENT_KEYS,
   type Destination,
   type Environ,
-  type EvidenceStore,
   type InstalledPackages,
   installedPackages,
-  type Json,
   plainName,
   problemData,
   spanLibraries,
@@ -37,8 +35,8 @@ import {
   splitBody,
   storedSpan,
   StoreSpanExporter,
-  type TelemetryPolicy,
-} from "../../provevi/mod.ts";
+} from "../../provevi/telemetry/mod.ts";
+import type { EvidenceStore, Json, TelemetryPolicy } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { cutName, cutSpan } from "./span_cut.ts";
 import { otlpExporter } from "./otlp_exporter.ts";

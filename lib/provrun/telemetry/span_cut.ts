@@ -5,7 +5,8 @@
  */
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import type { Attributes, AttributeValue, SpanContext } from "@opentelemetry/api";
-import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } from "../../provevi/mod.ts";
+import { attributesFor, plainAttribute, plainName, plainSpanName } from "../../provevi/telemetry/mod.ts";
+import type { Level } from "../../provevi/mod.ts";
 import { type DeclaredNames, declaredSpanName, declaredValue, KNOWN_ERROR_NAMES } from "./declared_names.ts";
 
 /**

@@ -9,13 +9,12 @@ import {
   type Assessment,
   type EvidenceEvent,
   type EvidenceStore,
-  experimentOfRun,
   NeedsIndexedStore,
   ProveviError,
-  readEventsText,
-  sha256Hex,
   verifyRun,
 } from "../../provevi/mod.ts";
+import { experimentOfRun } from "../../provevi/store/mod.ts";
+import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { TRACE_BUILD_VERSION } from "../db/mod.ts";
 import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
 

@@ -64,9 +64,12 @@ export interface TraceBuildResult {
  * that is not sealed.
  * @example
  * ```ts
- * import { buildTrace } from "./build.ts";
- * const result = await buildTrace({ store: "file", runs: "fixtures/runs", db: "/tmp/trace.db" });
- * console.log(result.added.length, result.refused);
+ * import { buildTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * const result = await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * assert.deepEqual(result.added.map((r) => r.run_id), ["run-20261129T120000Z-0badc0de"]);
  * ```
  */
 export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuildResult> {

@@ -57,9 +57,13 @@ export interface CheckTraceOptions {
  * @throws ProveviError when the database cannot be opened.
  * @example
  * ```ts
- * import { checkTrace } from "./check.ts";
- * const check = await checkTrace("/tmp/trace.db");
- * console.log(check.ok, check.problems, check.runs.filter((r) => r.state !== "same"));
+ * import { buildTrace, checkTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * const check = await checkTrace(db, { runs: "fixtures/runs" });
+ * assert.equal(check.ok, true);
  * ```
  */
 export async function checkTrace(db: string, options: CheckTraceOptions = {}): Promise<TraceCheck> {

@@ -8,7 +8,8 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { type EvidenceStore, ProveviError, RunNotFound, sha256Hex } from "../../provevi/mod.ts";
+import { type EvidenceStore, ProveviError, RunNotFound } from "../../provevi/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
 import {
   memoryTraceDb,
   rowDifference,

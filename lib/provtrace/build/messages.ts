@@ -7,7 +7,8 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import { type Json, sha256Hex } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
 
 /** The formats a call's messages are read from, named as MLflow's `mlflow.message.format` names them. */
 export type TraceMessageFormat = "ai_sdk" | "openai" | "anthropic";

@@ -6,14 +6,9 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import {
-  type Assessment,
-  type EvidenceEvent,
-  type Json,
-  payloadsOf,
-  ProveviError,
-  sha256Hex,
-} from "../../provevi/mod.ts";
+import { type Assessment, type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
+import { payloadsOf } from "../../provevi/evidence/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
 import { receivedRows } from "./received_rows.ts";
 import {
   receivedMessage,

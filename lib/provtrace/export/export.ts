@@ -150,9 +150,14 @@ export function parseAssessmentFilter(text: string): { name: string; op: string;
  * cannot be read, or a policy whose destination may not receive the lines.
  * @example
  * ```ts
- * import { exportTrace } from "./export.ts";
- * const { lines, refused } = await exportTrace("/tmp/trace.db", { kind: "sft", per: "run" });
- * for (const line of lines) console.log(JSON.stringify(line));
+ * import { buildTrace, exportTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * const { lines, refused } = await exportTrace(db, { kind: "steps", runs: "fixtures/runs" });
+ * assert.ok(lines.length > 0);
+ * assert.deepEqual(refused, []);
  * ```
  */
 export async function exportTrace(db: string, options: TraceExportOptions): Promise<TraceExport> {

@@ -8,16 +8,10 @@
 import assert from "node:assert/strict";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
-import {
-  dataCost,
-  findRun,
-  type Json,
-  PriceTable,
-  usageFrom,
-  type UsageShape,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
-import { type BackendJob, InProcessBackend, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { findRun, type Json, PriceTable, verifyRun } from "../../../lib/provevi/mod.ts";
+import { dataCost, usageFrom, type UsageShape } from "../../../lib/provevi/cost/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { type BackendJob, InProcessBackend } from "../../../lib/provrun/backends/mod.ts";
 
 const FIXTURE = JSON.parse(
   await Deno.readTextFile(new URL("../../../fixtures/cost/usage_shapes.json", import.meta.url)),

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { callCost, formatCost, parseCost, PriceTable } from "../../../lib/provevi/mod.ts";
+import { PriceTable } from "../../../lib/provevi/mod.ts";
+import { parseCost } from "../../../lib/provevi/cost/mod.ts";
+import { callCost, formatCost } from "../../../lib/provevi/cost/mod.ts";
 
 const table = PriceTable.builtin();
 

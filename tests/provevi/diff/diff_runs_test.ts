@@ -6,13 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  diffRuns,
-  FileStore,
-  jsonDifference,
-  readRunSteps,
-  type RunRecord,
-} from "../../../lib/provevi/mod.ts";
+import { diffRuns, FileStore, type RunRecord } from "../../../lib/provevi/mod.ts";
+import { jsonDifference, readRunSteps } from "../../../lib/provevi/diff/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { linesOf, sharedStart } from "../../../lib/provevi/diff/run_steps.ts";
 import { shownValue } from "../../../lib/provevi/diff/json_difference.ts";

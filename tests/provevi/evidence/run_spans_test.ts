@@ -6,7 +6,7 @@ import {
   runSpans,
   spanTree,
   type TraceSpan,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/evidence/mod.ts";
 
 const T = "a".repeat(32);
 const at = (ms: number) => formatMicros(Date.UTC(2026, 10, 30, 10, 0, 0) * 1000 + ms * 1000);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
-import { FileRunRecord, readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
 
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 

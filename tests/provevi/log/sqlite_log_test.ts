@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { auditStoreLog, repairStoreLog, SqliteStore } from "../../../lib/provevi/mod.ts";
+import { auditStoreLog, SqliteStore } from "../../../lib/provevi/mod.ts";
+import { repairStoreLog } from "../../../lib/provevi/runs/mod.ts";
 import { DatabaseSync } from "node:sqlite";
 import { writeRichRun } from "../_rich_run.ts";
 import { killWriter, readLines, spawnWriter } from "../_writers.ts";

@@ -6,14 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { z } from "zod";
-import {
-  EventChain,
-  type EvidenceStore,
-  formatMicros,
-  ProveviError,
-  RunNotFound,
-  utf8,
-} from "../../../lib/provevi/mod.ts";
+import { EventChain, formatMicros, utf8 } from "../../../lib/provevi/evidence/mod.ts";
+import { type EvidenceStore, ProveviError, RunNotFound } from "../../../lib/provevi/mod.ts";
 import { copyRun, MlflowClient, takeCopyLock, UNFINISHED_TAG } from "../../../lib/provevi/mlflow/mod.ts";
 import { prove } from "../../../cli/prove.ts";
 import { cleanEnv, taskFlags } from "../../_children.ts";

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { z } from "zod";
-import { EventChain, formatMicros, SqliteStore } from "../../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/mod.ts";
+import { EventChain, formatMicros } from "../../../lib/provevi/evidence/mod.ts";
 import { copyRun, MlflowClient } from "../../../lib/provevi/mlflow/mod.ts";
 import { experimentAssessmentTags } from "../../../lib/provevi/mlflow/experiment_tags.ts";
 import { mlflowPolicy, needMlflow, NO_MLFLOW } from "./_mlflow.ts";

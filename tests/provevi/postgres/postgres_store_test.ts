@@ -1,17 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { openStore, PostgresStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
 import {
-  openStore,
   POSTGRES_SCHEMA_STEPS,
   POSTGRES_SCHEMA_VERSION,
-  PostgresStore,
   postgresTarget,
-  ProveviError,
-  RunNotFound,
-  SCHEMA_STEPS,
-  SCHEMA_VERSION,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/postgres/mod.ts";
+import { SCHEMA_STEPS, SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
 import { storeContract } from "../store/store_contract.ts";
 import { questionsContract } from "../store/questions_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";

@@ -2,14 +2,10 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../../provcat/_assert.ts";
 import { makeBucket, makeRepo, NO_S3, s3Config } from "../../provcat/_helpers.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
-import {
-  commitBundle,
-  FileLog,
-  FileRunRecord,
-  logVerifier,
-  verifyBundle,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { commitBundle, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { verifyBundle } from "../../../lib/provevi/runs/mod.ts";
+import { FileLog, logVerifier } from "../../../lib/provevi/log/mod.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
 

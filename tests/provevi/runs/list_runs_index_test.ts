@@ -11,13 +11,12 @@ import type postgres from "postgres";
 import {
   listRuns,
   type ListRunsOptions,
-  POSTGRES_SCHEMA_VERSION,
   PostgresStore,
-  SCHEMA_VERSION,
-  schemaVersion,
   SqliteStore,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { POSTGRES_SCHEMA_VERSION } from "../../../lib/provevi/postgres/mod.ts";
+import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";
 import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";

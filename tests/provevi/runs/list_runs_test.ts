@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { EventChain, formatMicros, writerProcess } from "../../../lib/provevi/evidence/mod.ts";
 import {
-  EventChain,
   type EvidenceStore,
   FileStore,
-  formatMicros,
   type Json,
   listRuns,
   ProveviError,
-  resolveRunRef,
   RunNotFound,
   SqliteStore,
-  writerProcess,
 } from "../../../lib/provevi/mod.ts";
+import { resolveRunRef } from "../../../lib/provevi/runs/mod.ts";
 import { findRun, PostgresStore } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG } from "../postgres/_pg.ts";
 

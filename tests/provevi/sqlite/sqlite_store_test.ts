@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
 import {
-  EventChain,
   EvidenceError,
   NeedsIndexedStore,
   openStore,
   ProveviError,
   RunNotFound,
-  SCHEMA_VERSION,
-  sqlitePath,
   SqliteStore,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
+import { sqlitePath } from "../../../lib/provevi/store/mod.ts";
 import { storeContract } from "../store/store_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 

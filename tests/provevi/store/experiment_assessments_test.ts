@@ -4,12 +4,11 @@ import {
   type EvidenceStore,
   PostgresStore,
   ProveviError,
-  SCHEMA_VERSION,
-  schemaVersion,
   SqliteStore,
   type StoreQuestions,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";

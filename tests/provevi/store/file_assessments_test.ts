@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  ASSESSMENTS_FILE,
-  checkAssessmentsFile,
-  EventChain,
-  FileStore,
-  NeedsIndexedStore,
-  ProveviError,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { FileStore, NeedsIndexedStore, ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
+import { ASSESSMENTS_FILE, checkAssessmentsFile, EventChain } from "../../../lib/provevi/evidence/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 
 async function withRun(fn: (store: FileStore, folder: string) => Promise<void>): Promise<void> {

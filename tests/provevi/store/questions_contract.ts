@@ -5,12 +5,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  agentVersion,
-  type EvidenceStore,
-  NeedsIndexedStore,
-  type StoreQuestions,
-} from "../../../lib/provevi/mod.ts";
+import { agentVersion } from "../../../lib/provevi/experiments/mod.ts";
+import { type EvidenceStore, NeedsIndexedStore, type StoreQuestions } from "../../../lib/provevi/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import type { StoreUnderTest } from "./store_contract.ts";
 

@@ -1,20 +1,21 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  EventChain,
-  type EventInit,
   type EvidenceStore,
   FileStore,
-  formatMicros,
   PostgresStore,
   ProveviError,
-  readSpansFile,
   SqliteStore,
-  type StoredSpan,
-  trace,
-  traceIdOf,
-  type TraceSpan,
 } from "../../../lib/provevi/mod.ts";
+import {
+  EventChain,
+  type EventInit,
+  formatMicros,
+  readSpansFile,
+  type StoredSpan,
+  type TraceSpan,
+} from "../../../lib/provevi/evidence/mod.ts";
+import { trace, traceIdOf } from "../../../lib/provevi/store/mod.ts";
 import { freshDatabase, NO_PG } from "../postgres/_pg.ts";
 
 const TA = "a".repeat(32); // run-a's own trace

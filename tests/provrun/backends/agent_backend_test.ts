@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
+import { type EvidenceEvent, FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { agentFile as bareAgentFile } from "../_agent.ts";

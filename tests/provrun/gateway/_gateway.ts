@@ -4,7 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
+import { type EvidenceEvent, FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { type GatewayOptions, ModelGateway } from "../../../lib/provrun/gateway/gateway.ts";
 import { newRunId } from "../../../lib/provrun/run/run_context.ts";

@@ -13,9 +13,11 @@
  * @module
  */
 import { join } from "node:path";
-import { sha256Hex } from "../../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { FileRunWriter } from "../../../lib/provevi/store/file_store.ts";
-import { RunFile, runFile, Sandbox, ScriptedModel } from "../../../lib/provrun/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { Sandbox } from "../../../lib/provrun/sandbox/mod.ts";
+import { ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
 
 const [runs, path, point] = Deno.args as [string, string, string];
 const [kind, at] = point.split(":") as [string, string];

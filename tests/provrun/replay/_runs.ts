@@ -5,16 +5,16 @@
  * @module
  */
 import { join } from "node:path";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 import {
   buildManifest,
   eventLine,
-  type EvidenceEvent,
   manifestText,
   readEventsText,
   sha256Hex,
   statusOf,
   WRITER_LOCK,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/evidence/mod.ts";
 
 let counter = 0;
 

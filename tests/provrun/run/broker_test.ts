@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { envOf, StubBroker } from "../../../lib/provrun/mod.ts";
+import { envOf, StubBroker } from "../../../lib/provrun/run/mod.ts";
 
 const URI = "data+table://acme/demo/dev/evals/revenue";
 

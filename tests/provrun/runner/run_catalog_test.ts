@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
-import { type BackendJob, CallBackend, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { type BackendJob, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord, readEventsText, readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";

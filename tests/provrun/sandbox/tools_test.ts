@@ -6,8 +6,10 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
-import { agentTools, EvidenceRecorder, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { agentTools, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/sandbox/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 
 Deno.test("agentTools() refuses a name that is no built-in tool, naming the built-ins", async () => {
   const folder = await Deno.makeTempDir();

@@ -5,7 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore, readEventsText, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { type EvidenceEvent, FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile, type RunOutcome } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { startFakeToolsServer } from "../../../fixtures/providers/fake_openai_tools_server.ts";

@@ -3,7 +3,8 @@
  * `bodies` receives from real agent runs, and what else the conventions ask of a run's spans.
  */
 import assert from "node:assert/strict";
-import { CONTENT_BYTES, CUT_MARK, GENAI_CONVENTIONS, OtlpReceiver } from "../../../lib/provevi/mod.ts";
+import { CONTENT_BYTES, CUT_MARK, GENAI_CONVENTIONS } from "../../../lib/provevi/telemetry/mod.ts";
+import { OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
 import { genaiRun } from "./_genai_run.ts";
 import { coverage, failed, GENAI_OPERATIONS, TABLE } from "./_genai_table.ts";
 

@@ -6,7 +6,7 @@
  * without one a program run has no `chat` span, and its root no token totals (the coverage printed says so).
  */
 import assert from "node:assert/strict";
-import { OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/mod.ts";
+import { OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";

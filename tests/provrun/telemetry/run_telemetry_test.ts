@@ -1,30 +1,27 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  CONTENT_KEYS,
   type EvidenceEvent,
   FileStore,
   type Level,
-  OtlpReceiver,
-  readEventsText,
-  readSpansFile,
   SqliteStore,
   TelemetryPolicy,
   TelemetryPolicyError,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
+import { OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import {
   type BackendJob,
-  CallBackend,
-  cutAttributes,
-  declaredNames,
-  DEFAULT_TOOLS,
-  hashedName,
   RunFile,
   runFile,
   type RunOptions,
   TelemetryRefused,
 } from "../../../lib/provrun/mod.ts";
+import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
+import { cutAttributes, declaredNames, hashedName } from "../../../lib/provrun/telemetry/mod.ts";
+import { DEFAULT_TOOLS } from "../../../lib/provrun/sandbox/mod.ts";
 
 function file(telemetry = ""): RunFile {
   return RunFile.parse(`

@@ -2,13 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { ProveviError } from "../../../lib/provevi/mod.ts";
-import {
-  buildTrace,
-  checkTrace,
-  defaultRowsKeyPath,
-  exportTrace,
-  readRowsKey,
-} from "../../../lib/provtrace/mod.ts";
+import { buildTrace, checkTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
+import { defaultRowsKeyPath, readRowsKey } from "../../../lib/provtrace/db/mod.ts";
 import { makeRuns } from "../_runs.ts";
 
 /** The payloads the manifest of a run lists. */

@@ -8,7 +8,7 @@ import {
 } from "../../../fixtures/providers/fake_anthropic_server.ts";
 import { git, gitCatalog } from "../../provrun/_catalog.ts";
 import { ask } from "../_runs.ts";
-import { sha256Hex } from "../../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 
 // A real PNG: the 1×1 transparent pixel.
 const PNG = Uint8Array.from(

@@ -2,16 +2,17 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { readEventsText, sha256Hex, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import {
   buildTrace,
   exportTrace,
-  PROVENANCE_PLACE,
   TRACE_EXPORT_FORMATS,
   type TraceExportFormat,
   type TraceProvenance,
   writeTraceExport,
 } from "../../../lib/provtrace/mod.ts";
+import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { makeRuns } from "../_runs.ts";
