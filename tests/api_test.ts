@@ -1,10 +1,9 @@
 /**
  * The public API: what `mod.ts` and each part's sub-path export (`deno.json`'s `exports`), frozen in
  * `tests/api_names.txt`; each export documented, each function and class with an example that asserts, and
- * the examples run (`deno test --doc` on the files that declare the exports).
+ * the examples run by `deno task test:examples` (tests/_examples_task.ts), which CI runs after the tests.
  */
 import assert from "node:assert/strict";
-import { permissionFlags } from "../cli/_permissions.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const PARTS = ["provcat", "provevi", "provrun", "provtrace"];
@@ -76,20 +75,4 @@ Deno.test("every export has a doc comment, and every function and class an @exam
     }
   }
   assert.deepEqual([...new Set(wrong)], []);
-});
-
-Deno.test("the examples of the public API run: deno test --doc on the files that declare it", async () => {
-  const files = new Set<string>([`${ROOT}mod.ts`, ...PARTS.map((p) => `${ROOT}lib/${p}/mod.ts`)]);
-  for (const symbol of root) {
-    for (const d of symbol.declarations) files.add(new URL(d.location.filename).pathname);
-  }
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "--doc", ...permissionFlags("test"), ...[...files].sort()],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  assert.ok(out.success, text.split("\n").filter((l) => !/ \.\.\. ok /.test(l)).join("\n"));
 });
