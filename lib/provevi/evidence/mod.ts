@@ -14,6 +14,7 @@ export * from "./record.ts";
 export * from "./runs_root.ts";
 export * from "./problem.ts";
 export * from "./verify.ts";
+export * from "./read_events.ts";
 export * from "./event_rules.ts";
 export * from "./signing_key.ts";
 export * from "./attestation.ts";

@@ -7,7 +7,8 @@
 import { dirname, join, resolve } from "node:path";
 import { NeedsIndexedStore, ProveviError } from "../evidence/errors.ts";
 import { checkRunIdToRead } from "../evidence/record.ts";
-import { readEventsText, verify } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
+import { verify } from "../evidence/verify.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { Assessment } from "../store/assess.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";

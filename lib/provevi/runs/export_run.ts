@@ -12,7 +12,7 @@ import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
 import type { Manifest } from "../evidence/manifest.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { type RunCheck, verifyRun } from "./verify_run.ts";
 
 /** Where {@linkcode exportRun} puts the copy. */

@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { atLine, type Problem, problem, type ProblemCode } from "../evidence/problem.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { FileRunRecord } from "../store/file_store.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { stepsOf } from "../diff/run_steps.ts";

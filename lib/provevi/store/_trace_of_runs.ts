@@ -6,7 +6,7 @@
 import type { RunRecord } from "../evidence/record.ts";
 import { runSpans, type TraceSpan } from "../evidence/run_spans.ts";
 import { readSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import type { EvidenceStore } from "./store.ts";
 
 /**

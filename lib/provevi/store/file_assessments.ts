@@ -13,7 +13,7 @@ import { NeedsIndexedStore, ProveviError, RunNotFound } from "../evidence/errors
 import { nowUtc } from "../evidence/event.ts";
 import { manifestLastHash } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import {
   type Assessment,
   assessmentTarget,

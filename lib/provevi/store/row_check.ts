@@ -18,7 +18,7 @@ import {
   runEnd,
   type SqlValue,
 } from "./store_rows.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 
 /**

@@ -8,7 +8,7 @@
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { type FeedStatus, feedStatus } from "../live/feed.ts";
 import { type EventItem, shownAt } from "../live/live.ts";
 import { verifyRun, type VerifyRunOptions } from "../runs/verify_run.ts";

@@ -10,7 +10,7 @@ import type { Catalog } from "../../provcat/mod.ts";
 import type { EvidenceEvent, Json } from "../../provevi/evidence/event.ts";
 import { payloadsOf } from "../../provevi/evidence/event.ts";
 import type { RunRecord } from "../../provevi/evidence/record.ts";
-import { readEventsText } from "../../provevi/evidence/verify.ts";
+import { readEventsText } from "../../provevi/evidence/read_events.ts";
 import { runWriterState } from "../../provevi/evidence/writer_process.ts";
 import { askedCallIds, type ModelStep, stepsOf } from "../../provevi/diff/run_steps.ts";
 import { verifyRun } from "../../provevi/runs/verify_run.ts";
