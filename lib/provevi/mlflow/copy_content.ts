@@ -369,66 +369,77 @@ async function addStep(span: CopySpan, e: EvidenceEvent, making: SpanMaking): Pr
   }
 }
 
-/** The step a span stands for: its name, a label to show when the name is not plain, and its attributes. */
-function stepOf(e: EvidenceEvent): {
+/** A step as a span shows it. */
+type Step = {
   name: string;
   label: string;
   declared: string[];
   failed: boolean;
   attributes: Record<string, Json>;
-} {
-  const d = e.data;
-  const str = (v: Json | undefined) => (typeof v === "string" ? v : null);
+};
+
+const str = (v: Json | undefined) => (typeof v === "string" ? v : null);
+
+/** The step of a model call: its model in its name, its provider, reply and usage as GenAI attributes. */
+function modelStep(d: EvidenceEvent["data"]): Step {
+  const model = str(d.model);
+  const attributes: Record<string, Json> = {
+    "mlflow.spanType": JSON.stringify("CHAT_MODEL"),
+    "gen_ai.operation.name": "chat",
+  };
+  // the conventions' well-known name (openai, anthropic), not the AI SDK's ID (openai-compatible.chat)
+  if (str(d.provider)) attributes["gen_ai.provider.name"] = providerName(d.provider as string);
+  if (model) attributes["gen_ai.request.model"] = model;
+  if (str(d.answered_by)) attributes["gen_ai.response.model"] = d.answered_by!;
+  if (str(d.finish_reason)) {
+    attributes["gen_ai.response.finish_reasons"] = [finishReason(d.finish_reason as string)];
+  }
+  const counts: [string, string][] = [
+    ["input_tokens", "gen_ai.usage.input_tokens"],
+    ["output_tokens", "gen_ai.usage.output_tokens"],
+    ["cache_read_tokens", "gen_ai.usage.cache_read.input_tokens"],
+    ["cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens"],
+    ["reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"],
+  ];
+  for (const [from, to] of counts) if (typeof d[from] === "number") attributes[to] = d[from]!;
+  if (typeof d.cost === "string" && Number.isFinite(Number(d.cost))) {
+    attributes["provrun.cost"] = Number(d.cost);
+  }
+  return {
+    name: model ? `chat ${model}` : "chat",
+    label: "chat",
+    declared: model ? [model] : [],
+    failed: false,
+    attributes,
+  };
+}
+
+/** The step of a tool call: its tool in its name, and its error as `error.type`. */
+function toolStep(d: EvidenceEvent["data"]): Step {
+  const tool = str(d.tool);
+  const attributes: Record<string, Json> = {
+    "mlflow.spanType": JSON.stringify("TOOL"),
+    "gen_ai.operation.name": "execute_tool",
+  };
+  if (tool) attributes["gen_ai.tool.name"] = tool;
+  if (str(d.call_id)) attributes["gen_ai.tool.call.id"] = d.call_id!;
+  if (str(d.error)) attributes["error.type"] = d.error!;
+  return {
+    name: tool ? `execute_tool ${tool}` : "execute_tool",
+    label: "execute_tool",
+    declared: [],
+    failed: str(d.error) !== null,
+    attributes,
+  };
+}
+
+/** The step a span stands for: its name, a label to show when the name is not plain, and its attributes. */
+function stepOf(e: EvidenceEvent): Step {
   switch (e.type) {
-    case "model_called": {
-      const model = str(d.model);
-      const attributes: Record<string, Json> = {
-        "mlflow.spanType": JSON.stringify("CHAT_MODEL"),
-        "gen_ai.operation.name": "chat",
-      };
-      // the conventions' well-known name (openai, anthropic), not the AI SDK's ID (openai-compatible.chat)
-      if (str(d.provider)) attributes["gen_ai.provider.name"] = providerName(d.provider as string);
-      if (model) attributes["gen_ai.request.model"] = model;
-      if (str(d.answered_by)) attributes["gen_ai.response.model"] = d.answered_by!;
-      if (str(d.finish_reason)) {
-        attributes["gen_ai.response.finish_reasons"] = [finishReason(d.finish_reason as string)];
-      }
-      const counts: [string, string][] = [
-        ["input_tokens", "gen_ai.usage.input_tokens"],
-        ["output_tokens", "gen_ai.usage.output_tokens"],
-        ["cache_read_tokens", "gen_ai.usage.cache_read.input_tokens"],
-        ["cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens"],
-        ["reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"],
-      ];
-      for (const [from, to] of counts) if (typeof d[from] === "number") attributes[to] = d[from]!;
-      if (typeof d.cost === "string" && Number.isFinite(Number(d.cost))) {
-        attributes["provrun.cost"] = Number(d.cost);
-      }
-      return {
-        name: model ? `chat ${model}` : "chat",
-        label: "chat",
-        declared: model ? [model] : [],
-        failed: false,
-        attributes,
-      };
-    }
-    case "tool_called": {
-      const tool = str(d.tool);
-      const attributes: Record<string, Json> = {
-        "mlflow.spanType": JSON.stringify("TOOL"),
-        "gen_ai.operation.name": "execute_tool",
-      };
-      if (tool) attributes["gen_ai.tool.name"] = tool;
-      if (str(d.call_id)) attributes["gen_ai.tool.call.id"] = d.call_id!;
-      if (str(d.error)) attributes["error.type"] = d.error!;
-      return {
-        name: tool ? `execute_tool ${tool}` : "execute_tool",
-        label: "execute_tool",
-        declared: [],
-        failed: str(d.error) !== null,
-        attributes,
-      };
-    }
+    case "model_called":
+      return modelStep(e.data);
+    case "tool_called":
+      return toolStep(e.data);
     case "sandbox_started":
       return {
         name: "sandbox",

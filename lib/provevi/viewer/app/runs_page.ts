@@ -223,6 +223,67 @@ function searchNote(page: RunsAnswer): HTMLElement | null {
   return h("div", { class: "note search-note", id: "search-note" }, where, s.note ? " " + s.note : null);
 }
 
+/** The columns of the runs table. */
+const HEAD = [
+  "",
+  "Run",
+  "Status",
+  "Verdict",
+  "Agent",
+  "Model",
+  "Model · tool calls",
+  "Tokens",
+  "Cost",
+  "Started",
+  "Took",
+];
+
+/** The page around the table: its title, the filters, the search note and the table's section. */
+function frame(form: HTMLFormElement, { note, body }: { note: HTMLElement; body: HTMLElement }): HTMLElement {
+  return h(
+    "div",
+    null,
+    h("h1", null, "Runs"),
+    h(
+      "p",
+      { class: "sub" },
+      "Every run in the store, newest first, with the verdict of its check. Open one to see its trace, its evidence and its messages.",
+    ),
+    card(null, form),
+    note,
+    h("section", { class: "card flush", id: "runs" }, body),
+  );
+}
+
+/** Where a page of runs is among them all, with the buttons to the newer and the older page. */
+function pager(
+  page: RunsAnswer,
+  { offset, limit, turn }: { offset: number; limit: number; turn: (to: number) => () => unknown },
+): HTMLElement {
+  const last = Math.min(page.offset + page.runs.length, page.total);
+  return h(
+    "div",
+    { class: "pager" },
+    h(
+      "span",
+      null,
+      `${(page.offset + 1).toLocaleString()}–${last.toLocaleString()} of ${page.total.toLocaleString()}${
+        page.capped ? "+" : ""
+      } runs`,
+    ),
+    h(
+      "span",
+      { class: "row" },
+      h("button", { disabled: page.offset === 0, onclick: turn(offset - limit) }, "← Newer"),
+      h(
+        "button",
+        { disabled: last >= page.total && !page.capped, onclick: turn(offset + limit) },
+        "Older →",
+      ),
+    ),
+  );
+}
+
 /** Draws the runs page. */
 export function runsPage(): void {
   const q = new URLSearchParams(location.search);
@@ -239,19 +300,7 @@ export function runsPage(): void {
   };
   const body = h("div", null, empty("Loading the runs…"));
   const note = h("div");
-  show(h(
-    "div",
-    null,
-    h("h1", null, "Runs"),
-    h(
-      "p",
-      { class: "sub" },
-      "Every run in the store, newest first, with the verdict of its check. Open one to see its trace, its evidence and its messages.",
-    ),
-    card(null, filters(q, picks)),
-    note,
-    h("section", { class: "card flush", id: "runs" }, body),
-  ));
+  show(frame(filters(q, picks), { note, body }));
   let loads = 0;
   const load = async () => {
     const params = new URLSearchParams(q);
@@ -266,45 +315,11 @@ export function runsPage(): void {
         body.replaceChildren(empty(page.total ? "No runs on this page." : "No runs match."));
         return;
       }
-      const last = Math.min(page.offset + page.runs.length, page.total);
       const turn = (to: number) => () => (offset = Math.max(0, to), load());
-      const pager = h(
-        "div",
-        { class: "pager" },
-        h(
-          "span",
-          null,
-          `${(page.offset + 1).toLocaleString()}–${last.toLocaleString()} of ${page.total.toLocaleString()}${
-            page.capped ? "+" : ""
-          } runs`,
-        ),
-        h(
-          "span",
-          { class: "row" },
-          h("button", { disabled: page.offset === 0, onclick: turn(offset - limit) }, "← Newer"),
-          h(
-            "button",
-            { disabled: last >= page.total && !page.capped, onclick: turn(offset + limit) },
-            "Older →",
-          ),
-        ),
-      );
-      const head = [
-        "",
-        "Run",
-        "Status",
-        "Verdict",
-        "Agent",
-        "Model",
-        "Model · tool calls",
-        "Tokens",
-        "Cost",
-        "Started",
-        "Took",
-      ];
+      const pages = pager(page, { offset, limit, turn });
       const draw = () => {
         if (mine === loads) {
-          body.replaceChildren(table(head, page.runs.map((r) => row(r, picks, page.hidden))), pager);
+          body.replaceChildren(table(HEAD, page.runs.map((r) => row(r, picks, page.hidden))), pages);
         }
       };
       for (const r of page.runs) {
