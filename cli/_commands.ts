@@ -22,6 +22,8 @@ import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";
+import { totalsLine } from "./prove/cost.ts";
+import { runCost } from "../lib/provevi/cost/mod.ts";
 import { spanDuration } from "./_listing.ts";
 import { type LogPolicyFlags, logPolicyOf } from "./_log_policy.ts";
 
@@ -87,6 +89,12 @@ export async function showRun(
     columns.push(JSON.stringify(e.data) + payload);
     // On a terminal each event is one line of its width; --wide, a pipe and --json keep the whole line.
     io.out(options.wide ? columns.join(" ") : fitted(columns.join(" "), io.width));
+  }
+  // The totals, recomputed from the run's own price table and usage (prove cost shows each call).
+  const cost = await runCost(events, (sha) => record.payload(sha)).catch(() => null);
+  if (cost && cost.calls.length) {
+    const line = totalsLine(events, cost);
+    io.out(options.wide ? line : fitted(line, io.width));
   }
 }
 

@@ -12,7 +12,6 @@ import {
   type RunRecord,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
-import { runCost } from "../../lib/provevi/cost/mod.ts";
 import { assessmentsInFolder } from "../../lib/provevi/store/mod.ts";
 import { findStoredRun } from "../../lib/provevi/runs/mod.ts";
 import { readEventsText, runWriterState } from "../../lib/provevi/evidence/mod.ts";
@@ -21,8 +20,6 @@ import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";
 import { readRunEvents, showRun } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
-import { totalsLine } from "./cost.ts";
-import { fitted } from "../_io.ts";
 
 /** Adds the command to `prove`. */
 export function addShow({ program, io, withStore }: ProveContext): void {
@@ -58,14 +55,6 @@ export function addShow({ program, io, withStore }: ProveContext): void {
           folder: record.folder,
           ...(opts.json ? { verdict } : {}),
         });
-        if (!opts.json) {
-          // the totals, recomputed from the run's own price table and usage (prove cost shows each call)
-          const cost = await runCost(events, (sha) => shown.payload(sha)).catch(() => null);
-          if (cost && cost.calls.length) {
-            const line = totalsLine(events, cost);
-            io.out(opts.wide ? line : fitted(line, io.width));
-          }
-        }
         if (open) io.err(open);
         if (!opts.json) {
           // The assessments after the events: the file store's from the run folder, an indexed store's rows.
