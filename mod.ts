@@ -189,6 +189,7 @@ export {
 export {
   AccessDenied,
   type AgentSpec,
+  type AgentTask,
   type Backend,
   type BackendJob,
   type BackendResult,
@@ -225,6 +226,7 @@ export {
   type ResumeOutcome,
   resumeRun,
   ResumeStopped,
+  runAgent,
   type RunCatalog,
   type RunContext,
   RunFile,

@@ -4,7 +4,7 @@
  * model calls and tool calls, the permission check, outputter and bundle.
  *
  * This is the runtime's public API (`@mahacata/prove/lib/provrun`): the run file ({@linkcode RunFile}),
- * {@linkcode runFile} with its options and outcome, the parts a caller attaches to a run
+ * {@linkcode runFile} with its options and outcome, {@linkcode runAgent} for an agent held as data, the parts a caller attaches to a run
  * ({@linkcode RunPart}), the check of the process's permissions, and the errors a run's outcome names. The
  * backends, the sandbox and the run's telemetry stay in the subsystem folders.
  *
@@ -35,9 +35,11 @@ export {
   type RunSection,
 } from "./run/mod.ts";
 export {
+  type AgentTask,
   checkPermissions,
   type PermissionNeed,
   permissionNeeds,
+  runAgent,
   type RunCatalog,
   runFile,
   type RunOptions,

@@ -113,6 +113,8 @@ const CODEX_FACTS: ProgramLaunch["facts"] = {
     "tool output is cut at 64 KB in the rollout",
     "hosted tools have no hooks (web search is switched off)",
     "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
+    "a command may also write the run's agent/config.toml, which holds the hooks; provr writes it before " +
+    "Codex starts and does not check it at the end",
     "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +
     "Codex once it has had that many and the last asked for a tool; limits.tokens counts the " +
     "token_count events of its rollout; both are read every quarter second, so a run may pass either " +

@@ -19,7 +19,7 @@ import { RunChecks } from "./run_checks.ts";
 import type { RunParts } from "./run_parts.ts";
 import { runBackend } from "./start_backend.ts";
 import { rootAttributes } from "./root_span.ts";
-import { stageInputs } from "./stage_inputs.ts";
+import { recordGrant, stageInputs } from "./stage_inputs.ts";
 
 /** What the core of a run is given. */
 export interface CoreOptions {
@@ -154,6 +154,7 @@ async function work(core: Core): Promise<void> {
     facts: parts.facts(),
   });
   await parts.afterCreated(run);
+  if (pin.grant) await recordGrant(run.ctx, pin.grant);
   if (pin.error) throw pin.error;
   const staged = await stageInputs(run.ctx, run.file.data.inputs ?? [], options.catalog);
   checks.stager = staged.stager;

@@ -11,6 +11,7 @@
  */
 import { basename, dirname, join, posix, relative } from "node:path";
 import { PathRefused } from "../run/errors.ts";
+import { checkCitations, type Citation, CITATIONS_SCHEMA } from "./note_citations.ts";
 
 /** A JSON schema, as a tool's input schema. */
 export type JsonSchema = { [key: string]: unknown };
@@ -270,16 +271,28 @@ export const FS_TOOLS: SandboxTool[] = [
   {
     name: "note",
     idempotent: true,
-    description: "Add a note to the run's evidence: a finding, a citation, a doubt.",
+    description:
+      "Add a note to the run's evidence: a finding, a doubt; with citations of the files or URIs it rests on.",
     schema: {
       type: "object",
-      properties: { text: { type: "string" } },
+      properties: { text: { type: "string" }, citations: CITATIONS_SCHEMA },
       required: ["text"],
       additionalProperties: false,
     },
-    execute(args: { text: string }) {
+    async execute(
+      args: { text: string; citations?: unknown },
+      ctx: ToolContext,
+    ): Promise<{ text: string; citations: Citation[] }> {
       if (typeof args.text !== "string" || !args.text.trim()) throw new TypeError("a note needs a text");
-      return { text: args.text };
+      const citations = await checkCitations(args.citations, async (agentPath) => {
+        const disk = ctx.path(agentPath);
+        const info = await checkOnDisk(ctx, disk);
+        if (!info?.isFile) {
+          throw new PathRefused(agentPath, "a citation names a file of /input or /output that exists");
+        }
+        return viewOf(ctx, disk);
+      });
+      return { text: args.text, citations };
     },
   },
 ];

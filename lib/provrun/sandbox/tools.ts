@@ -269,7 +269,11 @@ function callRecorded(
         await recorder.record({
           type: "note_added",
           component: "agent",
-          data: { text: (result as { text: string }).text, call_id: callId },
+          data: {
+            text: (result as { text: string }).text,
+            citations: (result as { citations?: Json }).citations ?? [],
+            call_id: callId,
+          },
         }, step.span);
       }
     } catch (error) {
