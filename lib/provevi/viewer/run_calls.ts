@@ -97,12 +97,14 @@ function callOf(e: EvidenceEvent, shown: EventItem | null, level: Level | null):
   if (e.type === "model_called" || e.type === "tool_called") {
     const model = e.type === "model_called";
     const failed = !model && e.data.error !== null && e.data.error !== undefined;
+    // A program's call that provrun refused at its hook is recorded as a tool_called with ToolRefused.
+    const refused = failed && e.data.error === "ToolRefused";
     return {
       ...base,
       kind: model ? "model" : "tool",
       from: "event",
       name: nameOf(model ? [data.answered_by, data.model] : [data.tool]),
-      status: failed ? "error" : "ok",
+      status: refused ? "refused" : failed ? "error" : "ok",
       error: failed ? plain(level, e.data.error) : null,
       input_tokens: model ? num(data.input_tokens) : null,
       output_tokens: model ? num(data.output_tokens) : null,

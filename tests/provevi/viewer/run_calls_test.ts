@@ -202,3 +202,19 @@ Deno.test("diffSteps() pairs two runs' steps by place and marks the first that d
   assert.equal(other.first, 3);
   assert.deepEqual(other.pairs.map((p) => p.differs), [[], [], ["output"], ["missing"]]);
 });
+
+Deno.test("callsOf() shows a program's tool call that provrun refused at its hook (tool_called, ToolRefused) as refused", () => {
+  const events = [
+    event("model_called", { model: "claude", input_tokens: 3, output_tokens: 1 }),
+    event("tool_called", { tool: "Read", call_id: "t1", executed_by: "program", error: null }),
+    event("tool_called", { tool: "Read", call_id: "t2", executed_by: "program", error: "ToolRefused" }),
+    event("tool_called", { tool: "Bash", call_id: "t3", executed_by: "program", error: "ToolError" }),
+  ];
+  const calls = callsOf(events, bodies(events), "bodies");
+  assert.deepEqual(calls.calls.map((c) => [c.kind, c.name, c.status]), [
+    ["model", "claude", "ok"],
+    ["tool", "Read", "ok"],
+    ["tool", "Read", "refused"],
+    ["tool", "Bash", "error"],
+  ]);
+});
