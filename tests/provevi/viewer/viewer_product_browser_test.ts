@@ -209,7 +209,9 @@ Deno.test({
     assert.ok(await page.$('#calls tr[data-status="refused"]'), "the read outside its grants, refused");
     const names = await page.$$eval(".span .name", (els) => els.map((e) => e.textContent ?? ""));
     assert.ok(names.some((n) => n.includes("invoke_agent claude-code")), names.join(" | "));
-    assert.ok(names.some((n) => n.includes("claude_code.llm_request")));
+    // The model calls as the gateway recorded them, each a chat span, and the tool calls under the run.
+    assert.ok(names.some((n) => n.includes("chat claude-sonnet-4-5")), names.join(" | "));
+    assert.ok(names.some((n) => n.includes("execute_tool Read")), names.join(" | "));
     assert.ok(!names.some((n) => n.includes("hook_called")), "no span is named for a hook");
     await page.waitForSelector('#conversation .msg[data-role="assistant"]', { timeout: 30_000 });
     assert.match(await text(page, "#conversation"), /Revenue grew 12% in Q3\./);
