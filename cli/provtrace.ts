@@ -16,7 +16,7 @@
  * @module
  */
 import "./_query_role.ts"; // first: a compiled provtrace started as a query's process answers there and ends
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import {
   buildTrace,
   checkLineage,
@@ -156,6 +156,23 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** Where check, export and lineage read runs from: as the build was given them, never what trace.db names. */
+function runsOption(): Option {
+  return new Option(
+    "--runs <dir>",
+    "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
+  );
+}
+
+/** The stores check, export and lineage read runs from (repeatable). */
+function storeOption(): Option {
+  return new Option(
+    "--store <uri>",
+    "a store to read runs from, as the build was given (repeat it; default: file)",
+  )
+    .argParser(collect).default([]);
+}
+
 /** `provtrace check`. */
 function addCheck({ program, io, result }: Context): void {
   const json = (value: unknown) => io.out(jsonText(value));
@@ -164,16 +181,8 @@ function addCheck({ program, io, result }: Context): void {
       "Compare each run of the database with the evidence it was built from: its store's last hash, its verification, and every row.",
     )
     .requiredOption("--db <path>", "the trace database")
-    .option(
-      "--runs <dir>",
-      "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
-    )
-    .option(
-      "--store <uri>",
-      "a store to read runs from, as the build was given (repeat it; default: file)",
-      collect,
-      [],
-    )
+    .addOption(runsOption())
+    .addOption(storeOption())
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option(
@@ -286,16 +295,8 @@ function addExport({ program, io, result }: Context): void {
       "only steps whose run or step has an assessment NAME>=VALUE (>, <=, <, =)",
     )
     .option("--allow-unverified", "also runs added unverified")
-    .option(
-      "--runs <dir>",
-      "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
-    )
-    .option(
-      "--store <uri>",
-      "a store to read runs from, as the build was given (repeat it; default: file)",
-      collect,
-      [],
-    )
+    .addOption(runsOption())
+    .addOption(storeOption())
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--policy <file>", "the telemetry policy that lets the lines out (with --destination)")
@@ -379,16 +380,8 @@ function addLineage({ program, io, result }: Context): void {
     .requiredOption("--db <path>", "the trace database")
     .argument("[target]", "a run ID, or an export's ID (12 or more hex digits) or file")
     .option("--check", "check the exports (all, or the one named) against the runs they hold")
-    .option(
-      "--runs <dir>",
-      "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
-    )
-    .option(
-      "--store <uri>",
-      "a store to read runs from, as the build was given (repeat it; default: file)",
-      collect,
-      [],
-    )
+    .addOption(runsOption())
+    .addOption(storeOption())
     .option("--json", "print JSON")
     .action(
       async (
