@@ -20,7 +20,7 @@ import { sha256Hex } from "../evidence/hash.ts";
 import { packRecord } from "../evidence/payload_pack.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { SPANS_FILE, type StoredSpan } from "../evidence/spans_file.ts";
-import { runWriterState } from "../evidence/writer_process.ts";
+import { runWriterState, WRITER_LOCK } from "../evidence/writer_process.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
@@ -60,6 +60,40 @@ export async function storeState(record: RunRecord): Promise<StoreState> {
   const writer = await runWriterState(record.folder, null);
   if ((await record.manifestText().catch(() => null)) !== null) return "sealed";
   return writer === "gone" ? "cut" : "live";
+}
+
+/**
+ * Whether a run is live, told without waiting when it can be: its writer's lock held (by another process; a
+ * shared lock is refused) and no `evidence/manifest.json`, checked in that order as {@linkcode storeState}
+ * does, with calls that return at once. Each of the daemon's requests asks it, and the four file operations
+ * of `storeState`, awaited one after the other, are each a round trip to the runtime's threads, which on a
+ * loaded machine waits for a core. Anything else (no lock, a free lock, a manifest, an error) is asked of the
+ * store with {@linkcode storeState}.
+ *
+ * @param record The run as the store reads it.
+ * @returns The state.
+ */
+export function storeStateNow(record: RunRecord): Promise<StoreState> {
+  const folder = record.folder;
+  if (folder === null) return Promise.resolve("cut");
+  let file: Deno.FsFile | null = null;
+  let held = false;
+  try {
+    file = Deno.openSync(join(folder, WRITER_LOCK), { read: true });
+    held = !file.tryLockSync(false);
+  } catch {
+    /* no lock file, or no locks here */
+  } finally {
+    file?.close();
+  }
+  if (held) {
+    try {
+      Deno.lstatSync(join(folder, "evidence", "manifest.json"));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return Promise.resolve("live");
+    }
+  }
+  return storeState(record);
 }
 
 /** The keys a run gets when it opens: only its writer receives them. */
@@ -179,9 +213,8 @@ export class DaemonRun implements ReceiverRun {
     if (this.sealed) throw new Error(`run ${this.runId} is sealed`);
     if (rows.length === 0) return;
     const path = join(this.inStore.folder!, SPANS_FILE);
-    let text = "";
-    for (const row of rows) text += JSON.stringify(row) + "\n";
-    const bytes = utf8.encode(text);
+    // joined, not added: one flat text for the encoder
+    const bytes = utf8.encode(rows.map((row) => JSON.stringify(row) + "\n").join(""));
     let written = 0;
     try {
       this.#rows ??= Deno.openSync(path, { write: true, create: true, append: true });

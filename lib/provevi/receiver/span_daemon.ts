@@ -29,7 +29,7 @@ import type { EventInit } from "../evidence/chain.ts";
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
 import { shutdownWithin } from "../guard/local_server.ts";
-import { DaemonRun, storeState } from "./daemon_run.ts";
+import { DaemonRun, storeState, storeStateNow } from "./daemon_run.ts";
 import type { RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, takeTraces } from "./span_intake.ts";
 
@@ -350,7 +350,7 @@ export class SpanDaemon implements AsyncDisposable {
       }
       // The store is asked while the body is read and decoded, and answers before anything is written: a run
       // sealed or cut there since takes none of these spans, at no wait of its own.
-      const state = storeState(run.inStore).catch(() => null);
+      const state = storeStateNow(run.inStore).catch(() => null);
       const admit = async () => {
         const now = await state;
         if (now === "live") return null;
