@@ -8,17 +8,7 @@
  * own hash, so a reader checks every payload's bytes as it does a payload file's.
  * @module
  */
-import { join } from "node:path";
 import { sha256Hex, utf8 } from "./hash.ts";
-
-/** The pack of a run's small payloads, under `evidence/`. */
-export const PACK_FILE = "payloads.pack";
-
-/**
- * The largest payload a writer puts in the pack: 1 MiB. A larger one is a file of its own, which a reader can
- * stream, and whose creation costs little beside its bytes.
- */
-export const PACK_MAX = 1024 * 1024;
 
 /** One record of a pack: where its bytes are. */
 export interface PackRecord {
@@ -123,38 +113,4 @@ export function readPack(pack: Uint8Array): PackIndex {
 export function packPayload(pack: Uint8Array, record: PackRecord): Uint8Array | null {
   const bytes = pack.subarray(record.offset, record.offset + record.size);
   return sha256Hex(bytes) === record.sha256 ? bytes : null;
-}
-
-/**
- * The payloads a run folder keeps in its pack, by SHA-256, with their sizes as the records' headers say (the
- * bytes are not hashed here); none when the run has no pack. The stores' rows name each payload's place with it.
- *
- * @param folder The run folder.
- * @returns The size of each packed payload.
- * @example
- * ```ts
- * import { packedPayloads } from "./payload_pack.ts";
- * const packed = await packedPayloads("/tmp/runs/run-x"); // Map { "ab12…" => 2048, … }
- * ```
- */
-export async function packedPayloads(folder: string): Promise<Map<string, number>> {
-  let pack: Uint8Array;
-  try {
-    pack = await Deno.readFile(join(folder, "evidence", PACK_FILE));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return new Map();
-    throw error;
-  }
-  return new Map(readPack(pack).records.map((r) => [r.sha256, r.size]));
-}
-
-/**
- * Where a payload of a run is, relative to the run folder, as the stores' rows name it.
- *
- * @param sha256 The payload's SHA-256.
- * @param packed Whether it is in the pack.
- * @returns `evidence/payloads.pack`, or `evidence/payloads/<sha256>`.
- */
-export function payloadPlace(sha256: string, packed: boolean): string {
-  return packed ? `evidence/${PACK_FILE}` : `evidence/payloads/${sha256}`;
 }

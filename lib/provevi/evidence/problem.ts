@@ -60,8 +60,6 @@ export type ProblemCode =
   | "payloads.unreadable"
   | "payload.unlisted"
   | "payload.missing"
-  | "payload.stored_twice"
-  | "pack.broken"
   | "payload.unreadable"
   | "payload.hash_mismatch"
   | "payload.size"
@@ -185,11 +183,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   },
   "manifest.unknown_field": { family: "manifest", check: 4, meaning: "manifest.json has a field not listed" },
   "manifest.missing_field": { family: "manifest", check: 4, meaning: "manifest.json lacks a field" },
-  "manifest.format": {
-    family: "manifest",
-    check: 4,
-    meaning: "format is not provevi-manifest/1 or provevi-manifest/2",
-  },
+  "manifest.format": { family: "manifest", check: 4, meaning: "format is not provevi-manifest/1" },
   "manifest.run_id": { family: "manifest", check: 4, meaning: "run_id is not the run's ID" },
   "manifest.count": { family: "manifest", check: 4, meaning: "events is not the number of lines" },
   "manifest.last_hash": { family: "manifest", check: 4, meaning: "last_hash is not the last line's SHA-256" },
@@ -212,23 +206,9 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   "payload.unlisted": {
     family: "payloads",
     check: 5,
-    meaning: "a file or folder in payloads/, or a record of payloads.pack, is not in the manifest's list",
+    meaning: "a file or folder in payloads/ is not in the manifest's list",
   },
-  "payload.missing": {
-    family: "payloads",
-    check: 5,
-    meaning: "a listed payload has no file (nor, in format 2, a record of payloads.pack)",
-  },
-  "payload.stored_twice": {
-    family: "payloads",
-    check: 5,
-    meaning: "a payload is stored twice: a file and a record of payloads.pack, or two records",
-  },
-  "pack.broken": {
-    family: "payloads",
-    check: 5,
-    meaning: "payloads.pack is not whole records: a header that is not one, or the file cut in a record",
-  },
+  "payload.missing": { family: "payloads", check: 5, meaning: "a listed payload has no file" },
   "payload.unreadable": {
     family: "payloads",
     check: 5,
@@ -237,7 +217,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   "payload.hash_mismatch": {
     family: "payloads",
     check: 5,
-    meaning: "a payload's bytes do not hash to its name (its file's, or its record's header)",
+    meaning: "a payload's bytes do not hash to its name",
   },
   "payload.size": { family: "payloads", check: 5, meaning: "a payload's size is not the listed size" },
   "payload.event_unlisted": {

@@ -7,14 +7,7 @@ import { join, relative, sep } from "node:path";
 import { canonicalOrNull, eventProblems, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventDataProblems, eventWhere, isOutputPath } from "./event_rules.ts";
 import { isSha256, sha256File, sha256Hex } from "./hash.ts";
-import {
-  type Manifest,
-  MANIFEST_FORMAT,
-  MANIFEST_FORMAT_PACKED,
-  MANIFEST_FORMATS,
-  statusOf,
-} from "./manifest.ts";
-import { PACK_FILE, readPack } from "./payload_pack.ts";
+import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
 import { atLine, hasCode, type Problem, problem, type ProblemCode } from "./problem.ts";
 import type { RunRecord } from "./record.ts";
 
@@ -352,10 +345,8 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
       }
     }
   }
-  // A pack is part of format 2 only (and of a run not sealed yet, whose format no manifest tells).
-  const packed = manifest === null || manifest.format === MANIFEST_FORMAT_PACKED;
-  problems.push(...await payloadProblems(record, read, { m: manifest, packed }));
-  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder, packed));
+  problems.push(...await payloadProblems(record, read, manifest));
+  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder));
   return read;
 }
 
@@ -424,13 +415,8 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem
       `manifest.json has sealed_at ${JSON.stringify(m.sealed_at)}, not a real UTC RFC 3339 time`,
     );
   }
-  if (has("format") && !MANIFEST_FORMATS.includes(m.format)) {
-    push(
-      "manifest.format",
-      `manifest.json has format ${
-        JSON.stringify(m.format)
-      }, not ${MANIFEST_FORMAT} or ${MANIFEST_FORMAT_PACKED}`,
-    );
+  if (has("format") && m.format !== MANIFEST_FORMAT) {
+    push("manifest.format", `manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
   }
   if (has("run_id") && m.run_id !== runId) {
     push("manifest.run_id", `manifest.json names run ${JSON.stringify(m.run_id)}, but the run is "${runId}"`);
@@ -506,11 +492,7 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem
   return problems;
 }
 
-async function payloadProblems(
-  record: RunRecord,
-  read: ReadEvents,
-  { m, packed }: { m: Manifest | null; packed: boolean },
-): Promise<Problem[]> {
+async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest | null): Promise<Problem[]> {
   const problems: Problem[] = [];
   const listed = new Map<string, number>();
   if (m && Array.isArray(m.payloads)) {
@@ -536,10 +518,39 @@ async function payloadProblems(
       );
     }
   }
-  const inPack = packed ? await packProblems(record, { listed, files: present, m, problems }) : new Set();
   for (const [sha256, size] of listed) {
-    if (inPack.has(sha256)) continue; // checked with the pack
-    problems.push(...await fileProblems(record, { sha256, size, present }));
+    const file = { file: `payloads/${sha256}` };
+    if (!present.has(sha256)) {
+      problems.push(problem("payload.missing", `payloads/${sha256} is missing`, file));
+      continue;
+    }
+    let info;
+    try {
+      info = await record.payloadInfo(sha256);
+    } catch (error) {
+      problems.push(
+        problem("payload.unreadable", `payloads/${sha256} cannot be read: ${(error as Error).message}`, file),
+      );
+      continue;
+    }
+    if (info === null) problems.push(problem("payload.missing", `payloads/${sha256} is missing`, file));
+    else if (info.sha256 !== sha256) {
+      problems.push(
+        problem(
+          "payload.hash_mismatch",
+          `payloads/${sha256} was changed: its bytes hash to ${info.sha256}`,
+          file,
+        ),
+      );
+    } else if (info.size !== size) {
+      problems.push(
+        problem(
+          "payload.size",
+          `payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`,
+          file,
+        ),
+      );
+    }
   }
   read.events.forEach((event, i) => {
     const where = eventWhere(event, read.eventLines[i]!);
@@ -555,7 +566,7 @@ async function payloadProblems(
             place,
           ),
         );
-      } else if (!m && !present.has(sha256) && !inPack.has(sha256)) {
+      } else if (!m && !present.has(sha256)) {
         problems.push(
           problem("payload.event_unlisted", `${where} names payload ${sha256}, which is missing`, place),
         );
@@ -563,109 +574,6 @@ async function payloadProblems(
     }
   });
   return problems;
-}
-
-/** The problems of one listed payload kept as a file of `payloads/`. */
-async function fileProblems(
-  record: RunRecord,
-  { sha256, size, present }: { sha256: string; size: number; present: ReadonlySet<string> },
-): Promise<Problem[]> {
-  const file = { file: `payloads/${sha256}` };
-  if (!present.has(sha256)) return [problem("payload.missing", `payloads/${sha256} is missing`, file)];
-  let info;
-  try {
-    info = await record.payloadInfo(sha256);
-  } catch (error) {
-    return [
-      problem("payload.unreadable", `payloads/${sha256} cannot be read: ${(error as Error).message}`, file),
-    ];
-  }
-  if (info === null) return [problem("payload.missing", `payloads/${sha256} is missing`, file)];
-  if (info.sha256 !== sha256) {
-    return [
-      problem(
-        "payload.hash_mismatch",
-        `payloads/${sha256} was changed: its bytes hash to ${info.sha256}`,
-        file,
-      ),
-    ];
-  }
-  if (info.size !== size) {
-    return [
-      problem(
-        "payload.size",
-        `payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`,
-        file,
-      ),
-    ];
-  }
-  return [];
-}
-
-/**
- * Checks `payloads.pack` (format 2): each record's bytes hash to the SHA-256 its header names and have the
- * listed size, each record is listed and stored once (not also a file), and the pack is whole records.
- *
- * @returns The payloads the pack holds whole, by SHA-256.
- */
-async function packProblems(
-  record: RunRecord,
-  { listed, files, m, problems }: {
-    listed: ReadonlyMap<string, number>;
-    files: ReadonlySet<string>;
-    m: Manifest | null;
-    problems: Problem[];
-  },
-): Promise<Set<string>> {
-  const held = new Set<string>();
-  const file = { file: PACK_FILE };
-  let pack: Uint8Array | null;
-  try {
-    pack = await record.payloadPack();
-  } catch (error) {
-    problems.push(
-      problem("payloads.unreadable", `${PACK_FILE} cannot be read: ${(error as Error).message}`, file),
-    );
-    return held;
-  }
-  if (pack === null) return held;
-  const { records, broken } = readPack(pack);
-  for (const r of records) {
-    const name = `the record of payload ${r.sha256} in ${PACK_FILE} (at byte ${r.offset})`;
-    if (held.has(r.sha256) || files.has(r.sha256)) {
-      problems.push(problem(
-        "payload.stored_twice",
-        `payload ${r.sha256} is stored twice: ${
-          held.has(r.sha256) ? `twice in ${PACK_FILE}` : `as payloads/${r.sha256} and in ${PACK_FILE}`
-        }`,
-        file,
-      ));
-      continue;
-    }
-    held.add(r.sha256);
-    const actual = sha256Hex(pack.subarray(r.offset, r.offset + r.size));
-    if (m && !listed.has(r.sha256)) {
-      problems.push(problem("payload.unlisted", `${name} is not in the manifest's payload list`, file));
-    } else if (actual !== r.sha256) {
-      problems.push(
-        problem("payload.hash_mismatch", `${name} was changed: its bytes hash to ${actual}`, file),
-      );
-    } else if (m && listed.get(r.sha256) !== r.size) {
-      problems.push(
-        problem(
-          "payload.size",
-          `${name} has ${r.size} bytes, but the manifest says ${listed.get(r.sha256)}`,
-          file,
-        ),
-      );
-    }
-  }
-  if (broken !== null) {
-    problems.push(
-      problem("pack.broken", `${PACK_FILE} is not whole records from byte ${broken.at}: ${broken.why}`, file),
-    );
-  }
-  return held;
 }
 
 /** One output that a run recorded, from its `output_artifact_created` event. */
@@ -796,13 +704,13 @@ const EVIDENCE_NAMES = ["events.jsonl", "manifest.json", "payloads", "attestatio
 
 /**
  * Anything in `evidence/` that the format does not name: the bundle and the signed statement cover only the
- * named files, so another file there would ride along unchecked. `payloads.pack` is named in format 2 only.
+ * named files, so another file there would ride along unchecked.
  */
-async function evidenceExtras(folder: string, packed: boolean): Promise<Problem[]> {
+async function evidenceExtras(folder: string): Promise<Problem[]> {
   const problems: Problem[] = [];
   try {
     for await (const entry of Deno.readDir(join(folder, "evidence"))) {
-      if (EVIDENCE_NAMES.includes(entry.name) || (packed && entry.name === PACK_FILE)) continue;
+      if (EVIDENCE_NAMES.includes(entry.name)) continue;
       problems.push(problem(
         "evidence.extra",
         `evidence/${entry.name} is not part of the evidence format (events.jsonl, manifest.json, payloads/, attestation.dsse.json)`,

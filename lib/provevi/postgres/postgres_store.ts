@@ -13,7 +13,7 @@ import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts"
 import { type EvidenceEvent, nowUtc } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
-import { type Manifest, manifestText, type PayloadEntry, type PayloadLayout } from "../evidence/manifest.ts";
+import { type Manifest, manifestText, type PayloadEntry } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
@@ -163,10 +163,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   }
 
   /** Opens a new run: its row and its folder on this machine. */
-  async openRun(
-    runId: string,
-    options: { folder?: string; payloads?: PayloadLayout } = {},
-  ): Promise<RunWriter> {
+  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
     checkRunId(runId);
     const sql = this.#writable(`open run "${runId}"`);
     const folder = options.folder ?? join(this.runsRoot, runId);
@@ -175,7 +172,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     if ((await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) {
       throw exists();
     }
-    const file = await FileRunWriter.create(runId, folder, { payloads: options.payloads ?? "pack" });
+    const file = await FileRunWriter.create(runId, folder);
     try {
       await sql.unsafe("INSERT INTO provevi_runs (run_id, folder, status) VALUES ($1, $2, 'running')", [
         runId,
@@ -558,7 +555,7 @@ export class PostgresRunWriter implements RunWriter {
       await this.#sql.unsafe(
         `INSERT INTO provevi_payloads (run_id, sha256, size, place) VALUES ($1, $2, $3, $4)
          ON CONFLICT DO NOTHING`,
-        [this.runId, sha256, bytes.length, this.#file.placeOf(sha256)],
+        [this.runId, sha256, bytes.length, `evidence/payloads/${sha256}`],
         { prepare: true },
       );
     } catch (error) {
@@ -592,11 +589,7 @@ export class PostgresRunWriter implements RunWriter {
             this.#file.count,
           ]);
         }
-        await insertPayloadRows(
-          tx,
-          this.runId,
-          this.#file.payloads.map((p) => ({ ...p, place: this.#file.placeOf(p.sha256) })),
-        );
+        await insertPayloadRows(tx, this.runId, this.#file.payloads);
         await updateSeal(tx, this.runId, seal);
       });
     } catch (error) {
@@ -612,18 +605,14 @@ export class PostgresRunWriter implements RunWriter {
 }
 
 /** Inserts payload rows that are not there yet, in one statement. */
-async function insertPayloadRows(
-  tx: PgSql,
-  runId: string,
-  payloads: readonly (PayloadEntry & { place: string })[],
-): Promise<void> {
+async function insertPayloadRows(tx: PgSql, runId: string, payloads: readonly PayloadEntry[]): Promise<void> {
   if (payloads.length === 0) return;
   await tx.unsafe(
     `INSERT INTO provevi_payloads (run_id, sha256, size, place)
-     SELECT $1, p.sha256, p.size, p.place
-     FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint, place text)
+     SELECT $1, p.sha256, p.size, 'evidence/payloads/' || p.sha256
+     FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint)
      ON CONFLICT DO NOTHING`,
-    [runId, JSON.stringify(payloads.map((p) => ({ sha256: p.sha256, size: p.size, place: p.place })))],
+    [runId, JSON.stringify(payloads.map((p) => ({ sha256: p.sha256, size: p.size })))],
   );
 }
 

@@ -15,17 +15,8 @@ import {
   type Manifest,
   manifestText,
   type PayloadEntry,
-  type PayloadLayout,
   statusOf,
 } from "../evidence/manifest.ts";
-import {
-  PACK_FILE,
-  PACK_MAX,
-  type PackRecord,
-  packRecord,
-  payloadPlace,
-  readPack,
-} from "../evidence/payload_pack.ts";
 import { nowUtc } from "../evidence/event.ts";
 import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/attestation.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
@@ -41,14 +32,12 @@ export function evidencePaths(folder: string): {
   payloads: string;
   manifest: string;
   attestation: string;
-  pack: string;
 } {
   const evidence = join(folder, "evidence");
   return {
     evidence,
     events: join(evidence, "events.jsonl"),
     payloads: join(evidence, "payloads"),
-    pack: join(evidence, PACK_FILE),
     manifest: join(evidence, "manifest.json"),
     attestation: join(evidence, ATTESTATION_FILE),
   };
@@ -74,20 +63,11 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     this.runsRoot = runsRoot(options.runs);
   }
 
-  /**
-   * Opens a new run folder's evidence to write.
-   *
-   * @param runId The run's ID.
-   * @param options `folder`: the run folder; `payloads`: where its payloads go (`pack` by default: small ones in
-   * `payloads.pack`, format 2; `files`: each a file, format 1, as a copy of a run of that format keeps them).
-   */
-  async openRun(
-    runId: string,
-    options: { folder?: string; payloads?: PayloadLayout } = {},
-  ): Promise<RunWriter> {
+  /** Opens a new run folder's evidence to write. */
+  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
-    const writer = await FileRunWriter.create(runId, folder, { payloads: options.payloads ?? "pack" });
+    const writer = await FileRunWriter.create(runId, folder);
     this.#folders.set(runId, folder);
     return writer;
   }
@@ -205,10 +185,8 @@ export class FileStore implements EvidenceStore, StoreQuestions {
 }
 
 /**
- * Writes one run's evidence files. Each line is written with a synchronous write before `append` returns, and
- * so is each payload before `putPayload` returns: a small one (up to {@linkcode PACK_MAX}) as a record appended
- * to `payloads.pack` (one write to a file already open), a larger one as a file of its own. The seal writes the
- * manifest and fsyncs the files and folders.
+ * Writes one run's evidence files. Each line is written with a synchronous write before `append` returns;
+ * the seal writes the manifest and fsyncs the files and folders.
  */
 export class FileRunWriter implements RunWriter {
   #file: Deno.FsFile;
@@ -223,32 +201,17 @@ export class FileRunWriter implements RunWriter {
   #digest: EventsDigest | null = null; // when run_created names a signing key: for the statement of the seal
   #signingKey: string | null = null; // the key that run_created names
   #sealFailed: string | null = null; // why the seal failed, when it did
-  readonly #layout: PayloadLayout;
-  #pack: Deno.FsFile | null = null; // payloads.pack, from the first small payload on
-  readonly #packed = new Set<string>(); // the payloads in the pack
 
-  private constructor(
-    readonly runId: string,
-    readonly folder: string,
-    { file, layout }: { file: Deno.FsFile; layout: PayloadLayout },
-  ) {
+  private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
     this.#paths = evidencePaths(folder);
-    this.#layout = layout;
   }
 
   /**
    * Makes the run folder and opens `events.jsonl`, which must not exist yet.
-   * @param runId The run's ID.
-   * @param folder The run folder.
-   * @param options `payloads`: where the payloads go, `files` (format 1) by default, or `pack` (format 2).
    * @throws ProveviError when the run folder already holds events.
    */
-  static async create(
-    runId: string,
-    folder: string,
-    options: { payloads?: PayloadLayout } = {},
-  ): Promise<FileRunWriter> {
+  static async create(runId: string, folder: string): Promise<FileRunWriter> {
     const paths = evidencePaths(folder);
     await Deno.mkdir(paths.payloads, { recursive: true });
     let file: Deno.FsFile;
@@ -262,7 +225,7 @@ export class FileRunWriter implements RunWriter {
       }
       throw new EvidenceError(`cannot create ${paths.events}: ${(error as Error).message}`, { cause: error });
     }
-    const writer = new FileRunWriter(runId, folder, { file, layout: options.payloads ?? "files" });
+    const writer = new FileRunWriter(runId, folder, file);
     writer.#lock = holdWriterLock(folder); // tells readers that the run is still being written
     return writer;
   }
@@ -356,10 +319,9 @@ export class FileRunWriter implements RunWriter {
   }
 
   /**
-   * Stores the payload under its hash, once, with a synchronous write, as an append is: a step's payload is
-   * written before its event. A small payload of a run in the `pack` layout is a record appended to
-   * `payloads.pack`; any other is a file of its own. A torn record or file left by a crash fails the check,
-   * since its bytes no longer hash to its name.
+   * Writes the payload under its hash, once. The write is synchronous, as an append is: a step's payload is
+   * on disk before its event, and a torn file left by a crash fails the check, since its bytes no longer hash
+   * to its name.
    */
   putPayload(bytes: Uint8Array): Promise<string> {
     if (this.#sealed) {
@@ -367,49 +329,19 @@ export class FileRunWriter implements RunWriter {
     }
     const sha256 = sha256Hex(bytes);
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
-    try {
-      if (this.#layout === "pack" && bytes.length <= PACK_MAX) this.#packPayload(sha256, bytes);
-      else this.#filePayload(sha256, bytes);
-    } catch (error) {
-      return Promise.reject(
-        new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error }),
-      );
-    }
-    this.#payloads.set(sha256, bytes.length);
-    return Promise.resolve(sha256);
-  }
-
-  #filePayload(sha256: string, bytes: Uint8Array): void {
     const path = join(this.#paths.payloads, sha256);
     try {
       Deno.writeFileSync(path, bytes, { createNew: true });
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256))) throw error;
-    }
-    this.#written.push(path);
-  }
-
-  /** Appends a record to the pack with one write; a write that fails takes back what it wrote. */
-  #packPayload(sha256: string, bytes: Uint8Array): void {
-    this.#pack ??= Deno.openSync(this.#paths.pack, { createNew: true, write: true, append: true });
-    const record = packRecord(sha256, bytes);
-    let offset = 0;
-    try {
-      while (offset < record.length) offset += this.#pack.writeSync(record.subarray(offset));
-    } catch (error) {
-      if (offset > 0) {
-        try {
-          this.#pack.truncateSync(this.#pack.statSync().size - offset);
-        } catch { /* the check reports the torn record */ }
+      if (!(error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256))) {
+        return Promise.reject(
+          new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error }),
+        );
       }
-      throw error;
     }
-    this.#packed.add(sha256);
-  }
-
-  /** Where a stored payload is, relative to the run folder: its file, or the pack. */
-  placeOf(sha256: string): string {
-    return payloadPlace(sha256, this.#packed.has(sha256));
+    this.#payloads.set(sha256, bytes.length);
+    this.#written.push(path);
+    return Promise.resolve(sha256);
   }
 
   /** The payloads stored so far. */
@@ -438,7 +370,7 @@ export class FileRunWriter implements RunWriter {
       payloads: this.payloads,
       lost: info.lost ?? [],
       sealed_at: info.sealed_at ?? nowUtc(),
-    }, { layout: this.#layout });
+    });
     const text = manifestText(manifest);
     const tmp = `${this.#paths.manifest}.tmp`;
     const eventsFile = this.#file;
@@ -460,7 +392,7 @@ export class FileRunWriter implements RunWriter {
       eventsSynced = eventsFile.sync();
       const files = [...this.#written, tmp];
       if (attestation) files.push(this.#paths.attestation);
-      await settle([eventsSynced, syncFiles(files), this.#pack?.sync() ?? Promise.resolve()]);
+      await settle([eventsSynced, syncFiles(files)]);
       Deno.renameSync(tmp, this.#paths.manifest);
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
@@ -473,11 +405,9 @@ export class FileRunWriter implements RunWriter {
       });
     } finally {
       await eventsSynced?.catch(() => {});
-      for (const f of [eventsFile, this.#pack]) {
-        try {
-          f?.close();
-        } catch { /* closed already */ }
-      }
+      try {
+        eventsFile.close();
+      } catch { /* closed already */ }
     }
     this.#sealed = true;
     return manifest;
@@ -588,30 +518,15 @@ export class FileRunRecord implements RunRecord {
     }
   }
 
-  /** The bytes of `payloads.pack`, or null when the run has none. */
-  async payloadPack(): Promise<Uint8Array | null> {
-    await refuseLinkedFolder(this.#paths.evidence);
-    try {
-      await refuseNonFile(this.#paths.pack);
-      return await Deno.readFile(this.#paths.pack);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
-  }
-
-  /** Reads a payload, from its file or else from the pack, and checks its hash. */
+  /** Reads a payload and checks its hash. */
   async payload(sha256: string): Promise<Uint8Array> {
-    let bytes: Uint8Array | null;
+    let bytes: Uint8Array;
     try {
       const path = join(this.#paths.payloads, sha256);
       await refuseNonFile(path);
       bytes = await Deno.readFile(path);
     } catch (error) {
-      bytes = await this.#packed(sha256).catch(() => null);
-      if (bytes === null) {
-        throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
-      }
+      throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
     }
     const actual = sha256Hex(bytes);
     if (actual !== sha256) {
@@ -620,19 +535,6 @@ export class FileRunRecord implements RunRecord {
       );
     }
     return bytes;
-  }
-
-  /** The pack and the place of each record in it, read once. */
-  #pack: Promise<{ bytes: Uint8Array; at: Map<string, PackRecord> } | null> | null = null;
-
-  /** The bytes of a packed payload (not yet checked), or null when the pack lacks it. */
-  async #packed(sha256: string): Promise<Uint8Array | null> {
-    this.#pack ??= this.payloadPack().then((bytes) =>
-      bytes === null ? null : { bytes, at: new Map(readPack(bytes).records.map((r) => [r.sha256, r])) }
-    );
-    const pack = await this.#pack;
-    const record = pack?.at.get(sha256);
-    return record === undefined ? null : pack!.bytes.subarray(record.offset, record.offset + record.size);
   }
 }
 

@@ -4,7 +4,6 @@
  * row is found. The store reads its rows through a {@linkcode RowSource}, so both stores run the same check.
  * @module
  */
-import { packedPayloads, payloadPlace } from "../evidence/payload_pack.ts";
 import { join } from "node:path";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { evidencePaths, readEvidenceText } from "./file_store.ts";
@@ -228,39 +227,29 @@ async function storeRowTexts(
       place: string;
     }[]).map((p) => [p.sha256, p]),
   );
-  // Each payload is a file of payloads/ or a record of payloads.pack (verify checks their bytes).
-  const files = new Map<string, { size: number; packed: boolean }>();
+  const files = new Map<string, number>();
   try {
     for await (const entry of Deno.readDir(paths.payloads)) {
-      if (entry.isFile) {
-        files.set(entry.name, {
-          size: (await Deno.stat(join(paths.payloads, entry.name))).size,
-          packed: false,
-        });
-      }
+      if (entry.isFile) files.set(entry.name, (await Deno.stat(join(paths.payloads, entry.name))).size);
     }
   } catch { /* verify reports a missing payloads/ */ }
-  try {
-    for (const [sha256, size] of await packedPayloads(folder)) files.set(sha256, { size, packed: true });
-  } catch { /* verify reports an unreadable pack */ }
-  for (const [sha256, { size, packed }] of files) {
+  for (const [sha256, size] of files) {
     if (sha256.includes(".tmp-")) continue;
     const row = payloadRows.get(sha256);
     const key = `provevi_payloads (run_id "${runId}", sha256 ${sha256})`;
-    const place = payloadPlace(sha256, packed);
     if (!row) problems.push(`${key} is missing`);
     else {
       if (Number(row.size) !== size) {
         problems.push(`${key}: size is ${row.size}, but the file has ${size} bytes`);
       }
-      if (row.place !== place) problems.push(`${key}: place is ${show(row.place)}, not ${place}`);
+      if (row.place !== `evidence/payloads/${sha256}`) {
+        problems.push(`${key}: place is ${show(row.place)}, not evidence/payloads/${sha256}`);
+      }
     }
   }
   for (const sha256 of payloadRows.keys()) {
     if (!files.has(sha256)) {
-      problems.push(
-        `provevi_payloads (run_id "${runId}", sha256 ${sha256}) has no file in payloads/ nor record in payloads.pack`,
-      );
+      problems.push(`provevi_payloads (run_id "${runId}", sha256 ${sha256}) has no file in payloads/`);
     }
   }
 
