@@ -10,18 +10,22 @@ import {
   findRunOrBundle,
   openStore,
   ProveviError,
-  readEventsText,
   readTrustedKey,
   type RunCheck,
   type RunRecord,
-  type TelemetryItem,
   type TelemetryPolicy,
   verifyRun,
   type VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
+import { readEventsText, readSpansFile, runSpans, spanTree } from "../lib/provevi/evidence/mod.ts";
+import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";
+import { totalsLine } from "./prove/cost.ts";
+import { runCost } from "../lib/provevi/cost/mod.ts";
+import { spanDuration } from "./_listing.ts";
+import { type LogPolicyFlags, logPolicyOf } from "./_log_policy.ts";
 
 /**
  * Reads the events of a run for a command that prints them.
@@ -40,25 +44,57 @@ export async function readRunEvents(record: RunRecord): Promise<EvidenceEvent[]>
   return read.events;
 }
 
-/** Prints the events of a run, one line each, or as JSON. */
+/**
+ * Prints the events of a run, one line each, with its span (its name under its parent, and how long it took), or
+ * as JSON with the run's spans. The spans come from the run folder's span index and the events, as `runSpans`
+ * joins them: a run shown from a store's rows whose folder is elsewhere has the spans its events make.
+ */
 export async function showRun(
   record: RunRecord,
   io: Io,
-  options: { json?: boolean; wide?: boolean; verdict?: RunCheck | null; events?: EvidenceEvent[] } = {},
+  options: {
+    json?: boolean;
+    wide?: boolean;
+    verdict?: RunCheck | null;
+    events?: EvidenceEvent[];
+    /** The folder whose span index to read, when it is not the record's. */
+    folder?: string | null;
+  } = {},
 ): Promise<void> {
   const events = options.events ?? await readRunEvents(record);
+  const folder = options.folder === undefined ? record.folder : options.folder;
+  const indexed = folder === null ? [] : await readSpansFile(folder).catch(() => []);
+  const tree = spanTree(runSpans(events, indexed));
   if (options.json) {
     const verdict = options.verdict === undefined ? {} : { verdict: options.verdict };
-    io.out(jsonText({ run_id: record.runId, ...verdict, events }));
+    const spans = tree.map(({ span, depth }) => ({ ...span, depth }));
+    io.out(jsonText({ run_id: record.runId, ...verdict, events, spans }));
     return;
   }
+  const spanOf = new Map<string, string>();
+  for (const { span, depth } of tree) {
+    spanOf.set(
+      span.span_id,
+      `${"  ".repeat(depth)}${span.name} ${
+        span.end_time === null && span.start_time !== null ? "open" : spanDuration(span.duration_ms)
+      }`,
+    );
+  }
+  const width = Math.max(0, ...[...spanOf.values()].map((s) => s.length));
   for (const e of events) {
     const payload = e.payload ? ` payload=${e.payload.slice(0, 12)}` : "";
-    const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24)];
+    const span = (e.span_id === null ? "-" : spanOf.get(e.span_id) ?? "-").padEnd(width);
+    const columns = [String(e.seq).padStart(4), e.time, e.type.padEnd(24), e.component.padEnd(24), span];
     if (e.refs.length) columns.push(e.refs.join(" "));
     columns.push(JSON.stringify(e.data) + payload);
     // On a terminal each event is one line of its width; --wide, a pipe and --json keep the whole line.
     io.out(options.wide ? columns.join(" ") : fitted(columns.join(" "), io.width));
+  }
+  // The totals, recomputed from the run's own price table and usage (prove cost shows each call).
+  const cost = await runCost(events, (sha) => record.payload(sha)).catch(() => null);
+  if (cost && cost.calls.length) {
+    const line = totalsLine(events, cost);
+    io.out(options.wide ? line : fitted(line, io.width));
   }
 }
 
@@ -94,7 +130,13 @@ export function printCheck(check: RunCheck, io: Io, json: boolean): void {
     return;
   }
   if (check.ok) {
-    const signed = check.signedBy.length ? `, signed by trusted key ${check.signedBy.join(", ")}` : "";
+    const logged = check.inLog
+      ? `, in the log ${check.inLog.origin} as leaf ${check.inLog.index} of ${check.inLog.size}${
+        check.inLog.witnesses.length ? ` cosigned by ${check.inLog.witnesses.join(", ")}` : ""
+      }`
+      : "";
+    const signed = (check.signedBy.length ? `, signed by trusted key ${check.signedBy.join(", ")}` : "") +
+      logged;
     io.out(
       check.bundle
         ? `${check.runId}: the evidence, the outputs and the committed bundle ${check.bundle} verify${signed}`
@@ -203,19 +245,30 @@ export function addVerifyCommand(
     .option("--config <file>", "the catalog config that reads the bundle and the experiment")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--trust <keyfile...>", "require a valid signature by one of these public keys (prove keygen)")
+    .option(
+      "--log-key <vkey...>",
+      "require the run in a log this key signs (a verifier key, or a file of one)",
+    )
+    .option("--witness <vkey...>", "a witness whose cosignature counts (a verifier key, or a file of one)")
+    .option("--quorum <n>", "how many of the witnesses must have cosigned (default: all given)")
     .option("--json", "print JSON")
     .action((
       run: string,
-      opts: { bundle?: string; requireBundle?: boolean; json?: boolean; trust?: string[] } & CatalogChoice,
+      opts:
+        & { bundle?: string; requireBundle?: boolean; json?: boolean; trust?: string[] }
+        & LogPolicyFlags
+        & CatalogChoice,
     ) =>
       withStore(async (store) => {
         const trust = await Promise.all((opts.trust ?? []).map((k) => readTrustedKey(k)));
+        const log = logPolicyOf(opts);
         // A --config given is read whether or not the run needs a catalog: a file that is not a catalog
         // config is a mistake to tell now, not when a run with a bundle comes along.
         await using given = opts.config ? await openCatalog(opts) : undefined;
         result.code = await verifyAndPrint(run, io, {
           store,
           ...(trust.length ? { trust } : {}),
+          ...(log ? { log } : {}),
           catalog: given ?? (() => openCatalog(opts)),
           ...(opts.bundle ? { bundle: opts.bundle } : {}),
           ...(opts.requireBundle ? { requireBundle: true } : {}),

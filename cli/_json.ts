@@ -10,7 +10,8 @@
  * The keys whose value belongs to the user or to the evidence, kept as written, keys and all: the event's
  * `data` (the record, as hashed), a policy's `libraries` and `destinations` (names the user chose), an
  * assessment's `value`, the `manifest` (the evidence file as written, already snake_case, its outputs keyed
- * by path), an agent version's `tools` and `limits` (as the run file wrote them) and a run's `params`.
+ * by path), an agent version's `tools` and `limits` (as the run file wrote them), a run's `params`, and a
+ * span's `attributes` (the names its sender gave).
  */
 export const USER_KEYED: ReadonlySet<string> = new Set([
   "data",
@@ -21,6 +22,7 @@ export const USER_KEYED: ReadonlySet<string> = new Set([
   "tools",
   "limits",
   "params",
+  "attributes",
 ]);
 
 /**

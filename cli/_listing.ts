@@ -8,6 +8,7 @@ import type {
   AgentDetail,
   AgentSummary,
   Assessment,
+  Experiment,
   ExperimentDetail,
   ExperimentSummary,
   RunSummary,
@@ -57,14 +58,48 @@ export function printExperiments(list: ExperimentSummary[], io: Io, json: boolea
   ], io);
 }
 
-/** Prints an experiment's versions, each with its runs. */
-export function printExperiment(detail: ExperimentDetail, io: Io, json: boolean): void {
-  if (json) return io.out(jsonText(detail));
-  io.out(`${detail.experiment} (first run ${detail.first_run})`);
+/** The newest version of an experiment in the catalog, as `prove experiment show --config` reads it. */
+export interface NewestExperiment {
+  /** The experiment's URI at its newest commit. */
+  pin: string;
+  /** The SHA-256 of its `experiment.yaml`. */
+  sha256: string;
+  /** What the file holds. */
+  experiment: Experiment;
+}
+
+/**
+ * Prints an experiment's versions, each with its runs, its assessments (of the whole and of each version), and
+ * the newest version in the catalog when it was read (`--json`: as `newest`).
+ */
+export function printExperiment(
+  detail: Omit<ExperimentDetail, "first_run"> & { first_run: string | null; assessments?: Assessment[] },
+  io: Io,
+  json: boolean,
+  newest?: NewestExperiment,
+): void {
+  if (json) return io.out(jsonText(newest === undefined ? detail : { ...detail, newest }));
+  io.out(
+    detail.first_run === null
+      ? `${detail.experiment} (no run in the store named it)`
+      : `${detail.experiment} (first run ${detail.first_run})`,
+  );
   const rows: string[][] = [];
   for (const v of detail.versions) rows.push([v.pin, short(v.sha256), v.runs.join(" ")]);
   if (detail.unpinned_runs.length) rows.push(["(no pin)", "-", detail.unpinned_runs.join(" ")]);
   printColumns(rows.map((r) => ["  " + r[0]!, r[1]!, r[2]!]), io);
+  if (detail.assessments?.length) {
+    io.out("assessments:");
+    printAssessments(detail.assessments, io);
+  }
+  if (newest === undefined) return;
+  const used = detail.versions.some((v) => v.pin === newest.pin);
+  io.out(
+    `newest in the catalog: ${newest.pin} (sha256 ${short(newest.sha256)}${
+      used ? "" : ", no run of the store used it"
+    })`,
+  );
+  io.out(`  ${newest.experiment.kind}: ${newest.experiment.description}`);
 }
 
 /** Prints the agent classes with their numbers of versions and runs. */
@@ -110,11 +145,20 @@ export function printAccess(runId: string, list: AccessEntry[], io: Io, json: bo
   );
 }
 
-/** Prints assessments, one line each: what they judge, name, value, source and rationale. */
+/**
+ * Prints assessments, one line each: what they judge (the run, an event, a span, or an experiment or one
+ * version of it), name, value, source and rationale.
+ */
 export function printAssessments(list: Assessment[], io: Io): void {
   printColumns(
     list.map((a) => [
-      a.seq !== null ? `event ${a.seq}` : a.span_id !== null ? `span ${a.span_id}` : "run",
+      typeof a.experiment === "string"
+        ? `experiment ${a.experiment}`
+        : a.seq !== null
+        ? `event ${a.seq}`
+        : a.span_id !== null
+        ? `span ${a.span_id}`
+        : "run",
       a.name,
       JSON.stringify(a.value),
       a.source ?? "-",
@@ -122,4 +166,15 @@ export function printAssessments(list: Assessment[], io: Io): void {
     ]),
     io,
   );
+}
+
+/** A duration as a person reads it: 850µs, 24.8ms, 1.52s, 3m04s. */
+export function spanDuration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
+  if (ms < 100) return `${ms.toFixed(1)}ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
 }

@@ -4,18 +4,23 @@
  * ```sh
  * prove [--runs DIR] [--store URI] runs [--json]
  * prove [--runs DIR] [--store URI] show RUN [--json]
+ * prove [--runs DIR] [--store URI] trace TRACE_ID [--json]
+ * prove [--runs DIR] [--store URI] diff A B [--limit N] [--json]
  * prove [--runs DIR] [--store URI] payload RUN SHA256
- * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--trust KEYFILE…] [--log-key VKEY… [--witness VKEY…] [--quorum N]] [--config FILE] [--tenant NAME] [--json]
+ * prove [--runs DIR] [--store URI] cost RUN | --experiment URI [--json]
  * prove keygen FILE [--json]
  * prove [--runs DIR] [--store URI] telemetry RUN [--json]
  * prove policy FILE [--config deno.json] [--json]
  * prove [--store URI] runs --reading URI | --experiment URI | --agent NAME [--version SHA] [--json]
  * prove [--store URI] experiments | experiment show URI | agents | agent show NAME | access RUN [--json]
- * prove [--store URI] assess RUN NAME VALUE [--rationale TEXT] [--source WHO] [--event SEQ | --span ID]
+ * prove [--runs DIR] [--store URI] assess RUN|EXPERIMENT NAME VALUE [--rationale TEXT] [--source WHO] [--event SEQ | --span ID | --experiment]
  * prove [--store URI] export RUN --to URI [--to-runs DIR] [--json]
  * prove [--runs DIR] [--store URI] ui [--port N] [--policy FILE]
  * prove [--store URI] mlflow RUN [--policy FILE] [--json]
  * prove [--runs DIR] [--store URI] serve [--port N]
+ * prove [--runs DIR] [--store URI] log key | proof RUN [--write] | consistency OLD NEW | audit [--repair] | cosign URL… | wait RUN
+ * prove witness --key FILE --state DIR --log VKEY… [--name NAME] [--port N]
  * ```
  * @module
  */
@@ -38,6 +43,11 @@ import { addUi } from "./prove/ui.ts";
 import { addKeygen } from "./prove/keygen.ts";
 import { addMlflow } from "./prove/mlflow.ts";
 import { addServe } from "./prove/serve.ts";
+import { addCost } from "./prove/cost.ts";
+import { addTrace } from "./prove/trace.ts";
+import { addDiff } from "./prove/diff.ts";
+import { addLog } from "./prove/log.ts";
+import { addWitness } from "./prove/witness.ts";
 
 /** The commands of `prove`, in the order of its help; each file of `cli/prove/` adds one or a few. */
 const COMMANDS: ((context: ProveContext) => void)[] = [
@@ -46,14 +56,19 @@ const COMMANDS: ((context: ProveContext) => void)[] = [
   addAssess,
   addExport,
   addShow,
+  addTrace,
+  addDiff,
   addPayload,
   addVerify,
+  addCost,
   addTelemetry,
   addPolicy,
   addUi,
   addKeygen,
   addMlflow,
   addServe,
+  addLog,
+  addWitness,
 ];
 
 /**

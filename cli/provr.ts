@@ -3,6 +3,9 @@
  *
  * ```sh
  * provr [--runs DIR] [--store URI] run FILE [--policy FILE] [--sign-key FILE] [--json]
+ * provr [--runs DIR] [--store URI] run --from RUN --at N [--model M] [--prompt FILE] [--set KEY=VALUE…] [--json]
+ * provr [--runs DIR] [--store URI] replay RUN [--file FILE] [--json]
+ * provr [--runs DIR] [--store URI] resume RUN [--json]
  * provr [--runs DIR] [--store URI] show RUN [--json]
  * provr [--runs DIR] [--store URI] verify RUN [--require-bundle] [--bundle URI] [--config FILE] [--tenant NAME]
  * provr catalog [--config FILE] [--tenant NAME] pin|ls|snapshot URI [--json]
@@ -14,7 +17,7 @@
 import "./_sandbox_role.ts"; // first: a compiled provr started as a sandbox process serves there and ends
 import "./_import_env.ts"; // then: checks the variables the libraries below read as they load
 import { Command } from "commander";
-import { findRun, openStore, readBoundedText, TelemetryPolicy } from "../lib/provevi/mod.ts";
+import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { runProgress } from "./_progress.ts";
@@ -22,8 +25,10 @@ import { addVerifyCommand, showRun } from "./_commands.ts";
 import { type Globals, storeScope } from "./_commands.ts";
 import { RunFile, runFile, type RunOutcome } from "../lib/provrun/mod.ts";
 import { whyFailed } from "./_why_failed.ts";
-import { type CatalogChoice, catalogCommand, openCatalog } from "./_catalog.ts";
-import { Catalog } from "../lib/provcat/mod.ts";
+import { type CatalogChoice, catalogCommand } from "./_catalog.ts";
+import { cancelOnSignals, runCatalog } from "./_run_support.ts";
+import { addServeCommands, forkCommand, type ForkCommandOptions } from "./_provr_serve.ts";
+import { UsageError } from "./_main.ts";
 import { jsonText } from "./_json.ts";
 
 /**
@@ -49,6 +54,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
   const withStore = storeScope(program);
 
   addRunCommand(program, { io, result });
+  addServeCommands(program, { io, result });
 
   program.command("show")
     .description("Print the events of a run.")
@@ -78,8 +84,11 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
 function addRunCommand(program: Command, cli: { io: Io; result: { code: number } }): void {
   const { io, result } = cli;
   program.command("run")
-    .description("Run a run file: record, seal and commit its evidence; print the run ID.")
-    .argument("<file>", "the run file (YAML)")
+    .description(
+      "Run a run file: record, seal and commit its evidence; print the run ID. With --from RUN --at N, fork RUN: " +
+        "its steps before N served from its evidence, step N on run live with the change.",
+    )
+    .argument("[file]", "the run file (YAML)")
     .option("--config <file>", "the catalog config (default: PROVCAT_CONFIG, else ./provcat.yaml)")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option(
@@ -90,8 +99,24 @@ function addRunCommand(program: Command, cli: { io: Io; result: { code: number }
       "--sign-key <file>",
       "sign the seal with this private key (prove keygen), instead of run.sign_key",
     )
+    .option("--from <run>", "fork this recorded run (with --at), instead of running a run file")
+    .option("--at <n>", "the fork's first live step, from 1: the steps before it are served")
+    .option("--model <route>", "the fork's model from step N on")
+    .option("--prompt <file>", "the fork's prompt, from this file")
+    .option("--set <key=value...>", "set a key of the fork's run file (agent.settings.temperature=0.2)")
     .option("--json", "print the outcome as JSON")
-    .action(async (path: string, opts: RunCommandOptions) => {
+    .action(async (path: string | undefined, opts: RunCommandOptions & Partial<ForkCommandOptions>) => {
+      const forks = opts.from !== undefined;
+      const forkOnly = opts.at !== undefined || opts.model !== undefined || opts.prompt !== undefined ||
+        opts.set !== undefined;
+      if (forks && path !== undefined) {
+        throw new UsageError("give a run file, or --from RUN --at N, not both");
+      }
+      if (!forks && forkOnly) {
+        throw new UsageError("--at, --model, --prompt and --set fork a run: add --from RUN");
+      }
+      if (forks) return await forkCommand(program, opts as ForkCommandOptions, { io, result });
+      if (path === undefined) throw new UsageError("give a run file, or --from RUN --at N to fork a run");
       result.code = await runCommand(path, opts, { globals: program.opts<Globals>(), io });
     });
 }
@@ -135,58 +160,6 @@ async function runCommand(
     progress?.done();
     await opened?.close();
   }
-}
-
-/**
- * The catalog a run needs: none when it has no inputs, experiment or bundle; an empty one when its inputs are all
- * file:/// URIs (and it pins no experiment and commits no bundle), so that it needs no provcat.yaml; else the
- * configured one.
- */
-async function runCatalog(file: RunFile, opts: CatalogChoice): Promise<Catalog | undefined> {
-  const needsCatalog = (file.data.inputs?.length ?? 0) > 0 || file.data.experiment !== undefined ||
-    file.data.run.bundle === true;
-  const physicalOnly = (file.data.inputs ?? []).every((i) => i.uri.startsWith("file:///")) &&
-    file.data.experiment === undefined && file.data.run.bundle !== true &&
-    opts.config === undefined && !Deno.env.get("PROVCAT_CONFIG");
-  // A --config that cannot be read is an error even when this run needs no catalog.
-  if (opts.config && !needsCatalog) {
-    await readBoundedText(opts.config, { limit: 4 << 20, what: "the catalog config" });
-  }
-  if (!needsCatalog) return undefined;
-  return physicalOnly ? await Catalog.open({ config: {} }) : await openCatalog(opts);
-}
-
-/**
- * The first Ctrl-C (SIGINT) or SIGTERM (timeout, systemd, a container runtime) cancels the run, which then seals
- * what it has; the listener goes at once, so a second signal ends the process the usual way if the cancel hangs.
- */
-function cancelOnSignals(): Disposable & { signal: AbortSignal; signalled(): "SIGINT" | "SIGTERM" | null } {
-  const controller = new AbortController();
-  let signalled: "SIGINT" | "SIGTERM" | null = null;
-  const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
-    const on = () => {
-      signalled ??= signal;
-      controller.abort();
-      try {
-        Deno.removeSignalListener(signal, on);
-      } catch { /* removed already */ }
-    };
-    try {
-      Deno.addSignalListener(signal, on);
-    } catch { /* no such signal here (Windows) */ }
-    return [signal, on] as const;
-  });
-  return {
-    signal: controller.signal,
-    signalled: () => signalled,
-    [Symbol.dispose]() {
-      for (const [signal, on] of listeners) {
-        try {
-          Deno.removeSignalListener(signal, on);
-        } catch { /* removed already, or no signals here */ }
-      }
-    },
-  };
 }
 
 /** The run ID and why the run failed; or the outcome as JSON. The copy in MLflow's line comes after the result's. */

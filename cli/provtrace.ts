@@ -4,33 +4,32 @@
  *
  * ```sh
  * provtrace build --store URI --db PATH [--runs DIR] [--run ID] [--allow-unverified] [--config FILE] [--json]
- * provtrace check --db PATH [--runs DIR] [--config FILE] [--json]
+ * provtrace check --db PATH [--store URI…] [--runs DIR] [--config FILE] [--json]
  * provtrace runs --db PATH [--json]
  * provtrace export --db PATH --format steps|sft|openai|sharegpt|hf|atif [--per call|run] [--tokens] [--out FILE]
  *   [--experiment URI] [--agent NAME] [--status S] [--assessment NAME>=VALUE] [--allow-unverified]
- *   [--runs DIR] [--config FILE] [--policy FILE --destination NAME]
+ *   [--store URI…] [--runs DIR] [--config FILE] [--policy FILE --destination NAME]
  * provtrace lineage --db PATH RUN|EXPORT [--json]
- * provtrace lineage --db PATH --check [EXPORT] [--runs DIR] [--json]
+ * provtrace lineage --db PATH --check [EXPORT] [--store URI…] [--runs DIR] [--json]
  * provtrace query --db PATH SQL [--param VALUE]... [--timeout SECONDS] [--json]
  * ```
  * @module
  */
 import "./_query_role.ts"; // first: a compiled provtrace started as a query's process answers there and ends
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import {
   buildTrace,
   checkLineage,
   checkTrace,
-  openTraceDb,
-  parseAssessmentFilter,
   queryTrace,
   TRACE_EXPORT_FORMATS,
   TRACE_QUERY_TIMEOUT,
   type TraceExportFormat,
   traceLineage,
-  traceRuns,
   writeTraceExport,
 } from "../lib/provtrace/mod.ts";
+import { defaultRowsKeyPath, openTraceDb, traceRuns } from "../lib/provtrace/db/mod.ts";
+import { parseAssessmentFilter } from "../lib/provtrace/export/mod.ts";
 import { TelemetryPolicy } from "../lib/provevi/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
@@ -113,6 +112,7 @@ function addBuild({ program, io, result }: Context): void {
         ...(opts.run === undefined ? {} : { runId: opts.run }),
         allowUnverified: opts.allowUnverified === true,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -134,6 +134,45 @@ function addBuild({ program, io, result }: Context): void {
     });
 }
 
+/** The options of `provtrace check`. */
+interface CheckOptions {
+  db: string;
+  runs?: string;
+  store: string[];
+  config?: string;
+  tenant?: string;
+  deep?: boolean;
+  json?: boolean;
+}
+
+/** The user's rows key (docs/provtrace.md, "What check proves"), where a home folder gives it a place. */
+function rowsKeyFile(): { keyFile?: string } {
+  const path = defaultRowsKeyPath();
+  return path === null ? {} : { keyFile: path };
+}
+
+/** Commander's way to take an option more than once. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Where check, export and lineage read runs from: as the build was given them, never what trace.db names. */
+function runsOption(): Option {
+  return new Option(
+    "--runs <dir>",
+    "the runs root to read runs from (default: PROVRUN_RUNS, …), as the build was given",
+  );
+}
+
+/** The stores check, export and lineage read runs from (repeatable). */
+function storeOption(): Option {
+  return new Option(
+    "--store <uri>",
+    "a store to read runs from, as the build was given (repeat it; default: file)",
+  )
+    .argParser(collect).default([]);
+}
+
 /** `provtrace check`. */
 function addCheck({ program, io, result }: Context): void {
   const json = (value: unknown) => io.out(jsonText(value));
@@ -142,14 +181,21 @@ function addCheck({ program, io, result }: Context): void {
       "Compare each run of the database with the evidence it was built from: its store's last hash, its verification, and every row.",
     )
     .requiredOption("--db <path>", "the trace database")
-    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .addOption(runsOption())
+    .addOption(storeOption())
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
+    .option(
+      "--deep",
+      "build every run again from its evidence and compare row by row, even where its rows' MAC holds",
+    )
     .option("--json", "print JSON")
-    .action(async (opts: { db: string; runs?: string; config?: string; tenant?: string; json?: boolean }) => {
+    .action(async (opts: CheckOptions) => {
       const checked = await checkTrace(opts.db, {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        stores: opts.store,
         catalog: () => openCatalog(opts),
+        ...(opts.deep ? { deep: true } : rowsKeyFile()),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }
           : {}),
@@ -182,13 +228,14 @@ function addRuns({ program, io }: Context): void {
       const runs = traceRuns(trace.db);
       if (opts.json) return json(runs);
       printColumns([
-        ["RUN", "STATUS", "AGENT", "CALLS", "TOOLS", "VERIFIED", "BUILD", "LAST HASH"],
+        ["RUN", "STATUS", "AGENT", "CALLS", "TOOLS", "COST", "VERIFIED", "BUILD", "LAST HASH"],
         ...runs.map((r) => [
           r.run_id,
           r.status,
           r.agent ?? "-",
           String(r.model_calls),
           String(r.tool_calls),
+          r.cost ?? "-",
           r.verified ? "yes" : "NO",
           r.build_version,
           r.last_hash.slice(0, 12),
@@ -211,6 +258,7 @@ interface ExportOptions {
   assessment?: string;
   allowUnverified?: boolean;
   runs?: string;
+  store: string[];
   config?: string;
   tenant?: string;
   policy?: string;
@@ -247,7 +295,8 @@ function addExport({ program, io, result }: Context): void {
       "only steps whose run or step has an assessment NAME>=VALUE (>, <=, <, =)",
     )
     .option("--allow-unverified", "also runs added unverified")
-    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .addOption(runsOption())
+    .addOption(storeOption())
     .option("--config <file>", "the catalog config that reads committed bundles and experiments")
     .option("--tenant <name>", "use this tenant's part of the catalog config")
     .option("--policy <file>", "the telemetry policy that lets the lines out (with --destination)")
@@ -264,7 +313,9 @@ function addExport({ program, io, result }: Context): void {
         ...(opts.assessment === undefined ? {} : { assessment: opts.assessment }),
         allowUnverified: opts.allowUnverified === true,
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+        stores: opts.store,
         catalog: () => openCatalog(opts),
+        ...rowsKeyFile(),
         ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
         ...(opts.destination === undefined ? {} : { destination: opts.destination }),
         ...(opts.out === undefined
@@ -329,17 +380,19 @@ function addLineage({ program, io, result }: Context): void {
     .requiredOption("--db <path>", "the trace database")
     .argument("[target]", "a run ID, or an export's ID (12 or more hex digits) or file")
     .option("--check", "check the exports (all, or the one named) against the runs they hold")
-    .option("--runs <dir>", "the runs root of a file store, instead of the one each run records")
+    .addOption(runsOption())
+    .addOption(storeOption())
     .option("--json", "print JSON")
     .action(
       async (
         target: string | undefined,
-        opts: { db: string; check?: boolean; runs?: string; json?: boolean },
+        opts: { db: string; check?: boolean; runs?: string; store: string[]; json?: boolean },
       ) => {
         if (opts.check) {
           const checked = await checkLineage(opts.db, {
             ...(target === undefined ? {} : { export: target }),
             ...(opts.runs === undefined ? {} : { runs: opts.runs }),
+            stores: opts.store,
           });
           if (!checked.ok) result.code = 1;
           if (opts.json) return json(checked);

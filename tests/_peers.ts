@@ -40,6 +40,11 @@ export const PEERS = {
     variables: ["PROVEVI_TEST_MLFLOW_URI", "PROVEVI_TEST_MLFLOW_PYTHON", "PROVEVI_TEST_MLFLOW_BIN"],
     source: ".ci/peers/mlflow.sh",
   },
+  phoenix: {
+    what: "an Arize Phoenix server (a GenAI backend)",
+    variables: ["PROVRUN_TEST_PHOENIX_URL", "PROVRUN_TEST_PHOENIX_PYTHON"],
+    source: ".ci/peers/phoenix.sh",
+  },
   chromium: {
     what: "a headless Chromium",
     variables: ["PROVE_TEST_CHROMIUM"],

@@ -1,23 +1,78 @@
+/**
+ * The public API: what `mod.ts` and each part's sub-path export (`deno.json`'s `exports`), frozen in
+ * `tests/api_names.txt`; each export documented, each function and class with an example that asserts, and
+ * the examples run by `deno task test:examples` (tests/_examples_task.ts), which CI runs after the tests.
+ */
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../", import.meta.url).pathname;
+const PARTS = ["provcat", "provevi", "provrun", "provtrace"];
 
-Deno.test("the public API of mod.ts is the names in tests/api_names.txt, each of the same kind", async () => {
+interface DocSymbol {
+  name: string;
+  declarations: {
+    kind: string;
+    location: { filename: string };
+    jsDoc?: { doc?: string; tags?: { kind: string; doc?: string }[] };
+  }[];
+}
+
+/** The symbols a module exports, as `deno doc --json` gives them. */
+async function exportsOf(module: string): Promise<DocSymbol[]> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["doc", "--json", "mod.ts"],
+    args: ["doc", "--json", module],
     cwd: ROOT,
     stdout: "piped",
     stderr: "null",
   }).output();
-  assert.ok(out.success, "deno doc --json mod.ts failed");
+  assert.ok(out.success, `deno doc --json ${module} failed`);
   const doc = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-    nodes: Record<string, { symbols: { name: string; declarations: { kind: string }[] }[] }>;
+    nodes: Record<string, { symbols: DocSymbol[] }>;
   };
-  const symbols = Object.values(doc.nodes)[0]!.symbols;
-  const names = [
+  return Object.values(doc.nodes)[0]!.symbols;
+}
+
+/** `name kind,kind` for each symbol, sorted: a name that changes kind changes its line. */
+function lines(symbols: DocSymbol[]): string[] {
+  return [
     ...new Set(symbols.map((s) => `${s.name} ${[...new Set(s.declarations.map((d) => d.kind))].sort()}`)),
   ]
     .sort();
+}
+
+const root = await exportsOf("mod.ts");
+
+Deno.test("the public API of mod.ts is the names in tests/api_names.txt, each of the same kind", async () => {
   const expected = (await Deno.readTextFile(`${ROOT}tests/api_names.txt`)).trim().split("\n");
-  assert.deepEqual(names, expected);
+  assert.deepEqual(lines(root), expected);
+});
+
+Deno.test("mod.ts exports each part's public API whole, and deno.json has a sub-path for each part and command", async () => {
+  const parts = (await Promise.all(PARTS.map((p) => exportsOf(`lib/${p}/mod.ts`)))).flat();
+  assert.deepEqual(lines(root), lines(parts));
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as {
+    exports: Record<string, string>;
+  };
+  assert.deepEqual(config.exports, {
+    ".": "./mod.ts",
+    ...Object.fromEntries(PARTS.map((p) => [`./lib/${p}`, `./lib/${p}/mod.ts`])),
+    "./prove": "./cli/prove.ts",
+    "./provr": "./cli/provr.ts",
+    "./provtrace": "./cli/provtrace.ts",
+  });
+});
+
+Deno.test("every export has a doc comment, and every function and class an @example that asserts", () => {
+  const wrong: string[] = [];
+  for (const symbol of root) {
+    for (const d of symbol.declarations) {
+      if (!d.jsDoc?.doc?.trim()) wrong.push(`${symbol.name}: no doc comment`);
+      if (d.kind !== "function" && d.kind !== "class") continue;
+      const examples = (d.jsDoc?.tags ?? []).filter((t) => t.kind === "example");
+      if (!examples.some((t) => /\bassert\b/.test(t.doc ?? ""))) {
+        wrong.push(`${symbol.name}: no @example that asserts`);
+      }
+    }
+  }
+  assert.deepEqual([...new Set(wrong)], []);
 });

@@ -2,7 +2,8 @@
  * `prove policy`: a telemetry policy file checked, with the installed version of each library it approves.
  * @module
  */
-import { ProveviError, readInstalledPackages, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { ProveviError, TelemetryPolicy, TelemetryPolicyError } from "../../lib/provevi/mod.ts";
+import { readInstalledPackages } from "../../lib/provevi/telemetry/mod.ts";
 import { policyLines } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";
 import { jsonText } from "../_json.ts";
@@ -18,7 +19,17 @@ export function addPolicy({ program, io, result }: ProveContext): void {
     )
     .option("--json", "print JSON")
     .action(async (file: string, opts: { config?: string; json?: boolean }) => {
-      const policy = await TelemetryPolicy.load(file);
+      let policy: TelemetryPolicy;
+      try {
+        policy = await TelemetryPolicy.load(file);
+      } catch (error) {
+        // --json gives a refused policy's problems with their codes too; the error line says the same
+        if (!(opts.json && error instanceof TelemetryPolicyError)) throw error;
+        io.out(jsonText({ file, sha256: null, policy: null, problems: error.problems }));
+        io.err(`prove: ${error.message}`);
+        result.code = 1;
+        return;
+      }
       const installed = await readInstalledPackages({
         ...(opts.config ? { config: opts.config } : {}),
         npmCache: null,
@@ -29,11 +40,11 @@ export function addPolicy({ program, io, result }: ProveContext): void {
         );
       }
       const versions = new Map([...(installed ?? new Map()).values()].map((p) => [p.name, p.version]));
-      const problems = policy.versionProblems(versions);
+      const problems = policy.versionProblems(versions, { file });
       if (opts.json) {
         io.out(jsonText({ file, sha256: policy.digest(), policy: policy.toJSON(), problems }));
       } else for (const line of policyLines(file, policy)) io.out(line);
-      for (const problem of problems) io.err(`prove: ${problem}`);
+      for (const problem of problems) io.err(`prove: ${problem.message}`);
       if (problems.length) result.code = 1;
     });
 }

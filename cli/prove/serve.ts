@@ -7,11 +7,11 @@
  */
 import {
   defaultDaemonFile,
-  ProveviError,
   removeDaemonFile,
   SpanDaemon,
   writeDaemonFile,
-} from "../../lib/provevi/mod.ts";
+} from "../../lib/provevi/receiver/mod.ts";
+import { ProveviError } from "../../lib/provevi/mod.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 

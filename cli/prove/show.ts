@@ -1,19 +1,20 @@
 /**
- * `prove show`: the events of a run, one line each, and its assessments.
+ * `prove show`: the events of a run, one line each with its span, and its assessments.
  * @module
  */
 import {
   type EvidenceStore,
-  findStoredRun,
+  FileStore,
   NeedsIndexedStore,
   type Problem,
   questionsOf,
-  readEventsText,
   type RunCheck,
   type RunRecord,
-  runWriterState,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
+import { assessmentsInFolder } from "../../lib/provevi/store/mod.ts";
+import { findStoredRun } from "../../lib/provevi/runs/mod.ts";
+import { readEventsText, runWriterState } from "../../lib/provevi/evidence/mod.ts";
 import type { Catalog } from "../../lib/provcat/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { printAssessments } from "../_listing.ts";
@@ -23,7 +24,9 @@ import type { ProveContext } from "./_context.ts";
 /** Adds the command to `prove`. */
 export function addShow({ program, io, withStore }: ProveContext): void {
   program.command("show")
-    .description("Print the events of a run, one line each.")
+    .description(
+      "Print the events of a run, one line each, with the span of each: its name under its parent, and how long it took.",
+    )
     .argument("<run>", "a run ID under the runs root, or a run folder's path")
     .option("--wide", "on a terminal, print each event's whole line instead of cutting it to the width")
     .option("--json", "print JSON, with the run's verdict")
@@ -45,14 +48,23 @@ export function addShow({ program, io, withStore }: ProveContext): void {
             }); its events are shown as recorded, not as trustworthy: prove verify ${record.runId} lists every problem`,
           );
         }
-        await showRun(shown, io, { ...opts, events, ...(opts.json ? { verdict } : {}) });
+        // The spans from the run folder's span index, where the folder is here, and from the events.
+        await showRun(shown, io, {
+          ...opts,
+          events,
+          folder: record.folder,
+          ...(opts.json ? { verdict } : {}),
+        });
         if (open) io.err(open);
         if (!opts.json) {
-          // The file store keeps no assessments; the sqlite store lists them after the events.
-          const list = await questionsOf(store, "assessments").assessments(record.runId).catch((error) => {
-            if (error instanceof NeedsIndexedStore) return [];
-            throw error;
-          });
+          // The assessments after the events: the file store's from the run folder, an indexed store's rows.
+          // A run folder given by its path is not under the runs root: its own file is read.
+          const list = store instanceof FileStore
+            ? await assessmentsInFolder(record)
+            : await questionsOf(store, "assessments").assessments(record.runId).catch((error) => {
+              if (error instanceof NeedsIndexedStore) return [];
+              throw error;
+            });
           if (list.length) {
             io.out("");
             io.out("assessments:");

@@ -3,7 +3,7 @@
  * interrupted. The project's own viewer stays `prove ui`; this is the action `prove ui` calls with `--mlflow`.
  * @module
  */
-import { openMlflowViewer } from "../../lib/provevi/mod.ts";
+import { openMlflowViewer } from "../../lib/provevi/mlflow/mod.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 

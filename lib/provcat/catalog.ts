@@ -102,15 +102,21 @@ export interface Listing {
  *
  * @example
  * ```ts
- * import { Catalog } from "./catalog.ts";
+ * import { Catalog } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const lake = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${lake}/revenue.csv`, "quarter,revenue\nQ3,48.2\n");
  * await using catalog = await Catalog.open({
  *   config: {
- *     stores: { lake: { type: "git", path: "/srv/lake" } },
- *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+ *     cache: `${lake}/.cache`,
+ *     stores: { lake: { type: "folder", path: lake } },
+ *     routes: [{ prefix: "data://acme/demo/dev", store: "lake" }],
  *   },
  * });
- * const snap = await catalog.snapshot("data://acme/risk/dev/evals/revenue.csv?at=branch:main");
- * console.log(snap.pinned, snap.path, snap.sha256);
+ * const snap = await catalog.snapshot("data://acme/demo/dev/revenue.csv");
+ * assert.equal(await Deno.readTextFile(snap.path), "quarter,revenue\nQ3,48.2\n");
+ * assert.match(snap.sha256, /^[0-9a-f]{64}$/);
  * ```
  */
 export class Catalog implements AsyncDisposable {
@@ -247,9 +253,21 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * const { pinned } = await catalog.pin("data+table://acme/risk/dev/evals/revenue");
-   * // "data+table://acme/risk/dev/evals/revenue?at=commit:3f2a…"
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * const { pinned } = await catalog.pin("data://acme/risk/dev/revenue.csv");
+   * assert.equal(pinned, committed.pinned);
    * ```
    */
   async pin(uri: string): Promise<Pin> {
@@ -363,8 +381,21 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * const { path } = await catalog.fetch("data+table://acme/risk/dev/evals/revenue?at=branch:main");
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * const { path } = await catalog.fetch("data://acme/risk/dev/revenue.csv?at=branch:main");
+   * assert.equal(await Deno.readTextFile(path), "q,r\nQ3,48.2\n");
    * ```
    */
   async fetch(uri: string): Promise<Fetched> {
@@ -380,8 +411,22 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * const snap = await catalog.snapshot("data+table://acme/risk/dev/evals/revenue?at=branch:main");
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * const snap = await catalog.snapshot("data://acme/risk/dev/revenue.csv?at=branch:main");
+   * assert.equal(snap.pinned, committed.pinned);
+   * assert.match(snap.sha256, /^[0-9a-f]{64}$/);
    * ```
    */
   async snapshot(uri: string): Promise<Snapshot> {
@@ -422,8 +467,21 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * const bytes = await catalog.read("experiment://acme/risk/dev/credit/q/experiment.yaml?at=commit:3f2a0c1");
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * const bytes = await catalog.read(committed.pinned!);
+   * assert.equal(new TextDecoder().decode(bytes), "q,r\nQ3,48.2\n");
    * ```
    */
   async read(uri: string): Promise<Uint8Array> {
@@ -444,8 +502,21 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * const { entries } = await catalog.list("run://acme/demo/dev");
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * const { entries } = await catalog.list("data://acme/risk/dev");
+   * assert.deepEqual(entries.map((e) => e.name), ["revenue.csv"]);
    * ```
    */
   async list(uri: string): Promise<Listing> {
@@ -470,9 +541,20 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * await catalog.put("run://acme/demo/dev/run-1/evidence", "/tmp/runs/run-1/evidence");
-   * await catalog.commit("run://acme/demo/dev/run-1", "evidence of run-1");
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * assert.match(committed.pinned!, /\?at=commit:[0-9a-f]{40}$/);
    * ```
    */
   async put(uri: string, source: PutSource): Promise<{ uri: string }> {
@@ -492,8 +574,20 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * const { pinned } = await catalog.commit("run://acme/demo/dev/run-1", "evidence of run-1");
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * assert.match(committed.pinned!, /^data:\/\/acme\/risk\/dev\/revenue\.csv\?at=commit:/);
    * ```
    */
   async commit(uri: string, message: string): Promise<Committed> {
@@ -517,8 +611,20 @@ export class Catalog implements AsyncDisposable {
    * @example
    * ```ts
    * import { Catalog } from "./catalog.ts";
-   * const catalog = await Catalog.open();
-   * catalog.versioned("experiment://acme/risk/dev/credit/q"); // true for git and s3 stores
+   * import assert from "node:assert/strict";
+   *
+   * const lake = await Deno.makeTempDir();
+   * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+   * await using catalog = await Catalog.open({
+   *   config: {
+   *     cache: `${lake}/.cache`,
+   *     stores: { lake: { type: "git", path: lake } },
+   *     routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+   *   },
+   * });
+   * await catalog.put("data://acme/risk/dev/revenue.csv", new TextEncoder().encode("q,r\nQ3,48.2\n"));
+   * const committed = await catalog.commit("data://acme/risk/dev/revenue.csv", "revenue");
+   * assert.equal(catalog.versioned("data://acme/risk/dev/revenue.csv"), true);
    * ```
    */
   versioned(uri: string): boolean {

@@ -78,7 +78,7 @@ const STORE_KEYS: Record<string, string[]> = {
  * @returns The config, with relative paths taken from the file's folder.
  * @throws CatalogError when the file is missing, is not YAML, or is not a catalog config.
  * @example
- * ```ts
+ * ```ts ignore
  * import { readConfig } from "./config.ts";
  * const config = await readConfig("provcat.yaml");
  * ```
@@ -141,93 +141,105 @@ function relativeTo(config: CatalogConfig, base: string): CatalogConfig {
  * @throws CatalogError listing every problem.
  */
 export function checkConfig(value: unknown, where = "the catalog config"): CatalogConfig {
-  const problems: string[] = [];
-  const object = (v: unknown, at: string, keys: string[]): v is Record<string, unknown> => {
-    if (typeof v !== "object" || v === null || Array.isArray(v)) {
-      problems.push(`${at} is not a mapping`);
-      return false;
-    }
-    for (const k of Object.keys(v)) if (!keys.includes(k)) problems.push(`${at} has an unknown key "${k}"`);
-    return true;
-  };
-  const textAt = (v: unknown, at: string, optional = false) => {
-    if (v === undefined && optional) return;
-    if (typeof v !== "string" || v === "") problems.push(`${at} is not a non-empty text`);
-  };
-  // A branch goes into `refs/heads/<branch>^{commit}`: `main~1` would read main's parent, and commit to nothing.
-  const branchAt = (v: unknown, at: string) => {
-    if (typeof v === "string" && v !== "" && !isBranchName(v)) {
-      problems.push(
-        `${at} "${v}" is not a branch name (letters, digits, _ . / -; no .., ~, ^, @{ or leading -)`,
-      );
-    }
-  };
-  const part = (v: Record<string, unknown>, at: string) => {
-    textAt(v.cache, `${at}cache`, true);
-    if (v.stores !== undefined && object(v.stores, `${at}stores`, Object.keys(v.stores as object ?? {}))) {
-      for (const [name, s] of Object.entries(v.stores)) {
-        const sat = `${at}stores.${name}`;
-        const type = (s as { type?: unknown })?.type;
-        if (typeof type !== "string" || !(type in STORE_KEYS)) {
-          problems.push(`${sat}.type is not folder, git or s3`);
-          continue;
-        }
-        if (!object(s, sat, STORE_KEYS[type]!)) continue;
-        if (type === "s3") {
-          textAt(s.bucket, `${sat}.bucket`);
-          for (const k of ["prefix", "endpoint", "region", "branch"]) textAt(s[k], `${sat}.${k}`, true);
-          branchAt(s.branch, `${sat}.branch`);
-          if (s.forcePathStyle !== undefined && typeof s.forcePathStyle !== "boolean") {
-            problems.push(`${sat}.forcePathStyle is not true or false`);
-          }
-        } else {
-          textAt(s.path, `${sat}.path`);
-          if (type === "git") {
-            textAt(s.branch, `${sat}.branch`, true);
-            branchAt(s.branch, `${sat}.branch`);
-          }
-        }
-      }
-    }
-    if (v.routes !== undefined) {
-      if (!Array.isArray(v.routes)) problems.push(`${at}routes is not a list`);
-      else {
-        v.routes.forEach((r, i) => {
-          const rat = `${at}routes[${i}]`;
-          if (!object(r, rat, ["prefix", "store", "path"])) return;
-          textAt(r.store, `${rat}.store`);
-          textAt(r.path, `${rat}.path`, true);
-          try {
-            parsePrefix(String(r.prefix));
-          } catch (error) {
-            problems.push(`${rat}.prefix: ${(error as Error).message}`);
-          }
-          if (
-            typeof r.path === "string" && r.path.split("/").some((s) => s === "" || s === "." || s === "..")
-          ) {
-            problems.push(`${rat}.path "${r.path}" has an empty, . or .. segment`);
-          }
-        });
-      }
-    }
-  };
-  if (object(value, "the config", TOP_KEYS)) {
-    part(value, "");
+  const check = new ConfigProblems();
+  if (check.object(value, "the config", TOP_KEYS)) {
+    check.part(value, "");
     if (
       value.tenants !== undefined &&
-      object(value.tenants, "tenants", Object.keys(value.tenants as object ?? {}))
+      check.object(value.tenants, "tenants", Object.keys(value.tenants as object ?? {}))
     ) {
       for (const [name, t] of Object.entries(value.tenants)) {
-        if (object(t, `tenants.${name}`, TENANT_KEYS)) part(t, `tenants.${name}.`);
+        if (check.object(t, `tenants.${name}`, TENANT_KEYS)) check.part(t, `tenants.${name}.`);
       }
     }
   }
-  if (problems.length) {
+  if (check.problems.length) {
     throw new CatalogError(
-      `cannot open the catalog: ${where} is not a catalog config: ${problems.join("; ")}`,
+      `cannot open the catalog: ${where} is not a catalog config: ${check.problems.join("; ")}`,
     );
   }
   return value as CatalogConfig;
+}
+
+/** The checks of a config's parts, each adding what is wrong to one list. */
+class ConfigProblems {
+  readonly problems: string[] = [];
+
+  object(v: unknown, at: string, keys: string[]): v is Record<string, unknown> {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) {
+      this.problems.push(`${at} is not a mapping`);
+      return false;
+    }
+    for (const k of Object.keys(v)) {
+      if (!keys.includes(k)) this.problems.push(`${at} has an unknown key "${k}"`);
+    }
+    return true;
+  }
+
+  text(v: unknown, at: string, optional = false): void {
+    if (v === undefined && optional) return;
+    if (typeof v !== "string" || v === "") this.problems.push(`${at} is not a non-empty text`);
+  }
+
+  // A branch goes into `refs/heads/<branch>^{commit}`: `main~1` would read main's parent, and commit to nothing.
+  branch(v: unknown, at: string): void {
+    if (typeof v === "string" && v !== "" && !isBranchName(v)) {
+      this.problems.push(
+        `${at} "${v}" is not a branch name (letters, digits, _ . / -; no .., ~, ^, @{ or leading -)`,
+      );
+    }
+  }
+
+  /** The top of the config, or one tenant's part (`at` is `tenants.NAME.`). */
+  part(v: Record<string, unknown>, at: string): void {
+    this.text(v.cache, `${at}cache`, true);
+    if (
+      v.stores !== undefined && this.object(v.stores, `${at}stores`, Object.keys(v.stores as object ?? {}))
+    ) {
+      for (const [name, s] of Object.entries(v.stores)) this.store(s, `${at}stores.${name}`);
+    }
+    if (v.routes !== undefined) {
+      if (!Array.isArray(v.routes)) this.problems.push(`${at}routes is not a list`);
+      else v.routes.forEach((r, i) => this.route(r, `${at}routes[${i}]`));
+    }
+  }
+
+  store(s: unknown, at: string): void {
+    const type = (s as { type?: unknown })?.type;
+    if (typeof type !== "string" || !(type in STORE_KEYS)) {
+      this.problems.push(`${at}.type is not folder, git or s3`);
+      return;
+    }
+    if (!this.object(s, at, STORE_KEYS[type]!)) return;
+    if (type === "s3") {
+      this.text(s.bucket, `${at}.bucket`);
+      for (const k of ["prefix", "endpoint", "region", "branch"]) this.text(s[k], `${at}.${k}`, true);
+      this.branch(s.branch, `${at}.branch`);
+      if (s.forcePathStyle !== undefined && typeof s.forcePathStyle !== "boolean") {
+        this.problems.push(`${at}.forcePathStyle is not true or false`);
+      }
+    } else {
+      this.text(s.path, `${at}.path`);
+      if (type === "git") {
+        this.text(s.branch, `${at}.branch`, true);
+        this.branch(s.branch, `${at}.branch`);
+      }
+    }
+  }
+
+  route(r: unknown, at: string): void {
+    if (!this.object(r, at, ["prefix", "store", "path"])) return;
+    this.text(r.store, `${at}.store`);
+    this.text(r.path, `${at}.path`, true);
+    try {
+      parsePrefix(String(r.prefix));
+    } catch (error) {
+      this.problems.push(`${at}.prefix: ${(error as Error).message}`);
+    }
+    if (typeof r.path === "string" && r.path.split("/").some((s) => s === "" || s === "." || s === "..")) {
+      this.problems.push(`${at}.path "${r.path}" has an empty, . or .. segment`);
+    }
+  }
 }
 
 /**

@@ -10,8 +10,12 @@
  *
  * @example
  * ```ts
- * import { CatalogError } from "./errors.ts";
- * throw new CatalogError('no route covers "run://acme/x/dev/r"; add a route for its prefix to provcat.yaml');
+ * import { CatalogError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new CatalogError('no route covers "run://acme/x/dev/r"; add a route for its prefix to provcat.yaml');
+ * assert.equal(error.exitCode, 1);
+ * assert.equal(error.name, "CatalogError");
  * ```
  */
 export class CatalogError extends Error {
@@ -32,8 +36,10 @@ export class CatalogError extends Error {
  *
  * @example
  * ```ts
- * import { UriError } from "./errors.ts";
- * throw new UriError('"run://acme" is not a logical URI: it has no domain; write scheme://org/domain/env/path');
+ * import { parseUri, UriError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * assert.throws(() => parseUri("run://acme"), UriError);
  * ```
  */
 export class UriError extends CatalogError {
@@ -49,8 +55,11 @@ export class UriError extends CatalogError {
  *
  * @example
  * ```ts
- * import { CatalogNotFound } from "./errors.ts";
- * throw new CatalogNotFound('"data://a/b/c/x" is not in store "lake" at commit:0123abcd');
+ * import { CatalogError, CatalogNotFound } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new CatalogNotFound('"data://a/b/c/x" is not in store "lake" at commit:0123abcd');
+ * assert.ok(error instanceof CatalogError);
  * ```
  */
 export class CatalogNotFound extends CatalogError {

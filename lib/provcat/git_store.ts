@@ -43,7 +43,7 @@ interface TreeEntry {
  * A catalog store over a local git repository.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { GitStore } from "./git_store.ts";
  * const store = new GitStore("lake", { type: "git", path: "/srv/lake", branch: "main" });
  * const head = await store.resolve("", null); // { kind: "commit", id: "…" }

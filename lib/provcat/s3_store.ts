@@ -71,7 +71,7 @@ const COMMIT_ID = /^[0-9a-f]{64}$/;
  * A catalog store over a versioned S3 bucket.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { S3Store } from "./s3_store.ts";
  * const store = new S3Store("bucket", {
  *   type: "s3", bucket: "evidence", endpoint: "http://127.0.0.1:5055", forcePathStyle: true,
@@ -421,7 +421,24 @@ export class S3Store implements CatalogStore {
       await this.#send("move a branch of", () => Promise.reject(error));
     }
     this.#commits.set(id, commit);
+    await this.#confirmOnBranch(id, key);
     return { kind: "commit", id };
+  }
+
+  /**
+   * Reads the branch back and finds this commit on it. A server that checks If-Match apart from the write (moto
+   * under load) or ignores it (some S3-compatible servers) can let a second commit replace this one; then this
+   * one is not in the branch's history, and is told to commit again rather than said to be done.
+   */
+  async #confirmOnBranch(id: string, key: string): Promise<void> {
+    let at = await this.#head(this.branch);
+    for (let steps = 0; at !== null && steps < 64; steps++) {
+      if (at === id) return;
+      at = (await this.#loadCommit(at)).parent;
+    }
+    throw new CatalogError(
+      `store "${this.name}": branch "${this.branch}" moved while committing "${key}"; commit again`,
+    );
   }
 
   /** Closes the client's connections. */

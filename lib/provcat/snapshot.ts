@@ -45,7 +45,7 @@ export interface Snapshot {
  * hash when the caller has it already.
  * @returns The snapshot's path, hash and whether it was reused.
  * @example
- * ```ts
+ * ```ts ignore
  * import { materializeSnapshot } from "./snapshot.ts";
  * const made = await materializeSnapshot("/tmp/cache", "/data/revenue.csv", { name: "revenue.csv", kind: "file" });
  * ```

@@ -57,9 +57,15 @@ const PARTS = ["org", "domain", "env"] as const;
  * @throws UriError when the text is not a catalog URI.
  * @example
  * ```ts
- * import { parseUri } from "./uri.ts";
+ * import { parseUri } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const uri = parseUri("data+table://acme/risk/dev/evals/revenue?at=branch:main");
- * // uri.type === "logical", uri.path === ["evals", "revenue"], uri.at === { kind: "branch", id: "main" }
+ * assert.equal(uri.type, "logical");
+ * if (uri.type === "logical") {
+ *   assert.deepEqual(uri.path, ["evals", "revenue"]);
+ *   assert.deepEqual(uri.at, { kind: "branch", id: "main" });
+ * }
  * ```
  */
 export function parseUri(text: string): CatalogUri {
@@ -179,8 +185,10 @@ function parsePhysical(
  * @returns The URI's text.
  * @example
  * ```ts
- * import { formatUri, parseUri } from "./uri.ts";
- * formatUri(parseUri("run://acme/demo/dev/run-1")); // "run://acme/demo/dev/run-1"
+ * import { formatUri, parseUri } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(formatUri(parseUri("run://acme/demo/dev/run-1")), "run://acme/demo/dev/run-1");
  * ```
  */
 export function formatUri(uri: CatalogUri): string {

@@ -5,7 +5,8 @@
  * highest it saw when a line comes on stdin.
  * @module
  */
-import { FileStore, receiver, SpanDaemon } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/mod.ts";
+import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 
 const [kind, runs] = Deno.args as ["daemon" | "receiver", string];

@@ -10,7 +10,8 @@ import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
 import { pathToFileURL } from "node:url";
 import { verifyRun } from "../../lib/provevi/mod.ts";
-import { Sandbox, ToolSetError } from "../../lib/provrun/mod.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
+import { ToolSetError } from "../../lib/provrun/mod.ts";
 import { eventsOf } from "../provrun/_agent.ts";
 import { Tally } from "./_tally.ts";
 
@@ -93,7 +94,9 @@ Deno.test("a tools module that writes to stdout as it loads loads, and its text 
   const runs = await Deno.makeTempDir();
   try {
     const { code, out, err } = await runWith("prints", runs);
-    const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory).map((e) => e.name);
+    const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory && !e.name.startsWith(".")).map((
+      e,
+    ) => e.name);
     const { events } = await eventsOf(runs, dirs[0]!);
     const started = events.find((e) => e.type === "sandbox_started");
     const kept = String(started?.data.load_console ?? "");

@@ -5,7 +5,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { mcpLaunch, runFile, sandboxPermissions } from "../../lib/provrun/mod.ts";
+import { mcpLaunch, sandboxPermissions } from "../../lib/provrun/sandbox/mod.ts";
+import { runFile } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

@@ -8,6 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { z } from "zod";
 import { ProveviError } from "../../lib/provevi/mod.ts";
 import { copyRun, MlflowClient, MlflowError } from "../../lib/provevi/mlflow/mod.ts";
 import { endless, hostileMlflow, refusal, type Route } from "../provevi/mlflow/_hostile_mlflow.ts";
@@ -77,6 +78,20 @@ const SHAPES: { name: string; routes: Record<string, Route>; call: (c: MlflowCli
           }),
       },
       call: (c) => c.searchRuns("1", "tags.x = 'y'"),
+    },
+    {
+      name: "the credential echoed as a key of a map where a text is due",
+      routes: {
+        "GET /api/3.0/mlflow/traces/x": () => Response.json({ tags: { [TOKEN]: 5 } }),
+      },
+      call: (c) =>
+        c.call(
+          "GET",
+          "/api/3.0/mlflow/traces/x",
+          null,
+          "find the trace",
+          z.object({ tags: z.record(z.string(), z.string()) }),
+        ),
     },
     {
       name: "an answer that is not JSON",
@@ -190,6 +205,73 @@ for (const kind of ["bearer", "basic"] as const) {
         const leaked = leaks(error, CARRIED[kind]);
         echoes.add(`${e.name} (${kind})`, { stopped: leaked === null, recorded: oneLine(error, server.url) });
         assert.equal(leaked, null, `${e.name}: ${(error as Error)?.message}`);
+        assert.ok(oneLine(error, server.url), String(error));
+      }
+    });
+  }
+}
+
+/** The bytes of a text, as UTF-8. */
+const utf8 = (s: string) => [...new TextEncoder().encode(s)];
+
+/** Forms of a credential that no list of its forms names: each undone by a reader, or a person. */
+const DISGUISES: { name: string; wear: (secret: string) => string }[] = [
+  { name: "spaced out", wear: (s) => s.split("").join(" ") },
+  { name: "backwards", wear: (s) => [...s].reverse().join("") },
+  {
+    name: "in ROT13",
+    wear: (s) =>
+      s.replace(/[a-z]/gi, (c) => {
+        const base = c <= "Z" ? 65 : 97;
+        return String.fromCharCode((c.charCodeAt(0) - base + 13) % 26 + base);
+      }),
+  },
+  {
+    name: "in full-width letters",
+    wear: (s) => s.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)),
+  },
+  { name: "as HTML entities", wear: (s) => [...s].map((c) => `&#${c.charCodeAt(0)};`).join("") },
+  {
+    name: "as hex HTML entities",
+    wear: (s) => [...s].map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join(""),
+  },
+  { name: "percent-encoded whole", wear: (s) => utf8(s).map((b) => `%${b.toString(16)}`).join("") },
+  { name: "as \\x escapes", wear: (s) => utf8(s).map((b) => `\\x${b.toString(16)}`).join("") },
+  { name: "as hex with colons", wear: (s) => utf8(s).map((b) => b.toString(16)).join(":") },
+  { name: "as base64 after one byte", wear: (s) => btoa(String.fromCharCode(...utf8(`k${s}`))).slice(2) },
+  { name: "as base64 after two bytes", wear: (s) => btoa(String.fromCharCode(...utf8(`k:${s}`))).slice(3) },
+  {
+    name: "across two lines",
+    wear: (s) => `${s.slice(0, Math.ceil(s.length / 2))}\n${s.slice(Math.ceil(s.length / 2))}`,
+  },
+];
+
+for (const kind of ["bearer", "basic"] as const) {
+  for (const d of DISGUISES) {
+    Deno.test(`mlflow attack: an error that echoes the credential ${d.name} (${kind}) prints none of it`, async () => {
+      const worn = CARRIED[kind].map(d.wear);
+      const echo: Route = () => refusal(JSON.stringify({ message: `rejected ${worn.join(" / ")}` }), 401);
+      await using server = hostileMlflow({
+        "POST /api/2.0/mlflow/runs/search": echo,
+        "POST /v1/traces": echo,
+      });
+      const client = new MlflowClient(
+        server.url,
+        kind === "bearer" ? { token: TOKEN } : { username: USER, password: PASSWORD },
+      );
+      // Only a message's first line is shown: a credential across two lines shows its first half there.
+      const pieces = worn.flatMap((w) => w.split("\n")).filter((p) => p.length >= 6);
+      for (
+        const call of [() => client.searchRuns("1", "x"), () => client.sendSpans(new Uint8Array(1), "1")]
+      ) {
+        const error = await call().then(() => null, (x: unknown) => x);
+        const shown = String((error as Error)?.message).toLowerCase();
+        const leaked = pieces.find((p) => shown.includes(p.toLowerCase())) ?? leaks(error, CARRIED[kind]);
+        echoes.add(`the credential ${d.name} (${kind})`, {
+          stopped: leaked == null,
+          recorded: oneLine(error, server.url),
+        });
+        assert.equal(leaked ?? null, null, `${d.name}: ${(error as Error)?.message}`);
         assert.ok(oneLine(error, server.url), String(error));
       }
     });

@@ -12,7 +12,8 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { SpanStatusCode } from "@opentelemetry/api";
 import type { Level } from "../../lib/provevi/mod.ts";
-import { cutSpan, declaredNames, DEFAULT_TOOLS } from "../../lib/provrun/mod.ts";
+import { cutSpan, declaredNames } from "../../lib/provrun/telemetry/mod.ts";
+import { DEFAULT_TOOLS } from "../../lib/provrun/sandbox/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("names attacks");

@@ -4,13 +4,18 @@
  * something else, a table swapped for a view, a trigger), rows of no run, and a run's source changed in its
  * store (alone, or with the file's last hash and rows made to match). `provtrace check` names each, and no
  * export writes a line that the evidence does not give: it refuses the run (or the whole file, for a changed
- * schema). Real runs made by provrun, a real sqlite store with assessments, a real git catalog.
+ * schema). The file is built with a rows key, as the CLI builds it, and checked and exported with it: a row edit
+ * breaks the MAC of the run's rows, so check and the export build the run again and name the row; a MAC made
+ * again without the key does not hold. Real runs made by provrun, a real sqlite store with assessments, a real
+ * git catalog.
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import {
   buildTrace,
   checkTrace,
@@ -19,8 +24,9 @@ import {
   queryTrace,
   type TraceCheck,
   type TraceExport,
-  traceRunDigest,
 } from "../../lib/provtrace/mod.ts";
+import { rowsMac } from "../../lib/provtrace/db/mod.ts";
+import { traceRunDigest } from "../../lib/provtrace/db/mod.ts";
 import { makeRuns, rewriteRun, type TestRuns } from "../provtrace/_runs.ts";
 import { Tally } from "./_tally.ts";
 
@@ -31,6 +37,8 @@ interface World {
   t: TestRuns;
   store: string;
   base: string;
+  /** The rows key the file was built with. */
+  keyFile: string;
   n: number;
 }
 
@@ -47,12 +55,13 @@ function setUp(): Promise<World> {
       await s.assess(t.callRun, "reward", 0.2, { source: "grader" });
     }
     const base = join(t.root, "base.db");
-    const built = await buildTrace({ store, runs: t.runs, db: base, catalog: t.catalog });
+    const keyFile = join(t.root, "home", "rows.key");
+    const built = await buildTrace({ store, runs: t.runs, db: base, catalog: t.catalog, keyFile });
     assert.deepEqual(built.refused, []);
     const db = new DatabaseSync(base);
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     db.close();
-    return { t, store, base, n: 0 };
+    return { t, store, base, keyFile, n: 0 };
   })();
   return world;
 }
@@ -80,9 +89,14 @@ async function attack(
   file: string,
   exportOptions: Partial<Parameters<typeof exportTrace>[1]> = {},
 ): Promise<Outcome> {
-  const options: CheckTraceOptions = { catalog: w.t.catalog };
+  const options: CheckTraceOptions = {
+    catalog: w.t.catalog,
+    stores: [w.store],
+    runs: w.t.runs,
+    keyFile: w.keyFile,
+  };
   const check = await checkTrace(file, options);
-  const exported = await exportTrace(file, { kind: "steps", catalog: w.t.catalog, ...exportOptions })
+  const exported = await exportTrace(file, { kind: "steps", ...options, ...exportOptions })
     .catch((error: Error) => error);
   return { check, exported };
 }
@@ -189,12 +203,55 @@ const ROW_EDITS: {
     names: /digest kept at the build was rewritten with them/,
   },
   {
+    name: "rows rewritten with their digest and a MAC made under another key",
+    edit: (db, w) => {
+      db.exec(`UPDATE trace_messages SET text = 'FORGED', content = json_set(content, '$.text', 'FORGED')
+        WHERE role = 'assistant' AND part_kind = 'text'`);
+      const forger = new Uint8Array(32).fill(7);
+      for (const run of [w.t.agentRun, w.t.callRun]) {
+        const digest = traceRunDigest(db, run).digest;
+        const manifest = Deno.readTextFileSync(join(w.t.runs, run, "evidence", "manifest.json"));
+        const mac = rowsMac(forger, {
+          run_id: run,
+          rows_digest: digest,
+          manifest_sha256: sha256Hex(manifest),
+        });
+        db.prepare("UPDATE trace_sources SET rows_digest = ?, rows_mac = ? WHERE run_id = ?").run(
+          digest,
+          mac,
+          run,
+        );
+      }
+    },
+    runs: (w) => [w.t.agentRun, w.t.callRun],
+    names: /digest kept at the build was rewritten with them/,
+  },
+  {
+    name: "a run's rows given the other run's MAC",
+    edit: (db, w) => {
+      db.prepare("UPDATE trace_tool_calls SET result = '\"FORGED\"' WHERE run_id = ?").run(w.t.agentRun);
+      db.prepare(
+        "UPDATE trace_sources SET rows_mac = (SELECT rows_mac FROM trace_sources WHERE run_id = ?) WHERE run_id = ?",
+      ).run(w.t.callRun, w.t.agentRun);
+    },
+    runs: (w) => [w.t.agentRun],
+    names: /trace_tool_calls \[.*\]: result differ/,
+  },
+  {
     name: "rows of a run the database does not hold",
     edit: (db) =>
       db.exec(`INSERT INTO trace_tool_calls (run_id, call_id, tool, arguments, result, deferred, provider_run,
         output_tool) VALUES ('run-20261130T000000Z-00000000', 'x1', 'read_file', '{}', '"FORGED"', 0, 0, 0)`),
     runs: () => [],
     names: /trace_tool_calls holds 1 row of runs the database does not hold/,
+  },
+  {
+    name: "a message's text given hidden bytes after a NUL, which node:sqlite does not read",
+    edit: (db) =>
+      db.exec(`UPDATE trace_messages SET text = text || char(0) || 'FORGED'
+        WHERE role = 'assistant' AND part_kind = 'text'`),
+    runs: () => [],
+    names: /trace_messages\.text holds \d+ texts? whose bytes are not the text read/,
   },
 ];
 
@@ -247,6 +304,70 @@ for (const a of SCHEMA_EDITS) {
   });
 }
 
+/** A run of the attacker's own, in a file store of theirs: it verifies, and its answer is FORGED. */
+async function forgedRun(w: World): Promise<{ runs: string; runId: string }> {
+  const runs = join(w.t.root, `evil-runs-${++w.n}`);
+  const file = RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: revenue-question
+  backend: call
+  model: "test:"
+  script:
+    model: answer-2
+    turns:
+      - text: "FORGED"
+        usage: { input: 40, output: 9 }
+prompt: What was the revenue growth in Q3?
+`);
+  const outcome = await runFile(file, { runs });
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  return { runs, runId: outcome.runId };
+}
+
+Deno.test("provtrace attack: a run of the attacker's own store, built into the file, is refused by check and the export", async () => {
+  const w = await setUp();
+  const evil = await forgedRun(w);
+  const file = await edited(w, () => {});
+  const built = await buildTrace({ store: "file", runs: evil.runs, db: file, runId: evil.runId });
+  assert.deepEqual(built.refused, []);
+  const o = await attack(w, file);
+  count("a run of the attacker's own store built into the file", o, {
+    runs: [evil.runId],
+    names: new RegExp(`${evil.runId} unreadable it was built from the runs root ${evil.runs}`),
+  });
+});
+
+Deno.test("provtrace attack: a run's source moved to the attacker's server is refused without a connection to it", async () => {
+  const w = await setUp();
+  // A server of the attacker's, which would ask for the user's PGPASSWORD: it must never be reached.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let reached = 0;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      reached++;
+      conn.close();
+    }
+  })();
+  try {
+    const uri = `postgresql://ada@127.0.0.1:${listener.addr.port}/evidence`;
+    const file = await edited(w, (db) => {
+      db.prepare("UPDATE trace_sources SET store_uri = ? WHERE run_id = ?").run(uri, w.t.agentRun);
+    });
+    const o = await attack(w, file);
+    count("a run's source moved to the attacker's server", o, {
+      runs: [w.t.agentRun],
+      names: new RegExp(
+        `${w.t.agentRun} unreadable it was built from the store ${uri}, which --store does not name`,
+      ),
+    });
+    assert.equal(reached, 0, "the attacker's server was reached");
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+  }
+});
+
 // These two change the store itself, so they run last, in this order.
 Deno.test("provtrace attack: a run changed in its store after the build is named by check, and no export writes it", async () => {
   const w = await setUp();
@@ -272,6 +393,7 @@ Deno.test("provtrace attack: a run changed in its store, with the file's last ha
     catalog: w.t.catalog,
     runId: w.t.callRun,
     allowUnverified: true,
+    keyFile: w.keyFile,
   });
   assert.equal(forced.added[0]!.verified, false);
   const db = new DatabaseSync(file);
@@ -340,7 +462,7 @@ Deno.test("the provtrace attack counts", async () => {
   console.log(queries.line({ stopped: "stopped", recorded: "one line, file unchanged" }));
   if (world) await (await world).t[Symbol.asyncDispose]();
   assert.equal(tally.missed.length, 0, tally.line());
-  assert.equal(tally.tried, ROW_EDITS.length + SCHEMA_EDITS.length + 2);
+  assert.equal(tally.tried, ROW_EDITS.length + SCHEMA_EDITS.length + 4);
   assert.equal(queries.missed.length, 0, queries.line());
   assert.equal(queries.tried, QUERIES.length);
 });

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../lib/provevi/mod.ts";
-import { runFile, Sandbox } from "../../lib/provrun/mod.ts";
+import { runFile } from "../../lib/provrun/mod.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { selfCommand } from "../provrun/sandbox/_self.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";

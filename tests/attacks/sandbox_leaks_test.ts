@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Sandbox } from "../../lib/provrun/mod.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
 import { selfCommand } from "../provrun/sandbox/_self.ts";
 import { Tally } from "./_tally.ts";
 
@@ -47,6 +47,9 @@ const EXPECTED: Record<string, "value" | RegExp> = {
   import_node_module: /./,
   import_missing: /./,
   import_outside: /./,
+  import_commonjs: /./,
+  import_commonjs_deep: /./,
+  import_esm_of_commonjs: /./,
   nested_worker: /NotCapable/,
   realpath_input: "value",
   runtime: "value",

@@ -40,7 +40,10 @@ async function attack(dir: string, signed: boolean, copy = false): Promise<void>
       }
       runs = `${runs}-copy`;
     }
-    const ids = (await Array.fromAsync(Deno.readDir(runs))).map((e) => e.name);
+    // The store's log (.log/) sits beside the runs.
+    const ids = (await Array.fromAsync(Deno.readDir(runs))).map((e) => e.name).filter((n) =>
+      !n.startsWith(".")
+    );
     assert.equal(ids.length, 1, label);
     const record = await new FileStore({ runs }).readRun(ids[0]!);
     const sealed = (await record.manifestText()) !== null;

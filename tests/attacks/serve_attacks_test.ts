@@ -9,7 +9,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { readEventsText, readSpansFile, receiver, SpanDaemon } from "../../lib/provevi/mod.ts";
+import { readEventsText, readSpansFile } from "../../lib/provevi/evidence/mod.ts";
+import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
 import {
   jsonSpans,
   openInStore,

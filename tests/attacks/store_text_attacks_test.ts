@@ -10,16 +10,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  buildManifest,
-  columnText,
-  EventChain,
-  type EvidenceStore,
-  listRuns,
-  PostgresStore,
-  SqliteStore,
-  verify,
-} from "../../lib/provevi/mod.ts";
+import { buildManifest, EventChain, verify } from "../../lib/provevi/evidence/mod.ts";
+import { columnText } from "../../lib/provevi/store/mod.ts";
+import { type EvidenceStore, listRuns, PostgresStore, SqliteStore } from "../../lib/provevi/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { freshDatabase, NO_PG } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";

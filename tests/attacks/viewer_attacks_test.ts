@@ -109,6 +109,23 @@ Deno.test("bad requests over TCP, as written, are each a 4xx of one line: never 
     ["a huge query", get(`/t/${t}/api/runs?agent=${"a".repeat(9000)}`)],
     ["a huge path", get(`/t/${t}/${"a/".repeat(5000)}`)],
     ["a compare of paths", get(`/t/${t}/api/compare?a=../x&b=${RUN}`)],
+    ["a compare of one run", get(`/t/${t}/api/compare?a=${RUN}`)],
+    ["a verdict that is not one", get(`/t/${t}/api/runs?verdict=%3Cscript%3E`)],
+    ["a cost that is not a number", get(`/t/${t}/api/runs?min_cost=1e999`)],
+    ["a date that is not one", get(`/t/${t}/api/runs?until=2026-13-45`)],
+    ["a search of more than 500 characters", get(`/t/${t}/api/runs?q=${"x".repeat(600)}`)],
+    [
+      "digests of more than 50 runs at once",
+      get(
+        `/t/${t}/api/digests?${
+          Array.from({ length: 51 }, (_, i) => `run=${RUN.slice(0, -2)}${i + 10}`).join("&")
+        }`,
+      ),
+    ],
+    ["a digest of a path", get(`/t/${t}/api/digests?run=..%2F..%2Fetc`)],
+    ["the messages of an event that holds none", get(`/t/${t}/api/runs/${RUN}/events/0/chat`)],
+    ["the messages of an event past the run", get(`/t/${t}/api/runs/${RUN}/events/999999/chat`)],
+    ["totals of nothing", get(`/t/${t}/api/totals`)],
     ["OPTIONS", get(`/t/${t}/api/runs`, "OPTIONS")],
     ["OPTIONS *", get("*", "OPTIONS")],
     ["PUT", get(`/t/${t}/api/runs/${RUN}/assessments`, "PUT", "Content-Length: 0\r\n")],
@@ -226,6 +243,48 @@ Deno.test("a run with a 20 MB answer and a hostile payload gives a page of a few
     // An answer all in escapes takes six bytes a character: its first 64 KiB hold some 10,900 of them.
     assert.ok(raws[1].answer.length > 10_000 && raws[1].answer.length <= 16 * 1024, raws[1].answer.length);
     assert.match(raws[1].answer, /^A+$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a model call's messages from hostile payloads are a bounded chat, never a 500", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "viewer-chat-attack-" });
+  try {
+    const runs = join(dir, "runs");
+    const deep =
+      '{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"n","input":' +
+      "[".repeat(1_000_000) + "]".repeat(1_000_000) + "}]}]}";
+    const many = '{"messages":[' + '{"role":"user","content":"hi"},'.repeat(400_000) + '{"role":"user"}]}';
+    const long = '{"messages":[{"role":"user","content":"' + "a".repeat(20_000_000) + '"}]}';
+    const parts = '{"content":[' + '{"type":"text","text":"x"},'.repeat(300_000) +
+      '{"type":"text","text":"y"}]}';
+    const hostile = [deep, many, long, parts].map((t) => new TextEncoder().encode(t));
+    const runId = await writeRun(runs, { raw: hostile, runId: "run-20261130T120000Z-0000c4a7" });
+    const token = "f".repeat(64);
+    const handle = viewerHandler(new FileStore({ runs }), { policy: BODIES, port: 5127, token });
+    const names = [
+      "a tool call's arguments nested a million deep",
+      "400,000 messages",
+      "a 20 MB message",
+      "300,000 parts of a reply",
+    ];
+    for (const [i, name] of names.entries()) {
+      const r = await handle(
+        new Request(`http://127.0.0.1:5127/t/${token}/api/runs/${runId}/events/${i + 1}/chat`, {
+          headers: { host: "127.0.0.1:5127" },
+        }),
+      );
+      const body = await r.text();
+      const chat = r.status === 200 ? JSON.parse(body) : null;
+      const bounded = r.status === 200 && body.length < 4 * 1024 * 1024 && chat.messages.length <= 300;
+      tally.add(`messages of ${name}`, {
+        stopped: bounded,
+        recorded: chat?.cut === true || chat?.skipped > 0,
+      });
+      assert.ok(bounded, `${name}: ${r.status} ${body.length} bytes ${body.slice(0, 200)}`);
+    }
+    await handle.close();
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

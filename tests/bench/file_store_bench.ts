@@ -4,7 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain, FileStore } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../lib/provevi/mod.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its line. */

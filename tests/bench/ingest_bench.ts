@@ -15,17 +15,15 @@
  * @module
  */
 import { join } from "node:path";
+import { FileStore, findRun, verifyRun } from "../../lib/provevi/mod.ts";
 import {
   batchSpans,
   type DaemonConnection,
-  FileStore,
-  findRun,
   openWithDaemon,
   readDaemonFile,
-  readEventsText,
-  startMlflowServer,
-  verifyRun,
-} from "../../lib/provevi/mod.ts";
+} from "../../lib/provevi/receiver/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
+import { startMlflowServer } from "../../lib/provevi/mlflow/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median, report } from "./_report.ts";
 import { BATCH, postOne, spanBodies } from "./_spans.ts";

@@ -7,7 +7,9 @@
  * @module
  */
 import { join } from "node:path";
-import { listRuns, resolveRunRef, SqliteStore, writerProcess } from "../../lib/provevi/mod.ts";
+import { listRuns, SqliteStore } from "../../lib/provevi/mod.ts";
+import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
+import { writerProcess } from "../../lib/provevi/evidence/mod.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its lines. */

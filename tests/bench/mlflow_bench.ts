@@ -5,7 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain, FileStore, formatMicros, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { EventChain, formatMicros } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
 import { copyRun } from "../../lib/provevi/mlflow/mod.ts";
 import { median, report } from "./_report.ts";
 

@@ -10,7 +10,7 @@
  * @module
  */
 import process from "node:process";
-import { attributesFor, plainAttribute } from "../../lib/provevi/mod.ts";
+import { attributesFor, plainAttribute } from "../../lib/provevi/telemetry/mod.ts";
 import { median } from "./_report.ts";
 
 /** A chat span as the AI SDK and provrun write it: names, usage, and some bodies. */

@@ -10,25 +10,26 @@
  *    same question as `provtrace query` asks it, in a Deno process of its own that a time limit can stop, as a
  *    ratio to the first (the cost of the limit: starting that process).
  * 3. Export model calls (runs of 10) in each format, as `provtrace export --out` does: each run checked against
- *    its store first, every line with its provenance, the manifest beside the file and in the database.
- *    Reference: the same lines without provenance, made from the same rows and written to a file, with no check
- *    and no manifest (what an exporter without provenance does). Target: at least 0.5, on 100,000 calls
- *    (`PROVTRACE_BENCH_EXPORT_RUNS=10000`); by default 1,000 runs (10,000 calls), since the check of each run
- *    (the run built again from its evidence and compared row by row) takes most of an export's time, about
- *    80 ms a run on a loaded machine, and 100,000 calls in six formats would take hours.
+ *    its store first (with the user's rows key, as the CLI does: the store's last hash and manifest, the chain of
+ *    its lines, and the MAC of the run's rows), every line with its provenance, the manifest beside the file and
+ *    in the database. Reference: the same lines without provenance, made from the same rows and written to a
+ *    file, with no check and no manifest (what an exporter without provenance does). Target: at least 0.5, on
+ *    100,000 calls (`PROVTRACE_BENCH_EXPORT_RUNS=10000`); by default 1,000 runs (10,000 calls). Without the key
+ *    (or with `check --deep`) each run is built again from its evidence, about 80 ms a run on a loaded machine.
  * @module
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain, type Json, SqliteStore } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { type Json, SqliteStore } from "../../lib/provevi/mod.ts";
 import {
   buildTrace,
-  openTraceDb,
   queryTrace,
   TRACE_EXPORT_FORMATS,
   type TraceExportFormat,
   writeTraceExport,
 } from "../../lib/provtrace/mod.ts";
+import { openTraceDb } from "../../lib/provtrace/db/mod.ts";
 import { loadCalls } from "../../lib/provtrace/export/_calls.ts";
 import { hfLine, openaiLine, sharegptLine } from "../../lib/provtrace/export/formats.ts";
 import { atifTrajectory } from "../../lib/provtrace/export/atif.ts";
@@ -289,14 +290,21 @@ async function exportRate(dir: string): Promise<void> {
   await Deno.mkdir(folder);
   const evidence = await writeRuns(folder, EXPORT_RUNS);
   const db = join(folder, "trace.db");
-  const built = await buildTrace({ store: `sqlite:///${evidence}`, runs: join(folder, "runs"), db });
+  const keyFile = join(folder, "rows.key");
+  const built = await buildTrace({ store: `sqlite:///${evidence}`, runs: join(folder, "runs"), db, keyFile });
   if (built.added.length !== EXPORT_RUNS) {
     throw new Error(`built ${built.added.length} of ${EXPORT_RUNS} runs`);
   }
   for (const format of TRACE_EXPORT_FORMATS) {
     const out = join(folder, `${format}.jsonl`);
     const t = performance.now();
-    const written = await writeTraceExport(db, { kind: format, out });
+    const written = await writeTraceExport(db, {
+      kind: format,
+      out,
+      stores: [`sqlite:///${evidence}`],
+      runs: join(folder, "runs"),
+      keyFile,
+    });
     const seconds = (performance.now() - t) / 1000;
     const t2 = performance.now();
     const bytes = await writeBare(db, format, join(folder, `${format}-bare.jsonl`));
@@ -317,6 +325,25 @@ async function exportRate(dir: string): Promise<void> {
       ">= 0.5",
     );
   }
+  // Without the key each run is built again from its evidence (what check --deep does): the figure beside it.
+  const out = join(folder, "steps-deep.jsonl");
+  let t = performance.now();
+  await writeTraceExport(db, {
+    kind: "steps",
+    out,
+    stores: [`sqlite:///${evidence}`],
+    runs: join(folder, "runs"),
+  });
+  const deep = (performance.now() - t) / 1000;
+  t = performance.now();
+  await writeBare(db, "steps", join(folder, "steps-bare-2.jsonl"));
+  report(
+    "provtrace export steps without the rows key (each run built again, as check --deep) vs the same lines without provenance",
+    1 / deep,
+    1 / ((performance.now() - t) / 1000),
+    "exports/s",
+    "none: the key's export is the one with the target",
+  );
 }
 
 /** The format's lines from the same rows, without provenance, no check and no manifest: the reference. */

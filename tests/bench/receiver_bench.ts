@@ -14,7 +14,8 @@
  * @module
  */
 import { gzipSync } from "node:zlib";
-import { decodeTraceRequest, FileStore, receiver } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/mod.ts";
+import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median, report } from "./_report.ts";
 import { gzipBomb } from "../attacks/_gzip_bomb.ts";

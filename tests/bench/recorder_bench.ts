@@ -3,7 +3,8 @@
  * append of the same line, in the same run. Target: the recorder adds under 100 µs per step.
  * @module
  */
-import { type EventChain, FileStore } from "../../lib/provevi/mod.ts";
+import type { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../lib/provevi/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median } from "./_report.ts";
 

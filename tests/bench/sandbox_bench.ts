@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Sandbox, toolContext } from "../../lib/provrun/mod.ts";
+import { Sandbox, toolContext } from "../../lib/provrun/sandbox/mod.ts";
 import { median } from "./_report.ts";
 
 const MODULE = new URL("../../fixtures/agent/tools/reach.ts", import.meta.url);

@@ -14,18 +14,9 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  attestRun,
-  EventChain,
-  FileRunRecord,
-  FileStore,
-  readSigningKey,
-  readTrustedKey,
-  runStatement,
-  statementBytes,
-  verifyRun,
-  writeKeyPair,
-} from "../../lib/provevi/mod.ts";
+import { attestRun, EventChain, runStatement, statementBytes } from "../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
+import { FileStore, readSigningKey, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
 import { median, report } from "./_report.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { FIXTURE } from "../provevi/_tamper.ts";

@@ -6,15 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import {
-  attestRun,
-  EventChain,
-  FileStore,
-  readSigningKey,
-  readTrustedKey,
-  verifyRun,
-  writeKeyPair,
-} from "../../lib/provevi/mod.ts";
+import { attestRun, EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore, readSigningKey, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its line. */

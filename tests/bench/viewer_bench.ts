@@ -17,15 +17,19 @@
  *    their pages). Targets:
  *    each answered within 5 s, and the server's peak memory (VmHWM) under 500 MB. The references, measured in
  *    the same run: the run's check alone (`verifyRun`, which every page makes), and the idle server's memory.
+ * 5. The runs page's search at 100,000 runs (`_search_bench.ts`): free text and filters through the whole
+ *    handler, against the same SQL through `node:sqlite` on the same index. Target: under 50 ms.
  * @module
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain, FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
 import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
 import { proveUi, writeRun } from "../provevi/viewer/_runs.ts";
 import { median, report } from "./_report.ts";
+import { searchBench } from "./_search_bench.ts";
 
 const PORT = 5000;
 const TOKEN = "b".repeat(64);
@@ -40,6 +44,7 @@ export async function main(): Promise<void> {
     await runPage(dir);
     await manySpans(dir);
     await largePayloads(dir);
+    await searchBench(dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

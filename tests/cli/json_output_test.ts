@@ -65,6 +65,8 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
     config,
     "--json",
   ]);
+  await json(prove, ["--runs", runs, "diff", id, id, "--json"]);
+  await json(provr, ["--runs", runs, "replay", id, "--config", config, "--json"]);
   await json(provr, [
     "catalog",
     "pin",
@@ -139,12 +141,12 @@ Deno.test("every --json output of prove, provr and provtrace has snake_case keys
   await json(prove, [...sqlite, "runs", "--reading", "data://acme/demo/dev/finance/revenue.csv", "--json"]);
   // provtrace, from the sqlite store.
   await json(provtrace, ["build", ...sqlite, "--db", trace, "--config", config, "--json"]);
-  await json(provtrace, ["check", "--db", trace, "--config", config, "--json"]);
+  await json(provtrace, ["check", "--db", trace, ...sqlite, "--config", config, "--json"]);
   await json(provtrace, ["runs", "--db", trace, "--json"]);
   for (const kind of ["steps", "sft"]) {
     const out = bufferIo();
     assert.equal(
-      await provtrace(["export", "--db", trace, "--kind", kind, "--config", config], out),
+      await provtrace(["export", "--db", trace, ...sqlite, "--kind", kind, "--config", config], out),
       0,
       out.stderr.join("\n"),
     );

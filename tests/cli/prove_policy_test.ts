@@ -71,8 +71,35 @@ Deno.test("prove policy --json prints the policy, its digest and the version pro
   equal(await prove(["policy", FIXTURES + "newer-ai.yaml", "--json"], io), 1);
   const out = JSON.parse(io.text());
   equal(out.sha256.length, 64);
-  deepEqual(out.problems, ["ai 7.0.173 is installed, but the policy approves >=7.1"]);
+  deepEqual(out.problems, [{
+    code: "policy.version_unapproved",
+    file: FIXTURES + "newer-ai.yaml",
+    line: null,
+    seq: null,
+    message: "ai 7.0.173 is installed, but the policy approves >=7.1",
+  }]);
   deepEqual(out.policy.hosts, ["otel.example.com"]);
+});
+
+Deno.test("prove policy --json prints each problem of a policy that cannot be read, with its code", async () => {
+  const io = bufferIo();
+  equal(await prove(["policy", FIXTURES + "many-problems.yaml", "--json"], io), 1);
+  const out = JSON.parse(io.text());
+  equal(out.sha256, null);
+  equal(out.problems.length, 13);
+  ok(
+    out.problems.every((p: { code: string; file: string }) =>
+      p.code.startsWith("policy.") && p.file === FIXTURES + "many-problems.yaml"
+    ),
+  );
+  deepEqual(out.problems[1], {
+    code: "policy.version",
+    file: FIXTURES + "many-problems.yaml",
+    line: null,
+    seq: null,
+    message: "version: 2 is not the integer 1; write version: 1",
+  });
+  ok(io.stderr[0]!.startsWith(`prove: the telemetry policy ${FIXTURES}many-problems.yaml has 13 problems: `));
 });
 
 /** Writes a sealed run with the given events after run_created. */

@@ -28,8 +28,10 @@ async function movedFolder(
   await Deno.rename(runs, join(dir, "moved"));
   const text = await show(uri, runs);
   assert.equal(text.code, 0, text.err.join("\n"));
-  assert.equal(text.out.length, lines.length, text.out.join("\n"));
-  assert.match(text.out.at(-1)!, /run_completed/);
+  // Each event, then the run's totals.
+  assert.equal(text.out.length, lines.length + 1, text.out.join("\n"));
+  assert.match(text.out.at(-2)!, /run_completed/);
+  assert.match(text.out.at(-1)!, /^totals: 1 model calls/);
   assert.equal(text.err.length, 1, text.err.join("\n"));
   assert.match(text.err[0]!, /^prove: warning: run \S+ does not verify \(.*events\.jsonl is missing/);
   const json = JSON.parse((await show(uri, runs, "--json")).out.join("\n"));

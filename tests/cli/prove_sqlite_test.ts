@@ -9,10 +9,10 @@ import {
   exportRun,
   FileStore,
   ProveviError,
-  sqlitePath,
   SqliteStore,
   verifyRun,
 } from "../../lib/provevi/mod.ts";
+import { sqlitePath } from "../../lib/provevi/store/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 
@@ -58,6 +58,13 @@ Deno.test("prove runs --reading/--experiment/--agent lists runs from a sqlite st
     );
     const exp = await run(["--store", store, "runs", "--experiment", EXP, "--json"]);
     assert.deepEqual(JSON.parse(exp.out).map((r: { run_id: string }) => r.run_id), ["run-1"]);
+    // A bare name lists the runs as the whole URI does, as it did before the table.
+    for (const name of ["q", "credit/q", `credit/q?at=commit:${"1".repeat(40)}`]) {
+      const named = await run(["--store", store, "runs", "--experiment", name, "--json"]);
+      assert.deepEqual(JSON.parse(named.out).map((r: { run_id: string }) => r.run_id), ["run-1"], name);
+    }
+    const none = await run(["--store", store, "runs", "--experiment", "redit/q"]);
+    assert.deepEqual([none.code, none.out, none.err], [0, "", "no runs"]);
     const agent = await run(["--store", store, "runs", "--agent", "summariser", "--json"]);
     assert.deepEqual(JSON.parse(agent.out).map((r: { run_id: string }) => r.run_id), ["run-2"]);
     const table = (await run(["--store", store, "runs"])).out.split("\n");
@@ -70,6 +77,11 @@ Deno.test("prove runs --reading/--experiment/--agent lists runs from a sqlite st
       ],
     ]);
     assert.equal((await run(["--store", store, "runs", "--reading", "x", "--agent", "y"])).code, 2);
+    const oldest = await run(["--store", store, "runs", "--oldest-first", "--json"]);
+    assert.deepEqual(JSON.parse(oldest.out).map((r: { run_id: string }) => r.run_id), ["run-1", "run-2"]);
+    const first = await run(["--store", store, "runs", "--oldest-first", "--limit", "1"]);
+    assert.deepEqual(first.out.split("\n").map((l) => l.split(/ +/)[0]), ["RUN", "run-1"]);
+    assert.equal(first.err, "(1 of 2 runs shown; --limit 2 shows all, --offset 1 the next)");
   }));
 
 Deno.test("prove runs --reading/--experiment with a branch selector is refused in one line that says what to give", () =>

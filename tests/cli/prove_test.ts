@@ -22,8 +22,8 @@ Deno.test("prove runs prints a table of the runs under the runs root, and --json
   assert.equal(
     r.out,
     [
-      "RUN                            STATUS     STARTED              DURATION  AGENT             MODEL                             TOKENS  EXPERIMENT",
-      `${SAMPLE_RUN_ID}  completed  2026-11-29 12:00:00  18ms      revenue-question  test:fixtures/models/answer.yaml  23      -`,
+      "RUN                            STATUS     STARTED              DURATION  AGENT             MODEL                             TOKENS  COST  EXPERIMENT",
+      `${SAMPLE_RUN_ID}  completed  2026-11-29 12:00:00  18ms      revenue-question  test:fixtures/models/answer.yaml  23      -     -`,
     ].join("\n"),
   );
   const json = await run(["--runs", RUNS, "runs", "--json"]);
@@ -41,6 +41,7 @@ Deno.test("prove runs prints a table of the runs under the runs root, and --json
     "agent_version",
     "model",
     "tokens",
+    "cost",
     "experiment",
     "last_seq",
   ]);
@@ -117,12 +118,20 @@ Deno.test("prove verify, show and telemetry of a text that is not a run ID exit 
   }
 });
 
-Deno.test("prove show prints one line per event, and --json the events", async () => {
+Deno.test("prove show prints one line per event and the run's totals, and --json the events", async () => {
   const r = await run(["--runs", RUNS, "show", SAMPLE_RUN_ID]);
   assert.equal(r.code, 0);
   const lines = r.out.split("\n");
-  assert.equal(lines.length, 13);
-  assert.match(lines[0]!, /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}run:\/\/acme/);
+  assert.equal(lines.length, 14);
+  // the fixture run is older than price tables: its tokens are counted, its cost is not
+  assert.match(
+    lines[13]!,
+    /^totals: 1 model calls, 0 tool calls; tokens 14 in .*, 9 out .*; cost no price table pinned$/,
+  );
+  assert.match(
+    lines[0]!,
+    /^ {3}0 2026-11-29T12:00:00\.001500Z run_created {14}RunContext {15}invoke_agent revenue-question 18\.0ms run:\/\/acme/,
+  );
   const json = JSON.parse((await run(["--runs", RUNS, "show", SAMPLE_RUN_ID, "--json"])).out);
   assert.equal(json.events.length, 13);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, readEventsText, verifyRun } from "../../lib/provevi/mod.ts";
+import { FileStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 
@@ -45,6 +46,7 @@ prompt: hi
     await new Promise((r) => setTimeout(r, 100));
     try {
       for await (const e of Deno.readDir(runs)) {
+        if (e.name.startsWith(".")) continue; // the store's log
         const text = await Deno.readTextFile(join(runs, e.name, "evidence", "events.jsonl")).catch(() => "");
         started = text.includes('"prompt_rendered"');
       }

@@ -37,17 +37,27 @@ Deno.test("provtrace build, runs, check, query and export work in-process, each 
 
   io = bufferIo();
   assert.equal(await provtrace(["runs", "--db", s.db], io), 0);
-  assert.match(io.stdout[0]!, /^RUN +STATUS +AGENT +CALLS +TOOLS +VERIFIED +BUILD +LAST HASH$/);
+  assert.match(io.stdout[0]!, /^RUN +STATUS +AGENT +CALLS +TOOLS +COST +VERIFIED +BUILD +LAST HASH$/);
   assert.match(
     io.stdout[1]!,
-    /^run-20261129T120000Z-0badc0de +completed +revenue-question +1 +0 +yes +\S+ +[0-9a-f]{12}$/,
+    /^run-20261129T120000Z-0badc0de +completed +revenue-question +1 +0 +- +yes +\S+ +[0-9a-f]{12}$/,
   );
   io = bufferIo();
   assert.equal(await provtrace(["runs", "--db", s.db, "--json"], io), 0);
   assert.equal(JSON.parse(io.text())[0].run_id, "run-20261129T120000Z-0badc0de");
 
   io = bufferIo();
-  assert.equal(await provtrace(["check", "--db", s.db], io), 0);
+  assert.equal(await provtrace(["check", "--db", s.db, "--runs", s.runs], io), 0);
+  assert.deepEqual(io.stdout, [
+    "run-20261129T120000Z-0badc0de  same",
+    `${s.db}: 1 runs, each as its source holds it`,
+  ]);
+  io = bufferIo();
+  assert.equal(
+    await provtrace(["check", "--db", s.db, "--runs", s.runs, "--deep"], io),
+    0,
+    io.stderr.join("\n"),
+  );
   assert.deepEqual(io.stdout, [
     "run-20261129T120000Z-0badc0de  same",
     `${s.db}: 1 runs, each as its source holds it`,
@@ -61,12 +71,15 @@ Deno.test("provtrace build, runs, check, query and export work in-process, each 
   assert.deepEqual(io.stdout, ["kind     n", "AGENT    1", "LLM      1", "UNKNOWN  6"]);
 
   io = bufferIo();
-  assert.equal(await provtrace(["export", "--db", s.db, "--kind", "steps"], io), 0);
+  assert.equal(await provtrace(["export", "--db", s.db, "--runs", s.runs, "--kind", "steps"], io), 0);
   const [line] = io.stdout.map((l) => JSON.parse(l));
   assert.equal(line.provenance.run_id, "run-20261129T120000Z-0badc0de");
   assert.equal(line.provenance.seq, 8);
   io = bufferIo();
-  assert.equal(await provtrace(["export", "--db", s.db, "--kind", "sft", "--per", "run"], io), 0);
+  assert.equal(
+    await provtrace(["export", "--db", s.db, "--runs", s.runs, "--kind", "sft", "--per", "run"], io),
+    0,
+  );
   assert.equal(io.stdout.length, 1);
   assert.ok(Array.isArray(JSON.parse(io.stdout[0]!).messages));
 });
@@ -79,7 +92,7 @@ Deno.test("provtrace check exits 1 and names a run whose source changed", async 
   const text = await Deno.readTextFile(manifest);
   await Deno.writeTextFile(manifest, text.replace(/"last_hash":"[0-9a-f]{4}/, '"last_hash":"0000'));
   const io = bufferIo();
-  assert.equal(await provtrace(["check", "--db", s.db], io), 1);
+  assert.equal(await provtrace(["check", "--db", s.db, "--runs", s.runs], io), 1);
   assert.match(io.stdout[0]!, /^run-20261129T120000Z-0badc0de {2}changed {2}the store's last hash is 0000/);
 });
 

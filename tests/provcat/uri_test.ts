@@ -1,5 +1,6 @@
 import { assertEquals, assertThrows } from "./_assert.ts";
-import { childUri, formatUri, isFixed, parseUri, UriError, withSelector } from "./_deps.ts";
+import { childUri, formatUri, isFixed, parseUri, withSelector } from "../../lib/provcat/uri.ts";
+import { UriError } from "./_deps.ts";
 
 const GOOD = [
   "data+table://acme/risk/dev/evals/revenue",

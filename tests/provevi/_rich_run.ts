@@ -3,14 +3,8 @@
  * parent run, grants, a refusal and staged inputs.
  * @module
  */
-import {
-  EventChain,
-  type EventInit,
-  formatMicros,
-  type Json,
-  type RunWriter,
-  utf8,
-} from "../../lib/provevi/mod.ts";
+import { EventChain, type EventInit, formatMicros, utf8 } from "../../lib/provevi/evidence/mod.ts";
+import type { Json, RunWriter } from "../../lib/provevi/mod.ts";
 
 /** What a rich run holds. */
 export interface RichRun {

@@ -1,14 +1,18 @@
 /** Writes real sealed runs through the file store, for the tests of bundles and experiments. */
 import { join } from "node:path";
-import { EventChain, FileStore, type Json, sha256Hex } from "../../lib/provevi/mod.ts";
+import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore, type Json } from "../../lib/provevi/mod.ts";
 
-/** Writes a sealed run in `folder`: run_created (with `created`), a note, one output, run_completed. */
+/**
+ * Writes a sealed run in `folder`: run_created (with `created`), a note, one output, run_completed; through
+ * `store`, or a file store of the folder's parent.
+ */
 export async function writeRun(
   folder: string,
   runId: string,
-  options: { note?: string; created?: Record<string, Json> } = {},
+  options: { note?: string; created?: Record<string, Json>; store?: FileStore } = {},
 ): Promise<string> {
-  const store = new FileStore({ runs: join(folder, "..") });
+  const store = options.store ?? new FileStore({ runs: join(folder, "..") });
   const writer = await store.openRun(runId, { folder });
   const chain = new EventChain(runId);
   const add = async (type: string, data: Record<string, Json> = {}, payload: string | null = null) => {

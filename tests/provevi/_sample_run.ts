@@ -4,15 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  EventChain,
-  type EventInit,
-  formatMicros,
-  type Manifest,
-  type RunWriter,
-  sha256Hex,
-  utf8,
-} from "../../lib/provevi/mod.ts";
+import { EventChain, type EventInit, formatMicros, sha256Hex, utf8 } from "../../lib/provevi/evidence/mod.ts";
+import type { Manifest, RunWriter } from "../../lib/provevi/mod.ts";
 
 /** The run ID of the sample run in fixtures/runs/. */
 export const SAMPLE_RUN_ID = "run-20261129T120000Z-0badc0de";

@@ -4,7 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain, type Manifest, manifestText, sha256Hex } from "../../lib/provevi/mod.ts";
+import { EventChain, manifestText, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import type { Manifest } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "./_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 

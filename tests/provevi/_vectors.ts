@@ -5,7 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { sha256Hex } from "../../lib/provevi/mod.ts";
+import type { AssessmentLine } from "../../lib/provevi/evidence/mod.ts";
+import { appendAssessmentLine, manifestLastHash, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
 
 type Ev = Record<string, unknown> & { data: Record<string, unknown> };
@@ -67,6 +68,28 @@ async function addOutputs(f: string, files: Record<string, string>): Promise<voi
     return [...es.slice(0, 12), ...made, ...es.slice(12)];
   });
 }
+
+/** The assessments a vector of check 11 starts from: the run, its model call's event, and its model call's span. */
+const JUDGED: Omit<AssessmentLine, "id" | "prev" | "run_id" | "created_at">[] = [
+  { seq: null, span_id: null, name: "correct", value: true, rationale: "the numbers add up", source: "ada" },
+  { seq: 8, span_id: null, name: "score", value: 0.75, rationale: null, source: "grader" },
+  { seq: null, span_id: "0000000000000006", name: "fast", value: "yes", rationale: null, source: null },
+];
+
+/** Writes the run's assessments.jsonl as the file store does, chained from its manifest; gives its lines. */
+async function assess(f: string, entries = JUDGED): Promise<string[]> {
+  const lastHash = manifestLastHash(await Deno.readTextFile(manifestPath(f)))!;
+  for (const [i, e] of entries.entries()) {
+    await appendAssessmentLine(f, lastHash, {
+      run_id: "run-20261129T120000Z-0badc0de",
+      created_at: `2026-11-29T13:00:0${i}.000000Z`,
+      ...e,
+    });
+  }
+  return (await Deno.readTextFile(join(f, "assessments.jsonl"))).trimEnd().split("\n");
+}
+const writeAssessments = (f: string, ls: string[]) =>
+  Deno.writeTextFile(join(f, "assessments.jsonl"), ls.join("\n") + "\n");
 
 /** Rewrites the attestation's envelope (parsed), in RFC 8785 form unless `text` writes it otherwise. */
 async function envelope(
@@ -137,6 +160,45 @@ export const VECTORS: Vector[] = [
       await writeLines(f, ls);
       await manifest(f, (m) => m.last_hash = sha256Hex(ls[12]!));
     },
+  },
+  {
+    name: "number-ecmascript-form",
+    check: 2,
+    what:
+      "line 9 holds 1.5e-7 and 0.00001, each as ECMAScript writes it (an exponent below 1e-6 only), re-chained; it verifies",
+    change: edit(8, (e) => Object.assign(e.data, { temperature: 1.5e-7, top_p: 0.00001 })),
+  },
+  {
+    name: "number-past-double",
+    check: 2,
+    what:
+      "line 9's output_tokens written as 9007199254740993, which no double holds (it reads as ...992), re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "9007199254740993") : line }),
+  },
+  {
+    name: "number-past-largest-double",
+    check: 2,
+    what:
+      "line 9's output_tokens written as 1e400, which reads as infinity and has no RFC 8785 form, re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "1e400") : line }),
+  },
+  {
+    name: "number-nan",
+    check: 2,
+    what: "line 9's output_tokens written as NaN, which is not JSON, re-chained",
+    change: (f) =>
+      rechain(f, (es) => {
+        (es[8] as Ev).data.output_tokens = 424242;
+        return es;
+      }, { patch: (line, i) => i === 8 ? line.replace("424242", "NaN") : line }),
   },
   {
     name: "unknown-type",
@@ -312,6 +374,26 @@ export const VECTORS: Vector[] = [
     },
   },
   {
+    name: "created-signing-key-not-a-key",
+    check: 2,
+    what:
+      "run_created's data.signing_key is 42, not null or a key ID, re-chained: read as a string, no signature",
+    change: edit(0, (e) => e.data.signing_key = 42),
+  },
+  {
+    name: "sign-key-flag-disagrees",
+    check: 9,
+    what:
+      "run_created's payload is a run file with run.sign_key while data.signing_key is null, and no attestation",
+    change: async (f) => {
+      const sha = await addPayload(f, "run:\n  sign_key: keys/signing.key\n");
+      await rechain(f, (es) => {
+        es[0]!.payload = sha;
+        return es;
+      });
+    },
+  },
+  {
     name: "bundle-unpinned-no-catalog",
     check: 8,
     what: "bundle.json with pinned null, verified without a catalog to ask whether its store has commits",
@@ -366,5 +448,60 @@ export const VECTORS: Vector[] = [
     what: "the envelope's payloadType changed to application/json",
     signed: true,
     change: (f) => envelope(f, (e) => e.payloadType = "application/json"),
+  },
+  {
+    name: "assessments",
+    check: 11,
+    what: "three assessments (the run, event 8, span 0000000000000006) chained from the seal; it verifies",
+    change: (f) => assess(f).then(() => {}),
+  },
+  {
+    name: "assessments-changed",
+    check: 11,
+    what: "line 1's value changed from true to false, in RFC 8785 form: line 2's prev no longer chains",
+    change: async (f) => {
+      const ls = await assess(f);
+      ls[0] = ls[0]!.replace('"value":true', '"value":false');
+      await writeAssessments(f, ls);
+    },
+  },
+  {
+    name: "assessments-removed",
+    check: 11,
+    what: "line 1 of three removed: one gap in the ids and one broken chain, both at the new line 1",
+    change: async (f) => writeAssessments(f, (await assess(f)).slice(1)),
+  },
+  {
+    name: "assessments-other-run",
+    check: 11,
+    what: "the assessments of a run sealed with another last hash, their run_id made this run's",
+    change: async (f) => {
+      const ls = await assess(f);
+      const other = JSON.parse(ls[0]!);
+      other.prev = sha256Hex("another run's last line");
+      const { default: canonicalize } = await import("canonicalize");
+      ls[0] = canonicalize(other)!;
+      await writeAssessments(f, ls.slice(0, 1));
+    },
+  },
+  {
+    name: "assessments-target",
+    check: 11,
+    what: "assessments of event 99 and of span ffffffffffffffff, which the run does not have",
+    change: (f) =>
+      assess(f, [
+        { ...JUDGED[1]!, seq: 99 },
+        { ...JUDGED[2]!, span_id: "ffffffffffffffff" },
+      ]).then(() => {}),
+  },
+  {
+    name: "assessments-not-canonical",
+    check: 11,
+    what:
+      "line 1 written with a space after each colon, its values unchanged: one problem, its hash still chains",
+    change: async (f) => {
+      const ls = await assess(f, JUDGED.slice(0, 1));
+      await writeAssessments(f, [JSON.stringify(JSON.parse(ls[0]!), null, 0).replaceAll('":', '": ')]);
+    },
   },
 ];

@@ -6,16 +6,9 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  attestRun,
-  FileRunRecord,
-  FileStore,
-  readSigningKey,
-  readTrustedKey,
-  sha256Hex,
-  verifyRun,
-  writeKeyPair,
-} from "../../lib/provevi/mod.ts";
+import { attestRun, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
+import { FileStore, readSigningKey, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "./_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 import { rechain } from "./_tamper.ts";

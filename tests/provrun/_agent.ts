@@ -3,7 +3,8 @@
  * run.
  * @module
  */
-import { FileStore, readEventsText } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { RunFile } from "../../lib/provrun/mod.ts";
 
 /** An agent run file; `turns` is the script's YAML list, indented by six spaces; `extra` agent keys by two. */

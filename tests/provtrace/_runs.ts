@@ -10,11 +10,11 @@ import { DatabaseSync } from "node:sqlite";
 import {
   buildManifest,
   eventLine,
-  type EvidenceEvent,
   manifestText,
   readEventsText,
   sha256Hex,
-} from "../../lib/provevi/mod.ts";
+} from "../../lib/provevi/evidence/mod.ts";
+import type { EvidenceEvent } from "../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { makeWritable } from "../_files.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";

@@ -16,8 +16,8 @@ import { dumpTrace, makeRuns } from "./_runs.ts";
 function rowsWithoutSource(db: string): Record<string, unknown[]> {
   const rows = dumpTrace(db);
   rows.trace_sources = rows.trace_sources!.map((r) => {
-    // The digest of a run's rows covers its source's place too.
-    const { store_uri: _u, runs_root: _r, rows_digest: _d, ...rest } = JSON.parse(r as string);
+    // The digest of a run's rows covers its source's place too, and so does their MAC.
+    const { store_uri: _u, runs_root: _r, rows_digest: _d, rows_mac: _m, ...rest } = JSON.parse(r as string);
     return rest;
   });
   return rows;
@@ -123,14 +123,32 @@ Deno.test({
       const sources = dumpTrace(fromPg).trace_sources!.map((r) => JSON.parse(r as string).store_uri);
       assert.deepEqual(sources, [db.uri, db.uri, db.uri]);
 
-      // check opens the store that each run names (the postgres URI) and finds each run as built.
-      const checked = await task("provtrace", ["check", "--db", fromPg, "--config", config]);
+      // check opens the store the user names (the postgres URI), and finds each run as built.
+      const fromPgSource = ["--store", db.uri, "--runs", t.runs];
+      const fromSqliteSource = ["--store", sqlite, "--runs", join(t.root, "sqlite-runs")];
+      const checked = await task("provtrace", ["check", "--db", fromPg, ...fromPgSource, "--config", config]);
       assert.equal(checked.code, 0, checked.out + checked.err);
       assert.match(checked.out, /: 3 runs, each as its source holds it$/);
 
       for (const kind of [["--kind", "steps"], ["--kind", "sft"], ["--kind", "sft", "--per", "run"]]) {
-        const a = await task("provtrace", ["export", "--db", fromPg, ...kind, "--config", config]);
-        const b = await task("provtrace", ["export", "--db", fromSqlite, ...kind, "--config", config]);
+        const a = await task("provtrace", [
+          "export",
+          "--db",
+          fromPg,
+          ...fromPgSource,
+          ...kind,
+          "--config",
+          config,
+        ]);
+        const b = await task("provtrace", [
+          "export",
+          "--db",
+          fromSqlite,
+          ...fromSqliteSource,
+          ...kind,
+          "--config",
+          config,
+        ]);
         assert.equal(a.code, 0, a.err);
         assert.ok(a.out.length > 0, kind.join(" "));
         assert.deepEqual(linesWithoutSource(a.out), linesWithoutSource(b.out), kind.join(" "));

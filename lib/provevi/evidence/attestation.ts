@@ -373,20 +373,7 @@ export async function checkAttestation(
     push("attestation.unreadable", `${file} cannot be read: ${(error as Error).message}`);
     return out;
   }
-  if (text === null) {
-    if (recorded !== null) {
-      push(
-        "attestation.missing",
-        `${file} is missing, but run_created records that the run is signed by key ${recorded}`,
-      );
-    } else if (trust.length) {
-      push(
-        "attestation.missing",
-        `${file} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
-      );
-    } else out.notes.push("the run is not signed");
-    return out;
-  }
+  if (text === null) return unsigned(out, push, { recorded, trusted: trust.length > 0, file });
   const envelope = readEnvelope(text);
   if (envelope === null) {
     push(
@@ -395,20 +382,7 @@ export async function checkAttestation(
     );
     return out;
   }
-  // One byte form, as every JSON file of the evidence: the bundle holds these bytes, and a second form of the
-  // same envelope would be a second file that verifies.
-  if (canonicalize(JSON.parse(text)) + "\n" !== text) {
-    push(
-      "attestation.not_canonical",
-      `${file} is not in RFC 8785 canonical form with one newline at its end`,
-    );
-  }
-  if (envelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
-    push(
-      "attestation.payload_type",
-      `${file} has payloadType ${JSON.stringify(envelope.payloadType)}, not ${IN_TOTO_PAYLOAD_TYPE}`,
-    );
-  }
+  checkEnvelopeForm(text, envelope.payloadType, { push, file });
   const matched = await statementMatches(record, events, envelope.body, { ...options, push, file });
   const sigs = envelope.signatures;
   if (recorded !== null && !sigs.some((s) => s.keyid === recorded)) {
@@ -434,6 +408,47 @@ export async function checkAttestation(
     );
   }
   return out;
+}
+
+/** Reports a problem with the code and one line. */
+type Push = (code: ProblemCode, message: string) => void;
+
+/** The verdict on a run without an attestation: a problem when it should be signed, else a note. */
+function unsigned(
+  out: AttestationCheck,
+  push: Push,
+  run: { recorded: string | null; trusted: boolean; file: string },
+): AttestationCheck {
+  if (run.recorded !== null) {
+    push(
+      "attestation.missing",
+      `${run.file} is missing, but run_created records that the run is signed by key ${run.recorded}`,
+    );
+  } else if (run.trusted) {
+    push(
+      "attestation.missing",
+      `${run.file} is missing: the run is not signed, and --trust requires a signature by a trusted key`,
+    );
+  } else out.notes.push("the run is not signed");
+  return out;
+}
+
+/** The envelope's form: one byte form, and the in-toto payload type. */
+function checkEnvelopeForm(text: string, payloadType: unknown, to: { push: Push; file: string }): void {
+  // One byte form, as every JSON file of the evidence: the bundle holds these bytes, and a second form of the
+  // same envelope would be a second file that verifies.
+  if (canonicalize(JSON.parse(text)) + "\n" !== text) {
+    to.push(
+      "attestation.not_canonical",
+      `${to.file} is not in RFC 8785 canonical form with one newline at its end`,
+    );
+  }
+  if (payloadType !== IN_TOTO_PAYLOAD_TYPE) {
+    to.push(
+      "attestation.payload_type",
+      `${to.file} has payloadType ${JSON.stringify(payloadType)}, not ${IN_TOTO_PAYLOAD_TYPE}`,
+    );
+  }
 }
 
 /**

@@ -15,8 +15,8 @@ export function eventWhere(event: Pick<EvidenceEvent, "seq" | "type">, line: num
 
 /**
  * The problems of one event's `data` for the rules every event keeps: a known `type`, and every top-level key
- * that ends in `_payload` holding null or a SHA-256; `output_artifact_created` and `input_staged` with the
- * fields the checks read.
+ * that ends in `_payload` holding null or a SHA-256; `output_artifact_created`, `input_staged` and `run_created`
+ * with the fields the checks read.
  *
  * @param event A parsed event.
  * @param line Its line number, from 1.
@@ -60,6 +60,18 @@ export function eventDataProblems(event: EvidenceEvent, line: number): Problem[]
     }
     if (!Number.isSafeInteger(d.size) || (d.size as number) < 0) {
       push("line.output_data", `${where} has data.size ${short(d.size)}, not a whole number of bytes`);
+    }
+  }
+  if (event.type === "run_created") {
+    // What checks 8 and 9 read: a value of another type would be read as "no bundle" or "not signed".
+    if ("bundle" in d && typeof d.bundle !== "boolean") {
+      push("line.created_data", `${where} has data.bundle ${short(d.bundle)}, not true or false`);
+    }
+    if ("signing_key" in d && d.signing_key !== null && !isSha256(d.signing_key)) {
+      push(
+        "line.created_data",
+        `${where} has data.signing_key ${short(d.signing_key)}, neither null nor a key ID (64 hex digits)`,
+      );
     }
   }
   if (event.type === "input_staged") {

@@ -78,3 +78,24 @@ export function buildManifest(fields: Omit<Manifest, "format" | "payload_bytes">
 export function manifestText(manifest: Manifest): string {
   return canonicalize(manifest) + "\n";
 }
+
+/**
+ * The `last_hash` that a manifest's text records, read without trusting the rest of it.
+ *
+ * @param text The text of `manifest.json`, or null when it is missing.
+ * @returns The SHA-256 it records, or null when it is missing, not JSON, or records none.
+ * @example
+ * ```ts
+ * import { manifestLastHash } from "./manifest.ts";
+ * manifestLastHash(`{"last_hash":"${"a".repeat(64)}"}`); // "aaaa…"
+ * manifestLastHash("not json"); // null
+ * ```
+ */
+export function manifestLastHash(text: string | null): string | null {
+  try {
+    const hash = text === null ? null : JSON.parse(text)?.last_hash;
+    return typeof hash === "string" && /^[0-9a-f]{64}$/.test(hash) ? hash : null;
+  } catch {
+    return null;
+  }
+}

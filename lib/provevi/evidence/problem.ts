@@ -7,7 +7,7 @@
  */
 import { placeholder } from "./_placeholder.ts";
 
-/** A code's entry: its family, the check of docs/evidence-format.md (null outside the nine) and its meaning. */
+/** A code's entry: its family, the check of docs/evidence-format.md (null outside its numbered checks) and its meaning. */
 export interface CodeInfo {
   /** The check family: which check reports it. */
   family: string;
@@ -33,6 +33,7 @@ export type ProblemCode =
   | "line.payload_key"
   | "line.output_data"
   | "line.input_data"
+  | "line.created_data"
   | "seq.out_of_order"
   | "chain.broken"
   | "run.id_mismatch"
@@ -97,6 +98,11 @@ export type ProblemCode =
   | "attestation.statement"
   | "attestation.key_absent"
   | "attestation.untrusted"
+  | "attestation.flag_disagrees"
+  | "assessments.unreadable"
+  | "assessments.line"
+  | "assessments.chain"
+  | "assessments.target"
   | "catalog.missing"
   | "catalog.unopenable"
   | "experiment.no_pin"
@@ -105,7 +111,59 @@ export type ProblemCode =
   | "experiment.hash_mismatch"
   | "replay.not_ended"
   | "rows.schema"
-  | "rows.differ";
+  | "rows.run_missing"
+  | "rows.unreadable"
+  | "rows.event_differs"
+  | "rows.refs_differ"
+  | "rows.events_missing"
+  | "rows.run_differs"
+  | "rows.unsealed"
+  | "rows.settings_differ"
+  | "rows.assessment_differs"
+  | "rows.payload_differs"
+  | "rows.bundle_differs"
+  | "cost.table_unreadable"
+  | "cost.no_table"
+  | "cost.call_differs"
+  | "cost.total_differs"
+  | "policy.syntax"
+  | "policy.duplicate_key"
+  | "policy.shape"
+  | "policy.unknown_key"
+  | "policy.version"
+  | "policy.host"
+  | "policy.destination"
+  | "policy.kind"
+  | "policy.level"
+  | "policy.endpoint"
+  | "policy.endpoint_host"
+  | "policy.live_twice"
+  | "policy.library"
+  | "policy.versions"
+  | "policy.feeds"
+  | "policy.version_unapproved"
+  | "policy.section_widens"
+  | "policy.section_contradicts"
+  | "resume.source_missing"
+  | "resume.source_sealed"
+  | "resume.source_broken"
+  | "resume.setup_differs"
+  | "resume.step_missing"
+  | "resume.served_unknown"
+  | "log.proof_missing"
+  | "log.proof_unreadable"
+  | "log.checkpoint_unreadable"
+  | "log.untrusted"
+  | "log.quorum"
+  | "log.not_included"
+  | "log.missing"
+  | "log.added"
+  | "log.changed"
+  | "log.duplicate"
+  | "log.run_fails"
+  | "log.entry_unreadable"
+  | "log.tree_mismatch"
+  | "log.rolled_back";
 
 /**
  * Every problem code, by check family. A code never changes its meaning; a new problem gets a new code, and a
@@ -149,6 +207,11 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     family: "evidence",
     check: 2,
     meaning: "input_staged lacks a good data.name or data.sha256",
+  },
+  "line.created_data": {
+    family: "evidence",
+    check: 2,
+    meaning: "run_created's data.bundle is not a boolean, or data.signing_key neither null nor a key ID",
   },
   "seq.out_of_order": {
     family: "evidence",
@@ -366,6 +429,32 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     check: 9,
     meaning: "with --trust: no signature verifies with a trusted key",
   },
+  "attestation.flag_disagrees": {
+    family: "attestation",
+    check: 9,
+    meaning: "the run file stored as run_created's payload has run.sign_key, and run_created records no key",
+  },
+  "assessments.unreadable": {
+    family: "assessments",
+    check: 11,
+    meaning: "assessments.jsonl is a link, not a plain file, or not UTF-8",
+  },
+  "assessments.line": {
+    family: "assessments",
+    check: 11,
+    meaning:
+      "a line of assessments.jsonl is not an assessment in RFC 8785 form of this run, numbered in order",
+  },
+  "assessments.chain": {
+    family: "assessments",
+    check: 11,
+    meaning: "a prev is not the hash of the line before it (line 1: the manifest's last_hash)",
+  },
+  "assessments.target": {
+    family: "assessments",
+    check: 11,
+    meaning: "an assessment judges an event or a span that the run's events do not have",
+  },
   "catalog.missing": {
     family: "bundle",
     check: 8,
@@ -402,10 +491,255 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     check: null,
     meaning: "an indexed store's schema is not provevi's own",
   },
-  "rows.differ": {
+  "rows.run_missing": {
     family: "rows",
     check: null,
-    meaning: "an indexed store's rows of the run do not match its files",
+    meaning: "the indexed store holds no row of the run",
+  },
+  "rows.unreadable": {
+    family: "rows",
+    check: null,
+    meaning: "a file of the run that the row check compares with cannot be read",
+  },
+  "rows.event_differs": {
+    family: "rows",
+    check: null,
+    meaning:
+      "an event row's line or columns differ from its line of events.jsonl, or its chain does not cover it",
+  },
+  "rows.refs_differ": {
+    family: "rows",
+    check: null,
+    meaning: "an event's URI rows differ from the URIs its line names",
+  },
+  "rows.events_missing": {
+    family: "rows",
+    check: null,
+    meaning: "lines of events.jsonl have no event row",
+  },
+  "rows.run_differs": {
+    family: "rows",
+    check: null,
+    meaning: "the run's row differs from its events, manifest or last line",
+  },
+  "rows.unsealed": {
+    family: "rows",
+    check: null,
+    meaning: "the run whose rows are checked has no manifest",
+  },
+  "rows.settings_differ": {
+    family: "rows",
+    check: null,
+    meaning: "the rows of the run's settings, agent or experiment differ from its run_created",
+  },
+  "rows.assessment_differs": {
+    family: "rows",
+    check: null,
+    meaning: "an assessment row judges an event or span the run lacks, or its value is not JSON",
+  },
+  "rows.payload_differs": {
+    family: "rows",
+    check: null,
+    meaning: "a payload row differs from its file, or a file of payloads/ has no row",
+  },
+  "rows.bundle_differs": {
+    family: "rows",
+    check: null,
+    meaning: "the bundle the run's row records differs from bundle.json",
+  },
+  "cost.table_unreadable": {
+    family: "cost",
+    check: null,
+    meaning: "the price table that run_created pins cannot be read as a price table",
+  },
+  "cost.no_table": {
+    family: "cost",
+    check: null,
+    meaning: "an event records a cost, but run_created pins no price table",
+  },
+  "cost.call_differs": {
+    family: "cost",
+    check: null,
+    meaning: "a model call's recorded cost is not its usage priced by the pinned table",
+  },
+  "cost.total_differs": {
+    family: "cost",
+    check: null,
+    meaning: "the run's recorded cost total is not the sum of its model calls, recomputed",
+  },
+  "policy.syntax": {
+    family: "policy",
+    check: null,
+    meaning: "the policy file is not YAML or JSON, or its aliases expand too far",
+  },
+  "policy.duplicate_key": { family: "policy", check: null, meaning: "a key is named twice in one mapping" },
+  "policy.shape": {
+    family: "policy",
+    check: null,
+    meaning:
+      "a part is not of its type: the policy, destinations or libraries not a mapping, a list not a list",
+  },
+  "policy.unknown_key": {
+    family: "policy",
+    check: null,
+    meaning: "a key that the policy's format, or a run file's telemetry section, does not name",
+  },
+  "policy.version": { family: "policy", check: null, meaning: "version is missing, or is not the integer 1" },
+  "policy.host": {
+    family: "policy",
+    check: null,
+    meaning: "a hosts entry is not a text, not a host, too wide, or named twice",
+  },
+  "policy.destination": {
+    family: "policy",
+    check: null,
+    meaning: "a destination's name is not plain, or two destinations have one kind and endpoint",
+  },
+  "policy.kind": {
+    family: "policy",
+    check: null,
+    meaning: "a destination's kind is not logfire, otlp, mlflow or live",
+  },
+  "policy.level": { family: "policy", check: null, meaning: "a receives is not names, usage or bodies" },
+  "policy.endpoint": {
+    family: "policy",
+    check: null,
+    meaning:
+      "an endpoint is missing, not a URL its kind takes, names a user or password, or reads as two places",
+  },
+  "policy.endpoint_host": { family: "policy", check: null, meaning: "an endpoint's host is not in hosts" },
+  "policy.live_twice": {
+    family: "policy",
+    check: null,
+    meaning: "the policy names more than one live viewer",
+  },
+  "policy.library": { family: "policy", check: null, meaning: "a library's name is not an npm package name" },
+  "policy.versions": {
+    family: "policy",
+    check: null,
+    meaning: "a library's versions is missing or is not a version range",
+  },
+  "policy.feeds": {
+    family: "policy",
+    check: null,
+    meaning: "a library's telemetry names no destination of the policy, a live viewer, or one twice",
+  },
+  "policy.version_unapproved": {
+    family: "policy",
+    check: null,
+    meaning: "an approved library is installed at a version that its versions do not hold",
+  },
+  "policy.section_widens": {
+    family: "policy",
+    check: null,
+    meaning:
+      "a run file's telemetry section adds a host, destination or library, raises a level, or changes a kind, endpoint or versions",
+  },
+  "policy.section_contradicts": {
+    family: "policy",
+    check: null,
+    meaning: "a run file's telemetry section names a destination that it drops, or whose host it cuts",
+  },
+  "resume.source_missing": {
+    family: "resume",
+    check: null,
+    meaning: "the cut run that run_created's resumed_from names is not in the store",
+  },
+  "resume.source_sealed": {
+    family: "resume",
+    check: null,
+    meaning: "the run resumed as cut has a manifest: it was sealed",
+  },
+  "resume.source_broken": {
+    family: "resume",
+    check: null,
+    meaning: "the cut run's events, to its last whole line, do not hold (a chain, a line)",
+  },
+  "resume.setup_differs": {
+    family: "resume",
+    check: null,
+    meaning: "the run file, the staged inputs or the rendered prompt differ from the cut run's",
+  },
+  "resume.step_missing": {
+    family: "resume",
+    check: null,
+    meaning: "a model call or a tool call of the cut run is not served in its place in the resumed run",
+  },
+  "resume.served_unknown": {
+    family: "resume",
+    check: null,
+    meaning: "an event's served_from names an event of the cut run that does not record it so",
+  },
+  "log.proof_missing": {
+    family: "log",
+    check: 10,
+    meaning: "with --log-key: the run folder has no log.tlog-proof",
+  },
+  "log.proof_unreadable": {
+    family: "log",
+    check: 10,
+    meaning: "log.tlog-proof is a link, not a plain file, or not a c2sp.org/tlog-proof@v1",
+  },
+  "log.checkpoint_unreadable": {
+    family: "log",
+    check: 10,
+    meaning: "the proof's checkpoint is not a signed note of a checkpoint",
+  },
+  "log.untrusted": {
+    family: "log",
+    check: 10,
+    meaning:
+      "the checkpoint is not signed by a trusted log key for its origin, or a trusted key's signature fails",
+  },
+  "log.quorum": {
+    family: "log",
+    check: 10,
+    meaning: "fewer trusted witnesses cosigned the checkpoint than the quorum",
+  },
+  "log.not_included": {
+    family: "log",
+    check: 10,
+    meaning: "the inclusion proof does not bind the run's leaf at its index to the checkpoint's root",
+  },
+  "log.missing": {
+    family: "log",
+    check: null,
+    meaning: "audit: a sealed run of the store has no leaf in the log",
+  },
+  "log.added": {
+    family: "log",
+    check: null,
+    meaning: "audit: a leaf names a run that the store does not hold sealed",
+  },
+  "log.changed": {
+    family: "log",
+    check: null,
+    meaning: "audit: a leaf's run is not the one the leaf says (manifest, last hash or attestation)",
+  },
+  "log.duplicate": {
+    family: "log",
+    check: null,
+    meaning: "audit: a run has more than one leaf",
+  },
+  "log.run_fails": {
+    family: "log",
+    check: null,
+    meaning: "audit: a leaf's run does not verify",
+  },
+  "log.entry_unreadable": {
+    family: "log",
+    check: null,
+    meaning: "audit: an entry bundle or a tile cannot be read, or an entry is not a run's leaf",
+  },
+  "log.tree_mismatch": {
+    family: "log",
+    check: null,
+    meaning: "audit: the entries or tiles do not give the checkpoint's root",
+  },
+  "log.rolled_back": {
+    family: "log",
+    check: null,
+    meaning: "audit: the checkpoint is not consistent with one seen before (smaller, or another tree)",
   },
 };
 
@@ -413,7 +747,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
 export interface ProblemWhere {
   /** `events.jsonl`, `manifest.json`, `payloads/<sha256>`, `attestation.dsse.json`, `output/<path>`, … */
   file?: string | null;
-  /** The line of `events.jsonl`, from 1. */
+  /** The line of the file it names (`events.jsonl`, `assessments.jsonl`), from 1. */
   line?: number | null;
   /** The `seq` of the event on that line, when it can be read. */
   seq?: number | null;
@@ -425,7 +759,7 @@ export interface Problem {
   readonly code: ProblemCode;
   /** The file it names, or null. */
   readonly file: string | null;
-  /** The line of `events.jsonl` it names, from 1, or null. */
+  /** The line of the file it names (`events.jsonl`, `assessments.jsonl`), from 1, or null. */
   readonly line: number | null;
   /** The `seq` of the event on that line, or null when none can be read. */
   readonly seq: number | null;

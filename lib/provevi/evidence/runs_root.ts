@@ -15,8 +15,11 @@ import { ProveviError } from "./errors.ts";
  * @throws ProveviError when no variable names a home folder.
  * @example
  * ```ts
- * import { runsRoot } from "./runs_root.ts";
- * runsRoot(undefined, { PROVRUN_RUNS: "/tmp/runs" }); // "/tmp/runs"
+ * import { runsRoot } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(runsRoot(undefined, { PROVRUN_RUNS: "/tmp/runs" }), "/tmp/runs");
+ * assert.equal(runsRoot(undefined, { HOME: "/home/ada" }), "/home/ada/.local/share/provrun/runs");
  * ```
  */
 export function runsRoot(explicit?: string, env: Record<string, string | undefined> = readEnv()): string {

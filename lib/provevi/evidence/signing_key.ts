@@ -61,9 +61,12 @@ export function keyIdOf(publicHex: string): string {
  * @returns The private key file's content and the public key file's content.
  * @example
  * ```ts
- * import { generateKeyPair } from "./signing_key.ts";
- * const { publicKey } = await generateKeyPair();
- * publicKey.keyid; // 64 hex digits
+ * import { generateKeyPair } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const { privateKey, publicKey } = await generateKeyPair();
+ * assert.match(publicKey.keyid, /^[0-9a-f]{64}$/);
+ * assert.equal(privateKey.keyid, publicKey.keyid);
  * ```
  */
 export async function generateKeyPair(): Promise<{ privateKey: PrivateKeyFile; publicKey: PublicKeyFile }> {
@@ -88,9 +91,14 @@ export async function generateKeyPair(): Promise<{ privateKey: PrivateKeyFile; p
  * @returns The key's ID and the two paths.
  * @throws ProveviError when either file exists or cannot be written.
  * @example
- * ```ts ignore
- * import { writeKeyPair } from "./signing_key.ts";
- * const { keyid } = await writeKeyPair("signing.key");
+ * ```ts
+ * import { ProveviError, writeKeyPair } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const path = `${await Deno.makeTempDir()}/signing.key`;
+ * const { publicPath } = await writeKeyPair(path);
+ * assert.equal(publicPath, `${path}.pub`);
+ * await assert.rejects(writeKeyPair(path), ProveviError); // it never replaces a key
  * ```
  */
 export async function writeKeyPair(
@@ -128,9 +136,13 @@ export async function writeKeyPair(
  * @returns The key and its ID.
  * @throws ProveviError when the file cannot be read, is not such a key, or others than its owner may read it.
  * @example
- * ```ts ignore
- * import { readSigningKey } from "./signing_key.ts";
- * const key = await readSigningKey("signing.key");
+ * ```ts
+ * import { readSigningKey, writeKeyPair } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const path = `${await Deno.makeTempDir()}/signing.key`;
+ * const { keyid } = await writeKeyPair(path);
+ * assert.equal((await readSigningKey(path)).keyid, keyid);
  * ```
  */
 export async function readSigningKey(path: string): Promise<SigningKey> {
@@ -218,9 +230,13 @@ const signingKeys = new Map<string, { text: string; key: SigningKey }>();
  * @returns The key and its ID.
  * @throws ProveviError when the file cannot be read or is not such a key.
  * @example
- * ```ts ignore
- * import { readTrustedKey } from "./signing_key.ts";
- * const key = await readTrustedKey("signing.key.pub");
+ * ```ts
+ * import { readTrustedKey, writeKeyPair } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const path = `${await Deno.makeTempDir()}/signing.key`;
+ * const { keyid, publicPath } = await writeKeyPair(path);
+ * assert.equal((await readTrustedKey(publicPath)).keyid, keyid);
  * ```
  */
 export async function readTrustedKey(path: string): Promise<TrustedKey> {

@@ -54,7 +54,9 @@ export async function appendSpansFile(folder: string, spans: readonly StoredSpan
 }
 
 /**
- * Reads `<folder>/spans.jsonl`; an absent file is no spans.
+ * Reads `<folder>/spans.jsonl`; an absent file is no spans. The file is an index, not the record, so a reader
+ * never fails on it: a line that is not a span (cut by a kill, or edited) is left out, and a file that is a link
+ * or not a plain file is read as none.
  *
  * @param folder The run folder.
  * @returns The spans in the order they ended.
@@ -65,12 +67,45 @@ export async function appendSpansFile(folder: string, spans: readonly StoredSpan
  * ```
  */
 export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
+  const path = join(folder, SPANS_FILE);
   let text: string;
   try {
-    text = await Deno.readTextFile(join(folder, SPANS_FILE));
+    if (!(await Deno.lstat(path)).isFile) return [];
+    text = await Deno.readTextFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
-  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as StoredSpan);
+  const spans: StoredSpan[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (isStoredSpan(value)) spans.push(value);
+  }
+  return spans;
+}
+
+const HEX16 = /^[0-9a-f]{16}$/;
+const HEX32 = /^[0-9a-f]{32}$/;
+
+/** Whether a parsed line has the fields a reader of spans relies on. */
+function isStoredSpan(value: unknown): value is StoredSpan {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const s = value as Record<string, unknown>;
+  const scope = s.scope as Record<string, unknown> | null;
+  const status = s.status as Record<string, unknown> | null;
+  return typeof s.trace_id === "string" && HEX32.test(s.trace_id) &&
+    typeof s.span_id === "string" && HEX16.test(s.span_id) &&
+    (s.parent_span_id === null || (typeof s.parent_span_id === "string" && HEX16.test(s.parent_span_id))) &&
+    typeof s.name === "string" && typeof s.kind === "number" &&
+    typeof s.start_time === "string" && typeof s.end_time === "string" &&
+    typeof scope === "object" && scope !== null && typeof scope.name === "string" &&
+    typeof status === "object" && status !== null && typeof status.code === "number" &&
+    typeof s.attributes === "object" && s.attributes !== null && !Array.isArray(s.attributes) &&
+    Array.isArray(s.events) && Array.isArray(s.links);
 }

@@ -4,11 +4,12 @@
  * @module
  */
 import { join, relative, sep } from "node:path";
-import { canonicalOrNull, eventProblems, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
-import { eventDataProblems, eventWhere, isOutputPath } from "./event_rules.ts";
-import { isSha256, sha256File, sha256Hex } from "./hash.ts";
+import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
+import { eventWhere, isOutputPath } from "./event_rules.ts";
+import { isSha256, sha256File } from "./hash.ts";
 import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
-import { atLine, hasCode, type Problem, problem, type ProblemCode } from "./problem.ts";
+import { atLine, type Problem, problem, type ProblemCode } from "./problem.ts";
+import { type ReadEvents, readEventsBytes, readEventsText } from "./read_events.ts";
 import type { RunRecord } from "./record.ts";
 
 /** The result of a check. */
@@ -17,244 +18,6 @@ export interface Check {
   ok: boolean;
   /** Each problem, with its code and where it is. */
   problems: Problem[];
-}
-
-/** The events of a run as a check reads them, with the problems of reading them. */
-export interface ReadEvents {
-  /** The lines that parsed as events. */
-  events: EvidenceEvent[];
-  /** The line number (from 1) of each of `events`. */
-  eventLines: number[];
-  /** Every line of the file, without its newline (a line that is not UTF-8 as decoded with U+FFFD). */
-  lines: string[];
-  /** The SHA-256 of each line's bytes, without its newline. */
-  lineHashes: string[];
-  /** The problems found, each with its code and where it is. */
-  problems: Problem[];
-  /**
-   * True when every line is an event. The checks that need every event (the outputs against `output/`, the
-   * status against the manifest) run only then: a line that cannot be read is the cause, and what follows
-   * from it is not reported again.
-   */
-  complete: boolean;
-  /**
-   * True when the manifest's counts and last hash cannot be compared without repeating a cause already
-   * reported: the file was cut part way, or events follow the run's end.
-   */
-  settled: boolean;
-  /**
-   * The texts of `events.jsonl` and `manifest.json` as {@linkcode verifyEvidence} read them (null for a file that
-   * is missing or cannot be read as text), for the checks that follow it, so that no file is read twice.
-   */
-  texts?: { events: string | null; manifest: string | null };
-}
-
-/**
- * Parses the text of `events.jsonl`, checking each line's form, type, sequence, run ID and chain.
- *
- * @param text The file's text.
- * @returns The events that parsed, their lines, and every problem found.
- * @example
- * ```ts
- * import { readEventsText } from "./verify.ts";
- * readEventsText("not json\n").problems[0]!.code; // "line.not_json"
- * ```
- */
-export function readEventsText(text: string): ReadEvents {
-  const lines = text.split("\n");
-  const cut = lines[lines.length - 1] !== "";
-  if (!cut) lines.pop();
-  return readLines(lines.map((line) => ({ line, bytes: null })), cut);
-}
-
-/**
- * Parses the bytes of `events.jsonl` line by line, so that a line that is not UTF-8 is a problem of that line
- * while the others are still read and chained (each line's hash is of its own bytes).
- *
- * @param bytes The file's bytes.
- * @returns As {@linkcode readEventsText}.
- */
-export function readEventsBytes(bytes: Uint8Array): ReadEvents {
-  const raw: { line: string; bytes: Uint8Array | null }[] = [];
-  let start = 0;
-  while (start < bytes.length) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end === -1) end = bytes.length;
-    const part = bytes.subarray(start, end);
-    let line: string | null = null;
-    try {
-      line = strictUtf8.decode(part);
-    } catch { /* reported by readLines */ }
-    raw.push({ line: line ?? lenientUtf8.decode(part), bytes: line === null ? part : null });
-    start = end + 1;
-  }
-  return readLines(raw, bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a);
-}
-
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** `bytes` is set only for a line that is not UTF-8: its hash is of those bytes. */
-function readLines(raw: { line: string; bytes: Uint8Array | null }[], cut: boolean): ReadEvents {
-  const problems: Problem[] = [];
-  const events: EvidenceEvent[] = [];
-  const eventLines: number[] = [];
-  const lines = raw.map((r) => r.line);
-  const lineHashes = raw.map((r) => sha256Hex(r.bytes ?? r.line));
-  let complete = true;
-  if (cut) {
-    problems.push(
-      problem(
-        "events.cut",
-        `events.jsonl line ${lines.length} has no newline at its end: the file was cut part way`,
-        atLine(lines.length),
-      ),
-    );
-  }
-  let runId: string | null = null;
-  let lastSeq: number | null = null;
-  // A line that cannot be read was changed; the next line's prev then differs as a consequence, not a cause.
-  let afterUnreadable = false;
-  raw.forEach(({ line, bytes }, index) => {
-    const n = index + 1;
-    const where = `events.jsonl line ${n}`;
-    const unreadable = (found: Problem) => {
-      problems.push(found);
-      complete = false;
-      afterUnreadable = true;
-    };
-    if (bytes !== null) {
-      return unreadable(
-        problem(
-          "line.not_utf8",
-          `${where} is not valid UTF-8, so its text is not the bytes that were hashed`,
-          {
-            ...atLine(n),
-          },
-        ),
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      // The last line of a cut file is not JSON because it was cut: that problem is reported already.
-      if (cut && index === raw.length - 1) {
-        complete = false;
-        return;
-      }
-      return unreadable(problem("line.not_json", `${where} is not JSON`, atLine(n)));
-    }
-    const shape = eventProblems(parsed);
-    if (shape.length) {
-      const seq = (parsed as { seq?: unknown } | null)?.seq;
-      const known = Number.isSafeInteger(seq) ? seq as number : null;
-      return unreadable(
-        problem(
-          "line.not_event",
-          `${where} (seq ${known ?? "unreadable"}) is not an event: ${shape.join("; ")}`,
-          atLine(n, known),
-        ),
-      );
-    }
-    const prevUnreadable = afterUnreadable;
-    afterUnreadable = false;
-    const event = parsed as EvidenceEvent;
-    const at = `${where} (seq ${event.seq})`;
-    const place = atLine(n, event.seq);
-    const canonical = canonicalOrNull(event);
-    if (canonical === null) {
-      problems.push(problem(
-        "line.lone_surrogate",
-        `${at} holds a lone surrogate (an escape such as \\ud800 without its pair), which has no UTF-8 form and no RFC 8785 form`,
-        place,
-      ));
-    } else if (canonical !== line) {
-      problems.push(problem("line.not_canonical", `${at} is not in RFC 8785 canonical form`, place));
-    }
-    // Each seq follows the one before it; after a gap or a step back the count goes on from this seq, so one
-    // removed or inserted line is one problem, not one per line after it.
-    const want = lastSeq === null ? index : lastSeq + 1;
-    if (event.seq !== want && !prevUnreadable) {
-      problems.push(problem(
-        "seq.out_of_order",
-        lastSeq === null
-          ? `${at} is out of sequence: line ${n} must have seq ${index}`
-          : `${at} is out of sequence: after seq ${lastSeq} comes seq ${want}`,
-        place,
-      ));
-    }
-    lastSeq = event.seq;
-    runId ??= event.run_id;
-    if (event.run_id !== runId) {
-      problems.push(
-        problem("run.id_mismatch", `${at} belongs to run "${event.run_id}", not "${runId}"`, place),
-      );
-    }
-    const expected = index === 0 ? null : lineHashes[index - 1]!;
-    if (event.prev !== expected && !prevUnreadable) {
-      problems.push(problem(
-        "chain.broken",
-        index === 0
-          ? `${at} has prev ${event.prev}, but the first event's prev is null`
-          : `${at} has prev ${event.prev}, but line ${index} hashes to ${expected}`,
-        place,
-      ));
-    }
-    problems.push(...eventDataProblems(event, n));
-    events.push(event);
-    eventLines.push(n);
-  });
-  const order = orderProblems(events, eventLines, lines.length);
-  problems.push(...order);
-  const settled = !cut && !hasCode(order, "order.after_end");
-  return { events, eventLines, lines, lineHashes, problems, complete, settled };
-}
-
-/**
- * The order every run keeps: `run_created` first, and at most one ending event (`run_completed` or
- * `run_failed`), which is the last line. A chain rewritten after the end cannot hide events behind it; the
- * problem names the first line after the end, where the record goes wrong.
- */
-function orderProblems(events: EvidenceEvent[], at: number[], lineCount: number): Problem[] {
-  const problems: Problem[] = [];
-  if (events.length && at[0] === 1 && events[0]!.type !== "run_created") {
-    problems.push(problem(
-      "order.first_not_created",
-      `events.jsonl line 1 (seq ${events[0]!.seq}) is ${
-        events[0]!.type
-      }: the first event must be run_created`,
-      atLine(1, events[0]!.seq),
-    ));
-  }
-  const ends = events.flatMap((e, i) =>
-    e.type === "run_completed" || e.type === "run_failed" ? [{ e, line: at[i]! }] : []
-  );
-  if (ends.length > 1) {
-    problems.push(problem(
-      "order.ends_twice",
-      `events.jsonl lines ${ends.map((x) => x.line).join(", ")} (seq ${
-        ends.map((x) => x.e.seq).join(", ")
-      }) each end the run: a run ends once`,
-      atLine(ends[1]!.line, ends[1]!.e.seq),
-    ));
-  }
-  const end = ends[0];
-  if (end && end.line !== lineCount) {
-    const next = end.line + 1;
-    const i = at.indexOf(next);
-    const seq = i === -1 ? null : events[i]!.seq;
-    problems.push(problem(
-      "order.after_end",
-      `events.jsonl line ${next}${
-        seq === null ? "" : ` (seq ${seq})`
-      } follows the run's end: line ${end.line} (seq ${end.e.seq}) ends the run with ${end.e.type}, and ${
-        lineCount - end.line
-      } line(s) follow it, to line ${lineCount}`,
-      atLine(next, seq),
-    ));
-  }
-  return problems;
 }
 
 /**
@@ -282,18 +45,7 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
     readOrProblem(() => record.manifestText()),
   ]);
   const manifestRead = typeof manifestText === "string" ? manifestText : null;
-  if (found === null || "problem" in found) {
-    return {
-      ...emptyRead(),
-      problems: [
-        found === null
-          ? problem("events.missing", "evidence/events.jsonl is missing", { file: "events.jsonl" })
-          : problem("events.unreadable", found.problem, { file: "events.jsonl" }),
-      ],
-      complete: false,
-      texts: { events: null, manifest: manifestRead },
-    };
-  }
+  if (found === null || "problem" in found) return unreadEvents(found, manifestRead);
   const { read, text } = found;
   read.texts = { events: text, manifest: manifestRead };
   const problems = read.problems;
@@ -312,42 +64,69 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
       atLine(1, first.seq),
     ));
   }
-  let manifest: Manifest | null = null;
+  const manifest = manifestFileProblems(manifestText, { runId: record.runId, read });
+  problems.push(...await payloadProblems(record, read, manifest));
+  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder));
+  return read;
+}
+
+/** The read of a run whose `events.jsonl` is missing or cannot be read: that one problem. */
+function unreadEvents(found: null | { problem: string }, manifestRead: string | null): ReadEvents {
+  return {
+    ...emptyRead(),
+    problems: [
+      found === null
+        ? problem("events.missing", "evidence/events.jsonl is missing", { file: "events.jsonl" })
+        : problem("events.unreadable", found.problem, { file: "events.jsonl" }),
+    ],
+    complete: false,
+    texts: { events: null, manifest: manifestRead },
+  };
+}
+
+/**
+ * Checks `manifest.json` as read (null when missing), pushing its problems to `read.problems`; gives the
+ * manifest when it is a JSON object, for the check of the payloads.
+ */
+function manifestFileProblems(
+  manifestText: string | null | { problem: string },
+  { runId, read }: { runId: string; read: ReadEvents },
+): Manifest | null {
+  const problems = read.problems;
   const inManifest = { file: "manifest.json" };
   if (manifestText === null) {
     problems.push(
       problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", inManifest),
     );
-  } else if (typeof manifestText !== "string") {
-    problems.push(problem("manifest.unreadable", manifestText.problem, inManifest));
-  } else {
-    let parsed: unknown = undefined;
-    try {
-      parsed = JSON.parse(manifestText);
-    } catch {
-      problems.push(problem("manifest.not_json", "manifest.json is not JSON", inManifest));
-    }
-    if (parsed !== undefined) {
-      // JSON.parse gives null for "null": without this test a manifest of null would skip every check of it,
-      // and a run cut at its end would verify.
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-        problems.push(problem("manifest.not_object", "manifest.json is not a JSON object", inManifest));
-      } else {
-        manifest = parsed as Manifest;
-        problems.push(...manifestProblems(manifest, record.runId, read));
-        if (canonicalOrNull(parsed) + "\n" !== manifestText) {
-          problems.push(problem(
-            "manifest.not_canonical",
-            "manifest.json is not in RFC 8785 canonical form with one newline at its end",
-            inManifest,
-          ));
-        }
-      }
-    }
+    return null;
   }
-  problems.push(...await payloadProblems(record, read, manifest));
-  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder));
-  return read;
+  if (typeof manifestText !== "string") {
+    problems.push(problem("manifest.unreadable", manifestText.problem, inManifest));
+    return null;
+  }
+  let parsed: unknown = undefined;
+  try {
+    parsed = JSON.parse(manifestText);
+  } catch {
+    problems.push(problem("manifest.not_json", "manifest.json is not JSON", inManifest));
+    return null;
+  }
+  // JSON.parse gives null for "null": without this test a manifest of null would skip every check of it,
+  // and a run cut at its end would verify.
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    problems.push(problem("manifest.not_object", "manifest.json is not a JSON object", inManifest));
+    return null;
+  }
+  const manifest = parsed as Manifest;
+  problems.push(...manifestProblems(manifest, runId, read));
+  if (canonicalOrNull(parsed) + "\n" !== manifestText) {
+    problems.push(problem(
+      "manifest.not_canonical",
+      "manifest.json is not in RFC 8785 canonical form with one newline at its end",
+      inManifest,
+    ));
+  }
+  return manifest;
 }
 
 function emptyRead(): ReadEvents {
@@ -399,8 +178,7 @@ const MANIFEST_FIELDS = [
 
 function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem[] {
   const problems: Problem[] = [];
-  const push = (code: ProblemCode, message: string) =>
-    problems.push(problem(code, message, { file: "manifest.json" }));
+  const push: Push = (code, message) => void problems.push(problem(code, message, { file: "manifest.json" }));
   for (const key of Object.keys(m)) {
     if (!MANIFEST_FIELDS.includes(key)) {
       push("manifest.unknown_field", `manifest.json has an unknown field "${key}"`);
@@ -442,54 +220,62 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem
   if (has("status") && !unread && (lastParsed || read.lines.length === 0) && m.status !== status) {
     push("manifest.status", `manifest.json has status ${m.status}, but the events end as ${status}`);
   }
-  if (!has("lost")) { /* reported */ }
-  else if (!Array.isArray(m.lost)) push("manifest.lost", "manifest.json lost is not a list");
-  else {
-    for (const [i, l] of (m.lost as unknown[]).entries()) {
-      const e = l as Record<string, unknown> | null;
-      if (
-        typeof e !== "object" || e === null || Array.isArray(e) ||
-        Object.keys(e).length !== 3 || typeof e.type !== "string" || typeof e.error !== "string" ||
-        !isUtcTime(e.time)
-      ) push("manifest.lost", `manifest.json lost[${i}] is not exactly a type, a UTC time and an error`);
-    }
+  if (has("lost")) lostProblems(m.lost, push);
+  if (has("payloads")) payloadListProblems(m, { withBytes: has("payload_bytes"), push });
+  return problems;
+}
+
+type Push = (code: ProblemCode, message: string) => void;
+
+/** The manifest's `lost` list: each entry exactly a type, a UTC time and an error. */
+function lostProblems(lost: unknown, push: Push): void {
+  if (!Array.isArray(lost)) return push("manifest.lost", "manifest.json lost is not a list");
+  for (const [i, l] of (lost as unknown[]).entries()) {
+    const e = l as Record<string, unknown> | null;
+    if (
+      typeof e !== "object" || e === null || Array.isArray(e) ||
+      Object.keys(e).length !== 3 || typeof e.type !== "string" || typeof e.error !== "string" ||
+      !isUtcTime(e.time)
+    ) push("manifest.lost", `manifest.json lost[${i}] is not exactly a type, a UTC time and an error`);
   }
-  if (!has("payloads")) { /* reported */ }
-  else if (!Array.isArray(m.payloads)) push("manifest.payload_entry", "manifest.json payloads is not a list");
-  else {
-    let bytes = 0;
-    let previous = "";
-    let unsorted = false;
-    for (const [i, p] of m.payloads.entries()) {
-      if (
-        typeof p !== "object" || p === null || Object.keys(p).length !== 2 || !isSha256(p.sha256) ||
-        !Number.isSafeInteger(p.size) || p.size < 0
-      ) {
-        push("manifest.payload_entry", `manifest.json payloads[${i}] is not exactly a SHA-256 and a size`);
-        continue;
-      }
-      // Sorted and once each, as the format says: a payload listed twice could carry two sizes, and the
-      // check of its file would see only one of them.
-      if (p.sha256 === previous) {
-        push("manifest.payload_twice", `manifest.json lists payload ${p.sha256} twice`);
-      } else if (p.sha256 < previous && !unsorted) {
-        unsorted = true;
-        push(
-          "manifest.payload_order",
-          `manifest.json payloads[${i}] is out of order: the payloads are sorted by sha256`,
-        );
-      }
-      previous = p.sha256;
-      bytes += p.size;
+}
+
+/** The manifest's `payloads` list: its entries, their order, and their sum against `payload_bytes`. */
+function payloadListProblems(m: Manifest, { withBytes, push }: { withBytes: boolean; push: Push }): void {
+  if (!Array.isArray(m.payloads)) {
+    return push("manifest.payload_entry", "manifest.json payloads is not a list");
+  }
+  let bytes = 0;
+  let previous = "";
+  let unsorted = false;
+  for (const [i, p] of m.payloads.entries()) {
+    if (
+      typeof p !== "object" || p === null || Object.keys(p).length !== 2 || !isSha256(p.sha256) ||
+      !Number.isSafeInteger(p.size) || p.size < 0
+    ) {
+      push("manifest.payload_entry", `manifest.json payloads[${i}] is not exactly a SHA-256 and a size`);
+      continue;
     }
-    if (has("payload_bytes") && m.payload_bytes !== bytes) {
+    // Sorted and once each, as the format says: a payload listed twice could carry two sizes, and the
+    // check of its file would see only one of them.
+    if (p.sha256 === previous) {
+      push("manifest.payload_twice", `manifest.json lists payload ${p.sha256} twice`);
+    } else if (p.sha256 < previous && !unsorted) {
+      unsorted = true;
       push(
-        "manifest.payload_bytes",
-        `manifest.json has payload_bytes ${m.payload_bytes}, but its payloads add up to ${bytes}`,
+        "manifest.payload_order",
+        `manifest.json payloads[${i}] is out of order: the payloads are sorted by sha256`,
       );
     }
+    previous = p.sha256;
+    bytes += p.size;
   }
-  return problems;
+  if (withBytes && m.payload_bytes !== bytes) {
+    push(
+      "manifest.payload_bytes",
+      `manifest.json has payload_bytes ${m.payload_bytes}, but its payloads add up to ${bytes}`,
+    );
+  }
 }
 
 async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest | null): Promise<Problem[]> {
@@ -519,38 +305,8 @@ async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest 
     }
   }
   for (const [sha256, size] of listed) {
-    const file = { file: `payloads/${sha256}` };
-    if (!present.has(sha256)) {
-      problems.push(problem("payload.missing", `payloads/${sha256} is missing`, file));
-      continue;
-    }
-    let info;
-    try {
-      info = await record.payloadInfo(sha256);
-    } catch (error) {
-      problems.push(
-        problem("payload.unreadable", `payloads/${sha256} cannot be read: ${(error as Error).message}`, file),
-      );
-      continue;
-    }
-    if (info === null) problems.push(problem("payload.missing", `payloads/${sha256} is missing`, file));
-    else if (info.sha256 !== sha256) {
-      problems.push(
-        problem(
-          "payload.hash_mismatch",
-          `payloads/${sha256} was changed: its bytes hash to ${info.sha256}`,
-          file,
-        ),
-      );
-    } else if (info.size !== size) {
-      problems.push(
-        problem(
-          "payload.size",
-          `payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`,
-          file,
-        ),
-      );
-    }
+    const found = await listedPayloadProblem(record, { sha256, size, present });
+    if (found) problems.push(found);
   }
   read.events.forEach((event, i) => {
     const where = eventWhere(event, read.eventLines[i]!);
@@ -574,6 +330,41 @@ async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest 
     }
   });
   return problems;
+}
+
+/** The problem of one payload the manifest lists, against its file: missing, unreadable, changed or resized. */
+async function listedPayloadProblem(
+  record: RunRecord,
+  { sha256, size, present }: { sha256: string; size: number; present: Set<string> },
+): Promise<Problem | null> {
+  const file = { file: `payloads/${sha256}` };
+  if (!present.has(sha256)) return problem("payload.missing", `payloads/${sha256} is missing`, file);
+  let info;
+  try {
+    info = await record.payloadInfo(sha256);
+  } catch (error) {
+    return problem(
+      "payload.unreadable",
+      `payloads/${sha256} cannot be read: ${(error as Error).message}`,
+      file,
+    );
+  }
+  if (info === null) return problem("payload.missing", `payloads/${sha256} is missing`, file);
+  if (info.sha256 !== sha256) {
+    return problem(
+      "payload.hash_mismatch",
+      `payloads/${sha256} was changed: its bytes hash to ${info.sha256}`,
+      file,
+    );
+  }
+  if (info.size !== size) {
+    return problem(
+      "payload.size",
+      `payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`,
+      file,
+    );
+  }
+  return null;
 }
 
 /** One output that a run recorded, from its `output_artifact_created` event. */

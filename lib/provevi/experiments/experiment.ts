@@ -14,7 +14,8 @@
  */
 import { createHash } from "node:crypto";
 import { parse, stringify } from "yaml";
-import { type Catalog, childUri, parseUri, withSelector } from "../../provcat/mod.ts";
+import { type Catalog, parseUri } from "../../provcat/mod.ts";
+import { childUri, withSelector } from "../../provcat/uri.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
@@ -44,7 +45,19 @@ export interface PinnedExperiment {
   sha256: string;
 }
 
-/** An experiment that cannot be read, written or is not valid. */
+/**
+ * An experiment that cannot be read, written or is not valid.
+ *
+ * @example
+ * ```ts
+ * import { ExperimentError, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ExperimentError("experiment.yaml: kind is missing; add kind: agent-eval");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ExperimentError");
+ * ```
+ */
 export class ExperimentError extends ProveviError {
   /** @param message What is wrong, and the fix. */
   constructor(message: string, options?: ErrorOptions) {
@@ -163,12 +176,26 @@ function refuseUnversioned(catalog: Catalog, uri: string): void {
  * @throws ExperimentError for an invalid experiment or a store without commits.
  * @example
  * ```ts
- * import { Catalog } from "../../provcat/mod.ts";
- * import { writeExperiment } from "./experiment.ts";
- * const catalog = await Catalog.open();
- * const pinned = await writeExperiment(catalog, "experiment://acme/risk/dev/credit/q", {
- *   kind: "agent-eval", description: "Does retrieval help?", inputs: [], metrics: ["accuracy"],
+ * import { Catalog, writeExperiment } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const lake = await Deno.makeTempDir();
+ * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+ * await using catalog = await Catalog.open({
+ *   config: {
+ *     cache: `${lake}/.cache`,
+ *     stores: { lake: { type: "git", path: lake } },
+ *     routes: [{ prefix: "run://acme/demo/dev", store: "lake", path: "runs" }, {
+ *       prefix: "experiment://acme/demo/dev", store: "lake", path: "experiments" }],
+ *   },
+ * });
+ * const pinned = await writeExperiment(catalog, "experiment://acme/demo/dev/credit/q", {
+ *   kind: "agent-eval",
+ *   description: "Does retrieval help?",
+ *   inputs: [],
+ *   metrics: ["accuracy"],
  * }, "first version");
+ * assert.match(pinned.sha256, /^[0-9a-f]{64}$/);
  * ```
  */
 export async function writeExperiment(
@@ -199,10 +226,29 @@ export async function writeExperiment(
  * @throws ExperimentError for a store without commits or an invalid file; CatalogNotFound when it is missing.
  * @example
  * ```ts
- * import { Catalog } from "../../provcat/mod.ts";
- * import { readExperiment } from "./experiment.ts";
- * const catalog = await Catalog.open();
- * const { experiment, pin } = await readExperiment(catalog, "experiment://acme/risk/dev/credit/q");
+ * import { Catalog, readExperiment, writeExperiment } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const lake = await Deno.makeTempDir();
+ * await new Deno.Command("git", { args: ["init", "-q", "-b", "main", lake] }).output();
+ * await using catalog = await Catalog.open({
+ *   config: {
+ *     cache: `${lake}/.cache`,
+ *     stores: { lake: { type: "git", path: lake } },
+ *     routes: [{ prefix: "run://acme/demo/dev", store: "lake", path: "runs" }, {
+ *       prefix: "experiment://acme/demo/dev", store: "lake", path: "experiments" }],
+ *   },
+ * });
+ * const uri = "experiment://acme/demo/dev/credit/q";
+ * await writeExperiment(catalog, uri, {
+ *   kind: "agent-eval",
+ *   description: "Does retrieval help?",
+ *   inputs: [],
+ *   metrics: ["accuracy"],
+ * }, "first version");
+ * const { experiment, pin } = await readExperiment(catalog, uri);
+ * assert.equal(experiment.description, "Does retrieval help?");
+ * assert.match(pin, /\?at=commit:[0-9a-f]{40}$/);
  * ```
  */
 export async function readExperiment(

@@ -67,32 +67,47 @@ export class FeedCounter {
 
 /**
  * The text of a model call's answer in its reply payload, or `null` when the payload holds no answer (a reply
- * of tool calls only, or a payload of another shape). It reads both forms provrun stores: a streamed reply's
- * `text`, and a whole reply's `content` parts of type `text`, joined.
+ * of tool calls only, or a payload of another shape). It reads the forms provrun stores: a streamed reply's
+ * `text`, a whole reply's `content` parts of type `text` (the AI SDK's, and an Anthropic message the model
+ * gateway kept), and the bodies of OpenAI's Chat Completions (`choices[0].message.content`) and Responses
+ * (`output` messages' `output_text` parts), joined.
  *
  * @param payload The reply payload, as `payloadOf` reads it.
  * @returns The answer's text, or null.
  * @example
  * ```ts
- * import { answerOf } from "./feed.ts";
- * answerOf({ content: [{ type: "text", text: "Revenue grew 12%." }] }); // "Revenue grew 12%."
- * answerOf({ text: "", parts: [] }); // null
+ * import { answerOf } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(answerOf({ content: [{ type: "text", text: "Revenue grew 12%." }] }), "Revenue grew 12%.");
+ * assert.equal(answerOf({ text: "", parts: [] }), null);
  * ```
  */
 export function answerOf(payload: Json): string | null {
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return null;
+  if (!isObject(payload)) return null;
   if (typeof payload.text === "string") return payload.text === "" ? null : payload.text;
-  if (Array.isArray(payload.content)) {
-    const texts = payload.content.flatMap((part) =>
-      typeof part === "object" && part !== null && !Array.isArray(part) && part.type === "text" &&
-        typeof part.text === "string"
-        ? [part.text]
-        : []
+  const texts = (parts: Json | undefined, type: string): string[] =>
+    Array.isArray(parts)
+      ? parts.flatMap((
+        part,
+      ) => (isObject(part) && part.type === type && typeof part.text === "string" ? [part.text] : []))
+      : [];
+  let found: string[] = [];
+  if (Array.isArray(payload.content)) found = texts(payload.content, "text");
+  else if (Array.isArray(payload.choices)) {
+    const message = isObject(payload.choices[0]) ? payload.choices[0].message : null;
+    if (isObject(message) && typeof message.content === "string") found = [message.content];
+  } else if (Array.isArray(payload.output)) {
+    found = payload.output.flatMap((item) =>
+      isObject(item) && item.type === "message" ? texts(item.content, "output_text") : []
     );
-    const text = texts.join("");
-    return text === "" ? null : text;
   }
-  return null;
+  const text = found.join("");
+  return text === "" ? null : text;
+}
+
+function isObject(v: Json | undefined): v is { [key: string]: Json } {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**

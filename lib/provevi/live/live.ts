@@ -111,9 +111,12 @@ function isCounts(value: Json | undefined): boolean {
  * @throws ProveviError when the payload is missing or its bytes do not match its name.
  * @example
  * ```ts
- * import { FileRunRecord } from "../store/file_store.ts";
- * import { payloadOf } from "./live.ts";
- * // await payloadOf(new FileRunRecord(id, folder), event.payload!);
+ * import { findRun, payloadOf } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const record = await findRun("run-20261129T120000Z-0badc0de", { runs: "fixtures/runs" });
+ * const [name] = await record.payloadNames();
+ * assert.notEqual(await payloadOf(record, name!), undefined);
  * ```
  */
 export async function payloadOf(record: RunRecord, digest: string): Promise<Json> {
@@ -145,8 +148,13 @@ export async function payloadOf(record: RunRecord, digest: string): Promise<Json
  * @returns The item, or `null`.
  * @example
  * ```ts
- * import { shownAt } from "./live.ts";
- * // await shownAt(event, "names") → { type: "event", event: "model_called", data: { model: "gpt-4o" }, … }
+ * import { findRun, shownAt } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const record = await findRun("run-20261129T120000Z-0badc0de", { runs: "fixtures/runs" });
+ * const event = JSON.parse((await record.eventsText())!.split("\n")[0]!);
+ * assert.equal(await shownAt(event, null), null);
+ * assert.equal((await shownAt(event, "names"))?.event, event.type);
  * ```
  */
 export async function shownAt(

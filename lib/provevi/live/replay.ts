@@ -14,7 +14,26 @@ import type { Level } from "../telemetry/attributes.ts";
 import { answerOf, FeedCounter, type FeedItem, feedStatus, replyOf } from "./feed.ts";
 import { payloadOf, shownAt } from "./live.ts";
 
-/** A run that {@linkcode replay} refuses: it does not verify, or it has not ended. */
+/**
+ * A run that {@linkcode replay} refuses: it does not verify, or it has not ended.
+ *
+ * @example
+ * ```ts
+ * import { ProveviError, ReplayRefused } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ReplayRefused("r1", [{
+ *   code: "manifest.missing",
+ *   file: "manifest.json",
+ *   line: null,
+ *   seq: null,
+ *   message: "the run has no manifest",
+ * }]);
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ReplayRefused");
+ * assert.equal(error.problems.length, 1);
+ * ```
+ */
 export class ReplayRefused extends ProveviError {
   override name = "ReplayRefused";
   /** The problems the check found. */
@@ -55,9 +74,12 @@ export interface ReplayOptions {
  * @throws RunNotFound when the store has no such run; ReplayRefused when it does not verify or has not ended.
  * @example
  * ```ts
- * import { FileStore, replay } from "../mod.ts";
- * const items = await replay(new FileStore({ runs: "fixtures/runs" }), "run-20261129T120000Z-0badc0de", "names");
- * items.at(-1); // { type: "done", n: 8, run_id: "run-20261129T120000Z-0badc0de", status: "completed" }
+ * import { FileStore, replay } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const items = await replay(store, "run-20261129T120000Z-0badc0de", "names");
+ * assert.deepEqual(items.at(-1), { type: "done", n: items.length, run_id: "run-20261129T120000Z-0badc0de", status: "completed" });
  * ```
  */
 export async function replay(

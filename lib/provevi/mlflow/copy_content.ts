@@ -13,6 +13,7 @@ import type { RunRecord } from "../evidence/record.ts";
 import type { Assessment } from "../store/assess.ts";
 import { withoutSecrets } from "../experiments/agent_class.ts";
 import { attributeLevel, type Level, levelRank } from "../telemetry/attributes.ts";
+import { experimentAssessmentTags } from "./experiment_tags.ts";
 import {
   plainAttribute,
   plainExperiment,
@@ -22,6 +23,8 @@ import {
 } from "../telemetry/plain_name.ts";
 import type { Destination } from "../telemetry/policy_types.ts";
 import type { TelemetryPolicy } from "../telemetry/policy.ts";
+import { providerName } from "../telemetry/genai_conventions.ts";
+import { finishReason } from "../telemetry/genai_messages.ts";
 import { experimentName } from "./experiment_name.ts";
 
 /** The tag that names the provrun run a copy is of; provevi finds a copy by it. */
@@ -81,6 +84,8 @@ export interface CopyContent {
   traceId: string;
   spans: CopySpan[];
   assessments: CopyAssessment[];
+  /** The experiment's assessments, as tags of the MLflow experiment (`provevi.assessment.<id>`). */
+  experimentTags: Record<string, string>;
 }
 
 /** What {@linkcode copyContent} needs besides the events. */
@@ -95,6 +100,8 @@ export interface CopyContentOptions {
   record: RunRecord;
   /** The store's assessments of the run. */
   assessments?: readonly Assessment[];
+  /** The store's assessments of the run's experiment (as a whole and of each version). */
+  experimentAssessments?: readonly Assessment[];
 }
 
 /**
@@ -194,6 +201,7 @@ export async function copyContent(
     traceId: created.trace_id,
     spans: order,
     assessments: copyAssessments(options.assessments ?? [], events, spans, rank),
+    experimentTags: experimentAssessmentTags(options.experimentAssessments ?? [], level),
   };
 }
 
@@ -361,60 +369,77 @@ async function addStep(span: CopySpan, e: EvidenceEvent, making: SpanMaking): Pr
   }
 }
 
-/** The step a span stands for: its name, a label to show when the name is not plain, and its attributes. */
-function stepOf(e: EvidenceEvent): {
+/** A step as a span shows it. */
+type Step = {
   name: string;
   label: string;
   declared: string[];
   failed: boolean;
   attributes: Record<string, Json>;
-} {
-  const d = e.data;
-  const str = (v: Json | undefined) => (typeof v === "string" ? v : null);
+};
+
+const str = (v: Json | undefined) => (typeof v === "string" ? v : null);
+
+/** The step of a model call: its model in its name, its provider, reply and usage as GenAI attributes. */
+function modelStep(d: EvidenceEvent["data"]): Step {
+  const model = str(d.model);
+  const attributes: Record<string, Json> = {
+    "mlflow.spanType": JSON.stringify("CHAT_MODEL"),
+    "gen_ai.operation.name": "chat",
+  };
+  // the conventions' well-known name (openai, anthropic), not the AI SDK's ID (openai-compatible.chat)
+  if (str(d.provider)) attributes["gen_ai.provider.name"] = providerName(d.provider as string);
+  if (model) attributes["gen_ai.request.model"] = model;
+  if (str(d.answered_by)) attributes["gen_ai.response.model"] = d.answered_by!;
+  if (str(d.finish_reason)) {
+    attributes["gen_ai.response.finish_reasons"] = [finishReason(d.finish_reason as string)];
+  }
+  const counts: [string, string][] = [
+    ["input_tokens", "gen_ai.usage.input_tokens"],
+    ["output_tokens", "gen_ai.usage.output_tokens"],
+    ["cache_read_tokens", "gen_ai.usage.cache_read.input_tokens"],
+    ["cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens"],
+    ["reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"],
+  ];
+  for (const [from, to] of counts) if (typeof d[from] === "number") attributes[to] = d[from]!;
+  if (typeof d.cost === "string" && Number.isFinite(Number(d.cost))) {
+    attributes["provrun.cost"] = Number(d.cost);
+  }
+  return {
+    name: model ? `chat ${model}` : "chat",
+    label: "chat",
+    declared: model ? [model] : [],
+    failed: false,
+    attributes,
+  };
+}
+
+/** The step of a tool call: its tool in its name, and its error as `error.type`. */
+function toolStep(d: EvidenceEvent["data"]): Step {
+  const tool = str(d.tool);
+  const attributes: Record<string, Json> = {
+    "mlflow.spanType": JSON.stringify("TOOL"),
+    "gen_ai.operation.name": "execute_tool",
+  };
+  if (tool) attributes["gen_ai.tool.name"] = tool;
+  if (str(d.call_id)) attributes["gen_ai.tool.call.id"] = d.call_id!;
+  if (str(d.error)) attributes["error.type"] = d.error!;
+  return {
+    name: tool ? `execute_tool ${tool}` : "execute_tool",
+    label: "execute_tool",
+    declared: [],
+    failed: str(d.error) !== null,
+    attributes,
+  };
+}
+
+/** The step a span stands for: its name, a label to show when the name is not plain, and its attributes. */
+function stepOf(e: EvidenceEvent): Step {
   switch (e.type) {
-    case "model_called": {
-      const model = str(d.model);
-      const attributes: Record<string, Json> = {
-        "mlflow.spanType": JSON.stringify("CHAT_MODEL"),
-        "gen_ai.operation.name": "chat",
-      };
-      if (str(d.provider)) attributes["gen_ai.provider.name"] = d.provider!;
-      if (model) attributes["gen_ai.request.model"] = model;
-      if (str(d.answered_by)) attributes["gen_ai.response.model"] = d.answered_by!;
-      if (str(d.finish_reason)) attributes["gen_ai.response.finish_reasons"] = [d.finish_reason!];
-      const counts: [string, string][] = [
-        ["input_tokens", "gen_ai.usage.input_tokens"],
-        ["output_tokens", "gen_ai.usage.output_tokens"],
-        ["cache_read_tokens", "gen_ai.usage.cache_read.input_tokens"],
-        ["cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens"],
-        ["reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"],
-      ];
-      for (const [from, to] of counts) if (typeof d[from] === "number") attributes[to] = d[from]!;
-      return {
-        name: model ? `chat ${model}` : "chat",
-        label: "chat",
-        declared: model ? [model] : [],
-        failed: false,
-        attributes,
-      };
-    }
-    case "tool_called": {
-      const tool = str(d.tool);
-      const attributes: Record<string, Json> = {
-        "mlflow.spanType": JSON.stringify("TOOL"),
-        "gen_ai.operation.name": "execute_tool",
-      };
-      if (tool) attributes["gen_ai.tool.name"] = tool;
-      if (str(d.call_id)) attributes["gen_ai.tool.call.id"] = d.call_id!;
-      if (str(d.error)) attributes["error.type"] = d.error!;
-      return {
-        name: tool ? `execute_tool ${tool}` : "execute_tool",
-        label: "execute_tool",
-        declared: [],
-        failed: str(d.error) !== null,
-        attributes,
-      };
-    }
+    case "model_called":
+      return modelStep(e.data);
+    case "tool_called":
+      return toolStep(e.data);
     case "sandbox_started":
       return {
         name: "sandbox",
@@ -555,7 +580,7 @@ function settings(data: { [key: string]: Json }, rank: number): Record<string, s
   return out;
 }
 
-/** The counts of tokens and calls over the run's model and tool calls. */
+/** The counts of tokens and calls over the run's model and tool calls, and the cost the run recorded. */
 function usageMetrics(events: readonly EvidenceEvent[]): Record<string, number> {
   const sums: Record<string, number> = {
     input_tokens: 0,
@@ -584,6 +609,12 @@ function usageMetrics(events: readonly EvidenceEvent[]): Record<string, number> 
     } else if (e.type === "tool_called") sums.tool_calls! += 1;
   }
   sums.total_tokens = sums.input_tokens! + sums.output_tokens!;
+  // the total the run recorded (its last event's cost), in its price table's currency
+  const cost = events.at(-1)?.data.cost;
+  if (typeof cost === "object" && cost !== null && !Array.isArray(cost) && typeof cost.amount === "string") {
+    const amount = Number(cost.amount);
+    if (Number.isFinite(amount)) sums.cost = amount;
+  }
   return sums;
 }
 

@@ -7,9 +7,12 @@
 import { dirname, join, resolve } from "node:path";
 import { NeedsIndexedStore, ProveviError } from "../evidence/errors.ts";
 import { checkRunIdToRead } from "../evidence/record.ts";
-import { readEventsText, verify } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
+import { verify } from "../evidence/verify.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { Assessment } from "../store/assess.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import { experimentOfRun } from "../store/store_rows.ts";
 import { isSqliteUri, sqlitePath } from "../store/store_uri.ts";
 import { shownEndpoint, tryNormalEndpoint } from "../telemetry/endpoint.ts";
 import type { Destination } from "../telemetry/policy_types.ts";
@@ -113,8 +116,13 @@ export function copyEnviron(): Record<string, string | undefined> {
  * @throws ProveviError for each guard, and MlflowError when MLflow cannot be reached or refuses.
  * @example
  * ```ts
- * import { copyRun } from "./copy_run.ts";
- * // const result = await copyRun(store, "run-20261129T233259Z-1b594032", policy);
+ * import { copyRun, FileStore, ProveviError, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * // The first guard: a run ID that names no run is refused before MLflow is asked anything.
+ * await assert.rejects(copyRun(store, "../elsewhere", policy), ProveviError);
  * ```
  */
 export async function copyRun(
@@ -160,6 +168,7 @@ export async function copyRun(
     policy,
     record,
     assessments,
+    experimentAssessments: await experimentAssessmentsOf(store, events[0]),
   });
 
   options.onProgress?.("waiting for the store's copy lock");
@@ -256,13 +265,31 @@ function clientFor(url: string, environ: Environ, signal: AbortSignal | undefine
   });
 }
 
+/** The assessments of the run's experiment, as a whole and of each version; none from a store without them. */
+async function experimentAssessmentsOf(
+  store: EvidenceStore,
+  created: EvidenceEvent | undefined,
+): Promise<Assessment[]> {
+  const experiment = created?.type === "run_created" ? experimentOfRun(created)?.experiment : undefined;
+  const questions = store as EvidenceStore & {
+    experimentAssessments?: (uri: string) => Promise<Assessment[]>;
+  };
+  if (experiment === undefined || typeof questions.experimentAssessments !== "function") return [];
+  try {
+    return await questions.experimentAssessments(experiment);
+  } catch (error) {
+    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no experiment's assessments
+    throw error;
+  }
+}
+
 async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {
   const questions = store as EvidenceStore & { assessments?: (id: string) => Promise<Assessment[]> };
   if (typeof questions.assessments !== "function") return [];
   try {
     return await questions.assessments(runId);
   } catch (error) {
-    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no assessments
+    if (error instanceof NeedsIndexedStore) return []; // a store of its own that keeps none
     throw error;
   }
 }

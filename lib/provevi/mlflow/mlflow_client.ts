@@ -17,7 +17,20 @@ import {
   withoutCredentials,
 } from "./mlflow_reply.ts";
 
-/** A failure of MLflow: the server could not be reached, or it refused a call. */
+/**
+ * A failure of MLflow: the server could not be reached, or it refused a call.
+ *
+ * @example
+ * ```ts
+ * import { MlflowError, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new MlflowError("MLflow refused the run", { code: "RESOURCE_DOES_NOT_EXIST", status: 404 });
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "MlflowError");
+ * assert.equal(error.status, 404);
+ * ```
+ */
 export class MlflowError extends ProveviError {
   /** MLflow's error code, such as `RESOURCE_DOES_NOT_EXIST`, or null when the server was not reached. */
   readonly code: string | null;
@@ -177,7 +190,11 @@ export class MlflowClient {
     const parsed = parseReply(text, shape);
     if (!parsed.ok) {
       throw new MlflowError(
-        `MLflow at ${this.shown} gave an answer to ${what} that the copy cannot use: ${parsed.why}; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
+        // `why` names where the reply went wrong, and a map's key there is the server's own text (it may echo
+        // the request's credential as a key of a trace's tags).
+        `MLflow at ${this.shown} gave an answer to ${what} that the copy cannot use: ${
+          withoutCredentials(parsed.why, this.#secrets)
+        }; is MLFLOW_TRACKING_URI an MLflow tracking server?`,
         { status: response.status },
       );
     }

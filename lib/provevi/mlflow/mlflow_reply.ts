@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from "zod";
+import { holdsCredential } from "./credential_echo.ts";
 
 /** The largest reply the copy reads from MLflow: a page of 1,000 runs with their tags fits many times. */
 export const MLFLOW_REPLY_BYTES = 32 * 1024 * 1024;
@@ -137,12 +138,17 @@ export function refusalOf(
   return { code, message: cut === "" ? null : cut };
 }
 
+/** What is shown of a server's text that holds a credential in a form that cannot be cut out of it. */
+const WITHHELD = "(its text is not shown: it held a credential of the request)";
+
 /**
  * Takes credentials out of a text a server wrote: the request's own secrets in their raw, case-changed,
  * URL-encoded, base64 and hex forms; what follows `Basic `, `Bearer ` or `Token `; an `Authorization`,
  * `Cookie` or `X-Api-Key` header's value (to the end of its line); `password=`, `token=` and the like; a URL's user and password; and any
  * long run of token characters (`[A-Za-z0-9+/_.~-]`, 20 or more, letters and digits mixed, maybe `=` after) that is not an MLflow
  * ID or an API path. Control and invisible characters (a terminal's escapes among them) are taken out first.
+ * A text that still holds a secret in any other form ({@linkcode holdsCredential}: spaced out, backwards, as
+ * entities or escapes, base64 at another offset, across lines) is not shown at all.
  *
  * @param text What the server wrote.
  * @param secrets The request's credentials.
@@ -164,7 +170,7 @@ export function withoutCredentials(text: string, secrets: readonly string[]): st
   for (const form of secretForms(secrets)) {
     out = out.replace(new RegExp(form.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"), "gi"), "…");
   }
-  return out
+  const cut = out
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1…@")
     .replace(
       /\b(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key)(["']?\s*[:=]\s*)[^\n,;}]*/gi,
@@ -176,6 +182,9 @@ export function withoutCredentials(text: string, secrets: readonly string[]): st
       "$1$2…",
     )
     .replace(/[A-Za-z0-9+/_.~-]{20,}={0,2}/g, (run) => (looksLikeToken(run) ? "…" : run));
+  // A form the replacements above do not know (spaced out, backwards, entities, base64 at another offset,
+  // across lines): the text is not shown at all.
+  return holdsCredential(cut, secrets) ? WITHHELD : cut;
 }
 
 /**

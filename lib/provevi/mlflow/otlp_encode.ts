@@ -5,6 +5,7 @@
  * @module
  */
 import { OTLP_TRACE_REQUEST } from "../telemetry/otlp_proto.ts";
+import { DOUBLE_KEYS } from "../telemetry/genai_conventions.ts";
 import type { Json } from "../evidence/event.ts";
 import type { CopySpan } from "./copy_content.ts";
 
@@ -29,7 +30,11 @@ function anyValue(value: Json, depth = 0): Record<string, unknown> {
 }
 
 function keyValues(attributes: Record<string, Json>): Record<string, unknown>[] {
-  return Object.entries(attributes).map(([key, value]) => ({ key, value: anyValue(value) }));
+  // an attribute the GenAI conventions type as double stays one when whole (a temperature of 0 is 0.0)
+  return Object.entries(attributes).map(([key, value]) => ({
+    key,
+    value: typeof value === "number" && DOUBLE_KEYS.has(key) ? { double_value: value } : anyValue(value),
+  }));
 }
 
 /** protobufjs writes a fixed64 from a Long-like `{ low, high }`; a bigint does not fit its types. */

@@ -51,6 +51,7 @@ export async function writeCopy(
   const traceId = `tr-${content.traceId}`;
   progress("finding the experiment");
   const experimentId = (await client.experimentId(content.experiment, { create: true }))!;
+  await tagExperiment(client, experimentId, content.experimentTags);
 
   // The earlier copies: every run of the experiment tagged with the run's ID (a killed copy's run keeps the
   // unfinished tag, and is one of them), and the trace of the run's trace ID wherever it is.
@@ -87,27 +88,7 @@ export async function writeCopy(
     progress("writing the trace");
     await writeTrace(client, experimentId, runId, traceId, content, progress);
     progress("finishing the run");
-    await client.call(
-      "POST",
-      "/api/2.0/mlflow/runs/update",
-      {
-        run_id: runId,
-        status: content.status,
-        end_time: content.endMillis,
-      },
-      "mark the run finished",
-      ANY_REPLY,
-    );
-    await client.call(
-      "POST",
-      "/api/2.0/mlflow/runs/delete-tag",
-      {
-        run_id: runId,
-        key: UNFINISHED_TAG,
-      },
-      "remove the unfinished tag",
-      ANY_REPLY,
-    );
+    await finishRun(client, runId, content);
   } catch (error) {
     // The copy failed part way: delete what it wrote, as a rebuild would. The experiment stays, maybe empty.
     await deleteTrace(client, traceId, content.runId).catch(() => {});
@@ -122,6 +103,37 @@ export async function writeCopy(
     throw error;
   }
   return { experimentId, mlflowRunId: runId, traceId, deleted: earlierIds };
+}
+
+/** Marks the copy's run finished (or failed), and then whole: its unfinished tag goes last. */
+async function finishRun(client: MlflowClient, runId: string, content: CopyContent): Promise<void> {
+  await client.call(
+    "POST",
+    "/api/2.0/mlflow/runs/update",
+    { run_id: runId, status: content.status, end_time: content.endMillis },
+    "mark the run finished",
+    ANY_REPLY,
+  );
+  await client.call(
+    "POST",
+    "/api/2.0/mlflow/runs/delete-tag",
+    { run_id: runId, key: UNFINISHED_TAG },
+    "remove the unfinished tag",
+    ANY_REPLY,
+  );
+}
+
+/** The experiment's assessments, as its tags: MLflow judges traces, not experiments. Written again, the same. */
+async function tagExperiment(client: MlflowClient, experimentId: string, tags: Record<string, string>) {
+  for (const [key, value] of Object.entries(tags)) {
+    await client.call(
+      "POST",
+      "/api/2.0/mlflow/experiments/set-experiment-tag",
+      { experiment_id: experimentId, key, value },
+      `tag the experiment with its assessment ${key}`,
+      ANY_REPLY,
+    );
+  }
 }
 
 async function logRun(client: MlflowClient, runId: string, content: CopyContent): Promise<void> {

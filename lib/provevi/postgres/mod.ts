@@ -17,3 +17,4 @@ export * from "./postgres_schema.ts";
 export * from "./postgres_rows.ts";
 export * from "./postgres_connection.ts";
 export * from "./postgres_store.ts";
+export * from "./postgres_writer.ts";

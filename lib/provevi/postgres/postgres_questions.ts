@@ -323,17 +323,56 @@ export async function inputs(db: Db, runId: string): Promise<InputEntry[]> {
   );
 }
 
+const ASSESSMENT = "id, run_id, seq, span_id, experiment, name, value, rationale, source, created_at";
+
+/** Assessment rows with their IDs as numbers and their values parsed. */
+function assessmentRows(rows: unknown[]): Assessment[] {
+  return as<(Omit<Assessment, "value"> & { value: string })[]>(rows).map((r) => ({
+    ...r,
+    id: Number(r.id),
+    value: jsonColumn(
+      r.value,
+      `provevi_assessments (id ${r.id}, ${
+        r.run_id !== null ? `run_id "${r.run_id}"` : `experiment "${r.experiment}"`
+      }): value`,
+    ),
+  }));
+}
+
 /** The assessments of a run, oldest first. */
 export async function assessments(db: Db, runId: string): Promise<Assessment[]> {
-  const rows = as<(Omit<Assessment, "value"> & { value: string })[]>(
-    await db.all(
-      `SELECT id, run_id, seq, span_id, name, value, rationale, source, created_at
-       FROM provevi_assessments WHERE run_id = ? ORDER BY id`,
-      runId,
-    ),
+  return assessmentRows(
+    await db.all(`SELECT ${ASSESSMENT} FROM provevi_assessments WHERE run_id = ? ORDER BY id`, runId),
   );
-  return rows.map((r) => ({
-    ...r,
-    value: jsonColumn(r.value, `provevi_assessments (id ${r.id}, run_id "${runId}"): value`),
-  }));
+}
+
+/**
+ * The assessments of an experiment by URI or name, oldest first: with no selector, of the experiment as a whole
+ * and of each version; pinned (`?at=commit:…`), of the whole and of that version.
+ */
+export async function experimentAssessments(db: Db, uri: string): Promise<Assessment[]> {
+  const base = uri.replace(/[?#].*$/, "");
+  const names = await experimentsNamed(db, base);
+  if (names.length > 1) {
+    throw new ProveviError(
+      `"${uri}" names ${names.length} experiments (${names.join(", ")}); pass the whole URI`,
+    );
+  }
+  if (names.length === 0) return [];
+  const name = names[0]!;
+  return assessmentRows(
+    base === uri
+      ? await db.all(
+        `SELECT ${ASSESSMENT} FROM provevi_assessments
+         WHERE experiment = ? OR (experiment >= ? AND experiment < ?) ORDER BY id`,
+        name,
+        `${name}?`,
+        `${name}@`,
+      )
+      : await db.all(
+        `SELECT ${ASSESSMENT} FROM provevi_assessments WHERE experiment IN (?, ?) ORDER BY id`,
+        name,
+        name + uri.slice(base.length),
+      ),
+  );
 }

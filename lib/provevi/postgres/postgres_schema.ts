@@ -184,7 +184,7 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
  * plain `line::jsonb` refuses the escapes of a NUL and of half a surrogate pair, so a `run_failed` line holding
  * one could not be inserted (its indexes read it) and a view or a listing that met one failed whole;
  * {@linkcode lineJsonb} reads them as the six characters a column holds. SQLite's JSON functions take every line
- * already, so its files stay at version 4.
+ * already, so its step 5 makes nothing.
  */
 const V5 = `
 DROP VIEW provevi_grants, provevi_refusals, provevi_inputs, provevi_outputs;
@@ -198,14 +198,49 @@ CREATE INDEX provevi_events_cancelled ON provevi_events (run_id)
 `;
 
 /**
- * The upgrade steps, in order: the same versions as the sqlite store's `SCHEMA_STEPS`, and then version 5 of
- * its own. Step 2 fills each
+ * Version 6: the log of the store's sealed runs (docs/log.md), as the sqlite store's version 6 makes it: its key,
+ * its entries (a run once), the tree's hashes at each tile level, and every checkpoint with the cosignatures it
+ * gathered. Runs sealed before the upgrade are not in it: `prove log audit --repair` appends each one that
+ * verifies.
+ */
+const V6 = `
+CREATE TABLE provevi_log_key (id integer PRIMARY KEY CHECK (id = 1), key ${T} NOT NULL);
+CREATE TABLE provevi_log_entries (
+  idx bigint PRIMARY KEY CHECK (idx >= 0),
+  run_id ${T} NOT NULL UNIQUE,
+  entry bytea NOT NULL
+);
+CREATE TABLE provevi_log_hashes (
+  level integer NOT NULL CHECK (level >= 0), n bigint NOT NULL CHECK (n >= 0), hash bytea NOT NULL,
+  PRIMARY KEY (level, n)
+);
+CREATE TABLE provevi_log_checkpoints (size bigint PRIMARY KEY CHECK (size > 0), note ${T} NOT NULL, cosigned ${T});
+`;
+
+/**
+ * Version 7, as the sqlite store's step 7 makes it: an assessment judges an experiment too (`experiment`; then
+ * no run), exactly one of the two set; and the events are found by their trace ID.
+ */
+const V7 = `
+ALTER TABLE provevi_assessments ALTER COLUMN run_id DROP NOT NULL;
+ALTER TABLE provevi_assessments ADD COLUMN experiment ${T};
+ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_target
+  CHECK ((run_id IS NULL) <> (experiment IS NULL));
+ALTER TABLE provevi_assessments ADD CONSTRAINT provevi_assessments_experiment_whole
+  CHECK (experiment IS NULL OR (seq IS NULL AND span_id IS NULL));
+CREATE INDEX provevi_assessments_experiment ON provevi_assessments (experiment) WHERE experiment IS NOT NULL;
+CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE trace_id IS NOT NULL;
+`;
+
+/**
+ * The upgrade steps, in order: the same versions and descriptions as the sqlite store's `SCHEMA_STEPS` (whose
+ * version 5 makes nothing in SQLite). Step 2 fills each
  * run's agent version, settings and experiment from its `run_created` line, as the writer does.
  *
  * @example
  * ```ts
  * import { POSTGRES_SCHEMA_STEPS } from "./postgres_schema.ts";
- * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5]
+ * POSTGRES_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6, 7]
  * ```
  */
 export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
@@ -249,6 +284,21 @@ export const POSTGRES_SCHEMA_STEPS: readonly PostgresSchemaStep[] = [
       "views and indexes that read an event's line take every line, one with a NUL's or half a surrogate pair's escape",
     up: async (sql) => {
       await sql.unsafe(V5);
+    },
+  },
+  {
+    version: 6,
+    description: "the log of the store's sealed runs: its key, entries, tile hashes and checkpoints",
+    up: async (sql) => {
+      await sql.unsafe(V6);
+    },
+  },
+  {
+    version: 7,
+    description:
+      "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
+    up: async (sql) => {
+      await sql.unsafe(V7);
     },
   },
 ];

@@ -8,38 +8,50 @@
 import type { Problem } from "../evidence/problem.ts";
 import type postgres from "postgres";
 import { join } from "node:path";
-import canonicalize from "canonicalize";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
-import { type EvidenceEvent, nowUtc } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
-import { type Manifest, manifestText, type PayloadEntry } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
-import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
-import {
-  columnText,
-  columnValue,
-  runEnd,
-  type SealRow,
-  sealRow,
-  sealRowOfFolder,
-  type SqlValue,
-} from "../store/store_rows.ts";
+import type { EvidenceStore, RunWriter } from "../store/store.ts";
+import { columnValue, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
 import { missingRows } from "../store/complete_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
-import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "../store/trace.ts";
+import { traceOfRuns } from "../store/_trace_of_runs.ts";
+import { writeAssessmentPg } from "./postgres_assess.ts";
 import type * as Q from "../store/store_questions.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
-import { isConnectionLoss, openPostgres, pgCode, pgMessage } from "./postgres_connection.ts";
+import { openPostgres, pgCode, pgMessage } from "./postgres_connection.ts";
 import { postgresTarget, type PostgresTargetOptions } from "./postgres_uri.ts";
 import { eventStatement, numbered, type PgSql, writeCreatedRowsPg } from "./postgres_rows.ts";
 import { postgresSchemaProblems } from "./postgres_schema.ts";
 import * as q from "./postgres_questions.ts";
+import type { RowsLog } from "../log/rows_log.ts";
+import { appendLogPg, postgresLog } from "./postgres_log.ts";
+import { insertPayloadRows, updateSeal } from "./_seal_rows.ts";
+import { PostgresRunWriter } from "./postgres_writer.ts";
+import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
 
 /**
  * A run that the store holds, whose folder is on another machine: the folder it was made in, and the pinned
  * URI of its committed bundle (null when none), from which it can be verified here (`findRunOrBundle`).
+ * @example
+ * ```ts
+ * import { RunElsewhere, RunNotFound } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new RunElsewhere("run r1 was made on another machine", {
+ *   runId: "r1",
+ *   folder: "/srv/runs/r1",
+ *   bundle: null,
+ * });
+ * assert.ok(error instanceof RunNotFound);
+ * assert.equal(error.name, "RunElsewhere");
+ * assert.equal(error.folder, "/srv/runs/r1");
+ * ```
  */
 export class RunElsewhere extends RunNotFound {
   /** The run's ID. */
@@ -103,9 +115,11 @@ function rowSource(sql: PgSql): RowSource {
  *
  * @example
  * ```ts
- * import { PostgresStore } from "./postgres_store.ts";
- * await using store = await PostgresStore.open("postgresql://ada@127.0.0.1:5432/evidence", { runs: "/tmp/runs" });
- * const runs = await store.runsOfAgent("revenue-question");
+ * import { PostgresStore, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * // A URI that names no database is refused before any connection is tried.
+ * await assert.rejects(PostgresStore.open("postgresql://", { runs: "/tmp/runs" }), ProveviError);
  * ```
  */
 export class PostgresStore implements EvidenceStore, StoreQuestions {
@@ -114,6 +128,8 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   readonly runsRoot: string;
   /** True when the store only reads. */
   readonly readOnly: boolean;
+  /** The log of the store's sealed runs, in its tables: each seal appends its run in the seal's transaction. */
+  readonly log: RowsLog;
   #sql: postgres.Sql | null;
 
   private constructor(sql: postgres.Sql, uri: string, runs: string, readOnly: boolean) {
@@ -121,6 +137,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     this.uri = uri;
     this.runsRoot = runs;
     this.readOnly = readOnly;
+    this.log = postgresLog(() => this.sql, { uri, readOnly });
   }
 
   /**
@@ -183,7 +200,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
       if (pgCode(error) === "23505") throw Object.assign(exists(), { cause: error });
       throw this.#fail(`record run "${runId}"`, error);
     }
-    return new PostgresRunWriter(sql, file);
+    return new PostgresRunWriter(sql, file, { uri: this.uri });
   }
 
   /**
@@ -249,13 +266,14 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
         payloads: new Map(payloads.map((p) => [String(p.sha256), Number(p.size)])),
       });
       if (rows === null) return;
-      await this.sql.begin(async (tx) => {
+      const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
+      const logged = await this.sql.begin(async (tx) => {
         const [still] = await tx.unsafe(
           `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = $1)::int AS n FROM provevi_runs
            WHERE run_id = $1 AND manifest_sha256 IS NULL FOR UPDATE`,
           [runId],
         );
-        if (still === undefined || Number(still.n) !== rows.from) return; // completed meanwhile
+        if (still === undefined || Number(still.n) !== rows.from) return null; // completed meanwhile
         for (const { event, line } of rows.events) {
           const { text, params } = eventStatement(event, line, null);
           await tx.unsafe(text, params);
@@ -263,7 +281,10 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
         }
         await insertPayloadRows(tx, runId, rows.payloads);
         await updateSeal(tx, runId, rows.seal);
+        // The run's seal is in its folder: its leaf goes in the log with its rows (docs/log.md).
+        return leaf === null ? null : await appendLogPg(tx, [leaf], this.uri);
       });
+      if (logged !== null) await writeProofFile(folder, logged);
     } catch { /* a user who may only read, or the server away: the check reports the rows */ }
   }
 
@@ -328,7 +349,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    * are compared with the run folder that the store records, or with `options.folder` (the folder of a
    * committed bundle, on a machine other than the one that ran the run). A run whose folder was sealed while
    * its rows were not has them completed from the folder first, as {@linkcode readRun} does.
-   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.run_differs`, `rows.event_differs`, …), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
@@ -348,9 +369,10 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span.
+   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span, or of an experiment (its URI or name; pinned,
+   * one version of it).
    * @returns The assessment as stored.
-   * @throws ProveviError when the run, event or span is not in the store.
+   * @throws ProveviError when the run, event, span, experiment or version is not in the store.
    */
   async assess(
     target: AssessTarget,
@@ -359,62 +381,33 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     options: AssessOptions = {},
   ): Promise<Assessment> {
     const sql = this.#writable("write an assessment");
-    const t = assessmentTarget(target);
-    if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", t.run_id)).length) {
-      throw new RunNotFound(`no run "${t.run_id}" in store ${this.uri} to assess`);
-    }
-    if (
-      t.seq !== null &&
-      !(await this.#all(
-        "SELECT 1 AS found FROM provevi_events WHERE run_id = ? AND seq = ?",
-        t.run_id,
-        t.seq,
-      ))
-        .length
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no event ${t.seq} in store ${this.uri}`);
-    }
-    if (
-      t.span_id !== null &&
-      !(await this.#all(
-        "SELECT 1 AS found FROM provevi_events WHERE span_id = ? AND run_id = ? LIMIT 1",
-        t.span_id,
-        t.run_id,
-      )).length
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
-    }
-    if (!name) throw new ProveviError("an assessment needs a name");
-    let json: string | undefined;
-    try {
-      json = canonicalize(value);
-    } catch (error) {
-      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
-    const created_at = nowUtc();
-    const rationale = columnValue(options.rationale ?? null), source = columnValue(options.source ?? null);
-    const [row] = await sql.unsafe(
-      `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [t.run_id, t.seq, t.span_id, name, json, rationale, source, created_at].map(columnValue),
-    );
-    return {
-      id: Number(row!.id),
-      ...t,
-      name: columnText(name),
-      value: JSON.parse(json),
-      rationale,
-      source,
-      created_at,
-    };
+    return await writeAssessmentPg(sql, rowSource(this.sql), {
+      storeUri: this.uri,
+      judgement: { target, name, value, options },
+    });
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
   assessments(runId: string): Promise<Assessment[]> {
     return q.assessments(rowSource(this.sql), runId);
+  }
+
+  /**
+   * The assessments of an experiment by its URI or name: of the experiment as a whole and of each version, or,
+   * pinned, of the whole and of that version. Oldest first; none when no run named it.
+   */
+  experimentAssessments(uri: string): Promise<Assessment[]> {
+    return q.experimentAssessments(rowSource(this.sql), uri);
+  }
+
+  /** The spans of a trace, across the runs whose events carry its ID (an index of step 7 finds them). */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    const rows = await this.#all(
+      "SELECT DISTINCT run_id FROM provevi_events WHERE trace_id = ? ORDER BY run_id",
+      id,
+    );
+    return await traceOfRuns(this, rows.map((r) => String(r.run_id)), id);
   }
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
   runsReading(uri: string): Promise<Q.RunReading[]> {
@@ -468,159 +461,4 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
-}
-
-/**
- * Writes one run through the postgres store: the file store's writer, wrapped so that each event's rows are
- * committed only once its line is in `events.jsonl`, and each line is taken back when its rows cannot be
- * committed. An event is one statement (one round trip); the first event, and the first after a failed one,
- * is a transaction that also writes what `run_created` implies or clears rows that a lost reply left behind.
- */
-export class PostgresRunWriter implements RunWriter {
-  readonly #sql: postgres.Sql;
-  readonly #file: FileRunWriter;
-  #status = "running";
-  /** A write failed: a commit whose reply was lost may have left a row past the file's last line. */
-  #unsure = false;
-
-  /** @param sql The store's pool. @param file The run's file writer. */
-  constructor(sql: postgres.Sql, file: FileRunWriter) {
-    this.#sql = sql;
-    this.#file = file;
-  }
-
-  /** The run's ID. */
-  get runId(): string {
-    return this.#file.runId;
-  }
-  /** The run folder. */
-  get folder(): string {
-    return this.#file.folder;
-  }
-
-  /** Appends the line, then commits the event's rows; a failed commit takes the line back. */
-  async append(line: string, event: EvidenceEvent): Promise<void> {
-    if (event.run_id !== this.runId) {
-      throw new EvidenceError(`an event of run "${event.run_id}" cannot go in run "${this.runId}"`);
-    }
-    const previous = this.#file.last;
-    const end = runEnd(event, false);
-    const changed = end.status !== this.#status ? end : null;
-    this.#file.appendSync(line, event); // throws for a sealed run, before any row
-    try {
-      if (event.seq === 0 || this.#unsure) {
-        await this.#sql.begin(async (tx) => {
-          if (this.#unsure) {
-            await tx.unsafe("DELETE FROM provevi_event_refs WHERE run_id = $1 AND seq >= $2", [
-              this.runId,
-              event.seq,
-            ]);
-            await tx.unsafe("DELETE FROM provevi_events WHERE run_id = $1 AND seq >= $2", [
-              this.runId,
-              event.seq,
-            ]);
-          }
-          const { text, params } = eventStatement(event, line, changed);
-          await tx.unsafe(text, params, { prepare: true });
-          if (event.type === "run_created" && event.seq === 0) await writeCreatedRowsPg(tx, event);
-        });
-      } else {
-        const { text, params } = eventStatement(event, line, changed);
-        await this.#sql.unsafe(text, params, { prepare: true });
-      }
-    } catch (error) {
-      this.#unsure = true;
-      try {
-        this.#file.unappendLast(line, previous);
-      } catch { /* the check reports a line without its row */ }
-      throw new EvidenceError(
-        `cannot write event ${event.seq} of run "${this.runId}" to ${this.#where()}: ${pgMessage(error)}${
-          isConnectionLoss(error) ? " (the connection to the server was lost)" : ""
-        }`,
-        { cause: error },
-      );
-    }
-    this.#unsure = false;
-    this.#status = end.status;
-  }
-
-  #where(): string {
-    return "the postgres store";
-  }
-
-  /** Stores the payload in the run folder and records its hash, size and place. */
-  async putPayload(bytes: Uint8Array): Promise<string> {
-    const sha256 = await this.#file.putPayload(bytes);
-    try {
-      await this.#sql.unsafe(
-        `INSERT INTO provevi_payloads (run_id, sha256, size, place) VALUES ($1, $2, $3, $4)
-         ON CONFLICT DO NOTHING`,
-        [this.runId, sha256, bytes.length, `evidence/payloads/${sha256}`],
-        { prepare: true },
-      );
-    } catch (error) {
-      throw new EvidenceError(
-        `cannot record payload ${sha256} of run "${this.runId}" in ${this.#where()}: ${pgMessage(error)}`,
-        { cause: error },
-      );
-    }
-    return sha256;
-  }
-
-  /**
-   * Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status, and
-   * any payload row that a lost connection left out. When the server cannot be reached, the folder is sealed
-   * whole and the error says so.
-   */
-  async seal(info: SealInfo = {}): Promise<Manifest> {
-    const manifest = await this.#file.seal(info);
-    const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
-    try {
-      await this.#sql.begin(async (tx) => {
-        if (this.#unsure) {
-          // A commit whose reply was lost may have left a row past the file's last line: the folder is sealed
-          // without it, so it goes.
-          await tx.unsafe("DELETE FROM provevi_event_refs WHERE run_id = $1 AND seq >= $2", [
-            this.runId,
-            this.#file.count,
-          ]);
-          await tx.unsafe("DELETE FROM provevi_events WHERE run_id = $1 AND seq >= $2", [
-            this.runId,
-            this.#file.count,
-          ]);
-        }
-        await insertPayloadRows(tx, this.runId, this.#file.payloads);
-        await updateSeal(tx, this.runId, seal);
-      });
-    } catch (error) {
-      throw new EvidenceError(
-        `run "${this.runId}" is sealed in its folder ${this.folder}, but its seal cannot be recorded in ${this.#where()}: ${
-          pgMessage(error)
-        }`,
-        { cause: error },
-      );
-    }
-    return manifest;
-  }
-}
-
-/** Inserts payload rows that are not there yet, in one statement. */
-async function insertPayloadRows(tx: PgSql, runId: string, payloads: readonly PayloadEntry[]): Promise<void> {
-  if (payloads.length === 0) return;
-  await tx.unsafe(
-    `INSERT INTO provevi_payloads (run_id, sha256, size, place)
-     SELECT $1, p.sha256, p.size, 'evidence/payloads/' || p.sha256
-     FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint)
-     ON CONFLICT DO NOTHING`,
-    [runId, JSON.stringify(payloads.map((p) => ({ sha256: p.sha256, size: p.size })))],
-  );
-}
-
-/** Sets the seal's columns of a run's row. */
-async function updateSeal(tx: PgSql, runId: string, seal: SealRow): Promise<void> {
-  await tx.unsafe(
-    `UPDATE provevi_runs SET last_hash = $1, manifest_sha256 = $2, sealed_at = $3, status = $4, ended_at = $5
-     WHERE run_id = $6`,
-    [seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId],
-  );
 }

@@ -38,7 +38,8 @@ export async function bundleAsked(record: RunRecord, events: readonly EvidenceEv
   const created = events[0]?.type === "run_created" ? events[0] : undefined;
   if (!created) return { asked: false, problems: [] };
   const flag = typeof created.data.bundle === "boolean" ? created.data.bundle : null;
-  const file = created.payload === null ? null : await runFileBundle(record, created.payload);
+  const run = await runFileSection(record, created);
+  const file = run === null ? null : run.bundle === true;
   const asked = flag === true || file === true;
   if (flag === null || file === null || flag === file) return { asked, problems: [] };
   return {
@@ -51,15 +52,26 @@ export async function bundleAsked(record: RunRecord, events: readonly EvidenceEv
   };
 }
 
-/** The run file's `run.bundle === true`, or null when the payload is not a run file that can be read. */
-async function runFileBundle(record: RunRecord, sha256: string): Promise<boolean | null> {
+/**
+ * The `run` mapping of the run file stored as `run_created`'s payload, or null when there is none or it is not a
+ * run file that can be read (a payload that is missing or changed is the evidence check's problem).
+ *
+ * @param record The run.
+ * @param created Its `run_created` event.
+ * @returns The mapping, as parsed.
+ */
+export async function runFileSection(
+  record: RunRecord,
+  created: EvidenceEvent,
+): Promise<Record<string, unknown> | null> {
+  if (created.payload === null) return null;
   try {
-    const file = parse(new TextDecoder().decode(await record.payload(sha256)));
+    const file = parse(new TextDecoder().decode(await record.payload(created.payload)));
     if (typeof file !== "object" || file === null || typeof file.run !== "object" || file.run === null) {
       return null;
     }
-    return file.run.bundle === true;
+    return file.run as Record<string, unknown>;
   } catch {
-    return null; // a payload that is missing or changed is the evidence check's problem
+    return null;
   }
 }

@@ -11,8 +11,8 @@ import { ProveviError } from "../evidence/errors.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
 import type { Manifest } from "../evidence/manifest.ts";
-import type { EvidenceStore } from "../store/store.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import type { EvidenceStore, RunWriter } from "../store/store.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { type RunCheck, verifyRun } from "./verify_run.ts";
 
 /** Where {@linkcode exportRun} puts the copy. */
@@ -33,10 +33,14 @@ export interface ExportOptions {
  * @throws ProveviError when the run is not sealed or does not verify, or the target already has it.
  * @example
  * ```ts
- * import { exportRun, FileStore, SqliteStore } from "../mod.ts";
- * const from = new FileStore({ runs: "/tmp/runs" });
- * await using to = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/indexed-runs" });
+ * import { exportRun, FileStore, SqliteStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await using from = new FileStore({ runs: "fixtures/runs" });
+ * await using to = new SqliteStore(`${dir}/evidence.db`, { runs: `${dir}/runs` });
  * const check = await exportRun("run-20261129T120000Z-0badc0de", { from, to });
+ * assert.equal(check.ok, true);
  * ```
  */
 export async function exportRun(
@@ -71,40 +75,79 @@ export async function exportRun(
   }
   const writer = await to.openRun(runId, { folder });
   try {
-    return await copyInto(runId, { record, to, writer, folder, manifest, events, lines, catalog });
+    await copyInto(runId, { record, to, writer, folder, manifest, events, lines, catalog });
   } catch (error) {
-    await writer.seal().catch(() => {}); // closes events.jsonl; the folder goes below
-    const discard = (to as { discardRun?: (id: string) => Promise<void> }).discardRun;
-    try {
-      if (discard) await discard.call(to, runId);
-      await Deno.remove(folder, { recursive: true });
-    } catch (undo) {
-      throw new ProveviError(
-        `copying run "${runId}" failed (${
-          (error as Error).message
-        }), and its partial copy in ${folder} could not be removed (${
-          (undo as Error).message
-        }); remove it by hand`,
-        { cause: error },
-      );
-    }
-    throw error;
+    await takeBack(runId, { to, writer, folder, error });
   }
+  // The seal comes last, once the copy is whole: it appends the run to the target's log, and a run in the log
+  // is never taken back (its leaf would name a run the store no longer holds). The signature goes in with the
+  // seal, so a copy that has its manifest has its signature too.
+  const attestation = record.folder === null ? null : await readSignature(record.folder);
+  try {
+    await writer.seal({
+      sealed_at: manifest.sealed_at,
+      lost: manifest.lost,
+      ...(attestation ? { attestation } : {}),
+    });
+  } catch (error) {
+    if (!(await inLog(to, runId))) await takeBack(runId, { to, writer, folder, error });
+    throw new ProveviError(
+      `run "${runId}" was copied into ${folder} and is in the log of ${to.uri}, but its seal failed (${
+        (error as Error).message
+      }); the copy is kept: check it with prove verify`,
+      { cause: error },
+    );
+  }
+  return await verifyRun(await to.readRun(runId), { store: to, ...catalog });
 }
 
+/** True when the store's log holds the run (a store without a log holds none). */
+async function inLog(store: EvidenceStore, runId: string): Promise<boolean> {
+  if (!store.log) return false;
+  return (await store.log.indexOf(runId).catch(() => null)) !== null;
+}
+
+/**
+ * Takes back a copy that failed before it reached the log: the writer gives the run up unsealed (a seal would
+ * append it to the log), its rows are discarded and its folder removed. Always throws: the copy's error, or why
+ * the copy could not be removed.
+ */
+async function takeBack(
+  runId: string,
+  c: { to: EvidenceStore; writer: RunWriter; folder: string; error: unknown },
+): Promise<never> {
+  await c.writer.abandon?.().catch(() => {});
+  const discard = (c.to as { discardRun?: (id: string) => Promise<void> }).discardRun;
+  try {
+    if (discard) await discard.call(c.to, runId);
+    await Deno.remove(c.folder, { recursive: true });
+  } catch (undo) {
+    throw new ProveviError(
+      `copying run "${runId}" failed (${
+        (c.error as Error).message
+      }), and its partial copy in ${c.folder} could not be removed (${
+        (undo as Error).message
+      }); remove it by hand`,
+      { cause: c.error },
+    );
+  }
+  throw c.error;
+}
+
+/** Copies the run's events, payloads, output and bundle into the writer, all but the seal. */
 async function copyInto(
   runId: string,
   c: {
     record: Awaited<ReturnType<EvidenceStore["readRun"]>>;
     to: EvidenceStore;
-    writer: Awaited<ReturnType<EvidenceStore["openRun"]>>;
+    writer: RunWriter;
     folder: string;
     manifest: Manifest;
     catalog: Pick<VerifyRunOptions, "catalog">;
     events: unknown[];
     lines: string[];
   },
-): Promise<RunCheck> {
+): Promise<void> {
   const { record, to, writer, folder, manifest, events, lines } = c;
   const put = new Set<string>();
   const putPayload = async (sha256: string) => {
@@ -126,19 +169,11 @@ async function copyInto(
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
-  // The signature goes in with the seal, so a copy that has its manifest has its signature too.
-  const attestation = record.folder === null ? null : await readSignature(record.folder);
-  await writer.seal({
-    sealed_at: manifest.sealed_at,
-    lost: manifest.lost,
-    ...(attestation ? { attestation } : {}),
-  });
   const bundle = await readBundle(folder);
   const recordBundle =
     (to as { recordBundle?: (id: string, b: { uri: string; pinned: string }) => Promise<void> })
       .recordBundle;
   if (bundle && recordBundle) await recordBundle.call(to, runId, bundle);
-  return await verifyRun(await to.readRun(runId), { store: to, ...c.catalog });
 }
 
 /** The bytes of the run's signed seal, or null when it has none (the source verified, so it is a plain file). */

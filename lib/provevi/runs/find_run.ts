@@ -22,8 +22,11 @@ import { resolveRunRef } from "./resolve_run_ref.ts";
  * @throws RunNotFound when there is no such run.
  * @example
  * ```ts
- * import { findRun } from "./find_run.ts";
- * const record = await findRun("fixtures/runs/run-20261031T182026Z-f9c3b25f");
+ * import { findRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const record = await findRun("run-20261129T120000Z-0badc0de", { runs: "fixtures/runs" });
+ * assert.equal(record.runId, "run-20261129T120000Z-0badc0de");
  * ```
  */
 export async function findRun(

@@ -1,6 +1,7 @@
 /**
  * The runs of a store as a person reads them: one row per run with its status (completed, failed, cancelled,
- * running, cut), start, duration, agent, model, tokens and experiment, newest first, filtered and paged. The
+ * running, cut), start, duration, agent, model, tokens, recorded cost and experiment, newest first (or oldest first), filtered
+ * and paged. The
  * sqlite store answers in SQL, over its index of runs; the file store reads each run's manifest and the first
  * and last lines of its `events.jsonl`, and reads the whole file only for the runs of the page (for tokens).
  * @module
@@ -53,6 +54,8 @@ export interface RunRow {
   model: string | null;
   /** Input and output tokens of every model call, or null when the run made none. */
   tokens: number | null;
+  /** The cost the run recorded in its last event (`data.cost.amount`, a decimal text), or null; `listRuns` always gives it. */
+  cost?: string | null;
   /** The experiment, pinned when the run pinned it. */
   experiment: string | null;
   /** The seq of the last event written: for a cut run, where it was cut. */
@@ -67,12 +70,17 @@ export interface ListRunsOptions {
   since?: string;
   /** Only runs of this agent class: `org/domain/env/name`, or its name. */
   agent?: string;
-  /** Only runs that named this experiment (a pinned URI: that version). */
+  /**
+   * Only runs that named this experiment: its URI, or its name (the last parts of its URI, such as `q3` or
+   * `credit/q3`, as `prove experiment show` takes it); with `?at=…`, only the runs of that version.
+   */
   experiment?: string;
   /** At most this many rows (all by default). */
   limit?: number;
-  /** Skip this many rows, newest first. */
+  /** Skip this many rows, in the order listed. */
   offset?: number;
+  /** List the oldest run first, as the seed's `prove runs` does; newest first by default. */
+  oldestFirst?: boolean;
 }
 
 /** A page of runs and how many runs the filters keep in all. */
@@ -87,7 +95,7 @@ interface ListingStore {
 }
 
 /**
- * Lists a store's runs, newest first.
+ * Lists a store's runs, newest first (or oldest first).
  *
  * @param store The store.
  * @param options Filters and page.
@@ -95,10 +103,13 @@ interface ListingStore {
  * @throws ProveviError when the file store's runs root does not exist, or an option cannot be used.
  * @example
  * ```ts
- * import { FileStore } from "../store/file_store.ts";
- * import { listRuns } from "./list_runs.ts";
+ * import { FileStore, listRuns } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * await using store = new FileStore({ runs: "fixtures/runs" });
  * const { runs, total } = await listRuns(store, { status: "completed", limit: 20 });
+ * assert.equal(total, 1);
+ * assert.equal(runs[0]!.run_id, "run-20261129T120000Z-0badc0de");
  * ```
  */
 export async function listRuns(store: EvidenceStore, options: ListRunsOptions = {}): Promise<RunList> {
@@ -134,9 +145,25 @@ function agentMatches(agent: string | null, wanted: string): boolean {
   return wanted.includes("/") ? agent === wanted : agent.slice(agent.lastIndexOf("/") + 1) === wanted;
 }
 
+/**
+ * Whether an experiment's URI is the one a user named: the whole URI (`experiment://org/domain/env/q3`), or a
+ * name, the last parts of it (`q3`, `credit/q3`), as the store's questions by experiment take it.
+ */
+function experimentNamed(experiment: string, named: string): boolean {
+  return named.includes("://")
+    ? experiment === named
+    : experiment === named || experiment.endsWith(`/${named}`);
+}
+
 function experimentMatches(row: { experiment: string | null; pin: string | null }, wanted: string): boolean {
-  if (/[?#]/.test(wanted)) return row.pin === wanted;
-  return row.experiment === withoutSelector(wanted);
+  const base = withoutSelector(wanted);
+  if (base !== wanted) {
+    // A pinned version: the pin is the experiment's URI with the same selector.
+    if (row.pin === null) return false;
+    const pinBase = withoutSelector(row.pin);
+    return experimentNamed(pinBase, base) && row.pin.slice(pinBase.length) === wanted.slice(base.length);
+  }
+  return row.experiment !== null && experimentNamed(row.experiment, base);
 }
 
 function sinceIso(since: string): string {
@@ -275,7 +302,47 @@ interface SqlPageRow extends SqlRunRow {
   last_seq: number | string | null;
   last_time: string | null;
   tokens: number | string | null;
+  cost: string | null;
   cancelled: number | boolean | null;
+}
+
+/**
+ * The conditions of the agent and experiment filters, each by a whole name or a bare one; null when a filter
+ * names nothing, so that no run can pass. The classes and experiments of a bare name are looked up first (they
+ * are few), so that the page's query names them and reads the indexes provevi_runs_agent_status and
+ * provevi_runs_experiment_status (a subquery there would hide from the planner how few they are).
+ */
+async function namedFilters(
+  d: Dialect,
+  options: ListRunsOptions,
+  p: (value: SqlValue) => string,
+): Promise<string[] | null> {
+  const where: string[] = [];
+  if (options.agent !== undefined) {
+    const classes = options.agent.includes("/")
+      ? [options.agent]
+      : ((await d.all(`SELECT agent FROM provevi_agents WHERE name = ${d.param(1)} ORDER BY agent`, [
+        options.agent,
+      ])) as { agent: string }[]).map((r) => r.agent);
+    if (classes.length === 0) return null;
+    where.push(
+      classes.length === 1 ? `r.agent = ${p(classes[0]!)}` : `r.agent IN (${classes.map(p).join(", ")})`,
+    );
+  }
+  if (options.experiment !== undefined) {
+    const base = withoutSelector(options.experiment);
+    const selector = options.experiment.slice(base.length);
+    const named = base.includes("://")
+      ? [base]
+      : ((await d.all(`SELECT experiment FROM provevi_experiments ORDER BY experiment`, [])) as {
+        experiment: string;
+      }[]).map((r) => r.experiment).filter((e) => experimentNamed(e, base));
+    if (named.length === 0) return null;
+    const column = selector === "" ? "r.experiment" : "r.experiment_pin";
+    const values = named.map((e) => p(e + selector));
+    where.push(values.length === 1 ? `${column} = ${values[0]}` : `${column} IN (${values.join(", ")})`);
+  }
+  return where;
 }
 
 async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunList> {
@@ -286,23 +353,9 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
     return d.param(params.length);
   };
   if (options.since !== undefined) where.push(`r.started_at >= ${p(sinceIso(options.since))}`);
-  if (options.agent !== undefined) {
-    // The classes of a bare name are looked up first, so that the page's query names them and reads the
-    // index provevi_runs_agent_status (a subquery there would hide from the planner how few they are).
-    const classes = options.agent.includes("/")
-      ? [options.agent]
-      : ((await d.all(`SELECT agent FROM provevi_agents WHERE name = ${d.param(1)} ORDER BY agent`, [
-        options.agent,
-      ])) as { agent: string }[]).map((r) => r.agent);
-    if (classes.length === 0) return { runs: [], total: 0 };
-    where.push(
-      classes.length === 1 ? `r.agent = ${p(classes[0]!)}` : `r.agent IN (${classes.map(p).join(", ")})`,
-    );
-  }
-  if (options.experiment !== undefined) {
-    if (/[?#]/.test(options.experiment)) where.push(`r.experiment_pin = ${p(options.experiment)}`);
-    else where.push(`r.experiment = ${p(withoutSelector(options.experiment))}`);
-  }
+  const named = await namedFilters(d, options, p);
+  if (named === null) return { runs: [], total: 0 };
+  where.push(...named);
   // The cancelled runs are few and have an index of their own (provevi_events_cancelled).
   const cancelled = d.cancelled("r");
   const open = options.status === "running" || options.status === "cut";
@@ -319,6 +372,7 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
       UNION ${unsealed})`);
   }
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const order = options.oldestFirst ? "ASC" : "DESC";
   const offset = options.offset ?? 0;
   const limit = options.limit === undefined || open ? "" : ` LIMIT ${p(options.limit)}`;
   const off = offset === 0 || open ? "" : `${limit === "" ? d.noLimit : ""} OFFSET ${p(offset)}`;
@@ -328,19 +382,21 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   const select = `WITH page AS MATERIALIZED (
       SELECT r.run_id, r.folder, r.status, r.sealed_at, r.started_at, r.ended_at, r.agent, r.agent_version,
         r.experiment, r.experiment_pin
-      FROM provevi_runs r ${whereSql} ORDER BY r.run_id DESC${limit}${off}
+      FROM provevi_runs r ${whereSql} ORDER BY r.run_id ${order}${limit}${off}
     )
     SELECT p.*, ${d.json("e.line", "data.model")} AS model, ${
     d.json("e.line", "data.writer", "object")
   } AS writer,
       (SELECT l.seq FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_seq,
       (SELECT l.time FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_time,
+      (SELECT ${d.json("l.line", "data.cost.amount")} FROM provevi_events l WHERE l.run_id = p.run_id
+        ORDER BY l.seq DESC LIMIT 1) AS cost,
       (SELECT sum(coalesce(${d.json("t.line", "data.input_tokens", "number")}, 0)
           + coalesce(${d.json("t.line", "data.output_tokens", "number")}, 0))
        FROM provevi_events t WHERE t.run_id = p.run_id AND t.type = 'model_called') AS tokens,
       CASE WHEN p.status = 'failed' THEN ${d.cancelled("p")} END AS cancelled
     FROM page p LEFT JOIN provevi_events e ON e.run_id = p.run_id AND e.seq = 0
-    ORDER BY p.run_id DESC`;
+    ORDER BY p.run_id ${order}`;
   let page = (await d.all(select, params)) as unknown as SqlPageRow[];
   let total: number;
   if (open) {
@@ -358,42 +414,47 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
     total = Number(counted?.n ?? 0);
   }
   const runs: RunRow[] = [];
-  for (const r of page) {
-    const row: RunRow = {
-      run_id: r.run_id,
-      status: await indexedStatus(r),
-      started_at: r.started_at,
-      ended_at: r.ended_at,
-      duration_ms: null,
-      agent: r.agent,
-      agent_version: r.agent_version,
-      model: d.text(r.model),
-      tokens: r.tokens === null ? null : Number(r.tokens),
-      experiment: r.experiment_pin ?? r.experiment,
-      last_seq: r.last_seq === null ? null : Number(r.last_seq),
-    };
-    row.duration_ms = durationOf(row, r.last_time);
-    runs.push(row);
-  }
+  for (const r of page) runs.push(await pageRow(d, r));
   return { total, runs };
+}
 
-  async function indexedStatus(r: SqlPageRow): Promise<RunListStatus> {
-    if ((r.status === "completed" || r.status === "failed") && r.sealed_at === null) {
-      // Its writer was killed after its last event but before the seal (harden's kill test): it is cut.
-      let writer: unknown = null;
-      try {
-        writer = r.writer === null ? null : JSON.parse(r.writer);
-      } catch { /* an old run: no writer */ }
-      if ((await runWriterState(r.folder, writer)) === "gone") return "cut";
-    }
-    if (r.status === "completed") return "completed";
-    if (r.status === "failed") return r.cancelled ? "cancelled" : "failed";
+/** A row of the page as the listing gives it. */
+async function pageRow(d: Dialect, r: SqlPageRow): Promise<RunRow> {
+  const row: RunRow = {
+    run_id: r.run_id,
+    status: await indexedStatus(r),
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    duration_ms: null,
+    agent: r.agent,
+    agent_version: r.agent_version,
+    model: d.text(r.model),
+    tokens: r.tokens === null ? null : Number(r.tokens),
+    cost: d.text(r.cost),
+    experiment: r.experiment_pin ?? r.experiment,
+    last_seq: r.last_seq === null ? null : Number(r.last_seq),
+  };
+  row.duration_ms = durationOf(row, r.last_time);
+  return row;
+}
+
+/** The status of a run on the page: its row's, and whether its writer is gone for one with no seal. */
+async function indexedStatus(r: SqlPageRow): Promise<RunListStatus> {
+  if ((r.status === "completed" || r.status === "failed") && r.sealed_at === null) {
+    // Its writer was killed after its last event but before the seal (harden's kill test): it is cut.
     let writer: unknown = null;
     try {
       writer = r.writer === null ? null : JSON.parse(r.writer);
     } catch { /* an old run: no writer */ }
-    return await openStatus(r.status === "incomplete", r.folder, writer);
+    if ((await runWriterState(r.folder, writer)) === "gone") return "cut";
   }
+  if (r.status === "completed") return "completed";
+  if (r.status === "failed") return r.cancelled ? "cancelled" : "failed";
+  let writer: unknown = null;
+  try {
+    writer = r.writer === null ? null : JSON.parse(r.writer);
+  } catch { /* an old run: no writer */ }
+  return await openStatus(r.status === "incomplete", r.folder, writer);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -401,13 +462,16 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
 
 interface FolderRun {
   row: RunRow;
+  /** The experiment as named, without its selector, and its pin. */
+  experiment: string | null;
   pin: string | null;
   folder: string;
 }
 
 async function listFolders(store: EvidenceStore, options: ListRunsOptions): Promise<RunList> {
   if (store instanceof FileStore) await checkRunsRoot(store.runsRoot);
-  const ids = (await store.runIds()).reverse();
+  const ids = await store.runIds(); // oldest first
+  if (!options.oldestFirst) ids.reverse();
   const kept: FolderRun[] = [];
   const since = options.since === undefined ? null : Date.parse(options.since);
   for (const id of ids) {
@@ -418,7 +482,7 @@ async function listFolders(store: EvidenceStore, options: ListRunsOptions): Prom
     if (options.agent !== undefined && !agentMatches(row.agent, options.agent)) continue;
     if (
       options.experiment !== undefined &&
-      !experimentMatches({ experiment: row.experiment, pin: run.pin }, options.experiment)
+      !experimentMatches({ experiment: run.experiment, pin: run.pin }, options.experiment)
     ) continue;
     if (since !== null && (row.started_at === null || Date.parse(row.started_at) < since)) continue;
     kept.push(run);
@@ -492,11 +556,19 @@ async function readFolderRun(store: EvidenceStore, id: string): Promise<FolderRu
     agent_version: fields.agent_version,
     model: typeof created?.data?.model === "string" ? created.data.model : null,
     tokens: null,
+    cost: recordedCost(ending === null ? null : last),
     experiment: fields.experiment_pin ?? fields.experiment,
     last_seq: typeof last?.seq === "number" ? last.seq : null,
   };
   row.duration_ms = durationOf(row, typeof last?.time === "string" ? last.time : null);
-  return { row, pin: fields.experiment_pin, folder: record.folder };
+  return { row, experiment: fields.experiment, pin: fields.experiment_pin, folder: record.folder };
+}
+
+/** The cost a run's last event records (`data.cost.amount`), or null. */
+function recordedCost(last: EvidenceEvent | null): string | null {
+  const cost = last?.data?.cost;
+  if (typeof cost !== "object" || cost === null || Array.isArray(cost)) return null;
+  return typeof cost.amount === "string" ? cost.amount : null;
 }
 
 /** The tokens of every model call, read from the whole `events.jsonl` of a run on the page. */

@@ -31,8 +31,11 @@ export interface OpenStoreOptions {
  * @throws ProveviError for a URI that names no store, or a sqlite file that cannot be used.
  * @example
  * ```ts
- * import { openStore } from "./open_store.ts";
- * await using store = await openStore("file", { runs: "/tmp/runs" });
+ * import { openStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = await openStore("file", { runs: "fixtures/runs" });
+ * assert.deepEqual(await store.runIds(), ["run-20261129T120000Z-0badc0de"]);
  * ```
  */
 export function openStore(uri: string, options: OpenStoreOptions = {}): Promise<EvidenceStore> {

@@ -22,12 +22,13 @@ import { findRun } from "./find_run.ts";
  * @throws RunNotFound when there is no such run, or it is elsewhere with no bundle or no catalog to read it.
  * @example
  * ```ts
- * import { Catalog } from "../../provcat/mod.ts";
- * import { findRunOrBundle, openStore, verifyRun } from "../mod.ts";
- * await using store = await openStore("postgresql://ada@db.internal/evidence");
- * const catalog = await Catalog.open();
- * const { record, bundle } = await findRunOrBundle("run-20261129T120000Z-0badc0de", { store, catalog });
- * const check = await verifyRun(record, { store, catalog, ...(bundle ? { bundle } : {}) });
+ * import { FileStore, findRunOrBundle } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const { record, bundle } = await findRunOrBundle("run-20261129T120000Z-0badc0de", { store });
+ * assert.equal(record.runId, "run-20261129T120000Z-0badc0de");
+ * assert.equal(bundle, null);
  * ```
  */
 export async function findRunOrBundle(

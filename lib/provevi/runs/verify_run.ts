@@ -1,20 +1,28 @@
 /**
- * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, then the committed
- * bundle and the experiment.
+ * The whole check of a run: the evidence, then the outputs, then the inputs' re-check, the recorded costs, then
+ * the committed bundle and the experiment.
  * @module
  */
-import { join } from "node:path";
 import { type Catalog, parseUri } from "../../provcat/mod.ts";
 import { verifyBundle } from "./bundle.ts";
 import { verifyExperiment } from "../experiments/experiment.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore } from "../store/store.ts";
-import { type Check, type ReadEvents, verifyEvidence, verifyOutputs } from "../evidence/verify.ts";
+import type { ReadEvents } from "../evidence/read_events.ts";
+import { type Check, verifyEvidence, verifyOutputs } from "../evidence/verify.ts";
 import { inputProblems, outputRecordProblems } from "../evidence/event_rules.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import { bundleAsked } from "./bundle_asked.ts";
+import { bundlePin } from "./bundle_pin.ts";
+import { signingAskedProblems } from "./signing_asked.ts";
+import { resumedPairProblems } from "./resumed_pair.ts";
 import { checkAttestation } from "../evidence/attestation.ts";
+import { checkAssessmentsFile } from "../evidence/assessments_file.ts";
+import { manifestLastHash } from "../evidence/manifest.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
+import { runCost } from "../cost/run_cost.ts";
+import { checkRunInLog, type InLog, readRunLogFiles } from "../log/run_in_log.ts";
+import type { TrustPolicy } from "../log/trust_policy.ts";
 
 /** What {@linkcode verifyRun} may also check against. */
 export interface VerifyRunOptions {
@@ -38,6 +46,11 @@ export interface VerifyRunOptions {
    * signed by one of them. Without any, a signature is reported and not checked.
    */
   trust?: readonly TrustedKey[];
+  /**
+   * The log keys, witnesses and quorum that the run's `log.tlog-proof` must satisfy (`prove verify --log-key`,
+   * check 10): then the run must be in a log a key signs, cosigned by the quorum. Without it the proof is not read.
+   */
+  log?: TrustPolicy;
   /** Checks of the bundle and experiment, which the catalog adds; each returns problems. */
   extraChecks?: ((
     record: RunRecord,
@@ -60,6 +73,8 @@ export interface RunCheck extends Check {
   bundle: string | null;
   /** The URI of a bundle committed to a store without commits: reported, not compared. */
   unpinnedBundle: string | null;
+  /** Where the run is in the log, when a log policy was given and the proof holds; else null. */
+  inLog: InLog | null;
 }
 
 /**
@@ -70,9 +85,12 @@ export interface RunCheck extends Check {
  * @returns `{ ok, problems, bundle }`; it prints nothing.
  * @example
  * ```ts
- * import { findRun, verifyRun } from "../mod.ts";
- * const check = await verifyRun(await findRun("run-20261031T182026Z-f9c3b25f"));
- * console.log(check.ok, check.problems.map((p) => p.code));
+ * import { findRun, verifyRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const check = await verifyRun(await findRun("fixtures/runs/run-20261129T120000Z-0badc0de"));
+ * assert.equal(check.ok, true);
+ * assert.deepEqual(check.problems, []);
  * ```
  */
 export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {}): Promise<RunCheck> {
@@ -85,12 +103,18 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
   }
   const numbered = read.events.map((event, i) => ({ event, line: read.eventLines[i]! }));
   problems.push(...outputRecordProblems(numbered), ...inputProblems(numbered));
+  // The recorded costs, recomputed from the usage and the price table the run pinned.
+  problems.push(...(await runCost(read.events, (sha) => record.payload(sha))).problems);
   const attestation = await checkAttestation(record, read.events, {
     ...(options.trust ? { trust: options.trust } : {}),
     ...(read.texts ? { texts: read.texts } : {}),
   });
-  problems.push(...attestation.problems);
+  problems.push(...await signingAskedProblems(record, read.events), ...attestation.problems);
   notes.push(...attestation.notes);
+  problems.push(...await assessmentProblems(record, read));
+  const inLog = options.log
+    ? await logCheck(record, read.texts?.manifest ?? null, options.log, problems)
+    : null;
   const lost = lostCount(read.texts?.manifest ?? null);
   if (lost > 0) {
     notes.push(
@@ -109,6 +133,10 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     );
   }
   for (const extra of options.extraChecks ?? []) problems.push(...await extra(record, read.events));
+  // A resumed run and the cut run it goes on from are one history, checked together.
+  problems.push(
+    ...await resumedPairProblems(record, { events: read.events, lines: read.eventLines }, options.store),
+  );
   const catalog = lazyCatalog(options.catalog);
   let bundles: BundleVerdict;
   try {
@@ -131,7 +159,23 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
     runId: record.runId,
     bundle: bundles.bundle,
     unpinnedBundle: bundles.unpinnedBundle,
+    inLog,
   };
+}
+
+/** Check 10: the run's `log.tlog-proof` against the log policy; its problems go in `problems`. */
+async function logCheck(
+  record: RunRecord,
+  manifestText: string | null,
+  policy: TrustPolicy,
+  problems: Problem[],
+): Promise<InLog | null> {
+  const files = record.folder === null
+    ? { attestation: null, proofText: null }
+    : await readRunLogFiles(record.folder);
+  const checked = checkRunInLog({ runId: record.runId, manifestText, ...files }, policy);
+  problems.push(...checked.problems);
+  return checked.inLog;
 }
 
 interface BundleVerdict {
@@ -151,12 +195,12 @@ async function checkBundle(
   context: { options: VerifyRunOptions; catalog: ReturnType<typeof lazyCatalog> },
 ): Promise<BundleVerdict> {
   const { options, catalog } = context;
-  const file = options.bundle === undefined && record.folder !== null
-    ? await readBundleFile(record.folder)
-    : null;
+  const file = options.bundle === undefined && record.folder !== null ? await bundlePin(record.folder) : null;
   const problems: Problem[] = [...(file?.problems ?? [])];
   const bundle = options.bundle ?? file?.pinned ?? null;
-  const unpinnedBundle = options.bundle === undefined ? file?.unpinned ?? null : null;
+  const unpinnedBundle = file !== null && file.pinned === null && file.problems.length === 0
+    ? file.uri
+    : null;
   // The run file the evidence records asked for a bundle: deleting bundle.json must not let a forged run pass.
   const asked = await bundleAsked(record, read.events);
   problems.push(...asked.problems);
@@ -204,40 +248,6 @@ async function checkBundle(
   return { bundle, unpinnedBundle, problems };
 }
 
-/** `bundle.json`: its pinned URI, or its URI when `pinned` is null; null when there is no such file. */
-async function readBundleFile(
-  folder: string,
-): Promise<{ pinned: string | null; unpinned: string | null; problems: Problem[] } | null> {
-  const at = { file: "bundle.json" };
-  const path = join(folder, "bundle.json");
-  let parsed: unknown;
-  try {
-    const info = await Deno.lstat(path);
-    if (!info.isFile) throw new Error("it is a link or not a plain file");
-    try {
-      parsed = JSON.parse(await Deno.readTextFile(path));
-    } catch (error) {
-      throw new Error("it is not JSON", { cause: error });
-    }
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    const message = `bundle.json cannot be read: ${(error as Error).message}`;
-    return { pinned: null, unpinned: null, problems: [problem("bundle.unreadable", message, at)] };
-  }
-  const b = parsed as { uri?: unknown; pinned?: unknown } | null;
-  if (typeof b !== "object" || b === null || Array.isArray(b)) {
-    const message = "bundle.json cannot be read: it is not a JSON object";
-    return { pinned: null, unpinned: null, problems: [problem("bundle.unreadable", message, at)] };
-  }
-  if (typeof b.pinned === "string") return { pinned: b.pinned, unpinned: null, problems: [] };
-  if (b.pinned === null && typeof b.uri === "string") return { pinned: null, unpinned: b.uri, problems: [] };
-  return {
-    pinned: null,
-    unpinned: null,
-    problems: [problem("bundle.no_pin", "bundle.json has no pinned URI", at)],
-  };
-}
-
 /**
  * `pinned: null` claims that the bundle's store has no commits: the URI must be of this run, and the catalog
  * must route it to a store without commits. A store with commits would have given a pin to compare.
@@ -271,6 +281,18 @@ function unpinnedProblems(catalog: Catalog, uri: string, runId: string): Problem
     ];
   }
   return [];
+}
+
+/** Check 11: the file store's assessments of the run, chained from its seal (none for a run without a folder). */
+async function assessmentProblems(record: RunRecord, read: ReadEvents): Promise<Problem[]> {
+  if (record.folder === null) return [];
+  const { problems } = await checkAssessmentsFile(record.folder, {
+    runId: record.runId,
+    lastHash: manifestLastHash(read.texts?.manifest ?? null),
+    seqs: new Set(read.events.map((e) => e.seq)),
+    spans: new Set(read.events.map((e) => e.span_id).filter((s): s is string => s !== null)),
+  });
+  return problems;
 }
 
 /** The length of the manifest's `lost` list, or 0 when the manifest cannot say (the evidence check reports). */

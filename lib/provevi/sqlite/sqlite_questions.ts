@@ -282,14 +282,48 @@ function fromLine<T extends { line?: string }>(
   return out as Omit<T, "line">;
 }
 
+const ASSESSMENT = "id, run_id, seq, span_id, experiment, name, value, rationale, source, created_at";
+
+/** Assessment rows with their values parsed. */
+function assessmentRows(rows: unknown[]): Assessment[] {
+  return (rows as (Omit<Assessment, "value"> & { value: string })[]).map((r) => ({
+    ...r,
+    value: jsonColumn(
+      r.value,
+      `provevi_assessments (id ${r.id}, ${
+        r.run_id !== null ? `run_id "${r.run_id}"` : `experiment "${r.experiment}"`
+      }): value`,
+    ),
+  }));
+}
+
 /** The assessments of a run, oldest first. */
 export function assessments(db: SqlDb, runId: string): Assessment[] {
-  const rows = db.prepare(
-    `SELECT id, run_id, seq, span_id, name, value, rationale, source, created_at
-     FROM provevi_assessments WHERE run_id = ? ORDER BY id`,
-  ).all(runId) as (Omit<Assessment, "value"> & { value: string })[];
-  return rows.map((r) => ({
-    ...r,
-    value: jsonColumn(r.value, `provevi_assessments (id ${r.id}, run_id "${runId}"): value`),
-  }));
+  return assessmentRows(
+    db.prepare(`SELECT ${ASSESSMENT} FROM provevi_assessments WHERE run_id = ? ORDER BY id`).all(runId),
+  );
+}
+
+/**
+ * The assessments of an experiment by URI or name, oldest first: with no selector, of the experiment as a whole
+ * and of each version; pinned (`?at=commit:…`), of the whole and of that version.
+ */
+export function experimentAssessments(db: SqlDb, uri: string): Assessment[] {
+  const base = uri.replace(/[?#].*$/, "");
+  const names = experimentsNamed(db, base);
+  if (names.length > 1) {
+    throw new ProveviError(
+      `"${uri}" names ${names.length} experiments (${names.join(", ")}); pass the whole URI`,
+    );
+  }
+  if (names.length === 0) return [];
+  const name = names[0]!;
+  const rows = base === uri
+    ? db.prepare(
+      `SELECT ${ASSESSMENT} FROM provevi_assessments
+       WHERE experiment = ? OR (experiment >= ? AND experiment < ?) ORDER BY id`,
+    ).all(name, `${name}?`, `${name}@`)
+    : db.prepare(`SELECT ${ASSESSMENT} FROM provevi_assessments WHERE experiment IN (?, ?) ORDER BY id`)
+      .all(name, name + uri.slice(base.length));
+  return assessmentRows(rows);
 }

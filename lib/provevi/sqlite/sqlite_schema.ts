@@ -181,12 +181,57 @@ CREATE INDEX provevi_runs_unsealed ON provevi_runs (run_id) WHERE sealed_at IS N
 `;
 
 /**
+ * Version 6: the log of the store's sealed runs (docs/log.md): its key, its entries (a run once), the tree's
+ * hashes at each tile level, and every checkpoint with the cosignatures it gathered. Runs sealed before the
+ * upgrade are not in it: `prove log audit --repair` appends each one that verifies. (Version 5 is the postgres
+ * store's; here it makes nothing, so that a version means the same in both.)
+ */
+const V6 = `
+CREATE TABLE provevi_log_key (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL);
+CREATE TABLE provevi_log_entries (
+  idx INTEGER PRIMARY KEY CHECK (idx >= 0),
+  run_id TEXT NOT NULL UNIQUE,
+  entry BLOB NOT NULL
+);
+CREATE TABLE provevi_log_hashes (
+  level INTEGER NOT NULL CHECK (level >= 0), n INTEGER NOT NULL CHECK (n >= 0), hash BLOB NOT NULL,
+  PRIMARY KEY (level, n)
+) WITHOUT ROWID;
+CREATE TABLE provevi_log_checkpoints (size INTEGER PRIMARY KEY CHECK (size > 0), note TEXT NOT NULL, cosigned TEXT);
+`;
+
+/**
+ * Version 7, as the postgres store's step 7 makes it: an assessment judges an experiment too (`experiment`, its
+ * URI, pinned for one version; then no run), so `run_id` may be null, and exactly one of the two is set; and the
+ * events are found by their trace ID (`trace(traceId)`). SQLite cannot drop a NOT NULL, so the table is made
+ * again, with every row and ID kept.
+ */
+const V7 = `
+CREATE TABLE provevi_assessments_v7 (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT, seq INTEGER, span_id TEXT,
+  experiment TEXT,
+  name TEXT NOT NULL, value TEXT NOT NULL, rationale TEXT, source TEXT,
+  created_at TEXT NOT NULL,
+  CHECK ((run_id IS NULL) <> (experiment IS NULL)),
+  CHECK (experiment IS NULL OR (seq IS NULL AND span_id IS NULL))
+);
+INSERT INTO provevi_assessments_v7 (id, run_id, seq, span_id, name, value, rationale, source, created_at)
+  SELECT id, run_id, seq, span_id, name, value, rationale, source, created_at FROM provevi_assessments;
+DROP TABLE provevi_assessments;
+ALTER TABLE provevi_assessments_v7 RENAME TO provevi_assessments;
+CREATE INDEX provevi_assessments_run ON provevi_assessments (run_id);
+CREATE INDEX provevi_assessments_experiment ON provevi_assessments (experiment) WHERE experiment IS NOT NULL;
+CREATE INDEX provevi_events_trace ON provevi_events (trace_id, run_id) WHERE trace_id IS NOT NULL;
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { SCHEMA_STEPS } from "./sqlite_schema.ts";
- * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4]
+ * SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6, 7]
  * ```
  */
 export const SCHEMA_STEPS: readonly SchemaStep[] = [
@@ -218,6 +263,23 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
     description:
       "indexes for filtered pages of runs: agent, experiment or pin, then status and run; cancelled and unsealed runs",
     up: (db) => db.exec(V4),
+  },
+  {
+    version: 5,
+    description:
+      "views and indexes that read an event's line take every line, one with a NUL's or half a surrogate pair's escape",
+    up: () => {}, // SQLite's JSON functions take every line already
+  },
+  {
+    version: 6,
+    description: "the log of the store's sealed runs: its key, entries, tile hashes and checkpoints",
+    up: (db) => db.exec(V6),
+  },
+  {
+    version: 7,
+    description:
+      "assessments of an experiment (run_id or experiment, one of the two); events found by trace ID",
+    up: (db) => db.exec(V7),
   },
 ];
 

@@ -23,10 +23,16 @@ import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
 import type * as Q from "../store/store_questions.ts";
-import { type Assessment, assessmentTarget, type AssessOptions, type AssessTarget } from "../store/assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
+import { writeAssessment } from "./sqlite_assess.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "../store/trace.ts";
+import { traceOfRuns } from "../store/_trace_of_runs.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
-import { nowUtc } from "../evidence/event.ts";
-import canonicalize from "canonicalize";
+import type { RowsLog } from "../log/rows_log.ts";
+import { leafOfSeal } from "../log/run_leaf.ts";
+import { appendLogIn, durableTransaction, sqliteLog } from "./sqlite_log.ts";
+import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
 
 /** How a {@linkcode SqliteStore} opens its file. */
 export interface SqliteStoreOptions {
@@ -52,9 +58,12 @@ export interface BundlePlace {
  *
  * @example
  * ```ts
- * import { SqliteStore } from "./sqlite_store.ts";
- * await using store = new SqliteStore("/tmp/evidence.db", { runs: "/tmp/runs" });
- * const runs = await store.runsOfAgent("revenue-question");
+ * import { SqliteStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await using store = new SqliteStore(`${dir}/evidence.db`, { runs: `${dir}/runs` });
+ * assert.deepEqual(await store.runsOfAgent("revenue-question"), []);
  * ```
  */
 export class SqliteStore implements EvidenceStore, StoreQuestions {
@@ -64,6 +73,8 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   readonly path: string;
   /** True when the store only reads. */
   readonly readOnly: boolean;
+  /** The log of the store's sealed runs, in its tables: each seal appends its run in the seal's transaction. */
+  readonly log: RowsLog;
   #db: DatabaseSync | null;
 
   /**
@@ -78,6 +89,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     this.runsRoot = runsRoot(options.runs);
     this.readOnly = options.create === false;
     this.#db = openDatabase(this.path, { uri: this.uri, readOnly: this.readOnly });
+    this.log = sqliteLog(() => this.db, { uri: this.uri, readOnly: this.readOnly });
   }
 
   /** The open connection. */
@@ -120,7 +132,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
         cause: error,
       });
     }
-    return new SqliteRunWriter(db, file);
+    return new SqliteRunWriter(db, file, { uri: this.uri });
   }
 
   /**
@@ -175,8 +187,10 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     const db = this.db;
     const rows = await missingRows(runId, folder, heldRows(db, runId));
     if (rows === null) return;
+    const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
+    let logged: ReturnType<typeof appendLogIn> | null = null;
     try {
-      transaction(db, () => {
+      durableTransaction(db, () => {
         const still = db.prepare(
           `SELECT (SELECT count(*) FROM provevi_events WHERE run_id = ?1) AS n FROM provevi_runs
            WHERE run_id = ?1 AND manifest_sha256 IS NULL`,
@@ -192,8 +206,11 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
           `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
            WHERE run_id = ?`,
         ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, runId);
+        // The run's seal is in its folder: its leaf goes in the log with its rows (docs/log.md).
+        if (leaf !== null) logged = appendLogIn(db, [leaf], this.uri);
       });
     } catch { /* busy: the check reports the rows */ }
+    if (logged !== null) await writeProofFile(folder, logged);
   }
 
   /**
@@ -276,7 +293,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
    * does.
    * @param options `folder`: the run folder to compare with, instead of the one the store records; `bundle`: the
    * pinned bundle that folder was taken from, when it has no `bundle.json`.
-   * @returns The problems (codes `rows.schema`, `rows.differ`), each naming the table and the row's key.
+   * @returns The problems (codes `rows.schema`, `rows.run_differs`, `rows.event_differs`, …), each naming the table and the row's key.
    */
   async checkRun(
     runId: string,
@@ -293,9 +310,10 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /**
-   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span.
+   * Writes an assessment of a run, an event (`RUN#SEQ`) or a span, or of an experiment (its URI or name; pinned,
+   * one version of it).
    * @returns The assessment as stored.
-   * @throws ProveviError when the run, event or span is not in the store.
+   * @throws ProveviError when the run, event, span, experiment or version is not in the store.
    */
   assess(
     target: AssessTarget,
@@ -311,62 +329,33 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   #assess(target: AssessTarget, name: string, value: unknown, options: AssessOptions): Assessment {
-    const db = this.#writable("write an assessment");
-    const t = assessmentTarget(target);
-    const run = db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(t.run_id);
-    if (!run) throw new RunNotFound(`no run "${t.run_id}" in store ${this.uri} to assess`);
-    if (
-      t.seq !== null &&
-      !db.prepare("SELECT 1 FROM provevi_events WHERE run_id = ? AND seq = ?").get(t.run_id, t.seq)
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no event ${t.seq} in store ${this.uri}`);
-    }
-    if (
-      t.span_id !== null &&
-      !db.prepare("SELECT 1 FROM provevi_events WHERE span_id = ? AND run_id = ? LIMIT 1").get(
-        t.span_id,
-        t.run_id,
-      )
-    ) {
-      throw new ProveviError(`run "${t.run_id}" has no span ${t.span_id} in store ${this.uri}`);
-    }
-    if (!name) throw new ProveviError("an assessment needs a name");
-    let json: string | undefined;
-    try {
-      json = canonicalize(value); // throws on Infinity, NaN and a BigInt
-    } catch (error) {
-      throw new ProveviError(`the value of assessment "${name}" is not JSON: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (json === undefined) throw new ProveviError(`the value of assessment "${name}" is not JSON`);
-    const created_at = nowUtc();
-    // Texts as a column holds them (columnText): the assessment returned is the one stored.
-    const held = { name: columnText(name), rationale: columnValue(options.rationale ?? null) };
-    const source = columnValue(options.source ?? null);
-    const id = transaction(db, () =>
-      Number(
-        (db.prepare(
-          `INSERT INTO provevi_assessments (run_id, seq, span_id, name, value, rationale, source, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(t.run_id, t.seq, t.span_id, held.name, json, held.rationale, source, created_at) as {
-          lastInsertRowid: number | bigint;
-        }).lastInsertRowid,
-      ));
-    return {
-      id,
-      ...t,
-      name: held.name,
-      value: JSON.parse(json),
-      rationale: held.rationale,
-      source,
-      created_at,
-    };
+    return writeAssessment(this.#writable("write an assessment"), this.uri, { target, name, value, options });
   }
 
   /** The assessments of a run, its events and its spans, oldest first. */
   assessments(runId: string): Promise<Assessment[]> {
     return Promise.resolve(plain(q.assessments(this.db, columnText(runId))));
+  }
+
+  /**
+   * The assessments of an experiment by its URI or name: of the experiment as a whole and of each version, or,
+   * pinned, of the whole and of that version. Oldest first; none when no run named it.
+   */
+  experimentAssessments(uri: string): Promise<Assessment[]> {
+    try {
+      return Promise.resolve(plain(q.experimentAssessments(this.db, columnText(uri))));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The spans of a trace, across the runs whose events carry its ID (an index of step 7 finds them). */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    const runs = (this.db.prepare(
+      "SELECT DISTINCT run_id FROM provevi_events WHERE trace_id = ? ORDER BY run_id",
+    ).all(id) as { run_id: string }[]).map((r) => r.run_id);
+    return await traceOfRuns(this, runs, id);
   }
 
   /** The runs that staged `uri` as an input, by its URI or a pinned version of it. */
@@ -430,12 +419,18 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
 export class SqliteRunWriter implements RunWriter {
   readonly #db: DatabaseSync;
   readonly #file: FileRunWriter;
+  readonly #uri: string;
   #status = "running";
 
-  /** @param db The store's connection. @param file The run's file writer. */
-  constructor(db: DatabaseSync, file: FileRunWriter) {
+  /**
+   * @param db The store's connection.
+   * @param file The run's file writer.
+   * @param options `uri`: the store's URI, for errors.
+   */
+  constructor(db: DatabaseSync, file: FileRunWriter, options: { uri?: string } = {}) {
     this.#db = db;
     this.#file = file;
+    this.#uri = options.uri ?? "the sqlite store";
   }
 
   /** The run's ID. */
@@ -445,6 +440,11 @@ export class SqliteRunWriter implements RunWriter {
   /** The run folder. */
   get folder(): string {
     return this.#file.folder;
+  }
+
+  /** Gives the run up unsealed: its folder's writer closes, and its rows are the caller's to discard. */
+  abandon(): Promise<void> {
+    return this.#file.abandon();
   }
 
   /** Appends the line and commits the event's rows, both or neither. */
@@ -509,22 +509,31 @@ export class SqliteRunWriter implements RunWriter {
     return sha256;
   }
 
-  /** Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status. */
+  /**
+   * Seals the run folder, then records the last hash, the manifest's hash, the seal time and the status, and
+   * appends the run to the store's log, in one transaction whose commit is fsynced: the run is in the log when
+   * the seal returns. Then the run's proof, `log.tlog-proof`, is written into its folder.
+   */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     const manifest = await this.#file.seal(info);
-    const seal = sealRow(manifestText(manifest), manifest, this.#file.last.event);
+    const text = manifestText(manifest);
+    const seal = sealRow(text, manifest, this.#file.last.event);
+    const leaf = leafOfSeal(text, this.#file.attestation);
+    let logged: ReturnType<typeof appendLogIn>;
     try {
-      transaction(this.#db, () => {
+      logged = durableTransaction(this.#db, () => {
         this.#db.prepare(
           `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
            WHERE run_id = ?`,
         ).run(seal.last_hash, seal.manifest_sha256, seal.sealed_at, seal.status, seal.ended_at, this.runId);
+        return appendLogIn(this.#db, [leaf], this.#uri);
       });
     } catch (error) {
       throw new EvidenceError(`cannot record the seal of run "${this.runId}": ${(error as Error).message}`, {
         cause: error,
       });
     }
+    await writeProofFile(this.folder, logged);
     return manifest;
   }
 }

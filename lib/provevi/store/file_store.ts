@@ -5,7 +5,11 @@
  */
 import { join } from "node:path";
 import { EvidenceError, NeedsIndexedStore, ProveviError, RunNotFound } from "../evidence/errors.ts";
-import type { Assessment } from "./assess.ts";
+import type { Assessment, AssessOptions, AssessTarget } from "./assess.ts";
+import { assessInFolder, assessmentsInFolder } from "./file_assessments.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
+import { traceIdOf } from "./trace.ts";
+import { traceOfRuns } from "./_trace_of_runs.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
@@ -24,6 +28,9 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts";
+import { FileLog, type PreparedAppend } from "../log/file_log.ts";
+import { leafOfSeal } from "../log/run_leaf.ts";
+import { PROOF_FILE } from "../log/tlog_proof.ts";
 
 /** The paths of a run folder's evidence. */
 export function evidencePaths(folder: string): {
@@ -31,6 +38,7 @@ export function evidencePaths(folder: string): {
   events: string;
   payloads: string;
   manifest: string;
+  manifestTmp: string;
   attestation: string;
 } {
   const evidence = join(folder, "evidence");
@@ -39,6 +47,9 @@ export function evidencePaths(folder: string): {
     events: join(evidence, "events.jsonl"),
     payloads: join(evidence, "payloads"),
     manifest: join(evidence, "manifest.json"),
+    // The seal's manifest before it takes its name: beside evidence/, not in it, so a writer killed mid-seal
+    // leaves evidence/ holding only the format's files (docs/evidence-format.md, "The run folder").
+    manifestTmp: join(folder, ".manifest.json.tmp"),
     attestation: join(evidence, ATTESTATION_FILE),
   };
 }
@@ -48,26 +59,31 @@ export function evidencePaths(folder: string): {
  *
  * @example
  * ```ts
- * import { FileStore } from "./file_store.ts";
- * await using store = new FileStore({ runs: "/tmp/runs" });
- * const ids = await store.runIds();
+ * import { FileStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * assert.deepEqual(await store.runIds(), ["run-20261129T120000Z-0badc0de"]);
  * ```
  */
 export class FileStore implements EvidenceStore, StoreQuestions {
   readonly uri = "file";
   readonly runsRoot: string;
+  /** The log of the store's sealed runs, in `<runs root>/.log/`: each seal appends its run. */
+  readonly log: FileLog;
   readonly #folders = new Map<string, string>();
 
   /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
   constructor(options: { runs?: string } = {}) {
     this.runsRoot = runsRoot(options.runs);
+    this.log = new FileLog(this.runsRoot);
   }
 
   /** Opens a new run folder's evidence to write. */
   async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
-    const writer = await FileRunWriter.create(runId, folder);
+    const writer = await FileRunWriter.create(runId, folder, { log: this.log });
     this.#folders.set(runId, folder);
     return writer;
   }
@@ -164,17 +180,35 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   inputs(_runId: string): Promise<Q.InputEntry[]> {
     return Promise.reject(new NeedsIndexedStore("a run's inputs"));
   }
-  /** The file store keeps no assessments: use a sqlite store. */
-  assess(): Promise<Assessment> {
-    return Promise.reject(new NeedsIndexedStore("prove assess"));
+  /**
+   * Writes an assessment of a sealed run, or of one of its events or spans, to the run folder's
+   * `assessments.jsonl`, hash-chained from its seal. An experiment's need an indexed store.
+   */
+  assess(
+    target: AssessTarget,
+    name: string,
+    value: unknown,
+    options: AssessOptions = {},
+  ): Promise<Assessment> {
+    return assessInFolder((id) => this.readRun(id), target, { name, value, options });
   }
-  /** The file store keeps no assessments: use a sqlite store. */
-  assessments(_runId: string): Promise<Assessment[]> {
-    return Promise.reject(new NeedsIndexedStore("assessments"));
+  /** The assessments of a run, from its folder's `assessments.jsonl`, oldest first. */
+  async assessments(runId: string): Promise<Assessment[]> {
+    return await assessmentsInFolder(await this.readRun(runId));
+  }
+  /** The file store keeps no experiment's assessments: use a sqlite store. */
+  experimentAssessments(_uri: string): Promise<Assessment[]> {
+    return Promise.reject(new NeedsIndexedStore("an experiment's assessments"));
+  }
+  /** The spans of a trace: the file store has no index, so it reads each run's span index and events. */
+  async trace(traceId: string): Promise<TraceSpan[]> {
+    const id = traceIdOf(traceId);
+    return await traceOfRuns(this, await this.runIds(), id, { scan: true });
   }
 
-  /** Nothing to close; here for the interface. */
+  /** Closes the log's run index, if it is open. */
   close(): Promise<void> {
+    this.log.close();
     return Promise.resolve();
   }
 
@@ -197,10 +231,13 @@ export class FileRunWriter implements RunWriter {
   #lastLine: string | null = null;
   #lastEvent: EvidenceEvent | null = null;
   #sealed = false;
+  #abandoned = false; // given up unsealed (abandon)
   #lock: Deno.FsFile | null = null;
   #digest: EventsDigest | null = null; // when run_created names a signing key: for the statement of the seal
   #signingKey: string | null = null; // the key that run_created names
   #sealFailed: string | null = null; // why the seal failed, when it did
+  #log: FileLog | null = null; // the store's log, which the seal appends the run to
+  #attestation: Uint8Array | null = null; // the attestation the seal wrote, for an indexed store's log
 
   private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
     this.#file = file;
@@ -211,7 +248,11 @@ export class FileRunWriter implements RunWriter {
    * Makes the run folder and opens `events.jsonl`, which must not exist yet.
    * @throws ProveviError when the run folder already holds events.
    */
-  static async create(runId: string, folder: string): Promise<FileRunWriter> {
+  static async create(
+    runId: string,
+    folder: string,
+    options: { log?: FileLog } = {},
+  ): Promise<FileRunWriter> {
     const paths = evidencePaths(folder);
     await Deno.mkdir(paths.payloads, { recursive: true });
     let file: Deno.FsFile;
@@ -227,6 +268,7 @@ export class FileRunWriter implements RunWriter {
     }
     const writer = new FileRunWriter(runId, folder, file);
     writer.#lock = holdWriterLock(folder); // tells readers that the run is still being written
+    writer.#log = options.log ?? null;
     return writer;
   }
 
@@ -247,7 +289,7 @@ export class FileRunWriter implements RunWriter {
 
   /** The synchronous form of {@linkcode append}, for stores that wrap this writer. */
   appendSync(line: string, event: EvidenceEvent): void {
-    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+    this.#refuseMore("events");
     const bytes = utf8(line + "\n");
     this.#writeAll(bytes);
     this.#digested(bytes, [line], [event]);
@@ -259,7 +301,7 @@ export class FileRunWriter implements RunWriter {
   /** Appends several lines with one synchronous write; a write that fails takes back what it wrote. */
   appendMany(lines: readonly string[], events: readonly EvidenceEvent[]): Promise<void> {
     try {
-      if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more events`);
+      this.#refuseMore("events");
       if (lines.length === 0) return Promise.resolve();
       const bytes = utf8(lines.join("\n") + "\n");
       this.#writeAll(bytes);
@@ -271,6 +313,30 @@ export class FileRunWriter implements RunWriter {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Refuses more evidence once the run is sealed or given up. */
+  #refuseMore(what: string): void {
+    if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed; it takes no more ${what}`);
+    if (this.#abandoned) {
+      throw new EvidenceError(`run "${this.runId}" was given up unsealed; it takes no more ${what}`);
+    }
+  }
+
+  /**
+   * Gives the run up unsealed, for a copy that failed part way: closes `events.jsonl` and lets go of the folder
+   * (its caller removes it, or leaves it for a look). The run is never sealed, so it never reaches the log, and
+   * the writer takes nothing more. Does nothing to a sealed run.
+   */
+  abandon(): Promise<void> {
+    if (this.#sealed || this.#abandoned) return Promise.resolve();
+    this.#abandoned = true;
+    try {
+      this.#file.close();
+    } catch { /* closed already, by a seal that failed */ }
+    releaseWriterLock(this.folder, this.#lock);
+    this.#lock = null;
+    return Promise.resolve();
   }
 
   /** Keeps the digest of a signed run's events, from its first event on (see {@linkcode EventsDigest}). */
@@ -324,8 +390,10 @@ export class FileRunWriter implements RunWriter {
    * to its name.
    */
   putPayload(bytes: Uint8Array): Promise<string> {
-    if (this.#sealed) {
-      return Promise.reject(new EvidenceError(`run "${this.runId}" is sealed; it takes no more payloads`));
+    try {
+      this.#refuseMore("payloads");
+    } catch (error) {
+      return Promise.reject(error);
     }
     const sha256 = sha256Hex(bytes);
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
@@ -344,6 +412,11 @@ export class FileRunWriter implements RunWriter {
     return Promise.resolve(sha256);
   }
 
+  /** The bytes of `attestation.dsse.json` that the seal wrote, or null (unsigned, or not sealed yet). */
+  get attestation(): Uint8Array | null {
+    return this.#attestation;
+  }
+
   /** The payloads stored so far. */
   get payloads(): PayloadEntry[] {
     return [...this.#payloads].map(([sha256, size]) => ({ sha256, size }));
@@ -357,6 +430,9 @@ export class FileRunWriter implements RunWriter {
    */
   async seal(info: SealInfo = {}): Promise<Manifest> {
     if (this.#sealed) throw new EvidenceError(`run "${this.runId}" is sealed already`);
+    if (this.#abandoned) {
+      throw new EvidenceError(`run "${this.runId}" was given up unsealed; it cannot be sealed`);
+    }
     if (this.#sealFailed !== null) {
       throw new EvidenceError(
         `run "${this.runId}" cannot be sealed: its seal failed already (${this.#sealFailed}); it stays unsealed, with every event it recorded`,
@@ -372,9 +448,11 @@ export class FileRunWriter implements RunWriter {
       sealed_at: info.sealed_at ?? nowUtc(),
     });
     const text = manifestText(manifest);
-    const tmp = `${this.#paths.manifest}.tmp`;
+    const tmp = this.#paths.manifestTmp;
     const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
+    let append: PreparedAppend | null = null;
+    let committed = false;
     try {
       this.#checkSigning(info);
       // The statement is made from what the writer kept of its events (a run whose run_created names no key
@@ -389,15 +467,26 @@ export class FileRunWriter implements RunWriter {
       Deno.writeFileSync(tmp, utf8(text));
       const attestation = signing === null ? (info.attestation ?? null) : await signing;
       if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+      this.#attestation = attestation ?? null;
+      // The log's leaf is written with the run's files and fsynced with them; it is committed (the checkpoint
+      // renamed) only after the manifest takes its name (docs/log.md, "When a run is in the log").
+      append = this.#log
+        ? await this.#log.prepare([leafOfSeal(text, attestation ?? null)], this.folder)
+        : null;
       eventsSynced = eventsFile.sync();
-      const files = [...this.#written, tmp];
+      const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
-      await settle([eventsSynced, syncFiles(files)]);
+      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncDir)]);
       Deno.renameSync(tmp, this.#paths.manifest);
+      append?.commit();
+      committed = true;
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
-      await settle([this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir));
+      const logged = append?.finish() ?? Promise.resolve();
+      await settle([...[this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir), logged]);
+      if (append) this.#writeProof(append);
     } catch (error) {
+      if (append && !committed) append.abort();
       this.#sealFailed = (error as Error).message;
       if (error instanceof EvidenceError) throw error; // a refusal (#checkSigning), which names the run
       throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
@@ -411,6 +500,13 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */
+  #writeProof(append: PreparedAppend): void {
+    try {
+      Deno.writeTextFileSync(join(this.folder, PROOF_FILE), append.proofOf(append.indexes[0]!));
+    } catch { /* prove log proof RUN --write makes it again */ }
   }
 
   /**

@@ -15,3 +15,5 @@ export * from "./store_rows.ts";
 export * from "./row_check.ts";
 export * from "./complete_rows.ts";
 export * from "./kept_evidence.ts";
+export * from "./trace.ts";
+export { assessmentsInFolder } from "./file_assessments.ts";

@@ -18,7 +18,7 @@ import {
   runEnd,
   type SqlValue,
 } from "./store_rows.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 
 /**
@@ -42,8 +42,8 @@ const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stri
  * @param options `schema`: the problems of the store's schema, reported first as `store: …`; `folder`: the
  * run folder to compare with, instead of the one the run's row records (a copy of it on another machine);
  * `bundle`: the pinned URI of the committed bundle that such a copy came from, when it has no `bundle.json`.
- * @returns The problems (`rows.schema`, `rows.differ`), each naming the table and the row's key; empty when the rows
- *   match.
+ * @returns The problems (`rows.schema`, and a `rows.` code for each kind of row that differs from the run), each
+ *   naming the table and the row's key; empty when the rows match.
  * @example
  * ```ts
  * import { SqliteStore } from "../mod.ts";
@@ -56,38 +56,135 @@ export async function checkStoreRows(
   runId: string,
   options: { schema?: string[]; folder?: string | null; bundle?: string | null } = {},
 ): Promise<Problem[]> {
-  const { schema = [], ...rest } = options;
-  return [
-    ...schema.map((p) => problem("rows.schema", `store: ${p}`)),
-    ...(await storeRowTexts(db, runId, rest)).map((p) => problem("rows.differ", p)),
-  ];
-}
-
-async function storeRowTexts(
-  db: RowSource,
-  runId: string,
-  options: { schema?: string[]; folder?: string | null; bundle?: string | null } = {},
-): Promise<string[]> {
-  const problems = (options.schema ?? []).map((p) => `store: ${p}`);
-  const get = async (sql: string, ...params: SqlValue[]) => (await db.all(sql, ...params))[0];
+  const problems = (options.schema ?? []).map((p) => problem("rows.schema", `store: ${p}`));
   const runKey = `provevi_runs (run_id "${runId}")`;
-  const run = await get("SELECT * FROM provevi_runs WHERE run_id = ?", runId) as
-    | Record<string, SqlValue>
-    | undefined;
-  if (!run) return [...problems, `${runKey} is missing: the store holds no row for the run`];
+  const run = (await db.all("SELECT * FROM provevi_runs WHERE run_id = ?", runId))[0];
+  if (!run) {
+    return [
+      ...problems,
+      problem("rows.run_missing", `${runKey} is missing: the store holds no row for the run`),
+    ];
+  }
   const folder = options.folder ?? String(run.folder);
   const paths = evidencePaths(folder);
   const text = await readOrNull(paths.events, problems);
   const manifest = await readOrNull(paths.manifest, problems);
+  const lines = text === null ? [] : readEventsText(text).lines;
+  const rows = await eventRowProblems(db, runId, { text, lines, problems });
+  const events = text === null ? rows.events : lines.map((l) => {
+    try {
+      return JSON.parse(l) as EvidenceEvent;
+    } catch {
+      return null;
+    }
+  }).filter((e): e is EvidenceEvent => typeof e === "object" && e !== null && !Array.isArray(e));
+  const created = events[0]?.type === "run_created" ? events[0] : null;
+  runRowProblems(run, { runId, events, lines, manifest, rows: rows.count, problems });
+
+  // Settings, agent class and version, experiment and version.
+  const settings = [
+    ...(created ? await createdRowProblems(db, runId, created) : []),
+    ...await firstRunProblems(db, runId, created),
+  ];
+  problems.push(...settings.map((p) => problem("rows.settings_differ", p)));
+  problems.push(
+    ...(await assessmentProblems(db, runId, rows.events)).map((p) => problem("rows.assessment_differs", p)),
+  );
+  problems.push(
+    ...(await payloadRowProblems(db, runId, paths.payloads)).map((p) => problem("rows.payload_differs", p)),
+  );
+  if (run.bundle_uri !== null || run.bundle_pinned !== null) {
+    await bundleRowProblems(run, { runKey, folder, bundle: options.bundle, problems });
+  }
+  return problems;
+}
+
+/**
+ * The event rows against the lines of `events.jsonl`: each row's line, columns, URIs and chain, and the lines
+ * that have no row.
+ */
+async function eventRowProblems(
+  db: RowSource,
+  runId: string,
+  run: { text: string | null; lines: readonly string[]; problems: Problem[] },
+): Promise<{ events: EvidenceEvent[]; count: number }> {
+  const { lines, problems } = run;
   const rows = (await db.all("SELECT * FROM provevi_events WHERE run_id = ? ORDER BY seq", runId)).map((
     r,
-  ) => ({
-    ...r,
-    seq: Number(r.seq),
-  })) as (
-    & Record<string, SqlValue>
-    & { seq: number; line: string }
-  )[];
+  ) => ({ ...r, seq: Number(r.seq) })) as (Record<string, SqlValue> & { seq: number; line: string })[];
+  const refs = await eventRefRows(db, runId);
+  if (run.text === null) {
+    problems.push(
+      problem(
+        "rows.unreadable",
+        `the run's events.jsonl is missing, so its ${rows.length} event rows have no lines`,
+      ),
+    );
+  }
+  const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
+  const events: EvidenceEvent[] = [];
+  for (const row of rows) {
+    const event = eventOfRow(row, { runId, problems });
+    if (event === null) continue;
+    events.push(event);
+    const key = `provevi_events (run_id "${runId}", seq ${row.seq})`;
+    const differs = (message: string) => problems.push(problem("rows.event_differs", message));
+    const line = lines[row.seq];
+    if (run.text !== null && line === undefined) differs(`${key} has no line in events.jsonl`);
+    else if (line !== undefined && line !== row.line) {
+      differs(`${key}: its line differs from line ${row.seq + 1} of events.jsonl`);
+    }
+    for (const c of EVENT_COLUMNS) {
+      const want = columnValue((event[c] ?? null) as SqlValue);
+      if (row[c] !== want) differs(`${key}: column ${c} is ${show(row[c])}, but its line says ${show(want)}`);
+    }
+    const uris = refs.get(row.seq) ?? [];
+    const named = eventRefs(event);
+    if (JSON.stringify(uris) !== JSON.stringify(named)) {
+      problems.push(problem(
+        "rows.refs_differ",
+        `provevi_event_refs (run_id "${runId}", seq ${row.seq}) holds ${
+          show(uris)
+        }, but the event's line names ${show(named)}`,
+      ));
+    }
+    const expectedPrev = row.seq === 0
+      ? null
+      : bySeq.has(row.seq - 1)
+      ? sha256Hex(bySeq.get(row.seq - 1)!.line)
+      : undefined;
+    if (expectedPrev !== undefined && event.prev !== expectedPrev) {
+      differs(
+        `${key}: the chain does not cover its line: prev is ${show(event.prev)}, expected ${
+          show(expectedPrev)
+        }`,
+      );
+    }
+  }
+  for (const seq of refs.keys()) {
+    if (!bySeq.has(seq)) {
+      problems.push(
+        problem("rows.refs_differ", `provevi_event_refs (run_id "${runId}", seq ${seq}) has no event row`),
+      );
+    }
+  }
+  const missing = lines.map((_, i) => i).filter((i) => !bySeq.has(i));
+  if (missing.length) {
+    const cut = missing.length === lines.length - rows.length && missing[0] === rows.length;
+    problems.push(problem(
+      "rows.events_missing",
+      cut
+        ? `events.jsonl has ${lines.length} lines, but provevi_events holds ${rows.length} rows of run "${runId}": lines ${
+          rows.length + 1
+        }–${lines.length} are not in the store`
+        : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}`,
+    ));
+  }
+  return { events, count: rows.length };
+}
+
+/** The URIs of each event's refs, by `seq`. */
+async function eventRefRows(db: RowSource, runId: string): Promise<Map<number, string[]>> {
   const refs = new Map<number, string[]>();
   for (
     const r of await db.all(
@@ -98,128 +195,79 @@ async function storeRowTexts(
     const { seq, uri } = r as { seq: number; uri: string };
     refs.set(Number(seq), [...(refs.get(Number(seq)) ?? []), uri]);
   }
+  return refs;
+}
 
-  // The rows against the lines.
-  const lines = text === null ? [] : readEventsText(text).lines;
-  if (text === null) {
-    problems.push(`the run's events.jsonl is missing, so its ${rows.length} event rows have no lines`);
+/** The event an event row's line holds, or null (reported) when it holds none. */
+function eventOfRow(
+  row: { seq: number; line: string },
+  to: { runId: string; problems: Problem[] },
+): EvidenceEvent | null {
+  const key = `provevi_events (run_id "${to.runId}", seq ${row.seq})`;
+  let event: EvidenceEvent;
+  try {
+    event = JSON.parse(row.line) as EvidenceEvent;
+  } catch {
+    to.problems.push(problem("rows.event_differs", `${key}: its line is not JSON`));
+    return null;
   }
-  const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
-  const rowEvents: EvidenceEvent[] = [];
-  for (const row of rows) {
-    const seq = Number(row.seq);
-    const key = `provevi_events (run_id "${runId}", seq ${seq})`;
-    let event: EvidenceEvent;
-    try {
-      event = JSON.parse(row.line) as EvidenceEvent;
-    } catch {
-      problems.push(`${key}: its line is not JSON`);
-      continue;
-    }
-    if (typeof event !== "object" || event === null || Array.isArray(event)) {
-      problems.push(`${key}: its line is not a JSON object`);
-      continue;
-    }
-    rowEvents.push(event);
-    const line = lines[seq];
-    if (text !== null && line === undefined) problems.push(`${key} has no line in events.jsonl`);
-    else if (line !== undefined && line !== row.line) {
-      problems.push(`${key}: its line differs from line ${seq + 1} of events.jsonl`);
-    }
-    for (const c of EVENT_COLUMNS) {
-      const want = columnValue((event[c] ?? null) as SqlValue);
-      if (row[c] !== want) {
-        problems.push(`${key}: column ${c} is ${show(row[c])}, but its line says ${show(want)}`);
-      }
-    }
-    const uris = refs.get(seq) ?? [];
-    const named = eventRefs(event);
-    if (JSON.stringify(uris) !== JSON.stringify(named)) {
-      problems.push(
-        `provevi_event_refs (run_id "${runId}", seq ${seq}) holds ${show(uris)}, but the event's line names ${
-          show(named)
-        }`,
-      );
-    }
-    const expectedPrev = seq === 0
-      ? null
-      : bySeq.has(seq - 1)
-      ? sha256Hex(bySeq.get(seq - 1)!.line)
-      : undefined;
-    if (expectedPrev !== undefined && event.prev !== expectedPrev) {
-      problems.push(
-        `${key}: the chain does not cover its line: prev is ${show(event.prev)}, expected ${
-          show(expectedPrev)
-        }`,
-      );
-    }
+  if (typeof event !== "object" || event === null || Array.isArray(event)) {
+    to.problems.push(problem("rows.event_differs", `${key}: its line is not a JSON object`));
+    return null;
   }
-  for (const seq of refs.keys()) {
-    if (!bySeq.has(seq)) problems.push(`provevi_event_refs (run_id "${runId}", seq ${seq}) has no event row`);
-  }
-  const missing = lines.map((_, i) => i).filter((i) => !bySeq.has(i));
-  if (missing.length) {
-    const cut = missing.length === lines.length - rows.length && missing[0] === rows.length;
-    problems.push(
-      cut
-        ? `events.jsonl has ${lines.length} lines, but provevi_events holds ${rows.length} rows of run "${runId}": lines ${
-          rows.length + 1
-        }–${lines.length} are not in the store`
-        : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}`,
-    );
-  }
+  return event;
+}
 
-  // The run's row against its events and files.
-  const events = text === null ? rowEvents : lines.map((l) => {
-    try {
-      return JSON.parse(l) as EvidenceEvent;
-    } catch {
-      return null;
-    }
-  }).filter((e): e is EvidenceEvent => typeof e === "object" && e !== null && !Array.isArray(e));
-  const created = events[0]?.type === "run_created" ? events[0] : null;
+/** The run's row against its events and files: its fields, its end, its manifest and last line. */
+function runRowProblems(
+  run: Record<string, SqlValue>,
+  of: {
+    runId: string;
+    events: readonly EvidenceEvent[];
+    lines: readonly string[];
+    manifest: string | null;
+    rows: number;
+    problems: Problem[];
+  },
+): void {
+  const runKey = `provevi_runs (run_id "${of.runId}")`;
+  const differs = (message: string) => of.problems.push(problem("rows.run_differs", `${runKey}: ${message}`));
+  const created = of.events[0]?.type === "run_created" ? of.events[0] : null;
   const fields = createdRows(created).fields;
   for (const c of RUN_FIELD_COLUMNS) {
     if (run[c] !== fields[c]) {
-      problems.push(`${runKey}: column ${c} is ${show(run[c])}, but its events say ${show(fields[c])}`);
+      differs(`column ${c} is ${show(run[c])}, but its events say ${show(fields[c])}`);
     }
   }
-  const sealed = manifest !== null;
-  const end = runEnd(events[events.length - 1] ?? null, sealed);
+  const sealed = of.manifest !== null;
+  const end = runEnd(of.events[of.events.length - 1] ?? null, sealed);
   if (run.status !== end.status) {
-    problems.push(`${runKey}: status is ${show(run.status)}, but its events say ${show(end.status)}`);
+    differs(`status is ${show(run.status)}, but its events say ${show(end.status)}`);
   }
   if (run.ended_at !== end.ended_at) {
-    problems.push(`${runKey}: ended_at is ${show(run.ended_at)}, but its events say ${show(end.ended_at)}`);
+    differs(`ended_at is ${show(run.ended_at)}, but its events say ${show(end.ended_at)}`);
   }
-  if (sealed) {
-    const hash = sha256Hex(manifest);
+  if (of.manifest !== null) {
+    const hash = sha256Hex(of.manifest);
     if (run.manifest_sha256 !== hash) {
-      problems.push(
-        `${runKey}: manifest_sha256 is ${show(run.manifest_sha256)}, but manifest.json hashes to ${hash}`,
-      );
+      differs(`manifest_sha256 is ${show(run.manifest_sha256)}, but manifest.json hashes to ${hash}`);
     }
-    const last = lines.length ? sha256Hex(lines[lines.length - 1]!) : null;
+    const last = of.lines.length ? sha256Hex(of.lines[of.lines.length - 1]!) : null;
     if (run.last_hash !== last) {
-      problems.push(
-        `${runKey}: last_hash is ${show(run.last_hash)}, but the last line hashes to ${show(last)}`,
-      );
+      differs(`last_hash is ${show(run.last_hash)}, but the last line hashes to ${show(last)}`);
     }
   } else {
-    if (run.manifest_sha256 !== null) {
-      problems.push(`${runKey}: manifest_sha256 is set, but the run has no manifest.json`);
-    }
-    problems.push(
-      `run "${runId}" was not sealed: provevi_events holds ${rows.length} rows and events.jsonl ${lines.length} lines`,
-    );
+    if (run.manifest_sha256 !== null) differs(`manifest_sha256 is set, but the run has no manifest.json`);
+    of.problems.push(problem(
+      "rows.unsealed",
+      `run "${of.runId}" was not sealed: provevi_events holds ${of.rows} rows and events.jsonl ${of.lines.length} lines`,
+    ));
   }
+}
 
-  // Settings, agent class and version, experiment and version.
-  if (created) problems.push(...await createdRowProblems(db, runId, created));
-  problems.push(...await firstRunProblems(db, runId, created));
-  problems.push(...await assessmentProblems(db, runId, rowEvents));
-
-  // Payloads against their files.
+/** The payload rows against the files of `payloads/`. */
+async function payloadRowProblems(db: RowSource, runId: string, folder: string): Promise<string[]> {
+  const problems: string[] = [];
   const payloadRows = new Map(
     (await db.all("SELECT sha256, size, place FROM provevi_payloads WHERE run_id = ?", runId) as unknown as {
       sha256: string;
@@ -229,8 +277,8 @@ async function storeRowTexts(
   );
   const files = new Map<string, number>();
   try {
-    for await (const entry of Deno.readDir(paths.payloads)) {
-      if (entry.isFile) files.set(entry.name, (await Deno.stat(join(paths.payloads, entry.name))).size);
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isFile) files.set(entry.name, (await Deno.stat(join(folder, entry.name))).size);
     }
   } catch { /* verify reports a missing payloads/ */ }
   for (const [sha256, size] of files) {
@@ -252,45 +300,38 @@ async function storeRowTexts(
       problems.push(`provevi_payloads (run_id "${runId}", sha256 ${sha256}) has no file in payloads/`);
     }
   }
+  return problems;
+}
 
-  // Where the bundle was committed.
-  if (run.bundle_uri !== null || run.bundle_pinned !== null) {
-    const text = await readOrNull(join(folder, "bundle.json"), problems);
-    let bundle: { uri?: unknown; pinned?: unknown } | null = null;
-    try {
-      bundle = text === null ? null : JSON.parse(text);
-    } catch { /* below */ }
-    if (!bundle && text === null && options.bundle) {
-      // A copy of the run taken from its committed bundle has no bundle.json: the caller names the bundle.
-      if (columnValue(options.bundle) !== run.bundle_pinned) {
-        problems.push(
-          `${runKey}: bundle_pinned is ${show(run.bundle_pinned)}, but the bundle given is ${
-            show(options.bundle)
-          }`,
-        );
-      }
-    } else if (!bundle) {
-      problems.push(
-        `${runKey}: the store records a bundle at ${
-          show(run.bundle_pinned)
-        }, but bundle.json is missing or not JSON`,
-      );
-    } else {
-      if (columnValue(bundle.pinned) !== run.bundle_pinned) {
-        problems.push(
-          `${runKey}: bundle_pinned is ${show(run.bundle_pinned)}, but bundle.json says ${
-            show(bundle.pinned)
-          }`,
-        );
-      }
-      if (columnValue(bundle.uri) !== run.bundle_uri) {
-        problems.push(
-          `${runKey}: bundle_uri is ${show(run.bundle_uri)}, but bundle.json says ${show(bundle.uri)}`,
-        );
-      }
+/** Where the store says the bundle was committed, against `bundle.json` (or the bundle a copy came from). */
+async function bundleRowProblems(
+  run: Record<string, SqlValue>,
+  of: { runKey: string; folder: string; bundle: string | null | undefined; problems: Problem[] },
+): Promise<void> {
+  const differs = (message: string) =>
+    of.problems.push(problem("rows.bundle_differs", `${of.runKey}: ${message}`));
+  const text = await readOrNull(join(of.folder, "bundle.json"), of.problems);
+  let bundle: { uri?: unknown; pinned?: unknown } | null = null;
+  try {
+    bundle = text === null ? null : JSON.parse(text);
+  } catch { /* below */ }
+  if (!bundle && text === null && of.bundle) {
+    // A copy of the run taken from its committed bundle has no bundle.json: the caller names the bundle.
+    if (columnValue(of.bundle) !== run.bundle_pinned) {
+      differs(`bundle_pinned is ${show(run.bundle_pinned)}, but the bundle given is ${show(of.bundle)}`);
+    }
+  } else if (!bundle) {
+    differs(
+      `the store records a bundle at ${show(run.bundle_pinned)}, but bundle.json is missing or not JSON`,
+    );
+  } else {
+    if (columnValue(bundle.pinned) !== run.bundle_pinned) {
+      differs(`bundle_pinned is ${show(run.bundle_pinned)}, but bundle.json says ${show(bundle.pinned)}`);
+    }
+    if (columnValue(bundle.uri) !== run.bundle_uri) {
+      differs(`bundle_uri is ${show(run.bundle_uri)}, but bundle.json says ${show(bundle.uri)}`);
     }
   }
-  return problems;
 }
 
 async function createdRowProblems(db: RowSource, runId: string, created: EvidenceEvent): Promise<string[]> {
@@ -432,11 +473,11 @@ async function assessmentProblems(db: RowSource, runId: string, events: Evidence
 }
 
 /** The text of an evidence file, or null when it is missing; a file that cannot be read is a problem. */
-async function readOrNull(path: string, problems: string[]): Promise<string | null> {
+async function readOrNull(path: string, problems: Problem[]): Promise<string | null> {
   try {
     return await readEvidenceText(path);
   } catch (error) {
-    problems.push(`${path} cannot be read: ${(error as Error).message}`);
+    problems.push(problem("rows.unreadable", `${path} cannot be read: ${(error as Error).message}`));
     return null;
   }
 }

@@ -8,7 +8,9 @@ import type { EvidenceEvent } from "../evidence/event.ts";
 import type { LostEvent, Manifest } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
+import type { TraceSpan } from "../evidence/run_spans.ts";
 import type { SigningKey } from "../evidence/signing_key.ts";
+import type { LogStorage } from "../log/log_storage.ts";
 import type { Problem } from "../evidence/problem.ts";
 
 /** What the recorder tells a writer at the seal. */
@@ -60,6 +62,11 @@ export interface RunWriter {
    * @returns The manifest written.
    */
   seal(info?: SealInfo): Promise<Manifest>;
+  /**
+   * Gives the run up unsealed (a copy that failed part way): closes its files; the run is never sealed, so it
+   * never reaches the store's log. Optional: a writer without it is left as it is, and never sealed.
+   */
+  abandon?(): Promise<void>;
 }
 
 /** A store of run evidence, chosen by a store URI. */
@@ -90,6 +97,11 @@ export interface EvidenceStore extends AsyncDisposable {
    */
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
   /**
+   * The log of the store's sealed runs (docs/log.md): each seal appends its run. Optional: a store without one
+   * keeps no log.
+   */
+  readonly log?: LogStorage;
+  /**
    * Records where a run's bundle was committed, as its `bundle.json` says, so that the store's check compares the
    * two. Optional: an indexed store (sqlite, postgres) has it; the file store keeps `bundle.json` alone.
    */
@@ -100,4 +112,9 @@ export interface EvidenceStore extends AsyncDisposable {
    * @returns The problems; empty when the rows match.
    */
   checkRun?(runId: string, options: { folder: string | null; bundle: string | null }): Promise<Problem[]>;
+  /**
+   * The spans of a trace, across the store's runs that carry its ID (the seed's `trace(trace_id)`), ordered by
+   * start. Optional: the library's `trace(store, traceId)` reads every run of a store without it.
+   */
+  trace?(traceId: string): Promise<TraceSpan[]>;
 }

@@ -125,6 +125,11 @@ export interface StoreQuestions {
   inputs(runId: string): Promise<InputEntry[]>;
   assess(target: AssessTarget, name: string, value: unknown, options?: AssessOptions): Promise<Assessment>;
   assessments(runId: string): Promise<Assessment[]>;
+  /**
+   * The assessments of an experiment by its URI or name: of the whole and of each version, or, pinned, of the
+   * whole and of that version.
+   */
+  experimentAssessments(uri: string): Promise<Assessment[]>;
 }
 
 /**
@@ -136,12 +141,14 @@ export interface StoreQuestions {
  * @throws NeedsIndexedStore when the store does not answer them.
  * @example
  * ```ts
- * import { FileStore, questionsOf } from "../mod.ts";
- * try {
- *   await questionsOf(new FileStore({ runs: "/tmp/runs" }), "agents").agents();
- * } catch (error) {
- *   // NeedsIndexedStore: agents needs a sqlite store …
- * }
+ * import { FileStore, NeedsIndexedStore, questionsOf, SqliteStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await using sqlite = new SqliteStore(`${dir}/evidence.db`, { runs: dir });
+ * assert.deepEqual(await questionsOf(sqlite, "agents").agents(), []);
+ * // The file store has the questions, and answers each by refusing: it keeps no index.
+ * await assert.rejects(questionsOf(new FileStore({ runs: dir }), "agents").agents(), NeedsIndexedStore);
  * ```
  */
 export function questionsOf(store: EvidenceStore, question: string): EvidenceStore & StoreQuestions {

@@ -68,6 +68,7 @@ export const NAME_KEYS: ReadonlySet<string> = new Set([
   "gen_ai.response.finish_reasons",
   "gen_ai.agent.name",
   "gen_ai.agent.id",
+  "gen_ai.agent.version",
   "gen_ai.conversation.id",
   "gen_ai.tool.name",
   "gen_ai.tool.call.id",

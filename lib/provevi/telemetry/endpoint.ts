@@ -96,6 +96,39 @@ function refuse(url: string, why: string): never {
  */
 export function endpointParts(url: string): EndpointParts {
   if (typeof url !== "string") throw new TypeError("an endpoint must be a text");
+  checkCharacters(url);
+  const { scheme, rest, query, hasQuery } = schemeParts(url);
+  if (scheme === "sqlite") return sqliteParts(url, rest, query);
+
+  const slash = rest.indexOf("/");
+  const path = slash >= 0 ? rest.slice(slash) : "";
+  const { hostText, portText, hadUser } = authorityParts(
+    url,
+    scheme,
+    slash >= 0 ? rest.slice(0, slash) : rest,
+  );
+  const host = checkHost(url, hostText.toLowerCase());
+  const port = portOf(url, scheme, portText);
+  checkPath(url, path);
+  const trimmed = path.endsWith("/") ? path.slice(0, -1) : path;
+  if (scheme === "mssql" && trimmed === "") {
+    refuse(url, "is an mssql URL with no database; ODBC can read its host as the name of a data source");
+  }
+  const settings = checkQuery(url, scheme, query, hasQuery);
+  const tail = settings.length ? "?" + settings.map(([k, v]) => `${k}=${v}`).join("&") : "";
+  return {
+    scheme,
+    host,
+    port,
+    path: trimmed,
+    settings,
+    hadUser,
+    normal: `${scheme}://${host}:${port}${trimmed}${tail}`,
+  };
+}
+
+/** Refuses a URL too long, not ASCII, or with a character that parsers read differently. */
+function checkCharacters(url: string): void {
   if (url.length > 2048) refuse(url.slice(0, 60) + "…", "is longer than 2048 characters");
   // deno-lint-ignore no-control-regex
   if (/[^\x00-\x7f]/.test(url)) {
@@ -112,6 +145,10 @@ export function endpointParts(url: string): EndpointParts {
       : "a control character";
     refuse(url, `has ${what}; write the URL without it`);
   }
+}
+
+/** The scheme (its driver checked and dropped), the text after `//` up to the query, and the query. */
+function schemeParts(url: string): { scheme: string; rest: string; query: string; hasQuery: boolean } {
   const schemeMatch = SCHEME.exec(url);
   if (!schemeMatch) refuse(url, "is not a URL with a scheme and //; write it as https://host/path");
   const [base, driver, ...more] = schemeMatch[1]!.toLowerCase().split("+");
@@ -123,18 +160,19 @@ export function endpointParts(url: string): EndpointParts {
     if (!DATABASES.has(scheme)) refuse(url, `has a driver "+${driver}" on an ${scheme} scheme; drop it`);
     if (more.length > 0 || !DRIVER.test(driver)) refuse(url, "has a driver that is not one word");
   }
-  let rest = url.slice(schemeMatch[0].length);
-  let query = "";
+  const rest = url.slice(schemeMatch[0].length);
   const q = rest.indexOf("?");
-  if (q >= 0) {
-    query = rest.slice(q + 1);
-    rest = rest.slice(0, q);
-  }
-  if (scheme === "sqlite") return sqliteParts(url, rest, query);
+  return q >= 0
+    ? { scheme, rest: rest.slice(0, q), query: rest.slice(q + 1), hasQuery: true }
+    : { scheme, rest, query: "", hasQuery: false };
+}
 
-  const slash = rest.indexOf("/");
-  let authority = slash >= 0 ? rest.slice(0, slash) : rest;
-  const path = slash >= 0 ? rest.slice(slash) : "";
+/** The host and port texts of an authority, refusing a user where parsers disagree or none may be. */
+function authorityParts(
+  url: string,
+  scheme: string,
+  authority: string,
+): { hostText: string; portText: string | null; hadUser: boolean } {
   let hadUser = false;
   const at = authority.lastIndexOf("@");
   if (url.indexOf("@") !== url.lastIndexOf("@")) {
@@ -151,53 +189,39 @@ export function endpointParts(url: string): EndpointParts {
   }
   if (authority.includes("%")) refuse(url, "has a % in its host");
   if (authority.includes(",")) refuse(url, "names a list of hosts; name one host");
-  let hostText: string;
-  let portText: string | null = null;
   if (authority.startsWith("[")) {
     const close = authority.indexOf("]");
     if (close < 0) refuse(url, "has an IPv6 host with no closing ]");
-    hostText = authority.slice(0, close + 1);
     const after = authority.slice(close + 1);
-    if (after !== "") {
-      if (!after.startsWith(":")) refuse(url, "has text after its IPv6 host");
-      portText = after.slice(1);
+    if (after !== "" && !after.startsWith(":")) refuse(url, "has text after its IPv6 host");
+    return {
+      hostText: authority.slice(0, close + 1),
+      portText: after === "" ? null : after.slice(1),
+      hadUser,
+    };
+  }
+  const colon = authority.indexOf(":");
+  return colon >= 0
+    ? { hostText: authority.slice(0, colon), portText: authority.slice(colon + 1), hadUser }
+    : { hostText: authority, portText: null, hadUser };
+}
+
+/** The port: the one written, checked, or the scheme's own (mssql must write one). */
+function portOf(url: string, scheme: string, portText: string | null): number {
+  if (portText === null) {
+    if (scheme === "mssql") {
+      refuse(url, "is an mssql URL with no port; ODBC can read its host as the name of a data source");
     }
-  } else {
-    const colon = authority.indexOf(":");
-    if (colon >= 0) {
-      portText = authority.slice(colon + 1);
-      hostText = authority.slice(0, colon);
-    } else hostText = authority;
+    return DEFAULT_PORTS[scheme]!;
   }
-  const host = checkHost(url, hostText.toLowerCase());
-  let port = DEFAULT_PORTS[scheme]!;
-  if (portText !== null) {
-    if (portText === "") refuse(url, "has an empty port; write the port or drop the :");
-    if (/^0+$/.test(portText)) refuse(url, "has port 0");
-    if (!PORT.test(portText)) {
-      refuse(url, `has the port "${portText}"; write it as a number from 1 to 65535 with no leading 0`);
-    }
-    port = Number(portText);
-    if (port > 65535) refuse(url, `has the port ${port}, above 65535`);
-  } else if (scheme === "mssql") {
-    refuse(url, "is an mssql URL with no port; ODBC can read its host as the name of a data source");
+  if (portText === "") refuse(url, "has an empty port; write the port or drop the :");
+  if (/^0+$/.test(portText)) refuse(url, "has port 0");
+  if (!PORT.test(portText)) {
+    refuse(url, `has the port "${portText}"; write it as a number from 1 to 65535 with no leading 0`);
   }
-  checkPath(url, path);
-  const trimmed = path.endsWith("/") ? path.slice(0, -1) : path;
-  if (scheme === "mssql" && trimmed === "") {
-    refuse(url, "is an mssql URL with no database; ODBC can read its host as the name of a data source");
-  }
-  const settings = checkQuery(url, scheme, query, q >= 0);
-  const tail = settings.length ? "?" + settings.map(([k, v]) => `${k}=${v}`).join("&") : "";
-  return {
-    scheme,
-    host,
-    port,
-    path: trimmed,
-    settings,
-    hadUser,
-    normal: `${scheme}://${host}:${port}${trimmed}${tail}`,
-  };
+  const port = Number(portText);
+  if (port > 65535) refuse(url, `has the port ${port}, above 65535`);
+  return port;
 }
 
 function sqliteParts(url: string, rest: string, query: string): EndpointParts {

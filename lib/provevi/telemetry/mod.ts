@@ -15,3 +15,6 @@ export * from "./otlp_target.ts";
 export * from "./telemetry_events.ts";
 export * from "./span_libraries.ts";
 export * from "./span_exporter.ts";
+export * from "./genai_conventions.ts";
+export * from "./genai_messages.ts";
+export * from "./content_cap.ts";

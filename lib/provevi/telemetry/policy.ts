@@ -7,11 +7,14 @@
 import canonicalize from "canonicalize";
 import { isScalar, parseDocument } from "yaml";
 import { readBoundedText } from "../evidence/read_text.ts";
-import { isLevel, type Level } from "./attributes.ts";
-import { endpointParts, tryNormalEndpoint } from "./endpoint.ts";
+import type { Level } from "./attributes.ts";
+import { tryNormalEndpoint } from "./endpoint.ts";
 import { ProveviError, TelemetryPolicyError } from "../evidence/errors.ts";
-import { isMapping, show, showEntry } from "./_policy_text.ts";
-import { hostCovered, hostEntryProblem } from "./policy_hosts.ts";
+import { show } from "./_policy_text.ts";
+import { hostCovered } from "./policy_hosts.ts";
+import { type Checked, checkPolicy } from "./policy_check.ts";
+import { PolicyProblems } from "./policy_problems.ts";
+import type { Problem } from "../evidence/problem.ts";
 import { narrowedParts } from "./policy_narrow.ts";
 import {
   type Destination,
@@ -21,207 +24,25 @@ import {
   type PolicyData,
 } from "./policy_types.ts";
 import { sha256Hex } from "../evidence/hash.ts";
-import { rangeProblem, versionApproved } from "./library_version.ts";
+import { versionApproved } from "./library_version.ts";
 
 /** The largest policy file read: a policy is a few dozen lines. */
 const MAX_POLICY_BYTES = 1 << 20;
-
-const TOP_KEYS = new Set(["version", "libraries", "destinations", "hosts"]);
-const LIBRARY_KEYS = new Set(["versions", "telemetry"]);
-const DESTINATION_KEYS = new Set(["kind", "receives", "endpoint"]);
-const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
-const DESTINATION_NAME = /^(?!__)[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/; // not __proto__
-
-interface Checked {
-  libraries: LibraryApproval[];
-  destinations: Destination[];
-  hosts: string[];
-}
-
-/** Checks a parsed policy, pushing every problem; gives what it could read. */
-function check(raw: unknown, problems: string[], versionOk: true | string | null): Checked {
-  const out: Checked = { libraries: [], destinations: [], hosts: [] };
-  if (!isMapping(raw)) {
-    problems.push("the file is not a mapping with the keys version, libraries, destinations and hosts");
-    return out;
-  }
-  for (const key of Object.keys(raw)) {
-    if (!TOP_KEYS.has(key)) {
-      problems.push(
-        `${show(key)}: unknown key; a policy has only version, libraries, destinations and hosts`,
-      );
-    }
-  }
-  if (!("version" in raw)) problems.push("version: missing; write version: 1");
-  else if (raw.version !== 1 || typeof raw.version !== "number" || typeof versionOk === "string") {
-    const written = typeof versionOk === "string" ? versionOk : show(raw.version);
-    problems.push(`version: ${written} is not the integer 1; write version: 1`);
-  }
-
-  // hosts first, so that each endpoint's host can be checked against them.
-  const hosts = raw.hosts ?? [];
-  if (!Array.isArray(hosts)) problems.push("hosts: is not a list; write one host on each line, as - host");
-  else {
-    const seen = new Set<string>();
-    hosts.forEach((entry, i) => {
-      if (typeof entry !== "string") {
-        problems.push(`hosts[${i}]: ${show(entry)} is not a text`);
-        return;
-      }
-      const host = entry.trim().toLowerCase();
-      const problem = hostEntryProblem(host);
-      if (problem) problems.push(`hosts[${i}]: ${showEntry(entry)} ${problem}`);
-      else if (seen.has(host)) problems.push(`hosts[${i}]: ${showEntry(entry)} is named twice`);
-      else {
-        seen.add(host);
-        out.hosts.push(host);
-      }
-    });
-  }
-
-  const destinations = raw.destinations ?? {};
-  if (!isMapping(destinations)) problems.push("destinations: is not a mapping of names to destinations");
-  else {
-    const endpoints = new Map<string, string>();
-    let live: string | null = null;
-    for (const [name, spec] of Object.entries(destinations)) {
-      const at = `destinations.${name}`;
-      if (!DESTINATION_NAME.test(name)) {
-        problems.push(`${at}: the name is not letters, digits, _, . and -, not starting with __`);
-        continue;
-      }
-      if (!isMapping(spec)) {
-        problems.push(`${at}: is not a mapping with kind, receives and endpoint`);
-        continue;
-      }
-      for (const key of Object.keys(spec)) {
-        if (!DESTINATION_KEYS.has(key)) {
-          problems.push(
-            `${at}: ${show(key)} is an unknown key; a destination has kind, receives and endpoint`,
-          );
-        }
-      }
-      const kind = spec.kind;
-      if (!(DESTINATION_KINDS as readonly unknown[]).includes(kind)) {
-        problems.push(`${at}.kind: ${show(kind)} is not one of ${DESTINATION_KINDS.join(", ")}`);
-      }
-      if (!isLevel(spec.receives)) {
-        problems.push(`${at}.receives: ${show(spec.receives)} is not one of names, usage, bodies`);
-      }
-      let endpoint: string | null = null;
-      let normal: string | null = null;
-      if (spec.endpoint !== undefined && spec.endpoint !== null) {
-        if (typeof spec.endpoint !== "string") {
-          problems.push(`${at}.endpoint: ${show(spec.endpoint)} is not a text`);
-        } else if (kind === "live") {
-          problems.push(`${at}.endpoint: a live destination has no endpoint; drop it`);
-        } else {
-          endpoint = spec.endpoint;
-          try {
-            const parts = endpointParts(endpoint);
-            const web = parts.scheme === "http" || parts.scheme === "https";
-            if (parts.hadUser) {
-              problems.push(
-                `${at}.endpoint: names a user or a password; the policy holds no secrets, so give them in the environment`,
-              );
-            }
-            if (!web && kind !== "mlflow") {
-              problems.push(`${at}.endpoint: a ${String(kind)} endpoint is an http or https URL`);
-            }
-            if (parts.host !== null && !hostCovered(parts.host, out.hosts)) {
-              problems.push(`${at}.endpoint: its host ${parts.host} is not in hosts; add it to hosts`);
-            }
-            normal = parts.normal;
-          } catch (error) {
-            if (!(error instanceof ProveviError)) throw error;
-            problems.push(`${at}.endpoint: ${error.message}`);
-          }
-        }
-      } else if (kind === "otlp" || kind === "logfire") {
-        problems.push(`${at}.endpoint: missing; a ${kind} destination needs an http or https URL`);
-      }
-      if (kind === "live") {
-        if (live !== null) problems.push(`${at}: a policy names one live viewer at most, and ${live} is one`);
-        live = name;
-      }
-      if (typeof kind === "string" && kind !== "live") {
-        const key = `${kind} ${normal ?? "(no endpoint)"}`;
-        const other = endpoints.get(key);
-        if (other !== undefined && (normal !== null || endpoint === null)) {
-          problems.push(
-            `${at}: has the same kind and endpoint as ${other}; a URL must match one destination`,
-          );
-        }
-        endpoints.set(key, name);
-      }
-      if ((DESTINATION_KINDS as readonly unknown[]).includes(kind) && isLevel(spec.receives)) {
-        out.destinations.push({
-          name,
-          kind: kind as DestinationKind,
-          receives: spec.receives,
-          endpoint,
-          normalEndpoint: normal,
-        });
-      }
-    }
-  }
-  const named = new Map(out.destinations.map((d) => [d.name, d]));
-  const destinationNames = isMapping(destinations) ? new Set(Object.keys(destinations)) : new Set<string>();
-
-  const libraries = raw.libraries ?? {};
-  if (!isMapping(libraries)) problems.push("libraries: is not a mapping of npm package names to approvals");
-  else {
-    for (const [name, spec] of Object.entries(libraries)) {
-      const at = `libraries.${name}`;
-      if (!NPM_NAME.test(name) || name.length > 214) {
-        problems.push(`${at}: ${show(name)} is not an npm package name`);
-      }
-      if (!isMapping(spec)) {
-        problems.push(`${at}: is not a mapping with versions and telemetry`);
-        continue;
-      }
-      for (const key of Object.keys(spec)) {
-        if (!LIBRARY_KEYS.has(key)) {
-          problems.push(`${at}: ${show(key)} is an unknown key; a library has versions and telemetry`);
-        }
-      }
-      const rangeIssue = "versions" in spec
-        ? rangeProblem(spec.versions)
-        : "missing; give the tested versions";
-      if (rangeIssue) problems.push(`${at}.versions: ${rangeIssue}`);
-      const telemetry = spec.telemetry ?? [];
-      const feeds: string[] = [];
-      if (!Array.isArray(telemetry)) {
-        problems.push(`${at}.telemetry: is not a list; write [${show(telemetry)}]`);
-      } else {
-        for (const dest of telemetry) {
-          if (typeof dest !== "string" || !destinationNames.has(dest)) {
-            problems.push(`${at}.telemetry: ${show(dest)} is not a destination of the policy`);
-          } else if (named.get(dest)?.kind === "live") {
-            problems.push(`${at}.telemetry: ${dest} is a live viewer, and no library feeds it`);
-          } else if (feeds.includes(dest)) {
-            problems.push(`${at}.telemetry: ${dest} is named twice`);
-          } else feeds.push(dest);
-        }
-      }
-      if (!rangeIssue) out.libraries.push({ name, versions: spec.versions as string, telemetry: feeds });
-    }
-  }
-  return out;
-}
 
 /**
  * A checked telemetry policy. A library or a destination that the policy does not name gets nothing.
  *
  * @example
  * ```ts
- * import { TelemetryPolicy } from "./policy.ts";
+ * import { TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const policy = TelemetryPolicy.fromDict({
  *   version: 1,
  *   destinations: { collector: { kind: "otlp", receives: "usage", endpoint: "https://otel.example.com/v1/traces" } },
  *   hosts: ["otel.example.com"],
  * });
- * policy.matchDestination("otlp", "https://OTEL.example.com:443/v1/traces")?.name; // "collector"
+ * assert.equal(policy.matchDestination("otlp", "https://OTEL.example.com:443/v1/traces")?.name, "collector");
  * ```
  */
 export class TelemetryPolicy {
@@ -274,10 +95,10 @@ export class TelemetryPolicy {
    * ```
    */
   static fromDict(data: unknown, options: { source?: string } = {}): TelemetryPolicy {
-    const problems: string[] = [];
-    const checked = check(data, problems, null);
+    const problems = new PolicyProblems();
+    const checked = checkPolicy(data, problems, null);
     const source = options.source ?? "the telemetry policy";
-    if (problems.length) throw new TelemetryPolicyError(source, problems);
+    if (problems.length) throw new TelemetryPolicyError(source, problems.list);
     return new TelemetryPolicy(checked, source);
   }
 
@@ -297,16 +118,19 @@ export class TelemetryPolicy {
   static parse(text: string, options: { source?: string } = {}): TelemetryPolicy {
     const source = options.source ?? "the telemetry policy";
     const doc = parseDocument(text, { uniqueKeys: true, merge: false, prettyErrors: false, strict: true });
-    const problems: string[] = [];
+    const problems = new PolicyProblems(options.source ?? null);
     let fatal = false;
     for (const error of [...doc.errors, ...doc.warnings]) {
       const where = `line ${text.slice(0, error.pos[0]).split("\n").length}: `;
       const first = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
       if (error.code === "DUPLICATE_KEY") {
         const key = keyAt(text, error.pos[0]);
-        problems.push(`${where}the key ${key ? show(key) + " " : ""}is named twice in one mapping; keep one`);
+        problems.add(
+          "policy.duplicate_key",
+          `${where}the key ${key ? show(key) + " " : ""}is named twice in one mapping; keep one`,
+        );
       } else {
-        problems.push(`${where}${first}`);
+        problems.add("policy.syntax", `${where}${first}`);
         fatal = true;
       }
     }
@@ -319,14 +143,19 @@ export class TelemetryPolicy {
         value = doc.toJS({ maxAliasCount: 100 });
       } catch (error) {
         // yaml refuses a tree of aliases that expands too far (a "billion laughs") with a ReferenceError.
-        problems.push(`cannot be expanded: ${(error as Error).message}; use fewer aliases (*name)`);
+        problems.add(
+          "policy.syntax",
+          `cannot be expanded: ${(error as Error).message}; use fewer aliases (*name)`,
+        );
         fatal = true;
       }
-      if (!fatal) checked = check(value, problems, source === null ? null : source === "1" ? true : source);
+      if (!fatal) {
+        checked = checkPolicy(value, problems, source === null ? null : source === "1" ? true : source);
+      }
     }
     if (problems.length) {
       const what = options.source === undefined ? source : `the telemetry policy ${source}`;
-      throw new TelemetryPolicyError(what, problems);
+      throw new TelemetryPolicyError(what, problems.list);
     }
     // No problems means the YAML was read and checked once above; what that check read is the policy.
     return new TelemetryPolicy(checked!, source);
@@ -584,27 +413,31 @@ export class TelemetryPolicy {
   }
 
   /**
-   * The problems of installed versions: one text for each approved library installed at a version that the
-   * policy does not name.
+   * The problems of installed versions: one `policy.version_unapproved` for each approved library installed at
+   * a version that the policy does not name.
    *
    * @param installed The installed version of each package, as {@linkcode readInstalledPackages} gives.
-   * @returns Texts such as `ai 6.0.0 is installed, but the policy approves >=7 <8`.
+   * @param options `file`: the policy's file, which each problem names.
+   * @returns Problems whose messages read `ai 6.0.0 is installed, but the policy approves >=7 <8`.
    * @example
    * ```ts
    * import { TelemetryPolicy } from "./policy.ts";
    * const p = TelemetryPolicy.fromDict({ version: 1, libraries: { ai: { versions: ">=7 <8" } } });
-   * p.versionProblems(new Map([["ai", "6.0.0"]])); // ["ai 6.0.0 is installed, but the policy approves >=7 <8"]
+   * p.versionProblems(new Map([["ai", "6.0.0"]]))[0]!.code; // "policy.version_unapproved"
    * ```
    */
-  versionProblems(installed: ReadonlyMap<string, string>): string[] {
-    const problems: string[] = [];
+  versionProblems(installed: ReadonlyMap<string, string>, options: { file?: string } = {}): Problem[] {
+    const problems = new PolicyProblems(options.file ?? null);
     for (const l of this.libraries) {
       const version = installed.get(l.name);
       if (version !== undefined && !versionApproved(version, l.versions)) {
-        problems.push(`${l.name} ${version} is installed, but the policy approves ${l.versions}`);
+        problems.add(
+          "policy.version_unapproved",
+          `${l.name} ${version} is installed, but the policy approves ${l.versions}`,
+        );
       }
     }
-    return problems;
+    return problems.list;
   }
 }
 

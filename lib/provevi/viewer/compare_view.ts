@@ -4,19 +4,10 @@
  * @module
  */
 import type { EvidenceStore } from "../store/store.ts";
-import { type RunView, runView, type RunViewOptions } from "./run_view.ts";
+import { runView, type RunViewOptions } from "./run_view.ts";
+import { type CompareSide, sideOf } from "./compare_side.ts";
 
-/** One side of a comparison. */
-export type CompareSide =
-  & Pick<RunView, "run_id" | "status" | "level" | "note" | "verdict" | "settings" | "inputs" | "outputs">
-  & {
-    /** Each model call's answer, in order, on the first page of the run's events, each cut as the page cuts it. */
-    answers: { seq: number; text: string }[];
-    /** The token counts of the run's model calls, summed, when the level shows them. */
-    tokens: { input: number; output: number } | null;
-    /** The run's length in microseconds. */
-    duration_us: number;
-  };
+export type { CompareSide } from "./compare_side.ts";
 
 /**
  * The two runs' sides.
@@ -28,8 +19,13 @@ export type CompareSide =
  * @throws RunNotFound when the store has no such run.
  * @example
  * ```ts
- * import { compareRuns } from "./compare_view.ts";
- * // const [a, b] = await compareRuns(store, [idA, idB], { policy });
+ * import { compareRuns, FileStore, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const sides = await compareRuns(store, ["run-20261129T120000Z-0badc0de", "run-20261129T120000Z-0badc0de"], { policy });
+ * assert.equal(sides.length, 2);
  * ```
  */
 export async function compareRuns(
@@ -45,19 +41,7 @@ export async function compareRuns(
       ...(options.catalog ? { catalog: options.catalog } : {}),
       spansLimit: 1,
     });
-    sides.push({
-      run_id: view.run_id,
-      status: view.status,
-      level: view.level,
-      note: view.note,
-      verdict: view.verdict,
-      settings: view.settings,
-      inputs: view.inputs,
-      outputs: view.outputs,
-      answers: view.events.flatMap((e) => (e.answer !== undefined ? [{ seq: e.seq, text: e.answer }] : [])),
-      tokens: view.summary.tokens,
-      duration_us: view.spans[0]?.end_us ?? 0,
-    });
+    sides.push(sideOf(view));
   }
   return sides;
 }

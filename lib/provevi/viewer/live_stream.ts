@@ -3,7 +3,7 @@
  * page, as the run page cuts them) and, at `bodies`, the pieces of the model's answer as they stream.
  * @module
  */
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { feedStatus } from "../live/feed.ts";
 import type { EvidenceStore } from "../store/store.ts";

@@ -88,12 +88,13 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
   const known: { event: EvidenceEvent; line: string }[] = [];
   let given = -1;
   let sawText = false;
-  const view = async (e: EvidenceEvent, line: string): Promise<ViewEvent> =>
+  const view = async (e: EvidenceEvent, line: string, index: number): Promise<ViewEvent> =>
     await viewEvent(e, {
       record,
       level,
       shown: await shownAt(e, level, { share: true }).catch(() => null),
       lineSha256: sha256Hex(line),
+      line: index + 1,
       // Once the feed has streamed text, the answers came as text: an event repeats none.
       answer: !sawText,
     });
@@ -108,7 +109,7 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
   async function* giveUpTo(upTo: number): AsyncGenerator<TailItem, boolean> {
     while (given + 1 < known.length && given + 1 <= upTo) {
       const { event, line } = known[++given]!;
-      if (event.seq > after) yield { kind: "event", event: await view(event, line) };
+      if (event.seq > after) yield { kind: "event", event: await view(event, line, given) };
       const end = feedStatus(event);
       if (end !== null) {
         // The seal follows the last event: wait for it, so that the page that reloads finds the run sealed.

@@ -3,7 +3,7 @@
  * timeline, inputs, outputs, grants, assessments), the live tail of a running run, two runs compared, the
  * guard (Host, the token in the path, same-origin POST), the routes and the server, with its pages as strings in
  * the module tree (the script is checked TypeScript in `app/`, bundled). Imports
- * `evidence/`, `store/`, `telemetry/`, `live/` and `runs/`.
+ * `evidence/`, `store/`, `telemetry/`, `live/`, `runs/`, `guard/`, `log/` and `diff/`.
  *
  * @example
  * ```ts

@@ -8,7 +8,7 @@
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { readEventsText } from "../evidence/verify.ts";
+import { readEventsText } from "../evidence/read_events.ts";
 import { type FeedStatus, feedStatus } from "../live/feed.ts";
 import { type EventItem, shownAt } from "../live/live.ts";
 import { verifyRun, type VerifyRunOptions } from "../runs/verify_run.ts";
@@ -18,12 +18,15 @@ import type { TelemetryPolicy } from "../telemetry/policy.ts";
 import { viewerLevel } from "./viewer_level.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import { eventLine } from "../evidence/event.ts";
+import { type VerdictKind, verdictKind } from "./run_verdict.ts";
 
 /** The verdict a run page shows. */
 export interface ViewVerdict {
   /** False while the run is running: only its chain so far was read. */
   checked: boolean;
   ok: boolean;
+  /** What the verdict says, from the problems' codes: verified, does not verify, cannot be checked here, running. */
+  kind: VerdictKind;
   /** Each problem with its code (the page prints the message). */
   problems: Problem[];
   /** The pinned URI of the committed bundle that was compared, or null. */
@@ -46,6 +49,8 @@ export interface RunModel {
   events: EvidenceEvent[];
   /** The SHA-256 of each event's line, by index, when the lines were read here rather than by the check. */
   lineHashes: string[];
+  /** The line of `events.jsonl` of each event, by index, when the lines were read here (else its index + 1). */
+  lineNumbers: number[];
   verdict: ViewVerdict;
   sealed: boolean;
   ended: FeedStatus | null;
@@ -74,26 +79,20 @@ export async function runModel(
   // An ended run is read once, by its check (the events reach the page through the check's hook); a running
   // run has no check yet, so its events so far are read here.
   const sealed = (await record.manifestText().catch(() => null)) !== null;
-  let read = { events: [] as EvidenceEvent[], lineHashes: [] as string[], problems: [] as Problem[] };
+  let read = {
+    events: [] as EvidenceEvent[],
+    lineHashes: [] as string[],
+    eventLines: [] as number[],
+    problems: [] as Problem[],
+  };
   let verdict: ViewVerdict | null = null;
   let unreadable = false;
   if (sealed) {
-    let checked: readonly EvidenceEvent[] | null = null;
-    const check = await verifyRun(record, {
-      store,
-      ...(options.catalog ? { catalog: options.catalog } : {}),
-      extraChecks: [(_record, events) => {
-        checked = events;
-        return Promise.resolve([]);
-      }],
-    });
-    verdict = { checked: true, ok: check.ok, problems: check.problems, bundle: check.bundle };
-    // The chain verifies, so each line is its event's canonical form, and the next event's prev is its hash.
-    if (check.ok && checked !== null) {
-      read = { events: [...(checked as EvidenceEvent[])], lineHashes: [], problems: [] };
-    }
+    const check = await checkSealed(store, record, options);
+    verdict = check.verdict;
+    if (check.events !== null) read = { events: check.events, lineHashes: [], eventLines: [], problems: [] };
   }
-  if (verdict === null || !verdict.ok) {
+  if (verdict === null || !trusted(verdict)) {
     const text = await record.eventsText().catch(() => null);
     unreadable = text === null;
     const all = readEventsText(text ?? "");
@@ -104,27 +103,15 @@ export async function runModel(
   const ended = feedStatus(events.at(-1));
   const running = ended === null && !sealed;
   const { level, note } = await viewerLevel(options.policy, record, events[0]);
-  if (verdict === null) {
-    verdict = sealed || ended !== null
-      ? {
-        checked: true,
-        ok: false,
-        problems: [
-          problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
-            file: "manifest.json",
-          }),
-        ],
-        bundle: null,
-      }
-      : { checked: false, ok: read.problems.length === 0, problems: read.problems, bundle: null };
-  }
+  verdict ??= uncheckedVerdict(sealed || ended !== null, read.problems);
   if (!verdict.ok && unreadable && verdict.checked) {
     verdict.problems.unshift(
       problem("events.unreadable", "evidence/events.jsonl cannot be read", { file: "events.jsonl" }),
     );
+    verdict.kind = "does_not_verify";
   }
-  const untrusted = !verdict.ok && options.untrusted === true;
-  const content = level !== null && (verdict.ok || untrusted);
+  const untrusted = !trusted(verdict) && options.untrusted === true;
+  const content = level !== null && (trusted(verdict) || untrusted);
   const shown: (EventItem | null)[] = [];
   for (const event of events) {
     // The events are the model's own: at bodies the items share their data, which nothing here changes.
@@ -134,6 +121,7 @@ export async function runModel(
     record,
     events,
     lineHashes: read.lineHashes,
+    lineNumbers: read.eventLines,
     verdict,
     sealed,
     ended,
@@ -143,6 +131,70 @@ export async function runModel(
     untrusted,
     shown,
   };
+}
+
+/**
+ * The check of a sealed run, and its events as the check read them when the run's content may be shown: the
+ * evidence verifies (all the check could not make is the comparison with what a catalog holds), so each line
+ * is its event's canonical form, and the next event's prev is its hash.
+ */
+async function checkSealed(
+  store: EvidenceStore,
+  record: RunRecord,
+  options: RunModelOptions,
+): Promise<{ verdict: ViewVerdict; events: EvidenceEvent[] | null }> {
+  let checked: readonly EvidenceEvent[] | null = null;
+  const check = await verifyRun(record, {
+    store,
+    ...(options.catalog ? { catalog: options.catalog } : {}),
+    extraChecks: [(_record, events) => {
+      checked = events;
+      return Promise.resolve([]);
+    }],
+  });
+  const verdict: ViewVerdict = {
+    checked: true,
+    ok: check.ok,
+    kind: verdictKind({ checked: true, ok: check.ok, problems: check.problems }),
+    problems: check.problems,
+    bundle: check.bundle,
+  };
+  const events = trusted(verdict) && checked !== null ? [...(checked as EvidenceEvent[])] : null;
+  return { verdict, events };
+}
+
+/**
+ * The verdict of a run that was not checked: one that has ended or was sealed and still has no check has no
+ * manifest, so it does not verify; else it is running, with the problems of its events so far.
+ */
+function uncheckedVerdict(ended: boolean, problems: Problem[]): ViewVerdict {
+  return ended
+    ? {
+      checked: true,
+      ok: false,
+      kind: "does_not_verify",
+      problems: [
+        problem("manifest.missing", "evidence/manifest.json is missing: the run was not sealed", {
+          file: "manifest.json",
+        }),
+      ],
+      bundle: null,
+    }
+    : { checked: false, ok: problems.length === 0, kind: "running", problems, bundle: null };
+}
+
+/**
+ * True when the run's content may be shown as it is: it verifies, or all its check could not make is the
+ * comparison with a committed bundle or experiment that this viewer cannot read (its own evidence verifies).
+ * A running run's chain so far counts too, as before: the page says it is not sealed.
+ */
+export function trusted(verdict: Pick<ViewVerdict, "ok" | "kind">): boolean {
+  return verdict.ok || verdict.kind === "cannot_check";
+}
+
+/** The line of `events.jsonl` that holds an event, from 1. */
+export function lineNumber(model: RunModel, index: number): number {
+  return model.lineNumbers[index] ?? index + 1;
 }
 
 /**

@@ -7,12 +7,24 @@
 import type { Json } from "../evidence/event.ts";
 import type { Assessment } from "../store/assess.ts";
 import type { EvidenceStore } from "../store/store.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { FileStore } from "../store/file_store.ts";
+import { assessmentsInFolder } from "../store/file_assessments.ts";
 import type { StoreQuestions } from "../store/store_questions.ts";
 import type { Level } from "../telemetry/attributes.ts";
-import { plainName } from "../telemetry/plain_name.ts";
 import type { EventItem } from "../live/live.ts";
-import { lineSha256, type RunModel, type RunModelOptions, type ViewVerdict } from "./run_model.ts";
+import {
+  lineNumber,
+  lineSha256,
+  type RunModel,
+  type RunModelOptions,
+  trusted,
+  type ViewVerdict,
+} from "./run_model.ts";
+import { callsOf, type RunCalls, type ViewCall, type ViewError } from "./run_calls.ts";
+import { factsOf, failureOf, type RunFacts, type RunFailure } from "./run_facts.ts";
 import { spansOf, type ViewSpan } from "./run_spans.ts";
+import { assessmentsAt } from "./assessments_view.ts";
 import { cutJson } from "./view_cut.ts";
 import { type ViewEvent, viewEvent } from "./view_event.ts";
 
@@ -34,6 +46,10 @@ const RUN_PAGE = {
   spanSeqs: 20,
   /** The characters of a span's name. */
   spanName: 200,
+  /** Model and tool calls listed. */
+  calls: 500,
+  /** Errors listed. */
+  errors: 200,
 } as const;
 
 /** What the page says of all the run's events, whichever page it holds. */
@@ -47,6 +63,14 @@ export interface RunViewSummary {
   by_type: { [type: string]: number };
   /** The token counts of the model calls, summed, when the level shows them. */
   tokens: { input: number; output: number } | null;
+  /** The run's cost (the total it recorded, or its calls' costs summed), when the level shows it. */
+  cost: RunCalls["cost"];
+  /** The model calls and tool calls, whatever recorded them, and where the counts came from. */
+  model_calls: number;
+  tool_calls: number;
+  calls_from: RunCalls["from"];
+  /** How many errors: failed steps and tool calls, refusals, telemetry problems. */
+  errors: number;
   /** How many spans, inputs, outputs, grants and refusals, and assessments (null: the store keeps none). */
   spans: number;
   inputs: number;
@@ -89,6 +113,19 @@ export interface RunView {
   assessments: Partial<Assessment>[] | null;
   /** The settings the run was created with (its `run_created` content at the level). */
   settings: { [key: string]: Json };
+  /** The run's names, as the level shows them. */
+  facts: RunFacts;
+  /** Why the run failed, or null. */
+  failure: RunFailure | null;
+  /** The model and tool calls, in order (the first 500). */
+  calls: ViewCall[];
+  /** What went wrong, in order (the first 200). */
+  errors: ViewError[];
+  /**
+   * The event that holds the run's whole conversation, at `bodies`: its last history (the agent's messages, an
+   * agent program's session file), else its last model call; null when there is none or the level hides it.
+   */
+  conversation_seq: number | null;
 }
 
 /** Options of {@linkcode runView}. */
@@ -121,10 +158,11 @@ export async function pageOf(
   model.shown.forEach((item, i) => item !== null && shown.set(events[i]!.seq, item));
   const spans = spansOf(events, shown, model.running);
   const parts = partsOf(model);
+  const calls = callsOf(events, model.shown, model.level);
   const assessments = await assessmentsOf(
     store,
-    record.runId,
-    model.verdict.ok || model.untrusted ? model.level : null,
+    record,
+    trusted(model.verdict) || model.untrusted ? model.level : null,
   );
   const page = await eventsPage(model, options);
   const spansOffset = Math.max(0, options.spansOffset ?? 0);
@@ -140,6 +178,12 @@ export async function pageOf(
     untrusted: model.untrusted,
     summary: {
       ...summaryOf(model),
+      tokens: calls.tokens,
+      cost: calls.cost,
+      model_calls: calls.calls.filter((c) => c.kind === "model").length,
+      tool_calls: calls.calls.filter((c) => c.kind === "tool").length,
+      calls_from: calls.from,
+      errors: calls.errors.length,
       spans: spans.length,
       inputs: parts.inputs.length,
       outputs: parts.outputs.length,
@@ -160,7 +204,22 @@ export async function pageOf(
       ? null
       : assessments.slice(0, RUN_PAGE.rows).map((a) => cutJson(a as Json).value as Partial<Assessment>),
     settings: cutJson(model.shown[0]?.data ?? {}).value as RunView["settings"],
+    facts: factsOf(events[0], model.level),
+    failure: failureOf(events, model.shown, model.level),
+    calls: calls.calls.slice(0, RUN_PAGE.calls),
+    errors: calls.errors.slice(0, RUN_PAGE.errors),
+    conversation_seq: conversationOf(model),
   };
+}
+
+/** The event of the run's whole conversation (see {@linkcode RunView.conversation_seq}). */
+function conversationOf(model: RunModel): number | null {
+  if (model.level !== "bodies" || model.shown[0] === null || model.shown[0] === undefined) return null;
+  const { events } = model;
+  const history = events.findLast((e) =>
+    e.type === "trace_imported" && e.payload !== null && e.data.kind !== "raw_api_body"
+  );
+  return (history ?? events.findLast((e) => e.type === "model_called"))?.seq ?? null;
 }
 
 /** The events after `after`, up to the page's count and bytes; always at least one when there is one. */
@@ -187,6 +246,7 @@ async function eventsPage(
             level: model.level,
             shown: model.shown[i + k] ?? null,
             lineSha256: lineSha256(model, i + k),
+            line: lineNumber(model, i + k),
             answer: true,
           }),
       ),
@@ -206,25 +266,15 @@ async function eventsPage(
 
 function summaryOf(
   model: RunModel,
-): Omit<RunViewSummary, "spans" | "inputs" | "outputs" | "access" | "assessments"> {
+): Pick<RunViewSummary, "events" | "last_seq" | "first_time" | "last_time" | "by_type"> {
   const byType: { [type: string]: number } = {};
-  let input = 0, output = 0, counted = false;
-  model.events.forEach((e, i) => {
-    byType[e.type] = (byType[e.type] ?? 0) + 1;
-    const data = model.shown[i]?.data;
-    if (e.type === "model_called" && typeof data?.input_tokens === "number") {
-      counted = true;
-      input += data.input_tokens;
-      output += typeof data.output_tokens === "number" ? data.output_tokens : 0;
-    }
-  });
+  for (const e of model.events) byType[e.type] = (byType[e.type] ?? 0) + 1;
   return {
     events: model.events.length,
     last_seq: model.events.at(-1)?.seq ?? null,
     first_time: model.events[0]?.time ?? null,
     last_time: model.events.at(-1)?.time ?? null,
     by_type: byType,
-    tokens: counted ? { input, output } : null,
   };
 }
 
@@ -269,36 +319,21 @@ function partsOf(model: RunModel): Pick<RunView, "inputs" | "outputs" | "access"
 }
 
 /**
- * The run's assessments cut to the level, as for the copy in MLflow: below `bodies` a name that is not plain
- * stays out, a source that is not plain shows as provevi, a value shows at `names` when it is a name or a yes
- * or no and at `usage` when it is a number too, and a rationale shows only at `bodies`. Null when the store
- * keeps no assessments (the file store).
+ * The run's assessments cut to the level; null when the store keeps none. The file store's are read from the
+ * run's own folder, which the page has read already.
  */
 async function assessmentsOf(
   store: EvidenceStore,
-  runId: string,
+  record: RunRecord,
   level: Level | null,
 ): Promise<Partial<Assessment>[] | null> {
   let all: Assessment[];
   try {
-    all = await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(runId);
+    all = store instanceof FileStore
+      ? await assessmentsInFolder(record)
+      : await (store as EvidenceStore & Partial<StoreQuestions>).assessments!(record.runId);
   } catch {
     return null;
   }
-  if (level === "bodies") return all;
-  return all.flatMap((a) => {
-    const base = { id: a.id, seq: a.seq, span_id: a.span_id, created_at: a.created_at };
-    if (level === null) return [base];
-    if (!plainName(a.name)) return [];
-    const value = typeof a.value === "boolean" || (typeof a.value === "string" && plainName(a.value)) ||
-        (level === "usage" && typeof a.value === "number")
-      ? a.value
-      : undefined;
-    return [{
-      ...base,
-      name: a.name,
-      source: a.source !== null && plainName(a.source) ? a.source : "provevi",
-      ...(value !== undefined ? { value } : {}),
-    }];
-  });
+  return assessmentsAt(all, level);
 }

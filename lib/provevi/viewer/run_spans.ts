@@ -3,12 +3,14 @@
  * parents, from the events' OpenTelemetry IDs and times.
  * @module
  */
-import type { EvidenceEvent } from "../evidence/event.ts";
+import type { EvidenceEvent, Json } from "../evidence/event.ts";
 import type { EventItem } from "../live/live.ts";
 import { feedStatus } from "../live/feed.ts";
 
 /** One span of the run's trace, as a bar of the timeline. */
 export interface ViewSpan {
+  /** The trace it is part of (the run's own, or one that an agent program sent it in), or null. */
+  trace_id: string | null;
   span_id: string;
   parent_span_id: string | null;
   name: string;
@@ -17,7 +19,8 @@ export interface ViewSpan {
   /** Microseconds from the start of the run. */
   end_us: number;
   depth: number;
-  status: "ok" | "error" | "running";
+  /** `error` for a failed step, `refused` for a call provrun refused, `running` while it runs. */
+  status: "ok" | "error" | "refused" | "running";
   /** The events of the span (on a page, the first of them). */
   seqs: number[];
   /** How many events the span has. */
@@ -54,10 +57,12 @@ export function spansOf(
   const rootId = events[0]!.span_id ?? "root";
   const spans = new Map<string, ViewSpan>();
   const failed = feedStatus(events.at(-1)) !== "completed" && !running;
+  const created = shown.get(events[0]!.seq)?.data ?? {};
   spans.set(rootId, {
+    trace_id: events[0]!.trace_id,
     span_id: rootId,
     parent_span_id: null,
-    name: `run ${typeof shown.get(0)?.data.agent === "string" ? shown.get(0)!.data.agent : ""}`.trim(),
+    name: `run ${typeof created.agent === "string" ? created.agent : ""}`.trim(),
     start_us: 0,
     end_us: end - t0,
     depth: 0,
@@ -65,32 +70,79 @@ export function spansOf(
     seqs: [],
     event_count: 0,
   });
+  const backend = typeof created.backend === "string" ? created.backend : null;
   for (const e of events) {
     const id = e.span_id ?? rootId;
     let span = spans.get(id);
     if (!span) {
-      const data = shown.get(e.seq)?.data ?? {};
-      const label = [data.model, data.tool, data.name].find((v) => typeof v === "string");
       span = {
+        trace_id: e.trace_id,
         span_id: id,
         parent_span_id: e.parent_span_id ?? rootId,
-        name: label ? `${stepName(e)} ${label}` : stepName(e),
+        name: "",
         start_us: micros(e.started_at ?? e.time) - t0,
         end_us: micros(e.time) - t0,
         depth: 0,
-        status: e.type === "step_failed" ? "error" : "ok",
+        status: "ok",
         seqs: [],
         event_count: 0,
       };
       spans.set(id, span);
     } else if (id !== rootId) {
       span.end_us = Math.max(span.end_us, micros(e.time) - t0);
-      if (e.type === "step_failed") span.status = "error";
+      if (e.started_at !== null) span.start_us = Math.min(span.start_us, micros(e.started_at) - t0);
     }
+    if (id !== rootId) {
+      // A step is named by the event that ends it (a program's step ends with sandbox_completed after its
+      // hooks), and a program's own span by its name and times.
+      span.name = nameOf(e, shown.get(e.seq)?.data ?? {}, { backend, was: span.name });
+      if (e.type === "span_recorded" && typeof e.data.end_time === "string") {
+        span.end_us = micros(e.data.end_time) - t0;
+      }
+    }
+    if (id !== rootId) span.status = worse(span.status, statusOf(e));
     span.seqs.push(e.seq);
     span.event_count++;
   }
   return nested(spans, rootId);
+}
+
+const RANK: Record<ViewSpan["status"], number> = { ok: 0, running: 1, refused: 2, error: 3 };
+
+function worse(a: ViewSpan["status"], b: ViewSpan["status"]): ViewSpan["status"] {
+  return RANK[b] > RANK[a] ? b : a;
+}
+
+/** An event's status, from its type and the fixed words of its data: statuses show at every level. */
+function statusOf(e: EvidenceEvent): ViewSpan["status"] {
+  if (e.type === "step_failed" || e.type === "run_failed") return "error";
+  if (e.type === "tool_called" && e.data.error !== null && e.data.error !== undefined) return "error";
+  if (e.type === "span_recorded" && (e.data.status as { code?: unknown } | undefined)?.code === 2) {
+    return "error";
+  }
+  if (e.type === "access_denied" || (e.type === "hook_called" && e.data.decision === "deny")) {
+    return "refused";
+  }
+  return "ok";
+}
+
+/** A step's name from one of its events; an event that only observes a step keeps the name it has. */
+function nameOf(
+  e: EvidenceEvent,
+  data: { [key: string]: Json },
+  context: { backend: string | null; was: string },
+): string {
+  if (e.type === "span_recorded") return typeof data.name === "string" ? data.name : "span";
+  if (e.type === "sandbox_completed" && context.was.startsWith("hook_called")) {
+    return `invoke_agent ${context.backend ?? "program"}`;
+  }
+  if (
+    context.was !== "" && (e.type === "hook_called" || e.type === "trace_imported" || e.type === "note_added")
+  ) {
+    return context.was;
+  }
+  const label = [data.model, data.tool, data.name].find((v) => typeof v === "string");
+  return label ? `${stepName(e)} ${label}` : stepName(e);
 }
 
 /**

@@ -27,8 +27,13 @@ export type { ViewVerdict } from "./run_model.ts";
  * @returns The view.
  * @example
  * ```ts
- * import { runView } from "./run_view.ts";
- * // const view = await runView(store, await store.readRun(id), { policy });
+ * import { FileStore, runView, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const view = await runView(store, await store.readRun("run-20261129T120000Z-0badc0de"), { policy });
+ * assert.equal(view.verdict.ok, true);
  * ```
  */
 export async function runView(

@@ -8,17 +8,21 @@
 import { payloadsOf } from "../evidence/event.ts";
 import { answerOf, replyOf } from "../live/feed.ts";
 import { payloadOf } from "../live/live.ts";
-import { lineSha256, type RunModel } from "./run_model.ts";
+import { lineNumber, lineSha256, type RunModel, trusted } from "./run_model.ts";
 import type { ViewEvent } from "./view_event.ts";
 import { openPayloadFile } from "./view_payload.ts";
 import { ViewerRefusal } from "./viewer_http.ts";
 
-/** Refuses what the run page itself would not show. */
-function checkShown(model: RunModel, what: string, options: { needs: "names" | "bodies" }): void {
+/**
+ * Refuses what the run page itself would not show.
+ *
+ * @throws ViewerRefusal (403) below the level `needs`, or for a run that does not verify unless asked.
+ */
+export function checkShown(model: RunModel, what: string, options: { needs: "names" | "bodies" }): void {
   if (model.level === null) {
     throw new ViewerRefusal(403, `${what} is hidden: the viewer shows only the structure of this run`);
   }
-  if (!model.verdict.ok && !model.untrusted) {
+  if (!trusted(model.verdict) && !model.untrusted) {
     throw new ViewerRefusal(
       403,
       `${what} is hidden: run "${model.record.runId}" does not verify; ask with ?untrusted=1 to see it unverified`,
@@ -32,7 +36,12 @@ function checkShown(model: RunModel, what: string, options: { needs: "names" | "
   }
 }
 
-function indexOf(model: RunModel, seq: number): number {
+/**
+ * The index of an event among the run's events.
+ *
+ * @throws ViewerRefusal (404) when the run has no such event.
+ */
+export function indexOf(model: RunModel, seq: number): number {
   const i = model.events.findIndex((e) => e.seq === seq);
   if (i < 0) {
     throw new ViewerRefusal(
@@ -66,6 +75,8 @@ export function wholeEvent(model: RunModel, seq: number): ViewEvent {
     parent_span_id: e.parent_span_id,
     payload_sha256: e.payload,
     line_sha256: lineSha256(model, i),
+    prev: e.prev,
+    line: lineNumber(model, i),
     shown: model.shown[i] ?? null,
   };
 }

@@ -36,6 +36,10 @@ export interface ViewEvent {
   payload_sha256: string | null;
   /** The SHA-256 of the event's line, which the next event's `prev` names. */
   line_sha256: string;
+  /** The SHA-256 of the line before, which this event names (null for the first). */
+  prev: string | null;
+  /** The line of `events.jsonl` that holds the event, from 1. */
+  line: number;
   /** The event's content at the viewer's level, or null when only its structure shows. */
   shown: EventItem | null;
   /** The answer of the model call this event records, at `bodies`. */
@@ -54,6 +58,8 @@ export interface ViewEventOptions {
   shown: EventItem | null;
   /** The SHA-256 of the event's line. */
   lineSha256: string;
+  /** The line of `events.jsonl` that holds it, from 1. */
+  line: number;
   /** Add the answer of a model call (at `bodies`). */
   answer: boolean;
 }
@@ -102,6 +108,8 @@ export async function viewEvent(event: EvidenceEvent, options: ViewEventOptions)
     parent_span_id: event.parent_span_id,
     payload_sha256: event.payload,
     line_sha256: options.lineSha256,
+    prev: event.prev,
+    line: options.line,
     shown,
   };
   const reply = options.answer && level === "bodies" && shown !== null ? replyOf(event) : null;

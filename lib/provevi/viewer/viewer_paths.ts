@@ -6,7 +6,7 @@
  */
 
 /** The pages of the viewer, as patterns of the path under the viewer's base. */
-export const PAGES = ["", "runs/:run", "agents", "experiments", "compare"] as const;
+export const PAGES = ["", "runs/:run", "traces/:trace", "agents", "experiments", "compare"] as const;
 
 /** A page's pattern. */
 export type PagePath = typeof PAGES[number];

@@ -6,59 +6,25 @@
  * @module
  */
 import { checkRunIdToRead } from "../evidence/record.ts";
-import { listRuns, type ListRunsOptions, RUN_LIST_STATUSES, type RunRow } from "../runs/list_runs.ts";
-import type { EvidenceStore } from "../store/store.ts";
 import { questionsOf } from "../store/store_questions.ts";
-import type { Level } from "../telemetry/attributes.ts";
-import type { TelemetryPolicy } from "../telemetry/policy.ts";
-import { compareRuns } from "./compare_view.ts";
+import { compareView } from "./compare_steps.ts";
 import { liveStream } from "./live_stream.ts";
 import { type RunModel, runModel, type RunModelOptions } from "./run_model.ts";
 import { pageOf, type RunView, type RunViewOptions } from "./run_page.ts";
+import type { ViewerInfo } from "./route_context.ts";
 import { wholeAnswer, wholeEvent, wholePayload } from "./run_whole.ts";
-import type { SingleFlight } from "./single_flight.ts";
+import { runLogView } from "./run_log_view.ts";
+import { eventChat } from "./run_chat.ts";
+import { type Route, type RouteContext, wholeNumber } from "./route_context.ts";
+import { runDigests, runsPage, runTotals } from "./runs_api.ts";
+import { traceView } from "./trace_view.ts";
+import { assessmentsAt } from "./assessments_view.ts";
+import type { AssessOptions, AssessTarget } from "../store/assess.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
-import type { PathParams } from "./viewer_paths.ts";
 
-/** Options of the viewer. */
-export interface ViewerOptions {
-  /** The viewer's telemetry policy: its `live` destination decides what the pages show. */
-  policy: TelemetryPolicy;
-  /** The catalog that reads a committed bundle and a run's experiment, as for `prove verify`. */
-  catalog?: RunViewOptions["catalog"];
-  /** Opens the store to write, for the one request that writes: adding an assessment. */
-  openToWrite?: () => Promise<EvidenceStore>;
-}
-
-/** What `api/info` says of the viewer: the store, the policy, and whether assessments can be added. */
-export interface ViewerInfo {
-  store: string;
-  runs_root: string;
-  policy: string;
-  live: { name: string; receives: Level } | null;
-  assess: boolean;
-}
-
-/** What a handler is given. */
-export interface RouteContext {
-  store: EvidenceStore;
-  options: ViewerOptions;
-  request: Request;
-  /** The path's `:name` parts, checked. */
-  params: PathParams;
-  query: URLSearchParams;
-  /** The runs being read, shared by requests that ask for the same run at once (any page of it). */
-  models: SingleFlight<RunModel>;
-}
-
-/** One route. */
-export interface Route {
-  method: "GET" | "POST";
-  /** The pattern of the path under the viewer's base. */
-  path: string;
-  handle(context: RouteContext): Promise<Response> | Response;
-}
+export type { Route, RouteContext, ViewerInfo, ViewerOptions } from "./route_context.ts";
+export { wholeNumber } from "./route_context.ts";
 
 /** How each `:name` part of a path is checked; a part not listed here is refused by the table's test. */
 export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
@@ -66,6 +32,11 @@ export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
   seq: (value) => {
     if (!/^\d{1,9}$/.test(value)) {
       throw new ViewerRefusal(400, `"${value.slice(0, 40)}" is not an event's seq: give a whole number`);
+    }
+  },
+  trace: (value) => {
+    if (!/^[0-9a-f]{32}$/.test(value) || /^0+$/.test(value)) {
+      throw new ViewerRefusal(400, `"${value.slice(0, 80)}" is not a trace ID: give 32 lowercase hex digits`);
     }
   },
   sha256: (value) => {
@@ -77,26 +48,6 @@ export const PARAM_CHECKS: Readonly<Record<string, (value: string) => void>> = {
     }
   },
 };
-
-/**
- * A whole number from the query, such as `limit=50`, or undefined when it is absent.
- *
- * @param options `min` (0 by default; -1 for `after`, "before the first") and `max`.
- * @throws ViewerRefusal (400) when it is there and not a whole number from `min` to `max`.
- */
-export function wholeNumber(
-  query: URLSearchParams,
-  name: string,
-  options: { min?: number; max?: number } = {},
-): number | undefined {
-  const { min = 0, max = 1_000_000_000 } = options;
-  const value = query.get(name);
-  if (value === null || value === "") return undefined;
-  if (!/^-?\d{1,10}$/.test(value) || Number(value) > max || Number(value) < min) {
-    throw new ViewerRefusal(400, `${name}=${value.slice(0, 40)} is not a whole number from ${min} to ${max}`);
-  }
-  return Number(value);
-}
 
 function modelOptions(c: RouteContext): RunModelOptions {
   return {
@@ -131,7 +82,7 @@ export const API_ROUTES: readonly Route[] = [
   { method: "GET", path: "assets/app.css", handle: () => text(APP_CSS, "text/css") },
   { method: "GET", path: "assets/app.js", handle: () => text(APP_JS, "text/javascript") },
   { method: "GET", path: "api/info", handle: info },
-  { method: "GET", path: "api/runs", handle: runs },
+  { method: "GET", path: "api/runs", handle: runsPage },
   {
     method: "GET",
     path: "api/runs/:run",
@@ -171,6 +122,11 @@ export const API_ROUTES: readonly Route[] = [
   },
   {
     method: "GET",
+    path: "api/runs/:run/events/:seq/chat",
+    handle: async (c) => json(await eventChat(await modelOf(c), Number(c.params.seq))),
+  },
+  {
+    method: "GET",
     path: "api/runs/:run/payloads/:sha256",
     handle: async (c) => {
       const payload = await wholePayload(await modelOf(c), c.params.sha256!);
@@ -191,17 +147,41 @@ export const API_ROUTES: readonly Route[] = [
       }),
   },
   { method: "POST", path: "api/runs/:run/assessments", handle: addAssessment },
+  {
+    method: "GET",
+    path: "api/runs/:run/log",
+    handle: async (c) => json(await runLogView(c.store, await c.store.readRun(c.params.run!))),
+  },
+  { method: "GET", path: "api/digests", handle: runDigests },
+  { method: "GET", path: "api/totals", handle: runTotals },
   { method: "GET", path: "api/agents", handle: (c) => agents(c, true) },
   { method: "GET", path: "api/agent", handle: (c) => agents(c, false) },
+  {
+    method: "GET",
+    path: "api/traces/:trace",
+    handle: async (c) => {
+      const view = await traceView(c.store, c.params.trace!, {
+        level: c.options.policy.liveLevel(),
+        offset: wholeNumber(c.query, "offset"),
+        limit: wholeNumber(c.query, "limit", { max: 2000 }),
+      });
+      if (view.total === 0) {
+        throw new ViewerRefusal(404, `no run in the store carries the trace ${view.trace_id}`);
+      }
+      return json(view);
+    },
+  },
   { method: "GET", path: "api/experiments", handle: (c) => experiments(c, true) },
   { method: "GET", path: "api/experiment", handle: (c) => experiments(c, false) },
+  { method: "POST", path: "api/experiment/assessments", handle: addExperimentAssessment },
   {
     method: "GET",
     path: "api/compare",
     handle: async (c) => {
       const ids = [c.query.get("a") ?? "", c.query.get("b") ?? ""];
       for (const id of ids) checkRunIdToRead(id);
-      return json(await compareRuns(c.store, ids, modelOptions(c)));
+      const { untrusted: _untrusted, ...options } = modelOptions(c);
+      return json(await compareView(c.store, ids, options));
     },
   },
 ];
@@ -213,42 +193,10 @@ function info(c: RouteContext): Response {
     runs_root: c.store.runsRoot,
     policy: c.options.policy.source,
     live: live ? { name: live.name, receives: live.receives } : null,
-    // What the store can do: the file store keeps no assessments, whatever the viewer was given.
-    assess: c.options.openToWrite !== undefined && c.store.uri !== "file",
+    // Every store keeps a run's assessments (the file store in the run's folder, once it is sealed).
+    assess: c.options.openToWrite !== undefined,
   };
   return json(info);
-}
-
-async function runs(c: RouteContext): Promise<Response> {
-  const q = c.query;
-  const limit = Math.min(wholeNumber(q, "limit", { max: 500 }) ?? 50, 500);
-  const offset = wholeNumber(q, "offset") ?? 0;
-  const status = q.get("status");
-  if (status && !(RUN_LIST_STATUSES as readonly string[]).includes(status)) {
-    throw new ViewerRefusal(
-      400,
-      `"${status.slice(0, 40)}" is not a run status: use one of ${RUN_LIST_STATUSES.join(", ")}`,
-    );
-  }
-  const options: ListRunsOptions = {
-    limit,
-    offset,
-    ...(status ? { status: status as ListRunsOptions["status"] & string } : {}),
-    ...(q.get("agent") ? { agent: q.get("agent")! } : {}),
-    ...(q.get("experiment") ? { experiment: q.get("experiment")! } : {}),
-    ...(q.get("since") ? { since: q.get("since")! } : {}),
-  };
-  const list = await listRuns(c.store, options);
-  const level = c.options.policy.liveLevel();
-  return json({ ...list, runs: list.runs.map((r) => rowAtLevel(r, level)), limit, offset });
-}
-
-/** A row of the runs page cut to a level: names need `names`, token counts `usage`. */
-function rowAtLevel(row: RunRow, level: Level | null): RunRow {
-  if (level === "usage" || level === "bodies") return row;
-  const cut: RunRow = { ...row, tokens: null };
-  if (level === "names") return cut;
-  return { ...cut, agent: null, agent_version: null, model: null, experiment: null };
 }
 
 /** With no live viewer in the policy, only structure shows: no agent classes, experiments or their settings. */
@@ -280,7 +228,10 @@ async function experiments(c: RouteContext, list: boolean): Promise<Response> {
   const uri = c.query.get("uri") ?? "";
   const found = await questions.experiment(uri);
   if (!found) throw new ViewerRefusal(404, `no experiment "${uri.slice(0, 200)}" in the store`);
-  return json(found);
+  // Its assessments, of the whole and of each version, as the level lets them show (500 at most).
+  const all = await questions.experimentAssessments(found.experiment);
+  const assessments = assessmentsAt(all.slice(-500), c.options.policy.liveLevel());
+  return json({ ...found, assessments, assessments_total: all.length });
 }
 
 /** The largest assessment the viewer takes: a name, a value and a rationale. */
@@ -307,10 +258,20 @@ async function bodyText(request: Request, max: number): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
-async function addAssessment(c: RouteContext): Promise<Response> {
+/** What a page sends to add an assessment. */
+interface AssessmentBody {
+  name?: unknown;
+  value?: unknown;
+  rationale?: unknown;
+  source?: unknown;
+  seq?: unknown;
+  experiment?: unknown;
+}
+
+/** The body of a request that adds an assessment, read and checked: a JSON object with a name and a value. */
+async function assessmentBody(c: RouteContext): Promise<AssessmentBody & { name: string }> {
   if (!c.options.openToWrite) throw new ViewerRefusal(403, "prove ui: this viewer cannot add assessments");
-  const runId = c.params.run!;
-  let body: { name?: unknown; value?: unknown; rationale?: unknown; source?: unknown; seq?: unknown };
+  let body: AssessmentBody;
   try {
     body = JSON.parse(await bodyText(c.request, MAX_ASSESSMENT_BYTES));
   } catch (error) {
@@ -320,20 +281,46 @@ async function addAssessment(c: RouteContext): Promise<Response> {
   if (typeof body?.name !== "string" || body.name.trim() === "" || body.value === undefined) {
     throw new ViewerRefusal(400, "an assessment needs a name (text) and a value");
   }
-  await c.store.readRun(runId);
-  const store = await c.options.openToWrite();
+  return { ...body, name: body.name.trim() };
+}
+
+/** The options of an assessment that a page sent. */
+function judgementOptions(body: AssessmentBody): AssessOptions {
+  return {
+    ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
+    ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
+  };
+}
+
+/** Writes an assessment through a store opened to write, and closes it. */
+async function assessWith(c: RouteContext, target: AssessTarget, body: AssessmentBody & { name: string }) {
+  const store = await c.options.openToWrite!();
   try {
     const assessment = await questionsOf(store, "adding an assessment").assess(
-      typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId,
-      body.name.trim(),
+      target,
+      body.name,
       body.value,
-      {
-        ...(typeof body.rationale === "string" && body.rationale !== "" ? { rationale: body.rationale } : {}),
-        ...(typeof body.source === "string" && body.source !== "" ? { source: body.source } : {}),
-      },
+      judgementOptions(body),
     );
     return json(assessment, { status: 201 });
   } finally {
     await store.close();
   }
+}
+
+/** Adds an assessment of an experiment, or of one version of it (`experiment` in the body: its URI). */
+async function addExperimentAssessment(c: RouteContext): Promise<Response> {
+  const body = await assessmentBody(c);
+  if (typeof body.experiment !== "string" || body.experiment === "") {
+    throw new ViewerRefusal(400, "an experiment's assessment names the experiment: its URI, as experiment");
+  }
+  return await assessWith(c, { experiment: body.experiment }, body);
+}
+
+/** Adds an assessment of a run, or of one of its events (`seq` in the body). */
+async function addAssessment(c: RouteContext): Promise<Response> {
+  const body = await assessmentBody(c);
+  const runId = c.params.run!;
+  await c.store.readRun(runId);
+  return await assessWith(c, typeof body.seq === "number" ? { run: runId, seq: body.seq } : runId, body);
 }

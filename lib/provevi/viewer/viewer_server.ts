@@ -12,6 +12,8 @@ import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { RunModel } from "./run_model.ts";
 import { SingleFlight } from "./single_flight.ts";
+import { DigestCache } from "./digest_cache.ts";
+import { RunSearch } from "./run_search.ts";
 import { pageHtml } from "./viewer_assets.ts";
 import { newToken } from "./viewer_guard.ts";
 import { errorResponse, refusal, text } from "./viewer_http.ts";
@@ -47,38 +49,58 @@ export interface Viewer extends AsyncDisposable {
   shutdown(): Promise<void>;
 }
 
+/** The viewer's request handler, and how to close what it opened (the search index). */
+export type ViewerHandler = ((request: Request) => Promise<Response>) & {
+  /** Stops the search's indexing and removes its index, when it made one. */
+  close(): Promise<void>;
+};
+
 /**
  * The viewer's request handler, guard included.
  *
  * @param store The store to show.
  * @param options The policy, the catalog, how to open the store to write, and the port and token to check.
- * @returns A function from a request to its response.
+ * @returns A function from a request to its response, with `close()` for what it opened.
  * @throws TypeError when the token is not 16 to 256 letters, digits, `_` or `-` (it is a part of every path).
  * @example
  * ```ts
- * import { viewerHandler } from "./viewer_server.ts";
- * // const handle = viewerHandler(store, { policy, port: 5000, token });
- * // (await handle(new Request(`http://127.0.0.1:5000/t/${token}/api/runs`))).status; // 200
+ * import { FileStore, TelemetryPolicy, viewerHandler } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const token = "a-token-of-16-or-more";
+ * const handle = viewerHandler(store, { policy, port: 5000, token });
+ * const url = `http://127.0.0.1:5000/t/${token}/api/runs`;
+ * const response = await handle(new Request(url, { headers: { host: "127.0.0.1:5000" } }));
+ * assert.equal(response.status, 200);
+ * await response.body?.cancel();
+ * await handle.close();
  * ```
  */
 export function viewerHandler(
   store: EvidenceStore,
   options: ViewerOptions & { port: number; token: string },
-): (request: Request) => Promise<Response> {
+): ViewerHandler {
   const page = pageHtml(basePath(options.token));
   const routes: Route[] = [
     ...API_ROUTES,
     ...PAGES.map((path): Route => ({ method: "GET", path, handle: () => text(page, "text/html") })),
   ];
   const models = new SingleFlight<RunModel>();
-  return async (request) => {
+  const checks = { policy: options.policy, ...(options.catalog ? { catalog: options.catalog } : {}) };
+  const digests = new DigestCache(store, checks);
+  const search = options.search ?? new RunSearch(store, checks);
+  const handle = async (request: Request) => {
     const read = readRequest(request, options);
     if (read instanceof Response) return read;
-    const response = await dispatch(routes, read, { store, options, request, models });
+    const response = await dispatch(routes, read, { store, options, request, models, digests, search });
     if (!read.head) return response;
     await response.body?.cancel();
     return new Response(null, { status: response.status, headers: response.headers });
   };
+  // A search given by the caller is the caller's to close.
+  return Object.assign(handle, { close: () => (options.search ? Promise.resolve() : search.close()) });
 }
 
 /** Finds the request's row, checks its `:name` parts, and runs it; any error is a refusal of one line. */
@@ -121,16 +143,22 @@ async function dispatch(
  * @throws ProveviError when the port is taken.
  * @example
  * ```ts
- * import { serveViewer } from "./viewer_server.ts";
- * // await using viewer = await serveViewer(store, { policy, port: 0 });
- * // console.log(viewer.url);
+ * import { FileStore, serveViewer, TelemetryPolicy } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = await TelemetryPolicy.load("fixtures/policies/live-viewer.yaml");
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * await using viewer = await serveViewer(store, { policy, port: 0 });
+ * const response = await fetch(`${viewer.url}api/runs`);
+ * assert.equal(response.status, 200);
+ * await response.body?.cancel();
  * ```
  */
 export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): Promise<Viewer> {
   const token = options.token ?? newToken();
   basePath(token);
   const wanted = options.port ?? 5000;
-  let handler: ((request: Request) => Promise<Response>) | null = null;
+  let handler: ViewerHandler | null = null;
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({
@@ -153,6 +181,7 @@ export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): 
   handler = viewerHandler(store, { ...options, port, token });
   const shutdown = async () => {
     await server.shutdown();
+    await handler?.close();
   };
   return Promise.resolve({
     url: `http://127.0.0.1:${port}${basePath(token)}`,

@@ -11,11 +11,13 @@
  * tool's error, and the loop goes on.
  * @module
  */
-import { join } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { AI_TELEMETRY_OFF } from "../telemetry/run_telemetry.ts";
 import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, streamText, wrapLanguageModel } from "ai";
 import type { Json } from "../../provevi/mod.ts";
+import { toolContent } from "../../provevi/telemetry/mod.ts";
+import { setSpanContent } from "../run/_span_content.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { callSettings } from "./call_backend.ts";
 import { McpServers } from "../sandbox/mcp.ts";
@@ -29,7 +31,7 @@ import {
   startToolStep,
   toolSet,
 } from "../sandbox/tools.ts";
-import { toolsFolderModules } from "../sandbox/tools_folder.ts";
+import { fileHashes, toolsFolderModules, toolsSnapshot } from "../sandbox/tools_folder.ts";
 
 const COMPONENT = "AgentBackend";
 
@@ -89,8 +91,8 @@ export class AgentBackend extends InProcessBackend {
             steps: loop.done.length,
             step_limit: steps,
             chars: text.length,
-            workers_started: opened.sandbox!.stats.started,
-            workers_terminated: opened.sandbox!.stats.terminated,
+            workers_started: opened.sandbox?.stats.started ?? 0,
+            workers_terminated: opened.sandbox?.stats.terminated ?? 0,
             mcp_stopped: stopped as unknown as Json,
           },
         }));
@@ -113,57 +115,90 @@ interface Opened {
 async function openTools(job: BackendJob, opened: Opened): Promise<void> {
   const agent = job.agent;
   const limits = agent.limits ?? {};
-  const toolSeconds = limits.tool_seconds ?? DEFAULT_TOOL_SECONDS;
   await job.ctx.recorder.step(
     "sandbox_started",
-    { component: COMPONENT, spanName: `create_agent ${agent.name}` },
+    // opening the sandbox and the tools creates no agent at a provider, so it is not create_agent
+    { component: COMPONENT, spanName: "provrun.sandbox" },
     async () => {
-      const modules = agent.tools_folder ? await toolsFolderModules(agent.tools_folder, job.folder) : [];
-      const sandbox = opened.sandbox = await Sandbox.open(job.ctx.folder, {
-        net: agent.net ?? [],
-        modules,
-        toolSeconds,
-        ...(limits.tool_result_bytes ? { resultBytes: limits.tool_result_bytes } : {}),
-      });
-      const mcp = opened.mcp = agent.mcp?.length
-        ? await McpServers.open(agent.mcp, {
-          permissions: sandbox.permissions,
-          allowUnsandboxed: agent.allow_unsandboxed ?? [],
-          folder: job.folder,
-          taken: sandbox.tools.map((t) => t.name),
-        })
-        : null;
-      const tools = opened.tools = agentTools(agent.tools, { sandbox, mcp });
-      const servers = mcp?.servers ?? [];
+      const facts = job.servedTools ? await servedTools(job, opened) : await startTools(job, opened);
       return {
         data: {
           backend: "agent",
           model: agent.model,
           streamed: agent.stream ?? false,
           session_id: job.sessionId ?? null,
-          tools: tools as unknown as Json,
-          permissions: {
-            worker: sandbox.permissions as unknown as Json,
-            deno_mcp_flags: sandboxFlags(sandbox.permissions),
-            tool_seconds: toolSeconds,
-          },
-          mcp: servers as unknown as Json,
-          unsandboxed: servers.filter((s) => !s.sandboxed).map((s) => ({
-            server: s.name,
-            ...(s.url ? { url: s.url } : { command: s.command }),
-            tools: s.tools,
-          })),
+          tools: opened.tools as unknown as Json,
+          ...facts,
           limits: {
             steps: limits.steps ?? DEFAULT_STEPS,
             tokens: limits.tokens ?? null,
             seconds: limits.seconds ?? null,
           },
-          // What the tools modules wrote as they loaded: kept in the record, never shown by provr.
-          ...(sandbox.loadConsole ? { load_console: sandbox.loadConsole } : {}),
+          ...job.facts,
         },
       };
     },
   );
+}
+
+/** Starts the sandbox and the MCP servers; their facts for `sandbox_started`. */
+async function startTools(job: BackendJob, opened: Opened): Promise<{ [key: string]: Json }> {
+  const agent = job.agent;
+  const toolSeconds = agent.limits?.tool_seconds ?? DEFAULT_TOOL_SECONDS;
+  const modules = agent.tools_folder ? await toolsFolderModules(agent.tools_folder, job.folder) : [];
+  const resultBytes = agent.limits?.tool_result_bytes;
+  const sandbox = opened.sandbox = await Sandbox.open(job.ctx.folder, {
+    net: agent.net ?? [],
+    modules,
+    toolSeconds,
+    ...(resultBytes ? { resultBytes } : {}),
+  });
+  const mcp = opened.mcp = agent.mcp?.length
+    ? await McpServers.open(agent.mcp, {
+      permissions: sandbox.permissions,
+      allowUnsandboxed: agent.allow_unsandboxed ?? [],
+      folder: job.folder,
+      taken: sandbox.tools.map((t) => t.name),
+    })
+    : null;
+  opened.tools = agentTools(agent.tools, { sandbox, mcp });
+  const servers = mcp?.servers ?? [];
+  return {
+    permissions: {
+      worker: sandbox.permissions as unknown as Json,
+      deno_mcp_flags: sandboxFlags(sandbox.permissions),
+      tool_seconds: toolSeconds,
+    },
+    mcp: servers as unknown as Json,
+    unsandboxed: servers.filter((s) => !s.sandboxed).map((s) => ({
+      server: s.name,
+      ...(s.url ? { url: s.url } : { command: s.command }),
+      tools: s.tools,
+    })),
+    // The hashes of the tools folder's files as the sandbox loaded them, so a changed tools module shows.
+    ...(agent.tools_folder ? { tools_files: sandbox.toolsFiles } : {}),
+    // What the tools modules wrote as they loaded: kept in the record, never shown by provr.
+    ...(sandbox.loadConsole ? { load_console: sandbox.loadConsole } : {}),
+  };
+}
+
+/**
+ * The tools as another run recorded them, served by the run's parts: no sandbox and no MCP server starts, and
+ * no tools module is loaded; the tools folder's files are only hashed, so a changed module shows.
+ */
+async function servedTools(job: BackendJob, opened: Opened): Promise<{ [key: string]: Json }> {
+  opened.tools = job.servedTools!.map((t) => ({ ...t }));
+  const folder = job.agent.tools_folder;
+  const files = folder
+    ? await toolsSnapshot(isAbsolute(folder) ? folder : resolve(job.folder, folder))
+    : null;
+  return {
+    served: true,
+    permissions: null,
+    mcp: [],
+    unsandboxed: [],
+    ...(files ? { tools_files: fileHashes(files) } : {}),
+  };
 }
 
 /** What the loop ended with: the model's last text, the messages it added, and its steps. */
@@ -192,7 +227,7 @@ async function runLoop(
   const set = toolSet(opened.tools, {
     recorder,
     component: COMPONENT,
-    sandbox: opened.sandbox!,
+    sandbox: opened.sandbox,
     mcp: opened.mcp,
     signal,
     wrapTool: job.wrapTool,
@@ -286,7 +321,8 @@ function recordInvalidCall(
       callId: call.toolCallId,
     });
     const sha = await recorder.payload(asJson(call.input));
-    if (sha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
+    if (sha) step.span.setAttribute("provrun.tool.call.arguments_ref", sha);
+    setSpanContent(step.span, () => toolContent(asJson(call.input), undefined));
     step.span.setStatus({ code: 2, message: errorName(call.error) });
     step.span.setAttribute("error.type", errorName(call.error));
     return await step.end("tool_called", {

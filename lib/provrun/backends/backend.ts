@@ -8,7 +8,8 @@ import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { RunContext } from "../run/run_context.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import type { StagedInput } from "../run/stager.ts";
-import type { ToolWrap } from "../run/run_part.ts";
+import type { RecordedTool, ToolWrap } from "../run/run_part.ts";
+import type { Json } from "../../provevi/mod.ts";
 
 /** What a backend runs. */
 export interface BackendJob {
@@ -26,6 +27,13 @@ export interface BackendJob {
   sessionId?: string | null;
   /** The run's parts' hook around each tool call, inside its recorded step (`RunPart.wrapTool`). */
   wrapTool?: ToolWrap;
+  /** Facts of the run's parts that `sandbox_started` records (a model gateway's, `BackendSetup.facts`). */
+  facts?: { [key: string]: Json };
+  /**
+   * The tools as a run recorded them, offered in place of the sandbox and the MCP servers, which are then not
+   * started; each call is answered by `wrapTool` (`BackendSetup.servedTools`).
+   */
+  servedTools?: readonly RecordedTool[];
 }
 
 /** Where a backend's job is. */

@@ -40,7 +40,8 @@ export class CallBackend extends InProcessBackend {
     const stream = job.agent.stream ?? false;
     await recorder.step(
       "sandbox_started",
-      { component, spanName: `invoke_agent ${job.agent.name}` },
+      // the start of a call is no GenAI operation: the run's root is its invoke_agent, its model call its chat
+      { component, spanName: "provrun.sandbox" },
       () =>
         Promise.resolve({
           data: {
@@ -51,6 +52,7 @@ export class CallBackend extends InProcessBackend {
             tools: [],
             permissions: { note: "the call backend runs no tools" },
             unsandboxed: [],
+            ...job.facts,
           },
         }),
     );
@@ -106,18 +108,51 @@ export class CallBackend extends InProcessBackend {
   }
 }
 
-/** The model settings a run file may set: temperature, max_tokens, top_p, seed. */
-export function callSettings(settings: Record<string, unknown> = {}): {
+/** The model settings a run file may set, and the AI SDK's name of each. */
+const SETTINGS: readonly [string, keyof CallSettings][] = [
+  ["temperature", "temperature"],
+  ["max_tokens", "maxOutputTokens"],
+  ["top_p", "topP"],
+  ["top_k", "topK"],
+  ["seed", "seed"],
+  ["frequency_penalty", "frequencyPenalty"],
+  ["presence_penalty", "presencePenalty"],
+];
+
+/** The AI SDK's settings of a call that a run file may set. */
+export interface CallSettings {
   temperature?: number;
   maxOutputTokens?: number;
   topP?: number;
+  topK?: number;
   seed?: number;
-} {
-  const out: { temperature?: number; maxOutputTokens?: number; topP?: number; seed?: number } = {};
-  if (typeof settings.temperature === "number") out.temperature = settings.temperature;
-  if (typeof settings.max_tokens === "number") out.maxOutputTokens = settings.max_tokens;
-  if (typeof settings.top_p === "number") out.topP = settings.top_p;
-  if (typeof settings.seed === "number") out.seed = settings.seed;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  stopSequences?: string[];
+}
+
+/**
+ * The model settings a run file may set: temperature, max_tokens, top_p, top_k, seed, frequency_penalty,
+ * presence_penalty (numbers) and stop_sequences (texts); any other key, or a value of another type, is left
+ * out.
+ *
+ * @example
+ * ```ts
+ * import { callSettings } from "./call_backend.ts";
+ * callSettings({ temperature: 0, max_tokens: 512, stop_sequences: ["END"] });
+ * // { temperature: 0, maxOutputTokens: 512, stopSequences: ["END"] }
+ * ```
+ */
+export function callSettings(settings: Record<string, unknown> = {}): CallSettings {
+  const out: CallSettings = {};
+  for (const [from, to] of SETTINGS) {
+    const value = settings[from];
+    if (typeof value === "number" && Number.isFinite(value)) (out as Record<string, number>)[to] = value;
+  }
+  const stops = settings.stop_sequences;
+  if (Array.isArray(stops) && stops.length && stops.every((s) => typeof s === "string")) {
+    out.stopSequences = [...stops];
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
+import { curlHookCommand, hookHeaderFile } from "./_program_hooks.ts";
 import { basePath, claudeTokens, exists, jsonlFiles, otlpHeaders } from "./_program_files.ts";
 
 /** Claude Code's hook events that provr listens to; `PreToolUse` is the blocking one. */
@@ -56,7 +57,7 @@ export class ClaudeCodeBackend extends ProgramBackend {
     if (route.provider !== "anthropic") {
       throw new RangeError(`the claude-code backend takes an anthropic: model, not ${agent.model}`);
     }
-    await writeSettings(home, setup.hookUrl);
+    await writeSettings(home, setup.hook);
     const rawDir = join(home, "raw-bodies");
     if (agent.raw_bodies) await Deno.mkdir(rawDir, { recursive: true });
     const args = [
@@ -93,22 +94,19 @@ export class ClaudeCodeBackend extends ProgramBackend {
  * Writes Claude Code's user settings: an HTTP hook for each hook event (Claude Code calls it itself; the
  * session's start and end take command hooks only, so `curl`), and transcripts kept.
  */
-async function writeSettings(home: string, hookUrl: string): Promise<void> {
+async function writeSettings(home: string, listener: ProgramSetup["hook"]): Promise<void> {
+  const command = await curlHookCommand(listener, hookHeaderFile(home));
   const hook = (event: string) =>
     SESSION_EVENTS.includes(event)
-      ? {
-        type: "command",
-        command: `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${hookUrl}`,
-        timeout: 60,
-      }
-      : { type: "http", url: hookUrl, timeout: 60 };
+      ? { type: "command", command, timeout: 60 }
+      : { type: "http", url: listener.url, headers: { ...listener.headers }, timeout: 60 };
   const settings = {
     hooks: Object.fromEntries(
       CLAUDE_HOOK_EVENTS.map((
         e,
       ) => [e, [{ ...(e.includes("ToolUse") ? { matcher: "*" } : {}), hooks: [hook(e)] }]]),
     ),
-    allowedHttpHookUrls: [`http://127.0.0.1:${new URL(hookUrl).port}/*`],
+    allowedHttpHookUrls: [`http://127.0.0.1:${new URL(listener.url).port}/*`],
     cleanupPeriodDays: 100000,
     includeCoAuthoredBy: false,
   };

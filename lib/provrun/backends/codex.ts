@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
+import { curlHookCommand, hookHeaderFile } from "./_program_hooks.ts";
 import { basePath, codexSteps, codexTokens, exists, jsonlFiles } from "./_program_files.ts";
 
 /** Codex's hook events that provr listens to; `PreToolUse` is the blocking one. */
@@ -52,7 +53,14 @@ export class CodexBackend extends ProgramBackend {
     const keyName = routeKeyName(agent);
     const key = keyName === null ? undefined : env(keyName);
     // it holds the run's span key and hook address: the user's only
-    await Deno.writeTextFile(join(home, "config.toml"), codexConfig(setup, route.model), { mode: 0o600 });
+    await Deno.writeTextFile(
+      join(home, "config.toml"),
+      codexConfig(setup, {
+        model: route.model,
+        hook: await curlHookCommand(setup.hook, hookHeaderFile(home)),
+      }),
+      { mode: 0o600 },
+    );
     const last = join(home, "last-message.txt");
     const args = [
       "exec",
@@ -101,10 +109,12 @@ const CODEX_FACTS: ProgramLaunch["facts"] = {
   hook_transport: "curl",
   sandbox: "codex workspace-write, network off",
   gaps: [
-    "no model request bodies: the rollout file is the record of the model's turns",
-    "reasoning is encrypted; tool output is cut at 64 KB in the rollout",
+    "the model gateway records every request and response; the provider encrypts the reasoning in them",
+    "tool output is cut at 64 KB in the rollout",
     "hosted tools have no hooks (web search is switched off)",
     "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
+    "a command may also write the run's agent/config.toml, which holds the hooks; provr writes it before " +
+    "Codex starts and does not check it at the end",
     "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +
     "Codex once it has had that many and the last asked for a tool; limits.tokens counts the " +
     "token_count events of its rollout; both are read every quarter second, so a run may pass either " +
@@ -117,11 +127,10 @@ const CODEX_FACTS: ProgramLaunch["facts"] = {
  * `PROVRUN_CODEX_KEY`), a command hook for each hook event, its traces to the run's receiver, and analytics,
  * feedback, history, update checks, web search and the sandbox's network off.
  */
-function codexConfig(setup: ProgramSetup, model: string): string {
+function codexConfig(setup: ProgramSetup, { model, hook: command }: { model: string; hook: string }): string {
   const baseUrl = setup.job.agent.provider?.base_url ?? "https://api.openai.com/v1";
   // curl -f fails on an HTTP error, and exit 2 makes Codex block the call: the hook fails closed.
-  const hook =
-    `curl -sSf --max-time 60 -H 'content-type: application/json' --data-binary @- ${setup.hookUrl} || exit 2`;
+  const hook = `${command} || exit 2`;
   const hooks = CODEX_HOOK_EVENTS.map((e) =>
     [
       `[[hooks.${e}]]`,

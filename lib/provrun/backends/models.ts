@@ -41,13 +41,14 @@ export function parseRoute(agent: Pick<AgentSpec, "model" | "provider">): ModelR
   if (provider === "openai-compatible" && !agent.provider?.base_url) {
     throw new ProveviError(`model route "${agent.model}" needs agent.provider.base_url in the run file`);
   }
-  const host = provider === "openai"
+  // agent.provider.base_url is where the requests go, for every provider but the scripted one
+  const host = provider === "test"
+    ? null
+    : agent.provider?.base_url
+    ? hostOf(agent.provider.base_url)
+    : provider === "openai"
     ? "api.openai.com:443"
-    : provider === "anthropic"
-    ? "api.anthropic.com:443"
-    : provider === "openai-compatible"
-    ? hostOf(agent.provider!.base_url)
-    : null;
+    : "api.anthropic.com:443";
   return { provider, model, host };
 }
 
@@ -83,9 +84,14 @@ export async function modelOf(
   const apiKey = keyName === null ? undefined : env(keyName);
   switch (route.provider) {
     case "openai":
-      return namingLimit(createOpenAI({ apiKey, fetch })(route.model) as LanguageModelV4);
+      return namingLimit(
+        createOpenAI({ apiKey, fetch, ...baseUrl(agent, "") })(route.model) as LanguageModelV4,
+      );
     case "anthropic":
-      return namingLimit(createAnthropic({ apiKey, fetch })(route.model) as LanguageModelV4);
+      // Anthropic's base URL is its root (as Claude Code takes it), with or without /v1; the AI SDK's has /v1.
+      return namingLimit(
+        createAnthropic({ apiKey, fetch, ...baseUrl(agent, "/v1") })(route.model) as LanguageModelV4,
+      );
     case "openai-compatible": {
       return namingLimit(
         createOpenAICompatible({
@@ -116,13 +122,21 @@ export async function modelOf(
   }
 }
 
+/** The `baseURL` option of a provider: `agent.provider.base_url`, ending with `suffix` once; none when unset. */
+function baseUrl(agent: Pick<AgentSpec, "provider">, suffix: string): { baseURL?: string } {
+  const url = agent.provider?.base_url;
+  if (!url) return {};
+  const trimmed = url.replace(/\/+$/, "");
+  return { baseURL: suffix && !trimmed.endsWith(suffix) ? `${trimmed}${suffix}` : trimmed };
+}
+
 /** The parts of the agent spec that name the key. */
 export type KeyedAgent = Pick<AgentSpec, "model" | "provider"> & Partial<Pick<AgentSpec, "backend">>;
 
 /**
  * The variable that holds the key of the run's model, or null when it needs none: a `test:` route, or an
- * `openai-compatible:` route without `agent.provider.api_key_env`. An agent program (`claude-code`, `codex`)
- * takes `agent.provider.api_key_env`, else its provider's usual variable.
+ * `openai-compatible:` route without `agent.provider.api_key_env`. Every other route (and an agent program,
+ * `claude-code` or `codex`) takes `agent.provider.api_key_env`, else its provider's usual variable.
  *
  * @param agent The agent spec.
  * @returns The variable's name, or null.
@@ -139,9 +153,9 @@ export function routeKeyName(agent: KeyedAgent): string | null {
   const route = parseRoute(agent);
   switch (route.provider) {
     case "openai":
-      return "OPENAI_API_KEY";
+      return agent.provider?.api_key_env ?? "OPENAI_API_KEY";
     case "anthropic":
-      return "ANTHROPIC_API_KEY";
+      return agent.provider?.api_key_env ?? "ANTHROPIC_API_KEY";
     case "openai-compatible":
       return agent.provider?.api_key_env ?? null;
     case "test":

@@ -16,17 +16,15 @@
  * @module
  */
 import { join, relative } from "node:path";
-import type { Span } from "@opentelemetry/api";
+import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
 import type { Json } from "../../provevi/mod.ts";
-import {
-  openWithDaemon,
-  ProveviError,
-  readDaemonFile,
-  receiver,
-  type RunReceiver,
-} from "../../provevi/mod.ts";
+import { openWithDaemon, readDaemonFile, receiver, type RunReceiver } from "../../provevi/receiver/mod.ts";
+import { ProveviError } from "../../provevi/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { runGrants, type ToolGrants } from "./tool_grants.ts";
+import { parseRoute } from "./models.ts";
+import { modelServer } from "./model_server.ts";
+import type { AgentSpec } from "../run/run_file.ts";
 import type { ProgramSteps } from "./_program_files.ts";
 import { type HookDecision, listenForHooks } from "./_program_hooks.ts";
 import { type ProgramExit, runProgram } from "./_program_process.ts";
@@ -38,8 +36,8 @@ export interface ProgramSetup {
   home: string;
   /** The run's span receiver: its own, or the run's address at `prove serve`; send its `headers` with spans. */
   spans: RunReceiver;
-  /** The hook listener's URL (POST a hook's JSON input there). */
-  hookUrl: string;
+  /** The hook listener: POST a hook's JSON input to its URL with its headers (the run's hook key). */
+  hook: { url: string; headers: Readonly<Record<string, string>> };
   /** `00-<trace>-<span>-01`: the program's spans join the run's trace under this span. */
   traceparent: string;
   /** The prompt, with the inputs and outputs named. */
@@ -148,7 +146,11 @@ export abstract class ProgramBackend extends InProcessBackend {
     });
     // first: a daemon that cannot open the run fails it before anything of the program starts
     await using spans = await this.spanReceiver(job);
-    const step = recorder.startStep({ component: this.component, spanName: `invoke_agent ${this.name}` });
+    const step = recorder.startStep({
+      component: this.component,
+      spanName: `invoke_agent ${this.name}`,
+      ...programAgentSpan(agent, { program: this.name, sessionId: job.sessionId ?? null, env: this.env }),
+    });
     const ctx = step.span.spanContext();
     const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`;
     const hooks = listenForHooks({
@@ -164,7 +166,7 @@ export abstract class ProgramBackend extends InProcessBackend {
       const prompt = renderProgramPrompt(job);
       const program = agent.program ?? this.defaultProgram;
       const launch = await this.prepare(
-        { job, home, spans, hookUrl: hooks.url, traceparent, prompt, env: this.env },
+        { job, home, spans, hook: hooks, traceparent, prompt, env: this.env },
         program,
       );
       await this.#started(job, { program, prompt, launch, home, spans, traceparent, grants });
@@ -195,6 +197,8 @@ export abstract class ProgramBackend extends InProcessBackend {
         spans_refused: spans.refused,
         hooks: hooks.counts.hooks,
         refused: hooks.counts.refused,
+        // requests at the hook listener without the run's hook key, for another Host, from a web page, too large
+        hook_strangers: hooks.counts.strangers,
       };
       if (recorder.broken) step.span.end();
       else {
@@ -225,7 +229,7 @@ export abstract class ProgramBackend extends InProcessBackend {
     const component = this.component;
     await recorder.step(
       "sandbox_started",
-      { component, spanName: `create_agent ${agent.name}` },
+      { component, spanName: "provrun.sandbox" },
       () =>
         Promise.resolve({
           data: {
@@ -255,6 +259,7 @@ export abstract class ProgramBackend extends InProcessBackend {
               seconds: agent.limits?.seconds ?? null,
             },
             ...launch.facts,
+            ...job.facts,
           },
         }),
     );
@@ -343,4 +348,26 @@ export function renderProgramPrompt(job: Pick<BackendJob, "prompt" | "inputs" | 
       : "Write any results under output/.",
   );
   return lines.join("\n");
+}
+
+/**
+ * The kind and attributes of an agent program's `invoke_agent` span: the program is an agent in another
+ * process (`CLIENT`), named by the program, with the provider and model of its route.
+ */
+function programAgentSpan(
+  agent: AgentSpec,
+  options: { program: string; sessionId: string | null; env: (name: string) => string | undefined },
+): { kind: SpanKind; attributes: Attributes } {
+  const route = parseRoute(agent);
+  const server = modelServer(agent, options.env);
+  return {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.provider.name": server.provider,
+      "gen_ai.agent.name": options.program,
+      "gen_ai.request.model": route.model,
+      ...(options.sessionId ? { "gen_ai.conversation.id": options.sessionId } : {}),
+    },
+  };
 }

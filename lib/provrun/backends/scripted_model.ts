@@ -142,6 +142,20 @@ export class ScriptedModel implements LanguageModelV4 {
     this.modelId = options.name;
   }
 
+  /**
+   * Skips turns: the next request takes turn `n + 1` (from 1). A fork or a resume whose first `n` requests
+   * were served from a run's evidence continues the script where the original run's model was.
+   *
+   * @param n How many turns the served requests took.
+   * @throws RangeError for a count that is not a whole number from 0.
+   */
+  skipTurns(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new RangeError(`skipTurns takes a whole number from 0, not ${n}`);
+    }
+    this.#next = n;
+  }
+
   #turn(options: LanguageModelV4CallOptions): ScriptTurn {
     this.calls.push(options);
     const turn = this.#script.turns[this.#next];

@@ -1,14 +1,18 @@
 /**
  * The access broker's stub: it grants a URI only if the run's allow list holds it, only when the URI's
- * environment is the run's, and only in the mode `mounted_snapshot`. A physical URI (`file://`) has no
- * environment, so it is granted only in `dev`.
+ * environment is the run's, and only in the mode `mounted_snapshot`; and it grants `pinned_read` for the run's
+ * experiment alone, which provrun reads itself to pin it, under the same rule of environments. A physical URI
+ * (`file://`) has no environment, so it is granted only in `dev`.
  * @module
  */
+
+/** How a run reads a URI: its inputs as snapshots mounted in the run folder, its experiment by a pinned read. */
+export type AccessMode = "mounted_snapshot" | "pinned_read";
 
 /** The broker's answer to one request for one URI. */
 export interface Grant {
   uri: string;
-  mode: "mounted_snapshot";
+  mode: AccessMode;
   granted: boolean;
   /** Why the broker refused, when it did. */
   reason?: string;
@@ -37,22 +41,31 @@ export class StubBroker {
   readonly #allow: Set<string>;
   readonly #env: string;
   readonly #ttlSeconds: number;
+  readonly #experiment: string | null;
 
   /**
-   * @param allow The URIs the run may read (without a selector).
-   * @param options `env`: the run's environment; `ttlSeconds`: how long a grant lasts (an hour).
+   * @param allow The URIs the run may read as snapshots (without a selector).
+   * @param options `env`: the run's environment; `experiment`: the run's experiment, the one URI granted
+   *   `pinned_read`; `ttlSeconds`: how long a grant lasts (an hour).
    */
-  constructor(allow: Iterable<string>, options: { env: string; ttlSeconds?: number }) {
+  constructor(allow: Iterable<string>, options: { env: string; experiment?: string; ttlSeconds?: number }) {
     this.#allow = new Set([...allow].map(withoutSelector));
     this.#env = options.env;
+    this.#experiment = options.experiment === undefined ? null : withoutSelector(options.experiment);
     this.#ttlSeconds = options.ttlSeconds ?? 3600;
   }
 
   /** Decides one request for one URI. */
   request(uri: string, mode: string = "mounted_snapshot"): Grant {
-    const deny = (reason: string): Grant => ({ uri, mode: "mounted_snapshot", granted: false, reason });
-    if (mode !== "mounted_snapshot") return deny(`the stub broker grants only mounted_snapshot, not ${mode}`);
-    if (!this.#allow.has(withoutSelector(uri))) return deny("the URI is not in the run's allow list");
+    const asked: AccessMode = mode === "pinned_read" ? "pinned_read" : "mounted_snapshot";
+    const deny = (reason: string): Grant => ({ uri, mode: asked, granted: false, reason });
+    if (mode === "pinned_read") {
+      if (withoutSelector(uri) !== this.#experiment) {
+        return deny("the stub broker grants pinned_read only for the run's experiment");
+      }
+    } else if (mode !== "mounted_snapshot") {
+      return deny(`the stub broker grants only mounted_snapshot and pinned_read, not ${mode}`);
+    } else if (!this.#allow.has(withoutSelector(uri))) return deny("the URI is not in the run's allow list");
     const env = envOf(uri);
     if (uri.toLowerCase().startsWith("file:")) {
       if (this.#env !== "dev") {
@@ -64,7 +77,7 @@ export class StubBroker {
       return deny(`the URI is in environment ${env}, and the run is in ${this.#env}`);
     }
     const expires = new Date(Date.now() + this.#ttlSeconds * 1000).toISOString().replace("Z", "000Z");
-    return { uri, mode: "mounted_snapshot", granted: true, expires_at: expires };
+    return { uri, mode: asked, granted: true, expires_at: expires };
   }
 }
 

@@ -4,7 +4,19 @@
  */
 import { ProveviError } from "../../provevi/evidence/errors.ts";
 
-/** A run file that cannot be read, with every problem and where it is. */
+/**
+ * A run file that cannot be read, with every problem and where it is.
+ *
+ * @example
+ * ```ts
+ * import { ProveviError, RunFileError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new RunFileError("run.yaml", ['agent (line 3): lacks the key "backend"']);
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "RunFileError");
+ * ```
+ */
 export class RunFileError extends ProveviError {
   /**
    * @param file The run file's path, or `<run file>`.
@@ -21,7 +33,19 @@ export class RunFileError extends ProveviError {
   }
 }
 
-/** A run that was stopped by a cancel, a signal or a limit. */
+/**
+ * A run that was stopped by a cancel, a signal or a limit.
+ *
+ * @example
+ * ```ts
+ * import { CancelledError, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new CancelledError("the run was cancelled by SIGINT");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "CancelledError");
+ * ```
+ */
 export class CancelledError extends ProveviError {
   /** @param message What stopped the run. */
   constructor(message: string, options?: ErrorOptions) {
@@ -30,7 +54,20 @@ export class CancelledError extends ProveviError {
   }
 }
 
-/** A grant the broker refused. */
+/**
+ * A grant the broker refused.
+ *
+ * @example
+ * ```ts
+ * import { AccessDenied, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new AccessDenied("data://acme/demo/dev/x.csv", "the grant is for another env");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "AccessDenied");
+ * assert.equal(error.uri, "data://acme/demo/dev/x.csv");
+ * ```
+ */
 export class AccessDenied extends ProveviError {
   /** @param uri The URI. @param reason Why. */
   constructor(readonly uri: string, readonly reason: string) {
@@ -39,7 +76,19 @@ export class AccessDenied extends ProveviError {
   }
 }
 
-/** A run that cannot start because the process lacks a permission it needs. */
+/**
+ * A run that cannot start because the process lacks a permission it needs.
+ *
+ * @example
+ * ```ts
+ * import { PermissionMissing, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new PermissionMissing("the run needs --allow-write=/tmp/runs for the runs root");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "PermissionMissing");
+ * ```
+ */
 export class PermissionMissing extends ProveviError {
   /** @param message The missing flag and the fix. */
   constructor(message: string) {
@@ -48,7 +97,20 @@ export class PermissionMissing extends ProveviError {
   }
 }
 
-/** Inputs that changed during the run. */
+/**
+ * Inputs that changed during the run.
+ *
+ * @example
+ * ```ts
+ * import { InputChanged, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new InputChanged(["revenue.csv"]);
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "InputChanged");
+ * assert.equal(error.message, "input revenue.csv changed during the run");
+ * ```
+ */
 export class InputChanged extends ProveviError {
   /** @param names The names of the inputs in `input/`. */
   constructor(readonly names: string[]) {
@@ -57,7 +119,19 @@ export class InputChanged extends ProveviError {
   }
 }
 
-/** A link (symbolic or hard) found in a run's `input/` or `output/` at the end of the run. */
+/**
+ * A link (symbolic or hard) found in a run's `input/` or `output/` at the end of the run.
+ *
+ * @example
+ * ```ts
+ * import { LinkFound, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new LinkFound("output/answer.txt is a link; write a file");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "LinkFound");
+ * ```
+ */
 export class LinkFound extends ProveviError {
   /** @param message The links, and why they are a problem. */
   constructor(message: string) {
@@ -66,7 +140,19 @@ export class LinkFound extends ProveviError {
   }
 }
 
-/** A run's outputs past their size limits (`agent.limits.output_bytes`, `outputs_bytes`). */
+/**
+ * A run's outputs past their size limits (`agent.limits.output_bytes`, `outputs_bytes`).
+ *
+ * @example
+ * ```ts
+ * import { OutputTooLarge, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new OutputTooLarge("output answer.txt is past agent.limits.output_bytes");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "OutputTooLarge");
+ * ```
+ */
 export class OutputTooLarge extends ProveviError {
   /** @param message What is too large, and the key that sets the limit. */
   constructor(message: string) {
@@ -75,7 +161,19 @@ export class OutputTooLarge extends ProveviError {
   }
 }
 
-/** A model's response past its size limit (`agent.limits.model_bytes`), cut while it arrived. */
+/**
+ * A model's response past its size limit (`agent.limits.model_bytes`), cut while it arrived.
+ *
+ * @example
+ * ```ts
+ * import { PayloadTooLarge, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new PayloadTooLarge("the reply is past agent.limits.model_bytes");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "PayloadTooLarge");
+ * ```
+ */
 export class PayloadTooLarge extends ProveviError {
   /** @param message How large, and the key that sets the limit. */
   constructor(message: string) {
@@ -84,7 +182,19 @@ export class PayloadTooLarge extends ProveviError {
   }
 }
 
-/** A declared output (`outputs:` in the run file) that the run did not write: a failure in strict mode. */
+/**
+ * A declared output (`outputs:` in the run file) that the run did not write: a failure in strict mode.
+ *
+ * @example
+ * ```ts
+ * import { OutputMissing, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new OutputMissing("output answer.txt was not written");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "OutputMissing");
+ * ```
+ */
 export class OutputMissing extends ProveviError {
   /** @param message Which outputs are missing. */
   constructor(message: string) {
@@ -93,7 +203,20 @@ export class OutputMissing extends ProveviError {
   }
 }
 
-/** A path a tool was given that is outside the agent's view (`/input/…`, `/output/…`), or escapes it. */
+/**
+ * A path a tool was given that is outside the agent's view (`/input/…`, `/output/…`), or escapes it.
+ *
+ * @example
+ * ```ts
+ * import { PathRefused, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new PathRefused("/etc/passwd", "use a path under /input or /output");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "PathRefused");
+ * assert.equal(error.path, "/etc/passwd");
+ * ```
+ */
 export class PathRefused extends ProveviError {
   /** @param path The path as the agent gave it. @param reason Why it is refused, and what to use. */
   constructor(readonly path: string, reason: string) {
@@ -102,7 +225,20 @@ export class PathRefused extends ProveviError {
   }
 }
 
-/** A tool that ran past its time limit and was stopped. */
+/**
+ * A tool that ran past its time limit and was stopped.
+ *
+ * @example
+ * ```ts
+ * import { ProveviError, ToolTimeout } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ToolTimeout("read_file", 30);
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ToolTimeout");
+ * assert.equal(error.seconds, 30);
+ * ```
+ */
 export class ToolTimeout extends ProveviError {
   /** @param tool The tool's name. @param seconds The limit. */
   constructor(readonly tool: string, readonly seconds: number) {
@@ -117,6 +253,16 @@ export class ToolTimeout extends ProveviError {
 /**
  * A tool's own error, carried out of the sandbox or an MCP server. Its `name` is the original error's name
  * (`NotCapable` when Deno's permissions stopped the tool), so the evidence names what happened.
+ * @example
+ * ```ts
+ * import { ProveviError, ToolFailed } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ToolFailed("read_file", "NotFound", "no such file");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "NotFound"); // the tool's own error
+ * assert.equal(error.tool, "read_file");
+ * ```
  */
 export class ToolFailed extends ProveviError {
   /** @param tool The tool's name. @param name The original error's name. @param message Its message. */
@@ -126,7 +272,19 @@ export class ToolFailed extends ProveviError {
   }
 }
 
-/** The agent's tools cannot be set up: an unknown tool, a bad tools module, an MCP server that is refused. */
+/**
+ * The agent's tools cannot be set up: an unknown tool, a bad tools module, an MCP server that is refused.
+ *
+ * @example
+ * ```ts
+ * import { ProveviError, ToolSetError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ToolSetError("unknown tool \"fly\"; use read_file, write_file or list_files");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ToolSetError");
+ * ```
+ */
 export class ToolSetError extends ProveviError {
   /** @param message What is wrong, naming the tool, module or server and the fix. */
   constructor(message: string, options?: ErrorOptions) {
@@ -135,7 +293,19 @@ export class ToolSetError extends ProveviError {
   }
 }
 
-/** A run that needs a catalog (its inputs, its experiment, its bundle) and was given none. */
+/**
+ * A run that needs a catalog (its inputs, its experiment, its bundle) and was given none.
+ *
+ * @example
+ * ```ts
+ * import { CatalogMissing, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new CatalogMissing("the run's inputs need a catalog; give --config or PROVCAT_CONFIG");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "CatalogMissing");
+ * ```
+ */
 export class CatalogMissing extends ProveviError {
   /** @param message What needs the catalog, and how to give one. */
   constructor(message: string) {
@@ -144,7 +314,19 @@ export class CatalogMissing extends ProveviError {
   }
 }
 
-/** An input that cannot be staged into `input/`: a name that is no file name, taken twice, or a copy that failed. */
+/**
+ * An input that cannot be staged into `input/`: a name that is no file name, taken twice, or a copy that failed.
+ *
+ * @example
+ * ```ts
+ * import { ProveviError, StagingError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new StagingError("input revenue.csv is taken twice; give one an as: name");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "StagingError");
+ * ```
+ */
 export class StagingError extends ProveviError {
   /** @param message The input, and what is wrong. */
   constructor(message: string, options?: ErrorOptions) {
@@ -158,9 +340,13 @@ export class StagingError extends ProveviError {
  *
  * @example
  * ```ts
- * import { ModelKeyMissing } from "./errors.ts";
+ * import { ModelKeyMissing, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const error = new ModelKeyMissing("the model route openai:gpt-4o needs the variable OPENAI_API_KEY; set it");
- * error.exitCode; // 1
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "ModelKeyMissing");
+ * assert.equal(error.exitCode, 1);
  * ```
  */
 export class ModelKeyMissing extends ProveviError {
@@ -168,5 +354,14 @@ export class ModelKeyMissing extends ProveviError {
   constructor(message: string) {
     super(message);
     this.name = "ModelKeyMissing";
+  }
+}
+
+/** A tool call that nothing may run: the run serves its tools from another run's evidence (a replay). */
+export class ToolNotServed extends ProveviError {
+  /** @param tool The tool's name. @param callId The call's ID. */
+  constructor(readonly tool: string, readonly callId: string) {
+    super(`the call ${callId} of ${tool} was not served from the evidence, and this run runs no tool`);
+    this.name = "ToolNotServed";
   }
 }

@@ -3,7 +3,7 @@
  * @module
  */
 import { join, relative, sep } from "node:path";
-import { sha256File } from "../../provevi/mod.ts";
+import { sha256File } from "../../provevi/evidence/mod.ts";
 
 /** One output file. */
 export interface OutputFile {

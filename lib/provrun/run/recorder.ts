@@ -5,24 +5,27 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type Attributes, type Span, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import {
+  type Attributes,
+  type Span,
+  type SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from "@opentelemetry/api";
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
+import { type ChainedEvent, EventChain, type EventInit, nowUtc, utf8 } from "../../provevi/evidence/mod.ts";
 import {
-  type ChainedEvent,
-  EventChain,
-  type EventInit,
   EvidenceError,
   type EvidenceEvent,
   type Json,
-  keptEvidenceProblem,
   type LostEvent,
   type Manifest,
-  nowUtc,
   type RunWriter,
   type SigningKey,
-  utf8,
 } from "../../provevi/mod.ts";
+import { keptEvidenceProblem } from "../../provevi/store/mod.ts";
 
 /** What a step gives its event. */
 export interface StepRecord {
@@ -50,8 +53,10 @@ export interface StepOptions {
   component: string;
   /** The span's name, such as `chat gpt-4o` or `execute_tool read_file`; the event type by default. */
   spanName?: string;
-  /** Span attributes (names, usage; never content). */
+  /** Span attributes (names, usage; content only through `setSpanContent`). */
   attributes?: Attributes;
+  /** The span's kind: `CLIENT` for a call to another process (a model over HTTP); `INTERNAL` by default. */
+  kind?: SpanKind;
 }
 
 /** How the recorder takes a write that fails: strict fails the run, lenient counts the event as lost. */
@@ -62,12 +67,17 @@ export type EvidenceMode = "strict" | "lenient";
  *
  * @example
  * ```ts
- * import { FileStore } from "../../provevi/mod.ts";
- * import { EvidenceRecorder } from "./recorder.ts";
- * const store = new FileStore({ runs: "/tmp/runs" });
- * const recorder = new EvidenceRecorder(await store.openRun("run-x"), { actor: "me", mode: "strict" });
- * await recorder.step("note_added", { component: "agent" }, async () => ({ data: { text: "hi" } }));
- * await recorder.seal();
+ * import { EvidenceRecorder, FileStore } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: await Deno.makeTempDir() });
+ * const recorder = new EvidenceRecorder(await store.openRun("run-20261201T120000Z-0a0b0c0d"), {
+ *   actor: "ada",
+ *   mode: "strict",
+ * });
+ * await recorder.step("note_added", { component: "agent" }, () => Promise.resolve({ data: { text: "hi" } }));
+ * const manifest = await recorder.seal();
+ * assert.equal(manifest.run_id, "run-20261201T120000Z-0a0b0c0d");
  * ```
  */
 export class EvidenceRecorder {
@@ -131,10 +141,13 @@ export class EvidenceRecorder {
     return this.#root;
   }
 
-  /** Ends the root span. */
+  /** Ends the root span; a run that failed gets its error's name as status and `error.type`. */
   endRoot(error?: unknown): void {
     if (!this.#root) return;
-    if (error) this.#root.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+    if (error) {
+      this.#root.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+      this.#root.setAttribute("error.type", errorName(error));
+    }
     this.#root.end();
   }
 
@@ -261,6 +274,7 @@ export class EvidenceRecorder {
     const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const span = this.#tracer.startSpan(options.spanName, {
       attributes: { ...options.attributes, "provrun.run_id": this.runId },
+      ...(options.kind === undefined ? {} : { kind: options.kind }),
     }, ctx);
     const startedAt = nowUtc();
     const ids = () => {

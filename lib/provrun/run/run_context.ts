@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { EvidenceMode, EvidenceRecorder } from "./recorder.ts";
-import type { SpanRows } from "../../provevi/mod.ts";
+import type { SpanRows } from "../../provevi/receiver/mod.ts";
 
 /** The facts of one run that every part takes. */
 export interface RunContext {

@@ -71,6 +71,11 @@ export interface AgentSpec {
   program?: string;
   /** Claude Code's full model requests and responses, kept as payloads (`claude-code` backend); off by default. */
   raw_bodies?: boolean;
+  /**
+   * The model calls go through provr's recording model gateway (`agent` and `call` backends; off by default).
+   * An agent program (`claude-code`, `codex`) always goes through it.
+   */
+  gateway?: boolean;
 }
 
 /** The `run` section. */
@@ -87,6 +92,8 @@ export interface RunSection {
   parent_run?: string;
   /** The conversation (session) this run is part of; runs with one session ID continue one conversation. */
   session_id?: string;
+  /** The price table's catalog URI, in place of the one shipped with the toolkit. */
+  price_table?: string;
 }
 
 /** A parsed, checked run file. */
@@ -144,6 +151,11 @@ const SPEC: Spec = {
           pattern: /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/,
           hint: "letters, digits, _, ., : and -",
         },
+        price_table: {
+          t: "text",
+          pattern: /^[a-z][a-z0-9+.-]*:\/\//,
+          hint: "a catalog URI of a price table (JSON)",
+        },
       },
     },
     experiment: { t: "text", pattern: /^experiment:\/\//, hint: "an experiment:// URI" },
@@ -199,6 +211,7 @@ const SPEC: Spec = {
         script: { t: "any" },
         program: text,
         raw_bodies: { t: "bool" },
+        gateway: { t: "bool" },
       },
     },
     prompt: text,
@@ -232,9 +245,11 @@ const SPEC: Spec = {
  *
  * @example
  * ```ts
- * import { RunFile } from "./run_file.ts";
+ * import { RunFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const file = await RunFile.load("fixtures/tour/run.yaml");
- * file.data.agent.model; // "test:models/answer.yaml"
+ * assert.equal(file.data.agent.model, "test:models/answer.yaml");
  * ```
  */
 export class RunFile {

@@ -12,7 +12,7 @@
  * 3. `facts()`, into `run_created`'s data; then `afterCreated(run)`, for what a part writes at the start;
  * 4. while the run works: `onEvent`, `onText`, `onReply`, `onUsage`; `prepareBackend` and `modelFor` before
  *    the backend starts, and `wrapTool` where it runs its tools;
- * 5. `beforeLastEvent(run)`, before `run_completed` or `run_failed`;
+ * 5. `beforeLastEvent(run)`, before `run_completed` or `run_failed`; then `endFacts()`, into that event's data;
  * 6. `beforeSeal(run)` (reverse order), then the seal with the `signingKey` of the first part that has one;
  * 7. `afterSeal(sealed)`, when the seal made a manifest: an error fails the run's outcome, not its evidence;
  * 8. `close()` (reverse order), always: also when the run is refused before it starts.
@@ -54,10 +54,41 @@ export interface ToolCall {
   readonly args: unknown;
 }
 
+/** The run and the event of its evidence that a part served a model call's answer or a tool's result from. */
+export interface ServedFrom {
+  /** The run whose evidence holds it. */
+  run_id: string;
+  /** The `seq` of its event there. */
+  seq: number;
+}
+
+/**
+ * The key under which a model's result (or the error it throws) names what it was served from: a model that a
+ * part serves from a run's evidence (replay, fork, resume) sets it, and the capture records it in the call's
+ * `model_called` as `data.served_from`. A symbol, so no provider's answer can claim it.
+ */
+export const SERVED_FROM: unique symbol = Symbol("provrun.served_from");
+
 /** What a tool call gives: its value, and what the tool wrote to its console. */
 export interface ToolReturn {
   value: unknown;
   console: string;
+  /** Where a part served the result from, without running the tool (`tool_called`'s `data.served_from`). */
+  served?: ServedFrom;
+}
+
+/**
+ * A tool as a run's evidence records it (`sandbox_started`'s `data.tools`): what a replay offers the model in
+ * place of the sandbox's and the MCP servers' tools.
+ */
+export interface RecordedTool {
+  name: string;
+  description: string;
+  input_schema: { [key: string]: unknown };
+  kind: "builtin" | "folder" | "mcp" | "output";
+  executed_by: string;
+  sandboxed: boolean;
+  idempotent?: boolean;
 }
 
 /** A hook around a tool call: runs it (or gives a value without it), inside the call's recorded step. */
@@ -69,6 +100,18 @@ export interface BackendSetup {
   agent: AgentSpec;
   /** Reads the variables the backend and the model read (API keys); `Deno.env` when undefined. */
   env: ((name: string) => string | undefined) | undefined;
+  /** Facts that the backend's `sandbox_started` records (a model gateway's address and the key's variable). */
+  facts?: { [key: string]: Json };
+  /**
+   * True when a part records each model call at the boundary (a model gateway): the backend's capture then only
+   * observes the calls (text, usage) and records none of its own, so that no call is recorded twice.
+   */
+  modelCallsRecorded?: boolean;
+  /**
+   * The tools to offer as a run recorded them, in place of the sandbox and the MCP servers, which are then not
+   * started (a replay): no tool runs, and each call goes to the parts' `wrapTool`, which must answer it.
+   */
+  servedTools?: readonly RecordedTool[] | undefined;
 }
 
 /** The token counts of one model call, for a part that counts them. */
@@ -98,6 +141,17 @@ export interface RunPart {
   readonly tracing?: { readonly tracer: Tracer; readonly provider: TracerProvider };
   /** The key that signs the seal; the first part's that has one counts. */
   readonly signingKey?: SigningKey;
+  /**
+   * The cost of a model call from the data of its `model_called` (the run's price table), or null when the table
+   * does not list the model; the first part's that has it counts.
+   */
+  readonly price?: (data: { [key: string]: Json }) => string | null;
+  /**
+   * True when the part serves every model call and every tool call of the run from a run's evidence (a replay):
+   * the run reaches no provider and starts no tool, so it needs neither the model's key nor the permissions of
+   * the provider's host, the sandbox and the MCP servers, and none is asked for.
+   */
+  readonly servesAll?: boolean;
   /** The run folder exists; the run has written nothing yet. */
   beforeStart?(run: PartRun): Promise<void> | void;
   /** Facts that `run_created` records in its data. */
@@ -126,6 +180,8 @@ export interface RunPart {
   wrapTool?(call: ToolCall, run: () => Promise<ToolReturn>): Promise<ToolReturn>;
   /** Before the run's last event (`run_completed` or `run_failed`). */
   beforeLastEvent?(run: PartRun): Promise<void>;
+  /** Facts that the run's last event (`run_completed` or `run_failed`) records in its data. */
+  endFacts?(): { [key: string]: Json };
   /** After the run's last event, before the seal. */
   beforeSeal?(run: PartRun): Promise<void>;
   /** After the seal. A part that throws fails the run's outcome; the evidence is sealed already. */

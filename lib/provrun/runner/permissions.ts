@@ -50,15 +50,22 @@ export const MCP_ENV: readonly string[] = [
  * What a run needs of the process's permissions.
  *
  * @param file The run file.
- * @param options `runs`: the runs root.
+ * @param options `runs`: the runs root; `served`: the run serves every model and tool call from a run's evidence
+ *   (a replay), so it needs no provider's host, no key, no sandbox and no MCP server.
  * @example
  * ```ts
- * import { permissionNeeds, RunFile } from "../mod.ts";
+ * import { permissionNeeds, RunFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
  * const file = await RunFile.load("fixtures/tour/run.yaml");
- * permissionNeeds(file, { runs: "/tmp/runs" }).map((n) => n.flag); // ["--allow-read=/tmp/runs", "--allow-write=/tmp/runs"]
+ * const flags = permissionNeeds(file, { runs: "/tmp/runs" }).map((n) => n.flag);
+ * assert.ok(flags.includes("--allow-write=/tmp/runs"));
  * ```
  */
-export function permissionNeeds(file: RunFile, options: { runs: string }): PermissionNeed[] {
+export function permissionNeeds(
+  file: RunFile,
+  options: { runs: string; served?: boolean },
+): PermissionNeed[] {
   const agent = file.data.agent;
   const runs = resolve(options.runs);
   const needs: PermissionNeed[] = [
@@ -66,22 +73,30 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
     { descriptor: { name: "write", path: runs }, flag: `--allow-write=${runs}`, why: "the runs root" },
   ];
   if (agent.backend === "claude-code" || agent.backend === "codex") {
-    // The program reaches its provider itself; provr starts it, and listens on 127.0.0.1 for its spans and hooks.
+    // provr starts the program, listens on 127.0.0.1 for its spans, hooks and model calls (the model gateway),
+    // and forwards those calls to the provider itself.
     const program = agent.program ?? (agent.backend === "codex" ? "codex" : "claude");
+    const route = parseRoute(agent);
     needs.push(
       {
         descriptor: { name: "run", command: program },
         flag: `--allow-run=${program}`,
         why: `agent.backend ${agent.backend}`,
       },
-      netNeed("127.0.0.1", "the span receiver and the hook listener of the agent program"),
+      netNeed("127.0.0.1", "the span receiver, the hook listener and the model gateway of the agent program"),
+      ...(route.host
+        ? [netNeed(route.host, `the model provider (agent.model ${agent.model}), through the model gateway`)]
+        : []),
       ...keyNeeds(agent),
     );
     return needs;
   }
   const route = parseRoute(agent);
-  if (route.host) needs.push(netNeed(route.host, `the model provider (agent.model ${agent.model})`));
-  needs.push(...keyNeeds(agent));
+  if (route.host && !options.served) {
+    needs.push(netNeed(route.host, `the model provider (agent.model ${agent.model})`));
+    if (agent.gateway) needs.push(netNeed("127.0.0.1", "the model gateway (agent.gateway)"));
+  }
+  if (!options.served) needs.push(...keyNeeds(agent));
   if ((file.data.inputs ?? []).length > 0) {
     // The stager copies each input into input/ with cp (copy-on-write where the file system can).
     needs.push({
@@ -90,7 +105,8 @@ export function permissionNeeds(file: RunFile, options: { runs: string }): Permi
       why: "staging the inputs",
     });
   }
-  if (agent.backend === "agent") needs.push(...agentNeeds(file, runs));
+  if (agent.backend === "agent" && !options.served) needs.push(...agentNeeds(file, runs));
+  else if (agent.backend === "agent") needs.push(...toolsFolderNeeds(file));
   return needs;
 }
 
@@ -129,17 +145,19 @@ function agentNeeds(file: RunFile, runs: string): PermissionNeed[] {
     flag: compiled ? "--allow-run=provr (put provr on the PATH as provr)" : "--allow-run=deno",
     why: "the sandbox, a Deno process per run that the agent's tools run in",
   });
-  if (agent.tools_folder) {
-    const dir = isAbsolute(agent.tools_folder)
-      ? agent.tools_folder
-      : resolve(file.folder, agent.tools_folder);
-    needs.push({
-      descriptor: { name: "read", path: dir },
-      flag: `--allow-read=${dir}`,
-      why: "agent.tools_folder",
-    });
-  }
-  return [...needs, ...mcpNeeds(agent, runs, file.folder)];
+  return [...needs, ...toolsFolderNeeds(file), ...mcpNeeds(agent, runs, file.folder)];
+}
+
+/** Reading the tools folder: to load its modules, or (a replay) to hash them. */
+function toolsFolderNeeds(file: RunFile): PermissionNeed[] {
+  const folder = file.data.agent.tools_folder;
+  if (!folder) return [];
+  const dir = isAbsolute(folder) ? folder : resolve(file.folder, folder);
+  return [{
+    descriptor: { name: "read", path: dir },
+    flag: `--allow-read=${dir}`,
+    why: "agent.tools_folder",
+  }];
 }
 
 /** What the MCP servers need: net for a URL, run for a program, and the variables of the stdio client. */
@@ -189,15 +207,21 @@ function mcpNeeds(agent: AgentSpec, runs: string, folder: string): PermissionNee
  * Checks that the process's permissions cover what the run needs.
  *
  * @param file The run file.
- * @param options `runs`: the runs root.
+ * @param options `runs`: the runs root; `served`: as for {@linkcode permissionNeeds}.
  * @throws PermissionMissing naming the first missing flag and what needs it.
  * @example
  * ```ts
- * import { checkPermissions, RunFile } from "../mod.ts";
- * await checkPermissions(await RunFile.load("fixtures/tour/run.yaml"), { runs: "/tmp/runs" });
+ * import { checkPermissions, RunFile } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const file = await RunFile.load("fixtures/tour/run.yaml");
+ * await assert.doesNotReject(checkPermissions(file, { runs: await Deno.makeTempDir() }));
  * ```
  */
-export async function checkPermissions(file: RunFile, options: { runs: string }): Promise<void> {
+export async function checkPermissions(
+  file: RunFile,
+  options: { runs: string; served?: boolean },
+): Promise<void> {
   for (const need of permissionNeeds(file, options)) {
     const status = await Deno.permissions.query(need.descriptor);
     if (status.state !== "granted") {

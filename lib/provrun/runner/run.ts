@@ -1,7 +1,8 @@
 /**
  * `runFile`: a run file becomes a recorded, verified run. It checks what the run needs before anything is written
- * (the process's permissions, the model's key), opens the run's parts (signing, telemetry, the live feed, the
- * bundle, the copy in MLflow, the limits, and the caller's own), and hands them to the run's core
+ * (the process's permissions, the model's key), opens the run's parts (signing, telemetry, the cost, the model
+ * gateway, the live feed, the bundle, the copy in MLflow, the limits, and the caller's own), and hands them to
+ * the run's core
  * (`run_core.ts`), which records the run and calls them at their points.
  * @module
  */
@@ -27,6 +28,8 @@ import { LimitsPart } from "./limits_part.ts";
 import { signingPart } from "./signing_part.ts";
 import { RunParts } from "./run_parts.ts";
 import { runCore } from "./run_core.ts";
+import { CostPart } from "./cost_part.ts";
+import { GatewayPart, type GatewayPartOptions } from "../gateway/gateway_part.ts";
 
 /** The catalog a run resolves its inputs through, pins its experiment with and commits its bundle to. */
 export type RunCatalog = Catalog;
@@ -68,6 +71,8 @@ export interface RunOptions {
   onText?: (piece: string) => void;
   /** More parts of the run, attached after the built-in ones (see {@linkcode RunPart}). */
   parts?: readonly RunPart[];
+  /** The model gateway's `fetch` and timeouts, for tests (the gateway serves agent programs and `agent.gateway`). */
+  gateway?: GatewayPartOptions;
 }
 
 /** The outcome of a run. */
@@ -102,9 +107,17 @@ export interface RunOutcome {
  *   policy does not list (TelemetryRefused); also when the run folder cannot be made.
  * @example
  * ```ts
- * import { RunFile, runFile } from "../mod.ts";
- * const outcome = await runFile(await RunFile.load("fixtures/tour/run.yaml"), {});
- * console.log(outcome.runId, outcome.status);
+ * import { findRun, RunFile, runFile, verifyRun } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const runs = await Deno.makeTempDir();
+ * const { runId, folder } = await runFile(RunFile.parse(`
+ * run: { org: acme, domain: demo, env: dev }
+ * agent: { name: hello, backend: call, model: "test:", script: { model: echo-1, turns: [{ text: Hello. }] } }
+ * prompt: Say hello.
+ * `), { runs });
+ * assert.equal((await verifyRun(await findRun(folder))).ok, true);
+ * assert.match(runId, /^run-/);
  * ```
  */
 export async function runFile(file: RunFile, options: RunOptions = {}): Promise<RunOutcome> {
@@ -168,17 +181,27 @@ async function openParts(
   const opened: RunPart[] = [callerPart(options)];
   const more = options.parts ?? [];
   try {
-    await checkPermissions(file, { runs: store.runsRoot });
-    checkModelKey(file.data.agent, options.env);
+    // A replay serves every answer and result from the evidence: no provider is asked and no tool starts.
+    const served = more.some((p) => p.servesAll);
+    await checkPermissions(file, { runs: store.runsRoot, served });
+    if (!served) checkModelKey(file.data.agent, options.env);
     opened.push(await signingPart(file, options.signKey));
     const telemetry = await TelemetryPart.open(runId, file, {
       store,
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.environ ? { environ: options.environ } : {}),
       ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
-      declared: declaredNames(file.data.agent, DEFAULT_TOOLS), // names below bodies (harden)
+      // names below bodies (harden)
+      declared: declaredNames(file.data.agent, DEFAULT_TOOLS, {
+        agentId: `${file.data.run.org}/${file.data.run.domain}/${file.data.run.env}/${file.data.agent.name}`,
+      }),
     });
     opened.push(telemetry);
+    const cost = await CostPart.open(file, options.catalog);
+    // A part that gives the run its model (a replay, a fork, a resume) answers the model calls itself, and the
+    // capture records them with what they were served from: no gateway then, which would leave them unrecorded.
+    const ownModel = more.some((p) => p.modelFor);
+    opened.push(cost, ...(ownModel ? [] : [new GatewayPart(cost.price, options.gateway)]));
     const bundle = new BundlePart(file.data.run.bundle ?? false, {
       ...(options.catalog ? { catalog: options.catalog } : {}),
       store,

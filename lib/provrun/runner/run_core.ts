@@ -18,7 +18,8 @@ import { pinExperiment, recordCreated } from "./run_created.ts";
 import { RunChecks } from "./run_checks.ts";
 import type { RunParts } from "./run_parts.ts";
 import { runBackend } from "./start_backend.ts";
-import { stageInputs } from "./stage_inputs.ts";
+import { rootAttributes } from "./root_span.ts";
+import { recordGrant, stageInputs } from "./stage_inputs.ts";
 
 /** What the core of a run is given. */
 export interface CoreOptions {
@@ -133,11 +134,10 @@ async function openCore(file: RunFile, options: CoreOptions): Promise<Core> {
   for (const sub of ["input", "output", "scratch"]) {
     await Deno.mkdir(join(ctx.folder, sub), { recursive: true });
   }
-  recorder.startRoot(`invoke_agent ${spec.agent.name}`, {
-    "gen_ai.operation.name": "invoke_agent",
-    "gen_ai.agent.name": spec.agent.name,
-    "gen_ai.request.model": spec.agent.model,
-  });
+  recorder.startRoot(
+    `invoke_agent ${spec.agent.name}`,
+    rootAttributes(file, (name) => envOr(options, name)),
+  );
   const checks = new RunChecks({ recorder, folder: ctx.folder, uri, mode, spec });
   return { run, options, checks, controller, text: null };
 }
@@ -154,6 +154,7 @@ async function work(core: Core): Promise<void> {
     facts: parts.facts(),
   });
   await parts.afterCreated(run);
+  if (pin.grant) await recordGrant(run.ctx, pin.grant);
   if (pin.error) throw pin.error;
   const staged = await stageInputs(run.ctx, run.file.data.inputs ?? [], options.catalog);
   checks.stager = staged.stager;
@@ -168,7 +169,7 @@ async function work(core: Core): Promise<void> {
     type: "run_completed",
     component: "RunContext",
     refs: [run.uri],
-    data: { status: "completed" },
+    data: { status: "completed", ...parts.endFacts() },
   });
 }
 
@@ -181,7 +182,7 @@ async function failed(core: Core, failure: unknown): Promise<void> {
     type: "run_failed",
     component: "RunContext",
     refs: [run.uri],
-    data: { error: errorName(failure), message: errorMessage(failure) },
+    data: { ...options.parts.endFacts(), error: errorName(failure), message: errorMessage(failure) },
   }).catch(() => {});
 }
 

@@ -3,15 +3,12 @@
  * experiment pinned through the catalog, the store, the key that will sign the seal and the facts of the parts.
  * @module
  */
-import {
-  agentVersion,
-  type EvidenceStore,
-  type Json,
-  type SigningKey,
-  writerProcess,
-} from "../../provevi/mod.ts";
+import { agentVersion } from "../../provevi/experiments/mod.ts";
+import type { EvidenceStore, Json, SigningKey } from "../../provevi/mod.ts";
+import { writerProcess } from "../../provevi/evidence/mod.ts";
 import { type PinnedExperiment, readExperiment } from "../../provevi/experiments/experiment.ts";
 import type { Catalog } from "../../provcat/mod.ts";
+import { type Grant, StubBroker } from "../run/broker.ts";
 import { CatalogMissing } from "../run/errors.ts";
 import type { RunContext } from "../run/run_context.ts";
 import type { RunFile } from "../run/run_file.ts";
@@ -20,27 +17,35 @@ import type { PartRun } from "../run/run_part.ts";
 /** The run's experiment pinned through the catalog, or why it could not be (which fails the run after `run_created`). */
 export interface ExperimentPin {
   experiment: PinnedExperiment | null;
+  /**
+   * The broker's `pinned_read` answer for the experiment, decided before the read; recorded after `run_created`
+   * (the run's first event, which holds the pin), and a refusal leaves the experiment unread.
+   */
+  grant: Grant | null;
   error: unknown;
 }
 
 /**
- * Pins the experiment that the run file names, keeping the error for after `run_created`.
+ * Pins the experiment that the run file names, once the broker grants it `pinned_read`, keeping the error for
+ * after `run_created`.
  *
  * @param file The run file.
  * @param catalog The catalog.
  */
 export async function pinExperiment(file: RunFile, catalog: Catalog | undefined): Promise<ExperimentPin> {
   const uri = file.data.experiment;
-  if (!uri) return { experiment: null, error: null };
+  if (!uri) return { experiment: null, grant: null, error: null };
+  const grant = new StubBroker([], { env: file.data.run.env, experiment: uri }).request(uri, "pinned_read");
+  if (!grant.granted) return { experiment: null, grant, error: null };
   try {
     if (!catalog) {
       throw new CatalogMissing(
         `no catalog to pin the experiment ${uri}: pass a catalog, or add a provcat.yaml`,
       );
     }
-    return { experiment: await readExperiment(catalog, uri), error: null };
+    return { experiment: await readExperiment(catalog, uri), grant, error: null };
   } catch (error) {
-    return { experiment: null, error };
+    return { experiment: null, grant, error };
   }
 }
 
@@ -96,5 +101,6 @@ function runCreatedData(file: RunFile, ctx: RunContext): { [key: string]: Json }
     experiment: spec.experiment ?? null,
     writer: writerProcess() as unknown as Json, // so that a reader tells "cut" from "running"
     bundle: spec.run.bundle ?? false, // the verifier requires bundle.json when this is true
+    run_file: file.path, // where the run file was read, so that a replay reads it there again (null: a program's)
   };
 }

@@ -36,6 +36,22 @@ export class RunParts {
     return this.#parts.find((p) => p.signingKey)?.signingKey;
   }
 
+  /** The price of a model call's data: the first part's that has one. */
+  get price(): ((data: { [key: string]: Json }) => string | null) | undefined {
+    return this.#parts.find((p) => p.price)?.price;
+  }
+
+  /** The facts of every part, for the run's last event. */
+  endFacts(): { [key: string]: Json } {
+    const facts: { [key: string]: Json } = {};
+    for (const p of this.#parts) {
+      try {
+        Object.assign(facts, p.endFacts?.() ?? {});
+      } catch { /* a part's facts are not worth the run's last event */ }
+    }
+    return facts;
+  }
+
   /** Calls `beforeStart` of each part. */
   async beforeStart(run: PartRun): Promise<void> {
     for (const p of this.#parts) await p.beforeStart?.(run);

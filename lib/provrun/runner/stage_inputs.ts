@@ -5,7 +5,7 @@
  * @module
  */
 import type { Catalog, Snapshot } from "../../provcat/mod.ts";
-import { StubBroker } from "../run/broker.ts";
+import { type Grant, StubBroker } from "../run/broker.ts";
 import { AccessDenied, CatalogMissing } from "../run/errors.ts";
 import { ProvcatResolver } from "../run/resolver.ts";
 import type { RunContext } from "../run/run_context.ts";
@@ -34,7 +34,7 @@ export async function stageInputs(
   const snapshots: { snap: Snapshot; name: string; uri: string }[] = [];
   for (const input of inputs) {
     ctx.signal.throwIfAborted();
-    await grant(ctx, broker, input.uri);
+    await recordGrant(ctx, broker.request(input.uri));
     if (!resolver) {
       throw new CatalogMissing(`no catalog to resolve ${input.uri}: pass a catalog, or add a provcat.yaml`);
     }
@@ -62,16 +62,22 @@ export async function stageInputs(
   return { inputs: staged, stager };
 }
 
-/** Asks the broker for one input, recording the request and its answer. */
-async function grant(ctx: RunContext, broker: StubBroker, uri: string): Promise<void> {
+/**
+ * Records a request to the broker and its answer (`access_requested`, then `access_granted` or `access_denied`).
+ *
+ * @param ctx The run.
+ * @param grant The broker's answer.
+ * @throws AccessDenied when the broker refused.
+ */
+export async function recordGrant(ctx: RunContext, grant: Grant): Promise<void> {
   const { recorder } = ctx;
+  const uri = grant.uri;
   await recorder.record({
     type: "access_requested",
     component: "StubBroker",
     refs: [uri],
-    data: { mode: "mounted_snapshot" },
+    data: { mode: grant.mode },
   });
-  const grant = broker.request(uri);
   if (!grant.granted) {
     await recorder.record({
       type: "access_denied",

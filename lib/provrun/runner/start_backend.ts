@@ -9,6 +9,7 @@ import { AgentBackend } from "../backends/agent_backend.ts";
 import { CallBackend } from "../backends/call_backend.ts";
 import { captureModel } from "../backends/capture.ts";
 import { modelOf } from "../backends/models.ts";
+import { modelServer } from "../backends/model_server.ts";
 import type { BackendSetup, PartRun } from "../run/run_part.ts";
 import type { StagedInput } from "../run/stager.ts";
 import { programBackend, UNCALLED_MODEL } from "./program_backends.ts";
@@ -54,6 +55,8 @@ export async function runBackend(
     folder: run.file.folder,
     sessionId: spec.run.session_id ?? null,
     ...(wrapTool ? { wrapTool } : {}),
+    ...(setup.facts ? { facts: setup.facts } : {}),
+    ...(setup.servedTools ? { servedTools: setup.servedTools } : {}),
   });
   return await backend.result();
 }
@@ -70,8 +73,15 @@ async function runModel(
     ...(env ? { env } : {}),
     responseBytes: agent.limits?.model_bytes, // harden: a model's answer is cut past its limit
   });
+  const price = parts.price;
   return captureModel(model, run.ctx.recorder, {
     component: agent.backend === "call" ? "CallBackend" : "AgentBackend",
+    // a model gateway records each call at the boundary; the capture then only observes
+    record: !options.setup.modelCallsRecorded,
+    ...(price ? { price } : {}),
+    // the run file's route and base URL, not a gateway's: the conventions name the server behind it
+    server: modelServer(run.file.data.agent, env ?? ((name) => Deno.env.get(name))),
+    conversationId: run.file.data.run.session_id ?? null,
     onText: (piece) => parts.onText(piece),
     onReply: (reply) => parts.onReply(reply),
     onUsage: (usage) => parts.onUsage(usage),

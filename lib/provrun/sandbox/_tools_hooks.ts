@@ -10,6 +10,7 @@
  * @module
  */
 import { registerHooks } from "node:module";
+import { PACKAGE_TYPES } from "./_package_types.ts";
 
 /** Where the tools folder's modules are, as tools see them. */
 export const TOOLS_ROOT = "file:///tools/";
@@ -47,6 +48,8 @@ const call = Function.prototype.call.bind(Function.prototype.call) as <T>(
 ) => T;
 const startsWith = String.prototype.startsWith;
 const slice = String.prototype.slice;
+const endsWith = String.prototype.endsWith;
+const indexOf = String.prototype.indexOf;
 const hasOwn = Object.hasOwn;
 const SafeURL = URL;
 const SafeTypeError = TypeError;
@@ -102,6 +105,43 @@ function refuse(spec: string, from: string, why: string): never {
   );
 }
 
+/**
+ * Whether a module of the toolkit's packages is CommonJS, by the URL it resolves to: `.cjs` and `.mjs` say so,
+ * else the package.json of its folder (PACKAGE_TYPES, the longest folder that holds the file). Knows Deno's npm
+ * cache (`<root><name>/<version>/<file>`) and a node_modules folder (`<root>.deno/<name>@<version>/node_modules/
+ * <name>/<file>`); null when the URL is in neither shape, or its package is not in the table.
+ */
+export function isCommonJs(url: string, npmRoot: string): boolean | null {
+  const rel = decodeURIComponent(call(slice, url, npmRoot.length) as string);
+  if (call(endsWith, rel, ".cjs")) return true;
+  if (call(endsWith, rel, ".mjs") || call(endsWith, rel, ".json")) return false;
+  let pkg: string;
+  let file: string;
+  if (call(startsWith, rel, ".deno/")) {
+    const end = call(indexOf, rel, "/", 6) as number;
+    pkg = (call(slice, rel, 6, end) as string).replace(/_.*$/, "").replace(/^(@[^+]+)\+/, "$1/");
+    const name = pkg.slice(0, pkg.lastIndexOf("@"));
+    const inner = `/node_modules/${name}/`;
+    const at = call(indexOf, rel, inner, end) as number;
+    if (end < 0 || at !== end) return null;
+    file = call(slice, rel, at + inner.length) as string;
+  } else {
+    const parts = rel.split("/");
+    const scoped = call(startsWith, parts[0] ?? "", "@") as boolean;
+    const n = scoped ? 3 : 2;
+    if (parts.length <= n) return null;
+    pkg = `${parts.slice(0, n - 1).join("/")}@${parts[n - 1]!.replace(/_\d+$/, "")}`;
+    file = parts.slice(n).join("/");
+  }
+  const folders = hasOwn(PACKAGE_TYPES, pkg) ? PACKAGE_TYPES[pkg]! : null;
+  if (folders === null) return null;
+  let best = "";
+  for (const folder of Object.keys(folders)) {
+    if (folder.length > best.length && call(startsWith, file, folder)) best = folder;
+  }
+  return hasOwn(folders, best) ? folders[best] === "commonjs" : null;
+}
+
 function isUnder(url: string, root: string): boolean {
   return call(startsWith, url, root) as boolean;
 }
@@ -124,6 +164,19 @@ interface HookContext {
 }
 type NextResolve = (spec: string, context?: HookContext) => { url: string; format?: string };
 type NextLoad = (url: string, context?: HookContext) => unknown;
+
+/**
+ * A module of the pinned packages, unless it is CommonJS. Deno reads a CommonJS module through its file system,
+ * with this worker's permissions: the failure would name the file in Deno's cache, which is in the home folder.
+ * So it is refused here, by the name the tool asked for.
+ */
+function packageModule(url: string, asked: { spec: string; shown: string; npmRoot: string }) {
+  if (isCommonJs(url, asked.npmRoot) === true) {
+    const why = "it is a CommonJS module, and the sandbox loads only ES modules of the pinned packages";
+    refuse(asked.spec, asked.shown, why);
+  }
+  return { url, shortCircuit: true };
+}
 
 /**
  * The hooks themselves, apart from registering them.
@@ -177,7 +230,9 @@ export function makeHooks(options: HookOptions): Hooks {
         }
         return { url, shortCircuit: true };
       }
-      if (npmRoot && isUnder(url, npmRoot) && (!type || type === "json")) return { url, shortCircuit: true };
+      if (npmRoot && isUnder(url, npmRoot) && (!type || type === "json")) {
+        return packageModule(url, { spec, shown, npmRoot });
+      }
       if (/^file:/.test(url)) refuse(spec, shown, "it is outside the tools folder");
       return refuse(spec, shown, "it is not a file of the tools folder");
     },

@@ -11,6 +11,7 @@
  */
 import { basename, dirname, join, posix, relative } from "node:path";
 import { PathRefused } from "../run/errors.ts";
+import { checkCitations, type Citation, CITATIONS_SCHEMA } from "./note_citations.ts";
 
 /** A JSON schema, as a tool's input schema. */
 export type JsonSchema = { [key: string]: unknown };
@@ -36,6 +37,11 @@ export interface SandboxTool {
   description: string;
   /** A JSON schema, or a zod schema (turned into JSON schema, and used to check the arguments). */
   schema: JsonSchema | unknown;
+  /**
+   * True when running the tool twice with the same arguments has the effect of running it once, so that a
+   * resumed run may run again a call whose result was not recorded (false when not given).
+   */
+  idempotent?: boolean;
   execute(args: never, ctx: ToolContext): unknown;
 }
 
@@ -160,6 +166,7 @@ async function* walk(dir: string): AsyncGenerator<{ path: string; isFile: boolea
 export const FS_TOOLS: SandboxTool[] = [
   {
     name: "read_file",
+    idempotent: true,
     description: "Read a text file from /input or /output. Returns its text (at most 1 MB).",
     schema: {
       type: "object",
@@ -177,6 +184,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "list_files",
+    idempotent: true,
     description: "List the files under a folder of /input or /output (recursively), with their sizes.",
     schema: {
       type: "object",
@@ -196,6 +204,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "grep_file",
+    idempotent: true,
     description:
       "Search a file, or every file under a folder, of /input or /output for a regular expression. " +
       "Returns the matching lines with their numbers.",
@@ -235,6 +244,7 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "write_file",
+    idempotent: true,
     description: "Write a text file under /output (folders are made as needed). Returns its size.",
     schema: {
       type: "object",
@@ -260,16 +270,29 @@ export const FS_TOOLS: SandboxTool[] = [
   },
   {
     name: "note",
-    description: "Add a note to the run's evidence: a finding, a citation, a doubt.",
+    idempotent: true,
+    description:
+      "Add a note to the run's evidence: a finding, a doubt; with citations of the files or URIs it rests on.",
     schema: {
       type: "object",
-      properties: { text: { type: "string" } },
+      properties: { text: { type: "string" }, citations: CITATIONS_SCHEMA },
       required: ["text"],
       additionalProperties: false,
     },
-    execute(args: { text: string }) {
+    async execute(
+      args: { text: string; citations?: unknown },
+      ctx: ToolContext,
+    ): Promise<{ text: string; citations: Citation[] }> {
       if (typeof args.text !== "string" || !args.text.trim()) throw new TypeError("a note needs a text");
-      return { text: args.text };
+      const citations = await checkCitations(args.citations, async (agentPath) => {
+        const disk = ctx.path(agentPath);
+        const info = await checkOnDisk(ctx, disk);
+        if (!info?.isFile) {
+          throw new PathRefused(agentPath, "a citation names a file of /input or /output that exists");
+        }
+        return viewOf(ctx, disk);
+      });
+      return { text: args.text, citations };
     },
   },
 ];

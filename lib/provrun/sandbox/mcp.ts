@@ -242,6 +242,8 @@ export class McpServers implements AsyncDisposable {
               name: t.name,
               description: t.description ?? "",
               input_schema: t.inputSchema as ToolDefinition["input_schema"],
+              // The server's own word, as MCP's tool annotations give it (a hint, which provr takes as declared).
+              ...(t.annotations?.idempotentHint === true ? { idempotent: true } : {}),
             },
           });
           record.tools.push(t.name);

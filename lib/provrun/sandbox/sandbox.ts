@@ -19,7 +19,7 @@ import { PINNED_PACKAGES } from "./import_graph.ts";
 import { forgetProcess, watchProcess } from "./reaper.ts";
 import { isCompiled, type Launch, launchFor } from "./sandbox_launch.ts";
 import type { RoleInit } from "./sandbox_role.ts";
-import { toolsSnapshot } from "./tools_folder.ts";
+import { fileHashes, toolsSnapshot } from "./tools_folder.ts";
 import { npmRootOf } from "./_tools_hooks.ts";
 import type { ToolDefinition } from "./sandbox_worker.ts";
 
@@ -336,6 +336,11 @@ export class Sandbox implements AsyncDisposable {
   /** How the sandbox processes start: `deno` (`deno run` with the grants as flags) or `self` (the role). */
   get mode(): "deno" | "self" {
     return this.#launch?.mode ?? "deno";
+  }
+
+  /** The SHA-256 of each file of the tools folder as the sandbox loads it, by path (`sandbox_started`'s `tools_files`). */
+  get toolsFiles(): Record<string, string> {
+    return fileHashes(this.#init?.files ?? {});
   }
 
   /** What the tools modules wrote to their console as they loaded ("" for nothing). */

@@ -12,6 +12,8 @@ export interface ToolDefinition {
   name: string;
   description: string;
   input_schema: JsonSchema;
+  /** Present (true) when the tool declares that running it twice has the effect of running it once. */
+  idempotent?: boolean;
 }
 
 /** A loaded tools module: where it came from and what it exports. */
@@ -55,6 +57,9 @@ export function loadTools(modules: LoadedModule[], builtins: boolean): Loaded[] 
       throw new TypeError(`${label}: needs a description`);
     }
     if (typeof t.execute !== "function") throw new TypeError(`${label}: needs an execute function`);
+    if (t.idempotent !== undefined && typeof t.idempotent !== "boolean") {
+      throw new TypeError(`${label}: idempotent is true or false`);
+    }
     let schema: JsonSchema;
     let zod: Loaded["zod"] = null;
     if (isZod(t.schema)) {
@@ -69,7 +74,9 @@ export function loadTools(modules: LoadedModule[], builtins: boolean): Loaded[] 
     if (out.some((o) => o.definition.name === t.name)) {
       throw new TypeError(`${label}: the name is taken by another tool`);
     }
-    out.push({ tool, zod, definition: { name: t.name, description: t.description, input_schema: schema } });
+    const definition: ToolDefinition = { name: t.name, description: t.description, input_schema: schema };
+    if (t.idempotent === true) definition.idempotent = true;
+    out.push({ tool, zod, definition });
   };
   if (builtins) { for (const tool of FS_TOOLS) add(tool, "the built-in tools"); }
   for (const { url, mod } of modules) {

@@ -10,7 +10,9 @@
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
 import { Ajv } from "ajv";
 import type { Json } from "../../provevi/mod.ts";
-import { ToolSetError } from "../run/errors.ts";
+import { capJson, toolContent } from "../../provevi/telemetry/mod.ts";
+import { setSpanContent } from "../run/_span_content.ts";
+import { ToolNotServed, ToolSetError } from "../run/errors.ts";
 import { FS_TOOLS, type JsonSchema } from "./fs_tools.ts";
 import type { McpServers } from "./mcp.ts";
 import { errorMessage, errorName, type EvidenceRecorder, type OpenStep } from "../run/recorder.ts";
@@ -28,6 +30,11 @@ export interface AgentTool {
   executed_by: string;
   /** True when Deno's sandbox holds the tool's code. */
   sandboxed: boolean;
+  /**
+   * True when the tool declares that running it twice with the same arguments has the effect of running it once:
+   * a resumed run may run again a call of it that was requested and whose result was not recorded.
+   */
+  idempotent?: boolean;
 }
 
 /** The output tool: the model gives its final answer by calling it, which ends the loop. */
@@ -122,7 +129,8 @@ export interface ToolSetOptions {
   recorder: EvidenceRecorder;
   /** The class named as each event's component. */
   component: string;
-  sandbox: Sandbox;
+  /** The sandbox, or null when the run serves its tools from another run's evidence and runs none. */
+  sandbox: Sandbox | null;
   mcp: McpServers | null;
   /** The run's signal: a cancel stops the tool calls in flight. */
   signal: AbortSignal;
@@ -205,7 +213,14 @@ export function toolSet(tools: AgentTool[], options: ToolSetOptions): ToolSet {
  */
 export function startToolStep(
   recorder: EvidenceRecorder,
-  call: { component: string; name: string; callId: string; type?: "function" | "extension" },
+  call: {
+    component: string;
+    name: string;
+    callId: string;
+    type?: "function" | "extension";
+    /** The tool's description, as the model was given it. */
+    description?: string;
+  },
 ): OpenStep {
   return recorder.startStep({
     component: call.component,
@@ -215,6 +230,7 @@ export function startToolStep(
       "gen_ai.tool.name": call.name,
       "gen_ai.tool.call.id": call.callId,
       ...(call.type ? { "gen_ai.tool.type": call.type } : {}),
+      ...(call.description ? { "gen_ai.tool.description": call.description } : {}),
     },
   });
 }
@@ -231,37 +247,49 @@ function callRecorded(
       name: t.name,
       callId,
       type: t.kind === "mcp" ? "extension" : "function",
+      description: t.description,
     });
     const argsSha = await recorder.payload(asJson(args));
-    if (argsSha) step.span.setAttribute("gen_ai.tool.call.arguments_ref", argsSha);
+    if (argsSha) step.span.setAttribute("provrun.tool.call.arguments_ref", argsSha);
+    setSpanContent(step.span, () => toolContent(args as Json, undefined));
     let result: unknown = null;
     let failure: unknown = null;
     let console = "";
+    let servedFrom: ToolReturn["served"] | null = null;
     try {
       signal.throwIfAborted();
-      const run = async (): Promise<ToolReturn> =>
-        t.kind === "mcp"
-          ? {
-            value: await options.mcp!.call(t.name, args, { signal, seconds: options.sandbox.toolSeconds }),
-            console: "",
-          }
-          : await options.sandbox.callWithConsole(t.name, args, { callId, signal });
-      ({ value: result, console } = await (options.wrapTool?.({ tool: t.name, callId, args }, run) ?? run()));
+      const run = (): Promise<ToolReturn> => runTool(t, args, { ...options, callId, signal });
+      let served: ToolReturn["served"];
+      ({ value: result, console, served } = await (options.wrapTool?.({ tool: t.name, callId, args }, run) ??
+        run()));
+      if (served) step.span.setAttribute("provrun.served_from", `${served.run_id}#${served.seq}`);
+      servedFrom = served ?? null;
       if (t.name === "note" && t.kind === "builtin") {
         // The note's event carries the span of the tool call that made it.
         await recorder.record({
           type: "note_added",
           component: "agent",
-          data: { text: (result as { text: string }).text, call_id: callId },
+          data: {
+            text: (result as { text: string }).text,
+            citations: (result as { citations?: Json }).citations ?? [],
+            call_id: callId,
+          },
         }, step.span);
       }
     } catch (error) {
       failure = error;
       const said = (error as { console?: unknown })?.console;
       if (typeof said === "string") console = said;
+      const served = (error as { served?: ToolReturn["served"] })?.served;
+      if (served) servedFrom = served;
     }
     const resultSha = failure === null ? await recorder.payload(asJson(result)) : null;
-    if (resultSha) step.span.setAttribute("gen_ai.tool.call.result_ref", resultSha);
+    if (resultSha) step.span.setAttribute("provrun.tool.call.result_ref", resultSha);
+    if (failure === null) {
+      setSpanContent(step.span, () => ({
+        "gen_ai.tool.call.result": capJson(JSON.parse(asJson(result)) as Json).text,
+      }));
+    }
     if (failure !== null) {
       step.span.setStatus({ code: 2, message: errorName(failure) });
       step.span.setAttribute("error.type", errorName(failure));
@@ -278,11 +306,26 @@ function callRecorded(
         sandboxed: t.sandboxed,
         // What the tool wrote to its console, as JSON text in the record, never to provr's own output.
         ...(console ? { console } : {}),
+        ...(servedFrom ? { served_from: { ...servedFrom } } : {}),
       },
     });
     if (failure !== null) throw failure;
     return result;
   });
+}
+
+/** Runs one call of a tool where it lives: its MCP server, or the sandbox. */
+async function runTool(
+  t: AgentTool,
+  args: unknown,
+  options: ToolSetOptions & { callId: string },
+): Promise<ToolReturn> {
+  const { sandbox, mcp, signal, callId } = options;
+  if (t.kind === "mcp" && mcp) {
+    return { value: await mcp.call(t.name, args, { signal, seconds: sandbox?.toolSeconds }), console: "" };
+  }
+  if (t.kind !== "mcp" && sandbox) return await sandbox.callWithConsole(t.name, args, { callId, signal });
+  throw new ToolNotServed(t.name, callId);
 }
 
 /**
@@ -314,6 +357,7 @@ export function recordOutputCall(
       name: t.name,
       callId: call.toolCallId,
       type: "function",
+      description: t.description,
     });
     let args: Json;
     try {
@@ -323,9 +367,11 @@ export function recordOutputCall(
     }
     const sha = await recorder.payload(asJson(args));
     if (sha) {
-      step.span.setAttribute("gen_ai.tool.call.arguments_ref", sha);
-      step.span.setAttribute("gen_ai.tool.call.result_ref", sha);
+      step.span.setAttribute("provrun.tool.call.arguments_ref", sha);
+      step.span.setAttribute("provrun.tool.call.result_ref", sha);
     }
+    // an output tool runs nowhere: its result is its arguments
+    setSpanContent(step.span, () => toolContent(args, args));
     await step.end("tool_called", {
       payload: sha,
       data: {

@@ -19,6 +19,7 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ToolSetError } from "../run/errors.ts";
+import { sha256Hex } from "../../provevi/evidence/hash.ts";
 
 const MODULE = /\.(ts|js|mjs|mts)$/;
 
@@ -109,4 +110,22 @@ export async function toolsSnapshot(folder: string): Promise<Record<string, stri
     );
   }
   return files;
+}
+
+/**
+ * The SHA-256 of each file of a tools folder's snapshot, by its path: what `sandbox_started` records as
+ * `tools_files`, so that a changed tools module shows when two runs are compared.
+ *
+ * @param files The snapshot, as {@linkcode toolsSnapshot} gives it.
+ * @returns The hashes, by path, in path order.
+ * @example
+ * ```ts
+ * import { fileHashes } from "./tools_folder.ts";
+ * fileHashes({ "a.ts": "" })["a.ts"]; // "e3b0c442…"
+ * ```
+ */
+export function fileHashes(files: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const path of Object.keys(files).sort()) out[path] = sha256Hex(files[path]!);
+  return out;
 }

@@ -8,10 +8,12 @@
  */
 import { createHash } from "node:crypto";
 
-/** What a run declared: its tools and its model. */
+/** What a run declared: its tools, its model and its agent. */
 export interface DeclaredNames {
   tools: ReadonlySet<string>;
   models: ReadonlySet<string>;
+  /** The run's agent by its class (`org/domain/env/name`), which `gen_ai.agent.id` holds. */
+  agents?: ReadonlySet<string>;
 }
 
 /** The error names that are sent as they are: the toolkit's own, Deno's, JavaScript's and the AI SDK's. */
@@ -60,11 +62,12 @@ export const CHOSEN_ATTRIBUTES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The names a run file declares: the tools of `agent.tools` (the built-in default when it is not set) and its
- * model, as the run file gives it and without its route (`openai:gpt-4o` and `gpt-4o`).
+ * The names a run file declares: the tools of `agent.tools` (the built-in default when it is not set), its
+ * model, as the run file gives it and without its route (`openai:gpt-4o` and `gpt-4o`), and its agent's class.
  *
  * @param agent The run file's agent: `tools`, `model`.
  * @param defaults The tools a run gets when `agent.tools` is not set.
+ * @param options `agentId`: the agent's class, `org/domain/env/name`.
  * @example
  * ```ts
  * import { declaredNames } from "./declared_names.ts";
@@ -74,12 +77,14 @@ export const CHOSEN_ATTRIBUTES: Readonly<Record<string, string>> = {
 export function declaredNames(
   agent: { model: string; tools?: string[] },
   defaults: readonly string[],
+  options: { agentId?: string } = {},
 ): DeclaredNames {
   const model = agent.model;
   const bare = model.includes(":") ? model.slice(model.indexOf(":") + 1) : model;
   return {
     tools: new Set(agent.tools ?? defaults),
     models: new Set([model, bare].filter((m) => m !== "")),
+    ...(options.agentId ? { agents: new Set([options.agentId]) } : {}),
   };
 }
 

@@ -10,15 +10,13 @@ import { join } from "node:path";
 import {
   answerOf,
   type EvidenceEvent,
-  FeedCounter,
   type FeedItem,
-  feedStatus,
-  FileRunRecord,
   type Json,
   type Level,
   shownAt,
-  type UnnumberedItem,
 } from "../../provevi/mod.ts";
+import { FeedCounter, feedStatus, type UnnumberedItem } from "../../provevi/live/mod.ts";
+import { FileRunRecord } from "../../provevi/store/mod.ts";
 
 /** The name of the live feed's file in a run folder. */
 export const LIVE_FILE = "live.jsonl";

@@ -7,7 +7,8 @@
  * records it as `telemetry_problem` before its seal.
  * @module
  */
-import { type EvidenceStore, isSqliteUri, openStore, type TelemetryPolicy } from "../../provevi/mod.ts";
+import { type EvidenceStore, openStore, type TelemetryPolicy } from "../../provevi/mod.ts";
+import { isSqliteUri } from "../../provevi/store/mod.ts";
 import { copyEnviron, type CopyResult, copyRun, redirectingVariables } from "../../provevi/mlflow/mod.ts";
 
 /** The variables the copy reads: `MLFLOW_TRACKING_URI`, the refused ones, `PATH`. */

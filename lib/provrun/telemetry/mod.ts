@@ -8,3 +8,4 @@ export * from "./span_cut.ts";
 export * from "./declared_names.ts";
 export * from "./run_telemetry.ts";
 export * from "./live_feed.ts";
+export { type MlflowCopyOutcome } from "./mlflow_copy.ts";

@@ -21,16 +21,13 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
-import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import {
   blockedData,
+  CONTENT_KEYS,
   type Destination,
   type Environ,
-  type EvidenceStore,
   type InstalledPackages,
   installedPackages,
-  type Json,
   plainName,
   problemData,
   spanLibraries,
@@ -38,10 +35,13 @@ import {
   splitBody,
   storedSpan,
   StoreSpanExporter,
-  type TelemetryPolicy,
-} from "../../provevi/mod.ts";
+} from "../../provevi/telemetry/mod.ts";
+import type { EvidenceStore, Json, TelemetryPolicy } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { cutName, cutSpan } from "./span_cut.ts";
+import { otlpExporter } from "./otlp_exporter.ts";
+import { RootSummary } from "./root_summary.ts";
+import { wantSpanContent } from "../run/_span_content.ts";
 import type { DeclaredNames } from "./declared_names.ts";
 import {
   denoExportsTelemetry,
@@ -99,21 +99,32 @@ export interface RunTelemetryOptions {
  * provrun's tracer: each span it starts is put in `own`, so that provrun's spans are told by who started them,
  * not by their scope's name, which any code holding the provider can give its tracer (`getTracer("provrun")`).
  */
-function ownTracer(tracer: Tracer, own: WeakSet<object>): Tracer {
+function ownTracer(tracer: Tracer, started: (span: ApiSpan) => void): Tracer {
   return {
     startSpan(...args: Parameters<Tracer["startSpan"]>) {
       const span = tracer.startSpan(...args);
-      own.add(span);
+      started(span);
       return span;
     },
     startActiveSpan(name: string, ...rest: unknown[]) {
       const fn = rest.pop() as (span: ApiSpan) => unknown;
       return (tracer.startActiveSpan as (...args: unknown[]) => unknown)(name, ...rest, (span: ApiSpan) => {
-        own.add(span);
+        started(span);
         return fn(span);
       });
     },
   } as Tracer;
+}
+
+/** A span of provrun's as the store's index keeps it: without the content attributes (the payloads hold them). */
+function withoutContent(span: ReadableSpan): ReadableSpan {
+  const keys = Object.keys(span.attributes);
+  if (!keys.some((k) => CONTENT_KEYS.has(k))) return span;
+  const attributes: Record<string, unknown> = {};
+  for (const k of keys) if (!CONTENT_KEYS.has(k)) attributes[k] = span.attributes[k];
+  return new Proxy(span, {
+    get: (target, key) => key === "attributes" ? attributes : Reflect.get(target, key, target),
+  });
 }
 
 /** What a span's scope stands for in this run. */
@@ -194,6 +205,7 @@ export class RunTelemetry {
   readonly #installed: InstalledPackages | null;
   readonly #judged = new Map<string, Judgement>();
   readonly #own = new WeakSet<object>();
+  readonly #summary = new RootSummary();
   readonly #blockedScopes = new Set<string>();
   readonly #pending = new Set<Promise<unknown>>();
   readonly #problems = new Set<string>();
@@ -229,7 +241,10 @@ export class RunTelemetry {
     const processors: SpanProcessor[] = [
       { // provrun.run_id on every span of the run, a library's too (the baggage processor of the design)
         onStart: (span: Span) => span.setAttribute("provrun.run_id", this.#runId),
-        onEnd: (span: ReadableSpan) => this.#onLibrarySpan(span),
+        onEnd: (span: ReadableSpan) => {
+          if (this.#own.has(span)) this.#summary.ended(span);
+          else this.#onLibrarySpan(span);
+        },
         forceFlush: () => this.#flushRecords(),
         shutdown: () => this.#flushRecords(),
       },
@@ -246,9 +261,12 @@ export class RunTelemetry {
     }
     if (this.otlp) {
       const { destination, url } = this.otlp;
-      const inner: SpanExporter = otlp!.protocol === "http/json"
-        ? new JsonExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS })
-        : new ProtoExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS });
+      const inner = otlpExporter({
+        url,
+        protocol: otlp!.protocol === "http/json" ? "http/json" : "http/protobuf",
+        environ: options.environ,
+        timeoutMillis: EXPORT_TIMEOUT_MS,
+      });
       const where = `the OTLP destination ${destination.name} (${recordableUrl(url)})`;
       const exporter = watchedExporter(
         inner,
@@ -270,7 +288,13 @@ export class RunTelemetry {
       sampler: new AlwaysOnSampler(), // OTEL_TRACES_SAMPLER must not drop the run's own spans
       spanProcessors: processors,
     });
-    this.tracer = ownTracer(this.provider.getTracer(PROVRUN_SCOPE), this.#own);
+    // a destination at bodies gets the content of provrun's spans: only then is it put on them
+    const content = this.otlp?.destination.receives === "bodies";
+    this.tracer = ownTracer(this.provider.getTracer(PROVRUN_SCOPE), (span) => {
+      this.#own.add(span);
+      if (content) wantSpanContent(span);
+      this.#summary.started(span);
+    });
   }
 
   /**
@@ -418,7 +442,7 @@ export class RunTelemetry {
 
   #forStore(span: ReadableSpan): ReadableSpan | null {
     const judged = this.#judge(span);
-    if (judged.own) return span;
+    if (judged.own) return withoutContent(span);
     if (judged.library === null) return null;
     // The index keeps a library span's names and usage; its body is in the span_recorded event's payload,
     // and so are a name and a status message that are not names.

@@ -5,7 +5,8 @@
  */
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import type { Attributes, AttributeValue, SpanContext } from "@opentelemetry/api";
-import { attributesFor, type Level, plainAttribute, plainName, plainSpanName } from "../../provevi/mod.ts";
+import { attributesFor, plainAttribute, plainName, plainSpanName } from "../../provevi/telemetry/mod.ts";
+import type { Level } from "../../provevi/mod.ts";
 import { type DeclaredNames, declaredSpanName, declaredValue, KNOWN_ERROR_NAMES } from "./declared_names.ts";
 
 /**
@@ -33,7 +34,9 @@ export function cutAttributes(
   const out: Attributes = {};
   for (const [key, given] of Object.entries(attributesFor(attributes, level))) {
     const value = declared ? declaredValue(key, given, declared) : given;
-    if (plainAttribute(key, value)) {
+    // the agent's class has a / between each of its four names: plain when it is the run's own
+    const agent = key === "gen_ai.agent.id" && typeof value === "string" && declared?.agents?.has(value);
+    if (agent ? plainName(value as string, { declared: [value as string] }) : plainAttribute(key, value)) {
       Object.defineProperty(out, key, {
         value: value as AttributeValue,
         enumerable: true,

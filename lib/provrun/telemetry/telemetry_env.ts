@@ -5,8 +5,10 @@
  * destination host that the policy does not list.
  * @module
  */
-import { otlpTracesTarget, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
-import type { Destination, DestinationKind, Environ, Json, Level } from "../../provevi/mod.ts";
+import { otlpTracesTarget } from "../../provevi/telemetry/mod.ts";
+import { ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
+import type { Destination, DestinationKind, Environ } from "../../provevi/telemetry/mod.ts";
+import type { Json, Level } from "../../provevi/mod.ts";
 
 /** The proxy variables, in both cases: they could send a matched URL somewhere else. */
 export const PROXY_VARIABLES: readonly string[] = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"]
@@ -299,8 +301,12 @@ export function globalTracerProviderSet(): boolean {
  *
  * @example
  * ```ts
- * import { TelemetryRefused } from "./telemetry_env.ts";
- * new TelemetryRefused("OTEL_EXPORTER_OTLP_ENDPOINT", "evil.example:443").message;
+ * import { ProveviError, TelemetryRefused } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new TelemetryRefused("OTEL_EXPORTER_OTLP_ENDPOINT", "evil.example:443");
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.host, "evil.example:443");
  * ```
  */
 export class TelemetryRefused extends ProveviError {
@@ -334,10 +340,15 @@ const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443", 
  * @example
  * ```ts
  * import { TelemetryPolicy } from "../../provevi/mod.ts";
- * import { guardNet, namedDestinations } from "./telemetry_env.ts";
+ * import { guardNet, namedDestinations, TelemetryRefused } from "./telemetry_env.ts";
+ * import assert from "node:assert/strict";
+ *
  * const policy = TelemetryPolicy.denyAll();
- * await guardNet(namedDestinations({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://evil.example" }, policy), policy);
- * // throws TelemetryRefused under --allow-net; passes under --allow-net=api.openai.com
+ * const named = namedDestinations({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://evil.example" }, policy);
+ * // Refused while this process may connect to it (--allow-net); passes under --allow-net=api.openai.com.
+ * if ((await Deno.permissions.query({ name: "net", host: "evil.example:443" })).state === "granted") {
+ *   await assert.rejects(guardNet(named, policy), TelemetryRefused);
+ * }
  * ```
  */
 export async function guardNet(named: readonly NamedDestination[], policy: TelemetryPolicy): Promise<void> {

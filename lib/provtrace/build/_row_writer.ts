@@ -5,7 +5,7 @@
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { TRACE_RUN_TABLES, traceRunDigest } from "../db/mod.ts";
+import { rowsMac, TRACE_RUN_TABLES, traceRunDigest } from "../db/mod.ts";
 import type { TraceRow, TraceRunRows } from "./run_rows.ts";
 
 /**
@@ -17,16 +17,21 @@ import type { TraceRow, TraceRunRows } from "./run_rows.ts";
  * import { RowWriter } from "./_row_writer.ts";
  * using scratch = memoryTraceDb();
  * const writer = new RowWriter(scratch.db);
- * // writer.writeRun(runId, source, rows, false);
+ * // writer.writeRun(runId, { source, rows, replace: false });
  * ```
  */
 export class RowWriter {
   #db: DatabaseSync;
+  #key: Uint8Array | null;
   #statements = new Map<string, StatementSync>();
 
-  /** @param db The open trace database to write. */
-  constructor(db: DatabaseSync) {
+  /**
+   * @param db The open trace database to write.
+   * @param options `key`: the rows key, which seals each run's digest and manifest (`trace_sources.rows_mac`).
+   */
+  constructor(db: DatabaseSync, options: { key?: Uint8Array | null } = {}) {
     this.#db = db;
+    this.#key = options.key ?? null;
   }
 
   #insert(table: string, row: TraceRow, verb = "INSERT"): number {
@@ -47,12 +52,16 @@ export class RowWriter {
    * nothing.
    *
    * @param runId The run.
-   * @param source Its `trace_sources` row.
-   * @param rows Its rows.
-   * @param replace Delete the run's rows first (a build of the run again).
+   * @param run `source`: its `trace_sources` row; `rows`: its rows; `replace`: delete the run's rows first (a
+   * build of the run again); `manifestSha256`: the SHA-256 of the manifest they were made from, which the MAC
+   * covers (with a key).
    * @returns The rows written.
    */
-  writeRun(runId: string, source: TraceRow, rows: TraceRunRows, replace: boolean): number {
+  writeRun(
+    runId: string,
+    run: { source: TraceRow; rows: TraceRunRows; replace: boolean; manifestSha256?: string },
+  ): number {
+    const { source, rows, replace } = run;
     const db = this.#db;
     db.exec("BEGIN IMMEDIATE");
     try {
@@ -94,8 +103,13 @@ export class RowWriter {
           "DELETE FROM trace_messages WHERE NOT EXISTS (SELECT 1 FROM trace_call_messages c WHERE c.message_hash = trace_messages.hash)",
         );
       }
-      db.prepare("UPDATE trace_sources SET rows_digest = ? WHERE run_id = ?").run(
-        traceRunDigest(db, runId).digest,
+      const digest = traceRunDigest(db, runId).digest;
+      const mac = this.#key && run.manifestSha256
+        ? rowsMac(this.#key, { run_id: runId, rows_digest: digest, manifest_sha256: run.manifestSha256 })
+        : null;
+      db.prepare("UPDATE trace_sources SET rows_digest = ?, rows_mac = ? WHERE run_id = ?").run(
+        digest,
+        mac,
         runId,
       );
       db.exec("COMMIT");

@@ -7,13 +7,14 @@
 import type { Catalog } from "../../provcat/mod.ts";
 import {
   type Assessment,
+  type EvidenceEvent,
   type EvidenceStore,
   NeedsIndexedStore,
   ProveviError,
-  readEventsText,
-  sha256Hex,
   verifyRun,
 } from "../../provevi/mod.ts";
+import { experimentOfRun } from "../../provevi/store/mod.ts";
+import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { TRACE_BUILD_VERSION } from "../db/mod.ts";
 import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
 
@@ -36,6 +37,8 @@ export type SourceRun =
     rows: TraceRunRows;
     /** The last hash the rows were made from. */
     lastHash: string;
+    /** The SHA-256 of the manifest they were made from. */
+    manifestSha256: string;
     /** Why it does not verify; empty when it does. */
     problems: string[];
   };
@@ -90,7 +93,10 @@ export async function sourceRun(
     ]);
   }
   if (!read.events.length) return refused([...messages, "the run has no events to build rows from"]);
-  const assessments = await assessmentsOf(store, record.runId);
+  const assessments = [
+    ...await assessmentsOf(store, record.runId),
+    ...await experimentAssessmentsOf(store, read.events[0]!),
+  ];
   let rows: TraceRunRows;
   try {
     rows = await runRows({
@@ -114,7 +120,33 @@ export async function sourceRun(
     verified: check.ok ? 1 : 0,
     problems: JSON.stringify(messages),
   };
-  return { kind: "ready", source, rows, lastHash: built, problems: messages };
+  return {
+    kind: "ready",
+    source,
+    rows,
+    lastHash: built,
+    manifestSha256: sha256Hex(manifestText),
+    problems: messages,
+  };
+}
+
+/**
+ * The assessments of the run's experiment that judge the run: those of the experiment as a whole, and of the
+ * version the run pinned (not of another version). None from a store that keeps no experiment's.
+ */
+async function experimentAssessmentsOf(store: EvidenceStore, created: EvidenceEvent): Promise<Assessment[]> {
+  const named = created.type === "run_created" ? experimentOfRun(created) : null;
+  const questions = store as Partial<{ experimentAssessments(uri: string): Promise<Assessment[]> }>;
+  if (named === null || typeof questions.experimentAssessments !== "function") return [];
+  try {
+    const all = await questions.experimentAssessments.call(store, named.experiment);
+    return all.filter((a) =>
+      a.experiment === named.experiment || (named.pin !== null && a.experiment === named.pin)
+    );
+  } catch (error) {
+    if (error instanceof NeedsIndexedStore) return []; // the file store keeps no experiment's assessments
+    throw error;
+  }
 }
 
 async function assessmentsOf(store: EvidenceStore, runId: string): Promise<Assessment[]> {

@@ -5,7 +5,7 @@
  */
 import type { Catalog } from "../../provcat/mod.ts";
 import { openStore, ProveviError } from "../../provevi/mod.ts";
-import { openTraceDb } from "../db/mod.ts";
+import { openTraceDb, readRowsKey } from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
 import { type SourceRun, sourceRun } from "./_source_run.ts";
 
@@ -25,6 +25,11 @@ export interface TraceBuildOptions {
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
   /** Called after each run, for a progress line. */
   onProgress?: (done: number, total: number, runId: string) => void;
+  /**
+   * The rows key's file (`readRowsKey`), made when missing: each run's rows are sealed with it, so `check` and
+   * the exports trust them without building the run again. None by default; the CLI gives its default path.
+   */
+  keyFile?: string;
 }
 
 /** One run the build added. */
@@ -59,9 +64,12 @@ export interface TraceBuildResult {
  * that is not sealed.
  * @example
  * ```ts
- * import { buildTrace } from "./build.ts";
- * const result = await buildTrace({ store: "file", runs: "fixtures/runs", db: "/tmp/trace.db" });
- * console.log(result.added.length, result.refused);
+ * import { buildTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * const result = await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * assert.deepEqual(result.added.map((r) => r.run_id), ["run-20261129T120000Z-0badc0de"]);
  * ```
  */
 export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuildResult> {
@@ -84,7 +92,8 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
       else ids.push(id);
     }
   }
-  const writer = new RowWriter(db);
+  const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile, { create: true });
+  const writer = new RowWriter(db, { key });
   // Runs are read and verified a few at a time (each waits on the disk), and written one at a time, in order.
   const prepared: Promise<Prepared>[] = [];
   const prepare = (i: number) => {
@@ -117,7 +126,12 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
     }
     if (ready.kind === "refused") result.refused.push({ run_id: runId, problems: ready.problems });
     else {
-      const count = writer.writeRun(runId, ready.source, ready.rows, have.has(runId));
+      const count = writer.writeRun(runId, {
+        source: ready.source,
+        rows: ready.rows,
+        replace: have.has(runId),
+        manifestSha256: ready.manifestSha256,
+      });
       result.added.push({
         run_id: runId,
         verified: ready.problems.length === 0,

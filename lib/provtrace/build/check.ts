@@ -1,12 +1,19 @@
 /**
- * The check of a trace database against the evidence it came from: the file's own structure (its schema, and
- * rows that belong to no run), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
+ * The check of a trace database against the evidence it came from: the file's own structure (its schema, rows
+ * that belong to no run, and texts whose bytes are not the text read), then each run with {@linkcode checkTraceRun}: its store's last hash and chain,
  * its verification, and its rows compared with the rows its evidence gives.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { openTraceDb, TRACE_RUN_TABLES, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import {
+  openTraceDb,
+  readRowsKey,
+  storedTextProblems,
+  TRACE_RUN_TABLES,
+  TRACE_SCHEMA_VERSION,
+  traceSchemaProblems,
+} from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "./check_run.ts";
 import { SourceStores, traceSources } from "./_source_stores.ts";
 
@@ -21,10 +28,22 @@ export interface TraceCheck {
 
 /** How {@linkcode checkTrace} reads the sources. */
 export interface CheckTraceOptions {
-  /** The runs root to read a `file` store from, instead of the one each run records. */
+  /**
+   * The runs root that runs are read from (the default one when absent): a run the file says was built from
+   * another is refused, since the file does not choose the evidence it is checked against.
+   */
   runs?: string;
+  /** The store URIs that runs may be read from, as the build was given them; `file` alone by default. */
+  stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, as the build took it. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The rows key's file: a run whose rows' MAC holds under it, over their digest and the store's manifest now,
+   * is not built again. None by default; the CLI gives its default path.
+   */
+  keyFile?: string;
+  /** Build every run again from its evidence and compare row by row, MAC or not (`--deep`). */
+  deep?: boolean;
   /** Called after each run, for a progress line. */
   onProgress?: (done: number, total: number, runId: string) => void;
 }
@@ -38,17 +57,27 @@ export interface CheckTraceOptions {
  * @throws ProveviError when the database cannot be opened.
  * @example
  * ```ts
- * import { checkTrace } from "./check.ts";
- * const check = await checkTrace("/tmp/trace.db");
- * console.log(check.ok, check.problems, check.runs.filter((r) => r.state !== "same"));
+ * import { buildTrace, checkTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * const check = await checkTrace(db, { runs: "fixtures/runs" });
+ * assert.equal(check.ok, true);
  * ```
  */
 export async function checkTrace(db: string, options: CheckTraceOptions = {}): Promise<TraceCheck> {
   using trace = openTraceDb(db);
-  const problems = [...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION), ...strayRows(trace.db)];
+  const problems = [
+    ...traceSchemaProblems(trace.db, TRACE_SCHEMA_VERSION),
+    ...strayRows(trace.db),
+    ...storedTextProblems(trace.db),
+  ];
   const sources = traceSources(trace.db);
   const runs: TraceSourceCheck[] = [];
-  await using stores = new SourceStores(options.runs);
+  const key = options.deep || options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
+  const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
+  await using stores = new SourceStores(options);
   for (const [i, s] of sources.entries()) {
     const store = await stores.open(s);
     runs.push(
@@ -63,7 +92,7 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
           verified: false,
           problem: store,
         }
-        : await checkTraceRun(trace.db, s, store, options.catalog ? { catalog: options.catalog } : {}),
+        : await checkTraceRun(trace.db, s, store, each),
     );
     options.onProgress?.(i + 1, sources.length, s.run_id);
   }

@@ -8,8 +8,15 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { type EvidenceStore, ProveviError, RunNotFound, sha256Hex } from "../../provevi/mod.ts";
-import { memoryTraceDb, rowDifference, TRACE_BUILD_VERSION, traceRunDigest } from "../db/mod.ts";
+import { type EvidenceStore, ProveviError, RunNotFound } from "../../provevi/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
+import {
+  memoryTraceDb,
+  rowDifference,
+  rowsMacHolds,
+  TRACE_BUILD_VERSION,
+  traceRunDigest,
+} from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
 import { sourceRun } from "./_source_run.ts";
 
@@ -44,6 +51,8 @@ export interface TraceSourceRow {
   verified: number;
   build_version: string;
   rows_digest: string | null;
+  /** The MAC of the digest and the manifest under the user's rows key, when the build had the key. */
+  rows_mac: string | null;
 }
 
 /**
@@ -52,7 +61,9 @@ export interface TraceSourceRow {
  * @param trace The open trace database.
  * @param row The run's `trace_sources` row.
  * @param store The run's store, open to read.
- * @param options The catalog that reads the run's committed bundle and experiment.
+ * @param options `catalog`: reads the run's committed bundle and experiment; `key`: the rows key, with which
+ * rows whose MAC holds over their digest and the store's manifest now are trusted without building the run
+ * again (without it, the run is built again from its evidence and compared row by row).
  * @returns How the run compares; it prints nothing.
  * @throws Only on a failure that is not the run's (a store that cannot be reached is `unreadable`).
  * @example
@@ -65,7 +76,7 @@ export async function checkTraceRun(
   trace: DatabaseSync,
   row: TraceSourceRow,
   store: EvidenceStore,
-  options: { catalog?: Catalog | (() => Catalog | Promise<Catalog>) } = {},
+  options: { catalog?: Catalog | (() => Catalog | Promise<Catalog>); key?: Uint8Array | null } = {},
 ): Promise<TraceSourceCheck> {
   const id = row.run_id;
   const base = {
@@ -91,6 +102,9 @@ export async function checkTraceRun(
     // A line changed in place, with the manifest left alone, no longer chains to the last hash.
     const broken = chainBreak(await record.eventsText(), now);
     if (broken !== null) return { ...base, state: "changed", now, problem: `${broken}; ${again}` };
+    if (options.key && sealedSame(trace, row, { key: options.key, manifest: manifest! })) {
+      return { ...base, verified: row.verified === 1, state: "same", now, problem: null };
+    }
     const source = await sourceRun(store, id, {
       allowUnverified: true,
       ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
@@ -111,7 +125,7 @@ export async function checkTraceRun(
     using scratch = memoryTraceDb();
     // The source's place is where the check found it: the file's own words, kept by the file's digest.
     const rebuilt = { ...source.source, store_uri: row.store_uri, runs_root: row.runs_root };
-    new RowWriter(scratch.db).writeRun(id, rebuilt, source.rows, false);
+    new RowWriter(scratch.db).writeRun(id, { source: rebuilt, rows: source.rows, replace: false });
     const found = traceRunDigest(trace, id);
     const where = rowDifference(found, traceRunDigest(scratch.db, id));
     if (where === null) return { ...base, verified, state: "same", now, problem: null };
@@ -135,6 +149,25 @@ export async function checkTraceRun(
     }
     throw error;
   }
+}
+
+/**
+ * Whether the run's rows in the file, with the store's manifest as it is now, are what the build sealed with the
+ * key: the rows' digest computed again, and the MAC over it and the manifest's SHA-256 compared. A file edited
+ * without the key cannot pass; a manifest changed since the build does not.
+ */
+function sealedSame(
+  trace: DatabaseSync,
+  row: TraceSourceRow,
+  { key, manifest }: { key: Uint8Array; manifest: string },
+): boolean {
+  if (row.rows_mac === null) return false;
+  const seal = {
+    run_id: row.run_id,
+    rows_digest: traceRunDigest(trace, row.run_id).digest,
+    manifest_sha256: sha256Hex(manifest),
+  };
+  return rowsMacHolds(row.rows_mac, { key, seal });
 }
 
 /** What the digest kept at the build says of rows that differ from the evidence. */

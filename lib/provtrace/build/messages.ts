@@ -2,11 +2,13 @@
  * The messages of a model call, read from its request and reply payloads into one normal form: each message
  * part (text, tool call, tool return, thinking, file) with the role of its message. Three formats are read:
  * the AI SDK's (what provrun records: `params.prompt` and the reply's content or stream parts), OpenAI's chat
- * format and Anthropic's messages format (what a provider's wire body or an agent program's span holds).
+ * format and Responses items, and Anthropic's messages format (what a provider's wire body, the model gateway's
+ * record or an agent program's span holds).
  * @module
  */
 import canonicalize from "canonicalize";
-import { type Json, sha256Hex } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
 
 /** The formats a call's messages are read from, named as MLflow's `mlflow.message.format` names them. */
 export type TraceMessageFormat = "ai_sdk" | "openai" | "anthropic";
@@ -91,6 +93,7 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
  * body's messages in OpenAI's or Anthropic's format.
  *
  * @param request The request payload, parsed.
+ * @param api The API the model gateway recorded (`data.api`), or null.
  * @returns The messages, their format and the tools offered.
  * @example
  * ```ts
@@ -98,14 +101,15 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
  * sentMessages({ params: { prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } }).format; // "ai_sdk"
  * ```
  */
-export function sentMessages(request: Json): TraceSentMessages {
+export function sentMessages(request: Json, api: string | null = null): TraceSentMessages {
   const params = isObj(request) && isObj(request.params) ? request.params : null;
   if (params && Array.isArray(params.prompt)) {
     return { format: "ai_sdk", messages: params.prompt.map(aiSdkMessage), tools: aiSdkTools(params.tools) };
   }
   const body = isObj(request) && isObj(request.wire) ? request.wire : isObj(request) ? request : null;
   if (body && Array.isArray(body.messages)) {
-    if (isAnthropic(body)) {
+    // the model gateway records which API a body is; else it is told by its shape
+    if (api === "anthropic-messages" || (api === null && isAnthropic(body))) {
       const messages: TraceMessage[] = [];
       if (typeof body.system === "string") messages.push({ role: "system", parts: [text(body.system)] });
       else if (Array.isArray(body.system)) {
@@ -120,7 +124,58 @@ export function sentMessages(request: Json): TraceSentMessages {
       tools: Array.isArray(body.tools) ? body.tools : null,
     };
   }
+  if (body && Array.isArray(body.input)) {
+    // OpenAI's Responses API (what Codex speaks, as the model gateway keeps it)
+    const messages: TraceMessage[] = typeof body.instructions === "string"
+      ? [{ role: "system", parts: [text(body.instructions)] }]
+      : [];
+    for (const item of body.input) if (isObj(item)) messages.push(responsesItem(item));
+    return { format: "openai", messages, tools: Array.isArray(body.tools) ? body.tools : null };
+  }
   return { format: "ai_sdk", messages: [], tools: null };
+}
+
+/** One item of a Responses API input or output, as a message. */
+function responsesItem(item: Obj): TraceMessage {
+  switch (item.type) {
+    case "function_call":
+    case "custom_tool_call":
+      return {
+        role: "assistant",
+        parts: [{
+          kind: "tool_call",
+          tool_call_id: str(item.call_id),
+          tool_name: str(item.name) ?? "",
+          arguments: parseArgs(item.arguments ?? item.input),
+        }],
+      };
+    case "function_call_output":
+    case "custom_tool_call_output":
+      return {
+        role: "tool",
+        parts: [{
+          kind: "tool_return",
+          tool_call_id: str(item.call_id),
+          tool_name: null,
+          result: parseArgs(item.output),
+          error: false,
+        }],
+      };
+    case "reasoning": {
+      const summary = Array.isArray(item.summary)
+        ? item.summary.filter(isObj).map((p) => str(p.text) ?? "")
+        : [];
+      return { role: "assistant", parts: [{ kind: "thinking", text: summary.join("\n") }] };
+    }
+    default: {
+      const role = str(item.role) ?? "unknown";
+      if (typeof item.content === "string") return { role, parts: [text(item.content)] };
+      const parts = Array.isArray(item.content)
+        ? item.content.filter(isObj).flatMap((c) => (typeof c.text === "string" ? [text(c.text)] : []))
+        : [];
+      return { role, parts };
+    }
+  }
 }
 
 /**
@@ -140,6 +195,9 @@ export function receivedMessage(reply: Json): TraceMessage {
     return openaiMessage(r.choices[0].message);
   }
   if (Array.isArray(r.content)) return anthropicMessage({ role: "assistant", content: r.content });
+  if (Array.isArray(r.output)) {
+    return { role: "assistant", parts: r.output.filter(isObj).flatMap((item) => responsesItem(item).parts) };
+  }
   return { role: "assistant", parts: [] };
 }
 

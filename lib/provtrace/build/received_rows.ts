@@ -8,16 +8,10 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import {
-  batchSpans,
-  type EvidenceEvent,
-  formatMicros,
-  type Json,
-  type OtlpValue,
-  ProveviError,
-  type ReceivedSpan,
-} from "../../provevi/mod.ts";
-import type { TraceRow } from "./run_rows.ts";
+import { type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
+import { batchSpans, type OtlpValue, type ReceivedSpan } from "../../provevi/receiver/mod.ts";
+import { formatMicros } from "../../provevi/evidence/mod.ts";
+import type { TraceRow } from "./trace_row.ts";
 
 /** The rows a run's received spans make. */
 export interface ReceivedRows {

@@ -8,4 +8,6 @@ export * from "./trace_db.ts";
 export * from "./trace_runs.ts";
 export * from "./query.ts";
 export * from "./run_digest.ts";
+export * from "./rows_key.ts";
 export * from "./schema_check.ts";
+export * from "./stored_text.ts";

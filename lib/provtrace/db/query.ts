@@ -58,10 +58,15 @@ const MAX_BYTES = 256 * 1024 * 1024;
  * past its time limit or an answer past its size, or no Deno to answer in.
  * @example
  * ```ts
- * import { queryTrace } from "./query.ts";
- * const { rows } = await queryTrace("/tmp/trace.db", "SELECT tool, count(*) AS calls FROM trace_tool_calls WHERE run_id = ? GROUP BY tool", {
+ * import { buildTrace, queryTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * const { rows } = await queryTrace(db, "SELECT run_id FROM trace_runs WHERE run_id = ?", {
  *   params: ["run-20261129T120000Z-0badc0de"],
  * });
+ * assert.equal(rows.length, 1);
  * ```
  */
 export async function queryTrace(

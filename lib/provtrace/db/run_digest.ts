@@ -11,7 +11,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import canonicalize from "canonicalize";
-import { sha256Hex } from "../../provevi/mod.ts";
+import { sha256Hex } from "../../provevi/evidence/mod.ts";
 
 /** One table's part of a run's rows: the columns that name a row, and the rows to select. */
 interface DigestTable {

@@ -21,6 +21,10 @@
  * events each line of it holds), so `provtrace lineage` can name the exports a run fed. The exports' rows are
  * not a run's rows: building a run again keeps them, and `provtrace lineage --check` compares them with the
  * runs.
+ *
+ * Version 5 adds `trace_sources.rows_mac`, the MAC of a run's rows under a key kept outside the file
+ * (`rows_key.ts`), so `check` and the exports can trust rows the file cannot have forged without building the
+ * run again.
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -217,12 +221,22 @@ CREATE INDEX trace_export_lines_run ON trace_export_lines (run_id, seq);
 `;
 
 /**
+ * Costs: the cost a model call recorded (`model_called`'s `cost`) and the run's total with its currency (its last
+ * event's `cost`), as exact decimal texts; `CAST(cost AS REAL)` sums them.
+ */
+const V6 = `
+ALTER TABLE trace_model_calls ADD COLUMN cost TEXT;
+ALTER TABLE trace_runs ADD COLUMN cost TEXT;
+ALTER TABLE trace_runs ADD COLUMN currency TEXT;
+`;
+
+/**
  * The upgrade steps, in order. A new version is a new step at the end; a step never changes once released.
  *
  * @example
  * ```ts
  * import { TRACE_SCHEMA_STEPS } from "./schema.ts";
- * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3]
+ * TRACE_SCHEMA_STEPS.map((s) => s.version); // [1, 2, 3, 4, 5, 6]
  * ```
  */
 export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
@@ -243,6 +257,26 @@ export const TRACE_SCHEMA_STEPS: readonly TraceSchemaStep[] = [
     description:
       "trace_tokens: a model call's token IDs and log-probabilities; trace_exports and their lines",
     up: (db) => db.exec(V3),
+  },
+  {
+    version: 4,
+    description: "trace_assessments.experiment: a run's rows hold its experiment's assessments too",
+    // The experiment an assessment judges, pinned when it judges one version; null for one of the run, its
+    // step or span. A run built before this step has none of its experiment's: check names the difference.
+    up: (db) => db.exec("ALTER TABLE trace_assessments ADD COLUMN experiment TEXT"),
+  },
+  {
+    version: 5,
+    description:
+      "trace_sources.rows_mac: each run's rows_digest and manifest sealed with the user's rows key",
+    // A run built before this step, or without the key, has no MAC: check and export build it again from its
+    // evidence, as `check --deep` does every run.
+    up: (db) => db.exec("ALTER TABLE trace_sources ADD COLUMN rows_mac TEXT"),
+  },
+  {
+    version: 6,
+    description: "cost: each model call's and each run's, as the run recorded them (exact decimal texts)",
+    up: (db) => db.exec(V6),
   },
 ];
 

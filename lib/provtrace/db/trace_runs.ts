@@ -14,6 +14,8 @@ export interface TraceRunSummary {
   /** The number of model calls, and of tool calls. */
   model_calls: number;
   tool_calls: number;
+  /** The cost the run recorded (its last event's), a decimal text, or null. */
+  cost: string | null;
   store_uri: string;
   last_hash: string;
   verified: boolean;
@@ -37,7 +39,7 @@ export interface TraceRunSummary {
  */
 export function traceRuns(db: DatabaseSync): TraceRunSummary[] {
   const rows = db.prepare(`
-    SELECT s.run_id, r.status, r.agent, r.model, r.experiment,
+    SELECT s.run_id, r.status, r.agent, r.model, r.experiment, r.cost,
       (SELECT count(*) FROM trace_model_calls c WHERE c.run_id = s.run_id) AS model_calls,
       (SELECT count(*) FROM trace_tool_calls t WHERE t.run_id = s.run_id) AS tool_calls,
       s.store_uri, s.last_hash, s.verified, s.problems, s.build_version, s.built_at
@@ -51,6 +53,7 @@ export function traceRuns(db: DatabaseSync): TraceRunSummary[] {
     experiment: r.experiment === null ? null : String(r.experiment),
     model_calls: Number(r.model_calls),
     tool_calls: Number(r.tool_calls),
+    cost: r.cost === null ? null : String(r.cost),
     store_uri: String(r.store_uri),
     last_hash: String(r.last_hash),
     verified: r.verified === 1,

@@ -215,7 +215,7 @@ function assessmentsOfRun(
   runId: string,
 ): { on_run: boolean; span_id: string | null; json: Json }[] {
   return (db.prepare(`
-    SELECT name, value, rationale, source, seq, span_id FROM trace_assessments WHERE run_id = ? ORDER BY n`)
+    SELECT name, value, rationale, source, seq, span_id, experiment FROM trace_assessments WHERE run_id = ? ORDER BY n`)
     .all(runId as SQLInputValue) as {
       name: string;
       value: string;
@@ -223,7 +223,9 @@ function assessmentsOfRun(
       source: string | null;
       seq: number | null;
       span_id: string | null;
+      experiment: string | null;
     }[]).map((a) => ({
+      // An assessment of the run's experiment (as a whole, or of the version it pinned) judges the run too.
       on_run: a.seq === null && a.span_id === null,
       span_id: a.span_id,
       json: {
@@ -231,7 +233,8 @@ function assessmentsOfRun(
         value: JSON.parse(a.value) as Json,
         rationale: a.rationale,
         source: a.source,
-        on: a.span_id === null ? "run" : "step",
+        on: a.experiment !== null ? "experiment" : a.span_id === null ? "run" : "step",
+        ...(a.experiment !== null ? { experiment: a.experiment } : {}),
       },
     }));
 }

@@ -16,7 +16,7 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
 import { type Json, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
-import { openTraceDb, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import { openTraceDb, readRowsKey, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { SourceStores, traceSources } from "../build/_source_stores.ts";
 import { type Call, type LineEvent, loadCalls, runsOf } from "./_calls.ts";
@@ -44,10 +44,20 @@ export interface TraceExportOptions {
   assessment?: string;
   /** Also runs added with `--allow-unverified` (their provenance says `verified: false`). */
   allowUnverified?: boolean;
-  /** The runs root to read a `file` store from, instead of the one each run records. */
+  /**
+   * The runs root that runs are read from (the default one when absent): a run the file says was built from
+   * another is refused, since the file does not choose the evidence it is checked against.
+   */
   runs?: string;
+  /** The store URIs that runs may be read from, as the build was given them; `file` alone by default. */
+  stores?: readonly string[];
   /** The catalog that reads each run's committed bundle and experiment, to verify it again. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The rows key's file: a run whose rows' MAC holds under it, over their digest and the store's manifest now,
+   * is not built again before its lines are written. None by default; the CLI gives its default path.
+   */
+  keyFile?: string;
   /**
    * The telemetry policy that lets the lines out, with `destination`: the destination must receive `bodies`
    * (a training line holds the messages), and each line's provenance names the policy, the destination and
@@ -140,9 +150,14 @@ export function parseAssessmentFilter(text: string): { name: string; op: string;
  * cannot be read, or a policy whose destination may not receive the lines.
  * @example
  * ```ts
- * import { exportTrace } from "./export.ts";
- * const { lines, refused } = await exportTrace("/tmp/trace.db", { kind: "sft", per: "run" });
- * for (const line of lines) console.log(JSON.stringify(line));
+ * import { buildTrace, exportTrace } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const db = `${await Deno.makeTempDir()}/trace.db`;
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db });
+ * const { lines, refused } = await exportTrace(db, { kind: "steps", runs: "fixtures/runs" });
+ * assert.ok(lines.length > 0);
+ * assert.deepEqual(refused, []);
  * ```
  */
 export async function exportTrace(db: string, options: TraceExportOptions): Promise<TraceExport> {
@@ -274,12 +289,14 @@ async function checkRuns(
   options: TraceExportOptions,
 ): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
   const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
-  await using stores = new SourceStores(options.runs);
+  const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
+  const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
+  await using stores = new SourceStores(options);
   for (const source of traceSources(db, runIds)) {
     const store = await stores.open(source);
     const check = typeof store === "string"
       ? { state: "unreadable" as const, verified: false, problem: store }
-      : await checkTraceRun(db, source, store, options.catalog ? { catalog: options.catalog } : {});
+      : await checkTraceRun(db, source, store, each);
     let problem = check.problem;
     if (problem === null && !check.verified && !options.allowUnverified) {
       problem = "it does not verify now; export it with --allow-unverified to mark it so";

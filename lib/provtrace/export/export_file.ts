@@ -9,7 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import { basename, resolve } from "node:path";
-import { type Json, nowUtc, ProveviError } from "../../provevi/mod.ts";
+import { type Json, ProveviError } from "../../provevi/mod.ts";
+import { nowUtc } from "../../provevi/evidence/mod.ts";
 import { openTraceDb, TRACE_BUILD_VERSION } from "../db/mod.ts";
 import {
   exportTrace,
@@ -98,9 +99,17 @@ export function exportLineText(
  * that cannot be written.
  * @example
  * ```ts
- * import { writeTraceExport } from "./export_file.ts";
- * const { manifest } = await writeTraceExport("/tmp/trace.db", { kind: "openai", out: "/tmp/train.jsonl" });
- * manifest.export_id; // the SHA-256 of /tmp/train.jsonl
+ * import { buildTrace, writeTraceExport } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db: `${dir}/trace.db` });
+ * const { manifest } = await writeTraceExport(`${dir}/trace.db`, {
+ *   kind: "steps",
+ *   runs: "fixtures/runs",
+ *   out: `${dir}/steps.jsonl`,
+ * });
+ * assert.match(manifest.export_id, /^[0-9a-f]{64}$/);
  * ```
  */
 export async function writeTraceExport(

@@ -8,7 +8,8 @@
  */
 import { createHash } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
-import { ProveviError, readEventsText, RunNotFound, runsRoot, sha256Hex } from "../../provevi/mod.ts";
+import { ProveviError, RunNotFound, runsRoot } from "../../provevi/mod.ts";
+import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { openTraceDb } from "../db/mod.ts";
 import { SourceStores } from "../build/_source_stores.ts";
 import type { TraceExportManifest } from "./export_file.ts";
@@ -46,9 +47,15 @@ export interface TraceExportLineage {
  * @throws ProveviError when the database holds no such run or export.
  * @example
  * ```ts
- * import { traceLineage } from "./lineage.ts";
- * const lineage = traceLineage("/tmp/trace.db", "run-20261129T120000Z-0badc0de");
- * if (lineage.of === "run") console.log(lineage.exports.map((e) => e.path));
+ * import { buildTrace, traceLineage, writeTraceExport } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db: `${dir}/trace.db` });
+ * await writeTraceExport(`${dir}/trace.db`, { kind: "steps", runs: "fixtures/runs", out: `${dir}/steps.jsonl` });
+ * const lineage = traceLineage(`${dir}/trace.db`, "run-20261129T120000Z-0badc0de");
+ * assert.equal(lineage.of, "run");
+ * if (lineage.of === "run") assert.equal(lineage.exports.length, 1);
  * ```
  */
 export function traceLineage(db: string, target: string): TraceRunLineage | TraceExportLineage {
@@ -107,13 +114,26 @@ export interface TraceLineageCheck {
  * taints each export that holds it.
  *
  * @param db The trace database's file.
- * @param options `export`: only this export (its ID or file); `runs`: the runs root of a file store.
+ * @param options `export`: only this export (its ID or file); `runs` and `stores`: where runs are read, as for
+ *   `checkTrace` (the user's runs root, and `file` alone by default).
  * @returns The exports, each with the runs that taint it.
  * @throws ProveviError for a database that cannot be opened, or an export it does not record.
+ * @example
+ * ```ts
+ * import { buildTrace, checkLineage, writeTraceExport } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await buildTrace({ store: "file", runs: "fixtures/runs", db: `${dir}/trace.db` });
+ * await writeTraceExport(`${dir}/trace.db`, { kind: "steps", runs: "fixtures/runs", out: `${dir}/steps.jsonl` });
+ * const check = await checkLineage(`${dir}/trace.db`, { runs: "fixtures/runs" });
+ * assert.equal(check.ok, true);
+ * assert.deepEqual(check.exports.map((e) => e.tainted), [[]]);
+ * ```
  */
 export async function checkLineage(
   db: string,
-  options: { export?: string; runs?: string } = {},
+  options: { export?: string; runs?: string; stores?: readonly string[] } = {},
 ): Promise<TraceLineageCheck> {
   using trace = openTraceDb(db);
   let records = trace.db.prepare(
@@ -124,7 +144,7 @@ export async function checkLineage(
     if (!one) throw new ProveviError(`the trace database "${db}" records no export "${options.export}"`);
     records = [one];
   }
-  await using stores = new SourceStores(options.runs);
+  await using stores = new SourceStores(options);
   const verdicts = new Map<string, TaintingRun | null>();
   const out: TraceLineageCheck["exports"] = [];
   for (const record of records) {

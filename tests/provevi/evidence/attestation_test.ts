@@ -5,14 +5,15 @@ import {
   ATTESTATION_FILE,
   attestRun,
   EventChain,
-  FileRunRecord,
-  FileRunWriter,
+  runStatement,
+  signBytes,
+} from "../../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord, FileRunWriter } from "../../../lib/provevi/store/mod.ts";
+import {
   FileStore,
   type Json,
   readSigningKey,
   readTrustedKey,
-  runStatement,
-  signBytes,
   verifyRun,
   writeKeyPair,
 } from "../../../lib/provevi/mod.ts";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
 import { fastEventLine } from "../../../lib/provevi/evidence/event_line.ts";
-import { eventLine, type EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { eventLine } from "../../../lib/provevi/evidence/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 
 function event(data: unknown, more: Record<string, unknown> = {}): EvidenceEvent {
   return {

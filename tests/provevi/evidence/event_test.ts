@@ -7,7 +7,7 @@ import {
   payloadsOf,
   readEventsText,
   sha256Hex,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/evidence/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { FileStore } from "../../../lib/provevi/mod.ts";
 

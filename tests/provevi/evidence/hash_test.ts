@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { sha256File } from "../../../lib/provevi/mod.ts";
+import { sha256File } from "../../../lib/provevi/evidence/mod.ts";
 
 Deno.test("sha256File() gives the SHA-256 and size of files of every length around its chunk, several at once", async () => {
   const dir = await Deno.makeTempDir();

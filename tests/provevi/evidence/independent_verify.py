@@ -48,19 +48,42 @@ def is_hex(v, n):
 
 
 def es_number(n):
+    """A number as ECMAScript's Number.prototype.toString writes the double it is (the doc: RFC 8785 numbers)."""
     if isinstance(n, bool):
         return "true" if n else "false"
-    if isinstance(n, int):
-        return str(n)
+    n = float(n)  # a JSON number is a double: an integer past 2**53 is the double nearest it
+    if math.isnan(n) or math.isinf(n):
+        raise ValueError("not a JSON number")
     if n == 0:
         return "0"
-    if n == int(n) and abs(n) < 1e21:
-        return str(int(n))
-    r = repr(n)
-    if "e" in r:
-        mant, exp = r.split("e")
-        return mant + "e" + ("+" if not exp.startswith("-") else "") + exp.lstrip("+")
-    return r
+    if n < 0:
+        return "-" + es_number(-n)
+    # repr gives the shortest digits that read back as the same double, as ECMAScript does.
+    mant, _, exp = repr(n).partition("e")
+    whole, _, frac = mant.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + int(exp or 0)  # where the decimal point is, counted from the start of whole
+    point -= len(whole + frac) - len((whole + frac).lstrip("0"))
+    digits = digits.rstrip("0")
+    k, e = len(digits), point
+    if k <= e <= 21:
+        return digits + "0" * (e - k)
+    if 0 < e <= 21:
+        return digits[:e] + "." + digits[e:]
+    if -6 < e <= 0:
+        return "0." + "0" * (-e) + digits
+    x = e - 1
+    sign = "+" if x >= 0 else "-"
+    return (digits[0] + ("." + digits[1:] if k > 1 else "")) + "e" + sign + str(abs(x))
+
+
+def no_constant(name):
+    """NaN, Infinity and -Infinity, which Python's json reads, are not JSON."""
+    raise ValueError("not JSON: " + name)
+
+
+def loads(text):
+    return json.loads(text, parse_constant=no_constant)
 
 
 def jcs(v):
@@ -70,9 +93,10 @@ def jcs(v):
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        try:
+            return es_number(v)
+        except OverflowError:  # an integer past the largest double
             raise ValueError("not a JSON number")
-        return es_number(v)
     if isinstance(v, str):
         v.encode("utf-8")  # a lone surrogate raises: it has no UTF-8 form
         return json.dumps(v, ensure_ascii=False)
@@ -102,6 +126,69 @@ def b64(text):
 
 def plain_file(path):
     return os.path.isfile(path) and not os.path.islink(path)
+
+
+ASSESSMENT_FIELDS = ["created_at", "id", "name", "prev", "rationale", "run_id", "seq", "source", "span_id", "value"]
+
+
+def check_assessments(folder, run_id, manifest_path, events, problem):
+    path = os.path.join(folder, "assessments.jsonl")
+    if not os.path.lexists(path):
+        return
+    if not plain_file(path):
+        problem("assessments.unreadable", "assessments.jsonl", "a link or not a plain file")
+        return
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        problem("assessments.unreadable", "assessments.jsonl", "not UTF-8")
+        return
+    last = None
+    try:
+        with open(manifest_path, "rb") as f:
+            h = json.loads(f.read()).get("last_hash")
+        last = h if is_sha(h) else None
+    except Exception:
+        last = None
+    seqs = {e["seq"] for e in events}
+    spans = {e["span_id"] for e in events if e["span_id"] is not None}
+    lines = text.split("\n")
+    if lines[-1] != "":
+        problem("assessments.line", "assessments.jsonl", "no newline at the end", len(lines))
+    lines = lines[:-1]
+    prev, want = last, 1
+    for i, line in enumerate(lines):
+        n = i + 1
+        try:
+            a = json.loads(line)
+        except ValueError:
+            a = None
+        whole = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        text_or_none = lambda v: v is None or isinstance(v, str)
+        good = (isinstance(a, dict) and sorted(a) == ASSESSMENT_FIELDS and whole(a["id"]) and a["id"] >= 1
+                and isinstance(a["run_id"], str) and isinstance(a["name"], str) and a["name"] != ""
+                and (a["seq"] is None or whole(a["seq"])) and (a["span_id"] is None or is_hex(a["span_id"], 16))
+                and (a["seq"] is None or a["span_id"] is None) and text_or_none(a["rationale"])
+                and text_or_none(a["source"]) and is_time(a["created_at"]) and is_sha(a["prev"])
+                and jcs(a) == line)
+        if not good:
+            problem("assessments.line", "assessments.jsonl", "not an assessment line", n)
+        else:
+            if a["id"] != want:
+                problem("assessments.line", "assessments.jsonl", "id out of order", n)
+            want = a["id"]
+            if a["run_id"] != run_id:
+                problem("assessments.line", "assessments.jsonl", "another run", n)
+            if prev is not None and a["prev"] != prev:
+                problem("assessments.chain", "assessments.jsonl", "prev does not chain", n)
+            if a["seq"] is not None and a["seq"] not in seqs:
+                problem("assessments.target", "assessments.jsonl", "no such event", n)
+            if a["span_id"] is not None and a["span_id"] not in spans:
+                problem("assessments.target", "assessments.jsonl", "no such span", n)
+        want += 1
+        prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
 
 
 def verify(folder, trusted=None):
@@ -146,7 +233,7 @@ def verify(folder, trusted=None):
                 bad("line.not_utf8", "not UTF-8")
                 continue
             try:
-                e = json.loads(text)
+                e = loads(text)
             except ValueError:
                 if cut and i == len(raw) - 1:
                     complete = False
@@ -176,6 +263,8 @@ def verify(folder, trusted=None):
                     problem("line.not_canonical", "events.jsonl", "not canonical", n, seq)
             except UnicodeEncodeError:
                 problem("line.lone_surrogate", "events.jsonl", "lone surrogate", n, seq)
+            except ValueError:  # a number no double holds (1e400): it has no RFC 8785 form
+                problem("line.not_canonical", "events.jsonl", "not canonical", n, seq)
             if e["type"] not in TYPES:
                 problem("line.unknown_type", "events.jsonl", "unknown type", n, seq)
             for k, v in e["data"].items():
@@ -192,6 +281,11 @@ def verify(folder, trusted=None):
                 size = d.get("size")
                 if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
                     problem("line.output_data", "events.jsonl", "output size", n, seq)
+            if e["type"] == "run_created":
+                if "bundle" in d and not isinstance(d["bundle"], bool):
+                    problem("line.created_data", "events.jsonl", "bundle not a boolean", n, seq)
+                if "signing_key" in d and d["signing_key"] is not None and not is_sha(d["signing_key"]):
+                    problem("line.created_data", "events.jsonl", "signing_key not a key ID", n, seq)
             if e["type"] == "input_staged":
                 if not (isinstance(d.get("name"), str) and d.get("name")):
                     problem("line.input_data", "events.jsonl", "input name", n, seq)
@@ -235,7 +329,7 @@ def verify(folder, trusted=None):
         with open(manifest_path, "rb") as f:
             mtext = f.read()
         try:
-            manifest = json.loads(mtext)
+            manifest = loads(mtext)
         except ValueError:
             problem("manifest.not_json", "manifest.json", "not JSON")
         if manifest is not None and not isinstance(manifest, dict):
@@ -292,7 +386,11 @@ def verify(folder, trusted=None):
                         total += p["size"]
                     if "payload_bytes" in m and m["payload_bytes"] != total:
                         problem("manifest.payload_bytes", "manifest.json", "payload_bytes")
-            if jcs(m) + "\n" != mtext.decode("utf-8", "replace"):
+            try:
+                same = jcs(m) + "\n" == mtext.decode("utf-8", "replace")
+            except ValueError:
+                same = False
+            if not same:
                 problem("manifest.not_canonical", "manifest.json", "not canonical")
 
     # 5. Payloads.
@@ -391,11 +489,13 @@ def verify(folder, trusted=None):
     flag = created["data"].get("bundle") if created else None
     flag = flag if isinstance(flag, bool) else None
     file_flag = None
+    run_section = None
     if created and is_sha(created.get("payload")):
         try:
             with open(os.path.join(pdir, created["payload"]), "rb") as f:
                 rf = yaml.safe_load(f.read().decode("utf-8"))
             if isinstance(rf, dict) and isinstance(rf.get("run"), dict):
+                run_section = rf["run"]
                 file_flag = rf["run"].get("bundle") is True
         except Exception:
             file_flag = None
@@ -407,8 +507,14 @@ def verify(folder, trusted=None):
     elif flag is True or file_flag is True:
         problem("bundle.missing", "bundle.json", "asked for, and missing")
 
+    # 11. The assessments.
+    check_assessments(folder, run_id, manifest_path, [e for _, e in events], problem)
+
     # 9. The signed seal.
     recorded_key = created["data"].get("signing_key") if created else None
+    sign_key = run_section.get("sign_key") if run_section else None
+    if not isinstance(recorded_key, str) and isinstance(sign_key, str) and sign_key:
+        problem("attestation.flag_disagrees", "events.jsonl", "run file names a key, none recorded", 1, created["seq"])
     att = os.path.join(ev_dir, "attestation.dsse.json")
     if not os.path.lexists(att):
         if isinstance(recorded_key, str) or trusted:

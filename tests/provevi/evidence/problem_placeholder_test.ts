@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { placeholder } from "../../../lib/provevi/evidence/_placeholder.ts";
-import { FileRunRecord, FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { runView } from "../../../lib/provevi/viewer/run_view.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord, ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
 import { showRun } from "../../../cli/_commands.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { fixtureCopy } from "../_tamper.ts";

@@ -2,14 +2,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   EventChain,
-  FileRunRecord,
-  type Manifest,
   manifestText,
   sha256Hex,
   verify,
   verifyOutputs,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { type Manifest, verifyRun } from "../../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { writeRun } from "../_run.ts";
 import { copyFolder } from "../../_files.ts";
@@ -49,6 +48,7 @@ Deno.test("verifyRun() passes the fixture run", async () => {
     runId: SAMPLE_RUN_ID,
     bundle: null,
     unpinnedBundle: null,
+    inLog: null,
   });
 });
 

@@ -6,13 +6,12 @@ import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
 import {
   type Experiment,
   ExperimentError,
-  experimentProblems,
-  FileRunRecord,
-  parseExperiment,
   readExperiment,
   verifyRun,
   writeExperiment,
 } from "../../../lib/provevi/mod.ts";
+import { experimentProblems, parseExperiment } from "../../../lib/provevi/experiments/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
 

@@ -82,6 +82,43 @@ Deno.test("answerOf() reads a streamed reply's text and a whole reply's text par
   equal(answerOf(null), null);
 });
 
+Deno.test("answerOf() reads the bodies the model gateway keeps: an Anthropic message, a chat completion, a response", () => {
+  equal(
+    answerOf({
+      type: "message",
+      role: "assistant",
+      content: [{ type: "thinking", thinking: "t" }, { type: "text", text: "a" }],
+    }),
+    "a",
+  );
+  equal(
+    answerOf({
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content: "b" } }],
+    }),
+    "b",
+  );
+  equal(answerOf({ choices: [{ message: { role: "assistant", content: null, tool_calls: [] } }] }), null);
+  equal(
+    answerOf({
+      object: "response",
+      output: [
+        { type: "reasoning", summary: [] },
+        {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: "c", annotations: [] }],
+        },
+      ],
+    }),
+    "c",
+  );
+  equal(
+    answerOf({ object: "response", output: [{ type: "function_call", name: "x", arguments: "{}" }] }),
+    null,
+  );
+});
+
 Deno.test("replay() at bodies gives each answer as one text item before its call, and a cut stream's text after its step_failed", async () => {
   await withRun({ type: "run_completed", data: { status: "completed" } }, async (store) => {
     const items = await replay(store, RUN, "bodies");

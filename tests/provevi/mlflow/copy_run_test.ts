@@ -6,14 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { z } from "zod";
-import {
-  EventChain,
-  type EvidenceStore,
-  formatMicros,
-  ProveviError,
-  RunNotFound,
-  utf8,
-} from "../../../lib/provevi/mod.ts";
+import { EventChain, formatMicros, utf8 } from "../../../lib/provevi/evidence/mod.ts";
+import { type EvidenceStore, ProveviError, RunNotFound } from "../../../lib/provevi/mod.ts";
 import { copyRun, MlflowClient, takeCopyLock, UNFINISHED_TAG } from "../../../lib/provevi/mlflow/mod.ts";
 import { prove } from "../../../cli/prove.ts";
 import { cleanEnv, taskFlags } from "../../_children.ts";
@@ -95,6 +89,7 @@ Deno.test({
     assert.equal(run.metrics.output_tokens, 51);
     assert.equal(run.metrics.model_calls, 4);
     assert.equal(run.metrics.tool_calls, 3);
+    assert.equal(run.metrics.cost, 0, "the cost the run recorded: a test: model's calls cost nothing");
     assert.equal(run.inputs.length, 1);
     assert.equal(run.inputs[0]!.name, "revenue.csv");
     assert.match(run.inputs[0]!.digest, /^[0-9a-f]{32}$/);

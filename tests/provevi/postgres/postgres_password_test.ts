@@ -115,7 +115,11 @@ Deno.test({
         trace,
       ], pgVars);
       assert.match(built.out, /: 3 added, 0 already there, 0 not sealed, 0 refused$/);
-      await ok("provtrace", ["check", "--db", trace], pgVars);
+      await ok(
+        "provtrace",
+        ["check", "--db", trace, "--store", `postgresql:///${database}`, "--runs", runs],
+        pgVars,
+      );
 
       const refused = async (name: string, args: string[], extra: Record<string, string>) => {
         const r = await task(name, args, env(extra));

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
-import { EventChain, PostgresStore, verify, verifyRun } from "../../../lib/provevi/mod.ts";
+import { EventChain, verify } from "../../../lib/provevi/evidence/mod.ts";
+import { PostgresStore, verifyRun } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG, onDatabase, PG_RESTART } from "./_pg.ts";
 import { assertCutRun, killWriter, lineCount, spawnWriter } from "../_writers.ts";
 import { writeRichRun } from "../_rich_run.ts";

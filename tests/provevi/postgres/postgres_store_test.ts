@@ -1,21 +1,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { openStore, PostgresStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
 import {
-  openStore,
   POSTGRES_SCHEMA_STEPS,
   POSTGRES_SCHEMA_VERSION,
-  PostgresStore,
   postgresTarget,
-  ProveviError,
-  RunNotFound,
-  SCHEMA_STEPS,
-  SCHEMA_VERSION,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/postgres/mod.ts";
+import { SCHEMA_STEPS, SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
 import { storeContract } from "../store/store_contract.ts";
 import { questionsContract } from "../store/questions_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { freshDatabase, NO_PG, onDatabase, PG_URL } from "./_pg.ts";
+import { POSTGRES_BACK_TO_6 } from "../_schema_steps.ts";
 
 storeContract("PostgresStore", async () => {
   const runs = await Deno.makeTempDir({ prefix: "provevi-pg-" });
@@ -165,7 +161,9 @@ pgTest(
     }
     // Take the database back to what version 1 held: the run's row and events, no agent tables.
     await onDatabase(t.uri, async (sql) => {
+      await sql.unsafe(POSTGRES_BACK_TO_6);
       await sql.unsafe(`
+      DROP TABLE provevi_log_key, provevi_log_entries, provevi_log_hashes, provevi_log_checkpoints;
       DROP TABLE provevi_agents, provevi_agent_versions, provevi_experiment_versions, provevi_experiments;
       DROP INDEX provevi_runs_agent_status, provevi_runs_experiment_status, provevi_runs_pin_status,
         provevi_events_cancelled, provevi_runs_unsealed;

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { PostgresStore, postgresTarget, ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
+import { PostgresStore, ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
+import { postgresTarget } from "../../../lib/provevi/postgres/mod.ts";
 import type { PostgresStoreOptions } from "../../../lib/provevi/postgres/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { freshDatabase, PG_TLS, PG_URL } from "./_pg.ts";

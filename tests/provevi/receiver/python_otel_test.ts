@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  batchSpans,
-  FileStore,
-  findRun,
-  readEventsText,
-  readSpansFile,
-  receiver,
-} from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun } from "../../../lib/provevi/mod.ts";
+import { batchSpans, receiver } from "../../../lib/provevi/receiver/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 import { skipWithout } from "../../_peers.ts";

@@ -5,16 +5,9 @@ import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import {
-  batchSpans,
-  FileStore,
-  findRun,
-  readEventsText,
-  readSpansFile,
-  type ReceivedSpan,
-  receiver,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { batchSpans, type ReceivedSpan, receiver } from "../../../lib/provevi/receiver/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 

@@ -1,17 +1,14 @@
 import assert from "node:assert/strict";
+import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
 import {
   appendSealedSpans,
   decodeTraceRequest,
-  findRun,
   openWithDaemon,
   readDaemonFile,
-  readEventsText,
-  readSpansFile,
-  sha256Hex,
   SpanDaemon,
-  verifyRun,
   writeDaemonFile,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/receiver/mod.ts";
+import { readEventsText, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import {
   jsonSpans,

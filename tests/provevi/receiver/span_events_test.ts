@@ -6,16 +6,9 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import {
-  decodeTraceRequest,
-  type EvidenceEvent,
-  FileStore,
-  findRun,
-  formatMicros,
-  readSpansFile,
-  sha256Hex,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { type EvidenceEvent, FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { decodeTraceRequest } from "../../../lib/provevi/receiver/mod.ts";
+import { formatMicros, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
 import { receivedRow } from "../../../lib/provevi/receiver/span_events.ts";
 import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";

@@ -2,7 +2,10 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../../provcat/_assert.ts";
 import { makeBucket, makeRepo, NO_S3, s3Config } from "../../provcat/_helpers.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
-import { commitBundle, FileRunRecord, verifyBundle, verifyRun } from "../../../lib/provevi/mod.ts";
+import { commitBundle, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { verifyBundle } from "../../../lib/provevi/runs/mod.ts";
+import { FileLog, logVerifier } from "../../../lib/provevi/log/mod.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
 
@@ -82,7 +85,8 @@ for (const [name, make] of [["git", git], ["s3", s3]] as const) {
         await rewrite(folder, dir);
         const check = await verifyRun(new FileRunRecord(RUN, folder), { catalog });
         assertEquals(check.ok, false);
-        assertEquals(check.problems.length, 2, check.problems.map((p) => p.message).join("\n"));
+        // The bundle's log.tlog-proof is of the run as committed: it no longer proves the rewritten run.
+        assertEquals(check.problems.length, 3, check.problems.map((p) => p.message).join("\n"));
         assert(
           check.problems.map((p) => p.message)[0]!.startsWith(
             "evidence/events.jsonl differs from the committed bundle",
@@ -93,6 +97,7 @@ for (const [name, make] of [["git", git], ["s3", s3]] as const) {
             "evidence/manifest.json differs from the committed bundle",
           ),
         );
+        assert(check.problems.map((p) => p.message)[2]!.startsWith("log.tlog-proof in the committed bundle"));
       }),
   });
 }
@@ -233,5 +238,48 @@ Deno.test({
         (await verifyRun(new FileRunRecord(RUN, folder), { catalog })).problems.map((p) => p.message),
         [],
       );
+    }),
+});
+
+Deno.test({
+  name:
+    "a committed bundle carries the run's log.tlog-proof, and a copy of the bundle alone is checked in the log",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBundleStore(git, async (catalog, folder, dir) => {
+      const bundle = await commitBundle(catalog, folder, URI);
+      const proof = await catalog.read(`${URI}/log.tlog-proof?at=${bundle.pinned!.split("?at=")[1]}`);
+      assertEquals(new TextDecoder().decode(proof), await Deno.readTextFile(join(folder, "log.tlog-proof")));
+      assertEquals(
+        (await verifyBundle(catalog, new FileRunRecord(RUN, folder), bundle.pinned!)).problems,
+        [],
+      );
+      // On another machine: the bundle's snapshot, the log's verifier key, nothing else.
+      const snapshot = await catalog.snapshot(bundle.pinned!);
+      const key = (await new FileLog(join(dir, "runs")).key())!;
+      const check = await verifyRun(new FileRunRecord(RUN, snapshot.path), {
+        log: { logs: [logVerifier(key.verifier.vkey)], witnesses: [], quorum: 0 },
+      });
+      assertEquals(check.problems.map((p) => p.message), []);
+      assertEquals(check.inLog?.index, 0);
+    }),
+});
+
+Deno.test({
+  name: "verifyBundle() fails a bundle whose log.tlog-proof proves another run",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBundleStore(git, async (catalog, folder, dir) => {
+      const other = await writeRun(join(dir, "runs", `${RUN}-2`), `${RUN}-2`);
+      await commitBundle(catalog, folder, URI);
+      await catalog.put(`${URI}/log.tlog-proof`, await Deno.readFile(join(other, "log.tlog-proof")));
+      const { pinned } = await catalog.commit(URI, "another run's proof");
+      const check = await verifyBundle(catalog, new FileRunRecord(RUN, folder), pinned!);
+      assertEquals(check.problems.map((p) => [p.code, p.message]), [[
+        "bundle.file_differs",
+        `log.tlog-proof in the committed bundle ${pinned} does not prove that this run, as its evidence is, is in the log`,
+      ]]);
     }),
 });

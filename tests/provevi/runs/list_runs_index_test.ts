@@ -11,14 +11,14 @@ import type postgres from "postgres";
 import {
   listRuns,
   type ListRunsOptions,
-  POSTGRES_SCHEMA_VERSION,
   PostgresStore,
-  SCHEMA_VERSION,
-  schemaVersion,
   SqliteStore,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { POSTGRES_SCHEMA_VERSION } from "../../../lib/provevi/postgres/mod.ts";
+import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";
+import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
 
 const RUNS = [
@@ -39,8 +39,15 @@ const TABLES = [
   "provevi_assessments",
 ];
 
-/** What version 3 held that step 4 changes: its indexes go, and the two it dropped come back. */
+/**
+ * What version 3 held that step 4 changes: its indexes go, and the two it dropped come back; the log of step 6
+ * goes too (step 5 redoes what it makes).
+ */
 const BACK_TO_3 = `
+DROP TABLE provevi_log_key;
+DROP TABLE provevi_log_entries;
+DROP TABLE provevi_log_hashes;
+DROP TABLE provevi_log_checkpoints;
 DROP INDEX provevi_runs_agent_status;
 DROP INDEX provevi_runs_experiment_status;
 DROP INDEX provevi_runs_pin_status;
@@ -63,7 +70,7 @@ const FILTERED: [ListRunsOptions, RegExp][] = [
   [{ status: "cut" }, /provevi_runs_unsealed/],
 ];
 
-Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified", async () => {
+Deno.test("sqlite: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
   try {
     const path = join(dir, "e.db");
@@ -74,12 +81,15 @@ Deno.test("sqlite: a store of schema version 3 is upgraded to 4 when opened to w
       await using store = new SqliteStore(path, { runs: dir });
       for (const id of RUNS) await writeSampleRun(await store.openRun(id));
       before = count(store.db);
+      store.db.exec(SQLITE_BACK_TO_6);
       store.db.exec(BACK_TO_3);
       assert.equal(schemaVersion(store.db), 3);
     }
     assert.throws(
       () => new SqliteStore(path, { runs: dir, create: false }),
-      /schema version 3, and this provevi reads 4; open it once to write to upgrade it/,
+      new RegExp(
+        `schema version 3, and this provevi reads ${SCHEMA_VERSION}; open it once to write to upgrade it`,
+      ),
     );
     {
       await using store = new SqliteStore(path, { runs: dir });
@@ -133,7 +143,7 @@ Deno.test("sqlite: listRuns' filtered pages are planned on the indexes of step 4
 
 Deno.test({
   name:
-    "postgres: a store of schema version 3 is upgraded to 4 when opened to write, every row kept, its runs verified",
+    "postgres: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified",
   ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
@@ -149,7 +159,7 @@ Deno.test({
         for (const id of RUNS) await writeSampleRun(await store.openRun(id));
         before = await count(store.sql);
       }
-      await onDatabase(db.uri, (sql) => sql.unsafe(BACK_TO_3));
+      await onDatabase(db.uri, (sql) => sql.unsafe(POSTGRES_BACK_TO_6 + BACK_TO_3));
       await assert.rejects(
         () => PostgresStore.open(db.uri, { runs: dir, create: false }),
         /open it once to write/,

@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { EventChain, formatMicros, writerProcess } from "../../../lib/provevi/evidence/mod.ts";
 import {
-  EventChain,
   type EvidenceStore,
   FileStore,
-  formatMicros,
   type Json,
   listRuns,
   ProveviError,
-  resolveRunRef,
   RunNotFound,
   SqliteStore,
-  writerProcess,
 } from "../../../lib/provevi/mod.ts";
+import { resolveRunRef } from "../../../lib/provevi/runs/mod.ts";
 import { findRun, PostgresStore } from "../../../lib/provevi/mod.ts";
 import { freshDatabase, NO_PG } from "../postgres/_pg.ts";
 
@@ -27,6 +25,8 @@ interface Sketch {
   seal?: boolean;
   writer?: Json;
   experiment?: string;
+  /** The experiment's pinned version. */
+  pin?: string;
   /** What is left of the writer's lock: held (the writer is open), freed (it died), none (an old run). */
   lock?: "held" | "freed" | "none";
 }
@@ -49,6 +49,7 @@ async function writeSketch(store: EvidenceStore, s: Sketch, minute: number): Pro
     agent: s.agent,
     model: s.model,
     ...(s.experiment ? { experiment: s.experiment } : {}),
+    ...(s.pin ? { experiment_pin: s.pin } : {}),
     ...(s.writer !== undefined ? { writer: s.writer } : {}),
   });
   for (const [input_tokens, output_tokens] of s.tokens ?? []) {
@@ -230,6 +231,76 @@ for (const [kind, open] of STORES) {
         writer: gone,
         lock: "freed",
       },
+    ]);
+  });
+
+  Deno.test({
+    name: `listRuns() on the ${kind} store lists oldest first when asked (the seed's order), and pages so`,
+    ignore,
+  }, () =>
+    withRuns(async (store) => {
+      const list = await listRuns(store, { oldestFirst: true });
+      assert.deepEqual(list.runs.map((r) => r.run_id), [
+        "run-a1",
+        "run-a2",
+        "run-b3",
+        "run-b4",
+        "run-c5",
+        "run-c6",
+        "run-c7",
+      ]);
+      assert.equal(list.runs[0]!.tokens, 20);
+      const page = await listRuns(store, { oldestFirst: true, limit: 2, offset: 1 });
+      assert.deepEqual([page.total, ...page.runs.map((r) => r.run_id)], [7, "run-a2", "run-b3"]);
+      const beta = await listRuns(store, { oldestFirst: true, agent: "beta", limit: 2 });
+      assert.deepEqual(beta.runs.map((r) => r.run_id), ["run-b3", "run-b4"]);
+      const cut = await listRuns(store, { oldestFirst: true, status: "cut" });
+      assert.deepEqual(cut.runs.map((r) => r.run_id), ["run-c5", "run-c6"]);
+    }));
+
+  Deno.test({
+    name: `listRuns() on the ${kind} store finds an experiment's runs by its bare name, as by its URI`,
+    ignore,
+  }, () => {
+    const other = "experiment://acme/risk/dev/retail/q";
+    return withRuns(async (store) => {
+      const ids = async (experiment: string) => {
+        const list = await listRuns(store, { experiment, oldestFirst: true });
+        return [list.total, ...list.runs.map((r) => r.run_id)];
+      };
+      assert.deepEqual(await ids(EXP), [2, "run-e1", "run-e2"]);
+      assert.deepEqual(await ids("credit/q"), [2, "run-e1", "run-e2"]);
+      assert.deepEqual(await ids("dev/credit/q"), [2, "run-e1", "run-e2"]);
+      // A bare name that two experiments end with names both, as a bare agent name names every class.
+      assert.deepEqual(await ids("q"), [3, "run-e1", "run-e2", "run-e3"]);
+      assert.deepEqual(await ids("retail/q"), [1, "run-e3"]);
+      // A name is whole parts of the URI, not any ending of it.
+      assert.deepEqual(await ids("redit/q"), [0]);
+      assert.deepEqual(await ids("nothing"), [0]);
+      // A pinned name: that version's runs.
+      assert.deepEqual(await ids("credit/q?at=commit:2"), [1, "run-e2"]);
+      assert.deepEqual(await ids(`${EXP}?at=commit:1`), [1, "run-e1"]);
+      assert.deepEqual(await ids("q?at=commit:1"), [1, "run-e1"]);
+      assert.deepEqual(await ids("q?at=commit:9"), [0]);
+    }, [
+      {
+        id: "run-e1",
+        agent: "epsilon",
+        model: "test:e",
+        end: "completed",
+        experiment: EXP,
+        pin: `${EXP}?at=commit:1`,
+      },
+      {
+        id: "run-e2",
+        agent: "epsilon",
+        model: "test:e",
+        end: "completed",
+        experiment: EXP,
+        pin: `${EXP}?at=commit:2`,
+      },
+      { id: "run-e3", agent: "epsilon", model: "test:e", end: "completed", experiment: other },
+      { id: "run-e4", agent: "epsilon", model: "test:e", end: "completed" },
     ]);
   });
 

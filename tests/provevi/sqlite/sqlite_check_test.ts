@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { checkRunRows, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { checkRunRows } from "../../../lib/provevi/sqlite/mod.ts";
+import { type ProblemCode, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";
@@ -198,24 +199,63 @@ const CHANGES: [string, string, RegExp][] = [
   ],
 ];
 
+/** A sqlite store in `dir` holding the rich run, with an experiment, a parent, an input and a bundle. */
+async function richStore(dir: string): Promise<SqliteStore> {
+  const store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+  await writeRichRun(await store.openRun(RUN), {
+    experiment: EXP,
+    experimentPin: PIN,
+    experimentSha256: "e".repeat(64),
+    parentRun: "run-parent",
+    inputs: ["data+table://acme/demo/dev/evals/revenue"],
+  });
+  const bundle = {
+    uri: `run://acme/demo/dev/${RUN}`,
+    pinned: `run://acme/demo/dev/${RUN}?at=commit:${"9".repeat(40)}`,
+  };
+  await Deno.writeTextFile(join(dir, RUN, "bundle.json"), JSON.stringify(bundle));
+  await store.recordBundle(RUN, bundle);
+  assert.deepEqual(await store.checkRun(RUN), []);
+  return store;
+}
+
+/** A change of each kind of row, and the code of its problem. */
+const CODES: [string, ProblemCode][] = [
+  [`UPDATE provevi_events SET type = 'note_added' WHERE seq = 2`, "rows.event_differs"],
+  [`UPDATE provevi_event_refs SET uri = 'data+table://acme/x' WHERE seq = 1`, "rows.refs_differ"],
+  [`DELETE FROM provevi_events WHERE seq = 3`, "rows.events_missing"],
+  [`DELETE FROM provevi_runs`, "rows.run_missing"],
+  [`UPDATE provevi_runs SET status = 'failed'`, "rows.run_differs"],
+  [`UPDATE provevi_run_params SET value = '"gpt-x"' WHERE key = 'model'`, "rows.settings_differ"],
+  [`DELETE FROM provevi_agent_versions`, "rows.settings_differ"],
+  [`UPDATE provevi_payloads SET size = size + 1`, "rows.payload_differs"],
+  [`UPDATE provevi_runs SET bundle_pinned = 'run://x?at=commit:0'`, "rows.bundle_differs"],
+  [`CREATE TRIGGER t AFTER INSERT ON provevi_events BEGIN SELECT 1; END`, "rows.schema"],
+];
+
+Deno.test("checkRun() gives each kind of changed row its own code", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = await richStore(dir);
+    for (const [sql, code] of CODES) {
+      store.db.exec("BEGIN");
+      try {
+        store.db.exec(sql);
+        const problems = await checkRunRows(store.db, RUN);
+        assert.deepEqual([...new Set(problems.map((p) => p.code))], [code], sql);
+      } finally {
+        store.db.exec("ROLLBACK");
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("checkRun() fails each way of changing a row with a problem naming the row", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
   try {
-    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
-    await writeRichRun(await store.openRun(RUN), {
-      experiment: EXP,
-      experimentPin: PIN,
-      experimentSha256: "e".repeat(64),
-      parentRun: "run-parent",
-      inputs: ["data+table://acme/demo/dev/evals/revenue"],
-    });
-    const bundle = {
-      uri: `run://acme/demo/dev/${RUN}`,
-      pinned: `run://acme/demo/dev/${RUN}?at=commit:${"9".repeat(40)}`,
-    };
-    await Deno.writeTextFile(join(dir, RUN, "bundle.json"), JSON.stringify(bundle));
-    await store.recordBundle(RUN, bundle);
-    assert.deepEqual(await store.checkRun(RUN), []);
+    await using store = await richStore(dir);
     // The bundle and the experiment here name commits of no catalog: only they may fail, not the rows.
     const problems = (await verifyRun(await store.readRun(RUN), { store })).problems.map((p) => p.message);
     assert.deepEqual(problems.filter((p) => !/no catalog was given/.test(p)), []);

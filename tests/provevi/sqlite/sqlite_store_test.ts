@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
 import {
-  EventChain,
   EvidenceError,
   NeedsIndexedStore,
   openStore,
   ProveviError,
   RunNotFound,
-  SCHEMA_VERSION,
-  sqlitePath,
   SqliteStore,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
+import { sqlitePath } from "../../../lib/provevi/store/mod.ts";
 import { storeContract } from "../store/store_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 
@@ -223,7 +223,7 @@ Deno.test("SqliteStore: recordBundle is compared with bundle.json by the check",
   assert.match(problems[0]!, /provevi_runs \(run_id "run-20261129T120000Z-0badc0de"\): bundle_pinned/);
 });
 
-Deno.test("FileStore answers every question across runs with NeedsIndexedStore", async () => {
+Deno.test("FileStore answers every question across runs, and an experiment's assessment, with NeedsIndexedStore", async () => {
   const { FileStore } = await import("../../../lib/provevi/mod.ts");
   const store = new FileStore({ runs: "/nonexistent" });
   for (
@@ -238,8 +238,7 @@ Deno.test("FileStore answers every question across runs with NeedsIndexedStore",
       () => store.run("x"),
       () => store.access("x"),
       () => store.inputs("x"),
-      () => store.assess(),
-      () => store.assessments("x"),
+      () => store.assess({ experiment: "x" }, "approved", true),
     ]
   ) await assert.rejects(ask, NeedsIndexedStore);
 });

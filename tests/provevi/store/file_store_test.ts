@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EventChain, EvidenceError, FileStore, RunNotFound } from "../../../lib/provevi/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
+import { EvidenceError, FileStore, RunNotFound } from "../../../lib/provevi/mod.ts";
 import { storeContract } from "./store_contract.ts";
 
 storeContract("FileStore", async () => {

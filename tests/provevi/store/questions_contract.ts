@@ -5,12 +5,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  agentVersion,
-  type EvidenceStore,
-  NeedsIndexedStore,
-  type StoreQuestions,
-} from "../../../lib/provevi/mod.ts";
+import { agentVersion } from "../../../lib/provevi/experiments/mod.ts";
+import { type EvidenceStore, NeedsIndexedStore, type StoreQuestions } from "../../../lib/provevi/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import type { StoreUnderTest } from "./store_contract.ts";
 
@@ -81,7 +77,7 @@ export function questionsContract(
     });
 
   if (!options.indexed) {
-    test("every question across runs is refused with NeedsIndexedStore", async (store) => {
+    test("every question across runs, and an experiment's assessment, is refused with NeedsIndexedStore", async (store) => {
       const asked: [string, () => Promise<unknown>][] = [
         ["runsReading", () => store.runsReading(REVENUE)],
         ["runsOfExperiment", () => store.runsOfExperiment(EXP)],
@@ -93,8 +89,9 @@ export function questionsContract(
         ["run", () => store.run("run-1")],
         ["access", () => store.access("run-1")],
         ["inputs", () => store.inputs("run-1")],
-        ["assess", () => store.assess("run-1", "correct", true)],
-        ["assessments", () => store.assessments("run-1")],
+        // An assessment of a run is kept in its folder (file_assessments_test.ts); an experiment's needs the index.
+        ["assess an experiment", () => store.assess({ experiment: EXP }, "approved", true)],
+        ["experimentAssessments", () => store.experimentAssessments(EXP)],
       ];
       for (const [what, ask] of asked) await assert.rejects(ask, NeedsIndexedStore, what);
     });

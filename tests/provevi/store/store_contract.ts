@@ -5,16 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  EventChain,
-  type EvidenceStore,
-  ProveviError,
-  RunNotFound,
-  sha256Hex,
-  utf8,
-  verify,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import { EventChain, sha256Hex, utf8, verify } from "../../../lib/provevi/evidence/mod.ts";
+import { type EvidenceStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 
 /** A fresh store in a temporary runs root. */

@@ -10,7 +10,7 @@ function narrowProblems(section: unknown): string[] {
     full.narrow(section);
     return [];
   } catch (error) {
-    if (error instanceof TelemetryPolicyError) return [...error.problems];
+    if (error instanceof TelemetryPolicyError) return error.problems.map((p) => p.message);
     throw error;
   }
 }

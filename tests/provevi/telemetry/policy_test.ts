@@ -13,7 +13,7 @@ function problemsOf(data: unknown): string[] {
     TelemetryPolicy.fromDict(data);
     return [];
   } catch (error) {
-    if (error instanceof TelemetryPolicyError) return [...error.problems];
+    if (error instanceof TelemetryPolicyError) return error.problems.map((p) => p.message);
     throw error;
   }
 }
@@ -69,23 +69,27 @@ Deno.test("TelemetryPolicy.load() reports every problem in the file at once", as
   } catch (e) {
     ok(e instanceof TelemetryPolicyError);
     ok(e instanceof ProveviError);
-    const want = [
-      '"owner": unknown key',
-      "version: 2 is not the integer 1",
-      'hosts[0]: ".com" is a domain with one label',
-      'destinations.logfire.receives: "everything" is not one of names, usage, bodies',
-      "destinations.logfire.endpoint:",
-      'destinations.collector.kind: "zipkin"',
-      "destinations.tracking.endpoint: its host db.elsewhere.com is not in hosts",
-      "destinations.browser.endpoint: a live destination has no endpoint",
-      'libraries.ai: "extra" is an unknown key',
-      'libraries.ai.versions: ">=7.0,<7.1" is not a semver range',
-      'libraries.ai.telemetry: "nowhere" is not a destination',
-      "libraries.litellm.versions: missing",
-      "libraries.litellm.telemetry: is not a list",
+    // each problem with its code, and the file it was read from
+    const want: [string, string][] = [
+      ["policy.unknown_key", '"owner": unknown key'],
+      ["policy.version", "version: 2 is not the integer 1"],
+      ["policy.host", 'hosts[0]: ".com" is a domain with one label'],
+      ["policy.level", 'destinations.logfire.receives: "everything" is not one of names, usage, bodies'],
+      ["policy.endpoint", "destinations.logfire.endpoint:"],
+      ["policy.kind", 'destinations.collector.kind: "zipkin"'],
+      ["policy.endpoint_host", "destinations.tracking.endpoint: its host db.elsewhere.com is not in hosts"],
+      ["policy.endpoint", "destinations.browser.endpoint: a live destination has no endpoint"],
+      ["policy.unknown_key", 'libraries.ai: "extra" is an unknown key'],
+      ["policy.versions", 'libraries.ai.versions: ">=7.0,<7.1" is not a semver range'],
+      ["policy.feeds", 'libraries.ai.telemetry: "nowhere" is not a destination'],
+      ["policy.versions", "libraries.litellm.versions: missing"],
+      ["policy.shape", "libraries.litellm.telemetry: is not a list"],
     ];
-    equal(e.problems.length, want.length, e.problems.join("\n"));
-    for (const w of want) ok(e.problems.some((p) => p.startsWith(w)), `no problem starts with ${w}`);
+    equal(e.problems.length, want.length, e.problems.map((p) => p.message).join("\n"));
+    for (const [code, w] of want) {
+      ok(e.problems.some((p) => p.code === code && p.message.startsWith(w)), `no ${code} starts with ${w}`);
+    }
+    ok(e.problems.every((p) => p.file === FIXTURES + "many-problems.yaml"));
     ok(e.message.startsWith(`the telemetry policy ${FIXTURES}many-problems.yaml has 13 problems: `));
     ok(!e.message.includes("\n"));
   }
@@ -99,8 +103,9 @@ Deno.test("TelemetryPolicy.load() refuses a key named twice in one mapping, in Y
     } catch (e) {
       ok(e instanceof TelemetryPolicyError);
       deepEqual(e.problems.length, 1);
-      ok(e.problems[0]!.includes(`the key "${key}" is named twice`), e.problems[0]);
-      ok(/^line \d+: /.test(e.problems[0]!));
+      ok(e.problems[0]!.message.includes(`the key "${key}" is named twice`), e.problems[0]!.message);
+      ok(/^line \d+: /.test(e.problems[0]!.message));
+      equal(e.problems[0]!.code, "policy.duplicate_key");
     }
   }
 });
@@ -111,7 +116,9 @@ Deno.test("TelemetryPolicy.load() refuses a version written 1.0, which is not th
     ok(false);
   } catch (e) {
     ok(e instanceof TelemetryPolicyError);
-    deepEqual(e.problems, ["version: 1.0 is not the integer 1; write version: 1"]);
+    deepEqual(e.problems.map((p) => [p.code, p.message]), [
+      ["policy.version", "version: 1.0 is not the integer 1; write version: 1"],
+    ]);
   }
   for (
     const text of ["version: 1.0\n", "version: 0x1\n", "version: 1e0\n", "version: +1\n", "version: 01\n"]
@@ -124,7 +131,7 @@ Deno.test("TelemetryPolicy.load() refuses a version written 1.0, which is not th
 Deno.test("TelemetryPolicy.load() reports a file that is not YAML, and one that cannot be read", async () => {
   await rejects(
     TelemetryPolicy.load(FIXTURES + "not-yaml.yaml"),
-    (e: unknown) => e instanceof TelemetryPolicyError && e.problems[0]!.startsWith("line "),
+    (e: unknown) => e instanceof TelemetryPolicyError && e.problems[0]!.message.startsWith("line "),
   );
   await rejects(
     TelemetryPolicy.load(FIXTURES + "no-such-file.yaml"),
@@ -470,9 +477,13 @@ Deno.test("policy.approvesVersion() and versionProblems() check an installed ver
     policy.versionProblems(new Map([["ai", "7.0.173"], ["@ai-sdk/openai", "4.0.118"], ["zod", "4.6.7"]])),
     [],
   );
-  deepEqual(policy.versionProblems(new Map([["ai", "6.0.0"]])), [
-    "ai 6.0.0 is installed, but the policy approves >=7.0.0 <7.1.0",
-  ]);
+  deepEqual(policy.versionProblems(new Map([["ai", "6.0.0"]]), { file: "p.yaml" }), [{
+    code: "policy.version_unapproved",
+    file: "p.yaml",
+    line: null,
+    seq: null,
+    message: "ai 6.0.0 is installed, but the policy approves >=7.0.0 <7.1.0",
+  }]);
 });
 
 Deno.test("TelemetryPolicy.fromEnvironment() reads --policy, else PROVRUN_TELEMETRY_POLICY, else approves nothing", async () => {
@@ -522,7 +533,8 @@ Deno.test("TelemetryPolicy refuses a destination named __proto__", () => {
   const p = TelemetryPolicy.parse.bind(TelemetryPolicy);
   throws(
     () => p("version: 1\ndestinations:\n  __proto__:\n    kind: live\n    receives: names\n"),
-    (e: unknown) => e instanceof TelemetryPolicyError && e.problems[0]!.includes("not starting with __"),
+    (e: unknown) =>
+      e instanceof TelemetryPolicyError && e.problems[0]!.message.includes("not starting with __"),
   );
   throws(() => p('{"version": 1, "__proto__": {"hosts": ["evil.example"]}}'), TelemetryPolicyError);
 });

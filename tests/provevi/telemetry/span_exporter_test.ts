@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import {
-  FileStore,
-  readSpansFile,
-  SPANS_FILE,
-  spanTime,
-  StoreSpanExporter,
-} from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readSpansFile, SPANS_FILE } from "../../../lib/provevi/evidence/mod.ts";
+import { spanTime, StoreSpanExporter } from "../../../lib/provevi/telemetry/mod.ts";
 
 Deno.test("StoreSpanExporter hands spans to the store in process, linked by trace and span IDs", async () => {
   const runs = await Deno.makeTempDir();

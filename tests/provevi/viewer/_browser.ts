@@ -11,9 +11,8 @@ export const CHROMIUM: string | null = Deno.env.get("PROVE_TEST_CHROMIUM") || nu
 /** Outside CI, the browser tests are skipped without Chromium; in CI they fail. */
 export const NO_BROWSER: boolean = skipWithout("chromium");
 
-/** Where the screenshots go: PROVE_TEST_ARTIFACTS, or .tools/artifacts/ui. */
-export const ARTIFACTS: string = Deno.env.get("PROVE_TEST_ARTIFACTS") ??
-  join(ROOT, ".tools", "artifacts", "ui");
+/** Where the screenshots go: PROVE_TEST_ARTIFACTS, or .tools/screenshots, which the CI run keeps. */
+export const ARTIFACTS: string = Deno.env.get("PROVE_TEST_ARTIFACTS") ?? join(ROOT, ".tools", "screenshots");
 
 /** Starts Chromium headless with a fresh profile and no background networking. */
 export async function launch(): Promise<Browser & AsyncDisposable> {
@@ -25,7 +24,8 @@ export async function launch(): Promise<Browser & AsyncDisposable> {
     executablePath: CHROMIUM,
     userDataDir: profile,
     headless: true,
-    defaultViewport: { width: 1360, height: 900, deviceScaleFactor: 1 },
+    // The width the viewer is made for: a laptop's screen, with nothing scrolled sideways.
+    defaultViewport: { width: 1280, height: 900, deviceScaleFactor: 1 },
     args: [
       "--headless",
       "--no-sandbox",
@@ -60,13 +60,32 @@ export async function openPage(browser: Browser): Promise<{ page: Page; errors: 
   return { page, errors };
 }
 
-/** Saves a screenshot of the whole page as a test artifact, and in docs/images/ with PROVE_UPDATE_SCREENSHOTS=1. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * Saves a screenshot of the whole page as a test artifact, and, for one that docs/ui.md shows, in docs/images/
+ * with PROVE_UPDATE_SCREENSHOTS=1.
+ */
+export async function screenshot(page: Page, name: string, options: { docs?: boolean } = {}): Promise<void> {
   await Deno.mkdir(ARTIFACTS, { recursive: true });
-  const bytes = await page.screenshot({ fullPage: true, type: "png" });
+  // From the top, so that the sticky header and detail panel are drawn where a person first sees them.
+  await page.evaluate("window.scrollTo(0, 0)");
+  // A window as tall as the page, rather than a capture beyond the window: Chromium leaves parts of a tall page
+  // unpainted beside a sticky element when it captures beyond the window.
+  const viewport = page.viewport()!;
+  const height = Number(await page.evaluate("document.documentElement.scrollHeight"));
+  await page.setViewport({ ...viewport, height: Math.min(Math.max(height, viewport.height), 12000) });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const bytes = await page.screenshot({ type: "png" });
+  await page.setViewport(viewport);
   await Deno.writeFile(join(ARTIFACTS, `${name}.png`), bytes);
-  if (Deno.env.get("PROVE_UPDATE_SCREENSHOTS") === "1") {
+  if (Deno.env.get("PROVE_UPDATE_SCREENSHOTS") === "1" && options.docs !== false) {
     await Deno.mkdir(join(ROOT, "docs", "images"), { recursive: true });
     await Deno.writeFile(join(ROOT, "docs", "images", `ui-${name}.png`), bytes);
   }
+}
+
+/** The page's width past the window's: 0 when nothing scrolls sideways. */
+export async function overflow(page: Page): Promise<number> {
+  return Number(
+    await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"),
+  );
 }

@@ -4,7 +4,8 @@
  * before it, as an agent's conversation does), and a run of many steps.
  * @module
  */
-import { EventChain, FileStore } from "../../../lib/provevi/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
 
 /** What to write. */
 export interface RunShape {

@@ -5,6 +5,7 @@ import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { tour } from "../../../cli/tour.ts";
 import { launch, NO_BROWSER, openPage, screenshot } from "./_browser.ts";
+import { writeRichRun } from "../_rich_run.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const FIXTURES = join(ROOT, "fixtures");
@@ -13,6 +14,17 @@ const BODIES = "version: 1\ndestinations:\n  browser:\n    kind: live\n    recei
 const browserTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, ignore: NO_BROWSER, sanitizeOps: false, sanitizeResources: false, fn });
 const quiet = { out: () => {}, err: () => {}, terminal: false, progress: () => {} };
+
+/**
+ * Follows a run's link in the runs list. The list redraws its rows every two seconds, and a click through a handle
+ * found before a redraw fails with "Node is detached": the link is read and followed in one step in the page.
+ */
+async function openRunLink(page: import("puppeteer-core").Page, runId: string | undefined): Promise<void> {
+  await Promise.all([
+    page.waitForNavigation(),
+    page.$eval(`tr[data-run="${runId}"] a`, (a) => (a as unknown as { click(): void }).click()),
+  ]);
+}
 
 /** Starts `prove ui` as the `prove` task does (its own permission flags); gives its URL and a stop function. */
 async function proveUi(args: string[]): Promise<{ url: string; stop: () => Promise<number> }> {
@@ -52,7 +64,7 @@ browserTest(
     const runs = join(home, "runs");
     try {
       assert.equal(await tour(quiet, { runs }), 0);
-      const [runId] = [...Deno.readDirSync(runs)].map((e) => e.name);
+      const [runId] = [...Deno.readDirSync(runs)].map((e) => e.name).filter((n) => !n.startsWith("."));
       const policy = join(home, "policy.yaml");
       await Deno.writeTextFile(policy, BODIES);
       const ui = await proveUi([
@@ -74,8 +86,8 @@ browserTest(
         // The runs page redraws its rows every two seconds: read them by selector, never through a held handle.
         await page.waitForSelector(`tr[data-run="${runId}"]`);
         assert.equal(await page.$eval(`tr[data-run="${runId}"] .pill`, (e) => e.textContent), "completed");
-        await screenshot(page, "runs");
-        await page.click(`tr[data-run="${runId}"] a`);
+        await screenshot(page, "tour-runs", { docs: false });
+        await openRunLink(page, runId);
         await page.waitForSelector("#verdict.ok");
         const spans = await page.$$eval(
           ".span",
@@ -94,11 +106,11 @@ browserTest(
         assert.equal(types.at(-1), "run_completed");
         assert.ok(types.includes("model_called") && types.includes("input_staged"));
         const text = await page.$eval("main", (m) => m.textContent!);
-        assert.match(text, /Verified/);
+        assert.match(text, /Evidence verified/);
         assert.match(text, /committed bundle run:\/\/acme\/demo\/dev\//);
         assert.match(text, /Revenue grew 12% in Q3, from 43.0 to 48.2 million USD./);
         assert.match(text, /data:\/\/acme\/demo\/dev\/finance\/revenue.csv\?at=commit:/);
-        await screenshot(page, "run");
+        await screenshot(page, "tour-run", { docs: false });
         assert.deepEqual(errors, []);
       } finally {
         assert.equal(await ui.stop(), 0);
@@ -181,7 +193,7 @@ prompt: What was the revenue growth in Q3?
       cdp.on("Network.eventSourceMessageReceived", (m) => {
         if (m.eventName === "text") texts.push(JSON.parse(m.data).text);
       });
-      await page.click(`tr[data-run="${runId}"] a`);
+      await openRunLink(page, runId);
       await page.waitForSelector("#verdict.live");
       await page.waitForSelector("#streaming", { timeout: 20000 });
       await page.waitForFunction('(document.getElementById("streaming")?.textContent ?? "").length > 40');
@@ -211,7 +223,7 @@ prompt: What was the revenue growth in Q3?
       });
       await page.waitForSelector("#compare");
       assert.match(await page.$eval("#compare", (c) => c.textContent!), /Revenue grew 11%\./);
-      await screenshot(page, "compare");
+      await screenshot(page, "compare-live", { docs: false });
       await page.goto(new URL("agents", viewer.url).href, { waitUntil: "networkidle0" });
       await page.waitForFunction('document.querySelector("main").textContent.includes("versions")');
       await screenshot(page, "agents");
@@ -278,6 +290,109 @@ prompt: hi
       assert.deepEqual(await store.assessments(outcome.runId), []);
     } finally {
       await other.shutdown();
+      await store.close();
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+browserTest(
+  "a run's span links to its trace's page, where every span of the trace is nested with its run; a file store's run takes an assessment",
+  async () => {
+    const home = await Deno.makeTempDir();
+    const runs = join(home, "runs");
+    try {
+      const policy = TelemetryPolicy.parse(BODIES);
+      const outcome = await runFile(
+        RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada }
+agent: { name: q, backend: call, model: "test:", script: { model: m, turns: [{ text: "ok" }] } }
+prompt: hi
+`),
+        { store: new FileStore({ runs }), policy, environ: {} },
+      );
+      await using viewer = await serveViewer(new FileStore({ runs }), {
+        policy,
+        port: 0,
+        openToWrite: () => Promise.resolve(new FileStore({ runs })),
+      });
+      await using browser = await launch();
+      const { page, errors } = await openPage(browser);
+      await page.goto(new URL(`runs/${outcome.runId}`, viewer.url).href, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#verdict");
+      const target = await page.$$eval(
+        ".span",
+        (els) =>
+          els.map((e) => [e.getAttribute("data-span"), e.querySelector(".name")!.textContent!.trim()])
+            .find(([, name]) => name.includes("chat"))![0]!,
+      );
+      // A span picked in the trace names its trace in the detail panel, a link to the trace's page.
+      await page.click(`.span[data-span="${target}"]`);
+      await page.waitForSelector(`[data-detail-span="${target}"] a.to-trace`);
+      await page.click(`[data-detail-span="${target}"] a.to-trace`);
+      await page.waitForSelector(".span.marked");
+      assert.match(new URL(page.url()).pathname, /\/traces\/[0-9a-f]{32}$/);
+      assert.equal(await page.$eval(".span.marked", (e) => e.getAttribute("data-span")), target);
+      const names = await page.$$eval(".span .name", (els) => els.map((e) => e.textContent!.trim()));
+      assert.ok(names.length >= 4 && names.some((n) => n.includes("chat")), String(names));
+      assert.match(await page.$eval("main", (m) => m.textContent!), new RegExp(`in ${outcome.runId}`));
+      await screenshot(page, "trace");
+      // Back on the run's page (its link on the trace's page), an assessment of the file store's run.
+      await page.click(`main .sub a`);
+      await page.waitForSelector("#verdict.ok");
+      await page.type("input[name=name]", "correct");
+      await page.type("input[name=value]", "true");
+      await page.click("form button[type=submit]");
+      await page.waitForFunction('document.querySelector("main").textContent.includes("correct")');
+      const written = await Deno.readTextFile(join(runs, outcome.runId, "assessments.jsonl"));
+      assert.match(written, /"name":"correct"/);
+      assert.deepEqual(errors, []);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+browserTest(
+  "the experiments page lists an experiment's assessments and adds one, of the experiment or one of its versions",
+  async () => {
+    const home = await Deno.makeTempDir();
+    const db = join(home, "evidence.db");
+    const EXP = "experiment://acme/risk/dev/credit/q";
+    const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+    const store = new SqliteStore(db, { runs: join(home, "runs") });
+    try {
+      await writeRichRun(await store.openRun("run-1"), { experiment: EXP, experimentPin: PIN });
+      await store.assess({ experiment: EXP }, "approved", true, { source: "ada" });
+      await using viewer = await serveViewer(store, {
+        policy: TelemetryPolicy.parse(BODIES),
+        port: 0,
+        openToWrite: () => Promise.resolve(new SqliteStore(db, { runs: join(home, "runs") })),
+      });
+      await using browser = await launch();
+      const { page, errors } = await openPage(browser);
+      await page.goto(new URL("experiments", viewer.url).href, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#experiment-assessments tr[data-assessment]");
+      assert.match(
+        await page.$eval("#experiment-assessments", (e) => e.textContent!),
+        /approved.*true.*the experiment.*ada/,
+      );
+      await page.select("#experiment-assessments select[name=target]", PIN);
+      await page.type("#experiment-assessments input[name=name]", "score");
+      await page.type("#experiment-assessments input[name=value]", "0.7");
+      await page.click("#experiment-assessments button[type=submit]");
+      await page.waitForFunction(
+        'document.querySelectorAll("#experiment-assessments tr[data-assessment]").length === 2',
+      );
+      const added = await store.experimentAssessments(PIN);
+      assert.deepEqual(added.map((a) => [a.name, a.value, a.experiment]), [["approved", true, EXP], [
+        "score",
+        0.7,
+        PIN,
+      ]]);
+      await screenshot(page, "experiments");
+      assert.deepEqual(errors, []);
+    } finally {
       await store.close();
       await Deno.remove(home, { recursive: true });
     }

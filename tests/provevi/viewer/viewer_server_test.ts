@@ -4,6 +4,13 @@ import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { guardRequest } from "../../../lib/provevi/viewer/viewer_guard.ts";
 import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
+import type { TraceView } from "../../../lib/provevi/viewer/trace_view.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { copyFolder } from "../../_files.ts";
+import { join } from "node:path";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import type { Assessment } from "../../../lib/provevi/store/assess.ts";
+import { writeRichRun } from "../_rich_run.ts";
 
 const RUN = "run-20261129T120000Z-0badc0de";
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
@@ -87,7 +94,7 @@ Deno.test("the guard refuses a write that is not a POST from the viewer's own or
   assert.equal(post({ origin: ORIGIN, "sec-fetch-site": "same-origin" }), null);
 });
 
-Deno.test("the viewer refuses to add an assessment to a file store, which keeps none", async () => {
+Deno.test("the viewer refuses to add an assessment when it was not given the store to write", async () => {
   const handle = handler(`${FIXTURES}runs`, "names");
   const r = await handle(
     new Request(`${BASE}/api/runs/${RUN}/assessments`, {
@@ -231,4 +238,136 @@ Deno.test("the runs page shows names only from names, counts only from usage, an
   const agents = await handler(`${FIXTURES}runs`, null)(get("/api/agents"));
   assert.deepEqual(await agents.json(), []);
   assert.equal((await handler(`${FIXTURES}runs`, null)(get("/api/agent?name=x"))).status, 404);
+});
+
+Deno.test("a file store's viewer adds an assessment to a sealed run's assessments.jsonl, and the run verifies", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "viewer-assess-" });
+  try {
+    await copyFolder(`${FIXTURES}runs/${RUN}`, `${runs}/${RUN}`);
+    const handle = viewerHandler(new FileStore({ runs }), {
+      policy: policy("bodies"),
+      port: PORT,
+      token: TOKEN,
+      openToWrite: () => Promise.resolve(new FileStore({ runs })),
+    });
+    assert.equal((await (await handle(get("/api/info"))).json()).assess, true);
+    const r = await handle(
+      new Request(`${BASE}/api/runs/${RUN}/assessments`, {
+        method: "POST",
+        headers: { host: `127.0.0.1:${PORT}`, origin: ORIGIN, "content-type": "application/json" },
+        body: JSON.stringify({ name: "correct", value: true, rationale: "adds up" }),
+      }),
+    );
+    assert.equal(r.status, 201, await r.clone().text());
+    const view = await (await handle(get(`/api/runs/${RUN}`))).json() as RunView;
+    assert.deepEqual(view.assessments?.map((a) => [a.name, a.value, a.rationale]), [[
+      "correct",
+      true,
+      "adds up",
+    ]]);
+    const check = await verifyRun(await new FileStore({ runs }).readRun(RUN));
+    assert.deepEqual(check.problems, []);
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});
+
+Deno.test("a trace's page data: its spans across runs, nested, each with its run and events, names cut to the level", async () => {
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const bodies = await (await handler(`${FIXTURES}runs`, "bodies")(get(`/api/traces/${trace}`)))
+    .json() as TraceView;
+  assert.deepEqual([bodies.trace_id, bodies.runs, bodies.total, bodies.next], [trace, [RUN], 8, null]);
+  assert.deepEqual(
+    bodies.spans.map((s) => [s.name, s.depth, s.seqs.join(",")]).slice(0, 2),
+    [["invoke_agent revenue-question", 0, "0,12"], ["access_requested", 1, "1,2"]],
+  );
+  const chat = bodies.spans.find((s) => s.span_id === "0000000000000006")!;
+  assert.deepEqual([chat.name, chat.depth, chat.parent_span_id, chat.run_id], [
+    "chat answer",
+    2,
+    "0000000000000005",
+    RUN,
+  ]);
+  assert.equal(chat.end_us! - chat.start_us!, 1400); // as prove trace says: 1.4ms
+  // With no live viewer, a span's name shows only as its operation.
+  const structure = await (await handler(`${FIXTURES}runs`, null)(get(`/api/traces/${trace}`)))
+    .json() as TraceView;
+  assert.deepEqual(structure.spans.map((s) => s.name).slice(0, 1), ["invoke_agent"]);
+  const paged =
+    await (await handler(`${FIXTURES}runs`, "names")(get(`/api/traces/${trace}?limit=3&offset=3`)))
+      .json() as TraceView;
+  assert.deepEqual([paged.spans.length, paged.next], [3, 6]);
+});
+
+Deno.test("a trace ID that is not one is a 400, and one no run carries a 404, each with one line", async () => {
+  const handle = handler(`${FIXTURES}runs`, "names");
+  for (
+    const [path, status] of [["/api/traces/nope", 400], ["/api/traces/" + "0".repeat(32), 400], [
+      "/traces/x%2F",
+      400,
+    ], [`/api/traces/${"f".repeat(32)}`, 404]] as const
+  ) {
+    const r = await handle(get(path));
+    assert.equal(r.status, status, path);
+    const said = await r.text();
+    assert.ok(!said.trim().includes("\n"), said);
+  }
+  assert.equal((await handle(get(`/traces/${"f".repeat(32)}`))).status, 200); // the page, which then asks the API
+});
+
+Deno.test("the experiments page's data holds the experiment's assessments, cut to the level, and takes a new one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "viewer-exp-" });
+  const EXP = "experiment://acme/risk/dev/credit/q";
+  const PIN = `${EXP}?at=commit:${"1".repeat(40)}`;
+  try {
+    const db = join(dir, "e.db");
+    {
+      await using store = new SqliteStore(db, { runs: dir });
+      await writeRichRun(await store.openRun("run-1"), { experiment: EXP, experimentPin: PIN });
+      await store.assess({ experiment: EXP }, "approved", true, {
+        rationale: "the board said so",
+        source: "ada",
+      });
+    }
+    const at = (level: string) =>
+      viewerHandler(new SqliteStore(db, { runs: dir, create: false }), {
+        policy: policy(level),
+        port: PORT,
+        token: TOKEN,
+        openToWrite: () => Promise.resolve(new SqliteStore(db, { runs: dir })),
+      });
+    const uri = `/api/experiment?uri=${encodeURIComponent("credit/q")}`;
+    const bodies = await (await at("bodies")(get(uri))).json();
+    assert.deepEqual(
+      bodies.assessments.map((a: Assessment) => [a.name, a.value, a.experiment, a.rationale]),
+      [["approved", true, EXP, "the board said so"]],
+    );
+    const names = await (await at("names")(get(uri))).json();
+    assert.equal(names.assessments[0].rationale, undefined);
+    const post = (body: unknown) =>
+      at("bodies")(
+        new Request(`${BASE}/api/experiment/assessments`, {
+          method: "POST",
+          headers: { host: `127.0.0.1:${PORT}`, origin: ORIGIN, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+    const added = await post({ experiment: PIN, name: "score", value: 0.7 });
+    assert.equal(added.status, 201, await added.clone().text());
+    assert.equal((await added.json()).experiment, PIN);
+    assert.equal((await (await at("bodies")(get(uri))).json()).assessments.length, 2);
+    for (
+      const [body, status] of [
+        [{ name: "x", value: 1 }, 400],
+        [{ experiment: "nothing", name: "x", value: 1 }, 400],
+        [{ experiment: EXP, value: 1 }, 400],
+      ] as const
+    ) {
+      const r = await post(body);
+      assert.equal(r.status, status, JSON.stringify(body));
+      assert.ok(!(await r.text()).trim().includes("\n"));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -5,7 +5,9 @@
  * @module
  */
 import { join } from "node:path";
-import { batchSpans, FileStore, readEventsText, type ReceivedSpan } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { batchSpans, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { PEERS, skipWithout } from "../../_peers.ts";
 
 /** The path of a program, and whether its tests are skipped (never in CI). */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
+import { type EvidenceEvent, FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { agentFile as bareAgentFile } from "../_agent.ts";
@@ -103,6 +104,7 @@ Deno.test("an agent that reads /input and writes /output/answer.txt gives every 
   const note = events.find((e) => e.type === "note_added")!;
   assert.equal(note.component, "agent");
   assert.equal(note.data.text, "Q3 is 48.2, Q2 is 43.0");
+  assert.deepEqual(note.data.citations, []);
 
   const calls = events.filter((e) => e.type === "model_called");
   assert.deepEqual(calls[0]!.data.tool_calls, [{ id: "c1", name: "read_file" }]);
@@ -346,4 +348,35 @@ Deno.test("a run that fails after writing an output records the output before ru
   assert.equal(events.at(-2)!.data.path, "partial.txt");
   assert.deepEqual((await verifyRun(record)).problems, []);
   await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("a note's citations are recorded as data of note_added: a run file by its agent path, a URI, a quote", async () => {
+  await using t = await gitCatalog({ "finance/revenue.csv": CSV });
+  const cites =
+    `[{ source: /input/./revenue.csv, quote: "Q3,48.2" }, { source: "data://acme/demo/dev/finance/revenue.csv" }]`;
+  const outcome = await runFile(
+    agentFile(`
+      - tool_calls: [{ id: c1, name: note, args: { text: "Q3 is 48.2", citations: ${cites} } }]
+      - tool_calls: [{ id: c2, name: note, args: { text: "made up", citations: [{ source: /input/nowhere.csv }] } }]
+      - tool_calls: [{ id: c3, name: note, args: { text: "loose", citations: [{ source: "see the table" }] } }]
+      - tool_calls: [{ id: c4, name: write_file, args: { path: /output/answer.txt, content: "12%" } }]
+      - text: "12%"`),
+    { catalog: t.catalog, runs: t.runs },
+  );
+  assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+  const { events, record } = await eventsOf(t.runs, outcome.runId);
+  const notes = events.filter((e) => e.type === "note_added");
+  assert.deepEqual(notes.map((e) => [e.component, e.data.text, e.data.citations, e.data.call_id]), [
+    ["agent", "Q3 is 48.2", [
+      { source: "/input/revenue.csv", quote: "Q3,48.2" },
+      { source: "data://acme/demo/dev/finance/revenue.csv" },
+    ], "c1"],
+  ]);
+  // A citation of a file that is not there, or of neither a file nor a URI, fails the tool call (the model is told).
+  const failed = events.filter((e) => e.type === "tool_called" && e.data.error !== null);
+  assert.deepEqual(failed.map((e) => [e.data.call_id, e.data.error]), [["c2", "PathRefused"], [
+    "c3",
+    "TypeError",
+  ]]);
+  assert.deepEqual((await verifyRun(record)).problems, []);
 });

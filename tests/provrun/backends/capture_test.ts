@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, findRun, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { MockLanguageModelV4 } from "ai/test";
 import { simulateReadableStream, streamText } from "ai";
-import { captureModel, EvidenceRecorder, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { captureModel } from "../../../lib/provrun/backends/mod.ts";
+import { EvidenceRecorder, RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";
 
 function runFileFor(baseUrl: string, model: string, stream: boolean): RunFile {

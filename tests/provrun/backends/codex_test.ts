@@ -54,6 +54,10 @@ Deno.test({
     const started = events.find((e) => e.type === "sandbox_started")!;
     assert.equal(started.data.backend, "codex");
     assert.deepEqual((started.data.hooks as { blocking: string[] }).blocking, ["PreToolUse"]);
+    // The hooks live in a file a command of Codex's own sandbox can write: the run says so.
+    assert.ok(
+      (started.data.gaps as string[]).some((g) => g.includes("agent/config.toml, which holds the hooks")),
+    );
     const hooks = events.filter((e) => e.type === "hook_called");
     const pre = hooks.filter((e) => e.data.event === "PreToolUse");
     assert.deepEqual(

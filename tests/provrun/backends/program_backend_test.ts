@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { FileStore, findRun, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 

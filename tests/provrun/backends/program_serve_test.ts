@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { FileStore, findRun, SpanDaemon, verifyRun, writeDaemonFile } from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { SpanDaemon, writeDaemonFile } from "../../../lib/provevi/receiver/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";

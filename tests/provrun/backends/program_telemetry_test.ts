@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { RunReceiver } from "../../../lib/provevi/mod.ts";
+import type { RunReceiver } from "../../../lib/provevi/receiver/mod.ts";
 import { ClaudeCodeBackend } from "../../../lib/provrun/backends/claude_code.ts";
 import { CodexBackend } from "../../../lib/provrun/backends/codex.ts";
 import type { ProgramLaunch, ProgramSetup } from "../../../lib/provrun/backends/program_backend.ts";
@@ -37,7 +37,7 @@ async function launchOf(backend: "claude-code" | "codex"): Promise<{ launch: Pro
     job: { agent, inputs: [], outputs: [], prompt: "hi" },
     home,
     spans,
-    hookUrl: "http://127.0.0.1:45680/hook/t",
+    hook: { url: "http://127.0.0.1:45680/hook", headers: { authorization: "Bearer h" } },
     traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01`,
     prompt: "hi",
     env: (n: string) => USER_ENV[n],

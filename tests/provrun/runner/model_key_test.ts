@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  checkModelKey,
-  ModelKeyMissing,
-  permissionNeeds,
-  routeKeyName,
-  RunFile,
-  runFile,
-} from "../../../lib/provrun/mod.ts";
+import { checkModelKey, routeKeyName } from "../../../lib/provrun/backends/mod.ts";
+import { ModelKeyMissing, permissionNeeds, RunFile, runFile } from "../../../lib/provrun/mod.ts";
 
 const NO_KEYS = () => undefined;
 

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
-import { type BackendJob, CallBackend, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { type BackendJob, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -179,6 +181,14 @@ Deno.test("a run that names an experiment records its pin and hash, and commits 
   const { events, record } = await eventsOf(t.runs, outcome.runId);
   assert.equal(events[0]!.data.experiment_pin, pinned.pin.replace("data://", "experiment://"));
   assert.equal(events[0]!.data.experiment_sha256, pinned.sha256);
+  // The broker granted provrun's own read of the experiment, recorded as an input's grant is.
+  assert.deepEqual(
+    events.slice(1, 3).map((e) => [e.type, e.component, e.refs, e.data.mode]),
+    [
+      ["access_requested", "StubBroker", ["experiment://acme/demo/dev/experiments/q"], "pinned_read"],
+      ["access_granted", "StubBroker", ["experiment://acme/demo/dev/experiments/q"], "pinned_read"],
+    ],
+  );
   assert.match(outcome.bundle!.pinned!, /^run:\/\/acme\/demo\/dev\/run-\S+\?at=commit:[0-9a-f]{40}$/);
   const check = await verifyRun(record, { catalog });
   assert.deepEqual(check.problems.map((p) => p.message), []);
@@ -196,4 +206,23 @@ Deno.test("a run that names an experiment records its pin and hash, and commits 
       }),
     /does not verify/,
   );
+});
+
+Deno.test("a run whose experiment is in another environment records access_denied for it, pins nothing, and fails", async () => {
+  await using t = await gitCatalog({ "finance/revenue.csv": CSV });
+  const uri = "experiment://acme/demo/prod/experiments/q";
+  const base = runYaml(`  - { uri: "data://acme/demo/dev/finance/revenue.csv" }`).data;
+  const outcome = await runFile(RunFile.fromObject({ ...base, experiment: uri }), {
+    catalog: t.catalog,
+    runs: t.runs,
+  });
+  assert.equal(outcome.status, "failed");
+  assert.equal(outcome.error?.name, "AccessDenied");
+  const { events } = await eventsOf(t.runs, outcome.runId);
+  assert.equal(events[0]!.data.experiment_pin, null);
+  assert.deepEqual(events.slice(1, 3).map((e) => [e.type, e.refs, e.data.mode]), [
+    ["access_requested", [uri], "pinned_read"],
+    ["access_denied", [uri], "pinned_read"],
+  ]);
+  assert.equal(events.some((e) => e.type === "context_resolved" || e.type === "access_granted"), false);
 });

@@ -4,14 +4,14 @@
  * is refused before it starts.
  */
 import assert from "node:assert/strict";
-import { FileStore, findRun, readEventsText, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { checkScript, ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
 import {
-  checkScript,
   ModelKeyMissing,
   RunFile,
   runFile,
   type RunPart,
-  ScriptedModel,
   type ToolReturn,
 } from "../../../lib/provrun/mod.ts";
 import { RunParts } from "../../../lib/provrun/runner/run_parts.ts";

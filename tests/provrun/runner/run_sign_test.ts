@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord, readEventsText, readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
@@ -79,7 +81,11 @@ Deno.test("provr run --sign-key signs with the key it names; a key others may re
       1,
     );
     assert.match(refused.stderr.join("\n"), /may be read by others \(mode 640\); run chmod 600/);
-    assert.equal([...Deno.readDirSync(runs)].length, 1, "no run folder for the refused run");
+    assert.equal(
+      [...Deno.readDirSync(runs)].filter((e) => !e.name.startsWith(".")).length,
+      1,
+      "no run folder for the refused run (.log/ is the store's log)",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

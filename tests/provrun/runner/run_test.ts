@@ -3,11 +3,12 @@ import {
   type EvidenceEvent,
   type EvidenceStore,
   FileStore,
-  readEventsText,
   type RunWriter,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
-import { newRunId, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { newRunId } from "../../../lib/provrun/run/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 
 const SCRIPT = `
   script:

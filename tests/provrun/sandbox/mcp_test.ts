@@ -3,7 +3,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { verifyRun } from "../../../lib/provevi/mod.ts";
-import { mcpLaunch, McpServers, runFile, sandboxPermissions } from "../../../lib/provrun/mod.ts";
+import { mcpLaunch, McpServers, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
+import { runFile } from "../../../lib/provrun/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 
 const TURNS = `      - tool_calls: [{ id: m1, name: add, args: { a: 2, b: 3 } }]

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../../lib/provevi/mod.ts";
-import { agentPath, runFile, Sandbox, sandboxPermissions } from "../../../lib/provrun/mod.ts";
+import { agentPath, Sandbox, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
+import { runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 

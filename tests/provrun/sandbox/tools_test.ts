@@ -6,8 +6,10 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
-import { agentTools, EvidenceRecorder, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { agentTools, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/sandbox/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 
 Deno.test("agentTools() refuses a name that is no built-in tool, naming the built-ins", async () => {
   const folder = await Deno.makeTempDir();
@@ -86,8 +88,8 @@ Deno.test("each tool call is its own execute_tool span, naming its payloads by h
     assert.equal(span.attributes["gen_ai.operation.name"], "execute_tool");
     assert.equal(span.attributes["gen_ai.tool.name"], event.data.tool);
     assert.equal(span.attributes["gen_ai.tool.call.id"], event.data.call_id);
-    assert.equal(span.attributes["gen_ai.tool.call.arguments_ref"], event.payload);
-    assert.equal(span.attributes["gen_ai.tool.call.result_ref"], event.data.result_payload ?? undefined);
+    assert.equal(span.attributes["provrun.tool.call.arguments_ref"], event.payload);
+    assert.equal(span.attributes["provrun.tool.call.result_ref"], event.data.result_payload ?? undefined);
     assert.ok(!JSON.stringify(span.attributes).includes("48.2"), "no content in span attributes");
   }
   assert.equal(spans[1]!.attributes["error.type"], "PathRefused");

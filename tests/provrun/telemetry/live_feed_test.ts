@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type FeedItem, FileStore, replay, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
-import { LIVE_FILE, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { LIVE_FILE } from "../../../lib/provrun/telemetry/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 
 const ANSWER = "Revenue grew 12% in Q3, from 43.0 to 48.2 million USD.";
 

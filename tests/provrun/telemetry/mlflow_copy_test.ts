@@ -3,7 +3,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { readEventsText } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { startMlflowCopy } from "../../../lib/provrun/telemetry/mlflow_copy.ts";
 import {

@@ -6,8 +6,10 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
-import { globalTracerProviderSet, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { globalTracerProviderSet } from "../../../lib/provrun/telemetry/mod.ts";
+import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 
 Deno.test("a global tracer provider registered by someone: provrun does not use it and writes telemetry_problem", async () => {
   const memory = new InMemorySpanExporter();

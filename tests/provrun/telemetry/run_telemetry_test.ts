@@ -4,26 +4,24 @@ import {
   type EvidenceEvent,
   FileStore,
   type Level,
-  OtlpReceiver,
-  readEventsText,
-  readSpansFile,
   SqliteStore,
   TelemetryPolicy,
   TelemetryPolicyError,
   verifyRun,
 } from "../../../lib/provevi/mod.ts";
+import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
+import { OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
+import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import {
   type BackendJob,
-  CallBackend,
-  cutAttributes,
-  declaredNames,
-  DEFAULT_TOOLS,
-  hashedName,
   RunFile,
   runFile,
   type RunOptions,
   TelemetryRefused,
 } from "../../../lib/provrun/mod.ts";
+import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
+import { cutAttributes, declaredNames, hashedName } from "../../../lib/provrun/telemetry/mod.ts";
+import { DEFAULT_TOOLS } from "../../../lib/provrun/sandbox/mod.ts";
 
 function file(telemetry = ""): RunFile {
   return RunFile.parse(`
@@ -87,6 +85,14 @@ async function run(options: RunOptions & { telemetry?: string }) {
 
 const of = (events: EvidenceEvent[], type: string) => events.filter((e) => e.type === type);
 
+/** A span's content attributes apart from the rest. */
+function splitContent(attributes: Record<string, unknown>) {
+  const content: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(attributes)) (CONTENT_KEYS.has(k) ? content : rest)[k] = v;
+  return { content, rest };
+}
+
 for (const level of ["names", "usage", "bodies"] as const) {
   Deno.test(`an approved OTLP destination at ${level} receives exactly what ${level} allows`, async () => {
     await using receiver = await OtlpReceiver.start();
@@ -120,8 +126,12 @@ for (const level of ["names", "usage", "bodies"] as const) {
       // the run's own resource: no host, process or OTEL_RESOURCE_ATTRIBUTES
       assert.deepEqual(r.resource, { "service.name": "provrun" });
       // Below bodies, a model or tool name the run did not declare goes as a label and a hash (harden).
-      const declared = declaredNames(file().data.agent, DEFAULT_TOOLS);
-      assert.deepEqual(r.attributes, cutAttributes(stored.attributes, level, declared), r.name);
+      const declared = declaredNames(file().data.agent, DEFAULT_TOOLS, { agentId: "acme/demo/dev/q" });
+      // the content attributes reach a destination at bodies only, and the store's index never keeps them
+      const { content, rest } = splitContent(r.attributes);
+      assert.deepEqual(rest, cutAttributes(stored.attributes, level, declared), r.name);
+      if (level !== "bodies") assert.deepEqual(content, {}, r.name);
+      assert.deepEqual(splitContent(stored.attributes).content, {}, r.name);
       assert.equal(r.attributes["provrun.run_id"], outcome.runId);
       if (level !== "bodies") assert.deepEqual(r.events, []);
     }
@@ -136,14 +146,35 @@ for (const level of ["names", "usage", "bodies"] as const) {
     assert.equal(chat.attributes["gen_ai.response.model"], shown("answer-1"));
     assert.equal(chat.attributes["gen_ai.usage.input_tokens"], level === "names" ? undefined : 14);
     assert.equal(chat.attributes["gen_ai.usage.output_tokens"], level === "names" ? undefined : 9);
-    // content stays in payloads; the *_ref attributes name them, and only bodies receives them
+    // the payloads hold the whole content, named by provrun's own *_ref attributes, which only bodies receives
     assert.equal(
-      chat.attributes["gen_ai.input.messages_ref"],
+      chat.attributes["provrun.input.messages_ref"],
       level === "bodies" ? called.payload : undefined,
     );
     assert.equal(
-      chat.attributes["gen_ai.output.messages_ref"],
+      chat.attributes["provrun.output.messages_ref"],
       level === "bodies" ? called.data.response_payload : undefined,
+    );
+    // at bodies the content itself, in the GenAI conventions' shapes
+    const json = (key: string) => {
+      const value = chat.attributes[key];
+      return typeof value === "string" ? JSON.parse(value) : value;
+    };
+    assert.deepEqual(
+      json("gen_ai.input.messages"),
+      level === "bodies"
+        ? [{ role: "user", parts: [{ type: "text", content: "What was the revenue growth?" }] }]
+        : undefined,
+    );
+    assert.deepEqual(
+      json("gen_ai.output.messages"),
+      level === "bodies"
+        ? [{
+          role: "assistant",
+          parts: [{ type: "text", content: "Revenue grew 12% in Q3." }],
+          finish_reason: "stop",
+        }]
+        : undefined,
     );
     const root = received.find((s) => s.parentSpanId === null)!;
     assert.equal(root.name, "invoke_agent q");

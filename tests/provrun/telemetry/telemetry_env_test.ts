@@ -5,8 +5,8 @@ import {
   guardNet,
   namedDestinations,
   recordableUrl,
-  TelemetryRefused,
-} from "../../../lib/provrun/mod.ts";
+} from "../../../lib/provrun/telemetry/mod.ts";
+import { TelemetryRefused } from "../../../lib/provrun/mod.ts";
 
 const POLICY = TelemetryPolicy.fromDict({
   version: 1,

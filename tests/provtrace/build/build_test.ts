@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { verify } from "../../../lib/provevi/mod.ts";
+import { verify } from "../../../lib/provevi/evidence/mod.ts";
 import { FileStore } from "../../../lib/provevi/mod.ts";
 import { buildTrace, checkTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
 import { ask, dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
@@ -82,11 +82,11 @@ Deno.test("checkTrace() reports a run whose source changed after the build, and 
   await using t = await makeRuns();
   const db = join(t.root, "trace.db");
   await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
-  assert.equal((await checkTrace(db, { catalog: t.catalog })).ok, true);
+  assert.equal((await checkTrace(db, { runs: t.runs, catalog: t.catalog })).ok, true);
   await rewriteRun(join(t.runs, t.agentRun), (events) => {
     events.find((e) => e.type === "model_called")!.data.output_tokens = 1;
   });
-  const check = await checkTrace(db, { catalog: t.catalog });
+  const check = await checkTrace(db, { runs: t.runs, catalog: t.catalog });
   assert.equal(check.ok, false);
   const changed = check.runs.find((r) => r.run_id === t.agentRun)!;
   assert.equal(changed.state, "changed");
@@ -94,7 +94,8 @@ Deno.test("checkTrace() reports a run whose source changed after the build, and 
   assert.equal(check.runs.find((r) => r.run_id === t.callRun)!.state, "same");
   await Deno.rename(join(t.runs, t.callRun), join(t.root, "moved"));
   assert.equal(
-    (await checkTrace(db, { catalog: t.catalog })).runs.find((r) => r.run_id === t.callRun)!.state,
+    (await checkTrace(db, { runs: t.runs, catalog: t.catalog })).runs.find((r) => r.run_id === t.callRun)!
+      .state,
     "missing",
   );
 });
@@ -108,7 +109,9 @@ Deno.test("checkTrace() reports a line changed in place with the manifest left a
   lines[2] = lines[2]!.replace('"seq":2', '"seq":2,"x":1');
   await Deno.chmod(file, 0o644).catch(() => {});
   await Deno.writeTextFile(file, lines.join("\n"));
-  const changed = (await checkTrace(db, { catalog: t.catalog })).runs.find((r) => r.run_id === t.agentRun)!;
+  const changed = (await checkTrace(db, { runs: t.runs, catalog: t.catalog })).runs.find((r) =>
+    r.run_id === t.agentRun
+  )!;
   assert.equal(changed.state, "changed");
   assert.match(changed.problem!, /line 4 no longer chains/);
 });

@@ -8,7 +8,7 @@ import {
 } from "../../../fixtures/providers/fake_anthropic_server.ts";
 import { git, gitCatalog } from "../../provrun/_catalog.ts";
 import { ask } from "../_runs.ts";
-import { sha256Hex } from "../../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 
 // A real PNG: the 1×1 transparent pixel.
 const PNG = Uint8Array.from(
@@ -76,9 +76,9 @@ outputs: [answer.txt]
   assert.equal(call.total_tokens, Number(call.input_tokens) + u.output_tokens);
 
   // The steps export keeps the thinking; the OpenAI chat format has no place for it.
-  const [step] = (await exportTrace(db, { kind: "steps", catalog: t.catalog })).lines;
+  const [step] = (await exportTrace(db, { runs: t.runs, kind: "steps", catalog: t.catalog })).lines;
   assert.deepEqual((step!.action as { kind: string }[]).map((p) => p.kind), ["thinking", "text"]);
-  const [sft] = (await exportTrace(db, { kind: "sft", catalog: t.catalog })).lines;
+  const [sft] = (await exportTrace(db, { runs: t.runs, kind: "sft", catalog: t.catalog })).lines;
   assert.deepEqual(sft!.messages, [
     { role: "system", content: "Read the chart." },
     {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openStore, readEventsText, sha256Hex, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { openStore, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
 import { makeRuns } from "../_runs.ts";
 
@@ -21,7 +22,8 @@ async function indexedRuns() {
 Deno.test("an export line's provenance verifies against the store: the event's line hash, the run's last hash, the run", async () => {
   const { t, uri, db } = await indexedRuns();
   await using _ = t;
-  const lines = (await exportTrace(db, { catalog: t.catalog, kind: "steps" })).lines;
+  const lines =
+    (await exportTrace(db, { runs: t.runs, stores: [uri], catalog: t.catalog, kind: "steps" })).lines;
   assert.equal(lines.length, 6);
   await using store = await openStore(uri, { readOnly: true, runs: t.runs });
   for (const line of lines) {
@@ -39,9 +41,15 @@ Deno.test("an export line's provenance verifies against the store: the event's l
 });
 
 Deno.test("the steps export gives state, action and result; the filters choose runs by agent, status and assessment", async () => {
-  const { t, db } = await indexedRuns();
+  const { t, uri, db } = await indexedRuns();
   await using _ = t;
-  const steps = (await exportTrace(db, { catalog: t.catalog, kind: "steps", agent: "analyst" })).lines;
+  const steps = (await exportTrace(db, {
+    runs: t.runs,
+    stores: [uri],
+    catalog: t.catalog,
+    kind: "steps",
+    agent: "analyst",
+  })).lines;
   assert.equal(steps.length, 5);
   const third = steps[2]!;
   assert.deepEqual((third.action as { kind: string }[]).map((p) => p.kind), [
@@ -62,45 +70,97 @@ Deno.test("the steps export gives state, action and result; the filters choose r
     on: "run",
   }]);
   assert.equal(
-    (await exportTrace(db, { catalog: t.catalog, kind: "steps", agent: "acme/demo/dev/analyst" })).lines
+    (await exportTrace(db, {
+      runs: t.runs,
+      stores: [uri],
+      catalog: t.catalog,
+      kind: "steps",
+      agent: "acme/demo/dev/analyst",
+    })).lines
       .length,
     5,
   );
   assert.equal(
-    (await exportTrace(db, { catalog: t.catalog, kind: "steps", status: "completed" })).lines.length,
+    (await exportTrace(db, {
+      runs: t.runs,
+      stores: [uri],
+      catalog: t.catalog,
+      kind: "steps",
+      status: "completed",
+    })).lines
+      .length,
     6,
   );
   assert.equal(
-    (await exportTrace(db, { catalog: t.catalog, kind: "steps", status: "failed" })).lines.length,
+    (await exportTrace(db, {
+      runs: t.runs,
+      stores: [uri],
+      catalog: t.catalog,
+      kind: "steps",
+      status: "failed",
+    })).lines
+      .length,
     0,
   );
   assert.equal(
-    (await exportTrace(db, { catalog: t.catalog, kind: "steps", experiment: "credit/q" })).lines.length,
+    (await exportTrace(db, {
+      runs: t.runs,
+      stores: [uri],
+      catalog: t.catalog,
+      kind: "steps",
+      experiment: "credit/q",
+    })).lines
+      .length,
     0,
   );
-  const rewarded =
-    (await exportTrace(db, { catalog: t.catalog, kind: "steps", assessment: "reward>=0.5" })).lines;
+  const rewarded = (await exportTrace(db, {
+    runs: t.runs,
+    stores: [uri],
+    catalog: t.catalog,
+    kind: "steps",
+    assessment: "reward>=0.5",
+  }))
+    .lines;
   assert.deepEqual([...new Set(rewarded.map((l) => l.run_id))], [t.agentRun]);
   assert.deepEqual([
     ...new Set(
-      (await exportTrace(db, { catalog: t.catalog, kind: "steps", assessment: "reward<0.5" })).lines.map((
-        l,
-      ) => l.run_id),
+      (await exportTrace(db, {
+        runs: t.runs,
+        stores: [uri],
+        catalog: t.catalog,
+        kind: "steps",
+        assessment: "reward<0.5",
+      }))
+        .lines.map((
+          l,
+        ) => l.run_id),
     ),
   ], [
     t.callRun,
   ]);
   await assert.rejects(
-    () => exportTrace(db, { catalog: t.catalog, kind: "steps", assessment: "reward>=high" }),
+    () =>
+      exportTrace(db, {
+        runs: t.runs,
+        stores: [uri],
+        catalog: t.catalog,
+        kind: "steps",
+        assessment: "reward>=high",
+      }),
     /NAME>=VALUE/,
   );
 });
 
 Deno.test("the sft export: OpenAI chat lines per call or per run, with tools, each tool message after its call", async () => {
-  const { t, db } = await indexedRuns();
+  const { t, uri, db } = await indexedRuns();
   await using _ = t;
-  assert.equal((await exportTrace(db, { catalog: t.catalog, kind: "sft" })).lines.length, 6);
-  const perRun = (await exportTrace(db, { catalog: t.catalog, kind: "sft", per: "run" })).lines;
+  assert.equal(
+    (await exportTrace(db, { runs: t.runs, stores: [uri], catalog: t.catalog, kind: "sft" })).lines.length,
+    6,
+  );
+  const perRun =
+    (await exportTrace(db, { runs: t.runs, stores: [uri], catalog: t.catalog, kind: "sft", per: "run" }))
+      .lines;
   assert.deepEqual(perRun.map((l) => l.provenance.run_id).sort(), [t.agentRun, t.callRun].sort());
   const agent = perRun.find((l) => l.provenance.run_id === t.agentRun)!;
   const messages = agent.messages as {

@@ -2,16 +2,17 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { readEventsText, sha256Hex, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import {
   buildTrace,
   exportTrace,
-  PROVENANCE_PLACE,
   TRACE_EXPORT_FORMATS,
   type TraceExportFormat,
   type TraceProvenance,
   writeTraceExport,
 } from "../../../lib/provtrace/mod.ts";
+import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { makeRuns } from "../_runs.ts";
@@ -47,7 +48,12 @@ Deno.test("every format's file keeps each line's provenance, and each event hash
   try {
     for (const format of TRACE_EXPORT_FORMATS) {
       const file = join(out, `${format}.jsonl`);
-      const written = await writeTraceExport(db, { kind: format, out: file, catalog: t.catalog });
+      const written = await writeTraceExport(db, {
+        runs: t.runs,
+        kind: format,
+        out: file,
+        catalog: t.catalog,
+      });
       const { lines, provenance } = await readExport(file, format);
       assert.equal(lines.length, written.manifest.lines, format);
       assert.equal(provenance.length, lines.length, `${format}: one provenance per line`);
@@ -87,7 +93,8 @@ Deno.test("the formats: OpenAI weights, ShareGPT's turns, apply_chat_template's 
   const { t, db } = await builtRuns();
   await using _ = t;
   const of = async (kind: TraceExportFormat, per: "call" | "run" = "call") =>
-    (await exportTrace(db, { kind, per, catalog: t.catalog, agent: "analyst" })).lines as Json[];
+    (await exportTrace(db, { runs: t.runs, kind, per, catalog: t.catalog, agent: "analyst" }))
+      .lines as Json[];
   // OpenAI: a line per call trains on its own reply alone; a line per run on every reply.
   const perCall = await of("openai");
   const third = perCall[2]!.messages as { role: string; weight?: number; tool_calls?: unknown[] }[];
@@ -154,18 +161,24 @@ Deno.test("an export names the policy that let it out, and refuses a destination
       dashboard: { kind: "otlp", receives: "usage", endpoint: "https://dash.example.com/v1/traces" },
     },
   });
-  const { lines } = await exportTrace(db, { kind: "hf", policy, destination: "trainer", catalog: t.catalog });
+  const { lines } = await exportTrace(db, {
+    runs: t.runs,
+    kind: "hf",
+    policy,
+    destination: "trainer",
+    catalog: t.catalog,
+  });
   assert.deepEqual(lines[0]!.provenance.policy, {
     digest: policy.digest(),
     destination: "trainer",
     level: "bodies",
   });
   await assert.rejects(
-    exportTrace(db, { kind: "hf", policy, destination: "dashboard", catalog: t.catalog }),
+    exportTrace(db, { runs: t.runs, kind: "hf", policy, destination: "dashboard", catalog: t.catalog }),
     /lets destination "dashboard" receive usage only, and a training export holds message bodies/,
   );
   await assert.rejects(
-    exportTrace(db, { kind: "hf", policy, destination: "nowhere", catalog: t.catalog }),
+    exportTrace(db, { runs: t.runs, kind: "hf", policy, destination: "nowhere", catalog: t.catalog }),
     /names no destination "nowhere"/,
   );
 });
@@ -230,7 +243,7 @@ Deno.test("the trainers' own readers take every format: OpenAI's rules, apply_ch
   for (const format of ["openai", "hf", "sharegpt", "atif"] as const) {
     for (const per of ["call", "run"] as const) {
       const file = join(t.root, `${format}-${per}.jsonl`);
-      await writeTraceExport(db, { kind: format, per, out: file, catalog: t.catalog });
+      await writeTraceExport(db, { runs: t.runs, kind: format, per, out: file, catalog: t.catalog });
       const out = await new Deno.Command(PYTHON, {
         args: [CHECKER, format, file, ...(format === "atif" ? [SCHEMA] : [])],
         stdout: "piped",

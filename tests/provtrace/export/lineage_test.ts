@@ -12,9 +12,16 @@ Deno.test("lineage: a run lists every export and line it fed, an export its runs
   const db = join(t.root, "trace.db");
   assert.deepEqual((await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog })).refused, []);
   const hf = join(t.root, "hf.jsonl"), atif = join(t.root, "atif.jsonl"), calls = join(t.root, "calls.jsonl");
-  const a = await writeTraceExport(db, { kind: "hf", per: "run", out: hf, catalog: t.catalog });
-  const b = await writeTraceExport(db, { kind: "atif", out: atif, catalog: t.catalog, agent: "analyst" });
+  const a = await writeTraceExport(db, { runs: t.runs, kind: "hf", per: "run", out: hf, catalog: t.catalog });
+  const b = await writeTraceExport(db, {
+    runs: t.runs,
+    kind: "atif",
+    out: atif,
+    catalog: t.catalog,
+    agent: "analyst",
+  });
   const c = await writeTraceExport(db, {
+    runs: t.runs,
     kind: "openai",
     out: calls,
     catalog: t.catalog,
@@ -41,11 +48,11 @@ Deno.test("lineage: a run lists every export and line it fed, an export its runs
   }
   assert.throws(() => traceLineage(db, "run-20990101T000000Z-00000000"), /has no run or export/);
 
-  assert.equal((await checkLineage(db)).ok, true);
+  assert.equal((await checkLineage(db, { runs: t.runs })).ok, true);
   // The call run is removed from the store (a request to forget it): the exports it fed are named, not the other.
   await makeWritable(join(t.runs, t.callRun));
   await Deno.remove(join(t.runs, t.callRun), { recursive: true });
-  let checked = await checkLineage(db);
+  let checked = await checkLineage(db, { runs: t.runs });
   assert.equal(checked.ok, false);
   const tainted = (r: typeof checked) =>
     r.exports.filter((e) => e.tainted.length).map((
@@ -63,7 +70,7 @@ Deno.test("lineage: a run lists every export and line it fed, an export its runs
     const call = events.find((e) => e.type === "model_called")!;
     call.data = { ...call.data, output_tokens: 999 };
   });
-  checked = await checkLineage(db);
+  checked = await checkLineage(db, { runs: t.runs });
   assert.deepEqual(
     checked.exports.find((e) => e.export_id === b.manifest.export_id)!.tainted.map((
       x,
@@ -71,7 +78,7 @@ Deno.test("lineage: a run lists every export and line it fed, an export its runs
     [[t.agentRun, "changed"]],
   );
   const io = bufferIo();
-  assert.equal(await provtrace(["lineage", "--db", db, "--check"], io), 1);
+  assert.equal(await provtrace(["lineage", "--db", db, "--check", "--runs", t.runs], io), 1);
   assert.match(io.stdout.join("\n"), new RegExp(`TAINTED by ${t.callRun} \\(removed\\)`));
   assert.match(io.stdout.at(-1)!, /3 exports, 3 tainted$/);
   const listed = bufferIo();

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, readEventsText } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
-import { buildTrace, exportTrace, type TokenTurn } from "../../../lib/provtrace/mod.ts";
+import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
+import type { TokenTurn } from "../../../lib/provtrace/export/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { startFakeVllm } from "../../../fixtures/providers/fake_vllm_server.ts";

@@ -55,6 +55,31 @@ export function pill(status: string): HTMLElement {
   return h("span", { class: "pill " + status, "data-status": status }, status);
 }
 
+/** The words of a verdict's kind, as the server names them. */
+const VERDICTS: Record<string, { word: string; icon: string }> = {
+  verified: { word: "verified", icon: "✓" },
+  does_not_verify: { word: "does not verify", icon: "✕" },
+  cannot_check: { word: "cannot check here", icon: "?" },
+  running: { word: "not sealed yet", icon: "…" },
+  pending: { word: "checking…", icon: "·" },
+};
+
+/** A verdict's kind as a badge: verified, does not verify, cannot check here, not sealed, or being checked. */
+export function verdictBadge(kind: string, title?: string): HTMLElement {
+  const v = VERDICTS[kind] ?? { word: kind, icon: "·" };
+  return h(
+    "span",
+    { class: "vbadge v-" + kind, "data-verdict": kind, title: title ?? "the verdict of prove verify" },
+    h("span", { class: "vicon" }, v.icon),
+    v.word,
+  );
+}
+
+/** A value the level hides, said so (never shown as if absent). */
+export function hiddenMark(what = "hidden at this level"): HTMLElement {
+  return h("span", { class: "hidden-mark", title: what }, "hidden");
+}
+
 /** An event type as a tag. */
 export function tag(type: string): HTMLElement {
   return h("span", { class: "tag t-" + type }, type);
@@ -70,11 +95,18 @@ export function empty(text: string): HTMLElement {
   return h("div", { class: "empty" }, text);
 }
 
-/** A card, with an optional title; `flush` for a table that meets its edges. */
-export function card(title: string | null, kids: Kid, options: { flush?: boolean } = {}): HTMLElement {
+/** A card, with an optional title; `flush` for a table that meets its edges, an `id`, and more classes. */
+export function card(
+  title: string | null,
+  kids: Kid,
+  options: { flush?: boolean; id?: string; cls?: string } = {},
+): HTMLElement {
   return h(
     "section",
-    { class: options.flush ? "card flush" : "card " },
+    {
+      class: ["card", options.flush ? "flush" : "", options.cls ?? ""].join(" ").trim(),
+      id: options.id ?? null,
+    },
     title ? h("h2", null, title) : null,
     kids,
   );

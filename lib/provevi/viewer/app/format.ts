@@ -46,3 +46,17 @@ export function bytes(n: number): string {
 export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
+
+/** A count of tokens: 1,234, or 12.3k past ten thousand. */
+export function tokens(n: number): string {
+  return n < 10_000 ? n.toLocaleString("en-US") : (n / 1000).toFixed(n < 100_000 ? 1 : 0) + "k";
+}
+
+/** An amount of money as its decimal text, to four significant places past the point, with its currency. */
+export function money(amount: string, currency: string | null = null): string {
+  const [whole = "0", frac = ""] = amount.split(".");
+  const firstDigit = frac.search(/[1-9]/);
+  const keep = whole !== "0" ? 2 : Math.max(2, firstDigit + 2);
+  const shown = frac.length > keep ? `${whole}.${frac.slice(0, keep)}` : frac ? `${whole}.${frac}` : whole;
+  return currency === null || currency === "USD" ? "$" + shown : `${shown} ${currency}`;
+}

@@ -16,12 +16,15 @@ import { comparePage } from "./compare_page.ts";
 import { empty, h, show } from "./dom.ts";
 import { here, leave, link, setRouter } from "./nav.ts";
 import { runPage } from "./run_page.ts";
+import "./run_log.ts"; // the run page's log panel
 import { runsPage } from "./runs_page.ts";
+import { tracePage } from "./trace_page.ts";
 
 /** How each page is drawn. */
 const PAGES_DRAWN: Readonly<Record<PagePath, (params: PathParams) => void>> = {
   "": runsPage,
   "runs/:run": (params) => runPage(params.run!),
+  "traces/:trace": (params) => tracePage(params.trace!),
   agents: agentsPage,
   experiments: experimentsPage,
   compare: comparePage,
@@ -34,7 +37,7 @@ function header(): void {
   const nav = h(
     "nav",
     null,
-    link("", "Runs", { cls: p === "" || p.startsWith("runs") ? "on" : null }),
+    link("", "Runs", { cls: p === "" || p.startsWith("runs") || p.startsWith("traces") ? "on" : null }),
     link("agents", "Agents", { cls: on("agents") }),
     link("experiments", "Experiments", { cls: on("experiments") }),
     link("compare", "Compare", { cls: on("compare") }),

@@ -1,25 +1,13 @@
 /**
- * A run's events as a table: each event's seq, time, type, span and payload hash, and its content at the
- * viewer's level, folded; where the page cut an event's data or payload, a link to the whole. A run with more
- * events than a page loads the rest on demand.
+ * A run's events as a table: each event's seq, time, type, span and payload hash, and a line of its content at
+ * the viewer's level; an event that went wrong in red. A row opens the event in the detail panel, with all its
+ * content (and links to what the page cut). A run with more events than a page loads the rest on demand.
  * @module
  */
 import type { EventItem } from "../../live/live.ts";
-import type { ViewEvent } from "../run_view.ts";
-import { runPath } from "./api.ts";
 import { empty, h, table, tag } from "./dom.ts";
-import { bytes, clock, pretty, short } from "./format.ts";
-import { wholeLink } from "./nav.ts";
-import type { RunState } from "./run_state.ts";
-
-function contentOf(item: EventItem): Record<string, unknown> {
-  const out: Record<string, unknown> = { data: item.data };
-  if (item.component !== undefined) out.component = item.component;
-  if (item.actor !== undefined) out.actor = item.actor;
-  if (item.refs !== undefined) out.refs = item.refs;
-  if (item.payload !== undefined) out.payload = item.payload;
-  return out;
-}
+import { clock, short } from "./format.ts";
+import { errorSeqs, type RunState } from "./run_state.ts";
 
 function summary(item: EventItem): string {
   const keys = Object.keys(item.data);
@@ -30,50 +18,38 @@ function summary(item: EventItem): string {
   return (bits.join("  ") || "no data shown") + (keys.length > 3 ? "  +" + (keys.length - 3) : "");
 }
 
-/** The links to what the page cut of an event. */
-function cutLinks(state: RunState, e: ViewEvent): HTMLElement | null {
-  const cut = e.cut;
-  if (!cut || (!cut.data && !cut.payload)) return null;
-  return h(
-    "p",
-    { class: "cut" },
-    "Cut to fit the page: ",
-    cut.data
-      ? wholeLink(runPath(state.id, `/events/${e.seq}`, { untrusted: state.untrusted }), "the whole content")
-      : null,
-    cut.data && cut.payload ? " · " : null,
-    cut.payload && e.payload_sha256
-      ? wholeLink(
-        runPath(state.id, `/payloads/${e.payload_sha256}`, { untrusted: state.untrusted }),
-        `the whole payload (${bytes(cut.payload.size)})`,
-      )
-      : null,
-  );
-}
-
 /** The events table, with a button for the next page when the run has more. */
 export function eventsTable(state: RunState): HTMLElement | HTMLElement[] {
   const v = state.view;
   if (!v.events.length) return empty("No events yet.");
+  const wrong = errorSeqs(v);
   const rows = v.events.map((e) => {
-    const content = e.shown
-      ? h(
-        "details",
-        null,
-        h("summary", null, summary(e.shown)),
-        h("pre", { class: "json" }, pretty(contentOf(e.shown))),
-        cutLinks(state, e),
-      )
-      : h("span", { class: "muted" }, "structure only");
+    const cls = [
+      "clickable",
+      state.fresh.has(e.seq) ? "new" : "",
+      wrong.has(e.seq) ? "err" : "",
+      state.selected?.kind === "event" && state.selected.seq === e.seq ? "sel" : "",
+    ].join(" ").trim();
     return h(
       "tr",
-      { class: state.fresh.has(e.seq) ? "new" : null, "data-seq": e.seq, "data-type": e.type },
+      {
+        class: cls,
+        "data-seq": e.seq,
+        "data-type": e.type,
+        onclick: () => state.select({ kind: "event", seq: e.seq }),
+      },
       h("td", { class: "seq" }, e.seq),
       h("td", { class: "mono muted nowrap" }, clock(e.time)),
       h("td", null, tag(e.type)),
       h("td", { class: "hash nowrap", title: e.span_id ?? "" }, short(e.span_id, 8)),
       h("td", { class: "hash nowrap", title: e.payload_sha256 ?? "" }, short(e.payload_sha256, 10)),
-      h("td", null, content),
+      h(
+        "td",
+        { class: "content" },
+        e.shown
+          ? h("span", { class: "summary" }, summary(e.shown))
+          : h("span", { class: "muted" }, "structure only"),
+      ),
     );
   });
   const list = table(["#", "Time", "Type", "Span", "Payload", "Content"], rows);

@@ -7,11 +7,16 @@
  */
 import type { RunView, ViewEvent } from "../run_view.ts";
 import { api, runPath } from "./api.ts";
-import { card, empty, errorBox, h, pill, show } from "./dom.ts";
+import { chatOf } from "./chat.ts";
+import { card, empty, errorBox, h, pill, show, verdictBadge } from "./dom.ts";
 import { href, onLeave } from "./nav.ts";
+import { callsCard } from "./run_calls.ts";
+import { detailPanel } from "./run_detail.ts";
 import { eventsTable } from "./run_events.ts";
-import { access, answers, assessments, facts, inputs, outputs, verdict } from "./run_parts.ts";
-import type { RunState } from "./run_state.ts";
+import { errors, facts, outcome, verdict } from "./run_header.ts";
+import { RUN_PANELS } from "./run_panels.ts";
+import { access, answers, assessments, inputs, outputs } from "./run_parts.ts";
+import type { RunState, Selection } from "./run_state.ts";
 import { timeline } from "./run_trace.ts";
 
 /** Draws a run's page. */
@@ -36,9 +41,12 @@ export function runPage(id: string): void {
         view,
         fresh: new Set(),
         live: state?.live ?? { boxes: [], open: null },
+        selected: state?.selected ?? firstPick(view),
+        fetched: new Map(),
         reload: () => void load(),
         moreEvents: () => void moreEvents(),
         moreSpans: () => void moreSpans(),
+        select: (selection) => select(state!, selection),
       };
       draw(state);
       if (view.running && !source) {
@@ -131,14 +139,57 @@ function counted(state: RunState, e: ViewEvent): boolean {
   return true;
 }
 
+/** What the panel shows first: the first thing that went wrong, else nothing. */
+function firstPick(view: RunView): Selection | null {
+  const wrong = view.errors[0];
+  return wrong ? { kind: "event", seq: wrong.seq } : null;
+}
+
+/** Shows a selection in the detail panel and marks it where it is listed, without drawing the page again. */
+function select(state: RunState, selection: Selection | null): void {
+  state.selected = selection;
+  const panel = document.getElementById("detail");
+  panel?.replaceChildren(detailPanel(state));
+  for (const el of document.querySelectorAll(".sel")) el.classList.remove("sel");
+  if (selection?.kind === "event") {
+    for (
+      const el of document.querySelectorAll(
+        `#events [data-seq="${selection.seq}"], #calls [data-seq="${selection.seq}"]`,
+      )
+    ) {
+      el.classList.add("sel");
+    }
+  } else if (selection?.kind === "span") {
+    document.querySelector(`.span[data-span="${CSS.escape(selection.id)}"]`)?.classList.add("sel");
+  }
+  if (panel && selection && panel.getBoundingClientRect().top > innerHeight) {
+    panel.scrollIntoView({ block: "start", behavior: "smooth" });
+  }
+}
+
+/** The run's whole conversation as a chat, at bodies. */
+function conversation(state: RunState): HTMLElement | null {
+  const seq = state.view.conversation_seq;
+  if (seq === null || state.view.running) return null;
+  return card("Conversation", chatOf(state.id, seq, { untrusted: state.untrusted, end: true }), {
+    id: "conversation",
+  });
+}
+
 function draw(state: RunState): void {
   const v = state.view;
   show(h(
     "div",
     null,
-    h("div", { class: "row" }, h("h1", { class: "mono grow" }, v.run_id), pill(v.status)),
+    h(
+      "div",
+      { class: "row title-row" },
+      h("h1", { class: "mono grow" }, v.run_id),
+      pill(v.status),
+      verdictBadge(v.running ? "running" : v.verdict.kind),
+    ),
     h("p", { class: "sub" }, v.folder ? h("span", { class: "mono" }, v.folder) : null),
-    verdict(v),
+    h("div", { class: "outcomes" }, outcome(state), verdict(v)),
     v.untrusted
       ? h(
         "div",
@@ -148,11 +199,28 @@ function draw(state: RunState): void {
       : null,
     v.note ? h("div", { class: "note", id: "level-note" }, v.note) : null,
     card(null, facts(v)),
+    RUN_PANELS.map((panel) => panel(state)),
+    errors(state),
     answers(state),
-    h("section", { class: "card flush", id: "timeline" }, h("h2", null, "Trace"), timeline(state)),
-    h("section", { class: "card flush", id: "events" }, h("h2", null, "Events"), eventsTable(state)),
-    card("Inputs", inputs(v), { flush: true }),
-    card("Outputs", outputs(v), { flush: true }),
+    h(
+      "div",
+      { class: "workbench" },
+      h(
+        "div",
+        { class: "wb-main" },
+        h("section", { class: "card flush", id: "timeline" }, h("h2", null, "Trace"), timeline(state)),
+        callsCard(state),
+        h("section", { class: "card flush", id: "events" }, h("h2", null, "Events"), eventsTable(state)),
+      ),
+      h("aside", { class: "wb-side", id: "detail", "aria-label": "details" }, detailPanel(state)),
+    ),
+    conversation(state),
+    h(
+      "div",
+      { class: "split" },
+      card("Inputs", inputs(v), { flush: true }),
+      card("Outputs", outputs(v), { flush: true }),
+    ),
     card("Grants and refusals", access(v), { flush: true }),
     card("Assessments", assessments(state), { flush: true }),
   ));

@@ -1,105 +1,14 @@
 /**
- * The parts of a run page around its trace and events: the verdict, the facts, the answers (streaming while
- * the run runs), the inputs, outputs, grants and refusals, and the assessments with the form that adds one.
+ * The parts of a run page around its trace and events: the answers (streaming while the run runs), the inputs,
+ * outputs, grants and refusals, and the assessments with the form that adds one.
  * @module
  */
 import type { RunView } from "../run_view.ts";
 import { api, runPath, state as app } from "./api.ts";
 import { card, empty, h, type Kid, table, tag } from "./dom.ts";
-import { bytes, duration, micros, short, when } from "./format.ts";
-import { go, here, wholeLink } from "./nav.ts";
+import { bytes, short, when } from "./format.ts";
+import { wholeLink } from "./nav.ts";
 import type { RunState } from "./run_state.ts";
-
-/** The verdict, first on the page: verified, does not verify (with each problem), or running. */
-export function verdict(v: RunView): HTMLElement {
-  const problems = (id?: string) =>
-    h("ul", id ? { id } : null, v.verdict.problems.map((p) => h("li", { "data-code": p.code }, p.message)));
-  if (v.running) {
-    return h(
-      "div",
-      { class: "verdict live", id: "verdict" },
-      h("div", { class: "icon" }, "…"),
-      h(
-        "div",
-        null,
-        h("h2", null, "Running: not sealed yet"),
-        h(
-          "div",
-          null,
-          v.verdict.ok
-            ? "The chain of the events written so far is intact. The full check runs when the run ends."
-            : "The events written so far have problems:",
-        ),
-        v.verdict.ok ? null : problems(),
-      ),
-    );
-  }
-  if (v.verdict.ok) {
-    return h(
-      "div",
-      { class: "verdict ok", id: "verdict" },
-      h("div", { class: "icon" }, "✓"),
-      h(
-        "div",
-        null,
-        h("h2", null, "Verified"),
-        h(
-          "div",
-          null,
-          v.verdict.bundle
-            ? `The evidence, the outputs and the committed bundle ${v.verdict.bundle} verify.`
-            : "The evidence and the outputs verify: the hash chain, the payloads, the manifest and the output files are as the run recorded them.",
-        ),
-      ),
-    );
-  }
-  const n = v.verdict.problems.length;
-  return h(
-    "div",
-    { class: "verdict bad", id: "verdict", role: "alert" },
-    h("div", { class: "icon" }, "!"),
-    h(
-      "div",
-      { class: "grow" },
-      h("h2", null, `Does not verify: ${n} ${n === 1 ? "problem" : "problems"}`),
-      h(
-        "div",
-        null,
-        v.untrusted
-          ? "The content below is shown as asked, and cannot be trusted."
-          : "Only the structure of its events is shown: its content cannot be trusted.",
-      ),
-      problems("problems"),
-      v.untrusted ? null : h(
-        "p",
-        null,
-        h("button", { onclick: () => go(here() + "?untrusted=1") }, "Show the unverified content anyway"),
-      ),
-    ),
-  );
-}
-
-/** The run's facts: agent, model, backend, start, length, counts, level. */
-export function facts(v: RunView): HTMLElement {
-  const fact = (k: string, value: string) => h("div", null, h("span", null, k), h("b", null, value));
-  const s = v.settings;
-  const { first_time: first, last_time: last, by_type: byType } = v.summary;
-  const took = v.running ? "running" : first && last ? duration(micros(last) - micros(first)) : "—";
-  const text = (x: unknown) => (typeof x === "string" && x !== "" ? x : null);
-  return h(
-    "div",
-    { class: "facts" },
-    fact("Agent", s.agent ? [s.org, s.domain, s.env, s.agent].map(text).filter(Boolean).join("/") : "—"),
-    fact("Model", text(s.model) ?? "—"),
-    fact("Backend", text(s.backend) ?? "—"),
-    fact("Started", first ? when(first) : "—"),
-    fact("Took", took),
-    fact("Events", v.summary.events.toLocaleString()),
-    fact("Model calls", String(byType.model_called ?? 0)),
-    fact("Tool calls", String(byType.tool_called ?? 0)),
-    fact("Shown at", v.level ?? "structure only"),
-  );
-}
 
 /** Each model call's answer on the loaded events, and the answers streaming now. */
 export function answers(state: RunState): HTMLElement | null {
@@ -214,7 +123,7 @@ export function assessments(state: RunState): Kid {
   const v = state.view;
   if (v.assessments === null) {
     return empty(
-      "The file store keeps no assessments: serve a sqlite store (--store sqlite:///…) to add them.",
+      "This store keeps no assessments.",
     );
   }
   const rows = v.assessments.map((a) =>
@@ -223,7 +132,11 @@ export function assessments(state: RunState): Kid {
       null,
       h("td", null, a.name === undefined ? hidden() : a.name),
       h("td", null, a.value === undefined ? hidden() : String(JSON.stringify(a.value))),
-      h("td", null, a.seq === null || a.seq === undefined ? "run" : "event #" + a.seq),
+      h(
+        "td",
+        null,
+        typeof a.seq === "number" ? "event #" + a.seq : a.span_id ? "span " + short(a.span_id, 16) : "run",
+      ),
       h("td", null, a.source || "—"),
       h("td", null, a.rationale || "—"),
       h("td", { class: "muted" }, when(a.created_at)),

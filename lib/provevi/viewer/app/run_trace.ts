@@ -18,6 +18,7 @@ function liveSpans(state: RunState): ViewSpan[] {
   const base = { parent_span_id: null, seqs: [] as number[], event_count: 0 };
   map.set(root, {
     ...base,
+    trace_id: events[0]!.trace_id,
     span_id: root,
     name: "run",
     start_us: 0,
@@ -35,6 +36,7 @@ function liveSpans(state: RunState): ViewSpan[] {
       span = {
         ...base,
         seqs: [],
+        trace_id: e.trace_id,
         span_id: id,
         name: (step + " " + label).trim(),
         start_us: micros(e.started_at ?? e.time) - t0,
@@ -52,6 +54,7 @@ function liveSpans(state: RunState): ViewSpan[] {
     const last = micros(events.at(-1)!.time) - t0;
     spans.push({
       ...base,
+      trace_id: null,
       span_id: "streaming",
       name: "chat (streaming)",
       start_us: last,
@@ -64,7 +67,14 @@ function liveSpans(state: RunState): ViewSpan[] {
 }
 
 function bar(span: ViewSpan, total: number): HTMLElement {
-  const kind = span.depth === 0 ? "root" : span.name.split(" ")[0];
+  const first = span.name.split(" ")[0]!;
+  const kind = span.depth === 0
+    ? "root"
+    : /llm_request|^chat/.test(first)
+    ? "chat"
+    : /tool/.test(first)
+    ? "execute_tool"
+    : first;
   const el = h("div", { class: `bar k-${kind} ${span.status !== "ok" ? span.status : ""}` });
   el.style.left = (span.start_us / total) * 100 + "%";
   el.style.width = Math.max(((span.end_us - span.start_us) / total) * 100, 0.3) + "%";
@@ -81,16 +91,24 @@ export function timeline(state: RunState): HTMLElement {
     h(
       "div",
       {
-        class: "span",
+        class: "span clickable" + (s.status === "error" || s.status === "refused" ? " " + s.status : "") +
+          (state.selected?.kind === "span" && state.selected.id === s.span_id ? " sel" : ""),
         "data-span": s.span_id,
+        "data-status": s.status,
+        onclick: () => state.select({ kind: "span", id: s.span_id }),
         title: `${s.name} · ${s.event_count} event${s.event_count === 1 ? "" : "s"}: ${s.seqs.join(", ")}${
           s.event_count > s.seqs.length ? ", …" : ""
         }`,
       },
       h(
         "div",
-        { class: "name" },
-        h("span", { class: "tw" }, "\u00a0\u00a0".repeat(s.depth) + (s.depth ? "└ " : "")),
+        { class: "name", title: s.name },
+        h("span", { class: "tw" }, "\u00a0\u00a0".repeat(Math.min(s.depth, 12)) + (s.depth ? "└ " : "")),
+        s.status === "error"
+          ? h("span", { class: "st-error" }, "✕ ")
+          : s.status === "refused"
+          ? h("span", { class: "st-refused" }, "⊘ ")
+          : null,
         s.name,
       ),
       h("div", { class: "track" }, bar(s, total)),

@@ -1,0 +1,77 @@
+/**
+ * The spans of a trace in some runs of a store, and the spans of one run: what `trace` and each indexed store's
+ * own `trace` method share.
+ * @module
+ */
+import type { RunRecord } from "../evidence/record.ts";
+import { runSpans, type TraceSpan } from "../evidence/run_spans.ts";
+import { readSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { readEventsText } from "../evidence/read_events.ts";
+import type { EvidenceStore } from "./store.ts";
+
+/**
+ * The spans of a trace in the given runs of a store: what a store's own `trace` method calls, with the runs
+ * its index names. With `scan`, a run whose files do not hold the trace ID's text is passed over unparsed.
+ *
+ * @param store The store to read the runs from.
+ * @param runIds The runs to look in.
+ * @param traceId The trace ID, as {@linkcode traceIdOf} gives it.
+ * @param options `scan`: the runs are every run, most of which do not carry the trace.
+ * @returns The spans of the trace, ordered by start.
+ */
+export async function traceOfRuns(
+  store: EvidenceStore,
+  runIds: readonly string[],
+  traceId: string,
+  options: { scan?: boolean } = {},
+): Promise<TraceSpan[]> {
+  const out: TraceSpan[] = [];
+  for (const runId of runIds) {
+    let record: RunRecord;
+    try {
+      record = await store.readRun(runId);
+    } catch {
+      continue; // a run that went away, or that this store cannot read, has no spans to give
+    }
+    for (const span of await spansOfRecord(record, options.scan ? traceId : null)) {
+      if (span.trace_id === traceId) out.push(span);
+    }
+  }
+  return out.sort((a, b) =>
+    a.start_time === b.start_time
+      ? 0
+      : a.start_time === null
+      ? 1
+      : b.start_time === null
+      ? -1
+      : a.start_time < b.start_time
+      ? -1
+      : 1
+  );
+}
+
+/**
+ * The spans of one run: its events and its span index (`spans.jsonl`), as {@linkcode runSpans} joins them. A
+ * span index that cannot be read, and events that cannot, give what the other holds.
+ *
+ * @param record The run.
+ * @param only When given, a run whose events and span index do not hold this text gives no spans, unparsed.
+ * @returns The run's spans, ordered by start.
+ * @example
+ * ```ts
+ * import { FileStore } from "./file_store.ts";
+ * import { spansOfRecord } from "./trace.ts";
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const spans = await spansOfRecord(await store.readRun("run-20261129T120000Z-0badc0de"));
+ * ```
+ */
+export async function spansOfRecord(record: RunRecord, only: string | null = null): Promise<TraceSpan[]> {
+  const text = await record.eventsText().catch(() => null);
+  let indexed: StoredSpan[] = [];
+  if (record.folder !== null) indexed = await readSpansFile(record.folder).catch(() => []);
+  if (only !== null && !(text ?? "").includes(only) && !indexed.some((s) => s.trace_id === only)) return [];
+  const events = text === null ? [] : readEventsText(text).events;
+  const spans = runSpans(events, indexed);
+  for (const s of spans) if (s.run_id === "") s.run_id = record.runId;
+  return spans;
+}

@@ -1,0 +1,117 @@
+/**
+ * The runs page's digests of runs, kept while the viewer runs so that a page that refreshes every two seconds
+ * does not check its fifty runs again each time. A digest is kept with a stamp of the run's files (each
+ * evidence and output file's size, times and inode, up to 2,000 files) and for at most
+ * {@linkcode DIGEST_TTL_MS}: a run changed on disk is checked again at once, and any run at least that often. A
+ * run's own page always checks it afresh.
+ * @module
+ */
+import { join } from "node:path";
+import type { EvidenceStore } from "../store/store.ts";
+import { type RunDigest, runDigest, type RunDigestOptions } from "./run_digest.ts";
+import { SingleFlight } from "./single_flight.ts";
+
+/** How long a digest is kept at most, in milliseconds. */
+export const DIGEST_TTL_MS = 30_000;
+
+/** How many runs are checked at once: the rest wait, so the viewer stays quick on a small machine. */
+const AT_ONCE = 2;
+
+/** The files of a folder that a stamp looks at one by one; a folder with more relies on the time limit. */
+const STAMP_FILES = 2000;
+
+async function stampLine(path: string, name: string): Promise<string> {
+  try {
+    const i = await Deno.lstat(path);
+    return `${name}:${i.size}:${i.mtime?.getTime()}:${i.ctime?.getTime()}:${i.ino}`;
+  } catch {
+    return `${name}:-`;
+  }
+}
+
+/** The files under a folder, to the stamp's bound: null when there are more. */
+async function filesUnder(folder: string, prefix = "", out: string[] = []): Promise<string[] | null> {
+  try {
+    for await (const entry of Deno.readDir(join(folder, prefix))) {
+      const name = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (out.length >= STAMP_FILES) return null;
+      if (entry.isDirectory) {
+        if ((await filesUnder(folder, name, out)) === null) return null;
+      } else out.push(name);
+    }
+  } catch { /* no such folder: nothing under it */ }
+  return out;
+}
+
+/**
+ * The stamp of a run folder's evidence: what changes when any of it is written, moved or replaced (each file's
+ * size, times and inode; a write changes a file's ctime, which no user can set back).
+ */
+async function stampOf(folder: string | null): Promise<string | null> {
+  if (folder === null) return null;
+  const names = [
+    "evidence",
+    "evidence/events.jsonl",
+    "evidence/manifest.json",
+    "evidence/payloads",
+    "output",
+    "bundle.json",
+  ];
+  const parts = await Promise.all(names.map((n) => stampLine(join(folder, n), n)));
+  for (const dir of ["evidence", "output"]) {
+    const files = await filesUnder(join(folder, dir));
+    if (files === null) parts.push(`${dir}:many`);
+    else {parts.push(
+        ...await Promise.all(files.sort().map((f) => stampLine(join(folder, dir, f), `${dir}/${f}`))),
+      );}
+  }
+  return parts.join("|");
+}
+
+/** The digests of runs, each computed once per change of the run (or per {@linkcode DIGEST_TTL_MS}). */
+export class DigestCache {
+  readonly #kept = new Map<string, { stamp: string | null; at: number; digest: RunDigest }>();
+  readonly #flight = new SingleFlight<RunDigest>();
+  #busy = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  /**
+   * @param store The store.
+   * @param options The viewer's policy and catalog.
+   */
+  constructor(readonly store: EvidenceStore, readonly options: Omit<RunDigestOptions, "text">) {}
+
+  /**
+   * A run's digest, from the cache while the run is unchanged.
+   *
+   * @param runId The run.
+   * @returns The digest.
+   * @throws RunNotFound when the store has no such run.
+   */
+  async digest(runId: string): Promise<RunDigest> {
+    const record = await this.store.readRun(runId);
+    const stamp = await stampOf(record.folder);
+    const kept = this.#kept.get(runId);
+    if (kept && kept.stamp === stamp && stamp !== null && Date.now() - kept.at < DIGEST_TTL_MS) {
+      return kept.digest;
+    }
+    return await this.#flight.run(`${runId}\n${stamp}`, async () => {
+      await this.#turn();
+      try {
+        const digest = await runDigest(this.store, record, { ...this.options, text: false });
+        if (this.#kept.size >= 10_000) this.#kept.clear();
+        // A running run is not kept: its next event changes it.
+        if (digest.verdict !== "running") this.#kept.set(runId, { stamp, at: Date.now(), digest });
+        return digest;
+      } finally {
+        this.#busy--;
+        this.#waiting.shift()?.();
+      }
+    });
+  }
+
+  async #turn(): Promise<void> {
+    while (this.#busy >= AT_ONCE) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#busy++;
+  }
+}

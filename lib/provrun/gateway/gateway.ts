@@ -1,0 +1,388 @@
+/**
+ * The recording model gateway of a run: a server on 127.0.0.1 that speaks the provider API the run's agent
+ * speaks (Anthropic Messages; OpenAI Chat Completions and Responses), takes only requests that carry the run's
+ * token (compared in constant time), forwards each model call to the run's provider with the real key, and
+ * records it (`gateway_call.ts`, `gateway_forward.ts`). The key stays in provr: the program has the token.
+ *
+ * What it refuses, with the status the program's SDK understands and a recorded problem: a request without the
+ * token (401), a path that is not a model call of the API (404), a body over the limit (413), a body that is not
+ * a JSON object naming a model (400), an encoding it cannot read (415), more calls at once than its limit (429).
+ * Refusals are recorded up to a count, then only counted, so a flood fills neither memory nor the evidence.
+ * @module
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Json } from "../../provevi/mod.ts";
+import type { EvidenceRecorder } from "../run/recorder.ts";
+import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
+import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
+import { forward, gatewayError } from "./gateway_forward.ts";
+import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
+import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
+
+/** The default largest request body: 32 MiB. */
+export const DEFAULT_REQUEST_BYTES = 32 * 1024 * 1024;
+/** How many refusals are recorded one by one; the rest are counted. */
+const RECORDED_REFUSALS = 50;
+
+/** What a gateway is started with. */
+export interface GatewayOptions {
+  /** The run's provider: `anthropic`, `openai` or `openai-compatible`. */
+  provider: "anthropic" | "openai" | "openai-compatible";
+  /** The provider's base URL: Anthropic's root (`https://api.anthropic.com`), OpenAI's with `/v1`. */
+  upstream: string;
+  /** The real key, added on the way out; null when the provider takes none. */
+  key: string | null;
+  /** The run's recorder. */
+  recorder: EvidenceRecorder;
+  /** The class named as the events' component. */
+  component: string;
+  /** The largest request body ({@linkcode DEFAULT_REQUEST_BYTES}). */
+  requestBytes?: number;
+  /** The largest response body (`agent.limits.model_bytes`). */
+  responseBytes: number;
+  /** How long to wait for a provider's first byte (10 minutes by default). */
+  firstByteMs?: number;
+  /** How long a provider's stream may stay silent (5 minutes by default). */
+  idleMs?: number;
+  /** At most this many calls at once (32 by default); more get 429. */
+  concurrent?: number;
+  /** The `fetch` of the forwarding; the global one by default. */
+  fetch?: typeof globalThis.fetch;
+  /** Prices a call's data (the run's table), or null. */
+  price?: ((data: { [key: string]: Json }) => string | null) | null;
+  /** Told of each call once it is recorded. */
+  onCall?: (call: RecordedCall) => void;
+}
+
+/** What a gateway has seen. */
+export interface GatewayCounts {
+  /** Model calls forwarded. */
+  calls: number;
+  /** Requests refused, by kind. */
+  refused: Partial<Record<GatewayErrorKind, number>>;
+  /** Other requests forwarded without a record of their own (`count_tokens`, `models`). */
+  passed: number;
+}
+
+const REQUEST_DROPPED = [
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "accept-encoding",
+  "content-encoding",
+  "authorization",
+  "x-api-key",
+  "api-key",
+  "cookie",
+  "forwarded",
+  "x-real-ip",
+  // the key decides its organization and project, not the program
+  "openai-organization",
+  "openai-project",
+];
+
+/** Where a request names its model: SDKs write it first, so the start of the body is read before the whole. */
+const MODEL_AT_START = /^\s*\{\s*"model"\s*:\s*"((?:[^"\\]|\\.){1,200})"\s*,/;
+
+/**
+ * The model a request names, or null when the body is not a JSON object that names one. A body that starts
+ * with its model (as the SDKs write it) is parsed no further here: the provider judges the rest, and the record
+ * reads it after the answer. Any other body is parsed whole.
+ */
+function requestModel(bytes: Uint8Array): string | null {
+  const head = new TextDecoder().decode(bytes.subarray(0, 512));
+  const quick = MODEL_AT_START.exec(head);
+  if (quick) {
+    const model = parseJson(`"${quick[1]}"`);
+    if (typeof model === "string" && model !== "") return model;
+  }
+  const json = parseJson(new TextDecoder().decode(bytes));
+  const whole = obj(json);
+  return json === whole && typeof whole.model === "string" && whole.model !== "" ? whole.model : null;
+}
+
+function hash(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/**
+ * A running gateway.
+ *
+ * @example
+ * ```ts ignore
+ * import { ModelGateway } from "./gateway.ts";
+ * await using gateway = ModelGateway.start({ provider: "anthropic", upstream: "https://api.anthropic.com",
+ *   key: Deno.env.get("ANTHROPIC_API_KEY")!, recorder, component: "ModelGateway", responseBytes: 32 << 20 });
+ * // the program gets ANTHROPIC_BASE_URL=gateway.url and ANTHROPIC_API_KEY=gateway.token
+ * ```
+ */
+export class ModelGateway implements AsyncDisposable {
+  /** `http://127.0.0.1:<port>`: Anthropic's base URL; OpenAI's is this with `/v1`. */
+  readonly url: string;
+  /** The run's token, the program's only key. */
+  readonly token: string;
+  /** What the gateway has seen. */
+  readonly counts: GatewayCounts = { calls: 0, refused: {}, passed: 0 };
+  readonly #options: GatewayOptions;
+  readonly #apis: ProviderApi[];
+  readonly #tokenHash: Buffer;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #closing = new AbortController();
+  readonly #pending = new Set<Promise<void>>();
+  #inFlight = 0;
+  #refusalsRecorded = 0;
+
+  private constructor(options: GatewayOptions) {
+    this.#options = options;
+    this.#apis = options.provider === "anthropic" ? [ANTHROPIC_MESSAGES] : [OPENAI_CHAT, OPENAI_RESPONSES];
+    this.token = `provr-run-${
+      Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
+    }`;
+    this.#tokenHash = hash(this.token);
+    this.#server = Deno.serve(
+      {
+        hostname: "127.0.0.1",
+        port: 0,
+        onListen: () => {},
+        onError: () => new Response(null, { status: 500 }),
+      },
+      (request) => this.#handle(request),
+    );
+    this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+  }
+
+  /**
+   * Starts a gateway on a free port of 127.0.0.1.
+   *
+   * @param options The provider, its key, the recorder and the limits.
+   * @returns The gateway, listening.
+   */
+  static start(options: GatewayOptions): ModelGateway {
+    return new ModelGateway(options);
+  }
+
+  /** The base URL of the program's OpenAI SDK: the gateway's URL with `/v1`. */
+  get openaiUrl(): string {
+    return `${this.url}/v1`;
+  }
+
+  /** Stops taking requests, ends the calls under way, and waits until every call is recorded. */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    await this.#server.shutdown().catch(() => {});
+    while (this.#pending.size) await Promise.allSettled([...this.#pending]);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #authorized(request: Request): boolean {
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+    const given = request.headers.get("x-api-key") ?? bearer ?? "";
+    return timingSafeEqual(hash(given), this.#tokenHash);
+  }
+
+  async #handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const api = this.#apis.find((a) => a.path === url.pathname) ?? null;
+    const family = this.#apis[0]!;
+    if (!this.#authorized(request)) {
+      return await this.#refuse(
+        family,
+        "unauthorized",
+        `the request to ${url.pathname} does not carry the run's token`,
+      );
+    }
+    if (api === null || request.method !== "POST") return await this.#other(request, url);
+    if (this.#inFlight >= (this.#options.concurrent ?? 32)) {
+      return await this.#refuse(
+        api,
+        "busy",
+        `more than ${this.#options.concurrent ?? 32} model calls at once`,
+      );
+    }
+    this.#inFlight++;
+    try {
+      return await this.#call(api, request, url);
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /** A request that is not a model call: the few the SDKs make are passed on unrecorded; the rest are refused. */
+  async #other(request: Request, url: URL): Promise<Response> {
+    const family = this.#apis[0]!;
+    const passed = family.family === "anthropic"
+      ? request.method === "POST" && url.pathname === "/v1/messages/count_tokens"
+      : request.method === "GET" && url.pathname === "/v1/models";
+    if (!passed) {
+      return await this.#refuse(
+        family,
+        "not_found",
+        `${request.method} ${url.pathname} is not a model call the gateway serves`,
+      );
+    }
+    const body = request.method === "POST" ? await this.#body(request, family) : new Uint8Array();
+    if (body instanceof Response) return body;
+    this.counts.passed++;
+    try {
+      const response = await (this.#options.fetch ?? fetch)(this.#upstreamUrl(url), {
+        method: request.method,
+        headers: this.#headers(request.headers),
+        ...(request.method === "POST" ? { body } : {}),
+        signal: AbortSignal.any([
+          this.#closing.signal,
+          AbortSignal.timeout(this.#options.firstByteMs ?? 600_000),
+        ]),
+      });
+      return new Response(await response.arrayBuffer(), {
+        status: response.status,
+        headers: { "content-type": response.headers.get("content-type") ?? "application/json" },
+      });
+    } catch (error) {
+      return gatewayError(
+        family,
+        "bad_gateway",
+        `the model provider did not answer: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** Reads a request's body up to the limit; a refusal's response when it cannot. */
+  async #body(request: Request, api: ProviderApi): Promise<Uint8Array<ArrayBuffer> | Response> {
+    const limit = this.#options.requestBytes ?? DEFAULT_REQUEST_BYTES;
+    const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
+    if (!["identity", "gzip", "deflate"].includes(encoding)) {
+      return await this.#refuse(
+        api,
+        "unsupported_encoding",
+        `the request's content-encoding ${encoding} is not gzip, deflate or none`,
+      );
+    }
+    const declared = Number(request.headers.get("content-length") ?? "");
+    if (Number.isFinite(declared) && declared > limit) {
+      return await this.#refuse(
+        api,
+        "too_large",
+        `the request body of ${declared} bytes passes the gateway's limit of ${limit}`,
+      );
+    }
+    let stream = request.body;
+    if (stream && encoding !== "identity") {
+      stream = stream.pipeThrough(new DecompressionStream(encoding as CompressionFormat));
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of stream ?? []) {
+        size += chunk.byteLength;
+        if (size > limit) {
+          return await this.#refuse(
+            api,
+            "too_large",
+            `the request body passes the gateway's limit of ${limit} bytes`,
+          );
+        }
+        chunks.push(chunk);
+      }
+    } catch (error) {
+      return await this.#refuse(
+        api,
+        "malformed",
+        `the request body cannot be read: ${(error as Error).message}`,
+      );
+    }
+    const out = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) (out.set(c, at), at += c.byteLength);
+    return out;
+  }
+
+  async #call(api: ProviderApi, request: Request, url: URL): Promise<Response> {
+    const bytes = await this.#body(request, api);
+    if (bytes instanceof Response) return bytes;
+    const model = requestModel(bytes);
+    if (model === null) {
+      return await this.#refuse(api, "malformed", `the request body is not a JSON object that names a model`);
+    }
+    this.counts.calls++;
+    const call = new GatewayCall(this.#recording(), { api, bytes, model });
+    const forwarded = await forward(call, api, {
+      url: this.#upstreamUrl(url),
+      headers: this.#headers(request.headers),
+      body: bytes,
+      fetch: this.#options.fetch ?? fetch,
+      responseBytes: this.#options.responseBytes,
+      firstByteMs: this.#options.firstByteMs ?? 600_000,
+      idleMs: this.#options.idleMs ?? 300_000,
+      signal: this.#closing.signal,
+    });
+    const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
+    return forwarded.response;
+  }
+
+  #recording(): CallRecording {
+    const o = this.#options;
+    return {
+      recorder: o.recorder,
+      component: o.component,
+      provider: o.provider,
+      price: o.price ?? null,
+      ...(o.onCall ? { onCall: o.onCall } : {}),
+    };
+  }
+
+  /** The provider's URL of a request: its path under `/v1` after the provider's base. */
+  #upstreamUrl(url: URL): string {
+    const base = this.#options.upstream.replace(/\/+$/, "");
+    if (this.#options.provider === "anthropic") {
+      return `${base.replace(/\/v1$/, "")}${url.pathname}${url.search}`;
+    }
+    return `${base}${url.pathname.slice("/v1".length)}${url.search}`;
+  }
+
+  /** The program's headers, less the ones of the connection and of identity, with the real key. */
+  #headers(from: Headers): Headers {
+    const headers = new Headers();
+    for (const [name, value] of from) {
+      if (!REQUEST_DROPPED.includes(name) && !name.startsWith("x-forwarded-")) headers.set(name, value);
+    }
+    const key = this.#options.key;
+    if (key !== null) {
+      if (this.#options.provider === "anthropic") headers.set("x-api-key", key);
+      else headers.set("authorization", `Bearer ${key}`);
+    }
+    return headers;
+  }
+
+  /** A refused request: recorded (up to a count), and answered in the API's error form. */
+  async #refuse(api: ProviderApi, kind: GatewayErrorKind, message: string): Promise<Response> {
+    this.counts.refused[kind] = (this.counts.refused[kind] ?? 0) + 1;
+    const full = `${message}; the model gateway refused it`;
+    if (this.#refusalsRecorded < RECORDED_REFUSALS) {
+      this.#refusalsRecorded++;
+      const last = this.#refusalsRecorded === RECORDED_REFUSALS;
+      await this.#options.recorder.record({
+        type: "telemetry_problem",
+        component: this.#options.component,
+        data: {
+          problem: last
+            ? `${full} (further refusals are counted in run_completed's gateway, not recorded)`
+            : full,
+          library: "gateway",
+          refused: kind,
+        },
+      }).catch(() => {});
+    }
+    return gatewayError(api, kind, full);
+  }
+}

@@ -1,0 +1,383 @@
+/**
+ * The forwarding of one model call: the request goes to the provider with the real key; a response that does not
+ * stream is read whole (cut past the run's limit) and passed back as the provider sent it; a stream passes each
+ * chunk to the program as it arrives, while the same bytes are kept and reassembled for the record. A provider
+ * that never answers, goes silent mid-stream, drops the connection, sends garbage or too much is cut: the program
+ * gets its SDK's kind of error (an error status with the provider's error body, or the API's error event at the
+ * end of the stream), and the call is recorded as failed with what arrived. Each call's event is written before
+ * the program gets the bytes that end the call (the whole body, or the stream's last event), so that it comes
+ * before anything the program does with the answer (a tool call's hook, the next request); every byte before
+ * them passes on at once.
+ * @module
+ */
+import { PayloadTooLarge } from "../run/errors.ts";
+import { errorMessage } from "../run/recorder.ts";
+import type { GatewayCall } from "./gateway_call.ts";
+import {
+  ERROR_STATUS,
+  errorBody,
+  type GatewayErrorKind,
+  obj,
+  parseJson,
+  type ProviderApi,
+  str,
+  streamErrorEvent,
+} from "./provider_api.ts";
+import { SseParser } from "./sse.ts";
+
+/** Where and how a call is forwarded. */
+export interface Upstream {
+  /** The provider's URL for this call. */
+  url: string;
+  /** The headers to send (the real key among them). */
+  headers: Headers;
+  /** The request's bytes, as the program sent them. */
+  body: Uint8Array<ArrayBuffer>;
+  /** The `fetch` to use. */
+  fetch: typeof globalThis.fetch;
+  /** The largest response body. */
+  responseBytes: number;
+  /** How long to wait for the response's headers. */
+  firstByteMs: number;
+  /** How long a stream (or a body) may stay silent. */
+  idleMs: number;
+  /** Aborted when the gateway closes. */
+  signal: AbortSignal;
+}
+
+/** What the program gets, and when the call's record is written. */
+export interface Forwarded {
+  response: Response;
+  /** Settles once the call's event is written (for a stream, before its last event reaches the program). */
+  recorded: Promise<void>;
+}
+
+class Silence extends Error {
+  constructor(what: string, ms: number) {
+    super(`the provider sent ${what} for ${Math.round(ms / 1000)} s; the gateway stopped waiting`);
+    this.name = "ProviderTimeout";
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** Response headers that describe the connection or the encoding, which the gateway's own response sets anew. */
+const DROPPED = [
+  "content-length",
+  "content-encoding",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "set-cookie",
+];
+
+function passedHeaders(from: Headers): Headers {
+  const headers = new Headers(from);
+  for (const name of DROPPED) headers.delete(name);
+  return headers;
+}
+
+function tooLarge(limit: number, size: string): PayloadTooLarge {
+  return new PayloadTooLarge(
+    `the model's response passed ${limit} bytes (${size}); it was cut and refused: raise ` +
+      `agent.limits.model_bytes if the model should answer with that much`,
+  );
+}
+
+/**
+ * The error response the program gets from the gateway itself.
+ *
+ * @param api The API the program called.
+ * @param kind The kind of error.
+ * @param message What happened and what to do.
+ * @returns The response.
+ */
+export function gatewayError(
+  api: Pick<ProviderApi, "family">,
+  kind: GatewayErrorKind,
+  message: string,
+): Response {
+  return Response.json(errorBody(api.family, kind, message), {
+    status: ERROR_STATUS[kind],
+    headers: { "x-provr-gateway": "refused" },
+  });
+}
+
+/**
+ * One timer for a call however many chunks it reads: the wait for the answer, then for each next byte. It aborts
+ * the call when the provider stays silent; a chunk that arrives only moves the time on.
+ */
+class Watchdog {
+  readonly #controller: AbortController;
+  readonly #idleMs: number;
+  #what = "no answer";
+  #wait: number;
+  #last = performance.now();
+  #timer: ReturnType<typeof setTimeout> | null;
+
+  constructor(controller: AbortController, ms: { firstByteMs: number; idleMs: number }) {
+    this.#controller = controller;
+    this.#idleMs = ms.idleMs;
+    this.#wait = ms.firstByteMs;
+    this.#timer = setTimeout(() => this.#check(), this.#wait);
+  }
+
+  #check(): void {
+    const silent = performance.now() - this.#last;
+    if (silent >= this.#wait) {
+      this.#timer = null;
+      this.#controller.abort(new Silence(this.#what, this.#wait));
+    } else this.#timer = setTimeout(() => this.#check(), this.#wait - silent);
+  }
+
+  /** The answer came, or a chunk of it: the next wait is for more. */
+  touch(): void {
+    this.#last = performance.now();
+    this.#what = "nothing more";
+    this.#wait = this.#idleMs;
+  }
+
+  stop(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+}
+
+/** The provider's answer as it is read: its reader, its watchdog, and its bytes counted against the limit. */
+class Answer {
+  readonly chunks: Uint8Array[] = [];
+  size = 0;
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #controller: AbortController;
+  readonly #watch: Watchdog;
+  readonly #limit: number;
+
+  constructor(response: Response, call: { controller: AbortController; watch: Watchdog; limit: number }) {
+    this.#reader = response.body!.getReader();
+    this.#controller = call.controller;
+    this.#watch = call.watch;
+    this.#limit = call.limit;
+  }
+
+  /** The next chunk, or null at the end; throws why the answer was cut (silence, size, the connection). */
+  async next(): Promise<Uint8Array | null> {
+    let step: ReadableStreamReadResult<Uint8Array>;
+    try {
+      step = await this.#reader.read();
+    } catch (error) {
+      throw this.#controller.signal.reason instanceof Error ? this.#controller.signal.reason : error;
+    }
+    if (step.done) {
+      this.#watch.stop();
+      return null;
+    }
+    this.#watch.touch();
+    this.size += step.value.byteLength;
+    if (this.size > this.#limit) throw tooLarge(this.#limit, `at least ${this.size} bytes`);
+    this.chunks.push(step.value);
+    return step.value;
+  }
+
+  /** Stops reading: the provider's connection is closed. */
+  async cancel(reason: unknown): Promise<void> {
+    this.#watch.stop();
+    this.#controller.abort(reason);
+    await this.#reader.cancel(reason).catch(() => {});
+  }
+
+  /** The bytes kept so far (all that arrived within the limit), as one array. */
+  bytes(): Uint8Array<ArrayBuffer> {
+    const out = new Uint8Array(this.chunks.reduce((n, c) => n + c.byteLength, 0));
+    let at = 0;
+    for (const c of this.chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return out;
+  }
+}
+
+/**
+ * Forwards one call and records it.
+ *
+ * @param call The call's record.
+ * @param api The API.
+ * @param up Where it goes, with what.
+ * @returns The program's response, and the promise of the record.
+ */
+export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream): Promise<Forwarded> {
+  const controller = new AbortController();
+  const onClose = () => controller.abort(new Error("the run ended"));
+  up.signal.addEventListener("abort", onClose, { once: true });
+  const end = () => up.signal.removeEventListener("abort", onClose);
+  const watch = new Watchdog(controller, up);
+  let response: Response;
+  try {
+    response = await up.fetch(up.url, {
+      method: "POST",
+      headers: up.headers,
+      body: up.body,
+      signal: controller.signal,
+    });
+  } catch (error) {
+    watch.stop();
+    end();
+    const failure = controller.signal.reason instanceof Silence ? controller.signal.reason : error;
+    const message = `the model provider did not answer: ${errorMessage(failure)}`;
+    await call.failed({ name: nameOf(failure), message, status: null, response: null });
+    const kind = failure instanceof Silence ? "timeout" : "bad_gateway";
+    return { response: gatewayError(api, kind, message), recorded: Promise.resolve() };
+  }
+  call.firstByte();
+  watch.touch();
+  const declared = Number(response.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > up.responseBytes) {
+    watch.stop();
+    end();
+    await response.body?.cancel().catch(() => {});
+    const error = tooLarge(up.responseBytes, `${declared} bytes declared`);
+    await call.failed({ name: error.name, message: error.message, status: response.status, response: null });
+    return { response: gatewayError(api, "bad_gateway", error.message), recorded: Promise.resolve() };
+  }
+  const answer = new Answer(response, { controller, watch, limit: up.responseBytes });
+  const streaming = response.ok && (response.headers.get("content-type") ?? "").includes("text/event-stream");
+  call.streamed = streaming;
+  if (streaming) return streamThrough(call, api, { response, answer, end });
+  try {
+    return { response: await whole(call, api, { response, answer }), recorded: Promise.resolve() };
+  } finally {
+    end();
+  }
+}
+
+function nameOf(error: unknown): string {
+  return error instanceof Error && error.name !== "Error" && error.name !== "TypeError"
+    ? error.name
+    : "ProviderUnreachable";
+}
+
+/** A response that does not stream: read whole, recorded, then passed back as the provider sent it. */
+async function whole(
+  call: GatewayCall,
+  api: ProviderApi,
+  got: { response: Response; answer: Answer },
+): Promise<Response> {
+  const { response, answer } = got;
+  try {
+    while (await answer.next() !== null) { /* read whole */ }
+  } catch (error) {
+    await answer.cancel(error);
+    const message = `the model provider's answer was cut: ${errorMessage(error)}`;
+    await call.failed({ name: nameOf(error), message, status: response.status, response: answer.bytes() });
+    return gatewayError(api, error instanceof Silence ? "timeout" : "bad_gateway", message);
+  }
+  const bytes = answer.bytes();
+  const status = response.status;
+  const body = parseJson(new TextDecoder().decode(bytes));
+  if (!response.ok) {
+    // The provider's own error: the program's SDK reads it as it would without the gateway.
+    const message = str(obj(obj(body).error).message) ?? `HTTP ${status}`;
+    await call.failed({ name: "ProviderError", message, status, response: bytes });
+    return new Response(bytes, { status, headers: passedHeaders(response.headers) });
+  }
+  if (body === undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
+    const message = `the model provider answered ${status} with a body that is not a JSON object`;
+    await call.failed({ name: "ProviderGarbage", message, status, response: bytes });
+    return gatewayError(api, "bad_gateway", message);
+  }
+  await call.ok({ status, body, bytes, stream: null });
+  return new Response(bytes, { status, headers: passedHeaders(response.headers) });
+}
+
+/**
+ * A stream: each chunk on to the program as it arrives, kept and reassembled for the record; the chunk that ends
+ * the call (its last event, or an error event) waits until the call's event is written.
+ */
+function streamThrough(
+  call: GatewayCall,
+  api: ProviderApi,
+  got: { response: Response; answer: Answer; end: () => void },
+): Forwarded {
+  const { response, answer } = got;
+  const status = response.status;
+  const parser = new SseParser();
+  const assembly = api.assemble();
+  let settle!: () => void;
+  const recorded = new Promise<void>((resolve) => (settle = resolve));
+  let done = false;
+  const record = async (write: () => Promise<void>) => {
+    if (done) return;
+    done = true;
+    await write().catch(() => {});
+    got.end();
+    settle();
+  };
+  const cut = async (program: ReadableStreamDefaultController<Uint8Array>, error: unknown, what: string) => {
+    const message = `${what}: ${errorMessage(error)}`;
+    const failure = { name: nameOf(error), message, status, response: answer.bytes() };
+    await record(() => call.failed(failure, assembly.body()));
+    program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
+    program.close();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    pull: async (program) => {
+      let chunk: Uint8Array | null;
+      try {
+        chunk = await answer.next();
+      } catch (error) {
+        await answer.cancel(error);
+        return await cut(program, error, "the model provider's stream was cut");
+      }
+      if (chunk === null) {
+        for (const e of parser.end()) assembly.take(e);
+        if (!done) await ended(call, { api, assembly, program, status, raw: answer.bytes(), record });
+        program.close();
+        return;
+      }
+      call.firstByte();
+      for (const e of parser.push(chunk)) assembly.take(e);
+      // The chunk that ends the call goes on once the call is recorded.
+      if (!done && (assembly.complete() || assembly.error() !== null)) {
+        await ended(call, { api, assembly, program, status, raw: answer.bytes(), record });
+      }
+      program.enqueue(chunk);
+    },
+    cancel: async (reason) => {
+      await answer.cancel(reason);
+      const message = "the program closed the stream before its end";
+      const failure = { name: "StreamAbandoned", message, status, response: answer.bytes() };
+      await record(() => call.failed(failure, assembly.body()));
+    },
+  }, { highWaterMark: 0 });
+  return { response: new Response(stream, { status, headers: passedHeaders(response.headers) }), recorded };
+}
+
+/**
+ * A stream that ended: whole (`model_called`), with the provider's error event, or cut before its last event (the
+ * program then gets the API's error event).
+ */
+async function ended(
+  call: GatewayCall,
+  end: {
+    api: ProviderApi;
+    assembly: ReturnType<ProviderApi["assemble"]>;
+    program: ReadableStreamDefaultController<Uint8Array>;
+    status: number;
+    raw: Uint8Array;
+    record: (write: () => Promise<void>) => Promise<void>;
+  },
+): Promise<void> {
+  const { api, assembly, status, raw } = end;
+  const said = assembly.error();
+  if (said === null && assembly.complete()) {
+    return await end.record(() => call.ok({ status, body: assembly.body(), bytes: null, stream: raw }));
+  }
+  if (said !== null) {
+    return await end.record(() =>
+      call.failed({ name: "ProviderError", message: said, status, response: raw }, assembly.body())
+    );
+  }
+  const message = "the model provider's stream ended before its last event";
+  await end.record(() => call.failed({ name: "StreamCut", message, status, response: raw }, assembly.body()));
+  end.program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
+}

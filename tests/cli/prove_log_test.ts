@@ -1,0 +1,87 @@
+/**
+ * `prove log` and `prove verify --log-key` on a sqlite store and a file store: the key, a run's proof, a
+ * consistency proof, the audit, a witness's cosignature gathered by `prove log cosign` and `prove log wait`, and
+ * the audit's refusal of a run removed from the store.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { bufferIo } from "../../cli/_io.ts";
+import { prove } from "../../cli/prove.ts";
+import { FileStore, SqliteStore } from "../../lib/provevi/mod.ts";
+import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
+import { writeRichRun } from "../provevi/_rich_run.ts";
+import { writeRun } from "../provevi/_run.ts";
+
+async function run(args: string[]) {
+  const io = bufferIo();
+  const code = await prove(args, io);
+  return { code, out: io.stdout.join("\n"), err: io.stderr.join("\n") };
+}
+
+const A = "run-20261201T000000Z-0000000a";
+const B = "run-20261201T000000Z-0000000b";
+
+async function sqliteStore(): Promise<{ store: string; runs: string; db: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "prove-log-" });
+  const db = join(dir, "evidence.db");
+  const runs = join(dir, "runs");
+  await using store = new SqliteStore(db, { runs });
+  for (const id of [A, B]) await writeRichRun(await store.openRun(id));
+  return { store: `sqlite:///${db}`, runs, db };
+}
+
+Deno.test("prove log key|proof|consistency|audit and prove verify --log-key work on a sqlite store", async () => {
+  const { store, runs } = await sqliteStore();
+  const at = ["--store", store, "--runs", runs];
+  const key = await run([...at, "log", "key"]);
+  assert.equal(key.code, 0, key.err);
+  assert.match(key.out, /^provevi\.local\/sqlite\/[0-9a-f]{16}\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*$/);
+  const proof = await run([...at, "log", "proof", B]);
+  assert.equal(proof.code, 0, proof.err);
+  assert.match(proof.out, /^c2sp\.org\/tlog-proof@v1\nindex 1\n/);
+  const consistency = await run([...at, "log", "consistency", "1", "2", "--json"]);
+  assert.equal(JSON.parse(consistency.out).new.size, 2);
+  const audit = await run([...at, "log", "audit"]);
+  assert.deepEqual([audit.code, audit.out], [0, "the log of 2 runs agrees with the store"]);
+  const verified = await run([...at, "verify", B, "--log-key", key.out, "--json"]);
+  assert.equal(verified.code, 0, verified.out + verified.err);
+  assert.equal(JSON.parse(verified.out).in_log.index, 1);
+});
+
+Deno.test("prove log cosign and prove log wait gather a witness, and prove verify asks for its quorum", async () => {
+  const { store, runs } = await sqliteStore();
+  const at = ["--store", store, "--runs", runs];
+  const logKey = (await run([...at, "log", "key"])).out;
+  await using reader = new SqliteStore(store, { runs, create: false });
+  const witness = new Witness({
+    name: "witness.test/w1",
+    seed: new Uint8Array(randomBytes(32)),
+    state: await Deno.makeTempDir({ prefix: "prove-log-witness-" }),
+    logs: [(await reader.log.key())!.verifier],
+  });
+  await using server = serveWitness(witness, { port: 0 });
+  const policy = ["--log-key", logKey, "--witness", witness.verifier.vkey, "--quorum", "1"];
+  // The proof of the seal is signed by the log only: the quorum of one witness is not there yet.
+  const before = await run([...at, "verify", A, ...policy]);
+  assert.equal(before.code, 1);
+  assert.match(before.out + before.err, /log\.quorum|cosigned by 0/);
+  const cosign = await run([...at, "log", "cosign", server.url]);
+  assert.deepEqual([cosign.code, cosign.out], [0, `${server.url}: 200 cosigned`]);
+  const wait = await run([...at, "log", "wait", A, ...policy, "--timeout", "30"]);
+  assert.equal(wait.code, 0, wait.err);
+  assert.match(wait.out, /\n— witness\.test\/w1 /);
+  const after = await run([...at, "verify", A, ...policy]);
+  assert.equal(after.code, 0, after.out + after.err);
+});
+
+Deno.test("prove log audit names a run removed from a file store and exits 1", async () => {
+  const runs = join(await Deno.makeTempDir({ prefix: "prove-log-file-" }), "runs");
+  for (const id of [A, B]) await writeRun(join(runs, id), id);
+  assert.equal((await run(["--runs", runs, "log", "audit"])).code, 0);
+  await Deno.remove(join(runs, A), { recursive: true });
+  const audit = await run(["--runs", runs, "log", "audit", "--json"]);
+  assert.equal(audit.code, 1);
+  assert.deepEqual(JSON.parse(audit.out).problems.map((p: { code: string }) => p.code), ["log.added"]);
+  new FileStore({ runs }).log.close();
+});

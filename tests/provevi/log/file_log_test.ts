@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import {
+  checkCheckpoint,
+  FileLog,
+  leafBytes,
+  leafHash,
+  parseCheckpoint,
+  parseNote,
+  proveConsistency,
+  proveRun,
+  verifyConsistency,
+  verifyInclusion,
+} from "../../../lib/provevi/log/mod.ts";
+import { auditStoreLog, FileStore } from "../../../lib/provevi/mod.ts";
+import { leafOfSeal } from "../../../lib/provevi/log/run_leaf.ts";
+import { writeRun } from "../_run.ts";
+import { fakeLeaf, tempLog } from "./_log_fixtures.ts";
+
+Deno.test("a file log appends leaves one by one and in batches, and proves each against a signed checkpoint", async () => {
+  const { log } = await tempLog();
+  const leaves = Array.from({ length: 600 }, (_, i) => fakeLeaf(i));
+  const r1 = await log.append(leaves.slice(0, 1));
+  assert.deepEqual(r1.indexes, [0]);
+  await log.append(leaves.slice(1, 300));
+  for (const l of leaves.slice(300, 305)) await log.append([l]);
+  const last = await log.append(leaves.slice(305));
+  assert.equal(last.size, 600);
+  const key = (await log.key())!;
+  const checked = checkCheckpoint(last.checkpoint, { logs: [key.verifier], witnesses: [], quorum: 0 });
+  assert.ok(checked.ok);
+  const { root, size } = parseCheckpoint(parseNote(last.checkpoint).text);
+  for (const i of [0, 1, 255, 256, 299, 303, 599]) {
+    const proof = await proveRun(log, leaves[i]!.run_id);
+    assert.equal(proof.index, i);
+    assert.ok(verifyInclusion(leafHash(leafBytes(leaves[i]!)), i, size, proof.proof, root));
+  }
+  const c = await proveConsistency(log, 300, 600);
+  assert.ok(verifyConsistency(300, 600, c.proof, c.oldRoot, root));
+  assert.equal(await log.indexOf("run-none"), null);
+});
+
+Deno.test("a leaf already in the log is found by its run, and a pending leaf of a killed appender is appended by the next one", async () => {
+  const { log } = await tempLog();
+  await log.append([fakeLeaf(0)]);
+  // An appender killed after writing its pending file and tiles, before its commit: the run was not sealed, so
+  // nothing is appended for it, and the log goes on from its committed size.
+  const prepared = await log.prepare([fakeLeaf(1)], null);
+  prepared.abort();
+  const next = await log.append([fakeLeaf(2)]);
+  assert.deepEqual(next.indexes, [1]);
+  assert.equal(await log.indexOf(fakeLeaf(2).run_id), 1);
+  assert.equal(await log.indexOf(fakeLeaf(1).run_id), null);
+});
+
+Deno.test("a run sealed by an appender killed before its commit is appended by the next one, once, and the audit is clean", async () => {
+  const { dir } = await tempLog();
+  const runs = join(dir, "runs");
+  const store = new FileStore({ runs });
+  await writeRun(join(runs, "run-20261201T000000Z-000000a0"), "run-20261201T000000Z-000000a0");
+  // A run whose manifest took its name, by an appender killed before it renamed the checkpoint: its leaf is only
+  // in the pending file.
+  const id = "run-20261201T000000Z-000000a1";
+  const unlogged = new FileStore({ runs });
+  Object.defineProperty(unlogged, "log", { value: undefined });
+  await writeRun(join(runs, id), id, { store: unlogged });
+  const manifest = await Deno.readTextFile(join(runs, id, "evidence", "manifest.json"));
+  const killed = await store.log.prepare([leafOfSeal(manifest, null)], join(runs, id));
+  killed.abort();
+  assert.equal(await store.log.indexOf(id), null);
+  await writeRun(join(runs, "run-20261201T000000Z-000000a2"), "run-20261201T000000Z-000000a2");
+  assert.equal(await store.log.indexOf(id), 1);
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000a2"), 2);
+  // The pending file was blanked at the commit: the next append takes nothing of it again.
+  await writeRun(join(runs, "run-20261201T000000Z-000000a3"), "run-20261201T000000Z-000000a3");
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000a3"), 3);
+  assert.equal(parseCheckpoint(parseNote((await store.log.checkpoint())!).text).size, 4);
+  assert.deepEqual((await auditStoreLog(store)).problems, []);
+});
+
+Deno.test("a file log keeps the partial tiles of every checkpoint until their full tile, as C2SP tlog-tiles asks", async () => {
+  const { log } = await tempLog();
+  const leaves = Array.from({ length: 260 }, (_, i) => fakeLeaf(i));
+  await log.append(leaves.slice(0, 3));
+  const old = (await log.checkpoint())!;
+  await log.append(leaves.slice(3, 5));
+  const tiles = join(log.dir, "tlog", "tile");
+  // A client holding the checkpoint of size 3 fetches the tile of width 3, and proves leaf 1 against it.
+  assert.ok((await Deno.stat(join(tiles, "0", "000.p", "3"))).isFile);
+  assert.ok((await Deno.stat(join(tiles, "entries", "000.p", "3"))).isFile);
+  const proof = await proveRun(log, leaves[1]!.run_id, { checkpoint: old });
+  const { root } = parseCheckpoint(parseNote(old).text);
+  assert.ok(verifyInclusion(leafHash(leafBytes(leaves[1]!)), 1, 3, proof.proof, root));
+  await log.append(leaves.slice(5));
+  // The full tile is there: its partial ones go.
+  assert.ok((await Deno.stat(join(tiles, "0", "000"))).isFile);
+  await assert.rejects(Deno.stat(join(tiles, "0", "000.p")), Deno.errors.NotFound);
+  await assert.rejects(Deno.stat(join(tiles, "entries", "000.p")), Deno.errors.NotFound);
+});
+
+Deno.test("a run is found through the run index, and a log whose index was lost is read from its entries and indexed again", async () => {
+  const { log: first, dir } = await tempLog();
+  await first.append(Array.from({ length: 300 }, (_, i) => fakeLeaf(i)));
+  assert.equal(await first.indexOf(fakeLeaf(270).run_id), 270);
+  first.close();
+  const index = join(first.dir, "index.db");
+  assert.deepEqual(indexRows(index), { rows: 300, size: 300 });
+  // The index is lost (a copy of the log without it): the entries say where each run is.
+  for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(index + suffix).catch(() => {});
+  const log = new FileLog(join(dir, "runs"));
+  assert.equal(await log.indexOf(fakeLeaf(270).run_id), 270);
+  assert.equal(await log.indexOf("run-none"), null);
+  await log.append([fakeLeaf(300)]); // the next appender indexes every leaf again
+  assert.deepEqual(indexRows(index), { rows: 301, size: 301 });
+  assert.equal(await log.indexOf(fakeLeaf(300).run_id), 300);
+  log.close();
+});
+
+function indexRows(path: string): { rows: number; size: number } {
+  const db = new DatabaseSync(path);
+  try {
+    const rows = db.prepare("SELECT count(*) AS n FROM provevi_log_index").get() as { n: number };
+    const size = db.prepare("SELECT size FROM provevi_log_indexed").get() as { size: number };
+    return { rows: Number(rows.n), size: Number(size.size) };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { ProveviError } from "../../../lib/provevi/mod.ts";
+import { buildTrace, checkTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
+import { defaultRowsKeyPath, readRowsKey } from "../../../lib/provtrace/db/mod.ts";
+import { makeRuns } from "../_runs.ts";
+
+/** The payloads the manifest of a run lists. */
+async function payloadsOf(runs: string, runId: string): Promise<string[]> {
+  const manifest = JSON.parse(await Deno.readTextFile(join(runs, runId, "evidence", "manifest.json")));
+  return manifest.payloads.map((p: { sha256: string }) => p.sha256);
+}
+
+Deno.test("a build seals each run's rows with the user's key (mode 0600); check and export trust rows whose MAC holds without reading the evidence again, and --deep reads it", async () => {
+  await using t = await makeRuns();
+  const db = join(t.root, "trace.db");
+  const keyFile = join(t.root, "home", "provtrace", "rows.key");
+  const built = await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog, keyFile });
+  assert.equal(built.added.length, 2);
+  assert.equal((await Deno.stat(keyFile)).mode! & 0o777, 0o600);
+  const file = new DatabaseSync(db);
+  const macs = file.prepare("SELECT rows_mac FROM trace_sources").all() as { rows_mac: string }[];
+  file.close();
+  assert.equal(macs.length, 2);
+  for (const m of macs) assert.match(m.rows_mac, /^[0-9a-f]{64}$/);
+  assert.ok((await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile })).ok);
+
+  // A payload lost from the store after the build: the rows still hold the MAC over their digest and the
+  // manifest, so check and the export trust them; only --deep (or no key) builds the run again and finds it.
+  const lost = (await payloadsOf(t.runs, t.agentRun))[0]!;
+  await Deno.remove(join(t.runs, t.agentRun, "evidence", "payloads", lost));
+  const quick = await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile });
+  assert.ok(quick.ok, JSON.stringify(quick.runs));
+  const exported = await exportTrace(db, { kind: "steps", catalog: t.catalog, runs: t.runs, keyFile });
+  assert.deepEqual(exported.refused, []);
+  const deep = await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile, deep: true });
+  assert.equal(deep.ok, false);
+  assert.notEqual(deep.runs.find((r) => r.run_id === t.agentRun)!.state, "same");
+  assert.equal((await checkTrace(db, { catalog: t.catalog, runs: t.runs })).ok, false);
+});
+
+Deno.test("a rows key that others may read, or that is not a key, is refused in one line that names the fix", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provtrace-key-" });
+  try {
+    const path = join(dir, "rows.key");
+    assert.equal(await readRowsKey(path), null);
+    const key = await readRowsKey(path, { create: true });
+    assert.equal(key!.length, 32);
+    assert.deepEqual(await readRowsKey(path), key);
+    await Deno.chmod(path, 0o644);
+    await assert.rejects(() => readRowsKey(path), (e: Error) => {
+      assert.ok(e instanceof ProveviError);
+      assert.match(e.message, /may be read by others; chmod 600/);
+      assert.ok(!e.message.includes("\n"));
+      return true;
+    });
+    await Deno.writeTextFile(path, "not a key\n", { mode: 0o600 });
+    await Deno.chmod(path, 0o600);
+    await assert.rejects(() => readRowsKey(path), /is not a rows key \(64 hex digits\)/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the rows key's default place is the user's data folder, and none without a home", () => {
+  assert.equal(defaultRowsKeyPath({ HOME: "/home/ada" }), "/home/ada/.local/share/provtrace/rows.key");
+  assert.equal(defaultRowsKeyPath({ XDG_DATA_HOME: "/data", HOME: "/home/ada" }), "/data/provtrace/rows.key");
+  assert.equal(defaultRowsKeyPath({}), null);
+});
