@@ -217,3 +217,45 @@ Deno.test("the wire decoder never fails on a mutated body with anything but an E
     }
   }
 });
+
+Deno.test("the wire decoder refuses an attribute nested more than 32 lists deep, and reads one of 32", () => {
+  const nested = (depth: number): Record<string, unknown> =>
+    depth === 0 ? { string_value: "leaf" } : { array_value: { values: [nested(depth - 1)] } };
+  const body = (depth: number) =>
+    OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+      resource_spans: [{
+        scope_spans: [{
+          spans: [{
+            trace_id: new Uint8Array(16).fill(1),
+            span_id: new Uint8Array(8).fill(2),
+            attributes: [{ key: "deep", value: nested(depth) }],
+          }],
+        }],
+      }],
+    })).finish();
+  let leaf = decodeTraceRequest(body(31))[0]!.attributes.deep;
+  for (let i = 0; i < 31; i++) leaf = (leaf as OtlpValue[])[0]!;
+  assert.equal(leaf, "leaf");
+  assert.throws(() => decodeTraceRequest(body(32)), /nested more than 32 deep at byte/);
+  // 1,000 lists deep, written by hand (protobufjs will not write one): refused, not a stack overflow
+  const field = (tag: number, inner: number[]) => {
+    const length: number[] = [];
+    for (let n = inner.length;; n >>>= 7) {
+      if (n < 0x80) {
+        length.push(n);
+        break;
+      }
+      length.push((n & 0x7f) | 0x80);
+    }
+    return [tag, ...length, ...inner];
+  };
+  let value: number[] = [];
+  for (let i = 0; i < 1000; i++) value = field(0x2a, field(0x0a, value)); // AnyValue.array_value.values
+  const span = [
+    ...field(0x0a, Array(16).fill(1)),
+    ...field(0x12, Array(8).fill(2)),
+    ...field(0x4a, field(0x12, value)),
+  ];
+  const deep = new Uint8Array(field(0x0a, field(0x12, field(0x12, span))));
+  assert.throws(() => decodeTraceRequest(deep), /nested more than 32 deep at byte/);
+});
