@@ -247,7 +247,8 @@ function put(out: Record<string, OtlpValue>, key: string, value: OtlpValue): voi
  */
 function anyValue(wire: Wire, end: number): OtlpValue {
   // a value nested past any real attribute's depth would only overflow the stack of every reader after
-  if (++wire.depth > MAX_DEPTH) wire.fail(`a value is nested more than ${MAX_DEPTH} deep`);
+  // (counted as the OTLP/JSON decoder counts: the attribute's own value is depth 0)
+  if (wire.depth++ > MAX_DEPTH) wire.fail(`a value is nested more than ${MAX_DEPTH} deep`);
   let text: string | undefined;
   let bool: boolean | undefined;
   let int: number | string | undefined;

@@ -8,6 +8,7 @@ import {
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { decodeTraceRequest, type OtlpValue, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
+import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
 
 /** The receiver's decoder before the wire decoder: protobufjs's message, made a plain object, made spans. */
 function protobufjsSpans(body: Uint8Array): ReceivedSpan[] {
@@ -218,7 +219,7 @@ Deno.test("the wire decoder never fails on a mutated body with anything but an E
   }
 });
 
-Deno.test("the wire decoder refuses an attribute nested more than 32 lists deep, and reads one of 32", () => {
+Deno.test("the wire decoder refuses an attribute nested more than 32 lists deep, as the OTLP/JSON decoder does, and reads one of 32", () => {
   const nested = (depth: number): Record<string, unknown> =>
     depth === 0 ? { string_value: "leaf" } : { array_value: { values: [nested(depth - 1)] } };
   const body = (depth: number) =>
@@ -233,10 +234,26 @@ Deno.test("the wire decoder refuses an attribute nested more than 32 lists deep,
         }],
       }],
     })).finish();
-  let leaf = decodeTraceRequest(body(31))[0]!.attributes.deep;
-  for (let i = 0; i < 31; i++) leaf = (leaf as OtlpValue[])[0]!;
+  let leaf = decodeTraceRequest(body(32))[0]!.attributes.deep;
+  for (let i = 0; i < 32; i++) leaf = (leaf as OtlpValue[])[0]!;
   assert.equal(leaf, "leaf");
-  assert.throws(() => decodeTraceRequest(body(32)), /nested more than 32 deep at byte/);
+  assert.throws(() => decodeTraceRequest(body(33)), /nested more than 32 deep at byte/);
+  const json = (depth: number): unknown =>
+    depth === 0 ? { stringValue: "leaf" } : { arrayValue: { values: [json(depth - 1)] } };
+  const jsonBody = (depth: number) =>
+    JSON.stringify({
+      resourceSpans: [{
+        scopeSpans: [{
+          spans: [{
+            traceId: "01".repeat(16),
+            spanId: "02".repeat(8),
+            attributes: [{ key: "deep", value: json(depth) }],
+          }],
+        }],
+      }],
+    });
+  assert.equal(decodeTraceJson(jsonBody(32)).length, 1);
+  assert.throws(() => decodeTraceJson(jsonBody(33)), /nests more than 32 deep/);
   // 1,000 lists deep, written by hand (protobufjs will not write one): refused, not a stack overflow
   const field = (tag: number, inner: number[]) => {
     const length: number[] = [];
