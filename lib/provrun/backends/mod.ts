@@ -14,3 +14,4 @@ export * from "./tool_grants.ts";
 export * from "./program_backend.ts";
 export * from "./claude_code.ts";
 export * from "./codex.ts";
+export { HooksChanged } from "./_program_guard.ts";
