@@ -63,6 +63,16 @@ export async function guardFiles(paths: readonly string[], folder: string): Prom
 /**
  * A run whose program changed the files that carry its hooks, after provr wrote them: the hooks that decide and
  * record its tool calls may have been dropped, so the run fails.
+ *
+ * @example
+ * ```ts
+ * import { HooksChanged, ProveviError } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new HooksChanged("codex", [".codex/config.toml was changed"]);
+ * assert.ok(error instanceof ProveviError);
+ * assert.equal(error.name, "HooksChanged");
+ * ```
  */
 export class HooksChanged extends ProveviError {
   /**

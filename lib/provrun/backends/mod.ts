@@ -15,3 +15,4 @@ export * from "./program_backend.ts";
 export * from "./claude_code.ts";
 export * from "./codex.ts";
 export { HooksChanged } from "./_program_guard.ts";
+export * from "./agents_sdk.ts";
