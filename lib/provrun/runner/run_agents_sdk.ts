@@ -8,7 +8,7 @@
  */
 import type { AgentSpec } from "../run/run_file.ts";
 import { RunFile } from "../run/run_file.ts";
-import { type AgentsSdkApp, AgentsSdkBackend } from "../backends/agents_sdk.ts";
+import { type AgentsSdkApp, AgentsSdkBackend } from "../backends/agents_sdk_backend.ts";
 import type { AgentTask } from "./run_agent.ts";
 import { runFile, type RunOptions, type RunOutcome } from "./run.ts";
 

@@ -1,8 +1,6 @@
 /**
- * The OpenAI Agents SDK in process: {@linkcode ProvrunTracingProcessor} is a `TracingProcessor` of the SDK that
- * writes the SDK's spans into a run's evidence, and {@linkcode AgentsSdkBackend} runs an app built on the SDK as
- * a run with that processor as the SDK's only one (`setTraceProcessors`), so that the SDK's default exporter,
- * which sends traces to OpenAI, is off for the run and after it.
+ * {@linkcode ProvrunTracingProcessor}: a `TracingProcessor` of the OpenAI Agents SDK that writes the SDK's spans
+ * into a run's evidence (the backend that runs an app with it is `agents_sdk_backend.ts`).
  *
  * Each SDK span becomes a step of the run (a span of the run's trace, under the SDK span's parent): a
  * `response` or `generation` span a `model_called` event (the request as the payload, the response as
@@ -17,10 +15,9 @@ import { SpanKind } from "@opentelemetry/api";
 import type { Json } from "../../provevi/mod.ts";
 import { usageFrom } from "../../provevi/cost/call_cost.ts";
 import type { EvidenceRecorder, OpenStep } from "../run/recorder.ts";
-import { type BackendJob, InProcessBackend } from "./backend.ts";
 
 /** The component the events of the SDK's spans are written by. */
-const COMPONENT = "AgentsSdk";
+export const AGENTS_SDK_COMPONENT = "AgentsSdk";
 
 /** The most SDK spans open at once that get a step; past it, the rest of an app's spans get none. */
 const MAX_OPEN = 10_000;
@@ -83,7 +80,7 @@ export class ProvrunTracingProcessor implements TracingProcessor {
     const s = span as unknown as AnySpan;
     if (this.#open.size >= MAX_OPEN || this.#open.has(s.spanId)) return Promise.resolve();
     const parent = s.parentId === null ? undefined : this.#open.get(s.parentId);
-    const start = () => this.#recorder.startStep({ component: COMPONENT, ...spanOf(s.spanData) });
+    const start = () => this.#recorder.startStep({ component: AGENTS_SDK_COMPONENT, ...spanOf(s.spanData) });
     this.#open.set(s.spanId, parent ? parent.within(start) : this.#recorder.atTop(start));
     return Promise.resolve();
   }
@@ -270,70 +267,4 @@ async function modelEvent(
     },
     payload: await recorder.payload(call.input ?? null),
   };
-}
-
-/** An app built on the OpenAI Agents SDK, as a run runs it: the prompt in, the final answer out. */
-export type AgentsSdkApp = (input: {
-  /** The run's prompt. */
-  prompt: string;
-  /** Aborted when the run is cancelled or passes a limit. */
-  signal: AbortSignal;
-  /** The run folder (`input/`, `output/`, `scratch/`). */
-  folder: string;
-}) => Promise<string | null>;
-
-/**
- * The backend of an app built on the Agents SDK, in process: the SDK's only trace processor is the run's
- * {@linkcode ProvrunTracingProcessor} while the app runs, and none after it (the SDK's default exporter to OpenAI
- * is never put back).
- */
-export class AgentsSdkBackend extends InProcessBackend {
-  readonly name = "agents-sdk";
-  readonly #app: AgentsSdkApp;
-
-  /** @param app The app. */
-  constructor(app: AgentsSdkApp) {
-    super();
-    this.#app = app;
-  }
-
-  protected async work(job: BackendJob, signal: AbortSignal): Promise<string | null> {
-    const { recorder, folder } = job.ctx;
-    // loaded only by a run of the SDK: the library's other users never load it
-    const sdk = await import("@openai/agents-core");
-    const processor = new ProvrunTracingProcessor(recorder);
-    await recorder.step(
-      "sandbox_started",
-      { component: COMPONENT, spanName: "provrun.sandbox" },
-      () =>
-        Promise.resolve({
-          data: {
-            backend: this.name,
-            model: job.agent.model,
-            cwd: folder,
-            in_process: true,
-            trace_processors: ["ProvrunTracingProcessor"],
-            gaps: [
-              "the app runs in provr's process, outside Deno's sandbox: its tools run with provr's permissions",
-              "model and tool calls are recorded from the SDK's spans, as the SDK reports them (confidence parsed)",
-            ],
-          },
-        }),
-    );
-    sdk.setTraceProcessors([processor]);
-    sdk.setTracingDisabled(false);
-    try {
-      const answer = await this.#app({ prompt: job.prompt, signal, folder });
-      await sdk.getGlobalTraceProvider().forceFlush();
-      return answer;
-    } finally {
-      await processor.shutdown();
-      sdk.setTraceProcessors([]);
-      await recorder.record({
-        type: "sandbox_completed",
-        component: COMPONENT,
-        data: { backend: this.name, spans: processor.spans },
-      });
-    }
-  }
 }
