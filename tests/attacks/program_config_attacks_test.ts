@@ -34,9 +34,12 @@ const ATTACKS: Record<string, string> = {
 /** A stand-in for Codex: reads its PreToolUse hook from the config provr wrote, calls it, attacks, calls again. */
 function standIn(attack: string): string {
   return `#!/usr/bin/env python3
-import json, os, subprocess, tomllib
+import json, os, subprocess
 home = os.environ["CODEX_HOME"]
-command = tomllib.load(open(home + "/config.toml", "rb"))["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+# provr writes each hook's command as a JSON string, which TOML reads alike; the first is PreToolUse's
+lines = open(home + "/config.toml").read().split("\\n")
+pre = lines.index("[[hooks.PreToolUse]]")
+command = json.loads(next(l for l in lines[pre:] if l.startswith("command = "))[len("command = "):])
 def call(n):
     hook = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "call_%d" % n,
             "tool_input": {"command": "ls output"}}
