@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { Agent, OpenAIProvider, Runner, tool } from "@openai/agents";
+import { Agent, getGlobalTraceProvider, Runner, tool } from "@openai/agents-core";
+import { OpenAIProvider, setDefaultOpenAITracingExporter } from "@openai/agents-openai";
 import { z } from "zod";
 import { type EvidenceStore, findRun, openStore, verifyRun } from "../../../lib/provevi/mod.ts";
 import { runAgentsSdk, type RunOutcome } from "../../../lib/provrun/mod.ts";
@@ -25,6 +26,9 @@ async function hostsReached<T>(fn: () => Promise<T>): Promise<{ value: T; hosts:
     globalThis.fetch = original;
   }
 }
+
+// What `@openai/agents` does when an app imports it: the SDK's default processor exports every trace to OpenAI.
+setDefaultOpenAITracingExporter();
 
 /** An app on the SDK: a triage agent that hands over to an analyst with a tool, against the fake provider. */
 function financeApp(provider: FakeAgentProvider, revenue: (quarter: string) => string) {
@@ -100,7 +104,12 @@ Deno.test({
   fn: () =>
     withStore(async (store, db) => {
       await using provider = startFakeAgentProvider(SCRIPT);
-      const { value: outcome, hosts } = await hostsReached(() => recorded(store, provider, () => "48.2"));
+      const { value: outcome, hosts } = await hostsReached(async () => {
+        const outcome = await recorded(store, provider, () => "48.2");
+        // as the SDK does at the process's exit: every processor sends what it holds
+        await getGlobalTraceProvider().forceFlush();
+        return outcome;
+      });
       assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
       assert.equal(outcome.text, FAKE_ANSWER);
       assert.deepEqual([...hosts], ["127.0.0.1"], "a request left for another host");
