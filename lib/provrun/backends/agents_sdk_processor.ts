@@ -188,7 +188,11 @@ async function eventOf(
   const from = { source: "agents_sdk", span_type: data.type };
   switch (data.type) {
     case "response":
-      return await modelEvent(recorder, { input: data._input, response: obj(data._response), from });
+      return await modelEvent(recorder, {
+        input: responsesRequest(data._input, obj(data._response)),
+        response: obj(data._response),
+        from: { ...from, api: "openai-responses" },
+      });
     case "generation":
       return await modelEvent(recorder, {
         input: data.input,
@@ -238,6 +242,20 @@ async function eventOf(
   }
 }
 
+/**
+ * The request of a `response` span as a Responses API body, so that readers of the gateway's bodies read it: the
+ * SDK keeps the input apart from the rest, which the response repeats (model, instructions, tools). It is made
+ * from the span, not the bytes sent; `data.request: "from_span"` says so.
+ */
+function responsesRequest(input: unknown, response: Record<string, unknown>): Record<string, unknown> {
+  return {
+    model: response.model ?? null,
+    ...(typeof response.instructions === "string" ? { instructions: response.instructions } : {}),
+    input: Array.isArray(input) ? input : typeof input === "string" ? [{ role: "user", content: input }] : [],
+    ...(Array.isArray(response.tools) ? { tools: response.tools } : {}),
+  };
+}
+
 /** A `model_called` event of a response or generation span: the agent backend's shape, from the SDK. */
 async function modelEvent(
   recorder: EvidenceRecorder,
@@ -263,6 +281,7 @@ async function modelEvent(
       cache_write_tokens: usage.cacheWrite,
       reasoning_tokens: usage.reasoning,
       tool_calls: toolCalls,
+      request: "from_span",
       response_payload: Object.keys(response).length ? await recorder.payload(response) : null,
     },
     payload: await recorder.payload(call.input ?? null),

@@ -6,6 +6,7 @@ import { OpenAIProvider, setDefaultOpenAITracingExporter } from "@openai/agents-
 import { z } from "zod";
 import { type EvidenceStore, findRun, openStore, verifyRun } from "../../../lib/provevi/mod.ts";
 import { runAgentsSdk, type RunOutcome } from "../../../lib/provrun/mod.ts";
+import { sentMessages } from "../../../lib/provtrace/build/messages.ts";
 import {
   FAKE_ANSWER,
   type FakeAgentProvider,
@@ -128,6 +129,13 @@ Deno.test({
       assert.deepEqual(JSON.parse(new TextDecoder().decode(await run.payload(tools[0].payload))), {
         quarter: "Q3",
       });
+      // the request is a Responses API body, as provtrace reads the gateway's
+      const sent = sentMessages(
+        JSON.parse(new TextDecoder().decode(await run.payload(models[1].payload))),
+        models[1].data.api,
+      );
+      assert.equal(sent.format, "openai");
+      assert.ok(JSON.stringify(sent.messages).includes("What was the revenue in Q3?"), JSON.stringify(sent));
       const notes = events.filter((e) => e.type === "note_added").map((e) => e.data.text);
       assert.ok(notes.includes("handoff from triage to analyst"), JSON.stringify(notes));
       // the SDK's spans are steps of the run's trace
