@@ -1,8 +1,9 @@
 /**
- * The OTLP/HTTP span exporter of a run: OpenTelemetry's own (its transport, retries and time limit), with two
- * changes. Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
+ * The OTLP span exporter of a run, over HTTP (protobuf or JSON) or gRPC: OpenTelemetry's own (its transports,
+ * retries and time limit; `@opentelemetry/otlp-grpc-exporter-base` with `@grpc/grpc-js` for gRPC, the delegate
+ * of `@opentelemetry/exporter-trace-otlp-grpc`), with two changes. Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
  * `OTEL_EXPORTER_OTLP_HEADERS`; `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`, in
- * milliseconds; from the variables the run was given), and an attribute that the GenAI conventions type as double goes as a double
+ * milliseconds; from the variables the run was given; over gRPC the headers are metadata), and an attribute that the GenAI conventions type as double goes as a double
  * even when its value is whole: OpenTelemetry's serializer writes every whole number as an integer, so a
  * temperature of 0 would reach a backend as the integer 0.
  * @module
@@ -13,6 +14,11 @@ import {
   convertLegacyHttpOptions,
   createOtlpHttpExportDelegate,
 } from "@opentelemetry/otlp-exporter-base/node-http";
+import {
+  convertLegacyOtlpGrpcOptions,
+  createEmptyMetadata,
+  createOtlpGrpcExportDelegate,
+} from "@opentelemetry/otlp-grpc-exporter-base";
 import {
   type ISerializer,
   JsonTraceSerializer,
@@ -26,12 +32,14 @@ import { OTLP_TRACE_REQUEST } from "../../provevi/telemetry/otlp_proto.ts";
 export interface OtlpExporterOptions {
   /** The traces URL. */
   url: string;
-  /** `http/json` or `http/protobuf`. */
-  protocol: "http/json" | "http/protobuf";
+  /** `http/json`, `http/protobuf` or `grpc` (where `url` is the collector's `http://` or `https://` address). */
+  protocol: "http/json" | "http/protobuf" | "grpc";
   /** The run's variables, for the headers. */
   environ: Environ;
   /** How long one export may take, unless the run's variables say otherwise. */
   timeoutMillis: number;
+  /** The headers to send instead of those of the OTLP variables (Logfire's `Authorization`). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -108,8 +116,31 @@ function withDoubles<R>(inner: ISerializer<unknown, R>, json: boolean): ISeriali
   };
 }
 
+/** The gRPC exporter: the run's headers as metadata, TLS for an `https://` address, none for `http://`. */
+function grpcExporter(
+  url: string,
+  options: { headers: Record<string, string>; timeoutMillis: number },
+): SpanExporter {
+  const metadata = createEmptyMetadata();
+  for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
+  const config = convertLegacyOtlpGrpcOptions(
+    { url, metadata, timeoutMillis: options.timeoutMillis },
+    "TRACES",
+  );
+  const delegate = createOtlpGrpcExportDelegate(
+    config,
+    withDoubles(ProtobufTraceSerializer as ISerializer<unknown, unknown>, false),
+    "otlp_grpc_span_exporter",
+    TraceExporterMetricsHelper as never,
+    undefined,
+    "TraceExportService",
+    "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+  );
+  return new OTLPExporterBase(delegate) as unknown as SpanExporter;
+}
+
 /**
- * The run's OTLP/HTTP span exporter.
+ * The run's OTLP span exporter.
  *
  * @param options The URL, the protocol, the run's variables and the time limit.
  * @returns A span exporter, for a batch span processor.
@@ -128,11 +159,12 @@ function withDoubles<R>(inner: ISerializer<unknown, R>, json: boolean): ISeriali
 export function otlpExporter(options: OtlpExporterOptions): SpanExporter {
   const json = options.protocol === "http/json";
   const { environ } = options;
-  const headers = otlpHeaders(
+  const headers = options.headers ?? otlpHeaders(
     environ.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? environ.OTEL_EXPORTER_OTLP_HEADERS,
   );
   const timeout = Number(environ.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? environ.OTEL_EXPORTER_OTLP_TIMEOUT);
   const timeoutMillis = Number.isSafeInteger(timeout) && timeout > 0 ? timeout : options.timeoutMillis;
+  if (options.protocol === "grpc") return grpcExporter(options.url, { headers, timeoutMillis });
   const config = convertLegacyHttpOptions(
     { url: options.url, timeoutMillis, headers },
     "TRACES",
