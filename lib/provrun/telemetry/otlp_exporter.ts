@@ -1,24 +1,26 @@
 /**
- * The OTLP span exporter of a run, over HTTP (protobuf or JSON) or gRPC: OpenTelemetry's own (its transports,
- * retries and time limit; `@opentelemetry/otlp-grpc-exporter-base` with `@grpc/grpc-js` for gRPC, the delegate
- * of `@opentelemetry/exporter-trace-otlp-grpc`), with two changes. Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
- * `OTEL_EXPORTER_OTLP_HEADERS`; `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`, in
- * milliseconds; from the variables the run was given; over gRPC the headers are metadata), and an attribute that the GenAI conventions type as double goes as a double
- * even when its value is whole: OpenTelemetry's serializer writes every whole number as an integer, so a
- * temperature of 0 would reach a backend as the integer 0.
+ * The OTLP span exporter of a run, over HTTP (protobuf or JSON) or gRPC: OpenTelemetry's own export delegate
+ * (its queue, retries over HTTP, and time limit) over its HTTP transport or `otlp_grpc.ts`, with two changes.
+ * Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
+ * `OTEL_EXPORTER_OTLP_HEADERS`, sent as metadata over gRPC; `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else
+ * `OTEL_EXPORTER_OTLP_TIMEOUT`, in milliseconds; from the variables the run was given), and an attribute that
+ * the GenAI conventions type as double goes as a double even when its value is whole: OpenTelemetry's
+ * serializer writes every whole number as an integer, so a temperature of 0 would reach a backend as the
+ * integer 0.
  * @module
  */
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { OTLPExporterBase } from "@opentelemetry/otlp-exporter-base";
+import {
+  createOtlpNetworkExportDelegate,
+  ExporterMetrics,
+  getSharedConfigurationDefaults,
+  mergeOtlpSharedConfigurationWithDefaults,
+  OTLPExporterBase,
+} from "@opentelemetry/otlp-exporter-base";
 import {
   convertLegacyHttpOptions,
   createOtlpHttpExportDelegate,
 } from "@opentelemetry/otlp-exporter-base/node-http";
-import {
-  convertLegacyOtlpGrpcOptions,
-  createEmptyMetadata,
-  createOtlpGrpcExportDelegate,
-} from "@opentelemetry/otlp-grpc-exporter-base";
 import {
   type ISerializer,
   JsonTraceSerializer,
@@ -27,6 +29,7 @@ import {
 } from "@opentelemetry/otlp-transformer";
 import { DOUBLE_KEYS, type Environ } from "../../provevi/telemetry/mod.ts";
 import { OTLP_TRACE_REQUEST } from "../../provevi/telemetry/otlp_proto.ts";
+import { GrpcTraceTransport } from "./otlp_grpc.ts";
 
 /** Options of {@linkcode otlpExporter}. */
 export interface OtlpExporterOptions {
@@ -116,25 +119,28 @@ function withDoubles<R>(inner: ISerializer<unknown, R>, json: boolean): ISeriali
   };
 }
 
-/** The gRPC exporter: the run's headers as metadata, TLS for an `https://` address, none for `http://`. */
+/** The gRPC exporter: OpenTelemetry's export delegate over the gRPC transport, the run's headers as metadata. */
 function grpcExporter(
   url: string,
   options: { headers: Record<string, string>; timeoutMillis: number },
 ): SpanExporter {
-  const metadata = createEmptyMetadata();
-  for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
-  const config = convertLegacyOtlpGrpcOptions(
-    { url, metadata, timeoutMillis: options.timeoutMillis },
-    "TRACES",
+  const config = mergeOtlpSharedConfigurationWithDefaults(
+    { timeoutMillis: options.timeoutMillis },
+    {},
+    getSharedConfigurationDefaults(),
   );
-  const delegate = createOtlpGrpcExportDelegate(
+  const metrics = new ExporterMetrics({
+    componentType: "otlp_grpc_span_exporter",
+    metricsHelper: TraceExporterMetricsHelper as never,
+    url,
+    meterProvider: undefined, // no meter: the run's exporter reports to the run, as telemetry problems
+    responseAttributesFromError: () => ({}),
+  });
+  const delegate = createOtlpNetworkExportDelegate(
     config,
     withDoubles(ProtobufTraceSerializer as ISerializer<unknown, unknown>, false),
-    "otlp_grpc_span_exporter",
-    TraceExporterMetricsHelper as never,
-    undefined,
-    "TraceExportService",
-    "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+    metrics,
+    new GrpcTraceTransport(url, options.headers),
   );
   return new OTLPExporterBase(delegate) as unknown as SpanExporter;
 }

@@ -17,7 +17,24 @@ import type { Destination, DestinationKind, Environ, Level } from "../../provevi
 import { otlpExporter } from "./otlp_exporter.ts";
 import { LOGFIRE_TOKEN, type NamedDestination, recordableUrl } from "./telemetry_env.ts";
 
-/** A span on its way to a destination, as the redaction hook sees it: already cut to the destination's level. */
+/**
+ * A span on its way to a destination, as the redaction hook sees it: already cut to the destination's level.
+ *
+ * @example
+ * ```ts
+ * import type { OutgoingSpan } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * const span: OutgoingSpan = {
+ *   name: "invoke_agent q",
+ *   destination: "logfire",
+ *   kind: "logfire",
+ *   receives: "usage",
+ *   attributes: Object.freeze({ "gen_ai.usage.input_tokens": 14 }),
+ * };
+ * assert.ok(Object.isFrozen(span.attributes));
+ * ```
+ */
 export interface OutgoingSpan {
   /** The span's name, as the destination would receive it. */
   readonly name: string;
