@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { createServer } from "node:http2";
 import { type EvidenceEvent, FileStore, TelemetryPolicy, verifyRun } from "../../../lib/provevi/mod.ts";
 import { decodeTraceRequest, OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
@@ -134,6 +135,83 @@ Deno.test("an unreachable gRPC endpoint: telemetry_problem, the run completes, v
   assert.equal(events.at(-1)!.type, "run_completed");
   assert.ok(spans.some((s) => s.name === "invoke_agent q"), "the root span is in the store");
   await Deno.remove(runs, { recursive: true });
+});
+
+/**
+ * A gRPC OTLP receiver on node:http2 (h2c): it decodes each framed ExportTraceServiceRequest and answers OK when
+ * the call's `authorization` metadata is the token, else status 16 UNAUTHENTICATED.
+ */
+async function grpcReceiver(token: string) {
+  const seen = { spans: [] as ReceivedSpan[], paths: new Set<string>() };
+  const server = createServer();
+  server.on("stream", (stream, headers) => {
+    const chunks: Uint8Array[] = [];
+    stream.on("data", (c: Uint8Array) => chunks.push(c));
+    stream.on("end", () => {
+      seen.paths.add(String(headers[":path"]));
+      const ok = headers.authorization === token && headers["content-type"] === "application/grpc";
+      if (ok) {
+        const body = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+        let at = 0;
+        for (const c of chunks) {
+          body.set(c, at);
+          at += c.length;
+        }
+        seen.spans.push(...decodeTraceRequest(body.subarray(5)));
+      }
+      stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+      stream.on(
+        "wantTrailers",
+        () =>
+          stream.sendTrailers(
+            ok ? { "grpc-status": "0" } : { "grpc-status": "16", "grpc-message": "bad token" },
+          ),
+      );
+      stream.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return { seen, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+Deno.test("OTLP over gRPC sends the run's headers as metadata; a status other than OK is a telemetry_problem", async () => {
+  const receiver = await grpcReceiver("Bearer right");
+  try {
+    const environ = (token: string) => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=${encodeURIComponent(token)}`,
+    });
+    const right = await run({
+      policy: policyOf("otlp", receiver.url, "usage"),
+      environ: environ("Bearer right"),
+    });
+    assert.deepEqual(problemsOf(right.events), []);
+    assert.deepEqual([...receiver.seen.paths], [
+      "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+    ]);
+    assert.deepEqual(
+      receiver.seen.spans.map((s) => s.spanId).sort(),
+      right.spans.map((s) => s.span_id).sort(),
+    );
+    const root = receiver.seen.spans.find((s) => s.name === "invoke_agent q")!;
+    assert.equal(root.attributes["gen_ai.usage.output_tokens"], 9);
+
+    const wrong = await run({
+      policy: policyOf("otlp", receiver.url, "usage"),
+      environ: environ("Bearer wrong"),
+    });
+    assert.equal(wrong.outcome.status, "completed");
+    const problems = problemsOf(wrong.events);
+    assert.equal(problems.length, 1, problems.join("\n"));
+    assert.match(problems[0]!, /refused spans: gRPC status 16 UNAUTHENTICATED: bad token/);
+    assert.ok(!JSON.stringify(wrong.events).includes("Bearer wrong"), "the header is not recorded");
+    await Deno.remove(right.runs, { recursive: true });
+    await Deno.remove(wrong.runs, { recursive: true });
+  } finally {
+    await receiver.close();
+  }
 });
 
 /** A stand-in for Logfire's OTLP/HTTP endpoint: it answers only POST /v1/traces with the token, in protobuf. */
