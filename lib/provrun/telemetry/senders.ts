@@ -165,19 +165,62 @@ function isAttributeValue(value: unknown): value is AttributeValue {
   return Array.isArray(value) ? value.every(scalar) : value !== null && value !== undefined && scalar(value);
 }
 
+/** Sets a key as an own property, so that a key such as `__proto__` is an attribute, never a prototype. */
+function put(out: Record<string, AttributeValue>, key: string, value: AttributeValue): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** A deep frozen copy of attributes, so that a hook cannot change the span the store or another sender sees. */
 function frozenCopy(attributes: ReadableSpan["attributes"]): Readonly<Record<string, AttributeValue>> {
   const out: Record<string, AttributeValue> = {};
   for (const [key, value] of Object.entries(attributes)) {
     if (value === undefined) continue;
-    out[key] = (Array.isArray(value) ? Object.freeze([...value]) : value) as AttributeValue;
+    put(out, key, (Array.isArray(value) ? Object.freeze([...value]) : value) as AttributeValue);
   }
   return Object.freeze(out);
 }
 
+/** The built-in error classes a problem may name; any other thrown value is "an error" (its name is the hook's text). */
+const ERROR_NAMES: readonly [string, new () => Error][] = [
+  ["TypeError", TypeError],
+  ["RangeError", RangeError],
+  ["ReferenceError", ReferenceError],
+  ["SyntaxError", SyntaxError],
+  ["Error", Error],
+];
+
+function thrownName(error: unknown): string {
+  try {
+    return ERROR_NAMES.find(([, type]) => error instanceof type)?.[0] ?? "a value that is not an Error";
+  } catch {
+    return "a value that is not an Error";
+  }
+}
+
+/** What the hook returned, checked: the attributes to send, or why they cannot be. */
+function returnedAttributes(
+  out: unknown,
+  attributes: Readonly<Record<string, AttributeValue>>,
+): Record<string, AttributeValue> | string {
+  if (typeof out !== "object" || out === null || Array.isArray(out)) {
+    return "the redaction hook returned neither attributes nor undefined";
+  }
+  if (typeof (out as { then?: unknown }).then === "function") {
+    return "the redaction hook returned a promise; it must return at once";
+  }
+  const replaced: Record<string, AttributeValue> = {};
+  for (const [key, value] of Object.entries(out)) {
+    if (!Object.hasOwn(attributes, key)) return "the redaction hook added an attribute";
+    if (!isAttributeValue(value)) return "the redaction hook gave a value that is not an attribute";
+    put(replaced, key, Array.isArray(value) ? [...value] as AttributeValue : value);
+  }
+  return replaced;
+}
+
 /**
  * A cut span passed through the redaction hook: the span to send, or an error naming what went wrong (the span
- * is then not sent). The error never quotes the hook's message or a value, which may hold the span's content.
+ * is then not sent). The error never quotes the hook's message, its error's name or a value, which may hold the
+ * span's content; and nothing the hook does (a throw, a proxy whose traps throw, a getter) escapes from here.
  *
  * @param span The span, already cut to the destination's level.
  * @param options The hook and the destination.
@@ -199,20 +242,15 @@ export function redacted(
       attributes,
     });
   } catch (error) {
-    const name = error instanceof Error ? error.name : typeof error;
-    return { error: `the redaction hook threw (${name})` };
+    return { error: `the redaction hook threw (${thrownName(error)})` };
   }
   if (out === undefined) return { span };
-  if (typeof out !== "object" || out === null || Array.isArray(out)) {
-    return { error: "the redaction hook returned neither attributes nor undefined" };
+  let checked: Record<string, AttributeValue> | string;
+  try {
+    checked = returnedAttributes(out, attributes);
+  } catch (error) {
+    return { error: `reading what the redaction hook returned threw (${thrownName(error)})` };
   }
-  const replaced: Record<string, AttributeValue> = {};
-  for (const [key, value] of Object.entries(out)) {
-    if (!Object.hasOwn(attributes, key)) return { error: "the redaction hook added an attribute" };
-    if (!isAttributeValue(value)) {
-      return { error: "the redaction hook gave a value that is not an attribute" };
-    }
-    replaced[key] = value;
-  }
-  return { span: { ...span, spanContext: () => span.spanContext(), attributes: replaced } };
+  if (typeof checked === "string") return { error: checked };
+  return { span: { ...span, spanContext: () => span.spanContext(), attributes: checked } };
 }
