@@ -159,6 +159,7 @@ export abstract class ProgramBackend extends InProcessBackend {
       program: this.name,
       grants,
       span: step.span,
+      ...(job.toolDescription ? { toolDescription: job.toolDescription } : {}),
       reply: (event, decision) => this.hookReply(event, decision),
     });
     const end: ProgramEnd = { status: "failed", exit: null, stderr: "" };

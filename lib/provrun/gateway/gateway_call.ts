@@ -9,7 +9,14 @@
  */
 import type { Json } from "../../provevi/mod.ts";
 import type { EvidenceRecorder, OpenStep } from "../run/recorder.ts";
+import { SpanKind } from "@opentelemetry/api";
 import { type ApiName, obj, parseJson, type ProviderApi, type ResponseSummary } from "./provider_api.ts";
+import {
+  chatEndAttributes,
+  chatRequestAttributes,
+  type GatewaySpanContext,
+  offeredTools,
+} from "./gateway_span.ts";
 
 /** What a call of the gateway is recorded with. */
 export interface CallRecording {
@@ -22,6 +29,10 @@ export interface CallRecording {
   price: ((data: { [key: string]: Json }) => string | null) | null;
   /** Told of each call that ended, recorded. */
   onCall?: (call: RecordedCall) => void;
+  /** The provider, server and conversation its `chat` span names. */
+  span: GatewaySpanContext;
+  /** Told of the tools each request offered, with their descriptions. */
+  onTools?: (tools: [string, string][]) => void;
 }
 
 /** A call as the gateway recorded it: for the run's part (the cross-check against the session file). */
@@ -59,6 +70,7 @@ export class GatewayCall {
   readonly #step: OpenStep;
   readonly #bytes: Uint8Array;
   readonly #model: string | null;
+  readonly #requestStream: boolean;
   /** True when the provider answered with a stream; null until it answered. */
   streamed: boolean | null = null;
   readonly #t0 = performance.now();
@@ -79,14 +91,15 @@ export class GatewayCall {
     this.#api = call.api;
     this.#model = call.model;
     this.#bytes = call.bytes;
+    const body = parseJson(new TextDecoder().decode(call.bytes));
+    this.#requestStream = obj(body).stream === true;
+    if (rec.onTools) rec.onTools(offeredTools(body));
     this.#step = rec.recorder.startStep({
       component: rec.component,
       spanName: `chat ${call.model ?? ""}`.trim(),
-      attributes: {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": rec.provider,
-        ...(call.model ? { "gen_ai.request.model": call.model } : {}),
-      },
+      // a model over HTTP: a CLIENT span, as the conventions ask
+      kind: SpanKind.CLIENT,
+      attributes: chatRequestAttributes(call.api.name, { body, model: call.model, context: rec.span }),
     });
   }
 
@@ -105,7 +118,7 @@ export class GatewayCall {
       provider: this.#rec.provider,
       model: this.#model,
       // what the request asked, when the provider never answered
-      streamed: this.streamed ?? obj(parseJson(new TextDecoder().decode(this.#bytes))).stream === true,
+      streamed: this.streamed ?? this.#requestStream,
       via: "gateway",
       api: this.#api.name,
       request_bytes: this.#bytes.byteLength,
@@ -149,7 +162,10 @@ export class GatewayCall {
       response_bytes: answer.bytes?.byteLength ?? answer.stream?.byteLength ?? 0,
     };
     if (this.#rec.price) data.cost = this.#rec.price(data);
-    this.#spanUsage(summary);
+    this.#step.span.setAttributes(chatEndAttributes(summary, {
+      model: this.#model,
+      firstChunk: this.streamed && this.firstByteMs !== null ? this.firstByteMs / 1000 : null,
+    }));
     const event = await this.#step.end("model_called", { payload: request, data });
     this.#rec.onCall?.({
       seq: event?.seq ?? null,
@@ -158,17 +174,6 @@ export class GatewayCall {
       responseId: summary.id,
       summary,
     });
-  }
-
-  #spanUsage(summary: ResponseSummary): void {
-    const span = this.#step.span;
-    span.setAttribute("gen_ai.response.model", summary.model ?? this.#model ?? "");
-    span.setAttribute("gen_ai.usage.input_tokens", summary.usage.input);
-    span.setAttribute("gen_ai.usage.output_tokens", summary.usage.output);
-    span.setAttribute("gen_ai.usage.cache_read.input_tokens", summary.usage.cacheRead);
-    span.setAttribute("gen_ai.usage.cache_creation.input_tokens", summary.usage.cacheWrite);
-    span.setAttribute("gen_ai.response.finish_reasons", [summary.finish]);
-    if (summary.id) span.setAttribute("gen_ai.response.id", summary.id);
   }
 
   /**
