@@ -17,6 +17,8 @@ import {
   type GatewaySpanContext,
   offeredTools,
 } from "./gateway_span.ts";
+import { gatewayContent } from "./gateway_content.ts";
+import { setSpanContent, spanContentWanted } from "../run/_span_content.ts";
 
 /** What a call of the gateway is recorded with. */
 export interface CallRecording {
@@ -71,6 +73,8 @@ export class GatewayCall {
   readonly #bytes: Uint8Array;
   readonly #model: string | null;
   readonly #requestStream: boolean;
+  /** The request's JSON, kept only when a destination receives the call's content. */
+  readonly #body: Json | undefined;
   /** True when the provider answered with a stream; null until it answered. */
   streamed: boolean | null = null;
   readonly #t0 = performance.now();
@@ -101,6 +105,7 @@ export class GatewayCall {
       kind: SpanKind.CLIENT,
       attributes: chatRequestAttributes(call.api.name, { body, model: call.model, context: rec.span }),
     });
+    this.#body = spanContentWanted(this.#step.span) ? body : undefined;
   }
 
   /** Stores the request: once the program has its answer, so that it waits for nothing but the provider. */
@@ -162,6 +167,7 @@ export class GatewayCall {
       response_bytes: answer.bytes?.byteLength ?? answer.stream?.byteLength ?? 0,
     };
     if (this.#rec.price) data.cost = this.#rec.price(data);
+    this.#content(answer.body, summary.finish);
     this.#step.span.setAttributes(chatEndAttributes(summary, {
       model: this.#model,
       firstChunk: this.streamed && this.firstByteMs !== null ? this.firstByteMs / 1000 : null,
@@ -174,6 +180,13 @@ export class GatewayCall {
       responseId: summary.id,
       summary,
     });
+  }
+
+  /** Puts the call's content on its span, when a destination receives it. */
+  #content(response: Json | null, finish: string | null): void {
+    if (this.#body === undefined) return;
+    const request = this.#body;
+    setSpanContent(this.#step.span, () => gatewayContent(this.#api.name, { request, response, finish }));
   }
 
   /**
@@ -208,6 +221,7 @@ export class GatewayCall {
       });
       if (this.#rec.price) data.cost = this.#rec.price(data);
     }
+    this.#content(partial, summary?.finish ?? null);
     const event = await this.#step.fail("model_called", new CallError(failure.name, failure.message), {
       payload: await this.#request().catch(() => null),
       data,

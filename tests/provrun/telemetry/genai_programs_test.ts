@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
+import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
 import { type EvidenceEvent, FileStore, type Json } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
@@ -56,8 +57,12 @@ interface ProgramRun {
   requests: Map<string, Json>;
 }
 
-/** Runs `name` once at `bodies`, its spans sent to `receiver`. */
-async function programRun(name: keyof typeof PROGRAMS, receiver: OtlpReceiver): Promise<ProgramRun> {
+/** Runs `name` once, its spans sent to `receiver` at `level` (`bodies` by default). */
+async function programRun(
+  name: keyof typeof PROGRAMS,
+  receiver: OtlpReceiver,
+  level: "usage" | "bodies" = "bodies",
+): Promise<ProgramRun> {
   const p = PROGRAMS[name];
   const path = needed(program(name).path, p.variable);
   await using provider = startFakeAgentProvider([...p.script]);
@@ -81,7 +86,7 @@ outputs: [answer.md]
   const outcome = await runFile(file, {
     catalog: t.catalog,
     runs: t.runs,
-    policy: otlpPolicy(receiver.tracesUrl, "bodies"),
+    policy: otlpPolicy(receiver.tracesUrl, level),
     env: (n) => (n === p.key ? "sk-fake" : Deno.env.get(n)),
     environ: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.tracesUrl },
   });
@@ -169,6 +174,25 @@ for (const name of ["claude-code", "codex"] as const) {
         const type = TABLE.spans[String(span.attributes["gen_ai.operation.name"])];
         if (type && span.name !== `invoke_agent ${name}`) assert.equal(span.kind, type.kind, span.name);
       }
+      // the opt-in content, on every span of its type, in the conventions' shapes
+      for (const [op, type] of Object.entries(TABLE.spans)) {
+        for (const span of spans.filter((s) => s.attributes["gen_ai.operation.name"] === op)) {
+          for (const key of type.optIn) {
+            assert.equal(typeof span.attributes[key], "string", `${span.name} ${key}`);
+          }
+        }
+      }
+      const chats = spans.filter((s) => s.attributes["gen_ai.operation.name"] === "chat");
+      const said = JSON.parse(chats.at(-1)!.attributes["gen_ai.output.messages"] as string);
+      assert.equal(said[0].role, "assistant");
+      assert.match(JSON.stringify(said[0].parts), /Revenue grew 12% in Q3/);
+      const asked = JSON.parse(chats[0]!.attributes["gen_ai.input.messages"] as string);
+      assert.match(JSON.stringify(asked), /revenue growth in Q3/);
+      const second = JSON.parse(chats[1]!.attributes["gen_ai.input.messages"] as string);
+      assert.ok(
+        second.some((m: { role: string }) => m.role === "tool"),
+        JSON.stringify(second).slice(0, 2000),
+      );
       // the gateway names the server behind it, never its own address
       const upstream = spans.find((s) => s.attributes["gen_ai.operation.name"] === "chat")!;
       assert.equal(upstream.attributes["gen_ai.provider.name"], PROGRAMS[name].provider);
@@ -193,15 +217,24 @@ for (const name of ["claude-code", "codex"] as const) {
   });
 
   Deno.test({
-    name: `a ${name} run keeps the program's own spans as they arrived, and sends a destination none of them`,
+    name:
+      `a ${name} run keeps the program's own spans as they arrived, and sends a destination none of them, ` +
+      `nor below bodies any content`,
     ignore: program(name).ignore,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {
       await using receiver = await OtlpReceiver.start();
-      const run = await programRun(name, receiver);
+      const run = await programRun(name, receiver, "usage");
       assert.equal(run.outcome.status, "completed", JSON.stringify(run.outcome.error));
       assert.ok(run.received.length > 0, "the program sent its spans to the run");
+      const chats = receiver.spans.filter((s) => s.attributes["gen_ai.operation.name"] === "chat");
+      assert.equal(chats.length, run.requests.size);
+      for (const span of receiver.spans) {
+        for (const key of Object.keys(span.attributes)) {
+          assert.ok(!CONTENT_KEYS.has(key) && !key.endsWith("_ref"), `${span.name} ${key}`);
+        }
+      }
       const own = new Set(run.received.map((s) => s.spanId));
       const sent = receiver.spans;
       assert.deepEqual(sent.filter((s) => own.has(s.spanId)).map((s) => s.name), []);
