@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { Agent, getGlobalTraceProvider, Runner, tool } from "@openai/agents-core";
+import { Agent, getGlobalTraceProvider, Runner, tool, withCustomSpan, withTrace } from "@openai/agents-core";
 import { OpenAIProvider, setDefaultOpenAITracingExporter } from "@openai/agents-openai";
 import { z } from "zod";
 import { type EvidenceStore, findRun, openStore, verifyRun } from "../../../lib/provevi/mod.ts";
@@ -184,6 +184,50 @@ Deno.test({
       const failed = events.filter((e) => e.type === "step_failed" && e.data.step === "tool_called");
       assert.equal(failed.length, 1, events.map((e) => e.type).join(" "));
       assert.equal(failed[0].data.tool, "revenue");
+      assert.ok((await verifyRun(await findRun(outcome.folder), { store })).ok);
+    }),
+});
+
+Deno.test({
+  name:
+    "an Agents SDK app's input guardrail and custom span are note_added events of its run, which verifies",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withStore(async (store, db) => {
+      await using provider = startFakeAgentProvider([]);
+      const agent = new Agent({
+        name: "analyst",
+        instructions: "Answer.",
+        inputGuardrails: [{
+          name: "no_secrets",
+          execute: () => Promise.resolve({ outputInfo: null, tripwireTriggered: false }),
+        }],
+      });
+      const runner = new Runner({
+        modelProvider: new OpenAIProvider({ apiKey: "sk-fake", baseURL: provider.openaiBaseUrl }),
+        model: "gpt-fake",
+      });
+      // a custom span needs a trace: the app's own, around its run
+      const outcome = await runAgentsSdk(({ prompt }) =>
+        withTrace("finance", async () => {
+          const answer = String((await runner.run(agent, prompt)).finalOutput ?? "");
+          await withCustomSpan(() => Promise.resolve(), { data: { name: "lookup", data: { rows: 2 } } });
+          return answer;
+        }), {
+        agent: { name: "analyst", model: "openai:gpt-fake", provider: { base_url: provider.openaiBaseUrl } },
+        run: { org: "acme", domain: "demo", env: "dev", actor: "ada" },
+        prompt: "What was the revenue in Q3?",
+      }, { store });
+      assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+      const notes = rowsOf(db, outcome.runId).filter((e) => e.type === "note_added");
+      assert.deepEqual(notes.map((e) => e.data.text).sort(), [
+        "custom span lookup",
+        "guardrail no_secrets passed",
+      ]);
+      const custom = notes.find((e) => e.data.span_type === "custom");
+      const run = await store.readRun(outcome.runId);
+      assert.deepEqual(JSON.parse(new TextDecoder().decode(await run.payload(custom.payload))), { rows: 2 });
       assert.ok((await verifyRun(await findRun(outcome.folder), { store })).ok);
     }),
 });
