@@ -28,7 +28,7 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts";
-import { FileLog, type PreparedAppend } from "../log/file_log.ts";
+import { FileLog, type PreparedAppend, syncPath } from "../log/file_log.ts";
 import { leafOfSeal } from "../log/run_leaf.ts";
 import { PROOF_FILE } from "../log/tlog_proof.ts";
 
@@ -476,15 +476,17 @@ export class FileRunWriter implements RunWriter {
       eventsSynced = eventsFile.sync();
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
-      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncDir)]);
+      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
       Deno.renameSync(tmp, this.#paths.manifest);
       append?.commit();
       committed = true;
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
+      const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map(syncPath);
       const logged = append?.finish() ?? Promise.resolve();
-      await settle([...[this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir), logged]);
+      // The proof is written while the folders' fsyncs are on their way (it is made again from the log if lost).
       if (append) this.#writeProof(append);
+      await settle([...dirs, logged]);
     } catch (error) {
       if (append && !committed) append.abort();
       this.#sealFailed = (error as Error).message;
@@ -541,16 +543,14 @@ async function settle(promises: readonly Promise<void>[]): Promise<void> {
   if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
-/** Fsyncs files, a few at a time: the disk takes them in one journal commit rather than one each. */
+/**
+ * Fsyncs files, a few at a time: the disk takes them in one journal commit rather than one each. Each is opened
+ * on this thread, so that its fsync goes to Deno's file thread at once (see `syncPaths`).
+ */
 async function syncFiles(paths: readonly string[]): Promise<void> {
   const width = 16;
   for (let i = 0; i < paths.length; i += width) {
-    await Promise.all(
-      paths.slice(i, i + width).map(async (path) => {
-        using f = await Deno.open(path, { read: true });
-        await f.sync();
-      }),
-    );
+    await settle(paths.slice(i, i + width).map(syncPath));
   }
 }
 
@@ -561,11 +561,6 @@ function sameBytes(path: string, sha256: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function syncDir(path: string): Promise<void> {
-  using dir = await Deno.open(path, { read: true });
-  await dir.sync();
 }
 
 /** A run read from its folder. */
