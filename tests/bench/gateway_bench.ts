@@ -10,7 +10,8 @@
  *   same straight to the provider. Target: at most 1 ms added (median). Only the stream's last event waits for
  *   the record;
  * - recording a 1 MB response (reading what it says, storing it as a payload, writing the event), against writing
- *   its payload alone. Target: at most 1.5 times.
+ *   its payload alone. Target: at most 1.5 times. The request was stored before, as the gateway stores it while
+ *   the provider works (once the answer's headers came, or after a stream's first chunk went on).
  * @module
  */
 import { join } from "node:path";
@@ -109,6 +110,7 @@ async function recording(recorder: EvidenceRecorder): Promise<[number, number]> 
         model: "claude-sonnet-4-5",
       },
     );
+    call.storeRequest();
     await recorder.flush();
     let t = performance.now();
     await call.ok({

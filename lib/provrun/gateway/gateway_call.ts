@@ -64,6 +64,7 @@ export class GatewayCall {
   readonly #t0 = performance.now();
   firstByteMs: number | null = null;
   #done = false;
+  #stored: Promise<string | null> | null = null; // the request's payload, once its storing started
 
   /**
    * Opens the call's step and starts storing the request.
@@ -90,9 +91,20 @@ export class GatewayCall {
     });
   }
 
-  /** Stores the request: once the program has its answer, so that it waits for nothing but the provider. */
+  /**
+   * Starts storing the request, once: the gateway calls it while the provider works (when the answer's headers
+   * came, or after a stream's first chunk went on), so that neither the program's first token nor the record
+   * of the answer waits for it. The call's event waits for it, so its payload is on disk before its event.
+   */
+  storeRequest(): void {
+    if (this.#stored !== null) return;
+    this.#stored = this.#rec.recorder.payload(this.#bytes);
+    this.#stored.catch(() => {}); // awaited, with its error, by the call's end
+  }
+
   #request(): Promise<string | null> {
-    return this.#rec.recorder.payload(this.#bytes);
+    this.storeRequest();
+    return this.#stored!;
   }
 
   /** Notes the first byte of the provider's answer. */
