@@ -274,6 +274,7 @@ async function whole(
   }
   const bytes = answer.bytes();
   const status = response.status;
+  if (response.ok) call.storeResponse(bytes); // on its way to disk while its JSON is read
   const body = parseJson(new TextDecoder().decode(bytes));
   if (!response.ok) {
     // The provider's own error: the program's SDK reads it as it would without the gateway.
