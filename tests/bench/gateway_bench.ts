@@ -108,7 +108,13 @@ async function recording(recorder: EvidenceRecorder): Promise<[number, number]> 
     const one = body("record");
     const other = body("write");
     const call = new GatewayCall(
-      { recorder, component: "ModelGateway", provider: "anthropic", price: null },
+      {
+        recorder,
+        component: "ModelGateway",
+        provider: "anthropic",
+        price: null,
+        span: { provider: "anthropic", address: "127.0.0.1", port: 8080, conversationId: null },
+      },
       {
         api: ANTHROPIC_MESSAGES,
         bytes: encoder.encode(`{"model":"claude-sonnet-4-5","n":${i}}`),

@@ -41,6 +41,8 @@ export interface HookListenerOptions {
   grants: ToolGrants;
   /** The program's step, the span its hook events belong to. */
   span: Span;
+  /** The description of a tool the model was offered, for its calls' spans (from a model gateway). */
+  toolDescription?: (name: string, callId?: string) => string | null;
   /** The reply the program gets for an event and its decision (null when the event does not block). */
   reply(event: string, decision: HookDecision | null): unknown;
 }
@@ -97,6 +99,7 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
   const tools = new ProgramToolCalls(options.recorder, {
     component: options.component,
     program: options.program,
+    ...(options.toolDescription ? { toolDescription: options.toolDescription } : {}),
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     const refusal = stranger(request, door!);

@@ -134,8 +134,7 @@ export abstract class ProgramBackend extends InProcessBackend {
     signal: AbortSignal,
     emit: (u: BackendUpdate) => void,
   ): Promise<string | null> {
-    const { recorder, folder } = job.ctx;
-    const agent = job.agent;
+    const { ctx: { recorder, folder }, agent } = job;
     const home = join(folder, "agent");
     await Deno.mkdir(home, { recursive: true });
     // The program's config holds the run's span key and hook address: for the user's eyes only.
@@ -159,6 +158,7 @@ export abstract class ProgramBackend extends InProcessBackend {
       program: this.name,
       grants,
       span: step.span,
+      ...(job.toolDescription ? { toolDescription: job.toolDescription } : {}),
       reply: (event, decision) => this.hookReply(event, decision),
     });
     const end: ProgramEnd = { status: "failed", exit: null, stderr: "" };

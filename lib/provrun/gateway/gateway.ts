@@ -15,6 +15,7 @@ import type { Json } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
+import { type GatewaySpanContext, gatewaySpanContext } from "./gateway_span.ts";
 import { forward, gatewayError } from "./gateway_forward.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
@@ -52,6 +53,10 @@ export interface GatewayOptions {
   price?: ((data: { [key: string]: Json }) => string | null) | null;
   /** Told of each call once it is recorded. */
   onCall?: (call: RecordedCall) => void;
+  /** The run's session, which each call's `chat` span names as `gen_ai.conversation.id`. */
+  conversationId?: string | null;
+  /** Told of the tools each request offered, with their descriptions. */
+  onTools?: (tools: [string, string][]) => void;
 }
 
 /** What a gateway has seen. */
@@ -136,6 +141,7 @@ export class ModelGateway implements AsyncDisposable {
   readonly #pending = new Set<Promise<void>>();
   #inFlight = 0;
   #refusalsRecorded = 0;
+  #span: GatewaySpanContext | null = null;
 
   private constructor(options: GatewayOptions) {
     this.#options = options;
@@ -353,6 +359,11 @@ export class ModelGateway implements AsyncDisposable {
       provider: o.provider,
       price: o.price ?? null,
       ...(o.onCall ? { onCall: o.onCall } : {}),
+      ...(o.onTools ? { onTools: o.onTools } : {}),
+      span: this.#span ??= gatewaySpanContext(o.provider, {
+        upstream: o.upstream,
+        conversationId: o.conversationId ?? null,
+      }),
     };
   }
 
