@@ -80,6 +80,8 @@ export class GatewayCall {
   readonly #t0 = performance.now();
   firstByteMs: number | null = null;
   #done = false;
+  #stored: Promise<string | null> | null = null; // the request's payload, once its storing started
+  #response: Promise<string | null> | null = null; // the response's, when it started before the body was read
 
   /**
    * Opens the call's step and starts storing the request.
@@ -108,9 +110,30 @@ export class GatewayCall {
     this.#body = spanContentWanted(this.#step.span) ? body : undefined;
   }
 
-  /** Stores the request: once the program has its answer, so that it waits for nothing but the provider. */
+  /**
+   * Starts storing the request, once: the gateway calls it while the provider works (when the answer's headers
+   * came, or after a stream's first chunk went on), so that neither the program's first token nor the record
+   * of the answer waits for it. The call's event waits for it, so its payload is on disk before its event.
+   */
+  storeRequest(): void {
+    if (this.#stored !== null) return;
+    this.#stored = this.#rec.recorder.payload(this.#bytes);
+    this.#stored.catch(() => {}); // awaited, with its error, by the call's end
+  }
+
+  /**
+   * Starts storing a response's bytes as the provider sent them, before the gateway reads what they say: a large
+   * body goes to disk on a file thread while this one parses it. `ok` then takes this payload.
+   */
+  storeResponse(bytes: Uint8Array): void {
+    if (this.#response !== null) return;
+    this.#response = this.#rec.recorder.payload(bytes);
+    this.#response.catch(() => {}); // awaited, with its error, by `ok`
+  }
+
   #request(): Promise<string | null> {
-    return this.#rec.recorder.payload(this.#bytes);
+    this.storeRequest();
+    return this.#stored!;
   }
 
   /** Notes the first byte of the provider's answer. */
@@ -146,7 +169,7 @@ export class GatewayCall {
     const { recorder } = this.#rec;
     const summary = this.#api.summary(answer.body);
     const request = await this.#request();
-    const response = await recorder.payload(answer.bytes ?? JSON.stringify(answer.body));
+    const response = await (this.#response ?? recorder.payload(answer.bytes ?? JSON.stringify(answer.body)));
     const stream = answer.stream ? await recorder.payload(answer.stream) : null;
     const u = summary.usage;
     const data: { [key: string]: Json } = {
