@@ -5,6 +5,7 @@ import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CODEX = program("codex");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -27,11 +28,10 @@ outputs: [answer.md]
 `);
 }
 
-Deno.test({
+peerTest("codex", {
   name:
     "a codex run records the real Codex's hooks, spans and rollout, blocks a command outside its grants, " +
     "and verifies",
-  ignore: CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

@@ -13,6 +13,7 @@ import { gitCatalog } from "../_catalog.ts";
 import { needed, program } from "../backends/_programs.ts";
 import { otlpPolicy } from "./_genai_run.ts";
 import { coverage, GENAI_OPERATIONS, TABLE } from "./_genai_table.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
@@ -91,10 +92,9 @@ function assertRequired(spans: ReceivedSpan[]): void {
 }
 
 for (const name of ["claude-code", "codex"] as const) {
-  Deno.test({
+  peerTest(name, {
     name:
       `a ${name} run's GenAI spans have their operations' required attributes; the program is a client agent`,
-    ignore: program(name).ignore,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {
