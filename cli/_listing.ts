@@ -178,3 +178,8 @@ export function spanDuration(ms: number | null): string {
   const s = Math.floor(ms / 1000);
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
 }
+
+/** A count and its noun, plural when it is not one: "1 model call", "2 model calls". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}

@@ -28,7 +28,7 @@ import type { Io } from "./_io.ts";
 import { jsonText } from "./_json.ts";
 import { UsageError } from "./_main.ts";
 import { cancelOnSignals, runCatalog } from "./_run_support.ts";
-import { count } from "./prove/diff.ts";
+import { count } from "./_listing.ts";
 import { whyFailed } from "./_why_failed.ts";
 
 /** What the commands are given. */

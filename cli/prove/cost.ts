@@ -10,7 +10,7 @@ import { formatCost } from "../../lib/provevi/cost/mod.ts";
 import { readRunEvents } from "../_commands.ts";
 import type { Io } from "../_io.ts";
 import { jsonText } from "../_json.ts";
-import { printColumns } from "../_listing.ts";
+import { count, printColumns } from "../_listing.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -77,8 +77,10 @@ export function totalText(cost: Pick<RunCost, "table" | "total" | "unpriced" | "
 export function totalsLine(events: readonly EvidenceEvent[], cost: RunCost): string {
   const tools = events.filter((e) => e.type === "tool_called").length;
   const failed = cost.calls.filter((c) => c.type !== "model_called").length;
-  const calls = `${cost.calls.length - failed} model calls${failed ? ` (+${failed} failed)` : ""}`;
-  return `totals: ${calls}, ${tools} tool calls; tokens ${tokensText(cost)}; cost ${totalText(cost)}`;
+  const calls = `${count(cost.calls.length - failed, "model call")}${failed ? ` (+${failed} failed)` : ""}`;
+  return `totals: ${calls}, ${count(tools, "tool call")}; tokens ${tokensText(cost)}; cost ${
+    totalText(cost)
+  }`;
 }
 
 function printRunCost(runId: string, cost: RunCost, io: Io): void {
@@ -102,7 +104,9 @@ function printRunCost(runId: string, cost: RunCost, io: Io): void {
     ? `; price table ${cost.table.sha256.slice(0, 12)} (${cost.table.source ?? "?"})`
     : "";
   io.out(
-    `${runId}: ${cost.calls.length} model calls, tokens ${tokensText(cost)}, cost ${totalText(cost)}${table}`,
+    `${runId}: ${count(cost.calls.length, "model call")}, tokens ${tokensText(cost)}, cost ${
+      totalText(cost)
+    }${table}`,
   );
   const amount = cost.recorded?.amount;
   if (cost.problems.length) {

@@ -8,6 +8,7 @@ import { placeOf } from "../../lib/provevi/diff/mod.ts";
 import { UsageError } from "../_main.ts";
 import { jsonText } from "../_json.ts";
 import type { Io } from "../_io.ts";
+import { count } from "../_listing.ts";
 import type { ProveContext } from "./_context.ts";
 
 /** Adds the command to `prove`. */
@@ -93,9 +94,4 @@ function differenceLine(d: Divergence): string {
 /** A kind of difference in words: `model_answer` is "model answer". */
 function shown(what: string): string {
   return what.replaceAll("_", " ");
-}
-
-/** A count and its noun, plural when it is not one. */
-export function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

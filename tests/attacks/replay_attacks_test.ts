@@ -163,7 +163,7 @@ prompt: Count.
   tally.add("a record with fewer answers than the loop asks", {
     stopped: l.told() === before,
     recorded: shortReplay.run.error?.name === "ReplayDiverged" &&
-      /the run made 1 model calls/.test(shortReplay.run.error.message),
+      /the run made 1 model call,/.test(shortReplay.run.error.message),
   });
   // 6. The record asks for a tool call it never recorded as done.
   const undone = await resealed(

@@ -32,7 +32,7 @@ async function movedFolder(
   // Each event, then the run's totals.
   assert.equal(text.out.length, lines.length + 1, text.out.join("\n"));
   assert.match(text.out.at(-2)!, /run_completed/);
-  assert.match(text.out.at(-1)!, /^totals: 1 model calls/);
+  assert.match(text.out.at(-1)!, /^totals: 1 model call,/);
   assert.equal(text.err.length, 1, text.err.join("\n"));
   assert.match(text.err[0]!, /^prove: warning: run \S+ does not verify \(.*events\.jsonl is missing/);
   const json = JSON.parse((await show(uri, runs, "--json")).out.join("\n"));

@@ -126,7 +126,7 @@ Deno.test("prove show prints one line per event and the run's totals, and --json
   // the fixture run is older than price tables: its tokens are counted, its cost is not
   assert.match(
     lines[13]!,
-    /^totals: 1 model calls, 0 tool calls; tokens 14 in .*, 9 out .*; cost no price table pinned$/,
+    /^totals: 1 model call, 0 tool calls; tokens 14 in .*, 9 out .*; cost no price table pinned$/,
   );
   assert.match(
     lines[0]!,

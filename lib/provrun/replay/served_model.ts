@@ -155,9 +155,9 @@ export class ServedModel implements LanguageModelV4 {
         step: k + 1,
         what: "steps",
         path: null,
-        detail: `the run made ${this.#journal.calls.length} model calls, and the replay asks for call ${
-          k + 1
-        }`,
+        detail: `the run made ${this.#journal.calls.length} model call${
+          this.#journal.calls.length === 1 ? "" : "s"
+        }, and the replay asks for call ${k + 1}`,
       });
     }
     if (!this.#options.compare) {
