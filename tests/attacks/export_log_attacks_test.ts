@@ -17,8 +17,9 @@ import {
   verifyRun,
 } from "../../lib/provevi/mod.ts";
 import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import { freshDatabase, NO_PG } from "../provevi/postgres/_pg.ts";
+import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
+import { peerTest } from "../_peers.ts";
 
 const tally = new Tally("failed export attacks");
 const id = "run-20261201T000000Z-0000e0a1";
@@ -86,9 +87,8 @@ Deno.test("an export into a sqlite store that fails part way leaves no leaf, and
   );
 });
 
-Deno.test({
+peerTest("postgres", {
   name: "an export into a postgres store that fails part way leaves no leaf, and the audit is clean",
-  ignore: NO_PG,
   fn: async () => {
     const db = await freshDatabase();
     try {

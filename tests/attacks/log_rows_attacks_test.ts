@@ -21,8 +21,9 @@ import {
 import { type RowsLog, Witness } from "../../lib/provevi/log/mod.ts";
 import { addCheckpointBody, leafBytes, newKeyFile } from "../../lib/provevi/log/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
-import { freshDatabase, NO_PG, onDatabase } from "../provevi/postgres/_pg.ts";
+import { freshDatabase, onDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
+import { type PeerName, peerTest } from "../_peers.ts";
 
 const tally = new Tally("log rows attacks");
 const IDS = [0, 1, 2].map((i) => `run-20261201T000000Z-0000000${i}`);
@@ -30,7 +31,7 @@ const IDS = [0, 1, 2].map((i) => `run-20261201T000000Z-0000000${i}`);
 /** A store of three sealed runs, a way to run SQL on its database as an attacker would, and to open it again. */
 interface Kind {
   name: string;
-  ignore: boolean;
+  peer: PeerName | null;
   make(): Promise<{
     open(): Promise<EvidenceStore & { log: RowsLog }>;
     sql(text: string): Promise<void>;
@@ -41,7 +42,7 @@ interface Kind {
 const KINDS: Kind[] = [
   {
     name: "sqlite",
-    ignore: false,
+    peer: null,
     make: async () => {
       const dir = await Deno.makeTempDir({ prefix: "log-rows-attack-" });
       const db = join(dir, "evidence.db");
@@ -64,7 +65,7 @@ const KINDS: Kind[] = [
   },
   {
     name: "postgres",
-    ignore: NO_PG,
+    peer: "postgres",
     make: async () => {
       const runs = await Deno.makeTempDir({ prefix: "log-rows-attack-pg-" });
       const db = await freshDatabase();
@@ -89,9 +90,8 @@ function attack(
   ) => Promise<void>,
 ): void {
   for (const kind of KINDS) {
-    Deno.test({
+    peerTest(kind.peer, {
       name: `${kind.name}: ${title}`,
-      ignore: kind.ignore,
       fn: async () => {
         const c = await kind.make();
         try {

@@ -12,9 +12,10 @@ import { join } from "node:path";
 import { findRun, PostgresStore, type RunRecord, SqliteStore, verifyRun } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { eventsPath, rechain } from "../provevi/_tamper.ts";
-import { freshDatabase, NO_PG, onDatabase } from "../provevi/postgres/_pg.ts";
+import { freshDatabase, onDatabase } from "../provevi/postgres/_pg.ts";
 import { copyFolder } from "../_files.ts";
 import { Tally } from "./_tally.ts";
+import { peerTest } from "../_peers.ts";
 
 const tally = new Tally("row completion");
 
@@ -153,9 +154,8 @@ Deno.test("the sqlite store completes no rows from a folder that disagrees with 
   assert.deepEqual(await attack("sqlite", sqliteSubject), []);
 });
 
-Deno.test({
+peerTest("postgres", {
   name: "the postgres store completes no rows from a folder that disagrees with them, nor from a copy",
-  ignore: NO_PG,
   fn: async () => {
     assert.deepEqual(await attack("postgres", postgresSubject), []);
   },

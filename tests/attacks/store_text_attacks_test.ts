@@ -14,12 +14,13 @@ import { buildManifest, EventChain, verify } from "../../lib/provevi/evidence/mo
 import { columnText } from "../../lib/provevi/store/mod.ts";
 import { type EvidenceStore, listRuns, PostgresStore, SqliteStore } from "../../lib/provevi/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
-import { freshDatabase, NO_PG } from "../provevi/postgres/_pg.ts";
+import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
 import { whyFailed } from "../../cli/_why_failed.ts";
+import { peerTest } from "../_peers.ts";
 
 const tally = new Tally("texts a column refuses");
 
@@ -166,10 +167,9 @@ Deno.test("every text a column refuses, in every string of a run, through the sq
   }
 });
 
-Deno.test({
+peerTest("postgres", {
   name:
     "every text a column refuses, in every string of a run, through the postgres store in both modes: no event lost, the run verifies, the questions answer",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "attack-text-pg-" });
     const db = await freshDatabase();
@@ -187,10 +187,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("postgres", {
   name:
     "a line that holds half a surrogate pair (no RFC 8785 form, so no chain makes one) is still kept whole by both stores, its columns escaped",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "attack-surrogate-" });
     const db = await freshDatabase();
@@ -258,10 +257,9 @@ async function provrThenVerify(store: string, runs: string, file: string) {
   };
 }
 
-Deno.test({
+peerTest("postgres", {
   name:
     "provr with a NUL in the run file's actor, into sqlite and postgres, strict and lenient: the run completes, keeps every event and verifies with the store",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "attack-text-provr-" });
     const db = await freshDatabase();

@@ -15,7 +15,7 @@ import { makeRepo } from "../provcat/_helpers.ts";
 import { fixtureCopy, manifestPath, rechain } from "../provevi/_tamper.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { copyFolder, removeWritable } from "../_files.ts";
-import { skipWithout } from "../_peers.ts";
+import { peerTest } from "../_peers.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("verifier forgeries");
@@ -175,10 +175,10 @@ const NUMBERS: { name: string; written: string; codes: string[] }[] = [
   { name: "a small number with its exponent", written: "1.5e-7", codes: [] },
 ];
 
-Deno.test(
-  "a line whose number two readers could read as two values is not canonical, to prove and to the verifier written from the doc alike",
-  { ignore: skipWithout("intoto") },
-  async () => {
+peerTest("intoto", {
+  name:
+    "a line whose number two readers could read as two values is not canonical, to prove and to the verifier written from the doc alike",
+  fn: async () => {
     const python = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
     if (!python) throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
     const script = new URL("../provevi/evidence/independent_verify.py", import.meta.url).pathname;
@@ -209,7 +209,7 @@ Deno.test(
       }
     }
   },
-);
+});
 
 Deno.test("a signed run whose signing key is rewritten to null and whose attestation is removed does not verify while its run file names a key", async () => {
   const dir = await Deno.makeTempDir({ prefix: "provevi-forge-" });

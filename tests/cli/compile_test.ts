@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { skipWithout } from "../_peers.ts";
+import { peerTest } from "../_peers.ts";
 
 // `deno compile` downloads its base binary (denort) from Deno's servers, which these machines cannot reach; it
 // uses a local one when DENORT_BIN names it. Without one, this test is skipped, and says why in its name.
 const denort = Deno.env.get("DENORT_BIN");
 
-Deno.test({
+peerTest("compile", {
   name: `deno compile builds prove as a single binary that verifies the fixture run${
     denort ? "" : " (skipped: no DENORT_BIN base binary on this machine)"
   }`,
-  ignore: skipWithout("compile"),
   fn: async () => {
     const dir = await Deno.makeTempDir();
     const out = join(dir, "prove");

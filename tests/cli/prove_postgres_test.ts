@@ -5,7 +5,8 @@ import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
 import { exportRun, FileStore, openStore, SqliteStore, verifyRun } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
-import { freshDatabase, NO_PG } from "../provevi/postgres/_pg.ts";
+import { freshDatabase } from "../provevi/postgres/_pg.ts";
+import { peerTest } from "../_peers.ts";
 
 const FIXTURE_RUNS = new URL("../../fixtures/runs/", import.meta.url).pathname;
 
@@ -39,7 +40,7 @@ agent:
 prompt: What is the answer?
 `;
 
-const pgTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, ignore: NO_PG, fn });
+const pgTest = (name: string, fn: () => Promise<void>) => peerTest("postgres", { name, fn });
 
 pgTest(
   "provr --store postgresql://… run records a run that every prove command reads from the store",

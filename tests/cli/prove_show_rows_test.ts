@@ -4,7 +4,8 @@ import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { PostgresStore, SqliteStore } from "../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
-import { freshDatabase, NO_PG } from "../provevi/postgres/_pg.ts";
+import { freshDatabase } from "../provevi/postgres/_pg.ts";
+import { peerTest } from "../_peers.ts";
 
 async function show(store: string, runs: string, ...more: string[]) {
   const io = bufferIo();
@@ -49,10 +50,9 @@ Deno.test("prove show reads a sqlite store's rows: a run whose folder moved is s
   }
 });
 
-Deno.test({
+peerTest("postgres", {
   name:
     "prove show reads a postgres store's rows: a run whose folder is not on this machine is shown whole, with the warning that it does not verify",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "prove-show-rows-pg-" });
     const db = await freshDatabase();

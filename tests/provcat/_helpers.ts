@@ -1,6 +1,4 @@
-/** Test helpers: real git repositories in temp folders, and the S3 server's endpoint. */
-import { skipWithout } from "../_peers.ts";
-import { CreateBucketCommand, PutBucketVersioningCommand, S3Client } from "@aws-sdk/client-s3";
+/** Test helpers: real git repositories in temp folders (`_s3.ts` has the S3 server's). */
 import { join } from "node:path";
 
 /** Runs git and returns its trimmed output; fails the test on an error. */
@@ -33,41 +31,4 @@ export async function commitFiles(
   await git(dir, "add", "-A");
   await git(dir, "commit", "-q", "-m", message);
   return await git(dir, "rev-parse", "HEAD");
-}
-
-/** The S3 test server's endpoint, or undefined when PROVCAT_TEST_S3_ENDPOINT is unset. */
-export const S3_ENDPOINT = Deno.env.get("PROVCAT_TEST_S3_ENDPOINT");
-
-/** The `ignore` of an S3 test: true when no server is set (outside CI; in CI a missing server fails). */
-export const NO_S3: boolean = skipWithout("s3");
-
-/** Makes a bucket with versioning on, with a fresh name; returns the name. */
-export async function makeBucket(options: { versioning?: boolean } = {}): Promise<string> {
-  Deno.env.set("AWS_ACCESS_KEY_ID", Deno.env.get("AWS_ACCESS_KEY_ID") ?? "test");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", Deno.env.get("AWS_SECRET_ACCESS_KEY") ?? "test");
-  const client = new S3Client({ region: "us-east-1", endpoint: S3_ENDPOINT!, forcePathStyle: true });
-  const bucket = `provcat-${crypto.randomUUID().slice(0, 13)}`;
-  try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    if (options.versioning !== false) {
-      await client.send(
-        new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: "Enabled" } }),
-      );
-    }
-  } finally {
-    client.destroy();
-  }
-  return bucket;
-}
-
-/** The config of an s3 store on the test server. */
-export function s3Config(bucket: string, prefix = "cat/") {
-  return {
-    type: "s3" as const,
-    bucket,
-    prefix,
-    endpoint: S3_ENDPOINT!,
-    region: "us-east-1",
-    forcePathStyle: true,
-  };
 }

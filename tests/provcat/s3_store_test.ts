@@ -2,18 +2,18 @@ import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { join } from "node:path";
 import { assert, assertRejects } from "./_assert.ts";
 import { Catalog, CatalogError } from "./_deps.ts";
-import { makeBucket, NO_S3, S3_ENDPOINT, s3Config } from "./_helpers.ts";
+import { makeBucket, S3_ENDPOINT, s3Config } from "./_s3.ts";
 import { storeContract } from "./store_contract.ts";
 import { removeWritable } from "../_files.ts";
+import { peerTest } from "../_peers.ts";
 
 storeContract("s3", async () => {
   const bucket = await makeBucket();
   return { config: s3Config(bucket), versioned: true, cleanup: () => Promise.resolve() };
-}, { ignore: NO_S3 });
+}, { peer: "s3" });
 
-Deno.test({
+peerTest("s3", {
   name: "s3 store: a bucket without versioning is refused with the fix",
-  ignore: NO_S3,
   fn: async () => {
     const bucket = await makeBucket({ versioning: false });
     await using catalog = await Catalog.open({
@@ -27,9 +27,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("s3", {
   name: "s3 store: an object whose key has a .. part is refused, not written outside the cache",
-  ignore: NO_S3,
   fn: async () => {
     const bucket = await makeBucket();
     const dir = await Deno.makeTempDir({ prefix: "provcat-s3dots-" });
@@ -59,9 +58,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("s3", {
   name: "s3 store: commits at once never lose one another; a commit that lost the race says to commit again",
-  ignore: NO_S3,
   fn: async () => {
     const bucket = await makeBucket();
     const open = () =>

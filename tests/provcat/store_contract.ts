@@ -6,6 +6,7 @@ import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { join } from "node:path";
 import { Catalog, CatalogError, CatalogNotFound, hashFolderForTest, type StoreConfig } from "./_deps.ts";
 import { removeWritable } from "../_files.ts";
+import { type PeerName, peerTest } from "../_peers.ts";
 
 /** A fresh store for one test. */
 export interface StoreUnderTest {
@@ -23,17 +24,16 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
  *
  * @param kind The store's type, for the test names.
  * @param make Makes a fresh store.
- * @param options `ignore`: skip every test (only S3, when no server is set).
+ * @param options `peer`: the peer its tests need (only S3's server).
  */
 export function storeContract(
   kind: string,
   make: () => Promise<StoreUnderTest>,
-  options: { ignore?: boolean } = {},
+  options: { peer?: PeerName } = {},
 ): void {
   const test = (name: string, fn: (catalog: Catalog, s: StoreUnderTest, dir: string) => Promise<void>) =>
-    Deno.test({
+    peerTest(options.peer ?? null, {
       name: `${kind} store: ${name}`,
-      ignore: options.ignore ?? false,
       sanitizeResources: false,
       sanitizeOps: false,
       fn: async () => {

@@ -8,14 +8,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { consoleBlocks, matches } from "../_console.ts";
-import { makeBucket, NO_S3, S3_ENDPOINT } from "../provcat/_helpers.ts";
+import { makeBucket, S3_ENDPOINT } from "../provcat/_s3.ts";
+import { peerTest } from "../_peers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const LINKED = ["cli", "lib", "fixtures", "mod.ts", "deno.json", "deno.lock"];
 
-Deno.test({
+peerTest("s3", {
   name: "docs/provr.md: the S3 example runs as written against a real S3 server",
-  ignore: NO_S3,
   fn: async () => {
     const bucket = await makeBucket();
     const local = (text: string) =>

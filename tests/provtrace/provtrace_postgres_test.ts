@@ -9,8 +9,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { freshDatabase, NO_PG, task } from "../provevi/postgres/_pg.ts";
+import { freshDatabase, task } from "../provevi/postgres/_pg.ts";
 import { dumpTrace, makeRuns } from "./_runs.ts";
+import { peerTest } from "../_peers.ts";
 
 /** A trace database's rows, without what names the store they came from (its URI and runs root, and the digest over them). */
 function rowsWithoutSource(db: string): Record<string, unknown[]> {
@@ -32,10 +33,9 @@ function linesWithoutSource(text: string): unknown[] {
   });
 }
 
-Deno.test({
+peerTest("postgres", {
   name:
     "provtrace build, check and export with a postgres store (deno task, its own flags) give what a sqlite store of the same runs gives",
-  ignore: NO_PG,
   fn: async () => {
     const db = await freshDatabase();
     await using t = await makeRuns({ store: () => db.uri });

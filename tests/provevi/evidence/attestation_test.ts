@@ -19,7 +19,7 @@ import {
 } from "../../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { fixtureCopy, rechain } from "../_tamper.ts";
-import { skipWithout } from "../../_peers.ts";
+import { peerTest } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
 const VERIFIER = new URL("./intoto_verify.py", import.meta.url).pathname;
@@ -175,34 +175,35 @@ Deno.test("verifyRun() fails a run re-chained and re-sealed after it was signed,
   }, { record: true });
 });
 
-Deno.test("the signed seal verifies with in-toto's and securesystemslib's own Python code", {
-  ignore: skipWithout("intoto"),
-}, async () => {
-  if (!PYTHON) throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
-  await signedRun(async ({ folder, pub, dir }) => {
-    const run = async (key: string) => {
-      const out = await new Deno.Command(PYTHON, {
-        args: [VERIFIER, folder, key],
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .output();
-      return {
-        code: out.code,
-        text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+peerTest("intoto", {
+  name: "the signed seal verifies with in-toto's and securesystemslib's own Python code",
+  fn: async () => {
+    if (!PYTHON) throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
+    await signedRun(async ({ folder, pub, dir }) => {
+      const run = async (key: string) => {
+        const out = await new Deno.Command(PYTHON, {
+          args: [VERIFIER, folder, key],
+          stdout: "piped",
+          stderr: "piped",
+        })
+          .output();
+        return {
+          code: out.code,
+          text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+        };
       };
-    };
-    const good = await run(pub);
-    assert.equal(good.code, 0, good.text);
-    assert.equal(good.text.trim(), `ok ${(await readTrustedKey(pub)).keyid}`);
-    const other = await writeKeyPair(join(dir, "other"));
-    assert.equal((await run(other.publicPath)).code, 1);
-    // A changed output is a subject whose digest no longer holds.
-    await Deno.writeTextFile(join(folder, "output", "answer.txt"), "Revenue fell.\n");
-    const changed = await run(pub);
-    assert.equal(changed.code, 1);
-    assert.match(changed.text, /^subject output\/answer\.txt: /);
-  }, { record: true });
+      const good = await run(pub);
+      assert.equal(good.code, 0, good.text);
+      assert.equal(good.text.trim(), `ok ${(await readTrustedKey(pub)).keyid}`);
+      const other = await writeKeyPair(join(dir, "other"));
+      assert.equal((await run(other.publicPath)).code, 1);
+      // A changed output is a subject whose digest no longer holds.
+      await Deno.writeTextFile(join(folder, "output", "answer.txt"), "Revenue fell.\n");
+      const changed = await run(pub);
+      assert.equal(changed.code, 1);
+      assert.match(changed.text, /^subject output\/answer\.txt: /);
+    }, { record: true });
+  },
 });
 
 /** A writer of a run whose run_created names `keyid`, and a function that appends an event to it. */

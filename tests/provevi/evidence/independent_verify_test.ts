@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { skipWithout } from "../../_peers.ts";
+import { peerTest } from "../../_peers.ts";
 
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 const PYTHON = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
@@ -15,10 +15,10 @@ interface Where {
 
 const key = (w: Where) => `${w.code} ${w.file} line ${w.line} seq ${w.seq}`;
 
-Deno.test(
-  "a verifier written from docs/evidence-format.md alone, in Python, agrees with prove verify on every test vector, problem by problem: code, file, line and seq",
-  { ignore: skipWithout("intoto") },
-  async () => {
+peerTest("intoto", {
+  name:
+    "a verifier written from docs/evidence-format.md alone, in Python, agrees with prove verify on every test vector, problem by problem: code, file, line and seq",
+  fn: async () => {
     if (!PYTHON) throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
     const { vectors } = JSON.parse(await Deno.readTextFile(join(FIXTURES, "evidence-vectors.json"))) as {
       vectors: { name: string; folder: string; trust: string | null; problems: Where[] }[];
@@ -32,4 +32,4 @@ Deno.test(
       assert.deepEqual(found, v.problems.map(key).sort(), v.name);
     }
   },
-);
+});

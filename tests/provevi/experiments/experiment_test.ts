@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects, assertThrows } from "../../provcat/_assert.ts";
-import { commitFiles, makeBucket, makeRepo, NO_S3, s3Config } from "../../provcat/_helpers.ts";
+import { commitFiles, makeRepo } from "../../provcat/_helpers.ts";
+import { makeBucket, s3Config } from "../../provcat/_s3.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
 import {
   type Experiment,
@@ -14,6 +15,7 @@ import { experimentProblems, parseExperiment } from "../../../lib/provevi/experi
 import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
+import { peerTest } from "../../_peers.ts";
 
 const URI = "experiment://acme/risk/dev/credit/q";
 const EXPERIMENT: Experiment = {
@@ -97,9 +99,8 @@ Deno.test("writeExperiment() commits the file and readExperiment() reads it at i
   });
 });
 
-Deno.test({
+peerTest("s3", {
   name: "writeExperiment() to a versioned bucket pins to a commit",
-  ignore: NO_S3,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: () =>

@@ -23,58 +23,57 @@ import {
 } from "../../../lib/provevi/log/mod.ts";
 import { fakeLeaf, tempLog, witnessOf } from "./_log_fixtures.ts";
 import { SqliteStore } from "../../../lib/provevi/mod.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CHECKER = Deno.env.get("PROVEVI_TEST_TLOGCHECK");
 
 async function check(...args: string[]): Promise<string> {
-  const out = await new Deno.Command(CHECKER!, { args, stdout: "piped", stderr: "piped" }).output();
+  if (!CHECKER) throw new Error("PROVEVI_TEST_TLOGCHECK is unset: .ci/peers/tlogcheck.sh did not run");
+  const out = await new Deno.Command(CHECKER, { args, stdout: "piped", stderr: "piped" }).output();
   return new TextDecoder().decode(out.stdout).trim() + new TextDecoder().decode(out.stderr).trim();
 }
 
-function needChecker(): boolean {
-  if (CHECKER) return true;
-  if (Deno.env.get("CI")) {
-    throw new Error("PROVEVI_TEST_TLOGCHECK is unset: .ci/peers/tlogcheck.sh did not run");
-  }
-  console.warn("skipped: PROVEVI_TEST_TLOGCHECK is unset (source .ci/peers/tlogcheck.sh, as .ci/run does)");
-  return false;
-}
-
-Deno.test("Go's sumdb/note, sumdb/tlog and transparency-dev verify the log's checkpoint, tiles and every leaf's proof", async () => {
-  if (!needChecker()) return;
-  const { log } = await tempLog();
-  const leaves = Array.from({ length: 700 }, (_, i) => fakeLeaf(i));
-  await log.append(leaves.slice(0, 300));
-  for (const l of leaves.slice(300, 303)) await log.append([l]);
-  await log.append(leaves.slice(303));
-  const vkey = (await log.key())!.verifier.vkey;
-  assert.equal(await check("log", join(log.dir, "tlog"), vkey), "ok");
+peerTest("tlogcheck", {
+  name:
+    "Go's sumdb/note, sumdb/tlog and transparency-dev verify the log's checkpoint, tiles and every leaf's proof",
+  fn: async () => {
+    const { log } = await tempLog();
+    const leaves = Array.from({ length: 700 }, (_, i) => fakeLeaf(i));
+    await log.append(leaves.slice(0, 300));
+    for (const l of leaves.slice(300, 303)) await log.append([l]);
+    await log.append(leaves.slice(303));
+    const vkey = (await log.key())!.verifier.vkey;
+    assert.equal(await check("log", join(log.dir, "tlog"), vkey), "ok");
+  },
 });
 
-Deno.test("Go verifies a run's tlog-proof with a witness's cosignature/v1, and a consistency proof; it refuses a changed leaf", async () => {
-  if (!needChecker()) return;
-  const { log, dir } = await tempLog();
-  const witness = await witnessOf(log);
-  await using server = serveWitness(witness, { port: 0 });
-  await log.append([fakeLeaf(0), fakeLeaf(1), fakeLeaf(2)]);
-  const old = (await log.checkpoint())!;
-  await log.append([fakeLeaf(3), fakeLeaf(4)]);
-  const { replies } = await cosignLatest(log, [server.url]);
-  assert.equal(replies[0]!.status, 200);
-  const vkey = (await log.key())!.verifier.vkey;
-  const proofFile = join(dir, "run.tlog-proof");
-  await Deno.writeTextFile(proofFile, tlogProofText(await proveRun(log, fakeLeaf(3).run_id)));
-  const leafFile = join(dir, "leaf");
-  await Deno.writeFile(leafFile, leafBytes(fakeLeaf(3)));
-  assert.equal(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
-  await Deno.writeFile(leafFile, leafBytes({ ...fakeLeaf(3), last_hash: "f".repeat(64) }));
-  assert.notEqual(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
-  const [oldFile, newFile, cFile] = ["old", "new", "c"].map((n) => join(dir, n));
-  await Deno.writeTextFile(oldFile!, old);
-  await Deno.writeTextFile(newFile!, (await log.checkpoint())!);
-  const c = await proveConsistency(log, 3, 5);
-  await Deno.writeTextFile(cFile!, c.proof.map((h) => Buffer.from(h).toString("base64")).join("\n"));
-  assert.equal(await check("consistency", oldFile!, newFile!, vkey, cFile!), "ok");
+peerTest("tlogcheck", {
+  name:
+    "Go verifies a run's tlog-proof with a witness's cosignature/v1, and a consistency proof; it refuses a changed leaf",
+  fn: async () => {
+    const { log, dir } = await tempLog();
+    const witness = await witnessOf(log);
+    await using server = serveWitness(witness, { port: 0 });
+    await log.append([fakeLeaf(0), fakeLeaf(1), fakeLeaf(2)]);
+    const old = (await log.checkpoint())!;
+    await log.append([fakeLeaf(3), fakeLeaf(4)]);
+    const { replies } = await cosignLatest(log, [server.url]);
+    assert.equal(replies[0]!.status, 200);
+    const vkey = (await log.key())!.verifier.vkey;
+    const proofFile = join(dir, "run.tlog-proof");
+    await Deno.writeTextFile(proofFile, tlogProofText(await proveRun(log, fakeLeaf(3).run_id)));
+    const leafFile = join(dir, "leaf");
+    await Deno.writeFile(leafFile, leafBytes(fakeLeaf(3)));
+    assert.equal(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
+    await Deno.writeFile(leafFile, leafBytes({ ...fakeLeaf(3), last_hash: "f".repeat(64) }));
+    assert.notEqual(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
+    const [oldFile, newFile, cFile] = ["old", "new", "c"].map((n) => join(dir, n));
+    await Deno.writeTextFile(oldFile!, old);
+    await Deno.writeTextFile(newFile!, (await log.checkpoint())!);
+    const c = await proveConsistency(log, 3, 5);
+    await Deno.writeTextFile(cFile!, c.proof.map((h) => Buffer.from(h).toString("base64")).join("\n"));
+    assert.equal(await check("consistency", oldFile!, newFile!, vkey, cFile!), "ok");
+  },
 });
 
 /** Writes a log's tiles, entry bundles and checkpoint at `size` in the layout of C2SP tlog-tiles. */
@@ -97,14 +96,16 @@ async function writeTiles(log: LogStorage, dir: string): Promise<void> {
   await put("checkpoint", new TextEncoder().encode(note));
 }
 
-Deno.test("Go's sumdb/tlog reads a sqlite store's log, its tiles served from its rows, and verifies every leaf", async () => {
-  if (!needChecker()) return;
-  const dir = await Deno.makeTempDir({ prefix: "log-rows-go-" });
-  await using store = new SqliteStore(join(dir, "e.db"), { runs: join(dir, "runs") });
-  const leaves = Array.from({ length: 600 }, (_, i) => fakeLeaf(i));
-  await store.log.append(leaves.slice(0, 300));
-  for (const l of leaves.slice(300, 303)) await store.log.append([l]);
-  await store.log.append(leaves.slice(303));
-  await writeTiles(store.log, join(dir, "tlog"));
-  assert.equal(await check("log", join(dir, "tlog"), (await store.log.key())!.verifier.vkey), "ok");
+peerTest("tlogcheck", {
+  name: "Go's sumdb/tlog reads a sqlite store's log, its tiles served from its rows, and verifies every leaf",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "log-rows-go-" });
+    await using store = new SqliteStore(join(dir, "e.db"), { runs: join(dir, "runs") });
+    const leaves = Array.from({ length: 600 }, (_, i) => fakeLeaf(i));
+    await store.log.append(leaves.slice(0, 300));
+    for (const l of leaves.slice(300, 303)) await store.log.append([l]);
+    await store.log.append(leaves.slice(303));
+    await writeTiles(store.log, join(dir, "tlog"));
+    assert.equal(await check("log", join(dir, "tlog"), (await store.log.key())!.verifier.vkey), "ok");
+  },
 });

@@ -6,19 +6,19 @@
 import assert from "node:assert/strict";
 import { auditStoreLog, PostgresStore } from "../../../lib/provevi/mod.ts";
 import { repairStoreLog } from "../../../lib/provevi/runs/mod.ts";
-import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
+import { freshDatabase, onDatabase } from "../postgres/_pg.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { killWriter, readLines, spawnWriter } from "../_writers.ts";
 import { assertWholeLog } from "./_store_logs.ts";
 import { POSTGRES_BACK_TO_6 } from "../_schema_steps.ts";
+import { peerTest } from "../../_peers.ts";
 
 const WRITER = new URL("../postgres/_pg_writer.ts", import.meta.url).pathname;
 const FLAGS = ["--no-prompt", "--allow-read", "--allow-write", "--allow-env", "--allow-net"];
 
 const pgTest = (name: string, fn: (db: { uri: string; runs: string }) => Promise<void>) =>
-  Deno.test({
+  peerTest("postgres", {
     name,
-    ignore: NO_PG,
     fn: async () => {
       const runs = await Deno.makeTempDir({ prefix: "pg-log-" });
       const db = await freshDatabase();

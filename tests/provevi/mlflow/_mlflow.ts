@@ -1,31 +1,12 @@
 /**
- * Helpers for the copy in MLflow's tests: the MLflow peer of `.ci/peers/mlflow.sh` (a real `mlflow server`),
- * a real run made by provrun into a sqlite store, and MLflow's own Python client for reading the copy back.
+ * Helpers for the copy in MLflow's tests: a real run made by provrun into a sqlite store, its policy, and the
+ * program that reads a copy back with MLflow's own client (`_mlflow_peer.ts` has the peer that runs it).
  * @module
  */
 import { join } from "node:path";
-import { skipWithout } from "../../_peers.ts";
 import { type EvidenceStore, openStore, SqliteStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
-
-/** The MLflow tracking server of the peer, its Python and its bin folder; undefined when the peer is not set. */
-export const MLFLOW_URI = Deno.env.get("PROVEVI_TEST_MLFLOW_URI");
-export const MLFLOW_PYTHON = Deno.env.get("PROVEVI_TEST_MLFLOW_PYTHON");
-export const MLFLOW_BIN = Deno.env.get("PROVEVI_TEST_MLFLOW_BIN");
-
-/** The `ignore` of a test that needs the MLflow peer: true when it is not set, outside CI (in CI, a failure). */
-export const NO_MLFLOW: boolean = skipWithout("mlflow");
-
-/** Fails a test in CI when the MLflow peer is missing, with a message that names it. */
-export function needMlflow(): { uri: string; python: string; bin: string } {
-  if (MLFLOW_URI === undefined || MLFLOW_PYTHON === undefined || MLFLOW_BIN === undefined) {
-    throw new Error(
-      "the MLflow peer is missing: PROVEVI_TEST_MLFLOW_URI, PROVEVI_TEST_MLFLOW_PYTHON and PROVEVI_TEST_MLFLOW_BIN must be set (.ci/peers/mlflow.sh)",
-    );
-  }
-  return { uri: MLFLOW_URI, python: MLFLOW_PYTHON, bin: MLFLOW_BIN };
-}
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
@@ -114,30 +95,6 @@ export function mlflowPolicy(
     hosts: host ? [host] : [],
     ...extra,
   });
-}
-
-/**
- * Runs a Python program with MLflow's own client against a tracking URI, and gives its JSON output.
- *
- * @param program The program; it prints one JSON value.
- * @param trackingUri The tracking URI it reads.
- */
-export async function mlflowPython(program: string, trackingUri: string): Promise<unknown> {
-  const { python } = needMlflow();
-  const out = await new Deno.Command(python, {
-    args: ["-c", program],
-    env: {
-      MLFLOW_TRACKING_URI: trackingUri,
-      MLFLOW_DISABLE_AGENT_HINT: "1",
-      MLFLOW_DISABLE_TELEMETRY: "true",
-      NO_PROXY: "*",
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) throw new Error(`python failed: ${new TextDecoder().decode(out.stderr).slice(-2000)}`);
-  return JSON.parse(text.trim().split("\n").pop()!);
 }
 
 /** A Python program that reads a run's copy back through MLflow's own client: runs, traces and spans. */

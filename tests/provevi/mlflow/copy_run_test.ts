@@ -11,16 +11,9 @@ import { type EvidenceStore, ProveviError, RunNotFound } from "../../../lib/prov
 import { copyRun, MlflowClient, takeCopyLock, UNFINISHED_TAG } from "../../../lib/provevi/mlflow/mod.ts";
 import { prove } from "../../../cli/prove.ts";
 import { cleanEnv, taskFlags } from "../../_children.ts";
-import {
-  mlflowPolicy,
-  mlflowPython,
-  needMlflow,
-  NO_MLFLOW,
-  readBackProgram,
-  storeWithRun,
-} from "./_mlflow.ts";
-
-const ignore = NO_MLFLOW;
+import { mlflowPolicy, readBackProgram, storeWithRun } from "./_mlflow.ts";
+import { mlflowPython, needMlflow } from "./_mlflow_peer.ts";
+import { peerTest } from "../../_peers.ts";
 
 type Span = { span_id: string; parent_id: string | null; name: string; attributes: Record<string, unknown> };
 type ReadBack = {
@@ -55,9 +48,8 @@ async function readBack(experiment: string, runId: string, trackingUri?: string)
   return await mlflowPython(readBackProgram(experiment, runId), trackingUri ?? needMlflow().uri) as ReadBack;
 }
 
-Deno.test({
+peerTest("mlflow", {
   name: "copyRun() copies a run at usage into a tracking server, and MLflow's own client reads it back",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     const agent = unique("analyst");
@@ -118,9 +110,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "copyRun() at names keeps names only: no counts, no bodies, labels for parts that are not names",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     // An agent named like a GitHub token and an input named like an AWS key: neither is a name.
@@ -156,10 +147,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "copyRun() at bodies adds the requests and replies, every setting, the input URIs and the events with no span",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     const agent = unique("analyst");
@@ -199,9 +189,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "a second copy deletes the first, with its trace, and writes it again",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });
@@ -228,9 +217,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "a killed copy leaves a run tagged provevi.copy.unfinished and a trace; the next copy deletes both",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });
@@ -300,9 +288,8 @@ async function readBackName(store: EvidenceStore, runId: string): Promise<string
   return first.data.agent as string;
 }
 
-Deno.test({
+peerTest("mlflow", {
   name: "copyRun() refuses a copy while a proxy, TLS or auth variable is set, and writes nothing",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     const agent = unique("analyst");
@@ -319,10 +306,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "copyRun() refuses a place the policy does not approve, and prove mlflow exits 1 with the seed's line",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });
@@ -364,9 +350,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "copyRun() refuses a run that does not verify, and a run ID that is not one",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });
@@ -388,9 +373,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "copyRun() puts the store's assessments on the trace, cut by level",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });
@@ -487,10 +471,9 @@ async function writeLibraryRun(store: EvidenceStore, agent: string): Promise<str
   return runId;
 }
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "a library's span (span_recorded) is copied only where the policy lets that library feed the destination",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst"), runs: 0 });
@@ -523,9 +506,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "one copy at a time per store: a copy waits for the lock, then gives up with a clear line",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });
@@ -540,9 +522,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "an unreachable tracking server is one line that says so",
-  ignore,
   async fn() {
     await using t = await storeWithRun({ agent: unique("analyst") });
     const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -564,9 +545,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "prove mlflow copies a run and prints the seed's lines; a second copy names the copy it deleted",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: unique("analyst") });

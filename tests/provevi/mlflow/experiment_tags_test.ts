@@ -10,7 +10,9 @@ import { SqliteStore } from "../../../lib/provevi/mod.ts";
 import { EventChain, formatMicros } from "../../../lib/provevi/evidence/mod.ts";
 import { copyRun, MlflowClient } from "../../../lib/provevi/mlflow/mod.ts";
 import { experimentAssessmentTags } from "../../../lib/provevi/mlflow/experiment_tags.ts";
-import { mlflowPolicy, needMlflow, NO_MLFLOW } from "./_mlflow.ts";
+import { mlflowPolicy } from "./_mlflow.ts";
+import { needMlflow } from "./_mlflow_peer.ts";
+import { peerTest } from "../../_peers.ts";
 
 /** A sealed run of an experiment (a name of its own, so that tests do not share an MLflow experiment). */
 async function writeExperimentRun(store: SqliteStore, experiment: string, pin: string): Promise<string> {
@@ -50,9 +52,8 @@ async function writeExperimentRun(store: SqliteStore, experiment: string, pin: s
   return runId;
 }
 
-Deno.test({
+peerTest("mlflow", {
   name: "copyRun() writes the run's experiment's assessments as tags of its MLflow experiment, cut by level",
-  ignore: NO_MLFLOW,
   async fn() {
     const { uri } = needMlflow();
     const dir = await Deno.makeTempDir({ prefix: "mlflow-exp-tags-" });

@@ -9,24 +9,17 @@ import { DatabaseSync } from "node:sqlite";
 import puppeteer from "puppeteer-core";
 import { ProveviError } from "../../../lib/provevi/mod.ts";
 import { copyRun, freePort, openMlflowViewer } from "../../../lib/provevi/mlflow/mod.ts";
-import {
-  mlflowPolicy,
-  mlflowPython,
-  needMlflow,
-  NO_MLFLOW,
-  readBackProgram,
-  storeWithRun,
-} from "./_mlflow.ts";
+import { mlflowPolicy, readBackProgram, storeWithRun } from "./_mlflow.ts";
+import { mlflowPython, needMlflow } from "./_mlflow_peer.ts";
+import { peerTest } from "../../_peers.ts";
 
-const ignore = NO_MLFLOW;
 const CHROMIUM = "/usr/bin/chromium";
 /** Where the screenshot of MLflow's trace view is kept (git-ignored). */
 const SHOTS = new URL("../../../.tools/screenshots/", import.meta.url).pathname;
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "the copy into the store's own file starts MLflow on it; MLflow's viewer and its UI show the span tree",
-  ignore,
   sanitizeResources: false, // puppeteer keeps a pipe to the browser until it has closed
   sanitizeOps: false,
   async fn() {
@@ -105,9 +98,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "MLflow's viewer refuses a store that is not a sqlite store, and a port in use",
-  ignore,
   async fn() {
     await using t = await storeWithRun({ runs: 0 });
     const { FileStore } = await import("../../../lib/provevi/mod.ts");
@@ -121,9 +113,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "the copy into a database with no mlflow on the PATH says how to install it",
-  ignore,
   async fn() {
     await using t = await storeWithRun({ agent: `nobin-${crypto.randomUUID().slice(0, 8)}` });
     await assert.rejects(
@@ -136,10 +127,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "a copy made again into a database deletes the first copy's run, params and tags for good, with MLflow's own gc",
-  ignore,
   async fn() {
     const { bin } = needMlflow();
     await using t = await storeWithRun({ agent: `again-${crypto.randomUUID().slice(0, 8)}` });

@@ -1,18 +1,14 @@
 /**
  * The PostgreSQL server of the tests: the one `.ci/peers/postgres.sh` starts, named by PROVEVI_TEST_PG_URL.
- * Each test makes its own database and drops it after. In CI a missing server fails the tests; elsewhere
- * they are skipped with a message naming the peer.
+ * Each test makes its own database and drops it after. Its tests are `peerTest("postgres", …)`
+ * (`tests/_peers.ts`): in CI a missing server fails them; elsewhere they are skipped.
  * @module
  */
 import { cleanEnv } from "../../_children.ts";
-import { skipWithout } from "../../_peers.ts";
 import postgres from "postgres";
 
 /** The server's URI (the `postgres` database), or null when no server was started. */
 export const PG_URL: string | null = Deno.env.get("PROVEVI_TEST_PG_URL") ?? null;
-
-/** True when the postgres tests cannot run here (outside CI, with no server). */
-export const NO_PG: boolean = skipWithout("postgres");
 
 /**
  * The server that only the restart test stops and starts (so that the tests beside it keep theirs), and the
@@ -21,7 +17,7 @@ export const NO_PG: boolean = skipWithout("postgres");
 export const PG_RESTART: { url: string; ctl: string } | null = (() => {
   const url = Deno.env.get("PROVEVI_TEST_PG_RESTART_URL");
   const ctl = Deno.env.get("PROVEVI_TEST_PG_CTL");
-  if (skipWithout("postgres-restart") || !url || !ctl) return null;
+  if (!url || !ctl) return null;
   return { url, ctl };
 })();
 
@@ -34,9 +30,17 @@ export const PG_TLS: { url: string; ca: string; otherCa: string } | null = (() =
   const url = Deno.env.get("PROVEVI_TEST_PG_TLS_URL");
   const ca = Deno.env.get("PROVEVI_TEST_PG_TLS_CA");
   const otherCa = Deno.env.get("PROVEVI_TEST_PG_TLS_OTHER_CA");
-  if (skipWithout("postgres-tls") || !url || !ca || !otherCa) return null;
+  if (!url || !ca || !otherCa) return null;
   return { url, ca, otherCa };
 })();
+
+/** The shared server's URI; fails a test that reaches for it without the peer (not declared with peerTest). */
+function needPg(): string {
+  if (PG_URL === null) {
+    throw new Error("PROVEVI_TEST_PG_URL is unset: .ci/peers/postgres.sh starts the server");
+  }
+  return PG_URL;
+}
 
 /** A pool to a server's maintenance database, for CREATE and DROP DATABASE. */
 function admin(server: string): postgres.Sql {
@@ -48,7 +52,7 @@ function admin(server: string): postgres.Sql {
  * @param server The server's URI; the shared test server by default.
  */
 export async function freshDatabase(
-  server: string = PG_URL!,
+  server: string = needPg(),
 ): Promise<{ uri: string; drop: () => Promise<void> }> {
   const name = `provevi_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
   const sql = admin(server);

@@ -10,14 +10,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { consoleBlocks, matches } from "../../_console.ts";
-import { NO_PG, onDatabase, PG_URL } from "./_pg.ts";
+import { onDatabase, PG_URL } from "./_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const LINKED = ["cli", "lib", "fixtures", "mod.ts", "deno.json", "deno.lock"];
 
-Deno.test({
+peerTest("postgres", {
   name: "docs/postgres.md: the team example runs as written against a real server",
-  ignore: NO_PG,
   fn: async () => {
     const server = new URL(PG_URL!);
     const database = `provevi_docs_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { freshDatabase, onDatabase, PG_TLS, task, type TaskResult } from "./_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const RUN_FILE = `run: { org: acme, domain: demo, env: dev, actor: ada }
 agent:
@@ -30,10 +31,9 @@ async function allText(dir: string): Promise<string> {
   return text;
 }
 
-Deno.test({
+peerTest("postgres-tls", {
   name:
     "a server that asks for a password: from the URI, PGPASSWORD or ~/.pgpass (0600 only) provr and prove connect; a wrong one fails with one line, and the password is nowhere",
-  ignore: PG_TLS === null,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-pg-pw-" });
     const db = await freshDatabase(PG_TLS!.url);

@@ -3,16 +3,17 @@ import { join } from "node:path";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { EventChain, verify } from "../../../lib/provevi/evidence/mod.ts";
 import { PostgresStore, verifyRun } from "../../../lib/provevi/mod.ts";
-import { freshDatabase, NO_PG, onDatabase, PG_RESTART } from "./_pg.ts";
+import { freshDatabase, onDatabase, PG_RESTART } from "./_pg.ts";
 import { assertCutRun, killWriter, lineCount, spawnWriter } from "../_writers.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
+import { peerTest } from "../../_peers.ts";
 
 const WRITER = new URL("./_pg_writer.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-net"];
 
-const pgTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, ignore: NO_PG, fn });
+const pgTest = (name: string, fn: () => Promise<void>) => peerTest("postgres", { name, fn });
 
 pgTest(
   "four processes write 200 runs each into one postgres database: every event is there and every run verifies",
@@ -123,9 +124,8 @@ async function runAcrossRestart(mode: "strict" | "lenient") {
   return { dir, db, store, writer, failure, after, manifest };
 }
 
-Deno.test({
+peerTest("postgres-restart", {
   name: "postgres restarted mid-run, lenient: the lost event is counted in the manifest and the run verifies",
-  ignore: PG_RESTART === null,
   fn: async () => {
     const r = await runAcrossRestart("lenient");
     try {
@@ -146,10 +146,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("postgres-restart", {
   name:
     "postgres restarted mid-run, strict: the run fails sealed, its folder whole and its rows as far as it got",
-  ignore: PG_RESTART === null,
   fn: async () => {
     const r = await runAcrossRestart("strict");
     try {
@@ -248,10 +247,9 @@ async function restartAt(when: "payload" | "event" | "seal", back: "before the s
   }
 }
 
-Deno.test({
+peerTest("postgres-restart", {
   name:
     "postgres restarted during a payload's write, an event's write or the seal, strict: once the server is back, prove verify --store passes, the rows completed from the folder",
-  ignore: PG_RESTART === null,
   fn: async () => {
     const cases = [
       ["payload", "before the seal"],

@@ -11,7 +11,8 @@ import { prove } from "../../../cli/prove.ts";
 import { provr } from "../../../cli/provr.ts";
 import { openStore } from "../../../lib/provevi/mod.ts";
 import { RunFile } from "../../../lib/provrun/mod.ts";
-import { freshDatabase, NO_PG } from "./_pg.ts";
+import { freshDatabase } from "./_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const RUN_FILE = (store: string) =>
   `run: { org: acme, domain: demo, env: dev, actor: ada${store} }
@@ -44,9 +45,8 @@ Deno.test("a run file whose run.store holds a password is refused, naming the fi
   }
 });
 
-Deno.test({
+peerTest("postgres", {
   name: "run_created names the postgres store the run was written to, from --store or run.store",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-pg-runfile-" });
     const db = await freshDatabase();

@@ -10,14 +10,15 @@ import { SCHEMA_STEPS, SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts
 import { storeContract } from "../store/store_contract.ts";
 import { questionsContract } from "../store/questions_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
-import { freshDatabase, NO_PG, onDatabase, PG_URL } from "./_pg.ts";
+import { freshDatabase, onDatabase, PG_URL } from "./_pg.ts";
 import { POSTGRES_BACK_TO_6 } from "../_schema_steps.ts";
+import { peerTest } from "../../_peers.ts";
 
 storeContract("PostgresStore", async () => {
   const runs = await Deno.makeTempDir({ prefix: "provevi-pg-" });
   const db = await freshDatabase();
   return { store: await PostgresStore.open(db.uri, { runs }), runs, cleanup: db.drop };
-}, { ignore: NO_PG });
+}, { peer: "postgres" });
 
 /** A fresh database and runs root, removed at the end of the block. */
 async function temp() {
@@ -33,7 +34,7 @@ async function temp() {
   };
 }
 
-const pgTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, ignore: NO_PG, fn });
+const pgTest = (name: string, fn: () => Promise<void>) => peerTest("postgres", { name, fn });
 
 Deno.test("postgresTarget() reads the URI, the PG variables and ~/.pgpass, and names no password", async () => {
   const none = () => undefined;
@@ -316,7 +317,7 @@ questionsContract("PostgresStore", async () => {
   const runs = await Deno.makeTempDir({ prefix: "provevi-pg-q-" });
   const db = await freshDatabase();
   return { store: await PostgresStore.open(db.uri, { runs }), runs, cleanup: db.drop };
-}, { indexed: true, ignore: NO_PG });
+}, { indexed: true, peer: "postgres" });
 
 pgTest(
   "PostgresStore refuses to write to a database whose encoding cannot hold every character",

@@ -11,8 +11,9 @@ import { postgresTarget } from "../../../lib/provevi/postgres/mod.ts";
 import type { PostgresStoreOptions } from "../../../lib/provevi/postgres/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { freshDatabase, PG_TLS, PG_URL } from "./_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
-const tlsTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, ignore: PG_TLS === null, fn });
+const tlsTest = (name: string, fn: () => Promise<void>) => peerTest("postgres-tls", { name, fn });
 
 /** A fresh database on the TLS server, its URI with the query taken off, and a runs root. */
 async function tlsDatabase() {

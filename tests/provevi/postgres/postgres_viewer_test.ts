@@ -12,7 +12,8 @@ import { PostgresStore } from "../../../lib/provevi/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 import { viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
-import { freshDatabase, NO_PG } from "./_pg.ts";
+import { freshDatabase } from "./_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const PORT = 5124;
 const TOKEN = "c".repeat(64);
@@ -20,10 +21,9 @@ const ORIGIN = `http://127.0.0.1:${PORT}`;
 const BASE = `${ORIGIN}/t/${TOKEN}`;
 const HEADERS = { host: `127.0.0.1:${PORT}` };
 
-Deno.test({
+peerTest("postgres", {
   name:
     "prove ui's data from a postgres store: runs, a run with its verdict and answer, agents, an assessment",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-pg-ui-" });
     const db = await freshDatabase();

@@ -4,10 +4,9 @@ import { batchSpans, receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
-import { skipWithout } from "../../_peers.ts";
+import { peerTest } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVRUN_TEST_OTEL_PYTHON");
-const NO_PYTHON = skipWithout("python-otel");
 
 // The Python SDK's own OTLP/HTTP exporters, protobuf (gzip) and JSON, each sending a parent and a child span.
 const SCRIPT = `
@@ -30,9 +29,8 @@ for name, exporter in (("proto", Proto(endpoint=url, compression=Compression.Gzi
     provider.shutdown()
 `;
 
-Deno.test({
+peerTest("python-otel", {
   name: "receiver() takes the Python OpenTelemetry SDK's OTLP/HTTP protobuf (gzip) and JSON exporters",
-  ignore: NO_PYTHON,
   fn: async () => {
     if (PYTHON === undefined) {
       throw new Error("PROVRUN_TEST_OTEL_PYTHON is unset: .ci/peers/agents.sh installs it");

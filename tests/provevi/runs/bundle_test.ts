@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../../provcat/_assert.ts";
-import { makeBucket, makeRepo, NO_S3, s3Config } from "../../provcat/_helpers.ts";
+import { makeRepo } from "../../provcat/_helpers.ts";
+import { makeBucket, s3Config } from "../../provcat/_s3.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
 import { commitBundle, verifyRun } from "../../../lib/provevi/mod.ts";
 import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
@@ -8,6 +9,7 @@ import { verifyBundle } from "../../../lib/provevi/runs/mod.ts";
 import { FileLog, logVerifier } from "../../../lib/provevi/log/mod.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
+import { peerTest } from "../../_peers.ts";
 
 const RUN = "run-20261129T120000Z-0badc0de";
 const URI = `run://acme/demo/dev/${RUN}`;
@@ -47,9 +49,8 @@ async function rewrite(folder: string, dir: string): Promise<void> {
 }
 
 for (const [name, make] of [["git", git], ["s3", s3]] as const) {
-  Deno.test({
+  peerTest(name === "s3" ? "s3" : null, {
     name: `commitBundle() to the ${name} store pins the bundle, and it reads back at its pinned version`,
-    ignore: name === "s3" && NO_S3,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: () =>
@@ -73,10 +74,9 @@ for (const [name, make] of [["git", git], ["s3", s3]] as const) {
       }),
   });
 
-  Deno.test({
+  peerTest(name === "s3" ? "s3" : null, {
     name:
       `verifyRun() fails a run rewritten after its commit to the ${name} store, though its chain is valid`,
-    ignore: name === "s3" && NO_S3,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: () =>

@@ -19,7 +19,8 @@ import { POSTGRES_SCHEMA_VERSION } from "../../../lib/provevi/postgres/mod.ts";
 import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";
 import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
-import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
+import { freshDatabase, onDatabase } from "../postgres/_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const RUNS = [
   "run-20261129T120000Z-0000000a",
@@ -141,10 +142,9 @@ Deno.test("sqlite: listRuns' filtered pages are planned on the indexes of step 4
   }
 });
 
-Deno.test({
+peerTest("postgres", {
   name:
     "postgres: a store of schema version 3 is upgraded when opened to write, every row kept, its runs verified",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
     const db = await freshDatabase();
@@ -182,10 +182,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("postgres", {
   name:
     "postgres: listRuns' filtered pages and the questions by agent and experiment are planned on step 4's indexes",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "provevi-step4-" });
     const db = await freshDatabase();

@@ -12,7 +12,8 @@ import {
 } from "../../../lib/provevi/mod.ts";
 import { resolveRunRef } from "../../../lib/provevi/runs/mod.ts";
 import { findRun, PostgresStore } from "../../../lib/provevi/mod.ts";
-import { freshDatabase, NO_PG } from "../postgres/_pg.ts";
+import { freshDatabase } from "../postgres/_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";
 
@@ -111,7 +112,7 @@ const STORES: [string, (dir: string) => Promise<{ store: EvidenceStore; drop?: (
 ];
 
 for (const [kind, open] of STORES) {
-  const ignore = kind === "postgres" && NO_PG;
+  const peer = kind === "postgres" ? "postgres" : null;
   const withRuns = async (fn: (store: EvidenceStore) => Promise<void>, only?: Sketch[]) => {
     const dir = await Deno.makeTempDir({ prefix: "list-runs-" });
     let drop: (() => Promise<void>) | undefined;
@@ -127,201 +128,201 @@ for (const [kind, open] of STORES) {
     }
   };
 
-  Deno.test({
+  peerTest(peer, {
     name: `listRuns() on the ${kind} store: newest first, each status told apart, tokens summed`,
-    ignore,
-  }, () =>
-    withRuns(async (store) => {
-      const { runs, total } = await listRuns(store);
-      assert.equal(total, 7);
-      assert.deepEqual(runs.map((r) => [r.run_id, r.status]), [
-        ["run-c7", "running"], // an unsealed run with no writer recorded: cannot be told from here
-        ["run-c6", "cut"], // sealed without an ending
-        ["run-c5", "cut"], // its writer is gone
-        ["run-b4", "running"], // its writer is this process
-        ["run-b3", "cancelled"],
-        ["run-a2", "failed"],
-        ["run-a1", "completed"],
-      ]);
-      const a1 = runs[6]!;
-      assert.equal(a1.tokens, 20);
-      assert.equal(a1.model, "test:a");
-      assert.equal(a1.agent, "acme/demo/dev/alpha");
-      assert.equal(a1.experiment, EXP);
-      assert.equal(a1.started_at, "2026-11-30T10:00:00.000000Z");
-      assert.equal(a1.ended_at, "2026-11-30T10:00:06.000000Z");
-      assert.equal(a1.duration_ms, 6000);
-      assert.equal(a1.last_seq, 3);
-      assert.equal(runs[5]!.tokens, null);
-      assert.equal(runs[2]!.last_seq, 0);
-      assert.equal(runs[2]!.duration_ms, 0);
-    }));
+    fn: () =>
+      withRuns(async (store) => {
+        const { runs, total } = await listRuns(store);
+        assert.equal(total, 7);
+        assert.deepEqual(runs.map((r) => [r.run_id, r.status]), [
+          ["run-c7", "running"], // an unsealed run with no writer recorded: cannot be told from here
+          ["run-c6", "cut"], // sealed without an ending
+          ["run-c5", "cut"], // its writer is gone
+          ["run-b4", "running"], // its writer is this process
+          ["run-b3", "cancelled"],
+          ["run-a2", "failed"],
+          ["run-a1", "completed"],
+        ]);
+        const a1 = runs[6]!;
+        assert.equal(a1.tokens, 20);
+        assert.equal(a1.model, "test:a");
+        assert.equal(a1.agent, "acme/demo/dev/alpha");
+        assert.equal(a1.experiment, EXP);
+        assert.equal(a1.started_at, "2026-11-30T10:00:00.000000Z");
+        assert.equal(a1.ended_at, "2026-11-30T10:00:06.000000Z");
+        assert.equal(a1.duration_ms, 6000);
+        assert.equal(a1.last_seq, 3);
+        assert.equal(runs[5]!.tokens, null);
+        assert.equal(runs[2]!.last_seq, 0);
+        assert.equal(runs[2]!.duration_ms, 0);
+      }),
+  });
 
-  Deno.test({
+  peerTest(peer, {
     name: `listRuns() on the ${kind} store filters by status, agent, experiment and start, and pages`,
-    ignore,
-  }, () =>
-    withRuns(async (store) => {
-      const ids = async (options: Parameters<typeof listRuns>[1]) => {
-        const list = await listRuns(store, options);
-        return [list.total, ...list.runs.map((r) => r.run_id)];
-      };
-      assert.deepEqual(await ids({ status: "cut" }), [2, "run-c6", "run-c5"]);
-      assert.deepEqual(await ids({ status: "running" }), [2, "run-c7", "run-b4"]);
-      assert.deepEqual(await ids({ status: "cancelled" }), [1, "run-b3"]);
-      assert.deepEqual(await ids({ status: "failed" }), [1, "run-a2"]);
-      assert.deepEqual(await ids({ status: "completed" }), [1, "run-a1"]);
-      assert.deepEqual(await ids({ agent: "beta" }), [3, "run-c5", "run-b4", "run-b3"]);
-      assert.deepEqual(await ids({ agent: "acme/demo/dev/gamma" }), [2, "run-c7", "run-c6"]);
-      assert.deepEqual(await ids({ agent: "acme/demo/prod/gamma" }), [0]);
-      assert.deepEqual(await ids({ experiment: EXP }), [1, "run-a1"]);
-      assert.deepEqual(await ids({ since: "2026-11-30T10:05:00Z" }), [2, "run-c7", "run-c6"]);
-      assert.deepEqual(await ids({ limit: 2, offset: 1 }), [7, "run-c6", "run-c5"]);
-      assert.deepEqual(await ids({ limit: 0 }), [7]);
-      assert.deepEqual(await ids({ status: "cut", limit: 1, offset: 1 }), [2, "run-c5"]);
-      // Filters together, as the viewer's runs page combines them (the indexes of schema step 4).
-      assert.deepEqual(await ids({ agent: "beta", status: "cancelled" }), [1, "run-b3"]);
-      assert.deepEqual(await ids({ agent: "alpha", status: "failed" }), [1, "run-a2"]);
-      assert.deepEqual(await ids({ agent: "beta", status: "failed" }), [0]);
-      assert.deepEqual(await ids({ agent: "alpha", status: "completed", experiment: EXP }), [1, "run-a1"]);
-      assert.deepEqual(await ids({ agent: "beta", status: "running" }), [1, "run-b4"]);
-      assert.deepEqual(await ids({ agent: "beta", limit: 1, offset: 1 }), [3, "run-b4"]);
-      assert.deepEqual(await ids({ agent: "beta", limit: 1 }), [3, "run-c5"]);
-      assert.deepEqual(await ids({ agent: "nobody" }), [0]);
-      assert.deepEqual(await ids({ since: "2026-11-30T10:01:00Z", status: "failed" }), [1, "run-a2"]);
-      assert.deepEqual(await ids({ experiment: `${EXP}?at=v1` }), [0]);
-      await assert.rejects(() => listRuns(store, { limit: -1 }), ProveviError);
-    }));
+    fn: () =>
+      withRuns(async (store) => {
+        const ids = async (options: Parameters<typeof listRuns>[1]) => {
+          const list = await listRuns(store, options);
+          return [list.total, ...list.runs.map((r) => r.run_id)];
+        };
+        assert.deepEqual(await ids({ status: "cut" }), [2, "run-c6", "run-c5"]);
+        assert.deepEqual(await ids({ status: "running" }), [2, "run-c7", "run-b4"]);
+        assert.deepEqual(await ids({ status: "cancelled" }), [1, "run-b3"]);
+        assert.deepEqual(await ids({ status: "failed" }), [1, "run-a2"]);
+        assert.deepEqual(await ids({ status: "completed" }), [1, "run-a1"]);
+        assert.deepEqual(await ids({ agent: "beta" }), [3, "run-c5", "run-b4", "run-b3"]);
+        assert.deepEqual(await ids({ agent: "acme/demo/dev/gamma" }), [2, "run-c7", "run-c6"]);
+        assert.deepEqual(await ids({ agent: "acme/demo/prod/gamma" }), [0]);
+        assert.deepEqual(await ids({ experiment: EXP }), [1, "run-a1"]);
+        assert.deepEqual(await ids({ since: "2026-11-30T10:05:00Z" }), [2, "run-c7", "run-c6"]);
+        assert.deepEqual(await ids({ limit: 2, offset: 1 }), [7, "run-c6", "run-c5"]);
+        assert.deepEqual(await ids({ limit: 0 }), [7]);
+        assert.deepEqual(await ids({ status: "cut", limit: 1, offset: 1 }), [2, "run-c5"]);
+        // Filters together, as the viewer's runs page combines them (the indexes of schema step 4).
+        assert.deepEqual(await ids({ agent: "beta", status: "cancelled" }), [1, "run-b3"]);
+        assert.deepEqual(await ids({ agent: "alpha", status: "failed" }), [1, "run-a2"]);
+        assert.deepEqual(await ids({ agent: "beta", status: "failed" }), [0]);
+        assert.deepEqual(await ids({ agent: "alpha", status: "completed", experiment: EXP }), [1, "run-a1"]);
+        assert.deepEqual(await ids({ agent: "beta", status: "running" }), [1, "run-b4"]);
+        assert.deepEqual(await ids({ agent: "beta", limit: 1, offset: 1 }), [3, "run-b4"]);
+        assert.deepEqual(await ids({ agent: "beta", limit: 1 }), [3, "run-c5"]);
+        assert.deepEqual(await ids({ agent: "nobody" }), [0]);
+        assert.deepEqual(await ids({ since: "2026-11-30T10:01:00Z", status: "failed" }), [1, "run-a2"]);
+        assert.deepEqual(await ids({ experiment: `${EXP}?at=v1` }), [0]);
+        await assert.rejects(() => listRuns(store, { limit: -1 }), ProveviError);
+      }),
+  });
 
-  Deno.test({
+  peerTest(peer, {
     name:
       `listRuns() on the ${kind} store: a run that ended but was never sealed, its writer gone, is cut in ` +
       `the list and under --status cut, and not under its ending's status`,
-    ignore,
-  }, async () => {
-    const gone = { ...writerProcess(), pid: await deadPid() } as unknown as Json;
-    await withRuns(async (store) => {
-      const ids = async (options: Parameters<typeof listRuns>[1]) => {
-        const list = await listRuns(store, options);
-        return [list.total, ...list.runs.map((r) => `${r.run_id} ${r.status}`)];
-      };
-      assert.deepEqual(await ids({}), [4, "run-d4 cut", "run-d3 cut", "run-d2 failed", "run-d1 completed"]);
-      assert.deepEqual(await ids({ status: "cut" }), [2, "run-d4 cut", "run-d3 cut"]);
-      assert.deepEqual(await ids({ status: "completed" }), [1, "run-d1 completed"]);
-      assert.deepEqual(await ids({ status: "failed" }), [1, "run-d2 failed"]);
-    }, [
-      { id: "run-d1", agent: "delta", model: "test:d", end: "completed" },
-      { id: "run-d2", agent: "delta", model: "test:d", end: { error: "ValueError" } },
-      // killed at the seal: its ending is written, its seal is not, and its lock is free
-      {
-        id: "run-d3",
-        agent: "delta",
-        model: "test:d",
-        end: "completed",
-        seal: false,
-        writer: gone,
-        lock: "freed",
-      },
-      {
-        id: "run-d4",
-        agent: "delta",
-        model: "test:d",
-        end: { error: "ValueError" },
-        seal: false,
-        writer: gone,
-        lock: "freed",
-      },
-    ]);
-  });
-
-  Deno.test({
-    name: `listRuns() on the ${kind} store lists oldest first when asked (the seed's order), and pages so`,
-    ignore,
-  }, () =>
-    withRuns(async (store) => {
-      const list = await listRuns(store, { oldestFirst: true });
-      assert.deepEqual(list.runs.map((r) => r.run_id), [
-        "run-a1",
-        "run-a2",
-        "run-b3",
-        "run-b4",
-        "run-c5",
-        "run-c6",
-        "run-c7",
+    fn: async () => {
+      const gone = { ...writerProcess(), pid: await deadPid() } as unknown as Json;
+      await withRuns(async (store) => {
+        const ids = async (options: Parameters<typeof listRuns>[1]) => {
+          const list = await listRuns(store, options);
+          return [list.total, ...list.runs.map((r) => `${r.run_id} ${r.status}`)];
+        };
+        assert.deepEqual(await ids({}), [4, "run-d4 cut", "run-d3 cut", "run-d2 failed", "run-d1 completed"]);
+        assert.deepEqual(await ids({ status: "cut" }), [2, "run-d4 cut", "run-d3 cut"]);
+        assert.deepEqual(await ids({ status: "completed" }), [1, "run-d1 completed"]);
+        assert.deepEqual(await ids({ status: "failed" }), [1, "run-d2 failed"]);
+      }, [
+        { id: "run-d1", agent: "delta", model: "test:d", end: "completed" },
+        { id: "run-d2", agent: "delta", model: "test:d", end: { error: "ValueError" } },
+        // killed at the seal: its ending is written, its seal is not, and its lock is free
+        {
+          id: "run-d3",
+          agent: "delta",
+          model: "test:d",
+          end: "completed",
+          seal: false,
+          writer: gone,
+          lock: "freed",
+        },
+        {
+          id: "run-d4",
+          agent: "delta",
+          model: "test:d",
+          end: { error: "ValueError" },
+          seal: false,
+          writer: gone,
+          lock: "freed",
+        },
       ]);
-      assert.equal(list.runs[0]!.tokens, 20);
-      const page = await listRuns(store, { oldestFirst: true, limit: 2, offset: 1 });
-      assert.deepEqual([page.total, ...page.runs.map((r) => r.run_id)], [7, "run-a2", "run-b3"]);
-      const beta = await listRuns(store, { oldestFirst: true, agent: "beta", limit: 2 });
-      assert.deepEqual(beta.runs.map((r) => r.run_id), ["run-b3", "run-b4"]);
-      const cut = await listRuns(store, { oldestFirst: true, status: "cut" });
-      assert.deepEqual(cut.runs.map((r) => r.run_id), ["run-c5", "run-c6"]);
-    }));
-
-  Deno.test({
-    name: `listRuns() on the ${kind} store finds an experiment's runs by its bare name, as by its URI`,
-    ignore,
-  }, () => {
-    const other = "experiment://acme/risk/dev/retail/q";
-    return withRuns(async (store) => {
-      const ids = async (experiment: string) => {
-        const list = await listRuns(store, { experiment, oldestFirst: true });
-        return [list.total, ...list.runs.map((r) => r.run_id)];
-      };
-      assert.deepEqual(await ids(EXP), [2, "run-e1", "run-e2"]);
-      assert.deepEqual(await ids("credit/q"), [2, "run-e1", "run-e2"]);
-      assert.deepEqual(await ids("dev/credit/q"), [2, "run-e1", "run-e2"]);
-      // A bare name that two experiments end with names both, as a bare agent name names every class.
-      assert.deepEqual(await ids("q"), [3, "run-e1", "run-e2", "run-e3"]);
-      assert.deepEqual(await ids("retail/q"), [1, "run-e3"]);
-      // A name is whole parts of the URI, not any ending of it.
-      assert.deepEqual(await ids("redit/q"), [0]);
-      assert.deepEqual(await ids("nothing"), [0]);
-      // A pinned name: that version's runs.
-      assert.deepEqual(await ids("credit/q?at=commit:2"), [1, "run-e2"]);
-      assert.deepEqual(await ids(`${EXP}?at=commit:1`), [1, "run-e1"]);
-      assert.deepEqual(await ids("q?at=commit:1"), [1, "run-e1"]);
-      assert.deepEqual(await ids("q?at=commit:9"), [0]);
-    }, [
-      {
-        id: "run-e1",
-        agent: "epsilon",
-        model: "test:e",
-        end: "completed",
-        experiment: EXP,
-        pin: `${EXP}?at=commit:1`,
-      },
-      {
-        id: "run-e2",
-        agent: "epsilon",
-        model: "test:e",
-        end: "completed",
-        experiment: EXP,
-        pin: `${EXP}?at=commit:2`,
-      },
-      { id: "run-e3", agent: "epsilon", model: "test:e", end: "completed", experiment: other },
-      { id: "run-e4", agent: "epsilon", model: "test:e", end: "completed" },
-    ]);
+    },
   });
 
-  Deno.test({
+  peerTest(peer, {
+    name: `listRuns() on the ${kind} store lists oldest first when asked (the seed's order), and pages so`,
+    fn: () =>
+      withRuns(async (store) => {
+        const list = await listRuns(store, { oldestFirst: true });
+        assert.deepEqual(list.runs.map((r) => r.run_id), [
+          "run-a1",
+          "run-a2",
+          "run-b3",
+          "run-b4",
+          "run-c5",
+          "run-c6",
+          "run-c7",
+        ]);
+        assert.equal(list.runs[0]!.tokens, 20);
+        const page = await listRuns(store, { oldestFirst: true, limit: 2, offset: 1 });
+        assert.deepEqual([page.total, ...page.runs.map((r) => r.run_id)], [7, "run-a2", "run-b3"]);
+        const beta = await listRuns(store, { oldestFirst: true, agent: "beta", limit: 2 });
+        assert.deepEqual(beta.runs.map((r) => r.run_id), ["run-b3", "run-b4"]);
+        const cut = await listRuns(store, { oldestFirst: true, status: "cut" });
+        assert.deepEqual(cut.runs.map((r) => r.run_id), ["run-c5", "run-c6"]);
+      }),
+  });
+
+  peerTest(peer, {
+    name: `listRuns() on the ${kind} store finds an experiment's runs by its bare name, as by its URI`,
+    fn: () => {
+      const other = "experiment://acme/risk/dev/retail/q";
+      return withRuns(async (store) => {
+        const ids = async (experiment: string) => {
+          const list = await listRuns(store, { experiment, oldestFirst: true });
+          return [list.total, ...list.runs.map((r) => r.run_id)];
+        };
+        assert.deepEqual(await ids(EXP), [2, "run-e1", "run-e2"]);
+        assert.deepEqual(await ids("credit/q"), [2, "run-e1", "run-e2"]);
+        assert.deepEqual(await ids("dev/credit/q"), [2, "run-e1", "run-e2"]);
+        // A bare name that two experiments end with names both, as a bare agent name names every class.
+        assert.deepEqual(await ids("q"), [3, "run-e1", "run-e2", "run-e3"]);
+        assert.deepEqual(await ids("retail/q"), [1, "run-e3"]);
+        // A name is whole parts of the URI, not any ending of it.
+        assert.deepEqual(await ids("redit/q"), [0]);
+        assert.deepEqual(await ids("nothing"), [0]);
+        // A pinned name: that version's runs.
+        assert.deepEqual(await ids("credit/q?at=commit:2"), [1, "run-e2"]);
+        assert.deepEqual(await ids(`${EXP}?at=commit:1`), [1, "run-e1"]);
+        assert.deepEqual(await ids("q?at=commit:1"), [1, "run-e1"]);
+        assert.deepEqual(await ids("q?at=commit:9"), [0]);
+      }, [
+        {
+          id: "run-e1",
+          agent: "epsilon",
+          model: "test:e",
+          end: "completed",
+          experiment: EXP,
+          pin: `${EXP}?at=commit:1`,
+        },
+        {
+          id: "run-e2",
+          agent: "epsilon",
+          model: "test:e",
+          end: "completed",
+          experiment: EXP,
+          pin: `${EXP}?at=commit:2`,
+        },
+        { id: "run-e3", agent: "epsilon", model: "test:e", end: "completed", experiment: other },
+        { id: "run-e4", agent: "epsilon", model: "test:e", end: "completed" },
+      ]);
+    },
+  });
+
+  peerTest(peer, {
     name: `resolveRunRef() on the ${kind} store takes latest and an unambiguous start of a run ID`,
-    ignore,
-  }, () =>
-    withRuns(async (store) => {
-      assert.equal(await resolveRunRef(store, "latest"), "run-c7");
-      assert.equal(await resolveRunRef(store, "run-a1"), "run-a1");
-      assert.equal(await resolveRunRef(store, "run-b4"), "run-b4");
-      assert.equal(await resolveRunRef(store, "run-c5"), "run-c5");
-      await assert.rejects(
-        () => resolveRunRef(store, "run-a"),
-        /"run-a" starts more than one run .*run-a1, run-a2/,
-      );
-      assert.equal((await findRun("run-b3", { store })).runId, "run-b3");
-      assert.equal((await findRun("latest", { store })).runId, "run-c7");
-      await assert.rejects(() => findRun("run-x", { store }), RunNotFound);
-      await assert.rejects(() => findRun("run-c", { store }), /starts more than one run/);
-    }));
+    fn: () =>
+      withRuns(async (store) => {
+        assert.equal(await resolveRunRef(store, "latest"), "run-c7");
+        assert.equal(await resolveRunRef(store, "run-a1"), "run-a1");
+        assert.equal(await resolveRunRef(store, "run-b4"), "run-b4");
+        assert.equal(await resolveRunRef(store, "run-c5"), "run-c5");
+        await assert.rejects(
+          () => resolveRunRef(store, "run-a"),
+          /"run-a" starts more than one run .*run-a1, run-a2/,
+        );
+        assert.equal((await findRun("run-b3", { store })).runId, "run-b3");
+        assert.equal((await findRun("latest", { store })).runId, "run-c7");
+        await assert.rejects(() => findRun("run-x", { store }), RunNotFound);
+        await assert.rejects(() => findRun("run-c", { store }), /starts more than one run/);
+      }),
+  });
 }
 
 Deno.test("resolveRunRef() on a store with no runs says there is no latest run", async () => {

@@ -11,7 +11,8 @@ import {
 import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
-import { freshDatabase, NO_PG, onDatabase } from "../postgres/_pg.ts";
+import { freshDatabase, onDatabase } from "../postgres/_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";
 const OTHER = "experiment://acme/risk/dev/retail/q";
@@ -47,7 +48,7 @@ async function writeRuns(store: EvidenceStore): Promise<void> {
 }
 
 for (const [kind, open] of STORES) {
-  const ignore = kind === "postgres" && NO_PG;
+  const peer = kind === "postgres" ? "postgres" : null;
   const withStore = async (fn: (store: Store) => Promise<void>) => {
     const dir = await Deno.makeTempDir({ prefix: "exp-assess-" });
     const opened = await open(dir);
@@ -61,63 +62,66 @@ for (const [kind, open] of STORES) {
     }
   };
 
-  Deno.test({
+  peerTest(peer, {
     name:
       `${kind}: an experiment, or one version of it, is assessed by its URI or its name, and its runs are not`,
-    ignore,
-  }, () =>
-    withStore(async (store) => {
-      const whole = await store.assess({ experiment: "credit/q" }, "approved", true, { source: "ada" });
-      assert.deepEqual([whole.run_id, whole.seq, whole.span_id, whole.experiment], [null, null, null, EXP]);
-      const version = await store.assess(PIN1, "score", 0.7, { rationale: "the first version" });
-      assert.equal(version.experiment, PIN1);
-      await store.assess({ experiment: OTHER }, "approved", false);
-      await store.assess("run-1", "correct", true);
-      const names = (list: { name: string; experiment: string | null }[]) =>
-        list.map((a) => `${a.name} ${a.experiment}`);
-      assert.deepEqual(names(await store.experimentAssessments(EXP)), [`approved ${EXP}`, `score ${PIN1}`]);
-      assert.deepEqual(names(await store.experimentAssessments("credit/q")), [
-        `approved ${EXP}`,
-        `score ${PIN1}`,
-      ]);
-      // A version's: the experiment's as a whole, and that version's, not another's.
-      assert.deepEqual(names(await store.experimentAssessments(PIN1)), [`approved ${EXP}`, `score ${PIN1}`]);
-      assert.deepEqual(names(await store.experimentAssessments(PIN2)), [`approved ${EXP}`]);
-      assert.deepEqual(names(await store.experimentAssessments("retail/q")), [`approved ${OTHER}`]);
-      assert.deepEqual(await store.experimentAssessments("nothing"), []);
-      await assert.rejects(() => store.experimentAssessments("q"), /names 2 experiments/);
-      // A run's assessments are its own.
-      assert.deepEqual(names(await store.assessments("run-1")), ["correct null"]);
-      assert.deepEqual(await rowProblems(store, "run-1"), []);
-    }));
+    fn: () =>
+      withStore(async (store) => {
+        const whole = await store.assess({ experiment: "credit/q" }, "approved", true, { source: "ada" });
+        assert.deepEqual([whole.run_id, whole.seq, whole.span_id, whole.experiment], [null, null, null, EXP]);
+        const version = await store.assess(PIN1, "score", 0.7, { rationale: "the first version" });
+        assert.equal(version.experiment, PIN1);
+        await store.assess({ experiment: OTHER }, "approved", false);
+        await store.assess("run-1", "correct", true);
+        const names = (list: { name: string; experiment: string | null }[]) =>
+          list.map((a) => `${a.name} ${a.experiment}`);
+        assert.deepEqual(names(await store.experimentAssessments(EXP)), [`approved ${EXP}`, `score ${PIN1}`]);
+        assert.deepEqual(names(await store.experimentAssessments("credit/q")), [
+          `approved ${EXP}`,
+          `score ${PIN1}`,
+        ]);
+        // A version's: the experiment's as a whole, and that version's, not another's.
+        assert.deepEqual(names(await store.experimentAssessments(PIN1)), [
+          `approved ${EXP}`,
+          `score ${PIN1}`,
+        ]);
+        assert.deepEqual(names(await store.experimentAssessments(PIN2)), [`approved ${EXP}`]);
+        assert.deepEqual(names(await store.experimentAssessments("retail/q")), [`approved ${OTHER}`]);
+        assert.deepEqual(await store.experimentAssessments("nothing"), []);
+        await assert.rejects(() => store.experimentAssessments("q"), /names 2 experiments/);
+        // A run's assessments are its own.
+        assert.deepEqual(names(await store.assessments("run-1")), ["correct null"]);
+        assert.deepEqual(await rowProblems(store, "run-1"), []);
+      }),
+  });
 
-  Deno.test({
+  peerTest(peer, {
     name:
       `${kind}: an assessment of an experiment no run named, of a version no run used, or of a name two share is refused`,
-    ignore,
-  }, () =>
-    withStore(async (store) => {
-      await assert.rejects(
-        () => store.assess({ experiment: "nothing" }, "x", 1),
-        (e: Error) =>
-          e instanceof ProveviError && /no run in store .* named the experiment nothing/.test(e.message),
-      );
-      await assert.rejects(
-        () => store.assess({ experiment: "q" }, "x", 1),
-        /names 2 experiments .* pass the whole URI/,
-      );
-      await assert.rejects(
-        () => store.assess(`${EXP}?at=commit:${"9".repeat(40)}`, "x", 1),
-        /no run in store .* used the version/,
-      );
-      await assert.rejects(() => store.assess(`${EXP}?at=branch:main`, "x", 1), /a branch moves/);
-      await assert.rejects(() => store.assess("experiment://a b", "x", 1), /is not an experiment/);
-      await assert.rejects(
-        () => store.assess({ experiment: "data://acme/x/y/z" }, "x", 1),
-        /starts with experiment:\/\//,
-      );
-      assert.deepEqual(await store.experimentAssessments(EXP), []);
-    }));
+    fn: () =>
+      withStore(async (store) => {
+        await assert.rejects(
+          () => store.assess({ experiment: "nothing" }, "x", 1),
+          (e: Error) =>
+            e instanceof ProveviError && /no run in store .* named the experiment nothing/.test(e.message),
+        );
+        await assert.rejects(
+          () => store.assess({ experiment: "q" }, "x", 1),
+          /names 2 experiments .* pass the whole URI/,
+        );
+        await assert.rejects(
+          () => store.assess(`${EXP}?at=commit:${"9".repeat(40)}`, "x", 1),
+          /no run in store .* used the version/,
+        );
+        await assert.rejects(() => store.assess(`${EXP}?at=branch:main`, "x", 1), /a branch moves/);
+        await assert.rejects(() => store.assess("experiment://a b", "x", 1), /is not an experiment/);
+        await assert.rejects(
+          () => store.assess({ experiment: "data://acme/x/y/z" }, "x", 1),
+          /starts with experiment:\/\//,
+        );
+        assert.deepEqual(await store.experimentAssessments(EXP), []);
+      }),
+  });
 }
 
 Deno.test("sqlite: a store of version 6 is upgraded to 7 when opened to write, its run assessments kept, and takes an experiment's", async () => {
@@ -150,9 +154,8 @@ Deno.test("sqlite: a store of version 6 is upgraded to 7 when opened to write, i
   }
 });
 
-Deno.test({
+peerTest("postgres", {
   name: "postgres: a store of version 6 is upgraded to 7 when opened to write, its run assessments kept",
-  ignore: NO_PG,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "exp-assess-" });
     const db = await freshDatabase();

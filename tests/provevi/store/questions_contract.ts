@@ -9,6 +9,7 @@ import { agentVersion } from "../../../lib/provevi/experiments/mod.ts";
 import { type EvidenceStore, NeedsIndexedStore, type StoreQuestions } from "../../../lib/provevi/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import type { StoreUnderTest } from "./store_contract.ts";
+import { type PeerName, peerTest } from "../../_peers.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";
 const PIN1 = `${EXP}?at=commit:${"1".repeat(40)}`;
@@ -52,17 +53,16 @@ async function writeRuns(store: EvidenceStore): Promise<void> {
  *
  * @param name The store's name in the test names.
  * @param open Opens a fresh, empty store under a new runs root.
- * @param options `indexed`: false for a store that answers no question (the file store); `ignore` to skip.
+ * @param options `indexed`: false for a store that answers no question (the file store); `peer`: the peer its tests need.
  */
 export function questionsContract(
   name: string,
   open: () => Promise<StoreUnderTest>,
-  options: { indexed: boolean; ignore?: boolean },
+  options: { indexed: boolean; peer?: PeerName },
 ): void {
   const test = (what: string, fn: (store: Store) => Promise<void>) =>
-    Deno.test({
+    peerTest(options.peer ?? null, {
       name: `${name}: ${what}`,
-      ignore: options.ignore ?? false,
       fn: async () => {
         const t = await open();
         try {

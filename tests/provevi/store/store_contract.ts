@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { EventChain, sha256Hex, utf8, verify } from "../../../lib/provevi/evidence/mod.ts";
 import { type EvidenceStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
+import { type PeerName, peerTest } from "../../_peers.ts";
 
 /** A fresh store in a temporary runs root. */
 export interface StoreUnderTest {
@@ -26,12 +27,11 @@ export interface StoreUnderTest {
 export function storeContract(
   name: string,
   open: () => Promise<StoreUnderTest>,
-  options: { ignore?: boolean } = {},
+  options: { peer?: PeerName } = {},
 ): void {
   const test = (what: string, fn: (t: StoreUnderTest) => Promise<void>) =>
-    Deno.test({
+    peerTest(options.peer ?? null, {
       name: `${name}: ${what}`,
-      ignore: options.ignore ?? false,
       fn: async () => {
         const t = await open();
         try {

@@ -16,7 +16,8 @@ import {
   type TraceSpan,
 } from "../../../lib/provevi/evidence/mod.ts";
 import { trace, traceIdOf } from "../../../lib/provevi/store/mod.ts";
-import { freshDatabase, NO_PG } from "../postgres/_pg.ts";
+import { freshDatabase } from "../postgres/_pg.ts";
+import { peerTest } from "../../_peers.ts";
 
 const TA = "a".repeat(32); // run-a's own trace
 const TB = "b".repeat(32); // run-b's, which an agent program of run-a joined
@@ -143,44 +144,44 @@ for (const [kind, open] of STORES) {
     }
   };
 
-  Deno.test({
+  peerTest(kind === "postgres" ? "postgres" : null, {
     name:
       `trace() on the ${kind} store gives a run's spans with their parents and timing, the events winning`,
-    ignore: kind === "postgres" && NO_PG,
-  }, () =>
-    withRuns(async (store) => {
-      const spans = await trace(store, TA);
-      assert.deepEqual(spans.map(brief), [
-        ["run-a", ROOT_A, null, "invoke_agent revenue-question", "evidence", "0,5"],
-        ["run-a", CHAT, ROOT_A, "chat m", "index", "1"],
-        ["run-a", LIBRARY, ROOT_A, "library.step", "index", ""],
-        ["run-a", TOOL, ROOT_A, "execute_tool read_file", "evidence", "2"],
-        ["run-a", LYING, ROOT_A, "sandbox_completed", "index", "3"],
-      ]);
-      const [root, chat, , tool] = spans;
-      assert.deepEqual([root!.start_time, root!.end_time, root!.duration_ms], [at(0), at(100), 100]);
-      assert.deepEqual([chat!.start_time, chat!.end_time, chat!.duration_ms], [at(10), at(29.5), 19.5]);
-      assert.deepEqual(tool!.status, { code: 2, message: "NotCapable: no" });
-      assert.equal(tool!.duration_ms, 5);
-      assert.ok(spans.every((s) => s.trace_id === TA));
-    }));
+    fn: () =>
+      withRuns(async (store) => {
+        const spans = await trace(store, TA);
+        assert.deepEqual(spans.map(brief), [
+          ["run-a", ROOT_A, null, "invoke_agent revenue-question", "evidence", "0,5"],
+          ["run-a", CHAT, ROOT_A, "chat m", "index", "1"],
+          ["run-a", LIBRARY, ROOT_A, "library.step", "index", ""],
+          ["run-a", TOOL, ROOT_A, "execute_tool read_file", "evidence", "2"],
+          ["run-a", LYING, ROOT_A, "sandbox_completed", "index", "3"],
+        ]);
+        const [root, chat, , tool] = spans;
+        assert.deepEqual([root!.start_time, root!.end_time, root!.duration_ms], [at(0), at(100), 100]);
+        assert.deepEqual([chat!.start_time, chat!.end_time, chat!.duration_ms], [at(10), at(29.5), 19.5]);
+        assert.deepEqual(tool!.status, { code: 2, message: "NotCapable: no" });
+        assert.equal(tool!.duration_ms, 5);
+        assert.ok(spans.every((s) => s.trace_id === TA));
+      }),
+  });
 
-  Deno.test({
+  peerTest(kind === "postgres" ? "postgres" : null, {
     name:
       `trace() on the ${kind} store gives a trace across runs: a span an agent program sent, from its event`,
-    ignore: kind === "postgres" && NO_PG,
-  }, () =>
-    withRuns(async (store) => {
-      const spans = await trace(store, `tr-${TB.toUpperCase()}`);
-      assert.deepEqual(spans.map(brief), [
-        ["run-b", ROOT_B, null, "run", "evidence", "0,1"],
-        ["run-a", RECEIVED, ROOT_B, "claude_code.tool", "evidence", "4"],
-      ]);
-      const received = spans[1]!;
-      assert.deepEqual([received.kind, received.scope.name, received.attributes], [1, "claude", { x: 1 }]);
-      assert.equal(received.duration_ms, 3);
-      assert.deepEqual(await trace(store, "c".repeat(32)), []);
-    }));
+    fn: () =>
+      withRuns(async (store) => {
+        const spans = await trace(store, `tr-${TB.toUpperCase()}`);
+        assert.deepEqual(spans.map(brief), [
+          ["run-b", ROOT_B, null, "run", "evidence", "0,1"],
+          ["run-a", RECEIVED, ROOT_B, "claude_code.tool", "evidence", "4"],
+        ]);
+        const received = spans[1]!;
+        assert.deepEqual([received.kind, received.scope.name, received.attributes], [1, "claude", { x: 1 }]);
+        assert.equal(received.duration_ms, 3);
+        assert.deepEqual(await trace(store, "c".repeat(32)), []);
+      }),
+  });
 }
 
 Deno.test("traceIdOf() takes 32 hex digits or MLflow's tr- form, and refuses anything else in one line", () => {

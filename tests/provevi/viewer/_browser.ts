@@ -1,15 +1,11 @@
 /** Drives Debian's Chromium headless with puppeteer-core for the viewer's tests (`.ci/peers/chromium.sh`). */
 import { join } from "node:path";
-import { skipWithout } from "../../_peers.ts";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 
 /** The Chromium to drive: PROVE_TEST_CHROMIUM, which .ci/peers/chromium.sh exports. */
 export const CHROMIUM: string | null = Deno.env.get("PROVE_TEST_CHROMIUM") || null;
-
-/** Outside CI, the browser tests are skipped without Chromium; in CI they fail. */
-export const NO_BROWSER: boolean = skipWithout("chromium");
 
 /** Where the screenshots go: PROVE_TEST_ARTIFACTS, or .tools/screenshots, which the CI run keeps. */
 export const ARTIFACTS: string = Deno.env.get("PROVE_TEST_ARTIFACTS") ?? join(ROOT, ".tools", "screenshots");

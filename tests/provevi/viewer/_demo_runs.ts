@@ -2,7 +2,7 @@
  * Real runs for the viewer's browser tests and screenshots, each made by provrun as a user makes it: an agent
  * that calls tools (one fails, one is refused by the sandbox), a run that fails, a run with a committed bundle
  * (the tour's, which a viewer without the catalog cannot check), a tampered run, and a Claude Code run (the real
- * program against a local fake provider, when PROVRUN_TEST_CLAUDE names it).
+ * program against a local fake provider, given its path).
  * @module
  */
 import { join } from "node:path";
@@ -89,9 +89,6 @@ export async function tamperedRun(runs: string): Promise<string> {
   await cp(from, join(runs, id), { recursive: true });
   return id;
 }
-
-/** Whether a real Claude Code can run here (PROVRUN_TEST_CLAUDE). */
-export const CLAUDE: string | null = Deno.env.get("PROVRUN_TEST_CLAUDE") || null;
 
 /**
  * A real Claude Code run against a local fake Anthropic provider: it reads its input, tries a file outside

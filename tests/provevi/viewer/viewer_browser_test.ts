@@ -4,15 +4,16 @@ import { FileStore, SqliteStore, TelemetryPolicy } from "../../../lib/provevi/mo
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { tour } from "../../../cli/tour.ts";
-import { launch, NO_BROWSER, openPage, screenshot } from "./_browser.ts";
+import { launch, openPage, screenshot } from "./_browser.ts";
 import { writeRichRun } from "../_rich_run.ts";
+import { peerTest } from "../../_peers.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const FIXTURES = join(ROOT, "fixtures");
 const RUN = "run-20261129T120000Z-0badc0de";
 const BODIES = "version: 1\ndestinations:\n  browser:\n    kind: live\n    receives: bodies\n";
 const browserTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, ignore: NO_BROWSER, sanitizeOps: false, sanitizeResources: false, fn });
+  peerTest("chromium", { name, sanitizeOps: false, sanitizeResources: false, fn });
 const quiet = { out: () => {}, err: () => {}, terminal: false, progress: () => {} };
 
 /**

@@ -7,14 +7,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
-import { launch, NO_BROWSER, openPage } from "./_browser.ts";
+import { launch, openPage } from "./_browser.ts";
 import { writeRun } from "./_runs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const BODIES = TelemetryPolicy.parse(
   "version: 1\ndestinations:\n  browser:\n    kind: live\n    receives: bodies\n",
 );
 const browserTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, ignore: NO_BROWSER, sanitizeOps: false, sanitizeResources: false, fn });
+  peerTest("chromium", { name, sanitizeOps: false, sanitizeResources: false, fn });
 
 browserTest(
   "a run of 450 steps and a 3 MB answer: its page shows 200 events and loads more on demand, and links to the whole answer",

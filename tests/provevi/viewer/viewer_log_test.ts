@@ -10,7 +10,8 @@ import { cosignLatest, serveWitness, Witness } from "../../../lib/provevi/log/mo
 import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunLogView } from "../../../lib/provevi/viewer/run_log_view.ts";
 import { writeRun } from "../_run.ts";
-import { launch, NO_BROWSER, openPage, screenshot } from "./_browser.ts";
+import { launch, openPage, screenshot } from "./_browser.ts";
+import { peerTest } from "../../_peers.ts";
 
 const PORT = 5124;
 const TOKEN = "c".repeat(64);
@@ -76,9 +77,8 @@ Deno.test("api/runs/:run/log names a run the log lacks, and a proof that no long
   assert.equal(lacking.proof, null);
 });
 
-Deno.test({
+peerTest("chromium", {
   name: "the run page shows the run's leaf in the log and the witnesses of the log in Chromium",
-  ignore: NO_BROWSER,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {

@@ -10,12 +10,11 @@ import type { Page } from "puppeteer-core";
 import { FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { tour } from "../../../cli/tour.ts";
-import { launch, NO_BROWSER, openPage, overflow, screenshot } from "./_browser.ts";
-import { skipWithout } from "../../_peers.ts";
+import { launch, openPage, overflow, screenshot } from "./_browser.ts";
+import { peerTest } from "../../_peers.ts";
 import {
   agentRunFile,
   agentV2RunFile,
-  CLAUDE,
   claudeRun,
   demoCatalog,
   demoRun,
@@ -23,9 +22,12 @@ import {
   tamperedRun,
 } from "./_demo_runs.ts";
 
+/** A real Claude Code, when its peer is set (PROVRUN_TEST_CLAUDE). */
+const CLAUDE: string | null = Deno.env.get("PROVRUN_TEST_CLAUDE") || null;
+
 const quiet = { out: () => {}, err: () => {}, terminal: false, progress: () => {} };
 const browserTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, ignore: NO_BROWSER, sanitizeOps: false, sanitizeResources: false, fn });
+  peerTest("chromium", { name, sanitizeOps: false, sanitizeResources: false, fn });
 const policy = (level: string | null) =>
   level === null ? TelemetryPolicy.denyAll() : TelemetryPolicy.parse(
     `version: 1\ndestinations:\n  browser:\n    kind: live\n    receives: ${level}\n`,
@@ -188,10 +190,9 @@ browserTest("a model call shows its conversation as messages, and the run its wh
   assert.deepEqual(ui.errors, []);
 });
 
-Deno.test({
+peerTest(["chromium", "claude-code"], {
   name:
     "a Claude Code run shows its model calls (recorded by the gateway) and tool calls, the refused call in red",
-  ignore: NO_BROWSER || skipWithout("claude-code"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {

@@ -1,18 +1,18 @@
 /**
  * The agent programs of the claude-code and codex tests: the real CLIs that .ci/peers/agents.sh installs, named
- * by PROVRUN_TEST_CLAUDE and PROVRUN_TEST_CODEX. In CI a missing program fails its test; elsewhere it is
- * skipped with a message naming the peer.
+ * by PROVRUN_TEST_CLAUDE and PROVRUN_TEST_CODEX. Their tests are `peerTest("claude-code", …)` or
+ * `peerTest("codex", …)` (`tests/_peers.ts`): in CI a missing program fails them; elsewhere they are skipped.
  * @module
  */
 import { join } from "node:path";
 import { FileStore } from "../../../lib/provevi/mod.ts";
 import { batchSpans, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { PEERS, skipWithout } from "../../_peers.ts";
+import { PEERS } from "../../_peers.ts";
 
-/** The path of a program, and whether its tests are skipped (never in CI). */
-export function program(peer: "claude-code" | "codex"): { path: string | undefined; ignore: boolean } {
-  return { path: Deno.env.get(PEERS[peer].variables[0]), ignore: skipWithout(peer) };
+/** The path of a program, when its peer is set. */
+export function program(peer: "claude-code" | "codex"): { path: string | undefined } {
+  return { path: Deno.env.get(PEERS[peer].variables[0]) };
 }
 
 /** Fails in CI when the program's variable is unset. */

@@ -4,13 +4,13 @@ import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "a claude-code run past limits.seconds stops the real Claude Code and fails with CancelledError, and verifies",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

@@ -5,6 +5,7 @@ import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -27,11 +28,10 @@ outputs: [answer.md]
 `);
 }
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "a claude-code run records the real Claude Code's hooks, spans and transcript, blocks a read outside " +
     "its grants, and verifies",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

@@ -6,6 +6,7 @@ import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CODEX = program("codex");
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -28,11 +29,10 @@ outputs: [answer.md]
 `);
 }
 
-Deno.test({
+peerTest("codex", {
   name:
     "a codex run records the real Codex's hooks, spans and rollout, blocks a command outside its grants, " +
     "and verifies",
-  ignore: CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -102,11 +102,10 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("codex", {
   name:
     "a codex run whose task rewrites the config that holds its hooks is stopped by Codex's sandbox: the config " +
     "stays as provr wrote it, later tool calls still reach the hooks, and the run completes",
-  ignore: CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

@@ -6,6 +6,7 @@ import { claudeTokens, codexSteps, codexTokens } from "../../../lib/provrun/back
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 const CODEX = program("codex");
@@ -120,18 +121,16 @@ async function overTokens(backend: "claude-code" | "codex", path: string) {
   }
 }
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "a claude-code run past limits.tokens stops the real Claude Code and fails with CancelledError, and verifies",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => await overTokens("claude-code", needed(CLAUDE.path, "PROVRUN_TEST_CLAUDE")),
 });
 
-Deno.test({
+peerTest("codex", {
   name: "a codex run past limits.tokens stops the real Codex and fails with CancelledError, and verifies",
-  ignore: CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => await overTokens("codex", needed(CODEX.path, "PROVRUN_TEST_CODEX")),
@@ -196,20 +195,18 @@ async function atSteps(backend: "claude-code" | "codex", path: string) {
   }
 }
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "a claude-code run at limits.steps (--max-turns) ends as an agent run at its step limit does, and verifies",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => await atSteps("claude-code", needed(CLAUDE.path, "PROVRUN_TEST_CLAUDE")),
 });
 
-Deno.test({
+peerTest("codex", {
   name:
     "a codex run at limits.steps is stopped after that many model responses, ends as an agent run at its " +
     "step limit does, and verifies",
-  ignore: CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => await atSteps("codex", needed(CODEX.path, "PROVRUN_TEST_CODEX")),

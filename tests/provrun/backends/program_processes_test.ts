@@ -9,14 +9,14 @@ import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_p
 import { removeWritable } from "../../_files.ts";
 import { needed, program } from "./_programs.ts";
 import { alive, descendants, taskFlags } from "../../_children.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 const ROOT = new URL("../../../", import.meta.url).pathname;
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "provr killed with SIGKILL while Claude Code runs: the program dies with it (the reaper kills its group)",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

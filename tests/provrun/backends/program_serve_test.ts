@@ -5,14 +5,14 @@ import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "with PROVE_SERVE, a claude-code run opens with prove serve, its program sends its spans there with the " +
     "run's key, and the seal brings them into the chain",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

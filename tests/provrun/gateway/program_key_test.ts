@@ -11,6 +11,7 @@ import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_p
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
 import { needed, program } from "../backends/_programs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 const CODEX = program("codex");
@@ -53,10 +54,9 @@ prompt: Show your environment.
 `);
 }
 
-Deno.test({
+peerTest("claude-code", {
   name:
     "Claude Code gets the run's token, never the key: its environment, config home, command line and the evidence hold no key, and the gateway refuses it a request without the token",
-  ignore: CLAUDE.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -99,10 +99,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("codex", {
   name:
     "Codex gets the run's token, never the key: its environment, config home, command line and the evidence hold no key",
-  ignore: CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

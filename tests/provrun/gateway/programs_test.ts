@@ -17,6 +17,7 @@ import { gitCatalog } from "../_catalog.ts";
 import type { Catalog } from "../../../lib/provcat/mod.ts";
 import { needed, program } from "../backends/_programs.ts";
 import { PROGRAM_TASKS, type ProgramTask } from "./_program_tasks.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CLAUDE = program("claude-code");
 const CODEX = program("codex");
@@ -218,10 +219,9 @@ function printTable(rows: Row[]): void {
   for (const l of lines) console.log(l.map((c, i) => c.padEnd(widths[i]!)).join("  "));
 }
 
-Deno.test({
+peerTest(["claude-code", "codex"], {
   name:
     "Claude Code and Codex behind the model gateway, on 22 scripted tasks: every model request one model_called, matched one to one with the session file, every tool call one tool_called, every run verifies",
-  ignore: CLAUDE.ignore || CODEX.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

@@ -6,15 +6,13 @@
  * `usage` and `names` no content of the run arrives at either.
  */
 import assert from "node:assert/strict";
-import { mlflowPython, needMlflow, NO_MLFLOW } from "../../provevi/mlflow/_mlflow.ts";
+import { mlflowPython, needMlflow } from "../../provevi/mlflow/_mlflow_peer.ts";
 import { CSV, type GenaiRun, genaiRun } from "./_genai_run.ts";
 import { TOOLS_ANSWER } from "../../../fixtures/providers/fake_openai_tools_server.ts";
-import { skipWithout } from "../../_peers.ts";
+import { peerTest } from "../../_peers.ts";
 import { phoenixSpans, type Shown } from "./_phoenix.ts";
 
 const PHOENIX_URL = Deno.env.get("PROVRUN_TEST_PHOENIX_URL");
-
-const NO_PHOENIX = skipWithout("phoenix");
 
 /** Texts of the run that are content: none may reach a destination below bodies. */
 const CONTENT = ["What was the revenue growth", TOOLS_ANSWER, CSV.split("\n")[2]!, "Answer from the files"];
@@ -55,10 +53,9 @@ function assertNoContent(spans: Shown[], where: string): void {
   for (const c of CONTENT) assert.ok(!text.includes(c), `${where}: ${JSON.stringify(c)} arrived`);
 }
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "MLflow shows a run's spans at bodies: inputs and outputs, span types, provider, model and token totals",
-  ignore: NO_MLFLOW,
   fn: async () => {
     const { uri } = needMlflow();
     const experiment = await mlflowExperiment(uri);
@@ -94,10 +91,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("phoenix", {
   name:
     "Phoenix shows a run's spans at bodies: inputs and outputs, span kinds, provider, model and token totals",
-  ignore: NO_PHOENIX,
   fn: async () => {
     const run = await genaiRun({ url: `${PHOENIX_URL}/v1/traces`, level: "bodies", stream: false });
     assert.equal(run.outcome.status, "completed");
@@ -135,9 +131,8 @@ Deno.test({
 });
 
 for (const level of ["usage", "names"] as const) {
-  Deno.test({
+  peerTest(["mlflow", "phoenix"], {
     name: `at ${level}, no content of a run arrives at MLflow or at Phoenix, and the spans still do`,
-    ignore: NO_MLFLOW || NO_PHOENIX,
     fn: async () => {
       const { uri } = needMlflow();
       const experiment = await mlflowExperiment(uri);

@@ -17,6 +17,7 @@ import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans } from "../backends/_programs.ts";
 import { otlpPolicy } from "./_genai_run.ts";
 import { coverage, GENAI_OPERATIONS, type Requested, TABLE } from "./_genai_table.ts";
+import { peerTest } from "../../_peers.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
@@ -141,10 +142,9 @@ function assertRequired(spans: ReceivedSpan[]): void {
 }
 
 for (const name of ["claude-code", "codex"] as const) {
-  Deno.test({
+  peerTest(name, {
     name: `a ${name} run's spans meet the GenAI table: chat and execute_tool 95%, invoke_agent 90%, ` +
       `each GenAI-named span its required attributes`,
-    ignore: program(name).ignore,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {
@@ -216,11 +216,10 @@ for (const name of ["claude-code", "codex"] as const) {
     },
   });
 
-  Deno.test({
+  peerTest(name, {
     name:
       `a ${name} run keeps the program's own spans as they arrived, and sends a destination none of them, ` +
       `nor below bodies any content`,
-    ignore: program(name).ignore,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {

@@ -6,16 +6,11 @@ import assert from "node:assert/strict";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { startMlflowCopy } from "../../../lib/provrun/telemetry/mlflow_copy.ts";
-import {
-  AGENT_RUN,
-  mlflowPolicy,
-  needMlflow,
-  NO_MLFLOW,
-  storeWithRun,
-} from "../../provevi/mlflow/_mlflow.ts";
+import { AGENT_RUN, mlflowPolicy, storeWithRun } from "../../provevi/mlflow/_mlflow.ts";
+import { needMlflow } from "../../provevi/mlflow/_mlflow_peer.ts";
 import { gitCatalog } from "../_catalog.ts";
+import { peerTest } from "../../_peers.ts";
 
-const ignore = NO_MLFLOW;
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
 
 function file(): RunFile {
@@ -24,9 +19,8 @@ function file(): RunFile {
   );
 }
 
-Deno.test({
+peerTest("mlflow", {
   name: "a run whose policy approves its MLflow place is copied at the seal, beside its result",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await gitCatalog({ "finance/revenue.csv": CSV });
@@ -47,9 +41,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "a copy at the seal that fails is a problem of the copy, never a failed run",
-  ignore,
   async fn() {
     await using t = await gitCatalog({ "finance/revenue.csv": CSV });
     const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -73,10 +66,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "an approved copy that a variable would refuse is a telemetry_problem of the run, written before its seal",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await gitCatalog({ "finance/revenue.csv": CSV });
@@ -97,9 +89,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+peerTest("mlflow", {
   name: "a copy at the seal that passes its time limit is stopped and reported; no place approved, no copy",
-  ignore,
   async fn() {
     const { uri } = needMlflow();
     await using t = await storeWithRun({ agent: `slow-${crypto.randomUUID().slice(0, 8)}` });

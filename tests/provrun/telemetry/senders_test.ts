@@ -11,11 +11,10 @@ import { type EvidenceEvent, FileStore, TelemetryPolicy, verifyRun } from "../..
 import { decodeTraceRequest, OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile, type RunOptions, type SpanRedactor } from "../../../lib/provrun/mod.ts";
-import { skipWithout } from "../../_peers.ts";
+import { peerTest } from "../../_peers.ts";
 import { phoenixSpans, type Shown } from "./_phoenix.ts";
 
 const PHOENIX_GRPC_URL = Deno.env.get("PROVRUN_TEST_PHOENIX_GRPC_URL");
-const NO_PHOENIX = skipWithout("phoenix");
 
 /** The run's answer: content, which no destination below bodies may receive. */
 const ANSWER = "Revenue grew 12% in Q3.";
@@ -84,9 +83,8 @@ async function phoenixTrace(traceId: string, count: number): Promise<Shown[]> {
   }
 }
 
-Deno.test({
+peerTest("phoenix", {
   name: "OTLP over gRPC: Phoenix receives every span of the run at names, and no content",
-  ignore: NO_PHOENIX,
   fn: async () => {
     const url = PHOENIX_GRPC_URL!;
     const { outcome, events, spans, runs } = await run({

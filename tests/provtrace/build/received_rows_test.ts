@@ -12,7 +12,7 @@ import { receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { buildTrace } from "../../../lib/provtrace/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
 import { removeWritable } from "../../_files.ts";
-import { MLFLOW_PYTHON, MLFLOW_URI, needMlflow, NO_MLFLOW } from "../../provevi/mlflow/_mlflow.ts";
+import { MLFLOW_PYTHON, MLFLOW_URI, needMlflow } from "../../provevi/mlflow/_mlflow_peer.ts";
 import { ask } from "../_runs.ts";
 
 const TRACES = 24;
@@ -181,11 +181,11 @@ for t in traces:
             reads.add(otel)
 print(json.dumps({"traces": len(traces), "reads": sorted(reads), "failed": sorted(failed)}))
 `;
+import { peerTest } from "../../_peers.ts";
 
-Deno.test({
+peerTest("mlflow", {
   name:
     "the calls of a tool with given arguments in a program's spans: provtrace answers as MLflow's search_traces does",
-  ignore: NO_MLFLOW,
   fn: async () => {
     const { uri, python } = needMlflow();
     const sent = genAiSpans();

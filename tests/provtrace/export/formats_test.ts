@@ -16,6 +16,7 @@ import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { makeRuns } from "../_runs.ts";
+import { peerTest } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVTRACE_TEST_TRAINING_PYTHON");
 const CHECKER = new URL("./check_training.py", import.meta.url).pathname;
@@ -228,30 +229,28 @@ Deno.test("provtrace export --format: --out writes the lines, the manifest and o
   assert.equal(io.stdout.join("\n").split("\n").length, 6, "the lines go to standard output without --out");
 });
 
-Deno.test("the trainers' own readers take every format: OpenAI's rules, apply_chat_template, datasets, the ATIF schema", async () => {
-  if (!PYTHON) {
-    if (Deno.env.get("CI")) {
+peerTest("training", {
+  name:
+    "the trainers' own readers take every format: OpenAI's rules, apply_chat_template, datasets, the ATIF schema",
+  fn: async () => {
+    if (!PYTHON) {
       throw new Error("PROVTRACE_TEST_TRAINING_PYTHON is unset: .ci/peers/training.sh did not run");
     }
-    console.warn(
-      "skipped: PROVTRACE_TEST_TRAINING_PYTHON is unset (source .ci/peers/training.sh, as .ci/run does)",
-    );
-    return;
-  }
-  const { t, db } = await builtRuns();
-  await using _ = t;
-  for (const format of ["openai", "hf", "sharegpt", "atif"] as const) {
-    for (const per of ["call", "run"] as const) {
-      const file = join(t.root, `${format}-${per}.jsonl`);
-      await writeTraceExport(db, { runs: t.runs, kind: format, per, out: file, catalog: t.catalog });
-      const out = await new Deno.Command(PYTHON, {
-        args: [CHECKER, format, file, ...(format === "atif" ? [SCHEMA] : [])],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-      assert.equal(out.code, 0, `${format} per ${per}: ${text}`);
-      assert.match(text, new RegExp(`${format}: \\d+ lines, 0 with problems`));
+    const { t, db } = await builtRuns();
+    await using _ = t;
+    for (const format of ["openai", "hf", "sharegpt", "atif"] as const) {
+      for (const per of ["call", "run"] as const) {
+        const file = join(t.root, `${format}-${per}.jsonl`);
+        await writeTraceExport(db, { runs: t.runs, kind: format, per, out: file, catalog: t.catalog });
+        const out = await new Deno.Command(PYTHON, {
+          args: [CHECKER, format, file, ...(format === "atif" ? [SCHEMA] : [])],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+        assert.equal(out.code, 0, `${format} per ${per}: ${text}`);
+        assert.match(text, new RegExp(`${format}: \\d+ lines, 0 with problems`));
+      }
     }
-  }
+  },
 });
