@@ -15,7 +15,8 @@ import type { Json } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
-import { forward, gatewayError } from "./gateway_forward.ts";
+import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.ts";
+import { KeyScrubber } from "./key_scrub.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
 
@@ -136,6 +137,7 @@ export class ModelGateway implements AsyncDisposable {
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #closing = new AbortController();
   readonly #pending = new Set<Promise<void>>();
+  readonly #scrub: KeyScrubber;
   #inFlight = 0;
   #refusalsRecorded = 0;
 
@@ -146,6 +148,7 @@ export class ModelGateway implements AsyncDisposable {
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
     }`;
     this.#tokenHash = hash(this.token);
+    this.#scrub = new KeyScrubber(options.key);
     this.#server = Deno.serve(
       {
         hostname: "127.0.0.1",
@@ -233,27 +236,7 @@ export class ModelGateway implements AsyncDisposable {
     const body = request.method === "POST" ? await this.#body(request, family) : new Uint8Array();
     if (body instanceof Response) return body;
     this.counts.passed++;
-    try {
-      const response = await (this.#options.fetch ?? fetch)(this.#upstreamUrl(url), {
-        method: request.method,
-        headers: this.#headers(request.headers),
-        ...(request.method === "POST" ? { body } : {}),
-        signal: AbortSignal.any([
-          this.#closing.signal,
-          AbortSignal.timeout(this.#options.firstByteMs ?? 600_000),
-        ]),
-      });
-      return new Response(await response.arrayBuffer(), {
-        status: response.status,
-        headers: { "content-type": response.headers.get("content-type") ?? "application/json" },
-      });
-    } catch (error) {
-      return gatewayError(
-        family,
-        "bad_gateway",
-        `the model provider did not answer: ${(error as Error).message}`,
-      );
-    }
+    return await passOn(family, { ...this.#upstream(url, request.headers, body), method: request.method });
   }
 
   /** Reads a request's body up to the limit; a refusal's response when it cannot. */
@@ -315,19 +298,25 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.counts.calls++;
     const call = new GatewayCall(this.#recording(), { api, bytes, model });
-    const forwarded = await forward(call, api, {
+    const forwarded = await forward(call, api, this.#upstream(url, request.headers, bytes));
+    const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
+    return forwarded.response;
+  }
+
+  /** Where a request goes, with what, and the bounds of its answer. */
+  #upstream(url: URL, headers: Headers, body: Uint8Array<ArrayBuffer>): Upstream {
+    return {
       url: this.#upstreamUrl(url),
-      headers: this.#headers(request.headers),
-      body: bytes,
+      headers: this.#headers(headers),
+      body,
       fetch: this.#options.fetch ?? fetch,
       responseBytes: this.#options.responseBytes,
       firstByteMs: this.#options.firstByteMs ?? 600_000,
       idleMs: this.#options.idleMs ?? 300_000,
       signal: this.#closing.signal,
-    });
-    const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
-    this.#pending.add(pending);
-    return forwarded.response;
+      scrub: this.#scrub,
+    };
   }
 
   #recording(): CallRecording {
