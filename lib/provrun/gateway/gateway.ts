@@ -4,6 +4,8 @@
  * token (compared in constant time), forwards each model call to the run's provider with the real key, and
  * records it (`gateway_call.ts`, `gateway_forward.ts`). The key stays in provr: the program has the token.
  *
+ * Before anything else it refuses, counted but not recorded (a web page must not write into the evidence), a
+ * request that names another host (421: DNS rebinding, an absolute-form target) or comes from a web page (403).
  * What it refuses, with the status the program's SDK understands and a recorded problem: a request without the
  * token (401), a path that is not a model call of the API (404), a body over the limit (413), a body that is not
  * a JSON object naming a model (400), an encoding it cannot read (415), more calls at once than its limit (429).
@@ -11,6 +13,7 @@
  * @module
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import { crossSite, localHosts, refusedHost } from "../../provevi/guard/local_request.ts";
 import type { Json } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
@@ -138,6 +141,7 @@ export class ModelGateway implements AsyncDisposable {
   readonly #closing = new AbortController();
   readonly #pending = new Set<Promise<void>>();
   readonly #scrub: KeyScrubber;
+  readonly #hosts: string[];
   #inFlight = 0;
   #refusalsRecorded = 0;
 
@@ -159,6 +163,7 @@ export class ModelGateway implements AsyncDisposable {
       (request) => this.#handle(request),
     );
     this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+    this.#hosts = localHosts(this.#server.addr.port);
   }
 
   /**
@@ -197,6 +202,8 @@ export class ModelGateway implements AsyncDisposable {
     const url = new URL(request.url);
     const api = this.#apis.find((a) => a.path === url.pathname) ?? null;
     const family = this.#apis[0]!;
+    const stranger = this.#stranger(request, family);
+    if (stranger !== null) return stranger;
     if (!this.#authorized(request)) {
       return await this.#refuse(
         family,
@@ -218,6 +225,22 @@ export class ModelGateway implements AsyncDisposable {
     } finally {
       this.#inFlight--;
     }
+  }
+
+  /** A refusal for a request meant for another host or sent by a web page, counted only; else null. */
+  #stranger(request: Request, family: ProviderApi): Response | null {
+    const host = refusedHost(request, this.#hosts);
+    const site = host === null ? crossSite(request, this.#hosts) : null;
+    if (host === null && site === null) return null;
+    const kind = host !== null ? "wrong_host" : "cross_site";
+    this.counts.refused[kind] = (this.counts.refused[kind] ?? 0) + 1;
+    return gatewayError(
+      family,
+      kind,
+      host !== null
+        ? `refused the Host "${host.slice(0, 100)}": the model gateway answers ${this.url} only`
+        : `refused a request from a web page (${site})`,
+    );
   }
 
   /** A request that is not a model call: the few the SDKs make are passed on unrecorded; the rest are refused. */
