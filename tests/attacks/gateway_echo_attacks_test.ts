@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFlood } from "../../fixtures/attacks/flood_provider.ts";
 import { gatewayRun, programHeaders } from "../provrun/gateway/_gateway.ts";
+import { ModelKeyMissing } from "../../lib/provrun/run/errors.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("model gateway echo attacks");
@@ -209,6 +210,20 @@ Deno.test("a passed-on request (GET /v1/models) whose provider floods 300 MB is 
   } finally {
     await upstream.shutdown();
   }
+});
+
+Deno.test("a key a header cannot carry (a line break and a header after it) is refused at the start in one line that names no key, never a bare 500 per call", async () => {
+  const bad = `${KEY}\r\nx-evil: 1`;
+  const refused = await gatewayRun({
+    provider: "anthropic",
+    upstream: "http://127.0.0.1:9",
+    key: bad,
+    keyVariable: "ANTHROPIC_API_KEY",
+  }).then(async (run) => (await run[Symbol.asyncDispose](), null), (e) => e);
+  const stopped = refused instanceof ModelKeyMissing && /ANTHROPIC_API_KEY/.test(refused.message) &&
+    !refused.message.includes(KEY) && !refused.message.includes("\n");
+  tally.add("a key with a line break and a header after it", { stopped, recorded: stopped });
+  assert.ok(stopped, String(refused));
 });
 
 Deno.test("the model gateway echo attack counts", () => {

@@ -15,6 +15,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { crossSite, localHosts, refusedHost } from "../../provevi/guard/local_request.ts";
 import type { Json } from "../../provevi/mod.ts";
+import { ModelKeyMissing } from "../run/errors.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   upstream: string;
   /** The real key, added on the way out; null when the provider takes none. */
   key: string | null;
+  /** The variable the key was read from, named in an error (never its value). */
+  keyVariable?: string;
   /** The run's recorder. */
   recorder: EvidenceRecorder;
   /** The class named as the events' component. */
@@ -112,6 +115,16 @@ function requestModel(bytes: Uint8Array): string | null {
   return json === whole && typeof whole.model === "string" && whole.model !== "" ? whole.model : null;
 }
 
+/** True when a key can be sent as a header's value. */
+function sendable(key: string): boolean {
+  try {
+    new Headers({ "x-api-key": key });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function hash(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
@@ -146,6 +159,15 @@ export class ModelGateway implements AsyncDisposable {
   #refusalsRecorded = 0;
 
   private constructor(options: GatewayOptions) {
+    if (options.key !== null && !sendable(options.key)) {
+      // Found now, not at each request: a header that cannot be built would fail every call with a bare 500.
+      throw new ModelKeyMissing(
+        `the key in ${
+          options.keyVariable ?? "the provider's key variable"
+        } holds a character an HTTP header ` +
+          `cannot carry (a line break or another control character): set it to the key alone`,
+      );
+    }
     this.#options = options;
     this.#apis = options.provider === "anthropic" ? [ANTHROPIC_MESSAGES] : [OPENAI_CHAT, OPENAI_RESPONSES];
     this.token = `provr-run-${
@@ -171,6 +193,7 @@ export class ModelGateway implements AsyncDisposable {
    *
    * @param options The provider, its key, the recorder and the limits.
    * @returns The gateway, listening.
+   * @throws ModelKeyMissing for a key that cannot be sent in a header (its variable named, never its value).
    */
   static start(options: GatewayOptions): ModelGateway {
     return new ModelGateway(options);
