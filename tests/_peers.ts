@@ -42,7 +42,7 @@ export const PEERS = {
   },
   phoenix: {
     what: "an Arize Phoenix server (a GenAI backend)",
-    variables: ["PROVRUN_TEST_PHOENIX_URL", "PROVRUN_TEST_PHOENIX_PYTHON"],
+    variables: ["PROVRUN_TEST_PHOENIX_URL", "PROVRUN_TEST_PHOENIX_GRPC_URL", "PROVRUN_TEST_PHOENIX_PYTHON"],
     source: ".ci/peers/phoenix.sh",
   },
   chromium: {

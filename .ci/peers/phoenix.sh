@@ -4,8 +4,8 @@
 # shared one), cached. Sourced by .ci/run, which gives: $root, free_port, wait_http, and pids to kill.
 # Its HTTP port (the UI, the REST API and OTLP/HTTP at /v1/traces) is on 127.0.0.1; Phoenix binds its gRPC port
 # on every address and has no setting for it, so phoenix_serve.py binds it to 127.0.0.1 too.
-# Exports PROVRUN_TEST_PHOENIX_URL (the server) and PROVRUN_TEST_PHOENIX_PYTHON (the venv's python, for the
-# read-back through Phoenix's own client).
+# Exports PROVRUN_TEST_PHOENIX_URL (the server), PROVRUN_TEST_PHOENIX_GRPC_URL (its OTLP/gRPC receiver) and
+# PROVRUN_TEST_PHOENIX_PYTHON (the venv's python, for the read-back through Phoenix's own client).
 if [ ! -x .tools/venv-phoenix/bin/phoenix ]; then
   [ -x .tools/venv-phoenix/bin/pip ] || python3 -m venv .tools/venv-phoenix
   .tools/venv-phoenix/bin/pip install --quiet --disable-pip-version-check 'arize-phoenix==20.26.1' >/dev/null
@@ -19,5 +19,6 @@ phoenix_dir=$(mktemp -d "${TMPDIR:-/tmp}/provrun-ci-phoenix.XXXXXX")
   >"$root/.tools/phoenix.log" 2>&1) &
 pids+=($!)
 export PROVRUN_TEST_PHOENIX_URL="http://127.0.0.1:$phoenix_port"
+export PROVRUN_TEST_PHOENIX_GRPC_URL="http://127.0.0.1:$phoenix_grpc_port"
 export PROVRUN_TEST_PHOENIX_PYTHON="$root/.tools/venv-phoenix/bin/python"
 wait_http "$PROVRUN_TEST_PHOENIX_URL/healthz" 240

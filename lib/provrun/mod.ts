@@ -45,7 +45,7 @@ export {
   type RunOptions,
   type RunOutcome,
 } from "./runner/mod.ts";
-export type { MlflowCopyOutcome } from "./telemetry/mod.ts";
+export type { MlflowCopyOutcome, OutgoingSpan, SpanRedactor } from "./telemetry/mod.ts";
 
 // The parts a caller attaches to a run, and what they see of it.
 export type {

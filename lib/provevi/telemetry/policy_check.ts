@@ -13,6 +13,7 @@ import {
   DESTINATION_KINDS,
   type DestinationKind,
   type LibraryApproval,
+  LOGFIRE_ENDPOINT,
 } from "./policy_types.ts";
 import { rangeProblem } from "./library_version.ts";
 import type { PolicyProblems } from "./policy_problems.ts";
@@ -204,8 +205,11 @@ function checkEndpoint(
 ): { endpoint: string | null; normal: string | null } {
   const { problems, at, kind } = context;
   const none = { endpoint: null, normal: null };
+  // Logfire's own endpoint unless the policy names another (a region, a self-hosted Logfire); its host must
+  // still be in hosts, as any endpoint's.
+  if ((endpoint === undefined || endpoint === null) && kind === "logfire") endpoint = LOGFIRE_ENDPOINT;
   if (endpoint === undefined || endpoint === null) {
-    if (kind === "otlp" || kind === "logfire") {
+    if (kind === "otlp") {
       problems.add(
         "policy.endpoint",
         `${at}.endpoint: missing; a ${kind} destination needs an http or https URL`,

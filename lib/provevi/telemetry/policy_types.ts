@@ -19,6 +19,9 @@ export type DestinationKind = "logfire" | "otlp" | "mlflow" | "live";
  */
 export const DESTINATION_KINDS: readonly DestinationKind[] = ["logfire", "otlp", "mlflow", "live"];
 
+/** Logfire's own base URL (its US region): the endpoint of a `logfire` destination that names none. */
+export const LOGFIRE_ENDPOINT = "https://logfire-us.pydantic.dev";
+
 /** A place outside the evidence that spans may go to. */
 export interface Destination {
   /** The destination's name in the policy. */

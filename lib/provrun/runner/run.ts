@@ -18,6 +18,7 @@ import type { RunPart } from "../run/run_part.ts";
 import type { TelemetryPolicy } from "../../provevi/telemetry/policy.ts";
 import { TelemetryPart } from "../telemetry/telemetry_part.ts";
 import { declaredNames } from "../telemetry/declared_names.ts";
+import type { SpanRedactor } from "../telemetry/senders.ts";
 import { LiveFeedPart } from "../telemetry/live_feed_part.ts";
 import { MlflowCopyPart } from "../telemetry/mlflow_copy_part.ts";
 import type { MlflowCopyOutcome } from "../telemetry/mlflow_copy.ts";
@@ -65,6 +66,11 @@ export interface RunOptions {
    * not list (true by default). provrun never sends there either way; false only drops the extra guard.
    */
   guardNet?: boolean;
+  /**
+   * The redaction hook: called with each span that leaves for an OTLP or Logfire destination (after the
+   * policy's cut), it may drop or replace attributes of what is sent; it never changes what the run records.
+   */
+  redact?: SpanRedactor;
   /** Called with each item of the run's live feed, at the level of the policy's live destination. */
   onFeed?: (item: FeedItem) => void;
   /** Called with each piece of the model's text as it streams, for the caller's own progress line. */
@@ -191,6 +197,7 @@ async function openParts(
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.environ ? { environ: options.environ } : {}),
       ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
+      ...(options.redact ? { redact: options.redact } : {}),
       // names below bodies (harden)
       declared: declaredNames(file.data.agent, DEFAULT_TOOLS, {
         agentId: `${file.data.run.org}/${file.data.run.domain}/${file.data.run.env}/${file.data.agent.name}`,

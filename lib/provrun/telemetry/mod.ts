@@ -9,3 +9,4 @@ export * from "./declared_names.ts";
 export * from "./run_telemetry.ts";
 export * from "./live_feed.ts";
 export { type MlflowCopyOutcome } from "./mlflow_copy.ts";
+export { type OutgoingSpan, type SpanRedactor } from "./senders.ts";

@@ -1,14 +1,22 @@
 /**
- * The OTLP/HTTP span exporter of a run: OpenTelemetry's own (its transport, retries and time limit), with two
- * changes. Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
- * `OTEL_EXPORTER_OTLP_HEADERS`; `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`, in
- * milliseconds; from the variables the run was given), and an attribute that the GenAI conventions type as double goes as a double
- * even when its value is whole: OpenTelemetry's serializer writes every whole number as an integer, so a
- * temperature of 0 would reach a backend as the integer 0.
+ * The OTLP span exporter of a run, over HTTP (protobuf or JSON) or gRPC: OpenTelemetry's own export delegate
+ * (its queue, retries over HTTP, and time limit) over its HTTP transport or `otlp_grpc.ts`, with two changes.
+ * Its headers and time limit are the run's (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
+ * `OTEL_EXPORTER_OTLP_HEADERS`, sent as metadata over gRPC; `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else
+ * `OTEL_EXPORTER_OTLP_TIMEOUT`, in milliseconds; from the variables the run was given), and an attribute that
+ * the GenAI conventions type as double goes as a double even when its value is whole: OpenTelemetry's
+ * serializer writes every whole number as an integer, so a temperature of 0 would reach a backend as the
+ * integer 0.
  * @module
  */
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { OTLPExporterBase } from "@opentelemetry/otlp-exporter-base";
+import {
+  createOtlpNetworkExportDelegate,
+  ExporterMetrics,
+  getSharedConfigurationDefaults,
+  mergeOtlpSharedConfigurationWithDefaults,
+  OTLPExporterBase,
+} from "@opentelemetry/otlp-exporter-base";
 import {
   convertLegacyHttpOptions,
   createOtlpHttpExportDelegate,
@@ -21,17 +29,20 @@ import {
 } from "@opentelemetry/otlp-transformer";
 import { DOUBLE_KEYS, type Environ } from "../../provevi/telemetry/mod.ts";
 import { OTLP_TRACE_REQUEST } from "../../provevi/telemetry/otlp_proto.ts";
+import { GrpcTraceTransport } from "./otlp_grpc.ts";
 
 /** Options of {@linkcode otlpExporter}. */
 export interface OtlpExporterOptions {
   /** The traces URL. */
   url: string;
-  /** `http/json` or `http/protobuf`. */
-  protocol: "http/json" | "http/protobuf";
+  /** `http/json`, `http/protobuf` or `grpc` (where `url` is the collector's `http://` or `https://` address). */
+  protocol: "http/json" | "http/protobuf" | "grpc";
   /** The run's variables, for the headers. */
   environ: Environ;
   /** How long one export may take, unless the run's variables say otherwise. */
   timeoutMillis: number;
+  /** The headers to send instead of those of the OTLP variables (Logfire's `Authorization`). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -108,8 +119,34 @@ function withDoubles<R>(inner: ISerializer<unknown, R>, json: boolean): ISeriali
   };
 }
 
+/** The gRPC exporter: OpenTelemetry's export delegate over the gRPC transport, the run's headers as metadata. */
+function grpcExporter(
+  url: string,
+  options: { headers: Record<string, string>; timeoutMillis: number },
+): SpanExporter {
+  const config = mergeOtlpSharedConfigurationWithDefaults(
+    { timeoutMillis: options.timeoutMillis },
+    {},
+    getSharedConfigurationDefaults(),
+  );
+  const metrics = new ExporterMetrics({
+    componentType: "otlp_grpc_span_exporter",
+    metricsHelper: TraceExporterMetricsHelper as never,
+    url,
+    meterProvider: undefined, // no meter: the run's exporter reports to the run, as telemetry problems
+    responseAttributesFromError: () => ({}),
+  });
+  const delegate = createOtlpNetworkExportDelegate(
+    config,
+    withDoubles(ProtobufTraceSerializer as ISerializer<unknown, unknown>, false),
+    metrics,
+    new GrpcTraceTransport(url, options.headers),
+  );
+  return new OTLPExporterBase(delegate) as unknown as SpanExporter;
+}
+
 /**
- * The run's OTLP/HTTP span exporter.
+ * The run's OTLP span exporter.
  *
  * @param options The URL, the protocol, the run's variables and the time limit.
  * @returns A span exporter, for a batch span processor.
@@ -128,11 +165,12 @@ function withDoubles<R>(inner: ISerializer<unknown, R>, json: boolean): ISeriali
 export function otlpExporter(options: OtlpExporterOptions): SpanExporter {
   const json = options.protocol === "http/json";
   const { environ } = options;
-  const headers = otlpHeaders(
+  const headers = options.headers ?? otlpHeaders(
     environ.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? environ.OTEL_EXPORTER_OTLP_HEADERS,
   );
   const timeout = Number(environ.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? environ.OTEL_EXPORTER_OTLP_TIMEOUT);
   const timeoutMillis = Number.isSafeInteger(timeout) && timeout > 0 ? timeout : options.timeoutMillis;
+  if (options.protocol === "grpc") return grpcExporter(options.url, { headers, timeoutMillis });
   const config = convertLegacyHttpOptions(
     { url: options.url, timeoutMillis, headers },
     "TRACES",

@@ -12,15 +12,12 @@ import type { Span as ApiSpan, Tracer } from "@opentelemetry/api";
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
-  BatchSpanProcessor,
   type ReadableSpan,
   SimpleSpanProcessor,
   type Span,
-  type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import {
   blockedData,
   CONTENT_KEYS,
@@ -39,7 +36,7 @@ import {
 import type { EvidenceStore, Json, TelemetryPolicy } from "../../provevi/mod.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { cutName, cutSpan } from "./span_cut.ts";
-import { otlpExporter } from "./otlp_exporter.ts";
+import { redacted, runSenders, type Sender, senderProcessor, type SpanRedactor } from "./senders.ts";
 import { RootSummary } from "./root_summary.ts";
 import { wantSpanContent } from "../run/_span_content.ts";
 import type { DeclaredNames } from "./declared_names.ts";
@@ -93,6 +90,8 @@ export interface RunTelemetryOptions {
    * destination only when declared, else as its label and a short hash (`declared_names.ts`).
    */
   declared?: DeclaredNames;
+  /** The redaction hook: sees each span that leaves for a destination, and may drop or replace attributes. */
+  redact?: SpanRedactor;
 }
 
 /**
@@ -197,8 +196,10 @@ export class RunTelemetry {
   readonly tracer: Tracer;
   /** What `run_created` records. */
   readonly facts: TelemetryFacts;
-  /** The OTLP destination spans are sent to, or `null`. */
+  /** The OTLP destination spans are sent to (over HTTP or gRPC), or `null`. */
   readonly otlp: { destination: Destination; url: string } | null;
+  /** Every destination spans are sent to: the OTLP one, and each Logfire one with its token set. */
+  readonly senders: readonly Sender[];
   readonly #runId: string;
   readonly #named: NamedDestination[];
   readonly #environ: Environ;
@@ -210,9 +211,11 @@ export class RunTelemetry {
   readonly #pending = new Set<Promise<unknown>>();
   readonly #problems = new Set<string>();
   readonly #written = new Set<string>();
-  /** Why exports to the OTLP destination failed, in order, until they are written as telemetry problems. */
+  /** Why exports to a destination failed, in order, until they are written as telemetry problems. */
   readonly #exportFailures: string[] = [];
-  #otlpProcessor: SpanProcessor | null = null;
+  /** Why the redaction hook stopped spans, until written as telemetry problems. */
+  readonly #hookFailures = new Set<string>();
+  readonly #senderProcessors: SpanProcessor[] = [];
   #recorder: EvidenceRecorder | null = null;
   #recording = false;
   #closed = false;
@@ -233,10 +236,9 @@ export class RunTelemetry {
     }
     // Traces go only to the traces target (the first OTLP entry); the general endpoint, when the traces variable
     // overrides it, is there to be recorded and guarded, never sent to.
-    const otlp = named.find((d) => d.kind === "otlp" && d.traces);
-    this.otlp = otlp && otlp.destination !== null && otlp.protocol !== "grpc"
-      ? { destination: otlp.destination, url: otlp.url }
-      : null;
+    this.senders = Object.freeze(runSenders(named));
+    const otlp = this.senders.find((d) => d.destination.kind === "otlp");
+    this.otlp = otlp ? { destination: otlp.destination, url: otlp.url } : null;
 
     const processors: SpanProcessor[] = [
       { // provrun.run_id on every span of the run, a library's too (the baggage processor of the design)
@@ -259,29 +261,13 @@ export class RunTelemetry {
         ),
       );
     }
-    if (this.otlp) {
-      const { destination, url } = this.otlp;
-      const inner = otlpExporter({
-        url,
-        protocol: otlp!.protocol === "http/json" ? "http/json" : "http/protobuf",
+    for (const sender of this.senders) {
+      const processor = senderProcessor(sender, {
         environ: options.environ,
-        timeoutMillis: EXPORT_TIMEOUT_MS,
+        onFailure: (why) => this.#exportFailures.push(why),
       });
-      const where = `the OTLP destination ${destination.name} (${recordableUrl(url)})`;
-      const exporter = watchedExporter(
-        inner,
-        (why) => this.#exportFailures.push(`${where} refused spans: ${why}`),
-      );
-      this.#otlpProcessor = new BatchSpanProcessor(exporter);
-      processors.push(
-        new RoutingProcessor(
-          this.#otlpProcessor,
-          (span) =>
-            this.#feeds(span, destination.name)
-              ? cutSpan(span, destination.receives, options.declared)
-              : null,
-        ),
-      );
+      this.#senderProcessors.push(processor);
+      processors.push(new RoutingProcessor(processor, (span) => this.#outgoing(span, sender, options)));
     }
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ "service.name": PROVRUN_SCOPE }),
@@ -289,7 +275,7 @@ export class RunTelemetry {
       spanProcessors: processors,
     });
     // a destination at bodies gets the content of provrun's spans: only then is it put on them
-    const content = this.otlp?.destination.receives === "bodies";
+    const content = this.senders.some((d) => d.destination.receives === "bodies");
     this.tracer = ownTracer(this.provider.getTracer(PROVRUN_SCOPE), (span) => {
       this.#own.add(span);
       if (content) wantSpanContent(span);
@@ -325,14 +311,8 @@ export class RunTelemetry {
   async start(recorder: EvidenceRecorder): Promise<void> {
     this.#recorder = recorder;
     for (const d of this.#named) {
-      const detail = `${d.variable} ${recordableUrl(d.url)}`;
       if (d.destination === null) {
-        await this.#blocked("destination", { detail });
-      } else if (d.kind === "otlp" && d.protocol === "grpc") {
-        await this.#problem(
-          `${d.variable} names the destination ${d.destination.name} over grpc; provrun sends OTLP only over ` +
-            `HTTP, so nothing is sent: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`,
-        );
+        await this.#blocked("destination", { detail: `${d.variable} ${recordableUrl(d.url)}` });
       }
     }
     if (denoExportsTelemetry(this.#environ)) {
@@ -371,12 +351,16 @@ export class RunTelemetry {
     await this.#checkGlobals();
     // The spans so far go to the OTLP destination now, so that a refusal (an HTTP error, no connection, a time
     // out) is written in the run while it can be; the root span, which ends at the seal, is sent after it.
-    try {
-      await this.#otlpProcessor?.forceFlush();
-    } catch { /* its failure was noted by the exporter */ }
+    await Promise.all(
+      this.#senderProcessors.map((p) => p.forceFlush().catch(() => {/* noted by the exporter */})),
+    );
     for (const why of this.#exportFailures.splice(0)) {
       await this.#problem(`${why}; the evidence holds every step, but the destination may lack spans`);
     }
+    for (const why of this.#hookFailures) {
+      await this.#problem(`${why}; those spans were not sent (the evidence holds every step)`);
+    }
+    this.#hookFailures.clear();
     await this.#flushRecords();
     this.#recording = false;
     this.#closed = true;
@@ -456,6 +440,22 @@ export class RunTelemetry {
     } as ReadableSpan;
   }
 
+  /** A span as it leaves for a sender: fed by the policy, cut to the level, through the redaction hook. */
+  #outgoing(
+    span: ReadableSpan,
+    sender: Sender,
+    options: Pick<RunTelemetryOptions, "declared" | "redact">,
+  ): ReadableSpan | null {
+    const { destination } = sender;
+    if (!this.#feeds(span, destination.name)) return null;
+    const cut = cutSpan(span, destination.receives, options.declared);
+    if (!options.redact) return cut;
+    const out = redacted(cut, { hook: options.redact, destination });
+    if ("span" in out) return out.span;
+    this.#hookFailures.add(`${out.error} on a span for the destination ${destination.name}`);
+    return null;
+  }
+
   #feeds(span: ReadableSpan, destination: string): boolean {
     const judged = this.#judge(span);
     return judged.own || (judged.library !== null && this.policy.feeds(judged.library, destination));
@@ -528,24 +528,4 @@ export class RunTelemetry {
   async #flushRecords(): Promise<void> {
     while (this.#pending.size) await Promise.all([...this.#pending]);
   }
-}
-
-/** How long one OTLP export may take before it counts as refused. */
-const EXPORT_TIMEOUT_MS = 5_000;
-
-/**
- * An exporter that tells `onFailure` why an export did not go through (an HTTP status, a refused connection, a
- * time out), and otherwise passes everything to `inner`.
- */
-function watchedExporter(inner: SpanExporter, onFailure: (why: string) => void): SpanExporter {
-  return {
-    export(spans, done) {
-      inner.export(spans, (result: ExportResult) => {
-        if (result.code !== ExportResultCode.SUCCESS) onFailure(result.error?.message ?? "the export failed");
-        done(result);
-      });
-    },
-    shutdown: () => inner.shutdown(),
-    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
-  };
 }

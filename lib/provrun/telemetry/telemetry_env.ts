@@ -14,6 +14,9 @@ import type { Json, Level } from "../../provevi/mod.ts";
 export const PROXY_VARIABLES: readonly string[] = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"]
   .flatMap((n) => [n, n.toLowerCase()]);
 
+/** The variable that holds the Logfire write token (Logfire's SDKs read the same one); never recorded. */
+export const LOGFIRE_TOKEN = "LOGFIRE_TOKEN";
+
 const SIGNALS = ["", "TRACES_", "METRICS_", "LOGS_"];
 const OTLP_SETTINGS = [
   "ENDPOINT",
@@ -62,7 +65,13 @@ export const OTEL_VARIABLES: readonly string[] = [
 ];
 
 /** The variables that name where telemetry goes or how it gets there, read one by one when needed. */
-const NAMED = [...OTEL_VARIABLES, "MLFLOW_TRACKING_URI", ...PROXY_VARIABLES, "PROVRUN_TELEMETRY_POLICY"];
+const NAMED = [
+  ...OTEL_VARIABLES,
+  "MLFLOW_TRACKING_URI",
+  ...PROXY_VARIABLES,
+  "PROVRUN_TELEMETRY_POLICY",
+  LOGFIRE_TOKEN,
+];
 
 /**
  * The telemetry variables of the process, each read by name. It never lists the whole environment
@@ -112,7 +121,8 @@ export interface NamedDestination {
  *
  * @param environ The variables.
  * @param policy The run's (narrowed) policy.
- * @returns One entry per variable that names a place: the OTLP traces target, `MLFLOW_TRACKING_URI`.
+ * @returns One entry per variable that names a place: the OTLP traces target, each Logfire destination of the
+ *   policy when `LOGFIRE_TOKEN` is set (Logfire's traces URL, `<endpoint>/v1/traces`), `MLFLOW_TRACKING_URI`.
  * @throws ProveviError when an OTLP protocol variable holds an unknown protocol.
  * @example
  * ```ts
@@ -157,6 +167,22 @@ export function namedDestinations(environ: Environ, policy: TelemetryPolicy): Na
         protocol: general.protocol,
         destination: policy.matchDestination("otlp", general.url),
         traces: false,
+      });
+    }
+  }
+  // A Logfire destination of the policy is sent to once its write token is set: the policy names the place
+  // (Logfire's own endpoint unless it says otherwise), the token is the user's consent and key.
+  if (set(environ, LOGFIRE_TOKEN)) {
+    for (const d of policy.destinations) {
+      if (d.kind !== "logfire" || d.endpoint === null) continue;
+      const url = d.endpoint.endsWith("/") ? `${d.endpoint}v1/traces` : `${d.endpoint}/v1/traces`;
+      out.push({
+        variable: LOGFIRE_TOKEN,
+        kind: "logfire",
+        url,
+        protocol: "http/protobuf",
+        destination: d,
+        traces: true,
       });
     }
   }
@@ -227,7 +253,8 @@ export interface TelemetryFacts {
 }
 
 /**
- * The facts `run_created` records: the set telemetry variables (`OTEL_*`, `MLFLOW_TRACKING_URI`), the proxy
+ * The facts `run_created` records: the set telemetry variables (`OTEL_*`, `MLFLOW_TRACKING_URI`,
+ * `LOGFIRE_TOKEN`: names only, never values), the proxy
  * variables, the policy's digest and which destinations the variables match.
  *
  * @param environ The variables.
@@ -251,7 +278,9 @@ export function telemetryFacts(
   const names = Object.keys(environ).filter((n) => environ[n] !== undefined).sort();
   return {
     policy_digest: policy.digest(),
-    telemetry_variables: names.filter((n) => n.startsWith("OTEL_") || n === "MLFLOW_TRACKING_URI"),
+    telemetry_variables: names.filter((n) =>
+      n.startsWith("OTEL_") || n === "MLFLOW_TRACKING_URI" || n === LOGFIRE_TOKEN
+    ),
     proxy_variables: names.filter((n) => PROXY_VARIABLES.includes(n)),
     telemetry_destinations: named.map((d) => ({
       variable: d.variable,

@@ -10,6 +10,7 @@ import type { RunFile } from "../run/run_file.ts";
 import { RunTelemetry } from "./run_telemetry.ts";
 import type { DeclaredNames } from "./declared_names.ts";
 import { processEnviron } from "./telemetry_env.ts";
+import type { SpanRedactor } from "./senders.ts";
 
 /** Options of {@linkcode TelemetryPart.open}. */
 export interface TelemetryPartOptions {
@@ -23,6 +24,8 @@ export interface TelemetryPartOptions {
   guardNet?: boolean;
   /** What the run declared (its tools and model), for names below `bodies`. */
   declared?: DeclaredNames;
+  /** The redaction hook of the spans that leave (see {@linkcode SpanRedactor}). */
+  redact?: SpanRedactor;
 }
 
 /**
@@ -75,6 +78,7 @@ export class TelemetryPart implements RunPart {
       store: options.store,
       ...(options.guardNet === undefined ? {} : { guardNet: options.guardNet }),
       ...(options.declared ? { declared: options.declared } : {}),
+      ...(options.redact ? { redact: options.redact } : {}),
     });
     return new TelemetryPart(telemetry);
   }

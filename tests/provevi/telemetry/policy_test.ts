@@ -213,6 +213,20 @@ Deno.test("TelemetryPolicy.fromDict() checks kinds and levels", () => {
   );
 });
 
+Deno.test("a logfire destination with no endpoint gets Logfire's own, and the digest holds it", () => {
+  const spec = (endpoint?: string) => ({
+    version: 1,
+    libraries: {},
+    destinations: { lf: { kind: "logfire", receives: "usage", ...(endpoint ? { endpoint } : {}) } },
+    hosts: ["logfire-us.pydantic.dev", "logfire-eu.pydantic.dev"],
+  });
+  const implied = TelemetryPolicy.fromDict(spec());
+  equal(implied.destination("lf")?.endpoint, "https://logfire-us.pydantic.dev");
+  equal(implied.digest(), TelemetryPolicy.fromDict(spec("https://logfire-us.pydantic.dev")).digest());
+  const eu = TelemetryPolicy.fromDict(spec("https://logfire-eu.pydantic.dev"));
+  equal(eu.destination("lf")?.endpoint, "https://logfire-eu.pydantic.dev");
+});
+
 Deno.test("TelemetryPolicy.fromDict() checks endpoints by kind", () => {
   const dest = (d: Record<string, unknown>) =>
     problemsOf(base({ libraries: {}, destinations: { d }, hosts: ["db.example.com", "otel.example.com"] }));
@@ -222,7 +236,8 @@ Deno.test("TelemetryPolicy.fromDict() checks endpoints by kind", () => {
   deepEqual(dest({ kind: "mlflow", receives: "usage", endpoint: "https://otel.example.com" }), []);
   deepEqual(dest({ kind: "live", receives: "names" }), []);
   ok(dest({ kind: "otlp", receives: "usage" })[0]!.includes("missing"));
-  ok(dest({ kind: "logfire", receives: "usage" })[0]!.includes("missing"));
+  // a logfire destination with no endpoint is Logfire's own, whose host must be in hosts like any other
+  ok(dest({ kind: "logfire", receives: "usage" })[0]!.includes("logfire-us.pydantic.dev is not in hosts"));
   ok(
     dest({ kind: "otlp", receives: "usage", endpoint: "postgresql://db.example.com/x" })[0]!.includes(
       "http or https",

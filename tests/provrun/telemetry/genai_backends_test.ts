@@ -10,9 +10,9 @@ import { mlflowPython, needMlflow, NO_MLFLOW } from "../../provevi/mlflow/_mlflo
 import { CSV, type GenaiRun, genaiRun } from "./_genai_run.ts";
 import { TOOLS_ANSWER } from "../../../fixtures/providers/fake_openai_tools_server.ts";
 import { skipWithout } from "../../_peers.ts";
+import { phoenixSpans, type Shown } from "./_phoenix.ts";
 
 const PHOENIX_URL = Deno.env.get("PROVRUN_TEST_PHOENIX_URL");
-const PHOENIX_PYTHON = Deno.env.get("PROVRUN_TEST_PHOENIX_PYTHON");
 
 const NO_PHOENIX = skipWithout("phoenix");
 
@@ -23,40 +23,6 @@ const CONTENT = ["What was the revenue growth", TOOLS_ANSWER, CSV.split("\n")[2]
 const TIMEOUT = { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "120000" };
 
 const traceOf = (run: GenaiRun) => run.events.find((e) => e.trace_id)!.trace_id!;
-
-/** One span as a backend shows it: its name, its type, and its attributes. */
-interface Shown {
-  name: string;
-  type: string | null;
-  attributes: Record<string, unknown>;
-}
-
-async function phoenixSpans(traceId: string): Promise<Shown[]> {
-  const program = `
-import json, sys
-from phoenix.client import Client
-df = Client(base_url=sys.argv[1]).spans.get_spans_dataframe(project_identifier="default", limit=100000)
-df = df[df["context.trace_id"] == sys.argv[2]]
-out = []
-for _, r in df.iterrows():
-    attributes = {k[len("attributes."):]: v for k, v in r.items() if k.startswith("attributes.")}
-    out.append({"name": r["name"], "type": r["span_kind"], "attributes": attributes})
-print(json.dumps(out, default=str))
-`;
-  const out = await new Deno.Command(PHOENIX_PYTHON!, {
-    args: ["-c", program, PHOENIX_URL!, traceId],
-    env: { NO_PROXY: "*", PHOENIX_TELEMETRY_ENABLED: "false" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(`python failed: ${new TextDecoder().decode(out.stderr).slice(-2000)}`);
-  const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop()!;
-  // pandas gives NaN for an attribute a span lacks; as JSON text it is a value to drop
-  return (JSON.parse(text.replaceAll("NaN", "null")) as Shown[]).map((s) => ({
-    ...s,
-    attributes: Object.fromEntries(Object.entries(s.attributes).filter(([, v]) => v !== null && v !== "nan")),
-  }));
-}
 
 async function mlflowSpans(uri: string, traceId: string): Promise<Shown[]> {
   return await mlflowPython(
