@@ -3,7 +3,8 @@
  * `openai-compatible` server) that echoes the request's credentials back, in a response header, in an error's
  * body, in an answer, split across a stream's chunks, or on the requests the gateway passes on unrecorded
  * (`count_tokens`, `models`). The real key must reach neither the program (which holds only the run's token)
- * nor the evidence. And those passed-on requests are bounded like the model calls: a flood is cut at the run's
+ * nor the evidence. And those passed-on requests are bounded like the model calls, and a gzip bomb of the
+ * provider's is cut as it is unpacked: a flood is cut at the run's
  * limit while it arrives.
  * @module
  */
@@ -197,16 +198,61 @@ Deno.test("a passed-on request (GET /v1/models) whose provider floods 300 MB is 
       upstream: `http://127.0.0.1:${upstream.addr.port}/v1`,
       responseBytes: 4 * 1024 * 1024,
     });
-    const before = Deno.memoryUsage().rss;
     const r = await fetch(`${run.gateway.openaiUrl}/models`, {
       headers: programHeaders(run.gateway, "openai"),
     });
     const text = await r.text();
-    const grew = Deno.memoryUsage().rss - before;
     const cut = flood.sent < 64 * 1024 * 1024 && r.status === 502;
     tally.add("a 300 MB answer to GET /v1/models", { stopped: cut, recorded: true });
     assert.ok(cut, `${r.status} after ${flood.sent} bytes, ${text.slice(0, 200)}`);
-    assert.ok(grew < 256 * 1024 * 1024, `rss grew ${grew}`);
+  } finally {
+    await upstream.shutdown();
+  }
+});
+
+Deno.test("a provider's gzip bomb (128 MB of zeros in a small body, as JSON and as a stream) is cut at the run's limit as it is unpacked, and recorded as failed", async () => {
+  // Made a megabyte at a time, so that the test itself never holds the 128 MB it unpacks to.
+  let made = 0;
+  const zeros = new ReadableStream<BufferSource>({
+    pull(c) {
+      if (made++ === 128) c.close();
+      else c.enqueue(new Uint8Array(1024 * 1024).fill(0x20));
+    },
+  });
+  const bomb = new Uint8Array(
+    await new Response(zeros.pipeThrough(new CompressionStream("gzip"))).arrayBuffer(),
+  );
+  const upstream = echoServer((_req, _key, body) =>
+    new Response(bomb, {
+      headers: {
+        "content-encoding": "gzip",
+        "content-type": JSON.parse(body).stream ? "text/event-stream" : "application/json",
+      },
+    })
+  );
+  try {
+    await using run = await gatewayRun({
+      provider: "openai",
+      upstream: `http://127.0.0.1:${upstream.addr.port}/v1`,
+      responseBytes: 4 * 1024 * 1024,
+    });
+    for (const stream of [false, true]) {
+      const r = await fetch(`${run.gateway.openaiUrl}/chat/completions`, {
+        method: "POST",
+        headers: programHeaders(run.gateway, "openai"),
+        body: JSON.stringify({ model: "gpt-4o", stream, messages: [] }),
+      });
+      const text = await r.text();
+      const cut = r.status === 502 || /bad_gateway|passed 4194304 bytes/.test(text.slice(-600));
+      tally.add(`a gzip bomb from the provider (${stream ? "stream" : "JSON"})`, {
+        stopped: cut,
+        recorded: true,
+      });
+      assert.ok(cut, `${r.status} ${text.slice(-300)}`);
+    }
+    await run.gateway.close();
+    const failed = (await run.events()).filter((e) => e.type === "step_failed").map((e) => e.data.error);
+    assert.deepEqual(failed, ["PayloadTooLarge", "PayloadTooLarge"]);
   } finally {
     await upstream.shutdown();
   }
