@@ -29,7 +29,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     runs: ["evidence", "store", "sqlite", "postgres", "experiments", "log", "cost", "diff"],
     live: ["evidence", "store", "telemetry"],
     guard: [],
-    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log", "diff"],
+    viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log", "diff", "receiver"],
     receiver: ["evidence", "telemetry", "guard"],
     mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
     diff: ["evidence"],

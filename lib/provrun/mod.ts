@@ -47,6 +47,10 @@ export {
 } from "./runner/mod.ts";
 export type { MlflowCopyOutcome, OutgoingSpan, SpanRedactor } from "./telemetry/mod.ts";
 
+// An app built on the OpenAI Agents SDK, recorded in process from the SDK's spans.
+export { type AgentsSdkAgent, runAgentsSdk } from "./runner/mod.ts";
+export { type AgentsSdkApp, HooksChanged, ProvrunTracingProcessor } from "./backends/mod.ts";
+
 // The parts a caller attaches to a run, and what they see of it.
 export type {
   BackendSetup,

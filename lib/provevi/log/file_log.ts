@@ -6,12 +6,12 @@
  * was killed).
  *
  * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
- * new size at their own names (a partial tile is a new file for each width), the run index's rows, the new
- * checkpoint to a temporary file and the pending file naming each leaf's index and run folder; fsync them all;
- * rename the checkpoint into place (the commit); fsync the folder; blank the pending file; unlock. The pending
- * file is one file written over in place, never made nor removed: on a journaling file system a name made or
- * removed waits for the journal, which other writers of the disk keep busy, while bytes written over cost
- * little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
+ * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
+ * file and the pending file naming each leaf's index and run folder; fsync them all; rename the checkpoint into
+ * place (the commit); fsync the folder, and meanwhile add the run index's rows; blank the pending file; unlock.
+ * The pending file is one file written over in place, never made nor removed: on a journaling file system a
+ * name made or removed waits for the journal, which other writers of the disk keep busy, while bytes written
+ * over cost little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
  * then the tile's partial ones go, after the lock is released.
  * @module
  */
@@ -258,13 +258,6 @@ export class FileLog implements LogStorage {
     const leftovers = await this.#leftovers(size);
     const all = [...leftovers.leaves.map((l) => l.leaf), ...leaves];
     const plan = planAppend(await this.#state(size), all, key);
-    // The run index's rows go in before the commit: a row names a committed leaf only once the checkpoint is
-    // renamed, and is checked against the entry when read.
-    this.#index.add({
-      lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
-      size: plan.edge.size,
-      missing: (from) => this.#unindexed(from, size),
-    });
     const written = this.#write(plan);
     const pending = this.#writePending(plan, all.map((_, i) => leftovers.leaves[i]?.folder ?? folder));
     const tmp = this.#path("tlog", "checkpoint.tmp");
@@ -290,8 +283,16 @@ export class FileLog implements LogStorage {
         Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
       },
       finish: async () => {
+        const synced = syncPaths([], [this.#path("tlog")]);
+        // The run index's rows go in after the commit, under the lock, while the folder's fsync is on its way:
+        // a row names only a committed leaf, and an index left behind by a crash is filled from the entries.
+        this.#index.add({
+          lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
+          size: plan.edge.size,
+          missing: (from) => this.#unindexed(from, size),
+        });
         try {
-          await syncPaths([], [this.#path("tlog")]);
+          await synced;
         } finally {
           release(true);
         }
@@ -530,17 +531,31 @@ async function readTextOrNull(path: string): Promise<string | null> {
 }
 
 /**
- * Fsyncs files and folders, all at once: the disk takes them in one journal commit.
+ * Fsyncs files and folders, all at once: the disk takes them in one journal commit. Each is opened on this
+ * thread (an open is quick) so that every fsync is on its way to Deno's file threads when this returns its
+ * promise: an asynchronous open would first wait for a thread, then for this one, spreading the fsyncs over
+ * more commits, and the caller's work meanwhile would hold them back.
  *
  * @param files Files to fsync.
  * @param dirs Folders to fsync.
  */
 export async function syncPaths(files: readonly string[], dirs: readonly string[]): Promise<void> {
-  const one = async (path: string) => {
-    using f = await Deno.open(path, { read: true });
-    await f.sync();
-  };
-  const results = await Promise.allSettled([...files, ...dirs].map(one));
+  const results = await Promise.allSettled([...files, ...dirs].map(syncPath));
   const failed = results.find((r) => r.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/**
+ * Fsyncs one file or folder: opened at once on this thread, fsynced on Deno's file thread, closed after.
+ *
+ * @param path The file or folder.
+ */
+export function syncPath(path: string): Promise<void> {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return file.sync().finally(() => file.close());
 }

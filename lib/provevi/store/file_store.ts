@@ -28,7 +28,7 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
 import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts";
-import { FileLog, type PreparedAppend } from "../log/file_log.ts";
+import { FileLog, type PreparedAppend, syncPath } from "../log/file_log.ts";
 import { leafOfSeal } from "../log/run_leaf.ts";
 import { PROOF_FILE } from "../log/tlog_proof.ts";
 
@@ -227,6 +227,7 @@ export class FileRunWriter implements RunWriter {
   #paths: ReturnType<typeof evidencePaths>;
   #payloads = new Map<string, number>();
   #written: string[] = []; // payloads this writer wrote, to fsync at the seal
+  #writing = new Map<string, Promise<string>>(); // large payloads being written, by SHA-256
   #count = 0;
   #lastLine: string | null = null;
   #lastEvent: EvidenceEvent | null = null;
@@ -385,9 +386,11 @@ export class FileRunWriter implements RunWriter {
   }
 
   /**
-   * Writes the payload under its hash, once. The write is synchronous, as an append is: a step's payload is
-   * on disk before its event, and a torn file left by a crash fails the check, since its bytes no longer hash
-   * to its name.
+   * Writes the payload under its hash, once, before the promise settles: a step's payload is on disk before its
+   * event, and a torn file left by a crash fails the check, since its bytes no longer hash to its name. A small
+   * payload is written synchronously, as an append is (a trip to a file thread would cost more than the write);
+   * a large one on Deno's file thread, so that its caller's next work (the gateway reading the response it
+   * stores) goes on meanwhile.
    */
   putPayload(bytes: Uint8Array): Promise<string> {
     try {
@@ -397,19 +400,42 @@ export class FileRunWriter implements RunWriter {
     }
     const sha256 = sha256Hex(bytes);
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
+    const writing = this.#writing.get(sha256);
+    if (writing) return writing;
     const path = join(this.#paths.payloads, sha256);
-    try {
-      Deno.writeFileSync(path, bytes, { createNew: true });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256))) {
-        return Promise.reject(
-          new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, { cause: error }),
-        );
+    const failed = (error: unknown) => {
+      if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256)) {
+        return this.#kept(path, bytes);
+      }
+      throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    };
+    if (bytes.length < ASYNC_PAYLOAD_BYTES) {
+      try {
+        Deno.writeFileSync(path, bytes, { createNew: true });
+        return Promise.resolve(this.#kept(path, bytes));
+      } catch (error) {
+        try {
+          return Promise.resolve(failed(error));
+        } catch (refused) {
+          return Promise.reject(refused);
+        }
       }
     }
+    const write = Deno.writeFile(path, bytes, { createNew: true })
+      .then(() => this.#kept(path, bytes), failed)
+      .finally(() => this.#writing.delete(sha256));
+    this.#writing.set(sha256, write);
+    return write;
+  }
+
+  /** Notes a payload written (or found whole) under its hash: in the manifest, and fsynced at the seal. */
+  #kept(path: string, bytes: Uint8Array): string {
+    const sha256 = path.slice(path.length - 64);
     this.#payloads.set(sha256, bytes.length);
     this.#written.push(path);
-    return Promise.resolve(sha256);
+    return sha256;
   }
 
   /** The bytes of `attestation.dsse.json` that the seal wrote, or null (unsigned, or not sealed yet). */
@@ -438,6 +464,7 @@ export class FileRunWriter implements RunWriter {
         `run "${this.runId}" cannot be sealed: its seal failed already (${this.#sealFailed}); it stays unsealed, with every event it recorded`,
       );
     }
+    await Promise.allSettled(this.#writing.values()); // a payload still being written is in the manifest
     const manifest = buildManifest({
       run_id: this.runId,
       status: statusOf(this.#lastEvent),
@@ -476,15 +503,17 @@ export class FileRunWriter implements RunWriter {
       eventsSynced = eventsFile.sync();
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
-      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncDir)]);
+      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
       Deno.renameSync(tmp, this.#paths.manifest);
       append?.commit();
       committed = true;
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
+      const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map(syncPath);
       const logged = append?.finish() ?? Promise.resolve();
-      await settle([...[this.#paths.payloads, this.#paths.evidence, this.folder].map(syncDir), logged]);
+      // The proof is written while the folders' fsyncs are on their way (it is made again from the log if lost).
       if (append) this.#writeProof(append);
+      await settle([...dirs, logged]);
     } catch (error) {
       if (append && !committed) append.abort();
       this.#sealFailed = (error as Error).message;
@@ -534,6 +563,9 @@ export class FileRunWriter implements RunWriter {
   }
 }
 
+/** The size from which a payload is written on Deno's file thread rather than this one. */
+const ASYNC_PAYLOAD_BYTES = 256 * 1024;
+
 /** Waits for every promise, then throws the first failure: nothing is left running behind a failure. */
 async function settle(promises: readonly Promise<void>[]): Promise<void> {
   const results = await Promise.allSettled(promises);
@@ -541,16 +573,14 @@ async function settle(promises: readonly Promise<void>[]): Promise<void> {
   if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
-/** Fsyncs files, a few at a time: the disk takes them in one journal commit rather than one each. */
+/**
+ * Fsyncs files, a few at a time: the disk takes them in one journal commit rather than one each. Each is opened
+ * on this thread, so that its fsync goes to Deno's file thread at once (see `syncPaths`).
+ */
 async function syncFiles(paths: readonly string[]): Promise<void> {
   const width = 16;
   for (let i = 0; i < paths.length; i += width) {
-    await Promise.all(
-      paths.slice(i, i + width).map(async (path) => {
-        using f = await Deno.open(path, { read: true });
-        await f.sync();
-      }),
-    );
+    await settle(paths.slice(i, i + width).map(syncPath));
   }
 }
 
@@ -561,11 +591,6 @@ function sameBytes(path: string, sha256: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function syncDir(path: string): Promise<void> {
-  using dir = await Deno.open(path, { read: true });
-  await dir.sync();
 }
 
 /** A run read from its folder. */
@@ -579,21 +604,26 @@ export class FileRunRecord implements RunRecord {
 
   /** The text of `events.jsonl`. */
   async eventsText(): Promise<string | null> {
-    await refuseLinkedFolder(this.#paths.evidence);
+    refuseLinkedFolder(this.#paths.evidence);
     return await readTextOrNull(this.#paths.events);
   }
 
   /** The text of `manifest.json`. */
-  async manifestText(): Promise<string | null> {
-    await refuseLinkedFolder(this.#paths.evidence);
-    return await readTextOrNull(this.#paths.manifest);
+  manifestText(): Promise<string | null> {
+    try {
+      refuseLinkedFolder(this.#paths.evidence);
+      // The manifest is small: read at once, not on a file thread.
+      return Promise.resolve(readEvidenceTextSync(this.#paths.manifest));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The file names in `payloads/`. */
   async payloadNames(): Promise<string[]> {
     const names: string[] = [];
-    await refuseLinkedFolder(this.#paths.evidence);
-    await refuseLinkedFolder(this.#paths.payloads);
+    refuseLinkedFolder(this.#paths.evidence);
+    refuseLinkedFolder(this.#paths.payloads);
     try {
       for await (const entry of Deno.readDir(this.#paths.payloads)) names.push(entry.name);
     } catch (error) {
@@ -606,7 +636,7 @@ export class FileRunRecord implements RunRecord {
   async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
     try {
       const path = join(this.#paths.payloads, sha256);
-      await refuseNonFile(path);
+      refuseNonFile(path);
       return await sha256File(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
@@ -619,7 +649,7 @@ export class FileRunRecord implements RunRecord {
     let bytes: Uint8Array;
     try {
       const path = join(this.#paths.payloads, sha256);
-      await refuseNonFile(path);
+      refuseNonFile(path);
       bytes = await Deno.readFile(path);
     } catch (error) {
       throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
@@ -646,12 +676,29 @@ export class FileRunRecord implements RunRecord {
 export async function readEvidenceText(path: string): Promise<string | null> {
   let bytes: Uint8Array;
   try {
-    await refuseNonFile(path);
+    refuseNonFile(path);
     bytes = await Deno.readFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
+  return evidenceText(path, bytes);
+}
+
+/** {@linkcode readEvidenceText} with a synchronous read, for a small file. */
+function readEvidenceTextSync(path: string): string | null {
+  let bytes: Uint8Array;
+  try {
+    refuseNonFile(path);
+    bytes = Deno.readFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  return evidenceText(path, bytes);
+}
+
+function evidenceText(path: string, bytes: Uint8Array): string {
   try {
     return strictUtf8.decode(bytes);
   } catch (error) {
@@ -666,17 +713,21 @@ export async function readEvidenceText(path: string): Promise<string | null> {
  * and reading a named pipe would wait for ever.
  * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link or a file that is not plain.
  */
-async function refuseNonFile(path: string): Promise<void> {
-  const info = await Deno.lstat(path);
+function refuseNonFile(path: string): void {
+  const info = Deno.lstatSync(path);
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
 }
 
-/** Refuses a folder of the evidence that is a link; nothing there is for the caller to report. */
-async function refuseLinkedFolder(path: string): Promise<void> {
+/**
+ * Refuses a folder of the evidence that is a link; nothing there is for the caller to report. The look is
+ * synchronous, as `refuseNonFile`'s is: an asynchronous one waits for a file thread, which on a busy machine
+ * costs more than the look itself, and a check of thousands of runs makes several for each.
+ */
+function refuseLinkedFolder(path: string): void {
   let info: Deno.FileInfo;
   try {
-    info = await Deno.lstat(path);
+    info = Deno.lstatSync(path);
   } catch {
     return;
   }

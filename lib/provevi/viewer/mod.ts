@@ -3,7 +3,8 @@
  * timeline, inputs, outputs, grants, assessments), the live tail of a running run, two runs compared, the
  * guard (Host, the token in the path, same-origin POST), the routes and the server, with its pages as strings in
  * the module tree (the script is checked TypeScript in `app/`, bundled). Imports
- * `evidence/`, `store/`, `telemetry/`, `live/`, `runs/`, `guard/`, `log/` and `diff/`.
+ * `evidence/`, `store/`, `telemetry/`, `live/`, `runs/`, `guard/`, `log/`, `diff/` and `receiver/` (to read
+ * back the spans an agent program sent a run).
  *
  * @example
  * ```ts

@@ -16,6 +16,7 @@ import type { EvidenceStore } from "../store/store.ts";
 import type { Level } from "../telemetry/attributes.ts";
 import type { TelemetryPolicy } from "../telemetry/policy.ts";
 import { viewerLevel } from "./viewer_level.ts";
+import { receivedOf, type ReceivedView } from "./run_received.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import { eventLine } from "../evidence/event.ts";
 import { type VerdictKind, verdictKind } from "./run_verdict.ts";
@@ -61,6 +62,8 @@ export interface RunModel {
   untrusted: boolean;
   /** Each event's content at the level, uncut (null where only its structure shows), by index. */
   shown: (EventItem | null)[];
+  /** The spans an agent program sent the run, read from its `spans_received` events (none when not shown). */
+  received?: ReceivedView[];
 }
 
 /**
@@ -117,6 +120,7 @@ export async function runModel(
     // The events are the model's own: at bodies the items share their data, which nothing here changes.
     shown.push(content ? await shownAt(event, level, { share: true }).catch(() => null) : null);
   }
+  const received = content ? await receivedOf(record, { events, level }) : [];
   return {
     record,
     events,
@@ -130,6 +134,7 @@ export async function runModel(
     note,
     untrusted,
     shown,
+    received,
   };
 }
 

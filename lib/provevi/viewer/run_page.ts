@@ -156,7 +156,7 @@ export async function pageOf(
   const { events, record } = model;
   const shown = new Map<number, EventItem>();
   model.shown.forEach((item, i) => item !== null && shown.set(events[i]!.seq, item));
-  const spans = spansOf(events, shown, model.running);
+  const spans = spansOf(events, shown, { running: model.running, received: model.received ?? [] });
   const parts = partsOf(model);
   const calls = callsOf(events, model.shown, model.level);
   const assessments = await assessmentsOf(

@@ -6,6 +6,7 @@
 import type { EvidenceEvent, Json } from "../evidence/event.ts";
 import type { EventItem } from "../live/live.ts";
 import { feedStatus } from "../live/feed.ts";
+import type { ReceivedView } from "./run_received.ts";
 
 /** One span of the run's trace, as a bar of the timeline. */
 export interface ViewSpan {
@@ -43,12 +44,16 @@ export function micros(time: string): number {
   return base * 1000 + Number(frac.padEnd(6, "0"));
 }
 
-/** The spans of the run's trace: its root, and one per step, nested by their parents. */
+/**
+ * The spans of the run's trace: its root, one per step, and each span an agent program sent the run (`received`),
+ * nested by their parents.
+ */
 export function spansOf(
   events: readonly EvidenceEvent[],
   shown: ReadonlyMap<number, EventItem>,
-  running: boolean,
+  options: { running: boolean; received?: readonly ReceivedView[] },
 ): ViewSpan[] {
+  const { running } = options;
   if (events.length === 0) return [];
   const t0 = micros(events[0]!.time);
   const end = running
@@ -104,7 +109,30 @@ export function spansOf(
     span.seqs.push(e.seq);
     span.event_count++;
   }
+  addReceived(spans, { received: options.received ?? [], t0 });
   return nested(spans, rootId);
+}
+
+/** The spans a program sent, each under its own parent (a step's span, or another of its spans). */
+function addReceived(
+  spans: Map<string, ViewSpan>,
+  options: { received: readonly ReceivedView[]; t0: number },
+): void {
+  for (const r of options.received) {
+    if (spans.has(r.span_id)) continue; // a step's span is the evidence's own; a span sent twice shows once
+    spans.set(r.span_id, {
+      trace_id: r.trace_id,
+      span_id: r.span_id,
+      parent_span_id: r.parent_span_id,
+      name: r.name,
+      start_us: r.start_us - options.t0,
+      end_us: Math.max(r.start_us, r.end_us) - options.t0,
+      depth: 0,
+      status: r.failed ? "error" : "ok",
+      seqs: [r.seq],
+      event_count: 1,
+    });
+  }
 }
 
 const RANK: Record<ViewSpan["status"], number> = { ok: 0, running: 1, refused: 2, error: 3 };

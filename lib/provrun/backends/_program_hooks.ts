@@ -41,8 +41,12 @@ export interface HookListenerOptions {
   grants: ToolGrants;
   /** The program's step, the span its hook events belong to. */
   span: Span;
+  /** The description of a tool the model was offered, for its calls' spans (from a model gateway). */
+  toolDescription?: (name: string, callId?: string) => string | null;
   /** The reply the program gets for an event and its decision (null when the event does not block). */
   reply(event: string, decision: HookDecision | null): unknown;
+  /** The files that carry the hooks which differ from what provr wrote: a blocking hook is refused then. */
+  changed?(): Promise<string[]>;
 }
 
 /** A listening hook listener. */
@@ -97,6 +101,7 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
   const tools = new ProgramToolCalls(options.recorder, {
     component: options.component,
     program: options.program,
+    ...(options.toolDescription ? { toolDescription: options.toolDescription } : {}),
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     const refusal = stranger(request, door!);
@@ -224,6 +229,14 @@ async function decideAndRecord(
   let decision = blocking
     ? decideToolCall(tool ?? "", (input.tool_input ?? {}) as Record<string, unknown>, options.grants)
     : null;
+  const changes = decision?.allow && options.changed ? await options.changed() : [];
+  if (changes.length > 0) {
+    // The config that holds the hooks is not the one provr wrote: nothing it grants can be trusted.
+    decision = {
+      allow: false,
+      reason: `the program changed the config that holds its hooks (${changes.join("; ")})`,
+    };
+  }
   try {
     await recorder.record({
       type: "hook_called",

@@ -8,7 +8,9 @@
  * @module
  */
 import type { Json } from "../../provevi/mod.ts";
+import { toolContent } from "../../provevi/telemetry/mod.ts";
 import type { EvidenceRecorder, OpenStep } from "../run/recorder.ts";
+import { setSpanContent } from "../run/_span_content.ts";
 
 /** The most calls open at once that get a step of their own; a program past it gets none for the rest. */
 const MAX_OPEN = 1000;
@@ -27,16 +29,25 @@ export class ProgramToolCalls {
   readonly #recorder: EvidenceRecorder;
   readonly #component: string;
   readonly #program: string;
+  readonly #describe: (name: string, callId?: string) => string | null;
   readonly #open = new Map<string, { step: OpenStep; tool: string; args: Promise<string | null> }>();
 
   /**
    * @param recorder The run's recorder.
-   * @param options The component and the program's name.
+   * @param options The component, the program's name, and the description of a tool the model was offered.
    */
-  constructor(recorder: EvidenceRecorder, options: { component: string; program: string }) {
+  constructor(
+    recorder: EvidenceRecorder,
+    options: {
+      component: string;
+      program: string;
+      toolDescription?: (name: string, callId?: string) => string | null;
+    },
+  ) {
     this.#recorder = recorder;
     this.#component = options.component;
     this.#program = options.program;
+    this.#describe = options.toolDescription ?? (() => null);
   }
 
   /** Takes a hook event; one that is not about a tool call's start or end is skipped. */
@@ -50,9 +61,10 @@ export class ProgramToolCalls {
     }
   }
 
-  #startStep(tool: string, id: string): OpenStep {
+  #startStep(tool: string, id: string, args: unknown): OpenStep {
+    const description = this.#describe(tool, id);
     // as an agent run's tool calls: steps of the run, not of the model call that asked for them
-    return this.#recorder.atTop(() =>
+    const step = this.#recorder.atTop(() =>
       this.#recorder.startStep({
         component: this.#component,
         spanName: `execute_tool ${tool}`,
@@ -60,16 +72,21 @@ export class ProgramToolCalls {
           "gen_ai.operation.name": "execute_tool",
           "gen_ai.tool.name": tool,
           "gen_ai.tool.call.id": id,
+          // the model calls them as functions it was offered; the program runs them
+          "gen_ai.tool.type": "function",
+          ...(description === null ? {} : { "gen_ai.tool.description": description }),
         },
       })
     );
+    setSpanContent(step.span, () => toolContent((args ?? null) as Json, undefined));
+    return step;
   }
 
   #start(id: string, tool: string, input: Record<string, unknown>): void {
     if (this.#open.has(id) || this.#open.size >= MAX_OPEN) return;
     const args = this.#recorder.payload(JSON.stringify(input.tool_input ?? null));
     args.catch(() => {});
-    this.#open.set(id, { step: this.#startStep(tool, id), tool, args });
+    this.#open.set(id, { step: this.#startStep(tool, id, input.tool_input), tool, args });
   }
 
   #data(tool: string, id: string): { [key: string]: Json } {
@@ -77,7 +94,7 @@ export class ProgramToolCalls {
   }
 
   async #refused(id: string, tool: string, input: Record<string, unknown>, reason: string): Promise<void> {
-    const step = this.#startStep(tool, id);
+    const step = this.#startStep(tool, id, input.tool_input);
     await step.end("tool_called", {
       confidence: "parsed",
       payload: await this.#recorder.payload(JSON.stringify(input.tool_input ?? null)),
@@ -92,6 +109,14 @@ export class ProgramToolCalls {
     const failed = hook.event === "PostToolUseFailure";
     const response = failed ? hook.input.error ?? null : hook.input.tool_response ?? null;
     const result = await this.#recorder.payload(JSON.stringify(response));
+    // the model call that asked for it may have been recorded after the call started
+    const description = this.#describe(open.tool, hook.id!);
+    if (description !== null) open.step.span.setAttribute("gen_ai.tool.description", description);
+    if (!failed) {
+      setSpanContent(open.step.span, () => ({
+        "gen_ai.tool.call.result": toolContent(null, response as Json)["gen_ai.tool.call.result"]!,
+      }));
+    }
     await open.step.end("tool_called", {
       confidence: "parsed",
       payload: await open.args,

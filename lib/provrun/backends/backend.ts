@@ -29,6 +29,8 @@ export interface BackendJob {
   wrapTool?: ToolWrap;
   /** Facts of the run's parts that `sandbox_started` records (a model gateway's, `BackendSetup.facts`). */
   facts?: { [key: string]: Json };
+  /** The description of a tool the model was offered (`BackendSetup.toolDescription`), for tool call spans. */
+  toolDescription?: (name: string, callId?: string) => string | null;
   /**
    * The tools as a run recorded them, offered in place of the sandbox and the MCP servers, which are then not
    * started; each call is answered by `wrapTool` (`BackendSetup.servedTools`).

@@ -1,10 +1,15 @@
 /**
  * The `codex` backend: Codex (`codex exec`) as a run. provr writes its config into the run's config home
- * (`CODEX_HOME=<run>/agent/config.toml`): the model provider (the Responses API at `agent.provider.base_url`),
+ * (`CODEX_HOME=<run>/.codex/config.toml`): the model provider (the Responses API at `agent.provider.base_url`),
  * command hooks for each hook event that send the hook's input to provr with `curl` (the blocking `PreToolUse`
  * one asks the broker; Codex has no HTTP hook type), its traces to the run's receiver (`[otel]`, OTLP/HTTP
  * protobuf), analytics, feedback, update checks and the hosted web search off. Codex runs hooks from a config
  * file only once trusted; provr wrote them itself, so it passes `--dangerously-bypass-hook-trust`.
+ *
+ * The config home is `.codex` in the run folder, Codex's working folder, because Codex's own sandbox
+ * (`workspace-write`) keeps a writable root's top-level `.codex` read-only to the commands it runs: a command
+ * cannot drop the hooks. The files that could carry hooks are also hashed when Codex starts and checked at each
+ * blocking hook and at the end (`ProgramLaunch.guarded`), for whatever writes them outside that sandbox.
  * @module
  */
 import { join } from "node:path";
@@ -29,6 +34,18 @@ const MANAGED = ["/etc/codex/requirements.toml", "/etc/codex/managed_config.toml
 const toml = (s: string) => JSON.stringify(s);
 
 /**
+ * Codex's config home in the run folder: a top-level `.codex` of a writable root is read-only to the commands
+ * Codex's `workspace-write` sandbox runs, so none of them can rewrite its hooks.
+ */
+const CODEX_HOME = ".codex";
+
+/**
+ * The files of Codex's config home that carry hooks or decide them (its config, a `hooks.json`, the requirements
+ * and managed layers, and the hook commands' headers), held as provr left them for the whole run.
+ */
+const HOOK_FILES = ["config.toml", "hooks.json", "requirements.toml", "managed_config.toml", "hook-headers"];
+
+/**
  * The Codex backend.
  *
  * @example
@@ -42,6 +59,7 @@ export class CodexBackend extends ProgramBackend {
   readonly name = "codex";
   protected readonly component = "CodexBackend";
   protected readonly defaultProgram = "codex";
+  protected override readonly homeFolder = CODEX_HOME;
 
   protected async prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch> {
     const { job, home, env } = setup;
@@ -99,6 +117,7 @@ export class CodexBackend extends ProgramBackend {
       tokens: async () => await codexTokens(await sessions()),
       steps: async () => await codexSteps(await sessions()),
       sessionFiles: async () => (await sessions()).map((p) => ["rollout", p]),
+      guarded: HOOK_FILES.map((f) => join(home, f)),
     };
   }
 }
@@ -113,8 +132,9 @@ const CODEX_FACTS: ProgramLaunch["facts"] = {
     "tool output is cut at 64 KB in the rollout",
     "hosted tools have no hooks (web search is switched off)",
     "Codex's own sandbox lets a command write the run folder; the chain shows any change to the evidence",
-    "a command may also write the run's agent/config.toml, which holds the hooks; provr writes it before " +
-    "Codex starts and does not check it at the end",
+    "Codex's sandbox keeps .codex, the config home that holds the hooks, read-only to its commands; " +
+    "provr hashes the files that carry hooks as it wrote them, refuses a tool call once one differs and " +
+    "fails the run (HooksChanged) when one differs at the end",
     "codex exec has no turn limit: limits.steps counts the model responses of its rollout and stops " +
     "Codex once it has had that many and the last asked for a tool; limits.tokens counts the " +
     "token_count events of its rollout; both are read every quarter second, so a run may pass either " +

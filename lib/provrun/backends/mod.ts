@@ -14,3 +14,6 @@ export * from "./tool_grants.ts";
 export * from "./program_backend.ts";
 export * from "./claude_code.ts";
 export * from "./codex.ts";
+export { HooksChanged } from "./_program_guard.ts";
+export * from "./agents_sdk_processor.ts";
+export * from "./agents_sdk_backend.ts";

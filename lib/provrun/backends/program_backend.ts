@@ -28,6 +28,7 @@ import type { AgentSpec } from "../run/run_file.ts";
 import type { ProgramSteps } from "./_program_files.ts";
 import { type HookDecision, listenForHooks } from "./_program_hooks.ts";
 import { type ProgramExit, runProgram } from "./_program_process.ts";
+import { type FileGuard, guardFiles, HooksChanged } from "./_program_guard.ts";
 
 /** What a program backend needs to start its program. */
 export interface ProgramSetup {
@@ -69,6 +70,11 @@ export interface ProgramLaunch {
   steps?(): Promise<ProgramSteps>;
   /** True when the program ended itself at its own turn limit (Claude Code's `--max-turns`). */
   atTurnLimit?(stdout: string): boolean;
+  /**
+   * The files that carry the program's hooks (absolute; present or not): hashed once written, each blocking
+   * hook refused once one differs, and a difference after the program exits fails the run (`HooksChanged`).
+   */
+  guarded?: readonly string[];
 }
 
 const decoder = new TextDecoder();
@@ -82,6 +88,8 @@ export abstract class ProgramBackend extends InProcessBackend {
   protected abstract readonly component: string;
   /** The program's default command. */
   protected abstract readonly defaultProgram: string;
+  /** The program's config home, a folder of the run folder. */
+  protected readonly homeFolder: string = "agent";
   /** Writes the program's config into `home` and gives its command line and environment. */
   protected abstract prepare(setup: ProgramSetup, program: string): Promise<ProgramLaunch>;
   /** The reply a hook gets for a `PreToolUse` decision, or for any other event (`decision` null). */
@@ -134,9 +142,8 @@ export abstract class ProgramBackend extends InProcessBackend {
     signal: AbortSignal,
     emit: (u: BackendUpdate) => void,
   ): Promise<string | null> {
-    const { recorder, folder } = job.ctx;
-    const agent = job.agent;
-    const home = join(folder, "agent");
+    const { ctx: { recorder, folder }, agent } = job;
+    const home = join(folder, this.homeFolder);
     await Deno.mkdir(home, { recursive: true });
     // The program's config holds the run's span key and hook address: for the user's eyes only.
     if (Deno.build.os !== "windows") await Deno.chmod(home, 0o700);
@@ -153,13 +160,16 @@ export abstract class ProgramBackend extends InProcessBackend {
     });
     const ctx = step.span.spanContext();
     const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`;
+    let guard: FileGuard | null = null;
     const hooks = listenForHooks({
       recorder,
       component: this.component,
       program: this.name,
       grants,
       span: step.span,
+      ...(job.toolDescription ? { toolDescription: job.toolDescription } : {}),
       reply: (event, decision) => this.hookReply(event, decision),
+      changed: async () => (await guard?.changed()) ?? [],
     });
     const end: ProgramEnd = { status: "failed", exit: null, stderr: "" };
     try {
@@ -169,7 +179,8 @@ export abstract class ProgramBackend extends InProcessBackend {
         { job, home, spans, hook: hooks, traceparent, prompt, env: this.env },
         program,
       );
-      await this.#started(job, { program, prompt, launch, home, spans, traceparent, grants });
+      guard = await guardFiles(launch.guarded ?? [], folder);
+      await this.#started(job, { program, prompt, launch, home, spans, traceparent, grants, guard });
       signal.throwIfAborted();
       const exit = await runProgram(launch, {
         backend: this.name,
@@ -184,6 +195,9 @@ export abstract class ProgramBackend extends InProcessBackend {
       await spans.close();
       await this.#strangers(job, spans);
       await this.#importSessions(job, { launch, span: step.span });
+      // after the session files, which show what the program did to the config
+      const changes = await guard.changed();
+      if (changes.length > 0) throw new HooksChanged(this.name, changes);
       return await this.#result({ program, launch, exit, end, signal, emit });
     } finally {
       await hooks.shutdown().catch(() => {});
@@ -221,6 +235,7 @@ export abstract class ProgramBackend extends InProcessBackend {
       spans: RunReceiver;
       traceparent: string;
       grants: ToolGrants;
+      guard: FileGuard;
     },
   ): Promise<void> {
     const { recorder, folder } = job.ctx;
@@ -258,6 +273,7 @@ export abstract class ProgramBackend extends InProcessBackend {
               tokens: agent.limits?.tokens ?? null,
               seconds: agent.limits?.seconds ?? null,
             },
+            ...(launch.guarded ? { guarded: { ...started.guard.files } } : {}),
             ...launch.facts,
             ...job.facts,
           },

@@ -12,13 +12,14 @@
  * Refusals are recorded up to a count, then only counted, so a flood fills neither memory nor the evidence.
  * @module
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { crossSite, localHosts, refusedHost } from "../../provevi/guard/local_request.ts";
 import type { Json } from "../../provevi/mod.ts";
 import { ModelKeyMissing } from "../run/errors.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
+import { type GatewaySpanContext, gatewaySpanContext } from "./gateway_span.ts";
 import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.ts";
 import { KeyScrubber } from "./key_scrub.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
@@ -59,6 +60,10 @@ export interface GatewayOptions {
   price?: ((data: { [key: string]: Json }) => string | null) | null;
   /** Told of each call once it is recorded. */
   onCall?: (call: RecordedCall) => void;
+  /** The run's session, which each call's `chat` span names as `gen_ai.conversation.id`. */
+  conversationId?: string | null;
+  /** Told of the tools each request offered, with their descriptions. */
+  onTools?: (tools: [string, string][]) => void;
 }
 
 /** What a gateway has seen. */
@@ -115,6 +120,8 @@ function requestModel(bytes: Uint8Array): string | null {
   return json === whole && typeof whole.model === "string" && whole.model !== "" ? whole.model : null;
 }
 
+const encoder = new TextEncoder();
+
 /** True when a key can be sent as a header's value. */
 function sendable(key: string): boolean {
   try {
@@ -123,10 +130,6 @@ function sendable(key: string): boolean {
   } catch {
     return false;
   }
-}
-
-function hash(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
 }
 
 /**
@@ -149,14 +152,15 @@ export class ModelGateway implements AsyncDisposable {
   readonly counts: GatewayCounts = { calls: 0, refused: {}, passed: 0 };
   readonly #options: GatewayOptions;
   readonly #apis: ProviderApi[];
-  readonly #tokenHash: Buffer;
+  readonly #tokenBytes: Uint8Array;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #closing = new AbortController();
   readonly #pending = new Set<Promise<void>>();
-  readonly #scrub: KeyScrubber;
-  readonly #hosts: string[];
   #inFlight = 0;
   #refusalsRecorded = 0;
+  #span: GatewaySpanContext | null = null;
+  readonly #scrub: KeyScrubber;
+  readonly #hosts: string[];
 
   private constructor(options: GatewayOptions) {
     if (options.key !== null && !sendable(options.key)) {
@@ -169,12 +173,12 @@ export class ModelGateway implements AsyncDisposable {
       );
     }
     this.#options = options;
+    this.#scrub = new KeyScrubber(options.key);
     this.#apis = options.provider === "anthropic" ? [ANTHROPIC_MESSAGES] : [OPENAI_CHAT, OPENAI_RESPONSES];
     this.token = `provr-run-${
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
     }`;
-    this.#tokenHash = hash(this.token);
-    this.#scrub = new KeyScrubber(options.key);
+    this.#tokenBytes = encoder.encode(this.token);
     this.#server = Deno.serve(
       {
         hostname: "127.0.0.1",
@@ -218,7 +222,9 @@ export class ModelGateway implements AsyncDisposable {
   #authorized(request: Request): boolean {
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
     const given = request.headers.get("x-api-key") ?? bearer ?? "";
-    return timingSafeEqual(hash(given), this.#tokenHash);
+    // The token's length is no secret (its form is fixed): its bytes are compared in constant time, whole.
+    const bytes = encoder.encode(given);
+    return bytes.length === this.#tokenBytes.length && timingSafeEqual(bytes, this.#tokenBytes);
   }
 
   async #handle(request: Request): Promise<Response> {
@@ -304,6 +310,21 @@ export class ModelGateway implements AsyncDisposable {
         `the request body of ${declared} bytes passes the gateway's limit of ${limit}`,
       );
     }
+    // A body of a stated length, not encoded, is read in one piece: no stream to step through chunk by chunk
+    // (its first token is what a streamed call waits for). The server reads no more than the stated length.
+    const stated = request.headers.get("content-length") !== null &&
+      !request.headers.has("transfer-encoding");
+    if (encoding === "identity" && stated) {
+      try {
+        return await request.bytes();
+      } catch (error) {
+        return await this.#refuse(
+          api,
+          "malformed",
+          `the request body cannot be read: ${(error as Error).message}`,
+        );
+      }
+    }
     let stream = request.body;
     if (stream && encoding !== "identity") {
       stream = stream.pipeThrough(new DecompressionStream(encoding as CompressionFormat));
@@ -373,6 +394,11 @@ export class ModelGateway implements AsyncDisposable {
       provider: o.provider,
       price: o.price ?? null,
       ...(o.onCall ? { onCall: o.onCall } : {}),
+      ...(o.onTools ? { onTools: o.onTools } : {}),
+      span: this.#span ??= gatewaySpanContext(o.provider, {
+        upstream: o.upstream,
+        conversationId: o.conversationId ?? null,
+      }),
     };
   }
 

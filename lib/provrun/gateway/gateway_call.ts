@@ -9,7 +9,16 @@
  */
 import type { Json } from "../../provevi/mod.ts";
 import type { EvidenceRecorder, OpenStep } from "../run/recorder.ts";
+import { SpanKind } from "@opentelemetry/api";
 import { type ApiName, obj, parseJson, type ProviderApi, type ResponseSummary } from "./provider_api.ts";
+import {
+  chatEndAttributes,
+  chatRequestAttributes,
+  type GatewaySpanContext,
+  offeredTools,
+} from "./gateway_span.ts";
+import { gatewayContent } from "./gateway_content.ts";
+import { setSpanContent, spanContentWanted } from "../run/_span_content.ts";
 
 /** What a call of the gateway is recorded with. */
 export interface CallRecording {
@@ -22,6 +31,10 @@ export interface CallRecording {
   price: ((data: { [key: string]: Json }) => string | null) | null;
   /** Told of each call that ended, recorded. */
   onCall?: (call: RecordedCall) => void;
+  /** The provider, server and conversation its `chat` span names. */
+  span: GatewaySpanContext;
+  /** Told of the tools each request offered, with their descriptions. */
+  onTools?: (tools: [string, string][]) => void;
 }
 
 /** A call as the gateway recorded it: for the run's part (the cross-check against the session file). */
@@ -59,11 +72,16 @@ export class GatewayCall {
   readonly #step: OpenStep;
   readonly #bytes: Uint8Array;
   readonly #model: string | null;
+  readonly #requestStream: boolean;
+  /** The request's JSON, kept only when a destination receives the call's content. */
+  readonly #body: Json | undefined;
   /** True when the provider answered with a stream; null until it answered. */
   streamed: boolean | null = null;
   readonly #t0 = performance.now();
   firstByteMs: number | null = null;
   #done = false;
+  #stored: Promise<string | null> | null = null; // the request's payload, once its storing started
+  #response: Promise<string | null> | null = null; // the response's, when it started before the body was read
 
   /**
    * Opens the call's step and starts storing the request.
@@ -79,20 +97,43 @@ export class GatewayCall {
     this.#api = call.api;
     this.#model = call.model;
     this.#bytes = call.bytes;
+    const body = parseJson(new TextDecoder().decode(call.bytes));
+    this.#requestStream = obj(body).stream === true;
+    if (rec.onTools) rec.onTools(offeredTools(body));
     this.#step = rec.recorder.startStep({
       component: rec.component,
       spanName: `chat ${call.model ?? ""}`.trim(),
-      attributes: {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": rec.provider,
-        ...(call.model ? { "gen_ai.request.model": call.model } : {}),
-      },
+      // a model over HTTP: a CLIENT span, as the conventions ask
+      kind: SpanKind.CLIENT,
+      attributes: chatRequestAttributes(call.api.name, { body, model: call.model, context: rec.span }),
     });
+    this.#body = spanContentWanted(this.#step.span) ? body : undefined;
   }
 
-  /** Stores the request: once the program has its answer, so that it waits for nothing but the provider. */
+  /**
+   * Starts storing the request, once: the gateway calls it while the provider works (when the answer's headers
+   * came, or after a stream's first chunk went on), so that neither the program's first token nor the record
+   * of the answer waits for it. The call's event waits for it, so its payload is on disk before its event.
+   */
+  storeRequest(): void {
+    if (this.#stored !== null) return;
+    this.#stored = this.#rec.recorder.payload(this.#bytes);
+    this.#stored.catch(() => {}); // awaited, with its error, by the call's end
+  }
+
+  /**
+   * Starts storing a response's bytes as the provider sent them, before the gateway reads what they say: a large
+   * body goes to disk on a file thread while this one parses it. `ok` then takes this payload.
+   */
+  storeResponse(bytes: Uint8Array): void {
+    if (this.#response !== null) return;
+    this.#response = this.#rec.recorder.payload(bytes);
+    this.#response.catch(() => {}); // awaited, with its error, by `ok`
+  }
+
   #request(): Promise<string | null> {
-    return this.#rec.recorder.payload(this.#bytes);
+    this.storeRequest();
+    return this.#stored!;
   }
 
   /** Notes the first byte of the provider's answer. */
@@ -105,7 +146,7 @@ export class GatewayCall {
       provider: this.#rec.provider,
       model: this.#model,
       // what the request asked, when the provider never answered
-      streamed: this.streamed ?? obj(parseJson(new TextDecoder().decode(this.#bytes))).stream === true,
+      streamed: this.streamed ?? this.#requestStream,
       via: "gateway",
       api: this.#api.name,
       request_bytes: this.#bytes.byteLength,
@@ -128,7 +169,7 @@ export class GatewayCall {
     const { recorder } = this.#rec;
     const summary = this.#api.summary(answer.body);
     const request = await this.#request();
-    const response = await recorder.payload(answer.bytes ?? JSON.stringify(answer.body));
+    const response = await (this.#response ?? recorder.payload(answer.bytes ?? JSON.stringify(answer.body)));
     const stream = answer.stream ? await recorder.payload(answer.stream) : null;
     const u = summary.usage;
     const data: { [key: string]: Json } = {
@@ -149,7 +190,11 @@ export class GatewayCall {
       response_bytes: answer.bytes?.byteLength ?? answer.stream?.byteLength ?? 0,
     };
     if (this.#rec.price) data.cost = this.#rec.price(data);
-    this.#spanUsage(summary);
+    this.#content(answer.body, summary.finish);
+    this.#step.span.setAttributes(chatEndAttributes(summary, {
+      model: this.#model,
+      firstChunk: this.streamed && this.firstByteMs !== null ? this.firstByteMs / 1000 : null,
+    }));
     const event = await this.#step.end("model_called", { payload: request, data });
     this.#rec.onCall?.({
       seq: event?.seq ?? null,
@@ -160,15 +205,11 @@ export class GatewayCall {
     });
   }
 
-  #spanUsage(summary: ResponseSummary): void {
-    const span = this.#step.span;
-    span.setAttribute("gen_ai.response.model", summary.model ?? this.#model ?? "");
-    span.setAttribute("gen_ai.usage.input_tokens", summary.usage.input);
-    span.setAttribute("gen_ai.usage.output_tokens", summary.usage.output);
-    span.setAttribute("gen_ai.usage.cache_read.input_tokens", summary.usage.cacheRead);
-    span.setAttribute("gen_ai.usage.cache_creation.input_tokens", summary.usage.cacheWrite);
-    span.setAttribute("gen_ai.response.finish_reasons", [summary.finish]);
-    if (summary.id) span.setAttribute("gen_ai.response.id", summary.id);
+  /** Puts the call's content on its span, when a destination receives it. */
+  #content(response: Json | null, finish: string | null): void {
+    if (this.#body === undefined) return;
+    const request = this.#body;
+    setSpanContent(this.#step.span, () => gatewayContent(this.#api.name, { request, response, finish }));
   }
 
   /**
@@ -203,6 +244,7 @@ export class GatewayCall {
       });
       if (this.#rec.price) data.cost = this.#rec.price(data);
     }
+    this.#content(partial, summary?.finish ?? null);
     const event = await this.#step.fail("model_called", new CallError(failure.name, failure.message), {
       payload: await this.#request().catch(() => null),
       data,

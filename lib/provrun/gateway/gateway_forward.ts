@@ -276,6 +276,7 @@ async function whole(
   got: { response: Response; headers: Headers; answer: Answer },
 ): Promise<Response> {
   const { response, headers, answer } = got;
+  call.storeRequest(); // while the body comes
   try {
     while (await answer.next() !== null) { /* read whole */ }
   } catch (error) {
@@ -286,6 +287,7 @@ async function whole(
   }
   const bytes = answer.bytes();
   const status = response.status;
+  if (response.ok) call.storeResponse(bytes); // on its way to disk while its JSON is read
   const body = parseJson(new TextDecoder().decode(bytes));
   if (!response.ok) {
     // The provider's own error: the program's SDK reads it as it would without the gateway.
@@ -318,6 +320,7 @@ function streamThrough(
   let settle!: () => void;
   const recorded = new Promise<void>((resolve) => (settle = resolve));
   let done = false;
+  let passed = 0; // pulls of the program so far
   const record = async (write: () => Promise<void>) => {
     if (done) return;
     done = true;
@@ -334,6 +337,8 @@ function streamThrough(
   };
   const stream = new ReadableStream<Uint8Array>({
     pull: async (program) => {
+      // The request is stored once the first chunk has gone on, while the provider sends the next.
+      if (passed++ > 0) call.storeRequest();
       let chunk: Uint8Array | null;
       try {
         chunk = await answer.next();

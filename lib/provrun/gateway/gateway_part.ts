@@ -50,6 +50,10 @@ export class GatewayPart implements RunPart {
   readonly #calls: RecordedCall[] = [];
   readonly #sessions: { kind: string; path: string }[] = [];
   readonly #programTools: { id: string; seq: number }[] = [];
+  /** The description of each tool the program's requests offered, for its tool calls' spans. */
+  readonly #tools = new Map<string, string>();
+  /** The tool each call ID asked for, as the model named it (a program's hook may name it otherwise). */
+  readonly #asked = new Map<string, string>();
 
   /**
    * @param price The run's price of a call's data, or null.
@@ -87,7 +91,18 @@ export class GatewayPart implements RunPart {
       component: "ModelGateway",
       responseBytes: agent.limits?.model_bytes ?? DEFAULT_MODEL_BYTES,
       price: this.#price,
-      onCall: (call) => void this.#calls.push(call),
+      onCall: (call) => {
+        this.#calls.push(call);
+        for (const t of call.summary?.toolCalls ?? []) {
+          if (this.#asked.size < 100_000) this.#asked.set(t.id, t.name);
+        }
+      },
+      conversationId: run.file.data.run.session_id ?? null,
+      onTools: (tools) => {
+        for (const [name, description] of tools) {
+          if (this.#tools.size < 10_000) this.#tools.set(name, description);
+        }
+      },
     });
     const url = provider === "anthropic" ? gateway.url : gateway.openaiUrl;
     return Promise.resolve({
@@ -107,6 +122,8 @@ export class GatewayPart implements RunPart {
         },
       },
       modelCallsRecorded: true,
+      toolDescription: (name, callId) =>
+        this.#tools.get(name) ?? this.#tools.get(this.#asked.get(callId ?? "") ?? "") ?? null,
     });
   }
 

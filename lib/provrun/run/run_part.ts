@@ -108,6 +108,12 @@ export interface BackendSetup {
    */
   modelCallsRecorded?: boolean;
   /**
+   * The description of a tool the model was offered, by its name (else by the name the model gave the call with
+   * this ID), or null: a model gateway reads them from an agent program's requests, so that the spans of the
+   * program's tool calls carry them.
+   */
+  toolDescription?: (name: string, callId?: string) => string | null;
+  /**
    * The tools to offer as a run recorded them, in place of the sandbox and the MCP servers, which are then not
    * started (a replay): no tool runs, and each call goes to the parts' `wrapTool`, which must answer it.
    */

@@ -7,3 +7,4 @@
 export * from "./permissions.ts";
 export * from "./run.ts";
 export * from "./run_agent.ts";
+export * from "./run_agents_sdk.ts";

@@ -56,6 +56,7 @@ export async function runBackend(
     sessionId: spec.run.session_id ?? null,
     ...(wrapTool ? { wrapTool } : {}),
     ...(setup.facts ? { facts: setup.facts } : {}),
+    ...(setup.toolDescription ? { toolDescription: setup.toolDescription } : {}),
     ...(setup.servedTools ? { servedTools: setup.servedTools } : {}),
   });
   return await backend.result();

@@ -36,8 +36,20 @@ const FROM_FIRST = [
 /** What the root takes from the run's last model call: why it stopped, and what the agent gave. */
 const FROM_LAST = ["gen_ai.response.finish_reasons", "gen_ai.output.messages"] as const;
 
+/** An `invoke_agent` span that sums the model calls that end while it is open. */
+interface AgentSum {
+  span: Span;
+  calls: number;
+  totals: Map<string, number>;
+}
+
+/** What a nested agent (an agent program the run starts) takes from the run's root: the agent it runs. */
+const FROM_ROOT = ["gen_ai.agent.id", "gen_ai.agent.version"] as const;
+
 /**
- * Adds each of the run's model calls to its root span.
+ * Adds each of the run's model calls to its root span, and to each other `invoke_agent` span of provrun's that
+ * is open when the call ends (an agent program's, which runs the run's agent: it takes the root's agent ID and
+ * version too).
  *
  * @example
  * ```ts
@@ -52,37 +64,56 @@ const FROM_LAST = ["gen_ai.response.finish_reasons", "gen_ai.output.messages"] a
 export class RootSummary {
   #root: Span | null = null;
   #trace: string | null = null;
-  #calls = 0;
-  readonly #totals = new Map<string, number>();
+  readonly #agents: AgentSum[] = [];
 
-  /** Takes a span of provrun's that starts: the first one without a parent is the run's root. */
+  /**
+   * Takes a span of provrun's that starts: the first one without a parent is the run's root; a later
+   * `invoke_agent` span of its trace sums the calls too.
+   */
   started(span: Span & { parentSpanContext?: unknown }): void {
-    if (this.#root !== null || span.parentSpanContext) return;
-    this.#root = span;
-    this.#trace = span.spanContext().traceId;
+    if (this.#root === null) {
+      if (span.parentSpanContext) return;
+      this.#root = span;
+      this.#trace = span.spanContext().traceId;
+      this.#agents.push({ span, calls: 0, totals: new Map() });
+      return;
+    }
+    const a = (span as unknown as Partial<ReadableSpan>).attributes ?? {};
+    if (a["gen_ai.operation.name"] !== "invoke_agent" || span.spanContext().traceId !== this.#trace) return;
+    const rootAttributes = (this.#root as unknown as Partial<ReadableSpan>).attributes ?? {};
+    for (const key of FROM_ROOT) {
+      const value = rootAttributes[key];
+      if (value !== undefined && a[key] === undefined) span.setAttribute(key, value);
+    }
+    if (this.#agents.length < 100) this.#agents.push({ span, calls: 0, totals: new Map() });
   }
 
-  /** Takes a span of provrun's that ended: a `chat` span of the root's trace adds to the root. */
+  /** Takes a span of provrun's that ended: a `chat` span of the root's trace adds to each open agent span. */
   ended(span: ReadableSpan): void {
-    const root = this.#root;
     const a = span.attributes;
-    if (root === null || a["gen_ai.operation.name"] !== "chat") return;
-    if (span.spanContext().traceId !== this.#trace || !root.isRecording()) return;
-    this.#calls++;
-    for (const key of COUNTS) {
-      const value = a[key];
-      if (typeof value !== "number") continue;
-      const total = (this.#totals.get(key) ?? 0) + value;
-      this.#totals.set(key, total);
-      root.setAttribute(key, total);
-    }
-    const take = (keys: readonly string[]) => {
-      for (const key of keys) {
-        const value = a[key];
-        if (value !== undefined) root.setAttribute(key, value);
-      }
-    };
-    if (this.#calls === 1) take(FROM_FIRST);
-    take(FROM_LAST);
+    if (this.#root === null || a["gen_ai.operation.name"] !== "chat") return;
+    if (span.spanContext().traceId !== this.#trace) return;
+    for (const agent of this.#agents) if (agent.span.isRecording()) add(agent, a);
   }
+}
+
+/** Adds one model call's attributes to an agent span. */
+function add(agent: AgentSum, a: ReadableSpan["attributes"]): void {
+  const { span, totals } = agent;
+  agent.calls++;
+  for (const key of COUNTS) {
+    const value = a[key];
+    if (typeof value !== "number") continue;
+    const total = (totals.get(key) ?? 0) + value;
+    totals.set(key, total);
+    span.setAttribute(key, total);
+  }
+  const take = (keys: readonly string[]) => {
+    for (const key of keys) {
+      const value = a[key];
+      if (value !== undefined) span.setAttribute(key, value);
+    }
+  };
+  if (agent.calls === 1) take(FROM_FIRST);
+  take(FROM_LAST);
 }

@@ -53,6 +53,7 @@ export class SourceStores implements AsyncDisposable {
   readonly #runs: string | undefined;
   readonly #named: readonly string[];
   readonly #open = new Map<string, Promise<EvidenceStore | string>>();
+  #root: { runs: string } | { problem: string } | null = null;
 
   /** @param options The user's runs root and stores. */
   constructor(options: SourceOptions = {}) {
@@ -65,12 +66,16 @@ export class SourceStores implements AsyncDisposable {
    * @returns The store, or why the run is not read from it, in one line.
    */
   async open(row: { store_uri: string; runs_root: string }): Promise<EvidenceStore | string> {
-    let runs: string;
-    try {
-      runs = runsRoot(this.#runs);
-    } catch (error) {
-      return (error as Error).message;
-    }
+    // Found once: a check of thousands of runs asks for each.
+    this.#root ??= (() => {
+      try {
+        return { runs: runsRoot(this.#runs) };
+      } catch (error) {
+        return { problem: (error as Error).message };
+      }
+    })();
+    if ("problem" in this.#root) return this.#root.problem;
+    const runs = this.#root.runs;
     const notChosen = "(a trace database does not choose the evidence it is checked against)";
     if (resolve(row.runs_root) !== runs) {
       return `it was built from the runs root ${row.runs_root}, and this check reads ${runs}: pass --runs ${row.runs_root} to read it there ${notChosen}`;

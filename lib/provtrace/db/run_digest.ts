@@ -9,9 +9,9 @@
  * comparison with the rows made again from the store's evidence, which `check` and the exports always make.
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import canonicalize from "canonicalize";
-import { sha256Hex } from "../../provevi/evidence/mod.ts";
+import { createHash } from "node:crypto";
 
 /** One table's part of a run's rows: the columns that name a row, and the rows to select. */
 interface DigestTable {
@@ -68,24 +68,71 @@ export interface TraceRunDigest {
  */
 export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest {
   const rows = new Map<string, string>();
-  const lines: string[] = [];
-  for (const t of TABLES) {
-    const statement = db.prepare(
-      `SELECT ${t.columns ?? "*"} FROM ${t.table} WHERE ${t.where ?? "run_id = ?"} ORDER BY ${
-        t.key.join(", ")
-      }`,
-    );
-    for (const row of statement.all(runId) as Record<string, unknown>[]) {
-      const base = `${t.table} ${canonicalize(t.key.map((k) => plain(row)[k] ?? null))}`;
+  const hash = createHash("sha256"); // row by row: the run's rows are never joined into one text
+  const statements = statementsOf(db);
+  for (const [i, t] of TABLES.entries()) {
+    for (const found of statements[i]!.all(runId) as Record<string, unknown>[]) {
+      const row = plain(found);
+      const base = `${t.table} ${keyText(t.key.map((k) => row[k] ?? null))}`;
       // A file whose keys were made not unique (its table made again) still names each of its rows.
       let name = base;
       for (let n = 2; rows.has(name); n++) name = `${base} (row ${n} of that key)`;
-      const text = canonicalize(plain(row))!;
+      const text = flatCanonical(row);
       rows.set(name, text);
-      lines.push(`${name}\t${text}\n`);
+      hash.update(`${name}\t${text}\n`);
     }
   }
-  return { digest: sha256Hex(lines.join("")), rows };
+  return { digest: hash.digest("hex"), rows };
+}
+
+/**
+ * The tables' statements on a database, prepared once: an export checks thousands of runs on one connection, and
+ * preparing ten statements for each was a good part of its time.
+ */
+const prepared = new WeakMap<DatabaseSync, StatementSync[]>();
+
+function statementsOf(db: DatabaseSync): StatementSync[] {
+  let statements = prepared.get(db);
+  if (statements === undefined) {
+    statements = TABLES.map((t) =>
+      db.prepare(
+        `SELECT ${t.columns ?? "*"} FROM ${t.table} WHERE ${t.where ?? "run_id = ?"} ORDER BY ${
+          t.key.join(", ")
+        }`,
+      )
+    );
+    prepared.set(db, statements);
+  }
+  return statements;
+}
+
+/**
+ * The RFC 8785 JSON of a row whose values are text, finite numbers, booleans or null: its keys sorted by UTF-16
+ * code unit, each value as JSON.stringify writes it, which is what RFC 8785 asks of those values. Anything
+ * else (a blob's object, a lone surrogate, a number JSON cannot hold) goes to the full canonicalization, which
+ * gives the same text or the same refusal.
+ */
+function flatCanonical(row: Record<string, unknown>): string {
+  const keys = Object.keys(row).sort();
+  const parts: string[] = [];
+  for (const k of keys) {
+    const v = row[k];
+    if (v === undefined) continue;
+    if (!simple(v)) return canonicalize(row)!;
+    parts.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/** The RFC 8785 JSON of a row's key, an array of its values (as {@linkcode flatCanonical} does a row). */
+function keyText(values: unknown[]): string {
+  return values.every(simple) ? `[${values.map((v) => JSON.stringify(v)).join(",")}]` : canonicalize(values)!;
+}
+
+/** True for a value whose RFC 8785 JSON is JSON.stringify's. */
+function simple(v: unknown): boolean {
+  return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) ||
+    (typeof v === "string" && v.isWellFormed());
 }
 
 /**
@@ -126,6 +173,12 @@ function changedColumns(a: string, b: string): string[] {
 
 /** A row's values as JSON can hold them: a blob (put where text belongs) as its hex, so it still differs. */
 function plain(row: Record<string, unknown>): Record<string, unknown> {
+  let kept = true;
+  for (const k in row) {
+    const v = row[k];
+    if (v instanceof Uint8Array || typeof v === "bigint") kept = false;
+  }
+  if (kept) return row; // most rows: text, numbers and nulls as they are
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) {
     out[k] = v instanceof Uint8Array

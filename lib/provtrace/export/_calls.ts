@@ -5,7 +5,7 @@
  * line holds. Each format makes its lines from these; none reads the database itself.
  * @module
  */
-import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { Json } from "../../provevi/mod.ts";
 
 /** A message part as the trace database keeps it: its role, its kind and its fields. */
@@ -118,7 +118,8 @@ export function loadCalls(db: DatabaseSync, rows: Record<string, string | number
 /** The runs of the calls, by run ID. */
 export function runsOf(db: DatabaseSync, runIds: readonly string[]): Map<string, CallRun> {
   const out = new Map<string, CallRun>();
-  const statement = db.prepare(
+  const statement = preparedOnce(
+    db,
     "SELECT run_id, agent, agent_version, model, session_id, parent_run FROM trace_runs WHERE run_id = ?",
   );
   for (const id of runIds) {
@@ -137,10 +138,13 @@ function partsOfRun(
 ): Map<string, { sent: Part[][]; received: Part[] }> {
   const out = new Map<string, { sent: Part[][]; received: Part[] }>();
   let last: { span: string; direction: string; message: number } | null = null;
-  const statement = db.prepare(`
+  const statement = preparedOnce(
+    db,
+    `
     SELECT cm.span_id, cm.direction, cm.message, cm.message_hash, m.content FROM trace_call_messages cm
       JOIN trace_messages m ON m.hash = cm.message_hash
-    WHERE cm.run_id = ? ORDER BY cm.span_id, cm.direction DESC, cm.position`);
+    WHERE cm.run_id = ? ORDER BY cm.span_id, cm.direction DESC, cm.position`,
+  );
   for (const r of statement.iterate(runId) as Iterable<Record<string, string | number>>) {
     const span = String(r.span_id);
     if (!spans.has(span)) continue;
@@ -163,11 +167,14 @@ function partsOfRun(
 /** The tool calls of a run, by the model call that asked for them, each with its `tool_called` event. */
 function toolsOfRun(db: DatabaseSync, runId: string): Map<string, CallTool[]> {
   const out = new Map<string, CallTool[]>();
-  const rows = db.prepare(`
+  const rows = preparedOnce(
+    db,
+    `
     SELECT t.model_span_id, t.call_id, t.tool, t.arguments, t.result, t.error, t.executed_by, t.deferred,
       t.seq, s.line_hash
     FROM trace_tool_calls t LEFT JOIN trace_spans s ON s.run_id = t.run_id AND s.span_id = t.span_id
-    WHERE t.run_id = ? ORDER BY t.seq IS NULL, t.seq, t.call_id`).all(runId) as Record<
+    WHERE t.run_id = ? ORDER BY t.seq IS NULL, t.seq, t.call_id`,
+  ).all(runId) as Record<
     string,
     string | number | null
   >[];
@@ -196,7 +203,8 @@ function tokensOfRun(db: DatabaseSync, runId: string): Map<string, CallTokens> {
   const out = new Map<string, CallTokens>();
   const list = (v: string | null) => v === null ? null : JSON.parse(v) as number[];
   for (
-    const r of db.prepare(
+    const r of preparedOnce(
+      db,
       "SELECT span_id, prompt_token_ids, completion_token_ids, logprobs FROM trace_tokens WHERE run_id = ?",
     ).all(runId) as Record<string, string | null>[]
   ) {
@@ -214,8 +222,11 @@ function assessmentsOfRun(
   db: DatabaseSync,
   runId: string,
 ): { on_run: boolean; span_id: string | null; json: Json }[] {
-  return (db.prepare(`
-    SELECT name, value, rationale, source, seq, span_id, experiment FROM trace_assessments WHERE run_id = ? ORDER BY n`)
+  return (preparedOnce(
+    db,
+    `
+    SELECT name, value, rationale, source, seq, span_id, experiment FROM trace_assessments WHERE run_id = ? ORDER BY n`,
+  )
     .all(runId as SQLInputValue) as {
       name: string;
       value: string;
@@ -237,4 +248,15 @@ function assessmentsOfRun(
         ...(a.experiment !== null ? { experiment: a.experiment } : {}),
       },
     }));
+}
+
+/** Statements by database and text, prepared once: an export reads each run with the same few. */
+const prepared = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
+
+function preparedOnce(db: DatabaseSync, sql: string): StatementSync {
+  let byText = prepared.get(db);
+  if (byText === undefined) prepared.set(db, byText = new Map());
+  let found = byText.get(sql);
+  if (found === undefined) byText.set(sql, found = db.prepare(sql));
+  return found;
 }

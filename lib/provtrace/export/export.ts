@@ -407,7 +407,11 @@ function atifLines(
   context: { verified: (runId: string) => boolean; policy: TraceExportPolicy | null },
 ): TraceExportLine[] {
   const byRun = new Map<string, Call[]>();
-  for (const c of calls) byRun.set(c.run_id, [...(byRun.get(c.run_id) ?? []), c]);
+  for (const c of calls) {
+    const list = byRun.get(c.run_id);
+    if (list) list.push(c);
+    else byRun.set(c.run_id, [c]);
+  }
   const runs = runsOf(db, [...byRun.keys()]);
   const { turns } = tokenTurns(calls);
   const turnOf = new Map(calls.map((c, i) => [c, turns[i] ?? null]));
@@ -421,12 +425,16 @@ function atifLines(
     const parent = runs.get(runId)?.parent_run ?? null;
     return parent !== null && parent !== runId && trajectories.has(parent) ? parent : null;
   };
+  const children = new Map<string, string[]>(); // each run's sub-agents in the export, in the export's order
   for (const runId of trajectories.keys()) {
     const parent = childOf(runId);
     if (parent === null) continue;
     const into = trajectories.get(parent)!;
     const embedded = trajectories.get(runId)!;
     into.subagent_trajectories = [...((into.subagent_trajectories ?? []) as Json[]), embedded];
+    const list = children.get(parent);
+    if (list) list.push(runId);
+    else children.set(parent, [runId]);
   }
   const eventsOf = (runId: string) =>
     byRun.get(runId)!.flatMap((c) => [
@@ -441,7 +449,7 @@ function atifLines(
       eventsOf(runId),
       { verified: context.verified(runId), policy: context.policy },
     );
-    const subagents = descendants(runId, trajectories, childOf).map((id) => {
+    const subagents = descendants(runId, children).map((id) => {
       const p = provenanceOf(byRun.get(id)!.at(-1)!, eventsOf(id), {
         verified: context.verified(id),
         policy: context.policy,
@@ -460,15 +468,12 @@ function atifLines(
   return lines;
 }
 
-/** The runs embedded in a run's trajectory, at any depth. */
-function descendants(
-  runId: string,
-  trajectories: Map<string, unknown>,
-  childOf: (id: string) => string | null,
-): string[] {
+/**
+ * The runs embedded in a run's trajectory, at any depth, each followed by its own: from the map of children made
+ * once, so that an export of many runs does not look through every run for each run's children.
+ */
+function descendants(runId: string, children: Map<string, string[]>): string[] {
   const out: string[] = [];
-  for (const id of trajectories.keys()) {
-    if (childOf(id) === runId) out.push(id, ...descendants(id, trajectories, childOf));
-  }
+  for (const id of children.get(runId) ?? []) out.push(id, ...descendants(id, children));
   return out;
 }

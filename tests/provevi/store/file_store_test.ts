@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceError, FileStore, RunNotFound } from "../../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { storeContract } from "./store_contract.ts";
 
 storeContract("FileStore", async () => {
@@ -33,5 +34,29 @@ Deno.test("FileStore: a run ID that names a link under the runs root is refused"
   await (await store.openRun("run-real")).seal();
   await Deno.symlink(join(runs, "run-real"), join(runs, "run-fake"));
   await assert.rejects(() => store.readRun("run-fake"), RunNotFound);
+  await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("FileStore: a large payload is whole in payloads/ when putPayload settles, stored once when given twice at once, and in the manifest", async () => {
+  const runs = await Deno.makeTempDir();
+  const writer = await new FileStore({ runs }).openRun("run-large");
+  const chain = new EventChain("run-large");
+  const bytes = new Uint8Array(1024 * 1024).map((_, i) => i % 251);
+  const [a, b] = await Promise.all([writer.putPayload(bytes), writer.putPayload(bytes.slice())]);
+  assert.equal(a, b);
+  assert.deepEqual(await Deno.readFile(join(runs, "run-large", "evidence", "payloads", a)), bytes);
+  for (const type of ["run_created", "run_completed"]) {
+    const next = chain.next({
+      type,
+      component: "RunContext",
+      actor: "me",
+      payload: type === "run_created" ? a : null,
+    });
+    await writer.append(next.line, next.event);
+    chain.accept(next);
+  }
+  const manifest = await writer.seal();
+  assert.deepEqual(manifest.payloads, [{ sha256: a, size: bytes.length }]);
+  assert.equal(a, sha256Hex(bytes));
   await Deno.remove(runs, { recursive: true });
 });

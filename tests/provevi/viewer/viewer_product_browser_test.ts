@@ -212,6 +212,20 @@ Deno.test({
     // The model calls as the gateway recorded them, each a chat span, and the tool calls under the run.
     assert.ok(names.some((n) => n.includes("chat claude-sonnet-4-5")), names.join(" | "));
     assert.ok(names.some((n) => n.includes("execute_tool Read")), names.join(" | "));
+    // and Claude Code's own spans, read from the requests it sent the run, in the same tree under its step
+    assert.ok(names.some((n) => n.includes("claude_code.llm_request")), names.join(" | "));
+    assert.ok(names.some((n) => n.includes("claude_code.interaction")), names.join(" | "));
+    // the indent of a span's name is its depth in the tree
+    const indents = await page.$$eval(
+      ".span .name",
+      (els) =>
+        els.map((e) => [e.textContent ?? "", (e.querySelector(".tw")?.textContent ?? "").length] as const),
+    );
+    const indent = (part: string) => indents.find(([n]) => n.includes(part))?.[1] ?? -1;
+    assert.ok(
+      indent("claude_code.interaction") > indent("invoke_agent claude-code"),
+      JSON.stringify(indents),
+    );
     assert.ok(!names.some((n) => n.includes("hook_called")), "no span is named for a hook");
     await page.waitForSelector('#conversation .msg[data-role="assistant"]', { timeout: 30_000 });
     assert.match(await text(page, "#conversation"), /Revenue grew 12% in Q3\./);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
@@ -56,7 +57,9 @@ Deno.test({
     assert.deepEqual((started.data.hooks as { blocking: string[] }).blocking, ["PreToolUse"]);
     // The hooks live in a file a command of Codex's own sandbox can write: the run says so.
     assert.ok(
-      (started.data.gaps as string[]).some((g) => g.includes("agent/config.toml, which holds the hooks")),
+      (started.data.gaps as string[]).some((g) =>
+        g.includes(".codex, the config home that holds the hooks, read-only")
+      ),
     );
     const hooks = events.filter((e) => e.type === "hook_called");
     const pre = hooks.filter((e) => e.data.event === "PreToolUse");
@@ -94,6 +97,46 @@ Deno.test({
     assert.equal(await Deno.readTextFile(join(outcome.folder, "output", "answer.md")), FAKE_ANSWER + "\n");
     assert.ok(events.some((e) => e.type === "output_artifact_created" && e.data.path === "answer.md"));
     assert.equal(types.at(-1), "run_completed");
+    const check = await verifyRun(await findRun(outcome.folder));
+    assert.ok(check.ok, JSON.stringify(check.problems));
+  },
+});
+
+Deno.test({
+  name:
+    "a codex run whose task rewrites the config that holds its hooks is stopped by Codex's sandbox: the config " +
+    "stays as provr wrote it, later tool calls still reach the hooks, and the run completes",
+  ignore: CODEX.ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const codex = needed(CODEX.path, "PROVRUN_TEST_CODEX");
+    await using provider = startFakeAgentProvider([
+      { name: "exec_command", input: { cmd: `printf '\\n[hooks]\\n' >> .codex/config.toml; echo rc=$?` } },
+      { name: "exec_command", input: { cmd: `rm -f .codex/config.toml; echo rc=$?` } },
+      { name: "exec_command", input: { cmd: `echo '${FAKE_ANSWER}' > output/answer.md` } },
+    ]);
+    await using t = await gitCatalog({ "finance/revenue.csv": CSV });
+    const outcome = await runFile(codexRun(codex, provider.openaiBaseUrl), {
+      catalog: t.catalog,
+      runs: t.runs,
+      env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)),
+    });
+    assert.equal(outcome.status, "completed", JSON.stringify(outcome.error));
+    const events = await eventsOf(t.runs, outcome.runId);
+    const started = events.find((e) => e.type === "sandbox_started")!;
+    assert.equal(started.data.config_home, ".codex");
+    const guarded = started.data.guarded as Record<string, string | null>;
+    const config = await Deno.readFile(join(outcome.folder, ".codex", "config.toml"));
+    assert.equal(guarded[".codex/config.toml"], sha256Hex(config), "the config is as provr wrote it");
+    // each command was allowed by the broker (it names no path outside the run) and failed in Codex's sandbox
+    const pre = events.filter((e) => e.type === "hook_called" && e.data.event === "PreToolUse");
+    assert.deepEqual(pre.map((e) => e.data.decision), ["allow", "allow", "allow"]);
+    const bodies = provider.requests.filter((r) => r.path.endsWith("/responses")).map((r) => r.body).join(
+      "\n",
+    );
+    assert.match(bodies, /Read-only file system|Permission denied|Operation not permitted/);
+    assert.equal(await Deno.readTextFile(join(outcome.folder, "output", "answer.md")), FAKE_ANSWER + "\n");
     const check = await verifyRun(await findRun(outcome.folder));
     assert.ok(check.ok, JSON.stringify(check.problems));
   },

@@ -122,7 +122,7 @@ Deno.test({
       assert.match(env, /^CODEX_HOME=/m, "the dump is Codex's shell's environment");
       assert.ok(!env.includes(KEY));
       assert.match(
-        await Deno.readTextFile(join(outcome.folder, "agent", "config.toml")),
+        await Deno.readTextFile(join(outcome.folder, ".codex", "config.toml")),
         /base_url = "http:\/\/127\.0\.0\.1:\d+\/v1"/,
       );
       assert.ok(provider.requests.every((r) => r.key === KEY));

@@ -139,24 +139,45 @@ export const GENAI_OPERATIONS = [
   "text_completion",
 ];
 
+/** The request's settings: counted on every span of a run that sets them all, else where the request did. */
+export const SETTING_KEYS: ReadonlySet<string> = new Set([
+  ...Object.keys(REQUEST_SETTINGS),
+  "gen_ai.request.top_k",
+  "gen_ai.request.seed",
+]);
+
+/**
+ * Where a request setting applies to a span: by default as the table says (the agent runs set every setting);
+ * an agent program sets its own, so its runs count a setting where the program's request held it.
+ */
+export type Requested = (span: ReceivedSpan, key: string) => boolean;
+
 /** The attributes of a span type that apply to one span, and those of them it has. */
-export function counted(type: SpanType, span: ReceivedSpan): { applies: string[]; present: string[] } {
+export function counted(
+  type: SpanType,
+  span: ReceivedSpan,
+  requested?: Requested,
+): { applies: string[]; present: string[] } {
   const applies = [...type.required];
-  for (const [key, when] of Object.entries(type.conditional)) if (when?.(span)) applies.push(key);
+  const wanted = (key: string, when: boolean) =>
+    requested && SETTING_KEYS.has(key) ? requested(span, key) : when;
+  for (const [key, when] of Object.entries(type.conditional)) {
+    if (wanted(key, when?.(span) ?? false)) applies.push(key);
+  }
   for (const [key, when] of Object.entries(type.recommended)) {
-    if (when === true || when(span)) applies.push(key);
+    if (wanted(key, when === true || when(span))) applies.push(key);
   }
   return { applies, present: applies.filter((k) => span.attributes[k] !== undefined) };
 }
 
 /** Coverage of each span type over the spans received, and what was missing. */
-export function coverage(spans: ReceivedSpan[]) {
+export function coverage(spans: ReceivedSpan[], requested?: Requested) {
   const out: Record<string, { spans: number; applies: number; present: number; missing: Set<string> }> = {};
   for (const [op, type] of Object.entries(TABLE.spans)) {
     const of = spans.filter((s) => s.attributes["gen_ai.operation.name"] === op);
     const row = out[op] = { spans: of.length, applies: 0, present: 0, missing: new Set<string>() };
     for (const span of of) {
-      const { applies, present } = counted(type, span);
+      const { applies, present } = counted(type, span, requested);
       row.applies += applies.length;
       row.present += present.length;
       for (const key of applies) if (!present.includes(key)) row.missing.add(key);

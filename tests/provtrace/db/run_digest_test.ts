@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import canonicalize from "canonicalize";
+import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { memoryTraceDb, traceRunDigest } from "../../../lib/provtrace/db/mod.ts";
+
+const RUN = "run-20261201T000000Z-0000d1a5";
+
+/** The digest as RFC 8785 defines it for every row, made with the npm canonicalizer alone. */
+function reference(rows: { key: unknown[]; row: Record<string, unknown> }[]): string {
+  return sha256Hex(
+    rows.map((r) => `trace_assessments ${canonicalize(r.key)}\t${canonicalize(r.row)}\n`).join(""),
+  );
+}
+
+Deno.test("a run's rows digest is RFC 8785's for text, numbers and nulls of every kind, on one connection run after run", () => {
+  using trace = memoryTraceDb();
+  const insert = trace.db.prepare(
+    "INSERT INTO trace_assessments (run_id, n, seq, span_id, name, value, source) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
+  const values: [number | null, string | null, string][] = [
+    [-0, 'é\u2028\u0000"\\', "naïve 😀 text"],
+    [1e21, null, "\u007f\u0080"],
+    [0.1 + 0.2, "</script>", ""],
+    [9007199254740991, "\t\n", "x"],
+    [null, "ü", "z"],
+  ];
+  const read = trace.db.prepare("SELECT * FROM trace_assessments WHERE n = ?");
+  const rows = values.map(([seq, span, name], n) => {
+    insert.run(RUN, n, seq, span, name, JSON.stringify({ v: n }), "test");
+    return { key: [n], row: read.get(n) as Record<string, unknown> };
+  });
+  for (let i = 0; i < 3; i++) assert.equal(traceRunDigest(trace.db, RUN).digest, reference(rows));
+});
