@@ -19,7 +19,8 @@ import { nowUtc } from "../evidence/event.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import { packRecord } from "../evidence/payload_pack.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { runWriterState } from "../evidence/writer_process.ts";
+import { SPANS_FILE, type StoredSpan } from "../evidence/spans_file.ts";
+import { runWriterState, WRITER_LOCK } from "../evidence/writer_process.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
@@ -31,6 +32,13 @@ const utf8 = new TextEncoder();
 function bytesOf(content: unknown): Uint8Array {
   if (content instanceof Uint8Array) return content;
   return utf8.encode(typeof content === "string" ? content : JSON.stringify(content) ?? "null");
+}
+
+/** Takes back the last `written` bytes of a file open to append; a reader stops at a cut record or line. */
+function truncateBack(file: Deno.FsFile, written: number): void {
+  try {
+    file.truncateSync(file.statSync().size - written);
+  } catch { /* the reader skips it */ }
 }
 
 /** The file in a run folder where the span daemon keeps the bodies it took for the run, until its seal. */
@@ -54,6 +62,40 @@ export async function storeState(record: RunRecord): Promise<StoreState> {
   return writer === "gone" ? "cut" : "live";
 }
 
+/**
+ * Whether a run is live, told without waiting when it can be: its writer's lock held (by another process; a
+ * shared lock is refused) and no `evidence/manifest.json`, checked in that order as {@linkcode storeState}
+ * does, with calls that return at once. Each of the daemon's requests asks it, and the four file operations
+ * of `storeState`, awaited one after the other, are each a round trip to the runtime's threads, which on a
+ * loaded machine waits for a core. Anything else (no lock, a free lock, a manifest, an error) is asked of the
+ * store with {@linkcode storeState}.
+ *
+ * @param record The run as the store reads it.
+ * @returns The state.
+ */
+export function storeStateNow(record: RunRecord): Promise<StoreState> {
+  const folder = record.folder;
+  if (folder === null) return Promise.resolve("cut");
+  let file: Deno.FsFile | null = null;
+  let held = false;
+  try {
+    file = Deno.openSync(join(folder, WRITER_LOCK), { read: true });
+    held = !file.tryLockSync(false);
+  } catch {
+    /* no lock file, or no locks here */
+  } finally {
+    file?.close();
+  }
+  if (held) {
+    try {
+      Deno.lstatSync(join(folder, "evidence", "manifest.json"));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return Promise.resolve("live");
+    }
+  }
+  return storeState(record);
+}
+
 /** The keys a run gets when it opens: only its writer receives them. */
 export interface RunKeys {
   /** The writer's key: it seals the run. */
@@ -74,6 +116,8 @@ export class DaemonRun implements ReceiverRun {
   readonly budget: RunBudget;
   /** `received.spans`, open to append, from the first body on. */
   #file: Deno.FsFile | null = null;
+  /** `spans.jsonl`, open to append, from the first rows on. */
+  #rows: Deno.FsFile | null = null;
   /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
   readonly #kept = new Set<string>();
   readonly writerDigest: Uint8Array;
@@ -150,7 +194,7 @@ export class DaemonRun implements ReceiverRun {
       while (written < record.length) written += this.#file.writeSync(record.subarray(written));
     } catch (error) {
       // a record cut part way would hide the ones after it: take it back
-      if (written > 0) this.#truncateBack(written);
+      if (written > 0) truncateBack(this.#file!, written);
       return Promise.reject(
         new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error }),
       );
@@ -159,18 +203,38 @@ export class DaemonRun implements ReceiverRun {
     return Promise.resolve(sha);
   }
 
-  #truncateBack(written: number): void {
+  /**
+   * Appends a request's span rows to the run's `spans.jsonl` with one write to the file it keeps open, before
+   * the body: a request whose rows fail leaves nothing behind (the exporter sends it again).
+   *
+   * @throws EvidenceError when the file cannot take them.
+   */
+  addRows(rows: readonly StoredSpan[]): void {
+    if (this.sealed) throw new Error(`run ${this.runId} is sealed`);
+    if (rows.length === 0) return;
+    const path = join(this.inStore.folder!, SPANS_FILE);
+    // joined, not added: one flat text for the encoder
+    const bytes = utf8.encode(rows.map((row) => JSON.stringify(row) + "\n").join(""));
+    let written = 0;
     try {
-      this.#file!.truncateSync(this.#file!.statSync().size - written);
-    } catch { /* the writer's reader stops at the cut record */ }
+      this.#rows ??= Deno.openSync(path, { write: true, create: true, append: true });
+      while (written < bytes.length) written += this.#rows.writeSync(bytes.subarray(written));
+    } catch (error) {
+      // a line cut part way would join the next request's first row: take it back
+      if (written > 0) truncateBack(this.#rows!, written);
+      throw new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error });
+    }
   }
 
-  /** Closes `received.spans`: the run takes no more bodies. */
+  /** Closes `received.spans` and `spans.jsonl`: the run takes no more bodies. */
   closeFile(): void {
-    try {
-      this.#file?.close();
-    } catch { /* closed already */ }
+    for (const file of [this.#file, this.#rows]) {
+      try {
+        file?.close();
+      } catch { /* closed already */ }
+    }
     this.#file = null;
+    this.#rows = null;
   }
 
   /**

@@ -6,92 +6,19 @@
  * build on its decoder.
  * @module
  */
-import { OTLP_TRACE_REQUEST, OTLP_TRACE_RESPONSE } from "../telemetry/otlp_proto.ts";
+import { OTLP_TRACE_RESPONSE } from "../telemetry/otlp_proto.ts";
+import { decodeTraceWire, type ReceivedSpan } from "./otlp_wire.ts";
 
-const REQUEST = OTLP_TRACE_REQUEST;
 const RESPONSE = OTLP_TRACE_RESPONSE;
 
-/** An attribute value as OTLP carries it: a text, number, yes or no, list, mapping or bytes. */
-export type OtlpValue = string | number | boolean | Uint8Array | null | OtlpValue[] | {
-  [key: string]: OtlpValue;
-};
-
-/** One span as a receiver decoded it. */
-export interface ReceivedSpan {
-  /** Lowercase hex, 32 characters. */
-  traceId: string;
-  /** Lowercase hex, 16 characters. */
-  spanId: string;
-  /** Lowercase hex, or `null` for a root span. */
-  parentSpanId: string | null;
-  name: string;
-  /** The OTLP span kind number (1 internal, 2 server, 3 client, …). */
-  kind: number;
-  /** Nanoseconds since the epoch, as a decimal text (it does not fit a number). */
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: Record<string, OtlpValue>;
-  events: { name: string; timeUnixNano: string; attributes: Record<string, OtlpValue> }[];
-  links: { traceId: string; spanId: string; attributes: Record<string, OtlpValue> }[];
-  /** 0 unset, 1 ok, 2 error. */
-  status: { code: number; message: string };
-  /** The instrumentation scope that made the span. */
-  scope: { name: string; version: string };
-  /** The attributes of the resource that sent the span. */
-  resource: Record<string, OtlpValue>;
-}
-
-interface KeyValueMessage {
-  key?: string;
-  value?: AnyValueMessage;
-}
-interface AnyValueMessage {
-  string_value?: string;
-  bool_value?: boolean;
-  int_value?: string;
-  double_value?: number;
-  array_value?: { values?: AnyValueMessage[] };
-  kvlist_value?: { values?: KeyValueMessage[] };
-  bytes_value?: Uint8Array;
-}
-
-const hex = (bytes: Uint8Array | undefined): string =>
-  bytes ? Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("") : "";
-
-function value(v: AnyValueMessage | undefined): OtlpValue {
-  if (v === undefined) return null;
-  if (v.string_value !== undefined) return v.string_value;
-  if (v.bool_value !== undefined) return v.bool_value;
-  if (v.int_value !== undefined) {
-    const n = Number(v.int_value);
-    return Number.isSafeInteger(n) ? n : v.int_value;
-  }
-  if (v.double_value !== undefined) return v.double_value;
-  if (v.array_value !== undefined) return (v.array_value.values ?? []).map(value);
-  if (v.kvlist_value !== undefined) return attributes(v.kvlist_value.values);
-  if (v.bytes_value !== undefined) return v.bytes_value;
-  return null;
-}
-
-function attributes(list: KeyValueMessage[] | undefined): Record<string, OtlpValue> {
-  const out: Record<string, OtlpValue> = {};
-  for (const kv of list ?? []) {
-    Object.defineProperty(out, kv.key ?? "", {
-      value: value(kv.value),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return out;
-}
+export type { OtlpValue, ReceivedSpan } from "./otlp_wire.ts";
 
 /**
  * Decodes the body of an OTLP/HTTP protobuf trace export (`ExportTraceServiceRequest`) into spans.
  *
  * @param body The request's bytes.
  * @returns The spans, in the order of the request.
- * @throws Error from protobufjs when the bytes are not such a message.
+ * @throws Error when the bytes are not such a message.
  * @example
  * ```ts
  * import { decodeTraceRequest } from "./otlp_receiver.ts";
@@ -99,46 +26,7 @@ function attributes(list: KeyValueMessage[] | undefined): Record<string, OtlpVal
  * ```
  */
 export function decodeTraceRequest(body: Uint8Array): ReceivedSpan[] {
-  const message = REQUEST.toObject(REQUEST.decode(body), { longs: String, arrays: true, defaults: false });
-  const spans: ReceivedSpan[] = [];
-  // deno-lint-ignore no-explicit-any
-  for (const rs of (message.resource_spans ?? []) as any[]) {
-    const resource = attributes(rs.resource?.attributes);
-    // deno-lint-ignore no-explicit-any
-    for (const ss of (rs.scope_spans ?? []) as any[]) {
-      const scope = { name: ss.scope?.name ?? "", version: ss.scope?.version ?? "" };
-      // deno-lint-ignore no-explicit-any
-      for (const s of (ss.spans ?? []) as any[]) {
-        const parent = hex(s.parent_span_id);
-        spans.push({
-          traceId: hex(s.trace_id),
-          spanId: hex(s.span_id),
-          parentSpanId: parent === "" ? null : parent,
-          name: s.name ?? "",
-          kind: s.kind ?? 0,
-          startTimeUnixNano: s.start_time_unix_nano ?? "0",
-          endTimeUnixNano: s.end_time_unix_nano ?? "0",
-          attributes: attributes(s.attributes),
-          // deno-lint-ignore no-explicit-any
-          events: (s.events ?? []).map((e: any) => ({
-            name: e.name ?? "",
-            timeUnixNano: e.time_unix_nano ?? "0",
-            attributes: attributes(e.attributes),
-          })),
-          // deno-lint-ignore no-explicit-any
-          links: (s.links ?? []).map((l: any) => ({
-            traceId: hex(l.trace_id),
-            spanId: hex(l.span_id),
-            attributes: attributes(l.attributes),
-          })),
-          status: { code: s.status?.code ?? 0, message: s.status?.message ?? "" },
-          scope,
-          resource,
-        });
-      }
-    }
-  }
-  return spans;
+  return decodeTraceWire(body);
 }
 
 /** Options of {@linkcode OtlpReceiver.start}. */

@@ -25,12 +25,11 @@
  */
 import type { RunRecord } from "../evidence/record.ts";
 import { checkRunId } from "../evidence/record.ts";
-import { appendSpansFile } from "../evidence/spans_file.ts";
 import type { EventInit } from "../evidence/chain.ts";
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
 import { shutdownWithin } from "../guard/local_server.ts";
-import { DaemonRun, storeState } from "./daemon_run.ts";
+import { DaemonRun, storeState, storeStateNow } from "./daemon_run.ts";
 import type { RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, takeTraces } from "./span_intake.ts";
 
@@ -339,12 +338,7 @@ export class SpanDaemon implements AsyncDisposable {
   }
 
   #traces(request: Request, run: DaemonRun): Promise<Response> {
-    const folder = run.inStore.folder!;
     return run.queue(async () => {
-      if (!run.sealed) {
-        const state = await storeState(run.inStore);
-        if (state !== "live") run.release(`it is ${state} in the store`, { tellWriter: false });
-      }
       if (run.sealed) {
         const why = run.released ?? "its writer sealed it";
         return this.#refuse(409, `run ${run.runId} takes no more spans: ${why}`, ROUTES.traces, request);
@@ -354,10 +348,26 @@ export class SpanDaemon implements AsyncDisposable {
         run.refused++;
         return this.#refuse(503, full, ROUTES.traces, request);
       }
+      // The store is asked while the body is read and decoded, and answers before anything is written: a run
+      // sealed or cut there since takes none of these spans, at no wait of its own.
+      const state = storeStateNow(run.inStore).catch(() => null);
+      const admit = async () => {
+        const now = await state;
+        if (now === "live") return null;
+        if (now === null) {
+          return {
+            status: 503,
+            message: `prove serve: the state of run ${run.runId} in the store cannot be read; send again`,
+          };
+        }
+        run.release(`it is ${now} in the store`, { tellWriter: false });
+        return { status: 409, message: `prove serve: run ${run.runId} takes no more spans: ${run.released}` };
+      };
       return await takeTraces(request, {
         run,
-        rows: { addSpans: (_, s) => appendSpansFile(folder, s) },
+        rows: { addSpans: (_, s) => Promise.resolve(run.addRows(s)) },
         budget: run.budget,
+        admit,
       }, {
         ...this.#options,
         onResult: (r) => {

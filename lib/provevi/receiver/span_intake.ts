@@ -149,6 +149,11 @@ export interface IntakeTarget {
   rows: SpanRows;
   /** The run's budget; none means no limit but the request's own. */
   budget?: RunBudget;
+  /**
+   * Whether the run still takes spans, asked once the body is decoded and before anything is counted or
+   * written: null when it does, else the refusal (not written as the run's problem: its writer is gone).
+   */
+  admit?: () => Promise<{ status: number; message: string } | null>;
 }
 
 /** The spans of a request, or the refusal to answer with (and write as the run's problem). */
@@ -157,7 +162,8 @@ async function spansOf(
   contentType: string | null,
   { target, options }: { target: IntakeTarget; options: IntakeOptions },
 ): Promise<
-  { spans: ReceivedSpan[]; body: Uint8Array } | { status: number; message: string; always?: boolean }
+  | { spans: ReceivedSpan[]; body: Uint8Array }
+  | { status: number; message: string; always?: boolean; quiet?: boolean }
 > {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
   const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
@@ -179,6 +185,8 @@ async function spansOf(
         `send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
     };
   }
+  const refused = await target.admit?.() ?? null;
+  if (refused !== null) return { ...refused, quiet: true };
   const fresh = target.budget?.over === null;
   const over = target.budget?.take(spans.length, body.byteLength) ?? null;
   // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
@@ -228,7 +236,9 @@ export async function takeTraces(
   }
   const taken = await spansOf(request, contentType, { target, options });
   if (!("spans" in taken)) {
-    await refusalProblem(target, `the span receiver refused a body: ${taken.message}`, taken.always);
+    if (!taken.quiet) {
+      await refusalProblem(target, `the span receiver refused a body: ${taken.message}`, taken.always);
+    }
     return answer(taken.status, taken.message);
   }
   const { spans } = taken;

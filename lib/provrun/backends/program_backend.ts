@@ -202,25 +202,40 @@ export abstract class ProgramBackend extends InProcessBackend {
     } finally {
       await hooks.shutdown().catch(() => {});
       await spans.close().catch(() => {});
-      const data = {
-        status: end.status,
-        exit_code: end.exit?.code ?? null,
-        signal: end.exit?.signal ?? null,
-        ...(agent.limits?.steps === undefined ? {} : { step_limit: agent.limits.steps }),
-        spans: spans.spans,
-        spans_refused: spans.refused,
-        hooks: hooks.counts.hooks,
-        refused: hooks.counts.refused,
-        // requests at the hook listener without the run's hook key, for another Host, from a web page, too large
-        hook_strangers: hooks.counts.strangers,
-      };
-      if (recorder.broken) step.span.end();
-      else {
-        await step.end("sandbox_completed", {
-          data,
-          payload: end.stderr ? await recorder.payload(end.stderr).catch(() => null) : null,
-        }).catch(() => {});
-      }
+      await this.#completed(job, { step, end, spans, hooks });
+    }
+  }
+
+  /** Ends the program's step with `sandbox_completed`: how it ended, and what its receivers took and refused. */
+  async #completed(
+    job: BackendJob,
+    parts: {
+      step: ReturnType<BackendJob["ctx"]["recorder"]["startStep"]>;
+      end: ProgramEnd;
+      spans: { spans: number; refused: number };
+      hooks: ReturnType<typeof listenForHooks>;
+    },
+  ): Promise<void> {
+    const { ctx: { recorder }, agent } = job;
+    const { step, end, spans, hooks } = parts;
+    const data = {
+      status: end.status,
+      exit_code: end.exit?.code ?? null,
+      signal: end.exit?.signal ?? null,
+      ...(agent.limits?.steps === undefined ? {} : { step_limit: agent.limits.steps }),
+      spans: spans.spans,
+      spans_refused: spans.refused,
+      hooks: hooks.counts.hooks,
+      refused: hooks.counts.refused,
+      // requests at the hook listener without the run's hook key, for another Host, from a web page, too large
+      hook_strangers: hooks.counts.strangers,
+    };
+    if (recorder.broken) step.span.end();
+    else {
+      await step.end("sandbox_completed", {
+        data,
+        payload: end.stderr ? await recorder.payload(end.stderr).catch(() => null) : null,
+      }).catch(() => {});
     }
   }
 
