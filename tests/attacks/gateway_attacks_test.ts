@@ -71,7 +71,7 @@ Deno.test("who may call: only the run's token, whole, in a header; the real key,
   assert.equal(recorded.length, attempts.length);
 });
 
-Deno.test("where it forwards: an absolute-form target, another Host, a path that climbs or is encoded reach only the run's provider or nothing", async () => {
+Deno.test("where it forwards: an absolute-form target or another Host is refused (421) before the token, and a path that climbs or is encoded reaches only the run's provider or nothing", async () => {
   await using provider = startFakeAgentProvider([]);
   await using elsewhere = startFakeAgentProvider([]);
   await using run = await gatewayRun({ provider: "anthropic", upstream: provider.url });
@@ -89,7 +89,8 @@ Deno.test("where it forwards: an absolute-form target, another Host, a path that
     ["a Host header naming another server", await raw(port, request("/v1/messages", other))],
   ] as const;
   for (const [name, answer] of answers) {
-    const ok = elsewhere.requests.length === 0 && /^HTTP\/1\.1 200/.test(answer);
+    const ok = elsewhere.requests.length === 0 && provider.requests.length === 0 &&
+      /^HTTP\/1\.1 421/.test(answer);
     tally.add(name, { stopped: ok, recorded: ok });
     assert.ok(ok, `${name}: ${answer.slice(0, 200)}`);
   }
@@ -114,6 +115,42 @@ Deno.test("where it forwards: an absolute-form target, another Host, a path that
   }
   assert.equal(elsewhere.requests.length, 0);
   assert.ok(provider.requests.every((r) => r.path === "/v1/messages"));
+});
+
+Deno.test("a web page cannot reach the gateway: DNS rebinding (another Host), an Origin or Sec-Fetch-Site of another site are refused before the token, counted, and write nothing into the evidence", async () => {
+  await using provider = startFakeAgentProvider([]);
+  await using run = await gatewayRun({ provider: "anthropic", upstream: provider.url });
+  const { gateway } = run;
+  const port = Number(new URL(gateway.url).port);
+  const request = (extra: string, host = `127.0.0.1:${port}`) =>
+    `POST /v1/messages HTTP/1.1\r\nHost: ${host}\r\nx-api-key: ${gateway.token}\r\n${extra}` +
+    `content-type: text/plain\r\ncontent-length: ${BODY.length}\r\nconnection: close\r\n\r\n${BODY}`;
+  const attacks: [string, string, number][] = [
+    ["DNS rebinding (Host: evil.example:PORT)", request("", `evil.example:${port}`), 421],
+    ["a Host of another port of 127.0.0.1", request("", `127.0.0.1:${port + 1}`), 421],
+    ["no Host at all", request("", ""), 421],
+    ["a cross-site page (Origin: https://evil.example)", request("origin: https://evil.example\r\n"), 403],
+    ["a page of another port (Origin: http://127.0.0.1:1)", request("origin: http://127.0.0.1:1\r\n"), 403],
+    [
+      "a page that sends no Origin (Sec-Fetch-Site: cross-site)",
+      request("sec-fetch-site: cross-site\r\n"),
+      403,
+    ],
+  ];
+  for (const [name, text, status] of attacks) {
+    const answer = await raw(port, text);
+    const stopped = new RegExp(`^HTTP/1\\.1 ${status}`).test(answer) && provider.requests.length === 0;
+    tally.add(name, { stopped, recorded: true });
+    assert.ok(stopped, `${name}: ${answer.slice(0, 200)}`);
+  }
+  await gateway.close();
+  const counted = (gateway.counts.refused.wrong_host ?? 0) + (gateway.counts.refused.cross_site ?? 0);
+  const written = (await run.events()).filter((e) => e.type === "telemetry_problem").length;
+  tally.add("web page refusals counted, not written", {
+    stopped: written === 0,
+    recorded: counted === attacks.length,
+  });
+  assert.deepEqual([counted, written], [attacks.length, 0]);
 });
 
 Deno.test("what it forwards: the caller's credentials, organization, cookies and forwarding headers never reach the provider; the real key does", async () => {
@@ -188,7 +225,10 @@ Deno.test("what it reads: a body over the limit (declared, chunked, or a gzip bo
       "a declared 1 GB body",
       raw(
         Number(new URL(gateway.url).port),
-        `POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: ${gateway.token}\r\ncontent-length: 1073741824\r\n\r\n{`,
+        `POST /v1/messages HTTP/1.1\r\nHost: ${
+          new URL(gateway.url).host
+        }\r\nx-api-key: ${gateway.token}\r\n` +
+          `content-length: 1073741824\r\n\r\n{`,
       ).then((t) => new Response(null, { status: Number(t.slice(9, 12)) })),
       413,
     ],

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
 import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
+import { readEventsText, type RunRecord } from "../../lib/provevi/evidence/mod.ts";
 import { replayRun, RunFile, runFile, RunNotReplayable } from "../../lib/provrun/mod.ts";
 import { startFakeOpenAI } from "../../fixtures/providers/fake_openai_server.ts";
 import { countingTools, startCounter } from "../provrun/replay/_counter.ts";
@@ -213,4 +213,51 @@ Deno.test("Deno's permission audit records an attempt to reach the network, so a
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("a record swapped between its check and its serving is never served: the replay serves the events that verified", async () => {
+  await using l = await lab();
+  await countingTools(l.dir, { host: l.counter.host, token: "tools" });
+  const run = await l.record(
+    "count",
+    HEAD + `agent:
+  name: t
+  backend: agent
+  model: "test:"
+  tools_folder: tools
+  net: ["${l.counter.host}"]
+  script: { turns: [{ tool_calls: [{ name: count, args: { n: 1 } }] }, { text: "counted" }] }
+prompt: Count.
+`,
+  );
+  // The swap: a record that verifies (one answer fewer, resealed), put in place once the check has read the
+  // genuine one, as a writer racing the replay would.
+  const short = await resealed(l.store.runsRoot, run.outcome.runId, (events) => {
+    const last = events.map((e) => e.type).lastIndexOf("model_called");
+    const end = events.at(-1)!;
+    if (end.data && typeof end.data === "object") delete (end.data as Record<string, unknown>).cost;
+    return events.filter((_, i) => i !== last);
+  });
+  const forged = await (await l.store.readRun(short)).eventsText();
+  const genuine = await l.store.readRun(run.outcome.runId);
+  let reads = 0;
+  const swapped: RunRecord = {
+    runId: genuine.runId,
+    folder: genuine.folder,
+    eventsText: () => reads++ === 0 ? genuine.eventsText() : Promise.resolve(forged),
+    manifestText: () => genuine.manifestText(),
+    payloadNames: () => genuine.payloadNames(),
+    payloadInfo: (sha) => genuine.payloadInfo(sha),
+    payload: (sha) => genuine.payload(sha),
+  };
+  const before = l.told();
+  const replay = await replayRun(swapped, { store: l.store, catalog: l.catalog });
+  const served = !replay.run.error && replay.identical;
+  tally.add("a record swapped between its check and its serving", {
+    stopped: l.told() === before && served,
+    recorded: served,
+  });
+  console.log(tally.line());
+  assert.ok(served, `${replay.run.error?.message} ${JSON.stringify(replay.divergence)}`);
+  assert.equal(l.told(), before);
 });

@@ -4,6 +4,8 @@
  * token (compared in constant time), forwards each model call to the run's provider with the real key, and
  * records it (`gateway_call.ts`, `gateway_forward.ts`). The key stays in provr: the program has the token.
  *
+ * Before anything else it refuses, counted but not recorded (a web page must not write into the evidence), a
+ * request that names another host (421: DNS rebinding, an absolute-form target) or comes from a web page (403).
  * What it refuses, with the status the program's SDK understands and a recorded problem: a request without the
  * token (401), a path that is not a model call of the API (404), a body over the limit (413), a body that is not
  * a JSON object naming a model (400), an encoding it cannot read (415), more calls at once than its limit (429).
@@ -11,12 +13,15 @@
  * @module
  */
 import { timingSafeEqual } from "node:crypto";
+import { crossSite, localHosts, refusedHost } from "../../provevi/guard/local_request.ts";
 import type { Json } from "../../provevi/mod.ts";
+import { ModelKeyMissing } from "../run/errors.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
 import { type GatewaySpanContext, gatewaySpanContext } from "./gateway_span.ts";
-import { forward, gatewayError } from "./gateway_forward.ts";
+import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.ts";
+import { KeyScrubber } from "./key_scrub.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
 
@@ -33,6 +38,8 @@ export interface GatewayOptions {
   upstream: string;
   /** The real key, added on the way out; null when the provider takes none. */
   key: string | null;
+  /** The variable the key was read from, named in an error (never its value). */
+  keyVariable?: string;
   /** The run's recorder. */
   recorder: EvidenceRecorder;
   /** The class named as the events' component. */
@@ -115,6 +122,16 @@ function requestModel(bytes: Uint8Array): string | null {
 
 const encoder = new TextEncoder();
 
+/** True when a key can be sent as a header's value. */
+function sendable(key: string): boolean {
+  try {
+    new Headers({ "x-api-key": key });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A running gateway.
  *
@@ -142,9 +159,21 @@ export class ModelGateway implements AsyncDisposable {
   #inFlight = 0;
   #refusalsRecorded = 0;
   #span: GatewaySpanContext | null = null;
+  readonly #scrub: KeyScrubber;
+  readonly #hosts: string[];
 
   private constructor(options: GatewayOptions) {
+    if (options.key !== null && !sendable(options.key)) {
+      // Found now, not at each request: a header that cannot be built would fail every call with a bare 500.
+      throw new ModelKeyMissing(
+        `the key in ${
+          options.keyVariable ?? "the provider's key variable"
+        } holds a character an HTTP header ` +
+          `cannot carry (a line break or another control character): set it to the key alone`,
+      );
+    }
     this.#options = options;
+    this.#scrub = new KeyScrubber(options.key);
     this.#apis = options.provider === "anthropic" ? [ANTHROPIC_MESSAGES] : [OPENAI_CHAT, OPENAI_RESPONSES];
     this.token = `provr-run-${
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
@@ -160,6 +189,7 @@ export class ModelGateway implements AsyncDisposable {
       (request) => this.#handle(request),
     );
     this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+    this.#hosts = localHosts(this.#server.addr.port);
   }
 
   /**
@@ -167,6 +197,7 @@ export class ModelGateway implements AsyncDisposable {
    *
    * @param options The provider, its key, the recorder and the limits.
    * @returns The gateway, listening.
+   * @throws ModelKeyMissing for a key that cannot be sent in a header (its variable named, never its value).
    */
   static start(options: GatewayOptions): ModelGateway {
     return new ModelGateway(options);
@@ -200,6 +231,8 @@ export class ModelGateway implements AsyncDisposable {
     const url = new URL(request.url);
     const api = this.#apis.find((a) => a.path === url.pathname) ?? null;
     const family = this.#apis[0]!;
+    const stranger = this.#stranger(request, family);
+    if (stranger !== null) return stranger;
     if (!this.#authorized(request)) {
       return await this.#refuse(
         family,
@@ -223,6 +256,22 @@ export class ModelGateway implements AsyncDisposable {
     }
   }
 
+  /** A refusal for a request meant for another host or sent by a web page, counted only; else null. */
+  #stranger(request: Request, family: ProviderApi): Response | null {
+    const host = refusedHost(request, this.#hosts);
+    const site = host === null ? crossSite(request, this.#hosts) : null;
+    if (host === null && site === null) return null;
+    const kind = host !== null ? "wrong_host" : "cross_site";
+    this.counts.refused[kind] = (this.counts.refused[kind] ?? 0) + 1;
+    return gatewayError(
+      family,
+      kind,
+      host !== null
+        ? `refused the Host "${host.slice(0, 100)}": the model gateway answers ${this.url} only`
+        : `refused a request from a web page (${site})`,
+    );
+  }
+
   /** A request that is not a model call: the few the SDKs make are passed on unrecorded; the rest are refused. */
   async #other(request: Request, url: URL): Promise<Response> {
     const family = this.#apis[0]!;
@@ -239,27 +288,7 @@ export class ModelGateway implements AsyncDisposable {
     const body = request.method === "POST" ? await this.#body(request, family) : new Uint8Array();
     if (body instanceof Response) return body;
     this.counts.passed++;
-    try {
-      const response = await (this.#options.fetch ?? fetch)(this.#upstreamUrl(url), {
-        method: request.method,
-        headers: this.#headers(request.headers),
-        ...(request.method === "POST" ? { body } : {}),
-        signal: AbortSignal.any([
-          this.#closing.signal,
-          AbortSignal.timeout(this.#options.firstByteMs ?? 600_000),
-        ]),
-      });
-      return new Response(await response.arrayBuffer(), {
-        status: response.status,
-        headers: { "content-type": response.headers.get("content-type") ?? "application/json" },
-      });
-    } catch (error) {
-      return gatewayError(
-        family,
-        "bad_gateway",
-        `the model provider did not answer: ${(error as Error).message}`,
-      );
-    }
+    return await passOn(family, { ...this.#upstream(url, request.headers, body), method: request.method });
   }
 
   /** Reads a request's body up to the limit; a refusal's response when it cannot. */
@@ -336,19 +365,25 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.counts.calls++;
     const call = new GatewayCall(this.#recording(), { api, bytes, model });
-    const forwarded = await forward(call, api, {
+    const forwarded = await forward(call, api, this.#upstream(url, request.headers, bytes));
+    const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
+    return forwarded.response;
+  }
+
+  /** Where a request goes, with what, and the bounds of its answer. */
+  #upstream(url: URL, headers: Headers, body: Uint8Array<ArrayBuffer>): Upstream {
+    return {
       url: this.#upstreamUrl(url),
-      headers: this.#headers(request.headers),
-      body: bytes,
+      headers: this.#headers(headers),
+      body,
       fetch: this.#options.fetch ?? fetch,
       responseBytes: this.#options.responseBytes,
       firstByteMs: this.#options.firstByteMs ?? 600_000,
       idleMs: this.#options.idleMs ?? 300_000,
       signal: this.#closing.signal,
-    });
-    const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
-    this.#pending.add(pending);
-    return forwarded.response;
+      scrub: this.#scrub,
+    };
   }
 
   #recording(): CallRecording {

@@ -13,6 +13,7 @@
 import { PayloadTooLarge } from "../run/errors.ts";
 import { errorMessage } from "../run/recorder.ts";
 import type { GatewayCall } from "./gateway_call.ts";
+import type { KeyScrubber } from "./key_scrub.ts";
 import {
   ERROR_STATUS,
   errorBody,
@@ -43,6 +44,8 @@ export interface Upstream {
   idleMs: number;
   /** Aborted when the gateway closes. */
   signal: AbortSignal;
+  /** Takes the real key out of all that comes back (a provider may echo it). */
+  scrub: KeyScrubber;
 }
 
 /** What the program gets, and when the call's record is written. */
@@ -71,10 +74,10 @@ const DROPPED = [
   "set-cookie",
 ];
 
-function passedHeaders(from: Headers): Headers {
+function passedHeaders(from: Headers, scrub: KeyScrubber): Headers {
   const headers = new Headers(from);
   for (const name of DROPPED) headers.delete(name);
-  return headers;
+  return scrub.headers(headers);
 }
 
 function tooLarge(limit: number, size: string): PayloadTooLarge {
@@ -151,12 +154,17 @@ class Answer {
   readonly #controller: AbortController;
   readonly #watch: Watchdog;
   readonly #limit: number;
+  readonly #scrub: KeyScrubber;
 
-  constructor(response: Response, call: { controller: AbortController; watch: Watchdog; limit: number }) {
-    this.#reader = response.body!.getReader();
+  constructor(
+    response: Response,
+    call: { controller: AbortController; watch: Watchdog; limit: number; scrub: KeyScrubber },
+  ) {
+    this.#reader = (response.body ?? new Blob().stream()).getReader();
     this.#controller = call.controller;
     this.#watch = call.watch;
     this.#limit = call.limit;
+    this.#scrub = call.scrub;
   }
 
   /** The next chunk, or null at the end; throws why the answer was cut (silence, size, the connection). */
@@ -169,13 +177,17 @@ class Answer {
     }
     if (step.done) {
       this.#watch.stop();
-      return null;
+      const tail = this.#scrub.end();
+      if (tail.byteLength === 0) return null;
+      this.chunks.push(tail);
+      return tail;
     }
     this.#watch.touch();
     this.size += step.value.byteLength;
     if (this.size > this.#limit) throw tooLarge(this.#limit, `at least ${this.size} bytes`);
-    this.chunks.push(step.value);
-    return step.value;
+    const value = this.#scrub.push(step.value);
+    this.chunks.push(value);
+    return value;
   }
 
   /** Stops reading: the provider's connection is closed. */
@@ -223,7 +235,7 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
     watch.stop();
     end();
     const failure = controller.signal.reason instanceof Silence ? controller.signal.reason : error;
-    const message = `the model provider did not answer: ${errorMessage(failure)}`;
+    const message = up.scrub.text(`the model provider did not answer: ${errorMessage(failure)}`);
     await call.failed({ name: nameOf(failure), message, status: null, response: null });
     const kind = failure instanceof Silence ? "timeout" : "bad_gateway";
     return { response: gatewayError(api, kind, message), recorded: Promise.resolve() };
@@ -239,12 +251,13 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
     await call.failed({ name: error.name, message: error.message, status: response.status, response: null });
     return { response: gatewayError(api, "bad_gateway", error.message), recorded: Promise.resolve() };
   }
-  const answer = new Answer(response, { controller, watch, limit: up.responseBytes });
+  const answer = new Answer(response, { controller, watch, limit: up.responseBytes, scrub: up.scrub });
   const streaming = response.ok && (response.headers.get("content-type") ?? "").includes("text/event-stream");
   call.streamed = streaming;
-  if (streaming) return streamThrough(call, api, { response, answer, end });
+  const headers = passedHeaders(response.headers, up.scrub);
+  if (streaming) return streamThrough(call, api, { response, headers, answer, end, scrub: up.scrub });
   try {
-    return { response: await whole(call, api, { response, answer }), recorded: Promise.resolve() };
+    return { response: await whole(call, api, { response, headers, answer }), recorded: Promise.resolve() };
   } finally {
     end();
   }
@@ -260,9 +273,9 @@ function nameOf(error: unknown): string {
 async function whole(
   call: GatewayCall,
   api: ProviderApi,
-  got: { response: Response; answer: Answer },
+  got: { response: Response; headers: Headers; answer: Answer },
 ): Promise<Response> {
-  const { response, answer } = got;
+  const { response, headers, answer } = got;
   call.storeRequest(); // while the body comes
   try {
     while (await answer.next() !== null) { /* read whole */ }
@@ -280,7 +293,7 @@ async function whole(
     // The provider's own error: the program's SDK reads it as it would without the gateway.
     const message = str(obj(obj(body).error).message) ?? `HTTP ${status}`;
     await call.failed({ name: "ProviderError", message, status, response: bytes });
-    return new Response(bytes, { status, headers: passedHeaders(response.headers) });
+    return new Response(bytes, { status, headers });
   }
   if (body === undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
     const message = `the model provider answered ${status} with a body that is not a JSON object`;
@@ -288,7 +301,7 @@ async function whole(
     return gatewayError(api, "bad_gateway", message);
   }
   await call.ok({ status, body, bytes, stream: null });
-  return new Response(bytes, { status, headers: passedHeaders(response.headers) });
+  return new Response(bytes, { status, headers });
 }
 
 /**
@@ -298,12 +311,12 @@ async function whole(
 function streamThrough(
   call: GatewayCall,
   api: ProviderApi,
-  got: { response: Response; answer: Answer; end: () => void },
+  got: { response: Response; headers: Headers; answer: Answer; end: () => void; scrub: KeyScrubber },
 ): Forwarded {
   const { response, answer } = got;
   const status = response.status;
   const parser = new SseParser();
-  const assembly = api.assemble();
+  const assembly = got.scrub.assembly(api.assemble());
   let settle!: () => void;
   const recorded = new Promise<void>((resolve) => (settle = resolve));
   let done = false;
@@ -354,7 +367,7 @@ function streamThrough(
       await record(() => call.failed(failure, assembly.body()));
     },
   }, { highWaterMark: 0 });
-  return { response: new Response(stream, { status, headers: passedHeaders(response.headers) }), recorded };
+  return { response: new Response(stream, { status, headers: got.headers }), recorded };
 }
 
 /**
@@ -385,4 +398,43 @@ async function ended(
   const message = "the model provider's stream ended before its last event";
   await end.record(() => call.failed({ name: "StreamCut", message, status, response: raw }, assembly.body()));
   end.program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
+}
+
+/**
+ * Passes on a request that is not a model call (`count_tokens`, `models`), unrecorded, with the bounds of a
+ * call: its answer is read within the run's limit and the same waits, and scrubbed of the key.
+ *
+ * @param api The API the program called.
+ * @param up Where it goes, with what, and the request's method.
+ * @returns The program's response: the provider's status and body, or the gateway's error.
+ */
+export async function passOn(api: ProviderApi, up: Upstream & { method: string }): Promise<Response> {
+  const controller = new AbortController();
+  const onClose = () => controller.abort(new Error("the run ended"));
+  up.signal.addEventListener("abort", onClose, { once: true });
+  const watch = new Watchdog(controller, up);
+  let answer: Answer | null = null;
+  try {
+    const response = await up.fetch(up.url, {
+      method: up.method,
+      headers: up.headers,
+      ...(up.method === "POST" ? { body: up.body } : {}),
+      signal: controller.signal,
+    });
+    watch.touch();
+    answer = new Answer(response, { controller, watch, limit: up.responseBytes, scrub: up.scrub });
+    while (await answer.next() !== null) { /* read whole */ }
+    return new Response(answer.bytes(), {
+      status: response.status,
+      headers: { "content-type": response.headers.get("content-type") ?? "application/json" },
+    });
+  } catch (error) {
+    const failure = controller.signal.reason instanceof Silence ? controller.signal.reason : error;
+    await answer?.cancel(failure);
+    const message = up.scrub.text(`the model provider's answer failed: ${errorMessage(failure)}`);
+    return gatewayError(api, failure instanceof Silence ? "timeout" : "bad_gateway", message);
+  } finally {
+    watch.stop();
+    up.signal.removeEventListener("abort", onClose);
+  }
 }

@@ -86,6 +86,7 @@ export class GatewayPart implements RunPart {
       provider,
       upstream,
       key: keyName === null ? null : readKey(env, keyName),
+      ...(keyName === null ? {} : { keyVariable: keyName }),
       recorder: run.ctx.recorder,
       component: "ModelGateway",
       responseBytes: agent.limits?.model_bytes ?? DEFAULT_MODEL_BYTES,

@@ -58,6 +58,8 @@ export interface ProviderApi {
 /** The kinds of error the gateway says, each with its HTTP status. */
 export type GatewayErrorKind =
   | "unauthorized"
+  | "wrong_host"
+  | "cross_site"
   | "not_found"
   | "too_large"
   | "malformed"
@@ -69,6 +71,8 @@ export type GatewayErrorKind =
 /** The status of each kind of error. */
 export const ERROR_STATUS: Record<GatewayErrorKind, number> = {
   unauthorized: 401,
+  wrong_host: 421,
+  cross_site: 403,
   not_found: 404,
   too_large: 413,
   malformed: 400,
@@ -80,6 +84,8 @@ export const ERROR_STATUS: Record<GatewayErrorKind, number> = {
 
 const ANTHROPIC_TYPES: Record<GatewayErrorKind, string> = {
   unauthorized: "authentication_error",
+  wrong_host: "permission_error",
+  cross_site: "permission_error",
   not_found: "not_found_error",
   too_large: "request_too_large",
   malformed: "invalid_request_error",
@@ -91,6 +97,8 @@ const ANTHROPIC_TYPES: Record<GatewayErrorKind, string> = {
 
 const OPENAI_TYPES: Record<GatewayErrorKind, [string, string]> = {
   unauthorized: ["invalid_request_error", "invalid_api_key"],
+  wrong_host: ["invalid_request_error", "wrong_host"],
+  cross_site: ["invalid_request_error", "cross_site"],
   not_found: ["invalid_request_error", "unknown_url"],
   too_large: ["invalid_request_error", "request_too_large"],
   malformed: ["invalid_request_error", "invalid_json"],

@@ -80,7 +80,7 @@ export async function forkRun(source: RunRecord, options: ForkOptions): Promise<
     ...(options.env ? { env: options.env } : {}),
   });
   const run = await runServed(file, { ...options, part, replay: false });
-  const diff = await diffRuns(source, await options.store.readRun(run.runId));
+  const diff = await diffRuns(journal.record, await options.store.readRun(run.runId));
   return {
     run,
     source: source.runId,

@@ -102,9 +102,12 @@ export class Journal {
    * @throws RunNotReplayable naming what is missing.
    */
   static async read(
-    record: RunRecord,
+    source: RunRecord,
     options: { purpose: JournalPurpose; catalog?: Catalog | undefined },
   ): Promise<Journal> {
+    // What is checked is what is served: the events and the manifest are read once, so a file swapped between
+    // the check and the serving is never read (the payloads' bytes are hashed at each read).
+    const record = snapshot(source);
     const events = options.purpose === "resume"
       ? await cutEvents(record)
       : await verifiedEvents(record, options.catalog);
@@ -239,6 +242,21 @@ export class Journal {
       });
     }
   }
+}
+
+/** A run whose events and manifest are read once: every later read gives the same text. */
+function snapshot(record: RunRecord): RunRecord {
+  let events: Promise<string | null> | null = null;
+  let manifest: Promise<string | null> | null = null;
+  return {
+    runId: record.runId,
+    folder: record.folder,
+    eventsText: () => events ??= record.eventsText(),
+    manifestText: () => manifest ??= record.manifestText(),
+    payloadNames: () => record.payloadNames(),
+    payloadInfo: (sha256) => record.payloadInfo(sha256),
+    payload: (sha256) => record.payload(sha256),
+  };
 }
 
 /** The events of an ended run that verifies, for a replay or a fork. */

@@ -53,7 +53,7 @@ export async function replayRun(source: RunRecord, options: ReplayRunOptions): P
   const file = await runFileOf(journal, options.file);
   const part = new ReplayPart({ mode: "replay", journal });
   const run = await runServed(file, { ...options, part, replay: true });
-  const diff = await diffRuns(source, await options.store.readRun(run.runId));
+  const diff = await diffRuns(journal.record, await options.store.readRun(run.runId));
   return {
     run,
     source: source.runId,
