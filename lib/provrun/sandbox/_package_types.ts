@@ -81,10 +81,22 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "@hono/node-server@2.1.9": {
     "": "module",
   },
+  "@modelcontextprotocol/client@2.4.0": {
+    "": "module",
+  },
+  "@modelcontextprotocol/core@2.4.0": {
+    "": "module",
+  },
   "@modelcontextprotocol/sdk@1.32.2": {
     "dist/esm/": "module",
     "dist/cjs/": "commonjs",
     "": "module",
+  },
+  "@openai/agents-core@0.20.0": {
+    "": "commonjs",
+  },
+  "@openai/agents-openai@0.20.0": {
+    "": "commonjs",
   },
   "@opentelemetry/api-logs@0.223.1": {
     "": "commonjs",
@@ -462,6 +474,9 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
     "": "commonjs",
   },
   "once@1.4.0": {
+    "": "commonjs",
+  },
+  "openai@7.59.0": {
     "": "commonjs",
   },
   "pako@1.0.11": {
