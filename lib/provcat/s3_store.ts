@@ -6,16 +6,8 @@
  * selects one object's own S3 version. Credentials come from the standard AWS variables and files.
  * @module
  */
-import {
-  DeleteObjectCommand,
-  GetBucketVersioningCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectVersionsCommand,
-  type ListObjectVersionsCommandOutput,
-  PutObjectCommand,
-  S3Client,
-} from "@aws-sdk/client-s3";
+import type * as S3Sdk from "@aws-sdk/client-s3";
+import type { ListObjectVersionsCommandOutput, S3Client } from "@aws-sdk/client-s3";
 import canonicalize from "canonicalize";
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
@@ -31,6 +23,13 @@ import {
   underKey,
 } from "./store.ts";
 import type { Selector } from "./uri.ts";
+
+// The AWS SDK is large: it is loaded on an s3 store's first request, so that a command that never reaches a
+// bucket (most of them) starts without it.
+let S3: typeof S3Sdk;
+async function loadS3(): Promise<void> {
+  S3 ??= await import("@aws-sdk/client-s3");
+}
 
 /** The config of an s3 store. */
 export interface S3StoreConfig {
@@ -85,7 +84,8 @@ export class S3Store implements CatalogStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly branch: string;
-  #client: S3Client;
+  #client: S3Client | null = null;
+  readonly #config: S3StoreConfig;
   #checked = false;
   #commits = new Map<string, S3Commit>();
 
@@ -97,18 +97,27 @@ export class S3Store implements CatalogStore {
     this.bucket = config.bucket;
     this.prefix = config.prefix ?? "";
     this.branch = config.branch ?? "main";
-    this.#client = new S3Client({
+    this.#config = config;
+  }
+
+  /** The client, made (and the SDK loaded) on the first request. */
+  async #ready(): Promise<S3Client> {
+    if (this.#client) return this.#client;
+    await loadS3();
+    const config = this.#config;
+    this.#client ??= new S3.S3Client({
       region: config.region ?? Deno.env.get("AWS_REGION") ?? "us-east-1",
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       ...(config.forcePathStyle !== undefined ? { forcePathStyle: config.forcePathStyle } : {}),
     });
+    return this.#client;
   }
 
   async #send<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (!this.#checked) {
       this.#checked = true;
       const status = (await this.#call("read the versioning of", () =>
-        this.#client.send(new GetBucketVersioningCommand({ Bucket: this.bucket })))).Status;
+        this.#client!.send(new S3.GetBucketVersioningCommand({ Bucket: this.bucket })))).Status;
       if (status !== "Enabled") {
         this.#checked = false;
         throw new CatalogError(
@@ -122,6 +131,7 @@ export class S3Store implements CatalogStore {
   }
 
   async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    await this.#ready();
     try {
       return await fn();
     } catch (error) {
@@ -142,8 +152,9 @@ export class S3Store implements CatalogStore {
   }
 
   async #getText(objectKey: string): Promise<string | null> {
+    await this.#ready();
     try {
-      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      const out = await this.#client!.send(new S3.GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
       return await out.Body!.transformToString();
     } catch (error) {
       if ((error as { name?: string }).name === "NoSuchKey") return null;
@@ -155,8 +166,8 @@ export class S3Store implements CatalogStore {
   async #headWithTag(branch: string): Promise<{ id: string | null; etag: string | null }> {
     return await this.#send("read a branch of", async () => {
       try {
-        const out = await this.#client.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}${META}/refs/heads/${branch}` }),
+        const out = await this.#client!.send(
+          new S3.GetObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}${META}/refs/heads/${branch}` }),
         );
         return { id: (await out.Body!.transformToString()).trim(), etag: out.ETag ?? null };
       } catch (error) {
@@ -198,8 +209,8 @@ export class S3Store implements CatalogStore {
       await this.#send(
         "find a version in",
         () =>
-          this.#client.send(
-            new HeadObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: at.id }),
+          this.#client!.send(
+            new S3.HeadObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: at.id }),
           ),
       )
         .catch((error) => {
@@ -258,8 +269,8 @@ export class S3Store implements CatalogStore {
 
   async #getVersion(key: string, versionId: string): Promise<Uint8Array> {
     const out = await this.#send("read an object of", () =>
-      this.#client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: versionId }),
+      this.#client!.send(
+        new S3.GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: versionId }),
       ));
     return await out.Body!.transformToByteArray();
   }
@@ -314,7 +325,9 @@ export class S3Store implements CatalogStore {
       this.#send(
         "write to",
         () =>
-          this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.#object(k), Body: body })),
+          this.#client!.send(
+            new S3.PutObjectCommand({ Bucket: this.bucket, Key: this.#object(k), Body: body }),
+          ),
       );
     if (typeof source !== "string") {
       await upload(key, source);
@@ -333,7 +346,7 @@ export class S3Store implements CatalogStore {
       if (k !== key && !keep.has(k)) {
         await this.#send(
           "delete from",
-          () => this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#object(k) })),
+          () => this.#client!.send(new S3.DeleteObjectCommand({ Bucket: this.bucket, Key: this.#object(k) })),
         );
       }
     }
@@ -346,8 +359,8 @@ export class S3Store implements CatalogStore {
     let versionMarker: string | undefined;
     for (;;) {
       const page: ListObjectVersionsCommandOutput = await this.#send("list", () =>
-        this.#client.send(
-          new ListObjectVersionsCommand({
+        this.#client!.send(
+          new S3.ListObjectVersionsCommand({
             Bucket: this.bucket,
             Prefix: this.prefix + scope,
             ...(keyMarker ? { KeyMarker: keyMarker } : {}),
@@ -391,8 +404,8 @@ export class S3Store implements CatalogStore {
     const body = canonicalize(commit)!;
     const id = createHash("sha256").update(body).digest("hex");
     await this.#send("write a commit to", () =>
-      this.#client.send(
-        new PutObjectCommand({
+      this.#client!.send(
+        new S3.PutObjectCommand({
           Bucket: this.bucket,
           Key: `${this.prefix}${META}/commits/${id}.json`,
           Body: body,
@@ -401,9 +414,10 @@ export class S3Store implements CatalogStore {
     // The branch moves only if it is still where this commit started from: a conditional write (If-Match on the
     // ref's ETag, or If-None-Match for a new branch) makes the check and the move one step, so two commits at once
     // cannot both move it and lose one.
+    await this.#ready();
     try {
-      await this.#client.send(
-        new PutObjectCommand({
+      await this.#client!.send(
+        new S3.PutObjectCommand({
           Bucket: this.bucket,
           Key: `${this.prefix}${META}/refs/heads/${this.branch}`,
           Body: id,
@@ -443,7 +457,7 @@ export class S3Store implements CatalogStore {
 
   /** Closes the client's connections. */
   close(): Promise<void> {
-    this.#client.destroy();
+    this.#client?.destroy();
     return Promise.resolve();
   }
 

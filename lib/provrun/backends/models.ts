@@ -5,9 +5,6 @@
  * @module
  */
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { isAbsolute, resolve } from "node:path";
 import { ProveviError } from "../../provevi/evidence/errors.ts";
 import { ModelKeyMissing } from "../run/errors.ts";
@@ -83,16 +80,22 @@ export async function modelOf(
   const keyName = routeKeyName(agent);
   const apiKey = keyName === null ? undefined : env(keyName);
   switch (route.provider) {
-    case "openai":
+    // Each provider's package is loaded when a run uses it: most commands start without any.
+    case "openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
       return namingLimit(
         createOpenAI({ apiKey, fetch, ...baseUrl(agent, "") })(route.model) as LanguageModelV4,
       );
-    case "anthropic":
+    }
+    case "anthropic": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
       // Anthropic's base URL is its root (as Claude Code takes it), with or without /v1; the AI SDK's has /v1.
       return namingLimit(
         createAnthropic({ apiKey, fetch, ...baseUrl(agent, "/v1") })(route.model) as LanguageModelV4,
       );
+    }
     case "openai-compatible": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return namingLimit(
         createOpenAICompatible({
           name: "openai-compatible",
