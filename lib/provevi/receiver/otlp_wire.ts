@@ -114,6 +114,8 @@ class Wire {
    */
   tag(): number {
     const buf = this.buf;
+    const first = buf[this.pos];
+    if (first !== undefined && first < 0x80) return (this.pos++, first); // most tags and lengths: one byte
     let value = 0;
     for (let shift = 0; shift < 35; shift += 7) {
       if (this.pos >= buf.length) this.fail("a varint is cut");
