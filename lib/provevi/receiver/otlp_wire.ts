@@ -5,7 +5,8 @@
  * time a span (161 µs of 250 under load, measured with the ingest bench). This reads each field once: IDs go to
  * hex, times to decimal text, texts to flat strings, with the field numbers of `telemetry/otlp_proto.ts` (the
  * OTLP specification's). A body that is not well-formed protobuf (a cut field, a bad varint, a known field of
- * the wrong wire type, a group that does not close) throws an `Error` that says where.
+ * the wrong wire type, a group that does not close, a tag or length past 32 bits) throws an `Error` that says
+ * where, and so does one that would make more than 16 bytes of objects a byte it holds (a body of empty spans).
  * @module
  */
 
@@ -46,14 +47,26 @@ const GROUP_START = 3;
 const GROUP_END = 4;
 const FIXED32 = 5;
 
-const TEXT = new TextDecoder("utf-8");
+// ignoreBOM: a text that starts with U+FEFF keeps it (the default decoder drops it, and a value would change)
+const TEXT = new TextDecoder("utf-8", { ignoreBOM: true });
 const HEX_CODES = Array.from({ length: 256 }, (_, b) => {
   const h = b.toString(16).padStart(2, "0");
   return [h.charCodeAt(0), h.charCodeAt(1)] as const;
 });
 const TWO_32 = 4294967296;
-/** The deepest nesting of lists and mappings in one attribute value. */
+/** The deepest nesting of lists and mappings in one attribute value, and of unknown groups. */
 const MAX_DEPTH = 32;
+/** The longest ID read: OTLP's are 16 and 8 bytes; a longer one is refused before it is turned to hex. */
+const MAX_ID = 64;
+/**
+ * How many bytes of objects a body may make a byte it holds (plus {@linkcode MEMORY_FLOOR}). An empty span is
+ * two bytes on the wire and some 300 in memory: a 16 MiB body of them made 2.5 GB. A real span, event or value
+ * makes under 10 a byte.
+ */
+const MEMORY_RATIO = 16;
+const MEMORY_FLOOR = 1024 * 1024;
+/** The bytes of memory, about, that each thing this decoder makes takes (measured with Deno.memoryUsage). */
+const COST = { span: 320, eventOrLink: 128, container: 96, element: 16, bytes: 128 } as const;
 
 /** A cursor over a body's bytes; `end` bounds the message being read. */
 class Wire {
@@ -62,7 +75,21 @@ class Wire {
   depth = 0;
   /** Short ASCII texts made so far, by a hash of their bytes. */
   readonly #texts = new Map<number, string>();
-  constructor(readonly buf: Uint8Array) {}
+  /** The bytes of objects this body may still make. */
+  #memory: number;
+  constructor(readonly buf: Uint8Array) {
+    this.#memory = buf.length * MEMORY_RATIO + MEMORY_FLOOR;
+  }
+
+  /** Counts what a span, event, value… will take, and refuses a body that makes far more than its size. */
+  spend(bytes: number): void {
+    this.#memory -= bytes;
+    if (this.#memory < 0) {
+      this.fail(
+        `the body makes more than ${MEMORY_RATIO} bytes of spans, events and values a byte (empty fields)`,
+      );
+    }
+  }
 
   fail(why: string): never {
     throw new Error(`${why} at byte ${this.pos} of ${this.buf.length}`);
@@ -79,6 +106,25 @@ class Wire {
       if (b < 0x80) return value;
     }
     return this.fail("a varint is longer than 10 bytes");
+  }
+
+  /**
+   * A tag or a length: a varint that must fit 32 bits. protobufjs kept the low 32 bits of a longer one, so a
+   * length of 2^32 + 5 read as 5, where a conforming parser (the Collector's) refuses it.
+   */
+  tag(): number {
+    const buf = this.buf;
+    const first = buf[this.pos];
+    if (first !== undefined && first < 0x80) return (this.pos++, first); // most tags and lengths: one byte
+    let value = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      if (this.pos >= buf.length) this.fail("a varint is cut");
+      const b = buf[this.pos++]!;
+      if (shift === 28 && b > 0x0f) this.fail("a tag or length does not fit 32 bits");
+      value = (value | ((b & 0x7f) << shift)) >>> 0;
+      if (b < 0x80) return value;
+    }
+    return this.fail("a tag or length does not fit 32 bits");
   }
 
   /** A varint as a 64-bit signed integer: a number when it is safe, else its decimal text. */
@@ -134,7 +180,7 @@ class Wire {
 
   /** The end of a length-delimited field that starts here, checked against the message's end. */
   delimited(end: number): number {
-    const length = this.uint32();
+    const length = this.tag();
     const stop = this.pos + length;
     if (stop > end) this.fail(`a field of ${length} bytes runs past its message`);
     return stop;
@@ -142,6 +188,7 @@ class Wire {
 
   bytes(end: number): Uint8Array {
     const stop = this.delimited(end);
+    this.spend(COST.bytes);
     const out = new Uint8Array(this.buf.subarray(this.pos, stop)); // a copy, also of a Buffer
     this.pos = stop;
     return out;
@@ -183,6 +230,7 @@ class Wire {
   /** An ID as lowercase hex, two digits a byte. */
   hex(end: number): string {
     const stop = this.delimited(end);
+    if (stop - this.pos > MAX_ID) this.fail(`an ID of ${stop - this.pos} bytes (OTLP's are 16 and 8)`);
     const codes: number[] = [];
     for (let i = this.pos; i < stop; i++) {
       const [a, b] = HEX_CODES[this.buf[i]!]!;
@@ -198,17 +246,27 @@ class Wire {
     else if (wireType === FIXED64) this.advance(8, end);
     else if (wireType === BYTES) this.pos = this.delimited(end);
     else if (wireType === FIXED32) this.advance(4, end);
-    else if (wireType === GROUP_START) {
-      for (;;) {
-        if (this.pos >= end) this.fail(`group ${field} does not close`);
-        const tag = this.uint32();
-        if ((tag & 7) === GROUP_END) {
-          if (tag >>> 3 !== field) this.fail(`group ${field} closes as ${tag >>> 3}`);
-          return;
-        }
-        this.skip(tag & 7, end, tag >>> 3);
-      }
-    } else this.fail(`wire type ${wireType} is not protobuf's`);
+    else if (wireType === GROUP_START) this.skipGroup(end, field);
+    else this.fail(`wire type ${wireType} is not protobuf's`);
+  }
+
+  /** Skips a group and the groups in it, without recursion: one byte a level would overflow the stack. */
+  skipGroup(end: number, field: number): void {
+    const open = [field];
+    while (open.length > 0) {
+      if (this.pos >= end) this.fail(`group ${open.at(-1)} does not close`);
+      const tag = this.tag();
+      const n = tag >>> 3;
+      const t = tag & 7;
+      if (n === 0) this.fail("a field numbered 0");
+      if (t === GROUP_END) {
+        const want = open.pop();
+        if (n !== want) this.fail(`group ${want} closes as ${n}`);
+      } else if (t === GROUP_START) {
+        if (open.length >= MAX_DEPTH) this.fail(`groups are nested more than ${MAX_DEPTH} deep`);
+        open.push(n);
+      } else this.skip(t, end, n);
+    }
   }
 
   advance(n: number, end: number): void {
@@ -219,7 +277,7 @@ class Wire {
   /** Reads a message's fields until `end`, handing each to `field`, which returns false for one it skips. */
   fields(end: number, field: (number: number, wireType: number) => boolean): void {
     while (this.pos < end) {
-      const tag = this.uint32();
+      const tag = this.tag();
       const number = tag >>> 3;
       const wireType = tag & 7;
       if (number === 0) this.fail("a field numbered 0");
@@ -242,57 +300,55 @@ function put(out: Record<string, OtlpValue>, key: string, value: OtlpValue): voi
 }
 
 /**
- * An `AnyValue`. When a body sets more than one member of its `oneof`, the first of text, yes or no, integer,
- * double, list, mapping, bytes is the value (as the receiver read protobufjs's objects).
+ * An `AnyValue`. When a body sets more than one member of its `oneof`, the last on the wire is the value, as
+ * protobuf's rule for a `oneof` has it (protobufjs and the Collector read it so; a first-wins reader would
+ * record a value no other reader of the same body sees).
  */
 function anyValue(wire: Wire, end: number): OtlpValue {
   // a value nested past any real attribute's depth would only overflow the stack of every reader after
   // (counted as the OTLP/JSON decoder counts: the attribute's own value is depth 0)
   if (wire.depth++ > MAX_DEPTH) wire.fail(`a value is nested more than ${MAX_DEPTH} deep`);
-  let text: string | undefined;
-  let bool: boolean | undefined;
-  let int: number | string | undefined;
-  let double: number | undefined;
-  let array: OtlpValue[] | undefined;
-  let kvlist: Record<string, OtlpValue> | undefined;
-  let bytes: Uint8Array | undefined;
+  let value: OtlpValue = null;
   while (wire.pos < end) {
-    const tag = wire.uint32();
+    const tag = wire.tag();
     const n = tag >>> 3;
     const t = tag & 7;
-    if (n === 1) (expect(wire, t, BYTES, "AnyValue.string_value"), text = wire.string(end));
-    else if (n === 2) (expect(wire, t, VARINT, "AnyValue.bool_value"), bool = wire.uint32() !== 0);
-    else if (n === 3) (expect(wire, t, VARINT, "AnyValue.int_value"), int = wire.int64());
-    else if (n === 4) (expect(wire, t, FIXED64, "AnyValue.double_value"), double = wire.double());
+    if (n === 1) (expect(wire, t, BYTES, "AnyValue.string_value"), value = wire.string(end));
+    else if (n === 2) (expect(wire, t, VARINT, "AnyValue.bool_value"), value = wire.uint32() !== 0);
+    else if (n === 3) (expect(wire, t, VARINT, "AnyValue.int_value"), value = wire.int64());
+    else if (n === 4) (expect(wire, t, FIXED64, "AnyValue.double_value"), value = wire.double());
     else if (n === 5) {
       expect(wire, t, BYTES, "AnyValue.array_value");
       const stop = wire.delimited(end);
       const values: OtlpValue[] = [];
+      wire.spend(COST.container);
       wire.fields(stop, (m, u) => {
         if (m !== 1) return false;
         expect(wire, u, BYTES, "ArrayValue.values");
+        wire.spend(COST.element);
         values.push(anyValue(wire, wire.delimited(stop)));
         return true;
       });
-      array = values;
+      value = values;
     } else if (n === 6) {
       expect(wire, t, BYTES, "AnyValue.kvlist_value");
       const stop = wire.delimited(end);
       const values: Record<string, OtlpValue> = {};
+      wire.spend(COST.container);
       wire.fields(stop, (m, u) => {
         if (m !== 1) return false;
         expect(wire, u, BYTES, "KeyValueList.values");
         keyValue(wire, wire.delimited(stop), values);
         return true;
       });
-      kvlist = values;
-    } else if (n === 7) (expect(wire, t, BYTES, "AnyValue.bytes_value"), bytes = wire.bytes(end));
+      value = values;
+    } else if (n === 7) (expect(wire, t, BYTES, "AnyValue.bytes_value"), value = wire.bytes(end));
     else if (n === 0) wire.fail("a field numbered 0");
     else wire.skip(t, end, n);
   }
   if (wire.pos !== end) wire.fail("a message runs past its end");
   wire.depth--;
-  return text ?? bool ?? int ?? double ?? array ?? kvlist ?? bytes ?? null;
+  return value;
 }
 
 /** A `KeyValue`, put into `out` (a later key of the same name wins). Loops inline: it runs for every attribute. */
@@ -300,7 +356,7 @@ function keyValue(wire: Wire, end: number, out: Record<string, OtlpValue>): void
   let key = "";
   let value: OtlpValue = null;
   while (wire.pos < end) {
-    const tag = wire.uint32();
+    const tag = wire.tag();
     const n = tag >>> 3;
     const t = tag & 7;
     if (n === 1) (expect(wire, t, BYTES, "KeyValue.key"), key = wire.string(end));
@@ -348,6 +404,7 @@ function scope(wire: Wire, end: number): { name: string; version: string } {
 
 /** A span `Event`. */
 function spanEvent(wire: Wire, end: number): ReceivedSpan["events"][number] {
+  wire.spend(COST.eventOrLink);
   const out = { name: "", timeUnixNano: "0", attributes: {} as Record<string, OtlpValue> };
   wire.fields(end, (n, wireType) => {
     if (n === 1) (expect(wire, wireType, FIXED64, "Event.time_unix_nano"), out.timeUnixNano = wire.fixed64());
@@ -361,6 +418,7 @@ function spanEvent(wire: Wire, end: number): ReceivedSpan["events"][number] {
 
 /** A span `Link`. */
 function spanLink(wire: Wire, end: number): ReceivedSpan["links"][number] {
+  wire.spend(COST.eventOrLink);
   const out = { traceId: "", spanId: "", attributes: {} as Record<string, OtlpValue> };
   wire.fields(end, (n, wireType) => {
     if (n === 1) (expect(wire, wireType, BYTES, "Link.trace_id"), out.traceId = wire.hex(end));
@@ -390,6 +448,7 @@ function span(
   end: number,
   under: Pick<ReceivedSpan, "scope" | "resource">,
 ): ReceivedSpan {
+  wire.spend(COST.span);
   let parent = "";
   const out: ReceivedSpan = {
     traceId: "",
@@ -410,7 +469,7 @@ function span(
     if (wireType !== want) expect(wire, wireType, want, `Span.${what}`);
   };
   while (wire.pos < end) {
-    const tag = wire.uint32();
+    const tag = wire.tag();
     const n = tag >>> 3;
     const wireType = tag & 7;
     if (n === 1) (is(BYTES, wireType, "trace_id"), out.traceId = wire.hex(end));

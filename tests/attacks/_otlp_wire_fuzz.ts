@@ -1,0 +1,319 @@
+/**
+ * A differential fuzzer of the wire decoder (`otlp_wire.ts`) against protobufjs, the decoder it replaced: mutated
+ * bodies, random protobuf trees of the schema's field numbers, and random OTLP requests written by protobufjs
+ * (oneofs of two members, BOMs, int64 edges, odd keys). Not a test (it runs for minutes): run it by hand as
+ * `deno run -A tests/attacks/_otlp_wire_fuzz.ts 500000 SEED`; it prints the count of each kind of outcome and
+ * keeps the first body of each kind in a temporary directory. "differ" (both read it, differently) and a throw
+ * that is not an `Error` are holes; the decoder refusing what protobufjs took (a known field of the wrong wire
+ * type, a varint past 10 bytes) and reading invalid UTF-8 as U+FFFD (as the OTLP/JSON decoder does, where
+ * protobufjs refuses it) are meant.
+ * @module
+ */
+import {
+  decodeTraceWire as decodeTraceRequest,
+  type OtlpValue,
+  type ReceivedSpan,
+} from "../../lib/provevi/receiver/otlp_wire.ts";
+import { OTLP_TRACE_REQUEST } from "../../lib/provevi/telemetry/otlp_proto.ts";
+import { isDeepStrictEqual } from "node:util";
+/** The receiver's decoder before the wire decoder: protobufjs's message, made a plain object, made spans. */
+function protobufjsSpans(body: Uint8Array): ReceivedSpan[] {
+  const hex = (b: Uint8Array | undefined) =>
+    b ? Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("") : "";
+  // deno-lint-ignore no-explicit-any
+  const value = (v: any): OtlpValue => {
+    if (v === undefined) return null;
+    if (v.string_value !== undefined) return v.string_value;
+    if (v.bool_value !== undefined) return v.bool_value;
+    if (v.int_value !== undefined) {
+      const n = Number(v.int_value);
+      return Number.isSafeInteger(n) ? n : v.int_value;
+    }
+    if (v.double_value !== undefined) return v.double_value;
+    if (v.array_value !== undefined) return (v.array_value.values ?? []).map(value);
+    if (v.kvlist_value !== undefined) return attrs(v.kvlist_value.values);
+    if (v.bytes_value !== undefined) return new Uint8Array(v.bytes_value);
+    return null;
+  };
+  // deno-lint-ignore no-explicit-any
+  const attrs = (list: any[] | undefined): Record<string, OtlpValue> => {
+    const out: Record<string, OtlpValue> = {};
+    for (const kv of list ?? []) {
+      Object.defineProperty(out, kv.key ?? "", {
+        value: value(kv.value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  };
+  const message = OTLP_TRACE_REQUEST.toObject(OTLP_TRACE_REQUEST.decode(body), {
+    longs: String,
+    arrays: true,
+    defaults: false,
+  });
+  const spans: ReceivedSpan[] = [];
+  // deno-lint-ignore no-explicit-any
+  for (const rs of message.resource_spans as any[]) {
+    const resource = attrs(rs.resource?.attributes);
+    // deno-lint-ignore no-explicit-any
+    for (const ss of rs.scope_spans as any[]) {
+      const scope = { name: ss.scope?.name ?? "", version: ss.scope?.version ?? "" };
+      // deno-lint-ignore no-explicit-any
+      for (const s of ss.spans as any[]) {
+        const parent = hex(s.parent_span_id);
+        spans.push({
+          traceId: hex(s.trace_id),
+          spanId: hex(s.span_id),
+          parentSpanId: parent === "" ? null : parent,
+          name: s.name ?? "",
+          kind: s.kind ?? 0,
+          startTimeUnixNano: s.start_time_unix_nano ?? "0",
+          endTimeUnixNano: s.end_time_unix_nano ?? "0",
+          attributes: attrs(s.attributes),
+          // deno-lint-ignore no-explicit-any
+          events: s.events.map((e: any) => ({
+            name: e.name ?? "",
+            timeUnixNano: e.time_unix_nano ?? "0",
+            attributes: attrs(e.attributes),
+          })),
+          // deno-lint-ignore no-explicit-any
+          links: s.links.map((l: any) => ({
+            traceId: hex(l.trace_id),
+            spanId: hex(l.span_id),
+            attributes: attrs(l.attributes),
+          })),
+          status: { code: s.status?.code ?? 0, message: s.status?.message ?? "" },
+          scope,
+          resource,
+        });
+      }
+    }
+  }
+  return spans;
+}
+
+/** A request with every kind of value OTLP carries, written by protobufjs from the OTLP schema. */
+function everyKindOfValue(): Uint8Array {
+  const v = (value: Record<string, unknown>) => value;
+  return OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+    resource_spans: [{
+      resource: { attributes: [{ key: "service.name", value: v({ string_value: "agent ünïcode" }) }] },
+      scope_spans: [{
+        scope: { name: "s", version: "9" },
+        spans: [{
+          trace_id: new Uint8Array(16).fill(0xab),
+          span_id: new Uint8Array(8).fill(0x01),
+          parent_span_id: new Uint8Array(8).fill(0xfe),
+          name: "chat x".repeat(20),
+          kind: 3,
+          start_time_unix_nano: "1764590400123456789",
+          end_time_unix_nano: "18446744073709551615",
+          attributes: [
+            { key: "big", value: v({ int_value: "9223372036854775807" }) },
+            { key: "negative", value: v({ int_value: "-5" }) },
+            { key: "min", value: v({ int_value: "-9223372036854775808" }) },
+            { key: "safe", value: v({ int_value: "9007199254740991" }) },
+            { key: "d", value: v({ double_value: -0.25 }) },
+            { key: "no", value: v({ bool_value: false }) },
+            { key: "empty", value: v({ string_value: "" }) },
+            { key: "none", value: v({}) },
+            { key: "bytes", value: v({ bytes_value: new Uint8Array([0, 255, 7]) }) },
+            {
+              key: "list",
+              value: v({ array_value: { values: [{ string_value: "a" }, { int_value: "2" }] } }),
+            },
+            {
+              key: "map",
+              value: v({ kvlist_value: { values: [{ key: "k", value: { bool_value: true } }] } }),
+            },
+            { key: "__proto__", value: v({ string_value: "data, not a prototype" }) },
+            { key: "long", value: v({ string_value: "x".repeat(200) }) },
+            { key: "big", value: v({ int_value: "1" }) },
+          ],
+          events: [{ time_unix_nano: "5", name: "exception", attributes: [{ key: "t", value: v({}) }] }],
+          links: [{ trace_id: new Uint8Array(16), span_id: new Uint8Array(8).fill(9), attributes: [] }],
+          status: { code: 2, message: "Boom" },
+        }, { name: "bare" }],
+      }, { spans: [{ trace_id: new Uint8Array(16).fill(1), span_id: new Uint8Array(8).fill(2), kind: -1 }] }],
+    }, {}],
+  })).finish();
+}
+
+const seeds = [everyKindOfValue()];
+const SEED = Number(Deno.args[1] ?? 1);
+let seed = SEED;
+const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+const rnd = (n: number) => Math.floor(next() * n);
+// structured generator: random well-formed-ish protobuf trees from the schema's tags
+const varint = (n: number, out: number[]) => {
+  for (;; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      out.push(n);
+      return;
+    }
+    out.push((n & 127) | 128);
+  }
+};
+function msg(depth: number): number[] {
+  const out: number[] = [];
+  const k = rnd(5);
+  for (let i = 0; i < k; i++) {
+    const field = [1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15, rnd(20), rnd(1 << 29)][rnd(13)]!;
+    const wt = [0, 1, 2, 2, 2, 5, 3][rnd(7)]!;
+    varint(field * 8 + wt, out);
+    if (wt === 0) {
+      const b = rnd(11);
+      for (let j = 0; j < b; j++) out.push(0x80 | rnd(128));
+      out.push(rnd(128));
+    } else if (wt === 1) { for (let j = 0; j < 8; j++) out.push(rnd(256)); }
+    else if (wt === 5) { for (let j = 0; j < 4; j++) out.push(rnd(256)); }
+    else if (wt === 3) {
+      out.push(...(depth < 6 ? msg(depth + 1) : []));
+      varint(field * 8 + 4, out);
+    } else {
+      const inner = depth < 6 && rnd(3)
+        ? msg(depth + 1)
+        : Array.from({ length: rnd(20) }, () => rnd(3) ? 0x61 + rnd(26) : rnd(256));
+      varint(inner.length, out);
+      out.push(...inner);
+    }
+  }
+  return out;
+}
+
+const TEXTS = [
+  "",
+  "a",
+  "service.name",
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "\uFEFF",
+  "\uFEFFx",
+  "x\uFEFF",
+  "ü",
+  "😀",
+  "\u0000",
+  "é".repeat(40),
+  "k".repeat(65),
+  "\uFFFD",
+];
+const pick = <T>(xs: T[]): T => xs[rnd(xs.length)]!;
+const INTS = [
+  "0",
+  "1",
+  "-1",
+  "9007199254740991",
+  "9007199254740992",
+  "-9007199254740993",
+  "9223372036854775807",
+  "-9223372036854775808",
+  "562949953421311",
+  "562949953421312",
+  "-562949953421312",
+  String(rnd(2 ** 31)),
+];
+function anyV(d: number): Record<string, unknown> {
+  const k = rnd(d > 5 ? 5 : 8);
+  const v: Record<string, unknown> = {};
+  const n = rnd(4) === 0 ? 2 : 1;
+  for (let i = 0; i < n; i++) {
+    const kind = (k + i) % 8;
+    if (kind === 0) v.string_value = pick(TEXTS);
+    else if (kind === 1) v.bool_value = rnd(2) === 1;
+    else if (kind === 2) v.int_value = pick(INTS);
+    else if (kind === 3) v.double_value = pick([0, -0, 1.5, NaN, Infinity, -Infinity, 1e308, 5e-324]);
+    else if (kind === 4) v.bytes_value = new Uint8Array(rnd(4)).fill(rnd(256));
+    else if (kind === 5) v.array_value = { values: Array.from({ length: rnd(4) }, () => anyV(d + 1)) };
+    else if (kind === 6) v.kvlist_value = { values: kvs(d + 1) };
+  }
+  return v;
+}
+function kvs(d: number) {
+  return Array.from({ length: rnd(5) }, () => ({ key: pick(TEXTS), ...(rnd(5) ? { value: anyV(d) } : {}) }));
+}
+const fixed = () =>
+  pick(["0", "1", "18446744073709551615", "9007199254740993", "1764590400123456789", String(rnd(2 ** 31))]);
+function genBody(): Uint8Array {
+  return OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+    resource_spans: Array.from({ length: 1 + rnd(2) }, () => ({
+      ...(rnd(2) ? { resource: { attributes: kvs(0) } } : {}),
+      scope_spans: Array.from({ length: rnd(3) }, () => ({
+        ...(rnd(2) ? { scope: { name: pick(TEXTS), version: pick(TEXTS) } } : {}),
+        spans: Array.from({ length: rnd(3) }, () => ({
+          trace_id: new Uint8Array(pick([16, 16, 0, 15, 17])).fill(rnd(256)),
+          span_id: new Uint8Array(pick([8, 8, 0, 7])).fill(rnd(256)),
+          ...(rnd(2) ? { parent_span_id: new Uint8Array(pick([8, 0])).fill(rnd(256)) } : {}),
+          name: pick(TEXTS),
+          kind: pick([0, 1, 3, -1, 2147483647, -2147483648]),
+          start_time_unix_nano: fixed(),
+          end_time_unix_nano: fixed(),
+          attributes: kvs(0),
+          events: Array.from(
+            { length: rnd(3) },
+            () => ({ time_unix_nano: fixed(), name: pick(TEXTS), attributes: kvs(0) }),
+          ),
+          links: Array.from(
+            { length: rnd(2) },
+            () => ({ trace_id: new Uint8Array(16), span_id: new Uint8Array(8), attributes: kvs(0) }),
+          ),
+          ...(rnd(2) ? { status: { code: pick([0, 1, 2, -7]), message: pick(TEXTS) } } : {}),
+        })),
+      })),
+    })),
+  })).finish();
+}
+const KEPT = Deno.makeTempDirSync({ prefix: "otlp_wire_fuzz_" });
+const N = Number(Deno.args[0] ?? 1000);
+const kinds: Record<string, number> = {};
+let agree = 0, bothFail = 0;
+for (let round = 0; round < N; round++) {
+  let body: Uint8Array;
+  if (round % 3 === 2) body = genBody();
+  else if (round % 3 === 0) {
+    const base = seeds[0]!;
+    const copy = base.slice();
+    const k = 1 + rnd(6);
+    for (let j = 0; j < k; j++) copy[rnd(copy.length)] = rnd(256);
+    body = copy.subarray(0, rnd(4) ? copy.length : rnd(copy.length) + 1);
+  } else body = new Uint8Array(msg(0));
+  let a: unknown, b: unknown, ea: unknown, eb: unknown;
+  try {
+    a = decodeTraceRequest(body);
+  } catch (e) {
+    ea = e;
+  }
+  try {
+    b = protobufjsSpans(body);
+  } catch (e) {
+    eb = e;
+  }
+  let kind: string;
+  if (ea !== undefined && !(ea instanceof Error && ea.constructor === Error)) {
+    kind = "new-threw-" + (ea as Error)?.constructor?.name + ":" + String((ea as Error).message).slice(0, 40);
+  } else if (ea && eb) {
+    bothFail++;
+    continue;
+  } else if (ea) kind = "new-refuses";
+  else if (eb) {
+    kind = /encoded data is not valid/.test(String(eb))
+      ? "utf8-new-replaces-ref-refuses"
+      : "new-accepts-ref-refuses:" + String(eb).replace(/[0-9]+/g, "N").slice(0, 60);
+  } else if (isDeepStrictEqual(a, b)) {
+    agree++;
+    continue;
+  } else kind = "differ";
+  if (kind === "new-refuses") {
+    kind = "new-refuses:" +
+      String((ea as Error).message).replace(/[0-9]+/g, "N").replace(/ at byte.*/, "").slice(0, 70);
+  }
+  if (!(kind in kinds)) {
+    kinds[kind] = 0;
+    Deno.writeFileSync(`${KEPT}/${kind.replace(/[^a-z0-9-]/gi, "_")}.bin`, body);
+  }
+  kinds[kind]!++;
+}
+console.log(JSON.stringify({ kept: KEPT, seed: SEED, N, agree, bothFail, kinds }));
