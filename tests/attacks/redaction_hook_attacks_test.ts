@@ -9,25 +9,11 @@ import assert from "node:assert/strict";
 import { FileStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
 import { OtlpReceiver } from "../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile, type SpanRedactor } from "../../lib/provrun/mod.ts";
+import { runFile, type SpanRedactor } from "../../lib/provrun/mod.ts";
 import { Tally } from "./_tally.ts";
+import { ANSWER, answerRun } from "../provrun/telemetry/_answer_run.ts";
 
-const ANSWER = "Revenue grew 12% in Q3.";
 const SECRET = "the-prompt-text-sk-0123456789";
-
-const FILE = RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: q
-  backend: call
-  model: "test:"
-  script:
-    model: answer-1
-    turns:
-      - text: "${ANSWER}"
-        usage: { input: 14, output: 9 }
-prompt: What was the revenue growth?
-`);
 
 class Named extends Error {
   override name = SECRET;
@@ -79,7 +65,7 @@ Deno.test("a hostile redaction hook never sends what it handled, never changes t
     const runs = await Deno.makeTempDir();
     const store = new FileStore({ runs });
     const redact = ((s) => s.name.startsWith("chat") ? hostile(s) : undefined) as SpanRedactor;
-    const outcome = await runFile(FILE, {
+    const outcome = await runFile(answerRun(), {
       store,
       policy: TelemetryPolicy.fromDict({
         version: 1,

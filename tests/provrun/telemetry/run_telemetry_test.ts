@@ -12,33 +12,11 @@ import {
 import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
 import { OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import {
-  type BackendJob,
-  RunFile,
-  runFile,
-  type RunOptions,
-  TelemetryRefused,
-} from "../../../lib/provrun/mod.ts";
+import { type BackendJob, runFile, type RunOptions, TelemetryRefused } from "../../../lib/provrun/mod.ts";
 import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
 import { cutAttributes, declaredNames, hashedName } from "../../../lib/provrun/telemetry/mod.ts";
 import { DEFAULT_TOOLS } from "../../../lib/provrun/sandbox/mod.ts";
-
-function file(telemetry = ""): RunFile {
-  return RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: q
-  backend: call
-  model: "test:"
-  script:
-    model: answer-1
-    turns:
-      - text: "Revenue grew 12% in Q3."
-        usage: { input: 14, output: 9 }
-prompt: What was the revenue growth?
-${telemetry}
-`);
-}
+import { answerRun } from "./_answer_run.ts";
 
 function collector(receiver: OtlpReceiver, level: Level, libraries: Record<string, unknown> = {}) {
   return TelemetryPolicy.fromDict({
@@ -75,7 +53,7 @@ class LibraryBackend extends CallBackend {
 async function run(options: RunOptions & { telemetry?: string }) {
   const runs = await Deno.makeTempDir();
   const store = options.store ?? new FileStore({ runs });
-  const outcome = await runFile(file(options.telemetry), { environ: {}, ...options, store });
+  const outcome = await runFile(answerRun(options.telemetry), { environ: {}, ...options, store });
   const events: EvidenceEvent[] =
     readEventsText((await (await store.readRun(outcome.runId)).eventsText())!).events;
   const check = await verifyRun(await store.readRun(outcome.runId));
@@ -126,7 +104,7 @@ for (const level of ["names", "usage", "bodies"] as const) {
       // the run's own resource: no host, process or OTEL_RESOURCE_ATTRIBUTES
       assert.deepEqual(r.resource, { "service.name": "provrun" });
       // Below bodies, a model or tool name the run did not declare goes as a label and a hash (harden).
-      const declared = declaredNames(file().data.agent, DEFAULT_TOOLS, { agentId: "acme/demo/dev/q" });
+      const declared = declaredNames(answerRun().data.agent, DEFAULT_TOOLS, { agentId: "acme/demo/dev/q" });
       // the content attributes reach a destination at bodies only, and the store's index never keeps them
       const { content, rest } = splitContent(r.attributes);
       assert.deepEqual(rest, cutAttributes(stored.attributes, level, declared), r.name);
@@ -208,7 +186,7 @@ Deno.test("a process that may reach an unlisted destination host refuses the run
   await using receiver = await OtlpReceiver.start();
   const runs = await Deno.makeTempDir();
   await assert.rejects(
-    runFile(file(), {
+    runFile(answerRun(), {
       runs,
       policy: collector(receiver, "bodies"),
       environ: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://localhost:${receiver.port}` },
@@ -314,7 +292,11 @@ Deno.test("a telemetry section that would widen the policy refuses the run befor
   const runs = await Deno.makeTempDir();
   const policy = TelemetryPolicy.fromDict({ version: 1, hosts: ["otel.example.com"] });
   await assert.rejects(
-    runFile(file("telemetry:\n  hosts: [otel.example.com, evil.example]"), { runs, policy, environ: {} }),
+    runFile(answerRun("telemetry:\n  hosts: [otel.example.com, evil.example]"), {
+      runs,
+      policy,
+      environ: {},
+    }),
     (error: unknown) => {
       assert.ok(error instanceof TelemetryPolicyError);
       assert.match(error.message, /evil\.example/);

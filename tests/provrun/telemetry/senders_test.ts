@@ -10,31 +10,14 @@ import { createServer } from "node:http2";
 import { type EvidenceEvent, FileStore, TelemetryPolicy, verifyRun } from "../../../lib/provevi/mod.ts";
 import { decodeTraceRequest, OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile, type RunOptions, type SpanRedactor } from "../../../lib/provrun/mod.ts";
+import { runFile, type RunOptions, type SpanRedactor } from "../../../lib/provrun/mod.ts";
 import { peerTest } from "../../_peers.ts";
+import { ANSWER, answerRun } from "./_answer_run.ts";
 import { phoenixSpans, type Shown } from "./_phoenix.ts";
 
 const PHOENIX_GRPC_URL = Deno.env.get("PROVRUN_TEST_PHOENIX_GRPC_URL");
 
 /** The run's answer: content, which no destination below bodies may receive. */
-const ANSWER = "Revenue grew 12% in Q3.";
-
-function file(): RunFile {
-  return RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: q
-  backend: call
-  model: "test:"
-  script:
-    model: answer-1
-    turns:
-      - text: "${ANSWER}"
-        usage: { input: 14, output: 9 }
-prompt: What was the revenue growth?
-`);
-}
-
 function policyOf(kind: "otlp" | "logfire", endpoint: string, receives = "names"): TelemetryPolicy {
   return TelemetryPolicy.fromDict({
     version: 1,
@@ -47,7 +30,7 @@ function policyOf(kind: "otlp" | "logfire", endpoint: string, receives = "names"
 async function run(options: RunOptions) {
   const runs = await Deno.makeTempDir();
   const store = new FileStore({ runs });
-  const outcome = await runFile(file(), { environ: {}, ...options, store });
+  const outcome = await runFile(answerRun(), { environ: {}, ...options, store });
   const events: EvidenceEvent[] =
     readEventsText((await (await store.readRun(outcome.runId)).eventsText())!).events;
   const check = await verifyRun(await store.readRun(outcome.runId));
