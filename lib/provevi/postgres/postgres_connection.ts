@@ -6,7 +6,7 @@
  */
 import { isIP } from "node:net";
 import tls from "node:tls";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { ProveviError } from "../evidence/errors.ts";
 import type { PostgresTarget } from "./postgres_uri.ts";
 import {
@@ -81,9 +81,11 @@ export async function openPostgres(
     new ProveviError(`cannot open store "${target.uri}": ${why}`, cause ? { cause } : undefined);
   const password = target.password ?? "";
   const ssl = tlsOptions(target, fail);
+  // The driver is imported by the first store that opens: a run or a reader of a file store never pays for it.
+  const { default: driver } = await import("postgres");
   // Every option is given, so that the driver reads no PG* variable of its own: the URI and the variables
   // that postgresTarget() read are the whole configuration.
-  const sql = postgres({
+  const sql = driver({
     host: target.hostaddr ?? target.host,
     port: target.port,
     database: target.database,

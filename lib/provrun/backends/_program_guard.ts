@@ -8,7 +8,7 @@
  */
 import { relative } from "node:path";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
-import { ProveviError } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 
 /** The files a program's hooks live in, as hashed when the program started. */
 export interface FileGuard {

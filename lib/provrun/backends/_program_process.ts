@@ -5,7 +5,7 @@
  * limit of its own, `limits.steps` read from its session files as it runs.
  * @module
  */
-import { ProveviError } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { CancelledError } from "../run/errors.ts";
 import { errorMessage } from "../run/recorder.ts";
 import type { AgentSpec } from "../run/run_file.ts";

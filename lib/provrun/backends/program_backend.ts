@@ -18,8 +18,8 @@
 import { join, relative } from "node:path";
 import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
 import type { Json } from "../../provevi/mod.ts";
-import { openWithDaemon, readDaemonFile, receiver, type RunReceiver } from "../../provevi/receiver/mod.ts";
-import { ProveviError } from "../../provevi/mod.ts";
+import type { RunReceiver } from "../../provevi/receiver/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
 import { runGrants, type ToolGrants } from "./tool_grants.ts";
 import { parseRoute } from "./models.ts";
@@ -119,6 +119,8 @@ export abstract class ProgramBackend extends InProcessBackend {
    */
   protected async spanReceiver(job: BackendJob): Promise<RunReceiver> {
     const serve = this.env("PROVE_SERVE");
+    // The receiver (protobufjs and the OTLP decoders) is imported by program runs only.
+    const { openWithDaemon, readDaemonFile, receiver } = await import("../../provevi/receiver/mod.ts");
     if (serve) return await openWithDaemon(await readDaemonFile(serve), job.ctx.recorder);
     return receiver(job.ctx.spanRows ?? {}, job.ctx.recorder);
   }

@@ -16,15 +16,8 @@ import {
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { type ChainedEvent, EventChain, type EventInit, nowUtc, utf8 } from "../../provevi/evidence/mod.ts";
-import {
-  EvidenceError,
-  type EvidenceEvent,
-  type Json,
-  type LostEvent,
-  type Manifest,
-  type RunWriter,
-  type SigningKey,
-} from "../../provevi/mod.ts";
+import type { EvidenceEvent, Json, LostEvent, Manifest, RunWriter, SigningKey } from "../../provevi/mod.ts";
+import { EvidenceError } from "../../provevi/evidence/mod.ts";
 import { keptEvidenceProblem } from "../../provevi/store/mod.ts";
 
 /** What a step gives its event. */

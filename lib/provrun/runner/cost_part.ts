@@ -7,7 +7,9 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import { type EvidenceEvent, type Json, PriceTable, ProveviError } from "../../provevi/mod.ts";
+import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
+import { PriceTable } from "../../provevi/cost/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { costTotal, dataCost, priceCalls } from "../../provevi/cost/mod.ts";
 import type { Catalog } from "../../provcat/mod.ts";
 import { errorMessage } from "../run/recorder.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { EvidenceStore, FeedItem, Manifest } from "../../provevi/mod.ts";
-import { openStore } from "../../provevi/mod.ts";
+import { openStore } from "../../provevi/runs/mod.ts";
 import type { Catalog } from "../../provcat/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { checkModelKey } from "../backends/models.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { resolve } from "node:path";
-import { readSigningKey, type SigningKey } from "../../provevi/mod.ts";
+import { readSigningKey, type SigningKey } from "../../provevi/evidence/mod.ts";
 import type { RunFile } from "../run/run_file.ts";
 import type { RunPart } from "../run/run_part.ts";
 

@@ -5,14 +5,36 @@
  * it in `agent.allow_unsandboxed`. Their tools are offered to the model and recorded like any tool.
  * @module
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { isAbsolute, resolve } from "node:path";
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import type { McpSpec } from "../run/run_file.ts";
 import { sandboxFlags, type SandboxPermissions } from "./sandbox.ts";
 import type { ToolDefinition } from "./sandbox_worker.ts";
-import { GroupStdioTransport } from "./mcp_stdio.ts";
+import type { GroupStdioTransport } from "./mcp_stdio.ts";
+
+/** The MCP SDK's client and transports, loaded by the first run that has MCP servers. */
+interface McpSdk {
+  Client: typeof Client;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+  GroupStdioTransport: typeof GroupStdioTransport;
+}
+
+let loading: Promise<McpSdk> | undefined;
+/** The SDK, imported once on first use: most runs have no MCP server, and every provr and child starts faster. */
+function mcpSdk(): Promise<McpSdk> {
+  loading ??= Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("./mcp_stdio.ts"),
+  ]).then(([client, http, stdio]) => ({
+    Client: client.Client,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    GroupStdioTransport: stdio.GroupStdioTransport,
+  }));
+  return loading;
+}
 
 /** How a server is started: the program, its arguments, and whether Deno's sandbox holds it. */
 export interface McpLaunch {
@@ -138,14 +160,14 @@ export interface McpServerRecord {
 /** The transport to an MCP server, HTTP or stdio, and its record for `sandbox_started`. */
 function transportOf(
   spec: McpSpec,
-  options: { permissions: SandboxPermissions; allowUnsandboxed: string[]; folder: string },
+  options: { permissions: SandboxPermissions; allowUnsandboxed: string[]; folder: string; sdk: McpSdk },
 ): { transport: StreamableHTTPClientTransport | GroupStdioTransport; record: McpServerRecord } {
   if (spec.url) {
     if (spec.command) {
       throw new ToolSetError(`MCP server "${spec.name}" has both a command and a url; keep one`);
     }
     return {
-      transport: new StreamableHTTPClientTransport(new URL(spec.url)),
+      transport: new options.sdk.StreamableHTTPClientTransport(new URL(spec.url)),
       record: {
         name: spec.name,
         transport: "http",
@@ -158,7 +180,11 @@ function transportOf(
   }
   const launch = mcpLaunch(spec, options);
   return {
-    transport: new GroupStdioTransport({ command: launch.command, args: launch.args, cwd: options.folder }),
+    transport: new options.sdk.GroupStdioTransport({
+      command: launch.command,
+      args: launch.args,
+      cwd: options.folder,
+    }),
     record: {
       name: spec.name,
       transport: "stdio",
@@ -206,12 +232,14 @@ export class McpServers implements AsyncDisposable {
   ): Promise<McpServers> {
     const servers = new McpServers();
     const taken = new Set(options.taken ?? []);
+    const sdk = await mcpSdk();
+    const { Client, GroupStdioTransport } = sdk;
     try {
       for (const spec of specs) {
         if (servers.#clients.has(spec.name)) {
           throw new ToolSetError(`MCP server "${spec.name}" is named twice`);
         }
-        const { transport, record } = transportOf(spec, options);
+        const { transport, record } = transportOf(spec, { ...options, sdk });
         const client = new Client({ name: "provrun", version: "0.1.0" });
         try {
           await client.connect(transport);

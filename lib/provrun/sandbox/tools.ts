@@ -8,7 +8,7 @@
  * @module
  */
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
-import { Ajv } from "ajv";
+import type { Ajv } from "ajv";
 import type { Json } from "../../provevi/mod.ts";
 import { capJson, toolContent } from "../../provevi/telemetry/mod.ts";
 import { setSpanContent } from "../run/_span_content.ts";
@@ -138,29 +138,39 @@ export interface ToolSetOptions {
   wrapTool?: ToolWrap | undefined;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false });
+let validator: Promise<Ajv> | undefined;
+/** The JSON schema validator, imported at the first tool call: a run without tools never pays for it. */
+function ajv(): Promise<Ajv> {
+  validator ??= import("ajv").then(({ Ajv }) => new Ajv({ strict: false, allErrors: false }));
+  return validator;
+}
+
+type SchemaCheck = ((value: unknown) => boolean) & { errors?: unknown };
 
 /**
  * Checks a call's arguments against the tool's JSON schema before anything runs, so that a tool never gets
  * arguments its schema refuses. A refused call reaches no `execute`; the AI SDK answers the model with the error,
  * and the agent backend records it as a call that nothing executed. A schema that the validator cannot read is
- * not checked here (the tool's own checks remain).
+ * not checked here (the tool's own checks remain). The schema is compiled at the tool's first call.
  */
 function validatorOf(
   t: AgentTool,
-): (value: unknown) => { success: true; value: unknown } | { success: false; error: Error } {
-  let check: ((value: unknown) => boolean) & { errors?: unknown } | null = null;
-  try {
-    check = ajv.compile(t.input_schema as object);
-  } catch {
-    check = null;
-  }
-  return (value) => {
+): (value: unknown) => Promise<{ success: true; value: unknown } | { success: false; error: Error }> {
+  let compiled: Promise<{ validator: Ajv; check: SchemaCheck | null }> | undefined;
+  return async (value) => {
+    compiled ??= ajv().then((validator) => {
+      try {
+        return { validator, check: validator.compile(t.input_schema as object) as SchemaCheck };
+      } catch {
+        return { validator, check: null };
+      }
+    });
+    const { validator, check } = await compiled;
     if (!check || check(value)) return { success: true, value };
     return {
       success: false,
       error: new TypeError(
-        `arguments of ${t.name} do not match its schema: ${ajv.errorsText(check.errors as never)}`,
+        `arguments of ${t.name} do not match its schema: ${validator.errorsText(check.errors as never)}`,
       ),
     };
   };

@@ -7,14 +7,8 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  answerOf,
-  type EvidenceEvent,
-  type FeedItem,
-  type Json,
-  type Level,
-  shownAt,
-} from "../../provevi/mod.ts";
+import type { EvidenceEvent, FeedItem, Json, Level } from "../../provevi/mod.ts";
+import { answerOf, shownAt } from "../../provevi/live/mod.ts";
 import { FeedCounter, feedStatus, type UnnumberedItem } from "../../provevi/live/mod.ts";
 import { FileRunRecord } from "../../provevi/store/mod.ts";
 

@@ -7,7 +7,8 @@
  * records it as `telemetry_problem` before its seal.
  * @module
  */
-import { type EvidenceStore, openStore, type TelemetryPolicy } from "../../provevi/mod.ts";
+import type { EvidenceStore, TelemetryPolicy } from "../../provevi/mod.ts";
+import { openStore } from "../../provevi/runs/mod.ts";
 import { isSqliteUri } from "../../provevi/store/mod.ts";
 import { copyEnviron, type CopyResult, copyRun, redirectingVariables } from "../../provevi/mlflow/mod.ts";
 

@@ -14,7 +14,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import type { Destination, DestinationKind, Environ, Level } from "../../provevi/telemetry/mod.ts";
-import { otlpExporter } from "./otlp_exporter.ts";
+import type { OtlpExporterOptions } from "./otlp_exporter.ts";
 import { LOGFIRE_TOKEN, type NamedDestination, recordableUrl } from "./telemetry_env.ts";
 
 /**
@@ -127,7 +127,7 @@ export function senderProcessor(
 ): SpanProcessor {
   const { destination, url, protocol } = sender;
   const logfire = destination.kind === "logfire";
-  const inner = otlpExporter({
+  const inner = lazyExporter({
     url,
     protocol,
     environ: options.environ,
@@ -139,6 +139,25 @@ export function senderProcessor(
   return new BatchSpanProcessor(
     watchedExporter(inner, (why) => options.onFailure(`${where} refused spans: ${why}`)),
   );
+}
+
+/**
+ * The OTLP exporter, whose packages (the OTLP transformer, protobufjs, the HTTP export delegate) are imported
+ * only by a run that has a sender: most runs have none, and every provr start would pay for them.
+ */
+function lazyExporter(options: OtlpExporterOptions): SpanExporter {
+  const loaded = import("./otlp_exporter.ts").then((m) => m.otlpExporter(options));
+  loaded.catch(() => {/* the first export reports it */});
+  return {
+    export(spans, done) {
+      loaded.then(
+        (inner) => inner.export(spans, done),
+        (error: Error) => done({ code: ExportResultCode.FAILED, error }),
+      );
+    },
+    shutdown: () => loaded.then((inner) => inner.shutdown()),
+    forceFlush: () => loaded.then((inner) => inner.forceFlush?.()),
+  };
 }
 
 /**

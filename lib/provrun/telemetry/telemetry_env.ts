@@ -6,7 +6,8 @@
  * @module
  */
 import { otlpTracesTarget } from "../../provevi/telemetry/mod.ts";
-import { ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
+import type { TelemetryPolicy } from "../../provevi/mod.ts";
 import type { Destination, DestinationKind, Environ } from "../../provevi/telemetry/mod.ts";
 import type { Json, Level } from "../../provevi/mod.ts";
 

@@ -4,7 +4,8 @@
  * `run_created`, flushes before the run's last event and closes before the seal.
  * @module
  */
-import { type EvidenceStore, TelemetryPolicy } from "../../provevi/mod.ts";
+import type { EvidenceStore } from "../../provevi/mod.ts";
+import { TelemetryPolicy } from "../../provevi/telemetry/mod.ts";
 import type { PartRun, RunPart } from "../run/run_part.ts";
 import type { RunFile } from "../run/run_file.ts";
 import { RunTelemetry } from "./run_telemetry.ts";
