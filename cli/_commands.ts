@@ -3,20 +3,16 @@
  * @module
  */
 import type { Command } from "commander";
-import {
-  type EvidenceEvent,
-  EvidenceReadError,
-  type EvidenceStore,
-  findRunOrBundle,
-  openStore,
-  ProveviError,
-  readTrustedKey,
-  type RunCheck,
-  type RunRecord,
-  type TelemetryPolicy,
-  verifyRun,
-  type VerifyRunOptions,
+import type {
+  EvidenceEvent,
+  EvidenceStore,
+  RunCheck,
+  RunRecord,
+  TelemetryPolicy,
+  VerifyRunOptions,
 } from "../lib/provevi/mod.ts";
+import { EvidenceReadError, ProveviError, readTrustedKey } from "../lib/provevi/evidence/mod.ts";
+import { findRunOrBundle, openStore, verifyRun } from "../lib/provevi/runs/mod.ts";
 import { readEventsText, readSpansFile, runSpans, spanTree } from "../lib/provevi/evidence/mod.ts";
 import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";

@@ -3,7 +3,8 @@
  * each key is a verifier key (`<name>+<hex>+<base64>`), or a file whose first line is one.
  * @module
  */
-import { logVerifier, type TrustPolicy, witnessVerifier } from "../lib/provevi/mod.ts";
+import type { TrustPolicy } from "../lib/provevi/mod.ts";
+import { logVerifier, witnessVerifier } from "../lib/provevi/log/mod.ts";
 import { UsageError } from "./_main.ts";
 
 /** The flags as commander gives them. */

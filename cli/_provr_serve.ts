@@ -4,13 +4,9 @@
  * @module
  */
 import type { Command } from "commander";
-import {
-  type EvidenceStore,
-  findRun,
-  openStore,
-  type RunRecord,
-  TelemetryPolicy,
-} from "../lib/provevi/mod.ts";
+import type { EvidenceStore, RunRecord } from "../lib/provevi/mod.ts";
+import { findRun, openStore } from "../lib/provevi/runs/mod.ts";
+import { TelemetryPolicy } from "../lib/provevi/telemetry/mod.ts";
 import { placeOf } from "../lib/provevi/diff/mod.ts";
 import {
   type ComparedOutcome,

@@ -17,7 +17,8 @@
 import "./_sandbox_role.ts"; // first: a compiled provr started as a sandbox process serves there and ends
 import "./_import_env.ts"; // then: checks the variables the libraries below read as they load
 import { Command } from "commander";
-import { findRun, openStore, TelemetryPolicy } from "../lib/provevi/mod.ts";
+import { findRun, openStore } from "../lib/provevi/runs/mod.ts";
+import { TelemetryPolicy } from "../lib/provevi/telemetry/mod.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { runProgram } from "./_main.ts";
 import { runProgress } from "./_progress.ts";

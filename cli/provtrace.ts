@@ -30,7 +30,7 @@ import {
 } from "../lib/provtrace/mod.ts";
 import { defaultRowsKeyPath, openTraceDb, traceRuns } from "../lib/provtrace/db/mod.ts";
 import { parseAssessmentFilter } from "../lib/provtrace/export/mod.ts";
-import { TelemetryPolicy } from "../lib/provevi/mod.ts";
+import { TelemetryPolicy } from "../lib/provevi/telemetry/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { printColumns } from "./_listing.ts";

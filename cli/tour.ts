@@ -7,7 +7,7 @@
 import "./_import_env.ts"; // first: checks the variables the libraries below read as they load
 import { dirname, join } from "node:path";
 import { Catalog } from "../lib/provcat/mod.ts";
-import { runsRoot } from "../lib/provevi/mod.ts";
+import { runsRoot } from "../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../lib/provrun/mod.ts";
 import { type Io, processIo } from "./_io.ts";
 import { prove } from "./prove.ts";

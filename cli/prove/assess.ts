@@ -2,7 +2,8 @@
  * `prove assess`: a judgement on an experiment, a run, an event or a span, written to the store.
  * @module
  */
-import { type AssessTarget, questionsOf } from "../../lib/provevi/mod.ts";
+import type { AssessTarget } from "../../lib/provevi/mod.ts";
+import { questionsOf } from "../../lib/provevi/store/mod.ts";
 import { parseAssessmentValue } from "../../lib/provevi/store/mod.ts";
 import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
 import { printAssessments } from "../_listing.ts";

@@ -4,7 +4,8 @@
  * and their total.
  * @module
  */
-import { type EvidenceEvent, findRun, listRuns } from "../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../lib/provevi/mod.ts";
+import { findRun, listRuns } from "../../lib/provevi/runs/mod.ts";
 import { parseCost, type RunCost, runCost } from "../../lib/provevi/cost/mod.ts";
 import { formatCost } from "../../lib/provevi/cost/mod.ts";
 import { readRunEvents } from "../_commands.ts";

@@ -3,7 +3,9 @@
  * step; exit 0 when they are identical, 1 when they differ, as diff(1) does.
  * @module
  */
-import { diffRuns, type Divergence, findRun, type RunDiff } from "../../lib/provevi/mod.ts";
+import type { Divergence, RunDiff } from "../../lib/provevi/mod.ts";
+import { diffRuns } from "../../lib/provevi/diff/mod.ts";
+import { findRun } from "../../lib/provevi/runs/mod.ts";
 import { placeOf } from "../../lib/provevi/diff/mod.ts";
 import { UsageError } from "../_main.ts";
 import { jsonText } from "../_json.ts";

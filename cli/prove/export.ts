@@ -2,7 +2,8 @@
  * `prove export`: a sealed run copied into another store, and the copy verified.
  * @module
  */
-import { exportRun, findRun, openStore, ProveviError, verifyRun } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
+import { exportRun, findRun, openStore, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { printCheck } from "../_commands.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import type { ProveContext } from "./_context.ts";

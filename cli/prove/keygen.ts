@@ -3,7 +3,7 @@
  * (`prove verify --trust`).
  * @module
  */
-import { writeKeyPair } from "../../lib/provevi/mod.ts";
+import { writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
 import type { ProveContext } from "./_context.ts";
 import { jsonText } from "../_json.ts";
 

@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Command } from "commander";
-import { auditStoreLog, runProof, waitForRun } from "../../lib/provevi/mod.ts";
+import { auditStoreLog, runProof, waitForRun } from "../../lib/provevi/runs/mod.ts";
 import { cosignLatest, parseCheckpoint, parseNote, proveConsistency } from "../../lib/provevi/log/mod.ts";
 import { repairStoreLog, storeLog } from "../../lib/provevi/runs/mod.ts";
 import { jsonText } from "../_json.ts";

@@ -3,8 +3,8 @@
  * store's own file) and the telemetry policy approves.
  * @module
  */
-import { TelemetryPolicy } from "../../lib/provevi/mod.ts";
-import { type CopyResult, copyRun } from "../../lib/provevi/mlflow/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
+import type { CopyResult } from "../../lib/provevi/mlflow/mod.ts";
 import type { Io } from "../_io.ts";
 import type { ProveContext } from "./_context.ts";
 import { jsonText } from "../_json.ts";
@@ -34,6 +34,8 @@ export function addMlflow({ program, io, withStore }: ProveContext): void {
     .action((run: string, opts: { policy?: string; json?: boolean }) =>
       withStore(async (store) => {
         const policy = await TelemetryPolicy.fromEnvironment(opts.policy ? { file: opts.policy } : {});
+        // The MLflow client and its OTLP encoder are imported by `prove mlflow` only.
+        const { copyRun } = await import("../../lib/provevi/mlflow/mod.ts");
         const result = await copyRun(store, run, policy, { onProgress: progressOn(io) });
         if (io.terminal) io.progress("");
         if (opts.json) io.out(jsonText(result));

@@ -3,7 +3,8 @@
  * pretty-printed, other text printed as it is.
  * @module
  */
-import { findRun, ProveviError } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
+import { findRun } from "../../lib/provevi/runs/mod.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 

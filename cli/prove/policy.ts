@@ -2,7 +2,8 @@
  * `prove policy`: a telemetry policy file checked, with the installed version of each library it approves.
  * @module
  */
-import { ProveviError, TelemetryPolicy, TelemetryPolicyError } from "../../lib/provevi/mod.ts";
+import { ProveviError, TelemetryPolicyError } from "../../lib/provevi/evidence/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { readInstalledPackages } from "../../lib/provevi/telemetry/mod.ts";
 import { policyLines } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";

@@ -2,7 +2,9 @@
  * `prove experiments`, `experiment show`, `agents`, `agent show` and `access`: the questions across runs that an indexed store answers.
  * @module
  */
-import { ProveviError, questionsOf, readExperiment } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
+import { readExperiment } from "../../lib/provevi/experiments/mod.ts";
+import { questionsOf } from "../../lib/provevi/store/mod.ts";
 import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import {

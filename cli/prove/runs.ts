@@ -4,14 +4,9 @@
  * experiment; or the runs that read a URI.
  * @module
  */
-import {
-  type EvidenceStore,
-  listRuns,
-  questionsOf,
-  RUN_LIST_STATUSES,
-  type RunListStatus,
-  type RunRow,
-} from "../../lib/provevi/mod.ts";
+import type { EvidenceStore, RunListStatus, RunRow } from "../../lib/provevi/mod.ts";
+import { listRuns, RUN_LIST_STATUSES } from "../../lib/provevi/runs/mod.ts";
+import { questionsOf } from "../../lib/provevi/store/mod.ts";
 import { parseCost } from "../../lib/provevi/cost/mod.ts";
 import { formatCost } from "../../lib/provevi/cost/mod.ts";
 import type { Io } from "../_io.ts";

@@ -5,13 +5,8 @@
  * gets the run's own keys. It runs until it gets SIGINT or SIGTERM, and removes the file when it stops.
  * @module
  */
-import {
-  defaultDaemonFile,
-  removeDaemonFile,
-  SpanDaemon,
-  writeDaemonFile,
-} from "../../lib/provevi/receiver/mod.ts";
-import { ProveviError } from "../../lib/provevi/mod.ts";
+import type { SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -23,7 +18,11 @@ function env(name: string): string | undefined {
   }
 }
 
-function startDaemon(store: Parameters<typeof SpanDaemon.start>[0], port: number): SpanDaemon {
+// The receiver (protobufjs, the OTLP decoders) is imported by `prove serve` only, not by every prove command.
+const receiverModule = () => import("../../lib/provevi/receiver/mod.ts");
+
+async function startDaemon(store: Parameters<typeof SpanDaemon.start>[0], port: number): Promise<SpanDaemon> {
+  const { SpanDaemon } = await receiverModule();
   try {
     return SpanDaemon.start(store, { port });
   } catch (error) {
@@ -60,7 +59,8 @@ export function addServe({ program, io, withStore }: ProveContext): void {
         if (!/^\d+$/.test(opts.port ?? "0") || port > 65535) {
           throw new UsageError(`--port ${opts.port} is not a port: give a whole number from 0 to 65535`);
         }
-        const daemon = startDaemon(store, port);
+        const daemon = await startDaemon(store, port);
+        const { defaultDaemonFile, removeDaemonFile, writeDaemonFile } = await receiverModule();
         let file: string;
         try {
           file = opts.secretFile ??

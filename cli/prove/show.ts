@@ -2,16 +2,10 @@
  * `prove show`: the events of a run, one line each with its span, and its assessments.
  * @module
  */
-import {
-  type EvidenceStore,
-  FileStore,
-  NeedsIndexedStore,
-  type Problem,
-  questionsOf,
-  type RunCheck,
-  type RunRecord,
-  verifyRun,
-} from "../../lib/provevi/mod.ts";
+import type { EvidenceStore, Problem, RunCheck, RunRecord } from "../../lib/provevi/mod.ts";
+import { NeedsIndexedStore } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore, questionsOf } from "../../lib/provevi/store/mod.ts";
 import { assessmentsInFolder } from "../../lib/provevi/store/mod.ts";
 import { findStoredRun } from "../../lib/provevi/runs/mod.ts";
 import { readEventsText, runWriterState } from "../../lib/provevi/evidence/mod.ts";

@@ -2,7 +2,7 @@
  * `prove telemetry`: the attempts a run's telemetry policy blocked, and its telemetry problems.
  * @module
  */
-import { findRun } from "../../lib/provevi/mod.ts";
+import { findRun } from "../../lib/provevi/runs/mod.ts";
 import { telemetryItems } from "../../lib/provevi/telemetry/mod.ts";
 import { readRunEvents, telemetryLine } from "../_commands.ts";
 import type { ProveContext } from "./_context.ts";

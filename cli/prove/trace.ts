@@ -3,7 +3,7 @@
  * span ID, run and events.
  * @module
  */
-import { ProveviError } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
 import { spanTree, type TraceSpan } from "../../lib/provevi/evidence/mod.ts";
 import { trace, traceIdOf } from "../../lib/provevi/store/mod.ts";
 import type { Io } from "../_io.ts";

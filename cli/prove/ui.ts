@@ -5,7 +5,8 @@
  * store's file instead (`cli/prove/ui_mlflow.ts`).
  * @module
  */
-import { openStore, serveViewer, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { openStore } from "../../lib/provevi/runs/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "../_catalog.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
@@ -39,6 +40,8 @@ export function addUi(context: ProveContext): void {
           throw new UsageError(`--port ${opts.port} is not a port: give a whole number from 0 to 65535`);
         }
         const policy = await TelemetryPolicy.fromEnvironment({ file: opts.policy ?? null });
+        // The viewer's server is imported by `prove ui` only, not by every prove command.
+        const { serveViewer } = await import("../../lib/provevi/viewer/mod.ts");
         const viewer = await serveViewer(store, {
           policy,
           port: Number(opts.port),

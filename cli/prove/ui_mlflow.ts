@@ -3,7 +3,6 @@
  * interrupted. The project's own viewer stays `prove ui`; this is the action `prove ui` calls with `--mlflow`.
  * @module
  */
-import { openMlflowViewer } from "../../lib/provevi/mlflow/mod.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -35,6 +34,7 @@ export async function uiMlflow(
     port = Number(opts.port);
   }
   await withStore(async (store) => {
+    const { openMlflowViewer } = await import("../../lib/provevi/mlflow/mod.ts");
     await using viewer = await openMlflowViewer(store, port === undefined ? {} : { port });
     io.out(`MLflow's viewer on ${viewer.file}: ${viewer.url}`);
     control.onReady?.(viewer.url);

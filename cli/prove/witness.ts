@@ -5,10 +5,10 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { ProveviError } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
 import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
 import { UsageError } from "../_main.ts";
-import { logVerifier } from "../../lib/provevi/mod.ts";
+import { logVerifier } from "../../lib/provevi/log/mod.ts";
 import { vkeyArgument } from "../_log_policy.ts";
 import type { ProveContext } from "./_context.ts";
 

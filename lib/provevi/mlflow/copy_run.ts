@@ -21,22 +21,10 @@ import { type CopyContent, copyContent } from "./copy_content.ts";
 import { takeCopyLock } from "./copy_lock.ts";
 import { MlflowClient } from "./mlflow_client.ts";
 import { purgeDeletedRuns, startMlflowServer } from "./mlflow_server.ts";
-import { REFUSED_VARIABLES, refuseRedirects } from "./refuse_redirects.ts";
+import { refuseRedirects } from "./refuse_redirects.ts";
+import { copyEnviron } from "./copy_environ.ts";
 import type { Environ } from "../telemetry/otlp_target.ts";
 import { writeCopy } from "./write_copy.ts";
-
-/** The variables a copy reads besides the refused ones. */
-export const COPY_VARIABLES: readonly string[] = [
-  "MLFLOW_TRACKING_URI",
-  "MLFLOW_TRACKING_TOKEN",
-  "MLFLOW_TRACKING_USERNAME",
-  "MLFLOW_TRACKING_PASSWORD",
-  "PATH",
-  "HOME",
-  "LANG",
-  "TMPDIR",
-  ...REFUSED_VARIABLES,
-];
 
 /** Options of {@linkcode copyRun}. */
 export interface CopyRunOptions {
@@ -73,29 +61,6 @@ export interface CopyResult {
   deleted: string[];
   /** Why the earlier copies in a database stay only marked deleted, when `mlflow gc` failed; else null. */
   purgeProblem: string | null;
-}
-
-/**
- * The variables of the process that a copy reads, each read by name; one that `--allow-env` does not let it
- * read counts as unset.
- *
- * @returns The variables.
- */
-export function copyEnviron(): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const name of COPY_VARIABLES) {
-    try {
-      out[name] = Deno.env.get(name);
-    } catch (error) {
-      if (REFUSED_VARIABLES.includes(name) || name === "MLFLOW_TRACKING_URI") {
-        throw new ProveviError(
-          `cannot read ${name}, which the copy in MLflow must check: allow it with --allow-env=${name}`,
-          { cause: error },
-        );
-      }
-    }
-  }
-  return out;
 }
 
 /**

@@ -22,4 +22,5 @@ export * from "./mlflow_server.ts";
 export * from "./otlp_encode.ts";
 export * from "./write_copy.ts";
 export * from "./copy_run.ts";
+export * from "./copy_environ.ts";
 export * from "./mlflow_viewer.ts";

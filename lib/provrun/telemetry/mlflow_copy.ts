@@ -10,7 +10,10 @@
 import type { EvidenceStore, TelemetryPolicy } from "../../provevi/mod.ts";
 import { openStore } from "../../provevi/runs/mod.ts";
 import { isSqliteUri } from "../../provevi/store/mod.ts";
-import { copyEnviron, type CopyResult, copyRun, redirectingVariables } from "../../provevi/mlflow/mod.ts";
+import type { CopyResult } from "../../provevi/mlflow/mod.ts";
+// The variables and the redirect check, without the MLflow client: every run reads them at its start.
+import { copyEnviron } from "../../provevi/mlflow/copy_environ.ts";
+import { redirectingVariables } from "../../provevi/mlflow/refuse_redirects.ts";
 
 /** The variables the copy reads: `MLFLOW_TRACKING_URI`, the refused ones, `PATH`. */
 export type CopyEnviron = Readonly<Record<string, string | undefined>>;
@@ -99,6 +102,8 @@ export function startMlflowCopy(
   const timeout = options.timeout ?? MLFLOW_COPY_TIMEOUT;
   const controller = new AbortController();
   const copy = (async (): Promise<MlflowCopyOutcome> => {
+    // The MLflow client and its OTLP encoder are imported by the runs that copy.
+    const { copyRun } = await import("../../provevi/mlflow/mod.ts");
     await using copyStore = await openStore(store.uri, { runs: store.runsRoot, readOnly: true });
     const result = await copyRun(copyStore, runId, options.policy, {
       environ: options.environ,

@@ -5,14 +5,9 @@
  * @module
  */
 import type { Catalog } from "../../provcat/mod.ts";
-import {
-  type Assessment,
-  type EvidenceEvent,
-  type EvidenceStore,
-  NeedsIndexedStore,
-  ProveviError,
-  verifyRun,
-} from "../../provevi/mod.ts";
+import type { Assessment, EvidenceEvent, EvidenceStore } from "../../provevi/mod.ts";
+import { NeedsIndexedStore, ProveviError } from "../../provevi/evidence/mod.ts";
+import { verifyRun } from "../../provevi/runs/mod.ts";
 import { experimentOfRun } from "../../provevi/store/mod.ts";
 import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { TRACE_BUILD_VERSION } from "../db/mod.ts";

@@ -12,7 +12,9 @@
  */
 import { resolve } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import { type EvidenceStore, openStore, runsRoot } from "../../provevi/mod.ts";
+import type { EvidenceStore } from "../../provevi/mod.ts";
+import { runsRoot } from "../../provevi/evidence/mod.ts";
+import { openStore } from "../../provevi/runs/mod.ts";
 import type { TraceSourceRow } from "./check_run.ts";
 
 /**

@@ -4,7 +4,8 @@
  * @module
  */
 import type { Catalog } from "../../provcat/mod.ts";
-import { openStore, ProveviError } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
+import { openStore } from "../../provevi/runs/mod.ts";
 import { openTraceDb, readRowsKey } from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
 import { type SourceRun, sourceRun } from "./_source_run.ts";

@@ -8,7 +8,8 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { type EvidenceStore, ProveviError, RunNotFound } from "../../provevi/mod.ts";
+import type { EvidenceStore } from "../../provevi/mod.ts";
+import { ProveviError, RunNotFound } from "../../provevi/evidence/mod.ts";
 import { sha256Hex } from "../../provevi/evidence/mod.ts";
 import {
   memoryTraceDb,

@@ -8,7 +8,8 @@
  * @module
  */
 import canonicalize from "canonicalize";
-import { type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
+import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { batchSpans, type OtlpValue, type ReceivedSpan } from "../../provevi/receiver/mod.ts";
 import { formatMicros } from "../../provevi/evidence/mod.ts";
 import type { TraceRow } from "./trace_row.ts";

@@ -5,7 +5,8 @@
  * guessed: a step with no recorded start keeps its end (if any) and is marked `timed` false.
  * @module
  */
-import { type Assessment, type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
+import type { Assessment, EvidenceEvent, Json } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { payloadsOf } from "../../provevi/evidence/mod.ts";
 import { sha256Hex } from "../../provevi/evidence/mod.ts";
 import { receivedRows } from "./received_rows.ts";

@@ -12,7 +12,7 @@
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ProveviError } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { openTraceDb } from "./trace_db.ts";
 import { answerQuery } from "./_query_answer.ts";
 import { QUERY_ROLE_ARG } from "./query_role.ts";

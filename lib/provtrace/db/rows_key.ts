@@ -11,7 +11,7 @@ import { Buffer } from "node:buffer";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import canonicalize from "canonicalize";
-import { ProveviError } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 
 /** What a run's MAC covers. */
 export interface TraceRowsSeal {

@@ -4,7 +4,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { ProveviError } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { TRACE_SCHEMA_STEPS, TRACE_SCHEMA_VERSION } from "./schema.ts";
 import { traceSchemaProblems } from "./schema_check.ts";
 import denoJson from "../../../deno.json" with { type: "json" };

@@ -15,7 +15,8 @@
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
-import { type Json, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
+import type { Json, TelemetryPolicy } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { openTraceDb, readRowsKey, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { SourceStores, traceSources } from "../build/_source_stores.ts";

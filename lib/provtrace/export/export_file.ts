@@ -9,7 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import { basename, resolve } from "node:path";
-import { type Json, ProveviError } from "../../provevi/mod.ts";
+import type { Json } from "../../provevi/mod.ts";
+import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { nowUtc } from "../../provevi/evidence/mod.ts";
 import { openTraceDb, TRACE_BUILD_VERSION } from "../db/mod.ts";
 import {

@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
-import { ProveviError, RunNotFound, runsRoot } from "../../provevi/mod.ts";
+import { ProveviError, RunNotFound, runsRoot } from "../../provevi/evidence/mod.ts";
 import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { openTraceDb } from "../db/mod.ts";
 import { SourceStores } from "../build/_source_stores.ts";
