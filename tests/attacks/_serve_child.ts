@@ -5,7 +5,7 @@
  * highest it saw when a line comes on stdin.
  * @module
  */
-import { FileStore } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 

@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
-import { FileStore, verifyRun } from "../../lib/provevi/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { rechain } from "../provevi/_tamper.ts";

@@ -6,16 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import {
-  auditStoreLog,
-  type EvidenceStore,
-  exportRun,
-  FileStore,
-  type Json,
-  PostgresStore,
-  SqliteStore,
-  verifyRun,
-} from "../../lib/provevi/mod.ts";
+import type { EvidenceStore, Json } from "../../lib/provevi/mod.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
+import { auditStoreLog, exportRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
 import { pathToFileURL } from "node:url";
-import { verifyRun } from "../../lib/provevi/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
 import { ToolSetError } from "../../lib/provrun/mod.ts";
 import { eventsOf } from "../provrun/_agent.ts";

@@ -11,7 +11,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { taskFlags } from "../_children.ts";
-import { type EvidenceStore, listRuns, openStore, RunNotFound, verifyRun } from "../../lib/provevi/mod.ts";
+import type { EvidenceStore } from "../../lib/provevi/mod.ts";
+import { RunNotFound } from "../../lib/provevi/evidence/mod.ts";
+import { listRuns, openStore, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -7,14 +7,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import {
-  auditStoreLog,
-  FileStore,
-  findRun,
-  type TrustPolicy,
-  verifyRun,
-  witnessVerifier,
-} from "../../lib/provevi/mod.ts";
+import type { TrustPolicy } from "../../lib/provevi/mod.ts";
+import { witnessVerifier } from "../../lib/provevi/log/mod.ts";
+import { auditStoreLog, findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import {
   cosignLatest,
   FileLog,

@@ -9,15 +9,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
-import {
-  auditStoreLog,
-  type EvidenceStore,
-  findRun,
-  logVerifier,
-  PostgresStore,
-  SqliteStore,
-  verifyRun,
-} from "../../lib/provevi/mod.ts";
+import type { EvidenceStore } from "../../lib/provevi/mod.ts";
+import { logVerifier } from "../../lib/provevi/log/mod.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
+import { auditStoreLog, findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { type RowsLog, Witness } from "../../lib/provevi/log/mod.ts";
 import { addCheckpointBody, leafBytes, newKeyFile } from "../../lib/provevi/log/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";

@@ -7,13 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type EvidenceStore,
-  FileStore,
-  type RunRecord,
-  type RunWriter,
-  type SealInfo,
-} from "../../lib/provevi/mod.ts";
+import type { EvidenceStore, RunRecord, RunWriter, SealInfo } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { Tally } from "./_tally.ts";
 

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { ProveviError } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
 import { copyRun, MlflowClient, MlflowError } from "../../lib/provevi/mlflow/mod.ts";
 import { endless, hostileMlflow, refusal, type Route } from "../provevi/mlflow/_hostile_mlflow.ts";
 import { mlflowPolicy, storeWithRun } from "../provevi/mlflow/_mlflow.ts";

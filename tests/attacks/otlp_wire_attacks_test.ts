@@ -9,7 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import {
   appendSealedSpans,
   decodeTraceRequest,

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { eventsOf } from "../provrun/backends/_programs.ts";
 import { Tally } from "./_tally.ts";

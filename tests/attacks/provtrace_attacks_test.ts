@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import {

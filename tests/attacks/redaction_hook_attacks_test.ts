@@ -6,7 +6,9 @@
  * the cause and quotes nothing of the hook's.
  */
 import assert from "node:assert/strict";
-import { FileStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { OtlpReceiver } from "../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../lib/provevi/evidence/mod.ts";
 import { runFile, type SpanRedactor } from "../../lib/provrun/mod.ts";

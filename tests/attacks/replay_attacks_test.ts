@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
-import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { readEventsText, type RunRecord } from "../../lib/provevi/evidence/mod.ts";
 import { replayRun, RunFile, runFile, RunNotReplayable } from "../../lib/provrun/mod.ts";
 import { startFakeOpenAI } from "../../fixtures/providers/fake_openai_server.ts";

@@ -9,7 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, PostgresStore, type RunRecord, SqliteStore, verifyRun } from "../../lib/provevi/mod.ts";
+import type { RunRecord } from "../../lib/provevi/mod.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { eventsPath, rechain } from "../provevi/_tamper.ts";
 import { freshDatabase, onDatabase } from "../provevi/postgres/_pg.ts";

@@ -7,7 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
+import { readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("seal faults");

@@ -4,7 +4,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { verifyRun } from "../../lib/provevi/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Catalog } from "../../lib/provcat/mod.ts";
-import { commitBundle, verifyRun } from "../../lib/provevi/mod.ts";
+import { commitBundle, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { makeRepo } from "../provcat/_helpers.ts";

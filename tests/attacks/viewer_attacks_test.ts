@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { serveViewer, viewerHandler } from "../../lib/provevi/viewer/viewer_server.ts";
 import { writeRun } from "../provevi/viewer/_runs.ts";
 import { Tally } from "./_tally.ts";

@@ -8,7 +8,9 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import { diffRuns, FileStore, type Json, type RunRecord, type RunWriter } from "../../lib/provevi/mod.ts";
+import type { Json, RunRecord, RunWriter } from "../../lib/provevi/mod.ts";
+import { diffRuns } from "../../lib/provevi/diff/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { EventChain, readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { median, report } from "./_report.ts";
 

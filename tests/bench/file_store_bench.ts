@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its line. */

@@ -15,7 +15,8 @@
  * @module
  */
 import { join } from "node:path";
-import { FileStore, type Json } from "../../lib/provevi/mod.ts";
+import type { Json } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { ModelGateway } from "../../lib/provrun/gateway/gateway.ts";
 import { GatewayCall } from "../../lib/provrun/gateway/gateway_call.ts";

@@ -15,7 +15,8 @@
  * @module
  */
 import { join } from "node:path";
-import { FileStore, findRun, verifyRun } from "../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import {
   batchSpans,
   type DaemonConnection,

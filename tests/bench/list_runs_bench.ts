@@ -7,7 +7,8 @@
  * @module
  */
 import { join } from "node:path";
-import { listRuns, SqliteStore } from "../../lib/provevi/mod.ts";
+import { listRuns } from "../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
 import { writerProcess } from "../../lib/provevi/evidence/mod.ts";
 import { median, report } from "./_report.ts";

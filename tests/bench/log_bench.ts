@@ -14,15 +14,10 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  FileStore,
-  type Json,
-  readSigningKey,
-  type RunWriter,
-  type SealInfo,
-  SqliteStore,
-  writeKeyPair,
-} from "../../lib/provevi/mod.ts";
+import type { Json, RunWriter, SealInfo } from "../../lib/provevi/mod.ts";
+import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { EventChain } from "../../lib/provevi/evidence/mod.ts";
 import { FileLog } from "../../lib/provevi/log/file_log.ts";
 import { checkCheckpoint } from "../../lib/provevi/log/trust_policy.ts";

@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { EventChain, formatMicros } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore, TelemetryPolicy } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { copyRun } from "../../lib/provevi/mlflow/mod.ts";
 import { median, report } from "./_report.ts";
 

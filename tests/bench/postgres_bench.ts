@@ -16,7 +16,7 @@
 import { join } from "node:path";
 import { EVENT_COLUMNS, eventRow } from "../../lib/provevi/store/mod.ts";
 import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../lib/provevi/mod.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
 import postgres from "postgres";
 import { freshDatabase, PG_URL } from "../provevi/postgres/_pg.ts";
 import { median, report } from "./_report.ts";

@@ -21,7 +21,8 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { type Json, SqliteStore } from "../../lib/provevi/mod.ts";
+import type { Json } from "../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import {
   buildTrace,
   queryTrace,

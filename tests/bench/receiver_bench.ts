@@ -14,7 +14,7 @@
  * @module
  */
 import { gzipSync } from "node:zlib";
-import { FileStore } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median, report } from "./_report.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import type { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
 import { median } from "./_report.ts";
 

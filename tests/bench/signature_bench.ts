@@ -16,7 +16,9 @@
 import { join } from "node:path";
 import { attestRun, EventChain, runStatement, statementBytes } from "../../lib/provevi/evidence/mod.ts";
 import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
-import { FileStore, readSigningKey, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { median, report } from "./_report.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { FIXTURE } from "../provevi/_tamper.ts";

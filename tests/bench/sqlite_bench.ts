@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { EVENT_COLUMNS, eventRow } from "../../lib/provevi/store/mod.ts";
 import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its lines. */

@@ -7,7 +7,9 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { attestRun, EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore, readSigningKey, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its line. */

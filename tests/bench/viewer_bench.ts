@@ -24,7 +24,10 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore, SqliteStore, TelemetryPolicy, verifyRun } from "../../lib/provevi/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
 import { proveUi, writeRun } from "../provevi/viewer/_runs.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Command } from "commander";
 import { bufferIo } from "../../cli/_io.ts";
 import { runProgram, UsageError } from "../../cli/_main.ts";
-import { EvidenceReadError } from "../../lib/provevi/mod.ts";
+import { EvidenceReadError } from "../../lib/provevi/evidence/mod.ts";
 import { CatalogError } from "../../lib/provcat/mod.ts";
 import { CancelledError, ModelKeyMissing } from "../../lib/provrun/mod.ts";
 

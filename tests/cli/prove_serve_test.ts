@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { FileStore } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { type OpenedRun, readDaemonFile } from "../../lib/provevi/receiver/mod.ts";
 import { readSpansFile } from "../../lib/provevi/evidence/mod.ts";
 import { prove } from "../../cli/prove.ts";

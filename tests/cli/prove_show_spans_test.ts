@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
-import { SqliteStore } from "../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import type { TraceSpan } from "../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../lib/provrun/mod.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";

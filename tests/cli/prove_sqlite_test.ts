@@ -3,15 +3,11 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { DatabaseSync } from "node:sqlite";
-import {
-  type EvidenceEvent,
-  type EvidenceStore,
-  exportRun,
-  FileStore,
-  ProveviError,
-  SqliteStore,
-  verifyRun,
-} from "../../lib/provevi/mod.ts";
+import type { EvidenceEvent, EvidenceStore } from "../../lib/provevi/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
+import { exportRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { sqlitePath } from "../../lib/provevi/store/mod.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { openStore, TelemetryPolicy, viewerHandler } from "../../lib/provevi/mod.ts";
+import { openStore } from "../../lib/provevi/runs/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
+import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
 
 const RUNS = new URL("../../fixtures/runs", import.meta.url).pathname;
 

@@ -1,7 +1,8 @@
 /** Writes real sealed runs through the file store, for the tests of bundles and experiments. */
 import { join } from "node:path";
 import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore, type Json } from "../../lib/provevi/mod.ts";
+import type { Json } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 
 /**
  * Writes a sealed run in `folder`: run_created (with `created`), a note, one output, run_completed; through

@@ -8,7 +8,9 @@
 import { join } from "node:path";
 import { attestRun, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
-import { FileStore, readSigningKey, readTrustedKey, verifyRun, writeKeyPair } from "../../lib/provevi/mod.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "./_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 import { rechain } from "./_tamper.ts";

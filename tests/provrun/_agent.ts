@@ -3,7 +3,7 @@
  * run.
  * @module
  */
-import { FileStore } from "../../lib/provevi/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { RunFile } from "../../lib/provrun/mod.ts";
 

@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
-import { findRun, type Json, PriceTable, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { Json } from "../../../lib/provevi/mod.ts";
+import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { dataCost, usageFrom, type UsageShape } from "../../../lib/provevi/cost/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { type BackendJob, InProcessBackend } from "../../../lib/provrun/backends/mod.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { PriceTable } from "../../../lib/provevi/mod.ts";
+import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
 import { parseCost } from "../../../lib/provevi/cost/mod.ts";
 import { callCost, formatCost } from "../../../lib/provevi/cost/mod.ts";
 

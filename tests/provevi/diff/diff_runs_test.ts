@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { diffRuns, FileStore, type RunRecord } from "../../../lib/provevi/mod.ts";
+import type { RunRecord } from "../../../lib/provevi/mod.ts";
+import { diffRuns } from "../../../lib/provevi/diff/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { jsonDifference, readRunSteps } from "../../../lib/provevi/diff/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { linesOf, sharedStart } from "../../../lib/provevi/diff/run_steps.ts";

@@ -9,14 +9,10 @@ import {
   signBytes,
 } from "../../../lib/provevi/evidence/mod.ts";
 import { FileRunRecord, FileRunWriter } from "../../../lib/provevi/store/mod.ts";
-import {
-  FileStore,
-  type Json,
-  readSigningKey,
-  readTrustedKey,
-  verifyRun,
-  writeKeyPair,
-} from "../../../lib/provevi/mod.ts";
+import type { Json } from "../../../lib/provevi/mod.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { fixtureCopy, rechain } from "../_tamper.ts";
 import { peerTest } from "../../_peers.ts";

@@ -9,7 +9,7 @@ import {
   sha256Hex,
 } from "../../../lib/provevi/evidence/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { readTrustedKey, verifyRun } from "../../../lib/provevi/mod.ts";
+import { readTrustedKey } from "../../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 

@@ -8,7 +8,8 @@ import {
   verifyOutputs,
 } from "../../../lib/provevi/evidence/mod.ts";
 import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { type Manifest, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { Manifest } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { writeRun } from "../_run.ts";
 import { copyFolder } from "../../_files.ts";

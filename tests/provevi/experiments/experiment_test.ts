@@ -4,13 +4,9 @@ import { assert, assertEquals, assertRejects, assertThrows } from "../../provcat
 import { commitFiles, makeRepo } from "../../provcat/_helpers.ts";
 import { makeBucket, s3Config } from "../../provcat/_s3.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
-import {
-  type Experiment,
-  ExperimentError,
-  readExperiment,
-  verifyRun,
-  writeExperiment,
-} from "../../../lib/provevi/mod.ts";
+import type { Experiment } from "../../../lib/provevi/mod.ts";
+import { ExperimentError, readExperiment, writeExperiment } from "../../../lib/provevi/experiments/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { experimentProblems, parseExperiment } from "../../../lib/provevi/experiments/mod.ts";
 import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { writeRun } from "../_run.ts";

@@ -13,7 +13,8 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from "../../../lib/provevi/log/mod.ts";
-import { auditStoreLog, FileStore } from "../../../lib/provevi/mod.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { leafOfSeal } from "../../../lib/provevi/log/run_leaf.ts";
 import { writeRun } from "../_run.ts";
 import { fakeLeaf, tempLog } from "./_log_fixtures.ts";

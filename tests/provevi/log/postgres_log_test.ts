@@ -4,7 +4,8 @@
  * runs each leave one log with every run once and no fork.
  */
 import assert from "node:assert/strict";
-import { auditStoreLog, PostgresStore } from "../../../lib/provevi/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
 import { repairStoreLog } from "../../../lib/provevi/runs/mod.ts";
 import { freshDatabase, onDatabase } from "../postgres/_pg.ts";
 import { writeRichRun } from "../_rich_run.ts";

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { auditStoreLog, SqliteStore } from "../../../lib/provevi/mod.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { repairStoreLog } from "../../../lib/provevi/runs/mod.ts";
 import { DatabaseSync } from "node:sqlite";
 import { writeRichRun } from "../_rich_run.ts";

@@ -4,7 +4,10 @@
  * @module
  */
 import { join } from "node:path";
-import { type EvidenceStore, openStore, SqliteStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
 

@@ -4,7 +4,8 @@
  * Prints `PAUSED` when it stops. The MLflow place is the MLFLOW_TRACKING_URI of the process.
  * @module
  */
-import { openStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { copyRun } from "../../../lib/provevi/mlflow/mod.ts";
 
 const [storeUri, runs, runId, policyJson, stage] = Deno.args;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { z } from "zod";
-import { SqliteStore } from "../../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { EventChain, formatMicros } from "../../../lib/provevi/evidence/mod.ts";
 import { copyRun, MlflowClient } from "../../../lib/provevi/mlflow/mod.ts";
 import { experimentAssessmentTags } from "../../../lib/provevi/mlflow/experiment_tags.ts";

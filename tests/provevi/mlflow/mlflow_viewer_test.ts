@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { delimiter, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import puppeteer from "puppeteer-core";
-import { ProveviError } from "../../../lib/provevi/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
 import { copyRun, freePort, openMlflowViewer } from "../../../lib/provevi/mlflow/mod.ts";
 import { mlflowPolicy, readBackProgram, storeWithRun } from "./_mlflow.ts";
 import { mlflowPython, needMlflow } from "./_mlflow_peer.ts";

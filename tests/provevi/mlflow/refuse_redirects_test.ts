@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ProveviError } from "../../../lib/provevi/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
 import { redirectingVariables, refuseRedirects } from "../../../lib/provevi/mlflow/mod.ts";
 
 Deno.test("refuseRedirects() refuses each proxy variable, in either case, for a tracking server", () => {

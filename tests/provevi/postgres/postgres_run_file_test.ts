@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
 import { provr } from "../../../cli/provr.ts";
-import { openStore } from "../../../lib/provevi/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/mod.ts";
 import { RunFile } from "../../../lib/provrun/mod.ts";
 import { freshDatabase } from "./_pg.ts";
 import { peerTest } from "../../_peers.ts";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openStore, PostgresStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
+import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import {
   POSTGRES_SCHEMA_STEPS,
   POSTGRES_SCHEMA_VERSION,

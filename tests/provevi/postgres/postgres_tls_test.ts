@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { PostgresStore, ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { postgresTarget } from "../../../lib/provevi/postgres/mod.ts";
 import type { PostgresStoreOptions } from "../../../lib/provevi/postgres/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";

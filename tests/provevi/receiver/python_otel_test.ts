@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { FileStore, findRun } from "../../../lib/provevi/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { batchSpans, receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";

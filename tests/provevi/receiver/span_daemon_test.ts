@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import {
   appendSealedSpans,
   decodeTraceRequest,

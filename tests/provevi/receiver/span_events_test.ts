@@ -6,7 +6,9 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { type EvidenceEvent, FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { decodeTraceRequest } from "../../../lib/provevi/receiver/mod.ts";
 import { formatMicros, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";

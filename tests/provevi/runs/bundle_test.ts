@@ -3,7 +3,7 @@ import { assert, assertEquals } from "../../provcat/_assert.ts";
 import { makeRepo } from "../../provcat/_helpers.ts";
 import { makeBucket, s3Config } from "../../provcat/_s3.ts";
 import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
-import { commitBundle, verifyRun } from "../../../lib/provevi/mod.ts";
+import { commitBundle, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { verifyBundle } from "../../../lib/provevi/runs/mod.ts";
 import { FileLog, logVerifier } from "../../../lib/provevi/log/mod.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { writeRun } from "../_run.ts";
 
 const ID = "run-20261129T120000Z-00000001";

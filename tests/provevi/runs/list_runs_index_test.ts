@@ -8,13 +8,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type postgres from "postgres";
-import {
-  listRuns,
-  type ListRunsOptions,
-  PostgresStore,
-  SqliteStore,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import type { ListRunsOptions } from "../../../lib/provevi/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { listRuns, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { POSTGRES_SCHEMA_VERSION } from "../../../lib/provevi/postgres/mod.ts";
 import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeSampleRun } from "../_sample_run.ts";

@@ -1,17 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EventChain, formatMicros, writerProcess } from "../../../lib/provevi/evidence/mod.ts";
-import {
-  type EvidenceStore,
-  FileStore,
-  type Json,
-  listRuns,
-  ProveviError,
-  RunNotFound,
-  SqliteStore,
-} from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore, Json } from "../../../lib/provevi/mod.ts";
+import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
+import { listRuns } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { resolveRunRef } from "../../../lib/provevi/runs/mod.ts";
-import { findRun, PostgresStore } from "../../../lib/provevi/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/mod.ts";
 import { freshDatabase } from "../postgres/_pg.ts";
 import { peerTest } from "../../_peers.ts";
 

@@ -5,12 +5,11 @@ import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
 import {
   EvidenceError,
   NeedsIndexedStore,
-  openStore,
   ProveviError,
   RunNotFound,
-  SqliteStore,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+} from "../../../lib/provevi/evidence/mod.ts";
+import { openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
 import { sqlitePath } from "../../../lib/provevi/store/mod.ts";
 import { storeContract } from "../store/store_contract.ts";

@@ -1,13 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type EvidenceStore,
-  PostgresStore,
-  ProveviError,
-  SqliteStore,
-  type StoreQuestions,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore, StoreQuestions } from "../../../lib/provevi/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";

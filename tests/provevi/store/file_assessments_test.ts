@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, NeedsIndexedStore, ProveviError, verifyRun } from "../../../lib/provevi/mod.ts";
+import { NeedsIndexedStore, ProveviError } from "../../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { ASSESSMENTS_FILE, checkAssessmentsFile, EventChain } from "../../../lib/provevi/evidence/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
-import { EvidenceError, FileStore, RunNotFound } from "../../../lib/provevi/mod.ts";
+import { EvidenceError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { storeContract } from "./store_contract.ts";
 

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { agentVersion } from "../../../lib/provevi/experiments/mod.ts";
-import { type EvidenceStore, NeedsIndexedStore, type StoreQuestions } from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore, StoreQuestions } from "../../../lib/provevi/mod.ts";
+import { NeedsIndexedStore } from "../../../lib/provevi/evidence/mod.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import type { StoreUnderTest } from "./store_contract.ts";
 import { type PeerName, peerTest } from "../../_peers.ts";

@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EventChain, sha256Hex, utf8, verify } from "../../../lib/provevi/evidence/mod.ts";
-import { type EvidenceStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
+import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { type PeerName, peerTest } from "../../_peers.ts";
 

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { FileStore, SqliteStore } from "../../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { questionsContract } from "./questions_contract.ts";
 
 questionsContract("FileStore", async () => {

@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type EvidenceStore,
-  FileStore,
-  PostgresStore,
-  ProveviError,
-  SqliteStore,
-} from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import {
   EventChain,
   type EventInit,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readSpansFile, SPANS_FILE } from "../../../lib/provevi/evidence/mod.ts";
 import { spanTime, StoreSpanExporter } from "../../../lib/provevi/telemetry/mod.ts";
 

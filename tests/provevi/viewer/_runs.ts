@@ -5,7 +5,7 @@
  * @module
  */
 import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 
 /** What to write. */
 export interface RunShape {

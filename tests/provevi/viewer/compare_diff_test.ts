@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { compareDiff } from "../../../lib/provevi/viewer/compare_diff.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";

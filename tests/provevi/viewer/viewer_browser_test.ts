@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, SqliteStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { tour } from "../../../cli/tour.ts";

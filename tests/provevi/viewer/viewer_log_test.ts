@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { cosignLatest, serveWitness, Witness } from "../../../lib/provevi/log/mod.ts";
 import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunLogView } from "../../../lib/provevi/viewer/run_log_view.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { batchSpans, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { PEERS } from "../../_peers.ts";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";

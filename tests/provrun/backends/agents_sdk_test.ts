@@ -4,7 +4,8 @@ import { DatabaseSync } from "node:sqlite";
 import { Agent, getGlobalTraceProvider, Runner, tool, withCustomSpan, withTrace } from "@openai/agents-core";
 import { OpenAIProvider, setDefaultOpenAITracingExporter } from "@openai/agents-openai";
 import { z } from "zod";
-import { type EvidenceStore, findRun, openStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
+import { findRun, openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { runAgentsSdk, type RunOutcome } from "../../../lib/provrun/mod.ts";
 import { sentMessages } from "../../../lib/provtrace/build/messages.ts";
 import {

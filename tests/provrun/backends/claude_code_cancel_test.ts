@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";

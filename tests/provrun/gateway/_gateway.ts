@@ -4,7 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { type GatewayOptions, ModelGateway } from "../../../lib/provrun/gateway/gateway.ts";

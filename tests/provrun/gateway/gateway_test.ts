@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { PriceTable } from "../../../lib/provevi/mod.ts";
+import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
 import { dataCost } from "../../../lib/provevi/cost/mod.ts";
 import { gatewayRun, programHeaders } from "./_gateway.ts";
 

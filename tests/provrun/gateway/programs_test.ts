@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { type EvidenceEvent, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { matchSession, sessionEntries } from "../../../lib/provrun/gateway/session_match.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { Catalog } from "../../../lib/provcat/mod.ts";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { replayRun } from "../../../lib/provrun/mod.ts";
 
 const [runs] = Deno.args as [string];

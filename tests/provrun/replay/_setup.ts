@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { Catalog } from "../../../lib/provcat/mod.ts";
-import { type EvidenceEvent, FileStore, type RunRecord } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent, RunRecord } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile, type RunOutcome } from "../../../lib/provrun/mod.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { forkRun, RunFileError, RunNotReplayable } from "../../../lib/provrun/mod.ts";
 import { recorded } from "./_setup.ts";
 

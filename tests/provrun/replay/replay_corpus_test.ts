@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Catalog } from "../../../lib/provcat/mod.ts";
-import { FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { countingTools, startCounter } from "./_counter.ts";
 

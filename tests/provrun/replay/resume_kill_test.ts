@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { resumeRun, ResumeStopped, RunFile, runFile, RunNotReplayable } from "../../../lib/provrun/mod.ts";
 import { countingTools, startCounter } from "./_counter.ts";

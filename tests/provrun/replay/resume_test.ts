@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type EvidenceEvent, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { holdWriterLock, releaseWriterLock, WRITER_LOCK } from "../../../lib/provevi/evidence/mod.ts";
 import { resumeRun, ResumeStopped } from "../../../lib/provrun/mod.ts";
 import { recorded } from "./_setup.ts";

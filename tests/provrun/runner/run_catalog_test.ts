@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { type BackendJob, RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { CallBackend } from "../../../lib/provrun/backends/mod.ts";

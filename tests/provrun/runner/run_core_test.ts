@@ -4,7 +4,8 @@
  * is refused before it starts.
  */
 import assert from "node:assert/strict";
-import { FileStore, findRun, verifyRun } from "../../../lib/provevi/mod.ts";
+import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { checkScript, ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
 import {

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  type EvidenceEvent,
-  type EvidenceStore,
-  FileStore,
-  type RunWriter,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent, EvidenceStore, RunWriter } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { newRunId } from "../../../lib/provrun/run/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
-import { verifyRun } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { mcpLaunch, McpServers, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
 import { runFile } from "../../../lib/provrun/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";

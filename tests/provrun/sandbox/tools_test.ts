@@ -6,7 +6,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { agentTools, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/sandbox/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";

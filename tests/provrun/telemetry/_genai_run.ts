@@ -5,7 +5,9 @@
  * @module
  */
 import { join } from "node:path";
-import { type EvidenceEvent, FileStore, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { RunFile, runFile, type RunOutcome } from "../../../lib/provrun/mod.ts";
 import { gitCatalog } from "../_catalog.ts";

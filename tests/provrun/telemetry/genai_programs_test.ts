@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
-import { type EvidenceEvent, FileStore, type Json } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent, Json } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type FeedItem, FileStore, replay, TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import type { FeedItem } from "../../../lib/provevi/mod.ts";
+import { replay } from "../../../lib/provevi/live/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { LIVE_FILE } from "../../../lib/provrun/telemetry/mod.ts";
 import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
 

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type EvidenceEvent,
-  FileStore,
-  type Level,
-  SqliteStore,
-  TelemetryPolicy,
-  TelemetryPolicyError,
-  verifyRun,
-} from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent, Level } from "../../../lib/provevi/mod.ts";
+import { TelemetryPolicyError } from "../../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
 import { OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";

@@ -7,7 +7,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createServer } from "node:http2";
-import { type EvidenceEvent, FileStore, TelemetryPolicy, verifyRun } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { decodeTraceRequest, OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { runFile, type RunOptions, type SpanRedactor } from "../../../lib/provrun/mod.ts";

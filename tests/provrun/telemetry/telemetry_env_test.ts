@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import {
   denoExportsTelemetry,
   guardNet,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { verify } from "../../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { buildTrace, checkTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
 import { ask, dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
 import { Catalog } from "../../../lib/provcat/mod.ts";

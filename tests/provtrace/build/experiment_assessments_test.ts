@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { SqliteStore } from "../../../lib/provevi/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { buildTrace, checkTrace } from "../../../lib/provtrace/mod.ts";
 import { writeRichRun } from "../../provevi/_rich_run.ts";
 

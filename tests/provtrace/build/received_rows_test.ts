@@ -7,7 +7,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { FileStore } from "../../../lib/provevi/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { buildTrace } from "../../../lib/provtrace/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { ProveviError } from "../../../lib/provevi/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
 import { buildTrace, checkTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
 import { defaultRowsKeyPath, readRowsKey } from "../../../lib/provtrace/db/mod.ts";
 import { makeRuns } from "../_runs.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openStore, SqliteStore, verifyRun } from "../../../lib/provevi/mod.ts";
+import { openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
 import { makeRuns } from "../_runs.ts";

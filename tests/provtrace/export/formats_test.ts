@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import {
   buildTrace,
   exportTrace,
