@@ -4,7 +4,8 @@
  * itself; tests/attacks/kill_attacks_test.ts starts four of it at once.
  * @module
  */
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 
 const [path, runs, count] = Deno.args;
 const file = await RunFile.load(path!);

@@ -6,7 +6,8 @@
  * there, and the copy is the one stopped, at any step. Not a test itself; tests/attacks/seal_faults_test.ts starts it.
  * @module
  */
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { FileRunWriter, FileStore } from "../../lib/provevi/store/file_store.ts";
 import { exportRun } from "../../lib/provevi/runs/export_run.ts";
 

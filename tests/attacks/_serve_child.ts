@@ -7,7 +7,7 @@
  */
 import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
 
 const [kind, runs] = Deno.args as ["daemon" | "receiver", string];
 const store = new FileStore({ runs });

@@ -11,7 +11,7 @@ import { provr } from "../../cli/provr.ts";
 import { pathToFileURL } from "node:url";
 import { verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
-import { ToolSetError } from "../../lib/provrun/mod.ts";
+import { ToolSetError } from "../../lib/provrun/run/mod.ts";
 import { eventsOf } from "../provrun/_agent.ts";
 import { Tally } from "./_tally.ts";
 

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { EvidenceStore, RunRecord, RunWriter, SealInfo } from "../../lib/provevi/mod.ts";
 import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("lost evidence");

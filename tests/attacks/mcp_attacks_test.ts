@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { mcpLaunch, sandboxPermissions } from "../../lib/provrun/sandbox/mod.ts";
-import { runFile } from "../../lib/provrun/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

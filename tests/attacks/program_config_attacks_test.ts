@@ -11,7 +11,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { eventsOf } from "../provrun/backends/_programs.ts";
 import { Tally } from "./_tally.ts";
 

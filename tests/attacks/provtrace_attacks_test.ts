@@ -15,7 +15,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import {
   buildTrace,
   checkTrace,

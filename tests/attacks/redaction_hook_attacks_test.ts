@@ -11,7 +11,8 @@ import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
 import { OtlpReceiver } from "../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../lib/provevi/evidence/mod.ts";
-import { runFile, type SpanRedactor } from "../../lib/provrun/mod.ts";
+import type { SpanRedactor } from "../../lib/provrun/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { Tally } from "./_tally.ts";
 import { ANSWER, answerRun } from "../provrun/telemetry/_answer_run.ts";
 

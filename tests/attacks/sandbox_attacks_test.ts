@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { runFile } from "../../lib/provrun/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { selfCommand } from "../provrun/sandbox/_self.ts";

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

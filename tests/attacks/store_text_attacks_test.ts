@@ -16,7 +16,7 @@ import type { EvidenceStore } from "../../lib/provevi/mod.ts";
 import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
 import { listRuns } from "../../lib/provevi/runs/mod.ts";
 import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
 import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
 import { bufferIo } from "../../cli/_io.ts";

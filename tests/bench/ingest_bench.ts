@@ -25,7 +25,7 @@ import {
 } from "../../lib/provevi/receiver/mod.ts";
 import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
 import { startMlflowServer } from "../../lib/provevi/mlflow/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
 import { median, report } from "./_report.ts";
 import { BATCH, postOne, spanBodies } from "./_spans.ts";
 

@@ -16,7 +16,7 @@
 import { gzipSync } from "node:zlib";
 import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
 import { median, report } from "./_report.ts";
 import { gzipBomb } from "../attacks/_gzip_bomb.ts";
 import { BATCH, postOne, spanBodies } from "./_spans.ts";

@@ -10,7 +10,7 @@
  */
 import type { EventChain } from "../../lib/provevi/evidence/mod.ts";
 import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
 import { median } from "./_report.ts";
 
 const N = 5_000;

@@ -8,7 +8,7 @@ import { bufferIo } from "../../cli/_io.ts";
 import { runProgram, UsageError } from "../../cli/_main.ts";
 import { EvidenceReadError } from "../../lib/provevi/evidence/mod.ts";
 import { CatalogError } from "../../lib/provcat/mod.ts";
-import { CancelledError, ModelKeyMissing } from "../../lib/provrun/mod.ts";
+import { CancelledError, ModelKeyMissing } from "../../lib/provrun/run/mod.ts";
 
 async function exitOf(error: unknown) {
   const io = bufferIo();

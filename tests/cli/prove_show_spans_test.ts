@@ -5,7 +5,8 @@ import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
 import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import type { TraceSpan } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 
 const RUNS = new URL("../../fixtures/runs/", import.meta.url).pathname;

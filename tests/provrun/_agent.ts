@@ -5,7 +5,7 @@
  */
 import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
 
 /** An agent run file; `turns` is the script's YAML list, indented by six spaces; `extra` agent keys by two. */
 export function agentFile(

@@ -15,7 +15,8 @@ import {
   sha256Hex,
 } from "../../lib/provevi/evidence/mod.ts";
 import type { EvidenceEvent } from "../../lib/provevi/mod.ts";
-import { RunFile, runFile } from "../../lib/provrun/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
 import { makeWritable } from "../_files.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 

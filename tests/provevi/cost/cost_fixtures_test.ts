@@ -12,7 +12,8 @@ import type { Json } from "../../../lib/provevi/mod.ts";
 import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { dataCost, usageFrom, type UsageShape } from "../../../lib/provevi/cost/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { type BackendJob, InProcessBackend } from "../../../lib/provrun/backends/mod.ts";
 
 const FIXTURE = JSON.parse(

@@ -10,7 +10,8 @@ import type { RunRecord } from "../../../lib/provevi/mod.ts";
 import { diffRuns } from "../../../lib/provevi/diff/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { jsonDifference, readRunSteps } from "../../../lib/provevi/diff/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { linesOf, sharedStart } from "../../../lib/provevi/diff/run_steps.ts";
 import { shownValue } from "../../../lib/provevi/diff/json_difference.ts";
 

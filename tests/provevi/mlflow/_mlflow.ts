@@ -8,7 +8,8 @@ import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
 import { openStore } from "../../../lib/provevi/runs/mod.ts";
 import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";

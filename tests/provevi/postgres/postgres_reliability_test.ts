@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { EventChain, verify } from "../../../lib/provevi/evidence/mod.ts";
 import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";

@@ -10,7 +10,7 @@ import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
 import { provr } from "../../../cli/provr.ts";
 import { openStore } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
 import { freshDatabase } from "./_pg.ts";
 import { peerTest } from "../../_peers.ts";
 

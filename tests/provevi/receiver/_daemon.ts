@@ -8,7 +8,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-tra
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import type { OpenedRun, SealedSpans, SpanDaemon } from "../../../lib/provevi/receiver/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
 /** A file store in a new folder, removed at the end of the scope. */

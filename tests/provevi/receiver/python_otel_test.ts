@@ -3,7 +3,7 @@ import { findRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { batchSpans, receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
 import { peerTest } from "../../_peers.ts";
 

@@ -9,7 +9,7 @@ import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { batchSpans, type ReceivedSpan, receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
 /** A store, an open run with its recorder, and the run's first event written. */

@@ -16,7 +16,7 @@ import { receivedRow } from "../../../lib/provevi/receiver/span_events.ts";
 import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
 import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_receiver.ts";
 import { attributeLevel } from "../../../lib/provevi/telemetry/attributes.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
 /** Texts RFC 8785 is particular about, and names the receiver keeps. */

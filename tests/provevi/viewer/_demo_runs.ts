@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { cp } from "node:fs/promises";
 import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
 

@@ -8,7 +8,8 @@ import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { compareDiff } from "../../../lib/provevi/viewer/compare_diff.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 
 const RUN = (answer: string) =>
   RunFile.parse(`run: { org: acme, domain: demo, env: dev, actor: ada }

@@ -6,7 +6,8 @@ import { OpenAIProvider, setDefaultOpenAITracingExporter } from "@openai/agents-
 import { z } from "zod";
 import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
 import { findRun, openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { runAgentsSdk, type RunOutcome } from "../../../lib/provrun/mod.ts";
+import type { RunOutcome } from "../../../lib/provrun/mod.ts";
+import { runAgentsSdk } from "../../../lib/provrun/runner/mod.ts";
 import { sentMessages } from "../../../lib/provtrace/build/messages.ts";
 import {
   FAKE_ANSWER,

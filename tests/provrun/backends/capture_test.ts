@@ -6,7 +6,8 @@ import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { MockLanguageModelV4 } from "ai/test";
 import { simulateReadableStream, streamText } from "ai";
 import { captureModel } from "../../../lib/provrun/backends/mod.ts";
-import { EvidenceRecorder, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder, RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";
 
 function runFileFor(baseUrl: string, model: string, stream: boolean): RunFile {

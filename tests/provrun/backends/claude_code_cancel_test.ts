@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";

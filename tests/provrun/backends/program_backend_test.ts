@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { removeWritable } from "../../_files.ts";
 
 for (const backend of ["claude-code", "codex"]) {

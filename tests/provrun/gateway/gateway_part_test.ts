@@ -5,7 +5,8 @@ import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { runCost } from "../../../lib/provevi/cost/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { forkRun, replayRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
 
 const KEY = "sk-real-provider-key-0123456789";

@@ -12,7 +12,8 @@ import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_p
 import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { matchSession, sessionEntries } from "../../../lib/provrun/gateway/session_match.ts";
 import { gitCatalog } from "../_catalog.ts";
 import type { Catalog } from "../../../lib/provcat/mod.ts";

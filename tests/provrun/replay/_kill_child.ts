@@ -15,7 +15,8 @@
 import { join } from "node:path";
 import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { FileRunWriter } from "../../../lib/provevi/store/file_store.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { Sandbox } from "../../../lib/provrun/sandbox/mod.ts";
 import { ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
 

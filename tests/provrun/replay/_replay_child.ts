@@ -6,7 +6,7 @@
  */
 import { Catalog } from "../../../lib/provcat/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { replayRun } from "../../../lib/provrun/mod.ts";
+import { replayRun } from "../../../lib/provrun/replay/mod.ts";
 
 const [runs] = Deno.args as [string];
 const store = new FileStore({ runs });

@@ -9,7 +9,9 @@ import { Catalog } from "../../../lib/provcat/mod.ts";
 import type { EvidenceEvent, RunRecord } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile, type RunOutcome } from "../../../lib/provrun/mod.ts";
+import type { RunOutcome } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 
 /** The tool of the tools folder: a rate by currency. */
 export const RATES = `export const TOOLS = [{

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { forkRun, RunFileError, RunNotReplayable } from "../../../lib/provrun/mod.ts";
+import { forkRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
+import { RunFileError } from "../../../lib/provrun/run/mod.ts";
 import { recorded } from "./_setup.ts";
 
 Deno.test("a fork at step 3 with another model serves steps 1 and 2, runs step 3 on with the new model, and verifies", async () => {

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { Catalog } from "../../../lib/provcat/mod.ts";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { countingTools, startCounter } from "./_counter.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { replayRun, RunNotReplayable } from "../../../lib/provrun/mod.ts";
+import { replayRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
 import { recorded } from "./_setup.ts";
 import { cutRun, putPayload, resealed } from "./_runs.ts";
 

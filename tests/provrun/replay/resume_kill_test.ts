@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { resumeRun, ResumeStopped, RunFile, runFile, RunNotReplayable } from "../../../lib/provrun/mod.ts";
+import { resumeRun, ResumeStopped, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { countingTools, startCounter } from "./_counter.ts";
 
 const CHILD = new URL("./_kill_child.ts", import.meta.url).pathname;

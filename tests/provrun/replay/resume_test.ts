@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { holdWriterLock, releaseWriterLock, WRITER_LOCK } from "../../../lib/provevi/evidence/mod.ts";
-import { resumeRun, ResumeStopped } from "../../../lib/provrun/mod.ts";
+import { resumeRun, ResumeStopped } from "../../../lib/provrun/replay/mod.ts";
 import { recorded } from "./_setup.ts";
 import { cutRun, putPayload, resealed } from "./_runs.ts";
 

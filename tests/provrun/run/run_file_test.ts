@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RunFile, RunFileError } from "../../../lib/provrun/mod.ts";
+import { RunFile, RunFileError } from "../../../lib/provrun/run/mod.ts";
 
 const GOOD = `run: { org: acme, domain: demo, env: dev }
 agent: { name: q, backend: call, model: "test:answer.yaml" }

@@ -5,7 +5,8 @@ import { prove } from "../../../cli/prove.ts";
 import { Catalog } from "../../../lib/provcat/mod.ts";
 import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { eventsOf } from "../_agent.ts";
 import { gitCatalog } from "../_catalog.ts";
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { checkModelKey, routeKeyName } from "../../../lib/provrun/backends/mod.ts";
-import { ModelKeyMissing, permissionNeeds, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { ModelKeyMissing, RunFile } from "../../../lib/provrun/run/mod.ts";
+import { permissionNeeds, runFile } from "../../../lib/provrun/runner/mod.ts";
 
 const NO_KEYS = () => undefined;
 

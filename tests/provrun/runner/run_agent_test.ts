@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { runAgent, RunFile, runFile, RunFileError } from "../../../lib/provrun/mod.ts";
+import { RunFile, RunFileError } from "../../../lib/provrun/run/mod.ts";
+import { runAgent, runFile } from "../../../lib/provrun/runner/mod.ts";
 
 const AGENT = {
   name: "q",

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { type BackendJob, RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import type { BackendJob } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 

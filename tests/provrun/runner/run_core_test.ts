@@ -8,13 +8,9 @@ import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { checkScript, ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
-import {
-  ModelKeyMissing,
-  RunFile,
-  runFile,
-  type RunPart,
-  type ToolReturn,
-} from "../../../lib/provrun/mod.ts";
+import type { RunPart, ToolReturn } from "../../../lib/provrun/mod.ts";
+import { ModelKeyMissing, RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { RunParts } from "../../../lib/provrun/runner/run_parts.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";

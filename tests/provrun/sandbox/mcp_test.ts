@@ -4,7 +4,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { z } from "zod";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { mcpLaunch, McpServers, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
-import { runFile } from "../../../lib/provrun/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 
 const TURNS = `      - tool_calls: [{ id: m1, name: add, args: { a: 2, b: 3 } }]

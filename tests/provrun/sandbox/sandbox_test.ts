@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { agentPath, Sandbox, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
-import { runFile } from "../../../lib/provrun/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 

@@ -9,7 +9,7 @@ import {
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { agentTools, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/sandbox/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 
 Deno.test("agentTools() refuses a name that is no built-in tool, naming the built-ins", async () => {
   const folder = await Deno.makeTempDir();

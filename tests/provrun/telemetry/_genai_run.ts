@@ -9,7 +9,9 @@ import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile, runFile, type RunOutcome } from "../../../lib/provrun/mod.ts";
+import type { RunOutcome } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { startFakeToolsServer } from "../../../fixtures/providers/fake_openai_tools_server.ts";
 

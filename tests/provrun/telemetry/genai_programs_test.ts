@@ -12,7 +12,8 @@ import { OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/m
 import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
 import type { EvidenceEvent, Json } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans } from "../backends/_programs.ts";

@@ -5,7 +5,8 @@ import { replay } from "../../../lib/provevi/live/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import { LIVE_FILE } from "../../../lib/provrun/telemetry/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 
 const ANSWER = "Revenue grew 12% in Q3, from 43.0 to 48.2 million USD.";
 

@@ -9,7 +9,8 @@ import {
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
 import { globalTracerProviderSet } from "../../../lib/provrun/telemetry/mod.ts";
-import { RunFile, runFile } from "../../../lib/provrun/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { runFile } from "../../../lib/provrun/runner/mod.ts";
 
 Deno.test("a global tracer provider registered by someone: provrun does not use it and writes telemetry_problem", async () => {
   const memory = new InMemorySpanExporter();

@@ -6,7 +6,7 @@ import {
   namedDestinations,
   recordableUrl,
 } from "../../../lib/provrun/telemetry/mod.ts";
-import { TelemetryRefused } from "../../../lib/provrun/mod.ts";
+import { TelemetryRefused } from "../../../lib/provrun/telemetry/mod.ts";
 
 const POLICY = TelemetryPolicy.fromDict({
   version: 1,

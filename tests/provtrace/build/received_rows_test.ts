@@ -10,7 +10,7 @@ import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { receiver } from "../../../lib/provevi/receiver/mod.ts";
 import { buildTrace } from "../../../lib/provtrace/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
 import { MLFLOW_PYTHON, MLFLOW_URI, needMlflow } from "../../provevi/mlflow/_mlflow_peer.ts";
 import { ask } from "../_runs.ts";
