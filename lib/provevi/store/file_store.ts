@@ -13,7 +13,7 @@ import { traceOfRuns } from "./_trace_of_runs.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { sha256File, sha256Hex, utf8 } from "../evidence/hash.ts";
+import { sha256File, sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import {
   buildManifest,
   type Manifest,
@@ -411,7 +411,8 @@ export class FileRunWriter implements RunWriter {
     } catch (error) {
       return Promise.reject(error);
     }
-    const sha256 = sha256Hex(bytes);
+    // bytes checked against their hash as they were read (a pack's record) are not hashed again
+    const sha256 = takeVouchedSha256(bytes) ?? sha256Hex(bytes);
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
     const writing = this.#writing.get(sha256);
     if (writing) return writing;
