@@ -49,7 +49,7 @@ export class RowWriter {
 
   /**
    * Writes the run's rows (replacing any it had) and its source, with the digest of what went in; all or
-   * nothing.
+   * nothing: in a transaction of its own, or in a savepoint of the caller's open transaction.
    *
    * @param runId The run.
    * @param run `source`: its `trace_sources` row; `rows`: its rows; `replace`: delete the run's rows first (a
@@ -63,7 +63,10 @@ export class RowWriter {
   ): number {
     const { source, rows, replace } = run;
     const db = this.#db;
-    db.exec("BEGIN IMMEDIATE");
+    // Inside a caller's transaction (the build commits runs in batches) the run is a savepoint of it: still
+    // all or nothing, without a commit of its own.
+    const nested = db.isTransaction;
+    db.exec(nested ? "SAVEPOINT run" : "BEGIN IMMEDIATE");
     try {
       if (replace) {
         for (const table of TRACE_RUN_TABLES) db.prepare(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
@@ -112,10 +115,11 @@ export class RowWriter {
         mac,
         runId,
       );
-      db.exec("COMMIT");
+      db.exec(nested ? "RELEASE run" : "COMMIT");
       return n;
     } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
+      if (nested && db.isTransaction) db.exec("ROLLBACK TO run; RELEASE run");
+      else if (db.isTransaction) db.exec("ROLLBACK");
       throw error;
     }
   }

@@ -17,6 +17,7 @@ import { experimentOfRun } from "../../provevi/store/mod.ts";
 import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { TRACE_BUILD_VERSION } from "../db/mod.ts";
 import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
+import { readOnceRecord } from "./_read_once_record.ts";
 
 /** How {@linkcode sourceRun} reads a run. */
 export interface SourceRunOptions {
@@ -64,7 +65,8 @@ export async function sourceRun(
   runId: string,
   options: SourceRunOptions = {},
 ): Promise<SourceRun> {
-  const record = await store.readRun(runId);
+  // The rows are made from the texts and bytes the check read, each file read once.
+  const record = readOnceRecord(await store.readRun(runId));
   if ((await record.manifestText()) === null) return { kind: "open" };
   const check = await verifyRun(record, {
     store,
@@ -87,7 +89,8 @@ export async function sourceRun(
     // a manifest that is not JSON is one of the check's problems; only allowUnverified reaches here
   }
   const lastLine = read.lines.at(-1);
-  if (check.ok && (lastLine === undefined || sha256Hex(lastLine) !== lastHash)) {
+  const lastLineHash = read.lineHashes.at(-1);
+  if (check.ok && (lastLineHash === undefined || lastLineHash !== lastHash)) {
     return refused([
       "the run changed while it was read (its last line no longer has the manifest's last hash)",
     ]);
@@ -102,6 +105,7 @@ export async function sourceRun(
     rows = await runRows({
       events: read.events,
       lines: read.lines,
+      lineHashes: read.lineHashes,
       payload: (sha) => record.payload(sha),
       assessments,
     });
@@ -109,7 +113,7 @@ export async function sourceRun(
     if (error instanceof ProveviError) return refused([...messages, error.message]);
     throw error;
   }
-  const built = lastHash ?? sha256Hex(lastLine ?? "");
+  const built = lastHash ?? lastLineHash ?? sha256Hex(lastLine ?? "");
   const source: TraceRow = {
     run_id: record.runId,
     store_uri: store.uri,
