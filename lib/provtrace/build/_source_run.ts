@@ -68,9 +68,15 @@ export async function sourceRun(
   // The rows are made from the texts and bytes the check read, each file read once.
   const record = readOnceRecord(await store.readRun(runId));
   if ((await record.manifestText()) === null) return { kind: "open" };
+  const verified: { events: readonly EvidenceEvent[] | null } = { events: null };
   const check = await verifyRun(record, {
     store,
     ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
+    // The events the check read and chained: the rows are made from them, not from a second parse.
+    extraChecks: [(_record, events) => {
+      verified.events = events;
+      return Promise.resolve([]);
+    }],
   });
   // The trace database keeps the verdict's words for a person; what it acts on is check.ok.
   const messages = check.problems.map((p) => p.message);
@@ -81,13 +87,8 @@ export async function sourceRun(
   if (text === null || manifestText === null) {
     return refused(["the run's evidence went missing while it was read"]);
   }
-  const read = readEventsText(text);
-  let lastHash: string | null = null;
-  try {
-    lastHash = (JSON.parse(manifestText) as { last_hash?: string | null }).last_hash ?? null;
-  } catch {
-    // a manifest that is not JSON is one of the check's problems; only allowUnverified reaches here
-  }
+  const lastHash = manifestLastHash(manifestText);
+  const read = (check.ok ? chainedRead(text, verified.events, lastHash) : null) ?? readEventsText(text);
   const lastLine = read.lines.at(-1);
   const lastLineHash = read.lineHashes.at(-1);
   if (check.ok && (lastLineHash === undefined || lastLineHash !== lastHash)) {
@@ -132,6 +133,39 @@ export async function sourceRun(
     manifestSha256: sha256Hex(manifestText),
     problems: messages,
   };
+}
+
+/** The manifest's last hash, or null (a manifest that is not JSON is one of the check's problems). */
+function manifestLastHash(manifestText: string): string | null {
+  try {
+    return (JSON.parse(manifestText) as { last_hash?: string | null }).last_hash ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The lines of a run that verified, with the events the check parsed from them and each line's hash from the
+ * chain the check held: each event's `prev` is the hash of the line before it, and the manifest's last hash is
+ * the last line's. Null when the text is not one event a line, so it is read again in full.
+ */
+function chainedRead(
+  text: string,
+  events: readonly EvidenceEvent[] | null,
+  lastHash: string | null,
+): { events: EvidenceEvent[]; lines: string[]; lineHashes: string[] } | null {
+  const lines = text.split("\n");
+  if (!events?.length || lastHash === null || lines.pop() !== "" || lines.length !== events.length) {
+    return null;
+  }
+  const lineHashes: string[] = [];
+  for (let i = 1; i < events.length; i++) {
+    const prev = events[i]!.prev;
+    if (typeof prev !== "string") return null;
+    lineHashes.push(prev);
+  }
+  lineHashes.push(lastHash);
+  return { events: [...events], lines, lineHashes };
 }
 
 /**
