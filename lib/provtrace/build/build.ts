@@ -1,6 +1,7 @@
 /**
  * The build: each sealed run of a provevi store that the trace database lacks (or one run, again), checked
- * with provevi's `verifyRun` first, then written in one transaction with its source.
+ * with provevi's `verifyRun` first, then written with its source, all or nothing, in batches of runs that
+ * commit together.
  * @module
  */
 import type { Catalog } from "../../provcat/mod.ts";
