@@ -337,8 +337,8 @@ function streamThrough(
   };
   const stream = new ReadableStream<Uint8Array>({
     pull: async (program) => {
-      // The request is stored once the first chunk has gone on, while the provider sends the next.
-      if (passed++ > 0) call.storeRequest();
+      // The request is read and stored once the first chunk has gone on, while the provider sends the next.
+      if (passed++ > 0) call.storeRequestSoon();
       let chunk: Uint8Array | null;
       try {
         chunk = await answer.next();
