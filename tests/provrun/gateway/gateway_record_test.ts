@@ -314,3 +314,126 @@ Deno.test("a provider's error and a stream cut short record the same step_failed
   assert.match(cut.text, /^event: message_start[\s\S]*event: error\n/);
   assert.equal((chatSpan(cut).attributes as { [key: string]: unknown })["gen_ai.request.stream"], true);
 });
+
+/**
+ * A provider that sends the given chunks of a stream, 15 ms apart, and closes it only 300 ms after the last: the
+ * gateway must know the call ended from the chunk itself.
+ */
+function chunked(chunks: string[]): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    await request.arrayBuffer();
+    const stream = new ReadableStream<Uint8Array>({
+      async start(c) {
+        for (const [i, chunk] of chunks.entries()) {
+          if (i) await new Promise((r) => setTimeout(r, 15));
+          c.enqueue(encoder.encode(chunk));
+        }
+        await new Promise((r) => setTimeout(r, 300));
+        c.close();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+  });
+}
+
+/**
+ * Reads a stream through the gateway chunk by chunk, and notes, as each chunk arrives, whether the call's event
+ * is written yet.
+ */
+async function orderOf(
+  provider: "anthropic" | "openai",
+  path: string,
+  chunks: string[],
+): Promise<{ seen: [string, boolean][]; events: EvidenceEvent[] }> {
+  const runs = await Deno.makeTempDir({ prefix: "provrun-gateway-order-" });
+  const upstream = chunked(chunks);
+  const writer = await new FileStore({ runs }).openRun(newRunId());
+  const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
+  await recorder.record({ type: "run_created", component: "test", data: {} });
+  const gateway = ModelGateway.start({
+    provider,
+    upstream: `http://127.0.0.1:${upstream.addr.port}${provider === "openai" ? "/v1" : ""}`,
+    key: "sk-real-key",
+    recorder,
+    component: "ModelGateway",
+    responseBytes: 1 << 20,
+  });
+  const file = join(writer.folder, "evidence", "events.jsonl");
+  const written = () => /"type":"(model_called|step_failed)"/.test(Deno.readTextFileSync(file));
+  try {
+    const response = await fetch(`${gateway.url}${path}`, {
+      method: "POST",
+      headers: programHeaders(gateway, provider),
+      body: JSON.stringify({ model: "m-1", stream: true, messages: [] }),
+    });
+    const seen: [string, boolean][] = [];
+    for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
+      seen.push([chunk, written()]);
+    }
+    await gateway.close();
+    await recorder.flush();
+    return { seen, events: readEventsText(await Deno.readTextFile(file)).events };
+  } finally {
+    await gateway.close();
+    await upstream.shutdown();
+    await removeWritable(runs);
+  }
+}
+
+const STOP = sse("message_stop", { type: "message_stop" });
+const ESCAPED_STOP = `data: {"type":"message\\u005fstop"}\n\n`;
+const ENDINGS: [string, "anthropic" | "openai", string, string[], string][] = [
+  ["its own chunk", "anthropic", "/v1/messages", [FIRST, LATER, STOP], "model_called"],
+  [
+    "a chunk with the stream's every event",
+    "anthropic",
+    "/v1/messages",
+    [FIRST + LATER + STOP],
+    "model_called",
+  ],
+  // the event's name is all that says it ends the stream: the chunk that ends it holds no marker
+  ["a chunk that ends an event begun in the one before", "anthropic", "/v1/messages", [
+    FIRST + LATER + "event: message_stop\n",
+    "data: {}\n\n",
+  ], "model_called"],
+  ["a chunk whose line was begun in the one before", "anthropic", "/v1/messages", [
+    FIRST + LATER + "event: message_st",
+    "op\ndata: {}\n\n",
+  ], "model_called"],
+  ["a type spelled with a JSON escape, with no event name", "anthropic", "/v1/messages", [
+    FIRST,
+    LATER,
+    ESCAPED_STOP,
+  ], "model_called"],
+  ["an error event", "anthropic", "/v1/messages", [
+    FIRST,
+    sse("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
+  ], "step_failed"],
+  ["OpenAI Chat's [DONE]", "openai", "/v1/chat/completions", [
+    `data: ${
+      JSON.stringify({ id: "c1", model: "m-1", choices: [{ index: 0, delta: { content: "Up" } }] })
+    }\n\n`,
+    `data: ${
+      JSON.stringify({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null })
+    }\n\n`,
+    "data: [DONE]\n\n",
+  ], "model_called"],
+  ["OpenAI Responses' response.completed, its type escaped", "openai", "/v1/responses", [
+    `data: ${
+      JSON.stringify({ type: "response.created", response: { id: "r1", status: "in_progress" } })
+    }\n\n`,
+    `data: {"type":"response\\u002ecompleted","response":{"id":"r1","status":"completed","output":[]}}\n\n`,
+  ], "model_called"],
+];
+
+for (const [name, provider, path, chunks, type] of ENDINGS) {
+  Deno.test(`the chunk that ends a stream reaches the program only after the call's event is written: ${name}`, async () => {
+    const { seen, events } = await orderOf(provider, path, chunks);
+    assert.equal(seen.map(([text]) => text).join(""), chunks.join(""), "the program gets the stream whole");
+    assert.equal(seen.at(-1)![1], true, "the last chunk came after the record");
+    assert.deepEqual(events.map((e) => e.type), ["run_created", type]);
+    if (chunks.length > 1) {
+      assert.equal(seen[0]![1], false, "the first chunk went on before the call ended");
+    }
+  });
+}
