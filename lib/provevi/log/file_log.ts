@@ -8,7 +8,8 @@
  * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
  * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
  * file and the pending file naming each leaf's index and run folder; fsync them all; rename the checkpoint into
- * place (the commit); fsync the folder, and meanwhile add the run index's rows; blank the pending file; unlock.
+ * place (the commit), on a file thread, and meanwhile add the run index's rows; fsync the folder; blank the
+ * pending file; unlock.
  * The pending file is one file written over in place, never made nor removed: on a journaling file system a
  * name made or removed waits for the journal, which other writers of the disk keep busy, while bytes written
  * over cost little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
@@ -47,8 +48,12 @@ export interface PreparedAppend {
   readonly files: string[];
   /** Folders whose new entries to fsync before the commit. */
   readonly dirs: string[];
-  /** Renames the checkpoint into place: the append is made. */
-  commit(): void;
+  /**
+   * Renames the checkpoint into place, on a file thread, and meanwhile adds the run index's rows: the append is
+   * made when the promise resolves. Call {@linkcode PreparedAppend.finish} after it resolves, or
+   * {@linkcode PreparedAppend.abort} if it fails.
+   */
+  commit(): Promise<void>;
   /** Makes the commit durable, blanks the pending file and unlocks. */
   finish(): Promise<void>;
   /** Gives up before the commit and unlocks (the next appender reads the pending file: a sealed run is appended). */
@@ -219,7 +224,7 @@ export class FileLog implements LogStorage {
     const prepared = await this.prepare(leaves, null);
     try {
       await syncPaths(prepared.files, prepared.dirs);
-      prepared.commit();
+      await prepared.commit();
     } catch (error) {
       prepared.abort();
       throw error;
@@ -280,19 +285,21 @@ export class FileLog implements LogStorage {
       files: [...written.files, this.#path("pending.jsonl"), tmp],
       dirs: pending.made ? [...written.dirs, this.dir] : written.dirs,
       commit: () => {
-        Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
-      },
-      finish: async () => {
-        const synced = syncPaths([], [this.#path("tlog")]);
-        // The run index's rows go in after the commit, under the lock, while the folder's fsync is on its way:
-        // a row names only a committed leaf, and an index left behind by a crash is filled from the entries.
+        // The rename replaces the last checkpoint, whose blocks the file system frees (and, mounted with
+        // `discard`, trims) in the call: on a file thread, while this one adds the run index's rows. A row of an
+        // append whose rename fails names a leaf the log lacks, which the index confirms against the entry
+        // before it says anything (run_index.ts), and an index left behind by a crash is filled from the entries.
+        const renamed = Deno.rename(tmp, this.#path("tlog", "checkpoint"));
         this.#index.add({
           lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
           size: plan.edge.size,
           missing: (from) => this.#unindexed(from, size),
         });
+        return renamed;
+      },
+      finish: async () => {
         try {
-          await synced;
+          await syncPaths([], [this.#path("tlog")]);
         } finally {
           release(true);
         }

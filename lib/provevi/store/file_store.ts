@@ -505,11 +505,19 @@ export class FileRunWriter implements RunWriter {
       if (attestation) files.push(this.#paths.attestation);
       await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
       Deno.renameSync(tmp, this.#paths.manifest);
-      append?.commit();
-      committed = true;
+      // The checkpoint is renamed on a file thread while this one lets go of the run and starts the folders'
+      // fsyncs; the log's own folder is fsynced once its rename is done.
+      const committing = append?.commit();
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
       const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map(syncPath);
+      try {
+        await committing;
+      } catch (error) {
+        await Promise.allSettled(dirs); // nothing is left running behind a failure
+        throw error;
+      }
+      committed = true;
       const logged = append?.finish() ?? Promise.resolve();
       // The proof is written while the folders' fsyncs are on their way (it is made again from the log if lost).
       if (append) this.#writeProof(append);
