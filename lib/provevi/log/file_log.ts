@@ -339,8 +339,18 @@ export class FileLog implements LogStorage {
     const dirs = new Set<string>();
     const put = (rel: string, bytes: Uint8Array) => {
       const path = this.#path("tlog", rel);
-      Deno.mkdirSync(dirname(path), { recursive: true });
-      Deno.writeFileSync(path, bytes);
+      try {
+        Deno.writeFileSync(path, bytes);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        // A tile's first width (once in 256 appends): its folder is made, and the folders above it are fsynced
+        // too, since a folder made holds a new name in its parent.
+        Deno.mkdirSync(dirname(path), { recursive: true });
+        for (let d = dirname(dirname(path)); d.startsWith(this.dir) && d !== this.dir; d = dirname(d)) {
+          dirs.add(d);
+        }
+        Deno.writeFileSync(path, bytes);
+      }
       files.push(path);
       dirs.add(dirname(path));
     };
