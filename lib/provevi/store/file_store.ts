@@ -465,15 +465,7 @@ export class FileRunWriter implements RunWriter {
       );
     }
     await Promise.allSettled(this.#writing.values()); // a payload still being written is in the manifest
-    const manifest = buildManifest({
-      run_id: this.runId,
-      status: statusOf(this.#lastEvent),
-      events: this.#count,
-      last_hash: this.#lastLine === null ? null : sha256Hex(this.#lastLine),
-      payloads: this.payloads,
-      lost: info.lost ?? [],
-      sealed_at: info.sealed_at ?? nowUtc(),
-    });
+    const manifest = this.#manifestOf(info);
     const text = manifestText(manifest);
     const tmp = this.#paths.manifestTmp;
     const eventsFile = this.#file;
@@ -537,6 +529,19 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /** The manifest of the run as written so far. */
+  #manifestOf(info: SealInfo): Manifest {
+    return buildManifest({
+      run_id: this.runId,
+      status: statusOf(this.#lastEvent),
+      events: this.#count,
+      last_hash: this.#lastLine === null ? null : sha256Hex(this.#lastLine),
+      payloads: this.payloads,
+      lost: info.lost ?? [],
+      sealed_at: info.sealed_at ?? nowUtc(),
+    });
   }
 
   /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */
