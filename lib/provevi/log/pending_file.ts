@@ -7,7 +7,7 @@
 import { dirname, join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
 import type { AppendPlan } from "./log_storage.ts";
-import type { RunLeaf } from "./run_leaf.ts";
+import { leafOfSeal, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { syncPaths } from "./sync_paths.ts";
 
 const decoder = new TextDecoder();
@@ -55,10 +55,25 @@ export function writePending(
   return { made, blank, close: () => file.close() };
 }
 
-/** True when the run folder's manifest is the one the leaf names. */
+/**
+ * True when the run folder is sealed and its seal makes the leaf: the same manifest, last hash and attestation.
+ * A leaf left for the next appender (in the pending file, or an entry bundle past the size) is appended only
+ * then, so that a leaf forged there with a sealed run's manifest hash puts nothing false in the log.
+ */
 export async function sealedAs(folder: string, leaf: RunLeaf): Promise<boolean> {
   const text = await readTextOrNull(join(folder, "evidence", "manifest.json"));
-  return text !== null && sha256Hex(text) === leaf.manifest_sha256;
+  if (text === null || sha256Hex(text) !== leaf.manifest_sha256) return false;
+  let attestation: Uint8Array | null = null;
+  try {
+    attestation = await Deno.readFile(join(folder, "evidence", "attestation.dsse.json"));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return false;
+  }
+  try {
+    return sameLeaf(leafOfSeal(text, attestation), leaf);
+  } catch {
+    return false;
+  }
 }
 
 /** Gives a run's `.manifest.json.tmp` its name when the log recorded its seal and the bytes are the ones recorded. */
