@@ -53,11 +53,16 @@ export interface TraceRunDigest {
   rows: Map<string, string>;
 }
 
+/** A run's rows as read for its digest, by table: each table's rows as `node:sqlite` gives them, in order. */
+export type TraceRunTables = ReadonlyMap<string, readonly Record<string, unknown>[]>;
+
 /**
  * Reads a run's rows from a trace database and computes their digest.
  *
  * @param db An open trace database (a file, or the in-memory one a check builds from the source).
  * @param runId The run.
+ * @param options `tables`: takes the rows just read, by table, so that a caller that checks the digest and
+ * then uses the rows (an export) reads them once.
  * @returns The digest and the rows it covers.
  * @example
  * ```ts
@@ -66,12 +71,19 @@ export interface TraceRunDigest {
  * traceRunDigest(trace.db, "run-20261129T120000Z-0badc0de").digest; // 64 hex digits
  * ```
  */
-export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest {
+export function traceRunDigest(
+  db: DatabaseSync,
+  runId: string,
+  options: { tables?: (tables: TraceRunTables) => void } = {},
+): TraceRunDigest {
   const rows = new Map<string, string>();
   const hash = createHash("sha256"); // row by row: the run's rows are never joined into one text
   const statements = statementsOf(db);
+  const read = new Map<string, Record<string, unknown>[]>();
   for (const [i, t] of TABLES.entries()) {
-    for (const found of statements[i]!.all(runId) as Record<string, unknown>[]) {
+    const all = statements[i]!.all(runId) as Record<string, unknown>[];
+    read.set(t.table, all);
+    for (const found of all) {
       const row = plain(found);
       const base = `${t.table} ${keyText(t.key.map((k) => row[k] ?? null))}`;
       // A file whose keys were made not unique (its table made again) still names each of its rows.
@@ -82,6 +94,7 @@ export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest 
       hash.update(`${name}\t${text}\n`);
     }
   }
+  options.tables?.(read);
   return { digest: hash.digest("hex"), rows };
 }
 
