@@ -53,8 +53,14 @@ export interface TraceRunDigest {
   rows: Map<string, string>;
 }
 
-/** A run's rows as read for its digest, by table: each table's rows as `node:sqlite` gives them, in order. */
-export type TraceRunTables = ReadonlyMap<string, readonly Record<string, unknown>[]>;
+/** One table's rows of a run as its digest read them: the column names, and each row's values in that order. */
+export interface TraceRunTable {
+  names: readonly string[];
+  rows: readonly (readonly unknown[])[];
+}
+
+/** A run's rows as read for its digest, by table name, each table's rows in its key's order. */
+export type TraceRunTables = ReadonlyMap<string, TraceRunTable>;
 
 /**
  * Reads a run's rows from a trace database and computes their digest.
@@ -79,10 +85,10 @@ export function traceRunDigest(
   const rows = new Map<string, string>();
   const hash = createHash("sha256"); // row by row: the run's rows are never joined into one text
   const statements = statementsOf(db);
-  const read = new Map<string, Record<string, unknown>[]>();
+  const kept = options.tables ? new Map<string, TraceRunTable>() : null;
   for (const [i, t] of TABLES.entries()) {
     const all = statements[i]!.all(runId) as Record<string, unknown>[];
-    read.set(t.table, all);
+    if (kept) kept.set(t.table, tableOf(statements[i]!, all));
     for (const found of all) {
       const row = plain(found);
       const base = `${t.table} ${keyText(t.key.map((k) => row[k] ?? null))}`;
@@ -94,8 +100,14 @@ export function traceRunDigest(
       hash.update(`${name}\t${text}\n`);
     }
   }
-  options.tables?.(read);
+  if (kept) options.tables!(kept);
   return { digest: hash.digest("hex"), rows };
+}
+
+/** A table's rows as its column names and each row's values. */
+function tableOf(statement: StatementSync, rows: Record<string, unknown>[]): TraceRunTable {
+  const names = statement.columns().map((c) => c.name);
+  return { names, rows: rows.map((r) => names.map((n) => r[n])) };
 }
 
 /**
