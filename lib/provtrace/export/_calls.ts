@@ -247,10 +247,11 @@ function groupParts(
   let last: { span: string; message: number } | null = null; // the last sent part's
   for (const r of rows) {
     const span = String(r.span_id);
-    if (!spans.has(span)) continue;
+    const text = content(r);
+    if (!spans.has(span) || text === undefined) continue; // no such message: as the join leaves it out
     let call = out.get(span);
     if (!call) out.set(span, call = { sent: [], received: [] });
-    const part = partOf(String(r.message_hash), String(content(r)));
+    const part = partOf(String(r.message_hash), String(text));
     if (r.direction === "received") {
       call.received.push(part);
       continue;
