@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
-import type { Manifest } from "../evidence/manifest.ts";
+import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { type RunCheck, verifyRun } from "./verify_run.ts";
@@ -73,7 +73,9 @@ export async function exportRun(
       `run "${runId}" cannot be copied into ${folder}: the folder exists already; a copy needs a new folder`,
     );
   }
-  const writer = await to.openRun(runId, { folder });
+  // The copy keeps the source's layout, so that its manifest (and a signature over it) stays the same bytes.
+  const payloads = manifest.format === MANIFEST_FORMAT_PACKED ? "pack" : "files";
+  const writer = await to.openRun(runId, { folder, payloads });
   try {
     await copyInto(runId, { record, to, writer, folder, manifest, events, lines, catalog });
   } catch (error) {
