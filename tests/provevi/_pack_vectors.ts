@@ -76,7 +76,7 @@ export const PACK_VECTORS: Vector[] = [
     before: toPacked,
     change: editPack((pack) => {
       const r = readPack(pack).records[0]!;
-      pack[r.offset] ^= 0x01;
+      pack[r.offset] = pack[r.offset]! ^ 0x01;
       return pack;
     }),
   },

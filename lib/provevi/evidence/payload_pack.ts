@@ -10,6 +10,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex, utf8 } from "./hash.ts";
+import type { RunRecord } from "./record.ts";
 
 /** The pack of a run's small payloads, under `evidence/` (manifest format 2). */
 export const PACK_FILE = "payloads.pack";
@@ -236,4 +237,27 @@ export interface PackSubject {
 export function packSubject(pack: Uint8Array | null): PackSubject | null {
   if (pack === null) return null;
   return { sha256: sha256Hex(pack), packed: new Set(readPack(pack).records.map((r) => r.sha256)) };
+}
+
+/**
+ * The SHA-256 of every payload a run stores: the files of `payloads/` and the records of `payloads.pack`
+ * (manifest format 2), sorted, each once. Their bytes are not read here; {@linkcode RunRecord.payload} reads
+ * one and checks it.
+ *
+ * @param record The run.
+ * @returns The payloads' SHA-256s.
+ * @example
+ * ```ts
+ * import { FileStore, storedPayloads } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const record = await store.readRun("run-20261129T120000Z-0badc0de");
+ * assert.equal((await storedPayloads(record)).length, 3);
+ * ```
+ */
+export async function storedPayloads(record: RunRecord): Promise<string[]> {
+  const names = (await record.payloadNames()).filter((n) => /^[0-9a-f]{64}$/.test(n));
+  const packed = packSubject(await record.payloadPack())?.packed ?? [];
+  return [...new Set([...names, ...packed])].sort();
 }

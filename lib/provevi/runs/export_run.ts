@@ -11,6 +11,7 @@ import { ProveviError } from "../evidence/errors.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
 import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
+import { readPack } from "../evidence/payload_pack.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { type RunCheck, verifyRun } from "./verify_run.ts";
@@ -158,6 +159,10 @@ async function copyInto(
     if (stored !== sha256) throw new ProveviError(`payload ${sha256} of run "${runId}" changed while copied`);
     put.add(sha256);
   };
+  // The pack's records first, in their order, so that the copy's pack is the same bytes: a signed seal names
+  // its digest. Each payload is then stored before any event names it, as the writer stored it.
+  const pack = await record.payloadPack();
+  for (const r of pack === null ? [] : readPack(pack).records) await putPayload(r.sha256);
   for (const [i, event] of events.entries()) {
     for (const sha256 of payloadsOf(event as EvidenceEvent)) await putPayload(sha256);
     await writer.append(lines[i]!, event as EvidenceEvent);
