@@ -8,7 +8,7 @@
 import type { EventInit } from "../evidence/chain.ts";
 import { formatMicros, type Json } from "../evidence/event.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
-import { attributeLevel } from "../telemetry/attributes.ts";
+import { attributeLevel, NAME_KEYS, USAGE_KEYS } from "../telemetry/attributes.ts";
 import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import type { OtlpValue, ReceivedSpan } from "./otlp_receiver.ts";
 
@@ -20,7 +20,8 @@ export const SPANS_RECEIVED = "spans_received";
 
 const DIGITS = /^[0-9]+$/;
 let lastSecond = "";
-let lastPrefix = "";
+/** The character codes of the last second's time, "YYYY-MM-DDThh:mm:ss.", then six digits and `Z` to fill. */
+let timeCodes: number[] = [];
 
 /** A time in nanoseconds as RFC 3339 UTC with microseconds, as `formatMicros` writes it. */
 function nanoTime(nanos: string): string {
@@ -29,11 +30,14 @@ function nanoTime(nanos: string): string {
   if (n >= 10 && (n < 19 || (n === 19 && nanos.charCodeAt(0) < 57)) && DIGITS.test(nanos)) {
     const second = nanos.slice(0, n - 9);
     if (second !== lastSecond) {
-      lastPrefix = formatMicros(Number(second) * 1_000_000).slice(0, 20); // "YYYY-MM-DDThh:mm:ss."
+      const prefix = formatMicros(Number(second) * 1_000_000).slice(0, 20); // "YYYY-MM-DDThh:mm:ss."
+      timeCodes = Array.from(prefix + "000000Z", (c) => c.charCodeAt(0));
       lastSecond = second;
     }
-    // joined, not added: one flat text (see PlainNames)
-    return [lastPrefix, nanos.slice(n - 9, n - 3), "Z"].join("");
+    // made from its codes, not added: one flat text (see PlainNames), and at a third less than a join costs
+    const at = timeCodes.length - 7;
+    for (let i = 0; i < 6; i++) timeCodes[at + i] = nanos.charCodeAt(n - 9 + i);
+    return String.fromCharCode.apply(null, timeCodes);
   }
   let micros: number;
   if (/^[0-9]{4,19}$/.test(nanos)) micros = Number(nanos.slice(0, -3)); // the usual case, without a BigInt
@@ -46,6 +50,8 @@ function nanoTime(nanos: string): string {
   }
   return formatMicros(Number.isFinite(micros) ? micros : 0);
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** Sets a key, so that a key named `__proto__` is data, not the object's prototype. */
 function put(target: { [key: string]: Json }, key: string, value: Json): void {
@@ -86,9 +92,10 @@ export function receivedRow(span: ReceivedSpan): StoredSpan {
 
 /**
  * The texts of one request that go in its rows and events, each judged once (names repeat): whether a text is a
- * plain name or a plain span name, and one flat copy of it. The decoder builds its texts by concatenation, and
- * `JSON.stringify` writes an object that holds such a text (a V8 cons string) at about half its speed, twice
- * for each span (its row and its event): the copy is flat, and one per request serves every span.
+ * plain name or a plain span name, and one flat copy of it. `JSON.stringify` writes an object that holds a text
+ * made by concatenation (a V8 cons string) at about half its speed: the copy is flat, and one per request serves
+ * every span. The decoders' own texts are flat already (TextDecoder, `String.fromCharCode`, `JSON.parse`), so
+ * attribute values go to the row as they are.
  */
 interface PlainNames {
   /** A text, and its flat copy when it is a plain name, else null. */
@@ -135,10 +142,13 @@ function splitRow(span: ReceivedSpan, plain: PlainNames): StoredSpan {
   let kept: { [key: string]: Json } = {};
   const values = span.attributes;
   for (const key in values) {
-    if (!Object.hasOwn(values, key)) continue;
+    if (!hasOwn.call(values, key)) continue;
+    // a key provevi does not know is a body whatever it holds: it is not made JSON only to be left out
+    if (!NAME_KEYS.has(key) && !USAGE_KEYS.has(key)) continue;
     const value = json(values[key]!);
     if (attributeLevel(key, value) === "bodies") continue;
-    put(kept, key, typeof value === "string" ? flatText(value, plain) : value);
+    // the decoders' texts are flat already (TextDecoder, String.fromCharCode, JSON.parse)
+    put(kept, key, value);
   }
   kept = sortedKeys(kept);
   return {

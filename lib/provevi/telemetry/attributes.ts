@@ -3,6 +3,7 @@
  * (provevi-reference.txt, "What a destination receives").
  * @module
  */
+import { NOT_A_WORD } from "./_plain_text.ts";
 
 /** What a destination receives, from least to most. */
 export type Level = "names" | "usage" | "bodies";
@@ -111,8 +112,6 @@ export const USAGE_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 const MAX_WORD = 200;
-// deno-lint-ignore no-control-regex
-const NOT_A_WORD = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200d\u2060\ufeff]/;
 
 /**
  * True when a text is one word of at most 200 characters: no whitespace, control character or invisible
@@ -126,7 +125,16 @@ const NOT_A_WORD = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200d\u2060
  * ```
  */
 export function isOneWord(text: string): boolean {
-  return text.length > 0 && text.length <= MAX_WORD && !NOT_A_WORD.test(text);
+  const n = text.length;
+  if (n === 0 || n > MAX_WORD) return false;
+  // For ASCII, NOT_A_WORD is exactly a code up to the space, or DEL: a loop decides it without the regular
+  // expression's call, which costs more than the scan on names this short; another character takes the expression.
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f) return false;
+    if (c > 0x7f) return !NOT_A_WORD.test(text);
+  }
+  return true;
 }
 
 function isWord(value: unknown): boolean {
@@ -184,6 +192,8 @@ function put(target: Record<string, unknown>, key: string, value: unknown): void
   } else target[key] = value;
 }
 
+const hasOwn = Object.prototype.hasOwnProperty;
+
 /** Span attributes: keys and OpenTelemetry attribute values. */
 export type Attributes = Readonly<Record<string, unknown>>;
 
@@ -205,20 +215,21 @@ export function attributesFor(attributes: Attributes, level: Level | null): Reco
   const out: Record<string, unknown> = {};
   if (level === null) return out;
   const rank = levelRank(level);
-  // Object.keys gives the own keys at once, where for…in needs a hasOwn test for each
-  for (const key of Object.keys(attributes)) {
+  // for…in with hasOwnProperty reads each key and value from the object's enum cache, which V8 knows to be own
+  // keys, where Object.keys makes an array and each read is a lookup by name
+  for (const key in attributes) {
+    if (!hasOwn.call(attributes, key)) continue;
     const value = attributes[key];
-    if (rank === 2 || rankOf(key, value) <= rank) put(out, key, value);
+    if (rank !== 2) {
+      // A key provevi does not know leaves only at bodies: one lookup rules out most of a span's text
+      const known = KNOWN.get(key);
+      if (known === undefined) continue;
+      if (known === "names" ? !isWords(value) : rank === 0 || !isCount(value)) continue;
+    }
+    if (key === "__proto__") put(out, key, value);
+    else out[key] = value;
   }
   return out;
-}
-
-/** {@linkcode attributeLevel}'s rank, without the level's name in between: the cut's test of each attribute. */
-function rankOf(key: string, value: unknown): number {
-  const known = KNOWN.get(key);
-  if (known === "names") return isWords(value) ? 0 : 2;
-  if (known === "usage") return isCount(value) ? 1 : 2;
-  return 2;
 }
 
 /**

@@ -7,6 +7,7 @@
  * @module
  */
 import { isOneWord } from "./attributes.ts";
+import { plainText, SECRET, SECRET_HINT } from "./_plain_text.ts";
 
 /**
  * The attribute keys that name a model in OpenTelemetry's GenAI conventions. {@linkcode plainAttribute}
@@ -41,171 +42,6 @@ export const RUN_MODEL_KEYS: ReadonlySet<string> = new Set([...MODEL_KEYS, "mode
 /** The longest name, in UTF-16 code units; the word test itself is `isOneWord`'s. */
 const MAX_NAME = 200;
 
-// Dots and slashes of other scripts, read as `.` and `/` before the path rules, so that `etc\uff0fpasswd`
-// or `host\u3002com/x` is judged as what it looks like.
-const LOOKALIKE_DOTS = /[\u3002\uff0e\uff61\u2024\ufe52]/g;
-const LOOKALIKE_SLASHES = /[\uff0f\u2044\u2215\u29f8\u2571]/g;
-const NON_ASCII = /[\u0080-\uffff]/;
-const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
-const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;
-const DRIVE = /^[a-z]:$/i;
-const PORT = /^\d+$/;
-const SCHEME_PART = /^([a-z][a-z0-9+.-]*):(.*)$/i;
-const IPV4_LIKE = /^\d+(\.\d+)+$/;
-const HOST_LIKE = /^(?:[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]\.?$/i;
-
-/** Schemes of storage and of the web; `groq:` or `ollama:` is a provider's prefix, not one of these. */
-const SCHEMES = new Set([
-  "http",
-  "https",
-  "ws",
-  "wss",
-  "ftp",
-  "ftps",
-  "sftp",
-  "scp",
-  "ssh",
-  "rsync",
-  "git",
-  "svn",
-  "file",
-  "smb",
-  "cifs",
-  "nfs",
-  "webdav",
-  "dav",
-  "s3",
-  "s3a",
-  "s3n",
-  "gs",
-  "gcs",
-  "az",
-  "azure",
-  "abfs",
-  "abfss",
-  "wasb",
-  "wasbs",
-  "adl",
-  "hdfs",
-  "webhdfs",
-  "dbfs",
-  "oss",
-  "cos",
-  "r2",
-  "b2",
-  "swift",
-  "minio",
-  "lakefs",
-  "postgres",
-  "postgresql",
-  "mysql",
-  "mariadb",
-  "mssql",
-  "oracle",
-  "sqlite",
-  "mongodb",
-  "mongodb+srv",
-  "redis",
-  "rediss",
-  "jdbc",
-  "odbc",
-  "ldap",
-  "ldaps",
-  "mailto",
-  "data",
-  "javascript",
-  "experiment",
-  "run",
-  "data+table",
-  "data+file",
-]);
-
-/** Hosts that start real model names in Ollama, so they stay plain as a first part. */
-const MODEL_HOSTS = new Set(["hf.co", "huggingface.co", "modelscope.cn", "registry.ollama.ai"]);
-
-/** Folders of the root whose files a path from them names, in any case. */
-const HOME_ROOTS = new Set(["home", "users", "root", "etc", "private", "volumes", "tmp", "var", "~"]);
-/** The other folders of a root: a path two folders deep from one of them is a machine's file. */
-const ROOT_FOLDERS = new Set([
-  "bin",
-  "boot",
-  "dev",
-  "lib",
-  "lib32",
-  "lib64",
-  "libx32",
-  "media",
-  "mnt",
-  "opt",
-  "proc",
-  "run",
-  "sbin",
-  "snap",
-  "srv",
-  "sys",
-  "usr",
-  "nix",
-  "applications",
-  "library",
-  "system",
-  "cores",
-  "workspace",
-  "workspaces",
-  "app",
-]);
-/** Folders that a path passes through to reach someone's files. */
-const THROUGH = new Set(["home", "users", "~"]);
-
-/** Files of keys or settings, by name or by extension, with a copy's suffix such as `.bak`. */
-const KEY_FILE = new RegExp(
-  "^(?:" + [
-    "[^/]*\\.(?:pem|key|p12|pfx|jks|keystore|ppk|gpg|pgp|asc|pub|crt|cer|der|csr|kdbx|ovpn|" +
-    "yaml|yml|toml|ini|cfg|conf|config|env|properties|tfvars|tfstate|npmrc|pypirc|netrc|pgpass|htpasswd)",
-    "id_[a-z0-9_]+",
-    "kubeconfig",
-    "config",
-    "credentials",
-    "authorized_keys",
-    "known_hosts",
-    "netrc",
-    "pgpass",
-    "htpasswd",
-    "shadow",
-    "passwd",
-    "environ",
-  ].join("|") + ")(?:\\.(?:bak|old|orig|backup|save|swp|tmp|copy|\\d+)|~)*$",
-  "i",
-);
-
-/**
- * Common API keys and tokens, by their start and the run of characters after it. `hf_transfer` or
- * `sk-learn` is too short to be a key.
- */
-const SECRET = new RegExp(
-  "(?:^|[^A-Za-z0-9])(?:" + [
-    "sk-[A-Za-z0-9_-]{20,}", // OpenAI, Anthropic (sk-ant-…), OpenRouter (sk-or-…)
-    "[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", // Stripe
-    "pk_live_[A-Za-z0-9]{10,}",
-    "gh[pousr]_[A-Za-z0-9]{20,}", // GitHub
-    "github_pat_[A-Za-z0-9_]{20,}",
-    "xox[abpors]-[A-Za-z0-9-]{10,}", // Slack
-    "(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}", // AWS
-    "hf_[A-Za-z0-9]{30,}", // Hugging Face
-    "eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{4,}", // JSON web token
-    "AIza[A-Za-z0-9_-]{30,}", // Google
-    "glpat-[A-Za-z0-9_-]{20,}", // GitLab
-    "npm_[A-Za-z0-9]{30,}",
-    "xai-[A-Za-z0-9]{30,}",
-    "gsk_[A-Za-z0-9]{30,}", // Groq
-    "r8_[A-Za-z0-9]{30,}", // Replicate
-    "-----BEGIN",
-  ].join("|") + ")",
-);
-
-/** The starts of {@linkcode SECRET}'s keys alone: a cheap scan that rules most texts out before the full one. */
-const SECRET_HINT =
-  /sk-|k_live_|k_test_|gh[pousr]_|github_pat_|xox[abpors]-|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|hf_|eyJ|AIza|glpat-|npm_|xai-|gsk_|r8_|-----BEGIN/;
-
 /** Options of {@linkcode plainName}. */
 export interface PlainNameOptions {
   /** Texts that may have more than one `/`, such as the model a run names; each must pass every other test. */
@@ -237,11 +73,20 @@ export function plainName(value: unknown, options: PlainNameOptions = {}): boole
   return plainWord(value, declared);
 }
 
+/** How many verdicts each of the two caches of {@linkcode plainTextOf} holds before it starts again. */
+const VERDICTS = 1024;
+// The verdicts of texts that took the full test, apart for declared and not: such names (models with a `/`,
+// hosts, versions) repeat span after span, and a lookup costs a fraction of the regular expressions of one. A
+// verdict depends on the text and `declared` alone, so a remembered one is the one a new test would give.
+// Bounded: at VERDICTS texts of at most MAX_NAME characters a cache is emptied, so fresh texts cannot grow it.
+const judged: Map<string, boolean> = new Map();
+const judgedDeclared: Map<string, boolean> = new Map();
+
 /**
  * {@linkcode isOneWord} and {@linkcode plainText} of a text, with one pass over its characters for the common
  * case: for a text all of ASCII, the pass decides what the regular expressions of the two would (whitespace or a
  * control character: not one word; none of `/ \ : @ = % . ~`: plain unless it holds an API key), and a text
- * with any other character, or one of those, takes the full test.
+ * with any other character, or one of those, takes the full test, remembered for texts seen lately.
  */
 function plainWord(value: string, declared: boolean): boolean {
   const n = value.length;
@@ -250,7 +95,7 @@ function plainWord(value: string, declared: boolean): boolean {
   for (let i = 0; i < n; i++) {
     const c = value.charCodeAt(i);
     if (c <= 0x20 || c === 0x7f) return false; // ASCII whitespace or a control character
-    if (c > 0x7f) return isOneWord(value) && plainText(value, declared);
+    if (c > 0x7f) return plainTextOf(value, declared, false);
     // / \ : @ = % . ~
     if (
       c === 0x2f || c === 0x5c || c === 0x3a || c === 0x40 || c === 0x3d || c === 0x25 || c === 0x2e ||
@@ -259,8 +104,20 @@ function plainWord(value: string, declared: boolean): boolean {
       special = true;
     }
   }
-  if (special) return plainText(value, declared);
+  if (special) return plainTextOf(value, declared, true);
   return !(n >= 10 && SECRET_HINT.test(value) && SECRET.test(value));
+}
+
+/** The full test of a text of at most MAX_NAME characters, remembered; `ascii` when it is known to be one word. */
+function plainTextOf(value: string, declared: boolean, ascii: boolean): boolean {
+  const cache = declared ? judgedDeclared : judged;
+  let verdict = cache.get(value);
+  if (verdict === undefined) {
+    verdict = (ascii || isOneWord(value)) && plainText(value, declared);
+    if (cache.size >= VERDICTS) cache.clear();
+    cache.set(value, verdict);
+  }
+  return verdict;
 }
 
 function isDeclared(value: string, declared: Iterable<string>): boolean {
@@ -268,65 +125,6 @@ function isDeclared(value: string, declared: Iterable<string>): boolean {
   if (declared instanceof Set) return declared.has(value);
   for (const d of declared) if (d === value) return true;
   return false;
-}
-
-/**
- * A secret's name, then a colon and a value: `token:abc`, `api_key:x`, `Password:y`, and the HTTP headers that
- * carry one: `Authorization:Bearer-x`, `Proxy-Authorization:Basic-x`, `Cookie:sid-x`.
- */
-const SECRET_SETTING =
-  /(?:^|[^a-z0-9])(?:api[_-]?key|apikey|key|token|secret|password|passwd|pwd|pass|auth|authori[sz]ation|bearer|credentials?|session|cookie)\s*:\s*\S/i;
-
-/** The fast test of a text already known to be one word of at most 200 characters. */
-function plainText(raw: string, declared: boolean): boolean {
-  // Every key that SECRET knows is 10 characters at least (`-----BEGIN`), so a shorter text skips the scan.
-  if (raw.length >= 10 && SECRET_HINT.test(raw) && SECRET.test(raw)) return false;
-  // A name with none of these characters is one word with no path, place, setting or user: the common case.
-  if (!/[/\\:@=%.~\u0080-\uffff]/.test(raw)) return true;
-  const value = NON_ASCII.test(raw) ? raw.replace(LOOKALIKE_DOTS, ".").replace(LOOKALIKE_SLASHES, "/") : raw;
-  if (value.includes("\\")) return false; // a Windows path, or an escape that a reader may undo
-  if (URL_START.test(value)) return false;
-  if (value.includes("=")) return false; // a setting, such as token=x
-  if (value.includes("@") && value.includes(":")) return false; // user:password@host, ns:model@tag
-  if (SECRET_SETTING.test(value)) return false; // token:abc123, password:hunter2: a setting written with a colon
-  if (PERCENT_ESCAPE.test(value)) return false; // %2F, %40, %2e: a separator in disguise
-  if (value === "." || value === "..") return false;
-  if (!value.includes("/")) return true; // one word: id_rsa, .env, host.com, user@host.com
-  if (value.startsWith("/")) return false; // a path from /
-  const parts = value.split("/");
-  const last = parts.length - 1;
-  if (last > 1 && !declared) return false; // tmp/a/b, though openai/gpt-4o-mini stays plain
-  const first = parts[0]!.toLowerCase();
-  if (DRIVE.test(first)) return false; // C:/Users/someone
-  if (HOME_ROOTS.has(first)) return false; // etc/passwd, tmp/x, Users/someone
-  if (last >= 2 && ROOT_FOLDERS.has(first)) return false; // run/secrets/x, opt/app/x, proc/self/environ
-  for (let i = 0; i <= last; i++) {
-    const part = parts[i]!;
-    if (part === "" || part === "." || part === "..") return false; // a//b, ./x, ../x
-    if (part.startsWith(".")) return false; // a hidden part: home/someone/.ssh/id_rsa, x/.env
-    if (i === last) break;
-    const lower = part.toLowerCase();
-    if (i > 0 && THROUGH.has(lower)) return false; // data/home/someone/x
-    if (i === 0 && MODEL_HOSTS.has(lower)) continue; // hf.co/bartowski/x
-    if (placeLike(lower)) return false; // https:/host/x, x/host.com/a, 127.1/x, db:5432/x, x/user@host.com/a
-  }
-  if (KEY_FILE.test(parts[last]!)) return false; // x/key.pem, x/config.yaml, x/id_rsa.pub
-  return true;
-}
-
-/** True when a part before a `/` is a URL's scheme, a host, a host and port, or an email. */
-function placeLike(part: string): boolean {
-  if (part.includes("@")) return true;
-  if (part.startsWith("[")) return true; // an IPv6 literal
-  const scheme = SCHEME_PART.exec(part);
-  if (scheme) {
-    if (SCHEMES.has(scheme[1]!)) return true; // s3:/bucket/key, s3:bucket/key
-    if (PORT.test(scheme[2]!)) return true; // db:5432/x
-    return placeLike(scheme[1]!); // host.com:x/…
-  }
-  if (part === "localhost") return true;
-  if (IPV4_LIKE.test(part)) return true; // 127.1/x (2130706433/x, one number, passes)
-  return HOST_LIKE.test(part);
 }
 
 /**
@@ -349,10 +147,13 @@ function placeLike(part: string): boolean {
 export function plainAttribute(
   key: string,
   value: unknown,
-  options: { modelKeys?: ReadonlySet<string> } = {},
+  options?: { modelKeys?: ReadonlySet<string> },
 ): boolean {
-  const declared = (options.modelKeys ?? MODEL_KEYS).has(key);
-  return plainValue(value, declared, options.modelKeys, 0);
+  // No default options object: this runs once per attribute of every span, and a string is the common value
+  const modelKeys = options?.modelKeys;
+  const declared = (modelKeys ?? MODEL_KEYS).has(key);
+  if (typeof value === "string") return plainWord(value, declared);
+  return plainValue(value, declared, modelKeys, 0);
 }
 
 function plainValue(
