@@ -114,9 +114,7 @@ export async function main(): Promise<void> {
     `recorder step profile: event + span + payload hash add ${
       (stored - bare).toFixed(1)
     } µs to the bare append; ` +
-      `the payload's write ${(rec - stored).toFixed(1)} µs (bare: a new 10 KB file ${
-        file.toFixed(1)
-      } µs, ` +
+      `the payload's write ${(rec - stored).toFixed(1)} µs (bare: a new 10 KB file ${file.toFixed(1)} µs, ` +
       `the same bytes appended to one open file ${append.toFixed(1)} µs; load ${
         Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
       })`,
