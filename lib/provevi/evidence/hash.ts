@@ -21,6 +21,48 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+/**
+ * Hashes for bytes that this process hashed already, by the very array: {@linkcode sha256Vouched} puts one, and
+ * {@linkcode takeVouchedSha256} (the writer's `putPayload`) takes it, so that bytes checked against the hash a
+ * pack's record names are stored under it without a second hash. Only the code that hashed an array can vouch
+ * for it, so a hash here is always the true hash of its array as it was hashed; weakly held, so an array that
+ * is never stored takes its hash with it.
+ */
+const vouched = new WeakMap<Uint8Array, string>();
+
+/**
+ * The SHA-256 of bytes, vouched for to the writer that stores these bytes (this array) next, which then takes
+ * it in place of hashing them again. The bytes must not change before they are stored.
+ *
+ * @param bytes The bytes.
+ * @returns 64 lowercase hex digits.
+ * @example
+ * ```ts
+ * import { sha256Vouched, takeVouchedSha256 } from "./hash.ts";
+ * const bytes = new TextEncoder().encode("abc");
+ * sha256Vouched(bytes); // "ba7816bf…"
+ * takeVouchedSha256(bytes); // the same, once; null after
+ * ```
+ */
+export function sha256Vouched(bytes: Uint8Array): string {
+  const sha256 = sha256Hex(bytes);
+  vouched.set(bytes, sha256);
+  return sha256;
+}
+
+/**
+ * The hash {@linkcode sha256Vouched} made of these very bytes (this array), taken: a second call gets null.
+ *
+ * @param bytes The bytes to store.
+ * @returns Their SHA-256, or null when nobody vouched for them.
+ */
+export function takeVouchedSha256(bytes: Uint8Array): string | null {
+  const sha256 = vouched.get(bytes);
+  if (sha256 === undefined) return null;
+  vouched.delete(bytes);
+  return sha256;
+}
+
 /** UTF-8 bytes of a text. */
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text);

@@ -3,8 +3,8 @@
  * timeline over the evidence, not the record: the file is outside `evidence/`, so no check covers it.
  * @module
  */
-import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
+import { EvidenceError } from "./errors.ts";
 import type { Json } from "./event.ts";
 
 /** One span as a store keeps it: a line of `spans.jsonl`. */
@@ -38,19 +38,98 @@ export interface SpanSink {
 export const SPANS_FILE = "spans.jsonl";
 
 /**
- * Appends spans to `<folder>/spans.jsonl`, one JSON object a line: what `FileStore` and `SqliteStore` do.
+ * One run's `spans.jsonl`, open to append from its first rows until {@linkcode SpansFile.close}: each call
+ * appends its rows with one write to the open file, where opening the file again for each batch cost more than
+ * making its rows. The writes are the file's only durability: written whole before `append` returns (the
+ * operating system holds them past the end of the process), never fsynced, as before the file was kept open
+ * (the file is an index, which the events can rebuild). After `close` each call opens, writes and closes.
+ *
+ * @example
+ * ```ts
+ * import { SpansFile } from "./spans_file.ts";
+ * const folder = await Deno.makeTempDir();
+ * const spans = new SpansFile(folder);
+ * spans.append([]); // nothing to write: the file is not made
+ * spans.close();
+ * ```
+ */
+export class SpansFile {
+  /** The path of `spans.jsonl`. */
+  readonly path: string;
+  #file: Deno.FsFile | null = null;
+  #closed = false;
+
+  /** @param folder The run folder. */
+  constructor(folder: string) {
+    this.path = join(folder, SPANS_FILE);
+  }
+
+  /**
+   * Appends spans, one JSON object a line, with one write. A write that fails part way is taken back, so that
+   * a cut line does not join the next batch's first row.
+   *
+   * @param spans The spans.
+   * @throws EvidenceError when the file cannot take them; none of them is in it then.
+   */
+  append(spans: readonly StoredSpan[]): void {
+    if (spans.length === 0) return;
+    // joined, not added: one flat text for the encoder
+    const bytes = encoder.encode(spans.map((s) => JSON.stringify(s) + "\n").join(""));
+    let file: Deno.FsFile | null = null;
+    let written = 0;
+    try {
+      file = this.#file ?? Deno.openSync(this.path, { write: true, create: true, append: true });
+      if (!this.#closed) this.#file = file;
+      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+    } catch (error) {
+      if (written > 0) truncateBack(file!, written);
+      throw new EvidenceError(`cannot write to ${this.path}: ${(error as Error).message}`, { cause: error });
+    } finally {
+      if (this.#closed) file?.close();
+    }
+  }
+
+  /** Closes the file; a later {@linkcode SpansFile.append} opens it for its own write. */
+  close(): void {
+    this.#closed = true;
+    try {
+      this.#file?.close();
+    } catch { /* closed already */ }
+    this.#file = null;
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** Takes back the last `written` bytes of a file open to append; a reader skips a cut line. */
+function truncateBack(file: Deno.FsFile, written: number): void {
+  try {
+    file.truncateSync(file.statSync().size - written);
+  } catch { /* the reader skips it */ }
+}
+
+/**
+ * Appends spans to `<folder>/spans.jsonl`, one JSON object a line, with one write to the file opened for it:
+ * for a run whose {@linkcode SpansFile} this process does not hold.
  *
  * @param folder The run folder.
  * @param spans The spans.
+ * @throws EvidenceError when the file cannot take them.
  * @example
  * ```ts
  * import { appendSpansFile } from "./spans_file.ts";
  * await appendSpansFile("/tmp/runs/run-x", []);
  * ```
  */
-export async function appendSpansFile(folder: string, spans: readonly StoredSpan[]): Promise<void> {
-  if (spans.length === 0) return;
-  await appendFile(join(folder, SPANS_FILE), spans.map((s) => JSON.stringify(s) + "\n").join(""));
+export function appendSpansFile(folder: string, spans: readonly StoredSpan[]): Promise<void> {
+  try {
+    const file = new SpansFile(folder);
+    file.close();
+    file.append(spans);
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**

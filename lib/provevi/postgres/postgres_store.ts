@@ -10,7 +10,7 @@ import type postgres from "postgres";
 import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
-import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { appendSpansFile, type SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import type { PayloadLayout } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
@@ -132,6 +132,8 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   /** The log of the store's sealed runs, in its tables: each seal appends its run in the seal's transaction. */
   readonly log: RowsLog;
   #sql: postgres.Sql | null;
+  /** The span index of each run this store opened, open to append until its seal. */
+  readonly #spans = new Map<string, SpansFile>();
 
   private constructor(sql: postgres.Sql, uri: string, runs: string, readOnly: boolean) {
     this.#sql = sql;
@@ -204,15 +206,19 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
       if (pgCode(error) === "23505") throw Object.assign(exists(), { cause: error });
       throw this.#fail(`record run "${runId}"`, error);
     }
+    this.#spans.set(runId, file.spans);
     return new PostgresRunWriter(sql, file, { uri: this.uri });
   }
 
   /**
-   * Appends spans of a run to `<run folder>/spans.jsonl`, the folder that the run's row names.
+   * Appends spans of a run to `<run folder>/spans.jsonl`, the folder that the run's row names; a run this store
+   * opened, to the file its writer keeps open until the seal, with no query.
    * @throws RunNotFound when the store has no such run; ProveviError when it is open read-only.
    */
   async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
     this.#writable(`add spans to run "${runId}"`);
+    const open = this.#spans.get(runId);
+    if (open) return open.append(spans);
     const [row] = await this.#all("SELECT folder FROM provevi_runs WHERE run_id = ?", runId);
     if (!row) {
       throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);

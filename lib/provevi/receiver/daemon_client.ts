@@ -21,7 +21,11 @@ import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
 import { RECEIVER_COMPONENT, SPANS_RECEIVED } from "./span_events.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
-/** The bodies the daemon wrote to a run folder's `received.spans`, by SHA-256, each checked against it. */
+/**
+ * The bodies the daemon wrote to a run folder's `received.spans`, by SHA-256, each checked against it as the
+ * file is read: views into one read of the file, vouched for, so that the writer stores each without hashing it
+ * again.
+ */
 async function receivedBodies(folder: string): Promise<Map<string, Uint8Array>> {
   let pack: Uint8Array;
   try {
@@ -81,11 +85,11 @@ function handedBack(e: unknown, bodies: ReadonlyMap<string, Uint8Array>): Omit<E
 
 /**
  * Appends what a daemon handed back at a run's seal to the run's chain: for each `spans_received` event, takes
- * the body from the run folder's `received.spans`, checks its hash and stores it as a payload; then writes the
- * events in the order the daemon took them, made again from their checked fields. It takes only what a span
- * receiver writes (`spans_received` and `telemetry_problem` events of the `SpanReceiver` component, bodies that
- * hash to what the events name), so that a daemon cannot put anything else in the chain. Then it removes
- * `received.spans`, whose bodies are the run's payloads now.
+ * the body from the run folder's `received.spans`, checks its hash and stores it as a payload (one hash a body:
+ * the check's); then writes the events in the order the daemon took them, made again from their checked fields.
+ * It takes only what a span receiver writes (`spans_received` and `telemetry_problem` events of the
+ * `SpanReceiver` component, bodies that hash to what the events name), so that a daemon cannot put anything else
+ * in the chain. Then it removes `received.spans`, whose bodies are the run's payloads now.
  *
  * @param run The run's recorder (`record`, `recordMany`, `payload`).
  * @param sealed The seal's answer.
@@ -125,7 +129,13 @@ export async function appendSealedSpans(
     }
     inits.push(init);
   }
-  for (const init of inits) if (init.payload) await run.payload(bodies.get(init.payload)!);
+  // each body once (a body sent twice is one record, named by two events), with the hash its check made
+  const stored = new Set<string>();
+  for (const { payload } of inits) {
+    if (!payload || stored.has(payload)) continue;
+    stored.add(payload);
+    await run.payload(bodies.get(payload)!);
+  }
   if (run.recordMany) await run.recordMany(inits);
   else for (const init of inits) await run.record(init);
   await Deno.remove(join(options.folder, RECEIVED_FILE)).catch(() => {});

@@ -19,7 +19,7 @@ import { nowUtc } from "../evidence/event.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import { packRecord } from "../evidence/payload_pack.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { SPANS_FILE, type StoredSpan } from "../evidence/spans_file.ts";
+import { SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { runWriterState, WRITER_LOCK } from "../evidence/writer_process.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { newSecret, secretDigest } from "../guard/local_secret.ts";
@@ -116,8 +116,8 @@ export class DaemonRun implements ReceiverRun {
   readonly budget: RunBudget;
   /** `received.spans`, open to append, from the first body on. */
   #file: Deno.FsFile | null = null;
-  /** `spans.jsonl`, open to append, from the first rows on. */
-  #rows: Deno.FsFile | null = null;
+  /** `spans.jsonl`, open to append from the first rows on. */
+  #rows: SpansFile | null = null;
   /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
   readonly #kept = new Set<string>();
   readonly writerDigest: Uint8Array;
@@ -211,30 +211,16 @@ export class DaemonRun implements ReceiverRun {
    */
   addRows(rows: readonly StoredSpan[]): void {
     if (this.sealed) throw new Error(`run ${this.runId} is sealed`);
-    if (rows.length === 0) return;
-    const path = join(this.inStore.folder!, SPANS_FILE);
-    // joined, not added: one flat text for the encoder
-    const bytes = utf8.encode(rows.map((row) => JSON.stringify(row) + "\n").join(""));
-    let written = 0;
-    try {
-      this.#rows ??= Deno.openSync(path, { write: true, create: true, append: true });
-      while (written < bytes.length) written += this.#rows.writeSync(bytes.subarray(written));
-    } catch (error) {
-      // a line cut part way would join the next request's first row: take it back
-      if (written > 0) truncateBack(this.#rows!, written);
-      throw new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error });
-    }
+    (this.#rows ??= new SpansFile(this.inStore.folder!)).append(rows);
   }
 
   /** Closes `received.spans` and `spans.jsonl`: the run takes no more bodies. */
   closeFile(): void {
-    for (const file of [this.#file, this.#rows]) {
-      try {
-        file?.close();
-      } catch { /* closed already */ }
-    }
+    try {
+      this.#file?.close();
+    } catch { /* closed already */ }
+    this.#rows?.close(); // kept: a later write opens the file for itself
     this.#file = null;
-    this.#rows = null;
   }
 
   /**

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
-import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { appendSpansFile, type SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { type Manifest, manifestText, type PayloadLayout } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
@@ -76,6 +76,8 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   /** The log of the store's sealed runs, in its tables: each seal appends its run in the seal's transaction. */
   readonly log: RowsLog;
   #db: DatabaseSync | null;
+  /** The span index of each run this store opened, open to append until its seal. */
+  readonly #spans = new Map<string, SpansFile>();
 
   /**
    * Opens the file.
@@ -135,17 +137,21 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
         cause: error,
       });
     }
+    this.#spans.set(runId, file.spans);
     return new SqliteRunWriter(db, file, { uri: this.uri });
   }
 
   /**
    * Appends spans of a run to `<run folder>/spans.jsonl`, the folder that the run's row names: an index beside
-   * the evidence, never a row, so the schema and its checks stay as they are.
+   * the evidence, never a row, so the schema and its checks stay as they are. A run this store opened appends
+   * to the file its writer keeps open until the seal.
    *
    * @throws RunNotFound when the store has no such run; ProveviError when it is open read-only.
    */
   async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
     const db = this.#writable(`add spans to run "${runId}"`);
+    const open = this.#spans.get(runId);
+    if (open) return open.append(spans);
     const row = db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
       | { folder: string }
       | undefined;

@@ -14,7 +14,7 @@ import { traceOfRuns } from "./_trace_of_runs.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { sha256File, sha256Hex, utf8 } from "../evidence/hash.ts";
+import { sha256File, sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import {
   buildManifest,
   type Manifest,
@@ -30,7 +30,7 @@ import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/att
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
-import { appendSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import { SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts";
 import { FileLog, type PreparedAppend, syncPath } from "../log/file_log.ts";
 import { leafOfSeal } from "../log/run_leaf.ts";
@@ -77,7 +77,8 @@ export class FileStore implements EvidenceStore, StoreQuestions {
   readonly runsRoot: string;
   /** The log of the store's sealed runs, in `<runs root>/.log/`: each seal appends its run. */
   readonly log: FileLog;
-  readonly #folders = new Map<string, string>();
+  /** The span index of each run this store opened. */
+  readonly #spans = new Map<string, SpansFile>();
 
   /** @param options `runs`: the runs root; by default as {@linkcode runsRoot} finds it. */
   constructor(options: { runs?: string } = {}) {
@@ -99,21 +100,28 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
     const writer = await FileRunWriter.create(runId, folder, { log: this.log, payloads: options.payloads });
-    this.#folders.set(runId, folder);
+    this.#spans.set(runId, writer.spans);
     return writer;
   }
 
   /**
    * Appends spans of a run this store opened to `<run folder>/spans.jsonl`: an index, outside `evidence/`.
    *
-   * @throws RunNotFound when this store did not open the run.
+   * @throws RunNotFound when this store did not open the run; EvidenceError when the file cannot take them.
    */
-  async addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
-    const folder = this.#folders.get(runId);
-    if (folder === undefined) {
-      throw new RunNotFound(`cannot add spans to run "${runId}": this store did not open it; open it first`);
+  addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
+    try {
+      const file = this.#spans.get(runId);
+      if (file === undefined) {
+        throw new RunNotFound(
+          `cannot add spans to run "${runId}": this store did not open it; open it first`,
+        );
+      }
+      file.append(spans);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
     }
-    await appendSpansFile(folder, spans);
   }
 
   /** Reads a run under the runs root. */
@@ -256,12 +264,16 @@ export class FileRunWriter implements RunWriter {
   #attestation: Uint8Array | null = null; // the attestation the seal wrote, for an indexed store's log
   readonly #pack: PackWriter | null; // payloads.pack, in the pack layout (format 2)
 
+  /** The run's span index, `spans.jsonl`, open from its first spans until the seal (`addSpans` of the stores). */
+  readonly spans: SpansFile;
+
   private constructor(
     readonly runId: string,
     readonly folder: string,
     { file, layout }: { file: Deno.FsFile; layout: PayloadLayout },
   ) {
     this.#file = file;
+    this.spans = new SpansFile(folder);
     this.#paths = evidencePaths(folder);
     this.#pack = layout === "pack" ? new PackWriter(this.#paths.pack) : null;
   }
@@ -357,6 +369,7 @@ export class FileRunWriter implements RunWriter {
   abandon(): Promise<void> {
     if (this.#sealed || this.#abandoned) return Promise.resolve();
     this.#abandoned = true;
+    this.spans.close();
     try {
       this.#file.close();
     } catch { /* closed already, by a seal that failed */ }
@@ -425,7 +438,8 @@ export class FileRunWriter implements RunWriter {
     } catch (error) {
       return Promise.reject(error);
     }
-    const sha256 = sha256Hex(bytes);
+    // bytes checked against their hash as they were read (a pack's record) are not hashed again
+    const sha256 = takeVouchedSha256(bytes) ?? sha256Hex(bytes);
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
     const writing = this.#writing.get(sha256);
     if (writing) return writing;
@@ -575,6 +589,7 @@ export class FileRunWriter implements RunWriter {
         cause: error,
       });
     } finally {
+      this.spans.close();
       await eventsSynced?.catch(() => {});
       try {
         eventsFile.close();

@@ -120,6 +120,8 @@ export const ANTHROPIC_MESSAGES: ProviderApi = {
   path: "/v1/messages",
   usageShape: "anthropic",
   assemble: () => new AnthropicAssembly(),
+  // its stream ends with message_stop, or an error event (as the event's name, or its data's type)
+  endMarkers: ["message_stop", "error", "\\u"],
   summary(body: Json): ResponseSummary {
     const b = obj(body);
     const content = Array.isArray(b.content) ? b.content.map(obj) : [];

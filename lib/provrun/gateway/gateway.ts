@@ -76,7 +76,7 @@ export interface GatewayCounts {
   passed: number;
 }
 
-const REQUEST_DROPPED = [
+const REQUEST_DROPPED = new Set([
   "host",
   "connection",
   "keep-alive",
@@ -98,7 +98,9 @@ const REQUEST_DROPPED = [
   // the key decides its organization and project, not the program
   "openai-organization",
   "openai-project",
-];
+]);
+
+const decoder = new TextDecoder();
 
 /** Where a request names its model: SDKs write it first, so the start of the body is read before the whole. */
 const MODEL_AT_START = /^\s*\{\s*"model"\s*:\s*"((?:[^"\\]|\\.){1,200})"\s*,/;
@@ -109,13 +111,13 @@ const MODEL_AT_START = /^\s*\{\s*"model"\s*:\s*"((?:[^"\\]|\\.){1,200})"\s*,/;
  * reads it after the answer. Any other body is parsed whole.
  */
 function requestModel(bytes: Uint8Array): string | null {
-  const head = new TextDecoder().decode(bytes.subarray(0, 512));
+  const head = decoder.decode(bytes.subarray(0, 512));
   const quick = MODEL_AT_START.exec(head);
   if (quick) {
     const model = parseJson(`"${quick[1]}"`);
     if (typeof model === "string" && model !== "") return model;
   }
-  const json = parseJson(new TextDecoder().decode(bytes));
+  const json = parseJson(decoder.decode(bytes));
   const whole = obj(json);
   return json === whole && typeof whole.model === "string" && whole.model !== "" ? whole.model : null;
 }
@@ -411,16 +413,19 @@ export class ModelGateway implements AsyncDisposable {
     return `${base}${url.pathname.slice("/v1".length)}${url.search}`;
   }
 
-  /** The program's headers, less the ones of the connection and of identity, with the real key. */
-  #headers(from: Headers): Headers {
-    const headers = new Headers();
+  /**
+   * The program's headers, less the ones of the connection and of identity, with the real key: as pairs, which
+   * `fetch` reads once (a `Headers` object would be checked as each is set, then read again by `fetch`).
+   */
+  #headers(from: Headers): [string, string][] {
+    const headers: [string, string][] = [];
     for (const [name, value] of from) {
-      if (!REQUEST_DROPPED.includes(name) && !name.startsWith("x-forwarded-")) headers.set(name, value);
+      if (!REQUEST_DROPPED.has(name) && !name.startsWith("x-forwarded-")) headers.push([name, value]);
     }
     const key = this.#options.key;
     if (key !== null) {
-      if (this.#options.provider === "anthropic") headers.set("x-api-key", key);
-      else headers.set("authorization", `Bearer ${key}`);
+      if (this.#options.provider === "anthropic") headers.push(["x-api-key", key]);
+      else headers.push(["authorization", `Bearer ${key}`]);
     }
     return headers;
   }

@@ -72,19 +72,23 @@ export class GatewayCall {
   readonly #step: OpenStep;
   readonly #bytes: Uint8Array;
   readonly #model: string | null;
-  readonly #requestStream: boolean;
+  /** Whether the request asked for a stream; read with the request, off the way to the first token. */
+  #requestStream = false;
   /** The request's JSON, kept only when a destination receives the call's content. */
-  readonly #body: Json | undefined;
+  #body: Json | undefined;
   /** True when the provider answered with a stream; null until it answered. */
   streamed: boolean | null = null;
   readonly #t0 = performance.now();
   firstByteMs: number | null = null;
   #done = false;
   #stored: Promise<string | null> | null = null; // the request's payload, once its storing started
+  #soon: ReturnType<typeof setTimeout> | null = null;
   #response: Promise<string | null> | null = null; // the response's, when it started before the body was read
 
   /**
-   * Opens the call's step and starts storing the request.
+   * Opens the call's step as the request arrives, its span with what the conventions want at a span's start
+   * (the operation, provider, model and server); the request itself is read and stored later
+   * ({@linkcode storeRequest}), once it is on its way.
    *
    * @param rec The recorder and what the events say.
    * @param call The API, the request's bytes and the model it names.
@@ -97,28 +101,49 @@ export class GatewayCall {
     this.#api = call.api;
     this.#model = call.model;
     this.#bytes = call.bytes;
-    const body = parseJson(new TextDecoder().decode(call.bytes));
-    this.#requestStream = obj(body).stream === true;
-    if (rec.onTools) rec.onTools(offeredTools(body));
     this.#step = rec.recorder.startStep({
       component: rec.component,
       spanName: `chat ${call.model ?? ""}`.trim(),
       // a model over HTTP: a CLIENT span, as the conventions ask
       kind: SpanKind.CLIENT,
-      attributes: chatRequestAttributes(call.api.name, { body, model: call.model, context: rec.span }),
+      attributes: chatRequestAttributes(call.api.name, {
+        body: undefined,
+        model: call.model,
+        context: rec.span,
+      }),
     });
-    this.#body = spanContentWanted(this.#step.span) ? body : undefined;
   }
 
   /**
-   * Starts storing the request, once: the gateway calls it while the provider works (when the answer's headers
-   * came, or after a stream's first chunk went on), so that neither the program's first token nor the record
-   * of the answer waits for it. The call's event waits for it, so its payload is on disk before its event.
+   * Reads the request and starts storing it, once: its settings go on the span, its tools to `onTools`, and its
+   * bytes to the store. The gateway calls it while the provider works (when the answer's headers came, or after
+   * a stream's first chunk went on), so that neither the program's first token nor the record of the answer
+   * waits for it: a large request (a program sends its whole conversation each time) is parsed only then. The
+   * call's event waits for it, so its payload is on disk before its event.
    */
   storeRequest(): void {
+    if (this.#soon !== null) clearTimeout(this.#soon);
+    this.#soon = null;
     if (this.#stored !== null) return;
     this.#stored = this.#rec.recorder.payload(this.#bytes);
     this.#stored.catch(() => {}); // awaited, with its error, by the call's end
+    const body = parseJson(new TextDecoder().decode(this.#bytes));
+    this.#requestStream = obj(body).stream === true;
+    if (this.#rec.onTools) this.#rec.onTools(offeredTools(body));
+    this.#step.span.setAttributes(
+      chatRequestAttributes(this.#api.name, { body, model: this.#model, context: this.#rec.span }),
+    );
+    if (spanContentWanted(this.#step.span)) this.#body = body;
+  }
+
+  /**
+   * Reads and stores the request on a later turn of the event loop: after a stream's first chunk, so that the
+   * server writes that chunk to the program first (everything here runs on one thread). The call's end does it
+   * at the latest.
+   */
+  storeRequestSoon(): void {
+    if (this.#stored !== null || this.#soon !== null) return;
+    this.#soon = setTimeout(() => this.storeRequest(), 0);
   }
 
   /**
@@ -222,6 +247,7 @@ export class GatewayCall {
   async failed(failure: CallFailure, partial: Json | null = null): Promise<void> {
     if (this.#done) return;
     this.#done = true;
+    this.storeRequest(); // the request is read before its part of the data
     const { recorder } = this.#rec;
     const response = failure.response ? await recorder.payload(failure.response).catch(() => null) : null;
     const summary = partial === null ? null : this.#api.summary(partial);

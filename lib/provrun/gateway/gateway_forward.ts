@@ -24,14 +24,14 @@ import {
   str,
   streamErrorEvent,
 } from "./provider_api.ts";
-import { SseParser } from "./sse.ts";
+import { StreamReading } from "./stream_reading.ts";
 
 /** Where and how a call is forwarded. */
 export interface Upstream {
   /** The provider's URL for this call. */
   url: string;
-  /** The headers to send (the real key among them). */
-  headers: Headers;
+  /** The headers to send (the real key among them), as pairs. */
+  headers: [string, string][];
   /** The request's bytes, as the program sent them. */
   body: Uint8Array<ArrayBuffer>;
   /** The `fetch` to use. */
@@ -65,19 +65,25 @@ class Silence extends Error {
 const encoder = new TextEncoder();
 
 /** Response headers that describe the connection or the encoding, which the gateway's own response sets anew. */
-const DROPPED = [
+const DROPPED = new Set([
   "content-length",
   "content-encoding",
   "transfer-encoding",
   "connection",
   "keep-alive",
   "set-cookie",
-];
+]);
 
-function passedHeaders(from: Headers, scrub: KeyScrubber): Headers {
-  const headers = new Headers(from);
-  for (const name of DROPPED) headers.delete(name);
-  return scrub.headers(headers);
+/**
+ * The provider's headers the program gets, less the connection's and any that holds the key: in one pass, as
+ * pairs, which the response reads once.
+ */
+function passedHeaders(from: Headers, scrub: KeyScrubber): [string, string][] {
+  const headers: [string, string][] = [];
+  for (const [name, value] of from) {
+    if (!DROPPED.has(name) && !scrub.holds(value)) headers.push([name, value]);
+  }
+  return headers;
 }
 
 function tooLarge(limit: number, size: string): PayloadTooLarge {
@@ -273,7 +279,7 @@ function nameOf(error: unknown): string {
 async function whole(
   call: GatewayCall,
   api: ProviderApi,
-  got: { response: Response; headers: Headers; answer: Answer },
+  got: { response: Response; headers: [string, string][]; answer: Answer },
 ): Promise<Response> {
   const { response, headers, answer } = got;
   call.storeRequest(); // while the body comes
@@ -311,12 +317,17 @@ async function whole(
 function streamThrough(
   call: GatewayCall,
   api: ProviderApi,
-  got: { response: Response; headers: Headers; answer: Answer; end: () => void; scrub: KeyScrubber },
+  got: {
+    response: Response;
+    headers: [string, string][];
+    answer: Answer;
+    end: () => void;
+    scrub: KeyScrubber;
+  },
 ): Forwarded {
   const { response, answer } = got;
   const status = response.status;
-  const parser = new SseParser();
-  const assembly = got.scrub.assembly(api.assemble());
+  const reading = new StreamReading(api, got.scrub);
   let settle!: () => void;
   const recorded = new Promise<void>((resolve) => (settle = resolve));
   let done = false;
@@ -331,14 +342,14 @@ function streamThrough(
   const cut = async (program: ReadableStreamDefaultController<Uint8Array>, error: unknown, what: string) => {
     const message = `${what}: ${errorMessage(error)}`;
     const failure = { name: nameOf(error), message, status, response: answer.bytes() };
-    await record(() => call.failed(failure, assembly.body()));
+    await record(() => call.failed(failure, reading.assembly.body()));
     program.enqueue(encoder.encode(streamErrorEvent(api.name, message)));
     program.close();
   };
   const stream = new ReadableStream<Uint8Array>({
     pull: async (program) => {
-      // The request is stored once the first chunk has gone on, while the provider sends the next.
-      if (passed++ > 0) call.storeRequest();
+      // The request is read and stored once the first chunk has gone on, while the provider sends the next.
+      if (passed++ > 0) call.storeRequestSoon();
       let chunk: Uint8Array | null;
       try {
         chunk = await answer.next();
@@ -347,16 +358,16 @@ function streamThrough(
         return await cut(program, error, "the model provider's stream was cut");
       }
       if (chunk === null) {
-        for (const e of parser.end()) assembly.take(e);
-        if (!done) await ended(call, { api, assembly, program, status, raw: answer.bytes(), record });
+        reading.end();
+        if (!done) await ended(call, { api, reading, program, status, raw: answer.bytes(), record });
         program.close();
         return;
       }
       call.firstByte();
-      for (const e of parser.push(chunk)) assembly.take(e);
-      // The chunk that ends the call goes on once the call is recorded.
-      if (!done && (assembly.complete() || assembly.error() !== null)) {
-        await ended(call, { api, assembly, program, status, raw: answer.bytes(), record });
+      // The chunk that ends the call goes on once the call is recorded; one that cannot, at once, unread.
+      const assembly = reading.take(chunk) ? reading.assembly : null;
+      if (!done && assembly && (assembly.complete() || assembly.error() !== null)) {
+        await ended(call, { api, reading, program, status, raw: answer.bytes(), record });
       }
       program.enqueue(chunk);
     },
@@ -364,7 +375,7 @@ function streamThrough(
       await answer.cancel(reason);
       const message = "the program closed the stream before its end";
       const failure = { name: "StreamAbandoned", message, status, response: answer.bytes() };
-      await record(() => call.failed(failure, assembly.body()));
+      await record(() => call.failed(failure, reading.assembly.body()));
     },
   }, { highWaterMark: 0 });
   return { response: new Response(stream, { status, headers: got.headers }), recorded };
@@ -378,14 +389,15 @@ async function ended(
   call: GatewayCall,
   end: {
     api: ProviderApi;
-    assembly: ReturnType<ProviderApi["assemble"]>;
+    reading: StreamReading;
     program: ReadableStreamDefaultController<Uint8Array>;
     status: number;
     raw: Uint8Array;
     record: (write: () => Promise<void>) => Promise<void>;
   },
 ): Promise<void> {
-  const { api, assembly, status, raw } = end;
+  const { api, status, raw } = end;
+  const assembly = end.reading.assembly;
   const said = assembly.error();
   if (said === null && assembly.complete()) {
     return await end.record(() => call.ok({ status, body: assembly.body(), bytes: null, stream: raw }));

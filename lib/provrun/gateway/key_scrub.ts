@@ -53,11 +53,9 @@ export class KeyScrubber {
     };
   }
 
-  /** The headers less any whose value holds the key. */
-  headers(headers: Headers): Headers {
-    if (this.#text === null) return headers;
-    for (const [name, value] of [...headers]) if (value.includes(this.#text)) headers.delete(name);
-    return headers;
+  /** True when a text (a header's value) holds the key: the gateway then leaves it out. */
+  holds(text: string): boolean {
+    return this.#text !== null && text.includes(this.#text);
   }
 
   /**

@@ -108,6 +108,8 @@ export const OPENAI_CHAT: ProviderApi = {
   path: "/v1/chat/completions",
   usageShape: "openai-chat",
   assemble: () => new ChatAssembly(),
+  // its stream ends with data [DONE], or a chunk with an error
+  endMarkers: ["[DONE]", "error", "\\u"],
   summary(body: Json): ResponseSummary {
     const b = obj(body);
     const choice = obj(Array.isArray(b.choices) ? b.choices[0] : null);
@@ -186,6 +188,8 @@ export const OPENAI_RESPONSES: ProviderApi = {
   path: "/v1/responses",
   usageShape: "openai-responses",
   assemble: () => new ResponsesAssembly(),
+  // its stream ends with response.completed, .incomplete or .failed, or an error event
+  endMarkers: ["response.completed", "response.incomplete", "response.failed", "error", "\\u"],
   summary(body: Json): ResponseSummary {
     const b = obj(body);
     const output = Array.isArray(b.output) ? b.output.map(obj) : [];

@@ -51,6 +51,12 @@ export interface ProviderApi {
   readonly usageShape: UsageShape;
   /** A new reassembly of a stream. */
   assemble(): StreamAssembly;
+  /**
+   * Texts one of which every event that can end a stream holds (its type, its data, its error), `\\u` among them
+   * for a JSON escape that would spell one: a chunk that holds none of them, read from between two events,
+   * cannot end the call (`stream_reading.ts`).
+   */
+  readonly endMarkers: readonly string[];
   /** What a response body says. */
   summary(body: Json): ResponseSummary;
 }

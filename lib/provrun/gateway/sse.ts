@@ -44,6 +44,11 @@ export class SseParser {
     return this.#lines(this.#rest + text);
   }
 
+  /** True between two events: no line nor event begun and not ended. */
+  get idle(): boolean {
+    return this.#rest === "" && this.#event === "" && this.#data.length === 0;
+  }
+
   /**
    * Ends the stream: an event not yet ended by a blank line is dropped, as the standard says.
    *
@@ -59,13 +64,16 @@ export class SseParser {
   #lines(text: string): SseEvent[] {
     const out: SseEvent[] = [];
     let start = 0;
+    // The next LF and the next CR, each looked for again only once passed: no pattern made for each line.
+    let lf = text.indexOf("\n");
+    let cr = text.indexOf("\r");
     for (;;) {
-      const m = /\r\n|\r|\n/g;
-      m.lastIndex = start;
-      const found = m.exec(text);
-      if (!found) break;
-      const line = text.slice(start, found.index);
-      start = found.index + found[0].length;
+      if (lf !== -1 && lf < start) lf = text.indexOf("\n", start);
+      if (cr !== -1 && cr < start) cr = text.indexOf("\r", start);
+      const end = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
+      if (end === -1) break;
+      const line = text.slice(start, end);
+      start = end + (end === cr && lf === end + 1 ? 2 : 1);
       const event = this.#line(line);
       if (event) out.push(event);
     }

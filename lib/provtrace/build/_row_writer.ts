@@ -1,7 +1,8 @@
 /**
- * Writes one run's rows into a trace database in one transaction, and keeps the digest of the rows as they
- * went in (`trace_sources.rows_digest`). The build writes the file with it; `check` and the exports write a
- * run again into an in-memory database with it, so both sides of their comparison are made the same way.
+ * Writes one run's rows into a trace database all or nothing (a transaction, or a savepoint of the caller's),
+ * and keeps the digest of the rows as they went in (`trace_sources.rows_digest`). The build writes the file
+ * with it; `check` and the exports write a run again into an in-memory database with it, so both sides of their
+ * comparison are made the same way.
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
@@ -34,13 +35,23 @@ export class RowWriter {
     this.#key = options.key ?? null;
   }
 
+  /** The statement of a SQL text, prepared once per writer. */
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   #insert(table: string, row: TraceRow, verb = "INSERT"): number {
-    const columns = Object.keys(row);
-    const key = `${verb} ${table} ${columns.join(",")}`;
+    const columns = Object.keys(row).join(", ");
+    const key = `${verb} ${table} ${columns}`;
     let statement = this.#statements.get(key);
     if (!statement) {
       statement = this.#db.prepare(
-        `${verb} INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+        `${verb} INTO ${table} (${columns}) VALUES (${Object.keys(row).map(() => "?").join(", ")})`,
       );
       this.#statements.set(key, statement);
     }
@@ -49,7 +60,7 @@ export class RowWriter {
 
   /**
    * Writes the run's rows (replacing any it had) and its source, with the digest of what went in; all or
-   * nothing.
+   * nothing: in a transaction of its own, or in a savepoint of the caller's open transaction.
    *
    * @param runId The run.
    * @param run `source`: its `trace_sources` row; `rows`: its rows; `replace`: delete the run's rows first (a
@@ -63,10 +74,15 @@ export class RowWriter {
   ): number {
     const { source, rows, replace } = run;
     const db = this.#db;
-    db.exec("BEGIN IMMEDIATE");
+    // Inside a caller's transaction (the build commits runs in batches) the run is a savepoint of it: still
+    // all or nothing, without a commit of its own.
+    const nested = db.isTransaction;
+    db.exec(nested ? "SAVEPOINT run" : "BEGIN IMMEDIATE");
     try {
       if (replace) {
-        for (const table of TRACE_RUN_TABLES) db.prepare(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
+        for (const table of TRACE_RUN_TABLES) {
+          this.#statement(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
+        }
       }
       let n = 0;
       this.#insert("trace_sources", source);
@@ -107,15 +123,16 @@ export class RowWriter {
       const mac = this.#key && run.manifestSha256
         ? rowsMac(this.#key, { run_id: runId, rows_digest: digest, manifest_sha256: run.manifestSha256 })
         : null;
-      db.prepare("UPDATE trace_sources SET rows_digest = ?, rows_mac = ? WHERE run_id = ?").run(
+      this.#statement("UPDATE trace_sources SET rows_digest = ?, rows_mac = ? WHERE run_id = ?").run(
         digest,
         mac,
         runId,
       );
-      db.exec("COMMIT");
+      db.exec(nested ? "RELEASE run" : "COMMIT");
       return n;
     } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
+      if (nested && db.isTransaction) db.exec("ROLLBACK TO run; RELEASE run");
+      else if (db.isTransaction) db.exec("ROLLBACK");
       throw error;
     }
   }

@@ -17,6 +17,7 @@ import { experimentOfRun } from "../../provevi/store/mod.ts";
 import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
 import { TRACE_BUILD_VERSION } from "../db/mod.ts";
 import { runRows, type TraceRow, type TraceRunRows } from "./run_rows.ts";
+import { readOnceRecord } from "./_read_once_record.ts";
 
 /** How {@linkcode sourceRun} reads a run. */
 export interface SourceRunOptions {
@@ -64,11 +65,18 @@ export async function sourceRun(
   runId: string,
   options: SourceRunOptions = {},
 ): Promise<SourceRun> {
-  const record = await store.readRun(runId);
+  // The rows are made from the texts and bytes the check read, each file read once.
+  const record = readOnceRecord(await store.readRun(runId));
   if ((await record.manifestText()) === null) return { kind: "open" };
+  const verified: { events: readonly EvidenceEvent[] | null } = { events: null };
   const check = await verifyRun(record, {
     store,
     ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
+    // The events the check read and chained: the rows are made from them, not from a second parse.
+    extraChecks: [(_record, events) => {
+      verified.events = events;
+      return Promise.resolve([]);
+    }],
   });
   // The trace database keeps the verdict's words for a person; what it acts on is check.ok.
   const messages = check.problems.map((p) => p.message);
@@ -79,15 +87,11 @@ export async function sourceRun(
   if (text === null || manifestText === null) {
     return refused(["the run's evidence went missing while it was read"]);
   }
-  const read = readEventsText(text);
-  let lastHash: string | null = null;
-  try {
-    lastHash = (JSON.parse(manifestText) as { last_hash?: string | null }).last_hash ?? null;
-  } catch {
-    // a manifest that is not JSON is one of the check's problems; only allowUnverified reaches here
-  }
+  const lastHash = manifestLastHash(manifestText);
+  const read = (check.ok ? chainedRead(text, verified.events, lastHash) : null) ?? readEventsText(text);
   const lastLine = read.lines.at(-1);
-  if (check.ok && (lastLine === undefined || sha256Hex(lastLine) !== lastHash)) {
+  const lastLineHash = read.lineHashes.at(-1);
+  if (check.ok && (lastLineHash === undefined || lastLineHash !== lastHash)) {
     return refused([
       "the run changed while it was read (its last line no longer has the manifest's last hash)",
     ]);
@@ -102,6 +106,7 @@ export async function sourceRun(
     rows = await runRows({
       events: read.events,
       lines: read.lines,
+      lineHashes: read.lineHashes,
       payload: (sha) => record.payload(sha),
       assessments,
     });
@@ -109,7 +114,7 @@ export async function sourceRun(
     if (error instanceof ProveviError) return refused([...messages, error.message]);
     throw error;
   }
-  const built = lastHash ?? sha256Hex(lastLine ?? "");
+  const built = lastHash ?? lastLineHash ?? sha256Hex(lastLine ?? "");
   const source: TraceRow = {
     run_id: record.runId,
     store_uri: store.uri,
@@ -128,6 +133,39 @@ export async function sourceRun(
     manifestSha256: sha256Hex(manifestText),
     problems: messages,
   };
+}
+
+/** The manifest's last hash, or null (a manifest that is not JSON is one of the check's problems). */
+function manifestLastHash(manifestText: string): string | null {
+  try {
+    return (JSON.parse(manifestText) as { last_hash?: string | null }).last_hash ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The lines of a run that verified, with the events the check parsed from them and each line's hash from the
+ * chain the check held: each event's `prev` is the hash of the line before it, and the manifest's last hash is
+ * the last line's. Null when the text is not one event a line, so it is read again in full.
+ */
+function chainedRead(
+  text: string,
+  events: readonly EvidenceEvent[] | null,
+  lastHash: string | null,
+): { events: EvidenceEvent[]; lines: string[]; lineHashes: string[] } | null {
+  const lines = text.split("\n");
+  if (!events?.length || lastHash === null || lines.pop() !== "" || lines.length !== events.length) {
+    return null;
+  }
+  const lineHashes: string[] = [];
+  for (let i = 1; i < events.length; i++) {
+    const prev = events[i]!.prev;
+    if (typeof prev !== "string") return null;
+    lineHashes.push(prev);
+  }
+  lineHashes.push(lastHash);
+  return { events: [...events], lines, lineHashes };
 }
 
 /**

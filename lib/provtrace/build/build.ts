@@ -1,10 +1,12 @@
 /**
  * The build: each sealed run of a provevi store that the trace database lacks (or one run, again), checked
- * with provevi's `verifyRun` first, then written in one transaction with its source.
+ * with provevi's `verifyRun` first, then written with its source, all or nothing, in batches of runs that
+ * commit together.
  * @module
  */
 import type { Catalog } from "../../provcat/mod.ts";
-import { openStore, ProveviError } from "../../provevi/mod.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { type EvidenceStore, openStore, ProveviError } from "../../provevi/mod.ts";
 import { openTraceDb, readRowsKey } from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
 import { type SourceRun, sourceRun } from "./_source_run.ts";
@@ -93,7 +95,29 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
     }
   }
   const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile, { create: true });
-  const writer = new RowWriter(db, { key });
+  const batch = new Batch(db, new RowWriter(db, { key }));
+  try {
+    await addRuns(store, { ids, have, options, batch, result });
+    batch.commit();
+  } catch (error) {
+    batch.keep(); // the runs written before the failure stay written
+    throw error;
+  }
+  return result;
+}
+
+/** Reads, verifies and writes the runs `ids`, in order, into `result`. */
+async function addRuns(
+  store: EvidenceStore,
+  job: {
+    ids: string[];
+    have: Set<string>;
+    options: TraceBuildOptions;
+    batch: Batch;
+    result: TraceBuildResult;
+  },
+): Promise<void> {
+  const { ids, have, options, batch, result } = job;
   // Runs are read and verified a few at a time (each waits on the disk), and written one at a time, in order.
   const prepared: Promise<Prepared>[] = [];
   const prepare = (i: number) => {
@@ -126,7 +150,7 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
     }
     if (ready.kind === "refused") result.refused.push({ run_id: runId, problems: ready.problems });
     else {
-      const count = writer.writeRun(runId, {
+      const count = batch.writeRun(runId, {
         source: ready.source,
         rows: ready.rows,
         replace: have.has(runId),
@@ -141,8 +165,56 @@ export async function buildTrace(options: TraceBuildOptions): Promise<TraceBuild
     }
     options.onProgress?.(++done, ids.length, runId);
   }
-  return result;
 }
+
+/**
+ * Runs written in batches: each run is all or nothing (a savepoint), and a batch of runs is one commit, so a
+ * build does not pay a commit (and the rewrite of the tables' shared pages) for each small run. A build that
+ * stops part way keeps the batches committed; the runs of the batch it was writing are added by the next build.
+ */
+class Batch {
+  #db: DatabaseSync;
+  #writer: RowWriter;
+  #rows = 0;
+  #began = 0;
+
+  constructor(db: DatabaseSync, writer: RowWriter) {
+    this.#db = db;
+    this.#writer = writer;
+  }
+
+  /** Writes one run in the open batch (opening one), and commits the batch once it is large or old enough. */
+  writeRun(runId: string, run: Parameters<RowWriter["writeRun"]>[1]): number {
+    if (!this.#db.isTransaction) {
+      this.#db.exec("BEGIN IMMEDIATE");
+      this.#rows = 0;
+      this.#began = performance.now();
+    }
+    const count = this.#writer.writeRun(runId, run);
+    this.#rows += count;
+    if (this.#rows >= BATCH_ROWS || performance.now() - this.#began >= BATCH_MS) this.commit();
+    return count;
+  }
+
+  /** Commits the open batch, if any. */
+  commit(): void {
+    if (this.#db.isTransaction) this.#db.exec("COMMIT");
+  }
+
+  /** Commits what the batch holds after a failure elsewhere; if even that fails, the batch is dropped. */
+  keep(): void {
+    try {
+      this.commit();
+    } catch {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+    }
+  }
+}
+
+/** A batch is committed once it holds this many rows… */
+const BATCH_ROWS = 10_000;
+/** …or once it has been open this long (ms), so a build of large runs still commits often. */
+const BATCH_MS = 1_000;
 
 /** How many runs are read and verified at once. */
 const AT_ONCE = 8;

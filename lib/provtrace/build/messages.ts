@@ -6,9 +6,9 @@
  * record or an agent program's span holds).
  * @module
  */
-import canonicalize from "canonicalize";
 import type { Json } from "../../provevi/mod.ts";
 import { sha256Hex } from "../../provevi/evidence/mod.ts";
+import { canonicalJson } from "./_values.ts";
 
 /** The formats a call's messages are read from, named as MLflow's `mlflow.message.format` names them. */
 export type TraceMessageFormat = "ai_sdk" | "openai" | "anthropic";
@@ -69,12 +69,35 @@ export function storedParts(messages: TraceMessage[]): TraceStoredPart[] {
   const out: TraceStoredPart[] = [];
   messages.forEach((m, index) => {
     for (const part of m.parts) {
-      const content = canonicalize({ role: m.role, ...part })!;
-      out.push({ hash: sha256Hex(content), role: m.role, part, content, message: index });
+      const content = canonicalJson({ role: m.role, ...part });
+      out.push({ hash: partHash(content), role: m.role, part, content, message: index });
     }
   });
   return out;
 }
+
+/**
+ * The SHA-256 of a part's canonical JSON. A call sends the whole conversation again, so most parts were hashed
+ * already for the call before: their hashes are kept, up to a bound on the texts kept with them.
+ */
+function partHash(content: string): string {
+  let hash = hashes.get(content);
+  if (hash === undefined) {
+    hash = sha256Hex(content);
+    if (hashedLength + content.length > HASHED_LENGTH) {
+      hashes.clear();
+      hashedLength = 0;
+    }
+    hashes.set(content, hash);
+    hashedLength += content.length;
+  }
+  return hash;
+}
+
+const hashes = new Map<string, string>();
+let hashedLength = 0;
+/** The most text (UTF-16 code units) kept with the hashes; past it they are dropped and made again. */
+const HASHED_LENGTH = 8 * 1024 * 1024;
 
 /** The messages a request sent, and the format they were read in. */
 export interface TraceSentMessages {

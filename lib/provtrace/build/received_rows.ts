@@ -7,11 +7,11 @@
  * of tool X with arguments Y" has one answer for provrun's own tool calls and a program's.
  * @module
  */
-import canonicalize from "canonicalize";
 import { type EvidenceEvent, type Json, ProveviError } from "../../provevi/mod.ts";
 import { batchSpans, type OtlpValue, type ReceivedSpan } from "../../provevi/receiver/mod.ts";
 import { formatMicros } from "../../provevi/evidence/mod.ts";
 import type { TraceRow } from "./trace_row.ts";
+import { json } from "./_values.ts";
 
 /** The rows a run's received spans make. */
 export interface ReceivedRows {
@@ -37,8 +37,6 @@ export interface ReceivedSource {
 /** OTLP's status codes as the trace tables write them. */
 const STATUS = ["UNSET", "OK", "ERROR"];
 const MODEL_OPERATIONS = new Set(["chat", "text_completion", "generate_content"]);
-
-const json = (value: unknown): string => canonicalize(value ?? null)!;
 
 /**
  * The rows of a run's received spans, in the order of their batches.

@@ -36,6 +36,8 @@ export interface TraceRunSource {
   events: readonly EvidenceEvent[];
   /** The lines of `events.jsonl`, for each event's line hash. */
   lines: readonly string[];
+  /** The SHA-256 of each of `lines`, when the reader of the lines has them already. */
+  lineHashes?: readonly string[];
   /** Reads a payload by its SHA-256, with the hash checked before it is parsed. */
   payload(sha256: string): Promise<Uint8Array>;
   /**
@@ -88,7 +90,9 @@ export async function runRows(source: TraceRunSource): Promise<TraceRunRows> {
     throw new ProveviError("the run's first event is not run_created");
   }
   const runId = first.run_id;
-  const lineHash = (seq: number) => (lines[seq] === undefined ? null : sha256Hex(lines[seq]!));
+  const hashes = source.lineHashes?.length === lines.length ? source.lineHashes : null;
+  const lineHash = (seq: number) =>
+    lines[seq] === undefined ? null : hashes ? hashes[seq]! : sha256Hex(lines[seq]!);
   const readJson = payloadReader(source, runId);
 
   // Every payload of the run read at once: each read waits on the disk, and the reads do not depend on

@@ -68,42 +68,83 @@ export interface TraceRunDigest {
  */
 export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest {
   const rows = new Map<string, string>();
-  const hash = createHash("sha256"); // row by row: the run's rows are never joined into one text
+  const hash = createHash("sha256");
+  // Rows are hashed a chunk at a time, not each alone (and the run's rows are never joined into one text).
+  let chunk = "";
   const statements = statementsOf(db);
   for (const [i, t] of TABLES.entries()) {
-    for (const found of statements[i]!.all(runId) as Record<string, unknown>[]) {
-      const row = plain(found);
-      const base = `${t.table} ${keyText(t.key.map((k) => row[k] ?? null))}`;
+    const table = statements[i]!;
+    for (const values of table.statement.all(runId) as unknown as unknown[][]) {
+      const text = rowText(table, values);
+      const base = `${t.table} ${keyText(table.key.map((k) => plainValue(values[k] ?? null)))}`;
       // A file whose keys were made not unique (its table made again) still names each of its rows.
       let name = base;
       for (let n = 2; rows.has(name); n++) name = `${base} (row ${n} of that key)`;
-      const text = flatCanonical(row);
       rows.set(name, text);
-      hash.update(`${name}\t${text}\n`);
+      chunk += `${name}\t${text}\n`;
+      if (chunk.length >= 1 << 16) {
+        hash.update(chunk);
+        chunk = "";
+      }
     }
   }
+  hash.update(chunk);
   return { digest: hash.digest("hex"), rows };
+}
+
+/** A table's statement, prepared once per database, and where its columns are in the rows it gives. */
+interface DigestStatement {
+  /** Gives each row as an array of its columns' values. */
+  statement: StatementSync;
+  /** The positions of the key's columns. */
+  key: number[];
+  /** The positions of the columns in RFC 8785 order (by UTF-16 code unit), each with its `"name":`. */
+  sorted: { at: number; label: string }[];
+  /** The column names, in the statement's order. */
+  names: string[];
 }
 
 /**
  * The tables' statements on a database, prepared once: an export checks thousands of runs on one connection, and
  * preparing ten statements for each was a good part of its time.
  */
-const prepared = new WeakMap<DatabaseSync, StatementSync[]>();
+const prepared = new WeakMap<DatabaseSync, DigestStatement[]>();
 
-function statementsOf(db: DatabaseSync): StatementSync[] {
+function statementsOf(db: DatabaseSync): DigestStatement[] {
   let statements = prepared.get(db);
   if (statements === undefined) {
-    statements = TABLES.map((t) =>
-      db.prepare(
+    statements = TABLES.map((t) => {
+      const statement = db.prepare(
         `SELECT ${t.columns ?? "*"} FROM ${t.table} WHERE ${t.where ?? "run_id = ?"} ORDER BY ${
           t.key.join(", ")
         }`,
-      )
-    );
+      );
+      // Arrays, not an object per row: the names are the same for every row, and sorted once here.
+      (statement as unknown as { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      const names = (statement.columns() as { name: string }[]).map((c) => c.name);
+      const sorted = names.map((name, at) => ({ at, label: `${JSON.stringify(name)}:` }))
+        .sort((a, b) => (names[a.at]! < names[b.at]! ? -1 : names[a.at]! > names[b.at]! ? 1 : 0));
+      return { statement, key: t.key.map((k) => names.indexOf(k)), sorted, names };
+    });
     prepared.set(db, statements);
   }
   return statements;
+}
+
+/**
+ * The RFC 8785 JSON of a row given as its values: {@linkcode flatCanonical} of the row as an object, without
+ * making the object when every value is plain.
+ */
+function rowText(table: DigestStatement, values: unknown[]): string {
+  let text = "{";
+  for (const { at, label } of table.sorted) {
+    const v = values[at];
+    if (!simple(v)) {
+      return flatCanonical(plain(Object.fromEntries(table.names.map((n, i) => [n, values[i]]))));
+    }
+    text += `${text.length > 1 ? "," : ""}${label}${JSON.stringify(v)}`;
+  }
+  return `${text}}`;
 }
 
 /**
@@ -180,12 +221,14 @@ function plain(row: Record<string, unknown>): Record<string, unknown> {
   }
   if (kept) return row; // most rows: text, numbers and nulls as they are
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) {
-    out[k] = v instanceof Uint8Array
-      ? { blob: Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("") }
-      : typeof v === "bigint"
-      ? String(v)
-      : v;
-  }
+  for (const [k, v] of Object.entries(row)) out[k] = plainValue(v);
   return out;
+}
+
+function plainValue(v: unknown): unknown {
+  return v instanceof Uint8Array
+    ? { blob: Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("") }
+    : typeof v === "bigint"
+    ? String(v)
+    : v;
 }

@@ -5,7 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EventChain, sha256Hex, utf8, verify } from "../../../lib/provevi/evidence/mod.ts";
+import {
+  EventChain,
+  readSpansFile,
+  sha256Hex,
+  SPANS_FILE,
+  type StoredSpan,
+  utf8,
+  verify,
+} from "../../../lib/provevi/evidence/mod.ts";
 import { type EvidenceStore, ProveviError, RunNotFound, verifyRun } from "../../../lib/provevi/mod.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { type PeerName, peerTest } from "../../_peers.ts";
@@ -122,6 +130,22 @@ export function storeContract(
     ]);
   });
 
+  test("spans added before and after the seal are lines of spans.jsonl in order; the seal lets go of the file", async ({ store }) => {
+    const writer = await store.openRun("run-spans");
+    const path = join(writer.folder, SPANS_FILE);
+    await store.addSpans!("run-spans", [storedSpan(1), storedSpan(2)]);
+    await store.addSpans!("run-spans", []);
+    await store.addSpans!("run-spans", [storedSpan(3)]);
+    assert.equal(await openCount(path), 1, "the open run keeps spans.jsonl open");
+    await writer.seal();
+    assert.equal(await openCount(path), 0, "the seal closes spans.jsonl");
+    await store.addSpans!("run-spans", [storedSpan(4)]);
+    assert.equal(await openCount(path), 0, "a span after the seal is written without keeping the file");
+    const text = await Deno.readTextFile(path);
+    assert.equal(text, [1, 2, 3, 4].map((n) => JSON.stringify(storedSpan(n)) + "\n").join(""));
+    assert.deepEqual((await readSpansFile(writer.folder)).map((s) => s.name), ["s1", "s2", "s3", "s4"]);
+  });
+
   test("reading a run that does not exist throws RunNotFound", async ({ store }) => {
     await assert.rejects(() => store.readRun("run-missing"), RunNotFound);
   });
@@ -129,4 +153,31 @@ export function storeContract(
   test("a run ID that is a path is refused", async ({ store }) => {
     await assert.rejects(() => store.openRun("../escape"), TypeError);
   });
+}
+
+/** A span row, numbered. */
+function storedSpan(n: number): StoredSpan {
+  return {
+    trace_id: "ab".repeat(16),
+    span_id: n.toString(16).padStart(16, "0"),
+    parent_span_id: null,
+    name: `s${n}`,
+    kind: 0,
+    scope: { name: "test", version: null },
+    start_time: "2026-11-30T12:00:00.000000Z",
+    end_time: "2026-11-30T12:00:01.000000Z",
+    status: { code: 0, message: null },
+    attributes: { "gen_ai.tool.name": "é" },
+    events: [],
+    links: [],
+  };
+}
+
+/** How many of this process's file descriptors are open on a path (Linux: /proc/self/fd). */
+async function openCount(path: string): Promise<number> {
+  let n = 0;
+  for await (const fd of Deno.readDir("/proc/self/fd")) {
+    if (await Deno.readLink(`/proc/self/fd/${fd.name}`).catch(() => "") === path) n++;
+  }
+  return n;
 }

@@ -31,3 +31,31 @@ Deno.test("a run's rows digest is RFC 8785's for text, numbers and nulls of ever
   });
   for (let i = 0; i < 3; i++) assert.equal(traceRunDigest(trace.db, RUN).digest, reference(rows));
 });
+
+Deno.test("a blob put where text belongs, even in a row's key, is in a run's rows digest as its hex", () => {
+  using trace = memoryTraceDb();
+  // A table made again without its types (as an edit of the file could) takes a blob in its key column.
+  trace.db.exec("DROP TABLE trace_assessments");
+  trace.db.exec("CREATE TABLE trace_assessments (run_id, n, seq, span_id, name, value, source)");
+  const insert = trace.db.prepare(
+    "INSERT INTO trace_assessments (run_id, n, seq, span_id, name, value, source) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
+  insert.run(RUN, new Uint8Array([0, 255]), 1, "s", "name", new Uint8Array([1, 2, 171]), "test");
+  insert.run(RUN, 2, 2, "s", "name", "text", "test");
+  const hex = (bytes: number[]) => ({ blob: bytes.map((b) => b.toString(16).padStart(2, "0")).join("") });
+  const row = (n: unknown, seq: number, value: unknown) => ({
+    run_id: RUN,
+    n,
+    seq,
+    span_id: "s",
+    name: "name",
+    value,
+    source: "test",
+  });
+  const expected = reference([
+    // SQLite orders a number before a blob
+    { key: [2], row: row(2, 2, "text") },
+    { key: [hex([0, 255])], row: row(hex([0, 255]), 1, hex([1, 2, 171])) },
+  ]);
+  assert.equal(traceRunDigest(trace.db, RUN).digest, expected);
+});
