@@ -17,6 +17,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { type EvidenceEvent, FileStore, type Json } from "../../../lib/provevi/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { ModelGateway } from "../../../lib/provrun/gateway/gateway.ts";
 import { newRunId } from "../../../lib/provrun/run/run_context.ts";
@@ -146,7 +147,7 @@ async function recordOne(mode: Mode): Promise<Recorded> {
     for (const e of readEventsText(lines).events) {
       for (const sha of [e.payload, e.data.response_payload, e.data.stream_payload]) {
         if (typeof sha === "string") {
-          payloads.set(sha, decoder.decode(await Deno.readFile(join(folder, "evidence", "payloads", sha))));
+          payloads.set(sha, decoder.decode(await new FileRunRecord(writer.runId, folder).payload(sha)));
         }
       }
     }
