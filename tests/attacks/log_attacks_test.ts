@@ -24,6 +24,8 @@ import {
   Witness,
 } from "../../lib/provevi/log/mod.ts";
 import { addCheckpointBody, checkpointText, ed25519Signer, signNote } from "../../lib/provevi/log/mod.ts";
+import { bundleBytes } from "../../lib/provevi/log/log_storage.ts";
+import { leafBytes, leafOfSeal } from "../../lib/provevi/log/run_leaf.ts";
 import { writeRun } from "../provevi/_run.ts";
 import { Tally } from "./_tally.ts";
 
@@ -206,6 +208,34 @@ Deno.test("a witness over HTTP answers an unknown log 404 and keeps its state ac
   const stale = await same.addCheckpoint(addCheckpointBody(0, [], (await store.log.checkpoint())!));
   tally.add("witness state", { stopped: unknown.status === 404 && stale.status === 409, recorded: true });
   assert.deepEqual([unknown.status, stale.status, stale.body], [404, 409, "3\n"]);
+});
+
+Deno.test("a leaf forged for a sealed run (its manifest's hash, another last hash) in an entry bundle past the size or in the pending file is not appended; the audit names the run missing (log.missing), not changed", async () => {
+  const { dir, runs, store } = await setup();
+  const id = "run-20261201T000000Z-000000f1";
+  const unlogged = new FileStore({ runs });
+  Object.defineProperty(unlogged, "log", { value: undefined });
+  await writeRun(join(runs, id), id, { store: unlogged });
+  const genuine = leafOfSeal(await Deno.readTextFile(join(runs, id, "evidence", "manifest.json")), null);
+  const forged = { ...genuine, last_hash: "0".repeat(64) };
+  const entries = await store.log.readEntries(0, 3);
+  const tlog = join(store.log.dir, "tlog");
+  await Deno.writeFile(
+    join(tlog, "tile", "entries", "000.p", "4"),
+    bundleBytes([...entries, leafBytes(forged)]),
+  );
+  const line = { index: 3, folder: join(runs, id), leaf: new TextDecoder().decode(leafBytes(forged)) };
+  await Deno.writeTextFile(join(store.log.dir, "pending.jsonl"), JSON.stringify(line) + "\n");
+  await writeRun(join(runs, "run-20261201T000000Z-000000f2"), "run-20261201T000000Z-000000f2");
+  const codes = (await auditStoreLog(store)).problems.map((p) => p.code);
+  const inLog = await store.log.indexOf(id);
+  tally.add("forged pending leaf", {
+    stopped: inLog === null && !codes.includes("log.changed"),
+    recorded: true,
+  });
+  assert.equal(inLog, null);
+  assert.deepEqual(codes, ["log.missing"]);
+  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("the log attack tally", () => {

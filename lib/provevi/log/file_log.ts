@@ -3,21 +3,22 @@
  * out (serve `tlog/` as the log's prefix), `key` (the log's key, mode 0600), `lock` (held by one appender at a
  * time), `index.db` (to find a run's leaf fast: `run_index.ts`), `witnessed` (the latest checkpoint with
  * cosignatures) and `pending.jsonl` (the leaves being appended, so that the next appender finishes the work of one that
- * was killed).
+ * was killed, when their entry bundle does not say it alone).
  *
  * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
  * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
- * file and the pending file naming each leaf's index and run folder; fsync them all; rename the checkpoint into
- * place (the commit); fsync the folder, and meanwhile add the run index's rows; blank the pending file; unlock.
+ * file and, unless the append is one leaf of a run in `<runs root>/<run_id>` (whose entry bundle, one past the
+ * committed size, is record enough), the pending file naming each leaf's index and run folder; fsync them all; rename the checkpoint into
+ * place (the commit), on a file thread, and meanwhile add the run index's rows; fsync the folder; blank the
+ * pending file; unlock.
  * The pending file is one file written over in place, never made nor removed: on a journaling file system a
  * name made or removed waits for the journal, which other writers of the disk keep busy, while bytes written
  * over cost little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
  * then the tile's partial ones go, after the lock is released.
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
-import { sha256Hex } from "../evidence/hash.ts";
 import { parseCheckpoint } from "./checkpoint.ts";
 import { type LogKey, logKeyOf, newKeyFile } from "./log_key.ts";
 import {
@@ -34,6 +35,10 @@ import { entriesPath, TILE_WIDTH, tilePath, type TileRef } from "./tiles.ts";
 import { edgeOf, edgeTiles, type TreeEdge } from "./tree_edge.ts";
 import { sizeOf } from "./log_proofs.ts";
 import { type IndexLine, RunIndex } from "./run_index.ts";
+import { completeManifest, sealedAs, writePending } from "./pending_file.ts";
+import { syncPaths } from "./sync_paths.ts";
+
+export { syncPath, syncPaths } from "./sync_paths.ts";
 
 /** An append prepared under the lock, to be made durable with other files (a run's seal) and committed. */
 export interface PreparedAppend {
@@ -47,17 +52,22 @@ export interface PreparedAppend {
   readonly files: string[];
   /** Folders whose new entries to fsync before the commit. */
   readonly dirs: string[];
-  /** Renames the checkpoint into place: the append is made. */
-  commit(): void;
+  /**
+   * Renames the checkpoint into place, on a file thread, and meanwhile adds the run index's rows: the append is
+   * made when the promise resolves. Call {@linkcode PreparedAppend.finish} after it resolves, or
+   * {@linkcode PreparedAppend.abort} if it fails.
+   */
+  commit(): Promise<void>;
   /** Makes the commit durable, blanks the pending file and unlocks. */
   finish(): Promise<void>;
-  /** Gives up before the commit and unlocks (the next appender reads the pending file: a sealed run is appended). */
+  /**
+   * Gives up before the commit and unlocks (the next appender reads the pending file and the entry bundle past
+   * the size: a sealed run is appended).
+   */
   abort(): void;
   /** The tlog-proof of leaf `index` of this append against its checkpoint (from the tiles in memory). */
   proofOf(index: number): string;
 }
-
-const decoder = new TextDecoder();
 
 /**
  * The file store's log.
@@ -219,7 +229,7 @@ export class FileLog implements LogStorage {
     const prepared = await this.prepare(leaves, null);
     try {
       await syncPaths(prepared.files, prepared.dirs);
-      prepared.commit();
+      await prepared.commit();
     } catch (error) {
       prepared.abort();
       throw error;
@@ -255,11 +265,15 @@ export class FileLog implements LogStorage {
     lock: Deno.FsFile,
   ): Promise<PreparedAppend> {
     const size = await this.#committedSize();
-    const leftovers = await this.#leftovers(size);
+    const state = await this.#state(size);
+    const leftovers = await this.#leftovers(size, state.partialEntries);
     const all = [...leftovers.leaves.map((l) => l.leaf), ...leaves];
-    const plan = planAppend(await this.#state(size), all, key);
+    const folders = all.map((_, i) => leftovers.leaves[i]?.folder ?? folder);
+    const plan = planAppend(state, all, key);
     const written = this.#write(plan);
-    const pending = this.#writePending(plan, all.map((_, i) => leftovers.leaves[i]?.folder ?? folder));
+    const pending = leftovers.fromPending || !this.#bundleTells(all, folders)
+      ? writePending(this.#path("pending.jsonl"), plan, folders)
+      : null;
     const tmp = this.#path("tlog", "checkpoint.tmp");
     Deno.writeFileSync(tmp, new TextEncoder().encode(plan.checkpoint));
     let released = false;
@@ -268,8 +282,8 @@ export class FileLog implements LogStorage {
       released = true;
       // Blanked once committed (not fsynced: a committed leaf found in it again is dropped); kept as it is after
       // an abort, so that the next appender appends a leaf whose run was sealed.
-      if (done) pending.blank();
-      pending.close();
+      if (done) pending?.blank();
+      pending?.close();
       lock.close();
     };
     const mine = plan.first + leftovers.leaves.length;
@@ -277,22 +291,24 @@ export class FileLog implements LogStorage {
       indexes: leaves.map((_, i) => mine + i),
       size: plan.edge.size,
       checkpoint: plan.checkpoint,
-      files: [...written.files, this.#path("pending.jsonl"), tmp],
-      dirs: pending.made ? [...written.dirs, this.dir] : written.dirs,
+      files: [...written.files, ...(pending ? [this.#path("pending.jsonl")] : []), tmp],
+      dirs: pending?.made ? [...written.dirs, this.dir] : written.dirs,
       commit: () => {
-        Deno.renameSync(tmp, this.#path("tlog", "checkpoint"));
-      },
-      finish: async () => {
-        const synced = syncPaths([], [this.#path("tlog")]);
-        // The run index's rows go in after the commit, under the lock, while the folder's fsync is on its way:
-        // a row names only a committed leaf, and an index left behind by a crash is filled from the entries.
+        // The rename replaces the last checkpoint, whose blocks the file system frees (and, mounted with
+        // `discard`, trims) in the call: on a file thread, while this one adds the run index's rows. A row of an
+        // append whose rename fails names a leaf the log lacks, which the index confirms against the entry
+        // before it says anything (run_index.ts), and an index left behind by a crash is filled from the entries.
+        const renamed = Deno.rename(tmp, this.#path("tlog", "checkpoint"));
         this.#index.add({
           lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
           size: plan.edge.size,
           missing: (from) => this.#unindexed(from, size),
         });
+        return renamed;
+      },
+      finish: async () => {
         try {
-          await synced;
+          await syncPaths([], [this.#path("tlog")]);
         } finally {
           release(true);
         }
@@ -332,52 +348,24 @@ export class FileLog implements LogStorage {
     const dirs = new Set<string>();
     const put = (rel: string, bytes: Uint8Array) => {
       const path = this.#path("tlog", rel);
-      Deno.mkdirSync(dirname(path), { recursive: true });
-      Deno.writeFileSync(path, bytes);
+      try {
+        Deno.writeFileSync(path, bytes);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        // A tile's first width (once in 256 appends): its folder is made, and the folders above it are fsynced
+        // too, since a folder made holds a new name in its parent.
+        Deno.mkdirSync(dirname(path), { recursive: true });
+        for (let d = dirname(dirname(path)); d.startsWith(this.dir) && d !== this.dir; d = dirname(d)) {
+          dirs.add(d);
+        }
+        Deno.writeFileSync(path, bytes);
+      }
       files.push(path);
       dirs.add(dirname(path));
     };
     for (const t of plan.tiles) put(tilePath(t.tile), t.hashes);
     for (const b of plan.bundles) put(entriesPath(b.index, b.entries.length), bundleBytes(b.entries));
     return { files, dirs: [...dirs] };
-  }
-
-  /**
-   * Writes the pending file over in place: a line per leaf, with its index and its run folder, then newlines over
-   * what is left of the bytes before (an empty line is no leaf), so that the file is never truncated.
-   */
-  #writePending(
-    plan: AppendPlan,
-    folders: (string | null)[],
-  ): { made: boolean; blank(): void; close(): void } {
-    const text = plan.entries.map((entry, i) =>
-      JSON.stringify({ index: plan.first + i, folder: folders[i] ?? null, leaf: decoder.decode(entry) }) +
-      "\n"
-    ).join("");
-    const path = this.#path("pending.jsonl");
-    let made = false;
-    let file: Deno.FsFile;
-    try {
-      file = Deno.openSync(path, { read: true, write: true });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-      file = Deno.openSync(path, { write: true, create: true });
-      made = true;
-    }
-    try {
-      const bytes = new TextEncoder().encode(text);
-      const before = file.statSync().size;
-      writeAllAt(file, bytes.length >= before ? bytes : padded(bytes, before));
-    } catch (error) {
-      file.close();
-      throw error;
-    }
-    const blank = () => {
-      try {
-        writeAllAt(file, new Uint8Array(file.statSync().size).fill(0x0a));
-      } catch { /* the next appender drops the committed leaves */ }
-    };
-    return { made, blank, close: () => file.close() };
   }
 
   /** The rows of the leaves from `from` to `size`, which the run index lacks (it was lost, or is behind). */
@@ -417,33 +405,92 @@ export class FileLog implements LogStorage {
   }
 
   /**
-   * The pending leaves left by appenders that were killed before their commit, whose runs are sealed: they are
-   * appended first (this append's pending file names them again). A pending leaf that was committed is dropped
-   * (and a run whose seal the log recorded, but whose manifest did not take its name, gets it).
+   * True when the entry bundle this append writes is all the next appender needs to finish it, were it killed
+   * before its commit: one leaf, of a run in its own folder under the runs root (`<runs root>/<run_id>`, the
+   * folder the next appender looks in). Otherwise the pending file names each leaf's folder.
    */
-  async #leftovers(size: number): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[] }> {
-    const leaves: { leaf: RunLeaf; folder: string | null }[] = [];
+  #bundleTells(leaves: readonly RunLeaf[], folders: readonly (string | null)[]): boolean {
+    const folder = folders[0];
+    return leaves.length === 1 && folder != null &&
+      resolve(folder) === resolve(this.#runs, leaves[0]!.run_id);
+  }
+
+  /**
+   * The entry of an append that one leaf would make, past the committed size, when a killed appender left its
+   * entry bundle (fsynced before its run's manifest took its name): null when there is none, or it is torn.
+   */
+  #pastSize(size: number): RunLeaf | null {
+    const bundle = Math.floor(size / TILE_WIDTH);
+    const width = size % TILE_WIDTH + 1;
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(this.#path("tlog", entriesPath(bundle, width)));
+    } catch {
+      return null;
+    }
+    try {
+      const entries = parseBundle(bytes);
+      return entries.length === width ? parseLeaf(entries[width - 1]!) : null;
+    } catch {
+      return null; // a torn bundle: its append never committed
+    }
+  }
+
+  /**
+   * The leaves left by appenders that were killed before their commit, whose runs are sealed: they are appended
+   * first. The pending file names them with their folders (and this append's pending file names them again); a
+   * one-leaf append of a run in the runs root leaves only its entry bundle past the committed size. A pending
+   * leaf that was committed is dropped, and a run whose seal the log recorded but whose manifest did not take
+   * its name (the last committed leaf, or one in the pending file) gets it.
+   *
+   * @param size The committed size.
+   * @param partialEntries The entries of the committed partial bundle.
+   * @returns The leaves, and whether the pending file held any line (then this append writes it over).
+   */
+  async #leftovers(
+    size: number,
+    partialEntries: readonly Uint8Array[],
+  ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; fromPending: boolean }> {
+    const found: { index: number; folder: string | null; leaf: RunLeaf }[] = [];
     const text = readTextOrNullSync(this.#path("pending.jsonl")) ?? "";
-    for (const line of text.split("\n")) {
-      if (line === "") continue;
-      let p: { index: number; folder: string | null; leaf: string };
-      let leaf: RunLeaf;
+    const lines = text.split("\n").filter((l) => l !== "");
+    for (const line of lines) {
       try {
-        p = JSON.parse(line);
-        leaf = parseLeaf(new TextEncoder().encode(p.leaf));
-      } catch {
-        continue; // a torn line: its append never committed, nor was its file fsynced
-      }
-      if (p.index < size && await this.#entryIs(p.index, size, leaf)) {
-        if (p.folder) await completeManifest(p.folder, leaf);
+        const p = JSON.parse(line) as { index: number; folder: string | null; leaf: string };
+        found.push({ index: p.index, folder: p.folder, leaf: parseLeaf(new TextEncoder().encode(p.leaf)) });
+      } catch { /* a torn line: its append never committed, nor was its file fsynced */ }
+    }
+    const past = this.#pastSize(size);
+    if (past) found.push({ index: size, folder: join(this.#runs, past.run_id), leaf: past });
+    const leaves: { leaf: RunLeaf; folder: string | null }[] = [];
+    for (const { index, folder, leaf } of found) {
+      if (index < size && await this.#entryIs(index, size, leaf)) {
+        if (folder) await completeManifest(folder, leaf);
       } else if (
-        p.folder && await sealedAs(p.folder, leaf) && !leaves.some((l) => l.leaf.run_id === leaf.run_id) &&
+        folder && await sealedAs(folder, leaf) && !leaves.some((l) => l.leaf.run_id === leaf.run_id) &&
         await this.indexOf(leaf.run_id) === null
       ) {
-        leaves.push({ leaf, folder: p.folder });
+        leaves.push({ leaf, folder });
       }
     }
-    return { leaves };
+    await this.#lastNamed(size, partialEntries);
+    return { leaves, fromPending: lines.length > 0 };
+  }
+
+  /**
+   * Gives the last committed leaf's run its manifest, when a crash kept the checkpoint's rename and lost the
+   * manifest's (a file system may keep the two renames in either order): its `.manifest.json.tmp` is still there,
+   * fsynced, and takes its name if its bytes are the ones the leaf names. One look at a file that is not there.
+   */
+  async #lastNamed(size: number, partialEntries: readonly Uint8Array[]): Promise<void> {
+    if (size === 0) return;
+    try {
+      const entry = partialEntries[size % TILE_WIDTH - 1] ?? await this.#entryAt(size - 1, size);
+      const leaf = parseLeaf(entry);
+      const folder = join(this.#runs, leaf.run_id);
+      Deno.lstatSync(join(folder, ".manifest.json.tmp"));
+      await completeManifest(folder, leaf);
+    } catch { /* no manifest left aside (the usual case), or no such run here */ }
   }
 
   async #entryIs(index: number, size: number, leaf: RunLeaf): Promise<boolean> {
@@ -480,38 +527,6 @@ export class FileLog implements LogStorage {
   }
 }
 
-/** True when the run folder's manifest is the one the leaf names. */
-async function sealedAs(folder: string, leaf: RunLeaf): Promise<boolean> {
-  const text = await readTextOrNull(join(folder, "evidence", "manifest.json"));
-  return text !== null && sha256Hex(text) === leaf.manifest_sha256;
-}
-
-/** Gives a run's `.manifest.json.tmp` its name when the log recorded its seal and the bytes are the ones recorded. */
-async function completeManifest(folder: string, leaf: RunLeaf): Promise<void> {
-  // The names FileStore's evidencePaths gives them (the store imports the log, not the other way).
-  const manifest = join(folder, "evidence", "manifest.json");
-  const tmp = join(folder, ".manifest.json.tmp");
-  if (await readTextOrNull(manifest) !== null) return;
-  const text = await readTextOrNull(tmp);
-  if (text !== null && sha256Hex(text) === leaf.manifest_sha256) {
-    await Deno.rename(tmp, manifest);
-    await syncPaths([], [dirname(manifest)]);
-  }
-}
-
-/** Writes all the bytes at the start of the file. */
-function writeAllAt(file: Deno.FsFile, bytes: Uint8Array): void {
-  file.seekSync(0, Deno.SeekMode.Start);
-  for (let at = 0; at < bytes.length;) at += file.writeSync(bytes.subarray(at));
-}
-
-/** The bytes, then newlines up to `length`. */
-function padded(bytes: Uint8Array, length: number): Uint8Array {
-  const out = new Uint8Array(length).fill(0x0a);
-  out.set(bytes);
-  return out;
-}
-
 function readTextOrNullSync(path: string): string | null {
   try {
     return Deno.readTextFileSync(path);
@@ -519,43 +534,4 @@ function readTextOrNullSync(path: string): string | null {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-}
-
-async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-}
-
-/**
- * Fsyncs files and folders, all at once: the disk takes them in one journal commit. Each is opened on this
- * thread (an open is quick) so that every fsync is on its way to Deno's file threads when this returns its
- * promise: an asynchronous open would first wait for a thread, then for this one, spreading the fsyncs over
- * more commits, and the caller's work meanwhile would hold them back.
- *
- * @param files Files to fsync.
- * @param dirs Folders to fsync.
- */
-export async function syncPaths(files: readonly string[], dirs: readonly string[]): Promise<void> {
-  const results = await Promise.allSettled([...files, ...dirs].map(syncPath));
-  const failed = results.find((r) => r.status === "rejected");
-  if (failed) throw (failed as PromiseRejectedResult).reason;
-}
-
-/**
- * Fsyncs one file or folder: opened at once on this thread, fsynced on Deno's file thread, closed after.
- *
- * @param path The file or folder.
- */
-export function syncPath(path: string): Promise<void> {
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return file.sync().finally(() => file.close());
 }

@@ -51,6 +51,7 @@ export class RunIndex {
       }
       if (write && !this.#made) {
         this.#db.exec("PRAGMA journal_mode = WAL");
+        this.#db.exec("PRAGMA synchronous = NORMAL");
         this.#db.exec(TABLES);
         this.#made = true;
       }
@@ -119,18 +120,22 @@ export class RunIndex {
    *   the rows of the leaves from an index on, called when the index is behind the log (it was lost).
    */
   add(append: { lines: readonly IndexLine[]; size: number; missing: (from: number) => IndexLine[] }): void {
+    // The statements are prepared once per connection: an append of one run is a few rows.
     this.#with(true, (db) => {
-      db.exec("PRAGMA synchronous = NORMAL");
       db.exec("BEGIN IMMEDIATE");
       try {
-        const row = db.prepare("SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
+        const row = this.#statement(db, "SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
           | { size: number }
           | undefined;
         const first = append.lines[0]?.index ?? append.size;
         const behind = Number(row?.size ?? 0) < first ? append.missing(Number(row?.size ?? 0)) : [];
-        const insert = db.prepare("INSERT OR IGNORE INTO provevi_log_index (run_id, idx) VALUES (?, ?)");
+        const insert = this.#statement(
+          db,
+          "INSERT OR IGNORE INTO provevi_log_index (run_id, idx) VALUES (?, ?)",
+        );
         for (const l of [...behind, ...append.lines]) insert.run(l.runId, l.index);
-        db.prepare(
+        this.#statement(
+          db,
           "INSERT INTO provevi_log_indexed (id, size) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET size = excluded.size",
         ).run(append.size);
         db.exec("COMMIT");

@@ -530,15 +530,7 @@ export class FileRunWriter implements RunWriter {
       );
     }
     await Promise.allSettled(this.#writing.values()); // a payload still being written is in the manifest
-    const manifest = buildManifest({
-      run_id: this.runId,
-      status: statusOf(this.#lastEvent),
-      events: this.#count,
-      last_hash: this.#lastLine === null ? null : sha256Hex(this.#lastLine),
-      payloads: this.payloads,
-      lost: info.lost ?? [],
-      sealed_at: info.sealed_at ?? nowUtc(),
-    }, { layout: this.#pack ? "pack" : "files" });
+    const manifest = this.#manifestOf(info);
     const text = manifestText(manifest);
     const tmp = this.#paths.manifestTmp;
     const eventsFile = this.#file;
@@ -572,11 +564,19 @@ export class FileRunWriter implements RunWriter {
       const packSynced = this.#pack?.sync() ?? Promise.resolve();
       await settle([eventsSynced, packSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
       Deno.renameSync(tmp, this.#paths.manifest);
-      append?.commit();
-      committed = true;
+      // The checkpoint is renamed on a file thread while this one lets go of the run and starts the folders'
+      // fsyncs; the log's own folder is fsynced once its rename is done.
+      const committing = append?.commit();
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
       const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map(syncPath);
+      try {
+        await committing;
+      } catch (error) {
+        await Promise.allSettled(dirs); // nothing is left running behind a failure
+        throw error;
+      }
+      committed = true;
       const logged = append?.finish() ?? Promise.resolve();
       // The proof is written while the folders' fsyncs are on their way (it is made again from the log if lost).
       if (append) this.#writeProof(append);
@@ -598,6 +598,19 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /** The manifest of the run as written so far. */
+  #manifestOf(info: SealInfo): Manifest {
+    return buildManifest({
+      run_id: this.runId,
+      status: statusOf(this.#lastEvent),
+      events: this.#count,
+      last_hash: this.#lastLine === null ? null : sha256Hex(this.#lastLine),
+      payloads: this.payloads,
+      lost: info.lost ?? [],
+      sealed_at: info.sealed_at ?? nowUtc(),
+    }, { layout: this.#pack ? "pack" : "files" });
   }
 
   /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */

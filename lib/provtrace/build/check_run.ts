@@ -16,6 +16,7 @@ import {
   rowsMacHolds,
   TRACE_BUILD_VERSION,
   traceRunDigest,
+  type TraceRunTables,
 } from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
 import { sourceRun } from "./_source_run.ts";
@@ -63,7 +64,8 @@ export interface TraceSourceRow {
  * @param store The run's store, open to read.
  * @param options `catalog`: reads the run's committed bundle and experiment; `key`: the rows key, with which
  * rows whose MAC holds over their digest and the store's manifest now are trusted without building the run
- * again (without it, the run is built again from its evidence and compared row by row).
+ * again (without it, the run is built again from its evidence and compared row by row); `tables`: takes the
+ * file's rows of the run as the check read them for their digest (an export makes its lines from them).
  * @returns How the run compares; it prints nothing.
  * @throws Only on a failure that is not the run's (a store that cannot be reached is `unreadable`).
  * @example
@@ -76,7 +78,11 @@ export async function checkTraceRun(
   trace: DatabaseSync,
   row: TraceSourceRow,
   store: EvidenceStore,
-  options: { catalog?: Catalog | (() => Catalog | Promise<Catalog>); key?: Uint8Array | null } = {},
+  options: {
+    catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+    key?: Uint8Array | null;
+    tables?: (tables: TraceRunTables) => void;
+  } = {},
 ): Promise<TraceSourceCheck> {
   const id = row.run_id;
   const base = {
@@ -102,7 +108,9 @@ export async function checkTraceRun(
     // A line changed in place, with the manifest left alone, no longer chains to the last hash.
     const broken = chainBreak(await record.eventsText(), now);
     if (broken !== null) return { ...base, state: "changed", now, problem: `${broken}; ${again}` };
-    if (options.key && sealedSame(trace, row, { key: options.key, manifest: manifest! })) {
+    if (
+      options.key && sealedSame(trace, row, { key: options.key, manifest: manifest!, tables: options.tables })
+    ) {
       return { ...base, verified: row.verified === 1, state: "same", now, problem: null };
     }
     const source = await sourceRun(store, id, {
@@ -126,7 +134,7 @@ export async function checkTraceRun(
     // The source's place is where the check found it: the file's own words, kept by the file's digest.
     const rebuilt = { ...source.source, store_uri: row.store_uri, runs_root: row.runs_root };
     new RowWriter(scratch.db).writeRun(id, { source: rebuilt, rows: source.rows, replace: false });
-    const found = traceRunDigest(trace, id);
+    const found = traceRunDigest(trace, id, { tables: options.tables });
     const where = rowDifference(found, traceRunDigest(scratch.db, id));
     if (where === null) return { ...base, verified, state: "same", now, problem: null };
     return {
@@ -159,12 +167,12 @@ export async function checkTraceRun(
 function sealedSame(
   trace: DatabaseSync,
   row: TraceSourceRow,
-  { key, manifest }: { key: Uint8Array; manifest: string },
+  { key, manifest, tables }: { key: Uint8Array; manifest: string; tables?: (tables: TraceRunTables) => void },
 ): boolean {
   if (row.rows_mac === null) return false;
   const seal = {
     run_id: row.run_id,
-    rows_digest: traceRunDigest(trace, row.run_id).digest,
+    rows_digest: traceRunDigest(trace, row.run_id, { tables }).digest,
     manifest_sha256: sha256Hex(manifest),
   };
   return rowsMacHolds(row.rows_mac, { key, seal });

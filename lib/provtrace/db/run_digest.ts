@@ -53,11 +53,22 @@ export interface TraceRunDigest {
   rows: Map<string, string>;
 }
 
+/** One table's rows of a run as its digest read them: the column names, and each row's values in that order. */
+export interface TraceRunTable {
+  names: readonly string[];
+  rows: readonly (readonly unknown[])[];
+}
+
+/** A run's rows as read for its digest, by table name, each table's rows in its key's order. */
+export type TraceRunTables = ReadonlyMap<string, TraceRunTable>;
+
 /**
  * Reads a run's rows from a trace database and computes their digest.
  *
  * @param db An open trace database (a file, or the in-memory one a check builds from the source).
  * @param runId The run.
+ * @param options `tables`: takes the rows just read, by table, so that a caller that checks the digest and
+ * then uses the rows (an export) reads them once.
  * @returns The digest and the rows it covers.
  * @example
  * ```ts
@@ -66,15 +77,22 @@ export interface TraceRunDigest {
  * traceRunDigest(trace.db, "run-20261129T120000Z-0badc0de").digest; // 64 hex digits
  * ```
  */
-export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest {
+export function traceRunDigest(
+  db: DatabaseSync,
+  runId: string,
+  options: { tables?: (tables: TraceRunTables) => void } = {},
+): TraceRunDigest {
   const rows = new Map<string, string>();
   const hash = createHash("sha256");
   // Rows are hashed a chunk at a time, not each alone (and the run's rows are never joined into one text).
   let chunk = "";
   const statements = statementsOf(db);
+  const kept = options.tables ? new Map<string, TraceRunTable>() : null;
   for (const [i, t] of TABLES.entries()) {
     const table = statements[i]!;
-    for (const values of table.statement.all(runId) as unknown as unknown[][]) {
+    const all = table.statement.all(runId) as unknown as unknown[][];
+    if (kept) kept.set(t.table, { names: table.names, rows: all });
+    for (const values of all) {
       const text = rowText(table, values);
       const base = `${t.table} ${keyText(table.key.map((k) => plainValue(values[k] ?? null)))}`;
       // A file whose keys were made not unique (its table made again) still names each of its rows.
@@ -89,6 +107,7 @@ export function traceRunDigest(db: DatabaseSync, runId: string): TraceRunDigest 
     }
   }
   hash.update(chunk);
+  if (kept) options.tables!(kept);
   return { digest: hash.digest("hex"), rows };
 }
 

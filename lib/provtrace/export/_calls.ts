@@ -5,8 +5,9 @@
  * line holds. Each format makes its lines from these; none reads the database itself.
  * @module
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { Json } from "../../provevi/mod.ts";
+import type { TraceRunTables } from "../db/mod.ts";
 
 /** A message part as the trace database keeps it: its role, its kind and its fields. */
 export type Part = { role: string; kind: string; [key: string]: Json };
@@ -66,6 +67,9 @@ export interface CallRun {
   parent_run: string | null;
 }
 
+/** A chosen model call's row, as the export's query gives it (`run_id`, `span_id`, `seq`, `line_hash`, `tools`, …). */
+export type CallRow = Record<string, string | number | null>;
+
 /**
  * Reads the calls of the given rows, in their order, run by run.
  *
@@ -73,31 +77,58 @@ export interface CallRun {
  * @param rows The chosen model calls (`run_id`, `span_id`, `seq`, `line_hash`, `tools`, …).
  * @returns The calls, in the rows' order.
  */
-export function loadCalls(db: DatabaseSync, rows: Record<string, string | number | null>[]): Call[] {
-  const parsed = new Map<string, Part>();
-  const partOf = (hash: string, content: string): Part => {
-    let part = parsed.get(hash);
-    if (part === undefined) parsed.set(hash, part = JSON.parse(content) as Part);
-    return part;
-  };
-  const byRun = new Map<string, Record<string, string | number | null>[]>();
+export function loadCalls(db: DatabaseSync, rows: CallRow[]): Call[] {
+  const reader = new CallReader(db);
+  for (const [runId, runRows] of byRun(rows)) reader.read(runId, runRows);
+  return reader.inOrder(rows);
+}
+
+/** Rows grouped by run, in the order runs first appear. */
+export function byRun(rows: CallRow[]): Map<string, CallRow[]> {
+  const out = new Map<string, CallRow[]>();
   for (const r of rows) {
-    const list = byRun.get(String(r.run_id));
+    const list = out.get(String(r.run_id));
     if (list) list.push(r);
-    else byRun.set(String(r.run_id), [r]);
+    else out.set(String(r.run_id), [r]);
   }
-  const calls = new Map<string, Call>();
-  for (const [runId, runRows] of byRun) {
+  return out;
+}
+
+/**
+ * Makes the calls of runs, run by run: from the run's rows as the export's check read them for their digest
+ * (so that a run's rows are read once), or else from the database. Each distinct message part is parsed once
+ * across all runs.
+ */
+export class CallReader {
+  #db: DatabaseSync;
+  #parsed = new Map<string, Part>();
+  #calls = new Map<string, Call>();
+
+  /** @param db The trace database, inside the export's snapshot. */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /**
+   * Makes one run's calls and keeps them for {@linkcode CallReader.inOrder}.
+   *
+   * @param runId The run.
+   * @param runRows The run's chosen model calls.
+   * @param tables The run's rows as its digest read them, or none to read them from the database.
+   */
+  read(runId: string, runRows: CallRow[], tables?: TraceRunTables): void {
     const spans = new Set(runRows.map((r) => String(r.span_id)));
-    const parts = partsOfRun(db, runId, spans, partOf);
-    const results = toolsOfRun(db, runId);
-    const tokens = tokensOfRun(db, runId);
-    const assessments = assessmentsOfRun(db, runId);
+    const part = (hash: string, content: string): Part => {
+      let found = this.#parsed.get(hash);
+      if (found === undefined) this.#parsed.set(hash, found = JSON.parse(content) as Part);
+      return found;
+    };
+    const run = tables === undefined ? this.#fromDb(runId, spans, part) : fromTables(tables, spans, part);
     for (const r of runRows) {
       const spanId = String(r.span_id);
       const seq = r.seq === null ? null : Number(r.seq);
-      const own = parts.get(spanId) ?? { sent: [], received: [] };
-      calls.set(`${runId} ${spanId}`, {
+      const own = run.parts.get(spanId) ?? { sent: [], received: [] };
+      this.#calls.set(`${runId} ${spanId}`, {
         row: r,
         run_id: runId,
         span_id: spanId,
@@ -105,14 +136,78 @@ export function loadCalls(db: DatabaseSync, rows: Record<string, string | number
         sent: own.sent,
         received: own.received,
         tools: r.tools === null ? null : JSON.parse(String(r.tools)) as Json[],
-        results: results.get(spanId) ?? [],
-        tokens: tokens.get(spanId) ?? null,
-        assessments: assessments.filter((a) => a.on_run || a.span_id === spanId).map((a) => a.json),
+        results: run.results.get(spanId) ?? [],
+        tokens: run.tokens.get(spanId) ?? null,
+        assessments: run.assessments.filter((a) => a.on_run || a.span_id === spanId).map((a) => a.json),
         event: seq !== null && r.line_hash !== null ? { seq, line_hash: String(r.line_hash) } : null,
       });
     }
   }
-  return rows.map((r) => calls.get(`${r.run_id} ${r.span_id}`)!);
+
+  /** The calls made for the given rows, in the rows' order (a row of a run not read has none). */
+  inOrder(rows: CallRow[]): Call[] {
+    const out: Call[] = [];
+    for (const r of rows) {
+      const call = this.#calls.get(`${r.run_id} ${r.span_id}`);
+      if (call !== undefined) out.push(call);
+    }
+    return out;
+  }
+
+  #fromDb(runId: string, spans: Set<string>, part: PartOf): RunParts {
+    const db = this.#db;
+    return {
+      parts: groupParts(partRows(db, runId), { spans, part, content: (r) => r.content }),
+      results: groupTools(toolRows(db, runId), (t) => t.line_hash),
+      tokens: tokensOf(preparedOnce(db, TOKENS).all(runId) as Row[]),
+      assessments: assessmentsOf(preparedOnce(db, ASSESSMENTS).all(runId) as Row[]),
+    };
+  }
+}
+
+type Row = Record<string, unknown>;
+type PartOf = (hash: string, content: string) => Part;
+
+/** What a run's calls are made of, by the span of the model call. */
+interface RunParts {
+  parts: Map<string, { sent: Part[][]; received: Part[] }>;
+  results: Map<string, CallTool[]>;
+  tokens: Map<string, CallTokens>;
+  assessments: { on_run: boolean; span_id: string | null; json: Json }[];
+}
+
+/** A run's calls' parts from its rows as its digest read them (each table in its key's order). */
+function fromTables(tables: TraceRunTables, spans: Set<string>, part: PartOf): RunParts {
+  const contents = new Map<unknown, unknown>();
+  for (const m of rowsOf(tables, "trace_messages")) contents.set(m.hash, m.content);
+  const lineHashes = new Map<unknown, unknown>();
+  for (const s of rowsOf(tables, "trace_spans")) lineHashes.set(s.span_id, s.line_hash);
+  // The database's order: by seq, a tool call without one last; call ID (the digest's order) among equals.
+  const tools = rowsOf(tables, "trace_tool_calls").map((t, i) => ({ t, i })).sort((a, b) =>
+    (a.t.seq === null ? 1 : 0) - (b.t.seq === null ? 1 : 0) || Number(a.t.seq) - Number(b.t.seq) || a.i - b.i
+  ).map(({ t }) => t);
+  return {
+    parts: groupParts(rowsOf(tables, "trace_call_messages"), {
+      spans,
+      part,
+      content: (r) => contents.get(r.message_hash),
+    }),
+    results: groupTools(tools, (t) => t.span_id === null ? null : lineHashes.get(t.span_id) ?? null),
+    tokens: tokensOf(rowsOf(tables, "trace_tokens")),
+    assessments: assessmentsOf(rowsOf(tables, "trace_assessments")),
+  };
+}
+
+/** A table's rows as objects by column name (few columns of few rows: the run's own). */
+function rowsOf(tables: TraceRunTables, table: string): Row[] {
+  const found = tables.get(table);
+  if (found === undefined) return [];
+  const { names, rows } = found;
+  return rows.map((values) => {
+    const row: Row = {};
+    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+    return row;
+  });
 }
 
 /** The runs of the calls, by run ID. */
@@ -129,58 +224,65 @@ export function runsOf(db: DatabaseSync, runIds: readonly string[]): Map<string,
   return out;
 }
 
-/** The sent and received parts of a run's chosen calls, grouped by message. */
-function partsOfRun(
-  db: DatabaseSync,
-  runId: string,
-  spans: Set<string>,
-  partOf: (hash: string, content: string) => Part,
-): Map<string, { sent: Part[][]; received: Part[] }> {
-  const out = new Map<string, { sent: Part[][]; received: Part[] }>();
-  let last: { span: string; direction: string; message: number } | null = null;
-  const statement = preparedOnce(
+/** A run's call message rows with their parts' content. */
+function partRows(db: DatabaseSync, runId: string): Iterable<Row> {
+  return preparedOnce(
     db,
     `
     SELECT cm.span_id, cm.direction, cm.message, cm.message_hash, m.content FROM trace_call_messages cm
       JOIN trace_messages m ON m.hash = cm.message_hash
     WHERE cm.run_id = ? ORDER BY cm.span_id, cm.direction DESC, cm.position`,
-  );
-  for (const r of statement.iterate(runId) as Iterable<Record<string, string | number>>) {
+  ).iterate(runId) as Iterable<Row>;
+}
+
+/**
+ * The sent and received parts of a run's chosen calls, grouped by message, from its call message rows in
+ * position order within each span and direction.
+ */
+function groupParts(
+  rows: Iterable<Row>,
+  { spans, part: partOf, content }: { spans: Set<string>; part: PartOf; content: (row: Row) => unknown },
+): Map<string, { sent: Part[][]; received: Part[] }> {
+  const out = new Map<string, { sent: Part[][]; received: Part[] }>();
+  let last: { span: string; message: number } | null = null; // the last sent part's
+  for (const r of rows) {
     const span = String(r.span_id);
-    if (!spans.has(span)) continue;
+    const text = content(r);
+    if (!spans.has(span) || text === undefined) continue; // no such message: as the join leaves it out
     let call = out.get(span);
     if (!call) out.set(span, call = { sent: [], received: [] });
-    const part = partOf(String(r.message_hash), String(r.content));
+    const part = partOf(String(r.message_hash), String(text));
     if (r.direction === "received") {
       call.received.push(part);
       continue;
     }
     const message = Number(r.message);
-    if (last && last.span === span && last.direction === "sent" && last.message === message) {
-      call.sent.at(-1)!.push(part);
-    } else call.sent.push([part]);
-    last = { span, direction: String(r.direction), message };
+    if (last && last.span === span && last.message === message) call.sent.at(-1)!.push(part);
+    else call.sent.push([part]);
+    last = { span, message };
   }
   return out;
 }
 
-/** The tool calls of a run, by the model call that asked for them, each with its `tool_called` event. */
-function toolsOfRun(db: DatabaseSync, runId: string): Map<string, CallTool[]> {
-  const out = new Map<string, CallTool[]>();
-  const rows = preparedOnce(
+/** A run's tool calls with their own span's line hash, in seq order. */
+function toolRows(db: DatabaseSync, runId: string): Row[] {
+  return preparedOnce(
     db,
     `
     SELECT t.model_span_id, t.call_id, t.tool, t.arguments, t.result, t.error, t.executed_by, t.deferred,
       t.seq, s.line_hash
     FROM trace_tool_calls t LEFT JOIN trace_spans s ON s.run_id = t.run_id AND s.span_id = t.span_id
     WHERE t.run_id = ? ORDER BY t.seq IS NULL, t.seq, t.call_id`,
-  ).all(runId) as Record<
-    string,
-    string | number | null
-  >[];
+  ).all(runId) as Row[];
+}
+
+/** The tool calls of a run, by the model call that asked for them, each with its `tool_called` event. */
+function groupTools(rows: Row[], lineHash: (t: Row) => unknown): Map<string, CallTool[]> {
+  const out = new Map<string, CallTool[]>();
   for (const t of rows) {
     if (t.model_span_id === null) continue;
     const list = out.get(String(t.model_span_id)) ?? [];
+    const hash = lineHash(t);
     list.push({
       call_id: String(t.call_id),
       tool: String(t.tool),
@@ -189,8 +291,8 @@ function toolsOfRun(db: DatabaseSync, runId: string): Map<string, CallTool[]> {
       error: t.error === null ? null : String(t.error),
       executed_by: t.executed_by === null ? null : String(t.executed_by),
       deferred: t.deferred === 1,
-      event: t.seq !== null && t.line_hash !== null
-        ? { seq: Number(t.seq), line_hash: String(t.line_hash) }
+      event: t.seq !== null && hash !== null && hash !== undefined
+        ? { seq: Number(t.seq), line_hash: String(hash) }
         : null,
     });
     out.set(String(t.model_span_id), list);
@@ -198,56 +300,49 @@ function toolsOfRun(db: DatabaseSync, runId: string): Map<string, CallTool[]> {
   return out;
 }
 
+const TOKENS =
+  "SELECT span_id, prompt_token_ids, completion_token_ids, logprobs FROM trace_tokens WHERE run_id = ?";
+
 /** The exact tokens of a run's calls, by span. */
-function tokensOfRun(db: DatabaseSync, runId: string): Map<string, CallTokens> {
+function tokensOf(rows: Row[]): Map<string, CallTokens> {
   const out = new Map<string, CallTokens>();
-  const list = (v: string | null) => v === null ? null : JSON.parse(v) as number[];
-  for (
-    const r of preparedOnce(
-      db,
-      "SELECT span_id, prompt_token_ids, completion_token_ids, logprobs FROM trace_tokens WHERE run_id = ?",
-    ).all(runId) as Record<string, string | null>[]
-  ) {
+  const list = (v: unknown) => v === null ? null : JSON.parse(String(v)) as number[];
+  for (const r of rows) {
     out.set(String(r.span_id), {
-      prompt_token_ids: list(r.prompt_token_ids!),
-      completion_token_ids: list(r.completion_token_ids!),
-      logprobs: list(r.logprobs!),
+      prompt_token_ids: list(r.prompt_token_ids),
+      completion_token_ids: list(r.completion_token_ids),
+      logprobs: list(r.logprobs),
     });
   }
   return out;
 }
 
-/** The assessments of a run and its steps, as a line shows them. */
-function assessmentsOfRun(
-  db: DatabaseSync,
-  runId: string,
-): { on_run: boolean; span_id: string | null; json: Json }[] {
-  return (preparedOnce(
-    db,
-    `
-    SELECT name, value, rationale, source, seq, span_id, experiment FROM trace_assessments WHERE run_id = ? ORDER BY n`,
-  )
-    .all(runId as SQLInputValue) as {
-      name: string;
-      value: string;
-      rationale: string | null;
-      source: string | null;
-      seq: number | null;
-      span_id: string | null;
-      experiment: string | null;
-    }[]).map((a) => ({
-      // An assessment of the run's experiment (as a whole, or of the version it pinned) judges the run too.
-      on_run: a.seq === null && a.span_id === null,
-      span_id: a.span_id,
-      json: {
-        name: a.name,
-        value: JSON.parse(a.value) as Json,
-        rationale: a.rationale,
-        source: a.source,
-        on: a.experiment !== null ? "experiment" : a.span_id === null ? "run" : "step",
-        ...(a.experiment !== null ? { experiment: a.experiment } : {}),
-      },
-    }));
+const ASSESSMENTS =
+  "SELECT name, value, rationale, source, seq, span_id, experiment FROM trace_assessments WHERE run_id = ? ORDER BY n";
+
+/** The assessments of a run and its steps, as a line shows them, from its rows in `n` order. */
+function assessmentsOf(rows: Row[]): { on_run: boolean; span_id: string | null; json: Json }[] {
+  return (rows as {
+    name: string;
+    value: string;
+    rationale: string | null;
+    source: string | null;
+    seq: number | null;
+    span_id: string | null;
+    experiment: string | null;
+  }[]).map((a) => ({
+    // An assessment of the run's experiment (as a whole, or of the version it pinned) judges the run too.
+    on_run: a.seq === null && a.span_id === null,
+    span_id: a.span_id,
+    json: {
+      name: a.name,
+      value: JSON.parse(a.value) as Json,
+      rationale: a.rationale,
+      source: a.source,
+      on: a.experiment !== null ? "experiment" : a.span_id === null ? "run" : "step",
+      ...(a.experiment !== null ? { experiment: a.experiment } : {}),
+    },
+  }));
 }
 
 /** Statements by database and text, prepared once: an export reads each run with the same few. */

@@ -16,10 +16,16 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
 import { type Json, ProveviError, type TelemetryPolicy } from "../../provevi/mod.ts";
-import { openTraceDb, readRowsKey, TRACE_SCHEMA_VERSION, traceSchemaProblems } from "../db/mod.ts";
+import {
+  openTraceDb,
+  readRowsKey,
+  TRACE_SCHEMA_VERSION,
+  type TraceRunTables,
+  traceSchemaProblems,
+} from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { SourceStores, traceSources } from "../build/_source_stores.ts";
-import { type Call, type LineEvent, loadCalls, runsOf } from "./_calls.ts";
+import { byRun, type Call, CallReader, type CallRow, type LineEvent, runsOf } from "./_calls.ts";
 export type { LineEvent } from "./_calls.ts";
 import { chatMessages, sftMessages } from "./_messages.ts";
 import { hfLine, openaiLine, sharegptLine, TRACE_EXPORT_FORMATS, type TraceExportFormat } from "./formats.ts";
@@ -187,9 +193,10 @@ export async function exportTrace(db: string, options: TraceExportOptions): Prom
   trace.db.exec("BEGIN");
   try {
     const rows = chosenRows(trace.db, options, per);
-    const checked = await checkRuns(trace.db, [...new Set(rows.map((r) => String(r.run_id)))], options);
+    const reader = new CallReader(trace.db);
+    const checked = await checkRuns(trace.db, byRun(rows), { ...options, reader });
     const refused = [...checked.values()].filter((c) => c.refused !== null).map((c) => c.refused!);
-    const calls = loadCalls(trace.db, rows.filter((r) => checked.get(String(r.run_id))?.refused === null));
+    const calls = reader.inOrder(rows);
     const verified = (runId: string) => checked.get(runId)!.verified;
     if (options.kind === "atif") {
       return { lines: atifLines(trace.db, calls, { verified, policy }), refused, breaks: [] };
@@ -237,7 +244,7 @@ function chosenRows(
   db: DatabaseSync,
   options: TraceExportOptions,
   per: "call" | "run",
-): Record<string, string | number | null>[] {
+): CallRow[] {
   const where: string[] = [];
   const args: SQLInputValue[] = [];
   if (!options.allowUnverified) where.push("src.verified = 1");
@@ -279,21 +286,30 @@ function chosenRows(
       JOIN trace_runs r ON r.run_id = c.run_id
       JOIN trace_sources src ON src.run_id = c.run_id
     ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY r.started_at, c.run_id, s.seq`).all(...args) as Record<string, string | number | null>[];
+    ORDER BY r.started_at, c.run_id, s.seq`).all(...args) as CallRow[];
 }
 
-/** Each run checked against its store: whether it verifies now, or why it is refused. */
+/**
+ * Each run checked against its store: whether it verifies now, or why it is refused. The calls of a run that
+ * checks out are made at once, from its rows as the check read them for their digest: one read of each row.
+ */
 async function checkRuns(
   db: DatabaseSync,
-  runIds: string[],
-  options: TraceExportOptions,
+  rows: Map<string, CallRow[]>,
+  options: TraceExportOptions & { reader: CallReader },
 ): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
   const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
   const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
-  const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
+  let tables: TraceRunTables | undefined;
+  const each = {
+    key,
+    ...(options.catalog ? { catalog: options.catalog } : {}),
+    tables: (read: TraceRunTables) => tables = read,
+  };
   await using stores = new SourceStores(options);
-  for (const source of traceSources(db, runIds)) {
+  for (const source of traceSources(db, [...rows.keys()])) {
     const store = await stores.open(source);
+    tables = undefined;
     const check = typeof store === "string"
       ? { state: "unreadable" as const, verified: false, problem: store }
       : await checkTraceRun(db, source, store, each);
@@ -305,6 +321,7 @@ async function checkRuns(
       verified: check.verified,
       refused: problem === null ? null : { run_id: source.run_id, state: check.state, problem },
     });
+    if (problem === null) options.reader.read(source.run_id, rows.get(source.run_id)!, tables);
   }
   return out;
 }

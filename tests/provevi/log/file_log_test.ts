@@ -79,6 +79,63 @@ Deno.test("a run sealed by an appender killed before its commit is appended by t
   assert.deepEqual((await auditStoreLog(store)).problems, []);
 });
 
+Deno.test("a seal in the runs root writes no pending file: an appender killed before its commit leaves its entry bundle, from which the next one appends the run", async () => {
+  const { dir } = await tempLog();
+  const runs = join(dir, "runs");
+  const store = new FileStore({ runs });
+  await writeRun(join(runs, "run-20261201T000000Z-000000b0"), "run-20261201T000000Z-000000b0");
+  const pending = join(store.log.dir, "pending.jsonl");
+  await assert.rejects(Deno.stat(pending), Deno.errors.NotFound);
+  const id = "run-20261201T000000Z-000000b1";
+  const unlogged = new FileStore({ runs });
+  Object.defineProperty(unlogged, "log", { value: undefined });
+  await writeRun(join(runs, id), id, { store: unlogged });
+  const manifest = await Deno.readTextFile(join(runs, id, "evidence", "manifest.json"));
+  const killed = await store.log.prepare([leafOfSeal(manifest, null)], join(runs, id));
+  assert.deepEqual(killed.files.filter((f) => f.endsWith("pending.jsonl")), []);
+  killed.abort();
+  await assert.rejects(Deno.stat(pending), Deno.errors.NotFound);
+  await writeRun(join(runs, "run-20261201T000000Z-000000b2"), "run-20261201T000000Z-000000b2");
+  assert.equal(await store.log.indexOf(id), 1);
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000b2"), 2);
+  assert.deepEqual((await auditStoreLog(store)).problems, []);
+});
+
+Deno.test("a run sealed in a folder of its own is named in the pending file, and appended by the next appender when its appender was killed", async () => {
+  const { dir } = await tempLog();
+  const runs = join(dir, "runs");
+  const store = new FileStore({ runs });
+  const id = "run-20261201T000000Z-000000c1";
+  const elsewhere = join(dir, "elsewhere", id);
+  await Deno.mkdir(join(dir, "elsewhere"));
+  const unlogged = new FileStore({ runs });
+  Object.defineProperty(unlogged, "log", { value: undefined });
+  await writeRun(elsewhere, id, { store: unlogged });
+  const manifest = await Deno.readTextFile(join(elsewhere, "evidence", "manifest.json"));
+  const killed = await store.log.prepare([leafOfSeal(manifest, null)], elsewhere);
+  killed.abort();
+  assert.match(await Deno.readTextFile(join(store.log.dir, "pending.jsonl")), /000000c1/);
+  await writeRun(join(runs, "run-20261201T000000Z-000000c2"), "run-20261201T000000Z-000000c2");
+  assert.equal(await store.log.indexOf(id), 0);
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000c2"), 1);
+  // Blanked at the commit: the next append takes nothing of it again, and writes it no more.
+  assert.equal((await Deno.readTextFile(join(store.log.dir, "pending.jsonl"))).trim(), "");
+  await writeRun(join(runs, "run-20261201T000000Z-000000c3"), "run-20261201T000000Z-000000c3");
+  assert.equal(await store.log.indexOf("run-20261201T000000Z-000000c3"), 2);
+});
+
+Deno.test("the last run in the log whose manifest lost its name in a crash (its checkpoint's rename kept) gets it from the next appender", async () => {
+  const { dir } = await tempLog();
+  const runs = join(dir, "runs");
+  const store = new FileStore({ runs });
+  const id = "run-20261201T000000Z-000000d1";
+  await writeRun(join(runs, id), id);
+  await Deno.rename(join(runs, id, "evidence", "manifest.json"), join(runs, id, ".manifest.json.tmp"));
+  await writeRun(join(runs, "run-20261201T000000Z-000000d2"), "run-20261201T000000Z-000000d2");
+  assert.ok((await Deno.stat(join(runs, id, "evidence", "manifest.json"))).isFile);
+  assert.deepEqual((await auditStoreLog(store)).problems, []);
+});
+
 Deno.test("a file log keeps the partial tiles of every checkpoint until their full tile, as C2SP tlog-tiles asks", async () => {
   const { log } = await tempLog();
   const leaves = Array.from({ length: 260 }, (_, i) => fakeLeaf(i));

@@ -1,0 +1,112 @@
+/**
+ * The file log's record of an append until its commit, `.log/pending.jsonl`, and what the next appender does
+ * with what a killed one left: a leaf whose run is sealed is appended, and a run whose seal the log recorded gets
+ * its manifest's name.
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { sha256Hex } from "../evidence/hash.ts";
+import type { AppendPlan } from "./log_storage.ts";
+import { leafOfSeal, type RunLeaf, sameLeaf } from "./run_leaf.ts";
+import { syncPaths } from "./sync_paths.ts";
+
+const decoder = new TextDecoder();
+
+/**
+ * Writes the pending file over in place: a line per leaf, with its index and its run folder, then newlines over
+ * what is left of the bytes before (an empty line is no leaf), so that the file is never truncated.
+ *
+ * @param path The pending file.
+ * @param plan The append's plan.
+ * @param folders The run folder of each leaf, or null.
+ * @returns Whether the file was made, and how to blank it after the commit and close it.
+ */
+export function writePending(
+  path: string,
+  plan: AppendPlan,
+  folders: (string | null)[],
+): { made: boolean; blank(): void; close(): void } {
+  const text = plan.entries.map((entry, i) =>
+    JSON.stringify({ index: plan.first + i, folder: folders[i] ?? null, leaf: decoder.decode(entry) }) +
+    "\n"
+  ).join("");
+  let made = false;
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true, write: true });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    file = Deno.openSync(path, { write: true, create: true });
+    made = true;
+  }
+  try {
+    const bytes = new TextEncoder().encode(text);
+    const before = file.statSync().size;
+    writeAllAt(file, bytes.length >= before ? bytes : padded(bytes, before));
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+  const blank = () => {
+    try {
+      writeAllAt(file, new Uint8Array(file.statSync().size).fill(0x0a));
+    } catch { /* the next appender drops the committed leaves */ }
+  };
+  return { made, blank, close: () => file.close() };
+}
+
+/**
+ * True when the run folder is sealed and its seal makes the leaf: the same manifest, last hash and attestation.
+ * A leaf left for the next appender (in the pending file, or an entry bundle past the size) is appended only
+ * then, so that a leaf forged there with a sealed run's manifest hash puts nothing false in the log.
+ */
+export async function sealedAs(folder: string, leaf: RunLeaf): Promise<boolean> {
+  const text = await readTextOrNull(join(folder, "evidence", "manifest.json"));
+  if (text === null || sha256Hex(text) !== leaf.manifest_sha256) return false;
+  let attestation: Uint8Array | null = null;
+  try {
+    attestation = await Deno.readFile(join(folder, "evidence", "attestation.dsse.json"));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return false;
+  }
+  try {
+    return sameLeaf(leafOfSeal(text, attestation), leaf);
+  } catch {
+    return false;
+  }
+}
+
+/** Gives a run's `.manifest.json.tmp` its name when the log recorded its seal and the bytes are the ones recorded. */
+export async function completeManifest(folder: string, leaf: RunLeaf): Promise<void> {
+  // The names FileStore's evidencePaths gives them (the store imports the log, not the other way).
+  const manifest = join(folder, "evidence", "manifest.json");
+  const tmp = join(folder, ".manifest.json.tmp");
+  if (await readTextOrNull(manifest) !== null) return;
+  const text = await readTextOrNull(tmp);
+  if (text !== null && sha256Hex(text) === leaf.manifest_sha256) {
+    await Deno.rename(tmp, manifest);
+    await syncPaths([], [dirname(manifest)]);
+  }
+}
+
+/** Writes all the bytes at the start of the file. */
+function writeAllAt(file: Deno.FsFile, bytes: Uint8Array): void {
+  file.seekSync(0, Deno.SeekMode.Start);
+  for (let at = 0; at < bytes.length;) at += file.writeSync(bytes.subarray(at));
+}
+
+/** The bytes, then newlines up to `length`. */
+function padded(bytes: Uint8Array, length: number): Uint8Array {
+  const out = new Uint8Array(length).fill(0x0a);
+  out.set(bytes);
+  return out;
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
