@@ -170,6 +170,7 @@ export {
   type SigningKey,
   SqliteStore,
   type SqliteStoreOptions,
+  storedPayloads,
   type StoreQuestions,
   TelemetryPolicy,
   TelemetryPolicyError,

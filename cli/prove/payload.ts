@@ -3,7 +3,7 @@
  * pretty-printed, other text printed as it is.
  * @module
  */
-import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
+import { ProveviError, storedPayloads } from "../../lib/provevi/evidence/mod.ts";
 import { findRun } from "../../lib/provevi/runs/mod.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
@@ -21,9 +21,7 @@ export function addPayload({ program, io, withStore }: ProveContext): void {
       }
       return withStore(async (store) => {
         const record = await findRun(run, { store });
-        const found = (await record.payloadNames()).filter((n) =>
-          /^[0-9a-f]{64}$/.test(n) && n.startsWith(start)
-        );
+        const found = (await storedPayloads(record)).filter((n) => n.startsWith(start));
         if (found.length === 0) throw new ProveviError(`run "${record.runId}" has no payload ${sha256}`);
         if (found.length > 1) {
           throw new ProveviError(

@@ -49,6 +49,7 @@ export {
   type RunRecord,
   runsRoot,
   type RunStatus,
+  storedPayloads,
 } from "./evidence/mod.ts";
 
 // Signing a run's seal and trusting a signature.

@@ -80,8 +80,11 @@ const LOSSES: [string, (evidence: string) => Promise<void>, RegExp][] = [
     /says events 1, but the seal made/,
   ],
   [
-    "payloads/ deleted",
-    (e) => Deno.remove(join(e, "payloads"), { recursive: true }),
+    "payloads/ and payloads.pack deleted",
+    async (e) => {
+      await Deno.remove(join(e, "payloads"), { recursive: true });
+      await Deno.remove(join(e, "payloads.pack")).catch(() => {});
+    },
     /payload \w+ of the manifest is missing/,
   ],
 ];

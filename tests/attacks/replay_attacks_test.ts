@@ -251,6 +251,7 @@ prompt: Count.
     manifestText: () => genuine.manifestText(),
     payloadNames: () => genuine.payloadNames(),
     payloadInfo: (sha) => genuine.payloadInfo(sha),
+    payloadPack: () => genuine.payloadPack(),
     payload: (sha) => genuine.payload(sha),
   };
   const before = l.told();

@@ -3,9 +3,9 @@
  * append of the same line, in the same run. Target: the recorder adds under 100 µs per step.
  *
  * A second line is the profile that says where a step's time goes, measured in the same rounds: the same steps
- * again with payloads already stored (the payload is hashed, its file is not made again), and the payloads'
- * bytes written bare, each as a new file with `createNew` (what `putPayload` does) and all appended to one open
- * file (what a pack of payloads would do).
+ * again with payloads already stored (the payload is hashed, not written again), and the payloads' bytes written
+ * bare, each as a new file with `createNew` (what `putPayload` did in format 1, and does for a payload of
+ * 256 KiB or more) and all appended to one open file (what it does in format 2: a record of `payloads.pack`).
  * @module
  */
 import type { EventChain } from "../../lib/provevi/evidence/mod.ts";
@@ -114,9 +114,7 @@ export async function main(): Promise<void> {
     `recorder step profile: event + span + payload hash add ${
       (stored - bare).toFixed(1)
     } µs to the bare append; ` +
-      `the payload's new file ${(rec - stored).toFixed(1)} µs (bare: a new 10 KB file ${
-        file.toFixed(1)
-      } µs, ` +
+      `the payload's write ${(rec - stored).toFixed(1)} µs (bare: a new 10 KB file ${file.toFixed(1)} µs, ` +
       `the same bytes appended to one open file ${append.toFixed(1)} µs; load ${
         Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
       })`,

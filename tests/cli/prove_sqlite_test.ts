@@ -4,7 +4,7 @@ import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { DatabaseSync } from "node:sqlite";
 import type { EvidenceEvent, EvidenceStore } from "../../lib/provevi/mod.ts";
-import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
+import { ProveviError, readTrustedKey } from "../../lib/provevi/evidence/mod.ts";
 import { exportRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
 import { FileStore } from "../../lib/provevi/store/mod.ts";
@@ -197,6 +197,28 @@ Deno.test("exportRun() copies a run from the file store to sqlite and back, keep
     }
     assert.ok((await verifyRun(await back.readRun(SAMPLE_RUN_ID))).ok);
     await assert.rejects(() => exportRun(SAMPLE_RUN_ID, { from, to: sqlite }), /exists already/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("exportRun() copies a signed run of format 2 with its payloads.pack byte for byte, so its signature still verifies", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "prove-export-pack-" });
+  try {
+    const fixtures = new URL("../../fixtures/", import.meta.url).pathname;
+    const from = new FileStore({ runs: join(fixtures, "vectors", "packed-signed") });
+    const trust = [await readTrustedKey(join(fixtures, "keys", "signing.key.pub"))];
+    await using sqlite = new SqliteStore(join(dir, "evidence.db"), { runs: join(dir, "indexed") });
+    assert.deepEqual((await exportRun(SAMPLE_RUN_ID, { from, to: sqlite })).problems, []);
+    const copied = await sqlite.readRun(SAMPLE_RUN_ID);
+    const pack = (f: string) => Deno.readFile(join(f, "evidence", "payloads.pack"));
+    assert.deepEqual(
+      await pack(copied.folder!),
+      await pack(join(fixtures, "vectors", "packed-signed", SAMPLE_RUN_ID)),
+    );
+    const check = await verifyRun(copied, { trust, store: sqlite });
+    assert.deepEqual(check.problems, []);
+    assert.deepEqual(check.signedBy, [trust[0]!.keyid]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

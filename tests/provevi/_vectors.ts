@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { AssessmentLine } from "../../lib/provevi/evidence/mod.ts";
 import { appendAssessmentLine, manifestLastHash, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
+import { PACK_VECTORS } from "./_pack_vectors.ts";
 
 type Ev = Record<string, unknown> & { data: Record<string, unknown> };
 
@@ -504,4 +505,5 @@ export const VECTORS: Vector[] = [
       await writeAssessments(f, [JSON.stringify(JSON.parse(ls[0]!), null, 0).replaceAll('":', '": ')]);
     },
   },
+  ...PACK_VECTORS,
 ];

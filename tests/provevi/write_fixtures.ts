@@ -21,7 +21,9 @@ export async function writeFixtures(root: string): Promise<void> {
   const runs = join(root, "runs");
   await Deno.remove(join(runs, SAMPLE_RUN_ID), { recursive: true }).catch(() => {});
   const store = new FileStore({ runs });
-  const manifest = await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+  // The sample run keeps format 1 (each payload a file): runs of that format still verify. The vectors
+  // packed-* hold it in format 2 (tests/provevi/_pack_vectors.ts).
+  const manifest = await writeSampleRun(await store.openRun(SAMPLE_RUN_ID, { payloads: "files" }));
   const folder = join(runs, SAMPLE_RUN_ID);
   const lines = (await Deno.readTextFile(join(folder, "evidence", "events.jsonl"))).trimEnd().split("\n");
   const vectors = {

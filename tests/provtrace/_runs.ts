@@ -158,6 +158,8 @@ export async function rewriteRun(
   }
   await Deno.writeTextFile(join(evidence, "events.jsonl"), lines.map((l) => l + "\n").join(""));
   const old = JSON.parse(await Deno.readTextFile(join(evidence, "manifest.json")));
-  const manifest = buildManifest({ ...old, events: lines.length, last_hash: prev });
+  const manifest = buildManifest({ ...old, events: lines.length, last_hash: prev }, {
+    layout: old.format === "provevi-manifest/2" ? "pack" : "files",
+  });
   await Deno.writeTextFile(join(evidence, "manifest.json"), manifestText(manifest));
 }

@@ -11,6 +11,7 @@ import canonicalize from "canonicalize";
 import type { EvidenceEvent, Json } from "./event.ts";
 import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
+import { PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
@@ -46,7 +47,8 @@ export interface RunStatement {
  *
  * @param eventsText The text of `events.jsonl`.
  * @param manifestText The text of `manifest.json`.
- * @param options `events`: the events already parsed from `eventsText`, to spare parsing them again.
+ * @param options `events`: the events already parsed from `eventsText`, to spare parsing them again; `pack`:
+ * the run's `payloads.pack` ({@linkcode packSubject}), which stands for the payloads it holds.
  * @returns The statement.
  * @throws ProveviError when the manifest is not a JSON object.
  * @example
@@ -59,9 +61,12 @@ export interface RunStatement {
 export function runStatement(
   eventsText: string,
   manifestText: string,
-  options: { events?: readonly EvidenceEvent[] } = {},
+  options: { events?: readonly EvidenceEvent[]; pack?: PackSubject | null } = {},
 ): RunStatement {
-  return statementOf(sha256Hex(eventsText), options.events ?? parseEvents(eventsText), manifestText);
+  return statementOf(sha256Hex(eventsText), options.events ?? parseEvents(eventsText), {
+    manifestText,
+    pack: options.pack ?? null,
+  });
 }
 
 /**
@@ -71,7 +76,7 @@ export function runStatement(
 function statementOf(
   eventsSha256: string,
   events: readonly EvidenceEvent[],
-  manifestText: string,
+  { manifestText, pack }: { manifestText: string; pack: PackSubject | null },
 ): RunStatement {
   let manifest: { run_id?: unknown; payloads?: unknown; status?: unknown; last_hash?: unknown };
   try {
@@ -87,10 +92,11 @@ function statementOf(
     { name: "evidence/manifest.json", digest: { sha256: sha256Hex(manifestText) } },
   ];
   for (const p of Array.isArray(manifest.payloads) ? manifest.payloads : []) {
-    if (typeof p?.sha256 === "string") {
+    if (typeof p?.sha256 === "string" && !pack?.packed.has(p.sha256)) {
       subject.push({ name: `evidence/payloads/${p.sha256}`, digest: { sha256: p.sha256 } });
     }
   }
+  if (pack) subject.push({ name: `evidence/${PACK_FILE}`, digest: { sha256: pack.sha256 } });
   for (const out of recordedOutputs(events).values()) {
     subject.push({ name: `output/${out.path}`, digest: { sha256: out.sha256 } });
   }
@@ -208,7 +214,13 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
       `cannot sign run "${record.runId}": it is not a sealed run folder on this machine`,
     );
   }
-  const envelope = await signStatement(runStatement(events, manifest), key);
+  let pack: Uint8Array | null = null;
+  try {
+    pack = Deno.readFileSync(join(evidence, PACK_FILE));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const envelope = await signStatement(runStatement(events, manifest, { pack: packSubject(pack) }), key);
   Deno.writeFileSync(join(evidence, ATTESTATION_FILE), attestationBytes(envelope));
   return envelope;
 }
@@ -221,16 +233,19 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
  *   ({@linkcode EventsDigest}).
  * @param manifestText The text of `manifest.json`.
  * @param key The signing key.
+ * @param options `pack`: the bytes of the run's `payloads.pack`, when it has one.
  * @returns The file's bytes.
  */
 export async function sealAttestation(
   events: string | { sha256: string; events: readonly EvidenceEvent[] },
   manifestText: string,
   key: SigningKey,
+  options: { pack?: Uint8Array | null } = {},
 ): Promise<Uint8Array> {
+  const pack = packSubject(options.pack ?? null);
   const statement = typeof events === "string"
-    ? runStatement(events, manifestText)
-    : statementOf(events.sha256, events.events, manifestText);
+    ? runStatement(events, manifestText, { pack })
+    : statementOf(events.sha256, events.events, { manifestText, pack });
   return attestationBytes(await signStatement(statement, key));
 }
 
@@ -471,7 +486,8 @@ async function statementMatches(
   if (eventsText === null || manifestText === null) return false;
   let expected: Uint8Array | null = null;
   try {
-    expected = statementBytes(runStatement(eventsText, manifestText, { events }));
+    const pack = packSubject(await record.payloadPack().catch(() => null));
+    expected = statementBytes(runStatement(eventsText, manifestText, { events, pack }));
   } catch {
     return false; // a manifest that is not an object: the evidence check reports it
   }

@@ -6,8 +6,18 @@
 import canonicalize from "canonicalize";
 import type { EvidenceEvent } from "./event.ts";
 
-/** The value of the manifest's `format` field. */
+/** The value of the manifest's `format` field in a run whose payloads are each a file of `payloads/`. */
 export const MANIFEST_FORMAT = "provevi-manifest/1";
+/**
+ * The value of the manifest's `format` field in a run that may keep payloads in `payloads.pack` too (small
+ * payloads, each a record of one append-only file); what provrun writes.
+ */
+export const MANIFEST_FORMAT_PACKED = "provevi-manifest/2";
+/** The formats a verifier knows. */
+export const MANIFEST_FORMATS: readonly string[] = [MANIFEST_FORMAT, MANIFEST_FORMAT_PACKED];
+
+/** Where a writer keeps payloads: each a file (format 1), or small ones in `payloads.pack` (format 2). */
+export type PayloadLayout = "files" | "pack";
 
 /** How a sealed run ended. */
 export type RunStatus = "completed" | "failed" | "incomplete";
@@ -27,7 +37,7 @@ export interface PayloadEntry {
 
 /** The manifest of a sealed run. */
 export interface Manifest {
-  format: typeof MANIFEST_FORMAT;
+  format: typeof MANIFEST_FORMAT | typeof MANIFEST_FORMAT_PACKED;
   run_id: string;
   status: RunStatus;
   events: number;
@@ -55,14 +65,18 @@ export function statusOf(last: Pick<EvidenceEvent, "type"> | null): RunStatus {
  * Builds a manifest with its payloads in hash order.
  *
  * @param fields Everything but `format` and `payload_bytes`.
+ * @param options `layout`: where the run's payloads are kept, which gives the format (`files` by default).
  * @returns The manifest.
  */
-export function buildManifest(fields: Omit<Manifest, "format" | "payload_bytes">): Manifest {
+export function buildManifest(
+  fields: Omit<Manifest, "format" | "payload_bytes">,
+  options: { layout?: PayloadLayout } = {},
+): Manifest {
   const payloads = [...fields.payloads].sort((a, b) =>
     a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0
   );
   return {
-    format: MANIFEST_FORMAT,
+    format: options.layout === "pack" ? MANIFEST_FORMAT_PACKED : MANIFEST_FORMAT,
     run_id: fields.run_id,
     status: fields.status,
     events: fields.events,

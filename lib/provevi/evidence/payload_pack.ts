@@ -8,7 +8,18 @@
  * own hash, so a reader checks every payload's bytes as it does a payload file's.
  * @module
  */
-import { sha256Vouched, utf8 } from "./hash.ts";
+import { join } from "node:path";
+import { sha256Hex, sha256Vouched, utf8 } from "./hash.ts";
+import type { RunRecord } from "./record.ts";
+
+/** The pack of a run's small payloads, under `evidence/` (manifest format 2). */
+export const PACK_FILE = "payloads.pack";
+
+/**
+ * 256 KiB: a payload smaller than this is a record of the pack; one of this size or more is a file of its own,
+ * which a reader can stream and whose creation costs little beside its bytes (docs/evidence-format.md).
+ */
+export const PACK_LIMIT = 256 * 1024;
 
 /** One record of a pack: where its bytes are. */
 export interface PackRecord {
@@ -115,4 +126,140 @@ export function readPack(pack: Uint8Array): PackIndex {
 export function packPayload(pack: Uint8Array, record: PackRecord): Uint8Array | null {
   const bytes = pack.subarray(record.offset, record.offset + record.size);
   return sha256Vouched(bytes) === record.sha256 ? bytes : null;
+}
+
+/**
+ * The payloads a run folder keeps in its pack, by SHA-256, with their sizes as the records' headers say (the
+ * bytes are not hashed here); none when the run has no pack. The stores' rows name each payload's place with it.
+ *
+ * @param folder The run folder.
+ * @returns The size of each packed payload.
+ * @example
+ * ```ts
+ * import { packedPayloads } from "./payload_pack.ts";
+ * const packed = await packedPayloads("/tmp/runs/run-x"); // Map { "ab12…" => 2048, … }
+ * ```
+ */
+export function packedPayloads(folder: string): Promise<Map<string, number>> {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(join(folder, "evidence", PACK_FILE), { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return Promise.resolve(new Map());
+    return Promise.reject(error);
+  }
+  try {
+    return Promise.resolve(new Map(indexPackFile(file).records.map((r) => [r.sha256, r.size])));
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Reads a pack file's records by their headers alone, seeking past each record's bytes: a reader finds one
+ * payload without reading the others (a pack may hold thousands).
+ *
+ * @param file The pack, open to read.
+ * @param from The offset of a record to start at (0, or the end of the records read before).
+ * @returns Its records from there, and where it breaks, as {@linkcode readPack} gives them.
+ */
+export function indexPackFile(file: Deno.FsFile, from = 0): PackIndex {
+  const records: PackRecord[] = [];
+  const size = file.statSync().size;
+  const head = new Uint8Array(MAX_HEADER + 1);
+  const ascii = new TextDecoder("latin1");
+  const last = new Uint8Array(1);
+  let at = from;
+  while (at < size) {
+    file.seekSync(at, Deno.SeekMode.Start);
+    const n = readFully(file, head.subarray(0, Math.min(head.length, size - at)));
+    const end = head.subarray(0, n).indexOf(NEWLINE);
+    const match = end < 0 ? null : HEADER.exec(ascii.decode(head.subarray(0, end)));
+    if (match === null) {
+      const why = end < 0 && size - at <= MAX_HEADER ? "cut in a record's header" : "not a record's header";
+      return { records, broken: { at, why } };
+    }
+    const length = Number(match[2]);
+    const offset = at + end + 1;
+    if (offset + length + 1 > size) return { records, broken: { at, why: "cut in a record's bytes" } };
+    file.seekSync(offset + length, Deno.SeekMode.Start);
+    if (readFully(file, last) !== 1 || last[0] !== NEWLINE) {
+      return { records, broken: { at, why: "a record's bytes run past its size" } };
+    }
+    records.push({ sha256: match[1]!, offset, size: length });
+    at = offset + length + 1;
+  }
+  return { records, broken: null };
+}
+
+/** Reads until `into` is full or the file ends; the number of bytes read. */
+function readFully(file: Deno.FsFile, into: Uint8Array): number {
+  let n = 0;
+  while (n < into.length) {
+    const got = file.readSync(into.subarray(n));
+    if (got === null || got === 0) break;
+    n += got;
+  }
+  return n;
+}
+
+/**
+ * Where a payload of a run is, relative to the run folder, as the stores' rows name it.
+ *
+ * @param sha256 The payload's SHA-256.
+ * @param packed Whether it is in the pack.
+ * @returns `evidence/payloads.pack`, or `evidence/payloads/<sha256>`.
+ */
+export function payloadPlace(sha256: string, packed: boolean): string {
+  return packed ? `evidence/${PACK_FILE}` : `evidence/payloads/${sha256}`;
+}
+
+/** What a run's signed statement says of its pack: the pack file's SHA-256, and the payloads in it. */
+export interface PackSubject {
+  /** The SHA-256 of the whole pack file. */
+  sha256: string;
+  /** The payloads its whole records hold, by SHA-256: the statement names them through the pack. */
+  packed: ReadonlySet<string>;
+}
+
+/**
+ * The statement's view of a pack: one subject `evidence/payloads.pack` for the file, in place of a subject for
+ * each payload it holds (an in-toto verifier hashes each subject's file; a packed payload has none).
+ *
+ * @param pack The pack's bytes, or null when the run has none.
+ * @returns The subject, or null.
+ * @example
+ * ```ts
+ * import { packRecord, packSubject } from "./payload_pack.ts";
+ * import { sha256Hex } from "./hash.ts";
+ * const bytes = new TextEncoder().encode("{}");
+ * packSubject(packRecord(sha256Hex(bytes), bytes))!.packed.has(sha256Hex(bytes)); // true
+ * ```
+ */
+export function packSubject(pack: Uint8Array | null): PackSubject | null {
+  if (pack === null) return null;
+  return { sha256: sha256Hex(pack), packed: new Set(readPack(pack).records.map((r) => r.sha256)) };
+}
+
+/**
+ * The SHA-256 of every payload a run stores: the files of `payloads/` and the records of `payloads.pack`
+ * (manifest format 2), sorted, each once. Their bytes are not read here; {@linkcode RunRecord.payload} reads
+ * one and checks it.
+ *
+ * @param record The run.
+ * @returns The payloads' SHA-256s.
+ * @example
+ * ```ts
+ * import { FileStore, storedPayloads } from "@mahacata/prove";
+ * import assert from "node:assert/strict";
+ *
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const record = await store.readRun("run-20261129T120000Z-0badc0de");
+ * assert.equal((await storedPayloads(record)).length, 3);
+ * ```
+ */
+export async function storedPayloads(record: RunRecord): Promise<string[]> {
+  const names = (await record.payloadNames()).filter((n) => /^[0-9a-f]{64}$/.test(n));
+  const packed = packSubject(await record.payloadPack())?.packed ?? [];
+  return [...new Set([...names, ...packed])].sort();
 }

@@ -61,6 +61,8 @@ export type ProblemCode =
   | "payloads.unreadable"
   | "payload.unlisted"
   | "payload.missing"
+  | "payload.stored_twice"
+  | "pack.broken"
   | "payload.unreadable"
   | "payload.hash_mismatch"
   | "payload.size"
@@ -246,7 +248,11 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   },
   "manifest.unknown_field": { family: "manifest", check: 4, meaning: "manifest.json has a field not listed" },
   "manifest.missing_field": { family: "manifest", check: 4, meaning: "manifest.json lacks a field" },
-  "manifest.format": { family: "manifest", check: 4, meaning: "format is not provevi-manifest/1" },
+  "manifest.format": {
+    family: "manifest",
+    check: 4,
+    meaning: "format is not provevi-manifest/1 or provevi-manifest/2",
+  },
   "manifest.run_id": { family: "manifest", check: 4, meaning: "run_id is not the run's ID" },
   "manifest.count": { family: "manifest", check: 4, meaning: "events is not the number of lines" },
   "manifest.last_hash": { family: "manifest", check: 4, meaning: "last_hash is not the last line's SHA-256" },
@@ -265,13 +271,31 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
     check: 4,
     meaning: "payload_bytes is not the sum of the payloads' sizes",
   },
-  "payloads.unreadable": { family: "payloads", check: 5, meaning: "payloads/ is a link or cannot be read" },
+  "payloads.unreadable": {
+    family: "payloads",
+    check: 5,
+    meaning: "payloads/ or payloads.pack is a link, not a plain folder or file, or cannot be read",
+  },
   "payload.unlisted": {
     family: "payloads",
     check: 5,
-    meaning: "a file or folder in payloads/ is not in the manifest's list",
+    meaning: "a file or folder in payloads/, or a record of payloads.pack, is not in the manifest's list",
   },
-  "payload.missing": { family: "payloads", check: 5, meaning: "a listed payload has no file" },
+  "payload.missing": {
+    family: "payloads",
+    check: 5,
+    meaning: "a listed payload has no file (nor, in format 2, a record of payloads.pack)",
+  },
+  "payload.stored_twice": {
+    family: "payloads",
+    check: 5,
+    meaning: "a payload is stored twice: a file and a record of payloads.pack, or two records",
+  },
+  "pack.broken": {
+    family: "payloads",
+    check: 5,
+    meaning: "payloads.pack is not whole records: a header that is not one, or the file cut in a record",
+  },
   "payload.unreadable": {
     family: "payloads",
     check: 5,
@@ -280,7 +304,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   "payload.hash_mismatch": {
     family: "payloads",
     check: 5,
-    meaning: "a payload's bytes do not hash to its name",
+    meaning: "a payload's bytes do not hash to its name (its file's, or its record's header)",
   },
   "payload.size": { family: "payloads", check: 5, meaning: "a payload's size is not the listed size" },
   "payload.event_unlisted": {
@@ -540,7 +564,7 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   "rows.payload_differs": {
     family: "rows",
     check: null,
-    meaning: "a payload row differs from its file, or a file of payloads/ has no row",
+    meaning: "a payload row differs from its file or pack record, or a stored payload has no row",
   },
   "rows.bundle_differs": {
     family: "rows",

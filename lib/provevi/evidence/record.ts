@@ -18,10 +18,16 @@ export interface RunRecord {
   manifestText(): Promise<string | null>;
   /** The names of the files in `payloads/`. */
   payloadNames(): Promise<string[]>;
-  /** The SHA-256 and size of the stored bytes of a payload, or null when it is missing. */
+  /** The SHA-256 and size of the stored bytes of a payload file of `payloads/`, or null when it is missing. */
   payloadInfo(sha256: string): Promise<PayloadEntry | null>;
   /**
-   * The bytes of a payload, with their hash checked.
+   * The bytes of `payloads.pack` (a run of manifest format 2 may keep its small payloads there), or null when
+   * the run has none.
+   * @throws ProveviError when it is a link or not a plain file.
+   */
+  payloadPack(): Promise<Uint8Array | null>;
+  /**
+   * The bytes of a payload, from its file or the pack, with their hash checked.
    * @throws ProveviError when the payload is missing or its bytes do not match its name.
    */
   payload(sha256: string): Promise<Uint8Array>;

@@ -7,7 +7,15 @@ import { join, relative, sep } from "node:path";
 import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventWhere, isOutputPath } from "./event_rules.ts";
 import { isSha256, sha256File } from "./hash.ts";
-import { type Manifest, MANIFEST_FORMAT, statusOf } from "./manifest.ts";
+import {
+  type Manifest,
+  MANIFEST_FORMAT,
+  MANIFEST_FORMAT_PACKED,
+  MANIFEST_FORMATS,
+  statusOf,
+} from "./manifest.ts";
+import { PACK_FILE } from "./payload_pack.ts";
+import { packProblems } from "./verify_pack.ts";
 import { atLine, type Problem, problem, type ProblemCode } from "./problem.ts";
 import { type ReadEvents, readEventsBytes, readEventsText } from "./read_events.ts";
 import type { RunRecord } from "./record.ts";
@@ -65,8 +73,10 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
     ));
   }
   const manifest = manifestFileProblems(manifestText, { runId: record.runId, read });
-  problems.push(...await payloadProblems(record, read, manifest));
-  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder));
+  // A pack is part of format 2 only (and of a run not sealed yet, whose format no manifest tells).
+  const packed = manifest === null || manifest.format === MANIFEST_FORMAT_PACKED;
+  problems.push(...await payloadProblems(record, read, { m: manifest, packed }));
+  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder, packed));
   return read;
 }
 
@@ -193,8 +203,13 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem
       `manifest.json has sealed_at ${JSON.stringify(m.sealed_at)}, not a real UTC RFC 3339 time`,
     );
   }
-  if (has("format") && m.format !== MANIFEST_FORMAT) {
-    push("manifest.format", `manifest.json has format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
+  if (has("format") && !MANIFEST_FORMATS.includes(m.format)) {
+    push(
+      "manifest.format",
+      `manifest.json has format ${
+        JSON.stringify(m.format)
+      }, not ${MANIFEST_FORMAT} or ${MANIFEST_FORMAT_PACKED}`,
+    );
   }
   if (has("run_id") && m.run_id !== runId) {
     push("manifest.run_id", `manifest.json names run ${JSON.stringify(m.run_id)}, but the run is "${runId}"`);
@@ -278,7 +293,11 @@ function payloadListProblems(m: Manifest, { withBytes, push }: { withBytes: bool
   }
 }
 
-async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest | null): Promise<Problem[]> {
+async function payloadProblems(
+  record: RunRecord,
+  read: ReadEvents,
+  { m, packed }: { m: Manifest | null; packed: boolean },
+): Promise<Problem[]> {
   const problems: Problem[] = [];
   const listed = new Map<string, number>();
   if (m && Array.isArray(m.payloads)) {
@@ -304,8 +323,10 @@ async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest 
       );
     }
   }
+  const inPack = packed ? await packProblems(record, { listed, files: present, m, problems }) : new Set();
   for (const [sha256, size] of listed) {
-    const found = await listedPayloadProblem(record, { sha256, size, present });
+    if (inPack.has(sha256)) continue; // checked with the pack
+    const found = await listedPayloadProblem(record, { sha256, size, present, packed });
     if (found) problems.push(found);
   }
   read.events.forEach((event, i) => {
@@ -322,7 +343,7 @@ async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest 
             place,
           ),
         );
-      } else if (!m && !present.has(sha256)) {
+      } else if (!m && !present.has(sha256) && !inPack.has(sha256)) {
         problems.push(
           problem("payload.event_unlisted", `${where} names payload ${sha256}, which is missing`, place),
         );
@@ -335,10 +356,13 @@ async function payloadProblems(record: RunRecord, read: ReadEvents, m: Manifest 
 /** The problem of one payload the manifest lists, against its file: missing, unreadable, changed or resized. */
 async function listedPayloadProblem(
   record: RunRecord,
-  { sha256, size, present }: { sha256: string; size: number; present: Set<string> },
+  { sha256, size, present, packed }: { sha256: string; size: number; present: Set<string>; packed: boolean },
 ): Promise<Problem | null> {
   const file = { file: `payloads/${sha256}` };
-  if (!present.has(sha256)) return problem("payload.missing", `payloads/${sha256} is missing`, file);
+  const missing = `payloads/${sha256} is missing${
+    packed ? `, and ${PACK_FILE} has no whole record of it` : ""
+  }`;
+  if (!present.has(sha256)) return problem("payload.missing", missing, file);
   let info;
   try {
     info = await record.payloadInfo(sha256);
@@ -349,7 +373,7 @@ async function listedPayloadProblem(
       file,
     );
   }
-  if (info === null) return problem("payload.missing", `payloads/${sha256} is missing`, file);
+  if (info === null) return problem("payload.missing", missing, file);
   if (info.sha256 !== sha256) {
     return problem(
       "payload.hash_mismatch",
@@ -495,16 +519,18 @@ const EVIDENCE_NAMES = ["events.jsonl", "manifest.json", "payloads", "attestatio
 
 /**
  * Anything in `evidence/` that the format does not name: the bundle and the signed statement cover only the
- * named files, so another file there would ride along unchecked.
+ * named files, so another file there would ride along unchecked. `payloads.pack` is named in format 2 only.
  */
-async function evidenceExtras(folder: string): Promise<Problem[]> {
+async function evidenceExtras(folder: string, packed: boolean): Promise<Problem[]> {
   const problems: Problem[] = [];
   try {
     for await (const entry of Deno.readDir(join(folder, "evidence"))) {
-      if (EVIDENCE_NAMES.includes(entry.name)) continue;
+      if (EVIDENCE_NAMES.includes(entry.name) || (packed && entry.name === PACK_FILE)) continue;
       problems.push(problem(
         "evidence.extra",
-        `evidence/${entry.name} is not part of the evidence format (events.jsonl, manifest.json, payloads/, attestation.dsse.json)`,
+        `evidence/${entry.name} is not part of the evidence format (events.jsonl, manifest.json, payloads/, attestation.dsse.json${
+          packed ? ", payloads.pack" : ""
+        })`,
         { file: entry.name },
       ));
     }

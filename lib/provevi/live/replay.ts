@@ -172,6 +172,7 @@ async function prefetched(record: RunRecord, events: readonly EvidenceEvent[]): 
     manifestText: () => record.manifestText(),
     payloadNames: () => record.payloadNames(),
     payloadInfo: (digest) => record.payloadInfo(digest),
+    payloadPack: () => record.payloadPack(),
     payload: (digest) => read.get(digest) ?? record.payload(digest),
   };
 }

@@ -7,19 +7,19 @@ import type { PayloadEntry } from "../evidence/manifest.ts";
 import type { SealRow } from "../store/store_rows.ts";
 import type { PgSql } from "./postgres_rows.ts";
 
-/** Inserts payload rows that are not there yet, in one statement. */
+/** Inserts payload rows that are not there yet, each with its place in the run folder, in one statement. */
 export async function insertPayloadRows(
   tx: PgSql,
   runId: string,
-  payloads: readonly PayloadEntry[],
+  payloads: readonly (PayloadEntry & { place: string })[],
 ): Promise<void> {
   if (payloads.length === 0) return;
   await tx.unsafe(
     `INSERT INTO provevi_payloads (run_id, sha256, size, place)
-     SELECT $1, p.sha256, p.size, 'evidence/payloads/' || p.sha256
-     FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint)
+     SELECT $1, p.sha256, p.size, p.place
+     FROM jsonb_to_recordset($2::text::jsonb) AS p(sha256 text, size bigint, place text)
      ON CONFLICT DO NOTHING`,
-    [runId, JSON.stringify(payloads.map((p) => ({ sha256: p.sha256, size: p.size })))],
+    [runId, JSON.stringify(payloads.map((p) => ({ sha256: p.sha256, size: p.size, place: p.place })))],
   );
 }
 

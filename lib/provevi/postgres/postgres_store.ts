@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
 import { appendSpansFile, type SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import type { PayloadLayout } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
@@ -182,7 +183,10 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   }
 
   /** Opens a new run: its row and its folder on this machine. */
-  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+  async openRun(
+    runId: string,
+    options: { folder?: string; payloads?: PayloadLayout } = {},
+  ): Promise<RunWriter> {
     checkRunId(runId);
     const sql = this.#writable(`open run "${runId}"`);
     const folder = options.folder ?? join(this.runsRoot, runId);
@@ -191,7 +195,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     if ((await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) {
       throw exists();
     }
-    const file = await FileRunWriter.create(runId, folder);
+    const file = await FileRunWriter.create(runId, folder, { payloads: options.payloads });
     try {
       await sql.unsafe("INSERT INTO provevi_runs (run_id, folder, status) VALUES ($1, $2, 'running')", [
         runId,

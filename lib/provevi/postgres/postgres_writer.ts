@@ -114,7 +114,7 @@ export class PostgresRunWriter implements RunWriter {
       await this.#sql.unsafe(
         `INSERT INTO provevi_payloads (run_id, sha256, size, place) VALUES ($1, $2, $3, $4)
          ON CONFLICT DO NOTHING`,
-        [this.runId, sha256, bytes.length, `evidence/payloads/${sha256}`],
+        [this.runId, sha256, bytes.length, this.#file.placeOf(sha256)],
         { prepare: true },
       );
     } catch (error) {
@@ -152,7 +152,11 @@ export class PostgresRunWriter implements RunWriter {
             this.#file.count,
           ]);
         }
-        await insertPayloadRows(tx, this.runId, this.#file.payloads);
+        await insertPayloadRows(
+          tx,
+          this.runId,
+          this.#file.payloads.map((p) => ({ ...p, place: this.#file.placeOf(p.sha256) })),
+        );
         await updateSeal(tx, this.runId, seal);
         return await appendLogPg(tx, [leaf], this.#uri);
       });

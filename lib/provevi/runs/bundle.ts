@@ -4,6 +4,7 @@
  * version like any other catalog object. `bundle.json` in the run folder records where.
  * @module
  */
+import { PACK_FILE } from "../evidence/payload_pack.ts";
 import { join } from "node:path";
 import { type Catalog, parseUri } from "../../provcat/mod.ts";
 import { childUri } from "../../provcat/uri.ts";
@@ -242,6 +243,8 @@ async function compareEvidence(c: Compared): Promise<void> {
       async () => bytesOf(given ? given.texts.manifest : await record.manifestText(), encoder),
     ],
   ];
+  // the pack of a run of format 2 is compared byte for byte, as the other files are
+  local.push([`evidence/${PACK_FILE}`, () => record.payloadPack()]);
   if (record.folder !== null) {
     const folder = record.folder;
     local.push([`evidence/${ATTESTATION}`, () => readIfPresent(join(folder, "evidence", ATTESTATION))]);

@@ -10,7 +10,8 @@ import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
-import type { Manifest } from "../evidence/manifest.ts";
+import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
+import { readPack } from "../evidence/payload_pack.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { type RunCheck, verifyRun } from "./verify_run.ts";
@@ -73,7 +74,9 @@ export async function exportRun(
       `run "${runId}" cannot be copied into ${folder}: the folder exists already; a copy needs a new folder`,
     );
   }
-  const writer = await to.openRun(runId, { folder });
+  // The copy keeps the source's layout, so that its manifest (and a signature over it) stays the same bytes.
+  const payloads = manifest.format === MANIFEST_FORMAT_PACKED ? "pack" : "files";
+  const writer = await to.openRun(runId, { folder, payloads });
   try {
     await copyInto(runId, { record, to, writer, folder, manifest, events, lines, catalog });
   } catch (error) {
@@ -156,6 +159,10 @@ async function copyInto(
     if (stored !== sha256) throw new ProveviError(`payload ${sha256} of run "${runId}" changed while copied`);
     put.add(sha256);
   };
+  // The pack's records first, in their order, so that the copy's pack is the same bytes: a signed seal names
+  // its digest. Each payload is then stored before any event names it, as the writer stored it.
+  const pack = await record.payloadPack();
+  for (const r of pack === null ? [] : readPack(pack).records) await putPayload(r.sha256);
   for (const [i, event] of events.entries()) {
     for (const sha256 of payloadsOf(event as EvidenceEvent)) await putPayload(sha256);
     await writer.append(lines[i]!, event as EvidenceEvent);

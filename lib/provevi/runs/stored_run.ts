@@ -91,6 +91,9 @@ class RowsRunRecord implements RunRecord {
   payloadInfo(sha256: string): Promise<PayloadEntry | null> {
     return this.#record.payloadInfo(sha256);
   }
+  payloadPack(): Promise<Uint8Array | null> {
+    return this.#record.payloadPack();
+  }
   payload(sha256: string): Promise<Uint8Array> {
     return this.#record.payload(sha256);
   }

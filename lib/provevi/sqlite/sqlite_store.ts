@@ -11,7 +11,7 @@ import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts"
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { FileRunRecord, FileRunWriter } from "../store/file_store.ts";
 import { appendSpansFile, type SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
-import { type Manifest, manifestText } from "../evidence/manifest.ts";
+import { type Manifest, manifestText, type PayloadLayout } from "../evidence/manifest.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
@@ -110,14 +110,17 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /** Opens a new run: its row and its folder. */
-  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+  async openRun(
+    runId: string,
+    options: { folder?: string; payloads?: PayloadLayout } = {},
+  ): Promise<RunWriter> {
     checkRunId(runId);
     const db = this.#writable(`open run "${runId}"`);
     const folder = options.folder ?? join(this.runsRoot, runId);
     if (db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(runId)) {
       throw new ProveviError(`run "${runId}" exists already in store ${this.uri}; a run ID is used once`);
     }
-    const file = await FileRunWriter.create(runId, folder);
+    const file = await FileRunWriter.create(runId, folder, { payloads: options.payloads ?? "pack" });
     try {
       transaction(db, () => {
         db.prepare("INSERT INTO provevi_runs (run_id, folder, status) VALUES (?, ?, 'running')")
@@ -206,7 +209,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
         const payload = db.prepare(
           "INSERT OR IGNORE INTO provevi_payloads (run_id, sha256, size, place) VALUES (?, ?, ?, ?)",
         );
-        for (const p of rows.payloads) payload.run(runId, p.sha256, p.size, `evidence/payloads/${p.sha256}`);
+        for (const p of rows.payloads) payload.run(runId, p.sha256, p.size, p.place);
         const seal = rows.seal;
         db.prepare(
           `UPDATE provevi_runs SET last_hash = ?, manifest_sha256 = ?, sealed_at = ?, status = ?, ended_at = ?
@@ -502,7 +505,7 @@ export class SqliteRunWriter implements RunWriter {
       transaction(this.#db, () => {
         this.#db.prepare(
           "INSERT OR IGNORE INTO provevi_payloads (run_id, sha256, size, place) VALUES (?, ?, ?, ?)",
-        ).run(this.runId, sha256, bytes.length, `evidence/payloads/${sha256}`);
+        ).run(this.runId, sha256, bytes.length, this.#file.placeOf(sha256));
       });
     } catch (error) {
       throw new EvidenceError(

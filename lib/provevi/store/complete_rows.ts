@@ -6,6 +6,7 @@
  * hold as a prefix: rows that disagree with the folder are for the check to report, never to overwrite.
  * @module
  */
+import { packedPayloads, payloadPlace } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { Manifest, PayloadEntry } from "../evidence/manifest.ts";
 import { verifyEvidence } from "../evidence/verify.ts";
@@ -26,8 +27,8 @@ export interface MissingRows {
   from: number;
   /** The events to add, from `from` on, with their lines. */
   events: { event: EvidenceEvent; line: string }[];
-  /** The payloads to add. */
-  payloads: PayloadEntry[];
+  /** The payloads to add, each with its place in the run folder. */
+  payloads: (PayloadEntry & { place: string })[];
   /** The seal's columns of the run's row. */
   seal: SealRow;
 }
@@ -70,7 +71,16 @@ export async function missingRows(
   return {
     from,
     events: read.events.slice(from).map((event, i) => ({ event, line: lines[from + i]! })),
-    payloads: manifest.payloads.filter((p) => !held.payloads.has(p.sha256)),
+    payloads: await placed(folder, manifest.payloads.filter((p) => !held.payloads.has(p.sha256))),
     seal: sealRow(manifestText, manifest, read.events.at(-1) ?? null),
   };
+}
+
+/** The payloads with their places: in the run's pack, or each a file. */
+async function placed(
+  folder: string,
+  payloads: PayloadEntry[],
+): Promise<(PayloadEntry & { place: string })[]> {
+  const packed = await packedPayloads(folder);
+  return payloads.map((p) => ({ ...p, place: payloadPlace(p.sha256, packed.has(p.sha256)) }));
 }

@@ -1,6 +1,7 @@
 /**
  * The file store: each run's evidence as files in its run folder, `evidence/events.jsonl`,
- * `evidence/payloads/<sha256>` and `evidence/manifest.json`.
+ * `evidence/payloads.pack` (small payloads), `evidence/payloads/<sha256>` (large ones) and
+ * `evidence/manifest.json`.
  * @module
  */
 import { join } from "node:path";
@@ -19,8 +20,11 @@ import {
   type Manifest,
   manifestText,
   type PayloadEntry,
+  type PayloadLayout,
   statusOf,
 } from "../evidence/manifest.ts";
+import { PACK_FILE, PACK_LIMIT, payloadPlace } from "../evidence/payload_pack.ts";
+import { PackReader, PackWriter } from "./pack_file.ts";
 import { nowUtc } from "../evidence/event.ts";
 import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/attestation.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
@@ -37,6 +41,7 @@ export function evidencePaths(folder: string): {
   evidence: string;
   events: string;
   payloads: string;
+  pack: string;
   manifest: string;
   manifestTmp: string;
   attestation: string;
@@ -46,6 +51,7 @@ export function evidencePaths(folder: string): {
     evidence,
     events: join(evidence, "events.jsonl"),
     payloads: join(evidence, "payloads"),
+    pack: join(evidence, PACK_FILE),
     manifest: join(evidence, "manifest.json"),
     // The seal's manifest before it takes its name: beside evidence/, not in it, so a writer killed mid-seal
     // leaves evidence/ holding only the format's files (docs/evidence-format.md, "The run folder").
@@ -80,11 +86,20 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     this.log = new FileLog(this.runsRoot);
   }
 
-  /** Opens a new run folder's evidence to write. */
-  async openRun(runId: string, options: { folder?: string } = {}): Promise<RunWriter> {
+  /**
+   * Opens a new run folder's evidence to write.
+   *
+   * @param runId The run's ID.
+   * @param options `folder`: the run folder; `payloads`: where its payloads go (`pack` by default: small ones in
+   * `payloads.pack`, format 2; `files`: each a file, format 1, as a copy of a run of that format keeps them).
+   */
+  async openRun(
+    runId: string,
+    options: { folder?: string; payloads?: PayloadLayout } = {},
+  ): Promise<RunWriter> {
     checkRunId(runId);
     const folder = options.folder ?? join(this.runsRoot, runId);
-    const writer = await FileRunWriter.create(runId, folder, { log: this.log });
+    const writer = await FileRunWriter.create(runId, folder, { log: this.log, payloads: options.payloads });
     this.#spans.set(runId, writer.spans);
     return writer;
   }
@@ -247,24 +262,34 @@ export class FileRunWriter implements RunWriter {
   #sealFailed: string | null = null; // why the seal failed, when it did
   #log: FileLog | null = null; // the store's log, which the seal appends the run to
   #attestation: Uint8Array | null = null; // the attestation the seal wrote, for an indexed store's log
+  readonly #pack: PackWriter | null; // payloads.pack, in the pack layout (format 2)
 
   /** The run's span index, `spans.jsonl`, open from its first spans until the seal (`addSpans` of the stores). */
   readonly spans: SpansFile;
 
-  private constructor(readonly runId: string, readonly folder: string, file: Deno.FsFile) {
+  private constructor(
+    readonly runId: string,
+    readonly folder: string,
+    { file, layout }: { file: Deno.FsFile; layout: PayloadLayout },
+  ) {
     this.#file = file;
     this.spans = new SpansFile(folder);
     this.#paths = evidencePaths(folder);
+    this.#pack = layout === "pack" ? new PackWriter(this.#paths.pack) : null;
   }
 
   /**
    * Makes the run folder and opens `events.jsonl`, which must not exist yet.
+   * @param runId The run's ID.
+   * @param folder The run folder.
+   * @param options `log`: the store's log; `payloads`: where payloads go, `pack` (small ones in
+   * `payloads.pack`, manifest format 2) by default, or `files` (each a file, format 1: a copy of such a run).
    * @throws ProveviError when the run folder already holds events.
    */
   static async create(
     runId: string,
     folder: string,
-    options: { log?: FileLog } = {},
+    options: { log?: FileLog; payloads?: PayloadLayout } = {},
   ): Promise<FileRunWriter> {
     const paths = evidencePaths(folder);
     await Deno.mkdir(paths.payloads, { recursive: true });
@@ -279,7 +304,7 @@ export class FileRunWriter implements RunWriter {
       }
       throw new EvidenceError(`cannot create ${paths.events}: ${(error as Error).message}`, { cause: error });
     }
-    const writer = new FileRunWriter(runId, folder, file);
+    const writer = new FileRunWriter(runId, folder, { file, layout: options.payloads ?? "pack" });
     writer.#lock = holdWriterLock(folder); // tells readers that the run is still being written
     writer.#log = options.log ?? null;
     return writer;
@@ -348,6 +373,7 @@ export class FileRunWriter implements RunWriter {
     try {
       this.#file.close();
     } catch { /* closed already, by a seal that failed */ }
+    this.#pack?.close();
     releaseWriterLock(this.folder, this.#lock);
     this.#lock = null;
     return Promise.resolve();
@@ -399,11 +425,12 @@ export class FileRunWriter implements RunWriter {
   }
 
   /**
-   * Writes the payload under its hash, once, before the promise settles: a step's payload is on disk before its
-   * event, and a torn file left by a crash fails the check, since its bytes no longer hash to its name. A small
-   * payload is written synchronously, as an append is (a trip to a file thread would cost more than the write);
-   * a large one on Deno's file thread, so that its caller's next work (the gateway reading the response it
-   * stores) goes on meanwhile.
+   * Writes the payload under its hash, once, before the promise settles: a step's payload is written before its
+   * event, and a torn record or file left by a crash fails the check, since its bytes no longer hash to its name.
+   * A small payload (under {@linkcode PACK_LIMIT}) is written synchronously, as an append is (a trip to a file
+   * thread would cost more than the write): in the pack layout as a record appended to `payloads.pack`, else as
+   * a file. A large one is a file written on Deno's file thread, so that its caller's next work (the gateway
+   * reading the response it stores) goes on meanwhile.
    */
   putPayload(bytes: Uint8Array): Promise<string> {
     try {
@@ -416,6 +443,7 @@ export class FileRunWriter implements RunWriter {
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
     const writing = this.#writing.get(sha256);
     if (writing) return writing;
+    if (this.#pack && bytes.length < PACK_LIMIT) return this.#packed(sha256, bytes);
     const path = join(this.#paths.payloads, sha256);
     const failed = (error: unknown) => {
       if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256)) {
@@ -425,7 +453,7 @@ export class FileRunWriter implements RunWriter {
         cause: error,
       });
     };
-    if (bytes.length < ASYNC_PAYLOAD_BYTES) {
+    if (bytes.length < PACK_LIMIT) {
       try {
         Deno.writeFileSync(path, bytes, { createNew: true });
         return Promise.resolve(this.#kept(path, bytes));
@@ -442,6 +470,29 @@ export class FileRunWriter implements RunWriter {
       .finally(() => this.#writing.delete(sha256));
     this.#writing.set(sha256, write);
     return write;
+  }
+
+  /** Appends a small payload to the pack: in the manifest, and fsynced with the pack at the seal. */
+  #packed(sha256: string, bytes: Uint8Array): Promise<string> {
+    try {
+      this.#pack!.put(sha256, bytes);
+    } catch (error) {
+      return Promise.reject(
+        new EvidenceError(
+          `cannot store payload ${sha256} in ${this.#paths.pack}: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        ),
+      );
+    }
+    this.#payloads.set(sha256, bytes.length);
+    return Promise.resolve(sha256);
+  }
+
+  /** Where a stored payload is, relative to the run folder: the pack, or its own file. */
+  placeOf(sha256: string): string {
+    return payloadPlace(sha256, this.#pack?.has(sha256) ?? false);
   }
 
   /** Notes a payload written (or found whole) under its hash: in the manifest, and fsynced at the seal. */
@@ -495,6 +546,7 @@ export class FileRunWriter implements RunWriter {
           this.#digest?.finish() ?? strictUtf8.decode(Deno.readFileSync(this.#paths.events)),
           text,
           info.signingKey,
+          { pack: this.#pack?.opened ? Deno.readFileSync(this.#paths.pack) : null },
         )
         : null;
       Deno.writeFileSync(tmp, utf8(text));
@@ -509,7 +561,8 @@ export class FileRunWriter implements RunWriter {
       eventsSynced = eventsFile.sync();
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
-      await settle([eventsSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
+      const packSynced = this.#pack?.sync() ?? Promise.resolve();
+      await settle([eventsSynced, packSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
       Deno.renameSync(tmp, this.#paths.manifest);
       // The checkpoint is renamed on a file thread while this one lets go of the run and starts the folders'
       // fsyncs; the log's own folder is fsynced once its rename is done.
@@ -541,6 +594,7 @@ export class FileRunWriter implements RunWriter {
       try {
         eventsFile.close();
       } catch { /* closed already */ }
+      this.#pack?.close();
     }
     this.#sealed = true;
     return manifest;
@@ -556,7 +610,7 @@ export class FileRunWriter implements RunWriter {
       payloads: this.payloads,
       lost: info.lost ?? [],
       sealed_at: info.sealed_at ?? nowUtc(),
-    });
+    }, { layout: this.#pack ? "pack" : "files" });
   }
 
   /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */
@@ -591,9 +645,6 @@ export class FileRunWriter implements RunWriter {
   }
 }
 
-/** The size from which a payload is written on Deno's file thread rather than this one. */
-const ASYNC_PAYLOAD_BYTES = 256 * 1024;
-
 /** Waits for every promise, then throws the first failure: nothing is left running behind a failure. */
 async function settle(promises: readonly Promise<void>[]): Promise<void> {
   const results = await Promise.allSettled(promises);
@@ -624,10 +675,15 @@ function sameBytes(path: string, sha256: string): boolean {
 /** A run read from its folder. */
 export class FileRunRecord implements RunRecord {
   readonly #paths: ReturnType<typeof evidencePaths>;
+  readonly #pack: PackReader;
 
   /** @param runId The run's ID. @param folder The run folder. */
   constructor(readonly runId: string, readonly folder: string) {
     this.#paths = evidencePaths(folder);
+    this.#pack = new PackReader(this.#paths.pack, () => {
+      refuseLinkedFolder(this.#paths.evidence);
+      refuseNonFile(this.#paths.pack);
+    });
   }
 
   /** The text of `events.jsonl`. */
@@ -672,15 +728,33 @@ export class FileRunRecord implements RunRecord {
     }
   }
 
-  /** Reads a payload and checks its hash. */
+  /** The bytes of `payloads.pack`, or null when the run has none. */
+  async payloadPack(): Promise<Uint8Array | null> {
+    refuseLinkedFolder(this.#paths.evidence);
+    try {
+      refuseNonFile(this.#paths.pack);
+      return await Deno.readFile(this.#paths.pack);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Reads a payload, from its file or else from the pack, and checks its hash: the one way every reader
+   * (verify, export, bundle, the viewer, the MLflow copy, provtrace) gets a payload's bytes.
+   */
   async payload(sha256: string): Promise<Uint8Array> {
-    let bytes: Uint8Array;
+    let bytes: Uint8Array | null;
     try {
       const path = join(this.#paths.payloads, sha256);
       refuseNonFile(path);
       bytes = await Deno.readFile(path);
     } catch (error) {
-      throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
+      bytes = this.#pack.read(sha256);
+      if (bytes === null) {
+        throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
+      }
     }
     const actual = sha256Hex(bytes);
     if (actual !== sha256) {

@@ -5,13 +5,15 @@
  * @module
  */
 import { join } from "node:path";
-import type { Manifest } from "../evidence/manifest.ts";
+import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
+import { packedPayloads } from "../evidence/payload_pack.ts";
 import { evidencePaths } from "./file_store.ts";
 
 /**
  * What the run folder lacks of what a seal must leave there, or null when it holds it: `evidence/events.jsonl`
  * (a plain file, empty only for a run of no events) and `evidence/manifest.json` (a plain file whose run, count
- * of events and last hash are the seal's), and `payloads/` with a file for each payload the manifest lists.
+ * of events and last hash are the seal's), and for each payload the manifest lists, a file of `payloads/` or (format
+ * 2) a record of `payloads.pack`.
  * It reads the folder's files, never the store's own copy: the folder is what a bundle commits and a check
  * reads.
  *
@@ -48,9 +50,15 @@ export async function keptEvidenceProblem(folder: string, manifest: Manifest): P
       }`;
     }
   }
+  const packed = manifest.format === MANIFEST_FORMAT_PACKED ? await packedPayloads(folder) : new Map();
   for (const p of manifest.payloads) {
+    if (packed.get(p.sha256) === p.size) continue;
     const file = await plainFile(join(paths.payloads, p.sha256));
-    if (typeof file === "string") return `payload ${p.sha256} of the manifest ${file} in ${paths.payloads}`;
+    if (typeof file === "string") {
+      return `payload ${p.sha256} of the manifest ${file} in ${paths.payloads}${
+        manifest.format === MANIFEST_FORMAT_PACKED ? ` and has no record in ${paths.pack}` : ""
+      }`;
+    }
   }
   return null;
 }

@@ -4,7 +4,8 @@
  * row is found. The store reads its rows through a {@linkcode RowSource}, so both stores run the same check.
  * @module
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { packedPayloads, payloadPlace } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { evidencePaths, readEvidenceText } from "./file_store.ts";
 import { sha256Hex } from "../evidence/hash.ts";
@@ -265,7 +266,10 @@ function runRowProblems(
   }
 }
 
-/** The payload rows against the files of `payloads/`. */
+/**
+ * The payload rows against the files of `payloads/` and the records of `payloads.pack` (verify checks their
+ * bytes); `folder` is the run's `payloads/`.
+ */
 async function payloadRowProblems(db: RowSource, runId: string, folder: string): Promise<string[]> {
   const problems: string[] = [];
   const payloadRows = new Map(
@@ -275,29 +279,37 @@ async function payloadRowProblems(db: RowSource, runId: string, folder: string):
       place: string;
     }[]).map((p) => [p.sha256, p]),
   );
-  const files = new Map<string, number>();
+  const stored = new Map<string, { size: number; packed: boolean }>();
   try {
     for await (const entry of Deno.readDir(folder)) {
-      if (entry.isFile) files.set(entry.name, (await Deno.stat(join(folder, entry.name))).size);
+      if (entry.isFile) {
+        stored.set(entry.name, { size: (await Deno.stat(join(folder, entry.name))).size, packed: false });
+      }
     }
   } catch { /* verify reports a missing payloads/ */ }
-  for (const [sha256, size] of files) {
+  try {
+    for (const [sha256, size] of await packedPayloads(dirname(dirname(folder)))) {
+      if (!stored.has(sha256)) stored.set(sha256, { size, packed: true });
+    }
+  } catch { /* verify reports an unreadable pack */ }
+  for (const [sha256, { size, packed }] of stored) {
     if (sha256.includes(".tmp-")) continue;
     const row = payloadRows.get(sha256);
     const key = `provevi_payloads (run_id "${runId}", sha256 ${sha256})`;
+    const place = payloadPlace(sha256, packed);
     if (!row) problems.push(`${key} is missing`);
     else {
       if (Number(row.size) !== size) {
-        problems.push(`${key}: size is ${row.size}, but the file has ${size} bytes`);
+        problems.push(`${key}: size is ${row.size}, but the ${packed ? "record" : "file"} has ${size} bytes`);
       }
-      if (row.place !== `evidence/payloads/${sha256}`) {
-        problems.push(`${key}: place is ${show(row.place)}, not evidence/payloads/${sha256}`);
-      }
+      if (row.place !== place) problems.push(`${key}: place is ${show(row.place)}, not ${place}`);
     }
   }
   for (const sha256 of payloadRows.keys()) {
-    if (!files.has(sha256)) {
-      problems.push(`provevi_payloads (run_id "${runId}", sha256 ${sha256}) has no file in payloads/`);
+    if (!stored.has(sha256)) {
+      problems.push(
+        `provevi_payloads (run_id "${runId}", sha256 ${sha256}) has no file in payloads/ nor record in payloads.pack`,
+      );
     }
   }
   return problems;

@@ -5,7 +5,7 @@
  * @module
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
-import type { LostEvent, Manifest } from "../evidence/manifest.ts";
+import type { LostEvent, Manifest, PayloadLayout } from "../evidence/manifest.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { StoredSpan } from "../evidence/spans_file.ts";
 import type { TraceSpan } from "../evidence/run_spans.ts";
@@ -78,9 +78,11 @@ export interface EvidenceStore extends AsyncDisposable {
   /**
    * Opens a run to write.
    * @param runId The run's ID; it names the run folder under the runs root unless `folder` is given.
+   * @param options `folder`; `payloads`: where the payloads go, `pack` (small ones in `payloads.pack`, manifest
+   * format 2) by default, or `files` (each a file, format 1: a copy of a run of that format).
    * @throws ProveviError when the run exists already.
    */
-  openRun(runId: string, options?: { folder?: string }): Promise<RunWriter>;
+  openRun(runId: string, options?: { folder?: string; payloads?: PayloadLayout }): Promise<RunWriter>;
   /**
    * Reads a run back.
    * @throws RunNotFound when the store has no such run.

@@ -62,15 +62,18 @@ export async function payloadHead(
   options: { bytes: number },
 ): Promise<PayloadHead> {
   const { bytes } = options;
-  if (record.folder === null) {
+  let file: Deno.FsFile | null = null;
+  try {
+    if (record.folder !== null) file = await openPayloadFile(record.folder, sha256);
+  } catch (error) {
+    // a payload without a file of its own may be in the pack of a run of format 2
+    if (!(error instanceof Deno.errors.NotFound)) {
+      throw new ProveviError(`run "${record.runId}" has no readable payload ${sha256}`, { cause: error });
+    }
+  }
+  if (file === null) {
     const all = await record.payload(sha256);
     return { head: all.subarray(0, bytes), size: all.length };
-  }
-  let file: Deno.FsFile;
-  try {
-    file = await openPayloadFile(record.folder, sha256);
-  } catch (error) {
-    throw new ProveviError(`run "${record.runId}" has no readable payload ${sha256}`, { cause: error });
   }
   try {
     const size = (await file.stat()).size;

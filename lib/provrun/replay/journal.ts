@@ -255,6 +255,7 @@ function snapshot(record: RunRecord): RunRecord {
     manifestText: () => manifest ??= record.manifestText(),
     payloadNames: () => record.payloadNames(),
     payloadInfo: (sha256) => record.payloadInfo(sha256),
+    payloadPack: () => record.payloadPack(),
     payload: (sha256) => record.payload(sha256),
   };
 }

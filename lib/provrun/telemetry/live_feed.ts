@@ -64,7 +64,7 @@ export class LiveFeed {
    * Opens the feed of a run.
    *
    * @param runId The run's ID.
-   * @param folder The run folder (payloads are read from its `evidence/payloads/`).
+   * @param folder The run folder (payloads are read from its `evidence/payloads/` or `payloads.pack`).
    * @param level The live viewer's level, or null: then the feed shows nothing and writes no file.
    * @param options The listener, and whether to write `live.jsonl`.
    * @returns The feed; close it after the run's last event.

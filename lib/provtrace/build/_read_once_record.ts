@@ -30,6 +30,7 @@ const KEPT_BYTES = 64 * 1024 * 1024;
 export function readOnceRecord(record: RunRecord): RunRecord {
   let events: Promise<string | null> | null = null;
   let manifest: Promise<string | null> | null = null;
+  let pack: Promise<Uint8Array | null> | null = null;
   const kept = new Map<string, Uint8Array>();
   let keptBytes = 0;
   return {
@@ -38,6 +39,8 @@ export function readOnceRecord(record: RunRecord): RunRecord {
     eventsText: () => (events ??= record.eventsText()),
     manifestText: () => (manifest ??= record.manifestText()),
     payloadNames: () => record.payloadNames(),
+    // read once for the check; a packed payload's row reads its record again, by the pack's index, hash checked
+    payloadPack: () => (pack ??= record.payloadPack()),
     async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
       let bytes: Uint8Array;
       try {

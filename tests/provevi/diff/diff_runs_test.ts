@@ -161,6 +161,7 @@ Deno.test("a streamed run's output tool is in the step that asked for it; the di
       manifestText: () => a.manifestText(),
       payloadNames: () => a.payloadNames(),
       payloadInfo: (sha) => a.payloadInfo(sha),
+      payloadPack: () => a.payloadPack(),
       payload: (sha) => a.payload(sha),
     };
     await Deno.writeTextFile(path, text.replace('"input_tokens":20', '"input_tokens":2000'));

@@ -89,7 +89,8 @@ Deno.test("the fixture run matches its test vectors, and writing it again gives 
   const manifest = await Deno.readTextFile(join(folder, "evidence", "manifest.json"));
   assert.equal(sha256Hex(manifest), vectors.manifest_sha256);
   const runs = await Deno.makeTempDir();
-  await writeSampleRun(await new FileStore({ runs }).openRun(SAMPLE_RUN_ID));
+  // The fixture run is of format 1 (each payload a file), as tests/provevi/write_fixtures.ts writes it.
+  await writeSampleRun(await new FileStore({ runs }).openRun(SAMPLE_RUN_ID, { payloads: "files" }));
   const again = join(runs, SAMPLE_RUN_ID, "evidence");
   assert.equal(await Deno.readTextFile(join(again, "events.jsonl")), lines.join("\n") + "\n");
   assert.equal(await Deno.readTextFile(join(again, "manifest.json")), manifest);

@@ -191,6 +191,58 @@ def check_assessments(folder, run_id, manifest_path, events, problem):
         prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
 
 
+PACK_HEADER = re.compile(rb"([0-9a-f]{64}) (0|[1-9][0-9]{0,14})")
+
+
+def read_pack_file(ev_dir):
+    path = os.path.join(ev_dir, "payloads.pack")
+    if not plain_file(path):
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def parse_pack(pack):
+    """The whole records of a pack, (sha256, offset, size) each, and whether it breaks before its end."""
+    records, at = [], 0
+    while at < len(pack):
+        end = pack.find(b"\n", at, at + 81)
+        m = PACK_HEADER.fullmatch(pack[at:end]) if end >= 0 else None
+        if not m:
+            return records, True
+        size, offset = int(m.group(2)), end + 1
+        if offset + size + 1 > len(pack) or pack[offset + size] != 0x0A:
+            return records, True
+        records.append((m.group(1).decode(), offset, size))
+        at = offset + size + 1
+    return records, False
+
+
+def check_pack(ev_dir, listed, files, manifest, problem):
+    """payloads.pack: each record hashes to its header, is listed with its size, and is stored once."""
+    pack = read_pack_file(ev_dir)
+    held = {}
+    if pack is None:
+        if os.path.lexists(os.path.join(ev_dir, "payloads.pack")):
+            problem("payloads.unreadable", "payloads.pack", "a link or not a plain file")
+        return held
+    records, broken = parse_pack(pack)
+    for sha, offset, size in records:
+        if sha in held or sha in files:
+            problem("payload.stored_twice", "payloads.pack", "stored twice")
+            continue
+        held[sha] = size
+        if manifest is not None and sha not in listed:
+            problem("payload.unlisted", "payloads.pack", "record not listed")
+        elif hashlib.sha256(pack[offset:offset + size]).hexdigest() != sha:
+            problem("payload.hash_mismatch", "payloads.pack", "record changed")
+        elif manifest is not None and listed[sha] != size:
+            problem("payload.size", "payloads.pack", "record size")
+    if broken:
+        problem("pack.broken", "payloads.pack", "not whole records")
+    return held
+
+
 def verify(folder, trusted=None):
     problems = []
 
@@ -314,12 +366,6 @@ def verify(folder, trusted=None):
         if events and events[0][0] == 1 and events[0][1]["run_id"] != run_id:
             problem("run.id_mismatch", "events.jsonl", "not the folder's run", 1, events[0][1]["seq"])
 
-    # 1. Nothing else in evidence/.
-    if os.path.isdir(ev_dir) and not os.path.islink(ev_dir):
-        for name in sorted(os.listdir(ev_dir)):
-            if name not in ("events.jsonl", "manifest.json", "payloads", "attestation.dsse.json"):
-                problem("evidence.extra", name, "not part of the format")
-
     # 4. The manifest.
     manifest = None
     manifest_path = os.path.join(ev_dir, "manifest.json")
@@ -341,7 +387,7 @@ def verify(folder, trusted=None):
                 problem("manifest.unknown_field" if k not in MANIFEST_FIELDS else "manifest.missing_field", "manifest.json", "field " + k)
             if "sealed_at" in m and not is_time(m["sealed_at"]):
                 problem("manifest.sealed_at", "manifest.json", "sealed_at")
-            if "format" in m and m["format"] != "provevi-manifest/1":
+            if "format" in m and m["format"] not in ("provevi-manifest/1", "provevi-manifest/2"):
                 problem("manifest.format", "manifest.json", "format")
             if "run_id" in m and m["run_id"] != run_id:
                 problem("manifest.run_id", "manifest.json", "run_id")
@@ -393,6 +439,14 @@ def verify(folder, trusted=None):
             if not same:
                 problem("manifest.not_canonical", "manifest.json", "not canonical")
 
+    # 1. Nothing else in evidence/ (payloads.pack in format 2, or before the seal, only).
+    packed = manifest is None or manifest.get("format") == "provevi-manifest/2"
+    if os.path.isdir(ev_dir) and not os.path.islink(ev_dir):
+        for name in sorted(os.listdir(ev_dir)):
+            if name not in ("events.jsonl", "manifest.json", "payloads", "attestation.dsse.json") \
+                    and not (packed and name == "payloads.pack"):
+                problem("evidence.extra", name, "not part of the format")
+
     # 5. Payloads.
     listed = {}
     if manifest is not None and isinstance(manifest.get("payloads"), list):
@@ -402,7 +456,10 @@ def verify(folder, trusted=None):
     for name in names:
         if manifest is not None and name not in listed:
             problem("payload.unlisted", "payloads/" + name, "not listed")
+    held = check_pack(ev_dir, listed, set(names), manifest, problem) if packed else {}
     for sha, size in listed.items():
+        if sha in held:
+            continue
         path = os.path.join(pdir, sha)
         if not plain_file(path):
             problem("payload.missing", "payloads/" + sha, "missing")
@@ -544,8 +601,12 @@ def verify(folder, trusted=None):
             m = json.loads(m_bytes)
             subject = [{"name": "evidence/events.jsonl", "digest": {"sha256": hashlib.sha256(ev_bytes).hexdigest()}},
                        {"name": "evidence/manifest.json", "digest": {"sha256": hashlib.sha256(m_bytes).hexdigest()}}]
+            pack = read_pack_file(ev_dir)
+            in_pack = {r[0] for r in parse_pack(pack)[0]} if pack is not None else set()
             subject += [{"name": "evidence/payloads/" + p["sha256"], "digest": {"sha256": p["sha256"]}}
-                        for p in m.get("payloads", [])]
+                        for p in m.get("payloads", []) if p["sha256"] not in in_pack]
+            if pack is not None:
+                subject.append({"name": "evidence/payloads.pack", "digest": {"sha256": hashlib.sha256(pack).hexdigest()}})
             subject += [{"name": "output/" + p, "digest": {"sha256": d["sha256"]}} for p, d in recorded.items()]
             subject.sort(key=lambda s: s["name"].encode("utf-16-be"))
             c = created["data"] if created else {}

@@ -33,6 +33,8 @@ Deno.test("the test vectors cover every check of the format, and each fails but 
     "subjects-utf16-order",
     "attestation-base64url",
     "assessments",
+    "packed",
+    "packed-signed",
   ]);
 });
 

@@ -11,6 +11,7 @@ import { batchSpans, type ReceivedSpan, receiver } from "../../../lib/provevi/re
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 
 /** A store, an open run with its recorder, and the run's first event written. */
 async function openRun() {
@@ -30,7 +31,7 @@ async function openRun() {
       const events = readEventsText(await Deno.readTextFile(`${writer.folder}/evidence/events.jsonl`)).events;
       const spans: ReceivedSpan[] = [];
       for (const e of events.filter((e) => e.type === "spans_received")) {
-        const body = await Deno.readFile(`${writer.folder}/evidence/payloads/${e.payload}`);
+        const body = await new FileRunRecord(writer.runId, writer.folder).payload(e.payload!);
         spans.push(...batchSpans(e, body));
       }
       return spans;
@@ -139,7 +140,8 @@ Deno.test("receiver() takes a gzip body, and refuses an unknown encoding", async
   const [batch] = (await run.events()).filter((e) => e.type === "spans_received");
   assert.deepEqual(batch!.data, { encoding: "json", services: ["codex"], spans: 1 });
   // the payload is the body unpacked, as sent
-  assert.equal(await Deno.readTextFile(`${run.folder}/evidence/payloads/${batch!.payload}`), body);
+  const stored = await new FileRunRecord(batch!.run_id, run.folder).payload(batch!.payload!);
+  assert.equal(new TextDecoder().decode(stored), body);
   const [row] = await readSpansFile(run.folder);
   assert.equal(row!.start_time, "2025-11-29T12:00:00.000000Z");
   assert.equal(row!.end_time, "2025-11-29T12:00:01.000000Z");

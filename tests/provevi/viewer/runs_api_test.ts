@@ -111,9 +111,11 @@ test("a digest is checked again as soon as its run changes on disk", async () =>
         }),
       )).json()) as { verdict: string }[])[0]!.verdict;
     assert.equal(await ask(), "verified");
-    const payloads = join(runs, ids.agent, "evidence", "payloads");
-    const [first] = [...Deno.readDirSync(payloads)].map((e) => e.name);
-    await Deno.writeTextFile(join(payloads, first!), "changed");
+    // The run is of format 2: a byte of a payload in payloads.pack changed.
+    const pack = join(runs, ids.agent, "evidence", "payloads.pack");
+    const bytes = await Deno.readFile(pack);
+    bytes[bytes.length - 2] = bytes[bytes.length - 2]! ^ 0x01;
+    await Deno.writeFile(pack, bytes);
     assert.equal(await ask(), "does_not_verify");
     await handle.close();
   } finally {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { join } from "node:path";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { RunFile } from "../../../lib/provrun/run/mod.ts";
@@ -77,7 +78,7 @@ peerTest("claude-code", {
     assert.ok(transcripts.length >= 1, types.join(" "));
     assert.equal(transcripts[0]!.confidence, "parsed");
     const text = new TextDecoder().decode(
-      await Deno.readFile(join(outcome.folder, "evidence", "payloads", transcripts[0]!.payload!)),
+      await new FileRunRecord(outcome.runId, outcome.folder).payload(transcripts[0]!.payload!),
     );
     assert.match(text, /toolu_fake_/);
     assert.ok(events.some((e) => e.type === "trace_imported" && e.data.kind === "raw_api_body"));

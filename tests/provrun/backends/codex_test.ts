@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { join } from "node:path";
 import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
@@ -85,7 +86,7 @@ peerTest("codex", {
     const rollouts = events.filter((e) => e.type === "trace_imported" && e.data.kind === "rollout");
     assert.equal(rollouts.length, 1, types.join(" "));
     const rollout = new TextDecoder().decode(
-      await Deno.readFile(join(outcome.folder, "evidence", "payloads", rollouts[0]!.payload!)),
+      await new FileRunRecord(outcome.runId, outcome.folder).payload(rollouts[0]!.payload!),
     );
     assert.match(rollout, /call_fake_/);
     // Codex's traces reached the run's receiver

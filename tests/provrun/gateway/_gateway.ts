@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { type GatewayOptions, ModelGateway } from "../../../lib/provrun/gateway/gateway.ts";
 import { newRunId } from "../../../lib/provrun/run/run_context.ts";
@@ -47,7 +48,7 @@ export async function gatewayRun(
       await recorder.flush();
       return readEventsText(await Deno.readTextFile(join(folder, "evidence", "events.jsonl"))).events;
     },
-    payload: (sha) => Deno.readFile(join(folder, "evidence", "payloads", sha)),
+    payload: (sha) => new FileRunRecord(writer.runId, folder).payload(sha),
     async [Symbol.asyncDispose]() {
       await gateway.close();
       await removeWritable(runs);

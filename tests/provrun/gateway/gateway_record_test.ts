@@ -18,6 +18,7 @@ import {
 import type { EvidenceEvent, Json } from "../../../lib/provevi/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { ModelGateway } from "../../../lib/provrun/gateway/gateway.ts";
 import { newRunId } from "../../../lib/provrun/run/run_context.ts";
@@ -147,7 +148,7 @@ async function recordOne(mode: Mode): Promise<Recorded> {
     for (const e of readEventsText(lines).events) {
       for (const sha of [e.payload, e.data.response_payload, e.data.stream_payload]) {
         if (typeof sha === "string") {
-          payloads.set(sha, decoder.decode(await Deno.readFile(join(folder, "evidence", "payloads", sha))));
+          payloads.set(sha, decoder.decode(await new FileRunRecord(writer.runId, folder).payload(sha)));
         }
       }
     }

@@ -12,6 +12,7 @@
  * Not a test itself; tests/provrun/replay/resume_kill_test.ts starts it.
  * @module
  */
+import { PACK_LIMIT, packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import { join } from "node:path";
 import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { FileRunWriter } from "../../../lib/provevi/store/file_store.ts";
@@ -55,8 +56,17 @@ FileRunWriter.prototype.appendMany = function (this: FileRunWriter, lines, event
 const putPayload = FileRunWriter.prototype.putPayload;
 FileRunWriter.prototype.putPayload = function (this: FileRunWriter, bytes: Uint8Array) {
   if (kind === "payload" && nth("payload") === target) {
-    const file = join(this.folder, "evidence", "payloads", sha256Hex(bytes));
-    Deno.writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length / 2)), { createNew: true });
+    // Killed part way through the payload's write: half its record in payloads.pack (format 2), or half its
+    // file in payloads/ for a payload of 256 KiB or more.
+    const sha = sha256Hex(bytes);
+    if (bytes.length < PACK_LIMIT) {
+      const record = packRecord(sha, bytes);
+      const pack = join(this.folder, "evidence", "payloads.pack");
+      Deno.writeFileSync(pack, record.subarray(0, Math.floor(record.length / 2)), { append: true });
+    } else {
+      const file = join(this.folder, "evidence", "payloads", sha);
+      Deno.writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length / 2)), { createNew: true });
+    }
     die();
   }
   return putPayload.call(this, bytes);

@@ -4,6 +4,7 @@
  * sealed again after a change to its events and payloads (a run that verifies, with another answer).
  * @module
  */
+import { packedPayloads, packRecord, readPack } from "../../../lib/provevi/evidence/payload_pack.ts";
 import { join } from "node:path";
 import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 import {
@@ -94,6 +95,9 @@ export async function resealed(
       size: (await Deno.stat(join(folder, "evidence", "payloads", e.name))).size,
     });
   }
+  // A run of format 2 keeps its small payloads in payloads.pack: they are listed too, and the format kept.
+  const packed = await packedPayloads(folder);
+  for (const [sha256, size] of packed) payloads.push({ sha256, size });
   payloads.sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1));
   const manifest = buildManifest({
     run_id: id,
@@ -103,7 +107,7 @@ export async function resealed(
     payloads,
     lost: [],
     sealed_at: new Date().toISOString().replace(/\.\d+Z$/, ".000000Z"),
-  });
+  }, { layout: packed.size > 0 ? "pack" : "files" });
   await Deno.writeTextFile(join(folder, "evidence", "manifest.json"), manifestText(manifest));
   return id;
 }
@@ -113,4 +117,20 @@ export async function putPayload(folder: string, text: string): Promise<string> 
   const sha = sha256Hex(text);
   await Deno.writeTextFile(join(folder, "evidence", "payloads", sha), text);
   return sha;
+}
+
+/**
+ * Takes a payload out of a run folder, wherever it is: its file of `payloads/`, or its record of
+ * `payloads.pack` (the pack written again without it).
+ */
+export async function dropPayload(folder: string, sha: string): Promise<void> {
+  await Deno.remove(join(folder, "evidence", "payloads", sha)).catch(() => {});
+  const path = join(folder, "evidence", "payloads.pack");
+  const pack = await Deno.readFile(path).catch(() => null);
+  if (pack === null) return;
+  const kept = readPack(pack).records.filter((r) => r.sha256 !== sha)
+    .map((r) => packRecord(r.sha256, pack.subarray(r.offset, r.offset + r.size)));
+  const out = new Uint8Array(kept.reduce((n, k) => n + k.length, 0));
+  kept.reduce((at, k) => (out.set(k, at), at + k.length), 0);
+  await Deno.writeFile(path, out);
 }

@@ -3,12 +3,13 @@
  * deliberate change (the prompt, a tools module, the pinned input, a model answer) is the divergence at its
  * step; a run whose evidence cannot be served is refused in one line, before any run folder is made.
  */
+import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
 import { replayRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
 import { recorded } from "./_setup.ts";
-import { cutRun, putPayload, resealed } from "./_runs.ts";
+import { cutRun, dropPayload, putPayload, resealed } from "./_runs.ts";
 
 for (const stream of [false, true]) {
   Deno.test(`an unchanged run replays identical, every answer and result served, nothing run, the link recorded (${stream ? "streamed" : "not streamed"})`, async () => {
@@ -85,9 +86,8 @@ Deno.test("a changed model answer is the divergence at its step: the tool call i
   await using r = await recorded();
   const changed = await resealed(r.runs, r.outcome.runId, async (events, folder) => {
     const call = events.filter((e) => e.type === "model_called")[1]!;
-    const reply = JSON.parse(
-      await Deno.readTextFile(join(folder, "evidence", "payloads", call.data.response_payload as string)),
-    );
+    const stored = await new FileRunRecord(call.run_id, folder).payload(call.data.response_payload as string);
+    const reply = JSON.parse(new TextDecoder().decode(stored));
     reply.content[0].input = JSON.stringify({ currency: "GBP" });
     call.data.response_payload = await putPayload(folder, JSON.stringify(reply));
     return events;
@@ -120,10 +120,10 @@ Deno.test("a run whose evidence cannot be served is refused in one line, before 
   const missing = await resealed(r.runs, r.outcome.runId, (events) => events);
   const reply = (await r.events(missing)).find((e) => e.type === "model_called")!.data
     .response_payload as string;
-  await Deno.remove(join(r.runs, missing, "evidence", "payloads", reply));
+  await dropPayload(join(r.runs, missing), reply);
   await refused(
     await r.store.readRun(missing),
-    new RegExp(`does not verify \\(payloads/${reply} is missing\\)`),
+    new RegExp(`does not verify \\(payloads/${reply} is missing`),
   );
   // A run cut before its end: it is resumed, not replayed.
   await refused(

@@ -27,16 +27,16 @@ Deno.test("each span's line hash is the SHA-256 of its line in events.jsonl, as 
 Deno.test("the build refuses a run whose payload changed or became a link, with the problem verify names", async () => {
   for (const change of ["changed", "linked"] as const) {
     await using t = await makeRuns();
-    const payloads = join(t.runs, t.agentRun, "evidence", "payloads");
+    // The run is of format 2: its payloads are records of payloads.pack.
+    const path = join(t.runs, t.agentRun, "evidence", "payloads.pack");
     await makeWritable(join(t.runs, t.agentRun));
-    const names: string[] = [];
-    for await (const e of Deno.readDir(payloads)) names.push(e.name);
-    const name = names.sort()[0]!;
-    const path = join(payloads, name);
-    if (change === "changed") await Deno.writeTextFile(path, '{"changed":true}');
-    else {
-      await Deno.rename(path, join(t.root, name));
-      await Deno.symlink(join(t.root, name), path);
+    if (change === "changed") {
+      const pack = await Deno.readFile(path);
+      pack[pack.length - 2] = pack[pack.length - 2]! ^ 0x01;
+      await Deno.writeFile(path, pack);
+    } else {
+      await Deno.rename(path, join(t.root, "payloads.pack"));
+      await Deno.symlink(join(t.root, "payloads.pack"), path);
     }
     const db = join(t.root, "trace.db");
     const built = await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
@@ -44,7 +44,7 @@ Deno.test("the build refuses a run whose payload changed or became a link, with 
     assert.equal(built.refused.length, 1, change);
     assert.equal(built.refused[0]!.run_id, t.agentRun);
     assert.ok(
-      built.refused[0]!.problems.some((p) => p.includes(`payloads/${name}`)),
+      built.refused[0]!.problems.some((p) => p.includes("payloads.pack")),
       `${change}: ${built.refused[0]!.problems.join("; ")}`,
     );
   }

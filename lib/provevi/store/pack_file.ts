@@ -1,0 +1,114 @@
+/**
+ * A run's `payloads.pack` (manifest format 2) on disk: the writer appends each small payload as a record with one
+ * write to a file kept open, where a file of its own would cost an inode, a name in a folder and their journal
+ * entries; the reader finds one record by the headers alone.
+ * @module
+ */
+import { indexPackFile, type PackRecord, packRecord } from "../evidence/payload_pack.ts";
+
+/** Appends payload records to one pack file, which it makes at the first record. */
+export class PackWriter {
+  #file: Deno.FsFile | null = null;
+  readonly #held = new Set<string>();
+
+  /** @param path The pack file; it must not exist yet. */
+  constructor(readonly path: string) {}
+
+  /** True when the pack holds the payload. */
+  has(sha256: string): boolean {
+    return this.#held.has(sha256);
+  }
+
+  /** True once the pack file exists. */
+  get opened(): boolean {
+    return this.#file !== null;
+  }
+
+  /**
+   * Appends one record with a synchronous write, as an event's line is appended: the record is in the file
+   * (not yet fsynced) when this returns. A write that fails part way takes back what it wrote, so the pack stays
+   * whole records; if even that fails, the check reports the torn record (`pack.broken`).
+   *
+   * @param sha256 The payload's SHA-256.
+   * @param bytes The payload.
+   */
+  put(sha256: string, bytes: Uint8Array): void {
+    this.#file ??= Deno.openSync(this.path, { createNew: true, write: true, append: true });
+    const record = packRecord(sha256, bytes);
+    let written = 0;
+    try {
+      while (written < record.length) written += this.#file.writeSync(record.subarray(written));
+    } catch (error) {
+      if (written > 0) {
+        try {
+          this.#file.truncateSync(this.#file.statSync().size - written);
+        } catch { /* the check reports the torn record */ }
+      }
+      throw error;
+    }
+    this.#held.add(sha256);
+  }
+
+  /** Fsyncs the pack (the seal does, with the run's other files). */
+  sync(): Promise<void> {
+    return this.#file?.sync() ?? Promise.resolve();
+  }
+
+  /** Closes the pack file; nothing more can be appended. */
+  close(): void {
+    try {
+      this.#file?.close();
+    } catch { /* closed already */ }
+  }
+}
+
+/** Reads single payloads from a pack, keeping where each record is (a live run's pack grows: it reads on). */
+export class PackReader {
+  readonly #records = new Map<string, PackRecord>();
+  #end = 0; // the end of the records indexed so far
+
+  /**
+   * @param path The pack file.
+   * @param refuse Throws when the pack may not be read (a link, or not a plain file).
+   */
+  constructor(readonly path: string, readonly refuse: () => void) {}
+
+  /**
+   * The bytes of a packed payload, its hash not checked (the caller checks it), or null when the pack lacks a
+   * whole record of it or cannot be read. Only the headers and the one record are read.
+   */
+  read(sha256: string): Uint8Array | null {
+    let file: Deno.FsFile;
+    try {
+      this.refuse();
+      file = Deno.openSync(this.path, { read: true });
+    } catch {
+      return null;
+    }
+    try {
+      if (!this.#records.has(sha256)) this.#indexFrom(file);
+      const record = this.#records.get(sha256);
+      if (record === undefined) return null;
+      const bytes = new Uint8Array(record.size);
+      file.seekSync(record.offset, Deno.SeekMode.Start);
+      for (let n = 0; n < bytes.length;) {
+        const got = file.readSync(bytes.subarray(n));
+        if (got === null || got === 0) return null;
+        n += got;
+      }
+      return bytes;
+    } catch {
+      return null;
+    } finally {
+      file.close();
+    }
+  }
+
+  /** Indexes the records written since the last look; the first record of a hash is the one read. */
+  #indexFrom(file: Deno.FsFile): void {
+    const { records } = indexPackFile(file, this.#end);
+    for (const r of records) if (!this.#records.has(r.sha256)) this.#records.set(r.sha256, r);
+    const tail = records.at(-1);
+    if (tail) this.#end = tail.offset + tail.size + 1;
+  }
+}
