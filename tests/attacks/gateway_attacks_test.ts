@@ -11,6 +11,7 @@ import { startFakeAgentProvider } from "../../fixtures/providers/fake_agent_prov
 import { startFlood } from "../../fixtures/attacks/flood_provider.ts";
 import { gatewayRun, programHeaders } from "../provrun/gateway/_gateway.ts";
 import { Tally } from "./_tally.ts";
+import { isolateBytes } from "../_memory.ts";
 
 const tally = new Tally("model gateway attacks");
 const BODY = JSON.stringify({
@@ -310,7 +311,7 @@ Deno.test("what it takes back: a provider that floods 300 MB is cut at the run's
     upstream: flood.baseUrl,
     responseBytes: 4 * 1024 * 1024,
   });
-  const before = Deno.memoryUsage().rss;
+  const before = isolateBytes();
   for (const model of ["text", "args"]) {
     const r = await fetch(`${run.gateway.openaiUrl}/chat/completions`, {
       method: "POST",
@@ -322,7 +323,7 @@ Deno.test("what it takes back: a provider that floods 300 MB is cut at the run's
     tally.add(`a 300 MB ${model === "text" ? "stream" : "body"}`, { stopped: cut, recorded: true });
     assert.ok(cut, `${model}: ${r.status} after ${flood.sent} bytes`);
   }
-  assert.ok(Deno.memoryUsage().rss - before < 256 * 1024 * 1024);
+  assert.ok(isolateBytes() - before < 256 * 1024 * 1024);
   await run.gateway.close();
   const failed = (await run.events()).filter((e) => e.type === "step_failed");
   assert.deepEqual(failed.map((e) => e.data.error), ["PayloadTooLarge", "PayloadTooLarge"]);
@@ -331,7 +332,7 @@ Deno.test("what it takes back: a provider that floods 300 MB is cut at the run's
 Deno.test("floods: a thousand requests without the token are refused with fifty recorded, and calls past the limit at once get 429", async () => {
   await using provider = startFakeAgentProvider([], { delayMs: 1500 });
   await using run = await gatewayRun({ provider: "anthropic", upstream: provider.url, concurrent: 4 });
-  const before = Deno.memoryUsage().rss;
+  const before = isolateBytes();
   for (let i = 0; i < 1000; i += 50) {
     await Promise.all(
       Array.from(
@@ -359,7 +360,7 @@ Deno.test("floods: a thousand requests without the token are refused with fifty 
   }));
   await run.gateway.close();
   const problems = (await run.events()).filter((e) => e.type === "telemetry_problem");
-  const bounded = problems.length === 50 && Deno.memoryUsage().rss - before < 128 * 1024 * 1024;
+  const bounded = problems.length === 50 && isolateBytes() - before < 128 * 1024 * 1024;
   tally.add("a thousand requests without the token", {
     stopped: run.gateway.counts.refused.unauthorized === 1000,
     recorded: bounded,

@@ -14,6 +14,7 @@ import { copyRun, MlflowClient, MlflowError } from "../../lib/provevi/mlflow/mod
 import { endless, hostileMlflow, refusal, type Route } from "../provevi/mlflow/_hostile_mlflow.ts";
 import { mlflowPolicy, storeWithRun } from "../provevi/mlflow/_mlflow.ts";
 import { Tally } from "./_tally.ts";
+import { isolateBytes } from "../_memory.ts";
 
 const shapes = new Tally("mlflow reply attacks");
 const echoes = new Tally("mlflow credential echo attacks");
@@ -119,9 +120,9 @@ for (const a of SHAPES) {
   Deno.test(`mlflow attack: ${a.name} is one line naming the server, and nothing is held whole`, async () => {
     await using server = hostileMlflow(a.routes);
     const client = new MlflowClient(server.url, { token: TOKEN, timeout: 3000 });
-    const before = Deno.memoryUsage().rss;
+    const before = isolateBytes();
     const error = await a.call(client).then(() => null, (e: unknown) => e);
-    const grew = Deno.memoryUsage().rss - before;
+    const grew = isolateBytes() - before;
     const stopped = oneLine(error, server.url) && grew < 400 * 1024 * 1024;
     shapes.add(a.name, { stopped, recorded: oneLine(error, server.url) && leaks(error) === null });
     assert.ok(stopped, `${a.name}: ${error} (grew ${grew} bytes)`);

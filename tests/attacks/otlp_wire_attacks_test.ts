@@ -18,6 +18,7 @@ import {
 } from "../../lib/provevi/receiver/mod.ts";
 import { openInStore, openWith, sealWith, sendSpans, tempStore } from "../provevi/receiver/_daemon.ts";
 import { Tally } from "./_tally.ts";
+import { isolateBytes } from "../_memory.ts";
 
 const tally = new Tally("OTLP wire decoder attacks");
 
@@ -278,7 +279,7 @@ Deno.test("prove serve answers each hole 400 with one line, grows by a bounded a
   const run = await openInStore(t.store, "run-20261201T230000Z-0000a1e7");
   const opened = await openWith(daemon, run.writer.runId);
   await sendSpans(opened, ["claude_code.tool", "claude_code.llm_request"]);
-  const before = Deno.memoryUsage().rss;
+  const before = isolateBytes();
   let most = before;
   const bodies: [string, Uint8Array<ArrayBuffer>][] = [
     ["16 MiB of empty spans", field(0x0a, field(0x12, repeat([0x12, 0x00], 16 * MIB - 16)))],
@@ -291,7 +292,7 @@ Deno.test("prove serve answers each hole 400 with one line, grows by a bounded a
       body,
     });
     const text = new TextDecoder().decode(new Uint8Array(await r.arrayBuffer()));
-    most = Math.max(most, Deno.memoryUsage().rss);
+    most = Math.max(most, isolateBytes());
     const message = text.replace(/^[^a-z]*/i, "");
     tally.add(`${name} at prove serve`, {
       stopped: r.status === 400,

@@ -11,6 +11,7 @@ import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";
 import { startFlood } from "../../fixtures/attacks/flood_provider.ts";
+import { isolateBytes } from "../_memory.ts";
 
 const tally = new Tally("size attacks");
 const TOOLS = new URL("../../fixtures/attacks/tools", import.meta.url).pathname;
@@ -78,9 +79,9 @@ agent:
 prompt: Answer at length.
 outputs: [answer.txt]
 `);
-    const before = Deno.memoryUsage().rss;
+    const before = isolateBytes();
     const outcome = await runFile(file, { runs: t.runs });
-    const grew = Deno.memoryUsage().rss - before;
+    const grew = isolateBytes() - before;
     const { events, record } = await eventsOf(t.runs, outcome.runId);
     const last = events.at(-1)!;
     const text = JSON.stringify(events.slice(-2));

@@ -114,40 +114,7 @@ export async function checkTraceRun(
     ) {
       return { ...base, verified: row.verified === 1, state: "same", now, problem: null };
     }
-    const source = await sourceRun(store, id, {
-      allowUnverified: true,
-      ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
-    });
-    if (source.kind !== "ready") {
-      const why = source.kind === "open" ? "the store's run is not sealed now" : source.problems.join("; ");
-      return { ...base, state: "unreadable", now, problem: why };
-    }
-    const verified = source.problems.length === 0;
-    if (row.verified === 1 && !verified) {
-      return {
-        ...base,
-        state: "unverified",
-        now,
-        problem: `it was built verified, and it does not verify now: ${source.problems[0]}`,
-      };
-    }
-    using scratch = memoryTraceDb();
-    // The source's place is where the check found it: the file's own words, kept by the file's digest.
-    const rebuilt = { ...source.source, store_uri: row.store_uri, runs_root: row.runs_root };
-    new RowWriter(scratch.db).writeRun(id, { source: rebuilt, rows: source.rows, replace: false });
-    const found = traceRunDigest(trace, id, { tables: options.tables });
-    const where = rowDifference(found, traceRunDigest(scratch.db, id));
-    if (where === null) return { ...base, verified, state: "same", now, problem: null };
-    return {
-      ...base,
-      verified,
-      state: "rows",
-      now,
-      where,
-      problem: `the database's rows differ from what the run's evidence gives: ${where}; ${
-        whyRows(row, found.digest)
-      }; ${again}`,
-    };
+    return await rebuiltCheck(trace, { row, store, base, now, again, options });
   } catch (error) {
     const base2 = { ...base, now: null };
     if (error instanceof RunNotFound) {
@@ -158,6 +125,59 @@ export async function checkTraceRun(
     }
     throw error;
   }
+}
+
+/** What the check of a run whose rows have no key to trust says: the run built again and compared row by row. */
+async function rebuiltCheck(
+  trace: DatabaseSync,
+  c: {
+    row: TraceSourceRow;
+    store: EvidenceStore;
+    base: Omit<TraceSourceCheck, "state" | "now" | "problem">;
+    now: string | null;
+    again: string;
+    options: {
+      catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+      tables?: (tables: TraceRunTables) => void;
+    };
+  },
+): Promise<TraceSourceCheck> {
+  const { row, store, base, now, again, options } = c;
+  const id = row.run_id;
+  const source = await sourceRun(store, id, {
+    allowUnverified: true,
+    ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
+  });
+  if (source.kind !== "ready") {
+    const why = source.kind === "open" ? "the store's run is not sealed now" : source.problems.join("; ");
+    return { ...base, state: "unreadable", now, problem: why };
+  }
+  const verified = source.problems.length === 0;
+  if (row.verified === 1 && !verified) {
+    return {
+      ...base,
+      state: "unverified",
+      now,
+      problem: `it was built verified, and it does not verify now: ${source.problems[0]}`,
+    };
+  }
+  using scratch = memoryTraceDb();
+  // The source's place is where the check found it: the file's own words, kept by the file's digest.
+  const rebuilt = { ...source.source, store_uri: row.store_uri, runs_root: row.runs_root };
+  new RowWriter(scratch.db).writeRun(id, { source: rebuilt, rows: source.rows, replace: false });
+  const found = traceRunDigest(trace, id, { tables: options.tables });
+  const where = rowDifference(found, traceRunDigest(scratch.db, id));
+  if (where === null) return { ...base, verified, state: "same", now, problem: null };
+  return {
+    ...base,
+    verified,
+    state: "rows",
+    now,
+    where,
+    problem: `the database's rows differ from what the run's evidence gives: ${where}; ${
+      whyRows(row, found.digest)
+    }; ${again}`,
+  };
 }
 
 /**
