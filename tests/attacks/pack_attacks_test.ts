@@ -17,6 +17,9 @@ import { packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 import { Tally } from "./_tally.ts";
+import { isolateBytes } from "../_memory.ts";
+import { PackWriter } from "../../lib/provevi/store/pack_file.ts";
+import { PACK_MAX_BYTES } from "../../lib/provevi/evidence/payload_pack.ts";
 
 const tally = new Tally("payload pack attacks");
 
@@ -183,6 +186,36 @@ Deno.test("a payload in neither place is named, sealed or not, and a forger who 
     assert.ok(stopped, `${name}: ${codes}`);
   }
   await Deno.remove(run.dir, { recursive: true });
+});
+
+Deno.test("a pack or an events.jsonl of many gigabytes (sparse) is refused before it is read: a named problem, at once, with the reader's memory bounded", async () => {
+  const run = await packedRun();
+  const cases: [string, string, number][] = [
+    ["a 6 GiB payloads.pack", "evidence/payloads.pack", 6 * 1024 ** 3],
+    ["a 3 GiB events.jsonl", "evidence/events.jsonl", 3 * 1024 ** 3],
+    ["a 2 GiB manifest.json", "evidence/manifest.json", 2 * 1024 ** 3],
+  ];
+  for (const [name, file, size] of cases) {
+    const before = isolateBytes();
+    const { codes, copy } = await attacked(run, async (folder) => {
+      // A sparse file: its size is claimed, no disk is used.
+      const f = await Deno.open(join(folder, file), { write: true });
+      await f.truncate(size);
+      f.close();
+    });
+    const grew = isolateBytes() - before;
+    const stopped = codes.length > 0 && grew < 256 * 1024 * 1024;
+    tally.add(name, { stopped, recorded: codes.length > 0 });
+    assert.ok(stopped, `${name}: ${codes.join(", ")}; grew ${grew} bytes`);
+    await Deno.remove(copy, { recursive: true });
+  }
+  await Deno.remove(run.dir, { recursive: true });
+});
+
+Deno.test("a pack writer takes a record only while the pack stays under its limit (the writer puts the rest in files)", () => {
+  const pack = new PackWriter("/nonexistent/never-opened.pack");
+  assert.equal(pack.fits(PACK_MAX_BYTES - 82), true);
+  assert.equal(pack.fits(PACK_MAX_BYTES - 81), false);
 });
 
 Deno.test("payload pack attacks: the tally", () => {

@@ -21,6 +21,20 @@ export const PACK_FILE = "payloads.pack";
  */
 export const PACK_LIMIT = 256 * 1024;
 
+/**
+ * The most a pack may hold: 1 GiB. The writer puts a payload that would take the pack past it in a file of its own
+ * instead, and a reader refuses a bigger pack before it reads a byte (a pack is read whole to check it, and a
+ * forged one of many gigabytes would otherwise take the reader's memory with it).
+ */
+export const PACK_MAX_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The most an evidence text (`events.jsonl`, `manifest.json`, …) may hold to be read: 512 MiB, which is also
+ * about the longest string V8 makes, so a longer file could not be read as one text anyway. A reader refuses a
+ * bigger one before it reads a byte.
+ */
+export const EVIDENCE_TEXT_MAX_BYTES = 512 * 1024 * 1024;
+
 /** One record of a pack: where its bytes are. */
 export interface PackRecord {
   /** The SHA-256 the record's header names. */

@@ -23,7 +23,13 @@ import {
   type PayloadLayout,
   statusOf,
 } from "../evidence/manifest.ts";
-import { PACK_FILE, PACK_LIMIT, payloadPlace } from "../evidence/payload_pack.ts";
+import {
+  EVIDENCE_TEXT_MAX_BYTES,
+  PACK_FILE,
+  PACK_LIMIT,
+  PACK_MAX_BYTES,
+  payloadPlace,
+} from "../evidence/payload_pack.ts";
 import { PackReader, PackWriter } from "./pack_file.ts";
 import { nowUtc } from "../evidence/event.ts";
 import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/attestation.ts";
@@ -443,7 +449,7 @@ export class FileRunWriter implements RunWriter {
     if (this.#payloads.has(sha256)) return Promise.resolve(sha256);
     const writing = this.#writing.get(sha256);
     if (writing) return writing;
-    if (this.#pack && bytes.length < PACK_LIMIT) return this.#packed(sha256, bytes);
+    if (this.#pack?.fits(bytes.length) && bytes.length < PACK_LIMIT) return this.#packed(sha256, bytes);
     const path = join(this.#paths.payloads, sha256);
     const failed = (error: unknown) => {
       if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256)) {
@@ -732,7 +738,7 @@ export class FileRunRecord implements RunRecord {
   async payloadPack(): Promise<Uint8Array | null> {
     refuseLinkedFolder(this.#paths.evidence);
     try {
-      refuseNonFile(this.#paths.pack);
+      refuseNonFile(this.#paths.pack, PACK_MAX_BYTES);
       return await Deno.readFile(this.#paths.pack);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
@@ -778,7 +784,7 @@ export class FileRunRecord implements RunRecord {
 export async function readEvidenceText(path: string): Promise<string | null> {
   let bytes: Uint8Array;
   try {
-    refuseNonFile(path);
+    refuseNonFile(path, EVIDENCE_TEXT_MAX_BYTES);
     bytes = await Deno.readFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
@@ -791,7 +797,7 @@ export async function readEvidenceText(path: string): Promise<string | null> {
 function readEvidenceTextSync(path: string): string | null {
   let bytes: Uint8Array;
   try {
-    refuseNonFile(path);
+    refuseNonFile(path, EVIDENCE_TEXT_MAX_BYTES);
     bytes = Deno.readFileSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
@@ -812,13 +818,20 @@ function evidenceText(path: string, bytes: Uint8Array): string {
 
 /**
  * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
- * and reading a named pipe would wait for ever.
- * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link or a file that is not plain.
+ * and reading a named pipe would wait for ever. With `most`, also a file bigger than a reader takes whole (a
+ * forged file of many gigabytes would take the reader's memory with it; see `EVIDENCE_TEXT_MAX_BYTES`).
+ * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link, a file that is not plain, or one
+ * past `most` bytes.
  */
-function refuseNonFile(path: string): void {
+function refuseNonFile(path: string, most = Infinity): void {
   const info = Deno.lstatSync(path);
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+  if (info.size > most) {
+    throw new ProveviError(
+      `${path} holds ${info.size} bytes, more than the ${most} a reader takes: no writer of this toolkit makes it`,
+    );
+  }
 }
 
 /**

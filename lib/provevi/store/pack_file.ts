@@ -4,12 +4,13 @@
  * entries; the reader finds one record by the headers alone.
  * @module
  */
-import { indexPackFile, type PackRecord, packRecord } from "../evidence/payload_pack.ts";
+import { indexPackFile, PACK_MAX_BYTES, type PackRecord, packRecord } from "../evidence/payload_pack.ts";
 
 /** Appends payload records to one pack file, which it makes at the first record. */
 export class PackWriter {
   #file: Deno.FsFile | null = null;
   readonly #held = new Set<string>();
+  #size = 0; // the bytes of the records appended
 
   /** @param path The pack file; it must not exist yet. */
   constructor(readonly path: string) {}
@@ -17,6 +18,11 @@ export class PackWriter {
   /** True when the pack holds the payload. */
   has(sha256: string): boolean {
     return this.#held.has(sha256);
+  }
+
+  /** True when a record of a payload of this many bytes still fits under {@linkcode PACK_MAX_BYTES}. */
+  fits(size: number): boolean {
+    return this.#size + size + 82 <= PACK_MAX_BYTES; // a header is at most 80 bytes, and a newline ends it
   }
 
   /** True once the pack file exists. */
@@ -47,6 +53,7 @@ export class PackWriter {
       throw error;
     }
     this.#held.add(sha256);
+    this.#size += record.length;
   }
 
   /** Fsyncs the pack (the seal does, with the run's other files). */
