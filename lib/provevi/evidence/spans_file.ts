@@ -3,6 +3,7 @@
  * timeline over the evidence, not the record: the file is outside `evidence/`, so no check covers it.
  * @module
  */
+import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";
 import { EvidenceError } from "./errors.ts";
 import type { Json } from "./event.ts";
@@ -76,13 +77,11 @@ export class SpansFile {
     // joined, not added: one flat text for the encoder
     const bytes = encoder.encode(spans.map((s) => JSON.stringify(s) + "\n").join(""));
     let file: Deno.FsFile | null = null;
-    let written = 0;
     try {
       file = this.#file ?? Deno.openSync(this.path, { write: true, create: true, append: true });
       if (!this.#closed) this.#file = file;
-      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+      appendWhole(file, bytes);
     } catch (error) {
-      if (written > 0) truncateBack(file!, written);
       throw new EvidenceError(`cannot write to ${this.path}: ${(error as Error).message}`, { cause: error });
     } finally {
       if (this.#closed) file?.close();
@@ -100,13 +99,6 @@ export class SpansFile {
 }
 
 const encoder = new TextEncoder();
-
-/** Takes back the last `written` bytes of a file open to append; a reader skips a cut line. */
-function truncateBack(file: Deno.FsFile, written: number): void {
-  try {
-    file.truncateSync(file.statSync().size - written);
-  } catch { /* the reader skips it */ }
-}
 
 /**
  * Appends spans to `<folder>/spans.jsonl`, one JSON object a line, with one write to the file opened for it:

@@ -25,6 +25,7 @@ import { problemData } from "../telemetry/telemetry_events.ts";
 import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { RECEIVER_COMPONENT } from "./span_events.ts";
+import { appendWhole } from "../evidence/append_whole.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
 const utf8 = new TextEncoder();
@@ -32,13 +33,6 @@ const utf8 = new TextEncoder();
 function bytesOf(content: unknown): Uint8Array {
   if (content instanceof Uint8Array) return content;
   return utf8.encode(typeof content === "string" ? content : JSON.stringify(content) ?? "null");
-}
-
-/** Takes back the last `written` bytes of a file open to append; a reader stops at a cut record or line. */
-function truncateBack(file: Deno.FsFile, written: number): void {
-  try {
-    file.truncateSync(file.statSync().size - written);
-  } catch { /* the reader skips it */ }
 }
 
 /** The file in a run folder where the span daemon keeps the bodies it took for the run, until its seal. */
@@ -188,13 +182,11 @@ export class DaemonRun implements ReceiverRun {
     if (this.#kept.has(sha)) return Promise.resolve(sha);
     const path = join(this.inStore.folder!, RECEIVED_FILE);
     const record = packRecord(sha, bytes);
-    let written = 0;
     try {
       this.#file ??= Deno.openSync(path, { write: true, create: true, append: true, mode: 0o600 });
-      while (written < record.length) written += this.#file.writeSync(record.subarray(written));
+      // a record cut part way would hide the ones after it: appendWhole takes it back
+      appendWhole(this.#file, record);
     } catch (error) {
-      // a record cut part way would hide the ones after it: take it back
-      if (written > 0) truncateBack(this.#file!, written);
       return Promise.reject(
         new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error }),
       );

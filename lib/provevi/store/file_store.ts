@@ -15,6 +15,7 @@ import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256File, sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
+import { appendWhole } from "../evidence/append_whole.ts";
 import {
   buildManifest,
   type Manifest,
@@ -396,11 +397,9 @@ export class FileRunWriter implements RunWriter {
   }
 
   #writeAll(bytes: Uint8Array): void {
-    let offset = 0;
     try {
-      while (offset < bytes.length) offset += this.#file.writeSync(bytes.subarray(offset));
+      appendWhole(this.#file, bytes);
     } catch (error) {
-      if (offset > 0) this.#truncateBack(bytes.length, offset);
       throw new EvidenceError(`cannot append to ${this.#paths.events}: ${(error as Error).message}`, {
         cause: error,
       });
@@ -421,13 +420,6 @@ export class FileRunWriter implements RunWriter {
   /** The last line and event appended, for {@linkcode unappendLast}. */
   get last(): { line: string | null; event: EvidenceEvent | null } {
     return { line: this.#lastLine, event: this.#lastEvent };
-  }
-
-  #truncateBack(_length: number, written: number): void {
-    try {
-      const size = this.#file.statSync().size;
-      this.#file.truncateSync(size - written);
-    } catch { /* the check will report the torn line */ }
   }
 
   /**

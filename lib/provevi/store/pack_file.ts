@@ -4,6 +4,7 @@
  * entries; the reader finds one record by the headers alone.
  * @module
  */
+import { appendWhole } from "../evidence/append_whole.ts";
 import { indexPackFile, PACK_MAX_BYTES, type PackRecord, packRecord } from "../evidence/payload_pack.ts";
 
 /** Appends payload records to one pack file, which it makes at the first record. */
@@ -41,17 +42,7 @@ export class PackWriter {
   put(sha256: string, bytes: Uint8Array): void {
     this.#file ??= Deno.openSync(this.path, { createNew: true, write: true, append: true });
     const record = packRecord(sha256, bytes);
-    let written = 0;
-    try {
-      while (written < record.length) written += this.#file.writeSync(record.subarray(written));
-    } catch (error) {
-      if (written > 0) {
-        try {
-          this.#file.truncateSync(this.#file.statSync().size - written);
-        } catch { /* the check reports the torn record */ }
-      }
-      throw error;
-    }
+    appendWhole(this.#file, record);
     this.#held.add(sha256);
     this.#size += record.length;
   }
