@@ -23,4 +23,4 @@ export * from "./run_spans.ts";
 export * from "./assessments_file.ts";
 export * from "./writer_process.ts";
 export * from "./read_text.ts";
-export { storedPayloads } from "./payload_pack.ts";
+export { packPayload, type PackRecord, readPack, storedPayloads } from "./payload_pack.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Problem } from "../evidence/problem.ts";
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
@@ -33,6 +33,9 @@ import type { RowsLog } from "../log/rows_log.ts";
 import { leafOfSeal } from "../log/run_leaf.ts";
 import { appendLogIn, durableTransaction, sqliteLog } from "./sqlite_log.ts";
 import { logLeafOfFolder, writeProofFile } from "../store/store_log_files.ts";
+
+/** Each connection's statement that reads a run's folder: a store's connection is closed and gone together. */
+const runRowStatements = new WeakMap<DatabaseSync, StatementSync>();
 
 /** How a {@linkcode SqliteStore} opens its file. */
 export interface SqliteStoreOptions {
@@ -100,6 +103,17 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     return this.#db;
   }
 
+  /** The run's folder and manifest hash, by a statement prepared once per connection (read for every run). */
+  #runRow(runId: string): { folder: string; manifest_sha256: string | null } | undefined {
+    const db = this.db;
+    let statement = runRowStatements.get(db);
+    if (statement === undefined) {
+      statement = db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?");
+      runRowStatements.set(db, statement);
+    }
+    return statement.get(runId) as { folder: string; manifest_sha256: string | null } | undefined;
+  }
+
   #writable(what: string): DatabaseSync {
     if (this.readOnly) {
       throw new ProveviError(
@@ -164,15 +178,13 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
-    const row = this.db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?").get(
-      runId,
-    ) as
-      | { folder: string; manifest_sha256: string | null }
-      | undefined;
+    const row = this.#runRow(runId);
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
     if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, row.folder);
     try {
-      if ((await Deno.lstat(row.folder)).isSymlink) {
+      // A look that takes microseconds: an asynchronous one waits for a file thread, which on a busy machine
+      // costs more than the look, and a check of thousands of runs (provtrace's exports) reads each.
+      if (Deno.lstatSync(row.folder).isSymlink) {
         throw new RunNotFound(
           `the folder of run "${runId}", ${row.folder}, is a link; pass the run folder's path`,
         );
@@ -308,9 +320,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     runId: string,
     options: { folder?: string | null; bundle?: string | null } = {},
   ): Promise<Problem[]> {
-    const row = this.db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?").get(
-      runId,
-    ) as { folder: string; manifest_sha256: string | null } | undefined;
+    const row = this.#runRow(runId);
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.
     if (row?.manifest_sha256 === null && (options.folder ?? row.folder) === row.folder) {
       await this.#completeFromFolder(runId, row.folder);
