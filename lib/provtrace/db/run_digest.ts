@@ -82,7 +82,8 @@ export function traceRunDigest(
   runId: string,
   options: { tables?: (tables: TraceRunTables) => void } = {},
 ): TraceRunDigest {
-  const rows = new Map<string, string>();
+  const names: string[] = [];
+  const texts: string[] = [];
   const hash = createHash("sha256");
   // Rows are hashed a chunk at a time, not each alone (and the run's rows are never joined into one text).
   let chunk = "";
@@ -92,13 +93,17 @@ export function traceRunDigest(
     const table = statements[i]!;
     const all = table.statement.all(runId) as unknown as unknown[][];
     if (kept) kept.set(t.table, { names: table.names, rows: all });
+    // A file whose keys were made not unique (its table made again) still names each of its rows: the rows
+    // come in their key's order, so the rows of one key come together.
+    let last = "", repeat = 1;
     for (const values of all) {
       const text = rowText(table, values);
-      const base = `${t.table} ${keyText(table.key.map((k) => plainValue(values[k] ?? null)))}`;
-      // A file whose keys were made not unique (its table made again) still names each of its rows.
+      const base = `${t.table} ${keyText(table, values)}`;
       let name = base;
-      for (let n = 2; rows.has(name); n++) name = `${base} (row ${n} of that key)`;
-      rows.set(name, text);
+      if (base !== last) [last, repeat] = [base, 1];
+      else name = `${base} (row ${++repeat} of that key)`;
+      names.push(name);
+      texts.push(text);
       chunk += `${name}\t${text}\n`;
       if (chunk.length >= 1 << 16) {
         hash.update(chunk);
@@ -108,7 +113,14 @@ export function traceRunDigest(
   }
   hash.update(chunk);
   if (kept) options.tables!(kept);
-  return { digest: hash.digest("hex"), rows };
+  let rows: Map<string, string> | null = null;
+  return {
+    digest: hash.digest("hex"),
+    // Only a comparison that found a difference names the rows: the map is made then.
+    get rows() {
+      return rows ??= new Map(names.map((name, i) => [name, texts[i]!]));
+    },
+  };
 }
 
 /** A table's statement, prepared once per database, and where its columns are in the rows it gives. */
@@ -117,10 +129,15 @@ interface DigestStatement {
   statement: StatementSync;
   /** The positions of the key's columns. */
   key: number[];
-  /** The positions of the columns in RFC 8785 order (by UTF-16 code unit), each with its `"name":`. */
-  sorted: { at: number; label: string }[];
+  /** The positions of the columns in RFC 8785 order (by UTF-16 code unit), each with its name. */
+  sorted: { at: number; name: string }[];
   /** The column names, in the statement's order. */
   names: string[];
+  /**
+   * Whether an object with the columns as keys, made in `sorted`'s order, keeps that order: not for a name that
+   * is an array index (an object puts those first) or `__proto__` (a file's table made again could have one).
+   */
+  ordered: boolean;
 }
 
 /**
@@ -141,9 +158,10 @@ function statementsOf(db: DatabaseSync): DigestStatement[] {
       // Arrays, not an object per row: the names are the same for every row, and sorted once here.
       (statement as unknown as { setReturnArrays(on: boolean): void }).setReturnArrays(true);
       const names = (statement.columns() as { name: string }[]).map((c) => c.name);
-      const sorted = names.map((name, at) => ({ at, label: `${JSON.stringify(name)}:` }))
-        .sort((a, b) => (names[a.at]! < names[b.at]! ? -1 : names[a.at]! > names[b.at]! ? 1 : 0));
-      return { statement, key: t.key.map((k) => names.indexOf(k)), sorted, names };
+      const sorted = names.map((name, at) => ({ at, name }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const ordered = names.every((n) => !/^(0|[1-9][0-9]*)$/.test(n) && n !== "__proto__");
+      return { statement, key: t.key.map((k) => names.indexOf(k)), sorted, names, ordered };
     });
     prepared.set(db, statements);
   }
@@ -151,19 +169,23 @@ function statementsOf(db: DatabaseSync): DigestStatement[] {
 }
 
 /**
- * The RFC 8785 JSON of a row given as its values: {@linkcode flatCanonical} of the row as an object, without
- * making the object when every value is plain.
+ * The RFC 8785 JSON of a row given as its values: {@linkcode flatCanonical} of the row as an object. A row of
+ * text, finite numbers and nulls (nearly every row) is made as an object whose keys are in RFC 8785's order
+ * and written by one JSON.stringify, which is RFC 8785's text for it: a text that is not well formed UTF-16 is
+ * the one difference, and JSON.stringify writes its lone surrogate as `\ud8xx`…`\udfxx`, so a text holding
+ * `\ud` goes the value-by-value way, as does a row with any other value.
  */
 function rowText(table: DigestStatement, values: unknown[]): string {
-  let text = "{";
-  for (const { at, label } of table.sorted) {
+  const slow = () => flatCanonical(plain(Object.fromEntries(table.names.map((n, i) => [n, values[i]]))));
+  if (!table.ordered) return slow();
+  const row: Record<string, unknown> = {};
+  for (const { at, name } of table.sorted) {
     const v = values[at];
-    if (!simple(v)) {
-      return flatCanonical(plain(Object.fromEntries(table.names.map((n, i) => [n, values[i]]))));
-    }
-    text += `${text.length > 1 ? "," : ""}${label}${JSON.stringify(v)}`;
+    if (!plainType(v)) return slow();
+    row[name] = v;
   }
-  return `${text}}`;
+  const text = JSON.stringify(row);
+  return text.includes("\\ud") ? slow() : text;
 }
 
 /**
@@ -184,9 +206,23 @@ function flatCanonical(row: Record<string, unknown>): string {
   return `{${parts.join(",")}}`;
 }
 
-/** The RFC 8785 JSON of a row's key, an array of its values (as {@linkcode flatCanonical} does a row). */
-function keyText(values: unknown[]): string {
-  return values.every(simple) ? `[${values.map((v) => JSON.stringify(v)).join(",")}]` : canonicalize(values)!;
+/** The RFC 8785 JSON of a row's key, an array of its values (as {@linkcode rowText} does a row). */
+function keyText(table: DigestStatement, row: unknown[]): string {
+  const values = table.key.map((k) => row[k] ?? null);
+  if (values.every(plainType)) {
+    const text = JSON.stringify(values);
+    if (!text.includes("\\ud")) return text;
+  }
+  const plainValues = values.map(plainValue);
+  return plainValues.every(simple)
+    ? `[${plainValues.map((v) => JSON.stringify(v)).join(",")}]`
+    : canonicalize(plainValues)!;
+}
+
+/** True for a value JSON.stringify writes as RFC 8785 does, when it is text that is well formed. */
+function plainType(v: unknown): boolean {
+  return v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v)) ||
+    typeof v === "boolean";
 }
 
 /** True for a value whose RFC 8785 JSON is JSON.stringify's. */
