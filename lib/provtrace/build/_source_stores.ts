@@ -15,7 +15,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { EvidenceStore } from "../../provevi/mod.ts";
 import { runsRoot } from "../../provevi/evidence/mod.ts";
 import { openStore } from "../../provevi/runs/mod.ts";
-import type { TraceSourceRow } from "./check_run.ts";
+import { readSourceEvidence, type SourceEvidence, type TraceSourceRow } from "./check_run.ts";
 
 /**
  * The `trace_sources` rows of a trace database, by run ID.
@@ -110,4 +110,18 @@ export class SourceStores implements AsyncDisposable {
       if (typeof store !== "string") await store.close();
     }
   }
+}
+
+/**
+ * A run's store, and its files read ahead for its check (or why the store is not read). For `check` and the exports.
+ */
+export async function sourceWithEvidence(
+  stores: SourceStores,
+  source: TraceSourceRow,
+): Promise<{ store: EvidenceStore | string; evidence: Promise<SourceEvidence> | null }> {
+  const store = await stores.open(source);
+  if (typeof store === "string") return { store, evidence: null };
+  const evidence = readSourceEvidence(store, source.run_id);
+  evidence.catch(() => {}); // the check's to report
+  return { store, evidence };
 }

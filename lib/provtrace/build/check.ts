@@ -15,7 +15,8 @@ import {
   traceSchemaProblems,
 } from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "./check_run.ts";
-import { SourceStores, traceSources } from "./_source_stores.ts";
+import { SourceStores, sourceWithEvidence, traceSources } from "./_source_stores.ts";
+import { readAhead } from "./_read_ahead.ts";
 
 /** The result of {@linkcode checkTrace}. */
 export interface TraceCheck {
@@ -78,8 +79,9 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
   const key = options.deep || options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
   const each = { key, ...(options.catalog ? { catalog: options.catalog } : {}) };
   await using stores = new SourceStores(options);
+  const take = readAhead(sources.length, (i) => sourceWithEvidence(stores, sources[i]!));
   for (const [i, s] of sources.entries()) {
-    const store = await stores.open(s);
+    const { store, evidence } = await take(i);
     runs.push(
       typeof store === "string"
         ? {
@@ -92,7 +94,7 @@ export async function checkTrace(db: string, options: CheckTraceOptions = {}): P
           verified: false,
           problem: store,
         }
-        : await checkTraceRun(trace.db, s, store, each),
+        : await checkTraceRun(trace.db, s, store, { ...each, evidence: evidence! }),
     );
     options.onProgress?.(i + 1, sources.length, s.run_id);
   }

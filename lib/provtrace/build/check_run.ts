@@ -57,6 +57,36 @@ export interface TraceSourceRow {
   rows_mac: string | null;
 }
 
+/** What the check of a run reads of its evidence before it looks at the rows, read ahead by {@linkcode readSourceEvidence}. */
+export interface SourceEvidence {
+  manifest: string | null;
+  /** The lines, read with the manifest; awaited only when the manifest names the built last hash. */
+  events: Promise<string | null>;
+}
+
+/**
+ * Reads what the check of a run reads first: the store's record of it, its manifest and its lines. A check of many
+ * runs (an export) reads the next runs' files while it computes this run's digest, so that each run does not
+ * wait on the disk in turn.
+ *
+ * @param store The run's store, open to read.
+ * @param runId The run.
+ * @returns The evidence, or the store's error (`RunNotFound`, …), which the check reports as it would its own.
+ * @example
+ * ```ts
+ * import { readSourceEvidence } from "./check_run.ts";
+ * // const evidence = readSourceEvidence(store, sourceRow.run_id);
+ * // await checkTraceRun(trace.db, sourceRow, store, { evidence });
+ * ```
+ */
+export async function readSourceEvidence(store: EvidenceStore, runId: string): Promise<SourceEvidence> {
+  const record = await store.readRun(runId);
+  const manifest = await record.manifestText();
+  const events = record.eventsText();
+  events.catch(() => {}); // its error is the check's, when it awaits it
+  return { manifest, events };
+}
+
 /**
  * Checks one run of a trace database against its store.
  *
@@ -66,7 +96,8 @@ export interface TraceSourceRow {
  * @param options `catalog`: reads the run's committed bundle and experiment; `key`: the rows key, with which
  * rows whose MAC holds over their digest and the store's manifest now are trusted without building the run
  * again (without it, the run is built again from its evidence and compared row by row); `tables`: takes the
- * file's rows of the run as the check read them for their digest (an export makes its lines from them).
+ * file's rows of the run as the check read them for their digest (an export makes its lines from them);
+ * `evidence`: the run's files as {@linkcode readSourceEvidence} read them ahead (else they are read here).
  * @returns How the run compares; it prints nothing.
  * @throws Only on a failure that is not the run's (a store that cannot be reached is `unreadable`).
  * @example
@@ -83,6 +114,7 @@ export async function checkTraceRun(
     catalog?: Catalog | (() => Catalog | Promise<Catalog>);
     key?: Uint8Array | null;
     tables?: (tables: TraceRunTables) => void;
+    evidence?: Promise<SourceEvidence>;
   } = {},
 ): Promise<TraceSourceCheck> {
   const id = row.run_id;
@@ -95,8 +127,8 @@ export async function checkTraceRun(
   };
   const again = `build it again with --run ${id}`;
   try {
-    const record = await store.readRun(id);
-    const manifest = await record.manifestText();
+    const evidence = await (options.evidence ?? readSourceEvidence(store, id));
+    const manifest = evidence.manifest;
     const now = manifest === null ? null : (JSON.parse(manifest) as { last_hash?: string }).last_hash ?? null;
     if (now !== row.last_hash) {
       const problem = now === null
@@ -107,7 +139,7 @@ export async function checkTraceRun(
       return { ...base, state: "changed", now, problem };
     }
     // A line changed in place, with the manifest left alone, no longer chains to the last hash.
-    const broken = chainBreak(await record.eventsText(), now);
+    const broken = chainBreak(await evidence.events, now);
     if (broken !== null) return { ...base, state: "changed", now, problem: `${broken}; ${again}` };
     if (
       options.key && sealedSame(trace, row, { key: options.key, manifest: manifest!, tables: options.tables })

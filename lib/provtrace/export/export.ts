@@ -25,7 +25,8 @@ import {
   traceSchemaProblems,
 } from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
-import { SourceStores, traceSources } from "../build/_source_stores.ts";
+import { readAhead } from "../build/_read_ahead.ts";
+import { SourceStores, sourceWithEvidence, traceSources } from "../build/_source_stores.ts";
 import { byRun, type Call, CallReader, type CallRow, type LineEvent, runsOf } from "./_calls.ts";
 export type { LineEvent } from "./_calls.ts";
 import { chatMessages, sftMessages } from "./_messages.ts";
@@ -308,12 +309,14 @@ async function checkRuns(
     tables: (read: TraceRunTables) => tables = read,
   };
   await using stores = new SourceStores(options);
-  for (const source of traceSources(db, [...rows.keys()])) {
-    const store = await stores.open(source);
+  const sources = traceSources(db, [...rows.keys()]);
+  const take = readAhead(sources.length, (i) => sourceWithEvidence(stores, sources[i]!));
+  for (const [i, source] of sources.entries()) {
+    const { store, evidence } = await take(i);
     tables = undefined;
     const check = typeof store === "string"
       ? { state: "unreadable" as const, verified: false, problem: store }
-      : await checkTraceRun(db, source, store, each);
+      : await checkTraceRun(db, source, store, { ...each, evidence: evidence! });
     let problem = check.problem;
     if (problem === null && !check.verified && !options.allowUnverified) {
       problem = "it does not verify now; export it with --allow-unverified to mark it so";
