@@ -59,3 +59,20 @@ Deno.test("a blob put where text belongs, even in a row's key, is in a run's row
   ]);
   assert.equal(traceRunDigest(trace.db, RUN).digest, expected);
 });
+
+Deno.test("a run's rows digest stays RFC 8785's for a text that looks like an escape and for a table made again with columns named 9, 10 and __proto__", () => {
+  using trace = memoryTraceDb();
+  // An object puts index-like keys first and takes __proto__ as its prototype: such a row is written key by key.
+  trace.db.exec("DROP TABLE trace_assessments");
+  trace.db.exec('CREATE TABLE trace_assessments (run_id, n, "10", "9", "__proto__", name)');
+  const insert = trace.db.prepare(
+    'INSERT INTO trace_assessments (run_id, n, "10", "9", "__proto__", name) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  insert.run(RUN, 1, "ten", "nine", "proto", "\\ud800 is six characters here, not a lone surrogate");
+  insert.run(RUN, 2, null, 1.5, "{}", "plain");
+  const read = trace.db.prepare("SELECT * FROM trace_assessments WHERE n = ?");
+  const rows = [1, 2].map((n) => ({ key: [n], row: { ...(read.get(n) as Record<string, unknown>) } }));
+  // node:sqlite's row object keeps a column named __proto__ as its own key, as canonicalize reads it.
+  assert.equal(Object.keys(rows[0]!.row).includes("__proto__"), true);
+  assert.equal(traceRunDigest(trace.db, RUN).digest, reference(rows));
+});
