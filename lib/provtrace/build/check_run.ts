@@ -16,6 +16,7 @@ import {
   rowDifference,
   rowsMacHolds,
   TRACE_BUILD_VERSION,
+  type TraceRunDigest,
   traceRunDigest,
   type TraceRunTables,
 } from "../db/mod.ts";
@@ -207,7 +208,7 @@ async function rebuiltCheck(
     now,
     where,
     problem: `the database's rows differ from what the run's evidence gives: ${where}; ${
-      whyRows(row, found.digest)
+      whyRows(row, found)
     }; ${again}`,
   };
 }
@@ -223,18 +224,23 @@ function sealedSame(
   { key, manifest, tables }: { key: Uint8Array; manifest: string; tables?: (tables: TraceRunTables) => void },
 ): boolean {
   if (row.rows_mac === null) return false;
-  const seal = {
+  const found = traceRunDigest(trace, row.run_id, { tables });
+  const seal = (rows_digest: string) => ({
     run_id: row.run_id,
-    rows_digest: traceRunDigest(trace, row.run_id, { tables }).digest,
+    rows_digest,
     manifest_sha256: sha256Hex(manifest),
-  };
-  return rowsMacHolds(row.rows_mac, { key, seal });
+  });
+  // A file built before the digest's format 2 sealed the RFC 8785 digest: tried only when the first fails.
+  return rowsMacHolds(row.rows_mac, { key, seal: seal(found.digest) }) ||
+    rowsMacHolds(row.rows_mac, { key, seal: seal(found.canonical) });
 }
 
 /** What the digest kept at the build says of rows that differ from the evidence. */
-function whyRows(row: TraceSourceRow, found: string): string {
+function whyRows(row: TraceSourceRow, found: TraceRunDigest): string {
   if (row.rows_digest === null) return "the build kept no digest of them (an older provtrace)";
-  if (row.rows_digest !== found) return "they changed in the file after the build";
+  if (row.rows_digest !== found.digest && row.rows_digest !== found.canonical) {
+    return "they changed in the file after the build";
+  }
   const map = (v: string) => v.split("+")[1] ?? v;
   if (map(row.build_version) !== map(TRACE_BUILD_VERSION)) {
     return `they were built by provtrace ${row.build_version}, which maps events to rows differently`;

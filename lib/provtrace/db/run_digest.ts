@@ -1,8 +1,18 @@
 /**
- * The digest of one run's rows in a trace database: every row the run owns, in every table, in one canonical
- * order, each as the RFC 8785 JSON of its columns, hashed with SHA-256. The build keeps it in
- * `trace_sources.rows_digest`; `check` and every export compute it again from the file and from the rows that
- * the run's evidence gives (the same build into an in-memory database), and name the first row that differs.
+ * The digest of one run's rows in a trace database: every row the run owns, in every table, in one fixed order,
+ * hashed with SHA-256. The build keeps it in `trace_sources.rows_digest`; `check` and every export compute it
+ * again from the file and from the rows that the run's evidence gives (the same build into an in-memory
+ * database), and name the first row that differs.
+ *
+ * Its text (format 2) is each value as SQLite gives it, typed and length-prefixed, so that a text is hashed as it
+ * was read and not written again as JSON (which an export of 100,000 calls did to 50 MB of span attributes and
+ * messages, for most of its check): per table, a line `TABLE<tab>COLUMNS` (the names, joined by commas); per
+ * row, in key order, each column's value, then a newline: a text as `s`, its length in UTF-16 code units, `:`
+ * and the text (one that is not well formed UTF-16 as `u` and its JSON); null as `z`; a number as `n`, its
+ * JSON text (or `Infinity`, `NaN`) and `;`; a blob as `b`, its hex and `;`; a big integer as `i`, its digits
+ * and `;`. Each value's text ends where its own prefix says, so two different sets of rows never give one
+ * text. Files built by provtrace before format 2 kept the RFC 8785 digest ({@linkcode TraceRunDigest}'s
+ * `canonical`): a check tries it when the format 2 digest does not match, so those files are not built again.
  *
  * The digest kept in the file only tells rows changed after the build from a source that changed: whoever can
  * edit the file can rewrite a run's rows and its digest together. What no edit of the file can forge is the
@@ -47,9 +57,14 @@ const TABLES: readonly DigestTable[] = [
 
 /** The rows of one run, each by its table and key, and their digest. */
 export interface TraceRunDigest {
-  /** The lowercase hex SHA-256 of the rows, in order. */
+  /** The lowercase hex SHA-256 of the rows, in order (format 2: each value typed and length-prefixed). */
   digest: string;
-  /** `table [key…]` → the row's canonical JSON, in the digest's order. */
+  /**
+   * The digest of provtrace before format 2: the SHA-256 of each row as `table [key…]`, a tab, its RFC 8785
+   * JSON and a newline, in the same order. Made when asked for, from the rows already read.
+   */
+  readonly canonical: string;
+  /** `table [key…]` → the row's canonical JSON, in the digest's order; made when asked for. */
   rows: Map<string, string>;
 }
 
@@ -82,28 +97,74 @@ export function traceRunDigest(
   runId: string,
   options: { tables?: (tables: TraceRunTables) => void } = {},
 ): TraceRunDigest {
-  const names: string[] = [];
-  const texts: string[] = [];
   const hash = createHash("sha256");
-  // Rows are hashed a chunk at a time, not each alone (and the run's rows are never joined into one text).
+  // Values are hashed a chunk at a time, not each alone (and the run's rows are never joined into one text).
   let chunk = "";
   const statements = statementsOf(db);
-  const kept = options.tables ? new Map<string, TraceRunTable>() : null;
+  const read: unknown[][][] = [];
   for (const [i, t] of TABLES.entries()) {
     const table = statements[i]!;
     const all = table.statement.all(runId) as unknown as unknown[][];
-    if (kept) kept.set(t.table, { names: table.names, rows: all });
-    // A file whose keys were made not unique (its table made again) still names each of its rows: the rows
-    // come in their key's order, so the rows of one key come together.
-    let last = "", repeat = 1;
+    read.push(all);
+    chunk += `${t.table}\t${table.names.join(",")}\n`;
     for (const values of all) {
+      for (const v of values) {
+        if (typeof v === "string") chunk += v.isWellFormed() ? `s${v.length}:${v}` : `u${JSON.stringify(v)}`;
+        else if (v === null) chunk += "z";
+        else chunk += valueText(v);
+      }
+      chunk += "\n";
+      if (chunk.length >= 1 << 16) {
+        hash.update(chunk);
+        chunk = "";
+      }
+    }
+  }
+  hash.update(chunk);
+  if (options.tables) {
+    options.tables(new Map(TABLES.map((t, i) => [t.table, { names: statements[i]!.names, rows: read[i]! }])));
+  }
+  let named: { canonical: string; rows: Map<string, string> } | null = null;
+  const canonical = () => named ??= canonicalRows(statements, read);
+  return {
+    digest: hash.digest("hex"),
+    // Only a file built before format 2, or a comparison that found a difference, needs these.
+    get canonical() {
+      return canonical().canonical;
+    },
+    get rows() {
+      return canonical().rows;
+    },
+  };
+}
+
+/** The format 2 text of a value that is not a text or null. */
+function valueText(v: unknown): string {
+  if (typeof v === "number") return `n${Number.isFinite(v) ? JSON.stringify(v) : String(v)};`;
+  if (v instanceof Uint8Array) return `b${Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("")};`;
+  if (typeof v === "bigint") return `i${v};`;
+  throw new TypeError(
+    `a trace database gave a value of type ${typeof v}, which a run's digest does not know`,
+  );
+}
+
+/** The rows of a run by name, each as its RFC 8785 JSON, and the digest of provtrace before format 2. */
+function canonicalRows(
+  statements: DigestStatement[],
+  read: unknown[][][],
+): { canonical: string; rows: Map<string, string> } {
+  const rows = new Map<string, string>();
+  const hash = createHash("sha256");
+  let chunk = "";
+  for (const [i, t] of TABLES.entries()) {
+    const table = statements[i]!;
+    for (const values of read[i]!) {
       const text = rowText(table, values);
       const base = `${t.table} ${keyText(table, values)}`;
+      // A file whose keys were made not unique (its table made again) still names each of its rows.
       let name = base;
-      if (base !== last) [last, repeat] = [base, 1];
-      else name = `${base} (row ${++repeat} of that key)`;
-      names.push(name);
-      texts.push(text);
+      for (let n = 2; rows.has(name); n++) name = `${base} (row ${n} of that key)`;
+      rows.set(name, text);
       chunk += `${name}\t${text}\n`;
       if (chunk.length >= 1 << 16) {
         hash.update(chunk);
@@ -112,15 +173,7 @@ export function traceRunDigest(
     }
   }
   hash.update(chunk);
-  if (kept) options.tables!(kept);
-  let rows: Map<string, string> | null = null;
-  return {
-    digest: hash.digest("hex"),
-    // Only a comparison that found a difference names the rows: the map is made then.
-    get rows() {
-      return rows ??= new Map(names.map((name, i) => [name, texts[i]!]));
-    },
-  };
+  return { canonical: hash.digest("hex"), rows };
 }
 
 /** A table's statement, prepared once per database, and where its columns are in the rows it gives. */

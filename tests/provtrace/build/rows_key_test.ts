@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
+import { ProveviError, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { buildTrace, checkTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
-import { defaultRowsKeyPath, readRowsKey } from "../../../lib/provtrace/db/mod.ts";
+import { defaultRowsKeyPath, readRowsKey, rowsMac, traceRunDigest } from "../../../lib/provtrace/db/mod.ts";
 import { makeRuns } from "../_runs.ts";
 
 /** The payloads the manifest of a run lists. */
@@ -68,4 +68,30 @@ Deno.test("the rows key's default place is the user's data folder, and none with
   assert.equal(defaultRowsKeyPath({ HOME: "/home/ada" }), "/home/ada/.local/share/provtrace/rows.key");
   assert.equal(defaultRowsKeyPath({ XDG_DATA_HOME: "/data", HOME: "/home/ada" }), "/data/provtrace/rows.key");
   assert.equal(defaultRowsKeyPath({}), null);
+});
+
+Deno.test("a file built before the digest's format 2, its rows sealed over their RFC 8785 digest, is still trusted by the quick check", async () => {
+  await using t = await makeRuns();
+  const db = join(t.root, "trace.db");
+  const keyFile = join(t.root, "home", "provtrace", "rows.key");
+  await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog, keyFile });
+  const key = (await readRowsKey(keyFile))!;
+  // As the older build left them: the RFC 8785 digest, and the MAC over it.
+  const file = new DatabaseSync(db);
+  for (const run of [t.agentRun, t.callRun]) {
+    const canonical = traceRunDigest(file, run).canonical;
+    const manifest = await Deno.readTextFile(join(t.runs, run, "evidence", "manifest.json"));
+    const mac = rowsMac(key, { run_id: run, rows_digest: canonical, manifest_sha256: sha256Hex(manifest) });
+    file.prepare("UPDATE trace_sources SET rows_digest = ?, rows_mac = ? WHERE run_id = ?").run(
+      canonical,
+      mac,
+      run,
+    );
+  }
+  file.close();
+  // Trusted without building the run again: a payload lost since is seen only by --deep.
+  await Deno.remove(join(t.runs, t.agentRun, "evidence", "payloads.pack"));
+  const quick = await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile });
+  assert.ok(quick.ok, JSON.stringify(quick.runs));
+  assert.equal((await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile, deep: true })).ok, false);
 });
