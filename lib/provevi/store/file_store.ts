@@ -730,8 +730,7 @@ export class FileRunRecord implements RunRecord {
   async payloadPack(): Promise<Uint8Array | null> {
     refuseLinkedFolder(this.#paths.evidence);
     try {
-      refuseNonFile(this.#paths.pack, PACK_MAX_BYTES);
-      return await Deno.readFile(this.#paths.pack);
+      return await readWhole(this.#paths.pack, PACK_MAX_BYTES);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
@@ -776,13 +775,25 @@ export class FileRunRecord implements RunRecord {
 export async function readEvidenceText(path: string): Promise<string | null> {
   let bytes: Uint8Array;
   try {
-    refuseNonFile(path, EVIDENCE_TEXT_MAX_BYTES);
-    bytes = await Deno.readFile(path);
+    bytes = await readWhole(path, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
   return evidenceText(path, bytes);
+}
+
+/**
+ * A file smaller than this is read synchronously: the hop to a file thread and back costs more than reading it
+ * (on a busy machine, far more), and a check of thousands of runs reads several files of each; a bigger file is
+ * read on a file thread, so that a server's event loop does not wait on it.
+ */
+const READ_AT_ONCE = 256 * 1024;
+
+/** The bytes of a plain file of at most `most` bytes (see {@linkcode refuseNonFile}), read whole. */
+async function readWhole(path: string, most: number): Promise<Uint8Array> {
+  const size = refuseNonFile(path, most);
+  return size < READ_AT_ONCE ? Deno.readFileSync(path) : await Deno.readFile(path);
 }
 
 /** {@linkcode readEvidenceText} with a synchronous read, for a small file. */
@@ -812,10 +823,11 @@ function evidenceText(path: string, bytes: Uint8Array): string {
  * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
  * and reading a named pipe would wait for ever. With `most`, also a file bigger than a reader takes whole (a
  * forged file of many gigabytes would take the reader's memory with it; see `EVIDENCE_TEXT_MAX_BYTES`).
+ * @returns The file's size.
  * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link, a file that is not plain, or one
  * past `most` bytes.
  */
-function refuseNonFile(path: string, most = Infinity): void {
+function refuseNonFile(path: string, most = Infinity): number {
   const info = Deno.lstatSync(path);
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
@@ -824,6 +836,7 @@ function refuseNonFile(path: string, most = Infinity): void {
       `${path} holds ${info.size} bytes, more than the ${most} a reader takes: no writer of this toolkit makes it`,
     );
   }
+  return info.size;
 }
 
 /**
