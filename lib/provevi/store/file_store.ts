@@ -560,7 +560,14 @@ export class FileRunWriter implements RunWriter {
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
       const packSynced = this.#pack?.sync() ?? Promise.resolve();
-      await settle([eventsSynced, packSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
+      const synced = settle([
+        eventsSynced,
+        packSynced,
+        syncFiles(files),
+        ...(append?.dirs ?? []).map(syncPath),
+      ]);
+      append?.index(); // the run index's row, written while the fsyncs are on their way
+      await synced;
       Deno.renameSync(tmp, this.#paths.manifest);
       // The checkpoint is renamed on a file thread while this one lets go of the run and starts the folders'
       // fsyncs; the log's own folder is fsynced once its rename is done.
