@@ -100,6 +100,7 @@ export class FileLog implements LogStorage {
    * of this writer reads no tile nor bundle and hashes no tile again.
    */
   #kept: KeptTree | null = null;
+  #lastRun: { entry: Uint8Array; runId: string } | null = null; // the last leaf's run, parsed once
 
   /** @param runsRoot The runs root of the file store. */
   constructor(runsRoot: string) {
@@ -282,8 +283,8 @@ export class FileLog implements LogStorage {
     lock: Deno.FsFile,
   ): Promise<PreparedAppend> {
     const note = readTextOrNullSync(this.#path("tlog", "checkpoint"));
-    const size = note === null ? 0 : parseCheckpoint(parseNote(note).text).size;
     const kept = note !== null && this.#kept?.checkpoint === note ? this.#kept : null;
+    const size = kept?.edge.size ?? (note === null ? 0 : parseCheckpoint(parseNote(note).text).size);
     const state = kept ?? await this.#state(size);
     const leftovers = await this.#leftovers(size, state.partialEntries);
     const all = [...leftovers.leaves.map((l) => l.leaf), ...leaves];
@@ -511,9 +512,9 @@ export class FileLog implements LogStorage {
     if (size === 0) return;
     try {
       const entry = partialEntries[size % TILE_WIDTH - 1] ?? await this.#entryAt(size - 1, size);
-      const leaf = parseLeaf(entry);
-      const folder = join(this.#runs, leaf.run_id);
-      if (existsSync(join(folder, ".manifest.json.tmp"))) await completeManifest(folder, leaf);
+      if (this.#lastRun?.entry !== entry) this.#lastRun = { entry, runId: parseLeaf(entry).run_id };
+      const folder = join(this.#runs, this.#lastRun.runId);
+      if (existsSync(join(folder, ".manifest.json.tmp"))) await completeManifest(folder, parseLeaf(entry));
     } catch { /* no manifest left aside (the usual case), or no such run here */ }
   }
 
