@@ -5,12 +5,13 @@
  * cosignatures) and `pending.jsonl` (the leaves being appended, so that the next appender finishes the work of one that
  * was killed, when their entry bundle does not say it alone).
  *
- * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
- * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
- * file and, unless the append is one leaf of a run in `<runs root>/<run_id>` (whose entry bundle, one past the
- * committed size, is record enough), the pending file naming each leaf's index and run folder; fsync them all; rename the checkpoint into
- * place (the commit), on a file thread, and meanwhile add the run index's rows; fsync the folder; blank the
- * pending file; unlock.
+ * An append: under the lock, read the checkpoint's size and the edge (or, when the checkpoint is the one this
+ * writer committed last, take the tree it kept), write the tiles and entry bundles of the new size at their own
+ * names (a partial tile is a new file for each width), the new checkpoint to a temporary file and, unless the
+ * append is one leaf of a run in `<runs root>/<run_id>` (whose entry bundle, one past the committed size, is
+ * record enough), the pending file naming each leaf's index and run folder; fsync them all, and meanwhile add
+ * the run index's rows; rename the checkpoint into place (the commit), on a file thread; fsync the folder;
+ * blank the pending file; unlock.
  * The pending file is one file written over in place, never made nor removed: on a journaling file system a
  * name made or removed waits for the journal, which other writers of the disk keep busy, while bytes written
  * over cost little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
