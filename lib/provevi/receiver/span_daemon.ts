@@ -365,7 +365,10 @@ export class SpanDaemon implements AsyncDisposable {
       };
       return await takeTraces(request, {
         run,
-        rows: { addSpans: (_, s) => Promise.resolve(run.addRows(s)) },
+        rows: {
+          addSpans: (_, s) => Promise.resolve(run.addRows(s)),
+          addSpanLines: (_, lines) => Promise.resolve(run.addRowLines(lines)),
+        },
         budget: run.budget,
         admit,
       }, {
