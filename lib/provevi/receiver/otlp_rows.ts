@@ -95,6 +95,11 @@ function scopePart(name: string, version: string): Uint8Array {
   return bytes(`,"scope":{"name":${JSON.stringify(name)},"version":${v}},"start_time":"`);
 }
 
+/** No `Status` on the wire: code 0, no message. */
+const NO_STATUS: Readonly<{ code: number; message: string }> = Object.freeze({ code: 0, message: "" });
+/** The last second a time was written in, and its text up to the microseconds (times repeat their second). */
+const prefix = { second: -1, bytes: new Uint8Array() };
+
 /** The body needs the general path: thrown inside the pass, never out of it. */
 class General extends Error {}
 
@@ -152,6 +157,24 @@ class Lines {
     for (let i = 0; i < text.length; i++) this.buf[this.n++] = text.charCodeAt(i);
   }
 
+  /** A number as JSON writes it (a finite one: `json` made the others texts); a whole one without a text. */
+  number(value: number): void {
+    if (Number.isSafeInteger(value)) this.int(value);
+    else this.ascii(String(value));
+  }
+
+  /** A whole number of at most 2^53, digit by digit. */
+  int(value: number): void {
+    if (value < 0) (this.byte(0x2d), value = -value);
+    let digits = 1;
+    for (let v = value; v >= 10; v = Math.floor(v / 10)) digits++;
+    this.room(digits);
+    for (let i = digits - 1; i >= 0; i--, value = Math.floor(value / 10)) {
+      this.buf[this.n + i] = 0x30 + value % 10;
+    }
+    this.n += digits;
+  }
+
   /** Bytes of the body as lowercase hex. */
   hex(from: Uint8Array, [start, stop]: readonly [number, number]): void {
     this.room(2 * (stop - start));
@@ -180,7 +203,7 @@ interface SpanState {
   values: OtlpValue[];
   /** Each link's trace ID and span ID, as four positions in the body. */
   links: number[];
-  status: { code: number; message: string };
+  status: Readonly<{ code: number; message: string }>;
 }
 
 /** The texts of one request, each as the bytes of its JSON (names repeat from span to span). */
@@ -235,8 +258,6 @@ class RowPass {
   readonly texts = new Texts();
   readonly services = new Set<string>();
   spans = 0;
-  #second = -1;
-  #prefix = new Uint8Array();
   readonly #span: SpanState = {
     trace: [0, 0],
     span: [0, 0],
@@ -332,31 +353,36 @@ class RowPass {
         0;
     s.name = "";
     s.kind = 0;
-    s.times.fill(0);
+    s.times[0] =
+      s.times[1] =
+      s.times[2] =
+      s.times[3] =
+        0;
     s.keys.length = 0;
     s.values.length = 0;
     s.links.length = 0;
-    s.status = { code: 0, message: "" };
-    const is = (want: number, wireType: number, what: string) => {
-      if (wireType !== want) expect(wire, wireType, want, `Span.${what}`);
-    };
+    s.status = NO_STATUS;
     while (wire.pos < end) {
       const tag = wire.tag();
       const n = tag >>> 3;
       const t = tag & 7;
-      if (n === 1) (is(BYTES, t, "trace_id"), this.id(end, s.trace));
-      else if (n === 2) (is(BYTES, t, "span_id"), this.id(end, s.span));
-      else if (n === 4) (is(BYTES, t, "parent_span_id"), this.id(end, s.parent));
-      else if (n === 5) (is(BYTES, t, "name"), s.name = wire.string(end));
-      else if (n === 6) (is(VARINT, t, "kind"), s.kind = wire.uint32() | 0);
+      if (n === 1) (check(wire, t, BYTES, "trace_id"), this.id(end, s.trace));
+      else if (n === 2) (check(wire, t, BYTES, "span_id"), this.id(end, s.span));
+      else if (n === 4) (check(wire, t, BYTES, "parent_span_id"), this.id(end, s.parent));
+      else if (n === 5) (check(wire, t, BYTES, "name"), s.name = wire.string(end));
+      else if (n === 6) (check(wire, t, VARINT, "kind"), s.kind = wire.uint32() | 0);
       else if (n === 7) {
-        (is(FIXED64, t, "start_time_unix_nano"), s.times[0] = wire.fixed32(), s.times[1] = wire.fixed32());
+        (check(wire, t, FIXED64, "start_time_unix_nano"),
+          s.times[0] = wire.fixed32(),
+          s.times[1] = wire.fixed32());
       } else if (n === 8) {
-        (is(FIXED64, t, "end_time_unix_nano"), s.times[2] = wire.fixed32(), s.times[3] = wire.fixed32());
-      } else if (n === 9) (is(BYTES, t, "attributes"), this.attribute(wire.delimited(end)));
-      else if (n === 11) (is(BYTES, t, "events"), skipEvent(wire, wire.delimited(end)));
-      else if (n === 13) (is(BYTES, t, "links"), this.link(wire.delimited(end)));
-      else if (n === 15) (is(BYTES, t, "status"), s.status = spanStatus(wire, wire.delimited(end)));
+        (check(wire, t, FIXED64, "end_time_unix_nano"),
+          s.times[2] = wire.fixed32(),
+          s.times[3] = wire.fixed32());
+      } else if (n === 9) (check(wire, t, BYTES, "attributes"), this.attribute(wire.delimited(end)));
+      else if (n === 11) (check(wire, t, BYTES, "events"), skipEvent(wire, wire.delimited(end)));
+      else if (n === 13) (check(wire, t, BYTES, "links"), this.link(wire.delimited(end)));
+      else if (n === 15) (check(wire, t, BYTES, "status"), s.status = spanStatus(wire, wire.delimited(end)));
       else if (n === 0) wire.fail("a field numbered 0");
       else wire.skip(t, end, n);
     }
@@ -447,13 +473,13 @@ class RowPass {
     if (parent === 0) out.put(PART.parentNull);
     else (out.byte(0x22), out.hex(this.body, s.parent), out.put(PART.parentEnd));
     out.put(this.texts.name(s.name));
-    out.ascii(String(Math.max(0, s.kind - 1)));
+    out.int(Math.max(0, s.kind - 1));
     out.put(scope);
     this.time(s.times[0], s.times[1]);
     out.put(PART.end);
     this.time(s.times[2], s.times[3]);
     out.put(PART.code);
-    out.ascii(String(s.status.code));
+    out.int(s.status.code);
     out.put(this.texts.message(s.status.message));
     this.attributes(s);
     if (s.links.length === 0) return out.put(PART.noLinks);
@@ -481,7 +507,7 @@ class RowPass {
       first = false;
       out.put(this.texts.key(key));
       if (text !== null) out.put(text);
-      else if (typeof value === "number") out.ascii(String(value));
+      else if (typeof value === "number") out.number(value);
       else out.text(JSON.stringify(value));
     }
     out.byte(0x7d);
@@ -519,11 +545,11 @@ class RowPass {
       rest = at - q * 1e9;
       second = second * 65536 + q;
     }
-    if (second !== this.#second) {
-      this.#prefix = bytes(formatMicros(second * 1_000_000).slice(0, 20)); // "YYYY-MM-DDThh:mm:ss."
-      this.#second = second;
+    if (second !== prefix.second) {
+      prefix.bytes = bytes(formatMicros(second * 1_000_000).slice(0, 20)); // "YYYY-MM-DDThh:mm:ss."
+      prefix.second = second;
     }
-    out.put(this.#prefix);
+    out.put(prefix.bytes);
     out.room(7);
     let micros = Math.floor(rest / 1000);
     for (let i = 5; i >= 0; i--) {
@@ -533,6 +559,11 @@ class RowPass {
     out.buf[out.n + 6] = 0x5a; // Z
     out.n += 7;
   }
+}
+
+/** Checks that a span's field came with the wire type its schema gives. */
+function check(wire: Wire, wireType: number, want: number, what: string): void {
+  if (wireType !== want) expect(wire, wireType, want, `Span.${what}`);
 }
 
 /** An `AnyValue` read and checked as `anyValue` reads it, with the same count of memory, and left. */
