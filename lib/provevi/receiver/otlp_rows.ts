@@ -67,10 +67,15 @@ const HEX = bytes("0123456789abcdef");
 const COMMA = 0x2c;
 /** The keys a row keeps: only their values are made objects; the others are read and left. */
 const KEPT: ReadonlySet<string> = new Set([...NAME_KEYS, ...USAGE_KEYS]);
-/** The length, first and last character of each kept key, as `length * 65536 + first * 256 + last`. */
-const KEPT_SHAPES: ReadonlySet<number> = new Set(
-  [...KEPT].map((k) => k.length * 65536 + k.charCodeAt(0) * 256 + k.charCodeAt(k.length - 1)),
-);
+/** The kept keys (ASCII), by their length, first and last byte: `length * 65536 + first * 256 + last`. */
+const KEPT_BY_SHAPE: ReadonlyMap<number, readonly string[]> = (() => {
+  const out = new Map<number, string[]>();
+  for (const k of KEPT) {
+    const shape = k.length * 65536 + k.charCodeAt(0) * 256 + k.charCodeAt(k.length - 1);
+    out.set(shape, [...out.get(shape) ?? [], k]);
+  }
+  return out;
+})();
 /**
  * The most bytes of lines made of one body, at which it goes the general way: a row repeats its scope's name,
  * which a body may make long, in each span.
@@ -422,22 +427,25 @@ class RowPass {
   }
 
   /**
-   * A key, made a text only when it may be one the row keeps (by its length, first and last byte), else "",
-   * which the row does not keep either.
+   * A key: the kept key its bytes spell (ASCII, so the same bytes are the only ones that decode to it), else
+   * "", which the row does not keep either. No text is made of it.
    */
   key(end: number): string {
     const wire = this.wire;
-    const at = wire.pos;
+    const body = this.body;
     const stop = wire.delimited(end);
-    const length = stop - wire.pos;
-    if (
-      length === 0 || !KEPT_SHAPES.has(length * 65536 + this.body[wire.pos]! * 256 + this.body[stop - 1]!)
-    ) {
-      wire.pos = stop;
-      return "";
+    const start = wire.pos;
+    wire.pos = stop;
+    const length = stop - start;
+    if (length === 0) return "";
+    const candidates = KEPT_BY_SHAPE.get(length * 65536 + body[start]! * 256 + body[stop - 1]!);
+    if (candidates === undefined) return "";
+    for (const key of candidates) {
+      let i = 1;
+      while (i < length - 1 && key.charCodeAt(i) === body[start + i]) i++;
+      if (i >= length - 1) return key;
     }
-    wire.pos = at;
-    return wire.string(end);
+    return "";
   }
 
   /** A span's `Link`: where its IDs are; its attributes are read and left. */
