@@ -77,10 +77,12 @@ const KEPT_BY_SHAPE: ReadonlyMap<number, readonly string[]> = (() => {
   return out;
 })();
 /**
- * The most bytes of lines made of one body, at which it goes the general way: a row repeats its scope's name,
- * which a body may make long, in each span.
+ * The most bytes of lines one body may make, a byte of it, over {@linkcode LINES_FLOOR}: past it the body goes
+ * the general way. A row is about twice its span's bytes on the wire, and the smallest span a row is made of
+ * (two IDs) about 11 times; a row repeats its scope's name, which a body may make long, in each span.
  */
-const MAX_LINES = 256 * 1024 * 1024;
+const LINES_RATIO = 16;
+const LINES_FLOOR = 1024 * 1024;
 /** 9e18 ns, the first time the general path writes by its slow way, as the high and low 32 bits. */
 const SLOW_HI = 0x7ce66c50;
 const SLOW_LO = 0xe2840000;
@@ -112,15 +114,17 @@ class General extends Error {}
 class Lines {
   buf: Uint8Array;
   n = 0;
+  readonly #most: number;
 
-  /** @param size The bytes to start with: a row takes about twice its span's bytes on the wire. */
-  constructor(size: number) {
-    this.buf = new Uint8Array(size);
+  /** @param body The bytes on the wire: a row takes about twice its span's. */
+  constructor(body: number) {
+    this.buf = new Uint8Array(body * 2 + 4096);
+    this.#most = body * LINES_RATIO + LINES_FLOOR;
   }
 
   room(k: number): void {
     if (this.n + k <= this.buf.length) return;
-    if (this.n + k > MAX_LINES) throw new General("the lines are too long");
+    if (this.n + k > this.#most) throw new General("the lines are too long");
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
     next.set(this.buf.subarray(0, this.n));
     this.buf = next;
@@ -278,7 +282,7 @@ class RowPass {
 
   constructor(readonly body: Uint8Array) {
     this.wire = new Wire(body);
-    this.out = new Lines(Math.min(MAX_LINES, body.length * 2 + 4096));
+    this.out = new Lines(body.length);
   }
 
   /** The request's `resource_spans`, in order. */

@@ -118,13 +118,35 @@ function decode(
 ): Decoded {
   if (isJson(contentType)) {
     const spans = decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
+    refuseRepeatedScope(spans, body.length);
     return { count: spans.length, spans };
   }
   // the rows' lines in one pass; a body that pass does not take goes the general way, which says what is wrong
   const rows = lines ? decodeTraceRows(body) : null;
   if (rows !== null) return { count: rows.spans, lines: rows };
   const spans = decodeProtobuf(body);
+  refuseRepeatedScope(spans, body.length);
   return { count: spans.length, spans };
+}
+
+/** How many characters of rows a body may make a byte it holds, over {@linkcode ROWS_FLOOR} (as `otlp_rows.ts`). */
+const ROWS_RATIO = 16;
+const ROWS_FLOOR = 1024 * 1024;
+
+/**
+ * Refuses spans whose rows would repeat a long scope name or version in each row: one name of a megabyte in a
+ * body of ten thousand small spans made ten gigabytes of rows, which took the receiver's process down. Every
+ * other part of a row is the span's own, or short.
+ */
+function refuseRepeatedScope(spans: readonly ReceivedSpan[], bytes: number): void {
+  let repeated = 0;
+  for (const s of spans) repeated += s.scope.name.length + s.scope.version.length;
+  if (repeated > bytes * ROWS_RATIO + ROWS_FLOOR) {
+    throw new OtlpBodyError(
+      `the spans repeat their scope's name and version in each row, ${repeated} characters in all, more than ` +
+        `${ROWS_RATIO} times the body's ${bytes} bytes; send a shorter instrumentation scope name`,
+    );
+  }
 }
 
 function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {

@@ -151,6 +151,28 @@ Deno.test("the one pass hands back a body of empty spans past the decoder's memo
   assert.equal(generalRows(body), null);
 });
 
+Deno.test("the one pass hands back a body whose rows would be far bigger than it (a long scope name in each row)", () => {
+  const body = OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+    resource_spans: [{
+      scope_spans: [{
+        scope: { name: "s".repeat(100_000) },
+        spans: Array.from({ length: 200 }, () => ({ trace_id: id(16), span_id: id(8), name: "chat" })),
+      }],
+    }],
+  })).finish();
+  assert.equal(decodeTraceRows(body), null);
+  assert.equal(generalRows(body)!.spans, 200); // the general way takes it
+  const small = OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+    resource_spans: [{
+      scope_spans: [{
+        scope: { name: "s".repeat(1000) },
+        spans: Array.from({ length: 200 }, () => ({ trace_id: id(16), span_id: id(8), name: "chat" })),
+      }],
+    }],
+  })).finish();
+  assertSameRows(small, "a scope name of 1,000 characters in 200 rows");
+});
+
 function varint(n: number): number[] {
   const out: number[] = [];
   for (; n >= 128; n = Math.floor(n / 128)) out.push((n & 127) | 128);
