@@ -19,7 +19,6 @@ import {
   COST,
   expect,
   FIXED64,
-  MAX_DEPTH,
   MAX_ID,
   type OtlpValue,
   resource,
@@ -32,6 +31,8 @@ import { json, nanoTime } from "./span_events.ts";
 import { attributeLevel, NAME_KEYS, USAGE_KEYS } from "../telemetry/attributes.ts";
 import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 import { formatMicros } from "../evidence/event.ts";
+import { Lines } from "./row_bytes.ts";
+import { skipAnyValue, skipEvent, skipKeyValue } from "./otlp_skip.ts";
 
 /** A request's spans as the lines of `spans.jsonl`. */
 export interface RowLines {
@@ -63,7 +64,6 @@ const PART = {
 /** Where the row's head holds its trace ID and span ID. */
 const AT_TRACE = 13;
 const AT_SPAN = 58;
-const HEX = bytes("0123456789abcdef");
 const COMMA = 0x2c;
 /** The keys a row keeps: only their values are made objects; the others are read and left. */
 const KEPT: ReadonlySet<string> = new Set([...NAME_KEYS, ...USAGE_KEYS]);
@@ -76,13 +76,6 @@ const KEPT_BY_SHAPE: ReadonlyMap<number, readonly string[]> = (() => {
   }
   return out;
 })();
-/**
- * The most bytes of lines one body may make, a byte of it, over {@linkcode LINES_FLOOR}: past it the body goes
- * the general way. A row is about twice its span's bytes on the wire, and the smallest span a row is made of
- * (two IDs) about 11 times; a row repeats its scope's name, which a body may make long, in each span.
- */
-const LINES_RATIO = 16;
-const LINES_FLOOR = 1024 * 1024;
 /** 9e18 ns, the first time the general path writes by its slow way, as the high and low 32 bits. */
 const SLOW_HI = 0x7ce66c50;
 const SLOW_LO = 0xe2840000;
@@ -109,94 +102,6 @@ const prefix = { second: -1, bytes: new Uint8Array() };
 
 /** The body needs the general path: thrown inside the pass, never out of it. */
 class General extends Error {}
-
-/** The lines being written, in one buffer that grows. */
-class Lines {
-  buf: Uint8Array;
-  n = 0;
-  readonly #most: number;
-
-  /** @param body The bytes on the wire: a row takes about twice its span's. */
-  constructor(body: number) {
-    this.buf = new Uint8Array(body * 2 + 4096);
-    this.#most = body * LINES_RATIO + LINES_FLOOR;
-  }
-
-  room(k: number): void {
-    if (this.n + k <= this.buf.length) return;
-    if (this.n + k > this.#most) throw new General("the lines are too long");
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
-    next.set(this.buf.subarray(0, this.n));
-    this.buf = next;
-  }
-
-  put(part: Uint8Array): void {
-    this.room(part.length);
-    this.buf.set(part, this.n);
-    this.n += part.length;
-  }
-
-  byte(b: number): void {
-    this.room(1);
-    this.buf[this.n++] = b;
-  }
-
-  /** Bytes of the body as lowercase hex, over what is written already at `at`. */
-  hexAt(
-    from: Uint8Array,
-    { from: [start, stop], at }: { from: readonly [number, number]; at: number },
-  ): void {
-    const buf = this.buf;
-    for (let i = start; i < stop; i++, at += 2) {
-      const b = from[i]!;
-      buf[at] = HEX[b >>> 4]!;
-      buf[at + 1] = HEX[b & 15]!;
-    }
-  }
-
-  /** Any text, as UTF-8. */
-  text(text: string): void {
-    this.room(text.length * 3);
-    this.n += utf8.encodeInto(text, this.buf.subarray(this.n)).written;
-  }
-
-  /** A text without quotes or escapes (digits, a time): one byte a character. */
-  ascii(text: string): void {
-    this.room(text.length);
-    for (let i = 0; i < text.length; i++) this.buf[this.n++] = text.charCodeAt(i);
-  }
-
-  /** A number as JSON writes it (a finite one: `json` made the others texts); a whole one without a text. */
-  number(value: number): void {
-    if (Number.isSafeInteger(value)) this.int(value);
-    else this.ascii(String(value));
-  }
-
-  /** A whole number of at most 2^53, digit by digit. */
-  int(value: number): void {
-    if (value < 0) (this.byte(0x2d), value = -value);
-    let digits = 1;
-    for (let v = value; v >= 10; v = Math.floor(v / 10)) digits++;
-    this.room(digits);
-    for (let i = digits - 1; i >= 0; i--, value = Math.floor(value / 10)) {
-      this.buf[this.n + i] = 0x30 + value % 10;
-    }
-    this.n += digits;
-  }
-
-  /** Bytes of the body as lowercase hex. */
-  hex(from: Uint8Array, [start, stop]: readonly [number, number]): void {
-    this.room(2 * (stop - start));
-    const buf = this.buf;
-    let n = this.n;
-    for (let i = start; i < stop; i++) {
-      const b = from[i]!;
-      buf[n++] = HEX[b >>> 4]!;
-      buf[n++] = HEX[b & 15]!;
-    }
-    this.n = n;
-  }
-}
 
 /** One span as the pass keeps it until its end: where its IDs are in the body, and the few values a row shows. */
 interface SpanState {
@@ -576,76 +481,6 @@ class RowPass {
 /** Checks that a span's field came with the wire type its schema gives. */
 function check(wire: Wire, wireType: number, want: number, what: string): void {
   if (wireType !== want) expect(wire, wireType, want, `Span.${what}`);
-}
-
-/** An `AnyValue` read and checked as `anyValue` reads it, with the same count of memory, and left. */
-function skipAnyValue(wire: Wire, end: number): void {
-  if (wire.depth++ > MAX_DEPTH) wire.fail(`a value is nested more than ${MAX_DEPTH} deep`);
-  while (wire.pos < end) {
-    const tag = wire.tag();
-    const n = tag >>> 3;
-    const t = tag & 7;
-    if (n === 1) (expect(wire, t, BYTES, "AnyValue.string_value"), wire.pos = wire.delimited(end));
-    else if (n === 2) (expect(wire, t, VARINT, "AnyValue.bool_value"), wire.uint32());
-    else if (n === 3) (expect(wire, t, VARINT, "AnyValue.int_value"), wire.uint32());
-    else if (n === 4) (expect(wire, t, FIXED64, "AnyValue.double_value"), wire.double());
-    else if (n === 5) {
-      expect(wire, t, BYTES, "AnyValue.array_value");
-      const stop = wire.delimited(end);
-      wire.spend(COST.container);
-      wire.fields(stop, (m, u) => {
-        if (m !== 1) return false;
-        expect(wire, u, BYTES, "ArrayValue.values");
-        wire.spend(COST.element);
-        skipAnyValue(wire, wire.delimited(stop));
-        return true;
-      });
-    } else if (n === 6) {
-      expect(wire, t, BYTES, "AnyValue.kvlist_value");
-      const stop = wire.delimited(end);
-      wire.spend(COST.container);
-      wire.fields(stop, (m, u) => {
-        if (m !== 1) return false;
-        expect(wire, u, BYTES, "KeyValueList.values");
-        skipKeyValue(wire, wire.delimited(stop));
-        return true;
-      });
-    } else if (n === 7) {
-      expect(wire, t, BYTES, "AnyValue.bytes_value");
-      const stop = wire.delimited(end);
-      wire.spend(COST.bytes);
-      wire.pos = stop;
-    } else if (n === 0) wire.fail("a field numbered 0");
-    else wire.skip(t, end, n);
-  }
-  if (wire.pos !== end) wire.fail("a message runs past its end");
-  wire.depth--;
-}
-
-/** A `KeyValue` read, checked and left. */
-function skipKeyValue(wire: Wire, end: number): void {
-  while (wire.pos < end) {
-    const tag = wire.tag();
-    const n = tag >>> 3;
-    const t = tag & 7;
-    if (n === 1) (expect(wire, t, BYTES, "KeyValue.key"), wire.pos = wire.delimited(end));
-    else if (n === 2) (expect(wire, t, BYTES, "KeyValue.value"), skipAnyValue(wire, wire.delimited(end)));
-    else if (n === 0) wire.fail("a field numbered 0");
-    else wire.skip(t, end, n);
-  }
-  if (wire.pos !== end) wire.fail("a message runs past its end");
-}
-
-/** A span `Event` read, checked and left: a row keeps no events (they stay in the payload). */
-function skipEvent(wire: Wire, end: number): void {
-  wire.spend(COST.eventOrLink);
-  wire.fields(end, (n, t) => {
-    if (n === 1) (expect(wire, t, FIXED64, "Event.time_unix_nano"), wire.fixed32(), wire.fixed32());
-    else if (n === 2) (expect(wire, t, BYTES, "Event.name"), wire.pos = wire.delimited(end));
-    else if (n === 3) (expect(wire, t, BYTES, "an attribute"), skipKeyValue(wire, wire.delimited(end)));
-    else return false;
-    return true;
-  });
 }
 
 /**
