@@ -1,0 +1,130 @@
+/**
+ * What a door watches inside one request: how fast its body arrives, and whether the client takes a streamed
+ * answer. Each is a pass-through stream that notes its progress on the connection's watch; the door's clock
+ * (`door_server.ts`) compares that with the limits.
+ * @module
+ */
+
+/** Where a connection is, for the door's clock. */
+export interface Watch {
+  /** waiting: for a request's head; body: reading a body; working: the handler's turn; answer: sending. */
+  phase: "waiting" | "body" | "working" | "answer";
+  /** When the phase began (ms since the epoch). */
+  since: number;
+  /** Whether the connection has had a request yet. */
+  served: boolean;
+  /** Bytes of the body so far. */
+  received: number;
+  /** When a chunk of a streamed answer began to wait for the client (0: none waits). */
+  stalled: number;
+}
+
+/**
+ * The request, its body counted as it arrives; the body ends (and the phase turns to `working`) when it is
+ * read whole, cancelled or errored. The returned `stop` errors the body, for a refusal.
+ *
+ * @param request The request as the server gave it.
+ * @param watch The connection's watch.
+ * @returns The request the handler gets, and a function that ends its body with an error.
+ */
+export function watchedRequest(
+  request: Request,
+  watch: Watch,
+): { request: Request; stop: (reason: Error) => void } {
+  const source = request.body!.getReader();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const done = () => {
+    if (watch.phase === "body") watch.phase = "working";
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    async pull(c) {
+      try {
+        const { done: end, value } = await source.read();
+        if (end) {
+          done();
+          c.close();
+          return;
+        }
+        watch.received += value.byteLength;
+        c.enqueue(value);
+      } catch (error) {
+        done();
+        c.error(error);
+      }
+    },
+    cancel(reason) {
+      done();
+      return source.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  const init: RequestInit & { duplex: "half" } = {
+    method: request.method,
+    headers: request.headers,
+    body,
+    duplex: "half",
+    // not request.signal: reading it makes Deno print a warning about its legacy abort; info.completed tells
+  };
+  return {
+    request: new Request(request.url, init),
+    stop: (reason) => {
+      done();
+      // the server's own body is left alone: cancelling it would drop the connection before the 408 is sent
+      try {
+        controller.error(reason);
+      } catch { /* already ended */ }
+    },
+  };
+}
+
+/**
+ * A streamed answer that notes when a chunk waits for the client: the server takes the next chunk only when the
+ * client has taken enough of the last ones, so a chunk that waits long is a client that stopped reading.
+ *
+ * @param body The answer's stream.
+ * @param watch The connection's watch.
+ * @returns The stream to send instead.
+ */
+export function watchedAnswer(body: ReadableStream<Uint8Array>, watch: Watch): ReadableStream<Uint8Array> {
+  const source = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(c) {
+      watch.stalled = 0;
+      const { done, value } = await source.read();
+      if (done) {
+        c.close();
+        return;
+      }
+      c.enqueue(value);
+      watch.stalled = Date.now();
+    },
+    cancel(reason) {
+      watch.stalled = 0;
+      return source.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+let responseSlot: symbol | null | undefined;
+
+/**
+ * Whether an answer's body is a stream (a byte or text body is handed to the server whole, and `completed`
+ * says when it is sent). Reading `response.body` would turn a byte body into a stream, which costs a byte answer
+ * about a tenth of a millisecond, so the answer's inner body is looked at where Deno keeps it; a Deno that keeps
+ * it elsewhere gets false (its streamed answers are then bounded by the connection limit only).
+ *
+ * @param response The answer.
+ * @returns True for a streamed body.
+ */
+export function streamedBody(response: Response): boolean {
+  if (responseSlot === undefined) {
+    responseSlot = Object.getOwnPropertySymbols(response).find((s) => s.description === "response") ?? null;
+  }
+  if (responseSlot === null) return false;
+  const inner = (response as unknown as Record<symbol, { body?: { streamOrStatic?: unknown } | null }>)[
+    responseSlot
+  ];
+  return inner?.body?.streamOrStatic instanceof ReadableStream;
+}
