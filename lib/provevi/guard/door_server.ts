@@ -214,7 +214,7 @@ class ConnectionDoor implements DoorServer {
       return this.#answer(watch, await this.#handler(request, info));
     }
     watch.phase = "body";
-    const watched = watchedRequest(request, watch);
+    const watched = watchedOrNot(request, watch);
     const refused = Promise.withResolvers<Response>();
     connection.refuseBody = () => {
       watched.stop(new Deno.errors.TimedOut("the request's body came too slowly"));
@@ -304,6 +304,20 @@ class ConnectionDoor implements DoorServer {
 }
 
 /**
+ * The request with its body watched; or, for a method that a `Request` cannot be made with (CONNECT, TRACE,
+ * TRACK), the request itself: its body then counts as arriving at no speed, so a handler that waits for it has
+ * the body's floor of time, and is refused with the connection after it.
+ */
+function watchedOrNot(request: Request, watch: Watch): ReturnType<typeof watchedRequest> {
+  try {
+    return watchedRequest(request, watch);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return { request, stop: () => {} };
+  }
+}
+
+/**
  * Closes a connection at once, whatever it was doing. Only from a timer: its server's `finished` settles in the
  * same turn as Deno closes it, so by then `ended` is set.
  */
@@ -345,7 +359,7 @@ function requestDoor(
   }, async (request, info) => {
     if (request.body === null) return await handler(request, info);
     const watch: Watch = { phase: "body", since: Date.now(), served: true, received: 0, stalled: 0 };
-    const watched = watchedRequest(request, watch);
+    const watched = watchedOrNot(request, watch);
     const timer = setInterval(() => {
       const elapsed = Date.now() - watch.since;
       if (watch.phase !== "body") clearInterval(timer);

@@ -31,7 +31,9 @@ export function watchedRequest(
   request: Request,
   watch: Watch,
 ): { request: Request; stop: (reason: Error) => void } {
-  const source = request.body!.getReader();
+  // taken at the first read, so that a Request that cannot be made (a forbidden method) leaves the body as it was
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  const source = () => reader ??= request.body!.getReader();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const done = () => {
     if (watch.phase === "body") watch.phase = "working";
@@ -42,7 +44,7 @@ export function watchedRequest(
     },
     async pull(c) {
       try {
-        const { done: end, value } = await source.read();
+        const { done: end, value } = await source().read();
         if (end) {
           done();
           c.close();
@@ -57,7 +59,7 @@ export function watchedRequest(
     },
     cancel(reason) {
       done();
-      return source.cancel(reason);
+      return source().cancel(reason);
     },
   }, { highWaterMark: 0 });
   const init: RequestInit & { duplex: "half" } = {
