@@ -48,8 +48,11 @@ interface Connection {
   readonly remote: string;
   readonly local: boolean;
   readonly control: AbortController;
-  readonly watch: Watch;
-  refuseBody: (() => void) | null;
+  /** The requests under way on it, each with its watch and its refusal of a slow body. */
+  readonly requests: Map<Watch, () => void>;
+  /** Whether it has had a request yet; and since when it has had none under way. */
+  served: boolean;
+  idleSince: number;
   server: Deno.HttpServer<Deno.NetAddr> | null;
   /** Set when its server finished: aborting it then would throw inside Deno, uncaught (an event listener). */
   ended: boolean;
@@ -160,14 +163,14 @@ class ConnectionDoor implements DoorServer {
       void conn.write(BUSY).catch(() => {}).finally(() => closeQuietly(conn));
       return;
     }
-    const watch: Watch = { phase: "waiting", since: Date.now(), served: false, received: 0, stalled: 0 };
     const connection: Connection = {
       conn,
       remote,
       local,
       control: new AbortController(),
-      watch,
-      refuseBody: null,
+      requests: new Map(),
+      served: false,
+      idleSince: Date.now(),
       server: null,
       ended: false,
     };
@@ -191,32 +194,26 @@ class ConnectionDoor implements DoorServer {
   #evict(): boolean {
     let oldest: Connection | null = null;
     for (const c of this.#open) {
-      if (c.watch.phase === "waiting" && (oldest === null || c.watch.since < oldest.watch.since)) oldest = c;
+      if (c.requests.size === 0 && (oldest === null || c.idleSince < oldest.idleSince)) oldest = c;
     }
     if (oldest === null) return false;
-    this.#close(oldest, oldest.watch.served ? "idle" : "header");
+    this.#close(oldest, oldest.served ? "idle" : "header");
     return true;
   }
 
   async #serve(connection: Connection, request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) {
-    const watch = connection.watch;
-    watch.served = true;
-    watch.since = Date.now();
-    watch.received = 0;
-    watch.stalled = 0;
+    const watch: Watch = { phase: "working", since: Date.now(), received: 0, stalled: 0 };
+    connection.served = true;
+    connection.requests.set(watch, () => {});
     void info.completed.catch(() => {}).finally(() => {
-      watch.phase = "waiting";
-      watch.since = Date.now();
-      watch.stalled = 0;
+      connection.requests.delete(watch);
+      if (connection.requests.size === 0) connection.idleSince = Date.now();
     });
-    if (request.body === null) {
-      watch.phase = "working";
-      return this.#answer(watch, await this.#handler(request, info));
-    }
+    if (request.body === null) return this.#answer(watch, await this.#handler(request, info));
     watch.phase = "body";
     const watched = watchedOrNot(request, watch);
     const refused = Promise.withResolvers<Response>();
-    connection.refuseBody = () => {
+    connection.requests.set(watch, () => {
       watched.stop(new Deno.errors.TimedOut("the request's body came too slowly"));
       refused.resolve(
         new Response(
@@ -230,12 +227,10 @@ class ConnectionDoor implements DoorServer {
       // a lingering close: closing at once, with the rest of the body unread, sends a reset that may wipe the
       // 408 from the client before it reads it
       void info.completed.catch(() => {}).finally(() => setTimeout(() => cut(connection), LINGER_MS));
-    };
+    });
     const handled = Promise.resolve(this.#handler(watched.request, info));
     handled.catch(() => {}); // a refused request's handler fails on its body; the 408 is the answer
-    const response = await Promise.race([handled, refused.promise]);
-    connection.refuseBody = null;
-    return this.#answer(watch, response);
+    return this.#answer(watch, await Promise.race([handled, refused.promise]));
   }
 
   #answer(watch: Watch, response: Response): Response {
@@ -252,19 +247,25 @@ class ConnectionDoor implements DoorServer {
   #check(now: number): void {
     const limits = this.#limits;
     for (const c of this.#open) {
-      const { phase, since, served, received, stalled } = c.watch;
-      const elapsed = now - since;
-      if (phase === "waiting" && elapsed > (served ? limits.idleMs : limits.headerMs)) {
-        this.#close(c, served ? "idle" : "header");
-      } else if (
-        phase === "body" && elapsed > limits.bodyFloorMs &&
-        received * 1000 < limits.bodyBytesPerSecond * elapsed
-      ) {
-        c.watch.phase = "working";
-        this.#refused("body", 408, c.remote);
-        c.refuseBody?.();
-      } else if (phase === "answer" && stalled > 0 && now - stalled > limits.answerMs) {
-        this.#close(c, "answer");
+      if (c.requests.size === 0) {
+        if (now - c.idleSince > (c.served ? limits.idleMs : limits.headerMs)) {
+          this.#close(c, c.served ? "idle" : "header");
+        }
+        continue;
+      }
+      for (const [watch, refuse] of c.requests) {
+        const elapsed = now - watch.since;
+        if (
+          watch.phase === "body" && elapsed > limits.bodyFloorMs &&
+          watch.received * 1000 < limits.bodyBytesPerSecond * elapsed
+        ) {
+          watch.phase = "working";
+          this.#refused("body", 408, c.remote);
+          refuse();
+        } else if (watch.phase === "answer" && watch.stalled > 0 && now - watch.stalled > limits.answerMs) {
+          this.#close(c, "answer");
+          break;
+        }
       }
     }
   }
@@ -358,7 +359,7 @@ function requestDoor(
     onError: options.onError ?? bareError,
   }, async (request, info) => {
     if (request.body === null) return await handler(request, info);
-    const watch: Watch = { phase: "body", since: Date.now(), served: true, received: 0, stalled: 0 };
+    const watch: Watch = { phase: "body", since: Date.now(), received: 0, stalled: 0 };
     const watched = watchedOrNot(request, watch);
     const timer = setInterval(() => {
       const elapsed = Date.now() - watch.since;

@@ -1,18 +1,19 @@
 /**
  * What a door watches inside one request: how fast its body arrives, and whether the client takes a streamed
- * answer. Each is a pass-through stream that notes its progress on the connection's watch; the door's clock
+ * answer. Each is a pass-through stream that notes its progress on the request's watch; the door's clock
  * (`door_server.ts`) compares that with the limits.
  * @module
  */
 
-/** Where a connection is, for the door's clock. */
+/**
+ * Where one request is, for the door's clock. A connection may carry several at once (HTTP/2), so each has its
+ * own.
+ */
 export interface Watch {
-  /** waiting: for a request's head; body: reading a body; working: the handler's turn; answer: sending. */
-  phase: "waiting" | "body" | "working" | "answer";
+  /** body: its body is arriving; working: the handler's turn; answer: its answer is being sent. */
+  phase: "body" | "working" | "answer";
   /** When the phase began (ms since the epoch). */
   since: number;
-  /** Whether the connection has had a request yet. */
-  served: boolean;
   /** Bytes of the body so far. */
   received: number;
   /** When a chunk of a streamed answer began to wait for the client (0: none waits). */
@@ -24,7 +25,7 @@ export interface Watch {
  * read whole, cancelled or errored. The returned `stop` errors the body, for a refusal.
  *
  * @param request The request as the server gave it.
- * @param watch The connection's watch.
+ * @param watch The request's watch.
  * @returns The request the handler gets, and a function that ends its body with an error.
  */
 export function watchedRequest(
@@ -86,7 +87,7 @@ export function watchedRequest(
  * client has taken enough of the last ones, so a chunk that waits long is a client that stopped reading.
  *
  * @param body The answer's stream.
- * @param watch The connection's watch.
+ * @param watch The request's watch.
  * @returns The stream to send instead.
  */
 export function watchedAnswer(body: ReadableStream<Uint8Array>, watch: Watch): ReadableStream<Uint8Array> {
