@@ -149,10 +149,14 @@ export function slowHeaders(path: string, port: number): string[] {
 }
 
 /** A whole head that declares a small body (under any door's cap), then the body a byte at a time. */
-export function slowBody(path: string, port: number, headers: Record<string, string> = {}): string[] {
-  const head = Object.entries({ host: `127.0.0.1:${port}`, "content-length": "4000", ...headers })
+export function slowBody(
+  path: string,
+  port: number,
+  options: { headers?: Record<string, string>; method?: string } = {},
+): string[] {
+  const head = Object.entries({ host: `127.0.0.1:${port}`, "content-length": "4000", ...options.headers })
     .map(([k, v]) => `${k}: ${v}\r\n`).join("");
-  return [`POST ${path} HTTP/1.1\r\n${head}\r\n`, ..."x".repeat(4000).split("")];
+  return [`${options.method ?? "POST"} ${path} HTTP/1.1\r\n${head}\r\n`, ..."x".repeat(4000).split("")];
 }
 
 /** One whole GET, answered, then a kept-alive connection left silent. */
@@ -160,4 +164,57 @@ export function idleAfter(path: string, port: number, headers: Record<string, st
   const head = Object.entries({ host: `127.0.0.1:${port}`, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`)
     .join("");
   return [`GET ${path} HTTP/1.1\r\n${head}\r\n`];
+}
+
+/**
+ * Over one HTTP/2 connection (cleartext, prior knowledge), a request whose small body comes a byte at a time
+ * and, beside it, a quick whole request: says the status each got (0: none), or that the client gave up.
+ *
+ * @param port The door's port.
+ * @param options The slow request's path and headers, the quick one's, the gap and when to give up.
+ * @returns The statuses.
+ */
+export async function http2Beside(
+  port: number,
+  options: {
+    slow: { path: string; headers: Record<string, string> };
+    quick: { path: string; headers: Record<string, string> };
+    gapMs: number;
+    giveUpMs: number;
+  },
+): Promise<{ slow: number; quick: number }> {
+  const { connect } = await import("node:http2");
+  const client = connect(`http://127.0.0.1:${port}`);
+  client.on("error", () => {});
+  const statuses = { slow: 0, quick: 0 };
+  const headers = (route: { path: string; headers: Record<string, string> }, length: number) => ({
+    host: `127.0.0.1:${port}`,
+    ...route.headers,
+    ":method": "POST",
+    ":path": route.path,
+    "content-length": String(length),
+  });
+  const slow = client.request(headers(options.slow, 4000));
+  const quick = client.request(headers(options.quick, 2));
+  const ended = (stream: typeof slow, key: "slow" | "quick") =>
+    new Promise<void>((resolve) => {
+      stream.on("response", (h) => statuses[key] = Number(h[":status"]));
+      stream.on("error", () => {});
+      stream.on("close", resolve);
+      stream.resume();
+    });
+  const both = Promise.all([ended(slow, "slow"), ended(quick, "quick")]);
+  quick.end("{}");
+  const timer = setInterval(() => {
+    if (!slow.destroyed && !slow.writableEnded) slow.write("x");
+  }, options.gapMs);
+  const giveUp = setTimeout(() => client.destroy(), options.giveUpMs);
+  try {
+    await both;
+  } finally {
+    clearInterval(timer);
+    clearTimeout(giveUp);
+    client.destroy();
+  }
+  return statuses;
 }

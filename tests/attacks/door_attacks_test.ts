@@ -2,7 +2,8 @@
  * Every network door of the toolkit under slow and greedy clients: `prove serve`, a run's own span receiver,
  * `prove witness`, `prove ui` and the model gateway. Each client sends a request line or headers a byte at a
  * time, a small body (under every cap) a byte at a time, keeps a connection silent after an answer, opens more
- * connections than the door holds and leaves them, or never reads its answer. Before the door's guard
+ * connections than the door holds and leaves them, never reads its answer, or sends a slow body beside a quick
+ * request on one HTTP/2 connection (which carries many requests at once). Before the door's guard
  * (`serveDoor`), `Deno.serve` held every one of these for as long as the client liked (a probe held each for the
  * whole 40 s it ran), so enough of them held a door shut. Now each must be stopped (the connection closed, or 408
  * where the request's head was read, within the client's patience) and recorded (the door's own count of
@@ -24,6 +25,7 @@ import { openInStore, openWith, tempStore } from "../provevi/receiver/_daemon.ts
 import {
   crowd,
   type Ending,
+  http2Beside,
   idleAfter,
   neverReads,
   slowBody,
@@ -139,7 +141,7 @@ async function viewerDoor(): Promise<Door> {
   return {
     name: "prove ui",
     port: viewer.port,
-    // the viewer reads no body of its own: a GET with one is answered, and its rest is a connection left idle
+    // the viewer reads no body of a stranger (a POST from no page of its own is refused before): see the tests
     body: { path: `${base}api/runs`, headers: {} },
     get: { path: base, headers: {} },
     recorded: () => refusals.length,
@@ -242,11 +244,28 @@ for (const [doorName, start] of DOORS) {
     await attack(
       door,
       "a slow body under the cap",
-      () => trickle(port, { parts: slowBody(body.path, port, body.headers), gapMs: GAP, giveUpMs: PATIENCE }),
-      // the viewer reads no body: it answers at once, and the rest of the body is an idle connection
+      () => {
+        // the viewer reads no body of its own: a GET with one is answered, and the rest is an idle connection
+        const parts = doorName === "prove ui"
+          ? slowBody(door.get.path, port, { method: "GET" })
+          : slowBody(body.path, port, { headers: body.headers });
+        return trickle(port, { parts, gapMs: GAP, giveUpMs: PATIENCE });
+      },
       (e) => e.closed && (doorName === "prove ui" ? e.status > 0 : e.status === 408),
     );
   });
+
+  if (doorName !== "prove ui") {
+    Deno.test(`${doorName}: over HTTP/2, a slow body beside a quick request on the same connection still gets its 408`, async () => {
+      await using door = await start();
+      await attack(
+        door,
+        "a slow body beside a quick request on one HTTP/2 connection",
+        () => http2Beside(door.port, { slow: door.body, quick: door.body, gapMs: GAP, giveUpMs: PATIENCE }),
+        (r) => r.slow === 408 && r.quick > 0 && r.quick !== 408,
+      );
+    });
+  }
 
   Deno.test(`${doorName}: connections past the cap opened and left are closed, and a real request still gets through`, async () => {
     await using door = await start();

@@ -11,7 +11,7 @@
  * @module
  */
 import { type DoorLimits, doorLimits, type DoorRefusal, type FullDoorLimits } from "./door_limits.ts";
-import { streamedBody, type Watch, watchedAnswer, watchedRequest } from "./door_watch.ts";
+import { bodyTooSlow, streamedBody, type Watch, watchedAnswer, watchedRequest } from "./door_watch.ts";
 
 /** Options of {@linkcode serveDoor}. */
 export interface DoorOptions {
@@ -202,7 +202,14 @@ class ConnectionDoor implements DoorServer {
   }
 
   async #serve(connection: Connection, request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) {
-    const watch: Watch = { phase: "working", since: Date.now(), received: 0, stalled: 0 };
+    const watch: Watch = {
+      phase: "working",
+      since: Date.now(),
+      received: 0,
+      waitedMs: 0,
+      waitingSince: 0,
+      stalled: 0,
+    };
     connection.served = true;
     connection.requests.set(watch, () => {});
     void info.completed.catch(() => {}).finally(() => {
@@ -254,11 +261,7 @@ class ConnectionDoor implements DoorServer {
         continue;
       }
       for (const [watch, refuse] of c.requests) {
-        const elapsed = now - watch.since;
-        if (
-          watch.phase === "body" && elapsed > limits.bodyFloorMs &&
-          watch.received * 1000 < limits.bodyBytesPerSecond * elapsed
-        ) {
+        if (bodyTooSlow(watch, limits, now)) {
           watch.phase = "working";
           this.#refused("body", 408, c.remote);
           refuse();
@@ -359,12 +362,18 @@ function requestDoor(
     onError: options.onError ?? bareError,
   }, async (request, info) => {
     if (request.body === null) return await handler(request, info);
-    const watch: Watch = { phase: "body", since: Date.now(), received: 0, stalled: 0 };
+    const watch: Watch = {
+      phase: "body",
+      since: Date.now(),
+      received: 0,
+      waitedMs: 0,
+      waitingSince: 0,
+      stalled: 0,
+    };
     const watched = watchedOrNot(request, watch);
     const timer = setInterval(() => {
-      const elapsed = Date.now() - watch.since;
       if (watch.phase !== "body") clearInterval(timer);
-      else if (elapsed > limits.bodyFloorMs && watch.received * 1000 < limits.bodyBytesPerSecond * elapsed) {
+      else if (bodyTooSlow(watch, limits, Date.now())) {
         clearInterval(timer);
         options.onRefusal?.({
           limit: "body",

@@ -16,36 +16,57 @@ export interface Watch {
   since: number;
   /** Bytes of the body so far. */
   received: number;
+  /**
+   * Milliseconds the door has waited on the client for the body, and since when it waits now (0: it does not):
+   * the body is read ahead of the handler up to a bound, so a handler that is slow to read (its run's lock
+   * held) does not count against the client, and a client that is slow to send does.
+   */
+  waitedMs: number;
+  waitingSince: number;
   /** When a chunk of a streamed answer began to wait for the client (0: none waits). */
   stalled: number;
 }
 
+/** How much of a body the door reads ahead of the handler: past it, the client waits on the handler. */
+const READ_AHEAD = 64 * 1024;
+/** The methods the Fetch standard forbids a `Request` to have. */
+const FORBIDDEN = /^(connect|trace|track)$/i;
+
 /**
- * The request, its body counted as it arrives; the body ends (and the phase turns to `working`) when it is
- * read whole, cancelled or errored. The returned `stop` errors the body, for a refusal.
+ * The request, its body read ahead of the handler (up to 64 KiB) and counted as it arrives; the body ends (and
+ * the phase turns to `working`) when it has all come, or is cancelled or errored. The returned `stop` errors
+ * the body, for a refusal.
  *
  * @param request The request as the server gave it.
  * @param watch The request's watch.
  * @returns The request the handler gets, and a function that ends its body with an error.
+ * @throws TypeError for a method that a `Request` cannot be made with (CONNECT, TRACE, TRACK).
  */
 export function watchedRequest(
   request: Request,
   watch: Watch,
 ): { request: Request; stop: (reason: Error) => void } {
-  // taken at the first read, so that a Request that cannot be made (a forbidden method) leaves the body as it was
-  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  const source = () => reader ??= request.body!.getReader();
+  const reader = request.body!.getReader();
+  const source = () => reader;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const done = () => {
     if (watch.phase === "body") watch.phase = "working";
   };
+  const waited = () => {
+    if (watch.waitingSince) watch.waitedMs += Date.now() - watch.waitingSince;
+    watch.waitingSince = 0;
+  };
+  // checked before the body is read ahead, which begins as soon as the stream is made
+  if (FORBIDDEN.test(request.method)) throw new TypeError(`a Request cannot be made with ${request.method}`);
   const body = new ReadableStream<Uint8Array>({
     start(c) {
       controller = c;
     },
     async pull(c) {
+      watch.waitingSince = Date.now();
       try {
         const { done: end, value } = await source().read();
+        waited();
         if (end) {
           done();
           c.close();
@@ -54,15 +75,17 @@ export function watchedRequest(
         watch.received += value.byteLength;
         c.enqueue(value);
       } catch (error) {
+        waited();
         done();
         c.error(error);
       }
     },
     cancel(reason) {
+      waited();
       done();
       return source().cancel(reason);
     },
-  }, { highWaterMark: 0 });
+  }, new ByteLengthQueuingStrategy({ highWaterMark: READ_AHEAD }));
   const init: RequestInit & { duplex: "half" } = {
     method: request.method,
     headers: request.headers,
@@ -73,6 +96,7 @@ export function watchedRequest(
   return {
     request: new Request(request.url, init),
     stop: (reason) => {
+      waited();
       done();
       // the server's own body is left alone: cancelling it would drop the connection before the 408 is sent
       try {
@@ -80,6 +104,25 @@ export function watchedRequest(
       } catch { /* already ended */ }
     },
   };
+}
+
+/**
+ * Whether a request's body is too slow: the door has waited on the client for it past the floor, and what has
+ * come is under the rate over that wait.
+ *
+ * @param watch The request's watch.
+ * @param limits The floor and the rate.
+ * @param now The time (ms since the epoch).
+ * @returns True when the body is to be refused.
+ */
+export function bodyTooSlow(
+  watch: Watch,
+  limits: { bodyFloorMs: number; bodyBytesPerSecond: number },
+  now: number,
+): boolean {
+  if (watch.phase !== "body") return false;
+  const waited = watch.waitedMs + (watch.waitingSince ? now - watch.waitingSince : 0);
+  return waited > limits.bodyFloorMs && watch.received * 1000 < limits.bodyBytesPerSecond * waited;
 }
 
 /**

@@ -58,12 +58,13 @@ Deno.test("a door serves requests as Deno.serve does: method, headers and a bina
   assert.deepEqual(seen, ["PUT /up b 200000", "GET /one null 0", "GET /two null 0"]);
 });
 
-Deno.test("a slow client within the limits is served: a body above the rate, a handler that works past every limit, a stream read slowly", async () => {
+Deno.test("a slow client within the limits is served: a body above the rate, a handler that works or waits to read past every limit, a stream read slowly", async () => {
   const limits = { headerMs: 400, idleMs: 400, bodyFloorMs: 400, bodyBytesPerSecond: 50, answerMs: 400 };
   const refusals: DoorRefusal[] = [];
   await using door = serveDoor({ limits, onRefusal: (r) => refusals.push(r) }, async (request) => {
     const path = new URL(request.url).pathname;
-    if (path === "/work") await new Promise((r) => setTimeout(r, 1500));
+    // a handler that reads the body only after other work (a lock held): its client sent it whole, at once
+    if (path === "/work" || path === "/later") await new Promise((r) => setTimeout(r, 1500));
     if (path === "/stream") {
       let n = 0;
       return new Response(
@@ -86,6 +87,8 @@ Deno.test("a slow client within the limits is served: a body above the rate, a h
   assert.equal(body.status, 200);
   const work = await fetch(`http://127.0.0.1:${port}/work`);
   assert.equal(await work.text(), "0");
+  const later = await fetch(`http://127.0.0.1:${port}/later`, { method: "POST", body: "x".repeat(100_000) });
+  assert.equal(await later.text(), "100000");
   const stream = await fetch(`http://127.0.0.1:${port}/stream`);
   assert.equal((await stream.text()).split("\n").length, 11);
   assert.deepEqual(refusals.filter((r) => r.limit !== "idle"), []);
