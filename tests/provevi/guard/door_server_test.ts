@@ -169,3 +169,24 @@ Deno.test("a door shuts down at once with silent connections open, and takes no 
   await assert.rejects(() => Deno.connect({ hostname: "127.0.0.1", port }));
   silent.close();
 });
+
+Deno.test("a door that watches no body (the gateway's lighter form) still cuts a slow head, and lets a slow body through", async () => {
+  const refusals: DoorRefusal[] = [];
+  const limits = { headerMs: 500, bodyFloorMs: 300, bodyBytesPerSecond: 1000 };
+  await using door = serveDoor(
+    { limits, watchBodies: false, onRefusal: (r) => refusals.push(r) },
+    async (r) => {
+      return new Response(`${(await r.arrayBuffer()).byteLength}`);
+    },
+  );
+  const port = door.addr.port;
+  const parts = [
+    `POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 12\r\nconnection: close\r\n\r\n`,
+    ..."abcdefghijkl",
+  ];
+  const body = await trickle(port, { parts, gapMs: 100, giveUpMs: 20_000 });
+  assert.equal(body.status, 200);
+  const head = await trickle(port, { parts: [..."POST / HTTP/1.1"], gapMs: 100, giveUpMs: 20_000 });
+  assert.ok(head.closed && head.status === 0);
+  assert.deepEqual(refusals.map((r) => r.limit), ["header"]);
+});
