@@ -160,7 +160,8 @@ class ConnectionDoor implements DoorServer {
 
   #take(conn: Deno.TcpConn): void {
     const remote = conn.remoteAddr.hostname;
-    const local = remote === "127.0.0.1" || remote === "::1" || remote.startsWith("::ffff:127.");
+    // the machine itself (all of 127.0.0.0/8): every local client shares it, so it has no cap of its own
+    const local = remote.startsWith("127.") || remote === "::1" || remote.startsWith("::ffff:127.");
     const crowded = !local &&
       [...this.#open].filter((c) => c.remote === remote).length >= this.#limits.maxPerAddress;
     const full = !crowded && this.#open.size >= this.#limits.maxConnections && !this.#evict();
