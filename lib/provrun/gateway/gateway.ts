@@ -14,6 +14,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { crossSite, localHosts, refusedHost } from "../../provevi/guard/local_request.ts";
+import { type DoorLimits, serveDoor } from "../../provevi/guard/mod.ts";
 import type { Json } from "../../provevi/mod.ts";
 import { ModelKeyMissing } from "../run/errors.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
@@ -64,6 +65,8 @@ export interface GatewayOptions {
   conversationId?: string | null;
   /** Told of the tools each request offered, with their descriptions. */
   onTools?: (tools: [string, string][]) => void;
+  /** The limits of its door (`serveDoor`): slow heads and bodies, idle connections, how many at once. */
+  doorLimits?: DoorLimits;
 }
 
 /** What a gateway has seen. */
@@ -181,12 +184,18 @@ export class ModelGateway implements AsyncDisposable {
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
     }`;
     this.#tokenBytes = encoder.encode(this.token);
-    this.#server = Deno.serve(
+    this.#server = serveDoor(
       {
         hostname: "127.0.0.1",
         port: 0,
-        onListen: () => {},
         onError: () => new Response(null, { status: 500 }),
+        ...(options.doorLimits ? { limits: options.doorLimits } : {}),
+        // every stranger is refused before its body is read (its Host, its site, its token), so only the run's
+        // own program could send one slowly: the body's rate is left unwatched, for the time to first token
+        watchBodies: false,
+        // a cut connection is recorded as a refusal (up to the count); a slow body's 408 also fails its read,
+        // which the handler records as a body that cannot be read
+        onRefusal: (refusal) => void this.#refuse(this.#apis[0]!, "slow_client", refusal.message),
       },
       (request) => this.#handle(request),
     );
