@@ -358,8 +358,16 @@ function closeQuietly(closer: { close(): void }): void {
   } catch { /* already closed */ }
 }
 
-/** `Deno.serve` with the limits inside a request only: a Deno without `serveHttpOnConnection`. */
-function requestDoor(
+/**
+ * `Deno.serve` with the limits inside a request only (the body's), what {@linkcode serveDoor} gives on a Deno without
+ * `serveHttpOnConnection`: exported so that its tests run on a Deno that has it.
+ *
+ * @param options The address, the port, the refusal callback, whether bodies are watched.
+ * @param limits The limits, filled ({@linkcode doorLimits}).
+ * @param handler The handler of each request.
+ * @returns The server, listening, with `guarded` "requests".
+ */
+export function requestDoor(
   options: DoorOptions,
   limits: FullDoorLimits,
   handler: Deno.ServeHandler<Deno.NetAddr>,

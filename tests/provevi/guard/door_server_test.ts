@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { DOOR_LIMITS, doorLimits, type DoorRefusal, serveDoor } from "../../../lib/provevi/guard/mod.ts";
 import { shutdownWithin } from "../../../lib/provevi/guard/local_server.ts";
+import { requestDoor } from "../../../lib/provevi/guard/door_server.ts";
 import { neverReads, trickle } from "../../attacks/_slow_clients.ts";
 
 const encoder = new TextEncoder();
@@ -189,4 +190,22 @@ Deno.test("a door that watches no body (the gateway's lighter form) still cuts a
   const head = await trickle(port, { parts: [..."POST / HTTP/1.1"], gapMs: 100, giveUpMs: 20_000 });
   assert.ok(head.closed && head.status === 0);
   assert.deepEqual(refusals.map((r) => r.limit), ["header"]);
+});
+
+Deno.test("a Deno without the per-connection server gets a door that still serves and still answers a slow body 408", async () => {
+  const refusals: DoorRefusal[] = [];
+  const limits = doorLimits({ bodyFloorMs: 300, bodyBytesPerSecond: 1000 });
+  await using door = requestDoor({ onRefusal: (r) => refusals.push(r) }, limits, async (r) => {
+    return new Response(`${(await r.arrayBuffer()).byteLength}`);
+  });
+  assert.equal(door.guarded, "requests");
+  const answer = await fetch(`http://127.0.0.1:${door.addr.port}/`, { method: "POST", body: "abc" });
+  assert.equal(await answer.text(), "3");
+  const parts = [
+    `POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\nconnection: close\r\n\r\n`,
+    ..."x".repeat(4000).split(""),
+  ];
+  const slow = await trickle(door.addr.port, { parts, gapMs: 50, giveUpMs: 60_000 });
+  assert.ok(slow.closed, `the slow body was held ${slow.ms} ms`);
+  assert.deepEqual(refusals.map((r) => [r.limit, r.status]), [["body", 408]]);
 });
