@@ -106,6 +106,8 @@ export class GatewayCall {
       spanName: `chat ${call.model ?? ""}`.trim(),
       // a model over HTTP: a CLIENT span, as the conventions ask
       kind: SpanKind.CLIENT,
+      // opened once the request is on its way (`storeRequest`), off the way to the first token
+      spanLater: true,
       attributes: chatRequestAttributes(call.api.name, {
         body: undefined,
         model: call.model,

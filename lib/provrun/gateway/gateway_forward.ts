@@ -25,6 +25,7 @@ import {
   streamErrorEvent,
 } from "./provider_api.ts";
 import { StreamReading } from "./stream_reading.ts";
+import { type CallWait, type CallWatch, Silence } from "./call_watch.ts";
 
 /** Where and how a call is forwarded. */
 export interface Upstream {
@@ -42,8 +43,8 @@ export interface Upstream {
   firstByteMs: number;
   /** How long a stream (or a body) may stay silent. */
   idleMs: number;
-  /** Aborted when the gateway closes. */
-  signal: AbortSignal;
+  /** The gateway's waits, which end the call when the provider stays silent or the gateway closes. */
+  watch: CallWatch;
   /** Takes the real key out of all that comes back (a provider may echo it). */
   scrub: KeyScrubber;
 }
@@ -53,13 +54,6 @@ export interface Forwarded {
   response: Response;
   /** Settles once the call's event is written (for a stream, before its last event reaches the program). */
   recorded: Promise<void>;
-}
-
-class Silence extends Error {
-  constructor(what: string, ms: number) {
-    super(`the provider sent ${what} for ${Math.round(ms / 1000)} s; the gateway stopped waiting`);
-    this.name = "ProviderTimeout";
-  }
 }
 
 const encoder = new TextEncoder();
@@ -112,59 +106,19 @@ export function gatewayError(
   });
 }
 
-/**
- * One timer for a call however many chunks it reads: the wait for the answer, then for each next byte. It aborts
- * the call when the provider stays silent; a chunk that arrives only moves the time on.
- */
-class Watchdog {
-  readonly #controller: AbortController;
-  readonly #idleMs: number;
-  #what = "no answer";
-  #wait: number;
-  #last = performance.now();
-  #timer: ReturnType<typeof setTimeout> | null;
-
-  constructor(controller: AbortController, ms: { firstByteMs: number; idleMs: number }) {
-    this.#controller = controller;
-    this.#idleMs = ms.idleMs;
-    this.#wait = ms.firstByteMs;
-    this.#timer = setTimeout(() => this.#check(), this.#wait);
-  }
-
-  #check(): void {
-    const silent = performance.now() - this.#last;
-    if (silent >= this.#wait) {
-      this.#timer = null;
-      this.#controller.abort(new Silence(this.#what, this.#wait));
-    } else this.#timer = setTimeout(() => this.#check(), this.#wait - silent);
-  }
-
-  /** The answer came, or a chunk of it: the next wait is for more. */
-  touch(): void {
-    this.#last = performance.now();
-    this.#what = "nothing more";
-    this.#wait = this.#idleMs;
-  }
-
-  stop(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-  }
-}
-
 /** The provider's answer as it is read: its reader, its watchdog, and its bytes counted against the limit. */
 class Answer {
   readonly chunks: Uint8Array[] = [];
   size = 0;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #controller: AbortController;
-  readonly #watch: Watchdog;
+  readonly #watch: CallWait;
   readonly #limit: number;
   readonly #scrub: KeyScrubber;
 
   constructor(
     response: Response,
-    call: { controller: AbortController; watch: Watchdog; limit: number; scrub: KeyScrubber },
+    call: { controller: AbortController; watch: CallWait; limit: number; scrub: KeyScrubber },
   ) {
     this.#reader = (response.body ?? new Blob().stream()).getReader();
     this.#controller = call.controller;
@@ -225,10 +179,8 @@ class Answer {
  */
 export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream): Promise<Forwarded> {
   const controller = new AbortController();
-  const onClose = () => controller.abort(new Error("the run ended"));
-  up.signal.addEventListener("abort", onClose, { once: true });
-  const end = () => up.signal.removeEventListener("abort", onClose);
-  const watch = new Watchdog(controller, up);
+  const watch = up.watch.start({ controller, firstByteMs: up.firstByteMs, idleMs: up.idleMs });
+  const end = () => watch.stop();
   let response: Response;
   try {
     response = await up.fetch(up.url, {
@@ -238,7 +190,6 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
       signal: controller.signal,
     });
   } catch (error) {
-    watch.stop();
     end();
     const failure = controller.signal.reason instanceof Silence ? controller.signal.reason : error;
     const message = up.scrub.text(`the model provider did not answer: ${errorMessage(failure)}`);
@@ -250,7 +201,6 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
   watch.touch();
   const declared = Number(response.headers.get("content-length") ?? "");
   if (Number.isFinite(declared) && declared > up.responseBytes) {
-    watch.stop();
     end();
     await response.body?.cancel().catch(() => {});
     const error = tooLarge(up.responseBytes, `${declared} bytes declared`);
@@ -260,8 +210,11 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
   const answer = new Answer(response, { controller, watch, limit: up.responseBytes, scrub: up.scrub });
   const streaming = response.ok && (response.headers.get("content-type") ?? "").includes("text/event-stream");
   call.streamed = streaming;
+  // A stream's first chunk is asked for now, so that it comes while the program's response is made.
+  const first = streaming ? answer.next() : null;
+  first?.catch(() => {}); // awaited, with its error, by the first pull
   const headers = passedHeaders(response.headers, up.scrub);
-  if (streaming) return streamThrough(call, api, { response, headers, answer, end, scrub: up.scrub });
+  if (first) return streamThrough(call, api, { response, headers, answer, first, end, scrub: up.scrub });
   try {
     return { response: await whole(call, api, { response, headers, answer }), recorded: Promise.resolve() };
   } finally {
@@ -321,11 +274,14 @@ function streamThrough(
     response: Response;
     headers: [string, string][];
     answer: Answer;
+    /** The first chunk, asked for already. */
+    first: Promise<Uint8Array | null>;
     end: () => void;
     scrub: KeyScrubber;
   },
 ): Forwarded {
   const { response, answer } = got;
+  let first: Promise<Uint8Array | null> | null = got.first;
   const status = response.status;
   const reading = new StreamReading(api, got.scrub);
   let settle!: () => void;
@@ -352,7 +308,8 @@ function streamThrough(
       if (passed++ > 0) call.storeRequestSoon();
       let chunk: Uint8Array | null;
       try {
-        chunk = await answer.next();
+        chunk = await (first ?? answer.next());
+        first = null;
       } catch (error) {
         await answer.cancel(error);
         return await cut(program, error, "the model provider's stream was cut");
@@ -422,9 +379,7 @@ async function ended(
  */
 export async function passOn(api: ProviderApi, up: Upstream & { method: string }): Promise<Response> {
   const controller = new AbortController();
-  const onClose = () => controller.abort(new Error("the run ended"));
-  up.signal.addEventListener("abort", onClose, { once: true });
-  const watch = new Watchdog(controller, up);
+  const watch = up.watch.start({ controller, firstByteMs: up.firstByteMs, idleMs: up.idleMs });
   let answer: Answer | null = null;
   try {
     const response = await up.fetch(up.url, {
@@ -447,6 +402,5 @@ export async function passOn(api: ProviderApi, up: Upstream & { method: string }
     return gatewayError(api, failure instanceof Silence ? "timeout" : "bad_gateway", message);
   } finally {
     watch.stop();
-    up.signal.removeEventListener("abort", onClose);
   }
 }
