@@ -22,6 +22,7 @@ import { type GatewaySpanContext, gatewaySpanContext } from "./gateway_span.ts";
 import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.ts";
 import { KeyScrubber } from "./key_scrub.ts";
 import { CallWatch } from "./call_watch.ts";
+import { type RequestHeaders, requestHeaders } from "./request_headers.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
 
@@ -75,30 +76,6 @@ export interface GatewayCounts {
   /** Other requests forwarded without a record of their own (`count_tokens`, `models`). */
   passed: number;
 }
-
-const REQUEST_DROPPED = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-  "accept-encoding",
-  "content-encoding",
-  "authorization",
-  "x-api-key",
-  "api-key",
-  "cookie",
-  "forwarded",
-  "x-real-ip",
-  // the key decides its organization and project, not the program
-  "openai-organization",
-  "openai-project",
-]);
 
 const decoder = new TextDecoder();
 
@@ -230,12 +207,6 @@ export class ModelGateway implements AsyncDisposable {
     await this.close();
   }
 
-  #authorized(request: Request): boolean {
-    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    const given = request.headers.get("x-api-key") ?? bearer ?? "";
-    return isToken(given, this.token);
-  }
-
   async #handle(request: Request): Promise<Response> {
     // parsed, not constructed: the same URL at a fraction of the cost (the server's URL is always whole)
     const url = URL.parse(request.url)!;
@@ -243,14 +214,15 @@ export class ModelGateway implements AsyncDisposable {
     const family = this.#apis[0]!;
     const stranger = this.#stranger(request, family);
     if (stranger !== null) return stranger;
-    if (!this.#authorized(request)) {
+    const headers = requestHeaders(request.headers);
+    if (!isToken(headers.given, this.token)) {
       return await this.#refuse(
         family,
         "unauthorized",
         `the request to ${url.pathname} does not carry the run's token`,
       );
     }
-    if (api === null || request.method !== "POST") return await this.#other(request, url);
+    if (api === null || request.method !== "POST") return await this.#other(request, { url, headers });
     if (this.#inFlight >= (this.#options.concurrent ?? 32)) {
       return await this.#refuse(
         api,
@@ -260,7 +232,7 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.#inFlight++;
     try {
-      return await this.#call(api, request, url);
+      return await this.#call(api, request, { url, headers });
     } finally {
       this.#inFlight--;
     }
@@ -283,7 +255,8 @@ export class ModelGateway implements AsyncDisposable {
   }
 
   /** A request that is not a model call: the few the SDKs make are passed on unrecorded; the rest are refused. */
-  async #other(request: Request, url: URL): Promise<Response> {
+  async #other(request: Request, read: { url: URL; headers: RequestHeaders }): Promise<Response> {
+    const { url, headers } = read;
     const family = this.#apis[0]!;
     const passed = family.family === "anthropic"
       ? request.method === "POST" && url.pathname === "/v1/messages/count_tokens"
@@ -295,16 +268,22 @@ export class ModelGateway implements AsyncDisposable {
         `${request.method} ${url.pathname} is not a model call the gateway serves`,
       );
     }
-    const body = request.method === "POST" ? await this.#body(request, family) : new Uint8Array();
+    const body = request.method === "POST"
+      ? await this.#body(request, { api: family, headers })
+      : new Uint8Array();
     if (body instanceof Response) return body;
     this.counts.passed++;
-    return await passOn(family, { ...this.#upstream(url, request.headers, body), method: request.method });
+    return await passOn(family, { ...this.#upstream(url, headers, body), method: request.method });
   }
 
   /** Reads a request's body up to the limit; a refusal's response when it cannot. */
-  async #body(request: Request, api: ProviderApi): Promise<Uint8Array<ArrayBuffer> | Response> {
+  async #body(
+    request: Request,
+    read: { api: ProviderApi; headers: RequestHeaders },
+  ): Promise<Uint8Array<ArrayBuffer> | Response> {
+    const { api, headers } = read;
     const limit = this.#options.requestBytes ?? DEFAULT_REQUEST_BYTES;
-    const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
+    const { encoding, length } = headers;
     if (!["identity", "gzip", "deflate"].includes(encoding)) {
       return await this.#refuse(
         api,
@@ -312,7 +291,6 @@ export class ModelGateway implements AsyncDisposable {
         `the request's content-encoding ${encoding} is not gzip, deflate or none`,
       );
     }
-    const length = request.headers.get("content-length");
     const declared = Number(length ?? "");
     if (Number.isFinite(declared) && declared > limit) {
       return await this.#refuse(
@@ -323,7 +301,7 @@ export class ModelGateway implements AsyncDisposable {
     }
     // A body of a stated length, not encoded, is read in one piece: no stream to step through chunk by chunk
     // (its first token is what a streamed call waits for). The server reads no more than the stated length.
-    const stated = length !== null && !request.headers.has("transfer-encoding");
+    const stated = length !== null && !headers.transferEncoded;
     if (encoding === "identity" && stated) {
       try {
         return await request.bytes();
@@ -366,8 +344,12 @@ export class ModelGateway implements AsyncDisposable {
     return out;
   }
 
-  async #call(api: ProviderApi, request: Request, url: URL): Promise<Response> {
-    const bytes = await this.#body(request, api);
+  async #call(
+    api: ProviderApi,
+    request: Request,
+    read: { url: URL; headers: RequestHeaders },
+  ): Promise<Response> {
+    const bytes = await this.#body(request, { api, headers: read.headers });
     if (bytes instanceof Response) return bytes;
     const model = requestModel(bytes);
     if (model === null) {
@@ -375,14 +357,14 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.counts.calls++;
     const call = new GatewayCall(this.#recording(), { api, bytes, model });
-    const forwarded = await forward(call, api, this.#upstream(url, request.headers, bytes));
+    const forwarded = await forward(call, api, this.#upstream(read.url, read.headers, bytes));
     const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
     this.#pending.add(pending);
     return forwarded.response;
   }
 
   /** Where a request goes, with what, and the bounds of its answer. */
-  #upstream(url: URL, headers: Headers, body: Uint8Array<ArrayBuffer>): Upstream {
+  #upstream(url: URL, headers: RequestHeaders, body: Uint8Array<ArrayBuffer>): Upstream {
     return {
       url: this.#upstreamUrl(url),
       headers: this.#headers(headers),
@@ -421,15 +403,9 @@ export class ModelGateway implements AsyncDisposable {
     return `${base}${url.pathname.slice("/v1".length)}${url.search}`;
   }
 
-  /**
-   * The program's headers, less the ones of the connection and of identity, with the real key: as pairs, which
-   * `fetch` reads once (a `Headers` object would be checked as each is set, then read again by `fetch`).
-   */
-  #headers(from: Headers): [string, string][] {
-    const headers: [string, string][] = [];
-    for (const [name, value] of from) {
-      if (!REQUEST_DROPPED.has(name) && !name.startsWith("x-forwarded-")) headers.push([name, value]);
-    }
+  /** The program's headers to forward, with the real key. */
+  #headers(from: RequestHeaders): [string, string][] {
+    const headers = [...from.forwarded];
     const key = this.#options.key;
     if (key !== null) {
       if (this.#options.provider === "anthropic") headers.push(["x-api-key", key]);

@@ -304,8 +304,6 @@ function streamThrough(
   };
   const stream = new ReadableStream<Uint8Array>({
     pull: async (program) => {
-      // The request is read and stored once the first chunk has gone on, while the provider sends the next.
-      if (passed++ > 0) call.storeRequestSoon();
       let chunk: Uint8Array | null;
       try {
         chunk = await (first ?? answer.next());
@@ -314,6 +312,9 @@ function streamThrough(
         await answer.cancel(error);
         return await cut(program, error, "the model provider's stream was cut");
       }
+      // The request is read and stored on a later turn, asked for once a read after the first chunk returned:
+      // that chunk has gone on by then, and the timer of the turn, armed any sooner, delayed it.
+      if (passed++ > 0) call.storeRequestSoon();
       if (chunk === null) {
         reading.end();
         if (!done) await ended(call, { api, reading, program, status, raw: answer.bytes(), record });
