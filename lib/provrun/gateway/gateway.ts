@@ -18,7 +18,7 @@ import { ModelKeyMissing } from "../run/errors.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
-import { type GatewaySpanContext, gatewaySpanContext } from "./gateway_span.ts";
+import { gatewaySpanContext } from "./gateway_span.ts";
 import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.ts";
 import { KeyScrubber } from "./key_scrub.ts";
 import { CallWatch } from "./call_watch.ts";
@@ -147,9 +147,11 @@ export class ModelGateway implements AsyncDisposable {
   readonly #pending = new Set<Promise<void>>();
   #inFlight = 0;
   #refusalsRecorded = 0;
-  #span: GatewaySpanContext | null = null;
+  #recordingOf: CallRecording | null = null;
   readonly #scrub: KeyScrubber;
   readonly #hosts: string[];
+  /** The provider's base URL, without its trailing `/` (and, for Anthropic, its `/v1`: the path brings it). */
+  readonly #base: string;
 
   private constructor(options: GatewayOptions) {
     if (options.key !== null && !sendable(options.key)) {
@@ -163,6 +165,8 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.#options = options;
     this.#scrub = new KeyScrubber(options.key);
+    const base = options.upstream.replace(/\/+$/, "");
+    this.#base = options.provider === "anthropic" ? base.replace(/\/v1$/, "") : base;
     this.#apis = options.provider === "anthropic" ? [ANTHROPIC_MESSAGES] : [OPENAI_CHAT, OPENAI_RESPONSES];
     this.token = `provr-run-${
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
@@ -380,14 +384,14 @@ export class ModelGateway implements AsyncDisposable {
 
   #recording(): CallRecording {
     const o = this.#options;
-    return {
+    return this.#recordingOf ??= {
       recorder: o.recorder,
       component: o.component,
       provider: o.provider,
       price: o.price ?? null,
       ...(o.onCall ? { onCall: o.onCall } : {}),
       ...(o.onTools ? { onTools: o.onTools } : {}),
-      span: this.#span ??= gatewaySpanContext(o.provider, {
+      span: gatewaySpanContext(o.provider, {
         upstream: o.upstream,
         conversationId: o.conversationId ?? null,
       }),
@@ -396,11 +400,8 @@ export class ModelGateway implements AsyncDisposable {
 
   /** The provider's URL of a request: its path under `/v1` after the provider's base. */
   #upstreamUrl(url: URL): string {
-    const base = this.#options.upstream.replace(/\/+$/, "");
-    if (this.#options.provider === "anthropic") {
-      return `${base.replace(/\/v1$/, "")}${url.pathname}${url.search}`;
-    }
-    return `${base}${url.pathname.slice("/v1".length)}${url.search}`;
+    if (this.#options.provider === "anthropic") return `${this.#base}${url.pathname}${url.search}`;
+    return `${this.#base}${url.pathname.slice("/v1".length)}${url.search}`;
   }
 
   /** The program's headers to forward, with the real key. */

@@ -69,15 +69,22 @@ const DROPPED = new Set([
 ]);
 
 /**
- * The provider's headers the program gets, less the connection's and any that holds the key: in one pass, as
- * pairs, which the response reads once.
+ * The provider's headers the program gets, less the connection's and any that holds the key, as pairs, which
+ * the response reads once; and the two the gateway reads (a lookup costs about as much as this one pass).
  */
-function passedHeaders(from: Headers, scrub: KeyScrubber): [string, string][] {
-  const headers: [string, string][] = [];
+function passedHeaders(
+  from: Headers,
+  scrub: KeyScrubber,
+): { pairs: [string, string][]; length: string | null; type: string } {
+  const pairs: [string, string][] = [];
+  let length: string | null = null;
+  let type = "";
   for (const [name, value] of from) {
-    if (!DROPPED.has(name) && !scrub.holds(value)) headers.push([name, value]);
+    if (name === "content-length") length = value;
+    else if (name === "content-type") type = value;
+    if (!DROPPED.has(name) && !scrub.holds(value)) pairs.push([name, value]);
   }
-  return headers;
+  return { pairs, length, type };
 }
 
 function tooLarge(limit: number, size: string): PayloadTooLarge {
@@ -199,7 +206,8 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
   }
   call.firstByte();
   watch.touch();
-  const declared = Number(response.headers.get("content-length") ?? "");
+  const passed = passedHeaders(response.headers, up.scrub);
+  const declared = Number(passed.length ?? "");
   if (Number.isFinite(declared) && declared > up.responseBytes) {
     end();
     await response.body?.cancel().catch(() => {});
@@ -208,12 +216,12 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
     return { response: gatewayError(api, "bad_gateway", error.message), recorded: Promise.resolve() };
   }
   const answer = new Answer(response, { controller, watch, limit: up.responseBytes, scrub: up.scrub });
-  const streaming = response.ok && (response.headers.get("content-type") ?? "").includes("text/event-stream");
+  const streaming = response.ok && passed.type.includes("text/event-stream");
   call.streamed = streaming;
   // A stream's first chunk is asked for now, so that it comes while the program's response is made.
   const first = streaming ? answer.next() : null;
   first?.catch(() => {}); // awaited, with its error, by the first pull
-  const headers = passedHeaders(response.headers, up.scrub);
+  const headers = passed.pairs;
   if (first) return streamThrough(call, api, { response, headers, answer, first, end, scrub: up.scrub });
   try {
     return { response: await whole(call, api, { response, headers, answer }), recorded: Promise.resolve() };

@@ -288,7 +288,8 @@ export class EvidenceRecorder {
       }, parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT);
     let opened: Span | null = at === null ? open() : null;
     const span = (): Span => opened ??= open();
-    const startedAt = at === null ? nowUtc() : formatMicros(Math.round((performance.timeOrigin + at) * 1000));
+    let started = at === null ? nowUtc() : null; // a later span's start is written out when it is needed
+    const startedAt = () => started ??= formatMicros(Math.round((performance.timeOrigin + at!) * 1000));
     // A span given its start is given its end too, else the SDK ends it on the wall clock, to the millisecond.
     const now = () => at === null ? undefined : performance.now();
     const ids = () => {
@@ -303,7 +304,9 @@ export class EvidenceRecorder {
       get span() {
         return span();
       },
-      startedAt,
+      get startedAt() {
+        return startedAt();
+      },
       end: async (type, record = {}) => {
         try {
           return await this.record({
@@ -311,7 +314,7 @@ export class EvidenceRecorder {
             ...ids(),
             type,
             component: options.component,
-            started_at: startedAt,
+            started_at: startedAt(),
           });
         } finally {
           span().end(now());
@@ -328,7 +331,7 @@ export class EvidenceRecorder {
             ...ids(),
             type: "step_failed",
             component: options.component,
-            started_at: startedAt,
+            started_at: startedAt(),
             data: { ...record.data, step, error: errorName(error), message: errorMessage(error) },
           });
         } finally {
