@@ -140,9 +140,9 @@ export class GatewayCall {
 
   /**
    * Reads and stores the request on a later turn of the event loop: after a stream's first chunk, so that the
-   * server writes that chunk to the program first (everything here runs on one thread). Arming the turn's timer
-   * costs about as much as the rest of the way to the first token, so the gateway asks for it once a read after
-   * that chunk returned. The call's end does it at the latest.
+   * server writes that chunk to the program first (everything here runs on one thread). Arming the turn's timer is
+   * itself a measurable part of the way to the first token, so the gateway asks for it once a read after that
+   * chunk returned. The call's end does it at the latest.
    */
   storeRequestSoon(): void {
     if (this.#stored !== null || this.#soon !== null) return;
