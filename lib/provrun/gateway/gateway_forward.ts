@@ -10,7 +10,6 @@
  * them passes on at once.
  * @module
  */
-import { PayloadTooLarge } from "../run/errors.ts";
 import { errorMessage } from "../run/recorder.ts";
 import type { GatewayCall } from "./gateway_call.ts";
 import type { KeyScrubber } from "./key_scrub.ts";
@@ -25,7 +24,8 @@ import {
   streamErrorEvent,
 } from "./provider_api.ts";
 import { StreamReading } from "./stream_reading.ts";
-import { type CallWait, type CallWatch, Silence } from "./call_watch.ts";
+import { type CallWatch, Silence } from "./call_watch.ts";
+import { Answer, tooLarge } from "./provider_answer.ts";
 
 /** Where and how a call is forwarded. */
 export interface Upstream {
@@ -87,13 +87,6 @@ function passedHeaders(
   return { pairs, length, type };
 }
 
-function tooLarge(limit: number, size: string): PayloadTooLarge {
-  return new PayloadTooLarge(
-    `the model's response passed ${limit} bytes (${size}); it was cut and refused: raise ` +
-      `agent.limits.model_bytes if the model should answer with that much`,
-  );
-}
-
 /**
  * The error response the program gets from the gateway itself.
  *
@@ -111,69 +104,6 @@ export function gatewayError(
     status: ERROR_STATUS[kind],
     headers: { "x-provr-gateway": "refused" },
   });
-}
-
-/** The provider's answer as it is read: its reader, its watchdog, and its bytes counted against the limit. */
-class Answer {
-  readonly chunks: Uint8Array[] = [];
-  size = 0;
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #controller: AbortController;
-  readonly #watch: CallWait;
-  readonly #limit: number;
-  readonly #scrub: KeyScrubber;
-
-  constructor(
-    response: Response,
-    call: { controller: AbortController; watch: CallWait; limit: number; scrub: KeyScrubber },
-  ) {
-    this.#reader = (response.body ?? new Blob().stream()).getReader();
-    this.#controller = call.controller;
-    this.#watch = call.watch;
-    this.#limit = call.limit;
-    this.#scrub = call.scrub;
-  }
-
-  /** The next chunk, or null at the end; throws why the answer was cut (silence, size, the connection). */
-  async next(): Promise<Uint8Array | null> {
-    let step: ReadableStreamReadResult<Uint8Array>;
-    try {
-      step = await this.#reader.read();
-    } catch (error) {
-      throw this.#controller.signal.reason instanceof Error ? this.#controller.signal.reason : error;
-    }
-    if (step.done) {
-      this.#watch.stop();
-      const tail = this.#scrub.end();
-      if (tail.byteLength === 0) return null;
-      this.chunks.push(tail);
-      return tail;
-    }
-    this.#watch.touch();
-    this.size += step.value.byteLength;
-    if (this.size > this.#limit) throw tooLarge(this.#limit, `at least ${this.size} bytes`);
-    const value = this.#scrub.push(step.value);
-    this.chunks.push(value);
-    return value;
-  }
-
-  /** Stops reading: the provider's connection is closed. */
-  async cancel(reason: unknown): Promise<void> {
-    this.#watch.stop();
-    this.#controller.abort(reason);
-    await this.#reader.cancel(reason).catch(() => {});
-  }
-
-  /** The bytes kept so far (all that arrived within the limit), as one array. */
-  bytes(): Uint8Array<ArrayBuffer> {
-    const out = new Uint8Array(this.chunks.reduce((n, c) => n + c.byteLength, 0));
-    let at = 0;
-    for (const c of this.chunks) {
-      out.set(c, at);
-      at += c.byteLength;
-    }
-    return out;
-  }
 }
 
 /**
