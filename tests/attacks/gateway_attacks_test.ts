@@ -398,6 +398,54 @@ Deno.test("what it keeps: a provider that sends its stream in thousands of tiny 
   }
 });
 
+Deno.test("what it keeps: a program that sends its request body in thousands of tiny chunks makes the gateway hold those bytes, not a 64 KiB buffer per chunk", async () => {
+  await using provider = startFakeAgentProvider([]);
+  await using run = await gatewayRun({ provider: "anthropic", upstream: provider.url });
+  const encoder = new TextEncoder();
+  const count = 2000;
+  let sent = 0;
+  let go!: () => void;
+  const paused = new Promise<void>((resolve) => (go = resolve));
+  let waiting!: () => void;
+  const atLast = new Promise<void>((resolve) => (waiting = resolve));
+  // a request whose body comes a few bytes at a time, each on its own, and whose end waits for `go`
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      if (sent === 0) {
+        c.enqueue(encoder.encode(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[],"pad":"`));
+      } else if (sent < count) c.enqueue(encoder.encode("x".repeat(16)));
+      else {
+        waiting();
+        await paused;
+        c.enqueue(encoder.encode(`"}`));
+        c.close();
+      }
+      sent++;
+      await new Promise((r) => setTimeout(r, 0));
+    },
+  }, { highWaterMark: 0 });
+  const before = isolateBytes();
+  const answer = fetch(`${run.gateway.url}/v1/messages`, {
+    method: "POST",
+    headers: programHeaders(run.gateway, "anthropic"),
+    body,
+  });
+  await atLast;
+  await new Promise((r) => setTimeout(r, 500)); // the gateway reads what was sent
+  const held = isolateBytes() - before;
+  go();
+  const r = await answer;
+  await r.arrayBuffer();
+  // 2,000 chunks of 16 bytes; a 64 KiB buffer kept with each would be 125 MiB
+  const bounded = held < 48 * 1024 * 1024;
+  await run.gateway.close();
+  const called = (await run.events()).filter((e) => e.type === "model_called");
+  tally.add("a request body in 2,000 tiny chunks", { stopped: bounded, recorded: called.length === 1 });
+  assert.ok(bounded, `the gateway held ${(held / 1024 / 1024).toFixed(1)} MiB for ${count} tiny chunks`);
+  assert.equal(r.status, 200);
+  assert.equal(called.length, 1, "the call is forwarded and recorded");
+});
+
 Deno.test("floods: a thousand requests without the token are refused with fifty recorded, and calls past the limit at once get 429", async () => {
   await using provider = startFakeAgentProvider([], { delayMs: 1500 });
   await using run = await gatewayRun({ provider: "anthropic", upstream: provider.url, concurrent: 4 });

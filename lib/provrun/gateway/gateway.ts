@@ -23,6 +23,7 @@ import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.
 import { KeyScrubber } from "./key_scrub.ts";
 import { CallWatch } from "./call_watch.ts";
 import { type RequestHeaders, requestHeaders } from "./request_headers.ts";
+import { ownBytes } from "./provider_answer.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
 
@@ -333,7 +334,7 @@ export class ModelGateway implements AsyncDisposable {
             `the request body passes the gateway's limit of ${limit} bytes`,
           );
         }
-        chunks.push(chunk);
+        chunks.push(ownBytes(chunk));
       }
     } catch (error) {
       return await this.#refuse(

@@ -28,6 +28,17 @@ export function tooLarge(limit: number, size: string): PayloadTooLarge {
   );
 }
 
+/**
+ * A chunk to keep, in an array of its own size: a chunk that is a view of a larger buffer (a read's 64 KiB)
+ * would keep that buffer whole.
+ *
+ * @param chunk A chunk as a stream gave it.
+ * @returns The chunk, or a copy of its bytes.
+ */
+export function ownBytes(chunk: Uint8Array): Uint8Array {
+  return chunk.byteLength === chunk.buffer.byteLength ? chunk : chunk.slice();
+}
+
 /** Reads a body into one buffer used again for each read; a stream that is not of bytes, with its own reader. */
 class BodyReader {
   readonly #byob: ReadableStreamBYOBReader | null;
@@ -48,8 +59,7 @@ class BodyReader {
     if (this.#plain) {
       const step = await this.#plain.read();
       if (step.done) return null;
-      // a view of a larger buffer would keep that buffer whole
-      return step.value.byteLength === step.value.buffer.byteLength ? step.value : step.value.slice();
+      return ownBytes(step.value);
     }
     const step = await this.#byob!.read(new Uint8Array(this.#buffer ?? new ArrayBuffer(READ_BYTES)));
     if (step.value) this.#buffer = step.value.buffer as ArrayBuffer; // given back by the read, for the next one
