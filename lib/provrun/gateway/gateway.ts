@@ -23,7 +23,7 @@ import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.
 import { KeyScrubber } from "./key_scrub.ts";
 import { CallWatch } from "./call_watch.ts";
 import { type RequestHeaders, requestHeaders } from "./request_headers.ts";
-import { ownBytes } from "./provider_answer.ts";
+import { BodyReader } from "./body_reader.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
 
@@ -322,19 +322,21 @@ export class ModelGateway implements AsyncDisposable {
     if (stream && encoding !== "identity") {
       stream = stream.pipeThrough(new DecompressionStream(encoding as CompressionFormat));
     }
+    const reader = stream ? new BodyReader(stream) : null;
     const chunks: Uint8Array[] = [];
     let size = 0;
     try {
-      for await (const chunk of stream ?? []) {
+      for (let chunk = await reader?.read() ?? null; chunk !== null; chunk = await reader!.read()) {
         size += chunk.byteLength;
         if (size > limit) {
+          await reader!.cancel(new Error("the request body passed the limit")).catch(() => {});
           return await this.#refuse(
             api,
             "too_large",
             `the request body passes the gateway's limit of ${limit} bytes`,
           );
         }
-        chunks.push(ownBytes(chunk));
+        chunks.push(chunk);
       }
     } catch (error) {
       return await this.#refuse(

@@ -4,15 +4,13 @@
  * chunk in a fresh 64 KiB buffer, allocated and zeroed for every read, and a kept chunk of a few bytes holds its
  * buffer whole: 200 events of a stream held 13 MB, and a provider that sends a byte at a time would make the
  * gateway hold 64 KiB per byte. So the answer is read into one buffer of the call's, used again for each read,
- * and each chunk is kept in an array of its own size.
+ * and each chunk is kept in an array of its own size (`body_reader.ts`).
  * @module
  */
 import { PayloadTooLarge } from "../run/errors.ts";
 import type { CallWait } from "./call_watch.ts";
 import type { KeyScrubber } from "./key_scrub.ts";
-
-/** The buffer each read fills: as much as a fetch body gives at once. */
-const READ_BYTES = 64 * 1024;
+import { BodyReader } from "./body_reader.ts";
 
 /**
  * The error of an answer past the run's limit.
@@ -26,50 +24,6 @@ export function tooLarge(limit: number, size: string): PayloadTooLarge {
     `the model's response passed ${limit} bytes (${size}); it was cut and refused: raise ` +
       `agent.limits.model_bytes if the model should answer with that much`,
   );
-}
-
-/**
- * A chunk to keep, in an array of its own size: a chunk that is a view of a larger buffer (a read's 64 KiB)
- * would keep that buffer whole.
- *
- * @param chunk A chunk as a stream gave it.
- * @returns The chunk, or a copy of its bytes.
- */
-export function ownBytes(chunk: Uint8Array): Uint8Array {
-  return chunk.byteLength === chunk.buffer.byteLength ? chunk : chunk.slice();
-}
-
-/** Reads a body into one buffer used again for each read; a stream that is not of bytes, with its own reader. */
-class BodyReader {
-  readonly #byob: ReadableStreamBYOBReader | null;
-  readonly #plain: ReadableStreamDefaultReader<Uint8Array> | null;
-  #buffer: ArrayBuffer | null = null;
-
-  constructor(body: ReadableStream<Uint8Array>) {
-    let byob: ReadableStreamBYOBReader | null = null;
-    try {
-      byob = body.getReader({ mode: "byob" });
-    } catch { /* a stream of chunks, not of bytes (a `fetch` given to the gateway may answer with one) */ }
-    this.#byob = byob;
-    this.#plain = byob ? null : body.getReader();
-  }
-
-  /** The next chunk, in an array of its own, or null at the end. */
-  async read(): Promise<Uint8Array | null> {
-    if (this.#plain) {
-      const step = await this.#plain.read();
-      if (step.done) return null;
-      return ownBytes(step.value);
-    }
-    const step = await this.#byob!.read(new Uint8Array(this.#buffer ?? new ArrayBuffer(READ_BYTES)));
-    if (step.value) this.#buffer = step.value.buffer as ArrayBuffer; // given back by the read, for the next one
-    if (step.done) return null;
-    return step.value.slice();
-  }
-
-  async cancel(reason: unknown): Promise<void> {
-    await (this.#byob ?? this.#plain)!.cancel(reason);
-  }
 }
 
 /** The provider's answer as it is read: its reader, its wait, and its bytes counted against the limit. */
