@@ -4,6 +4,7 @@
  * (`door_server.ts`) compares that with the limits.
  * @module
  */
+import { ownChunk } from "./body_bytes.ts";
 
 /**
  * Where one request is, for the door's clock. A connection may carry several at once (HTTP/2), so each has its
@@ -73,7 +74,8 @@ export function watchedRequest(
           return;
         }
         watch.received += value.byteLength;
-        c.enqueue(value);
+        // read ahead by bytes: a chunk of a byte must not hold its read's 64 KiB
+        c.enqueue(ownChunk(value));
       } catch (error) {
         waited();
         done();

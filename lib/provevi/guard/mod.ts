@@ -18,3 +18,4 @@ export * from "./local_request.ts";
 export * from "./local_server.ts";
 export * from "./door_limits.ts";
 export * from "./door_server.ts";
+export * from "./body_bytes.ts";

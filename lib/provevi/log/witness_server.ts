@@ -4,7 +4,7 @@
  * (`serveDoor`) cut a client that sends slowly, idles or crowds it.
  * @module
  */
-import { type DoorLimits, type DoorRefusal, serveDoor } from "../guard/mod.ts";
+import { type DoorLimits, type DoorRefusal, ownChunk, serveDoor } from "../guard/mod.ts";
 import type { Witness } from "./witness.ts";
 
 /** The largest request body a witness reads. */
@@ -96,7 +96,7 @@ async function readBody(request: Request): Promise<Uint8Array | null> {
       await reader.cancel();
       return null;
     }
-    chunks.push(value);
+    chunks.push(ownChunk(value));
   }
   const out = new Uint8Array(n);
   let at = 0;
