@@ -9,14 +9,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileRunRecord, FileStore } from "../../lib/provevi/store/mod.ts";
+import { listRuns, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import type { TrustPolicy } from "../../lib/provevi/mod.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { PACK_MAX_BYTES, packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
-import { readCapped, readCappedSync } from "../../lib/provevi/store/capped_read.ts";
+import { readCapped, readCappedSync } from "../../lib/provevi/evidence/capped_read.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { isolateBytes } from "../_memory.ts";
 import { Tally } from "./_tally.ts";
 
-const tally = new Tally("capped payload read attacks");
+const tally = new Tally("capped evidence read attacks");
 
 /** A sealed run of format 2, its folder, and the first payload its pack holds. */
 async function packedRun(): Promise<{ dir: string; folder: string; pack: string; sha: string }> {
@@ -106,7 +108,75 @@ Deno.test("a file that grows while it is read (another process appending without
   }
 });
 
-Deno.test("capped payload read attacks: the tally", () => {
+/** A named pipe at `path`, and how to free any reader left waiting on it (opening it both ways never waits). */
+async function pipeAt(path: string): Promise<() => void> {
+  await Deno.remove(path).catch(() => {});
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assert.ok(made.success, "mkfifo");
+  return () => Deno.openSync(path, { read: true, write: true }).close();
+}
+
+/** The promise's value, or "waited" when it has not settled in a minute (a reader left waiting on a pipe). */
+function withinAMinute<T>(work: Promise<T>): Promise<T | "waited"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<"waited">((resolve) => timer = setTimeout(() => resolve("waited"), 60_000));
+  return Promise.race([work, waited]).finally(() => clearTimeout(timer));
+}
+
+/** A log policy that trusts no key: the check of `log.tlog-proof` runs, and names the checkpoint untrusted. */
+const NO_LOG_KEY: TrustPolicy = { logs: [], witnesses: [], quorum: 0 };
+
+const VERIFY_FILES: [string, string, string][] = [
+  ["evidence/attestation.dsse.json", "attestation.unreadable", "sparse"],
+  ["assessments.jsonl", "assessments.unreadable", "sparse"],
+  ["log.tlog-proof", "log.proof_missing", "sparse"],
+  ["assessments.jsonl", "assessments.unreadable", "pipe"],
+  ["log.tlog-proof", "log.proof_missing", "pipe"],
+];
+
+for (const [file, code, kind] of VERIFY_FILES) {
+  Deno.test(`prove verify answers a ${kind === "sparse" ? "sparse 2 GiB" : "named pipe as"} ${file} with ${code}, without reading it`, async () => {
+    const run = await packedRun();
+    const path = join(run.folder, file);
+    const free = kind === "pipe" ? await pipeAt(path) : null;
+    if (kind === "sparse") await sparse(path, 2 * 1024 ** 3);
+    const before = isolateBytes();
+    const check = await withinAMinute(
+      verifyRun(new FileRunRecord(SAMPLE_RUN_ID, run.folder), { log: NO_LOG_KEY }),
+    );
+    const grew = isolateBytes() - before;
+    free?.();
+    const codes = check === "waited" ? ["(waited a minute)"] : check.problems.map((p) => p.code);
+    const stopped = codes.includes(code) && grew < 256 * 1024 * 1024;
+    tally.add(`verify, ${kind} ${file}`, { stopped, recorded: check !== "waited" });
+    assert.ok(stopped, `${codes.join(", ")}; grew ${grew} bytes`);
+    await Deno.remove(run.dir, { recursive: true });
+  });
+}
+
+const LIST_FILES: [string, string][] = [["events.jsonl", "pipe"], ["manifest.json", "pipe"], [
+  "events.jsonl",
+  "sparse",
+]];
+for (const [file, kind] of LIST_FILES) {
+  Deno.test(`prove list lists a run whose ${file} is a ${kind === "pipe" ? "named pipe" : "sparse 2 GiB file"}, without waiting on it or reading it whole`, async () => {
+    const run = await packedRun();
+    const path = join(run.folder, "evidence", file);
+    const free = kind === "pipe" ? await pipeAt(path) : null;
+    if (kind === "sparse") await sparse(path, 2 * 1024 ** 3);
+    const before = isolateBytes();
+    const list = await withinAMinute(listRuns(new FileStore({ runs: join(run.dir, "runs") })));
+    const grew = isolateBytes() - before;
+    free?.();
+    const listed = list !== "waited" && list.runs.some((r) => r.run_id === SAMPLE_RUN_ID);
+    tally.add(`list, ${kind} ${file}`, { stopped: listed && grew < 256 * 1024 * 1024, recorded: listed });
+    assert.ok(listed, `the listing ${list === "waited" ? "waited a minute" : "lacks the run"}`);
+    assert.ok(grew < 256 * 1024 * 1024, `the listing held ${grew} bytes`);
+    await Deno.remove(run.dir, { recursive: true });
+  });
+}
+
+Deno.test("capped evidence read attacks: the tally", () => {
   console.log(tally.line());
   assert.equal(tally.missed.length, 0, tally.line());
 });

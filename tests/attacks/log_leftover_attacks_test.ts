@@ -82,6 +82,30 @@ for (
   });
 }
 
+Deno.test("a leaf left past the committed size whose run's manifest.json is a named pipe does not keep the next seal waiting", async () => {
+  const runId = "run-20261201T000000Z-0000f1f0";
+  const s = await setup("../unused/run-x");
+  const manifest = join(s.runs, runId, "evidence", "manifest.json");
+  await Deno.mkdir(join(s.runs, runId, "evidence"), { recursive: true });
+  assert.ok((await new Deno.Command("mkfifo", { args: [manifest] }).output()).success, "mkfifo");
+  const leaf = { ...s.leaf, run_id: runId };
+  const entries = await s.store.log.readEntries(0, 3);
+  const past = join(s.store.log.dir, "tlog", "tile", "entries", "000.p", "4");
+  await Deno.writeFile(past, bundleBytes([...entries, leafBytes(leaf)]));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<"waited">((resolve) => timer = setTimeout(() => resolve("waited"), 60_000));
+  const named = await Promise.race([afterNextSeal(s), waited]).finally(() => clearTimeout(timer));
+  // a reader left waiting on the pipe is let go: opening it both ways never waits
+  Deno.openSync(manifest, { read: true, write: true }).close();
+  const stopped = named !== "waited" && !named.includes(runId) && named.length === 4;
+  tally.add("bundle past the size, its run's manifest a named pipe", {
+    stopped,
+    recorded: named !== "waited",
+  });
+  assert.ok(stopped, named === "waited" ? "the seal waited a minute" : named.join(", "));
+  await Deno.remove(s.dir, { recursive: true });
+});
+
 Deno.test("the log leftover attack tally", () => {
   console.log(tally.line());
   assert.deepEqual(tally.missed, []);

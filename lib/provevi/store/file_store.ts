@@ -33,7 +33,7 @@ import {
   payloadPlace,
 } from "../evidence/payload_pack.ts";
 import { PackReader, PackWriter } from "./pack_file.ts";
-import { readCapped, readCappedSync, refuseNonFile } from "./capped_read.ts";
+import { readCapped, readCappedSync, refuseNonFile } from "../evidence/capped_read.ts";
 import { nowUtc } from "../evidence/event.ts";
 import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/attestation.ts";
 import { runsRoot } from "../evidence/runs_root.ts";

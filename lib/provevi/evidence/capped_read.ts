@@ -4,7 +4,7 @@
  * swapped for a bigger one after the look) is refused at the cap instead of taking the reader's memory with it.
  * @module
  */
-import { ProveviError } from "../evidence/errors.ts";
+import { ProveviError } from "./errors.ts";
 
 /**
  * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
