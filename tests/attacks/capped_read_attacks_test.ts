@@ -15,6 +15,7 @@ import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { PACK_MAX_BYTES, packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
 import { readCapped, readCappedSync } from "../../lib/provevi/evidence/capped_read.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { readSpansFile, SPANS_FILE } from "../../lib/provevi/evidence/spans_file.ts";
 import { isolateBytes } from "../_memory.ts";
 import { Tally } from "./_tally.ts";
 
@@ -175,6 +176,20 @@ for (const [file, kind] of LIST_FILES) {
     await Deno.remove(run.dir, { recursive: true });
   });
 }
+
+Deno.test("a sparse 2 GiB spans.jsonl is refused by its reader (the trace's spans), not read whole", async () => {
+  const run = await packedRun();
+  await sparse(join(run.folder, SPANS_FILE), 2 * 1024 ** 3);
+  const before = isolateBytes();
+  const error = await readSpansFile(run.folder).then(() => null, (e) => e);
+  const grew = isolateBytes() - before;
+  const named = error instanceof ProveviError &&
+    /spans\.jsonl holds \d+ bytes, more than/.test(error.message);
+  tally.add("a sparse spans.jsonl", { stopped: named, recorded: grew < 256 * 1024 * 1024 });
+  assert.ok(named, String(error));
+  assert.ok(grew < 256 * 1024 * 1024, `the read held ${grew} bytes`);
+  await Deno.remove(run.dir, { recursive: true });
+});
 
 Deno.test("capped evidence read attacks: the tally", () => {
   console.log(tally.line());
