@@ -5,6 +5,8 @@
  * end arrives, with the stream as it was then; a chunk after that reached the program unrecorded, and an SDK
  * that reads on past the end (Anthropic's does, event by event) handed it to the program. Nothing may reach the
  * program that the call's record does not hold: the stream the program gets is the one recorded, byte for byte.
+ * And a program that drops its connection after 0, 1, 2 or 3 chunks: its call is recorded each time, with the
+ * request as its payload (found sound).
  * @module
  */
 import assert from "node:assert/strict";
@@ -153,6 +155,59 @@ for (const [name, family, path, chunks, type] of CASES) {
     assert.equal(recorded, type);
     assert.ok(!unrecorded, `the program got "${INJECTED}", which the record lacks`);
     assert.equal(got, stream, "the program gets the stream the record holds");
+  });
+}
+
+/** The program reads `read` chunks, then drops the connection; the call's event and its request payload. */
+async function dropAfter(read: number) {
+  const runs = await Deno.makeTempDir({ prefix: "attack-gateway-drop-" });
+  const chunks = [START + BLOCK, delta("Up"), delta(" 12%"), STOP];
+  const upstream = provider(chunks);
+  const writer = await new FileStore({ runs }).openRun(newRunId());
+  const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
+  await recorder.record({ type: "run_created", component: "test", data: {} });
+  const gateway = ModelGateway.start({
+    provider: "anthropic",
+    upstream: `http://127.0.0.1:${upstream.addr.port}`,
+    key: "sk-real-key",
+    recorder,
+    component: "ModelGateway",
+    responseBytes: 1 << 20,
+  });
+  const request = JSON.stringify({ model: "m-1", stream: true, max_tokens: 5, messages: [] });
+  try {
+    const abort = new AbortController();
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: programHeaders(gateway, "anthropic"),
+      body: request,
+      signal: abort.signal,
+    });
+    const reader = response.body!.getReader();
+    for (let i = 0; i < read; i++) await reader.read();
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    await gateway.close();
+    await recorder.flush();
+    const events = readEventsText(await Deno.readTextFile(join(writer.folder, "evidence", "events.jsonl")))
+      .events;
+    const call = events.find((e) => e.type === "model_called" || e.type === "step_failed") ?? null;
+    const record = new FileRunRecord(writer.runId, writer.folder);
+    const payload = call?.payload ? new TextDecoder().decode(await record.payload(call.payload)) : null;
+    return { call, requestStored: payload === request };
+  } finally {
+    await gateway.close();
+    await upstream.shutdown();
+    await removeWritable(runs);
+  }
+}
+
+for (const read of [0, 1, 2, 3]) {
+  Deno.test(`a program that drops its connection after ${read} chunks of a stream leaves its call recorded, with its request`, async () => {
+    const { call, requestStored } = await dropAfter(read);
+    tally.add(`dropped after ${read} chunks`, { stopped: call !== null, recorded: requestStored });
+    assert.ok(call !== null, "no model_called or step_failed");
+    assert.ok(requestStored, "the call's payload is not the request");
   });
 }
 
