@@ -16,6 +16,7 @@ import { PACK_MAX_BYTES, packRecord, readPack } from "../../lib/provevi/evidence
 import { readCapped, readCappedSync } from "../../lib/provevi/evidence/capped_read.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { readSpansFile, SPANS_FILE } from "../../lib/provevi/evidence/spans_file.ts";
+import { liveTail } from "../../lib/provevi/viewer/live_tail.ts";
 import { isolateBytes } from "../_memory.ts";
 import { Tally } from "./_tally.ts";
 
@@ -188,6 +189,31 @@ Deno.test("a sparse 2 GiB spans.jsonl is refused by its reader (the trace's span
   tally.add("a sparse spans.jsonl", { stopped: named, recorded: grew < 256 * 1024 * 1024 });
   assert.ok(named, String(error));
   assert.ok(grew < 256 * 1024 * 1024, `the read held ${grew} bytes`);
+  await Deno.remove(run.dir, { recursive: true });
+});
+
+Deno.test("prove ui's live tail of a running run whose events.jsonl is a named pipe stops when asked, not waiting on the pipe", async () => {
+  const run = await packedRun();
+  await Deno.remove(join(run.folder, "evidence", "manifest.json"));
+  const free = await pipeAt(join(run.folder, "evidence", "events.jsonl"));
+  const stop = new AbortController();
+  const tail = (async () => {
+    const items = [];
+    for await (
+      const item of liveTail(new FileRunRecord(SAMPLE_RUN_ID, run.folder), {
+        level: "bodies",
+        signal: stop.signal,
+        pollMs: 20,
+      })
+    ) items.push(item);
+    return items;
+  })();
+  setTimeout(() => stop.abort(), 300);
+  const ended = await withinAMinute(tail);
+  free();
+  await tail;
+  tally.add("live tail, pipe events.jsonl", { stopped: ended !== "waited", recorded: ended !== "waited" });
+  assert.notEqual(ended, "waited", "the tail waited a minute on the pipe");
   await Deno.remove(run.dir, { recursive: true });
 });
 
