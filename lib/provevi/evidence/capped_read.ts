@@ -10,14 +10,23 @@ import { ProveviError } from "./errors.ts";
  * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
  * and reading a named pipe would wait for ever. With `most`, also a file bigger than a reader takes whole (a
  * forged file of many gigabytes would take the reader's memory with it; see `EVIDENCE_TEXT_MAX_BYTES`).
+ * @returns What the look saw, to compare with the file once opened.
  * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link, a file that is not plain, or one
  * past `most` bytes.
  */
-export function refuseNonFile(path: string, most = Infinity): void {
+export function refuseNonFile(path: string, most = Infinity): Deno.FileInfo {
   const info = Deno.lstatSync(path);
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
   if (info.size > most) throw tooBig(path, info.size, most);
+  return info;
+}
+
+/** Refuses a file opened that is not the one looked at: swapped for a link or another file in between. */
+function refuseSwapped(path: string, seen: Deno.FileInfo, opened: Deno.FileInfo): void {
+  if (!opened.isFile || opened.ino !== seen.ino || opened.dev !== seen.dev) {
+    throw new ProveviError(`${path} changed while it was opened`);
+  }
 }
 
 function tooBig(path: string, size: number | string, most: number): ProveviError {
@@ -41,10 +50,10 @@ function bufferFor(info: Deno.FileInfo, most: number): Uint8Array {
  * that holds (or grows to) more than `most` bytes.
  */
 export async function readCapped(path: string, most: number): Promise<Uint8Array> {
-  refuseNonFile(path, most);
+  const seen = refuseNonFile(path, most);
   using file = await Deno.open(path, { read: true });
   const info = await file.stat();
-  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+  refuseSwapped(path, seen, info);
   let buffer = bufferFor(info, most);
   let n = 0;
   for (;;) {
@@ -57,10 +66,10 @@ export async function readCapped(path: string, most: number): Promise<Uint8Array
 
 /** {@linkcode readCapped} with synchronous reads, for a small file. */
 export function readCappedSync(path: string, most: number): Uint8Array {
-  refuseNonFile(path, most);
+  const seen = refuseNonFile(path, most);
   using file = Deno.openSync(path, { read: true });
   const info = file.statSync();
-  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+  refuseSwapped(path, seen, info);
   let buffer = bufferFor(info, most);
   let n = 0;
   for (;;) {
