@@ -20,7 +20,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provevi: {
     evidence: [],
     telemetry: ["evidence"],
-    log: ["evidence"],
+    log: ["evidence", "guard"],
     store: ["evidence", "experiments", "log"],
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments", "log"],

@@ -77,7 +77,18 @@ export class SpansFile {
   append(spans: readonly StoredSpan[]): void {
     if (spans.length === 0) return;
     // joined, not added: one flat text for the encoder
-    const bytes = encoder.encode(spans.map((s) => JSON.stringify(s) + "\n").join(""));
+    this.appendLines(encoder.encode(spans.map((s) => JSON.stringify(s) + "\n").join("")));
+  }
+
+  /**
+   * Appends lines made already, each a span's JSON and a newline (the receiver writes them straight from the
+   * protobuf: `receiver/otlp_rows.ts`), with one write, taken back if it fails part way.
+   *
+   * @param bytes The lines, as UTF-8.
+   * @throws EvidenceError when the file cannot take them; none of them is in it then.
+   */
+  appendLines(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
     let file: Deno.FsFile | null = null;
     try {
       file = this.#file ?? Deno.openSync(this.path, { write: true, create: true, append: true });
