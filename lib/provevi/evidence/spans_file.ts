@@ -3,6 +3,8 @@
  * timeline over the evidence, not the record: the file is outside `evidence/`, so no check covers it.
  * @module
  */
+import { readCapped } from "./capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";
 import { EvidenceError } from "./errors.ts";
@@ -153,7 +155,7 @@ export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
   let text: string;
   try {
     if (!(await Deno.lstat(path)).isFile) return [];
-    text = await Deno.readTextFile(path);
+    text = new TextDecoder().decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;

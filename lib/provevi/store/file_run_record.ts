@@ -8,7 +8,13 @@ import { join } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
 import { sha256File, sha256Hex } from "../evidence/hash.ts";
 import type { PayloadEntry } from "../evidence/manifest.ts";
-import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, PACK_MAX_BYTES } from "../evidence/payload_pack.ts";
+import {
+  EVIDENCE_TEXT_MAX_BYTES,
+  PACK_FILE,
+  PACK_MAX_BYTES,
+  PAYLOAD_READ_MAX_BYTES,
+} from "../evidence/payload_pack.ts";
+import { readCapped, readCappedSync, refuseNonFile } from "../evidence/capped_read.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { PackReader } from "./pack_file.ts";
@@ -47,7 +53,7 @@ export class FileRunRecord implements RunRecord {
     this.#paths = evidencePaths(folder);
     this.#pack = new PackReader(this.#paths.pack, () => {
       refuseLinkedFolder(this.#paths.evidence);
-      refuseNonFile(this.#paths.pack);
+      refuseNonFile(this.#paths.pack, PACK_MAX_BYTES);
     });
   }
 
@@ -97,8 +103,7 @@ export class FileRunRecord implements RunRecord {
   async payloadPack(): Promise<Uint8Array | null> {
     refuseLinkedFolder(this.#paths.evidence);
     try {
-      refuseNonFile(this.#paths.pack, PACK_MAX_BYTES);
-      return await Deno.readFile(this.#paths.pack);
+      return await readCapped(this.#paths.pack, PACK_MAX_BYTES);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
@@ -112,11 +117,11 @@ export class FileRunRecord implements RunRecord {
   async payload(sha256: string): Promise<Uint8Array> {
     let bytes: Uint8Array | null;
     try {
-      const path = join(this.#paths.payloads, sha256);
-      refuseNonFile(path);
-      bytes = await Deno.readFile(path);
+      bytes = await readCapped(join(this.#paths.payloads, sha256), PAYLOAD_READ_MAX_BYTES);
     } catch (error) {
       bytes = this.#pack.read(sha256);
+      // a file refused (a link, a folder, past the cap) says why, where the pack does not hold the payload
+      if (bytes === null && error instanceof ProveviError) throw error;
       if (bytes === null) {
         throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
       }
@@ -143,8 +148,7 @@ export class FileRunRecord implements RunRecord {
 export async function readEvidenceText(path: string): Promise<string | null> {
   let bytes: Uint8Array;
   try {
-    refuseNonFile(path, EVIDENCE_TEXT_MAX_BYTES);
-    bytes = await Deno.readFile(path);
+    bytes = await readCapped(path, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
@@ -156,8 +160,7 @@ export async function readEvidenceText(path: string): Promise<string | null> {
 function readEvidenceTextSync(path: string): string | null {
   let bytes: Uint8Array;
   try {
-    refuseNonFile(path, EVIDENCE_TEXT_MAX_BYTES);
-    bytes = Deno.readFileSync(path);
+    bytes = readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
@@ -172,24 +175,6 @@ function evidenceText(path: string, bytes: Uint8Array): string {
     throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
       cause: error,
     });
-  }
-}
-
-/**
- * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
- * and reading a named pipe would wait for ever. With `most`, also a file bigger than a reader takes whole (a
- * forged file of many gigabytes would take the reader's memory with it; see `EVIDENCE_TEXT_MAX_BYTES`).
- * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link, a file that is not plain, or one
- * past `most` bytes.
- */
-function refuseNonFile(path: string, most = Infinity): void {
-  const info = Deno.lstatSync(path);
-  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
-  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
-  if (info.size > most) {
-    throw new ProveviError(
-      `${path} holds ${info.size} bytes, more than the ${most} a reader takes: no writer of this toolkit makes it`,
-    );
   }
 }
 

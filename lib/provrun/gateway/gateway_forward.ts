@@ -264,6 +264,12 @@ function streamThrough(
       const assembly = reading.take(chunk) ? reading.assembly : null;
       if (!done && assembly && (assembly.complete() || assembly.error() !== null)) {
         await ended(call, { api, reading, program, status, raw: answer.bytes(), record });
+        // The record holds the stream up to here: whatever the provider sends after its end goes nowhere, where
+        // an SDK that reads on past the end (event by event) would hand the program text the record lacks.
+        program.enqueue(chunk);
+        await answer.cancel(new Error("the call ended"));
+        program.close();
+        return;
       }
       program.enqueue(chunk);
     },
