@@ -19,7 +19,7 @@ import { copyFolder } from "../_files.ts";
 import { Tally } from "./_tally.ts";
 import { isolateBytes } from "../_memory.ts";
 import { PackWriter } from "../../lib/provevi/store/pack_file.ts";
-import { PACK_MAX_BYTES } from "../../lib/provevi/evidence/payload_pack.ts";
+import { PACK_MAX_BYTES, packRecordSize } from "../../lib/provevi/evidence/payload_pack.ts";
 
 const tally = new Tally("payload pack attacks");
 
@@ -214,8 +214,14 @@ Deno.test("a pack or an events.jsonl of many gigabytes (sparse) is refused befor
 
 Deno.test("a pack writer takes a record only while the pack stays under its limit (the writer puts the rest in files)", () => {
   const pack = new PackWriter("/nonexistent/never-opened.pack");
-  assert.equal(pack.fits(PACK_MAX_BYTES - 82), true);
-  assert.equal(pack.fits(PACK_MAX_BYTES - 81), false);
+  // A record of n bytes takes a 64-digit hash, a space, n's digits and a newline before it, and a newline after.
+  assert.equal(pack.fits(PACK_MAX_BYTES - 77), true);
+  assert.equal(pack.fits(PACK_MAX_BYTES - 76), false);
+  assert.equal(packRecordSize(0), 68);
+  assert.equal(packRecordSize(1000), 1000 + 71);
+  for (const n of [0, 9, 10, 99999, 262143]) {
+    assert.equal(packRecordSize(n), packRecord("a".repeat(64), new Uint8Array(n)).length);
+  }
 });
 
 Deno.test("payload pack attacks: the tally", () => {

@@ -39,7 +39,7 @@ export function eventDataProblems(event: EvidenceEvent, line: number): Problem[]
       "line.unknown_type",
       `${where} has an unknown type ${
         JSON.stringify(event.type)
-      }: provevi-manifest/1 has the types of docs/evidence-format.md`,
+      }: the event types are those of docs/evidence-format.md`,
     );
   }
   for (const [key, value] of Object.entries(event.data)) {

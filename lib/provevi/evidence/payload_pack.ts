@@ -57,6 +57,11 @@ const HEADER = /^([0-9a-f]{64}) (0|[1-9][0-9]{0,14})$/;
 const MAX_HEADER = 80;
 const NEWLINE = 0x0a;
 
+/** The bytes a record of a payload of this many bytes takes in a pack: its header, the payload and a newline. */
+export function packRecordSize(size: number): number {
+  return 64 + 1 + String(size).length + 1 + size + 1;
+}
+
 /**
  * The bytes of one record: its header, the payload and a newline, to append with one write.
  *

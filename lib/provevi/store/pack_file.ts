@@ -5,7 +5,13 @@
  * @module
  */
 import { appendWhole } from "../evidence/append_whole.ts";
-import { indexPackFile, PACK_MAX_BYTES, type PackRecord, packRecord } from "../evidence/payload_pack.ts";
+import {
+  indexPackFile,
+  PACK_MAX_BYTES,
+  type PackRecord,
+  packRecord,
+  packRecordSize,
+} from "../evidence/payload_pack.ts";
 
 /** Appends payload records to one pack file, which it makes at the first record. */
 export class PackWriter {
@@ -23,7 +29,7 @@ export class PackWriter {
 
   /** True when a record of a payload of this many bytes still fits under {@linkcode PACK_MAX_BYTES}. */
   fits(size: number): boolean {
-    return this.#size + size + 82 <= PACK_MAX_BYTES; // a header is at most 80 bytes, and a newline ends it
+    return this.#size + packRecordSize(size) <= PACK_MAX_BYTES;
   }
 
   /** True once the pack file exists. */

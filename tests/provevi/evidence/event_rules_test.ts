@@ -104,7 +104,7 @@ Deno.test("verifyRun() recomputes input_verified: ok missing, a text, or true ov
 
 Deno.test("verifyRun() reports an unknown event type and a payload key that is not a SHA-256", async () => {
   assert.deepEqual(await problemsOf(edit(7, (e) => e.type = "prompt_whispered")), [
-    'events.jsonl line 8 (seq 7, prompt_whispered) has an unknown type "prompt_whispered": provevi-manifest/1 has the types of docs/evidence-format.md',
+    'events.jsonl line 8 (seq 7, prompt_whispered) has an unknown type "prompt_whispered": the event types are those of docs/evidence-format.md',
   ]);
   assert.deepEqual(await problemsOf(edit(8, (e) => e.data.response_payload = 7)), [
     "events.jsonl line 9 (seq 8, model_called) has data.response_payload 7, which is neither null nor a SHA-256",
