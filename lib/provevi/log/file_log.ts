@@ -5,18 +5,20 @@
  * cosignatures) and `pending.jsonl` (the leaves being appended, so that the next appender finishes the work of one that
  * was killed, when their entry bundle does not say it alone).
  *
- * An append: under the lock, read the checkpoint's size and the edge, write the tiles and entry bundles of the
- * new size at their own names (a partial tile is a new file for each width), the new checkpoint to a temporary
- * file and, unless the append is one leaf of a run in `<runs root>/<run_id>` (whose entry bundle, one past the
- * committed size, is record enough), the pending file naming each leaf's index and run folder; fsync them all; rename the checkpoint into
- * place (the commit), on a file thread, and meanwhile add the run index's rows; fsync the folder; blank the
- * pending file; unlock.
+ * An append: under the lock, read the checkpoint's size and the edge (or, when the checkpoint is the one this
+ * writer committed last, take the tree it kept), write the tiles and entry bundles of the new size at their own
+ * names (a partial tile is a new file for each width), the new checkpoint to a temporary file and, unless the
+ * append is one leaf of a run in `<runs root>/<run_id>` (whose entry bundle, one past the committed size, is
+ * record enough), the pending file naming each leaf's index and run folder; fsync them all, and meanwhile add
+ * the run index's rows; rename the checkpoint into place (the commit), on a file thread; fsync the folder;
+ * blank the pending file; unlock.
  * The pending file is one file written over in place, never made nor removed: on a journaling file system a
  * name made or removed waits for the journal, which other writers of the disk keep busy, while bytes written
  * over cost little. Every partial tile of a checkpoint's size is kept (C2SP tlog-tiles) until its full tile is written;
  * then the tile's partial ones go, after the lock is released.
  * @module
  */
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
 import { parseCheckpoint } from "./checkpoint.ts";
@@ -37,6 +39,7 @@ import { sizeOf } from "./log_proofs.ts";
 import { type IndexLine, RunIndex } from "./run_index.ts";
 import { completeManifest, sealedAs, writePending } from "./pending_file.ts";
 import { syncPaths } from "./sync_paths.ts";
+import type { CompactRange } from "./compact_range.ts";
 
 export { syncPath, syncPaths } from "./sync_paths.ts";
 
@@ -53,8 +56,13 @@ export interface PreparedAppend {
   /** Folders whose new entries to fsync before the commit. */
   readonly dirs: string[];
   /**
-   * Renames the checkpoint into place, on a file thread, and meanwhile adds the run index's rows: the append is
-   * made when the promise resolves. Call {@linkcode PreparedAppend.finish} after it resolves, or
+   * Adds the run index's rows (hints, each confirmed against its entry before it is used): call it while the
+   * files' fsyncs are on their way, so that the work overlaps the wait; else the commit does.
+   */
+  index(): void;
+  /**
+   * Renames the checkpoint into place, on a file thread, and meanwhile adds the run index's rows (unless
+   * {@linkcode PreparedAppend.index} did): the append is made when the promise resolves. Call {@linkcode PreparedAppend.finish} after it resolves, or
    * {@linkcode PreparedAppend.abort} if it fails.
    */
   commit(): Promise<void>;
@@ -86,6 +94,14 @@ export class FileLog implements LogStorage {
   readonly #runs: string;
   readonly #index: RunIndex;
   #key: LogKey | null = null;
+  #made = false; // the log's folder is known to be there
+  /**
+   * The tree as this writer's last append left it, keyed by the checkpoint it committed: while the checkpoint
+   * on disk is that very text (signed, with its size and root), no other writer appended, and the next append
+   * of this writer reads no tile nor bundle and hashes no tile again.
+   */
+  #kept: KeptTree | null = null;
+  #lastRun: { entry: Uint8Array; runId: string } | null = null; // the last leaf's run, parsed once
 
   /** @param runsRoot The runs root of the file store. */
   constructor(runsRoot: string) {
@@ -228,7 +244,9 @@ export class FileLog implements LogStorage {
   async append(leaves: readonly RunLeaf[]): Promise<AppendResult> {
     const prepared = await this.prepare(leaves, null);
     try {
-      await syncPaths(prepared.files, prepared.dirs);
+      const synced = syncPaths(prepared.files, prepared.dirs);
+      prepared.index();
+      await synced;
       await prepared.commit();
     } catch (error) {
       prepared.abort();
@@ -247,7 +265,8 @@ export class FileLog implements LogStorage {
    */
   async prepare(leaves: readonly RunLeaf[], folder: string | null): Promise<PreparedAppend> {
     const key = (await this.key({ create: true }))!;
-    Deno.mkdirSync(this.dir, { recursive: true });
+    if (!this.#made) Deno.mkdirSync(this.dir, { recursive: true });
+    this.#made = true;
     const lock = Deno.openSync(this.#path("lock"), { create: true, write: true });
     try {
       await lock.lock(true);
@@ -264,8 +283,10 @@ export class FileLog implements LogStorage {
     key: LogKey,
     lock: Deno.FsFile,
   ): Promise<PreparedAppend> {
-    const size = await this.#committedSize();
-    const state = await this.#state(size);
+    const note = readTextOrNullSync(this.#path("tlog", "checkpoint"));
+    const kept = note !== null && this.#kept?.checkpoint === note ? this.#kept : null;
+    const size = kept?.edge.size ?? (note === null ? 0 : parseCheckpoint(parseNote(note).text).size);
+    const state = kept ?? await this.#state(size);
     const leftovers = await this.#leftovers(size, state.partialEntries);
     const all = [...leftovers.leaves.map((l) => l.leaf), ...leaves];
     const folders = all.map((_, i) => leftovers.leaves[i]?.folder ?? folder);
@@ -287,24 +308,33 @@ export class FileLog implements LogStorage {
       lock.close();
     };
     const mine = plan.first + leftovers.leaves.length;
+    let indexed = false;
+    const index = () => {
+      if (indexed) return;
+      indexed = true;
+      this.#index.add({
+        lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
+        size: plan.edge.size,
+        missing: (from) => this.#unindexed(from, size),
+      });
+    };
     return {
       indexes: leaves.map((_, i) => mine + i),
       size: plan.edge.size,
       checkpoint: plan.checkpoint,
       files: [...written.files, ...(pending ? [this.#path("pending.jsonl")] : []), tmp],
       dirs: pending?.made ? [...written.dirs, this.dir] : written.dirs,
-      commit: () => {
+      index,
+      commit: async () => {
         // The rename replaces the last checkpoint, whose blocks the file system frees (and, mounted with
-        // `discard`, trims) in the call: on a file thread, while this one adds the run index's rows. A row of an
-        // append whose rename fails names a leaf the log lacks, which the index confirms against the entry
-        // before it says anything (run_index.ts), and an index left behind by a crash is filled from the entries.
+        // `discard`, trims) in the call: on a file thread, while this one adds the run index's rows, if the
+        // caller did not while its fsyncs were on their way. A row of an append whose rename fails names a leaf
+        // the log lacks, which the index confirms against the entry before it says anything (run_index.ts), and
+        // an index left behind by a crash is filled from the entries.
         const renamed = Deno.rename(tmp, this.#path("tlog", "checkpoint"));
-        this.#index.add({
-          lines: all.map((l, i) => ({ index: plan.first + i, runId: l.run_id })),
-          size: plan.edge.size,
-          missing: (from) => this.#unindexed(from, size),
-        });
-        return renamed;
+        index();
+        await renamed;
+        this.#kept = { checkpoint: plan.checkpoint, ...keptAfter(plan, state.partialEntries) };
       },
       finish: async () => {
         try {
@@ -335,11 +365,6 @@ export class FileLog implements LogStorage {
       ? await this.readEntries(Math.floor(size / TILE_WIDTH), partialWidth)
       : [];
     return { edge, partialEntries };
-  }
-
-  async #committedSize(): Promise<number> {
-    const note = await this.checkpoint();
-    return note === null ? 0 : parseCheckpoint(parseNote(note).text).size;
   }
 
   /** Writes the plan's tiles and bundles at their names. */
@@ -422,9 +447,11 @@ export class FileLog implements LogStorage {
   #pastSize(size: number): RunLeaf | null {
     const bundle = Math.floor(size / TILE_WIDTH);
     const width = size % TILE_WIDTH + 1;
+    const path = this.#path("tlog", entriesPath(bundle, width));
     let bytes: Uint8Array;
     try {
-      bytes = Deno.readFileSync(this.#path("tlog", entriesPath(bundle, width)));
+      if (!existsSync(path)) return null; // the usual case, told without an error thrown
+      bytes = Deno.readFileSync(path);
     } catch {
       return null;
     }
@@ -452,7 +479,7 @@ export class FileLog implements LogStorage {
     partialEntries: readonly Uint8Array[],
   ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; fromPending: boolean }> {
     const found: { index: number; folder: string | null; leaf: RunLeaf }[] = [];
-    const text = readTextOrNullSync(this.#path("pending.jsonl")) ?? "";
+    const text = readTextIfThereSync(this.#path("pending.jsonl")) ?? "";
     const lines = text.split("\n").filter((l) => l !== "");
     for (const line of lines) {
       try {
@@ -486,10 +513,9 @@ export class FileLog implements LogStorage {
     if (size === 0) return;
     try {
       const entry = partialEntries[size % TILE_WIDTH - 1] ?? await this.#entryAt(size - 1, size);
-      const leaf = parseLeaf(entry);
-      const folder = join(this.#runs, leaf.run_id);
-      Deno.lstatSync(join(folder, ".manifest.json.tmp"));
-      await completeManifest(folder, leaf);
+      if (this.#lastRun?.entry !== entry) this.#lastRun = { entry, runId: parseLeaf(entry).run_id };
+      const folder = join(this.#runs, this.#lastRun.runId);
+      if (existsSync(join(folder, ".manifest.json.tmp"))) await completeManifest(folder, parseLeaf(entry));
     } catch { /* no manifest left aside (the usual case), or no such run here */ }
   }
 
@@ -525,6 +551,33 @@ export class FileLog implements LogStorage {
   get runsRoot(): string {
     return this.#runs;
   }
+}
+
+/** The tree a writer keeps between its appends (see `FileLog.#kept`). */
+interface KeptTree {
+  readonly checkpoint: string;
+  readonly edge: TreeEdge;
+  readonly partialEntries: Uint8Array[];
+  readonly range: CompactRange;
+}
+
+/** The tree after an append: its edge, its compact range and the entries of its partial bundle. */
+function keptAfter(plan: AppendPlan, partialBefore: Uint8Array[]): Omit<KeptTree, "checkpoint"> {
+  const last = plan.bundles.at(-1);
+  const partialEntries = last === undefined
+    ? partialBefore
+    : last.entries.length < TILE_WIDTH
+    ? last.entries
+    : [];
+  return { edge: plan.edge, partialEntries, range: plan.range };
+}
+
+/**
+ * Like {@linkcode readTextOrNullSync} for a file that is usually not there: asked first, since an error thrown
+ * costs some 0.1 ms (its stack), which an append would pay for each file it looks for.
+ */
+function readTextIfThereSync(path: string): string | null {
+  return existsSync(path) ? readTextOrNullSync(path) : null;
 }
 
 function readTextOrNullSync(path: string): string | null {

@@ -7,7 +7,8 @@
 import { ProveviError } from "../evidence/errors.ts";
 import { checkpointText } from "./checkpoint.ts";
 import type { LogKey } from "./log_key.ts";
-import { HASH_SIZE, inclusionProof, leafHash, treeHash } from "./merkle.ts";
+import { type CompactRange, extendRange, lastLeafProof, rangeOfEdge, rangeRoot } from "./compact_range.ts";
+import { HASH_SIZE, inclusionProof, leafHash } from "./merkle.ts";
 import { signNote } from "./note.ts";
 import { leafBytes, type RunLeaf } from "./run_leaf.ts";
 import { TILE_WIDTH, TileHashes, type TileRef } from "./tiles.ts";
@@ -67,6 +68,8 @@ export interface AppendPlan {
   entries: Uint8Array[];
   /** The first new leaf's index. */
   first: number;
+  /** The compact range of the tree after the append, for the next append of a writer that keeps it. */
+  range: CompactRange;
   /** The tlog-proof of leaf `index` of this append against its checkpoint, from the old edge and the tiles written. */
   proofOf(index: number): string;
 }
@@ -77,14 +80,15 @@ export const MAX_ENTRY = 0xffff;
 /**
  * Plans an append.
  *
- * @param state The tree's edge, and the entries of its partial bundle (the last `size % 256`).
+ * @param state The tree's edge, the entries of its partial bundle (the last `size % 256`) and, when the caller
+ *   kept it from its last append, the tree's compact range (made from the edge otherwise).
  * @param leaves The leaves to append.
  * @param key The log's key, which signs the new checkpoint.
  * @returns The tiles, bundles and checkpoint to write.
  * @throws ProveviError when a leaf is larger than an entry may be.
  */
 export function planAppend(
-  state: { edge: TreeEdge; partialEntries: readonly Uint8Array[] },
+  state: { edge: TreeEdge; partialEntries: readonly Uint8Array[]; range?: CompactRange },
   leaves: readonly RunLeaf[],
   key: LogKey,
 ): AppendPlan {
@@ -94,10 +98,41 @@ export function planAppend(
       throw new ProveviError(`a run's leaf of ${e.length} bytes is larger than 65,535`);
     }
   }
-  const { edge, tiles } = appendToEdge(state.edge, entries.map(leafHash));
+  const leafHashes = entries.map(leafHash);
+  const { edge, tiles } = appendToEdge(state.edge, leafHashes);
   const first = state.edge.size;
+  const bundles = bundlesOf(first, state.partialEntries, entries);
+  // The root and the last leaf's proof come from the compact range, a few hashes a leaf; the proofs of any
+  // other new leaves from the tiles (the edge before, the tiles written), whose inner levels are hashed once.
+  let range = state.range ?? rangeOfEdge(state.edge);
+  if (range.size !== first) throw new RangeError(`a compact range of ${range.size} for a tree of ${first}`);
+  let beforeLast = range;
+  for (const h of leafHashes) (beforeLast = range, range = extendRange(range, h));
+  const text = checkpointText({
+    origin: key.origin,
+    size: edge.size,
+    root: rangeRoot(range),
+    extensions: [],
+  });
+  const checkpoint = signNote(text, [key.signer]);
+  let hashes: TileHashes | null = null;
+  const proofOf = (index: number) => {
+    const proof = index === edge.size - 1 && leafHashes.length > 0
+      ? lastLeafProof(beforeLast)
+      : inclusionProof(index, edge.size, (hashes ??= tileHashesOf(state.edge, tiles)).at);
+    return tlogProofText({ extra: null, index, proof, checkpoint });
+  };
+  return { edge, tiles, bundles, checkpoint, entries, first, range, proofOf };
+}
+
+/** The entry bundles an append writes: each one it fills, and the partial one it ends with. */
+function bundlesOf(
+  first: number,
+  partialEntries: readonly Uint8Array[],
+  entries: readonly Uint8Array[],
+): BundleWrite[] {
   const bundles: BundleWrite[] = [];
-  let current = [...state.partialEntries];
+  let current = [...partialEntries];
   let index = Math.floor(first / TILE_WIDTH);
   for (const e of entries) {
     current.push(e);
@@ -108,23 +143,19 @@ export function planAppend(
     }
   }
   if (current.length > 0 && entries.length > 0) bundles.push({ index, entries: current });
-  // The root and the proofs of the new leaves come from one set of tiles (the edge before, the tiles written),
-  // whose inner levels are hashed once for both.
+  return bundles;
+}
+
+/** The hashes of the tree after an append: the tiles it wrote, and the edge before for the rest. */
+function tileHashesOf(before: TreeEdge, tiles: readonly TileWrite[]): TileHashes {
   const hashes = new TileHashes();
   for (const t of tiles) hashes.put(t.tile, t.hashes); // the wider first: a narrower one is then kept out
-  state.edge.partial.forEach((row, level) => {
+  before.partial.forEach((row, level) => {
     if (row.length === 0) return;
-    const index = Math.floor(Math.floor(first / TILE_WIDTH ** level) / TILE_WIDTH);
+    const index = Math.floor(Math.floor(before.size / TILE_WIDTH ** level) / TILE_WIDTH);
     hashes.put({ level, index, width: row.length }, concatHashes(row));
   });
-  const root = treeHash(edge.size, hashes.at);
-  const text = checkpointText({ origin: key.origin, size: edge.size, root, extensions: [] });
-  const checkpoint = signNote(text, [key.signer]);
-  const proofOf = (index: number) => {
-    const proof = inclusionProof(index, edge.size, hashes.at);
-    return tlogProofText({ extra: null, index, proof, checkpoint });
-  };
-  return { edge, tiles, bundles, checkpoint, entries, first, proofOf };
+  return hashes;
 }
 
 /** Hashes one after another, as a tile holds them. */

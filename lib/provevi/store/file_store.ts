@@ -537,20 +537,7 @@ export class FileRunWriter implements RunWriter {
     let committed = false;
     try {
       this.#checkSigning(info);
-      // The statement is made from what the writer kept of its events (a run whose run_created names no key
-      // reads them back), and signed.
-      const signing = info.signingKey
-        ? sealAttestation(
-          this.#digest?.finish() ?? strictUtf8.decode(Deno.readFileSync(this.#paths.events)),
-          text,
-          info.signingKey,
-          { pack: this.#pack?.opened ? Deno.readFileSync(this.#paths.pack) : null },
-        )
-        : null;
-      Deno.writeFileSync(tmp, utf8(text));
-      const attestation = signing === null ? (info.attestation ?? null) : await signing;
-      if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
-      this.#attestation = attestation ?? null;
+      const attestation = await this.#writeSealFiles(text, info);
       // The log's leaf is written with the run's files and fsynced with them; it is committed (the checkpoint
       // renamed) only after the manifest takes its name (docs/log.md, "When a run is in the log").
       append = this.#log
@@ -560,7 +547,14 @@ export class FileRunWriter implements RunWriter {
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
       const packSynced = this.#pack?.sync() ?? Promise.resolve();
-      await settle([eventsSynced, packSynced, syncFiles(files), ...(append?.dirs ?? []).map(syncPath)]);
+      const synced = settle([
+        eventsSynced,
+        packSynced,
+        syncFiles(files),
+        ...(append?.dirs ?? []).map(syncPath),
+      ]);
+      append?.index(); // the run index's row, written while the fsyncs are on their way
+      await synced;
       Deno.renameSync(tmp, this.#paths.manifest);
       // The checkpoint is renamed on a file thread while this one lets go of the run and starts the folders'
       // fsyncs; the log's own folder is fsynced once its rename is done.
@@ -596,6 +590,29 @@ export class FileRunWriter implements RunWriter {
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /**
+   * Writes the manifest aside and, for a signed seal, the attestation (neither fsynced yet): the statement is
+   * made from what the writer kept of its events (a run whose run_created names no key reads them back), and
+   * signed while the manifest is written.
+   *
+   * @returns The attestation's bytes, or null for an unsigned seal.
+   */
+  async #writeSealFiles(text: string, info: SealInfo): Promise<Uint8Array | null> {
+    const signing = info.signingKey
+      ? sealAttestation(
+        this.#digest?.finish() ?? strictUtf8.decode(Deno.readFileSync(this.#paths.events)),
+        text,
+        info.signingKey,
+        { pack: this.#pack?.opened ? Deno.readFileSync(this.#paths.pack) : null },
+      )
+      : null;
+    Deno.writeFileSync(this.#paths.manifestTmp, utf8(text));
+    const attestation = signing === null ? (info.attestation ?? null) : await signing;
+    if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+    this.#attestation = attestation ?? null;
+    return this.#attestation;
   }
 
   /** The manifest of the run as written so far. */

@@ -185,3 +185,31 @@ function indexRows(path: string): { rows: number; size: number } {
     db.close();
   }
 }
+
+Deno.test("two writers of one file log, each keeping its tree between appends, append by turns into one tree whose every checkpoint extends the last", async () => {
+  const { dir, log: a } = await tempLog();
+  const b = new FileLog(join(dir, "runs"));
+  const leaves = Array.from({ length: 530 }, (_, i) => fakeLeaf(i));
+  const checkpoints: string[] = [];
+  // Runs of appends by one writer, then the other: each finds the checkpoint it kept replaced, and reads the
+  // tree again; across tile boundaries (256, 512) and in batches.
+  const turns = [[a, 3], [b, 1], [a, 250], [a, 1], [b, 4], [b, 1], [a, 255], [b, 14], [a, 1]] as const;
+  let at = 0;
+  for (const [writer, n] of turns) {
+    for (let i = 0; i < n; i++) checkpoints.push((await writer.append([leaves[at++]!])).checkpoint);
+  }
+  await a.append(leaves.slice(at));
+  const fresh = new FileLog(join(dir, "runs"));
+  const { root, size } = parseCheckpoint(parseNote((await fresh.checkpoint())!).text);
+  assert.equal(size, 530);
+  for (const i of [0, 3, 4, 255, 256, 300, 511, 512, 529]) {
+    const proof = await proveRun(fresh, leaves[i]!.run_id);
+    assert.equal(proof.index, i);
+    assert.ok(verifyInclusion(leafHash(leafBytes(leaves[i]!)), i, size, proof.proof, root));
+  }
+  for (const note of checkpoints.filter((_, i) => i % 37 === 0)) {
+    const old = parseCheckpoint(parseNote(note).text);
+    const c = await proveConsistency(fresh, old.size, size);
+    assert.ok(verifyConsistency(old.size, size, c.proof, old.root, root), `from ${old.size}`);
+  }
+});
