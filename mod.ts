@@ -85,6 +85,8 @@ export {
   diffRuns,
   type DiffSide,
   type Divergence,
+  type DoorLimits,
+  type DoorRefusal,
   EVENT_TYPES,
   type EventItem,
   type EventType,

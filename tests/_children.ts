@@ -3,6 +3,7 @@
  * the processes on the machine (to tell that a child and what it started are gone).
  * @module
  */
+import { join } from "node:path";
 import { permissionFlags } from "../cli/_permissions.ts";
 
 /**
@@ -26,6 +27,16 @@ export function cleanEnv(): Record<string, string> {
       return v === undefined ? [] : [[n, v]];
     }),
   );
+}
+
+/**
+ * The Deno cache this process uses (`DENO_DIR`, else Deno's default under `XDG_CACHE_HOME` or `HOME`), for a
+ * child given a scratch `HOME`: without it, the child's Deno makes a fresh cache under that home, fetches
+ * every npm package again and compiles every module without V8's code cache.
+ */
+export function denoDir(): string {
+  const cache = Deno.env.get("XDG_CACHE_HOME") || join(Deno.env.get("HOME") ?? "/root", ".cache");
+  return Deno.env.get("DENO_DIR") || join(cache, "deno");
 }
 
 /** Every process: its parent, state and command line, from `ps` (the test task may not list /proc). */

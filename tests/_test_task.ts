@@ -10,7 +10,10 @@
  * files that declare some; `.ci/run` runs both.
  *
  * Files run several at a time (`DENO_JOBS`, 4 unless set): many tests wait on child processes, servers and
- * timers rather than on a core, so more files than cores keep both cores busy.
+ * timers rather than on a core, so more files than cores keep both cores busy. The type check of the same
+ * files (`deno check`, what `deno test` does first by itself, on one core) runs beside the tests instead of
+ * before them, and fails the task as it would have failed `deno test`: on a fresh clone it takes half a
+ * minute of one core, while the other stood idle.
  * @module
  */
 import { join, relative } from "node:path";
@@ -65,17 +68,69 @@ export function peerFreeEnv(env: Record<string, string> = Deno.env.toObject()): 
   return { ...Object.fromEntries(kept), [NO_PEERS_VARIABLE]: "1" };
 }
 
-/** Runs the tests; returns `deno test`'s exit code. */
+/**
+ * What `deno publish` type-checks: the modules deno.json exports. The whole test run checks them beside the
+ * test files, once, so that tests/cli/publish_test.ts runs `deno publish --dry-run --no-check` (a fresh clone
+ * took 20 CPU s to check that graph a second time).
+ */
+export async function exportedFiles(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json"))) as {
+    exports: Record<string, string>;
+  };
+  return Object.values(config.exports).map((path) => relative(ROOT, join(ROOT, path)));
+}
+
+/**
+ * The files `deno test` would type-check for these arguments: the test files under each folder given (under
+ * tests/ without one), and each file given.
+ */
+export async function checkedFiles(paths: string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const path of paths) {
+    const full = join(ROOT, path);
+    // A path that is not there goes as given: deno test and deno check each say so in their own words.
+    const info = await Deno.stat(full).catch(() => null);
+    if (info?.isDirectory) files.push(...await testFiles(full));
+    else files.push(relative(ROOT, full));
+  }
+  return files;
+}
+
+/** Type-checks the files with `deno check`; returns its exit code, and prints what it said only if it failed. */
+async function typeCheck(files: string[]): Promise<number> {
+  if (files.length === 0) return 0;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "-q", ...files],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    await Deno.stderr.write(out.stdout);
+    await Deno.stderr.write(out.stderr);
+    console.error(`the type check of the test files failed (deno check exited with ${out.code})`);
+  }
+  return out.code;
+}
+
+/** Runs the tests and their type check side by side; returns `deno test`'s exit code, or the check's. */
 export async function testTask(args: string[]): Promise<number> {
   const peers = args.includes(PEERS_FLAG);
   const rest = args.filter((a) => a !== PEERS_FLAG);
   // A path given (`deno task test tests/cli/`, `./tests/x_test.ts`) runs instead of the whole of tests/.
-  const pathGiven = rest.some((a) => !a.startsWith("-") && (a.includes("/") || a.endsWith(".ts")));
-  const paths = pathGiven ? [] : peers ? await peerTestFiles() : ["tests/"];
+  const given = rest.filter((a) => !a.startsWith("-") && (a.includes("/") || a.endsWith(".ts")));
+  const paths = given.length ? [] : peers ? await peerTestFiles() : ["tests/"];
   const filter = peers ? ["--filter", `/^${PEER_TEST_PREFIX.replace("[", "\\[")}/`] : [];
   const env = peers ? Deno.env.toObject() : peerFreeEnv();
+  // --no-check unless asked otherwise: the check runs beside the tests (typeCheck), not before them.
+  const noCheck = rest.some((a) => a === "--check" || a.startsWith("--no-check")) ? [] : ["--no-check"];
+  const exported = paths.includes("tests/") ? await exportedFiles() : [];
+  const checked = noCheck.length
+    ? typeCheck([...exported, ...await checkedFiles([...given, ...paths])])
+    : Promise.resolve(0);
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", ...permissionFlags("test"), "--parallel", ...filter, ...rest, ...paths],
+    args: ["test", ...permissionFlags("test"), "--parallel", ...noCheck, ...filter, ...rest, ...paths],
     cwd: ROOT,
     clearEnv: true,
     env: { ...env, DENO_JOBS: Deno.env.get("DENO_JOBS") || "4" },
@@ -84,9 +139,10 @@ export async function testTask(args: string[]): Promise<number> {
     stderr: "inherit",
   }).spawn();
   const { code } = await child.status;
+  const checkCode = await checked;
   const skipped = skippedLine(Deno.env, { peerFree: !peers });
   if (skipped) console.log(skipped);
-  return code;
+  return code !== 0 ? code : checkCode;
 }
 
 if (import.meta.main) Deno.exitCode = await testTask(Deno.args);

@@ -20,7 +20,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
   provevi: {
     evidence: [],
     telemetry: ["evidence"],
-    log: ["evidence"],
+    log: ["evidence", "guard"],
     store: ["evidence", "experiments", "log"],
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments", "log"],
@@ -31,7 +31,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     guard: [],
     viewer: ["evidence", "store", "telemetry", "live", "runs", "guard", "log", "diff", "receiver"],
     receiver: ["evidence", "telemetry", "guard"],
-    mlflow: ["evidence", "store", "runs", "telemetry", "experiments"],
+    mlflow: ["evidence", "store", "runs", "telemetry", "experiments", "guard"],
     diff: ["evidence"],
   },
   provrun: {

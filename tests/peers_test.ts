@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { missingPeers, NO_PEERS_VARIABLE, PEERS, peerVariables, skippedLine, skipWithout } from "./_peers.ts";
-import { localClosure, peerFreeEnv, peerTestFiles, testFiles } from "./_test_task.ts";
+import {
+  checkedFiles,
+  exportedFiles,
+  localClosure,
+  peerFreeEnv,
+  peerTestFiles,
+  testFiles,
+} from "./_test_task.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const env = (vars: Record<string, string>) => ({ get: (name: string) => vars[name] });
@@ -100,4 +107,20 @@ Deno.test("only tests/_peers.ts decides a peer test's skip: no test file calls s
     }
   }
   assert.deepEqual([...new Set(own)], []);
+});
+
+Deno.test("the test task type-checks the files deno test runs: every test file under a folder given, and each file given", async () => {
+  assert.deepEqual(await checkedFiles(["tests/"]), await testFiles());
+  const cli = await checkedFiles(["./tests/cli/", "tests/peers_test.ts"]);
+  assert.ok(
+    cli.length > 1 && cli.every((f) => f.startsWith("tests/cli/") || f === "tests/peers_test.ts"),
+    String(cli),
+  );
+  assert.equal(cli.at(-1), "tests/peers_test.ts");
+});
+
+Deno.test("the whole test run type-checks what deno publish would: every module deno.json exports", async () => {
+  const exported = await exportedFiles();
+  assert.ok(exported.includes("mod.ts") && exported.includes("cli/provr.ts"), String(exported));
+  for (const path of exported) assert.ok((await Deno.stat(join(ROOT, path))).isFile, path);
 });

@@ -35,8 +35,8 @@ async function startDaemon(store: Parameters<typeof SpanDaemon.start>[0], port: 
   }
 }
 
-/** The refusals of a daemon in a few words: `401 ×3, 421 ×1`, or `none`. */
-function refusalsLine(refusals: Record<number, number>): string {
+/** The refusals of a daemon in a few words: `401 ×3, 421 ×1`, or `none`; the same of its cut connections. */
+function refusalsLine(refusals: Record<number | string, number>): string {
   const parts = Object.entries(refusals).map(([status, n]) => `${status} ×${n}`);
   return parts.length ? parts.join(", ") : "none";
 }
@@ -85,7 +85,9 @@ export function addServe({ program, io, withStore }: ProveContext): void {
         }
         io.out(
           `prove serve: stopped; runs still open: ${daemon.open.length ? daemon.open.join(", ") : "none"}; ` +
-            `requests refused: ${refusalsLine(daemon.refusals)}`,
+            `requests refused: ${refusalsLine(daemon.refusals)}; connections cut: ${
+              refusalsLine(daemon.cut)
+            }`,
         );
       })
     );

@@ -168,6 +168,8 @@ export {
   viewerHandler,
   type ViewerOptions,
 } from "./viewer/mod.ts";
+// The limits of the viewer's door (and every other door of the toolkit), and what it tells of a refusal.
+export { type DoorLimits, type DoorRefusal } from "./guard/mod.ts";
 
 // What a run's model calls cost: the price table a run pins (prove cost recomputes it).
 export { type ModelPrice, PRICE_KINDS, PriceTable } from "./cost/mod.ts";

@@ -2,7 +2,7 @@
  * Attacks on the model gateway, by class: who may call it (only the run's token, in a header, compared whole),
  * where it forwards (only the run's provider, whatever the request names), what it forwards (no credential or
  * identity of the caller's; the real key added), what it reads (bodies bounded before and after decoding, JSON
- * that names a model), what it takes back (bounded, cut when silent, garbage refused), and floods (bounded
+ * that names a model), what it takes back (bounded, cut when silent, garbage refused, held by its bytes and not by a read's buffer per chunk), and floods (bounded
  * records and calls at once). Each is refused with the status the program's SDK understands, and recorded.
  * @module
  */
@@ -327,6 +327,123 @@ Deno.test("what it takes back: a provider that floods 300 MB is cut at the run's
   await run.gateway.close();
   const failed = (await run.events()).filter((e) => e.type === "step_failed");
   assert.deepEqual(failed.map((e) => e.data.error), ["PayloadTooLarge", "PayloadTooLarge"]);
+});
+
+/**
+ * A provider that streams `count` small events, each on its own (a turn of the event loop between them), then
+ * waits for `go` before its last event: while it waits, the gateway holds every chunk it has kept for the record.
+ */
+function trickle(count: number, go: Promise<void>): Deno.HttpServer<Deno.NetAddr> {
+  const encoder = new TextEncoder();
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    await request.arrayBuffer();
+    const stream = new ReadableStream<Uint8Array>({
+      async start(c) {
+        for (let i = 0; i < count; i++) {
+          c.enqueue(encoder.encode(`data: {"type":"ping","n":${i}}\n\n`));
+          await new Promise((r) => setTimeout(r, 0));
+        }
+        await go;
+        c.enqueue(encoder.encode(`event: message_stop\ndata: {"type":"message_stop"}\n\n`));
+        c.close();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+  });
+}
+
+Deno.test("what it keeps: a provider that sends its stream in thousands of tiny chunks makes the gateway hold those bytes, not a 64 KiB buffer per chunk", async () => {
+  const count = 2000;
+  let go!: () => void;
+  const provider = trickle(count, new Promise((resolve) => (go = resolve)));
+  await using run = await gatewayRun({
+    provider: "anthropic",
+    upstream: `http://127.0.0.1:${provider.addr.port}`,
+  });
+  try {
+    const before = isolateBytes();
+    const r = await fetch(`${run.gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: programHeaders(run.gateway, "anthropic"),
+      body: JSON.stringify({ model: "claude-sonnet-4-5", stream: true, messages: [] }),
+    });
+    // the program reads into one buffer of its own, so that what is measured is what the gateway holds
+    const reader = r.body!.getReader({ mode: "byob" });
+    let buffer = new ArrayBuffer(64 * 1024);
+    let text = "";
+    const decoder = new TextDecoder();
+    while (!text.includes(`"n":${count - 1}}`)) {
+      const step = await reader.read(new Uint8Array(buffer));
+      buffer = step.value!.buffer as ArrayBuffer;
+      if (step.done) break;
+      text = (text + decoder.decode(step.value!)).slice(-200);
+    }
+    const held = isolateBytes() - before;
+    go();
+    for (;;) { // the last event, then the end
+      const step = await reader.read(new Uint8Array(buffer));
+      if (step.done) break;
+      buffer = step.value!.buffer as ArrayBuffer;
+    }
+    // 2,000 chunks of about 30 bytes; a 64 KiB buffer kept with each would be 125 MiB
+    const bounded = held < 48 * 1024 * 1024;
+    await run.gateway.close();
+    const called = (await run.events()).filter((e) => e.type === "model_called");
+    tally.add("a stream in 2,000 tiny chunks", { stopped: bounded, recorded: called.length === 1 });
+    assert.ok(bounded, `the gateway held ${(held / 1024 / 1024).toFixed(1)} MiB for ${count} tiny chunks`);
+    assert.equal(called.length, 1, "the call is recorded whole");
+  } finally {
+    go();
+    await provider.shutdown();
+  }
+});
+
+Deno.test("what it keeps: a program that sends its request body in thousands of tiny chunks makes the gateway hold those bytes, not a 64 KiB buffer per chunk", async () => {
+  await using provider = startFakeAgentProvider([]);
+  await using run = await gatewayRun({ provider: "anthropic", upstream: provider.url });
+  const encoder = new TextEncoder();
+  const count = 2000;
+  let sent = 0;
+  let go!: () => void;
+  const paused = new Promise<void>((resolve) => (go = resolve));
+  let waiting!: () => void;
+  const atLast = new Promise<void>((resolve) => (waiting = resolve));
+  // a request whose body comes a few bytes at a time, each on its own, and whose end waits for `go`
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      if (sent === 0) {
+        c.enqueue(encoder.encode(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[],"pad":"`));
+      } else if (sent < count) c.enqueue(encoder.encode("x".repeat(16)));
+      else {
+        waiting();
+        await paused;
+        c.enqueue(encoder.encode(`"}`));
+        c.close();
+      }
+      sent++;
+      await new Promise((r) => setTimeout(r, 0));
+    },
+  }, { highWaterMark: 0 });
+  const before = isolateBytes();
+  const answer = fetch(`${run.gateway.url}/v1/messages`, {
+    method: "POST",
+    headers: programHeaders(run.gateway, "anthropic"),
+    body,
+  });
+  await atLast;
+  await new Promise((r) => setTimeout(r, 500)); // the gateway reads what was sent
+  const held = isolateBytes() - before;
+  go();
+  const r = await answer;
+  await r.arrayBuffer();
+  // 2,000 chunks of 16 bytes; a 64 KiB buffer kept with each would be 125 MiB
+  const bounded = held < 48 * 1024 * 1024;
+  await run.gateway.close();
+  const called = (await run.events()).filter((e) => e.type === "model_called");
+  tally.add("a request body in 2,000 tiny chunks", { stopped: bounded, recorded: called.length === 1 });
+  assert.ok(bounded, `the gateway held ${(held / 1024 / 1024).toFixed(1)} MiB for ${count} tiny chunks`);
+  assert.equal(r.status, 200);
+  assert.equal(called.length, 1, "the call is forwarded and recorded");
 });
 
 Deno.test("floods: a thousand requests without the token are refused with fifty recorded, and calls past the limit at once get 429", async () => {

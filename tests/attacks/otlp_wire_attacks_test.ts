@@ -5,7 +5,8 @@
  * differently from every other reader. Each must be refused with a one-line `Error` that says where (or read as
  * protobuf's rules and protobufjs read it), and at the door answered 400 while the run keeps what it had and
  * still verifies. A table of the cases that were already stopped is kept with them, so that the corpus keeps
- * trying them.
+ * trying them. And a body small on the wire whose rows would be huge (a long scope name, which a row repeats in
+ * each span) is refused, at `prove serve` and at a run's own receiver, in protobuf and in JSON.
  * @module
  */
 import assert from "node:assert/strict";
@@ -14,8 +15,10 @@ import {
   appendSealedSpans,
   decodeTraceRequest,
   type OtlpValue,
+  receiver,
   SpanDaemon,
 } from "../../lib/provevi/receiver/mod.ts";
+import { OTLP_TRACE_REQUEST } from "../../lib/provevi/telemetry/otlp_proto.ts";
 import { openInStore, openWith, sealWith, sendSpans, tempStore } from "../provevi/receiver/_daemon.ts";
 import { Tally } from "./_tally.ts";
 import { isolateBytes } from "../_memory.ts";
@@ -311,6 +314,71 @@ Deno.test("prove serve answers each hole 400 with one line, grows by a bounded a
   await run.recorder.seal();
   const check = await verifyRun(await findRun(run.writer.folder));
   assert.ok(check.ok, JSON.stringify(check.problems));
+});
+
+Deno.test("a long scope name in each of many small spans' rows is refused 400 by prove serve and a run's receiver, in protobuf and JSON, and neither grows by gigabytes", async () => {
+  // 1 MiB of scope name and 12,000 spans of two IDs: twelve gigabytes of rows, had each been made
+  const spans = Array.from(
+    { length: 12_000 },
+    () => ({ trace_id: "ab".repeat(16), span_id: "cd".repeat(8) }),
+  );
+  const request = { resource_spans: [{ scope_spans: [{ scope: { name: "s".repeat(MIB) }, spans }] }] };
+  const protobufBody = new Uint8Array(
+    OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+      resource_spans: [{
+        scope_spans: [{
+          scope: { name: "s".repeat(MIB) },
+          spans: spans.map(() => ({
+            trace_id: new Uint8Array(16).fill(0xab),
+            span_id: new Uint8Array(8).fill(0xcd),
+          })),
+        }],
+      }],
+    })).finish(),
+  );
+  const jsonBody = new TextEncoder().encode(JSON.stringify({
+    resourceSpans: [{
+      scopeSpans: [{
+        scope: request.resource_spans[0]!.scope_spans[0]!.scope,
+        spans: spans.map((s) => ({ traceId: s.trace_id, spanId: s.span_id })),
+      }],
+    }],
+  }));
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const run = await openInStore(t.store, "run-20261202T053000Z-0000a1e7");
+  const opened = await openWith(daemon, run.writer.runId);
+  await using own = receiver(t.store, run.recorder);
+  const before = isolateBytes();
+  let most = before;
+  for (
+    const [door, url, key] of [
+      ["prove serve", opened.traces_url, `Bearer ${opened.ingest_key}`],
+      ["a run's receiver", own.tracesUrl, own.headers.authorization!],
+    ] as const
+  ) {
+    for (
+      const [type, body] of [["application/x-protobuf", protobufBody], [
+        "application/json",
+        jsonBody,
+      ]] as const
+    ) {
+      const r = await fetch(url, {
+        method: "POST",
+        headers: { authorization: key, "content-type": type },
+        body,
+      });
+      const text = await r.text();
+      most = Math.max(most, isolateBytes());
+      tally.add(`a 1 MiB scope name in 12,000 rows (${type}) at ${door}`, {
+        stopped: r.status === 400,
+        recorded: /scope's name and version in each row/.test(text),
+      });
+      assert.equal(r.status, 400, `${door}, ${type}: ${text.slice(0, 300)}`);
+    }
+  }
+  console.log(`a long scope name in every row: memory +${((most - before) / MIB).toFixed(0)} MiB`);
+  assert.ok(most - before < 1024 * MIB, `grew by ${most - before} bytes`);
 });
 
 Deno.test("the OTLP wire decoder attack counts", () => {

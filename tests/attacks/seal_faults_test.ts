@@ -6,6 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { cp } from "node:fs/promises";
 import { join } from "node:path";
 import { readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
 import { verifyRun } from "../../lib/provevi/runs/mod.ts";
@@ -81,6 +82,8 @@ async function attack(dir: string, signed: boolean, copy = false): Promise<void>
     for (let c = queue.shift(); c; c = queue.shift()) {
       const { nth, mode } = c;
       const runs = join(dir, `${mode}-${nth}`);
+      // A copy's source is the run sealed unhindered above, the same for every case: each gets its own.
+      if (copy) await cp(join(dir, "whole"), runs, { recursive: true });
       const r = await writer(runs, nth, mode, key, copy);
       assert.ok(r.killed, `${mode} ${nth} was not reached: ${r.stdout}`);
       await judge(

@@ -10,6 +10,8 @@
  */
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
+import { readCapped } from "./capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import { type Problem, problem } from "./problem.ts";
@@ -168,7 +170,7 @@ async function readText(path: string): Promise<string | null | Problem> {
     problem("assessments.unreadable", `${ASSESSMENTS_FILE} cannot be read: ${why}`, at());
   try {
     if (!(await Deno.lstat(path)).isFile) return unreadable("it is a link or not a plain file");
-    return new TextDecoder("utf-8", { fatal: true }).decode(await Deno.readFile(path));
+    return new TextDecoder("utf-8", { fatal: true }).decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     return unreadable(error instanceof TypeError ? "it is not UTF-8" : (error as Error).message);

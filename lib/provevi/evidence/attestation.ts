@@ -11,7 +11,8 @@ import canonicalize from "canonicalize";
 import type { EvidenceEvent, Json } from "./event.ts";
 import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
-import { PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
+import { readCappedSync } from "./capped_read.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
@@ -324,7 +325,7 @@ function readEvidenceSync(evidence: string, name: string): string | null {
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
   try {
-    return strictUtf8.decode(Deno.readFileSync(path));
+    return strictUtf8.decode(readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
       cause: error,
@@ -560,7 +561,7 @@ function readPlain(path: string): string | null {
   }
   if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
   if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
-  return Deno.readTextFileSync(path);
+  return new TextDecoder().decode(readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES));
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -29,6 +29,14 @@ export const PACK_LIMIT = 256 * 1024;
 export const PACK_MAX_BYTES = 1024 * 1024 * 1024;
 
 /**
+ * The most a reader takes whole of one payload file (1 GiB, as of a pack): `RunRecord.payload` refuses a bigger
+ * one before it reads a byte, and one that grows past it while it is read. `prove verify` still hashes such a
+ * file as a stream; only the readers that need its bytes (the viewer, the MLflow copy, provtrace, a pinned price
+ * table) refuse it, where a forged sparse file of many gigabytes would otherwise take their memory with it.
+ */
+export const PAYLOAD_READ_MAX_BYTES = PACK_MAX_BYTES;
+
+/**
  * The most an evidence text (`events.jsonl`, `manifest.json`, …) may hold to be read: 512 MiB, which is also
  * about the longest string V8 makes, so a longer file could not be read as one text anyway. A reader refuses a
  * bigger one before it reads a byte.

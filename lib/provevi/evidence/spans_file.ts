@@ -3,6 +3,8 @@
  * timeline over the evidence, not the record: the file is outside `evidence/`, so no check covers it.
  * @module
  */
+import { readCapped } from "./capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";
 import { EvidenceError } from "./errors.ts";
@@ -75,7 +77,18 @@ export class SpansFile {
   append(spans: readonly StoredSpan[]): void {
     if (spans.length === 0) return;
     // joined, not added: one flat text for the encoder
-    const bytes = encoder.encode(spans.map((s) => JSON.stringify(s) + "\n").join(""));
+    this.appendLines(encoder.encode(spans.map((s) => JSON.stringify(s) + "\n").join("")));
+  }
+
+  /**
+   * Appends lines made already, each a span's JSON and a newline (the receiver writes them straight from the
+   * protobuf: `receiver/otlp_rows.ts`), with one write, taken back if it fails part way.
+   *
+   * @param bytes The lines, as UTF-8.
+   * @throws EvidenceError when the file cannot take them; none of them is in it then.
+   */
+  appendLines(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
     let file: Deno.FsFile | null = null;
     try {
       file = this.#file ?? Deno.openSync(this.path, { write: true, create: true, append: true });
@@ -142,7 +155,7 @@ export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
   let text: string;
   try {
     if (!(await Deno.lstat(path)).isFile) return [];
-    text = await Deno.readTextFile(path);
+    text = new TextDecoder().decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;

@@ -6,6 +6,8 @@
  */
 import { dirname, join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
+import { readCapped } from "../evidence/capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { AppendPlan } from "./log_storage.ts";
 import { leafOfSeal, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { syncPaths } from "./sync_paths.ts";
@@ -61,11 +63,19 @@ export function writePending(
  * then, so that a leaf forged there with a sealed run's manifest hash puts nothing false in the log.
  */
 export async function sealedAs(folder: string, leaf: RunLeaf): Promise<boolean> {
-  const text = await readTextOrNull(join(folder, "evidence", "manifest.json"));
+  let text: string | null;
+  try {
+    text = await readTextOrNull(join(folder, "evidence", "manifest.json"));
+  } catch {
+    return false; // a link, a pipe, a folder or a file past the cap: no seal of this toolkit
+  }
   if (text === null || sha256Hex(text) !== leaf.manifest_sha256) return false;
   let attestation: Uint8Array | null = null;
   try {
-    attestation = await Deno.readFile(join(folder, "evidence", "attestation.dsse.json"));
+    attestation = await readCapped(
+      join(folder, "evidence", "attestation.dsse.json"),
+      EVIDENCE_TEXT_MAX_BYTES,
+    );
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) return false;
   }
@@ -81,8 +91,13 @@ export async function completeManifest(folder: string, leaf: RunLeaf): Promise<v
   // The names FileStore's evidencePaths gives them (the store imports the log, not the other way).
   const manifest = join(folder, "evidence", "manifest.json");
   const tmp = join(folder, ".manifest.json.tmp");
-  if (await readTextOrNull(manifest) !== null) return;
-  const text = await readTextOrNull(tmp);
+  let text: string | null;
+  try {
+    if (await readTextOrNull(manifest) !== null) return;
+    text = await readTextOrNull(tmp);
+  } catch {
+    return; // a manifest or its copy aside that is not a plain file of a reader's size is not for us to name
+  }
   if (text !== null && sha256Hex(text) === leaf.manifest_sha256) {
     await Deno.rename(tmp, manifest);
     await syncPaths([], [dirname(manifest)]);
@@ -102,9 +117,10 @@ function padded(bytes: Uint8Array, length: number): Uint8Array {
   return out;
 }
 
+/** A file's text, or null when it is missing; a link, a pipe or a file past the cap refused (ProveviError). */
 async function readTextOrNull(path: string): Promise<string | null> {
   try {
-    return await Deno.readTextFile(path);
+    return decoder.decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;

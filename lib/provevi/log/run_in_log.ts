@@ -5,6 +5,8 @@
  */
 import { join } from "node:path";
 import { type Problem, problem } from "../evidence/problem.ts";
+import { readCapped } from "../evidence/capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { leafHash, verifyInclusion } from "./merkle.ts";
 import { leafBytes, leafOfSeal } from "./run_leaf.ts";
 import { parseTlogProof, PROOF_FILE } from "./tlog_proof.ts";
@@ -125,9 +127,7 @@ export async function readRunLogFiles(
 ): Promise<{ attestation: Uint8Array | null; proofText: string | null }> {
   const read = async (path: string) => {
     try {
-      const info = await Deno.lstat(path);
-      if (!info.isFile) return null;
-      return await Deno.readFile(path);
+      return await readCapped(path, EVIDENCE_TEXT_MAX_BYTES);
     } catch {
       return null;
     }

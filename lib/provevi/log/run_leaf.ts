@@ -7,6 +7,7 @@
 import canonicalize from "canonicalize";
 import { ProveviError } from "../evidence/errors.ts";
 import { isSha256, sha256Hex } from "../evidence/hash.ts";
+import { checkRunId } from "../evidence/record.ts";
 
 /** The `format` of a leaf. */
 export const LEAF_FORMAT = "provevi-log-leaf/1";
@@ -64,8 +65,8 @@ export function leafOfSeal(manifestText: string, attestation: Uint8Array | null)
   } catch (error) {
     throw new ProveviError("cannot make the run's leaf: manifest.json is not JSON", { cause: error });
   }
-  if (typeof manifest?.run_id !== "string") {
-    throw new ProveviError("cannot make the run's leaf: manifest.json names no run_id");
+  if (!isRunId(manifest?.run_id)) {
+    throw new ProveviError("cannot make the run's leaf: manifest.json names no run_id that is a run ID");
   }
   return {
     run_id: manifest.run_id,
@@ -95,12 +96,27 @@ export function parseLeaf(bytes: Uint8Array): RunLeaf {
   if (keys !== "attestation_sha256,format,last_hash,manifest_sha256,run_id") throw bad(`fields ${keys}`);
   const hashOrNull = (v: unknown) => v === null || isSha256(v);
   if (
-    typeof value.run_id !== "string" || !isSha256(value.manifest_sha256) || !hashOrNull(value.last_hash) ||
+    !isRunId(value.run_id) || !isSha256(value.manifest_sha256) || !hashOrNull(value.last_hash) ||
     !hashOrNull(value.attestation_sha256)
   ) throw bad("a field of the wrong type");
   const leaf = value as unknown as RunLeaf;
   if (!sameBytes(leafBytes(leaf), bytes)) throw bad("not in its RFC 8785 form");
   return leafFields(leaf);
+}
+
+/**
+ * True when the value is a run ID. A leaf names its run by it, and the next appender finds a killed append's run
+ * at `<runs root>/<run_id>`: a leaf left past the size naming `../elsewhere` would have the log sign a run
+ * outside the store, and a manifest taken from outside it.
+ */
+function isRunId(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  try {
+    checkRunId(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** True when two leaves say the same. */

@@ -1,8 +1,10 @@
 /**
  * A witness over HTTP (C2SP tlog-witness): `POST /add-checkpoint` and `GET /<origin hash>/checkpoint`, on
- * 127.0.0.1 unless told otherwise. A body over 64 KiB is refused before it is read whole.
+ * 127.0.0.1 unless told otherwise. A body over 64 KiB is refused before it is read whole, and the door's limits
+ * (`serveDoor`) cut a client that sends slowly, idles or crowds it.
  * @module
  */
+import { type DoorLimits, type DoorRefusal, ownChunk, serveDoor } from "../guard/mod.ts";
 import type { Witness } from "./witness.ts";
 
 /** The largest request body a witness reads. */
@@ -20,7 +22,8 @@ export interface WitnessServer extends AsyncDisposable {
  * Serves a witness.
  *
  * @param witness The witness.
- * @param options `port` (0: a free one) and `hostname` (127.0.0.1).
+ * @param options `port` (0: a free one), `hostname` (127.0.0.1), the door's `limits` and who hears of its
+ *   refusals.
  * @returns The server.
  * @example
  * ```ts ignore
@@ -30,11 +33,17 @@ export interface WitnessServer extends AsyncDisposable {
  */
 export function serveWitness(
   witness: Witness,
-  options: { port?: number; hostname?: string } = {},
+  options: { port?: number; hostname?: string; limits?: DoorLimits; onRefusal?: (r: DoorRefusal) => void } =
+    {},
 ): WitnessServer {
   const hostname = options.hostname ?? "127.0.0.1";
-  const server = Deno.serve(
-    { port: options.port ?? 0, hostname, onListen: () => {} },
+  const server = serveDoor(
+    {
+      port: options.port ?? 0,
+      hostname,
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.onRefusal ? { onRefusal: options.onRefusal } : {}),
+    },
     (request) => handle(witness, request),
   );
   const addr = server.addr as Deno.NetAddr;
@@ -87,7 +96,7 @@ async function readBody(request: Request): Promise<Uint8Array | null> {
       await reader.cancel();
       return null;
     }
-    chunks.push(value);
+    chunks.push(ownChunk(value));
   }
   const out = new Uint8Array(n);
   let at = 0;

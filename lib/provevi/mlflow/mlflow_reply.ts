@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from "zod";
+import { ownChunk } from "../guard/body_bytes.ts";
 import { holdsCredential } from "./credential_echo.ts";
 
 /** The largest reply the copy reads from MLflow: a page of 1,000 runs with their tags fits many times. */
@@ -55,7 +56,7 @@ export async function readReply(response: Response, limit?: number): Promise<str
         }
         throw new ReplyTooLarge(bound);
       }
-      chunks.push(value);
+      chunks.push(ownChunk(value));
     }
   } finally {
     await reader.cancel().catch(() => {});

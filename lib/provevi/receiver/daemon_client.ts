@@ -6,12 +6,13 @@
  * `receiver()`, so that a program backend uses either.
  * @module
  */
+import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import type { EventInit } from "../evidence/chain.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { isUtcTime } from "../evidence/event.ts";
 import { isSha256 } from "../evidence/hash.ts";
-import { packPayload, readPack } from "../evidence/payload_pack.ts";
+import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
 import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
@@ -29,7 +30,8 @@ import type { ReceiverRun } from "./span_intake.ts";
 async function receivedBodies(folder: string): Promise<Map<string, Uint8Array>> {
   let pack: Uint8Array;
   try {
-    pack = await Deno.readFile(join(folder, RECEIVED_FILE));
+    // the daemon's records for this run: held to the pack's bound, and a pipe in their place refused
+    pack = await readCapped(join(folder, RECEIVED_FILE), PACK_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return new Map();
     throw new ProveviError(`cannot read ${join(folder, RECEIVED_FILE)}: ${(error as Error).message}`, {

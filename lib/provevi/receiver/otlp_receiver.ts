@@ -6,6 +6,7 @@
  * build on its decoder.
  * @module
  */
+import { serveDoor } from "../guard/mod.ts";
 import { OTLP_TRACE_RESPONSE } from "../telemetry/otlp_proto.ts";
 import { decodeTraceWire, type ReceivedSpan } from "./otlp_wire.ts";
 
@@ -72,11 +73,10 @@ export class OtlpReceiver implements AsyncDisposable {
    * @returns The receiver, listening.
    */
   static start(options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
-    // Deno.serve binds before it returns, so the address is known at once; onListen only silences the log.
-    const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve({
+    // the door binds before it returns, so the address is known at once
+    const server: Deno.HttpServer<Deno.NetAddr> = serveDoor({
       hostname: options.hostname ?? "127.0.0.1",
       port: options.port ?? 0,
-      onListen: () => {},
     }, (request): Promise<Response> => receiver.#handle(request));
     const receiver = new OtlpReceiver(server, options.onSpans ?? null);
     return Promise.resolve(receiver);

@@ -40,9 +40,12 @@ export interface ReceivedSpan {
   resource: Record<string, OtlpValue>;
 }
 
-const VARINT = 0;
-const FIXED64 = 1;
-const BYTES = 2;
+/** Protobuf's wire types (exported for `otlp_rows.ts`, which reads the same messages). */
+export const VARINT = 0;
+/** A fixed 64-bit field. */
+export const FIXED64 = 1;
+/** A length-delimited field. */
+export const BYTES = 2;
 const GROUP_START = 3;
 const GROUP_END = 4;
 const FIXED32 = 5;
@@ -55,9 +58,9 @@ const HEX_CODES = Array.from({ length: 256 }, (_, b) => {
 });
 const TWO_32 = 4294967296;
 /** The deepest nesting of lists and mappings in one attribute value, and of unknown groups. */
-const MAX_DEPTH = 32;
+export const MAX_DEPTH = 32;
 /** The longest ID read: OTLP's are 16 and 8 bytes; a longer one is refused before it is turned to hex. */
-const MAX_ID = 64;
+export const MAX_ID = 64;
 /**
  * How many bytes of objects a body may make a byte it holds (plus {@linkcode MEMORY_FLOOR}). An empty span is
  * two bytes on the wire and some 300 in memory: a 16 MiB body of them made 2.5 GB. A real span, event or value
@@ -66,10 +69,10 @@ const MAX_ID = 64;
 const MEMORY_RATIO = 16;
 const MEMORY_FLOOR = 1024 * 1024;
 /** The bytes of memory, about, that each thing this decoder makes takes (measured with Deno.memoryUsage). */
-const COST = { span: 320, eventOrLink: 128, container: 96, element: 16, bytes: 128 } as const;
+export const COST = { span: 320, eventOrLink: 128, container: 96, element: 16, bytes: 128 } as const;
 
 /** A cursor over a body's bytes; `end` bounds the message being read. */
-class Wire {
+export class Wire {
   pos = 0;
   /** How deep the values being read are nested in lists and mappings. */
   depth = 0;
@@ -288,7 +291,7 @@ class Wire {
 }
 
 /** Checks that a known field came with the wire type its schema gives. */
-function expect(wire: Wire, wireType: number, want: number, what: string): void {
+export function expect(wire: Wire, wireType: number, want: number, what: string): void {
   if (wireType !== want) wire.fail(`${what} has wire type ${wireType}, not ${want}`);
 }
 
@@ -304,7 +307,7 @@ function put(out: Record<string, OtlpValue>, key: string, value: OtlpValue): voi
  * protobuf's rule for a `oneof` has it (protobufjs and the Collector read it so; a first-wins reader would
  * record a value no other reader of the same body sees).
  */
-function anyValue(wire: Wire, end: number): OtlpValue {
+export function anyValue(wire: Wire, end: number): OtlpValue {
   // a value nested past any real attribute's depth would only overflow the stack of every reader after
   // (counted as the OTLP/JSON decoder counts: the attribute's own value is depth 0)
   if (wire.depth++ > MAX_DEPTH) wire.fail(`a value is nested more than ${MAX_DEPTH} deep`);
@@ -379,7 +382,7 @@ function attribute(wire: Wire, { wireType, end, out }: {
 }
 
 /** A `Resource`: its attributes. */
-function resource(wire: Wire, end: number): Record<string, OtlpValue> {
+export function resource(wire: Wire, end: number): Record<string, OtlpValue> {
   const out: Record<string, OtlpValue> = {};
   wire.fields(end, (n, wireType) => {
     if (n !== 1) return false;
@@ -390,7 +393,7 @@ function resource(wire: Wire, end: number): Record<string, OtlpValue> {
 }
 
 /** An `InstrumentationScope`: its name and version. */
-function scope(wire: Wire, end: number): { name: string; version: string } {
+export function scope(wire: Wire, end: number): { name: string; version: string } {
   const out = { name: "", version: "" };
   wire.fields(end, (n, t) => {
     if (n === 1) (expect(wire, t, BYTES, "InstrumentationScope.name"), out.name = wire.string(end));
@@ -431,7 +434,7 @@ function spanLink(wire: Wire, end: number): ReceivedSpan["links"][number] {
 }
 
 /** A span `Status`. */
-function spanStatus(wire: Wire, end: number): { code: number; message: string } {
+export function spanStatus(wire: Wire, end: number): { code: number; message: string } {
   const out = { code: 0, message: "" };
   wire.fields(end, (n, t) => {
     if (n === 2) (expect(wire, t, BYTES, "Status.message"), out.message = wire.string(end));

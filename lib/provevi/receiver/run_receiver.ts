@@ -15,6 +15,7 @@
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
 import { shutdownWithin } from "../guard/local_server.ts";
+import { type DoorLimits, serveDoor } from "../guard/mod.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, type ReceiverRun, type SpanRows, takeTraces } from "./span_intake.ts";
 
@@ -24,6 +25,8 @@ export interface ReceiverOptions extends IntakeOptions {
   port?: number;
   /** What the run may send in all. */
   limits?: RunLimits;
+  /** The limits of its door (`serveDoor`): slow heads and bodies, idle connections, how many at once. */
+  doorLimits?: DoorLimits;
 }
 
 /**
@@ -111,8 +114,15 @@ export function receiver(store: SpanRows, run: ReceiverRun, options: ReceiverOpt
     },
   };
   let door: { hosts: string[]; key: Uint8Array } | null = null;
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: options.port ?? 0, onListen: () => {} },
+  // a connection the door cuts (a slow head or body, an idle or crowding one) is a stranger's: the run's own
+  // exporter sends whole requests at once
+  const server = serveDoor(
+    {
+      hostname: "127.0.0.1",
+      port: options.port ?? 0,
+      ...(options.doorLimits ? { limits: options.doorLimits } : {}),
+      onRefusal: () => void strangers++,
+    },
     (request) => {
       const refusal = stranger(request, door!);
       if (refusal !== null) {

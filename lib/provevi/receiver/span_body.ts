@@ -8,6 +8,7 @@
  * and one piece's worth.
  * @module
  */
+import { joinChunks, ownChunk, readBytesCapped } from "../guard/body_bytes.ts";
 import { OtlpBodyError } from "./otlp_json.ts";
 
 /** The body is over its limit: the receiver answers 413. */
@@ -32,37 +33,9 @@ function pieceSize(max: number): number {
   return Math.max(MIN_PIECE, Math.min(MAX_PIECE, Math.floor(max / 4096)));
 }
 
-function joined(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
-async function readCapped(stream: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
-  if (stream === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) throw new BodyTooLarge(max, "sent");
-      chunks.push(value);
-    }
-  } catch (error) {
-    await reader.cancel().catch(() => {});
-    throw error;
-  } finally {
-    reader.releaseLock();
-  }
-  return joined(chunks, size);
+function readCapped(stream: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
+  if (stream === null) return Promise.resolve(new Uint8Array());
+  return readBytesCapped(stream, { max, tooLarge: () => new BodyTooLarge(max, "sent") });
 }
 
 /** Feeds a body into the decompressor in pieces, counting what is sent; stops when told or at an error. */
@@ -108,7 +81,7 @@ async function gunzipCapped(body: ReadableStream<Uint8Array> | null, max: number
       if (done) break;
       size += value.byteLength;
       if (size > max) throw new BodyTooLarge(max, "unpacked");
-      chunks.push(value);
+      chunks.push(ownChunk(value));
     }
   } catch (error) {
     // Stop at once, whatever the sender does next: a sender that stalls after its bomb holds nothing here.
@@ -119,7 +92,7 @@ async function gunzipCapped(body: ReadableStream<Uint8Array> | null, max: number
     throw error instanceof BodyTooLarge ? error : fed instanceof BodyTooLarge ? fed : error;
   }
   await feeding;
-  return joined(chunks, size);
+  return joinChunks(chunks, size);
 }
 
 /**

@@ -29,6 +29,7 @@ import type { EventInit } from "../evidence/chain.ts";
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
 import { shutdownWithin } from "../guard/local_server.ts";
+import { type DoorLimits, type DoorRefusal, serveDoor } from "../guard/mod.ts";
 import { DaemonRun, storeState, storeStateNow } from "./daemon_run.ts";
 import type { RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, takeTraces } from "./span_intake.ts";
@@ -78,6 +79,8 @@ export interface SpanDaemonOptions extends IntakeOptions {
   maxHeldBytes?: number;
   /** How often open runs are checked against the store, in seconds; 15 by default. */
   sweepSeconds?: number;
+  /** The limits of its door (`serveDoor`): slow heads and bodies, idle connections, how many at once. */
+  doorLimits?: DoorLimits;
 }
 
 /** The most runs open at once, by default. */
@@ -145,6 +148,7 @@ export class SpanDaemon implements AsyncDisposable {
   readonly #secretDigest: Uint8Array;
   readonly #hosts: string[];
   readonly #refusals = new Map<number, number>();
+  readonly #cut = new Map<DoorRefusal["limit"], number>();
   readonly #sweeper: ReturnType<typeof setInterval>;
   #closed: Promise<void> | null = null;
   readonly #stopped = Promise.withResolvers<void>();
@@ -155,8 +159,16 @@ export class SpanDaemon implements AsyncDisposable {
     this.#secret = options.secret ?? newSecret();
     this.#secretDigest = secretDigest(this.#secret);
     const hostname = options.hostname ?? "127.0.0.1";
-    this.#server = Deno.serve(
-      { hostname, port: options.port ?? 0, onListen: () => {} },
+    this.#server = serveDoor(
+      {
+        hostname,
+        port: options.port ?? 0,
+        ...(options.doorLimits ? { limits: options.doorLimits } : {}),
+        onRefusal: (refusal) => {
+          if (refusal.status === 0) this.#cut.set(refusal.limit, (this.#cut.get(refusal.limit) ?? 0) + 1);
+          else this.#refusals.set(refusal.status, (this.#refusals.get(refusal.status) ?? 0) + 1);
+        },
+      },
       (request) => this.#handle(request),
     );
     this.#hosts = localHosts(this.#server.addr.port, [hostname]);
@@ -205,9 +217,14 @@ export class SpanDaemon implements AsyncDisposable {
     return [...this.#runs.values()].filter((r) => !r.sealed).map((r) => r.runId);
   }
 
-  /** The requests refused so far, by HTTP status. */
+  /** The requests refused so far, by HTTP status (408 and 503 from the door's limits among them). */
   get refusals(): Record<number, number> {
     return Object.fromEntries(this.#refusals);
+  }
+
+  /** The connections the door closed unanswered so far (no request read), by the limit they passed. */
+  get cut(): Partial<Record<DoorRefusal["limit"], number>> {
+    return Object.fromEntries(this.#cut);
   }
 
   #refuse(status: number, message: string, route: Route | null, request: Request): Response {
@@ -365,7 +382,10 @@ export class SpanDaemon implements AsyncDisposable {
       };
       return await takeTraces(request, {
         run,
-        rows: { addSpans: (_, s) => Promise.resolve(run.addRows(s)) },
+        rows: {
+          addSpans: (_, s) => Promise.resolve(run.addRows(s)),
+          addSpanLines: (_, lines) => Promise.resolve(run.addRowLines(lines)),
+        },
         budget: run.budget,
         admit,
       }, {

@@ -23,8 +23,13 @@ let lastSecond = "";
 /** The character codes of the last second's time, "YYYY-MM-DDThh:mm:ss.", then six digits and `Z` to fill. */
 let timeCodes: number[] = [];
 
-/** A time in nanoseconds as RFC 3339 UTC with microseconds, as `formatMicros` writes it. */
-function nanoTime(nanos: string): string {
+/**
+ * A time in nanoseconds as RFC 3339 UTC with microseconds, as `formatMicros` writes it.
+ *
+ * @param nanos The nanoseconds since the epoch, as decimal text.
+ * @returns The time.
+ */
+export function nanoTime(nanos: string): string {
   const n = nanos.length;
   // The usual case: whole seconds that a double holds exactly (under 9e18 ns), the microseconds sliced out.
   if (n >= 10 && (n < 19 || (n === 19 && nanos.charCodeAt(0) < 57)) && DIGITS.test(nanos)) {
@@ -60,8 +65,13 @@ function put(target: { [key: string]: Json }, key: string, value: Json): void {
   } else target[key] = value;
 }
 
-/** An OTLP value as JSON: bytes become base64 text. */
-function json(value: OtlpValue): Json {
+/**
+ * An OTLP value as JSON: bytes become base64 text, a number that is not finite its text.
+ *
+ * @param value The value.
+ * @returns Its JSON.
+ */
+export function json(value: OtlpValue): Json {
   if (value instanceof Uint8Array) return btoa(String.fromCharCode(...value));
   if (Array.isArray(value)) return value.map(json);
   if (value !== null && typeof value === "object") {
@@ -136,11 +146,15 @@ function plainSpanNameOf(text: string, plain: PlainNames): string | null {
   return copy;
 }
 
-/** The row of a span; `plain` remembers the names of one request, which repeat. */
-function splitRow(span: ReceivedSpan, plain: PlainNames): StoredSpan {
+/**
+ * The attributes a span row keeps of a span's: names and usage, each made JSON, in the order of their keys.
+ *
+ * @param values The span's attributes.
+ * @returns The kept ones.
+ */
+export function rowAttributes(values: Readonly<Record<string, OtlpValue>>): { [key: string]: Json } {
   // each value made JSON, then kept unless it is a body (the body stays in the batch's payload, the request)
-  let kept: { [key: string]: Json } = {};
-  const values = span.attributes;
+  const kept: { [key: string]: Json } = {};
   for (const key in values) {
     if (!hasOwn.call(values, key)) continue;
     // a key provevi does not know is a body whatever it holds: it is not made JSON only to be left out
@@ -150,7 +164,12 @@ function splitRow(span: ReceivedSpan, plain: PlainNames): StoredSpan {
     // the decoders' texts are flat already (TextDecoder, String.fromCharCode, JSON.parse)
     put(kept, key, value);
   }
-  kept = sortedKeys(kept);
+  return sortedKeys(kept);
+}
+
+/** The row of a span; `plain` remembers the names of one request, which repeat. */
+function splitRow(span: ReceivedSpan, plain: PlainNames): StoredSpan {
+  const kept = rowAttributes(span.attributes);
   return {
     trace_id: span.traceId,
     span_id: span.spanId,
@@ -208,13 +227,27 @@ export function requestRecords(
     const name = typeof service === "string" ? plainNameOf(service, plain) : null;
     if (name !== null) services.add(name);
   }
+  return { rows, event: batchEvent(services, { ...options, spans: spans.length }) };
+}
+
+/**
+ * The `spans_received` event of a request, its `payload` to be set once the body is stored.
+ *
+ * @param services The plain names of the services that sent its spans.
+ * @param options The body's encoding, its spans, and when the receiver took it.
+ * @returns The event.
+ */
+export function batchEvent(
+  services: Iterable<string>,
+  options: { encoding: BatchEncoding; spans: number; time?: string },
+): Omit<EventInit, "actor"> {
   const event: Omit<EventInit, "actor"> = {
     type: SPANS_RECEIVED,
     component: RECEIVER_COMPONENT,
     confidence: "parsed",
-    data: { encoding: options.encoding, services: [...services].sort(), spans: spans.length },
+    data: { encoding: options.encoding, services: [...services].sort(), spans: options.spans },
     payload: null,
   };
   if (options.time !== undefined) event.time = options.time;
-  return { rows, event };
+  return event;
 }

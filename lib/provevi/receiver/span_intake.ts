@@ -17,7 +17,8 @@ import type { StoredSpan } from "../evidence/spans_file.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { decodeTraceRequest, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
-import { type BatchEncoding, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
+import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
+import { decodeTraceRows, type RowLines } from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
 import type { RunBudget } from "./run_budget.ts";
 
@@ -38,9 +39,14 @@ export interface ReceiverRun {
   payload(content: unknown): Promise<string | null>;
 }
 
-/** Where span rows go: a store's `addSpans`, when it has one. */
+/**
+ * Where span rows go: a store's `addSpans`, when it has one, and its `addSpanLines` when it keeps rows as lines
+ * of JSON (the file store, `prove serve`): a protobuf body's rows are then written straight from the wire.
+ */
 export interface SpanRows {
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
+  /** Appends rows made already: each a span's JSON and a newline, as `addSpans` would write them. */
+  addSpanLines?(runId: string, lines: Uint8Array): Promise<void>;
 }
 
 /** The default body size limit, as sent and after gzip is undone: 16 MiB. */
@@ -103,8 +109,47 @@ function otlpOk(contentType: string | null): Response {
   return new Response(new Uint8Array(body), { headers: { "content-type": "application/x-protobuf" } });
 }
 
-function decode(body: Uint8Array, contentType: string | null): ReceivedSpan[] {
-  if (isJson(contentType)) return decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
+/** A request's spans: decoded, or (a protobuf body for a store of lines) their rows' lines. */
+type Decoded = { count: number; spans: ReceivedSpan[] } | { count: number; lines: RowLines };
+
+function decode(
+  body: Uint8Array,
+  { contentType, lines }: { contentType: string | null; lines: boolean },
+): Decoded {
+  if (isJson(contentType)) {
+    const spans = decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
+    refuseRepeatedScope(spans, body.length);
+    return { count: spans.length, spans };
+  }
+  // the rows' lines in one pass; a body that pass does not take goes the general way, which says what is wrong
+  const rows = lines ? decodeTraceRows(body) : null;
+  if (rows !== null) return { count: rows.spans, lines: rows };
+  const spans = decodeProtobuf(body);
+  refuseRepeatedScope(spans, body.length);
+  return { count: spans.length, spans };
+}
+
+/** How many characters of rows a body may make a byte it holds, over {@linkcode ROWS_FLOOR} (as `otlp_rows.ts`). */
+const ROWS_RATIO = 16;
+const ROWS_FLOOR = 1024 * 1024;
+
+/**
+ * Refuses spans whose rows would repeat a long scope name or version in each row: one name of a megabyte in a
+ * body of ten thousand small spans made ten gigabytes of rows, which took the receiver's process down. Every
+ * other part of a row is the span's own, or short.
+ */
+function refuseRepeatedScope(spans: readonly ReceivedSpan[], bytes: number): void {
+  let repeated = 0;
+  for (const s of spans) repeated += s.scope.name.length + s.scope.version.length;
+  if (repeated > bytes * ROWS_RATIO + ROWS_FLOOR) {
+    throw new OtlpBodyError(
+      `the spans repeat their scope's name and version in each row, ${repeated} characters in all, more than ` +
+        `${ROWS_RATIO} times the body's ${bytes} bytes; send a shorter instrumentation scope name`,
+    );
+  }
+}
+
+function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
   let spans: ReceivedSpan[];
   try {
     spans = decodeTraceRequest(body);
@@ -162,36 +207,36 @@ async function spansOf(
   contentType: string | null,
   { target, options }: { target: IntakeTarget; options: IntakeOptions },
 ): Promise<
-  | { spans: ReceivedSpan[]; body: Uint8Array }
+  | { decoded: Decoded; body: Uint8Array }
   | { status: number; message: string; always?: boolean; quiet?: boolean }
 > {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
   const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
   let body: Uint8Array;
-  let spans: ReceivedSpan[];
+  let decoded: Decoded;
   try {
     body = await readSpanBody(request, maxBytes);
-    spans = decode(body, contentType);
+    decoded = decode(body, { contentType, lines: target.rows.addSpanLines !== undefined });
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
     const message = error instanceof Error ? error.message : String(error);
     return { status: 400, message: message.split("\n")[0]!.slice(0, 500) };
   }
-  if (spans.length > maxSpans) {
+  const spans = decoded.count;
+  if (spans > maxSpans) {
     return {
       status: 413,
-      message:
-        `the request holds ${spans.length} spans, over the receiver's limit of ${maxSpans} a request; ` +
+      message: `the request holds ${spans} spans, over the receiver's limit of ${maxSpans} a request; ` +
         `send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
     };
   }
   const refused = await target.admit?.() ?? null;
   if (refused !== null) return { ...refused, quiet: true };
   const fresh = target.budget?.over === null;
-  const over = target.budget?.take(spans.length, body.byteLength) ?? null;
+  const over = target.budget?.take(spans, body.byteLength) ?? null;
   // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
   if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}`, always: fresh };
-  return { spans, body };
+  return { decoded, body };
 }
 
 /**
@@ -235,13 +280,12 @@ export async function takeTraces(
     return answer(415, message);
   }
   const taken = await spansOf(request, contentType, { target, options });
-  if (!("spans" in taken)) {
+  if (!("decoded" in taken)) {
     if (!taken.quiet) {
       await refusalProblem(target, `the span receiver refused a body: ${taken.message}`, taken.always);
     }
     return answer(taken.status, taken.message);
   }
-  const { spans } = taken;
   try {
     await recordSpans(taken, { target, encoding: isJson(contentType) ? "json" : "protobuf" });
   } catch (error) {
@@ -258,7 +302,7 @@ export async function takeTraces(
       `the run's evidence cannot take the spans: ${(error as Error).message}`.split("\n")[0]!,
     );
   }
-  options.onResult?.({ status: 200, spans: spans.length });
+  options.onResult?.({ status: 200, spans: taken.decoded.count });
   return otlpOk(contentType);
 }
 
@@ -267,16 +311,23 @@ export async function takeTraces(
  * `spans_received` event, so that a request costs one payload and one line however many spans it holds.
  */
 async function recordSpans(
-  { spans, body }: { spans: ReceivedSpan[]; body: Uint8Array },
+  { decoded, body }: { decoded: Decoded; body: Uint8Array },
   { target: { run, rows }, encoding }: { target: IntakeTarget; encoding: BatchEncoding },
 ): Promise<void> {
-  const records = requestRecords(spans, { encoding });
   // The rows are an index beside the evidence, written before it, so that a request whose rows fail (503,
   // which the exporter sends again) leaves no event behind.
-  await rows.addSpans?.(run.runId, records.rows);
+  let event: Omit<EventInit, "actor">;
+  if ("lines" in decoded) {
+    await rows.addSpanLines!(run.runId, decoded.lines.lines);
+    event = batchEvent(decoded.lines.services, { encoding, spans: decoded.count });
+  } else {
+    const records = requestRecords(decoded.spans, { encoding });
+    await rows.addSpans?.(run.runId, records.rows);
+    event = records.event;
+  }
   const sha256 = await run.payload(body);
   // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
-  await run.record({ ...records.event, payload: sha256 });
+  await run.record({ ...event, payload: sha256 });
 }
 
 /**

@@ -3,9 +3,11 @@
  * of many runs needs from each.
  * @module
  */
+import { refuseNonFile } from "../evidence/capped_read.ts";
 
 /** The first line of a file, without its newline, or null when it has none within 16 MiB. */
 export async function firstLine(path: string): Promise<string | null> {
+  refuseNonFile(path); // a named pipe would keep the open waiting for ever
   using file = await Deno.open(path);
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -27,6 +29,7 @@ export async function firstLine(path: string): Promise<string | null> {
  * within its last 16 MiB.
  */
 export async function lastLine(path: string): Promise<string | null> {
+  refuseNonFile(path);
   using file = await Deno.open(path);
   const size = (await file.stat()).size;
   let end = size; // the file's bytes [0, end) are still to look at

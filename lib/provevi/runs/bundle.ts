@@ -4,7 +4,8 @@
  * version like any other catalog object. `bundle.json` in the run folder records where.
  * @module
  */
-import { PACK_FILE } from "../evidence/payload_pack.ts";
+import { readCapped } from "../evidence/capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE } from "../evidence/payload_pack.ts";
 import { join } from "node:path";
 import { type Catalog, parseUri } from "../../provcat/mod.ts";
 import { childUri } from "../../provcat/uri.ts";
@@ -358,7 +359,7 @@ async function readIfPresent(path: string): Promise<Uint8Array | null> {
   try {
     const info = await Deno.lstat(path);
     if (!info.isFile) return null;
-    return await Deno.readFile(path);
+    return await readCapped(path, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;

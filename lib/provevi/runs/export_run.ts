@@ -5,13 +5,14 @@
  * byte) are copied. The copy is verified.
  * @module
  */
+import { readCapped } from "../evidence/capped_read.ts";
 import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import { type EvidenceEvent, payloadsOf } from "../evidence/event.ts";
 import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
-import { readPack } from "../evidence/payload_pack.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, readPack } from "../evidence/payload_pack.ts";
 import type { EvidenceStore, RunWriter } from "../store/store.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { type RunCheck, verifyRun } from "./verify_run.ts";
@@ -188,7 +189,7 @@ async function readSignature(from: string): Promise<Uint8Array | null> {
   const source = join(from, "evidence", ATTESTATION_FILE);
   try {
     if (!(await Deno.lstat(source)).isFile) return null;
-    return await Deno.readFile(source);
+    return await readCapped(source, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;

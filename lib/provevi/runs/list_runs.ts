@@ -9,6 +9,8 @@
 import { join } from "node:path";
 import type { StatementSync } from "node:sqlite";
 import { ProveviError } from "../evidence/errors.ts";
+import { readCapped } from "../evidence/capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { runWriterState } from "../evidence/writer_process.ts";
 import { evidencePaths, FileStore } from "../store/file_store.ts";
@@ -537,7 +539,7 @@ async function readFolderRun(store: EvidenceStore, id: string): Promise<FolderRu
   const paths = evidencePaths(record.folder);
   const first = parseEvent(await orNull(() => firstLine(paths.events)));
   const last = parseEvent(await orNull(() => lastLine(paths.events)));
-  const manifest = await orNull(() => Deno.readTextFile(paths.manifest));
+  const manifest = await orNull(() => readCappedText(paths.manifest));
   const created = first?.type === "run_created" ? first : null;
   const fields = runFields(created);
   const ending = endStatus(last?.type ?? null, last?.data?.error);
@@ -573,7 +575,7 @@ function recordedCost(last: EvidenceEvent | null): string | null {
 
 /** The tokens of every model call, read from the whole `events.jsonl` of a run on the page. */
 async function addWholeFile(run: FolderRun): Promise<void> {
-  const text = await orNull(() => Deno.readTextFile(join(run.folder, "evidence", "events.jsonl")));
+  const text = await orNull(() => readCappedText(join(run.folder, "evidence", "events.jsonl")));
   if (text === null) return;
   let tokens: number | null = null;
   for (const line of text.split("\n")) {
@@ -584,4 +586,9 @@ async function addWholeFile(run: FolderRun): Promise<void> {
     tokens = (tokens ?? 0) + n(event.data?.input_tokens) + n(event.data?.output_tokens);
   }
   run.row.tokens = tokens;
+}
+
+/** An evidence file's text: a link, a pipe or a file past what a reader takes is refused, not waited on. */
+async function readCappedText(path: string): Promise<string> {
+  return new TextDecoder().decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
 }

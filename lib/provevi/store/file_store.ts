@@ -14,7 +14,7 @@ import { traceOfRuns } from "./_trace_of_runs.ts";
 import type { StoreQuestions } from "./store_questions.ts";
 import type * as Q from "./store_questions.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { sha256File, sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
+import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
 import {
   buildManifest,
@@ -24,16 +24,10 @@ import {
   type PayloadLayout,
   statusOf,
 } from "../evidence/manifest.ts";
-import {
-  EVIDENCE_TEXT_MAX_BYTES,
-  PACK_FILE,
-  PACK_LIMIT,
-  PACK_MAX_BYTES,
-  payloadPlace,
-} from "../evidence/payload_pack.ts";
-import { PackReader, PackWriter } from "./pack_file.ts";
+import { PACK_LIMIT, payloadPlace } from "../evidence/payload_pack.ts";
+import { PackWriter } from "./pack_file.ts";
 import { nowUtc } from "../evidence/event.ts";
-import { ATTESTATION_FILE, EventsDigest, sealAttestation } from "../evidence/attestation.ts";
+import { EventsDigest, sealAttestation } from "../evidence/attestation.ts";
 import { runsRoot } from "../evidence/runs_root.ts";
 import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record.ts";
 import type { EvidenceStore, RunWriter, SealInfo } from "./store.ts";
@@ -42,30 +36,9 @@ import { holdWriterLock, releaseWriterLock } from "../evidence/writer_process.ts
 import { FileLog, type PreparedAppend, syncPath } from "../log/file_log.ts";
 import { leafOfSeal } from "../log/run_leaf.ts";
 import { PROOF_FILE } from "../log/tlog_proof.ts";
+import { evidencePaths, FileRunRecord, strictUtf8 } from "./file_run_record.ts";
 
-/** The paths of a run folder's evidence. */
-export function evidencePaths(folder: string): {
-  evidence: string;
-  events: string;
-  payloads: string;
-  pack: string;
-  manifest: string;
-  manifestTmp: string;
-  attestation: string;
-} {
-  const evidence = join(folder, "evidence");
-  return {
-    evidence,
-    events: join(evidence, "events.jsonl"),
-    payloads: join(evidence, "payloads"),
-    pack: join(evidence, PACK_FILE),
-    manifest: join(evidence, "manifest.json"),
-    // The seal's manifest before it takes its name: beside evidence/, not in it, so a writer killed mid-seal
-    // leaves evidence/ holding only the format's files (docs/evidence-format.md, "The run folder").
-    manifestTmp: join(folder, ".manifest.json.tmp"),
-    attestation: join(evidence, ATTESTATION_FILE),
-  };
-}
+export { evidencePaths, FileRunRecord, readEvidenceText } from "./file_run_record.ts";
 
 /**
  * The file store. It keeps no index of runs, so questions across runs need a sqlite store.
@@ -125,6 +98,27 @@ export class FileStore implements EvidenceStore, StoreQuestions {
         );
       }
       file.append(spans);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Appends lines of spans made already (each a span's JSON and a newline) to a run this store opened, as
+   * {@linkcode FileStore.addSpans} appends spans: the span receiver writes them straight from the protobuf.
+   *
+   * @throws RunNotFound when this store did not open the run; EvidenceError when the file cannot take them.
+   */
+  addSpanLines(runId: string, lines: Uint8Array): Promise<void> {
+    try {
+      const file = this.#spans.get(runId);
+      if (file === undefined) {
+        throw new RunNotFound(
+          `cannot add spans to run "${runId}": this store did not open it; open it first`,
+        );
+      }
+      file.appendLines(lines);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
@@ -685,203 +679,4 @@ function sameBytes(path: string, sha256: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** A run read from its folder. */
-export class FileRunRecord implements RunRecord {
-  readonly #paths: ReturnType<typeof evidencePaths>;
-  readonly #pack: PackReader;
-
-  /** @param runId The run's ID. @param folder The run folder. */
-  constructor(readonly runId: string, readonly folder: string) {
-    this.#paths = evidencePaths(folder);
-    this.#pack = new PackReader(this.#paths.pack, () => {
-      refuseLinkedFolder(this.#paths.evidence);
-      refuseNonFile(this.#paths.pack);
-    });
-  }
-
-  /** The text of `events.jsonl`. */
-  async eventsText(): Promise<string | null> {
-    refuseLinkedFolder(this.#paths.evidence);
-    return await readTextOrNull(this.#paths.events);
-  }
-
-  /** The text of `manifest.json`. */
-  manifestText(): Promise<string | null> {
-    try {
-      refuseLinkedFolder(this.#paths.evidence);
-      // The manifest is small: read at once, not on a file thread.
-      return Promise.resolve(readEvidenceTextSync(this.#paths.manifest));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /**
-   * The file names in `payloads/`, listed synchronously: most runs keep their payloads in the pack and have few
-   * files or none here, and each entry of an asynchronous listing waits for a file thread (on a busy machine, the
-   * most of a run's verification in provtrace build).
-   */
-  payloadNames(): Promise<string[]> {
-    const names: string[] = [];
-    try {
-      refuseLinkedFolder(this.#paths.evidence);
-      refuseLinkedFolder(this.#paths.payloads);
-      try {
-        for (const entry of Deno.readDirSync(this.#paths.payloads)) names.push(entry.name);
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return Promise.resolve(names.sort());
-  }
-
-  /** Hashes a stored payload's bytes. */
-  async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
-    try {
-      const path = join(this.#paths.payloads, sha256);
-      refuseNonFile(path);
-      return await sha256File(path);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
-  }
-
-  /** The bytes of `payloads.pack`, or null when the run has none. */
-  async payloadPack(): Promise<Uint8Array | null> {
-    refuseLinkedFolder(this.#paths.evidence);
-    try {
-      return await readWhole(this.#paths.pack, PACK_MAX_BYTES);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
-  }
-
-  /**
-   * Reads a payload, from its file or else from the pack, and checks its hash: the one way every reader
-   * (verify, export, bundle, the viewer, the MLflow copy, provtrace) gets a payload's bytes.
-   */
-  async payload(sha256: string): Promise<Uint8Array> {
-    let bytes: Uint8Array | null;
-    try {
-      const path = join(this.#paths.payloads, sha256);
-      refuseNonFile(path);
-      bytes = await Deno.readFile(path);
-    } catch (error) {
-      bytes = this.#pack.read(sha256);
-      if (bytes === null) {
-        throw new ProveviError(`run "${this.runId}" has no payload ${sha256}`, { cause: error });
-      }
-    }
-    const actual = sha256Hex(bytes);
-    if (actual !== sha256) {
-      throw new ProveviError(
-        `payload ${sha256} of run "${this.runId}" was changed: its bytes hash to ${actual}`,
-      );
-    }
-    return bytes;
-  }
-}
-
-/**
- * Reads the text of an evidence file, refusing bytes that are not UTF-8. `Deno.readTextFile` would put U+FFFD
- * in place of a bad byte, and the chain would then hash a text that is not the file's bytes: a byte changed
- * that way would verify.
- *
- * @param path The file.
- * @returns Its text, or null when it is missing.
- * @throws ProveviError when the bytes are not UTF-8.
- */
-export async function readEvidenceText(path: string): Promise<string | null> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await readWhole(path, EVIDENCE_TEXT_MAX_BYTES);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-  return evidenceText(path, bytes);
-}
-
-/**
- * A file smaller than this is read synchronously: the hop to a file thread and back costs more than reading it
- * (on a busy machine, far more), and a check of thousands of runs reads several files of each; a bigger file is
- * read on a file thread, so that a server's event loop does not wait on it.
- */
-const READ_AT_ONCE = 256 * 1024;
-
-/** The bytes of a plain file of at most `most` bytes (see {@linkcode refuseNonFile}), read whole. */
-async function readWhole(path: string, most: number): Promise<Uint8Array> {
-  const size = refuseNonFile(path, most);
-  return size < READ_AT_ONCE ? Deno.readFileSync(path) : await Deno.readFile(path);
-}
-
-/** {@linkcode readEvidenceText} with a synchronous read, for a small file. */
-function readEvidenceTextSync(path: string): string | null {
-  let bytes: Uint8Array;
-  try {
-    refuseNonFile(path, EVIDENCE_TEXT_MAX_BYTES);
-    bytes = Deno.readFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-  return evidenceText(path, bytes);
-}
-
-function evidenceText(path: string, bytes: Uint8Array): string {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch (error) {
-    throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
-      cause: error,
-    });
-  }
-}
-
-/**
- * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
- * and reading a named pipe would wait for ever. With `most`, also a file bigger than a reader takes whole (a
- * forged file of many gigabytes would take the reader's memory with it; see `EVIDENCE_TEXT_MAX_BYTES`).
- * @returns The file's size.
- * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link, a file that is not plain, or one
- * past `most` bytes.
- */
-function refuseNonFile(path: string, most = Infinity): number {
-  const info = Deno.lstatSync(path);
-  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
-  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
-  if (info.size > most) {
-    throw new ProveviError(
-      `${path} holds ${info.size} bytes, more than the ${most} a reader takes: no writer of this toolkit makes it`,
-    );
-  }
-  return info.size;
-}
-
-/**
- * Refuses a folder of the evidence that is a link; nothing there is for the caller to report. The look is
- * synchronous, as `refuseNonFile`'s is: an asynchronous one waits for a file thread, which on a busy machine
- * costs more than the look itself, and a check of thousands of runs makes several for each.
- */
-function refuseLinkedFolder(path: string): void {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(path);
-  } catch {
-    return;
-  }
-  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a folder`);
-}
-
-// ignoreBOM keeps a byte order mark in the text, so that a line that starts with one is not JSON.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-function readTextOrNull(path: string): Promise<string | null> {
-  return readEvidenceText(path);
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { appendWhole } from "../evidence/append_whole.ts";
+import { ProveviError } from "../evidence/errors.ts";
 import {
   indexPackFile,
   PACK_MAX_BYTES,
@@ -80,13 +81,15 @@ export class PackReader {
   /**
    * The bytes of a packed payload, its hash not checked (the caller checks it), or null when the pack lacks a
    * whole record of it or cannot be read. Only the headers and the one record are read.
+   * @throws ProveviError when the pack is refused (a link, not a plain file, past `PACK_MAX_BYTES`).
    */
   read(sha256: string): Uint8Array | null {
     let file: Deno.FsFile;
     try {
       this.refuse();
       file = Deno.openSync(this.path, { read: true });
-    } catch {
+    } catch (error) {
+      if (error instanceof ProveviError) throw error;
       return null;
     }
     try {

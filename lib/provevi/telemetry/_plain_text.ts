@@ -8,9 +8,13 @@
 /** The longest name, in UTF-16 code units. */
 const MAX_NAME = 200;
 
-/** What a word may not hold: whitespace, a control character, or an invisible separator. */
-// deno-lint-ignore no-control-regex
-export const NOT_A_WORD: RegExp = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200d\u2060\ufeff]/;
+/**
+ * What a word may not hold: whitespace, a control character, a format character (soft hyphen, bidi controls,
+ * invisible operators, tags) or any character Unicode says a reader need not show (Default_Ignorable_Code_Point:
+ * variation selectors, Hangul fillers, …). A key with one of them inside (`sk\u00ad-proj…`) is no longer the key
+ * to a pattern, yet shows, or is copied back, as the key.
+ */
+export const NOT_A_WORD: RegExp = /[\s\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u;
 
 /**
  * The slow path of `isOneWord`: one word of at most 200 characters, by the regular expression alone.

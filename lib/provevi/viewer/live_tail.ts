@@ -6,6 +6,8 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
+import { refuseNonFile } from "../evidence/capped_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { type FeedItem, feedStatus } from "../live/feed.ts";
@@ -41,6 +43,7 @@ class LineReader {
   async next(): Promise<string[]> {
     let file: Deno.FsFile;
     try {
+      refuseNonFile(this.path); // a named pipe would keep the open waiting for ever
       file = await Deno.open(this.path);
     } catch {
       return [];
@@ -49,7 +52,8 @@ class LineReader {
       await file.seek(this.#offset, Deno.SeekMode.Start);
       const chunks: string[] = [];
       const buffer = new Uint8Array(65536);
-      for (;;) {
+      // no more of the file than any reader of the evidence takes: a forged sparse file is not read on for ever
+      while (this.#offset < EVIDENCE_TEXT_MAX_BYTES) {
         const n = await file.read(buffer);
         if (n === null || n === 0) break;
         this.#offset += n;

@@ -6,6 +6,7 @@
  * @module
  */
 import { checkRunIdToRead } from "../evidence/record.ts";
+import { ownChunk } from "../guard/body_bytes.ts";
 import { questionsOf } from "../store/store_questions.ts";
 import { compareView } from "./compare_steps.ts";
 import { liveStream } from "./live_stream.ts";
@@ -247,7 +248,7 @@ async function bodyText(request: Request, max: number): Promise<string> {
   for await (const chunk of request.body ?? []) {
     size += chunk.length;
     if (size > max) throw tooLarge();
-    chunks.push(chunk);
+    chunks.push(ownChunk(chunk));
   }
   const bytes = new Uint8Array(size);
   let at = 0;

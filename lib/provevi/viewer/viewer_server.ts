@@ -9,6 +9,7 @@
  * @module
  */
 import { ProveviError } from "../evidence/errors.ts";
+import { type DoorLimits, type DoorRefusal, serveDoor } from "../guard/mod.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import type { RunModel } from "./run_model.ts";
 import { SingleFlight } from "./single_flight.ts";
@@ -35,6 +36,10 @@ export interface ServeViewerOptions extends ViewerOptions {
   port?: number;
   /** The token; a new random one by default. */
   token?: string;
+  /** The limits of its door (`serveDoor`): each left out takes its default. */
+  doorLimits?: DoorLimits;
+  /** Told of each connection the door cuts, to log it. */
+  onDoorRefusal?: (refusal: DoorRefusal) => void;
 }
 
 /** A running viewer. */
@@ -161,11 +166,12 @@ export function serveViewer(store: EvidenceStore, options: ServeViewerOptions): 
   let handler: ViewerHandler | null = null;
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
-    server = Deno.serve({
+    server = serveDoor({
       hostname: "127.0.0.1",
       port: wanted,
-      onListen: () => {},
       onError: (error) => refusal(500, `prove ui: ${(error as Error)?.message ?? error}`),
+      ...(options.doorLimits ? { limits: options.doorLimits } : {}),
+      ...(options.onDoorRefusal ? { onRefusal: options.onDoorRefusal } : {}),
     }, (request) => handler!(request));
   } catch (error) {
     if (error instanceof Deno.errors.AddrInUse) {

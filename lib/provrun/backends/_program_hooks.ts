@@ -22,6 +22,7 @@ import {
   writePrivateFile,
 } from "../../provevi/guard/local_secret.ts";
 import { shutdownWithin } from "../../provevi/guard/local_server.ts";
+import { serveDoor } from "../../provevi/guard/mod.ts";
 import { BodyTooLarge, readSpanBody } from "../../provevi/receiver/span_body.ts";
 import { errorMessage, type EvidenceRecorder } from "../run/recorder.ts";
 import { decideToolCall, type ToolGrants } from "./tool_grants.ts";
@@ -103,35 +104,39 @@ export function listenForHooks(options: HookListenerOptions): HookListener {
     program: options.program,
     ...(options.toolDescription ? { toolDescription: options.toolDescription } : {}),
   });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-    const refusal = stranger(request, door!);
-    if (refusal !== null) {
-      counts.strangers++;
-      request.body?.cancel().catch(() => {});
-      return Response.json({ error: `hook listener: ${refusal.message}` }, { status: refusal.status });
-    }
-    const read = await readHook(request);
-    if (typeof read === "string") {
-      // The run's own program sent an input that cannot be read: whatever it was, it is refused and recorded,
-      // since a program treats an error answer to a blocking hook as leave to go on.
+  // a connection the door cuts (slow, idle or crowding) is a stranger's: the run's program sends whole requests
+  const server = serveDoor(
+    { hostname: "127.0.0.1", port: 0, onRefusal: () => void counts.strangers++ },
+    async (request) => {
+      const refusal = stranger(request, door!);
+      if (refusal !== null) {
+        counts.strangers++;
+        request.body?.cancel().catch(() => {});
+        return Response.json({ error: `hook listener: ${refusal.message}` }, { status: refusal.status });
+      }
+      const read = await readHook(request);
+      if (typeof read === "string") {
+        // The run's own program sent an input that cannot be read: whatever it was, it is refused and recorded,
+        // since a program treats an error answer to a blocking hook as leave to go on.
+        counts.hooks++;
+        counts.refused++;
+        return Response.json(options.reply("PreToolUse", await recordUnread(options, read)));
+      }
+      const { text, input } = read;
+      const event = typeof input.hook_event_name === "string" ? input.hook_event_name : "unknown";
       counts.hooks++;
-      counts.refused++;
-      return Response.json(options.reply("PreToolUse", await recordUnread(options, read)));
-    }
-    const { text, input } = read;
-    const event = typeof input.hook_event_name === "string" ? input.hook_event_name : "unknown";
-    counts.hooks++;
-    const decision = await decideAndRecord(options, { text, input, event });
-    if (decision && !decision.allow) counts.refused++;
-    await tools.take({
-      event,
-      tool: typeof input.tool_name === "string" ? input.tool_name : null,
-      id: typeof input.tool_use_id === "string" ? input.tool_use_id : null,
-      input,
-      decision,
-    }).catch(() => {});
-    return Response.json(options.reply(event, decision));
-  });
+      const decision = await decideAndRecord(options, { text, input, event });
+      if (decision && !decision.allow) counts.refused++;
+      await tools.take({
+        event,
+        tool: typeof input.tool_name === "string" ? input.tool_name : null,
+        id: typeof input.tool_use_id === "string" ? input.tool_use_id : null,
+        input,
+        decision,
+      }).catch(() => {});
+      return Response.json(options.reply(event, decision));
+    },
+  );
   door = { hosts: localHosts(server.addr.port), key: secretDigest(key) };
   let closed: Promise<void> | null = null;
   return {

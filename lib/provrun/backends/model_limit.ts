@@ -5,6 +5,7 @@
  * makes provr hold it all. The call then fails with {@linkcode PayloadTooLarge}, and the run with it.
  * @module
  */
+import { ownChunk } from "../../provevi/guard/body_bytes.ts";
 import { PayloadTooLarge } from "../run/errors.ts";
 
 /** The default limit of one model response body: 32 MB. */
@@ -69,7 +70,8 @@ export function limitedFetch(
           await reader.cancel(error).catch(() => {});
           return;
         }
-        controller.enqueue(step.value);
+        // the SDK collects a whole answer: a chunk of a byte must not hold its read's 64 KiB
+        controller.enqueue(ownChunk(step.value));
       },
       cancel(reason) {
         return reader.cancel(reason);

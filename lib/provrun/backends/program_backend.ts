@@ -132,8 +132,9 @@ export abstract class ProgramBackend extends InProcessBackend {
       type: "telemetry_problem",
       component: "SpanReceiver",
       data: {
-        problem: `the run's span receiver refused ${spans.strangers} requests without the run's key ` +
-          `(something other than the run's program tried to send it spans)`,
+        problem: `the run's span receiver refused ${spans.strangers} requests or connections of strangers ` +
+          `(without the run's key, for another Host, from a web page, or too slow or idle for its door): ` +
+          `something other than the run's program tried to reach it`,
         library: null,
       },
     });

@@ -12,16 +12,19 @@
  * Refusals are recorded up to a count, then only counted, so a flood fills neither memory nor the evidence.
  * @module
  */
-import { timingSafeEqual } from "node:crypto";
 import { crossSite, localHosts, refusedHost } from "../../provevi/guard/local_request.ts";
+import { type DoorLimits, serveDoor } from "../../provevi/guard/mod.ts";
 import type { Json } from "../../provevi/mod.ts";
 import { ModelKeyMissing } from "../run/errors.ts";
 import type { EvidenceRecorder } from "../run/recorder.ts";
 import { ANTHROPIC_MESSAGES } from "./anthropic_api.ts";
 import { type CallRecording, GatewayCall, type RecordedCall } from "./gateway_call.ts";
-import { type GatewaySpanContext, gatewaySpanContext } from "./gateway_span.ts";
+import { gatewaySpanContext } from "./gateway_span.ts";
 import { forward, gatewayError, passOn, type Upstream } from "./gateway_forward.ts";
 import { KeyScrubber } from "./key_scrub.ts";
+import { CallWatch } from "./call_watch.ts";
+import { type RequestHeaders, requestHeaders } from "./request_headers.ts";
+import { BodyReader } from "./body_reader.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
 
@@ -64,6 +67,8 @@ export interface GatewayOptions {
   conversationId?: string | null;
   /** Told of the tools each request offered, with their descriptions. */
   onTools?: (tools: [string, string][]) => void;
+  /** The limits of its door (`serveDoor`): slow heads and bodies, idle connections, how many at once. */
+  doorLimits?: DoorLimits;
 }
 
 /** What a gateway has seen. */
@@ -75,30 +80,6 @@ export interface GatewayCounts {
   /** Other requests forwarded without a record of their own (`count_tokens`, `models`). */
   passed: number;
 }
-
-const REQUEST_DROPPED = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-  "accept-encoding",
-  "content-encoding",
-  "authorization",
-  "x-api-key",
-  "api-key",
-  "cookie",
-  "forwarded",
-  "x-real-ip",
-  // the key decides its organization and project, not the program
-  "openai-organization",
-  "openai-project",
-]);
 
 const decoder = new TextDecoder();
 
@@ -122,7 +103,18 @@ function requestModel(bytes: Uint8Array): string | null {
   return json === whole && typeof whole.model === "string" && whole.model !== "" ? whole.model : null;
 }
 
-const encoder = new TextEncoder();
+/**
+ * Whether a text is the run's token, in a time that depends on its length alone: every character is compared,
+ * none ends the comparison early (as `@std/crypto`'s `timingSafeEqual` compares bytes, here without encoding
+ * the text first, which cost more than the rest of the request's checks). The token's length is no secret: its
+ * form is fixed.
+ */
+function isToken(given: string, token: string): boolean {
+  if (given.length !== token.length) return false;
+  let differ = 0;
+  for (let i = 0; i < token.length; i++) differ |= given.charCodeAt(i) ^ token.charCodeAt(i);
+  return differ === 0;
+}
 
 /** True when a key can be sent as a header's value. */
 function sendable(key: string): boolean {
@@ -154,15 +146,16 @@ export class ModelGateway implements AsyncDisposable {
   readonly counts: GatewayCounts = { calls: 0, refused: {}, passed: 0 };
   readonly #options: GatewayOptions;
   readonly #apis: ProviderApi[];
-  readonly #tokenBytes: Uint8Array;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
-  readonly #closing = new AbortController();
+  readonly #watch = new CallWatch();
   readonly #pending = new Set<Promise<void>>();
   #inFlight = 0;
   #refusalsRecorded = 0;
-  #span: GatewaySpanContext | null = null;
+  #recordingOf: CallRecording | null = null;
   readonly #scrub: KeyScrubber;
   readonly #hosts: string[];
+  /** The provider's base URL, without its trailing `/` (and, for Anthropic, its `/v1`: the path brings it). */
+  readonly #base: string;
 
   private constructor(options: GatewayOptions) {
     if (options.key !== null && !sendable(options.key)) {
@@ -176,17 +169,24 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.#options = options;
     this.#scrub = new KeyScrubber(options.key);
+    const base = options.upstream.replace(/\/+$/, "");
+    this.#base = options.provider === "anthropic" ? base.replace(/\/v1$/, "") : base;
     this.#apis = options.provider === "anthropic" ? [ANTHROPIC_MESSAGES] : [OPENAI_CHAT, OPENAI_RESPONSES];
     this.token = `provr-run-${
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
     }`;
-    this.#tokenBytes = encoder.encode(this.token);
-    this.#server = Deno.serve(
+    this.#server = serveDoor(
       {
         hostname: "127.0.0.1",
         port: 0,
-        onListen: () => {},
         onError: () => new Response(null, { status: 500 }),
+        ...(options.doorLimits ? { limits: options.doorLimits } : {}),
+        // every stranger is refused before its body is read (its Host, its site, its token), so only the run's
+        // own program could send one slowly: the body's rate is left unwatched, for the time to first token
+        watchBodies: false,
+        // a cut connection is recorded as a refusal (up to the count); a slow body's 408 also fails its read,
+        // which the handler records as a body that cannot be read
+        onRefusal: (refusal) => void this.#refuse(this.#apis[0]!, "slow_client", refusal.message),
       },
       (request) => this.#handle(request),
     );
@@ -212,7 +212,7 @@ export class ModelGateway implements AsyncDisposable {
 
   /** Stops taking requests, ends the calls under way, and waits until every call is recorded. */
   async close(): Promise<void> {
-    this.#closing.abort();
+    this.#watch.close();
     await this.#server.shutdown().catch(() => {});
     while (this.#pending.size) await Promise.allSettled([...this.#pending]);
   }
@@ -221,28 +221,22 @@ export class ModelGateway implements AsyncDisposable {
     await this.close();
   }
 
-  #authorized(request: Request): boolean {
-    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    const given = request.headers.get("x-api-key") ?? bearer ?? "";
-    // The token's length is no secret (its form is fixed): its bytes are compared in constant time, whole.
-    const bytes = encoder.encode(given);
-    return bytes.length === this.#tokenBytes.length && timingSafeEqual(bytes, this.#tokenBytes);
-  }
-
   async #handle(request: Request): Promise<Response> {
-    const url = new URL(request.url);
+    // parsed, not constructed: the same URL at a fraction of the cost (the server's URL is always whole)
+    const url = URL.parse(request.url)!;
     const api = this.#apis.find((a) => a.path === url.pathname) ?? null;
     const family = this.#apis[0]!;
     const stranger = this.#stranger(request, family);
     if (stranger !== null) return stranger;
-    if (!this.#authorized(request)) {
+    const headers = requestHeaders(request.headers);
+    if (!isToken(headers.given, this.token)) {
       return await this.#refuse(
         family,
         "unauthorized",
         `the request to ${url.pathname} does not carry the run's token`,
       );
     }
-    if (api === null || request.method !== "POST") return await this.#other(request, url);
+    if (api === null || request.method !== "POST") return await this.#other(request, { url, headers });
     if (this.#inFlight >= (this.#options.concurrent ?? 32)) {
       return await this.#refuse(
         api,
@@ -252,7 +246,7 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.#inFlight++;
     try {
-      return await this.#call(api, request, url);
+      return await this.#call(api, request, { url, headers });
     } finally {
       this.#inFlight--;
     }
@@ -275,7 +269,8 @@ export class ModelGateway implements AsyncDisposable {
   }
 
   /** A request that is not a model call: the few the SDKs make are passed on unrecorded; the rest are refused. */
-  async #other(request: Request, url: URL): Promise<Response> {
+  async #other(request: Request, read: { url: URL; headers: RequestHeaders }): Promise<Response> {
+    const { url, headers } = read;
     const family = this.#apis[0]!;
     const passed = family.family === "anthropic"
       ? request.method === "POST" && url.pathname === "/v1/messages/count_tokens"
@@ -287,16 +282,22 @@ export class ModelGateway implements AsyncDisposable {
         `${request.method} ${url.pathname} is not a model call the gateway serves`,
       );
     }
-    const body = request.method === "POST" ? await this.#body(request, family) : new Uint8Array();
+    const body = request.method === "POST"
+      ? await this.#body(request, { api: family, headers })
+      : new Uint8Array();
     if (body instanceof Response) return body;
     this.counts.passed++;
-    return await passOn(family, { ...this.#upstream(url, request.headers, body), method: request.method });
+    return await passOn(family, { ...this.#upstream(url, headers, body), method: request.method });
   }
 
   /** Reads a request's body up to the limit; a refusal's response when it cannot. */
-  async #body(request: Request, api: ProviderApi): Promise<Uint8Array<ArrayBuffer> | Response> {
+  async #body(
+    request: Request,
+    read: { api: ProviderApi; headers: RequestHeaders },
+  ): Promise<Uint8Array<ArrayBuffer> | Response> {
+    const { api, headers } = read;
     const limit = this.#options.requestBytes ?? DEFAULT_REQUEST_BYTES;
-    const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
+    const { encoding, length } = headers;
     if (!["identity", "gzip", "deflate"].includes(encoding)) {
       return await this.#refuse(
         api,
@@ -304,7 +305,7 @@ export class ModelGateway implements AsyncDisposable {
         `the request's content-encoding ${encoding} is not gzip, deflate or none`,
       );
     }
-    const declared = Number(request.headers.get("content-length") ?? "");
+    const declared = Number(length ?? "");
     if (Number.isFinite(declared) && declared > limit) {
       return await this.#refuse(
         api,
@@ -314,8 +315,7 @@ export class ModelGateway implements AsyncDisposable {
     }
     // A body of a stated length, not encoded, is read in one piece: no stream to step through chunk by chunk
     // (its first token is what a streamed call waits for). The server reads no more than the stated length.
-    const stated = request.headers.get("content-length") !== null &&
-      !request.headers.has("transfer-encoding");
+    const stated = length !== null && !headers.transferEncoded;
     if (encoding === "identity" && stated) {
       try {
         return await request.bytes();
@@ -331,12 +331,14 @@ export class ModelGateway implements AsyncDisposable {
     if (stream && encoding !== "identity") {
       stream = stream.pipeThrough(new DecompressionStream(encoding as CompressionFormat));
     }
+    const reader = stream ? new BodyReader(stream) : null;
     const chunks: Uint8Array[] = [];
     let size = 0;
     try {
-      for await (const chunk of stream ?? []) {
+      for (let chunk = await reader?.read() ?? null; chunk !== null; chunk = await reader!.read()) {
         size += chunk.byteLength;
         if (size > limit) {
+          await reader!.cancel(new Error("the request body passed the limit")).catch(() => {});
           return await this.#refuse(
             api,
             "too_large",
@@ -358,8 +360,12 @@ export class ModelGateway implements AsyncDisposable {
     return out;
   }
 
-  async #call(api: ProviderApi, request: Request, url: URL): Promise<Response> {
-    const bytes = await this.#body(request, api);
+  async #call(
+    api: ProviderApi,
+    request: Request,
+    read: { url: URL; headers: RequestHeaders },
+  ): Promise<Response> {
+    const bytes = await this.#body(request, { api, headers: read.headers });
     if (bytes instanceof Response) return bytes;
     const model = requestModel(bytes);
     if (model === null) {
@@ -367,14 +373,14 @@ export class ModelGateway implements AsyncDisposable {
     }
     this.counts.calls++;
     const call = new GatewayCall(this.#recording(), { api, bytes, model });
-    const forwarded = await forward(call, api, this.#upstream(url, request.headers, bytes));
+    const forwarded = await forward(call, api, this.#upstream(read.url, read.headers, bytes));
     const pending = forwarded.recorded.catch(() => {}).finally(() => this.#pending.delete(pending));
     this.#pending.add(pending);
     return forwarded.response;
   }
 
   /** Where a request goes, with what, and the bounds of its answer. */
-  #upstream(url: URL, headers: Headers, body: Uint8Array<ArrayBuffer>): Upstream {
+  #upstream(url: URL, headers: RequestHeaders, body: Uint8Array<ArrayBuffer>): Upstream {
     return {
       url: this.#upstreamUrl(url),
       headers: this.#headers(headers),
@@ -383,21 +389,21 @@ export class ModelGateway implements AsyncDisposable {
       responseBytes: this.#options.responseBytes,
       firstByteMs: this.#options.firstByteMs ?? 600_000,
       idleMs: this.#options.idleMs ?? 300_000,
-      signal: this.#closing.signal,
+      watch: this.#watch,
       scrub: this.#scrub,
     };
   }
 
   #recording(): CallRecording {
     const o = this.#options;
-    return {
+    return this.#recordingOf ??= {
       recorder: o.recorder,
       component: o.component,
       provider: o.provider,
       price: o.price ?? null,
       ...(o.onCall ? { onCall: o.onCall } : {}),
       ...(o.onTools ? { onTools: o.onTools } : {}),
-      span: this.#span ??= gatewaySpanContext(o.provider, {
+      span: gatewaySpanContext(o.provider, {
         upstream: o.upstream,
         conversationId: o.conversationId ?? null,
       }),
@@ -406,22 +412,13 @@ export class ModelGateway implements AsyncDisposable {
 
   /** The provider's URL of a request: its path under `/v1` after the provider's base. */
   #upstreamUrl(url: URL): string {
-    const base = this.#options.upstream.replace(/\/+$/, "");
-    if (this.#options.provider === "anthropic") {
-      return `${base.replace(/\/v1$/, "")}${url.pathname}${url.search}`;
-    }
-    return `${base}${url.pathname.slice("/v1".length)}${url.search}`;
+    if (this.#options.provider === "anthropic") return `${this.#base}${url.pathname}${url.search}`;
+    return `${this.#base}${url.pathname.slice("/v1".length)}${url.search}`;
   }
 
-  /**
-   * The program's headers, less the ones of the connection and of identity, with the real key: as pairs, which
-   * `fetch` reads once (a `Headers` object would be checked as each is set, then read again by `fetch`).
-   */
-  #headers(from: Headers): [string, string][] {
-    const headers: [string, string][] = [];
-    for (const [name, value] of from) {
-      if (!REQUEST_DROPPED.has(name) && !name.startsWith("x-forwarded-")) headers.push([name, value]);
-    }
+  /** The program's headers to forward, with the real key. */
+  #headers(from: RequestHeaders): [string, string][] {
+    const headers = [...from.forwarded];
     const key = this.#options.key;
     if (key !== null) {
       if (this.#options.provider === "anthropic") headers.push(["x-api-key", key]);

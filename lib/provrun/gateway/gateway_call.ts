@@ -106,6 +106,8 @@ export class GatewayCall {
       spanName: `chat ${call.model ?? ""}`.trim(),
       // a model over HTTP: a CLIENT span, as the conventions ask
       kind: SpanKind.CLIENT,
+      // opened once the request is on its way (`storeRequest`), off the way to the first token
+      spanLater: true,
       attributes: chatRequestAttributes(call.api.name, {
         body: undefined,
         model: call.model,
@@ -115,9 +117,9 @@ export class GatewayCall {
   }
 
   /**
-   * Reads the request and starts storing it, once: its settings go on the span, its tools to `onTools`, and its
-   * bytes to the store. The gateway calls it while the provider works (when the answer's headers came, or after
-   * a stream's first chunk went on), so that neither the program's first token nor the record of the answer
+   * Reads the request and starts storing it, once: the call's span opens (with the call's start), its settings
+   * go on it, its tools to `onTools`, and its bytes to the store. The gateway calls it while the provider works
+   * (when the answer's headers came, or after a stream's first chunk went on), so that neither the program's first token nor the record of the answer
    * waits for it: a large request (a program sends its whole conversation each time) is parsed only then. The
    * call's event waits for it, so its payload is on disk before its event.
    */
@@ -138,8 +140,9 @@ export class GatewayCall {
 
   /**
    * Reads and stores the request on a later turn of the event loop: after a stream's first chunk, so that the
-   * server writes that chunk to the program first (everything here runs on one thread). The call's end does it
-   * at the latest.
+   * server writes that chunk to the program first (everything here runs on one thread). Arming the turn's timer is
+   * itself a measurable part of the way to the first token, so the gateway asks for it once a read after that
+   * chunk returned. The call's end does it at the latest.
    */
   storeRequestSoon(): void {
     if (this.#stored !== null || this.#soon !== null) return;

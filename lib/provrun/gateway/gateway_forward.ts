@@ -10,7 +10,6 @@
  * them passes on at once.
  * @module
  */
-import { PayloadTooLarge } from "../run/errors.ts";
 import { errorMessage } from "../run/recorder.ts";
 import type { GatewayCall } from "./gateway_call.ts";
 import type { KeyScrubber } from "./key_scrub.ts";
@@ -25,6 +24,8 @@ import {
   streamErrorEvent,
 } from "./provider_api.ts";
 import { StreamReading } from "./stream_reading.ts";
+import { type CallWatch, Silence } from "./call_watch.ts";
+import { Answer, tooLarge } from "./provider_answer.ts";
 
 /** Where and how a call is forwarded. */
 export interface Upstream {
@@ -42,8 +43,8 @@ export interface Upstream {
   firstByteMs: number;
   /** How long a stream (or a body) may stay silent. */
   idleMs: number;
-  /** Aborted when the gateway closes. */
-  signal: AbortSignal;
+  /** The gateway's waits, which end the call when the provider stays silent or the gateway closes. */
+  watch: CallWatch;
   /** Takes the real key out of all that comes back (a provider may echo it). */
   scrub: KeyScrubber;
 }
@@ -53,13 +54,6 @@ export interface Forwarded {
   response: Response;
   /** Settles once the call's event is written (for a stream, before its last event reaches the program). */
   recorded: Promise<void>;
-}
-
-class Silence extends Error {
-  constructor(what: string, ms: number) {
-    super(`the provider sent ${what} for ${Math.round(ms / 1000)} s; the gateway stopped waiting`);
-    this.name = "ProviderTimeout";
-  }
 }
 
 const encoder = new TextEncoder();
@@ -75,22 +69,22 @@ const DROPPED = new Set([
 ]);
 
 /**
- * The provider's headers the program gets, less the connection's and any that holds the key: in one pass, as
- * pairs, which the response reads once.
+ * The provider's headers the program gets, less the connection's and any that holds the key, as pairs, which
+ * the response reads once; and the two the gateway reads (a lookup costs about as much as this one pass).
  */
-function passedHeaders(from: Headers, scrub: KeyScrubber): [string, string][] {
-  const headers: [string, string][] = [];
-  for (const [name, value] of from) {
-    if (!DROPPED.has(name) && !scrub.holds(value)) headers.push([name, value]);
-  }
-  return headers;
-}
-
-function tooLarge(limit: number, size: string): PayloadTooLarge {
-  return new PayloadTooLarge(
-    `the model's response passed ${limit} bytes (${size}); it was cut and refused: raise ` +
-      `agent.limits.model_bytes if the model should answer with that much`,
-  );
+function passedHeaders(
+  from: Headers,
+  scrub: KeyScrubber,
+): { pairs: [string, string][]; length: string | null; type: string } {
+  const pairs: [string, string][] = [];
+  let length: string | null = null;
+  let type = "";
+  from.forEach((value, name) => {
+    if (name === "content-length") length = value;
+    else if (name === "content-type") type = value;
+    if (!DROPPED.has(name) && !scrub.holds(value)) pairs.push([name, value]);
+  });
+  return { pairs, length, type };
 }
 
 /**
@@ -113,109 +107,6 @@ export function gatewayError(
 }
 
 /**
- * One timer for a call however many chunks it reads: the wait for the answer, then for each next byte. It aborts
- * the call when the provider stays silent; a chunk that arrives only moves the time on.
- */
-class Watchdog {
-  readonly #controller: AbortController;
-  readonly #idleMs: number;
-  #what = "no answer";
-  #wait: number;
-  #last = performance.now();
-  #timer: ReturnType<typeof setTimeout> | null;
-
-  constructor(controller: AbortController, ms: { firstByteMs: number; idleMs: number }) {
-    this.#controller = controller;
-    this.#idleMs = ms.idleMs;
-    this.#wait = ms.firstByteMs;
-    this.#timer = setTimeout(() => this.#check(), this.#wait);
-  }
-
-  #check(): void {
-    const silent = performance.now() - this.#last;
-    if (silent >= this.#wait) {
-      this.#timer = null;
-      this.#controller.abort(new Silence(this.#what, this.#wait));
-    } else this.#timer = setTimeout(() => this.#check(), this.#wait - silent);
-  }
-
-  /** The answer came, or a chunk of it: the next wait is for more. */
-  touch(): void {
-    this.#last = performance.now();
-    this.#what = "nothing more";
-    this.#wait = this.#idleMs;
-  }
-
-  stop(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-  }
-}
-
-/** The provider's answer as it is read: its reader, its watchdog, and its bytes counted against the limit. */
-class Answer {
-  readonly chunks: Uint8Array[] = [];
-  size = 0;
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #controller: AbortController;
-  readonly #watch: Watchdog;
-  readonly #limit: number;
-  readonly #scrub: KeyScrubber;
-
-  constructor(
-    response: Response,
-    call: { controller: AbortController; watch: Watchdog; limit: number; scrub: KeyScrubber },
-  ) {
-    this.#reader = (response.body ?? new Blob().stream()).getReader();
-    this.#controller = call.controller;
-    this.#watch = call.watch;
-    this.#limit = call.limit;
-    this.#scrub = call.scrub;
-  }
-
-  /** The next chunk, or null at the end; throws why the answer was cut (silence, size, the connection). */
-  async next(): Promise<Uint8Array | null> {
-    let step: ReadableStreamReadResult<Uint8Array>;
-    try {
-      step = await this.#reader.read();
-    } catch (error) {
-      throw this.#controller.signal.reason instanceof Error ? this.#controller.signal.reason : error;
-    }
-    if (step.done) {
-      this.#watch.stop();
-      const tail = this.#scrub.end();
-      if (tail.byteLength === 0) return null;
-      this.chunks.push(tail);
-      return tail;
-    }
-    this.#watch.touch();
-    this.size += step.value.byteLength;
-    if (this.size > this.#limit) throw tooLarge(this.#limit, `at least ${this.size} bytes`);
-    const value = this.#scrub.push(step.value);
-    this.chunks.push(value);
-    return value;
-  }
-
-  /** Stops reading: the provider's connection is closed. */
-  async cancel(reason: unknown): Promise<void> {
-    this.#watch.stop();
-    this.#controller.abort(reason);
-    await this.#reader.cancel(reason).catch(() => {});
-  }
-
-  /** The bytes kept so far (all that arrived within the limit), as one array. */
-  bytes(): Uint8Array<ArrayBuffer> {
-    const out = new Uint8Array(this.chunks.reduce((n, c) => n + c.byteLength, 0));
-    let at = 0;
-    for (const c of this.chunks) {
-      out.set(c, at);
-      at += c.byteLength;
-    }
-    return out;
-  }
-}
-
-/**
  * Forwards one call and records it.
  *
  * @param call The call's record.
@@ -225,10 +116,8 @@ class Answer {
  */
 export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream): Promise<Forwarded> {
   const controller = new AbortController();
-  const onClose = () => controller.abort(new Error("the run ended"));
-  up.signal.addEventListener("abort", onClose, { once: true });
-  const end = () => up.signal.removeEventListener("abort", onClose);
-  const watch = new Watchdog(controller, up);
+  const watch = up.watch.start({ controller, firstByteMs: up.firstByteMs, idleMs: up.idleMs });
+  const end = () => watch.stop();
   let response: Response;
   try {
     response = await up.fetch(up.url, {
@@ -238,7 +127,6 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
       signal: controller.signal,
     });
   } catch (error) {
-    watch.stop();
     end();
     const failure = controller.signal.reason instanceof Silence ? controller.signal.reason : error;
     const message = up.scrub.text(`the model provider did not answer: ${errorMessage(failure)}`);
@@ -248,9 +136,9 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
   }
   call.firstByte();
   watch.touch();
-  const declared = Number(response.headers.get("content-length") ?? "");
+  const passed = passedHeaders(response.headers, up.scrub);
+  const declared = Number(passed.length ?? "");
   if (Number.isFinite(declared) && declared > up.responseBytes) {
-    watch.stop();
     end();
     await response.body?.cancel().catch(() => {});
     const error = tooLarge(up.responseBytes, `${declared} bytes declared`);
@@ -258,10 +146,13 @@ export async function forward(call: GatewayCall, api: ProviderApi, up: Upstream)
     return { response: gatewayError(api, "bad_gateway", error.message), recorded: Promise.resolve() };
   }
   const answer = new Answer(response, { controller, watch, limit: up.responseBytes, scrub: up.scrub });
-  const streaming = response.ok && (response.headers.get("content-type") ?? "").includes("text/event-stream");
+  const streaming = response.ok && passed.type.includes("text/event-stream");
   call.streamed = streaming;
-  const headers = passedHeaders(response.headers, up.scrub);
-  if (streaming) return streamThrough(call, api, { response, headers, answer, end, scrub: up.scrub });
+  // A stream's first chunk is asked for now, so that it comes while the program's response is made.
+  const first = streaming ? answer.next() : null;
+  first?.catch(() => {}); // awaited, with its error, by the first pull
+  const headers = passed.pairs;
+  if (first) return streamThrough(call, api, { response, headers, answer, first, end, scrub: up.scrub });
   try {
     return { response: await whole(call, api, { response, headers, answer }), recorded: Promise.resolve() };
   } finally {
@@ -321,11 +212,14 @@ function streamThrough(
     response: Response;
     headers: [string, string][];
     answer: Answer;
+    /** The first chunk, asked for already. */
+    first: Promise<Uint8Array | null>;
     end: () => void;
     scrub: KeyScrubber;
   },
 ): Forwarded {
   const { response, answer } = got;
+  let first: Promise<Uint8Array | null> | null = got.first;
   const status = response.status;
   const reading = new StreamReading(api, got.scrub);
   let settle!: () => void;
@@ -348,15 +242,17 @@ function streamThrough(
   };
   const stream = new ReadableStream<Uint8Array>({
     pull: async (program) => {
-      // The request is read and stored once the first chunk has gone on, while the provider sends the next.
-      if (passed++ > 0) call.storeRequestSoon();
       let chunk: Uint8Array | null;
       try {
-        chunk = await answer.next();
+        chunk = await (first ?? answer.next());
+        first = null;
       } catch (error) {
         await answer.cancel(error);
         return await cut(program, error, "the model provider's stream was cut");
       }
+      // The request is read and stored on a later turn, asked for once a read after the first chunk returned:
+      // that chunk has gone on by then, and the timer of the turn, armed any sooner, delayed it.
+      if (passed++ > 0) call.storeRequestSoon();
       if (chunk === null) {
         reading.end();
         if (!done) await ended(call, { api, reading, program, status, raw: answer.bytes(), record });
@@ -368,6 +264,12 @@ function streamThrough(
       const assembly = reading.take(chunk) ? reading.assembly : null;
       if (!done && assembly && (assembly.complete() || assembly.error() !== null)) {
         await ended(call, { api, reading, program, status, raw: answer.bytes(), record });
+        // The record holds the stream up to here: whatever the provider sends after its end goes nowhere, where
+        // an SDK that reads on past the end (event by event) would hand the program text the record lacks.
+        program.enqueue(chunk);
+        await answer.cancel(new Error("the call ended"));
+        program.close();
+        return;
       }
       program.enqueue(chunk);
     },
@@ -422,9 +324,7 @@ async function ended(
  */
 export async function passOn(api: ProviderApi, up: Upstream & { method: string }): Promise<Response> {
   const controller = new AbortController();
-  const onClose = () => controller.abort(new Error("the run ended"));
-  up.signal.addEventListener("abort", onClose, { once: true });
-  const watch = new Watchdog(controller, up);
+  const watch = up.watch.start({ controller, firstByteMs: up.firstByteMs, idleMs: up.idleMs });
   let answer: Answer | null = null;
   try {
     const response = await up.fetch(up.url, {
@@ -447,6 +347,5 @@ export async function passOn(api: ProviderApi, up: Upstream & { method: string }
     return gatewayError(api, failure instanceof Silence ? "timeout" : "bad_gateway", message);
   } finally {
     watch.stop();
-    up.signal.removeEventListener("abort", onClose);
   }
 }

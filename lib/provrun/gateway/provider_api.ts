@@ -72,7 +72,8 @@ export type GatewayErrorKind =
   | "unsupported_encoding"
   | "busy"
   | "bad_gateway"
-  | "timeout";
+  | "timeout"
+  | "slow_client";
 
 /** The status of each kind of error. */
 export const ERROR_STATUS: Record<GatewayErrorKind, number> = {
@@ -86,6 +87,7 @@ export const ERROR_STATUS: Record<GatewayErrorKind, number> = {
   busy: 429,
   bad_gateway: 502,
   timeout: 504,
+  slow_client: 408,
 };
 
 const ANTHROPIC_TYPES: Record<GatewayErrorKind, string> = {
@@ -99,6 +101,7 @@ const ANTHROPIC_TYPES: Record<GatewayErrorKind, string> = {
   busy: "rate_limit_error",
   bad_gateway: "api_error",
   timeout: "api_error",
+  slow_client: "invalid_request_error",
 };
 
 const OPENAI_TYPES: Record<GatewayErrorKind, [string, string]> = {
@@ -112,6 +115,7 @@ const OPENAI_TYPES: Record<GatewayErrorKind, [string, string]> = {
   busy: ["rate_limit_error", "rate_limit_exceeded"],
   bad_gateway: ["server_error", "bad_gateway"],
   timeout: ["server_error", "timeout"],
+  slow_client: ["invalid_request_error", "request_timeout"],
 };
 
 /**

@@ -15,7 +15,14 @@ import {
 } from "@opentelemetry/api";
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
-import { type ChainedEvent, EventChain, type EventInit, nowUtc, utf8 } from "../../provevi/evidence/mod.ts";
+import {
+  type ChainedEvent,
+  EventChain,
+  type EventInit,
+  formatMicros,
+  nowUtc,
+  utf8,
+} from "../../provevi/evidence/mod.ts";
 import type { EvidenceEvent, Json, LostEvent, Manifest, RunWriter, SigningKey } from "../../provevi/mod.ts";
 import { EvidenceError } from "../../provevi/evidence/mod.ts";
 import { keptEvidenceProblem } from "../../provevi/store/mod.ts";
@@ -50,6 +57,12 @@ export interface StepOptions {
   attributes?: Attributes;
   /** The span's kind: `CLIENT` for a call to another process (a model over HTTP); `INTERNAL` by default. */
   kind?: SpanKind;
+  /**
+   * Opens the span at its first use (`span`, `within`, the step's end) rather than now, with now as its start
+   * and the same parent: for a step whose start is on a latency path (the gateway's time to first token), where
+   * opening a span costs more than the rest of the path's own work.
+   */
+  spanLater?: boolean;
 }
 
 /** How the recorder takes a write that fails: strict fails the run, lenient counts the event as lost. */
@@ -264,14 +277,23 @@ export class EvidenceRecorder {
    */
   startStep(options: StepOptions & { spanName: string }): OpenStep {
     const parent = this.#parent.getStore() ?? this.#root;
-    const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
-    const span = this.#tracer.startSpan(options.spanName, {
-      attributes: { ...options.attributes, "provrun.run_id": this.runId },
-      ...(options.kind === undefined ? {} : { kind: options.kind }),
-    }, ctx);
-    const startedAt = nowUtc();
+    const later = options.spanLater === true;
+    // A span opened later starts at this moment, on the clock of `nowUtc` and of the span's own times.
+    const at = later ? performance.now() : null;
+    const open = (): Span =>
+      this.#tracer.startSpan(options.spanName, {
+        attributes: { ...options.attributes, "provrun.run_id": this.runId },
+        ...(options.kind === undefined ? {} : { kind: options.kind }),
+        ...(at === null ? {} : { startTime: at }),
+      }, parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT);
+    let opened: Span | null = at === null ? open() : null;
+    const span = (): Span => opened ??= open();
+    let started = at === null ? nowUtc() : null; // a later span's start is written out when it is needed
+    const startedAt = () => started ??= formatMicros(Math.round((performance.timeOrigin + at!) * 1000));
+    // A span given its start is given its end too, else the SDK ends it on the wall clock, to the millisecond.
+    const now = () => at === null ? undefined : performance.now();
     const ids = () => {
-      const c = span.spanContext();
+      const c = span().spanContext();
       return {
         trace_id: c.traceId,
         span_id: c.spanId,
@@ -279,8 +301,12 @@ export class EvidenceRecorder {
       };
     };
     return {
-      span,
-      startedAt,
+      get span() {
+        return span();
+      },
+      get startedAt() {
+        return startedAt();
+      },
       end: async (type, record = {}) => {
         try {
           return await this.record({
@@ -288,16 +314,16 @@ export class EvidenceRecorder {
             ...ids(),
             type,
             component: options.component,
-            started_at: startedAt,
+            started_at: startedAt(),
           });
         } finally {
-          span.end();
+          span().end(now());
         }
       },
       fail: async (step, error, record = {}) => {
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
-        span.setAttribute("error.type", errorName(error));
+        span().recordException(error instanceof Error ? error : String(error), now());
+        span().setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+        span().setAttribute("error.type", errorName(error));
         try {
           return await this.record({
             refs: record.refs ?? [],
@@ -305,14 +331,14 @@ export class EvidenceRecorder {
             ...ids(),
             type: "step_failed",
             component: options.component,
-            started_at: startedAt,
+            started_at: startedAt(),
             data: { ...record.data, step, error: errorName(error), message: errorMessage(error) },
           });
         } finally {
-          span.end();
+          span().end(now());
         }
       },
-      within: (fn) => this.#parent.run(span, fn),
+      within: (fn) => this.#parent.run(span(), fn),
     };
   }
 

@@ -2,9 +2,11 @@
  * The tools of a sandbox process: checking a tools module's `TOOLS`, and running one call of a loaded tool.
  * It runs inside the process (see `sandbox_child.ts`), never in the caller of record; an error (Deno's
  * `NotCapable` among them) goes back by name and message.
+ *
+ * zod is not imported here: a tool's zod schema gives its own JSON schema (`toJSONSchema`, zod 4's classic
+ * API, the pinned one), so a sandbox process whose tools bring no zod never loads it (a quarter of its start).
  * @module
  */
-import { z } from "zod";
 import { FS_TOOLS, type JsonSchema, type SandboxTool, toolContext } from "./fs_tools.ts";
 
 /** A tool's definition as the model and the evidence see it. */
@@ -64,7 +66,13 @@ export function loadTools(modules: LoadedModule[], builtins: boolean): Loaded[] 
     let zod: Loaded["zod"] = null;
     if (isZod(t.schema)) {
       zod = t.schema as Loaded["zod"];
-      schema = z.toJSONSchema(t.schema as z.ZodType, { io: "input" }) as JsonSchema;
+      const own = (t.schema as { toJSONSchema?: unknown }).toJSONSchema;
+      if (typeof own !== "function") {
+        throw new TypeError(
+          `${label}: its schema gives no JSON schema; use zod 4's (import { z } from "zod")`,
+        );
+      }
+      schema = own.call(t.schema, { io: "input" }) as JsonSchema;
       delete schema.$schema;
     } else if (t.schema && typeof t.schema === "object" && !Array.isArray(t.schema)) {
       schema = t.schema as JsonSchema;

@@ -462,7 +462,9 @@ def verify(folder, trusted=None):
             continue
         path = os.path.join(pdir, sha)
         if not plain_file(path):
-            problem("payload.missing", "payloads/" + sha, "missing")
+            # "a listed payload is a link, not a plain file": unreadable; nothing there at all: missing
+            there = os.path.lexists(path) and os.path.isdir(pdir) and not os.path.islink(pdir)
+            problem("payload.unreadable" if there else "payload.missing", "payloads/" + sha, "missing")
             continue
         with open(path, "rb") as f:
             b = f.read()
@@ -476,6 +478,8 @@ def verify(folder, trusted=None):
         for sha in named:
             if manifest is not None and sha not in listed:
                 problem("payload.event_unlisted", "events.jsonl", "payload not listed", n, e["seq"])
+            elif manifest is None and sha not in names and sha not in held:
+                problem("payload.event_unlisted", "events.jsonl", "payload in neither place", n, e["seq"])
 
     # 6. Outputs.
     recorded = {}

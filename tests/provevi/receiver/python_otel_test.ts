@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { findRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { batchSpans, receiver } from "../../../lib/provevi/receiver/mod.ts";
+import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
+import { generalRows } from "./_rows_reference.ts";
 import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
 import { removeWritable } from "../../_files.ts";
@@ -82,6 +84,14 @@ peerTest("python-otel", {
         "gen_ai.usage.input_tokens": 9,
       });
       assert.equal((await readSpansFile(writer.folder)).length, 4);
+      // the protobuf requests' rows went the one pass, and are the lines the general way makes of their bodies
+      let general = "";
+      for (const e of events.filter((e) => e.data.encoding === "protobuf")) {
+        const body = await record.payload(e.payload!);
+        assert.notEqual(decodeTraceRows(body), null);
+        general += generalRows(body)!.lines;
+      }
+      assert.ok((await Deno.readTextFile(`${writer.folder}/spans.jsonl`)).startsWith(general));
     } finally {
       await removeWritable(runs);
     }

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { denoDir } from "../../_children.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const DOC = await Deno.readTextFile(join(ROOT, "docs", "ui.md"));
@@ -76,6 +77,8 @@ Deno.test({
     const base = {
       PATH: Deno.env.get("PATH") ?? "",
       HOME: folder,
+      // The scratch home's own cache would be a fresh one: every npm package fetched, every module compiled.
+      DENO_DIR: denoDir(),
       PROVRUN_RUNS: join(folder, ".provrun-runs"),
     };
     const policy = join(folder, "viewer-policy.yaml");

@@ -318,16 +318,22 @@ Deno.test("a provider's error and a stream cut short record the same step_failed
 });
 
 /**
- * A provider that sends the given chunks of a stream, 15 ms apart, and closes it only 300 ms after the last: the
- * gateway must know the call ended from the chunk itself.
+ * A provider that sends the given chunks of a stream, each once the program has read the ones before, and closes
+ * it only 300 ms after the last: the gateway must know the call ended from the chunk itself.
  */
-function chunked(chunks: string[]): Deno.HttpServer<Deno.NetAddr> {
+function chunked(chunks: string[], read: () => number): Deno.HttpServer<Deno.NetAddr> {
   return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     await request.arrayBuffer();
     const stream = new ReadableStream<Uint8Array>({
       async start(c) {
         for (const [i, chunk] of chunks.entries()) {
-          if (i) await new Promise((r) => setTimeout(r, 15));
+          // Each next chunk once the program has read the ones before (or 5 s passed: a gateway that held one
+          // back then fails the test, never hangs it), so that what the program saw first does not depend on
+          // how fast a loaded machine runs.
+          const before = chunks.slice(0, i).join("").length;
+          for (let waited = 0; read() < before && waited < 5000; waited += 5) {
+            await new Promise((r) => setTimeout(r, 5));
+          }
           c.enqueue(encoder.encode(chunk));
         }
         await new Promise((r) => setTimeout(r, 300));
@@ -348,7 +354,8 @@ async function orderOf(
   chunks: string[],
 ): Promise<{ seen: [string, boolean][]; events: EvidenceEvent[] }> {
   const runs = await Deno.makeTempDir({ prefix: "provrun-gateway-order-" });
-  const upstream = chunked(chunks);
+  let read = 0;
+  const upstream = chunked(chunks, () => read);
   const writer = await new FileStore({ runs }).openRun(newRunId());
   const recorder = new EvidenceRecorder(writer, { actor: "ada", mode: "strict" });
   await recorder.record({ type: "run_created", component: "test", data: {} });
@@ -371,6 +378,7 @@ async function orderOf(
     const seen: [string, boolean][] = [];
     for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
       seen.push([chunk, written()]);
+      read += chunk.length;
     }
     await gateway.close();
     await recorder.flush();

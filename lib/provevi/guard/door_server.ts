@@ -1,0 +1,411 @@
+/**
+ * A network door that a slow or greedy client cannot hold: `Deno.serve` with the limits of `door_limits.ts`.
+ *
+ * `Deno.serve` has no header-read or idle timeout and no cap on connections (denoland/deno#3515), and no hook
+ * per connection. So the door accepts connections itself (`Deno.listen`) and hands each to Deno's own HTTP
+ * server for one connection (`serveHttpOnConnection`, what `Deno.serve` runs on each connection it accepts),
+ * with a signal of its own: aborting it closes that connection at once, whatever it was doing. A clock a second
+ * checks every connection against the limits. The HTTP parsing stays Deno's (hyper); the door only counts and
+ * times. A Deno without that function gets `Deno.serve` with the limits it can keep inside a request (the body,
+ * a streamed answer), and `guarded` says "requests".
+ * @module
+ */
+import { type DoorLimits, doorLimits, type DoorRefusal, type FullDoorLimits } from "./door_limits.ts";
+import { bodyTooSlow, streamedBody, type Watch, watchedAnswer, watchedRequest } from "./door_watch.ts";
+
+/** Options of {@linkcode serveDoor}. */
+export interface DoorOptions {
+  /** The address to listen on; 127.0.0.1 by default. */
+  hostname?: string;
+  /** The port; 0 (by default) for a free one. */
+  port?: number;
+  /** The limits; each left out takes its default. */
+  limits?: DoorLimits;
+  /** Told of each refusal, to count or log it. */
+  onRefusal?: (refusal: DoorRefusal) => void;
+  /**
+   * Whether a body's rate is watched (true by default). Watching takes the body off Deno's native path, about
+   * 0.2 ms of CPU a request; a door that refuses every stranger before it reads a body (the model gateway, whose
+   * only client with its token is the run's own program) may leave it off, for its time to first token.
+   */
+  watchBodies?: boolean;
+  /** The answer to a handler that throws; a bare 500 by default. */
+  onError?: (error: unknown) => Response | Promise<Response>;
+}
+
+/** A door: a `Deno.HttpServer`, and what it guards. */
+export interface DoorServer extends Deno.HttpServer<Deno.NetAddr> {
+  /** "connections" when every limit holds; "requests" when only those inside a request do (see the module). */
+  readonly guarded: "connections" | "requests";
+  /** The connections open now. */
+  readonly connections: number;
+}
+
+type OnConnection = (
+  conn: Deno.Conn,
+  signal: AbortSignal,
+  handler: Deno.ServeHandler<Deno.NetAddr>,
+  onError: (error: unknown) => Response | Promise<Response>,
+  onListen: () => void,
+) => Deno.HttpServer<Deno.NetAddr>;
+
+interface Connection {
+  readonly conn: Deno.Conn;
+  readonly remote: string;
+  readonly local: boolean;
+  readonly control: AbortController;
+  /** The requests under way on it, each with its watch and its refusal of a slow body. */
+  readonly requests: Map<Watch, () => void>;
+  /** Whether it has had a request yet; and since when it has had none under way. */
+  served: boolean;
+  idleSince: number;
+  server: Deno.HttpServer<Deno.NetAddr> | null;
+  /** Set when its server finished: aborting it then would throw inside Deno, uncaught (an event listener). */
+  ended: boolean;
+}
+
+const TICK_MS = 500;
+const LINGER_MS = 1000;
+const BUSY_TEXT = "the server holds too many connections now: try again in a moment\n";
+const BUSY = new TextEncoder().encode(
+  "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain; charset=utf-8\r\n" +
+    `retry-after: 1\r\ncontent-length: ${BUSY_TEXT.length}\r\n\r\n${BUSY_TEXT}`,
+);
+
+function onConnection(): OnConnection | null {
+  const deno = Deno as unknown as Record<symbol, Record<string, unknown> | undefined>;
+  const internal = (Deno as unknown as { internal?: symbol }).internal;
+  const found = internal === undefined ? undefined : deno[internal]?.serveHttpOnConnection;
+  return typeof found === "function" ? found as OnConnection : null;
+}
+
+const bareError = () => new Response("Internal Server Error", { status: 500 });
+
+/**
+ * Serves HTTP on a door with limits: what `Deno.serve` does, and a client that sends its request slowly, keeps a
+ * connection idle, stops reading its answer, or opens too many connections is cut off (see {@linkcode DoorLimits}):
+ * with 408 when a request's body is too slow (its head was read), 503 to a connection past the cap, and a closed
+ * connection otherwise, each told to `onRefusal`.
+ *
+ * @param options The address, the port, the limits, the refusal callback.
+ * @param handler The handler of each request.
+ * @returns The server, listening.
+ * @throws Deno.errors.AddrInUse when the port is taken.
+ * @throws RangeError for a limit that is not a whole number above zero.
+ * @example
+ * ```ts
+ * import { serveDoor } from "./door_server.ts";
+ * await using door = serveDoor({ limits: { headerMs: 5000 } }, () => new Response("ok"));
+ * const answer = await fetch(`http://127.0.0.1:${door.addr.port}/`);
+ * await answer.text(); // "ok"
+ * ```
+ */
+export function serveDoor(options: DoorOptions, handler: Deno.ServeHandler<Deno.NetAddr>): DoorServer {
+  const limits = doorLimits(options.limits);
+  const on = onConnection();
+  return on === null
+    ? requestDoor(options, limits, handler)
+    : new ConnectionDoor(options, { limits, on, handler });
+}
+
+class ConnectionDoor implements DoorServer {
+  readonly guarded = "connections" as const;
+  readonly addr: Deno.NetAddr;
+  readonly finished: Promise<void>;
+  readonly #listener: Deno.TcpListener;
+  readonly #open = new Set<Connection>();
+  readonly #limits: FullDoorLimits;
+  readonly #on: OnConnection;
+  readonly #handler: Deno.ServeHandler<Deno.NetAddr>;
+  readonly #options: DoorOptions;
+  readonly #clock: ReturnType<typeof setInterval>;
+  #closing = false;
+  #referenced = true;
+
+  constructor(
+    options: DoorOptions,
+    parts: { limits: FullDoorLimits; on: OnConnection; handler: Deno.ServeHandler<Deno.NetAddr> },
+  ) {
+    this.#options = options;
+    this.#limits = parts.limits;
+    this.#on = parts.on;
+    this.#handler = parts.handler;
+    this.#listener = Deno.listen({ hostname: options.hostname ?? "127.0.0.1", port: options.port ?? 0 });
+    this.addr = this.#listener.addr;
+    this.#clock = setInterval(() => this.#check(Date.now()), TICK_MS);
+    Deno.unrefTimer(this.#clock);
+    this.finished = this.#accept();
+  }
+
+  get connections(): number {
+    return this.#open.size;
+  }
+
+  async #accept(): Promise<void> {
+    while (!this.#closing) {
+      let conn: Deno.TcpConn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (error) {
+        if (this.#closing || error instanceof Deno.errors.BadResource) break;
+        // out of descriptors, or a connection reset before it was taken: wait a moment, keep the door open
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      this.#take(conn);
+    }
+    clearInterval(this.#clock);
+    while (this.#open.size) await Promise.allSettled([...this.#open].map((c) => c.server?.finished));
+  }
+
+  #take(conn: Deno.TcpConn): void {
+    const remote = conn.remoteAddr.hostname;
+    // the machine itself (all of 127.0.0.0/8): every local client shares it, so it has no cap of its own
+    const local = remote.startsWith("127.") || remote === "::1" || remote.startsWith("::ffff:127.");
+    const crowded = !local &&
+      [...this.#open].filter((c) => c.remote === remote).length >= this.#limits.maxPerAddress;
+    const full = !crowded && this.#open.size >= this.#limits.maxConnections && !this.#evict();
+    if (full || crowded) {
+      this.#refused(crowded ? "address" : "connections", 503, remote);
+      void conn.write(BUSY).catch(() => {}).finally(() => closeQuietly(conn));
+      return;
+    }
+    const connection: Connection = {
+      conn,
+      remote,
+      local,
+      control: new AbortController(),
+      requests: new Map(),
+      served: false,
+      idleSince: Date.now(),
+      server: null,
+      ended: false,
+    };
+    this.#open.add(connection);
+    const server = this.#on(
+      conn,
+      connection.control.signal,
+      (request, info) => this.#serve(connection, request, info),
+      this.#options.onError ?? bareError,
+      () => {},
+    );
+    connection.server = server;
+    if (!this.#referenced) server.unref();
+    void server.finished.catch(() => {}).finally(() => {
+      connection.ended = true;
+      this.#open.delete(connection);
+    });
+  }
+
+  /** Closes the connection that has waited longest for a request, to make room; false when none waits. */
+  #evict(): boolean {
+    let oldest: Connection | null = null;
+    for (const c of this.#open) {
+      if (c.requests.size === 0 && (oldest === null || c.idleSince < oldest.idleSince)) oldest = c;
+    }
+    if (oldest === null) return false;
+    this.#close(oldest, oldest.served ? "idle" : "header");
+    return true;
+  }
+
+  async #serve(connection: Connection, request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) {
+    const watch: Watch = {
+      phase: "working",
+      since: Date.now(),
+      received: 0,
+      waitedMs: 0,
+      waitingSince: 0,
+      stalled: 0,
+    };
+    connection.served = true;
+    connection.requests.set(watch, () => {});
+    void info.completed.catch(() => {}).finally(() => {
+      connection.requests.delete(watch);
+      if (connection.requests.size === 0) connection.idleSince = Date.now();
+    });
+    if (request.body === null || this.#options.watchBodies === false) {
+      return this.#answer(watch, await this.#handler(request, info));
+    }
+    watch.phase = "body";
+    const watched = watchedOrNot(request, watch);
+    const refused = Promise.withResolvers<Response>();
+    connection.requests.set(watch, () => {
+      watched.stop(new Deno.errors.TimedOut("the request's body came too slowly"));
+      refused.resolve(
+        new Response(
+          `the request's body came too slowly: send it at ${this.#limits.bodyBytesPerSecond} bytes/s`,
+          {
+            status: 408,
+            headers: { connection: "close", "content-type": "text/plain; charset=utf-8" },
+          },
+        ),
+      );
+      // a lingering close: closing at once, with the rest of the body unread, sends a reset that may wipe the
+      // 408 from the client before it reads it
+      void info.completed.catch(() => {}).finally(() => setTimeout(() => cut(connection), LINGER_MS));
+    });
+    const handled = Promise.resolve(this.#handler(watched.request, info));
+    handled.catch(() => {}); // a refused request's handler fails on its body; the 408 is the answer
+    return this.#answer(watch, await Promise.race([handled, refused.promise]));
+  }
+
+  #answer(watch: Watch, response: Response): Response {
+    watch.phase = "answer";
+    watch.since = Date.now();
+    if (!streamedBody(response)) return response;
+    return new Response(watchedAnswer(response.body!, watch), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  }
+
+  #check(now: number): void {
+    const limits = this.#limits;
+    for (const c of this.#open) {
+      if (c.requests.size === 0) {
+        if (now - c.idleSince > (c.served ? limits.idleMs : limits.headerMs)) {
+          this.#close(c, c.served ? "idle" : "header");
+        }
+        continue;
+      }
+      for (const [watch, refuse] of c.requests) {
+        if (bodyTooSlow(watch, limits, now)) {
+          watch.phase = "working";
+          this.#refused("body", 408, c.remote);
+          refuse();
+        } else if (watch.phase === "answer" && watch.stalled > 0 && now - watch.stalled > limits.answerMs) {
+          this.#close(c, "answer");
+          break;
+        }
+      }
+    }
+  }
+
+  #close(connection: Connection, limit: "header" | "idle" | "answer"): void {
+    this.#open.delete(connection);
+    this.#refused(limit, 0, connection.remote);
+    cut(connection);
+  }
+
+  #refused(limit: DoorRefusal["limit"], status: DoorRefusal["status"], remote: string): void {
+    this.#options.onRefusal?.({ limit, status, remote, message: refusalLine(limit, this.#limits, remote) });
+  }
+
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    closeQuietly(this.#listener);
+    await Promise.allSettled([...this.#open].map((c) => c.server?.shutdown()));
+    await this.finished;
+  }
+
+  ref(): void {
+    this.#referenced = true;
+    this.#listener.ref();
+    for (const c of this.#open) c.server?.ref();
+  }
+
+  unref(): void {
+    this.#referenced = false;
+    this.#listener.unref();
+    for (const c of this.#open) c.server?.unref();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+}
+
+/**
+ * The request with its body watched; or, for a method that a `Request` cannot be made with (CONNECT, TRACE,
+ * TRACK), the request itself: its body then counts as arriving at no speed, so a handler that waits for it has
+ * the body's floor of time, and is refused with the connection after it.
+ */
+function watchedOrNot(request: Request, watch: Watch): ReturnType<typeof watchedRequest> {
+  try {
+    return watchedRequest(request, watch);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return { request, stop: () => {} };
+  }
+}
+
+/**
+ * Closes a connection at once, whatever it was doing. Only from a timer: its server's `finished` settles in the
+ * same turn as Deno closes it, so by then `ended` is set.
+ */
+function cut(connection: Connection): void {
+  if (!connection.ended && !connection.control.signal.aborted) connection.control.abort();
+}
+
+/** The one line a door's log gives a refusal. */
+function refusalLine(limit: DoorRefusal["limit"], limits: FullDoorLimits, remote: string): string {
+  const what = {
+    header: `sent no whole request head in ${limits.headerMs} ms`,
+    idle: `kept its connection idle past ${limits.idleMs} ms`,
+    body:
+      `sent its body slower than ${limits.bodyBytesPerSecond} bytes/s after ${limits.bodyFloorMs} ms (408)`,
+    answer: `took none of its answer for ${limits.answerMs} ms`,
+    connections: `found ${limits.maxConnections} connections open, none idle (503)`,
+    address: `already holds ${limits.maxPerAddress} connections (503)`,
+  }[limit];
+  return `closed a connection of ${remote}: it ${what}`;
+}
+
+function closeQuietly(closer: { close(): void }): void {
+  try {
+    closer.close();
+  } catch { /* already closed */ }
+}
+
+/**
+ * `Deno.serve` with the limits inside a request only (the body's), what {@linkcode serveDoor} gives on a Deno without
+ * `serveHttpOnConnection`: exported so that its tests run on a Deno that has it.
+ *
+ * @param options The address, the port, the refusal callback, whether bodies are watched.
+ * @param limits The limits, filled ({@linkcode doorLimits}).
+ * @param handler The handler of each request.
+ * @returns The server, listening, with `guarded` "requests".
+ */
+export function requestDoor(
+  options: DoorOptions,
+  limits: FullDoorLimits,
+  handler: Deno.ServeHandler<Deno.NetAddr>,
+): DoorServer {
+  const server = Deno.serve({
+    hostname: options.hostname ?? "127.0.0.1",
+    port: options.port ?? 0,
+    onListen: () => {},
+    onError: options.onError ?? bareError,
+  }, async (request, info) => {
+    if (request.body === null || options.watchBodies === false) return await handler(request, info);
+    const watch: Watch = {
+      phase: "body",
+      since: Date.now(),
+      received: 0,
+      waitedMs: 0,
+      waitingSince: 0,
+      stalled: 0,
+    };
+    const watched = watchedOrNot(request, watch);
+    const timer = setInterval(() => {
+      if (watch.phase !== "body") clearInterval(timer);
+      else if (bodyTooSlow(watch, limits, Date.now())) {
+        clearInterval(timer);
+        options.onRefusal?.({
+          limit: "body",
+          status: 408,
+          remote: info.remoteAddr.hostname,
+          message: refusalLine("body", limits, info.remoteAddr.hostname),
+        });
+        watched.stop(new Deno.errors.TimedOut("the request's body came too slowly"));
+      }
+    }, TICK_MS);
+    try {
+      return await handler(watched.request, info);
+    } finally {
+      clearInterval(timer);
+    }
+  });
+  return Object.assign(server, { guarded: "requests" as const, connections: 0 });
+}

@@ -1,0 +1,106 @@
+/**
+ * The bytes of a request's span rows as the rows' pass (`otlp_rows.ts`) writes them: one buffer that grows,
+ * bounded by a multiple of the body they are made of.
+ * @module
+ */
+
+const utf8 = new TextEncoder();
+const HEX = utf8.encode("0123456789abcdef");
+/**
+ * The most bytes of lines one body may make, a byte of it, over {@linkcode LINES_FLOOR}: past it the body goes
+ * the general way. A row is about twice its span's bytes on the wire, and the smallest span a row is made of
+ * (two IDs) about 11 times; a row repeats its scope's name, which a body may make long, in each span.
+ */
+const LINES_RATIO = 16;
+const LINES_FLOOR = 1024 * 1024;
+
+/** The lines being written, in one buffer that grows. */
+export class Lines {
+  buf: Uint8Array;
+  n = 0;
+  readonly #most: number;
+
+  /** @param body The bytes on the wire: a row takes about twice its span's. */
+  constructor(body: number) {
+    this.buf = new Uint8Array(body * 2 + 4096);
+    this.#most = body * LINES_RATIO + LINES_FLOOR;
+  }
+
+  /** Makes room for `k` more bytes; past the bound, a RangeError (the body goes the general way). */
+  room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    if (this.n + k > this.#most) throw new RangeError("the lines are too long");
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
+    next.set(this.buf.subarray(0, this.n));
+    this.buf = next;
+  }
+
+  /** Bytes as they are. */
+  put(part: Uint8Array): void {
+    this.room(part.length);
+    this.buf.set(part, this.n);
+    this.n += part.length;
+  }
+
+  /** One byte. */
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.n++] = b;
+  }
+
+  /** Bytes of the body as lowercase hex, over what is written already at `at`. */
+  hexAt(
+    from: Uint8Array,
+    { from: [start, stop], at }: { from: readonly [number, number]; at: number },
+  ): void {
+    const buf = this.buf;
+    for (let i = start; i < stop; i++, at += 2) {
+      const b = from[i]!;
+      buf[at] = HEX[b >>> 4]!;
+      buf[at + 1] = HEX[b & 15]!;
+    }
+  }
+
+  /** Any text, as UTF-8. */
+  text(text: string): void {
+    this.room(text.length * 3);
+    this.n += utf8.encodeInto(text, this.buf.subarray(this.n)).written;
+  }
+
+  /** A text without quotes or escapes (digits, a time): one byte a character. */
+  ascii(text: string): void {
+    this.room(text.length);
+    for (let i = 0; i < text.length; i++) this.buf[this.n++] = text.charCodeAt(i);
+  }
+
+  /** A number as JSON writes it (a finite one: `json` made the others texts); a whole one without a text. */
+  number(value: number): void {
+    if (Number.isSafeInteger(value)) this.int(value);
+    else this.ascii(String(value));
+  }
+
+  /** A whole number of at most 2^53, digit by digit. */
+  int(value: number): void {
+    if (value < 0) (this.byte(0x2d), value = -value);
+    let digits = 1;
+    for (let v = value; v >= 10; v = Math.floor(v / 10)) digits++;
+    this.room(digits);
+    for (let i = digits - 1; i >= 0; i--, value = Math.floor(value / 10)) {
+      this.buf[this.n + i] = 0x30 + value % 10;
+    }
+    this.n += digits;
+  }
+
+  /** Bytes of the body as lowercase hex. */
+  hex(from: Uint8Array, [start, stop]: readonly [number, number]): void {
+    this.room(2 * (stop - start));
+    const buf = this.buf;
+    let n = this.n;
+    for (let i = start; i < stop; i++) {
+      const b = from[i]!;
+      buf[n++] = HEX[b >>> 4]!;
+      buf[n++] = HEX[b & 15]!;
+    }
+    this.n = n;
+  }
+}
