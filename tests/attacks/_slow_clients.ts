@@ -218,3 +218,115 @@ export async function http2Beside(
   }
   return statuses;
 }
+
+/**
+ * Over `count` HTTP/2 connections (cleartext, prior knowledge, frames written by hand), a whole GET each from a
+ * client that opens no window for any answer (`SETTINGS_INITIAL_WINDOW_SIZE` 0): the door can send the answer's
+ * head but not a byte of its body, so the answer, streamed or not, waits on the client. Says how many the door
+ * closed within `giveUpMs`.
+ *
+ * @param port The door's port.
+ * @param options The GET's path and headers, how many connections, and when to give up.
+ * @returns The connections the door closed.
+ */
+export async function zeroWindow(
+  port: number,
+  options: { path: string; headers: Record<string, string>; count: number; giveUpMs: number },
+): Promise<number> {
+  const fields: [string, string][] = [
+    [":method", "GET"],
+    [":scheme", "http"],
+    [":path", options.path],
+    [":authority", `127.0.0.1:${port}`],
+    ...Object.entries(options.headers).map(([k, v]) => [k.toLowerCase(), v] as [string, string]),
+  ];
+  const block = fields.flatMap(([k, v]) => [0, ...hpackString(k), ...hpackString(v)]);
+  const wire = new Uint8Array([
+    ...encoder.encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+    ...h2Frame(4, 0, 0, [0, 4, 0, 0, 0, 0]), // SETTINGS: INITIAL_WINDOW_SIZE 0
+    ...h2Frame(1, 0x5, 1, block), // HEADERS on stream 1: END_STREAM | END_HEADERS
+  ]);
+  const conns: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < options.count; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      conns.push(conn);
+      await conn.write(wire);
+    }
+    const closed = await Promise.all(conns.map((c) => endsWithin(c, options.giveUpMs)));
+    return closed.filter(Boolean).length;
+  } finally {
+    for (const c of conns) closeQuietly(c);
+  }
+}
+
+function h2Frame(type: number, flags: number, stream: number, payload: number[]): number[] {
+  const n = payload.length;
+  return [
+    n >> 16,
+    (n >> 8) & 255,
+    n & 255,
+    type,
+    flags,
+    stream >>> 24,
+    (stream >> 16) & 255,
+    (stream >> 8) & 255,
+    stream & 255,
+    ...payload,
+  ];
+}
+
+/** An HPACK string literal, not Huffman-coded: its length (a 7-bit prefix integer), then its bytes. */
+function hpackString(text: string): number[] {
+  const bytes = [...encoder.encode(text)];
+  let n = bytes.length;
+  if (n < 127) return [n, ...bytes];
+  const out = [127];
+  n -= 127;
+  while (n >= 128) {
+    out.push((n & 127) | 128);
+    n >>= 7;
+  }
+  return [...out, n, ...bytes];
+}
+
+/**
+ * Over one HTTP/2 connection, `count` requests at once, each declaring a small body and sending none of it: says
+ * the status each got (0: none before the client gave up).
+ *
+ * @param port The door's port.
+ * @param options The requests' path and headers, how many, and when to give up.
+ * @returns The statuses.
+ */
+export async function http2Many(
+  port: number,
+  options: { path: string; headers: Record<string, string>; count: number; giveUpMs: number },
+): Promise<number[]> {
+  const { connect } = await import("node:http2");
+  const client = connect(`http://127.0.0.1:${port}`);
+  client.on("error", () => {});
+  const statuses = new Array<number>(options.count).fill(0);
+  const ended = Array.from({ length: options.count }, (_, i) => {
+    const stream = client.request({
+      host: `127.0.0.1:${port}`,
+      ...options.headers,
+      ":method": "POST",
+      ":path": options.path,
+      "content-length": "1000",
+    });
+    return new Promise<void>((resolve) => {
+      stream.on("response", (h) => statuses[i] = Number(h[":status"]));
+      stream.on("error", () => {});
+      stream.on("close", resolve);
+      stream.resume();
+    });
+  });
+  const giveUp = setTimeout(() => client.destroy(), options.giveUpMs);
+  try {
+    await Promise.all(ended);
+  } finally {
+    clearTimeout(giveUp);
+    client.destroy();
+  }
+  return statuses;
+}

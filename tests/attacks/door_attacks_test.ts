@@ -26,12 +26,14 @@ import {
   crowd,
   type Ending,
   http2Beside,
+  http2Many,
   idleAfter,
   neverReads,
   slowBody,
   slowHeaders,
   slowLine,
   trickle,
+  zeroWindow,
 } from "./_slow_clients.ts";
 import { Tally } from "./_tally.ts";
 
@@ -272,6 +274,21 @@ for (const [doorName, start] of DOORS) {
     });
   }
 
+  if (doorName !== "prove ui" && doorName !== "the model gateway") {
+    // Found by redteam4: HTTP/2 let one connection carry 200 requests at once, each with its body read ahead
+    // (64 KiB) and a handler holding what came, for the body's floor of time: every bound per connection (the
+    // door's 128, a LAN address's 32) was 200 times larger in requests, enough to run a witness out of memory.
+    Deno.test(`${doorName}: one HTTP/2 connection carries at most 8 requests at once; the rest are answered 503`, async () => {
+      await using door = await start();
+      await attack(
+        door,
+        "40 slow bodies at once on one HTTP/2 connection",
+        () => http2Many(door.port, { ...door.body, count: 40, giveUpMs: PATIENCE }),
+        (s) => s.filter((n) => n === 503).length === 32 && s.every((n) => n === 503 || n === 408),
+      );
+    });
+  }
+
   Deno.test(`${doorName}: connections past the cap opened and left are closed, and a real request still gets through`, async () => {
     await using door = await start();
     const count = LIMITS.maxConnections! * 3;
@@ -295,6 +312,19 @@ for (const [doorName, start] of DOORS) {
       "an answer never read",
       () => neverReads(door.port, { request: requestText(door, door.get), giveUpMs: 4000 }),
       (closed) => closed,
+    );
+  });
+
+  // An answer the door cannot send (the client opened no window for it) must not hold a connection that the
+  // door counts as busy, never evicted: Deno takes an answer sent whole at once, so the connection is idle.
+  Deno.test(`${doorName}: HTTP/2 clients that open no window for their answers are closed, not left to fill the door`, async () => {
+    await using door = await start();
+    const count = LIMITS.maxConnections!;
+    await attack(
+      door,
+      `${count} HTTP/2 connections with no window for their answers`,
+      () => zeroWindow(door.port, { ...door.get, count, giveUpMs: PATIENCE }),
+      (closed) => closed === count,
     );
   });
 }

@@ -50,7 +50,7 @@ export const DOOR_LIMITS: Readonly<FullDoorLimits> = Object.freeze({
  * when the connection was closed without an answer, since no request had been read), and the client's address.
  */
 export interface DoorRefusal {
-  limit: "header" | "idle" | "body" | "answer" | "connections" | "address";
+  limit: "header" | "idle" | "body" | "answer" | "connections" | "address" | "streams";
   status: 0 | 408 | 503;
   remote: string;
   /** One line for a log. */

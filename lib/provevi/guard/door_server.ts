@@ -6,8 +6,8 @@
  * server for one connection (`serveHttpOnConnection`, what `Deno.serve` runs on each connection it accepts),
  * with a signal of its own: aborting it closes that connection at once, whatever it was doing. A clock a second
  * checks every connection against the limits. The HTTP parsing stays Deno's (hyper); the door only counts and
- * times. A Deno without that function gets `Deno.serve` with the limits it can keep inside a request (the body,
- * a streamed answer), and `guarded` says "requests".
+ * times. A Deno without that function gets `Deno.serve` with the limit it can keep inside a request (the body's),
+ * and `guarded` says "requests".
  * @module
  */
 import { type DoorLimits, doorLimits, type DoorRefusal, type FullDoorLimits } from "./door_limits.ts";
@@ -65,6 +65,11 @@ interface Connection {
 }
 
 const TICK_MS = 500;
+/**
+ * Requests under way at once on one connection. HTTP/1.1 has one; HTTP/2 lets a client open 200 streams on a
+ * connection, each with a body read ahead and a handler, which multiplied every per-connection bound by 200.
+ */
+const MAX_STREAMS = 8;
 const LINGER_MS = 1000;
 const BUSY_TEXT = "the server holds too many connections now: try again in a moment\n";
 const BUSY = new TextEncoder().encode(
@@ -218,6 +223,14 @@ class ConnectionDoor implements DoorServer {
       stalled: 0,
     };
     connection.served = true;
+    if (connection.requests.size >= MAX_STREAMS) {
+      this.#refused("streams", 503, connection.remote);
+      request.body?.cancel().catch(() => {});
+      return new Response(`send at most ${MAX_STREAMS} requests at once on one connection\n`, {
+        status: 503,
+        headers: { "retry-after": "1", "content-type": "text/plain; charset=utf-8" },
+      });
+    }
     connection.requests.set(watch, () => {});
     void info.completed.catch(() => {}).finally(() => {
       connection.requests.delete(watch);
@@ -348,6 +361,7 @@ function refusalLine(limit: DoorRefusal["limit"], limits: FullDoorLimits, remote
     answer: `took none of its answer for ${limits.answerMs} ms`,
     connections: `found ${limits.maxConnections} connections open, none idle (503)`,
     address: `already holds ${limits.maxPerAddress} connections (503)`,
+    streams: `had ${MAX_STREAMS} requests under way on one connection (503)`,
   }[limit];
   return `closed a connection of ${remote}: it ${what}`;
 }
