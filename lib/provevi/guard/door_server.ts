@@ -29,6 +29,13 @@ export interface DoorOptions {
    * only client with its token is the run's own program) may leave it off, for its time to first token.
    */
   watchBodies?: boolean;
+  /**
+   * Whether a streamed answer that its client stops taking is cut (true by default). Watching puts one stream
+   * between the handler's answer and the server; a door whose only client is the run's own program and whose
+   * handler cuts a call that waits too long on its own (the model gateway) may leave it off, for its time to
+   * first token.
+   */
+  watchAnswers?: boolean;
   /** The answer to a handler that throws; a bare 500 by default. */
   onError?: (error: unknown) => Response | Promise<Response>;
 }
@@ -265,7 +272,7 @@ class ConnectionDoor implements DoorServer {
   #answer(watch: Watch, response: Response): Response {
     watch.phase = "answer";
     watch.since = Date.now();
-    if (!streamedBody(response)) return response;
+    if (this.#options.watchAnswers === false || !streamedBody(response)) return response;
     return new Response(watchedAnswer(response.body!, watch), {
       status: response.status,
       statusText: response.statusText,

@@ -184,6 +184,8 @@ export class ModelGateway implements AsyncDisposable {
         // every stranger is refused before its body is read (its Host, its site, its token), so only the run's
         // own program could send one slowly: the body's rate is left unwatched, for the time to first token
         watchBodies: false,
+        // and a program that stops taking a streamed answer is cut by the call's own deadline (call_watch.ts)
+        watchAnswers: false,
         // a cut connection is recorded as a refusal (up to the count); a slow body's 408 also fails its read,
         // which the handler records as a body that cannot be read
         onRefusal: (refusal) => void this.#refuse(this.#apis[0]!, "slow_client", refusal.message),

@@ -209,3 +209,20 @@ Deno.test("a Deno without the per-connection server gets a door that still serve
   assert.ok(slow.closed, `the slow body was held ${slow.ms} ms`);
   assert.deepEqual(refusals.map((r) => [r.limit, r.status]), [["body", 408]]);
 });
+
+Deno.test("a door that watches no answer hands a streamed answer to the server as the handler made it", async () => {
+  let made: ReadableStream<Uint8Array> | null = null;
+  await using door = serveDoor({ watchAnswers: false }, () => {
+    made = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode("one "));
+        c.enqueue(new TextEncoder().encode("two"));
+        c.close();
+      },
+    });
+    return new Response(made);
+  });
+  const answer = await fetch(`http://127.0.0.1:${door.addr.port}/`);
+  assert.equal(await answer.text(), "one two");
+  assert.ok(made !== null);
+});
