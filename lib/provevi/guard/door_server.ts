@@ -309,7 +309,12 @@ class ConnectionDoor implements DoorServer {
   }
 
   #refused(limit: DoorRefusal["limit"], status: DoorRefusal["status"], remote: string): void {
-    this.#options.onRefusal?.({ limit, status, remote, message: refusalLine(limit, this.#limits, remote) });
+    tell(this.#options.onRefusal, {
+      limit,
+      status,
+      remote,
+      message: refusalLine(limit, this.#limits, remote),
+    });
   }
 
   async shutdown(): Promise<void> {
@@ -373,6 +378,13 @@ function refusalLine(limit: DoorRefusal["limit"], limits: FullDoorLimits, remote
   return `closed a connection of ${remote}: it ${what}`;
 }
 
+/** Tells the door's owner of a refusal; an owner's callback that throws must not stop the door's clock. */
+function tell(onRefusal: DoorOptions["onRefusal"], refusal: DoorRefusal): void {
+  try {
+    onRefusal?.(refusal);
+  } catch { /* the owner's own failure: the door keeps its limits */ }
+}
+
 function closeQuietly(closer: { close(): void }): void {
   try {
     closer.close();
@@ -413,7 +425,7 @@ export function requestDoor(
       if (watch.phase !== "body") clearInterval(timer);
       else if (bodyTooSlow(watch, limits, Date.now())) {
         clearInterval(timer);
-        options.onRefusal?.({
+        tell(options.onRefusal, {
           limit: "body",
           status: 408,
           remote: info.remoteAddr.hostname,

@@ -226,3 +226,22 @@ Deno.test("a door that watches no answer hands a streamed answer to the server a
   assert.equal(await answer.text(), "one two");
   assert.ok(made !== null);
 });
+
+Deno.test("a door whose owner's refusal callback throws keeps cutting and serving", async () => {
+  let told = 0;
+  const limits = { headerMs: 300 };
+  await using door = serveDoor({
+    limits,
+    onRefusal: () => {
+      told += 1;
+      throw new Error("the owner's bug");
+    },
+  }, () => new Response("ok"));
+  const port = door.addr.port;
+  for (let i = 0; i < 2; i++) {
+    const head = await trickle(port, { parts: [..."GET / HTTP/1.1"], gapMs: 100, giveUpMs: 20_000 });
+    assert.ok(head.closed && head.status === 0);
+  }
+  assert.equal(told, 2);
+  assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "ok");
+});
