@@ -6,8 +6,7 @@
  * @module
  */
 import { EMPTY_ROOT, nodeHash } from "./merkle.ts";
-import { TILE_HEIGHT } from "./tiles.ts";
-import type { TreeEdge } from "./tree_edge.ts";
+import { edgeSubtrees, type TreeEdge } from "./tree_edge.ts";
 
 /** The roots of a tree's complete subtrees, largest first, and the tree's size. */
 export interface CompactRange {
@@ -28,19 +27,7 @@ export interface CompactRange {
  * ```
  */
 export function rangeOfEdge(edge: TreeEdge): CompactRange {
-  const roots: Uint8Array[] = [];
-  for (let level = edge.partial.length - 1; level >= 0; level--) {
-    const row = edge.partial[level] ?? [];
-    let at = 0;
-    for (let bit = TILE_HEIGHT - 1; bit >= 0; bit--) {
-      const n = 2 ** bit;
-      if (row.length & n) {
-        roots.push(perfectRoot(row.slice(at, at + n)));
-        at += n;
-      }
-    }
-  }
-  return { size: edge.size, roots };
+  return { size: edge.size, roots: edgeSubtrees(edge) };
 }
 
 /**
@@ -81,14 +68,4 @@ export function rangeRoot(range: CompactRange): Uint8Array {
  */
 export function lastLeafProof(before: CompactRange): Uint8Array[] {
   return [...before.roots].reverse();
-}
-
-function perfectRoot(hashes: readonly Uint8Array[]): Uint8Array {
-  let row = hashes;
-  while (row.length > 1) {
-    const next: Uint8Array[] = [];
-    for (let i = 0; i < row.length; i += 2) next.push(nodeHash(row[i]!, row[i + 1]!));
-    row = next;
-  }
-  return row[0]!;
 }

@@ -123,6 +123,21 @@ export function appendToEdge(
  * @returns The root.
  */
 export function edgeRoot(edge: TreeEdge): Uint8Array {
+  const subtrees = edgeSubtrees(edge);
+  if (subtrees.length === 0) return EMPTY_ROOT;
+  let root = subtrees[subtrees.length - 1]!;
+  for (let i = subtrees.length - 2; i >= 0; i--) root = nodeHash(subtrees[i]!, root);
+  return root;
+}
+
+/**
+ * The roots of the complete subtrees of the tree an edge ends, largest (leftmost) first: its partial tiles'
+ * power-of-two runs, from the top level down (the tree's compact range).
+ *
+ * @param edge The edge.
+ * @returns The subtrees' roots.
+ */
+export function edgeSubtrees(edge: TreeEdge): Uint8Array[] {
   const subtrees: Uint8Array[] = [];
   for (let level = edge.partial.length - 1; level >= 0; level--) {
     const row = edge.partial[level] ?? [];
@@ -135,10 +150,7 @@ export function edgeRoot(edge: TreeEdge): Uint8Array {
       }
     }
   }
-  if (subtrees.length === 0) return EMPTY_ROOT;
-  let root = subtrees[subtrees.length - 1]!;
-  for (let i = subtrees.length - 2; i >= 0; i--) root = nodeHash(subtrees[i]!, root);
-  return root;
+  return subtrees;
 }
 
 function concat(hashes: readonly Uint8Array[]): Uint8Array {
