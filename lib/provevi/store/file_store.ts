@@ -84,6 +84,15 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     return writer;
   }
 
+  /** The spans file of a run this store opened. */
+  #spansOf(runId: string) {
+    const file = this.#spans.get(runId);
+    if (file === undefined) {
+      throw new RunNotFound(`cannot add spans to run "${runId}": this store did not open it; open it first`);
+    }
+    return file;
+  }
+
   /**
    * Appends spans of a run this store opened to `<run folder>/spans.jsonl`: an index, outside `evidence/`.
    *
@@ -91,13 +100,7 @@ export class FileStore implements EvidenceStore, StoreQuestions {
    */
   addSpans(runId: string, spans: readonly StoredSpan[]): Promise<void> {
     try {
-      const file = this.#spans.get(runId);
-      if (file === undefined) {
-        throw new RunNotFound(
-          `cannot add spans to run "${runId}": this store did not open it; open it first`,
-        );
-      }
-      file.append(spans);
+      this.#spansOf(runId).append(spans);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
@@ -112,13 +115,7 @@ export class FileStore implements EvidenceStore, StoreQuestions {
    */
   addSpanLines(runId: string, lines: Uint8Array): Promise<void> {
     try {
-      const file = this.#spans.get(runId);
-      if (file === undefined) {
-        throw new RunNotFound(
-          `cannot add spans to run "${runId}": this store did not open it; open it first`,
-        );
-      }
-      file.appendLines(lines);
+      this.#spansOf(runId).appendLines(lines);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
