@@ -1,0 +1,118 @@
+/**
+ * The standard load that `deno task bench --load` runs beside the benchmarks, the same each time, so that a
+ * figure "under load" means one thing: one process that writes 1 MiB to a file in 64 KiB writes and fsyncs it,
+ * file after file (what a build, a database or another run's seal does to the disk), and one that keeps one core
+ * busy. Each is a Deno process of this file (`io` or `cpu` as its argument), started with only the permissions
+ * it needs, and killed by `stop()`.
+ *
+ * While the load runs, the load average is sampled every second, so the line that closes it says what the
+ * figures ran under, beside what the machine ran at before the load started.
+ * @module
+ */
+
+/** The kinds of load: the disk writer, the busy core, or both (the standard). */
+export type LoadKind = "io" | "cpu" | "io+cpu";
+
+/** A load under way: what it is, and how to stop it. */
+export interface Load {
+  /** The kind, as it prints in each figure's line. */
+  readonly kind: LoadKind;
+  /** Stops the load's processes and gives the line that says what the bench ran under. */
+  stop(): Promise<string>;
+}
+
+/** Reads `--load`, `--load=io`, `--load=cpu` (or `BENCH_LOAD` set to one of them) from a bench's arguments. */
+export function loadOption(args: readonly string[]): { kind: LoadKind | null; rest: string[] } {
+  const rest: string[] = [];
+  let kind: LoadKind | null = null;
+  const named = (value: string): LoadKind => {
+    if (value === "" || value === "1" || value === "io+cpu") return "io+cpu";
+    if (value === "io" || value === "cpu") return value;
+    throw new RangeError(`bench: --load takes io, cpu or nothing (both), not "${value}"`);
+  };
+  for (const arg of args) {
+    if (arg === "--load") kind = "io+cpu";
+    else if (arg.startsWith("--load=")) kind = named(arg.slice("--load=".length));
+    else rest.push(arg);
+  }
+  const env = Deno.env.get("BENCH_LOAD");
+  if (kind === null && env !== undefined && env !== "" && env !== "0") kind = named(env);
+  return { kind, rest };
+}
+
+/** Starts the standard load of `kind` and waits until each of its processes is under way. */
+export async function startLoad(kind: LoadKind): Promise<Load> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-load-" });
+  const here = new URL(import.meta.url).pathname;
+  const before = Deno.loadavg();
+  const children: Deno.ChildProcess[] = [];
+  for (const part of kind === "io+cpu" ? ["io", "cpu"] : [kind]) {
+    const perms = part === "io" ? [`--allow-write=${dir}`, `--allow-read=${dir}`] : [];
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-q", "--no-prompt", ...perms, here, part, dir],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    children.push(child);
+    // Each writes one line once its loop is under way: the bench starts under load, not beside a start-up.
+    const reader = child.stdout.getReader();
+    await reader.read();
+    reader.releaseLock();
+    child.stdout.cancel().catch(() => {});
+  }
+  const samples: number[] = [];
+  const timer = setInterval(() => samples.push(Deno.loadavg()[0]!), 1000);
+  return {
+    kind,
+    async stop() {
+      clearInterval(timer);
+      const after = Deno.loadavg();
+      for (const child of children) {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* already gone */ }
+        await child.status;
+      }
+      await Deno.remove(dir, { recursive: true });
+      const one = (l: number) => l.toFixed(1);
+      const range = samples.length
+        ? `${one(Math.min(...samples))}–${one(Math.max(...samples))}`
+        : one(after[0]!);
+      return `bench ran under load (${kind}): 1-minute load average ${range} while it ran (${
+        after.map(one).join(" ")
+      } at the end; ${before.map(one).join(" ")} before the load started)`;
+    },
+  };
+}
+
+/**
+ * Writes 1 MiB in 64 KiB writes to one of eight files, truncated first, and fsyncs it, then the next, until
+ * killed: each round gives the file system new blocks to allocate and its journal a commit to wait for.
+ */
+function diskLoop(dir: string): void {
+  const chunk = new Uint8Array(64 * 1024).fill(120);
+  console.log("io load under way");
+  for (let n = 0;; n = (n + 1) % 8) {
+    const file = Deno.openSync(`${dir}/load-${n}.bin`, { create: true, write: true, truncate: true });
+    for (let i = 0; i < 16; i++) {
+      for (let at = 0; at < chunk.length;) at += file.writeSync(chunk.subarray(at));
+    }
+    file.syncSync();
+    file.close();
+  }
+}
+
+/** Keeps one core busy until killed. */
+function coreLoop(): void {
+  console.log("cpu load under way");
+  let x = 0;
+  for (;;) x = (x * 1103515245 + 12345) % 2147483648;
+}
+
+if (import.meta.main) {
+  const [part, dir] = Deno.args;
+  if (part === "io") diskLoop(dir!);
+  else if (part === "cpu") coreLoop();
+  else throw new RangeError(`_load.ts: give io or cpu, not "${part}"`);
+}
