@@ -21,28 +21,40 @@ export interface Load {
   stop(): Promise<string>;
 }
 
-/** Reads `--load`, `--load=io`, `--load=cpu` (or `BENCH_LOAD` set to one of them) from a bench's arguments. */
-export function loadOption(args: readonly string[]): { kind: LoadKind | null; rest: string[] } {
+/**
+ * Reads `--load`, `--load=io`, `--load=cpu` from a bench's arguments, else `BENCH_LOAD` (`env`) set to one of
+ * `io+cpu`, `io`, `cpu` (or `1`); gives the other arguments back.
+ *
+ * @throws RangeError naming the value when it is none of these.
+ */
+export function loadOption(
+  args: readonly string[],
+  env: string | undefined,
+): { kind: LoadKind | null; rest: string[] } {
   const rest: string[] = [];
   let kind: LoadKind | null = null;
   const named = (value: string): LoadKind => {
     if (value === "" || value === "1" || value === "io+cpu") return "io+cpu";
     if (value === "io" || value === "cpu") return value;
-    throw new RangeError(`bench: --load takes io, cpu or nothing (both), not "${value}"`);
+    throw new RangeError(`bench: --load (or BENCH_LOAD) takes io, cpu or io+cpu, not "${value}"`);
   };
   for (const arg of args) {
     if (arg === "--load") kind = "io+cpu";
     else if (arg.startsWith("--load=")) kind = named(arg.slice("--load=".length));
     else rest.push(arg);
   }
-  const env = Deno.env.get("BENCH_LOAD");
   if (kind === null && env !== undefined && env !== "" && env !== "0") kind = named(env);
   return { kind, rest };
 }
 
-/** Starts the standard load of `kind` and waits until each of its processes is under way. */
-export async function startLoad(kind: LoadKind): Promise<Load> {
-  const dir = await Deno.makeTempDir({ prefix: "bench-load-" });
+/**
+ * Starts the standard load of `kind` and waits until each of its processes is under way.
+ *
+ * @param kind The disk writer, the busy core, or both.
+ * @param options `dir`: where the disk writer writes (a new temporary folder by default; removed by `stop`).
+ */
+export async function startLoad(kind: LoadKind, options: { dir?: string } = {}): Promise<Load> {
+  const dir = options.dir ?? await Deno.makeTempDir({ prefix: "bench-load-" });
   const here = new URL(import.meta.url).pathname;
   const before = Deno.loadavg();
   const children: Deno.ChildProcess[] = [];

@@ -11,7 +11,14 @@ import { loadOption, startLoad } from "./_load.ts";
 const here = new URL(".", import.meta.url);
 const names: string[] = [];
 for await (const e of Deno.readDir(here)) if (e.name.endsWith("_bench.ts")) names.push(e.name);
-const { kind, rest: only } = loadOption(Deno.args);
+let parsed: ReturnType<typeof loadOption>;
+try {
+  parsed = loadOption(Deno.args, Deno.env.get("BENCH_LOAD"));
+} catch (error) {
+  console.error((error as Error).message);
+  Deno.exit(2);
+}
+const { kind, rest: only } = parsed;
 const unknown = only.filter((o) => !names.some((name) => name.includes(o)));
 if (unknown.length) {
   const known = names.map((n) => n.replace(/_bench\.ts$/, "")).sort().join(", ");
