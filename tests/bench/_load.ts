@@ -17,6 +17,8 @@ export type LoadKind = "io" | "cpu" | "io+cpu";
 export interface Load {
   /** The kind, as it prints in each figure's line. */
   readonly kind: LoadKind;
+  /** The process IDs of the load's processes. */
+  readonly pids: readonly number[];
   /** Stops the load's processes and gives the line that says what the bench ran under. */
   stop(): Promise<string>;
 }
@@ -77,6 +79,7 @@ export async function startLoad(kind: LoadKind, options: { dir?: string } = {}):
   const timer = setInterval(() => samples.push(Deno.loadavg()[0]!), 1000);
   return {
     kind,
+    pids: children.map((c) => c.pid),
     async stop() {
       clearInterval(timer);
       const after = Deno.loadavg();
@@ -99,13 +102,22 @@ export async function startLoad(kind: LoadKind, options: { dir?: string } = {}):
 }
 
 /**
+ * True while the bench that started this process runs. A bench killed before it could stop its load (a
+ * `kill`, a timeout) leaves it to the init process: the load then ends itself rather than loading the machine
+ * for good.
+ */
+function benchAlive(parent: number): boolean {
+  return Deno.ppid === parent;
+}
+
+/**
  * Writes 1 MiB in 64 KiB writes to one of eight files, truncated first, and fsyncs it, then the next, until
  * killed: each round gives the file system new blocks to allocate and its journal a commit to wait for.
  */
-function diskLoop(dir: string): void {
+function diskLoop(dir: string, parent: number): void {
   const chunk = new Uint8Array(64 * 1024).fill(120);
   console.log("io load under way");
-  for (let n = 0;; n = (n + 1) % 8) {
+  for (let n = 0; benchAlive(parent); n = (n + 1) % 8) {
     const file = Deno.openSync(`${dir}/load-${n}.bin`, { create: true, write: true, truncate: true });
     for (let i = 0; i < 16; i++) {
       for (let at = 0; at < chunk.length;) at += file.writeSync(chunk.subarray(at));
@@ -116,15 +128,18 @@ function diskLoop(dir: string): void {
 }
 
 /** Keeps one core busy until killed. */
-function coreLoop(): void {
+function coreLoop(parent: number): void {
   console.log("cpu load under way");
   let x = 0;
-  for (;;) x = (x * 1103515245 + 12345) % 2147483648;
+  while (benchAlive(parent)) {
+    for (let i = 0; i < 1_000_000; i++) x = (x * 1103515245 + 12345) % 2147483648;
+  }
 }
 
 if (import.meta.main) {
   const [part, dir] = Deno.args;
-  if (part === "io") diskLoop(dir!);
-  else if (part === "cpu") coreLoop();
+  const parent = Deno.ppid;
+  if (part === "io") diskLoop(dir!, parent);
+  else if (part === "cpu") coreLoop(parent);
   else throw new RangeError(`_load.ts: give io or cpu, not "${part}"`);
 }

@@ -35,3 +35,42 @@ Deno.test("startLoad() writes and fsyncs files until stopped, then removes them 
   assert.deepEqual([...Deno.readDirSync(parent)], []);
   await Deno.remove(parent);
 });
+
+/** True while the process runs: a zombie (ended, not yet reaped) has ended. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("the load's processes end themselves when the bench that started them is killed without stopping them", async () => {
+  const dir = await Deno.makeTempDir();
+  const script = `import { startLoad } from ${JSON.stringify(new URL("./_load.ts", import.meta.url).href)};
+    const load = await startLoad("io+cpu", { dir: ${JSON.stringify(dir)} });
+    console.log(JSON.stringify(load.pids));
+    await new Promise(() => {});`;
+  const bench = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "-q", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = bench.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  const pids: number[] = JSON.parse(text);
+  assert.equal(pids.length, 2);
+  assert.ok(pids.every(running));
+  bench.kill("SIGKILL");
+  await bench.status;
+  reader.cancel().catch(() => {});
+  const deadline = Date.now() + 60_000; // generous: the machine may be busy
+  while (pids.some(running) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(pids.filter(running), []);
+  await Deno.remove(dir, { recursive: true });
+});
