@@ -6,8 +6,10 @@
  * again with payloads already stored (the payload is hashed, not written again), and the payloads' bytes written
  * bare, each as a new file with `createNew` (what `putPayload` did in format 1, and does for a payload of
  * 256 KiB or more) and all appended to one open file (what it does in format 2: a record of `payloads.pack`).
- * It also gives the step's CPU time (user and system) beside the bare append's: on a machine shared with other
- * work, the clock counts the time a step waits for a core, and its CPU time does not.
+ * It also gives the step's CPU time (user and system) beside the bare append's, and how often the process
+ * waited (for a disk, a lock, the event loop) and was preempted, from its context switch counts: on a
+ * machine shared with other work, the clock counts the time a step waits for a core, and its CPU time does not;
+ * a step that never waits loses its time to the other processes' use of the cores, not to the disk.
  * @module
  */
 import process from "node:process";
@@ -29,11 +31,21 @@ function cpuPerItem(from: NodeJS.CpuUsage, n: number): number {
   return (used.user + used.system) / n;
 }
 
+/**
+ * The process's context switches so far (`getrusage`): voluntary ones are waits (a disk, a lock, the event
+ * loop, a helper thread idle), involuntary ones a core taken by another process.
+ */
+function switches(): { waits: number; preempted: number } {
+  const usage = process.resourceUsage();
+  return { waits: usage.voluntaryContextSwitches, preempted: usage.involuntaryContextSwitches };
+}
+
 /** Runs `N` recorded steps, each naming its payload: microseconds per step, of the clock and of CPU time. */
 async function steps(
   recorder: EvidenceRecorder,
   payloads: readonly Uint8Array[],
-): Promise<{ wall: number; cpu: number }> {
+): Promise<{ wall: number; cpu: number; waits: number; preempted: number }> {
+  const before = switches();
   const cpu = process.cpuUsage();
   const t = performance.now();
   for (let i = 0; i < payloads.length; i++) {
@@ -44,7 +56,10 @@ async function steps(
     );
   }
   const wall = perItem(t, payloads.length);
-  return { wall, cpu: cpuPerItem(cpu, payloads.length) };
+  const used = cpuPerItem(cpu, payloads.length);
+  const after = switches();
+  const per1000 = (key: "waits" | "preempted") => ((after[key] - before[key]) * 1000) / payloads.length;
+  return { wall, cpu: used, waits: per1000("waits"), preempted: per1000("preempted") };
 }
 
 /** The same lines appended bare to a new run of the store: microseconds per line, of the clock and of CPU. */
@@ -88,6 +103,9 @@ interface Round {
   /** The step's CPU time, and the bare append's. */
   stepCpu: number;
   bareCpu: number;
+  /** Per 1,000 steps: the step's waits (voluntary context switches), and its preemptions. */
+  waits: number;
+  preempted: number;
   file: number;
   append: number;
 }
@@ -113,6 +131,8 @@ async function round(dir: string, n: number, payloads: readonly Uint8Array[]): P
     bare: bare.wall,
     stepCpu: step.cpu,
     bareCpu: bare.cpu,
+    waits: step.waits,
+    preempted: step.preempted,
     ...bareWrites(`${dir}/bare-${n}`, payloads),
   };
 }
@@ -130,7 +150,7 @@ export async function main(): Promise<void> {
   for (let n = 0; n < 5; n++) rounds.push(await round(dir, n, payloads));
   const m = (key: keyof Round) => median(rounds.map((r) => r[key]));
   const [rec, stored, bare, file, append] = [m("step"), m("stored"), m("bare"), m("file"), m("append")];
-  const [recCpu, bareCpu] = [m("stepCpu"), m("bareCpu")];
+  const [recCpu, bareCpu, waits, preempted] = [m("stepCpu"), m("bareCpu"), m("waits"), m("preempted")];
   console.log(
     `recorder step (event + span + 10 KB payload): ${rec.toFixed(1)} µs; bare FileStore append ${
       bare.toFixed(1)
@@ -147,7 +167,9 @@ export async function main(): Promise<void> {
       `the same bytes appended to one open file ${append.toFixed(1)} µs; ` +
       `CPU time: a step ${recCpu.toFixed(1)} µs, the bare append ${
         bareCpu.toFixed(1)
-      } µs, the recorder adds ${(recCpu - bareCpu).toFixed(1)} µs; load ${
+      } µs, the recorder adds ${(recCpu - bareCpu).toFixed(1)} µs; per 1,000 steps ${
+        waits.toFixed(1)
+      } waits and ${preempted.toFixed(1)} preemptions; load ${
         Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
       })`,
   );
