@@ -6,7 +6,7 @@
  * `receiver()`, so that a program backend uses either.
  * @module
  */
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped, readCappedSync } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import type { EventInit } from "../evidence/chain.ts";
 import { ProveviError } from "../evidence/errors.ts";
@@ -29,12 +29,17 @@ import type { ReceiverRun } from "./span_intake.ts";
  */
 async function receivedBodies(folder: string): Promise<Map<string, Uint8Array>> {
   let pack: Uint8Array;
+  const path = join(folder, RECEIVED_FILE);
   try {
-    // the daemon's records for this run: held to the pack's bound, and a pipe in their place refused
-    pack = await readCapped(join(folder, RECEIVED_FILE), PACK_MAX_BYTES);
+    // the daemon's records for this run: held to the pack's bound, and a pipe in their place refused; read with
+    // synchronous reads when they are small enough not to hold the process up (each trip to a file thread waits
+    // for a core on a loaded machine, and the seal waits for this read anyway)
+    pack = Deno.lstatSync(path).size <= SYNC_READ_MAX
+      ? readCappedSync(path, PACK_MAX_BYTES)
+      : await readCapped(path, PACK_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return new Map();
-    throw new ProveviError(`cannot read ${join(folder, RECEIVED_FILE)}: ${(error as Error).message}`, {
+    throw new ProveviError(`cannot read ${path}: ${(error as Error).message}`, {
       cause: error,
     });
   }
@@ -45,6 +50,9 @@ async function receivedBodies(folder: string): Promise<Map<string, Uint8Array>> 
   }
   return bodies;
 }
+
+/** The largest `received.spans` read with synchronous reads: 64 MiB, about 130,000 spans. */
+const SYNC_READ_MAX = 64 * 1024 * 1024;
 
 /** A whole number of at least zero. */
 const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -140,7 +148,9 @@ export async function appendSealedSpans(
   }
   if (run.recordMany) await run.recordMany(inits);
   else for (const init of inits) await run.record(init);
-  await Deno.remove(join(options.folder, RECEIVED_FILE)).catch(() => {});
+  try {
+    Deno.removeSync(join(options.folder, RECEIVED_FILE));
+  } catch { /* gone already */ }
   return inits.length;
 }
 
