@@ -7,8 +7,9 @@
  * Only the run's writer may append to its chain, so the daemon writes each request's body, as it arrives, to
  * `received.spans` in the run folder (beside `evidence/`, a payload pack: one append a request, before the
  * request is answered), and keeps in memory only the small events that will name them: one `spans_received` a
- * request, and the receiver's problems. At the seal it hands the events to the writer, which takes each body from
- * the file, checks its hash, stores it as a payload and chains the events. What the daemon holds for a run in
+ * request, and the receiver's problems. At the seal it hands the events to the writer, which has taken the bodies
+ * from the file as they came (`received_bodies.ts`: each checked against its hash and stored as a payload), takes
+ * the rest, and chains the events. What the daemon holds for a run in
  * memory is bounded by the run's limits, whatever the run sends.
  * @module
  */
