@@ -120,12 +120,32 @@ export async function appendSealedSpans(
   // taken while the run went on are stored already
   const named = new Set(inits.flatMap((i) => i.payload ? [i.payload] : []));
   await taken.store(bodies, (bytes) => run.payload(bytes), { only: named });
+  const unnamed = taken.storedBut(named);
+  if (unnamed.length > 0) inits.push(unnamedProblem(unnamed));
   if (run.recordMany) await run.recordMany(inits);
   else for (const init of inits) await run.record(init);
   try {
     Deno.removeSync(join(options.folder, RECEIVED_FILE));
   } catch { /* gone already */ }
   return inits.length;
+}
+
+/**
+ * The problem of bodies taken from `received.spans` while the run went on that no event of the daemon's answer
+ * names: stored as payloads already, they stay in the run, and the chain says which (a process that wrote
+ * records to the file itself, or a daemon that lost its events).
+ */
+function unnamedProblem(unnamed: readonly string[]): Omit<EventInit, "actor"> {
+  const shown = unnamed.slice(0, 8).join(", ") +
+    (unnamed.length > 8 ? `, and ${unnamed.length - 8} more` : "");
+  return {
+    type: "telemetry_problem",
+    component: RECEIVER_COMPONENT,
+    data: problemData(
+      `${unnamed.length} bodies of ${RECEIVED_FILE} are stored as payloads that no spans_received event of ` +
+        `prove serve's answer names: ${shown}`,
+    ),
+  };
 }
 
 /** The bodies of `received.spans` not taken yet, read to the end. */
@@ -222,6 +242,9 @@ export async function openWithDaemon(
             `${(error as Error).message.split("\n")[0]!.slice(0, 400)}`,
         ),
       }).catch(() => {});
+      await taken.settle();
+      const unnamed = taken.storedBut(new Set());
+      if (unnamed.length > 0) await run.record(unnamedProblem(unnamed)).catch(() => {});
     }
   };
   let closed: Promise<void> | null = null;

@@ -8,7 +8,8 @@
  *
  * Only whole records are taken: a record the daemon is still appending is taken at the next take, from where
  * the last one ended. A body stored before the seal that no event of the seal's answer names stays a payload of
- * the run (it was answered 200 by the daemon), and is named by none of its events.
+ * the run, and the seal writes a `telemetry_problem` that names it (`appendSealedSpans`): records that another
+ * process wrote to the file are in the run's evidence only with the chain saying so.
  * @module
  */
 import { join } from "node:path";
@@ -37,6 +38,11 @@ export class ReceivedBodies {
 
   /** @param folder The run folder, where the daemon writes `received.spans`. */
   constructor(readonly folder: string) {}
+
+  /** The bodies stored as payloads that are not among these, in the order they were stored. */
+  storedBut(named: ReadonlySet<string>): string[] {
+    return [...this.#stored].filter((sha256) => !named.has(sha256));
+  }
 
   /** True when the body with this SHA-256 was stored as a payload by a take. */
   stored(sha256: string): boolean {

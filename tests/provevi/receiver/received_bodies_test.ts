@@ -110,3 +110,34 @@ Deno.test("a take of a run that takes no more payloads stops, and leaves its bod
   await run.recorder.seal();
   assert.ok((await verifyRun(await findRun(folder))).ok);
 });
+
+Deno.test("a record another process wrote to received.spans, taken while the run went on, is named by a telemetry_problem at the seal", async () => {
+  await using t = await tempStore();
+  const run = await openInStore(t.store, "run-20261130T120000Z-0000b0d4");
+  const folder = run.writer.folder;
+  const body = utf8.encode(jsonSpans(1, "sent"));
+  const stranger = utf8.encode("bytes nobody sent to prove serve");
+  await Deno.writeFile(
+    join(folder, RECEIVED_FILE),
+    new Uint8Array([...packRecord(sha256Hex(body), body), ...packRecord(sha256Hex(stranger), stranger)]),
+  );
+  const taken = new ReceivedBodies(folder);
+  await taken.take((bytes) => run.recorder.payload(bytes));
+  const sealed = { run_id: run.writer.runId, spans: 1, refused: 0, events: [batchOf(sha256Hex(body))] };
+  assert.equal(await appendSealedSpans(run.recorder, sealed, { folder, taken }), 2);
+  await run.recorder.seal();
+  const record = await findRun(folder);
+  const problems = readEventsText((await record.eventsText())!).events.filter((e) =>
+    e.type === "telemetry_problem"
+  );
+  assert.equal(problems.length, 1);
+  assert.match(
+    String(problems[0]!.data.problem),
+    new RegExp(
+      `1 bodies of received.spans are stored as payloads that no spans_received event .* ${
+        sha256Hex(stranger)
+      }`,
+    ),
+  );
+  assert.ok((await verifyRun(record)).ok);
+});
