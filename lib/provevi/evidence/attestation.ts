@@ -16,7 +16,8 @@ import { readCappedSync } from "./capped_read.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
-import { type Problem, problem, type ProblemCode } from "./problem.ts";
+import { type Problem, problem } from "./problem.ts";
+import type { ProblemCode } from "./problem_codes.ts";
 
 /** The file of the attestation, under `evidence/`. */
 export const ATTESTATION_FILE = "attestation.dsse.json";

@@ -12,6 +12,7 @@ export * from "./chain.ts";
 export * from "./manifest.ts";
 export * from "./record.ts";
 export * from "./runs_root.ts";
+export * from "./problem_codes.ts";
 export * from "./problem.ts";
 export * from "./verify.ts";
 export * from "./read_events.ts";
