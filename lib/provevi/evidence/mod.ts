@@ -7,6 +7,7 @@
  */
 export * from "./errors.ts";
 export * from "./hash.ts";
+export * from "./bytes.ts";
 export * from "./event.ts";
 export * from "./chain.ts";
 export * from "./manifest.ts";

@@ -23,6 +23,7 @@ import { assessmentsAt } from "./assessments_view.ts";
 import type { AssessOptions, AssessTarget } from "../store/assess.ts";
 import { APP_CSS, APP_JS } from "./viewer_assets.ts";
 import { json, text, ViewerRefusal } from "./viewer_http.ts";
+import { concatBytes } from "../evidence/bytes.ts";
 
 export type { Route, RouteContext, ViewerInfo, ViewerOptions } from "./route_context.ts";
 export { wholeNumber } from "./route_context.ts";
@@ -250,13 +251,7 @@ async function bodyText(request: Request, max: number): Promise<string> {
     if (size > max) throw tooLarge();
     chunks.push(ownChunk(chunk));
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  return new TextDecoder().decode(concatBytes(chunks));
 }
 
 /** What a page sends to add an assessment. */
