@@ -8,6 +8,7 @@
  * says so.
  * @module
  */
+import { parseJson, TooDeepJson } from "./json_depth.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
 import { readCapped } from "./capped_read.ts";
@@ -120,12 +121,14 @@ export async function checkAssessmentsFile(
     const n = i + 1;
     const where = `${ASSESSMENTS_FILE} line ${n}`;
     let value: unknown;
+    let notJson = "is not JSON";
     try {
-      value = JSON.parse(line);
-    } catch {
+      value = parseJson(line);
+    } catch (error) {
+      if (error instanceof TooDeepJson) notJson = error.message.replace(/^it /, "");
       value = undefined;
     }
-    const wrong = value === undefined ? "is not JSON" : lineProblem(value) ??
+    const wrong = value === undefined ? notJson : lineProblem(value) ??
       (canonicalOrNull(value) !== line ? "is not in RFC 8785 form" : null);
     if (wrong !== null) problems.push(problem("assessments.line", `${where} ${wrong}`, at(n)));
     else {

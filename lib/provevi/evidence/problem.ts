@@ -26,6 +26,7 @@ export type ProblemCode =
   | "evidence.extra"
   | "line.not_utf8"
   | "line.not_json"
+  | "line.too_deep"
   | "line.not_event"
   | "line.lone_surrogate"
   | "line.not_canonical"
@@ -187,6 +188,11 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, CodeInfo>> = {
   },
   "line.not_utf8": { family: "evidence", check: 2, meaning: "a line is not UTF-8" },
   "line.not_json": { family: "evidence", check: 2, meaning: "a line is not JSON" },
+  "line.too_deep": {
+    family: "evidence",
+    check: 2,
+    meaning: "a line nests arrays and objects more than 256 deep",
+  },
   "line.not_event": {
     family: "evidence",
     check: 2,
