@@ -11,7 +11,13 @@ import canonicalize from "canonicalize";
 import type { EvidenceEvent, Json } from "./event.ts";
 import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
-import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
+import {
+  EVIDENCE_TEXT_MAX_BYTES,
+  PACK_FILE,
+  PACK_MAX_BYTES,
+  type PackSubject,
+  packSubject,
+} from "./payload_pack.ts";
 import { readCappedSync } from "./capped_read.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
@@ -217,7 +223,7 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
   }
   let pack: Uint8Array | null = null;
   try {
-    pack = Deno.readFileSync(join(evidence, PACK_FILE));
+    pack = readCappedSync(join(evidence, PACK_FILE), PACK_MAX_BYTES);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }

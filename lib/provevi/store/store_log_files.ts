@@ -3,6 +3,8 @@
  * and attestation), and the run's proof, `log.tlog-proof`, written after the append's commit.
  * @module
  */
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
+import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
 import type { RowsAppend } from "../log/rows_log.ts";
@@ -20,9 +22,9 @@ import { evidencePaths } from "./file_store.ts";
 export async function logLeafOfFolder(folder: string, manifestSha256: string): Promise<RunLeaf | null> {
   const paths = evidencePaths(folder);
   try {
-    const text = await Deno.readTextFile(paths.manifest);
+    const text = new TextDecoder().decode(await readCapped(paths.manifest, EVIDENCE_TEXT_MAX_BYTES));
     if (sha256Hex(text) !== manifestSha256) return null;
-    const attestation = await Deno.readFile(paths.attestation).catch((error) => {
+    const attestation = await readCapped(paths.attestation, EVIDENCE_TEXT_MAX_BYTES).catch((error) => {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
     });
