@@ -5,6 +5,7 @@
  * `evidence/attestation.dsse.json`, outside the manifest (which it covers) and inside the bundle.
  * @module
  */
+import { replaceFileSync } from "./replace_file.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
@@ -228,7 +229,7 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   const envelope = await signStatement(runStatement(events, manifest, { pack: packSubject(pack) }), key);
-  Deno.writeFileSync(join(evidence, ATTESTATION_FILE), attestationBytes(envelope));
+  replaceFileSync(join(evidence, ATTESTATION_FILE), attestationBytes(envelope), { scratch: record.folder! });
   return envelope;
 }
 

@@ -3,6 +3,7 @@
  * and attestation), and the run's proof, `log.tlog-proof`, written after the append's commit.
  * @module
  */
+import { replaceFile } from "../evidence/replace_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
@@ -45,6 +46,6 @@ export async function logLeafOfFolder(folder: string, manifestSha256: string): P
 export async function writeProofFile(folder: string, append: RowsAppend): Promise<void> {
   if (append.entries.length === 0) return;
   try {
-    await Deno.writeTextFile(join(folder, PROOF_FILE), append.proofOf(append.result.indexes[0]!));
+    await replaceFile(join(folder, PROOF_FILE), append.proofOf(append.result.indexes[0]!));
   } catch { /* prove log proof RUN --write makes it again */ }
 }
