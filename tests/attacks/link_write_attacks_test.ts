@@ -14,6 +14,9 @@ import { runProof } from "../../lib/provevi/runs/mod.ts";
 import { attestRun } from "../../lib/provevi/evidence/attestation.ts";
 import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { appendAssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
+import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
+import { isolateBytes } from "../_memory.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("links at the files a command writes");
@@ -70,6 +73,50 @@ Deno.test("signing a run replaces an attestation planted as a link, and leaves t
     assert.deepEqual(left, []);
   } finally {
     await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const ENTRY = {
+  run_id: SAMPLE_RUN_ID,
+  seq: null,
+  span_id: null,
+  name: "correct",
+  value: true,
+  rationale: null,
+  source: "ada",
+  created_at: "2026-12-01T00:00:00.000000Z",
+};
+
+Deno.test("an assessment is not added through a hard link to another file, nor after reading a sparse file whole", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-link-write-" });
+  try {
+    const folder = join(dir, "run");
+    await Deno.mkdir(folder);
+    const victim = join(dir, "victim.txt");
+    await Deno.writeTextFile(victim, VICTIM);
+    const path = join(folder, "assessments.jsonl");
+    await Deno.link(victim, path);
+    const linked = await appendAssessmentLine(folder, "0".repeat(64), ENTRY).then(() => null, (e) => e);
+    const intact = await Deno.readTextFile(victim) === VICTIM;
+    tally.add("assessments.jsonl as a hard link", {
+      stopped: intact,
+      recorded: linked instanceof ProveviError,
+    });
+    assert.ok(intact && linked instanceof ProveviError, String(linked));
+    await Deno.remove(path);
+    using file = await Deno.open(path, { write: true, create: true });
+    await file.truncate(2 * 1024 ** 3);
+    const before = isolateBytes();
+    const big = await appendAssessmentLine(folder, "0".repeat(64), ENTRY).then(() => null, (e) => e);
+    const grew = isolateBytes() - before;
+    const refused = big instanceof ProveviError && /more than/.test(big.message);
+    tally.add("a sparse 2 GiB assessments.jsonl", {
+      stopped: refused && grew < 256 * 1024 ** 2,
+      recorded: refused,
+    });
+    assert.ok(refused, String(big));
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

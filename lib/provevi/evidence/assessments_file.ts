@@ -214,6 +214,15 @@ export async function appendAssessmentLine(
   // Opening follows a link: one put there after the check above is caught here, before anything is written.
   const [opened, named] = [await file.stat(), await Deno.lstat(path)];
   if (!named.isFile || !opened.isFile || named.ino !== opened.ino || named.dev !== opened.dev) throw refuse();
+  // a hard link may be another file of the user's, written through this name; one past the cap is not read
+  if ((opened.nlink ?? 1) > 1) {
+    throw new ProveviError(`cannot add an assessment: ${path} has ${opened.nlink} hard links; move it away`);
+  }
+  if (opened.size > EVIDENCE_TEXT_MAX_BYTES) {
+    throw new ProveviError(
+      `cannot add an assessment: ${path} holds ${opened.size} bytes, more than the ${EVIDENCE_TEXT_MAX_BYTES} a reader takes`,
+    );
+  }
   await file.lock(true);
   try {
     const text = new TextDecoder().decode(await readAll(file));
