@@ -4,7 +4,7 @@
  * (`door_server.ts`) and the one that guards requests only (`request_door.ts`).
  * @module
  */
-import type { DoorOptions } from "./door_server.ts";
+import type { DoorOptions } from "./door_options.ts";
 import type { DoorRefusal, FullDoorLimits } from "./door_limits.ts";
 import { type Watch, watchedRequest } from "./door_watch.ts";
 

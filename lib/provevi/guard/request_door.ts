@@ -6,7 +6,7 @@
  * whole door, and from one address other than the machine's own.
  * @module
  */
-import type { DoorOptions, DoorServer } from "./door_server.ts";
+import type { DoorOptions, DoorServer } from "./door_options.ts";
 import type { DoorRefusal, FullDoorLimits } from "./door_limits.ts";
 import { bodyTooSlow, streamedBody, type Watch, watchedAnswer } from "./door_watch.ts";
 import { bareError, busyRequest, isLoopback, newWatch, tell, watchedOrNot } from "./door_refusal.ts";
