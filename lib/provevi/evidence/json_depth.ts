@@ -34,12 +34,16 @@ export class TooDeepJson extends SyntaxError {
 export function deeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (max <= 0) return true;
+  // a call only for a value that nests: most are texts and numbers
   if (Array.isArray(value)) {
-    for (const item of value) if (deeperThan(item, max - 1)) return true;
+    for (const item of value) {
+      if (typeof item === "object" && item !== null && deeperThan(item, max - 1)) return true;
+    }
     return false;
   }
   for (const key in value) {
-    if (deeperThan((value as Record<string, unknown>)[key], max - 1)) return true;
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === "object" && item !== null && deeperThan(item, max - 1)) return true;
   }
   return false;
 }
