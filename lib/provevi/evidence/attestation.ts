@@ -12,13 +12,8 @@ import canonicalize from "canonicalize";
 import type { EvidenceEvent, Json } from "./event.ts";
 import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
-import {
-  EVIDENCE_TEXT_MAX_BYTES,
-  PACK_FILE,
-  PACK_MAX_BYTES,
-  type PackSubject,
-  packSubject,
-} from "./payload_pack.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
+import { PACK_MAX_BYTES } from "./payload_pack.ts";
 import { readCappedSync } from "./capped_read.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
