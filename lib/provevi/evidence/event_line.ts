@@ -37,6 +37,7 @@ function canonical(value: unknown): boolean {
   if (typeof value === "number") return Number.isFinite(value);
   if (typeof value !== "object") return false;
   if (Array.isArray(value)) {
+    if (!plainArray(value)) return false;
     for (const v of value) if (v === undefined || !canonical(v)) return false;
     return true;
   }
@@ -56,6 +57,11 @@ function canonical(value: unknown): boolean {
   return true;
 }
 
+/** An array that JSON.stringify writes element by element: no subclass, no toJSON of its own. */
+function plainArray(value: unknown[]): boolean {
+  return Object.getPrototypeOf(value) === Array.prototype && !Object.hasOwn(value, "toJSON");
+}
+
 function sorted(value: unknown): unknown {
   if (typeof value === "string") {
     if (!value.isWellFormed()) throw new NotPlain();
@@ -67,7 +73,10 @@ function sorted(value: unknown): unknown {
     return value;
   }
   if (typeof value !== "object") throw new NotPlain();
-  if (Array.isArray(value)) return value.map(sorted);
+  if (Array.isArray(value)) {
+    if (!plainArray(value)) throw new NotPlain();
+    return value.map(sorted);
+  }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw new NotPlain();
   const source = value as Record<string, unknown>;
@@ -77,7 +86,9 @@ function sorted(value: unknown): unknown {
     const c = key.charCodeAt(0);
     if (!key.isWellFormed() || (c >= 48 && c <= 57)) throw new NotPlain();
     const v = source[key];
-    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+    if (v === undefined) continue;
+    // a function (a toJSON among them) is the general canonicalizer's to call or drop
+    if (typeof v === "function" || typeof v === "symbol") throw new NotPlain();
     if (key === "__proto__") {
       Object.defineProperty(out, key, {
         value: sorted(v),
@@ -156,4 +167,29 @@ export function fastEventLine(event: object, dataCanonical = false): string | nu
     if (!Object.hasOwn(e, key) || e[key] === undefined) return null;
   }
   return chainedEventLine(e, dataCanonical);
+}
+
+/**
+ * The RFC 8785 text of a plain JSON value (what `JSON.parse` gives: an event read back from its line, a manifest,
+ * a payload), or null when the general canonicalizer must decide: one walk and one `JSON.stringify` when its
+ * objects' keys are in order (as in every canonical line), else of a copy with its keys sorted. A number no double
+ * holds, a lone surrogate, a key that starts with a digit, a value that is not plain JSON (a class, a function,
+ * a `toJSON`) or nesting deeper than the stack holds gives null: the general canonicalizer then gives the same
+ * text or its refusal.
+ *
+ * @param value The value.
+ * @returns The RFC 8785 text, or null.
+ * @example
+ * ```ts
+ * import { plainCanonicalText } from "./event_line.ts";
+ * plainCanonicalText(JSON.parse('{"b":1,"a":[true,null]}')); // '{"a":[true,null],"b":1}'
+ * ```
+ */
+export function plainCanonicalText(value: unknown): string | null {
+  try {
+    return JSON.stringify(plain(value));
+  } catch (error) {
+    if (error instanceof NotPlain || error instanceof RangeError) return null;
+    throw error;
+  }
 }
