@@ -7,6 +7,7 @@ import type { Problem } from "../evidence/problem.ts";
 import { checkStoreRows } from "../store/row_check.ts";
 import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
+import { preparedOnce } from "./_prepared.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
 
 /**
@@ -32,7 +33,7 @@ export async function checkRunRows(
 ): Promise<Problem[]> {
   const rows = {
     all: (sql: string, ...params: SqlValue[]) =>
-      Promise.resolve(db.prepare(sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
+      Promise.resolve(preparedOnce(db, sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
   };
   return await checkStoreRows(rows, runId, {
     schema: schemaProblems(db),
