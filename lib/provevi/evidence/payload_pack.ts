@@ -176,10 +176,24 @@ export function packedPayloads(folder: string): Promise<Map<string, number>> {
     return Promise.reject(error);
   }
   try {
-    return Promise.resolve(new Map(indexPackFile(file).records.map((r) => [r.sha256, r.size])));
+    return Promise.resolve(new Map(packRecordsOf(file).map((r) => [r.sha256, r.size])));
   } finally {
     file.close();
   }
+}
+
+/** A pack up to this size is read in one call and its headers found in memory. */
+const WHOLE_PACK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The records of a pack file: a small pack (most runs') is read whole and indexed as {@linkcode readPack} does,
+ * one read where a seek and a read per record cost four calls each; a larger one by its headers alone.
+ */
+function packRecordsOf(file: Deno.FsFile): PackRecord[] {
+  const size = file.statSync().size;
+  if (size > WHOLE_PACK_BYTES) return indexPackFile(file).records;
+  const bytes = new Uint8Array(size);
+  return readPack(bytes.subarray(0, readFully(file, bytes))).records;
 }
 
 /**

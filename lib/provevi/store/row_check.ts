@@ -73,7 +73,10 @@ export async function checkStoreRows(
   // Only the lines: the verifier parses and checks them; the rows are compared with the lines as they are.
   const lines = text === null ? [] : eventsTextLines(text);
   const rows = await eventRowProblems(db, runId, { text, lines, problems });
-  const events = text === null ? rows.events : lines.map((l) => {
+  const events = text === null ? rows.events : lines.map((l, seq) => {
+    // a line its row holds as it is was parsed already, as that row's
+    const row = rows.bySeq.get(seq);
+    if (row !== undefined && row.line === l) return row.event;
     try {
       return JSON.parse(l) as EvidenceEvent;
     } catch {
@@ -109,7 +112,12 @@ async function eventRowProblems(
   db: RowSource,
   runId: string,
   run: { text: string | null; lines: readonly string[]; problems: Problem[] },
-): Promise<{ events: EvidenceEvent[]; count: number }> {
+): Promise<{
+  events: EvidenceEvent[];
+  count: number;
+  /** Each row's line and the event parsed from it (null when it holds none), by seq. */
+  bySeq: Map<number, { line: string; event: EvidenceEvent | null }>;
+}> {
   const { lines, problems } = run;
   const rows = (await db.all("SELECT * FROM provevi_events WHERE run_id = ? ORDER BY seq", runId)).map((
     r,
@@ -124,9 +132,11 @@ async function eventRowProblems(
     );
   }
   const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
+  const parsed = new Map<number, { line: string; event: EvidenceEvent | null }>();
   const events: EvidenceEvent[] = [];
   for (const row of rows) {
     const event = eventOfRow(row, { runId, problems });
+    if (!parsed.has(row.seq)) parsed.set(row.seq, { line: row.line, event });
     if (event === null) continue;
     events.push(event);
     const key = `provevi_events (run_id "${runId}", seq ${row.seq})`;
@@ -182,7 +192,7 @@ async function eventRowProblems(
         : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}`,
     ));
   }
-  return { events, count: rows.length };
+  return { events, count: rows.length, bySeq: parsed };
 }
 
 /** The URIs of each event's refs, by `seq`. */
