@@ -187,9 +187,80 @@ export function fastEventLine(event: object, dataCanonical = false): string | nu
  */
 export function plainCanonicalText(value: unknown): string | null {
   try {
-    return JSON.stringify(plain(value));
+    return JSON.stringify(ordered(value));
   } catch (error) {
     if (error instanceof NotPlain || error instanceof RangeError) return null;
     throw error;
   }
+}
+
+/**
+ * The value itself when `JSON.stringify` writes its RFC 8785 text, else a copy of the parts that are out of
+ * order, their keys sorted (what is in order inside them is not copied): one walk, so a large value with one
+ * small object out of order (a span's attributes around a whole conversation) costs a walk and a few objects.
+ * Throws NotPlain for what is not plain JSON, as {@linkcode sorted}.
+ */
+function ordered(value: unknown): unknown {
+  if (typeof value === "string") {
+    if (!value.isWellFormed()) throw new NotPlain();
+    return value;
+  }
+  if (value === null || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new NotPlain();
+    return value;
+  }
+  if (typeof value !== "object") throw new NotPlain();
+  if (Array.isArray(value)) return orderedArray(value);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new NotPlain();
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  let inOrder = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    // A key that is an array index would be put first by any object, out of JCS's order.
+    const c = key.charCodeAt(0);
+    if (!key.isWellFormed() || (c >= 48 && c <= 57)) throw new NotPlain();
+    if (key === "__proto__" || (i > 0 && !(keys[i - 1]! < key))) inOrder = false;
+  }
+  if (!inOrder) keys.sort();
+  let out: Record<string, unknown> | null = inOrder ? null : {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const v = source[key];
+    // a function (a toJSON among them) is the general canonicalizer's to call or drop
+    if (typeof v === "function" || typeof v === "symbol") throw new NotPlain();
+    const w = v === undefined ? undefined : ordered(v);
+    if (out === null && w !== v) out = copyOf(source, keys.slice(0, i));
+    if (out !== null && w !== undefined) put(out, key, w);
+  }
+  return out ?? value;
+}
+
+function orderedArray(value: unknown[]): unknown[] {
+  if (!plainArray(value)) throw new NotPlain();
+  let out: unknown[] | null = null;
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i];
+    if (v === undefined) throw new NotPlain();
+    const w = ordered(v);
+    if (out === null && w !== v) out = value.slice(0, i);
+    if (out !== null) out.push(w);
+  }
+  return out ?? value;
+}
+
+/** A new object of `keys` of `source`, in that order. */
+function copyOf(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (source[key] !== undefined) put(out, key, source[key]);
+  return out;
+}
+
+/** Sets a key as an own property, `__proto__` too. */
+function put(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  } else out[key] = value;
 }

@@ -119,6 +119,16 @@ Deno.test("plainCanonicalText() gives the general RFC 8785 canonicalizer's text 
     assert.equal(plainCanonicalText(unsorted) ?? canonicalize(unsorted), line);
   }
   assert.ok(fast > 1000, `only ${fast} of 2000 took the fast way`);
+  for (
+    const text of [
+      '{"b":1,"__proto__":{"z":1,"a":2},"a":[{"y":1,"x":2}]}',
+      '{"__proto__":[1,{"b":null,"a":"é"}],"a":{"c":{"e":1,"d":[{"g":1,"f":2}]}},"z":[]}',
+      '{"a":{"b":{"c":[1,2,{"e":1,"d":2}]}},"b":[[[{"y":[],"x":{}}]]]}',
+    ]
+  ) {
+    const value = JSON.parse(text);
+    assert.equal(plainCanonicalText(value), canonicalize(value), text);
+  }
 });
 
 Deno.test("plainCanonicalText() leaves what is not plain JSON to the general canonicalizer", () => {
