@@ -4,6 +4,7 @@
  * @module
  */
 import type { Problem } from "../evidence/problem.ts";
+import type { ReadEvents } from "../evidence/read_events.ts";
 import { checkStoreRows } from "../store/row_check.ts";
 import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
@@ -29,7 +30,7 @@ import type { SqlDb } from "./sqlite_rows.ts";
 export async function checkRunRows(
   db: SqlDb,
   runId: string,
-  options: { folder?: string | null; bundle?: string | null } = {},
+  options: { folder?: string | null; bundle?: string | null; read?: ReadEvents | null } = {},
 ): Promise<Problem[]> {
   const rows = {
     all: (sql: string, ...params: SqlValue[]) =>
@@ -39,5 +40,6 @@ export async function checkRunRows(
     schema: schemaProblems(db),
     folder: options.folder ?? null,
     bundle: options.bundle ?? null,
+    read: options.read ?? null,
   });
 }
