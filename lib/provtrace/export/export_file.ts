@@ -8,6 +8,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { basename, resolve } from "node:path";
 import type { Json } from "../../provevi/mod.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
@@ -273,6 +274,36 @@ function manifestOf(
   };
 }
 
+/** How many rows of `trace_export_lines` one INSERT holds: 5 values each, well under SQLite's 32,766. */
+const ROWS_PER_INSERT = 200;
+
+/**
+ * A row per line and event the manifest names, from the manifest in hand: a few statements of many rows each.
+ * An export of 100,000 lines has hundreds of thousands, and a statement each was a good part of its time; one
+ * statement over the manifest's JSON text (json_each within json_each) parsed each run's text again per row.
+ */
+function insertLineRows(db: DatabaseSync, manifest: TraceExportManifest): void {
+  const sql = (n: number) =>
+    `INSERT OR IGNORE INTO trace_export_lines (export_id, line, run_id, seq, line_hash) VALUES ${
+      Array(n).fill("(?, ?, ?, ?, ?)").join(", ")
+    }`;
+  const many = db.prepare(sql(ROWS_PER_INSERT));
+  const id = manifest.export_id;
+  let values: SQLInputValue[] = [];
+  for (const run of manifest.runs) {
+    for (const e of run.events) {
+      for (const line of e.lines) {
+        values.push(id, line, run.run_id, e.seq, e.line_hash);
+        if (values.length === ROWS_PER_INSERT * 5) {
+          many.run(...values);
+          values = [];
+        }
+      }
+    }
+  }
+  if (values.length) db.prepare(sql(values.length / 5)).run(...values);
+}
+
 /** Keeps the manifest in the trace database: the export, and a row per line and event it holds. */
 function recordExport(db: string, manifest: TraceExportManifest, path: string | null): void {
   using trace = openTraceDb(db, { write: true });
@@ -292,13 +323,7 @@ function recordExport(db: string, manifest: TraceExportManifest, path: string | 
       manifest.created_at,
       text,
     );
-    // A row per line and event, from the manifest's text in one statement: an export of 100,000 lines has
-    // hundreds of thousands, and one call each was a good part of its time.
-    trace.db.prepare(`INSERT OR IGNORE INTO trace_export_lines (export_id, line, run_id, seq, line_hash)
-      SELECT ?, l.value, json_extract(r.value, '$.run_id'), json_extract(e.value, '$.seq'),
-        json_extract(e.value, '$.line_hash')
-      FROM json_each(?, '$.runs') r, json_each(r.value, '$.events') e, json_each(e.value, '$.lines') l`)
-      .run(manifest.export_id, text);
+    insertLineRows(trace.db, manifest);
     trace.db.exec("COMMIT");
   } catch (error) {
     if (trace.db.isTransaction) trace.db.exec("ROLLBACK");
