@@ -8,7 +8,6 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { basename, resolve } from "node:path";
 import type { Json } from "../../provevi/mod.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
@@ -22,6 +21,7 @@ import {
   type TraceExportPolicy,
 } from "./export.ts";
 import { PROVENANCE_PLACE, type TraceExportFormat } from "./formats.ts";
+import { insertLineRows } from "./_line_rows.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
 
 /** Where {@linkcode writeTraceExport} writes. */
@@ -272,36 +272,6 @@ function manifestOf(
     refused: exported.refused.map((r) => ({ run_id: r.run_id, problem: r.problem })),
     runs: [...runs.values()],
   };
-}
-
-/** How many rows of `trace_export_lines` one INSERT holds: 5 values each, well under SQLite's 32,766. */
-const ROWS_PER_INSERT = 200;
-
-/**
- * A row per line and event the manifest names, from the manifest in hand: a few statements of many rows each.
- * An export of 100,000 lines has hundreds of thousands, and a statement each was a good part of its time; one
- * statement over the manifest's JSON text (json_each within json_each) parsed each run's text again per row.
- */
-function insertLineRows(db: DatabaseSync, manifest: TraceExportManifest): void {
-  const sql = (n: number) =>
-    `INSERT OR IGNORE INTO trace_export_lines (export_id, line, run_id, seq, line_hash) VALUES ${
-      Array(n).fill("(?, ?, ?, ?, ?)").join(", ")
-    }`;
-  const many = db.prepare(sql(ROWS_PER_INSERT));
-  const id = manifest.export_id;
-  let values: SQLInputValue[] = [];
-  for (const run of manifest.runs) {
-    for (const e of run.events) {
-      for (const line of e.lines) {
-        values.push(id, line, run.run_id, e.seq, e.line_hash);
-        if (values.length === ROWS_PER_INSERT * 5) {
-          many.run(...values);
-          values = [];
-        }
-      }
-    }
-  }
-  if (values.length) db.prepare(sql(values.length / 5)).run(...values);
 }
 
 /** Keeps the manifest in the trace database: the export, and a row per line and event it holds. */
