@@ -4,7 +4,6 @@
  * @module
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import type { TraceExportManifest } from "./export_file.ts";
 
 /** How many rows of `trace_export_lines` one INSERT holds: 5 values each, well under SQLite's 32,766. */
 const ROWS_PER_INSERT = 200;
@@ -27,7 +26,10 @@ export function insertLineRows(
   db: DatabaseSync,
   manifest: {
     export_id: string;
-    runs: readonly Pick<TraceExportManifest["runs"][number], "run_id" | "events">[];
+    runs: readonly {
+      run_id: string;
+      events: readonly { seq: number; line_hash: string; lines: number[] }[];
+    }[];
   },
 ): void {
   const sql = (n: number) =>
