@@ -48,7 +48,7 @@ export class PackWriter {
    */
   put(sha256: string, bytes: Uint8Array): void {
     this.#file ??= Deno.openSync(this.path, { createNew: true, write: true, append: true });
-    const record = packRecord(sha256, bytes);
+    const record = recordAround(sha256, bytes) ?? packRecord(sha256, bytes);
     appendWhole(this.#file, record);
     this.#held.add(sha256);
     this.#size += record.length;
@@ -65,6 +65,26 @@ export class PackWriter {
       this.#file?.close();
     } catch { /* closed already */ }
   }
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * The record of a payload when its bytes sit in one already, as they do when they come from a pack read whole
+ * (the span daemon's `received.spans` at a seal, `packPayload`'s views): the header before them and the newline
+ * after them, as `packRecord` would write them, read in place. The writer then appends that view, where making
+ * the record would copy each body of a megabyte-sized pack once more. Null when the bytes around are not that
+ * record; its header and newline are compared byte by byte, so the view holds exactly what `packRecord` makes.
+ */
+function recordAround(sha256: string, bytes: Uint8Array): Uint8Array | null {
+  const header = `${sha256} ${bytes.length}\n`;
+  const start = bytes.byteOffset - header.length;
+  const end = bytes.byteOffset + bytes.length + 1;
+  if (start < 0 || end > bytes.buffer.byteLength) return null;
+  const record = new Uint8Array(bytes.buffer, start, end - start);
+  if (record[record.length - 1] !== NEWLINE) return null;
+  for (let i = 0; i < header.length; i++) if (record[i] !== header.charCodeAt(i)) return null;
+  return record;
 }
 
 /** Reads single payloads from a pack, keeping where each record is (a live run's pack grows: it reads on). */
