@@ -4,7 +4,8 @@
  * key, or a fork's `--prompt`. Each was read with `Deno.readTextFileSync` (or `readTextFile`), which opens a FIFO
  * and waits for a writer for ever: the command hung. Now each is read as a regular file only, bounded
  * (`cli/_argument_file.ts`), and refused in one line. Each case runs the command in a child, killed if it has
- * not ended within a generous bound: a hang is the failure this file looks for.
+ * not ended within a generous bound: a hang is the failure this file looks for. provtrace's rows key, read
+ * with `Deno.readTextFile`, is read the same way.
  * @module
  */
 import assert from "node:assert/strict";
@@ -17,6 +18,7 @@ import {
   noteKeyId,
   witnessVerifier,
 } from "../../lib/provevi/log/mod.ts";
+import { readRowsKey } from "../../lib/provtrace/db/rows_key.ts";
 import { taskFlags } from "../_children.ts";
 import { Tally } from "./_tally.ts";
 
@@ -143,3 +145,37 @@ function cosignId(): string {
   const key = Uint8Array.from(atob(NOT_A_POINT.split("+")[2]!), (c) => c.charCodeAt(0)).subarray(1);
   return noteKeyId("log.example", COSIGNATURE_TYPE, key).toString(16).padStart(8, "0");
 }
+
+Deno.test("a rows key that is a FIFO or a file of gigabytes is refused in one line, not waited on or read whole", async () => {
+  const keys = new Tally("rows keys that are no file of a key");
+  const dir = await Deno.makeTempDir({ prefix: "attack-rowskey-" });
+  const fifo = join(dir, "fifo.key");
+  assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success, "mkfifo");
+  const sparse = join(dir, "sparse.key");
+  {
+    using file = await Deno.open(sparse, { write: true, create: true, mode: 0o600 });
+    await file.truncate(8 * 1024 * 1024 * 1024);
+  }
+  const failed: string[] = [];
+  for (
+    const [name, path, why] of [["a FIFO", fifo, /FIFO/], [
+      "a sparse 8 GiB file",
+      sparse,
+      /larger than/,
+    ]] as const
+  ) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      readRowsKey(path).then(() => "read", (e: unknown) => e),
+      new Promise<"hang">((resolve) => timer = setTimeout(() => resolve("hang"), 60_000)),
+    ]);
+    clearTimeout(timer);
+    const stopped = outcome instanceof ProveviError && why.test(outcome.message) &&
+      !outcome.message.includes("\n");
+    keys.add(name, { stopped, recorded: true });
+    if (!stopped) failed.push(`${name}: ${String(outcome).slice(0, 200)}`);
+  }
+  console.log(keys.line());
+  await Deno.remove(sparse);
+  assert.deepEqual(failed, []);
+});
