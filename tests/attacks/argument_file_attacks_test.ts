@@ -18,6 +18,9 @@ import {
   noteKeyId,
   witnessVerifier,
 } from "../../lib/provevi/log/mod.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
+import { RECEIVED_FILE, ReceivedBodies } from "../../lib/provevi/receiver/mod.ts";
 import { readRowsKey } from "../../lib/provtrace/db/rows_key.ts";
 import { taskFlags } from "../_children.ts";
 import { Tally } from "./_tally.ts";
@@ -178,4 +181,27 @@ Deno.test("a rows key that is a FIFO or a file of gigabytes is refused in one li
   console.log(keys.line());
   await Deno.remove(sparse);
   assert.deepEqual(failed, []);
+});
+
+Deno.test("a received.spans record whose header claims more bytes than follow is waited for with a look, not read again at every take", async () => {
+  const lying = new Tally("received.spans headers that lie about their length");
+  const folder = await Deno.makeTempDir({ prefix: "attack-received-" });
+  const path = join(folder, RECEIVED_FILE);
+  const body = new TextEncoder().encode("{}");
+  const header = new TextEncoder().encode(`${"a".repeat(64)} 900000000\n`);
+  await Deno.writeFile(path, new Uint8Array([...header, ...packRecord(sha256Hex(body), body)]));
+  const taken = new ReceivedBodies(folder);
+  const first = taken.read(64 * 1024 * 1024);
+  // the record's end as its header says: the takes look at the file's length until it is there
+  const waits = first.size === 0 && taken.awaited === header.length + 900_000_000 + 1;
+  lying.add("a header claiming 900 MB", { stopped: waits, recorded: true });
+  // one bigger than a take reads is left to the seal, which reads the file to its end
+  const small = new ReceivedBodies(folder);
+  small.read(1024);
+  let stored = 0;
+  await small.take(() => Promise.resolve(String(++stored)));
+  lying.add("a record bigger than a take", { stopped: small.awaited > 1024 && stored === 0, recorded: true });
+  console.log(lying.line());
+  await Deno.remove(folder, { recursive: true });
+  assert.deepEqual(lying.missed, []);
 });
