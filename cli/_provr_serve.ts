@@ -18,6 +18,7 @@ import {
   type ServedOutcome,
   type ServeOptions,
 } from "../lib/provrun/mod.ts";
+import { argumentFile } from "./_argument_file.ts";
 import type { CatalogChoice } from "./_catalog.ts";
 import type { Globals } from "./_commands.ts";
 import type { Io } from "./_io.ts";
@@ -108,7 +109,7 @@ export async function forkCommand(program: Command, opts: ForkCommandOptions, cl
     }
     set[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  const prompt = opts.prompt === undefined ? undefined : await Deno.readTextFile(opts.prompt);
+  const prompt = opts.prompt === undefined ? undefined : await argumentFile(opts.prompt, "the prompt");
   await serve(program, opts.from, { ...opts, io: cli.io }, async (source, options) => {
     const outcome = await forkRun(source, {
       ...await withPolicy(options, opts.policy),
