@@ -82,8 +82,17 @@ async function lossOf(store: EvidenceStore, runs: string, id: string): Promise<s
   const tail = check.problems.some((p) =>
     p.code === "rows.events_missing" && /are not in the store$/.test(p.message)
   );
+  // Killed between the first event's line and its row: the run's row is as the store made it, before any event
+  // (the fields run_created sets are null, and its settings have no rows), which is the same lag, from line 1.
+  const fromFirst = tail &&
+    check.problems.some((p) => / holds 0 rows of run .* are not in the store$/.test(p.message));
   for (const p of check.problems.map((p) => p.message)) {
     if (tail && /are not in the store$|: (status|ended_at) is .*, but its events say/.test(p)) continue;
+    if (
+      fromFirst && /: column \w+ is null, but its events say |^provevi_run_params \(.*\) is missing$/.test(p)
+    ) {
+      continue;
+    }
     // What an unsealed run lacks, not what it lost: its seal, and the record of outputs written so far.
     if (
       /not sealed|manifest\.json is missing|holds \d+ rows and events\.jsonl \d+ lines|is not a recorded output/
