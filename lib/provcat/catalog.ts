@@ -3,9 +3,9 @@
  * puts and commits, each through the catalog's own hooks. No globals: two catalogs can be open in one process.
  * @module
  */
-import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
-import { hashPath, holdsHash, makeReadOnly, moveAside, removeTree, tempIn, withLock } from "./_files.ts";
+import { fetchVersion, recordedHash } from "./_fetch_cache.ts";
+import type { Committed, Fetched, Listing, Pin, Route } from "./catalog_results.ts";
 import {
   type CatalogConfig,
   checkConfig,
@@ -19,11 +19,8 @@ import { GitStore } from "./git_store.ts";
 import type { CatalogCall, CatalogHooks, CatalogOperation } from "./hooks.ts";
 import { S3Store } from "./s3_store.ts";
 import { materializeSnapshot, reusableSnapshot, type Snapshot, snapshotPath } from "./snapshot.ts";
-import { type CatalogStore, type EntryKind, joinKey, type PutSource, type StoreVersion } from "./store.ts";
-import { type CatalogUri, childUri, formatUri, parseUri, withSelector } from "./uri.ts";
-
-/** The file that marks a fetched version's cache folder as complete, with the hash of what it holds. */
-const COMPLETE = ".complete";
+import { type CatalogStore, joinKey, type PutSource } from "./store.ts";
+import { childUri, formatUri, parseUri, withSelector } from "./uri.ts";
 
 /** How to open a catalog. */
 export interface CatalogOpenOptions {
@@ -37,64 +34,6 @@ export interface CatalogOpenOptions {
   hooks?: CatalogHooks | CatalogHooks[];
   /** The folder that relative paths start from; the current folder by default. */
   cwd?: string;
-}
-
-/** Where a URI goes: its store and its key in the store. */
-export interface Route {
-  /** The parsed URI. */
-  uri: CatalogUri;
-  /** The store. */
-  store: CatalogStore;
-  /** The `/` path in the store. */
-  key: string;
-}
-
-/** What `pin` gives. */
-export interface Pin {
-  /** The URI as given. */
-  uri: string;
-  /** The URI with `?at=commit:…` (or `version:`), or null when the store has no commits. */
-  pinned: string | null;
-  /** The store's name. */
-  store: string;
-  /** The fixed version, or null. */
-  version: StoreVersion | null;
-  /** What the URI names. */
-  kind: EntryKind;
-}
-
-/** What `fetch` gives. */
-export interface Fetched {
-  uri: string;
-  pinned: string | null;
-  /** A local path: a fixed version's own cache folder, or a folder store's live path when `pinned` is null. */
-  path: string;
-  kind: EntryKind;
-  /** The SHA-256 of a fixed version's cached copy, as a snapshot computes it; absent for a live path. */
-  sha256?: string;
-}
-
-/** What `commit` gives. */
-export interface Committed {
-  uri: string;
-  /** The URI at the new commit, or null when the store has no commits. */
-  pinned: string | null;
-}
-
-/** One entry of a listing. */
-export interface ListEntry {
-  name: string;
-  kind: EntryKind;
-  size: number | null;
-  /** The entry's URI, at the listing's pin when it has one. */
-  uri: string;
-}
-
-/** What `list` gives. */
-export interface Listing {
-  uri: string;
-  pinned: string | null;
-  entries: ListEntry[];
 }
 
 /**
@@ -281,90 +220,7 @@ export class Catalog implements AsyncDisposable {
       if (!path) throw new TypeError(`store "${route.store.name}" has no versions and no local path`);
       return { uri, pinned: null, path, kind: pin.kind };
     }
-    const name = this.#name(route);
-    const folder = this.#fetchFolder(route, pin.version);
-    const path = join(folder, name);
-    // A cached copy is reused only while it still hashes to what was fetched: a copy changed on disk would
-    // otherwise be handed out, and snapshotted, as the pinned version.
-    const cached = await this.#cached(folder, path, pin.kind);
-    if (cached !== null) return { uri, pinned: pin.pinned, path, kind: pin.kind, sha256: cached };
-    const work = await tempIn(join(this.cache, "tmp"));
-    try {
-      const kind = await route.store.materialize(route.key, pin.version, join(work, name));
-      await makeReadOnly(join(work, name));
-      const sha256 = await hashPath(join(work, name), kind);
-      await Deno.writeTextFile(
-        join(work, COMPLETE),
-        JSON.stringify({ pinned: pin.pinned, kind, sha256 }) + "\n",
-      );
-      await Deno.mkdir(join(folder, ".."), { recursive: true });
-      // The rename is atomic, and fails when something is there: another fetch's copy of the same version, which
-      // others may have been handed and is kept, or a copy changed on disk, which is moved aside first. The check
-      // and the move are made under a lock of the folder, so that another fetch cannot put a good copy in place
-      // between them, only to see it moved aside.
-      try {
-        await Deno.rename(work, folder);
-      } catch (error) {
-        if (await this.#cached(folder, path, kind) !== sha256) {
-          const lock = join(
-            this.cache,
-            "locks",
-            `fetch-${createHash("sha256").update(folder).digest("hex")}`,
-          );
-          await withLock(lock, async () => {
-            for (let attempt = 0;; attempt++) {
-              if (await this.#cached(folder, path, kind) === sha256) return;
-              await moveAside(folder, join(this.cache, "tmp"));
-              try {
-                await Deno.rename(work, folder);
-                return;
-              } catch (again) {
-                if (attempt >= 3) throw again ?? error;
-              }
-            }
-          });
-        }
-      }
-      return { uri, pinned: pin.pinned, path, kind, sha256 };
-    } finally {
-      await removeTree(work);
-    }
-  }
-
-  /** The cache folder of one fixed version of one key. */
-  #fetchFolder(route: Route, version: StoreVersion): string {
-    const keyHash = createHash("sha256").update(route.key).digest("hex").slice(0, 16);
-    return join(this.cache, "fetch", route.store.name, `${version.kind}-${version.id}`, keyHash);
-  }
-
-  /** The kind and hash that the fetch of a fixed version recorded, without hashing anything. */
-  async #recordedHash(route: Route, pin: Pin): Promise<{ kind: EntryKind; sha256: string } | null> {
-    try {
-      const recorded = JSON.parse(
-        await Deno.readTextFile(join(this.#fetchFolder(route, pin.version!), COMPLETE)),
-      );
-      if (
-        recorded.kind !== pin.kind || typeof recorded.sha256 !== "string" ||
-        !/^[0-9a-f]{64}$/.test(recorded.sha256)
-      ) {
-        return null;
-      }
-      return { kind: pin.kind, sha256: recorded.sha256 };
-    } catch {
-      return null;
-    }
-  }
-
-  /** The hash of a fixed version's cached copy, or null when it is missing, unfinished or changed. */
-  async #cached(folder: string, path: string, kind: EntryKind): Promise<string | null> {
-    let recorded: { kind?: unknown; sha256?: unknown };
-    try {
-      recorded = JSON.parse(await Deno.readTextFile(join(folder, COMPLETE)));
-    } catch {
-      return null;
-    }
-    if (recorded.kind !== kind || typeof recorded.sha256 !== "string") return null;
-    return await holdsHash(path, kind, recorded.sha256) ? recorded.sha256 : null;
+    return await fetchVersion(this.cache, { uri, route, pin, name: this.#name(route) });
   }
 
   #name(route: Route): string {
@@ -434,7 +290,7 @@ export class Catalog implements AsyncDisposable {
       const pin = await this.#pin(uri, route);
       // A fixed version whose snapshot is already made and still holds its hash needs no fetch, and no hash of
       // the fetched copy: one pass over the snapshot's bytes.
-      const known = pin.version === null ? null : await this.#recordedHash(route, pin);
+      const known = pin.version === null ? null : await recordedHash(this.cache, { route, pin });
       if (known !== null) {
         const path = snapshotPath(this.cache, known.kind, known.sha256, this.#name(route));
         if (await reusableSnapshot(path, known.kind, known.sha256)) {

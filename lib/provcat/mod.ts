@@ -42,13 +42,5 @@ export type { Snapshot } from "./snapshot.ts";
 export type { FolderStoreConfig } from "./folder_store.ts";
 export type { GitStoreConfig } from "./git_store.ts";
 export type { S3StoreConfig } from "./s3_store.ts";
-export {
-  Catalog,
-  type CatalogOpenOptions,
-  type Committed,
-  type Fetched,
-  type ListEntry,
-  type Listing,
-  type Pin,
-  type Route,
-} from "./catalog.ts";
+export { Catalog, type CatalogOpenOptions } from "./catalog.ts";
+export type { Committed, Fetched, ListEntry, Listing, Pin, Route } from "./catalog_results.ts";

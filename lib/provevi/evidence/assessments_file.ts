@@ -15,6 +15,7 @@ import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import { type Problem, problem } from "./problem.ts";
+import { concatBytes } from "./bytes.ts";
 
 /** The name of the assessments file in a run folder. */
 export const ASSESSMENTS_FILE = "assessments.jsonl";
@@ -242,11 +243,5 @@ async function readAll(file: Deno.FsFile): Promise<Uint8Array> {
     if (n === null) break;
     chunks.push(buffer.slice(0, n));
   }
-  const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }

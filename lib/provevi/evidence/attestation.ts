@@ -16,7 +16,8 @@ import { readCappedSync } from "./capped_read.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
-import { type Problem, problem, type ProblemCode } from "./problem.ts";
+import { type Problem, problem } from "./problem.ts";
+import type { ProblemCode } from "./problem_codes.ts";
 
 /** The file of the attestation, under `evidence/`. */
 export const ATTESTATION_FILE = "attestation.dsse.json";
@@ -314,18 +315,16 @@ function attestationBytes(envelope: DsseEnvelope): Uint8Array {
  */
 function readEvidenceSync(evidence: string, name: string): string | null {
   const path = join(evidence, name);
-  let info: Deno.FileInfo;
   try {
     if (Deno.lstatSync(evidence).isSymlink) throw new ProveviError(`${evidence} is a link, not a folder`);
-    info = Deno.lstatSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
-  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
+  const bytes = readPlainBytes(path);
+  if (bytes === null) return null;
   try {
-    return strictUtf8.decode(readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES));
+    return strictUtf8.decode(bytes);
   } catch (error) {
     throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
       cause: error,
@@ -552,16 +551,21 @@ function readEnvelope(text: string): ReadEnvelope | null {
 
 /** A small file read with synchronous calls (see {@linkcode attestRun}); a link or a file not plain refused. */
 function readPlain(path: string): string | null {
-  let info: Deno.FileInfo;
+  const bytes = readPlainBytes(path);
+  return bytes === null ? null : new TextDecoder().decode(bytes);
+}
+
+/**
+ * A small file's bytes, read with synchronous calls: null when missing; a link, a file not plain, or one past the
+ * evidence cap refused (by `readCappedSync`, which looks before it reads).
+ */
+function readPlainBytes(path: string): Uint8Array | null {
   try {
-    info = Deno.lstatSync(path);
+    return readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  if (info.isSymlink) throw new ProveviError(`${path} is a link, not a file`);
-  if (!info.isFile) throw new ProveviError(`${path} is not a plain file`);
-  return new TextDecoder().decode(readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES));
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

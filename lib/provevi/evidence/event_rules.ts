@@ -6,7 +6,8 @@
  */
 import { EVENT_TYPES, type EvidenceEvent } from "./event.ts";
 import { isSha256 } from "./hash.ts";
-import { atLine, type Problem, problem, type ProblemCode } from "./problem.ts";
+import { atLine, type Problem, problem } from "./problem.ts";
+import type { ProblemCode } from "./problem_codes.ts";
 
 /** Where an event is in `events.jsonl`, for a problem's text: `events.jsonl line 11 (seq 10, input_verified)`. */
 export function eventWhere(event: Pick<EvidenceEvent, "seq" | "type">, line: number): string {

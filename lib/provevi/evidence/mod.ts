@@ -7,11 +7,13 @@
  */
 export * from "./errors.ts";
 export * from "./hash.ts";
+export * from "./bytes.ts";
 export * from "./event.ts";
 export * from "./chain.ts";
 export * from "./manifest.ts";
 export * from "./record.ts";
 export * from "./runs_root.ts";
+export * from "./problem_codes.ts";
 export * from "./problem.ts";
 export * from "./verify.ts";
 export * from "./read_events.ts";

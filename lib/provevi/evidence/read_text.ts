@@ -5,6 +5,7 @@
  * @module
  */
 import { ProveviError } from "./errors.ts";
+import { concatBytes } from "./bytes.ts";
 
 /** A file that {@linkcode readBoundedText} refuses: `reason` says why, without the file's name. */
 export class UnreadableFile extends ProveviError {
@@ -74,12 +75,7 @@ export async function readBoundedText(
     if (error instanceof UnreadableFile) throw error;
     throw new UnreadableFile(what, path, firstLine(error), { cause: error });
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.length;
-  }
+  const bytes = concatBytes(parts);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch (error) {

@@ -16,7 +16,8 @@ import {
 } from "./manifest.ts";
 import { PACK_FILE } from "./payload_pack.ts";
 import { packProblems } from "./verify_pack.ts";
-import { atLine, type Problem, problem, type ProblemCode } from "./problem.ts";
+import { atLine, type Problem, problem } from "./problem.ts";
+import type { ProblemCode } from "./problem_codes.ts";
 import { type ReadEvents, readEventsBytes, readEventsText } from "./read_events.ts";
 import type { RunRecord } from "./record.ts";
 

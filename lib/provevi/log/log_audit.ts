@@ -5,7 +5,8 @@
  * what the leaf says and that verifies. It reports what is missing, added or changed, as problems.
  * @module
  */
-import { type Problem, problem, type ProblemCode } from "../evidence/problem.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
+import type { ProblemCode } from "../evidence/problem_codes.ts";
 import { parseCheckpoint } from "./checkpoint.ts";
 import type { LogStorage } from "./log_storage.ts";
 import { proveConsistency, sizeOf } from "./log_proofs.ts";

@@ -4,7 +4,7 @@
  * (`serveDoor`) cut a client that sends slowly, idles or crowds it.
  * @module
  */
-import { type DoorLimits, type DoorRefusal, ownChunk, serveDoor } from "../guard/mod.ts";
+import { type DoorLimits, type DoorRefusal, readBytesCapped, serveDoor } from "../guard/mod.ts";
 import type { Witness } from "./witness.ts";
 
 /** The largest request body a witness reads. */
@@ -81,28 +81,16 @@ async function handle(witness: Witness, request: Request): Promise<Response> {
   return text(404, "not found\n");
 }
 
+/** The body of a request, or null when it declares or holds more than {@linkcode MAX_WITNESS_BODY} bytes. */
 async function readBody(request: Request): Promise<Uint8Array | null> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_WITNESS_BODY) return null;
-  const reader = request.body?.getReader();
-  if (!reader) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    n += value.length;
-    if (n > MAX_WITNESS_BODY) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(ownChunk(value));
+  if (request.body === null) return new Uint8Array();
+  const over = new Error("over the witness's body limit");
+  try {
+    return await readBytesCapped(request.body, { max: MAX_WITNESS_BODY, tooLarge: () => over });
+  } catch (error) {
+    if (error === over) return null;
+    throw error;
   }
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

@@ -1,8 +1,8 @@
 /**
  * What the copy of a run in MLflow holds at a level (provevi-reference.txt, "What the copy holds"): the
- * experiment's name, the run's tags, settings and metrics, its inputs as datasets, the spans of its trace and
- * the assessments on it. Built from the evidence alone, so the copy can be rebuilt at any time; it touches no
- * server.
+ * experiment's name, the run's tags, settings and metrics, its inputs as datasets, the spans of its trace
+ * (copy_trace.ts) and the assessments on it. Built from the evidence alone, so the copy can be rebuilt at any
+ * time; it touches no server.
  * @module
  */
 import canonicalize from "canonicalize";
@@ -12,40 +12,14 @@ import { sha256Hex } from "../evidence/hash.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import type { Assessment } from "../store/assess.ts";
 import { withoutSecrets } from "../experiments/agent_class.ts";
-import { attributeLevel, type Level, levelRank } from "../telemetry/attributes.ts";
+import { type Level, levelRank } from "../telemetry/attributes.ts";
 import { experimentAssessmentTags } from "./experiment_tags.ts";
-import {
-  plainAttribute,
-  plainExperiment,
-  plainName,
-  plainSpanName,
-  RUN_MODEL_KEYS,
-} from "../telemetry/plain_name.ts";
+import { plainAttribute, plainExperiment, plainName, RUN_MODEL_KEYS } from "../telemetry/plain_name.ts";
 import type { Destination } from "../telemetry/policy_types.ts";
 import type { TelemetryPolicy } from "../telemetry/policy.ts";
-import { providerName } from "../telemetry/genai_conventions.ts";
-import { finishReason } from "../telemetry/genai_messages.ts";
 import { experimentName } from "./experiment_name.ts";
-
-/** The tag that names the provrun run a copy is of; provevi finds a copy by it. */
-export const RUN_ID_TAG = "provrun.run_id";
-/** The tag a copy's run has from the moment it is made until it is whole. */
-export const UNFINISHED_TAG = "provevi.copy.unfinished";
-
-/** One span of the copy's trace, with times in nanoseconds since the epoch. */
-export interface CopySpan {
-  spanId: string;
-  parentSpanId: string | null;
-  name: string;
-  /** The OpenTelemetry span kind (0 unspecified … 5 consumer). */
-  kind: number;
-  startNanos: bigint;
-  endNanos: bigint;
-  /** 0 unset, 1 ok, 2 error. */
-  status: { code: number; message: string };
-  attributes: Record<string, Json>;
-  events: { name: string; timeNanos: bigint; attributes: Record<string, Json> }[];
-}
+import { type CopySpan, copyTrace } from "./copy_trace.ts";
+import { RUN_ID_TAG } from "./copy_tags.ts";
 
 /** One input of the run, as an MLflow dataset. */
 export interface CopyDataset {
@@ -102,20 +76,6 @@ export interface CopyContentOptions {
   assessments?: readonly Assessment[];
   /** The store's assessments of the run's experiment (as a whole and of each version). */
   experimentAssessments?: readonly Assessment[];
-}
-
-/**
- * The root span's input, as MLflow's viewer shows it well: the prompt the agent was given (the text of
- * `prompt_rendered`) and the run's settings (`run_created`'s data), as JSON. Not the run file: MLflow renders a
- * text input as Markdown, so the YAML's `#` comments became headings.
- */
-async function rootInput(
-  events: readonly EvidenceEvent[],
-  payload: (digest: unknown) => Promise<Json | undefined>,
-): Promise<Json> {
-  const rendered = events.find((e) => e.type === "prompt_rendered");
-  const prompt = rendered ? await payload(rendered.payload) : undefined;
-  return { prompt: prompt ?? null, settings: events[0]!.data };
 }
 
 /** MLflow refuses a param's value longer than this. */
@@ -184,8 +144,13 @@ export async function copyContent(
   const datasets = datasetsOf(events, rank);
 
   // The trace.
-  const root = await rootSpan(events, { rank, runId, failed, payload });
-  const { spans, order } = await traceSpans(events, root, { rank, runId, payload, options });
+  const { root, spans, order } = await copyTrace(events, {
+    rank,
+    runId,
+    failed,
+    payload,
+    feeds: (library) => options.policy.feeds(library, options.destination.name),
+  });
 
   return {
     runId,
@@ -203,67 +168,6 @@ export async function copyContent(
     assessments: copyAssessments(options.assessments ?? [], events, spans, rank),
     experimentTags: experimentAssessmentTags(options.experimentAssessments ?? [], level),
   };
-}
-
-/** The spans of the trace under its root: each step's, and each library span the policy lets through. */
-async function traceSpans(
-  events: readonly EvidenceEvent[],
-  root: CopySpan,
-  making: SpanMaking & { options: CopyContentOptions },
-): Promise<{ spans: Map<string, CopySpan>; order: CopySpan[] }> {
-  const { rank, runId, payload, options } = making;
-  const rootId = root.spanId;
-  const created = events[0]!;
-  const spans = new Map<string, CopySpan>([[rootId, root]]);
-  const order: CopySpan[] = [root];
-  for (const e of events) {
-    if (e.type === "span_recorded") {
-      const span = await librarySpan(e, options, rank, payload);
-      if (span !== null && !spans.has(span.spanId)) {
-        spans.set(span.spanId, span);
-        order.push(span);
-      }
-      continue;
-    }
-    const ownSpan = e.span_id !== null && (e.span_id !== rootId || e.started_at !== null);
-    if (!ownSpan || e.span_id === rootId) {
-      if (rank === 2 && e.seq !== created.seq) {
-        root.events.push({
-          name: e.type,
-          timeNanos: nanos(e.time),
-          attributes: bodyAttributes(e),
-        });
-      }
-      continue;
-    }
-    const spanId = e.span_id!;
-    let span = spans.get(spanId);
-    if (span === undefined) {
-      span = {
-        spanId,
-        parentSpanId: e.parent_span_id ?? rootId,
-        name: "",
-        kind: 0,
-        startNanos: nanos(e.started_at ?? e.time),
-        endNanos: nanos(e.time),
-        status: { code: 1, message: "" },
-        attributes: {},
-        events: [],
-      };
-      spans.set(spanId, span);
-      order.push(span);
-    }
-    const start = nanos(e.started_at ?? e.time), end = nanos(e.time);
-    if (start < span.startNanos) span.startNanos = start;
-    if (end > span.endNanos) span.endNanos = end;
-    await addStep(span, e, { rank, runId, payload });
-  }
-  for (const span of order) if (span.endNanos < span.startNanos) span.endNanos = span.startNanos;
-  // A span whose parent is not in the copy (a library span the policy keeps out) hangs under the root.
-  for (const span of order) {
-    if (span.parentSpanId !== null && !spans.has(span.parentSpanId)) span.parentSpanId = rootId;
-  }
-  return { spans, order };
 }
 
 /** The run's inputs as MLflow datasets: each input's SHA-256, and at `bodies` its URI and pinned URI. */
@@ -296,268 +200,6 @@ function datasetsOf(events: readonly EvidenceEvent[], rank: number): CopyDataset
     });
   }
   return datasets;
-}
-
-/** What the spans of a copy are made with. */
-interface SpanMaking {
-  rank: number;
-  runId: string;
-  payload: (digest: unknown) => Promise<Json | undefined>;
-}
-
-/** The run's root span, from `run_created` to the last event, with its input and output at `bodies`. */
-async function rootSpan(
-  events: readonly EvidenceEvent[],
-  making: SpanMaking & { failed: boolean },
-): Promise<CopySpan> {
-  const { rank, runId, failed } = making;
-  const created = events[0]!;
-  const root: CopySpan = {
-    spanId: created.span_id!,
-    parentSpanId: null,
-    name: "",
-    kind: 0,
-    startNanos: nanos(created.started_at ?? created.time),
-    endNanos: nanos(events[events.length - 1]!.time),
-    status: failed ? { code: 2, message: "" } : { code: 1, message: "" },
-    attributes: {},
-    events: [],
-  };
-  const agent = typeof created.data.agent === "string" ? created.data.agent : null;
-  const model = typeof created.data.model === "string" ? created.data.model : null;
-  const rootName = agent === null ? "invoke_agent" : `invoke_agent ${agent}`;
-  root.name = rank === 2 || plainSpanName(rootName) ? rootName : "invoke_agent";
-  const rootAttributes: Record<string, Json> = {
-    [RUN_ID_TAG]: runId,
-    "mlflow.spanType": JSON.stringify("AGENT"),
-    "gen_ai.operation.name": "invoke_agent",
-  };
-  if (agent !== null) rootAttributes["gen_ai.agent.name"] = agent;
-  if (model !== null) rootAttributes["gen_ai.request.model"] = model;
-  root.attributes = cutAttributes(rootAttributes, rank);
-  if (rank === 2) {
-    root.attributes["mlflow.spanInputs"] = JSON.stringify(await rootInput(events, making.payload));
-    const end = events.find((e) => e.type === "run_completed" || e.type === "run_failed");
-    if (end) root.attributes["mlflow.spanOutputs"] = JSON.stringify(end.data);
-  }
-  return root;
-}
-
-/** Adds one event of a step to its span: a failure, or the step's name, attributes and bodies. */
-async function addStep(span: CopySpan, e: EvidenceEvent, making: SpanMaking): Promise<void> {
-  const { rank, runId, payload } = making;
-  const end = nanos(e.time);
-  if (e.type === "step_failed") {
-    span.status = { code: 2, message: "" };
-    const error = typeof e.data.error === "string" ? e.data.error : null;
-    if (error !== null && (rank === 2 || plainName(error))) span.attributes["error.type"] = error;
-    if (rank === 2) {
-      span.events.push({ name: "step_failed", timeNanos: end, attributes: bodyAttributes(e) });
-    }
-    return;
-  }
-  const step = stepOf(e);
-  span.name = rank === 2 || plainSpanName(step.name, { declared: step.declared }) ? step.name : step.label;
-  Object.assign(span.attributes, cutAttributes({ [RUN_ID_TAG]: runId, ...step.attributes }, rank));
-  if (step.failed) span.status = { code: 2, message: "" };
-  if (rank === 2) {
-    Object.assign(span.attributes, bodyAttributes(e));
-    const inputs = await payload(e.payload);
-    if (inputs !== undefined) span.attributes["mlflow.spanInputs"] = JSON.stringify(inputs);
-    const outputs = await payload(e.data.response_payload ?? e.data.result_payload);
-    if (outputs !== undefined) span.attributes["mlflow.spanOutputs"] = JSON.stringify(outputs);
-  }
-}
-
-/** A step as a span shows it. */
-type Step = {
-  name: string;
-  label: string;
-  declared: string[];
-  failed: boolean;
-  attributes: Record<string, Json>;
-};
-
-const str = (v: Json | undefined) => (typeof v === "string" ? v : null);
-
-/** The step of a model call: its model in its name, its provider, reply and usage as GenAI attributes. */
-function modelStep(d: EvidenceEvent["data"]): Step {
-  const model = str(d.model);
-  const attributes: Record<string, Json> = {
-    "mlflow.spanType": JSON.stringify("CHAT_MODEL"),
-    "gen_ai.operation.name": "chat",
-  };
-  // the conventions' well-known name (openai, anthropic), not the AI SDK's ID (openai-compatible.chat)
-  if (str(d.provider)) attributes["gen_ai.provider.name"] = providerName(d.provider as string);
-  if (model) attributes["gen_ai.request.model"] = model;
-  if (str(d.answered_by)) attributes["gen_ai.response.model"] = d.answered_by!;
-  if (str(d.finish_reason)) {
-    attributes["gen_ai.response.finish_reasons"] = [finishReason(d.finish_reason as string)];
-  }
-  const counts: [string, string][] = [
-    ["input_tokens", "gen_ai.usage.input_tokens"],
-    ["output_tokens", "gen_ai.usage.output_tokens"],
-    ["cache_read_tokens", "gen_ai.usage.cache_read.input_tokens"],
-    ["cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens"],
-    ["reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"],
-  ];
-  for (const [from, to] of counts) if (typeof d[from] === "number") attributes[to] = d[from]!;
-  if (typeof d.cost === "string" && Number.isFinite(Number(d.cost))) {
-    attributes["provrun.cost"] = Number(d.cost);
-  }
-  return {
-    name: model ? `chat ${model}` : "chat",
-    label: "chat",
-    declared: model ? [model] : [],
-    failed: false,
-    attributes,
-  };
-}
-
-/** The step of a tool call: its tool in its name, and its error as `error.type`. */
-function toolStep(d: EvidenceEvent["data"]): Step {
-  const tool = str(d.tool);
-  const attributes: Record<string, Json> = {
-    "mlflow.spanType": JSON.stringify("TOOL"),
-    "gen_ai.operation.name": "execute_tool",
-  };
-  if (tool) attributes["gen_ai.tool.name"] = tool;
-  if (str(d.call_id)) attributes["gen_ai.tool.call.id"] = d.call_id!;
-  if (str(d.error)) attributes["error.type"] = d.error!;
-  return {
-    name: tool ? `execute_tool ${tool}` : "execute_tool",
-    label: "execute_tool",
-    declared: [],
-    failed: str(d.error) !== null,
-    attributes,
-  };
-}
-
-/** The step a span stands for: its name, a label to show when the name is not plain, and its attributes. */
-function stepOf(e: EvidenceEvent): Step {
-  switch (e.type) {
-    case "model_called":
-      return modelStep(e.data);
-    case "tool_called":
-      return toolStep(e.data);
-    case "sandbox_started":
-      return {
-        name: "sandbox",
-        label: "sandbox",
-        declared: [],
-        failed: false,
-        attributes: { "mlflow.spanType": JSON.stringify("AGENT") },
-      };
-    case "context_resolved":
-      return { name: "provcat.pin", label: "provcat.pin", declared: [], failed: false, attributes: {} };
-    case "snapshot_materialized":
-      return {
-        name: "provcat.snapshot",
-        label: "provcat.snapshot",
-        declared: [],
-        failed: false,
-        attributes: { "mlflow.spanType": JSON.stringify("RETRIEVER") },
-      };
-    case "input_staged":
-      return { name: "provrun.stage", label: "provrun.stage", declared: [], failed: false, attributes: {} };
-    default:
-      return { name: e.type, label: e.type, declared: [], failed: false, attributes: {} };
-  }
-}
-
-/**
- * Cuts a step's attributes to a level: below `bodies`, a names attribute must be plain (a model's name may
- * have more than one `/`), a usage attribute a number; the copy's own `mlflow.spanType` label always goes.
- */
-function cutAttributes(attributes: Record<string, Json>, rank: number): Record<string, Json> {
-  const out: Record<string, Json> = {};
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "__proto__") continue;
-    if (rank === 2 || key === "mlflow.spanType") {
-      out[key] = value;
-      continue;
-    }
-    const at = attributeLevel(key, value);
-    if (at === "names" && plainAttribute(key, value, { modelKeys: RUN_MODEL_KEYS })) out[key] = value;
-    else if (at === "usage" && rank >= 1) out[key] = value;
-  }
-  return out;
-}
-
-/** A step's data, URIs and place in the record: what `bodies` adds to its span. */
-function bodyAttributes(e: EvidenceEvent): Record<string, Json> {
-  const out: Record<string, Json> = {
-    "provrun.seq": e.seq,
-    "provrun.event": e.type,
-    "provrun.component": e.component,
-    "provrun.data": canonicalize(e.data) ?? "{}",
-  };
-  if (e.refs.length) out["provrun.refs"] = [...e.refs];
-  return out;
-}
-
-/** A library's span (`span_recorded`), when the policy lets its library feed the destination. */
-async function librarySpan(
-  e: EvidenceEvent,
-  options: CopyContentOptions,
-  rank: number,
-  payload: (digest: unknown) => Promise<Json | undefined>,
-): Promise<CopySpan | null> {
-  const d = e.data;
-  const library = typeof d.library === "string" ? d.library : null;
-  if (library === null || !options.policy.feeds(library, options.destination.name)) return null;
-  if (e.span_id === null) return null;
-  const end = typeof d.end_time === "string" ? d.end_time : e.time;
-  const status = typeof d.status === "object" && d.status !== null && !Array.isArray(d.status)
-    ? d.status
-    : {};
-  const name = typeof d.name === "string" ? d.name : "span";
-  const body = rank === 2 ? await payload(e.payload) : undefined;
-  const bodyObject = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
-  const fullName = typeof bodyObject.name === "string" ? bodyObject.name : name;
-  const span: CopySpan = {
-    spanId: e.span_id,
-    parentSpanId: e.parent_span_id,
-    name: rank === 2 ? fullName : plainSpanName(name) ? name : library,
-    kind: typeof d.kind === "number" ? d.kind : 0,
-    startNanos: nanos(e.started_at ?? e.time),
-    endNanos: nanos(end),
-    status: {
-      code: typeof status.code === "number" ? status.code : 0,
-      message: rank === 2
-        ? String(bodyObject.status_message ?? status.message ?? "")
-        : typeof status.message === "string" && plainName(status.message)
-        ? status.message
-        : "",
-    },
-    attributes: {},
-    events: [],
-  };
-  const attributes = typeof d.attributes === "object" && d.attributes !== null && !Array.isArray(d.attributes)
-    ? d.attributes
-    : {};
-  span.attributes = cutAttributes(attributes, rank);
-  span.attributes[RUN_ID_TAG] = e.run_id;
-  if (rank === 2) {
-    const more = bodyObject.attributes;
-    if (typeof more === "object" && more !== null && !Array.isArray(more)) {
-      Object.assign(span.attributes, more);
-    }
-    const spanEvents = Array.isArray(bodyObject.events) ? bodyObject.events : [];
-    for (const ev of spanEvents) {
-      if (typeof ev !== "object" || ev === null || Array.isArray(ev)) continue;
-      const attrs =
-        typeof ev.attributes === "object" && ev.attributes !== null && !Array.isArray(ev.attributes)
-          ? ev.attributes
-          : {};
-      span.events.push({
-        name: typeof ev.name === "string" ? ev.name : "event",
-        timeNanos: typeof ev.time === "string" ? nanos(ev.time) : span.startNanos,
-        attributes: attrs,
-      });
-    }
-  }
-  return span;
 }
 
 /** The run's settings as MLflow params: below `bodies` only those that are plain names. */
@@ -650,14 +292,6 @@ function copyAssessments(
     });
   }
   return out;
-}
-
-/** Nanoseconds since the epoch of an RFC 3339 UTC time with up to nine fraction digits. */
-export function nanos(time: string): bigint {
-  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/.exec(time);
-  if (!m) throw new TypeError(`"${time}" is not a UTC RFC 3339 time`);
-  const seconds = BigInt(Date.parse(`${m[1]}Z`) / 1000);
-  return seconds * 1_000_000_000n + BigInt((m[2] ?? "").padEnd(9, "0"));
 }
 
 function cut(text: string, max: number): string {

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { ownChunk } from "../guard/body_bytes.ts";
 import { holdsCredential } from "./credential_echo.ts";
+import { concatBytes } from "../evidence/bytes.ts";
 
 /** The largest reply the copy reads from MLflow: a page of 1,000 runs with their tags fits many times. */
 export const MLFLOW_REPLY_BYTES = 32 * 1024 * 1024;
@@ -61,13 +62,7 @@ export async function readReply(response: Response, limit?: number): Promise<str
   } finally {
     await reader.cancel().catch(() => {});
   }
-  const all = new Uint8Array(Math.min(size, bound));
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return new TextDecoder().decode(all);
+  return new TextDecoder().decode(concatBytes(chunks));
 }
 
 /** An MLflow ID as the copy uses it again in later calls and prints: letters, digits, `_` and `-`. */

@@ -14,6 +14,8 @@
  */
 export * from "./refuse_redirects.ts";
 export * from "./experiment_name.ts";
+export * from "./copy_tags.ts";
+export * from "./copy_trace.ts";
 export * from "./copy_content.ts";
 export * from "./copy_lock.ts";
 export * from "./mlflow_reply.ts";

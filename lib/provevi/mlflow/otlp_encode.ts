@@ -7,7 +7,7 @@
 import { OTLP_TRACE_REQUEST } from "../telemetry/otlp_proto.ts";
 import { DOUBLE_KEYS } from "../telemetry/genai_conventions.ts";
 import type { Json } from "../evidence/event.ts";
-import type { CopySpan } from "./copy_content.ts";
+import type { CopySpan } from "./copy_trace.ts";
 
 const REQUEST = OTLP_TRACE_REQUEST;
 

@@ -7,7 +7,7 @@
  */
 import { ProveviError } from "../evidence/errors.ts";
 import type { CopyContent } from "./copy_content.ts";
-import { RUN_ID_TAG, UNFINISHED_TAG } from "./copy_content.ts";
+import { RUN_ID_TAG, UNFINISHED_TAG } from "./copy_tags.ts";
 import { z } from "zod";
 import { ANY_REPLY, type MlflowClient, MlflowError } from "./mlflow_client.ts";
 import { mlflowId } from "./mlflow_reply.ts";

@@ -4,6 +4,7 @@
  * @module
  */
 import { refuseNonFile } from "../evidence/capped_read.ts";
+import { concatBytes } from "../evidence/bytes.ts";
 
 /** The first line of a file, without its newline, or null when it has none within 16 MiB. */
 export async function firstLine(path: string): Promise<string | null> {
@@ -19,7 +20,7 @@ export async function firstLine(path: string): Promise<string | null> {
     const end = chunk.indexOf(0x0a);
     chunks.push(chunk.slice(0, end === -1 ? n : end));
     size += n;
-    if (end !== -1) return new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks));
+    if (end !== -1) return new TextDecoder("utf-8", { fatal: true }).decode(concatBytes(chunks));
   }
   return null;
 }
@@ -62,15 +63,5 @@ export async function lastLine(path: string): Promise<string | null> {
 }
 
 function decode(chunks: Uint8Array[]): string {
-  return new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks));
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return new TextDecoder("utf-8", { fatal: true }).decode(concatBytes(chunks));
 }

@@ -17,7 +17,8 @@ import { readEventsText } from "../evidence/read_events.ts";
 import { type Check, check, recordedOutputs } from "../evidence/verify.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex } from "../evidence/hash.ts";
-import { type Problem, problem, type ProblemCode } from "../evidence/problem.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
+import type { ProblemCode } from "../evidence/problem_codes.ts";
 import { proofProvesRun, readRunLogFiles } from "../log/run_in_log.ts";
 import { PROOF_FILE } from "../log/tlog_proof.ts";
 

@@ -9,7 +9,8 @@
  */
 import { dirname, join } from "node:path";
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { atLine, type Problem, problem, type ProblemCode } from "../evidence/problem.ts";
+import { atLine, type Problem, problem } from "../evidence/problem.ts";
+import type { ProblemCode } from "../evidence/problem_codes.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { FileRunRecord } from "../store/file_store.ts";

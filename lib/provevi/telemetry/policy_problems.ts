@@ -4,7 +4,8 @@
  * or the library it is about (`destinations.collector.endpoint: …`).
  * @module
  */
-import { type Problem, problem, type ProblemCode } from "../evidence/problem.ts";
+import { type Problem, problem } from "../evidence/problem.ts";
+import type { ProblemCode } from "../evidence/problem_codes.ts";
 
 /** A code of a policy's problem. */
 export type PolicyCode = Extract<ProblemCode, `policy.${string}`>;

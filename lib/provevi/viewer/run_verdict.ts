@@ -6,7 +6,8 @@
  * verdict from tampering, which a person must not confuse with it.
  * @module
  */
-import type { Problem, ProblemCode } from "../evidence/problem.ts";
+import type { Problem } from "../evidence/problem.ts";
+import type { ProblemCode } from "../evidence/problem_codes.ts";
 
 /** What the verdict says: `verified`, `does_not_verify`, `cannot_check` or `running`. */
 export type VerdictKind = "verified" | "does_not_verify" | "cannot_check" | "running";

@@ -6,7 +6,7 @@
  * @module
  */
 import { checkRunIdToRead } from "../evidence/record.ts";
-import { ownChunk } from "../guard/body_bytes.ts";
+import { readBytesCapped } from "../guard/body_bytes.ts";
 import { questionsOf } from "../store/store_questions.ts";
 import { compareView } from "./compare_steps.ts";
 import { liveStream } from "./live_stream.ts";
@@ -238,25 +238,14 @@ async function experiments(c: RouteContext, list: boolean): Promise<Response> {
 /** The largest assessment the viewer takes: a name, a value and a rationale. */
 const MAX_ASSESSMENT_BYTES = 64 * 1024;
 
+/** A request's body as text, refused with a 413 when it declares or holds more than `max` bytes. */
 async function bodyText(request: Request, max: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   const tooLarge = () =>
     new ViewerRefusal(413, `an assessment is at most ${max / 1024} KiB of JSON: shorten its rationale`);
   if (declared > max) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body ?? []) {
-    size += chunk.length;
-    if (size > max) throw tooLarge();
-    chunks.push(ownChunk(chunk));
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  if (request.body === null) return "";
+  return new TextDecoder().decode(await readBytesCapped(request.body, { max, tooLarge }));
 }
 
 /** What a page sends to add an assessment. */

@@ -6,6 +6,8 @@
  */
 export * from "./scripted_model.ts";
 export * from "./models.ts";
+export * from "./capture_options.ts";
+export { callParamsJson } from "./call_request.ts";
 export * from "./capture.ts";
 export * from "./backend.ts";
 export * from "./call_backend.ts";

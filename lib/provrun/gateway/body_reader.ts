@@ -8,24 +8,15 @@
  * @module
  */
 
+import { ownChunk } from "../../provevi/guard/mod.ts";
+
 /** The buffer each read fills: as much as a fetch body gives at once. */
 const READ_BYTES = 64 * 1024;
 
 /**
- * A chunk to keep, in an array of its own size: a chunk that is a view of a larger buffer (a read's 64 KiB)
- * would keep that buffer whole.
- *
- * @param chunk A chunk as a stream gave it.
- * @returns The chunk, or a copy of its bytes.
- */
-function ownBytes(chunk: Uint8Array): Uint8Array {
-  return chunk.byteLength === chunk.buffer.byteLength ? chunk : chunk.slice();
-}
-
-/**
  * Reads a body into one buffer used again for each read, each chunk given in an array of its own; a stream that
  * is not of bytes (a `fetch` given to the gateway may answer with one, a decompression gives one) with its own
- * reader, each chunk that is a view of a larger buffer copied.
+ * reader, each chunk that is a view of a buffer over twice its size copied (`ownChunk`, as every door's reader does).
  */
 export class BodyReader {
   readonly #byob: ReadableStreamBYOBReader | null;
@@ -47,7 +38,7 @@ export class BodyReader {
     if (this.#plain) {
       const step = await this.#plain.read();
       if (step.done) return null;
-      return ownBytes(step.value);
+      return ownChunk(step.value);
     }
     const step = await this.#byob!.read(new Uint8Array(this.#buffer ?? new ArrayBuffer(READ_BYTES)));
     if (step.value) this.#buffer = step.value.buffer as ArrayBuffer; // given back by the read, for the next one

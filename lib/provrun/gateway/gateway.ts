@@ -27,6 +27,7 @@ import { type RequestHeaders, requestHeaders } from "./request_headers.ts";
 import { BodyReader } from "./body_reader.ts";
 import { OPENAI_CHAT, OPENAI_RESPONSES } from "./openai_apis.ts";
 import { type GatewayErrorKind, obj, parseJson, type ProviderApi } from "./provider_api.ts";
+import { concatBytes } from "../../provevi/evidence/bytes.ts";
 
 /** The default largest request body: 32 MiB. */
 export const DEFAULT_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -356,10 +357,7 @@ export class ModelGateway implements AsyncDisposable {
         `the request body cannot be read: ${(error as Error).message}`,
       );
     }
-    const out = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) (out.set(c, at), at += c.byteLength);
-    return out;
+    return concatBytes(chunks);
   }
 
   async #call(

@@ -9,6 +9,7 @@
  */
 import type { Json } from "../../provevi/mod.ts";
 import type { StreamAssembly } from "./provider_api.ts";
+import { concatBytes } from "../../provevi/evidence/bytes.ts";
 
 /** What stands in for the key where a provider echoed it. */
 export const KEY_REMOVED = "[key removed by provr]";
@@ -66,7 +67,7 @@ export class KeyScrubber {
   push(chunk: Uint8Array): Uint8Array<ArrayBuffer> {
     const key = this.#key;
     if (key === null) return chunk as Uint8Array<ArrayBuffer>;
-    const all = this.#held.byteLength ? concat([this.#held, chunk]) : chunk;
+    const all = this.#held.byteLength ? concatBytes([this.#held, chunk]) : chunk;
     const parts: Uint8Array[] = [];
     let from = 0;
     for (let at = find(all, key, 0); at !== -1; at = find(all, key, from)) {
@@ -77,7 +78,7 @@ export class KeyScrubber {
     this.#held = keep === 0 ? EMPTY : all.slice(all.byteLength - keep);
     if (parts.length === 0 && keep === 0) return all as Uint8Array<ArrayBuffer>;
     parts.push(all.subarray(from, all.byteLength - keep));
-    return concat(parts);
+    return concatBytes(parts);
   }
 
   /** The bytes held back at the stream's end (they were not the key). */
@@ -109,14 +110,4 @@ function startOfKey(bytes: Uint8Array, from: number, key: Uint8Array): number {
     if (at + i === end) return end - at;
   }
   return 0;
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }

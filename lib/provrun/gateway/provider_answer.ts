@@ -11,6 +11,7 @@ import { PayloadTooLarge } from "../run/errors.ts";
 import type { CallWait } from "./call_watch.ts";
 import type { KeyScrubber } from "./key_scrub.ts";
 import { BodyReader } from "./body_reader.ts";
+import { concatBytes } from "../../provevi/evidence/bytes.ts";
 
 /**
  * The error of an answer past the run's limit.
@@ -85,12 +86,6 @@ export class Answer {
 
   /** The bytes kept so far (all that arrived within the limit), as one array. */
   bytes(): Uint8Array<ArrayBuffer> {
-    const out = new Uint8Array(this.chunks.reduce((n, c) => n + c.byteLength, 0));
-    let at = 0;
-    for (const c of this.chunks) {
-      out.set(c, at);
-      at += c.byteLength;
-    }
-    return out;
+    return concatBytes(this.chunks);
   }
 }

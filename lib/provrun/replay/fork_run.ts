@@ -10,12 +10,11 @@ import { parse, stringify } from "yaml";
 import type { Json } from "../../provevi/evidence/event.ts";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import type { RunRecord } from "../../provevi/evidence/record.ts";
-import { diffRuns } from "../../provevi/diff/diff_runs.ts";
 import { RunFile } from "../run/run_file.ts";
 import { Journal } from "./journal.ts";
 import { ReplayPart } from "./replay_part.ts";
 import { RunNotReplayable } from "./replay_errors.ts";
-import { type ComparedOutcome, runServed, type ServeOptions } from "./serve_run.ts";
+import { type ComparedOutcome, runCompared, type ServeOptions } from "./serve_run.ts";
 
 /** What a fork changes in the run file it takes from its source. */
 export interface ForkChange {
@@ -79,16 +78,7 @@ export async function forkRun(source: RunRecord, options: ForkOptions): Promise<
     facts: { fork_changes: changesOf(options) },
     ...(options.env ? { env: options.env } : {}),
   });
-  const run = await runServed(file, { ...options, part, replay: false });
-  const diff = await diffRuns(journal.record, await options.store.readRun(run.runId));
-  return {
-    run,
-    source: source.runId,
-    served: part.counts,
-    identical: diff.identical,
-    divergence: diff.first,
-    diff,
-  };
+  return await runCompared(file, { ...options, part, replay: false, source: journal.record });
 }
 
 /** The source's run file with the change made, checked again; relative paths stay relative to where it was. */

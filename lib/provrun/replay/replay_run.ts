@@ -7,12 +7,11 @@
  * @module
  */
 import type { RunRecord } from "../../provevi/evidence/record.ts";
-import { diffRuns } from "../../provevi/diff/diff_runs.ts";
 import { RunFile } from "../run/run_file.ts";
 import { Journal } from "./journal.ts";
 import { ReplayPart } from "./replay_part.ts";
 import { RunNotReplayable } from "./replay_errors.ts";
-import { type ComparedOutcome, runServed, type ServeOptions } from "./serve_run.ts";
+import { type ComparedOutcome, runCompared, type ServeOptions } from "./serve_run.ts";
 
 /** Options of {@linkcode replayRun}. */
 export interface ReplayRunOptions extends ServeOptions {
@@ -52,16 +51,7 @@ export async function replayRun(source: RunRecord, options: ReplayRunOptions): P
   const journal = await Journal.read(source, { purpose: "replay", catalog: options.catalog });
   const file = await runFileOf(journal, options.file);
   const part = new ReplayPart({ mode: "replay", journal });
-  const run = await runServed(file, { ...options, part, replay: true });
-  const diff = await diffRuns(journal.record, await options.store.readRun(run.runId));
-  return {
-    run,
-    source: source.runId,
-    served: part.counts,
-    identical: diff.identical,
-    divergence: diff.first,
-    diff,
-  };
+  return await runCompared(file, { ...options, part, replay: true, source: journal.record });
 }
 
 /** The run file a replay runs: the one given, else the one the run read, where it was. */

@@ -7,7 +7,8 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Catalog } from "../../provcat/mod.ts";
 import type { EvidenceStore, FeedItem } from "../../provevi/mod.ts";
-import type { RunDiff } from "../../provevi/diff/diff_runs.ts";
+import { diffRuns, type RunDiff } from "../../provevi/diff/diff_runs.ts";
+import type { RunRecord } from "../../provevi/evidence/record.ts";
 import type { Divergence } from "../../provevi/diff/divergence.ts";
 import { TelemetryPolicy } from "../../provevi/telemetry/policy.ts";
 import type { RunFile } from "../run/run_file.ts";
@@ -94,6 +95,31 @@ export async function runServed(
     ...(options.now ? { now: options.now } : {}),
     parts: [options.part],
   });
+}
+
+/**
+ * Runs a run file with a part that serves a source run, then compares the new run with the source step by step:
+ * what a replay and a fork give.
+ *
+ * @param file The run file.
+ * @param options The options, the part, whether the run is a replay, and the source run as its store read it.
+ * @returns The new run, what was served, and its difference from the source.
+ */
+export async function runCompared(
+  file: RunFile,
+  options: ServeOptions & { part: ReplayPart; replay: boolean; source: RunRecord },
+): Promise<ComparedOutcome> {
+  const { part, source, ...serve } = options;
+  const run = await runServed(file, { ...serve, part });
+  const diff = await diffRuns(source, await options.store.readRun(run.runId));
+  return {
+    run,
+    source: source.runId,
+    served: part.counts,
+    identical: diff.identical,
+    divergence: diff.first,
+    diff,
+  };
 }
 
 /** A run file's tools folder must be where it was: a replay hashes its modules, a fork and a resume load them. */

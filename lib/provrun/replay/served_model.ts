@@ -16,7 +16,7 @@ import type {
 import type { Json } from "../../provevi/evidence/event.ts";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import { jsonDifference, shownValue } from "../../provevi/diff/json_difference.ts";
-import { callParamsJson } from "../backends/capture.ts";
+import { callParamsJson } from "../backends/call_request.ts";
 import { ScriptedModel } from "../backends/scripted_model.ts";
 import { TOKEN_IDS_KEY } from "../backends/token_ids.ts";
 import { SERVED_FROM, type ServedFrom } from "../run/run_part.ts";

@@ -13,6 +13,7 @@
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import CONFIG from "../../../deno.json" with { type: "json" };
+import { concatBytes } from "../../provevi/evidence/bytes.ts";
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import { MAX_TIMER_SECONDS } from "../run/run_file.ts";
 import { PINNED_PACKAGES } from "./import_graph.ts";
@@ -146,7 +147,7 @@ class Child {
         let from = 0;
         for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, from)) {
           parts.push(chunk.subarray(from, i));
-          this.#line(parts.length === 1 ? parts[0]! : concat(parts, size + i - from));
+          this.#line(parts.length === 1 ? parts[0]! : concatBytes(parts));
           parts = [];
           size = 0;
           from = i + 1;
@@ -238,16 +239,6 @@ class Child {
     }
     this.#writer.close().catch(() => {});
   }
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**
