@@ -134,6 +134,8 @@ const VERIFY_FILES: [string, string, string][] = [
   ["log.tlog-proof", "log.proof_missing", "sparse"],
   ["assessments.jsonl", "assessments.unreadable", "pipe"],
   ["log.tlog-proof", "log.proof_missing", "pipe"],
+  // found by redteam5: the pin was read whole after its look (a plain file, however large)
+  ["bundle.json", "bundle.unreadable", "sparse"],
 ];
 
 for (const [file, code, kind] of VERIFY_FILES) {

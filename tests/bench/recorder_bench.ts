@@ -6,8 +6,13 @@
  * again with payloads already stored (the payload is hashed, not written again), and the payloads' bytes written
  * bare, each as a new file with `createNew` (what `putPayload` did in format 1, and does for a payload of
  * 256 KiB or more) and all appended to one open file (what it does in format 2: a record of `payloads.pack`).
+ * It also gives the step's CPU time (user and system) beside the bare append's, and how often the process
+ * waited (for a disk, a lock, the event loop) and was preempted, from its context switch counts: on a
+ * machine shared with other work, the clock counts the time a step waits for a core, and its CPU time does not;
+ * a step that never waits loses its time to the other processes' use of the cores, not to the disk.
  * @module
  */
+import process from "node:process";
 import type { EventChain } from "../../lib/provevi/evidence/mod.ts";
 import { FileStore } from "../../lib/provevi/store/mod.ts";
 import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
@@ -20,8 +25,28 @@ function perItem(t: number, n: number): number {
   return ((performance.now() - t) * 1000) / n;
 }
 
-/** Runs `N` recorded steps, each naming its payload, and returns the microseconds per step. */
-async function steps(recorder: EvidenceRecorder, payloads: readonly Uint8Array[]): Promise<number> {
+/** The process's CPU time (user and system) in microseconds per item of `n` items since `from`. */
+function cpuPerItem(from: NodeJS.CpuUsage, n: number): number {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / n;
+}
+
+/**
+ * The process's context switches so far (`getrusage`): voluntary ones are waits (a disk, a lock, the event
+ * loop, a helper thread idle), involuntary ones a core taken by another process.
+ */
+function switches(): { waits: number; preempted: number } {
+  const usage = process.resourceUsage();
+  return { waits: usage.voluntaryContextSwitches, preempted: usage.involuntaryContextSwitches };
+}
+
+/** Runs `N` recorded steps, each naming its payload: microseconds per step, of the clock and of CPU time. */
+async function steps(
+  recorder: EvidenceRecorder,
+  payloads: readonly Uint8Array[],
+): Promise<{ wall: number; cpu: number; waits: number; preempted: number }> {
+  const before = switches();
+  const cpu = process.cpuUsage();
   const t = performance.now();
   for (let i = 0; i < payloads.length; i++) {
     await recorder.step(
@@ -30,18 +55,26 @@ async function steps(recorder: EvidenceRecorder, payloads: readonly Uint8Array[]
       async () => ({ payload: await recorder.payload(payloads[i]!), data: { tool: "bench", n: i } }),
     );
   }
-  return perItem(t, payloads.length);
+  const wall = perItem(t, payloads.length);
+  const used = cpuPerItem(cpu, payloads.length);
+  const after = switches();
+  const per1000 = (key: "waits" | "preempted") => ((after[key] - before[key]) * 1000) / payloads.length;
+  return { wall, cpu: used, waits: per1000("waits"), preempted: per1000("preempted") };
 }
 
-/** The same lines appended bare to a new run of the store: microseconds per line. */
-async function bareAppend(store: FileStore, options: { from: string; runId: string }): Promise<number> {
+/** The same lines appended bare to a new run of the store: microseconds per line, of the clock and of CPU. */
+async function bareAppend(
+  store: FileStore,
+  options: { from: string; runId: string },
+): Promise<{ wall: number; cpu: number }> {
   const text = await Deno.readTextFile(options.from);
   const lines: { line: string; event: ReturnType<EventChain["next"]>["event"] }[] = [];
   for (const line of text.trimEnd().split("\n")) lines.push({ line, event: JSON.parse(line) });
   const bare = await store.openRun(options.runId);
+  const cpu = process.cpuUsage();
   const t = performance.now();
   for (const { line, event } of lines) await bare.append(line, event);
-  const us = perItem(t, lines.length);
+  const us = { wall: perItem(t, lines.length), cpu: cpuPerItem(cpu, lines.length) };
   await bare.seal();
   return us;
 }
@@ -67,6 +100,12 @@ interface Round {
   step: number;
   stored: number;
   bare: number;
+  /** The step's CPU time, and the bare append's. */
+  stepCpu: number;
+  bareCpu: number;
+  /** Per 1,000 steps: the step's waits (voluntary context switches), and its preemptions. */
+  waits: number;
+  preempted: number;
   file: number;
   append: number;
 }
@@ -86,7 +125,16 @@ async function round(dir: string, n: number, payloads: readonly Uint8Array[]): P
     from: `${dir}/run-rec-${n}/evidence/events.jsonl`,
     runId: `run-bare-${n}`,
   });
-  return { step, stored, bare, ...bareWrites(`${dir}/bare-${n}`, payloads) };
+  return {
+    step: step.wall,
+    stored: stored.wall,
+    bare: bare.wall,
+    stepCpu: step.cpu,
+    bareCpu: bare.cpu,
+    waits: step.waits,
+    preempted: step.preempted,
+    ...bareWrites(`${dir}/bare-${n}`, payloads),
+  };
 }
 
 /** Runs the benchmark and prints its line and the profile's. */
@@ -102,6 +150,7 @@ export async function main(): Promise<void> {
   for (let n = 0; n < 5; n++) rounds.push(await round(dir, n, payloads));
   const m = (key: keyof Round) => median(rounds.map((r) => r[key]));
   const [rec, stored, bare, file, append] = [m("step"), m("stored"), m("bare"), m("file"), m("append")];
+  const [recCpu, bareCpu, waits, preempted] = [m("stepCpu"), m("bareCpu"), m("waits"), m("preempted")];
   console.log(
     `recorder step (event + span + 10 KB payload): ${rec.toFixed(1)} µs; bare FileStore append ${
       bare.toFixed(1)
@@ -115,7 +164,12 @@ export async function main(): Promise<void> {
       (stored - bare).toFixed(1)
     } µs to the bare append; ` +
       `the payload's write ${(rec - stored).toFixed(1)} µs (bare: a new 10 KB file ${file.toFixed(1)} µs, ` +
-      `the same bytes appended to one open file ${append.toFixed(1)} µs; load ${
+      `the same bytes appended to one open file ${append.toFixed(1)} µs; ` +
+      `CPU time: a step ${recCpu.toFixed(1)} µs, the bare append ${
+        bareCpu.toFixed(1)
+      } µs, the recorder adds ${(recCpu - bareCpu).toFixed(1)} µs; per 1,000 steps ${
+        waits.toFixed(1)
+      } waits and ${preempted.toFixed(1)} preemptions; load ${
         Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
       })`,
   );

@@ -23,6 +23,11 @@ export const VERIFY_CODES = {
   },
   "line.not_utf8": { family: "evidence", check: 2, meaning: "a line is not UTF-8" },
   "line.not_json": { family: "evidence", check: 2, meaning: "a line is not JSON" },
+  "line.too_deep": {
+    family: "evidence",
+    check: 2,
+    meaning: "a line nests arrays and objects more than 256 deep",
+  },
   "line.not_event": {
     family: "evidence",
     check: 2,

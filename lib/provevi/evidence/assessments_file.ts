@@ -8,6 +8,7 @@
  * says so.
  * @module
  */
+import { parseJson, TooDeepJson } from "./json_depth.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
 import { readCapped } from "./capped_read.ts";
@@ -121,12 +122,14 @@ export async function checkAssessmentsFile(
     const n = i + 1;
     const where = `${ASSESSMENTS_FILE} line ${n}`;
     let value: unknown;
+    let notJson = "is not JSON";
     try {
-      value = JSON.parse(line);
-    } catch {
+      value = parseJson(line);
+    } catch (error) {
+      if (error instanceof TooDeepJson) notJson = error.message.replace(/^it /, "");
       value = undefined;
     }
-    const wrong = value === undefined ? "is not JSON" : lineProblem(value) ??
+    const wrong = value === undefined ? notJson : lineProblem(value) ??
       (canonicalOrNull(value) !== line ? "is not in RFC 8785 form" : null);
     if (wrong !== null) problems.push(problem("assessments.line", `${where} ${wrong}`, at(n)));
     else {
@@ -212,6 +215,15 @@ export async function appendAssessmentLine(
   // Opening follows a link: one put there after the check above is caught here, before anything is written.
   const [opened, named] = [await file.stat(), await Deno.lstat(path)];
   if (!named.isFile || !opened.isFile || named.ino !== opened.ino || named.dev !== opened.dev) throw refuse();
+  // a hard link may be another file of the user's, written through this name; one past the cap is not read
+  if ((opened.nlink ?? 1) > 1) {
+    throw new ProveviError(`cannot add an assessment: ${path} has ${opened.nlink} hard links; move it away`);
+  }
+  if (opened.size > EVIDENCE_TEXT_MAX_BYTES) {
+    throw new ProveviError(
+      `cannot add an assessment: ${path} holds ${opened.size} bytes, more than the ${EVIDENCE_TEXT_MAX_BYTES} a reader takes`,
+    );
+  }
   await file.lock(true);
   try {
     const text = new TextDecoder().decode(await readAll(file));

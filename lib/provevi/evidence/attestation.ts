@@ -5,6 +5,7 @@
  * `evidence/attestation.dsse.json`, outside the manifest (which it covers) and inside the bundle.
  * @module
  */
+import { replaceFileSync } from "./replace_file.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
@@ -12,6 +13,7 @@ import type { EvidenceEvent, Json } from "./event.ts";
 import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
+import { PACK_MAX_BYTES } from "./payload_pack.ts";
 import { readCappedSync } from "./capped_read.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
@@ -218,12 +220,12 @@ export async function attestRun(record: RunRecord, key: SigningKey): Promise<Dss
   }
   let pack: Uint8Array | null = null;
   try {
-    pack = Deno.readFileSync(join(evidence, PACK_FILE));
+    pack = readCappedSync(join(evidence, PACK_FILE), PACK_MAX_BYTES);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   const envelope = await signStatement(runStatement(events, manifest, { pack: packSubject(pack) }), key);
-  Deno.writeFileSync(join(evidence, ATTESTATION_FILE), attestationBytes(envelope));
+  replaceFileSync(join(evidence, ATTESTATION_FILE), attestationBytes(envelope), { scratch: record.folder! });
   return envelope;
 }
 

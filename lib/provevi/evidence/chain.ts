@@ -5,6 +5,8 @@
 import { type Confidence, eventLine, type EvidenceEvent, type Json, nowUtc } from "./event.ts";
 import { chainedEventLine } from "./event_line.ts";
 import { sha256Hex } from "./hash.ts";
+import { deeperThan, MAX_JSON_DEPTH } from "./json_depth.ts";
+import { EvidenceError } from "./errors.ts";
 
 /** What a step knows of its event; the chain fills in `run_id`, `seq`, `prev` and, unless given, `time`. */
 export interface EventInit {
@@ -95,7 +97,16 @@ export class EventChain {
       parent_span_id: init.parent_span_id ?? null,
       started_at: init.started_at ?? null,
     };
-    return { event, line: chainedEventLine(event, init.dataCanonical) ?? eventLine(event) };
+    const line = chainedEventLine(event, init.dataCanonical) ?? eventLine(event);
+    // a line no reader takes (line.too_deep) is refused here, so that a run's own writer cannot make it
+    if (line.length > 2 * MAX_JSON_DEPTH && deeperThan(event.data, MAX_JSON_DEPTH - 1)) {
+      throw new EvidenceError(
+        `the ${init.type} event's data nests arrays and objects more than ${
+          MAX_JSON_DEPTH - 1
+        } deep: no reader takes it; record the value as a payload`,
+      );
+    }
+    return { event, line };
   }
 
   /**

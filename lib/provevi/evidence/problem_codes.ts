@@ -28,6 +28,7 @@ export type ProblemCode =
   | "evidence.extra"
   | "line.not_utf8"
   | "line.not_json"
+  | "line.too_deep"
   | "line.not_event"
   | "line.lone_surrogate"
   | "line.not_canonical"

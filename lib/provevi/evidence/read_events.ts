@@ -6,6 +6,7 @@
 import { canonicalOrNull, eventProblems, type EvidenceEvent } from "./event.ts";
 import { eventDataProblems } from "./event_rules.ts";
 import { sha256Hex } from "./hash.ts";
+import { MAX_JSON_DEPTH, parseJson, TooDeepJson } from "./json_depth.ts";
 import { atLine, hasCode, type Problem, problem } from "./problem.ts";
 
 /** The events of a run as a check reads them, with the problems of reading them. */
@@ -170,8 +171,17 @@ function parseLine(
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(line);
-  } catch {
+    parsed = parseJson(line);
+  } catch (error) {
+    if (error instanceof TooDeepJson) {
+      return unreadable(
+        problem(
+          "line.too_deep",
+          `${where} nests arrays and objects more than ${MAX_JSON_DEPTH} deep`,
+          atLine(n),
+        ),
+      );
+    }
     // The last line of a cut file is not JSON because it was cut: that problem is reported already.
     if (cutLast) {
       state.complete = false;

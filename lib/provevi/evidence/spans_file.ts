@@ -3,6 +3,7 @@
  * timeline over the evidence, not the record: the file is outside `evidence/`, so no check covers it.
  * @module
  */
+import { parseJson } from "./json_depth.ts";
 import { readCapped } from "./capped_read.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { appendWhole } from "./append_whole.ts";
@@ -165,7 +166,7 @@ export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
     if (line === "") continue;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = parseJson(line); // a span nested too deep is skipped, as a line that is not JSON
     } catch {
       continue;
     }

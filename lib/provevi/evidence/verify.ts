@@ -3,6 +3,7 @@
  * run folder is a problem, not an exception.
  * @module
  */
+import { readCapped } from "./capped_read.ts";
 import { join, relative, sep } from "node:path";
 import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventWhere, isOutputPath } from "./event_rules.ts";
@@ -14,7 +15,7 @@ import {
   MANIFEST_FORMATS,
   statusOf,
 } from "./manifest.ts";
-import { PACK_FILE } from "./payload_pack.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE } from "./payload_pack.ts";
 import { packProblems } from "./verify_pack.ts";
 import { atLine, type Problem, problem } from "./problem.ts";
 import type { ProblemCode } from "./problem_codes.ts";
@@ -166,7 +167,10 @@ async function readRecordEvents(
     const notUtf8 = (error as Error).cause instanceof TypeError;
     if (notUtf8 && record.folder !== null) {
       try {
-        const bytes = await Deno.readFile(join(record.folder, "evidence", "events.jsonl"));
+        const bytes = await readCapped(
+          join(record.folder, "evidence", "events.jsonl"),
+          EVIDENCE_TEXT_MAX_BYTES,
+        );
         return { read: readEventsBytes(bytes), text: null };
       } catch { /* reported below */ }
     }

@@ -26,6 +26,12 @@ export interface DoorLimits {
   maxConnections?: number;
   /** Connections open at once from one address other than the machine's own (a LAN client). */
   maxPerAddress?: number;
+  /**
+   * Requests under way at once at the door, over all its connections (each holds a handler, and a body read
+   * ahead): past it a request is answered 503, its body unread. Without it, 128 connections of HTTP/2 carried
+   * 8 requests each, 1,024 handlers.
+   */
+  maxRequests?: number;
 }
 
 /** Every limit of a door, given or defaulted. */
@@ -43,6 +49,7 @@ export const DOOR_LIMITS: Readonly<FullDoorLimits> = Object.freeze({
   answerMs: 30_000,
   maxConnections: 128,
   maxPerAddress: 32,
+  maxRequests: 256,
 });
 
 /**
@@ -50,7 +57,7 @@ export const DOOR_LIMITS: Readonly<FullDoorLimits> = Object.freeze({
  * when the connection was closed without an answer, since no request had been read), and the client's address.
  */
 export interface DoorRefusal {
-  limit: "header" | "idle" | "body" | "answer" | "connections" | "address" | "streams";
+  limit: "header" | "idle" | "body" | "answer" | "connections" | "address" | "streams" | "requests";
   status: 0 | 408 | 503;
   remote: string;
   /** One line for a log. */

@@ -10,43 +10,22 @@
  * and `guarded` says "requests".
  * @module
  */
-import { type DoorLimits, doorLimits, type DoorRefusal, type FullDoorLimits } from "./door_limits.ts";
-import { bodyTooSlow, streamedBody, type Watch, watchedAnswer, watchedRequest } from "./door_watch.ts";
+import { doorLimits, type DoorRefusal, type FullDoorLimits } from "./door_limits.ts";
+import { bodyTooSlow, streamedBody, type Watch, watchedAnswer } from "./door_watch.ts";
+import {
+  bareError,
+  busyRequest,
+  isLoopback,
+  MAX_STREAMS,
+  newWatch,
+  tell,
+  watchedOrNot,
+} from "./door_refusal.ts";
+import { requestDoor } from "./request_door.ts";
 
-/** Options of {@linkcode serveDoor}. */
-export interface DoorOptions {
-  /** The address to listen on; 127.0.0.1 by default. */
-  hostname?: string;
-  /** The port; 0 (by default) for a free one. */
-  port?: number;
-  /** The limits; each left out takes its default. */
-  limits?: DoorLimits;
-  /** Told of each refusal, to count or log it. */
-  onRefusal?: (refusal: DoorRefusal) => void;
-  /**
-   * Whether a body's rate is watched (true by default). Watching takes the body off Deno's native path, about
-   * 0.2 ms of CPU a request; a door that refuses every stranger before it reads a body (the model gateway, whose
-   * only client with its token is the run's own program) may leave it off, for its time to first token.
-   */
-  watchBodies?: boolean;
-  /**
-   * Whether a streamed answer that its client stops taking is cut (true by default). Watching puts one stream
-   * between the handler's answer and the server; a door whose only client is the run's own program and whose
-   * handler cuts a call that waits too long on its own (the model gateway) may leave it off, for its time to
-   * first token.
-   */
-  watchAnswers?: boolean;
-  /** The answer to a handler that throws; a bare 500 by default. */
-  onError?: (error: unknown) => Response | Promise<Response>;
-}
-
-/** A door: a `Deno.HttpServer`, and what it guards. */
-export interface DoorServer extends Deno.HttpServer<Deno.NetAddr> {
-  /** "connections" when every limit holds; "requests" when only those inside a request do (see the module). */
-  readonly guarded: "connections" | "requests";
-  /** The connections open now. */
-  readonly connections: number;
-}
+export { requestDoor };
+export type { DoorOptions, DoorServer } from "./door_options.ts";
+import type { DoorOptions, DoorServer } from "./door_options.ts";
 
 type OnConnection = (
   conn: Deno.Conn,
@@ -72,11 +51,6 @@ interface Connection {
 }
 
 const TICK_MS = 500;
-/**
- * Requests under way at once on one connection. HTTP/1.1 has one; HTTP/2 lets a client open 200 streams on a
- * connection, each with a body read ahead and a handler, which multiplied every per-connection bound by 200.
- */
-const MAX_STREAMS = 8;
 const LINGER_MS = 1000;
 const BUSY_TEXT = "the server holds too many connections now: try again in a moment\n";
 const BUSY = new TextEncoder().encode(
@@ -91,11 +65,9 @@ function onConnection(): OnConnection | null {
   return typeof found === "function" ? found as OnConnection : null;
 }
 
-const bareError = () => new Response("Internal Server Error", { status: 500 });
-
 /**
  * Serves HTTP on a door with limits: what `Deno.serve` does, and a client that sends its request slowly, keeps a
- * connection idle, stops reading its answer, or opens too many connections is cut off (see {@linkcode DoorLimits}):
+ * connection idle, stops reading its answer, or opens too many connections is cut off (see `DoorLimits`):
  * with 408 when a request's body is too slow (its head was read), 503 to a connection past the cap, and a closed
  * connection otherwise, each told to `onRefusal`.
  *
@@ -133,6 +105,8 @@ class ConnectionDoor implements DoorServer {
   readonly #clock: ReturnType<typeof setInterval>;
   #closing = false;
   #referenced = true;
+  /** The requests under way over all its connections. */
+  #underWay = 0;
 
   constructor(
     options: DoorOptions,
@@ -173,7 +147,7 @@ class ConnectionDoor implements DoorServer {
   #take(conn: Deno.TcpConn): void {
     const remote = conn.remoteAddr.hostname;
     // the machine itself (all of 127.0.0.0/8): every local client shares it, so it has no cap of its own
-    const local = remote.startsWith("127.") || remote === "::1" || remote.startsWith("::ffff:127.");
+    const local = isLoopback(remote);
     const crowded = !local &&
       [...this.#open].filter((c) => c.remote === remote).length >= this.#limits.maxPerAddress;
     const full = !crowded && this.#open.size >= this.#limits.maxConnections && !this.#evict();
@@ -221,25 +195,26 @@ class ConnectionDoor implements DoorServer {
   }
 
   async #serve(connection: Connection, request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) {
-    const watch: Watch = {
-      phase: "working",
-      since: Date.now(),
-      received: 0,
-      waitedMs: 0,
-      waitingSince: 0,
-      stalled: 0,
-    };
+    const watch = newWatch("working");
     connection.served = true;
-    if (connection.requests.size >= MAX_STREAMS) {
-      this.#refused("streams", 503, connection.remote);
-      request.body?.cancel().catch(() => {});
-      return new Response(`send at most ${MAX_STREAMS} requests at once on one connection\n`, {
-        status: 503,
-        headers: { "retry-after": "1", "content-type": "text/plain; charset=utf-8" },
-      });
+    const busy = connection.requests.size >= MAX_STREAMS
+      ? "streams"
+      : this.#underWay >= this.#limits.maxRequests
+      ? "requests"
+      : null;
+    if (busy !== null) {
+      this.#refused(busy, 503, connection.remote);
+      return busyRequest(
+        request,
+        busy === "streams"
+          ? `send at most ${MAX_STREAMS} requests at once on one connection`
+          : "the server has too many requests under way now",
+      );
     }
     connection.requests.set(watch, () => {});
+    this.#underWay += 1;
     void info.completed.catch(() => {}).finally(() => {
+      this.#underWay -= 1;
       connection.requests.delete(watch);
       if (connection.requests.size === 0) connection.idleSince = Date.now();
     });
@@ -309,12 +284,7 @@ class ConnectionDoor implements DoorServer {
   }
 
   #refused(limit: DoorRefusal["limit"], status: DoorRefusal["status"], remote: string): void {
-    tell(this.#options.onRefusal, {
-      limit,
-      status,
-      remote,
-      message: refusalLine(limit, this.#limits, remote),
-    });
+    tell(this.#options.onRefusal, { limit, status, remote }, this.#limits);
   }
 
   async shutdown(): Promise<void> {
@@ -342,20 +312,6 @@ class ConnectionDoor implements DoorServer {
 }
 
 /**
- * The request with its body watched; or, for a method that a `Request` cannot be made with (CONNECT, TRACE,
- * TRACK), the request itself: its body then counts as arriving at no speed, so a handler that waits for it has
- * the body's floor of time, and is refused with the connection after it.
- */
-function watchedOrNot(request: Request, watch: Watch): ReturnType<typeof watchedRequest> {
-  try {
-    return watchedRequest(request, watch);
-  } catch (error) {
-    if (!(error instanceof TypeError)) throw error;
-    return { request, stop: () => {} };
-  }
-}
-
-/**
  * Closes a connection at once, whatever it was doing. Only from a timer: its server's `finished` settles in the
  * same turn as Deno closes it, so by then `ended` is set.
  */
@@ -363,82 +319,8 @@ function cut(connection: Connection): void {
   if (!connection.ended && !connection.control.signal.aborted) connection.control.abort();
 }
 
-/** The one line a door's log gives a refusal. */
-function refusalLine(limit: DoorRefusal["limit"], limits: FullDoorLimits, remote: string): string {
-  const what = {
-    header: `sent no whole request head in ${limits.headerMs} ms`,
-    idle: `kept its connection idle past ${limits.idleMs} ms`,
-    body:
-      `sent its body slower than ${limits.bodyBytesPerSecond} bytes/s after ${limits.bodyFloorMs} ms (408)`,
-    answer: `took none of its answer for ${limits.answerMs} ms`,
-    connections: `found ${limits.maxConnections} connections open, none idle (503)`,
-    address: `already holds ${limits.maxPerAddress} connections (503)`,
-    streams: `had ${MAX_STREAMS} requests under way on one connection (503)`,
-  }[limit];
-  return `closed a connection of ${remote}: it ${what}`;
-}
-
-/** Tells the door's owner of a refusal; an owner's callback that throws must not stop the door's clock. */
-function tell(onRefusal: DoorOptions["onRefusal"], refusal: DoorRefusal): void {
-  try {
-    onRefusal?.(refusal);
-  } catch { /* the owner's own failure: the door keeps its limits */ }
-}
-
 function closeQuietly(closer: { close(): void }): void {
   try {
     closer.close();
   } catch { /* already closed */ }
-}
-
-/**
- * `Deno.serve` with the limits inside a request only (the body's), what {@linkcode serveDoor} gives on a Deno without
- * `serveHttpOnConnection`: exported so that its tests run on a Deno that has it.
- *
- * @param options The address, the port, the refusal callback, whether bodies are watched.
- * @param limits The limits, filled ({@linkcode doorLimits}).
- * @param handler The handler of each request.
- * @returns The server, listening, with `guarded` "requests".
- */
-export function requestDoor(
-  options: DoorOptions,
-  limits: FullDoorLimits,
-  handler: Deno.ServeHandler<Deno.NetAddr>,
-): DoorServer {
-  const server = Deno.serve({
-    hostname: options.hostname ?? "127.0.0.1",
-    port: options.port ?? 0,
-    onListen: () => {},
-    onError: options.onError ?? bareError,
-  }, async (request, info) => {
-    if (request.body === null || options.watchBodies === false) return await handler(request, info);
-    const watch: Watch = {
-      phase: "body",
-      since: Date.now(),
-      received: 0,
-      waitedMs: 0,
-      waitingSince: 0,
-      stalled: 0,
-    };
-    const watched = watchedOrNot(request, watch);
-    const timer = setInterval(() => {
-      if (watch.phase !== "body") clearInterval(timer);
-      else if (bodyTooSlow(watch, limits, Date.now())) {
-        clearInterval(timer);
-        tell(options.onRefusal, {
-          limit: "body",
-          status: 408,
-          remote: info.remoteAddr.hostname,
-          message: refusalLine("body", limits, info.remoteAddr.hostname),
-        });
-        watched.stop(new Deno.errors.TimedOut("the request's body came too slowly"));
-      }
-    }, TICK_MS);
-    try {
-      return await handler(watched.request, info);
-    } finally {
-      clearInterval(timer);
-    }
-  });
-  return Object.assign(server, { guarded: "requests" as const, connections: 0 });
 }

@@ -39,6 +39,8 @@ import { sizeOf } from "./log_proofs.ts";
 import { type IndexLine, RunIndex } from "./run_index.ts";
 import { completeManifest, sealedAs, writePending } from "./pending_file.ts";
 import { syncPaths } from "./sync_paths.ts";
+import { LOG_TILE_MAX_BYTES, readLogBytesSync, readLogTextSync } from "./log_file_read.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { CompactRange } from "./compact_range.ts";
 
 export { syncPath, syncPaths } from "./sync_paths.ts";
@@ -123,16 +125,16 @@ export class FileLog implements LogStorage {
   async key(options: { create?: boolean } = {}): Promise<LogKey | null> {
     if (this.#key) return this.#key;
     const path = this.#path("key");
-    let text: string;
+    let text: string | null;
     try {
-      text = await Deno.readTextFile(path);
+      text = readLogTextSync(path);
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound) || !options.create) {
-        if (error instanceof Deno.errors.NotFound) return null;
-        throw new ProveviError(`cannot read the log key ${path}: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
+      throw new ProveviError(`cannot read the log key ${path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (text === null) {
+      if (!options.create) return null;
       text = await this.#makeKey(path);
     }
     this.#key = logKeyOf(text, this.kind, path);
@@ -148,7 +150,7 @@ export class FileLog implements LogStorage {
       await syncPaths([path], [this.dir]);
       return text;
     } catch (error) {
-      if (error instanceof Deno.errors.AlreadyExists) return await Deno.readTextFile(path); // another writer made it
+      if (error instanceof Deno.errors.AlreadyExists) return readLogTextSync(path) ?? ""; // another writer made it
       throw error;
     }
   }
@@ -157,12 +159,12 @@ export class FileLog implements LogStorage {
   checkpoint(): Promise<string | null> {
     // Small files are read at once: an asynchronous read waits for a thread, which on a busy machine is most of
     // a proof's time.
-    return Promise.resolve(readTextOrNullSync(this.#path("tlog", "checkpoint")));
+    return Promise.resolve(readLogTextSync(this.#path("tlog", "checkpoint")));
   }
 
   /** The latest witnessed checkpoint, or null. */
   witnessed(): Promise<string | null> {
-    return Promise.resolve(readTextOrNullSync(this.#path("witnessed")));
+    return Promise.resolve(readLogTextSync(this.#path("witnessed")));
   }
 
   /** Reads tiles; a tile whose width was removed is read from a wider one or the full one. */
@@ -188,13 +190,8 @@ export class FileLog implements LogStorage {
    */
   #readWide(path: string, need: number, tile: TileRef): Uint8Array {
     const read = (p: string): Uint8Array | null => {
-      try {
-        const bytes = Deno.readFileSync(this.#path("tlog", p));
-        return bytes.length >= need ? bytes : null;
-      } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return null;
-        throw error;
-      }
+      const bytes = readLogBytesSync(this.#path("tlog", p), LOG_TILE_MAX_BYTES);
+      return bytes !== null && bytes.length >= need ? bytes : null;
     };
     const exact = read(path);
     if (exact !== null) return exact;
@@ -283,7 +280,7 @@ export class FileLog implements LogStorage {
     key: LogKey,
     lock: Deno.FsFile,
   ): Promise<PreparedAppend> {
-    const note = readTextOrNullSync(this.#path("tlog", "checkpoint"));
+    const note = readLogTextSync(this.#path("tlog", "checkpoint"));
     const kept = note !== null && this.#kept?.checkpoint === note ? this.#kept : null;
     const size = kept?.edge.size ?? (note === null ? 0 : parseCheckpoint(parseNote(note).text).size);
     const state = kept ?? await this.#state(size);
@@ -451,7 +448,7 @@ export class FileLog implements LogStorage {
     let bytes: Uint8Array;
     try {
       if (!existsSync(path)) return null; // the usual case, told without an error thrown
-      bytes = Deno.readFileSync(path);
+      bytes = readLogBytesSync(path, LOG_TILE_MAX_BYTES) ?? new Uint8Array();
     } catch {
       return null;
     }
@@ -479,7 +476,7 @@ export class FileLog implements LogStorage {
     partialEntries: readonly Uint8Array[],
   ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; fromPending: boolean }> {
     const found: { index: number; folder: string | null; leaf: RunLeaf }[] = [];
-    const text = readTextIfThereSync(this.#path("pending.jsonl")) ?? "";
+    const text = readTextIfThereSync(this.#path("pending.jsonl"), EVIDENCE_TEXT_MAX_BYTES) ?? "";
     const lines = text.split("\n").filter((l) => l !== "");
     for (const line of lines) {
       try {
@@ -573,18 +570,9 @@ function keptAfter(plan: AppendPlan, partialBefore: Uint8Array[]): Omit<KeptTree
 }
 
 /**
- * Like {@linkcode readTextOrNullSync} for a file that is usually not there: asked first, since an error thrown
+ * Like {@linkcode readLogTextSync} for a file that is usually not there: asked first, since an error thrown
  * costs some 0.1 ms (its stack), which an append would pay for each file it looks for.
  */
-function readTextIfThereSync(path: string): string | null {
-  return existsSync(path) ? readTextOrNullSync(path) : null;
-}
-
-function readTextOrNullSync(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
+function readTextIfThereSync(path: string, most: number): string | null {
+  return existsSync(path) ? readLogTextSync(path, most) : null;
 }

@@ -46,8 +46,7 @@ export class RunIndex {
     try {
       if (this.#db === null) {
         if (!write) Deno.statSync(this.#path); // a reader makes no file
-        this.#db = new DatabaseSync(this.#path);
-        this.#db.exec("PRAGMA busy_timeout = 60000");
+        this.#db = this.#open(write);
       }
       if (write && !this.#made) {
         this.#db.exec("PRAGMA journal_mode = WAL");
@@ -60,6 +59,31 @@ export class RunIndex {
       this.close(); // opened again next time: the file may have been replaced
       return null;
     }
+  }
+
+  /**
+   * Opens the index file, and checks that it holds only the index's own tables. Whoever can write the log's
+   * folder can put an `index.db` whose table is a view of endless rows, or has a trigger that loops: the cache
+   * would hold every proof and append. A reader then reads the entries; a writer makes the file again.
+   */
+  #open(write: boolean): DatabaseSync {
+    let db = new DatabaseSync(this.#path);
+    db.exec("PRAGMA trusted_schema = OFF");
+    if (!ownSchema(db)) {
+      db.close();
+      if (!write) throw new Error(`${this.#path} holds objects the index does not make`);
+      for (const end of ["", "-wal", "-shm"]) {
+        try {
+          Deno.removeSync(this.#path + end);
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+      }
+      db = new DatabaseSync(this.#path);
+      db.exec("PRAGMA trusted_schema = OFF");
+    }
+    db.exec("PRAGMA busy_timeout = 60000");
+    return db;
   }
 
   /** Closes the index file, if it is open. */
@@ -93,9 +117,11 @@ export class RunIndex {
     names: (index: number) => Promise<boolean>,
   ): Promise<number | null> {
     const found = this.#with(false, (db) => ({
-      rows: this.#statement(db, "SELECT idx FROM provevi_log_index WHERE run_id = ? ORDER BY idx").all(
-        runId,
-      ) as {
+      // a run has one leaf: the few rows below the size are hints enough, however many the file holds
+      rows: this.#statement(
+        db,
+        "SELECT idx FROM provevi_log_index WHERE run_id = ? AND idx < ? ORDER BY idx LIMIT 16",
+      ).all(runId, size) as {
         idx: number;
       }[],
       indexed: this.#statement(db, "SELECT size FROM provevi_log_indexed WHERE id = 1").get() as
@@ -145,4 +171,28 @@ export class RunIndex {
       }
     });
   }
+}
+
+/** The objects of the index's tables as `sqlite_master` lists them, made once in memory to compare with. */
+let own: string | null = null;
+
+function schemaText(db: DatabaseSync): string {
+  return JSON.stringify(
+    db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name").all(),
+  );
+}
+
+/** True when a file holds nothing (a new one) or exactly the index's tables: no view, trigger or other table. */
+function ownSchema(db: DatabaseSync): boolean {
+  if (own === null) {
+    const memory = new DatabaseSync(":memory:");
+    try {
+      memory.exec(TABLES);
+      own = schemaText(memory);
+    } finally {
+      memory.close();
+    }
+  }
+  const found = schemaText(db);
+  return found === "[]" || found === own;
 }

@@ -6,6 +6,7 @@
  * file that one witness process at a time holds while it checks and writes: it survives kill -9.
  * @module
  */
+import { readLogText } from "./log_file_read.ts";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
@@ -92,12 +93,7 @@ export class Witness {
    */
   async latest(originHash: string): Promise<string | null> {
     if (!/^[0-9a-f]{64}$/.test(originHash)) return null;
-    try {
-      return await Deno.readTextFile(join(this.#state, originHash));
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
+    return await readLogText(join(this.#state, originHash));
   }
 
   async #locked<T>(fn: () => Promise<T>): Promise<T> {
@@ -161,13 +157,8 @@ export class Witness {
 
 /** Reads the checkpoint a witness keeps for a log. */
 async function readState(file: string): Promise<Checkpoint | null> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
+  const text = await readLogText(file);
+  if (text === null) return null;
   try {
     return parseCheckpoint(parseNote(text).text);
   } catch (error) {

@@ -2,49 +2,29 @@
  * A run's writer with `prove serve`: it opens its run with the daemon (with the daemon's secret, from the
  * connection file), hands its program the run's traces address and ingest key, and at the end seals the run with
  * the daemon (with its writer key) and appends what the daemon took to its own chain: one `spans_received`
- * event a request, its body taken from the run folder where the daemon wrote it as it arrived. The same shape as
- * `receiver()`, so that a program backend uses either.
+ * event a request, its body taken from the run folder where the daemon wrote it as it arrived (while the run goes
+ * on, twenty times a second, and the rest at the seal: `received_bodies.ts`). The same shape as `receiver()`, so
+ * that a program backend uses either.
  * @module
  */
-import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import type { EventInit } from "../evidence/chain.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { isUtcTime } from "../evidence/event.ts";
 import { isSha256 } from "../evidence/hash.ts";
-import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
+import { PACK_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
 import { RECEIVED_FILE } from "./daemon_run.ts";
+import { ReceivedBodies } from "./received_bodies.ts";
 import type { RunReceiver } from "./run_receiver.ts";
 import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
 import { RECEIVER_COMPONENT, SPANS_RECEIVED } from "./span_events.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
-/**
- * The bodies the daemon wrote to a run folder's `received.spans`, by SHA-256, each checked against it as the
- * file is read: views into one read of the file, vouched for, so that the writer stores each without hashing it
- * again.
- */
-async function receivedBodies(folder: string): Promise<Map<string, Uint8Array>> {
-  let pack: Uint8Array;
-  try {
-    // the daemon's records for this run: held to the pack's bound, and a pipe in their place refused
-    pack = await readCapped(join(folder, RECEIVED_FILE), PACK_MAX_BYTES);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return new Map();
-    throw new ProveviError(`cannot read ${join(folder, RECEIVED_FILE)}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  const bodies = new Map<string, Uint8Array>();
-  for (const record of readPack(pack).records) {
-    const bytes = packPayload(pack, record);
-    if (bytes !== null) bodies.set(record.sha256, bytes);
-  }
-  return bodies;
-}
+/** How often a writer takes the bodies the daemon wrote for its run, in milliseconds. */
+const TAKE_EVERY_MS = 50;
 
 /** A whole number of at least zero. */
 const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -54,7 +34,7 @@ const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
  * `spans_received` of the receiver whose body the run folder holds, or a receiver's problem. Null for anything
  * else.
  */
-function handedBack(e: unknown, bodies: ReadonlyMap<string, Uint8Array>): Omit<EventInit, "actor"> | null {
+function handedBack(e: unknown, held: (sha256: string) => boolean): Omit<EventInit, "actor"> | null {
   if (typeof e !== "object" || e === null) return null;
   const { type, component, data, payload, time } = e as Record<string, unknown>;
   if (component !== RECEIVER_COMPONENT || typeof data !== "object" || data === null) return null;
@@ -69,7 +49,7 @@ function handedBack(e: unknown, bodies: ReadonlyMap<string, Uint8Array>): Omit<E
     if (isUtcTime(time)) problem.time = time;
     return problem;
   }
-  if (type !== SPANS_RECEIVED || !isSha256(payload) || !bodies.has(payload)) return null;
+  if (type !== SPANS_RECEIVED || !isSha256(payload) || !held(payload)) return null;
   const services = Array.isArray(d.services) ? d.services : null;
   if (
     (d.encoding !== "protobuf" && d.encoding !== "json") || !count(d.spans) || services === null ||
@@ -87,15 +67,17 @@ function handedBack(e: unknown, bodies: ReadonlyMap<string, Uint8Array>): Omit<E
 
 /**
  * Appends what a daemon handed back at a run's seal to the run's chain: for each `spans_received` event, takes
- * the body from the run folder's `received.spans`, checks its hash and stores it as a payload (one hash a body:
- * the check's); then writes the events in the order the daemon took them, made again from their checked fields.
+ * the body from the run folder's `received.spans` (unless a take while the run went on stored it), checks its
+ * hash and stores it as a payload (one hash a body: the check's); then writes the events in the order the daemon
+ * took them, made again from their checked fields.
  * It takes only what a span receiver writes (`spans_received` and `telemetry_problem` events of the
  * `SpanReceiver` component, bodies that hash to what the events name), so that a daemon cannot put anything else
  * in the chain. Then it removes `received.spans`, whose bodies are the run's payloads now.
  *
  * @param run The run's recorder (`record`, `recordMany`, `payload`).
  * @param sealed The seal's answer.
- * @param options `folder`: the run folder, where the daemon wrote the bodies.
+ * @param options `folder`: the run folder, where the daemon wrote the bodies; `taken`: the bodies taken from it
+ * while the run went on (none by default).
  * @returns The number of events written.
  * @throws ProveviError when the answer holds anything else, or names a body the folder lacks; nothing is
  * written then.
@@ -110,13 +92,16 @@ function handedBack(e: unknown, bodies: ReadonlyMap<string, Uint8Array>): Omit<E
 export async function appendSealedSpans(
   run: Pick<ReceiverRun, "record" | "recordMany" | "payload">,
   sealed: SealedSpans,
-  options: { folder: string },
+  options: { folder: string; taken?: ReceivedBodies },
 ): Promise<number> {
   const events: unknown[] = Array.isArray(sealed?.events) ? sealed.events : [];
-  const bodies = events.length ? await receivedBodies(options.folder) : new Map<string, Uint8Array>();
+  const taken = options.taken ?? new ReceivedBodies(options.folder);
+  await taken.settle();
+  const bodies = events.length ? restOf(taken) : new Map<string, Uint8Array>();
+  const held = (sha256: string) => bodies.has(sha256) || taken.stored(sha256);
   const inits: Omit<EventInit, "actor">[] = [];
   for (const e of events) {
-    const init = handedBack(e, bodies);
+    const init = handedBack(e, held);
     if (init === null) {
       const { type, component, payload } = (e ?? {}) as Record<string, unknown>;
       throw new ProveviError(
@@ -131,17 +116,49 @@ export async function appendSealedSpans(
     }
     inits.push(init);
   }
-  // each body once (a body sent twice is one record, named by two events), with the hash its check made
-  const stored = new Set<string>();
-  for (const { payload } of inits) {
-    if (!payload || stored.has(payload)) continue;
-    stored.add(payload);
-    await run.payload(bodies.get(payload)!);
-  }
+  // each body once (a body sent twice is one record, named by two events), with the hash its check made; those
+  // taken while the run went on are stored already
+  const named = new Set(inits.flatMap((i) => i.payload ? [i.payload] : []));
+  await taken.store(bodies, (bytes) => run.payload(bytes), { only: named });
+  const unnamed = taken.storedBut(named);
+  if (unnamed.length > 0) inits.push(unnamedProblem(unnamed));
   if (run.recordMany) await run.recordMany(inits);
   else for (const init of inits) await run.record(init);
-  await Deno.remove(join(options.folder, RECEIVED_FILE)).catch(() => {});
+  try {
+    Deno.removeSync(join(options.folder, RECEIVED_FILE));
+  } catch { /* gone already */ }
   return inits.length;
+}
+
+/**
+ * The problem of bodies taken from `received.spans` while the run went on that no event of the daemon's answer
+ * names: stored as payloads already, they stay in the run, and the chain says which (a process that wrote
+ * records to the file itself, or a daemon that lost its events).
+ */
+function unnamedProblem(unnamed: readonly string[]): Omit<EventInit, "actor"> {
+  const shown = unnamed.slice(0, 8).join(", ") +
+    (unnamed.length > 8 ? `, and ${unnamed.length - 8} more` : "");
+  return {
+    type: "telemetry_problem",
+    component: RECEIVER_COMPONENT,
+    data: problemData(
+      `${unnamed.length} bodies of ${RECEIVED_FILE} are stored as payloads that no spans_received event of ` +
+        `prove serve's answer names: ${shown}`,
+    ),
+  };
+}
+
+/** The bodies of `received.spans` not taken yet, read to the end. */
+function restOf(taken: ReceivedBodies): Map<string, Uint8Array> {
+  try {
+    return taken.read(PACK_MAX_BYTES);
+  } catch (error) {
+    if (error instanceof ProveviError) throw error;
+    throw new ProveviError(
+      `cannot read ${join(taken.folder, RECEIVED_FILE)}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
 }
 
 async function errorOf(response: Response): Promise<string> {
@@ -200,7 +217,12 @@ export async function openWithDaemon(
   const opened = await response.json() as OpenedRun;
   let spans = 0;
   let refused = 0;
+  // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones
+  const taken = new ReceivedBodies(run.folder);
+  const taker = setInterval(() => void taken.take((bytes) => run.payload(bytes)), TAKE_EVERY_MS);
+  Deno.unrefTimer(taker);
   const seal = async () => {
+    clearInterval(taker);
     try {
       const sealed = await fetch(opened.seal_url, {
         method: "POST",
@@ -208,7 +230,7 @@ export async function openWithDaemon(
       });
       if (!sealed.ok) throw new Error(await errorOf(sealed));
       const answer = await sealed.json() as SealedSpans;
-      await appendSealedSpans(run, answer, { folder: run.folder });
+      await appendSealedSpans(run, answer, { folder: run.folder, taken });
       spans = answer.spans;
       refused = answer.refused;
     } catch (error) {
@@ -220,6 +242,9 @@ export async function openWithDaemon(
             `${(error as Error).message.split("\n")[0]!.slice(0, 400)}`,
         ),
       }).catch(() => {});
+      await taken.settle();
+      const unnamed = taken.storedBut(new Set());
+      if (unnamed.length > 0) await run.record(unnamedProblem(unnamed)).catch(() => {});
     }
   };
   let closed: Promise<void> | null = null;

@@ -7,6 +7,10 @@
  */
 import { join } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
+import { readBoundedText } from "../evidence/read_text.ts";
+
+/** The most a connection file holds: an address and a secret; a FIFO or a bigger file is refused. */
+const DAEMON_FILE_MAX_BYTES = 64 * 1024;
 import { writePrivateFile } from "../guard/local_secret.ts";
 
 /** What a writer needs to reach the daemon. */
@@ -71,7 +75,7 @@ export async function writeDaemonFile(path: string, connection: DaemonConnection
  */
 export async function removeDaemonFile(path: string, secret: string): Promise<void> {
   try {
-    const text = await Deno.readTextFile(path);
+    const text = await readBoundedText(path, { limit: DAEMON_FILE_MAX_BYTES, what: "the connection file" });
     if ((JSON.parse(text) as Partial<DaemonConnection>).secret === secret) await Deno.remove(path);
   } catch { /* gone already, or another daemon's */ }
 }
@@ -86,7 +90,9 @@ export async function removeDaemonFile(path: string, secret: string): Promise<vo
 export async function readDaemonFile(path: string): Promise<DaemonConnection> {
   let value: Partial<DaemonConnection>;
   try {
-    value = JSON.parse(await Deno.readTextFile(path));
+    value = JSON.parse(
+      await readBoundedText(path, { limit: DAEMON_FILE_MAX_BYTES, what: "the connection file" }),
+    );
   } catch (error) {
     throw new ProveviError(
       `cannot read prove serve's connection file ${path}: ${(error as Error).message.split("\n")[0]}; ` +

@@ -7,8 +7,9 @@
  * Only the run's writer may append to its chain, so the daemon writes each request's body, as it arrives, to
  * `received.spans` in the run folder (beside `evidence/`, a payload pack: one append a request, before the
  * request is answered), and keeps in memory only the small events that will name them: one `spans_received` a
- * request, and the receiver's problems. At the seal it hands the events to the writer, which takes each body from
- * the file, checks its hash, stores it as a payload and chains the events. What the daemon holds for a run in
+ * request, and the receiver's problems. At the seal it hands the events to the writer, which has taken the bodies
+ * from the file as they came (`received_bodies.ts`: each checked against its hash and stored as a payload), takes
+ * the rest, and chains the events. What the daemon holds for a run in
  * memory is bounded by the run's limits, whatever the run sends.
  * @module
  */
@@ -56,6 +57,11 @@ export async function storeState(record: RunRecord): Promise<StoreState> {
   return writer === "gone" ? "cut" : "live";
 }
 
+/** The writer's lock file of a run, kept open by the daemon between its requests (`storeStateNow`). */
+export interface HeldLockFile {
+  file: Deno.FsFile | null;
+}
+
 /**
  * Whether a run is live, told without waiting when it can be: its writer's lock held (by another process; a
  * shared lock is refused) and no `evidence/manifest.json`, checked in that order as {@linkcode storeState}
@@ -65,20 +71,22 @@ export async function storeState(record: RunRecord): Promise<StoreState> {
  * store with {@linkcode storeState}.
  *
  * @param record The run as the store reads it.
+ * @param lock The lock file kept open from the run's previous request, if any: while the writer holds its lock
+ * the file stays open here, so that a request costs one try of the lock, not an open and a close too. Once the
+ * lock is free (the writer let go of it, or is gone) the file is closed, and the next request opens it again.
  * @returns The state.
  */
-export function storeStateNow(record: RunRecord): Promise<StoreState> {
+export function storeStateNow(record: RunRecord, lock: HeldLockFile = { file: null }): Promise<StoreState> {
   const folder = record.folder;
   if (folder === null) return Promise.resolve("cut");
-  let file: Deno.FsFile | null = null;
   let held = false;
   try {
-    file = Deno.openSync(join(folder, WRITER_LOCK), { read: true });
-    held = !file.tryLockSync(false);
+    lock.file ??= Deno.openSync(join(folder, WRITER_LOCK), { read: true });
+    held = !lock.file.tryLockSync(false);
   } catch {
     /* no lock file, or no locks here */
   } finally {
-    file?.close();
+    if (!held) closeLock(lock); // a shared lock this took is let go with the file
   }
   if (held) {
     try {
@@ -88,6 +96,14 @@ export function storeStateNow(record: RunRecord): Promise<StoreState> {
     }
   }
   return storeState(record);
+}
+
+/** Closes a kept lock file. */
+export function closeLock(lock: HeldLockFile): void {
+  try {
+    lock.file?.close();
+  } catch { /* closed already */ }
+  lock.file = null;
 }
 
 /** The keys a run gets when it opens: only its writer receives them. */
@@ -116,6 +132,8 @@ export class DaemonRun implements ReceiverRun {
   readonly #kept = new Set<string>();
   readonly writerDigest: Uint8Array;
   readonly ingestDigest: Uint8Array;
+  /** The writer's lock file, open while the writer holds it, for {@linkcode storeStateNow}. */
+  readonly lock: HeldLockFile = { file: null };
   #tail: Promise<unknown> = Promise.resolve();
 
   /**
@@ -223,6 +241,7 @@ export class DaemonRun implements ReceiverRun {
     } catch { /* closed already */ }
     this.#rows?.close(); // kept: a later write opens the file for itself
     this.#file = null;
+    closeLock(this.lock);
   }
 
   /**

@@ -21,6 +21,7 @@ export * from "./span_intake.ts";
 export { type BatchEncoding, receivedRow, RECEIVER_COMPONENT, SPANS_RECEIVED } from "./span_events.ts";
 export * from "./received_batch.ts";
 export { RECEIVED_FILE } from "./daemon_run.ts";
+export { ReceivedBodies, type StoreBody } from "./received_bodies.ts";
 export * from "./run_budget.ts";
 export * from "./run_receiver.ts";
 export * from "./span_daemon.ts";

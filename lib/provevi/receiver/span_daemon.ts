@@ -367,7 +367,7 @@ export class SpanDaemon implements AsyncDisposable {
       }
       // The store is asked while the body is read and decoded, and answers before anything is written: a run
       // sealed or cut there since takes none of these spans, at no wait of its own.
-      const state = storeStateNow(run.inStore).catch(() => null);
+      const state = storeStateNow(run.inStore, run.lock).catch(() => null);
       const admit = async () => {
         const now = await state;
         if (now === "live") return null;

@@ -103,10 +103,12 @@ export function otlpError(status: number, message: string, contentType: string |
   });
 }
 
+/** An empty `ExportTraceServiceResponse`, encoded once: every export taken whole gets the same bytes. */
+const OK_BODY = new Uint8Array(OK_RESPONSE.encode(OK_RESPONSE.create({})).finish());
+
 function otlpOk(contentType: string | null): Response {
   if (isJson(contentType)) return Response.json({});
-  const body = OK_RESPONSE.encode(OK_RESPONSE.create({})).finish();
-  return new Response(new Uint8Array(body), { headers: { "content-type": "application/x-protobuf" } });
+  return new Response(OK_BODY.slice(), { headers: { "content-type": "application/x-protobuf" } });
 }
 
 /** A request's spans: decoded, or (a protobuf body for a store of lines) their rows' lines. */

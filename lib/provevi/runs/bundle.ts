@@ -4,6 +4,7 @@
  * version like any other catalog object. `bundle.json` in the run folder records where.
  * @module
  */
+import { replaceFile } from "../evidence/replace_file.ts";
 import { readCapped } from "../evidence/capped_read.ts";
 import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE } from "../evidence/payload_pack.ts";
 import { join } from "node:path";
@@ -93,7 +94,7 @@ export async function commitBundle(catalog: Catalog, runFolder: string, uri: str
   const runId = parsed.path[parsed.path.length - 1] ?? uri;
   const committed = await catalog.commit(uri, `evidence bundle of ${runId}`);
   const record: BundleRecord = { uri, pinned: committed.pinned };
-  await Deno.writeTextFile(join(runFolder, "bundle.json"), JSON.stringify(record, null, 2) + "\n");
+  await replaceFile(join(runFolder, "bundle.json"), JSON.stringify(record, null, 2) + "\n");
   return record;
 }
 

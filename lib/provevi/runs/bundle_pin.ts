@@ -4,8 +4,12 @@
  * the same way, with the same problems for a file that cannot say.
  * @module
  */
+import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import { type Problem, problem } from "../evidence/problem.ts";
+
+/** The most a `bundle.json` holds: two URIs, a few hundred bytes; a bigger one is refused before it is read. */
+export const BUNDLE_PIN_MAX_BYTES = 64 * 1024;
 
 /** What a run folder's `bundle.json` says. */
 export interface BundlePin {
@@ -46,7 +50,7 @@ export async function bundlePin(folder: string): Promise<BundlePin | null> {
     // A link could name another run's bundle.json: the pin must be this folder's own file.
     const info = await Deno.lstat(path);
     if (!info.isFile) return unreadable("it is a link or not a plain file");
-    parsed = JSON.parse(await Deno.readTextFile(path));
+    parsed = JSON.parse(new TextDecoder().decode(await readCapped(path, BUNDLE_PIN_MAX_BYTES)));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     return unreadable(error instanceof SyntaxError ? "it is not JSON" : (error as Error).message);

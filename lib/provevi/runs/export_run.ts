@@ -5,6 +5,7 @@
  * byte) are copied. The copy is verified.
  * @module
  */
+import { BUNDLE_PIN_MAX_BYTES } from "./bundle_pin.ts";
 import { readCapped } from "../evidence/capped_read.ts";
 import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
@@ -226,7 +227,9 @@ async function copyTree(from: string, to: string): Promise<void> {
 
 async function readBundle(folder: string): Promise<{ uri: string; pinned: string } | null> {
   try {
-    const parsed = JSON.parse(await Deno.readTextFile(join(folder, "bundle.json")));
+    const parsed = JSON.parse(
+      new TextDecoder().decode(await readCapped(join(folder, "bundle.json"), BUNDLE_PIN_MAX_BYTES)),
+    );
     return typeof parsed?.uri === "string" && typeof parsed?.pinned === "string" ? parsed : null;
   } catch {
     return null;

@@ -4,6 +4,7 @@
  * that a trust policy accepts.
  * @module
  */
+import { replaceFile } from "../evidence/replace_file.ts";
 import { join } from "node:path";
 import { ProveviError, RunNotFound } from "../evidence/errors.ts";
 import type { EvidenceStore } from "../store/store.ts";
@@ -142,7 +143,7 @@ export async function runProof(
     if (record.folder === null) {
       throw new RunNotFound(`run "${runId}" has no folder here to write its proof in`);
     }
-    await Deno.writeTextFile(join(record.folder, PROOF_FILE), text);
+    await replaceFile(join(record.folder, PROOF_FILE), text);
   }
   return text;
 }

@@ -1,7 +1,7 @@
 /**
  * A run of the file store read from its folder: its events, manifest and payloads, each read as a reader may
  * trust it (no link, no file that is not plain, no file bigger than a reader takes whole, text that is UTF-8, a
- * payload that hashes to its name). The writer is `file_store.ts`'s.
+ * payload that hashes to its name). The writer is `file_run_writer.ts`'s.
  * @module
  */
 import { join } from "node:path";

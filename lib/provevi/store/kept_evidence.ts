@@ -4,9 +4,10 @@
  * closes, in both modes, because no check could verify the run without them.
  * @module
  */
+import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
-import { packedPayloads } from "../evidence/payload_pack.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, packedPayloads } from "../evidence/payload_pack.ts";
 import { evidencePaths } from "./file_store.ts";
 
 /**
@@ -40,7 +41,7 @@ export async function keptEvidenceProblem(folder: string, manifest: Manifest): P
   if (typeof kept === "string") return `${paths.manifest} ${kept}`;
   let written: Partial<Manifest> | null = null;
   try {
-    written = JSON.parse(await Deno.readTextFile(paths.manifest));
+    written = JSON.parse(new TextDecoder().decode(await readCapped(paths.manifest, EVIDENCE_TEXT_MAX_BYTES)));
   } catch { /* below */ }
   if (written === null || typeof written !== "object") return `${paths.manifest} is not JSON`;
   for (const key of ["run_id", "events", "last_hash"] as const) {

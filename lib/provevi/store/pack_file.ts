@@ -14,11 +14,18 @@ import {
   packRecordSize,
 } from "../evidence/payload_pack.ts";
 
+/** The largest record built in the writer's reused buffer; a larger one gets an array of its own. */
+const SCRATCH_MAX = 64 * 1024;
+const encoder = new TextEncoder();
+
 /** Appends payload records to one pack file, which it makes at the first record. */
 export class PackWriter {
   #file: Deno.FsFile | null = null;
   readonly #held = new Set<string>();
   #size = 0; // the bytes of the records appended
+  // A new array per record (a step's 10 KB payload) cost more CPU than its hash, in allocation and in the
+  // collections it brings on; a record is written before put returns, so one buffer serves them all.
+  #scratch: Uint8Array | null = null;
 
   /** @param path The pack file; it must not exist yet. */
   constructor(readonly path: string) {}
@@ -48,10 +55,22 @@ export class PackWriter {
    */
   put(sha256: string, bytes: Uint8Array): void {
     this.#file ??= Deno.openSync(this.path, { createNew: true, write: true, append: true });
-    const record = packRecord(sha256, bytes);
+    const record = recordAround(sha256, bytes) ?? this.#record(sha256, bytes);
     appendWhole(this.#file, record);
     this.#held.add(sha256);
     this.#size += record.length;
+  }
+
+  /** The record's bytes ({@linkcode packRecord}'s), in the reused buffer when they fit in it. */
+  #record(sha256: string, bytes: Uint8Array): Uint8Array {
+    const size = packRecordSize(bytes.length);
+    if (size > SCRATCH_MAX) return packRecord(sha256, bytes);
+    this.#scratch ??= new Uint8Array(SCRATCH_MAX);
+    const out = this.#scratch.subarray(0, size);
+    const { written } = encoder.encodeInto(`${sha256} ${bytes.length}\n`, out);
+    out.set(bytes, written);
+    out[size - 1] = 0x0a;
+    return out;
   }
 
   /** Fsyncs the pack (the seal does, with the run's other files). */
@@ -65,6 +84,26 @@ export class PackWriter {
       this.#file?.close();
     } catch { /* closed already */ }
   }
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * The record of a payload when its bytes sit in one already, as they do when they come from a pack read whole
+ * (the span daemon's `received.spans` at a seal, `packPayload`'s views): the header before them and the newline
+ * after them, as `packRecord` would write them, read in place. The writer then appends that view, where making
+ * the record would copy each body of a megabyte-sized pack once more. Null when the bytes around are not that
+ * record; its header and newline are compared byte by byte, so the view holds exactly what `packRecord` makes.
+ */
+function recordAround(sha256: string, bytes: Uint8Array): Uint8Array | null {
+  const header = `${sha256} ${bytes.length}\n`;
+  const start = bytes.byteOffset - header.length;
+  const end = bytes.byteOffset + bytes.length + 1;
+  if (start < 0 || end > bytes.buffer.byteLength) return null;
+  const record = new Uint8Array(bytes.buffer, start, end - start);
+  if (record[record.length - 1] !== NEWLINE) return null;
+  for (let i = 0; i < header.length; i++) if (record[i] !== header.charCodeAt(i)) return null;
+  return record;
 }
 
 /** Reads single payloads from a pack, keeping where each record is (a live run's pack grows: it reads on). */

@@ -3,6 +3,9 @@
  * and attestation), and the run's proof, `log.tlog-proof`, written after the append's commit.
  * @module
  */
+import { replaceFile } from "../evidence/replace_file.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
+import { readCapped } from "../evidence/capped_read.ts";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
 import type { RowsAppend } from "../log/rows_log.ts";
@@ -20,9 +23,9 @@ import { evidencePaths } from "./file_store.ts";
 export async function logLeafOfFolder(folder: string, manifestSha256: string): Promise<RunLeaf | null> {
   const paths = evidencePaths(folder);
   try {
-    const text = await Deno.readTextFile(paths.manifest);
+    const text = new TextDecoder().decode(await readCapped(paths.manifest, EVIDENCE_TEXT_MAX_BYTES));
     if (sha256Hex(text) !== manifestSha256) return null;
-    const attestation = await Deno.readFile(paths.attestation).catch((error) => {
+    const attestation = await readCapped(paths.attestation, EVIDENCE_TEXT_MAX_BYTES).catch((error) => {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
     });
@@ -43,6 +46,6 @@ export async function logLeafOfFolder(folder: string, manifestSha256: string): P
 export async function writeProofFile(folder: string, append: RowsAppend): Promise<void> {
   if (append.entries.length === 0) return;
   try {
-    await Deno.writeTextFile(join(folder, PROOF_FILE), append.proofOf(append.result.indexes[0]!));
+    await replaceFile(join(folder, PROOF_FILE), append.proofOf(append.result.indexes[0]!));
   } catch { /* prove log proof RUN --write makes it again */ }
 }

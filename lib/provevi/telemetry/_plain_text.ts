@@ -4,6 +4,7 @@
  * brings the rest here; the tests compare the two on generated names.
  * @module
  */
+import { looksLikeAnother } from "./_lookalike.ts";
 
 /** The longest name, in UTF-16 code units. */
 const MAX_NAME = 200;
@@ -221,7 +222,10 @@ export function plainText(raw: string, declared: boolean): boolean {
   if (raw.length >= 10 && SECRET_HINT.test(raw) && SECRET.test(raw)) return false;
   // A name with none of these characters is one word with no path, place, setting or user: the common case.
   if (!/[/\\:@=%.~\u0080-\uffff]/.test(raw)) return true;
-  const value = NON_ASCII.test(raw) ? raw.replace(LOOKALIKE_DOTS, ".").replace(LOOKALIKE_SLASHES, "/") : raw;
+  const nonAscii = NON_ASCII.test(raw);
+  // a name that shows as another (`ｇｐｔ-4o`, `gpt-4о` with a Cyrillic о) is not that name, nor a name at all
+  if (nonAscii && looksLikeAnother(raw)) return false;
+  const value = nonAscii ? raw.replace(LOOKALIKE_DOTS, ".").replace(LOOKALIKE_SLASHES, "/") : raw;
   if (value.includes("\\")) return false; // a Windows path, or an escape that a reader may undo
   if (URL_START.test(value)) return false;
   if (value.includes("=")) return false; // a setting, such as token=x

@@ -161,6 +161,21 @@ Deno.test("a run sealed or cut in the store after it opened with the daemon take
   await seal.body?.cancel();
 });
 
+Deno.test("a run whose writer is killed between two of its requests has the second refused as cut, without a sweep", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store, { sweepSeconds: 3600 });
+  const id = "run-20261130T120000Z-00000c08";
+  const writer = await writerProcess(t.runs, id);
+  const opened = await openWith(daemon, id);
+  await sendSpans(opened, ["one"]);
+  await sendSpans(opened, ["two"]); // the daemon keeps the writer's lock file open between requests
+  await writer.kill();
+  const refused = await postSpans(opened, jsonSpans(1, "three"));
+  assert.equal(refused.status, 409);
+  assert.match((await refused.json()).message, /it is cut in the store/);
+  assert.deepEqual(daemon.open, []);
+});
+
 Deno.test("a run past its limits at the daemon is refused with 413, keeps the spans taken before, and its writer learns it at the seal", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store, { limits: { maxSpans: 5 } });

@@ -1,0 +1,68 @@
+/**
+ * JSON nested too deep to read. `JSON.parse` reads a line of 100,000 nested arrays without complaint, and so does
+ * the hash chain; but each reader that walks a value with a call a level (`JSON.stringify` with an indent, the key
+ * renaming of `--json`, a renderer, a canonicalizer) then runs out of stack, uncaught: a forged run that
+ * verified crashed `prove show --json`. No writer of this toolkit nests a value past a few dozen levels, so a
+ * reader refuses any past {@linkcode MAX_JSON_DEPTH}, as it refuses text that is not JSON.
+ * @module
+ */
+
+/** The deepest nesting of arrays and objects a reader takes: far past any value a writer makes. */
+export const MAX_JSON_DEPTH = 256;
+
+/** A JSON text whose nesting is deeper than a reader takes: a `SyntaxError`, as for text that is not JSON. */
+export class TooDeepJson extends SyntaxError {
+  constructor(readonly depth: number) {
+    super(`it nests arrays and objects more than ${depth} deep`);
+    this.name = "TooDeepJson";
+  }
+}
+
+/**
+ * True when a parsed value nests arrays and objects more than `max` deep (a bare scalar is depth 0).
+ *
+ * @param value A value that `JSON.parse` gave.
+ * @param max The deepest nesting taken; {@linkcode MAX_JSON_DEPTH} by default.
+ * @returns Whether it is deeper.
+ * @example
+ * ```ts
+ * import { deeperThan } from "./json_depth.ts";
+ * deeperThan(JSON.parse("[[1]]"), 1); // true
+ * deeperThan(JSON.parse('{"a":[1]}'), 2); // false
+ * ```
+ */
+export function deeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (max <= 0) return true;
+  // a call only for a value that nests: most are texts and numbers
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (typeof item === "object" && item !== null && deeperThan(item, max - 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === "object" && item !== null && deeperThan(item, max - 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * `JSON.parse` for a text that an attacker may have written: the value, unless it nests deeper than
+ * {@linkcode MAX_JSON_DEPTH} (a text shorter than twice that cannot, and is not walked).
+ *
+ * @param text The JSON text.
+ * @returns The value.
+ * @throws SyntaxError when the text is not JSON; {@linkcode TooDeepJson} (a SyntaxError) when it nests too deep.
+ * @example
+ * ```ts
+ * import { parseJson } from "./json_depth.ts";
+ * parseJson('{"a":1}'); // { a: 1 }
+ * ```
+ */
+export function parseJson(text: string): unknown {
+  const value = JSON.parse(text);
+  if (text.length > 2 * MAX_JSON_DEPTH && deeperThan(value)) throw new TooDeepJson(MAX_JSON_DEPTH);
+  return value;
+}

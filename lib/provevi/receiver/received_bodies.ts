@@ -1,0 +1,174 @@
+/**
+ * The bodies `prove serve` wrote to a run folder's `received.spans`, taken by the run's writer: while the run
+ * goes on, a few times a second, and the rest at the seal. Each is checked against the hash its record names as
+ * it is read, and stored as the run's payload under that hash (the check's hash: each body is hashed once
+ * here). So the seal of a run that received spans reads, checks and stores only what came since the last take,
+ * as the seal of any run stores only its last payloads: the bodies taken before were stored while the writer
+ * had nothing else to do.
+ *
+ * Only whole records are taken: a record the daemon is still appending is taken at the next take, from where
+ * the last one ended. A body stored before the seal that no event of the seal's answer names stays a payload of
+ * the run, and the seal writes a `telemetry_problem` that names it (`appendSealedSpans`): records that another
+ * process wrote to the file are in the run's evidence only with the chain saying so.
+ * @module
+ */
+import { join } from "node:path";
+import { refuseNonFile } from "../evidence/capped_read.ts";
+import { ProveviError } from "../evidence/errors.ts";
+import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
+import { RECEIVED_FILE } from "./daemon_run.ts";
+
+/** The most bytes one take while the run goes on reads: a run that sends faster has the rest at the next take. */
+const TAKE_MAX = 64 * 1024 * 1024;
+
+/** Stores a body as the run's payload: its SHA-256, or null when the run lost it (lenient mode). */
+export type StoreBody = (bytes: Uint8Array) => Promise<string | null>;
+
+/** The bodies of a run's `received.spans`, read from where the last read ended. */
+export class ReceivedBodies {
+  /** The end of the whole records read so far. */
+  #offset = 0;
+  /** Bodies stored as payloads. */
+  readonly #stored = new Set<string>();
+  /** Bodies read and checked but not stored (the store refused them): the seal tries them again. */
+  readonly #left = new Map<string, Uint8Array>();
+  /** True once a take met what no later take can pass (a broken record, a file that is not one): the seal reads on. */
+  #stopped = false;
+  #taking: Promise<void> = Promise.resolve();
+
+  /** @param folder The run folder, where the daemon writes `received.spans`. */
+  constructor(readonly folder: string) {}
+
+  /** The bodies stored as payloads that are not among these, in the order they were stored. */
+  storedBut(named: ReadonlySet<string>): string[] {
+    return [...this.#stored].filter((sha256) => !named.has(sha256));
+  }
+
+  /** True when the body with this SHA-256 was stored as a payload by a take. */
+  stored(sha256: string): boolean {
+    return this.#stored.has(sha256);
+  }
+
+  /**
+   * Reads the whole records appended since the last read, at most `most` bytes of them, and checks each against
+   * its hash. With synchronous reads: what one read takes is bounded, and each trip to a file thread waits for a
+   * core on a loaded machine.
+   *
+   * @param most The most bytes to read.
+   * @returns The bodies that hash to what their records name, by SHA-256 (views into one read, vouched for, so
+   * that the writer stores each without hashing it again), with those read before and not stored.
+   * @throws ProveviError when the file is a link, not a plain file, changed while it was opened, or holds more
+   * than a pack may.
+   */
+  read(most: number): Map<string, Uint8Array> {
+    const bodies = new Map(this.#left);
+    this.#left.clear();
+    const path = join(this.folder, RECEIVED_FILE);
+    let seen: Deno.FileInfo;
+    try {
+      // the daemon's records for this run: held to the pack's bound, and a pipe or a link in their place refused
+      seen = refuseNonFile(path, PACK_MAX_BYTES);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return bodies;
+      throw error;
+    }
+    const bytes = readFrom(path, { seen, from: this.#offset, most });
+    const { records, broken } = readPack(bytes);
+    for (const record of records) {
+      const body = packPayload(bytes, record);
+      if (body !== null) bodies.set(record.sha256, body);
+    }
+    const last = records.at(-1);
+    this.#offset += last === undefined ? 0 : last.offset + last.size + 1;
+    // a record cut at the end is one being appended (or cut by `most`): read on from it next time
+    if (broken !== null && !broken.why.startsWith("cut")) this.#stopped = true;
+    return bodies;
+  }
+
+  /**
+   * Takes the bodies appended since the last take: reads them and stores each as a payload, after the takes
+   * before it. Never fails: a body it cannot store is left for the seal, and a file it cannot read stops the
+   * takes (the seal reads it, and says what is wrong).
+   *
+   * @param store Stores one body.
+   * @returns When it is done.
+   */
+  take(store: StoreBody): Promise<void> {
+    this.#taking = this.#taking.then(async () => {
+      if (this.#stopped) return;
+      let bodies: Map<string, Uint8Array>;
+      try {
+        bodies = this.read(TAKE_MAX);
+      } catch {
+        this.#stopped = true;
+        return;
+      }
+      await this.store(bodies, store);
+    });
+    return this.#taking;
+  }
+
+  /**
+   * Stores bodies not stored yet, one after the other. While the run goes on (no `only`), a body the store
+   * refuses or loses is left for the next read; at the seal (`only`: the bodies its events name), a refusal
+   * fails the seal's take, as a payload that cannot be stored fails any step.
+   *
+   * @param bodies The bodies, by SHA-256.
+   * @param store Stores one body.
+   * @param options `only`: store only these, and let a refusal through.
+   */
+  async store(
+    bodies: ReadonlyMap<string, Uint8Array>,
+    store: StoreBody,
+    options: { only?: ReadonlySet<string> } = {},
+  ): Promise<void> {
+    const { only } = options;
+    for (const [sha256, bytes] of bodies) {
+      if (this.#stored.has(sha256) || (only && !only.has(sha256))) continue;
+      let kept: string | null = null;
+      try {
+        kept = await store(bytes);
+      } catch (error) {
+        if (only) throw error;
+        this.#stopped = true; // a run that takes no payload now (sealed, or its store failing): the seal says why
+      }
+      if (kept === sha256) this.#stored.add(sha256);
+      else if (!only) this.#left.set(sha256, bytes);
+    }
+  }
+
+  /** Waits for the take under way, if any. */
+  async settle(): Promise<void> {
+    await this.#taking;
+  }
+}
+
+/** At most `most` bytes of a plain file from an offset, the file checked to be the one looked at. */
+function readFrom(path: string, { seen, from, most }: { seen: Deno.FileInfo; from: number; most: number }) {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    throw new ProveviError(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const info = file.statSync();
+    if (!info.isFile || info.ino !== seen.ino || info.dev !== seen.dev) {
+      throw new ProveviError(`${path} changed while it was opened`);
+    }
+    if (info.size > PACK_MAX_BYTES) {
+      throw new ProveviError(`${path} holds more than the ${PACK_MAX_BYTES} bytes a pack may`);
+    }
+    const bytes = new Uint8Array(Math.max(0, Math.min(info.size - from, most)));
+    file.seekSync(from, Deno.SeekMode.Start);
+    let n = 0;
+    while (n < bytes.length) {
+      const got = file.readSync(bytes.subarray(n));
+      if (got === null || got === 0) break;
+      n += got;
+    }
+    return bytes.subarray(0, n);
+  } finally {
+    file.close();
+  }
+}

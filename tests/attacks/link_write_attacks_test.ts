@@ -1,0 +1,127 @@
+/**
+ * Attacks on the files a command writes into a run folder it did not make: a run copied in from a bundle or a
+ * shared store, with `log.tlog-proof`, `bundle.json` or `evidence/attestation.dsse.json` put there as a link
+ * to a file of the user's (here `victim.txt`, outside the store). Each was written with `Deno.writeTextFile`,
+ * which follows the link: `prove log proof RUN --write`, or a signature of the run, wrote the proof or the
+ * envelope over the user's file. Now each is written to a new name and renamed over the link (`replaceFile`):
+ * the link is replaced, the user's file is left as it was.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { FileRunRecord, FileStore } from "../../lib/provevi/store/mod.ts";
+import { runProof } from "../../lib/provevi/runs/mod.ts";
+import { attestRun } from "../../lib/provevi/evidence/attestation.ts";
+import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
+import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { appendAssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
+import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
+import { isolateBytes } from "../_memory.ts";
+import { Tally } from "./_tally.ts";
+
+const tally = new Tally("links at the files a command writes");
+
+const VICTIM = "the user's own file\n";
+
+/** A sealed run in a file store, and a victim file beside the store that a planted link names. */
+async function planted(
+  file: string,
+): Promise<{ dir: string; folder: string; victim: string; store: FileStore }> {
+  const dir = await Deno.makeTempDir({ prefix: "attack-link-write-" });
+  const store = new FileStore({ runs: join(dir, "runs") });
+  await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+  const folder = join(dir, "runs", SAMPLE_RUN_ID);
+  const victim = join(dir, "victim.txt");
+  await Deno.writeTextFile(victim, VICTIM);
+  await Deno.remove(join(folder, file)).catch(() => {});
+  await Deno.symlink(victim, join(folder, file));
+  return { dir, folder, victim, store };
+}
+
+/** Counts one case: stopped when the victim is as it was; recorded when the path now holds a plain file. */
+async function count(name: string, at: { victim: string; path: string }): Promise<void> {
+  const intact = await Deno.readTextFile(at.victim) === VICTIM;
+  const info = await Deno.lstat(at.path);
+  tally.add(name, { stopped: intact, recorded: info.isFile && !info.isSymlink });
+  assert.ok(intact, `${name}: the victim's file was written`);
+  assert.ok(info.isFile, `${name}: the path holds no plain file`);
+}
+
+Deno.test("runProof --write replaces a log.tlog-proof planted as a link, and leaves the file it names alone", async () => {
+  const { dir, folder, victim, store } = await planted("log.tlog-proof");
+  try {
+    const proof = await runProof(store, SAMPLE_RUN_ID, { write: true });
+    await count("log.tlog-proof as a link", { victim, path: join(folder, "log.tlog-proof") });
+    assert.equal(await Deno.readTextFile(join(folder, "log.tlog-proof")), proof);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("signing a run replaces an attestation planted as a link, and leaves the file it names alone", async () => {
+  const { dir, folder, victim, store } = await planted("evidence/attestation.dsse.json");
+  try {
+    const key = join(dir, "signing.key");
+    await writeKeyPair(key);
+    await attestRun(new FileRunRecord(SAMPLE_RUN_ID, folder), await readSigningKey(key));
+    await count("evidence/attestation.dsse.json as a link", {
+      victim,
+      path: join(folder, "evidence", "attestation.dsse.json"),
+    });
+    const left = [...Deno.readDirSync(folder)].map((e) => e.name).filter((n) => n.endsWith(".tmp"));
+    assert.deepEqual(left, []);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const ENTRY = {
+  run_id: SAMPLE_RUN_ID,
+  seq: null,
+  span_id: null,
+  name: "correct",
+  value: true,
+  rationale: null,
+  source: "ada",
+  created_at: "2026-12-01T00:00:00.000000Z",
+};
+
+Deno.test("an assessment is not added through a hard link to another file, nor after reading a sparse file whole", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-link-write-" });
+  try {
+    const folder = join(dir, "run");
+    await Deno.mkdir(folder);
+    const victim = join(dir, "victim.txt");
+    await Deno.writeTextFile(victim, VICTIM);
+    const path = join(folder, "assessments.jsonl");
+    await Deno.link(victim, path);
+    const linked = await appendAssessmentLine(folder, "0".repeat(64), ENTRY).then(() => null, (e) => e);
+    const intact = await Deno.readTextFile(victim) === VICTIM;
+    tally.add("assessments.jsonl as a hard link", {
+      stopped: intact,
+      recorded: linked instanceof ProveviError,
+    });
+    assert.ok(intact && linked instanceof ProveviError, String(linked));
+    await Deno.remove(path);
+    using file = await Deno.open(path, { write: true, create: true });
+    await file.truncate(2 * 1024 ** 3);
+    const before = isolateBytes();
+    const big = await appendAssessmentLine(folder, "0".repeat(64), ENTRY).then(() => null, (e) => e);
+    const grew = isolateBytes() - before;
+    const refused = big instanceof ProveviError && /more than/.test(big.message);
+    tally.add("a sparse 2 GiB assessments.jsonl", {
+      stopped: refused && grew < 256 * 1024 ** 2,
+      recorded: refused,
+    });
+    assert.ok(refused, String(big));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("links at the files a command writes: the tally", () => {
+  console.log(tally.line());
+  assert.deepEqual(tally.missed, []);
+});
