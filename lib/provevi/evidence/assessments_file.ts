@@ -173,7 +173,8 @@ async function readText(path: string): Promise<string | null | Problem> {
   const unreadable = (why: string) =>
     problem("assessments.unreadable", `${ASSESSMENTS_FILE} cannot be read: ${why}`, at());
   try {
-    if (!(await Deno.lstat(path)).isFile) return unreadable("it is a link or not a plain file");
+    // A look of microseconds (most runs have no file): an asynchronous one waits for a file thread.
+    if (!Deno.lstatSync(path).isFile) return unreadable("it is a link or not a plain file");
     return new TextDecoder("utf-8", { fatal: true }).decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;

@@ -107,21 +107,26 @@ const HEX16 = /^[0-9a-f]{16}$/;
  * ```
  */
 export function isUtcTime(value: unknown): value is string {
-  if (typeof value !== "string") return false;
-  const m = TIME.exec(value);
-  if (m === null) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return false;
+  // Read for every event's time and start: the digits are at fixed places once the form matches, and are read
+  // there, without the match's groups and their arrays.
+  if (typeof value !== "string" || !TIME.test(value)) return false;
+  const month = digits(value, 5, 2);
+  const day = digits(value, 8, 2);
+  if (month < 1 || month > 12 || day < 1 || digits(value, 11, 2) > 23) return false;
+  if (digits(value, 14, 2) > 59 || digits(value, 17, 2) > 59) return false;
+  const year = digits(value, 0, 4);
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
-  return day <= days;
+  return day <= (month === 2 && leap ? 29 : DAYS[month - 1]!);
+}
+
+/** The days of each month of a year that is not a leap year. */
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number the ASCII digits of `text` from `at` make, `count` of them. */
+function digits(text: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) n = n * 10 + text.charCodeAt(i) - 48;
+  return n;
 }
 
 /**

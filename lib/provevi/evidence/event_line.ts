@@ -37,6 +37,7 @@ function canonical(value: unknown): boolean {
   if (typeof value === "number") return Number.isFinite(value);
   if (typeof value !== "object") return false;
   if (Array.isArray(value)) {
+    if (!plainArray(value)) return false;
     for (const v of value) if (v === undefined || !canonical(v)) return false;
     return true;
   }
@@ -56,6 +57,11 @@ function canonical(value: unknown): boolean {
   return true;
 }
 
+/** An array that JSON.stringify writes element by element: no subclass, no toJSON of its own. */
+function plainArray(value: unknown[]): boolean {
+  return Object.getPrototypeOf(value) === Array.prototype && !Object.hasOwn(value, "toJSON");
+}
+
 function sorted(value: unknown): unknown {
   if (typeof value === "string") {
     if (!value.isWellFormed()) throw new NotPlain();
@@ -67,7 +73,10 @@ function sorted(value: unknown): unknown {
     return value;
   }
   if (typeof value !== "object") throw new NotPlain();
-  if (Array.isArray(value)) return value.map(sorted);
+  if (Array.isArray(value)) {
+    if (!plainArray(value)) throw new NotPlain();
+    return value.map(sorted);
+  }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw new NotPlain();
   const source = value as Record<string, unknown>;
@@ -77,7 +86,9 @@ function sorted(value: unknown): unknown {
     const c = key.charCodeAt(0);
     if (!key.isWellFormed() || (c >= 48 && c <= 57)) throw new NotPlain();
     const v = source[key];
-    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+    if (v === undefined) continue;
+    // a function (a toJSON among them) is the general canonicalizer's to call or drop
+    if (typeof v === "function" || typeof v === "symbol") throw new NotPlain();
     if (key === "__proto__") {
       Object.defineProperty(out, key, {
         value: sorted(v),
@@ -156,4 +167,100 @@ export function fastEventLine(event: object, dataCanonical = false): string | nu
     if (!Object.hasOwn(e, key) || e[key] === undefined) return null;
   }
   return chainedEventLine(e, dataCanonical);
+}
+
+/**
+ * The RFC 8785 text of a plain JSON value (what `JSON.parse` gives: an event read back from its line, a manifest,
+ * a payload), or null when the general canonicalizer must decide: one walk and one `JSON.stringify` when its
+ * objects' keys are in order (as in every canonical line), else of a copy with its keys sorted. A number no double
+ * holds, a lone surrogate, a key that starts with a digit, a value that is not plain JSON (a class, a function,
+ * a `toJSON`) or nesting deeper than the stack holds gives null: the general canonicalizer then gives the same
+ * text or its refusal.
+ *
+ * @param value The value.
+ * @returns The RFC 8785 text, or null.
+ * @example
+ * ```ts
+ * import { plainCanonicalText } from "./event_line.ts";
+ * plainCanonicalText(JSON.parse('{"b":1,"a":[true,null]}')); // '{"a":[true,null],"b":1}'
+ * ```
+ */
+export function plainCanonicalText(value: unknown): string | null {
+  try {
+    return JSON.stringify(ordered(value));
+  } catch (error) {
+    if (error instanceof NotPlain || error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
+/**
+ * The value itself when `JSON.stringify` writes its RFC 8785 text, else a copy of the parts that are out of
+ * order, their keys sorted (what is in order inside them is not copied): one walk, so a large value with one
+ * small object out of order (a span's attributes around a whole conversation) costs a walk and a few objects.
+ * Throws NotPlain for what is not plain JSON, as {@linkcode sorted}.
+ */
+function ordered(value: unknown): unknown {
+  if (typeof value === "string") {
+    if (!value.isWellFormed()) throw new NotPlain();
+    return value;
+  }
+  if (value === null || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new NotPlain();
+    return value;
+  }
+  if (typeof value !== "object") throw new NotPlain();
+  if (Array.isArray(value)) return orderedArray(value);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new NotPlain();
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  let inOrder = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    // A key that is an array index would be put first by any object, out of JCS's order.
+    const c = key.charCodeAt(0);
+    if (!key.isWellFormed() || (c >= 48 && c <= 57)) throw new NotPlain();
+    if (key === "__proto__" || (i > 0 && !(keys[i - 1]! < key))) inOrder = false;
+  }
+  if (!inOrder) keys.sort();
+  let out: Record<string, unknown> | null = inOrder ? null : {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const v = source[key];
+    // a function (a toJSON among them) is the general canonicalizer's to call or drop
+    if (typeof v === "function" || typeof v === "symbol") throw new NotPlain();
+    const w = v === undefined ? undefined : ordered(v);
+    if (out === null && w !== v) out = copyOf(source, keys.slice(0, i));
+    if (out !== null && w !== undefined) put(out, key, w);
+  }
+  return out ?? value;
+}
+
+function orderedArray(value: unknown[]): unknown[] {
+  if (!plainArray(value)) throw new NotPlain();
+  let out: unknown[] | null = null;
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i];
+    if (v === undefined) throw new NotPlain();
+    const w = ordered(v);
+    if (out === null && w !== v) out = value.slice(0, i);
+    if (out !== null) out.push(w);
+  }
+  return out ?? value;
+}
+
+/** A new object of `keys` of `source`, in that order. */
+function copyOf(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (source[key] !== undefined) put(out, key, source[key]);
+  return out;
+}
+
+/** Sets a key as an own property, `__proto__` too. */
+function put(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  } else out[key] = value;
 }

@@ -25,4 +25,5 @@ export * from "./run_spans.ts";
 export * from "./assessments_file.ts";
 export * from "./writer_process.ts";
 export * from "./read_text.ts";
+export { plainCanonicalText } from "./event_line.ts";
 export { packPayload, type PackRecord, readPack, storedPayloads } from "./payload_pack.ts";

@@ -63,6 +63,15 @@ export interface PackIndex {
 const HEADER = /^([0-9a-f]{64}) (0|[1-9][0-9]{0,14})$/;
 /** The longest header: 64 hex digits, a space, 15 digits. */
 const MAX_HEADER = 80;
+
+/**
+ * A header's bytes as text, one character a byte, for {@linkcode HEADER} to match: what a header may hold is
+ * ASCII, where this reads as any decoder does, and any other byte fails the match either way. Made here, not by
+ * a decoder, whose call (an op) cost more than the header's few bytes, for every record of every run read.
+ */
+function headerText(bytes: Uint8Array): string {
+  return bytes.length > MAX_HEADER ? "" : String.fromCharCode.apply(null, bytes as unknown as number[]);
+}
 const NEWLINE = 0x0a;
 
 /** The bytes a record of a payload of this many bytes takes in a pack: its header, the payload and a newline. */
@@ -110,11 +119,10 @@ export function packRecord(sha256: string, bytes: Uint8Array): Uint8Array {
  */
 export function readPack(pack: Uint8Array): PackIndex {
   const records: PackRecord[] = [];
-  const ascii = new TextDecoder("latin1");
   let at = 0;
   while (at < pack.length) {
     const end = pack.subarray(at, at + MAX_HEADER + 1).indexOf(NEWLINE);
-    const match = end < 0 ? null : HEADER.exec(ascii.decode(pack.subarray(at, at + end)));
+    const match = end < 0 ? null : HEADER.exec(headerText(pack.subarray(at, at + end)));
     if (match === null) {
       const why = end < 0 && pack.length - at <= MAX_HEADER
         ? "cut in a record's header"
@@ -176,10 +184,24 @@ export function packedPayloads(folder: string): Promise<Map<string, number>> {
     return Promise.reject(error);
   }
   try {
-    return Promise.resolve(new Map(indexPackFile(file).records.map((r) => [r.sha256, r.size])));
+    return Promise.resolve(new Map(packRecordsOf(file).map((r) => [r.sha256, r.size])));
   } finally {
     file.close();
   }
+}
+
+/** A pack up to this size is read in one call and its headers found in memory. */
+const WHOLE_PACK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The records of a pack file: a small pack (most runs') is read whole and indexed as {@linkcode readPack} does,
+ * one read where a seek and a read per record cost four calls each; a larger one by its headers alone.
+ */
+function packRecordsOf(file: Deno.FsFile): PackRecord[] {
+  const size = file.statSync().size;
+  if (size > WHOLE_PACK_BYTES) return indexPackFile(file).records;
+  const bytes = new Uint8Array(size);
+  return readPack(bytes.subarray(0, readFully(file, bytes))).records;
 }
 
 /**
@@ -194,14 +216,13 @@ export function indexPackFile(file: Deno.FsFile, from = 0): PackIndex {
   const records: PackRecord[] = [];
   const size = file.statSync().size;
   const head = new Uint8Array(MAX_HEADER + 1);
-  const ascii = new TextDecoder("latin1");
   const last = new Uint8Array(1);
   let at = from;
   while (at < size) {
     file.seekSync(at, Deno.SeekMode.Start);
     const n = readFully(file, head.subarray(0, Math.min(head.length, size - at)));
     const end = head.subarray(0, n).indexOf(NEWLINE);
-    const match = end < 0 ? null : HEADER.exec(ascii.decode(head.subarray(0, end)));
+    const match = end < 0 ? null : HEADER.exec(headerText(head.subarray(0, end)));
     if (match === null) {
       const why = end < 0 && size - at <= MAX_HEADER ? "cut in a record's header" : "not a record's header";
       return { records, broken: { at, why } };

@@ -5,6 +5,7 @@
  */
 import { canonicalOrNull, eventProblems, type EvidenceEvent } from "./event.ts";
 import { eventDataProblems } from "./event_rules.ts";
+import { plainCanonicalText } from "./event_line.ts";
 import { sha256Hex } from "./hash.ts";
 import { MAX_JSON_DEPTH, parseJson, TooDeepJson } from "./json_depth.ts";
 import { atLine, hasCode, type Problem, problem } from "./problem.ts";
@@ -51,10 +52,28 @@ export interface ReadEvents {
  * ```
  */
 export function readEventsText(text: string): ReadEvents {
-  const lines = text.split("\n");
-  const cut = lines[lines.length - 1] !== "";
-  if (!cut) lines.pop();
+  const lines = eventsTextLines(text);
+  const cut = text !== "" && !text.endsWith("\n");
   return readLines(lines.map((line) => ({ line, bytes: null })), cut);
+}
+
+/**
+ * The lines of `events.jsonl`'s text as {@linkcode readEventsText} reads them (a last line without its newline
+ * is one too), without parsing or checking them: for a check that compares lines (a store's rows with the
+ * file) and leaves the events' checks to the verifier.
+ *
+ * @param text The file's text.
+ * @returns Its lines, without their newlines.
+ * @example
+ * ```ts
+ * import { eventsTextLines } from "./read_events.ts";
+ * eventsTextLines('{"a":1}\n{"b":2}'); // ['{"a":1}', '{"b":2}']
+ * ```
+ */
+export function eventsTextLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
 }
 
 /**
@@ -257,7 +276,8 @@ function canonicalProblem(
   event: EvidenceEvent,
   { line, at, place }: { line: string; at: string; place: ReturnType<typeof atLine> },
 ): Problem | null {
-  const canonical = canonicalOrNull(event);
+  // The usual line takes one walk and one JSON.stringify; anything else goes to the package, as before.
+  const canonical = plainCanonicalText(event) ?? canonicalOrNull(event);
   if (canonical === null && holdsLoneSurrogate(event)) {
     return problem(
       "line.lone_surrogate",

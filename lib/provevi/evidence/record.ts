@@ -12,6 +12,12 @@ export interface RunRecord {
   readonly runId: string;
   /** The run folder, when the run has one on this machine. */
   readonly folder: string | null;
+  /**
+   * True when {@linkcode eventsText} and {@linkcode manifestText} read the files of `folder` (a record whose
+   * texts come from elsewhere, such as a store's rows, leaves it unset): a check of `folder` may then take the
+   * texts read through the record instead of reading the files again.
+   */
+  readonly readsFolder?: boolean;
   /** The text of `events.jsonl`, or null when it is missing. */
   eventsText(): Promise<string | null>;
   /** The text of `manifest.json`, or null when it is missing. */

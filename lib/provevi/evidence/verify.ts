@@ -7,6 +7,7 @@ import { readCapped } from "./capped_read.ts";
 import { join, relative, sep } from "node:path";
 import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventWhere, isOutputPath } from "./event_rules.ts";
+import { plainCanonicalText } from "./event_line.ts";
 import { isSha256, sha256File } from "./hash.ts";
 import {
   type Manifest,
@@ -78,7 +79,7 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
   // A pack is part of format 2 only (and of a run not sealed yet, whose format no manifest tells).
   const packed = manifest === null || manifest.format === MANIFEST_FORMAT_PACKED;
   problems.push(...await payloadProblems(record, read, { m: manifest, packed }));
-  if (record.folder !== null) problems.push(...await evidenceExtras(record.folder, packed));
+  if (record.folder !== null) problems.push(...evidenceExtras(record.folder, packed));
   return read;
 }
 
@@ -131,7 +132,7 @@ function manifestFileProblems(
   }
   const manifest = parsed as Manifest;
   problems.push(...manifestProblems(manifest, runId, read));
-  if (canonicalOrNull(parsed) + "\n" !== manifestText) {
+  if ((plainCanonicalText(parsed) ?? canonicalOrNull(parsed)) + "\n" !== manifestText) {
     problems.push(problem(
       "manifest.not_canonical",
       "manifest.json is not in RFC 8785 canonical form with one newline at its end",
@@ -449,7 +450,8 @@ export async function verifyOutputs(
   const found = new Map<string, string>();
   try {
     // A link as output/ itself would have the walk check another folder's files as this run's.
-    if ((await Deno.lstat(root)).isSymlink) throw new LinkedOutput();
+    // (a look of microseconds, made in turn: an asynchronous one waits for a file thread on a busy machine)
+    if (Deno.lstatSync(root).isSymlink) throw new LinkedOutput();
     await walk(root, root, { found, problems });
   } catch (error) {
     if (error instanceof LinkedOutput) {
@@ -526,10 +528,11 @@ const EVIDENCE_NAMES = ["events.jsonl", "manifest.json", "payloads", "attestatio
  * Anything in `evidence/` that the format does not name: the bundle and the signed statement cover only the
  * named files, so another file there would ride along unchecked. `payloads.pack` is named in format 2 only.
  */
-async function evidenceExtras(folder: string, packed: boolean): Promise<Problem[]> {
+function evidenceExtras(folder: string, packed: boolean): Problem[] {
   const problems: Problem[] = [];
   try {
-    for await (const entry of Deno.readDir(join(folder, "evidence"))) {
+    // A listing of a few names, read in turn: an asynchronous one waits for a file thread.
+    for (const entry of Deno.readDirSync(join(folder, "evidence"))) {
       if (EVIDENCE_NAMES.includes(entry.name) || (packed && entry.name === PACK_FILE)) continue;
       problems.push(problem(
         "evidence.extra",

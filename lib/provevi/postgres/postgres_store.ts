@@ -6,6 +6,7 @@
  * @module
  */
 import type { Problem } from "../evidence/problem.ts";
+import type { ReadEvents } from "../evidence/read_events.ts";
 import type postgres from "postgres";
 import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
@@ -363,7 +364,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    */
   async checkRun(
     runId: string,
-    options: { folder?: string | null; bundle?: string | null } = {},
+    options: { folder?: string | null; bundle?: string | null; read?: ReadEvents | null } = {},
   ): Promise<Problem[]> {
     const [row] = await this.#all("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?", runId);
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.
@@ -375,6 +376,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
       schema,
       folder: options.folder ?? null,
       bundle: options.bundle ?? null,
+      read: options.read ?? null,
     });
   }
 

@@ -48,7 +48,8 @@ export async function bundlePin(folder: string): Promise<BundlePin | null> {
   let parsed: unknown;
   try {
     // A link could name another run's bundle.json: the pin must be this folder's own file.
-    const info = await Deno.lstat(path);
+    // (a look of microseconds, most runs have none: an asynchronous one waits for a file thread)
+    const info = Deno.lstatSync(path);
     if (!info.isFile) return unreadable("it is a link or not a plain file");
     parsed = JSON.parse(new TextDecoder().decode(await readCapped(path, BUNDLE_PIN_MAX_BYTES)));
   } catch (error) {

@@ -129,6 +129,9 @@ export async function verifyRun(record: RunRecord, options: VerifyRunOptions = {
       ...await options.store.checkRun(record.runId, {
         folder: record.folder,
         bundle: options.bundle ?? null,
+        // the folder's files as read above, when the record read them there: compared as they are, not read and
+        // parsed again
+        ...(record.readsFolder === true ? { read } : {}),
       }),
     );
   }

@@ -4,9 +4,11 @@
  * @module
  */
 import type { Problem } from "../evidence/problem.ts";
+import type { ReadEvents } from "../evidence/read_events.ts";
 import { checkStoreRows } from "../store/row_check.ts";
 import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
+import { preparedOnce } from "./_prepared.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
 
 /**
@@ -28,15 +30,16 @@ import type { SqlDb } from "./sqlite_rows.ts";
 export async function checkRunRows(
   db: SqlDb,
   runId: string,
-  options: { folder?: string | null; bundle?: string | null } = {},
+  options: { folder?: string | null; bundle?: string | null; read?: ReadEvents | null } = {},
 ): Promise<Problem[]> {
   const rows = {
     all: (sql: string, ...params: SqlValue[]) =>
-      Promise.resolve(db.prepare(sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
+      Promise.resolve(preparedOnce(db, sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
   };
   return await checkStoreRows(rows, runId, {
     schema: schemaProblems(db),
     folder: options.folder ?? null,
     bundle: options.bundle ?? null,
+    read: options.read ?? null,
   });
 }

@@ -3,6 +3,7 @@
  * connection that returns plain data; {@linkcode SqliteStore} wraps them as methods.
  * @module
  */
+import { preparedOnce } from "./_prepared.ts";
 import type { Assessment } from "../store/assess.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
@@ -300,7 +301,8 @@ function assessmentRows(rows: unknown[]): Assessment[] {
 /** The assessments of a run, oldest first. */
 export function assessments(db: SqlDb, runId: string): Assessment[] {
   return assessmentRows(
-    db.prepare(`SELECT ${ASSESSMENT} FROM provevi_assessments WHERE run_id = ? ORDER BY id`).all(runId),
+    // asked for every run a build or an export reads: prepared once per connection
+    preparedOnce(db, `SELECT ${ASSESSMENT} FROM provevi_assessments WHERE run_id = ? ORDER BY id`).all(runId),
   );
 }
 

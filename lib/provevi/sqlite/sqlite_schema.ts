@@ -4,6 +4,7 @@
  * what the steps make.
  * @module
  */
+import { preparedOnce } from "./_prepared.ts";
 import { DatabaseSync } from "node:sqlite";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { type SqlDb, writeCreatedRows } from "./sqlite_rows.ts";
@@ -344,7 +345,7 @@ export function expectedSchema(): Map<string, SchemaObject> {
  * trigger named `sqlitex…`; and a trigger or view is never SQLite's own, whatever its name.
  */
 function readSchema(db: SqlDb): SchemaObject[] {
-  return (db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")
+  return (preparedOnce(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")
     .all() as SchemaObject[])
     .filter((o) =>
       !((o.type === "table" || o.type === "index") && o.name.toLowerCase().startsWith("sqlite_"))

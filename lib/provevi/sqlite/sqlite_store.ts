@@ -5,6 +5,7 @@
  * @module
  */
 import type { Problem } from "../evidence/problem.ts";
+import type { ReadEvents } from "../evidence/read_events.ts";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { join } from "node:path";
 import { EvidenceError, ProveviError, RunNotFound } from "../evidence/errors.ts";
@@ -318,7 +319,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
    */
   async checkRun(
     runId: string,
-    options: { folder?: string | null; bundle?: string | null } = {},
+    options: { folder?: string | null; bundle?: string | null; read?: ReadEvents | null } = {},
   ): Promise<Problem[]> {
     const row = this.#runRow(runId);
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.

@@ -45,6 +45,8 @@ export function evidencePaths(folder: string): {
 
 /** A run read from its folder. */
 export class FileRunRecord implements RunRecord {
+  /** Its texts are the folder's files. */
+  readonly readsFolder = true;
   readonly #paths: ReturnType<typeof evidencePaths>;
   readonly #pack: PackReader;
 

@@ -19,7 +19,7 @@ import {
   runEnd,
   type SqlValue,
 } from "./store_rows.ts";
-import { readEventsText } from "../evidence/read_events.ts";
+import { eventsTextLines, type ReadEvents } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 
 /**
@@ -55,7 +55,8 @@ const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stri
 export async function checkStoreRows(
   db: RowSource,
   runId: string,
-  options: { schema?: string[]; folder?: string | null; bundle?: string | null } = {},
+  options: { schema?: string[]; folder?: string | null; bundle?: string | null; read?: ReadEvents | null } =
+    {},
 ): Promise<Problem[]> {
   const problems = (options.schema ?? []).map((p) => problem("rows.schema", `store: ${p}`));
   const runKey = `provevi_runs (run_id "${runId}")`;
@@ -68,11 +69,16 @@ export async function checkStoreRows(
   }
   const folder = options.folder ?? String(run.folder);
   const paths = evidencePaths(folder);
-  const text = await readOrNull(paths.events, problems);
-  const manifest = await readOrNull(paths.manifest, problems);
-  const lines = text === null ? [] : readEventsText(text).lines;
-  const rows = await eventRowProblems(db, runId, { text, lines, problems });
-  const events = text === null ? rows.events : lines.map((l) => {
+  const hand = inHand(options.read, options.folder);
+  const text = hand ? hand.texts.events : await readOrNull(paths.events, problems);
+  const manifest = hand ? hand.texts.manifest : await readOrNull(paths.manifest, problems);
+  // Only the lines: the verifier parses and checks them; the rows are compared with the lines as they are.
+  const lines = hand ? hand.lines : text === null ? [] : eventsTextLines(text);
+  const rows = await eventRowProblems(db, runId, { text, lines, problems, hand });
+  const events = text === null ? rows.events : lines.map((l, seq) => {
+    // a line its row holds as it is was parsed already, as that row's
+    const row = rows.bySeq.get(seq);
+    if (row !== undefined && row.line === l) return row.event;
     try {
       return JSON.parse(l) as EvidenceEvent;
     } catch {
@@ -100,6 +106,20 @@ export async function checkStoreRows(
   return problems;
 }
 
+/** What the verifier read of the folder being compared, when it read both files as text; else null. */
+type InHand = ReadEvents & { texts: { events: string; manifest: string } };
+
+/**
+ * The verifier's read of the folder's `events.jsonl` and `manifest.json`, to compare the rows with instead of
+ * reading and parsing the files again: only for a folder named by the caller (the one it read), and only when it
+ * read both as text (a file missing or unreadable is read here again, so its problem is this check's too).
+ */
+function inHand(read: ReadEvents | null | undefined, folder: string | null | undefined): InHand | null {
+  if (!read || typeof folder !== "string") return null;
+  const texts = read.texts;
+  return typeof texts?.events === "string" && typeof texts.manifest === "string" ? read as InHand : null;
+}
+
 /**
  * The event rows against the lines of `events.jsonl`: each row's line, columns, URIs and chain, and the lines
  * that have no row.
@@ -107,8 +127,13 @@ export async function checkStoreRows(
 async function eventRowProblems(
   db: RowSource,
   runId: string,
-  run: { text: string | null; lines: readonly string[]; problems: Problem[] },
-): Promise<{ events: EvidenceEvent[]; count: number }> {
+  run: { text: string | null; lines: readonly string[]; problems: Problem[]; hand: InHand | null },
+): Promise<{
+  events: EvidenceEvent[];
+  count: number;
+  /** Each row's line and the event parsed from it (null when it holds none), by seq. */
+  bySeq: Map<number, { line: string; event: EvidenceEvent | null }>;
+}> {
   const { lines, problems } = run;
   const rows = (await db.all("SELECT * FROM provevi_events WHERE run_id = ? ORDER BY seq", runId)).map((
     r,
@@ -123,9 +148,22 @@ async function eventRowProblems(
     );
   }
   const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
+  const parsed = new Map<number, { line: string; event: EvidenceEvent | null }>();
+  // The events the verifier parsed, by the index of their line: a row that holds that line as it is takes it.
+  const verified = new Map<number, EvidenceEvent>();
+  // and the hash the verifier made of that line
+  const lineHash = (seq: number) => {
+    const line = bySeq.get(seq)!.line;
+    return run.hand?.lines[seq] === line ? run.hand.lineHashes[seq]! : sha256Hex(line);
+  };
+  run.hand?.events.forEach((e, i) => verified.set(run.hand!.eventLines[i]! - 1, e));
   const events: EvidenceEvent[] = [];
   for (const row of rows) {
-    const event = eventOfRow(row, { runId, problems });
+    const same = verified.get(row.seq);
+    const event = same !== undefined && lines[row.seq] === row.line
+      ? same
+      : eventOfRow(row, { runId, problems });
+    if (!parsed.has(row.seq)) parsed.set(row.seq, { line: row.line, event });
     if (event === null) continue;
     events.push(event);
     const key = `provevi_events (run_id "${runId}", seq ${row.seq})`;
@@ -149,11 +187,7 @@ async function eventRowProblems(
         }, but the event's line names ${show(named)}`,
       ));
     }
-    const expectedPrev = row.seq === 0
-      ? null
-      : bySeq.has(row.seq - 1)
-      ? sha256Hex(bySeq.get(row.seq - 1)!.line)
-      : undefined;
+    const expectedPrev = row.seq === 0 ? null : bySeq.has(row.seq - 1) ? lineHash(row.seq - 1) : undefined;
     if (expectedPrev !== undefined && event.prev !== expectedPrev) {
       differs(
         `${key}: the chain does not cover its line: prev is ${show(event.prev)}, expected ${
@@ -181,7 +215,7 @@ async function eventRowProblems(
         : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}`,
     ));
   }
-  return { events, count: rows.length };
+  return { events, count: rows.length, bySeq: parsed };
 }
 
 /** The URIs of each event's refs, by `seq`. */
@@ -281,9 +315,11 @@ async function payloadRowProblems(db: RowSource, runId: string, folder: string):
   );
   const stored = new Map<string, { size: number; packed: boolean }>();
   try {
-    for await (const entry of Deno.readDir(folder)) {
+    // Looks of microseconds each, made in turn: an asynchronous one waits for a file thread, which on a busy
+    // machine costs more than the look, for every payload of every run a check reads.
+    for (const entry of Deno.readDirSync(folder)) {
       if (entry.isFile) {
-        stored.set(entry.name, { size: (await Deno.stat(join(folder, entry.name))).size, packed: false });
+        stored.set(entry.name, { size: Deno.statSync(join(folder, entry.name)).size, packed: false });
       }
     }
   } catch { /* verify reports a missing payloads/ */ }

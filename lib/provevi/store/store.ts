@@ -12,6 +12,7 @@ import type { TraceSpan } from "../evidence/run_spans.ts";
 import type { SigningKey } from "../evidence/signing_key.ts";
 import type { LogStorage } from "../log/log_storage.ts";
 import type { Problem } from "../evidence/problem.ts";
+import type { ReadEvents } from "../evidence/read_events.ts";
 
 /** What the recorder tells a writer at the seal. */
 export interface SealInfo {
@@ -109,11 +110,16 @@ export interface EvidenceStore extends AsyncDisposable {
    */
   recordBundle?(runId: string, bundle: { uri: string; pinned: string | null }): Promise<void>;
   /**
-   * Checks a run's rows against its folder: `folder` and `bundle` name a copy of the run on another machine.
+   * Checks a run's rows against its folder: `folder` and `bundle` name a copy of the run on another machine;
+   * `read` is that folder's `events.jsonl` and `manifest.json` as the caller read them (`verifyRun`'s read, with
+   * their texts), which the rows are then compared with, not read and parsed again.
    * Optional: an indexed store has it, and `verifyRun` calls it.
    * @returns The problems; empty when the rows match.
    */
-  checkRun?(runId: string, options: { folder: string | null; bundle: string | null }): Promise<Problem[]>;
+  checkRun?(
+    runId: string,
+    options: { folder: string | null; bundle: string | null; read?: ReadEvents | null },
+  ): Promise<Problem[]>;
   /**
    * The spans of a trace, across the store's runs that carry its ID (the seed's `trace(trace_id)`), ordered by
    * start. Optional: the library's `trace(store, traceId)` reads every run of a store without it.

@@ -46,6 +46,7 @@ export function readOnceRecord(record: RunRecord): RunRecord {
   return {
     runId: record.runId,
     folder: record.folder,
+    ...(record.readsFolder ? { readsFolder: true } : {}),
     eventsText: () => (events ??= record.eventsText()),
     manifestText: () => (manifest ??= record.manifestText()),
     payloadNames: () => (names ??= record.payloadNames()),

@@ -4,6 +4,7 @@
  */
 import canonicalize from "canonicalize";
 import type { Json } from "../../provevi/mod.ts";
+import { plainCanonicalText } from "../../provevi/evidence/mod.ts";
 
 /** The RFC 8785 text of a value (null for undefined), as a row stores JSON. */
 export const json = (value: unknown): string => canonicalJson(value ?? null);
@@ -19,7 +20,8 @@ export const json = (value: unknown): string => canonicalJson(value ?? null);
  * @throws Error for a value RFC 8785 cannot write (a lone surrogate, a number JSON cannot hold), as the package.
  */
 export function canonicalJson(value: unknown): string {
-  const text = plainJson(value, 0);
+  // Most values are plain JSON: one JSON.stringify of them, or of a copy with their keys sorted.
+  const text = plainCanonicalText(value) ?? plainJson(value, 0);
   return text ?? canonicalize(value)!;
 }
 

@@ -179,33 +179,42 @@ interface RunParts {
 /** A run's calls' parts from its rows as its digest read them (each table in its key's order). */
 function fromTables(tables: TraceRunTables, spans: Set<string>, part: PartOf): RunParts {
   const contents = new Map<unknown, unknown>();
-  for (const m of rowsOf(tables, "trace_messages")) contents.set(m.hash, m.content);
+  for (const m of rowsOf(tables, "trace_messages", ["hash", "content"])) contents.set(m.hash, m.content);
   const lineHashes = new Map<unknown, unknown>();
-  for (const s of rowsOf(tables, "trace_spans")) lineHashes.set(s.span_id, s.line_hash);
+  for (const s of rowsOf(tables, "trace_spans", ["span_id", "line_hash"])) {
+    lineHashes.set(s.span_id, s.line_hash);
+  }
   // The database's order: by seq, a tool call without one last; call ID (the digest's order) among equals.
   const tools = rowsOf(tables, "trace_tool_calls").map((t, i) => ({ t, i })).sort((a, b) =>
     (a.t.seq === null ? 1 : 0) - (b.t.seq === null ? 1 : 0) || Number(a.t.seq) - Number(b.t.seq) || a.i - b.i
   ).map(({ t }) => t);
   return {
-    parts: groupParts(rowsOf(tables, "trace_call_messages"), {
-      spans,
-      part,
-      content: (r) => contents.get(r.message_hash),
-    }),
+    parts: groupParts(
+      rowsOf(tables, "trace_call_messages", ["span_id", "direction", "message", "message_hash"]),
+      {
+        spans,
+        part,
+        content: (r) => contents.get(r.message_hash),
+      },
+    ),
     results: groupTools(tools, (t) => t.span_id === null ? null : lineHashes.get(t.span_id) ?? null),
     tokens: tokensOf(rowsOf(tables, "trace_tokens")),
     assessments: assessmentsOf(rowsOf(tables, "trace_assessments")),
   };
 }
 
-/** A table's rows as objects by column name (few columns of few rows: the run's own). */
-function rowsOf(tables: TraceRunTables, table: string): Row[] {
+/**
+ * A table's rows as objects by column name, with only the columns named when `only` is given: a run's spans
+ * hold its largest texts, and a line needs two of their columns.
+ */
+function rowsOf(tables: TraceRunTables, table: string, only?: readonly string[]): Row[] {
   const found = tables.get(table);
   if (found === undefined) return [];
-  const { names, rows } = found;
-  return rows.map((values) => {
+  const names = only ?? found.names;
+  const at = names.map((n) => found.names.indexOf(n));
+  return found.rows.map((values) => {
     const row: Row = {};
-    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+    for (let i = 0; i < names.length; i++) row[names[i]!] = at[i]! < 0 ? undefined : values[at[i]!];
     return row;
   });
 }

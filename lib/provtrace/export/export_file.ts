@@ -21,6 +21,7 @@ import {
   type TraceExportPolicy,
 } from "./export.ts";
 import { PROVENANCE_PLACE, type TraceExportFormat } from "./formats.ts";
+import { insertLineRows } from "./_line_rows.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
 
 /** Where {@linkcode writeTraceExport} writes. */
@@ -292,13 +293,7 @@ function recordExport(db: string, manifest: TraceExportManifest, path: string | 
       manifest.created_at,
       text,
     );
-    // A row per line and event, from the manifest's text in one statement: an export of 100,000 lines has
-    // hundreds of thousands, and one call each was a good part of its time.
-    trace.db.prepare(`INSERT OR IGNORE INTO trace_export_lines (export_id, line, run_id, seq, line_hash)
-      SELECT ?, l.value, json_extract(r.value, '$.run_id'), json_extract(e.value, '$.seq'),
-        json_extract(e.value, '$.line_hash')
-      FROM json_each(?, '$.runs') r, json_each(r.value, '$.events') e, json_each(e.value, '$.lines') l`)
-      .run(manifest.export_id, text);
+    insertLineRows(trace.db, manifest);
     trace.db.exec("COMMIT");
   } catch (error) {
     if (trace.db.isTransaction) trace.db.exec("ROLLBACK");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
-import { fastEventLine } from "../../../lib/provevi/evidence/event_line.ts";
+import { fastEventLine, plainCanonicalText } from "../../../lib/provevi/evidence/event_line.ts";
 import { eventLine } from "../../../lib/provevi/evidence/mod.ts";
 import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
 
@@ -100,3 +100,82 @@ Deno.test("fastEventLine() leaves an event out of the ordinary to the general ca
   assert.equal(fastEventLine(event(cycle)), null);
   assert.throws(() => eventLine(event(cycle)), /Circular/);
 });
+
+Deno.test("plainCanonicalText() gives the general RFC 8785 canonicalizer's text for plain JSON, sorted or not", () => {
+  let seed = 11;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  let fast = 0;
+  for (let i = 0; i < 2000; i++) {
+    const value = randomJson(5, rand);
+    const text = plainCanonicalText(value);
+    if (text !== null) {
+      assert.equal(text, canonicalize(value));
+      fast++;
+    }
+    // read back from its canonical line (keys in order: the walk, no copy) and from a line in another order
+    const line = canonicalize(value)!;
+    assert.equal(plainCanonicalText(JSON.parse(line)) ?? line, line);
+    const unsorted = JSON.parse(JSON.stringify(value, (_k, v) => isRecord(v) ? reversed(v) : v));
+    assert.equal(plainCanonicalText(unsorted) ?? canonicalize(unsorted), line);
+  }
+  assert.ok(fast > 1000, `only ${fast} of 2000 took the fast way`);
+  for (
+    const text of [
+      '{"b":1,"__proto__":{"z":1,"a":2},"a":[{"y":1,"x":2}]}',
+      '{"__proto__":[1,{"b":null,"a":"é"}],"a":{"c":{"e":1,"d":[{"g":1,"f":2}]}},"z":[]}',
+      '{"a":{"b":{"c":[1,2,{"e":1,"d":2}]}},"b":[[[{"y":[],"x":{}}]]]}',
+    ]
+  ) {
+    const value = JSON.parse(text);
+    assert.equal(plainCanonicalText(value), canonicalize(value), text);
+  }
+});
+
+Deno.test("plainCanonicalText() leaves what is not plain JSON to the general canonicalizer", () => {
+  class Point {
+    x = 1;
+  }
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  let deep: unknown = 1;
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  const listWithToJson = Object.assign([1, 2], { toJSON: () => "list" });
+  for (
+    const value of [
+      { when: new Date(0) },
+      { at: new Point() },
+      { t: { toJSON: () => 5 } },
+      { f: () => 1 },
+      listWithToJson,
+      [1, undefined],
+      { b: 1, "2": 2 },
+      JSON.parse('{"text":"\\ud800"}'),
+      JSON.parse('{"n":1e400}'),
+      { n: NaN },
+      10n,
+      cycle,
+      deep,
+    ]
+  ) {
+    assert.equal(plainCanonicalText(value), null, `${Deno.inspect(value, { depth: 2 })} took the fast way`);
+  }
+  // what the package writes of them stays the package's
+  assert.equal(canonicalize({ t: { toJSON: () => 5 } }), '{"t":5}');
+  assert.equal(
+    plainCanonicalText({ a: undefined, b: [-0, "é"] }),
+    canonicalize({ a: undefined, b: [-0, "é"] }),
+  );
+});
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The same object with its keys in the reverse of JCS's order. */
+function reversed(v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(v).sort().reverse()) {
+    Object.defineProperty(out, key, { value: v[key], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}

@@ -160,3 +160,28 @@ Deno.test("verifyRun() lists causes, not knock-on effects: no 'not a recorded ou
     await Deno.remove(away, { recursive: true });
   }
 });
+
+Deno.test("isUtcTime() takes exactly the days the calendar has, in leap years and not", () => {
+  const two = (n: number) => String(n).padStart(2, "0");
+  for (const year of [1900, 2000, 2023, 2024, 2026, 2100, 2400]) {
+    for (let month = 0; month <= 13; month++) {
+      for (let day = 0; day <= 32; day++) {
+        const date = new Date(Date.UTC(year, month - 1, day));
+        const real = month >= 1 && month <= 12 && day >= 1 && date.getUTCMonth() === month - 1 &&
+          date.getUTCDate() === day;
+        const text = `${year}-${two(month)}-${two(day)}T23:59:59.999999Z`;
+        assert.equal(isUtcTime(text), real, text);
+      }
+    }
+  }
+  for (
+    const t of [
+      "2026-01-10T23:60:00Z",
+      "2026-01-10T23:00:60Z",
+      "2026-01-10T12:00:00",
+      "2026-01-10T12:00:00.Z",
+    ]
+  ) {
+    assert.equal(isUtcTime(t), false, t);
+  }
+});

@@ -456,3 +456,60 @@ Deno.test("rows a run's writer could not write before its folder was sealed (its
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("verifyRun() compares the rows with the folder's texts it read, and finds what checkRun() finds reading them itself", async () => {
+  const changes = [
+    "UPDATE provevi_events SET actor = 'eve' WHERE seq = 0",
+    `UPDATE provevi_events SET line = replace(line, '"actor":', '"actor": ') WHERE seq = 1`,
+    "UPDATE provevi_events SET line = 'not json' WHERE seq = 2",
+    "DELETE FROM provevi_events WHERE seq = 1",
+    "UPDATE provevi_events SET seq = 9 WHERE seq = 1",
+  ];
+  for (const change of changes) {
+    const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+    try {
+      await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+      await writeRichRun(await store.openRun(RUN));
+      store.db.exec(change);
+      const alone = (await store.checkRun(RUN)).map((p) => p.message);
+      const rows = (await verifyRun(await store.readRun(RUN), { store })).problems
+        .filter((p) => p.code.startsWith("rows.")).map((p) => p.message);
+      assert.ok(alone.length > 0, change);
+      assert.deepEqual(rows, alone, change);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
+
+Deno.test("verifyRun() of a record whose events are not its folder's still compares the rows with the folder's files", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs: dir });
+    await writeRichRun(await store.openRun(RUN));
+    // rows changed, and a record that reads its events from those rows (as `prove show` reads a store's)
+    store.db.exec(`UPDATE provevi_events SET line = replace(line, '"actor":', '"actor": ') WHERE seq = 1`);
+    const rowsText =
+      (store.db.prepare("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq").all(RUN) as {
+        line: string;
+      }[]).map((r) => `${r.line}\n`).join("");
+    const folder = await store.readRun(RUN);
+    const record = {
+      runId: folder.runId,
+      folder: folder.folder,
+      eventsText: () => Promise.resolve(rowsText),
+      manifestText: () => folder.manifestText(),
+      payloadNames: () => folder.payloadNames(),
+      payloadInfo: (sha: string) => folder.payloadInfo(sha),
+      payloadPack: () => folder.payloadPack(),
+      payload: (sha: string) => folder.payload(sha),
+    };
+    const problems = (await verifyRun(record, { store })).problems.map((p) => p.message).join("\n");
+    assert.match(
+      problems,
+      /provevi_events \(run_id ".*", seq 1\): its line differs from line 2 of events\.jsonl/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

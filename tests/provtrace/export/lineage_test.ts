@@ -5,6 +5,8 @@ import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { makeRuns, rewriteRun } from "../_runs.ts";
 import { makeWritable } from "../../_files.ts";
+import { openTraceDb } from "../../../lib/provtrace/db/mod.ts";
+import { insertLineRows } from "../../../lib/provtrace/export/_line_rows.ts";
 
 Deno.test("lineage: a run lists every export and line it fed, an export its runs; a run removed or changed taints the exports it fed", async () => {
   const t = await makeRuns();
@@ -85,4 +87,39 @@ Deno.test("lineage: a run lists every export and line it fed, an export its runs
   assert.equal(await provtrace(["lineage", "--db", db, t.agentRun], listed), 0);
   assert.match(listed.stdout[0]!, /^EXPORT\s+FORMAT\s+CREATED\s+LINES\s+FILE$/);
   assert.equal(listed.stdout.length, 3);
+});
+
+Deno.test("an export's line rows in the database are its manifest's, every line of every event, in statements of many rows", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    using trace = openTraceDb(join(dir, "trace.db"), { write: true });
+    // 3 runs of 80 events, each in 2 lines, one listed twice: 479 distinct rows, past two statements' worth.
+    const hash = (n: number) => n.toString(16).padStart(64, "0");
+    const runs = [0, 1, 2].map((r) => ({
+      run_id: `run-20261201T000000Z-0000000${r}`,
+      events: Array.from({ length: 80 }, (_, i) => ({
+        seq: i + 1,
+        line_hash: hash(r * 1000 + i),
+        lines: r === 2 && i === 79 ? [r * 100 + i, r * 100 + i] : [r * 100 + i, r * 100 + i + 1],
+      })),
+    }));
+    const expected = runs.flatMap((r) =>
+      r.events.flatMap((e) => [...new Set(e.lines)].map((line) => [line, r.run_id, e.seq, e.line_hash]))
+    );
+    assert.equal(expected.length, 479);
+    const id = hash(7);
+    trace.db.exec("BEGIN IMMEDIATE");
+    insertLineRows(trace.db, { export_id: id, runs });
+    trace.db.exec("COMMIT");
+    const rows = trace.db.prepare(
+      "SELECT line, run_id, seq, line_hash FROM trace_export_lines WHERE export_id = ? ORDER BY run_id, seq, line",
+    ).all(id).map((r) => [r.line, r.run_id, r.seq, r.line_hash]);
+    assert.deepEqual(rows, expected);
+    assert.equal(
+      (trace.db.prepare("SELECT count(*) AS n FROM trace_export_lines").get() as { n: number }).n,
+      479,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,0 +1,41 @@
+/**
+ * Statements prepared once per connection: a check of thousands of runs (provtrace's build, `prove verify` of a
+ * store) asks the same dozen queries for each run, and preparing them again each time was a good part of its
+ * time. SQLite prepares with `sqlite3_prepare_v2`, so a statement kept here is prepared again by SQLite itself
+ * when the schema changes under it.
+ * @module
+ */
+import type { SqlDb } from "./sqlite_rows.ts";
+
+type Statement = ReturnType<SqlDb["prepare"]>;
+
+/** The most statements kept per connection; past it the connection's are dropped and prepared again. */
+const MOST = 64;
+
+const kept = new WeakMap<SqlDb, Map<string, Statement>>();
+
+/**
+ * The statement of `sql` on `db`, prepared the first time it is asked for.
+ *
+ * @param db The connection.
+ * @param sql A query text that does not change from call to call (values go in as parameters).
+ * @returns The prepared statement.
+ * @example
+ * ```ts
+ * import { DatabaseSync } from "node:sqlite";
+ * import { preparedOnce } from "./_prepared.ts";
+ * const db = new DatabaseSync(":memory:");
+ * preparedOnce(db, "SELECT 1 AS one").get(); // { one: 1 }
+ * ```
+ */
+export function preparedOnce(db: SqlDb, sql: string): Statement {
+  let statements = kept.get(db);
+  if (statements === undefined) kept.set(db, statements = new Map());
+  let statement = statements.get(sql);
+  if (statement === undefined) {
+    if (statements.size >= MOST) statements.clear();
+    statement = db.prepare(sql);
+    statements.set(sql, statement);
+  }
+  return statement;
+}
