@@ -257,7 +257,7 @@ export function addVerifyCommand(
     ) =>
       withStore(async (store) => {
         const trust = await Promise.all((opts.trust ?? []).map((k) => readTrustedKey(k)));
-        const log = logPolicyOf(opts);
+        const log = await logPolicyOf(opts);
         // A --config given is read whether or not the run needs a catalog: a file that is not a catalog
         // config is a mistake to tell now, not when a run with a bundle comes along.
         await using given = opts.config ? await openCatalog(opts) : undefined;

@@ -17,6 +17,7 @@ import type {
   ServedOutcome,
   ServeOptions,
 } from "../lib/provrun/replay/mod.ts";
+import { argumentFile } from "./_argument_file.ts";
 import type { CatalogChoice } from "./_catalog.ts";
 import type { Globals } from "./_commands.ts";
 import type { Io } from "./_io.ts";
@@ -109,7 +110,7 @@ export async function forkCommand(program: Command, opts: ForkCommandOptions, cl
     }
     set[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  const prompt = opts.prompt === undefined ? undefined : await Deno.readTextFile(opts.prompt);
+  const prompt = opts.prompt === undefined ? undefined : await argumentFile(opts.prompt, "the prompt");
   await serve(program, opts.from, { ...opts, io: cli.io }, async (source, options) => {
     const { forkRun } = await import("../lib/provrun/replay/mod.ts");
     const outcome = await forkRun(source, {

@@ -10,7 +10,9 @@ import type { Command } from "commander";
 import { auditStoreLog, runProof, waitForRun } from "../../lib/provevi/runs/mod.ts";
 import { cosignLatest, parseCheckpoint, parseNote, proveConsistency } from "../../lib/provevi/log/mod.ts";
 import { repairStoreLog, storeLog } from "../../lib/provevi/runs/mod.ts";
+import { UnreadableFile } from "../../lib/provevi/evidence/mod.ts";
 import { jsonText } from "../_json.ts";
+import { argumentFile } from "../_argument_file.ts";
 import { type LogPolicyFlags, logPolicyOf } from "../_log_policy.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
@@ -65,11 +67,18 @@ function addProof(log: Command, { io, withStore }: ProveContext): void {
     );
 }
 
-/** A size given as a number, or as a checkpoint file. */
-function sizeArgument(given: string): number {
+/** A size given as a number, or as a checkpoint file (a regular file: a FIFO is refused, not waited on). */
+async function sizeArgument(given: string): Promise<number> {
   if (/^(0|[1-9][0-9]*)$/.test(given)) return Number(given);
+  let text: string;
   try {
-    return parseCheckpoint(parseNote(Deno.readTextFileSync(given)).text).size;
+    text = await argumentFile(given, "the checkpoint");
+  } catch (error) {
+    if (error instanceof UnreadableFile && !(error.cause instanceof Deno.errors.NotFound)) throw error;
+    throw new UsageError(`${given} is neither a tree size nor a checkpoint file`);
+  }
+  try {
+    return parseCheckpoint(parseNote(text).text).size;
   } catch {
     throw new UsageError(`${given} is neither a tree size nor a checkpoint file`);
   }
@@ -83,7 +92,7 @@ function addConsistency(log: Command, { io, withStore }: ProveContext): void {
     .option("--json", "print JSON")
     .action((oldGiven: string, newGiven: string, opts: { json?: boolean }) =>
       withStore(async (store) => {
-        const [o, n] = [sizeArgument(oldGiven), sizeArgument(newGiven)];
+        const [o, n] = [await sizeArgument(oldGiven), await sizeArgument(newGiven)];
         const c = await proveConsistency(storeLog(store), o, n);
         if (opts.json) {
           io.out(jsonText({
@@ -104,8 +113,8 @@ function addAudit(log: Command, { io, result, withStore }: ProveContext): void {
     .option("--json", "print JSON")
     .action((opts: LogPolicyFlags & { since?: string; repair?: boolean; json?: boolean }) =>
       withStore(async (store) => {
-        const policy = logPolicyOf(opts);
-        const since = opts.since === undefined ? undefined : Deno.readTextFileSync(opts.since);
+        const policy = await logPolicyOf(opts);
+        const since = opts.since === undefined ? undefined : await argumentFile(opts.since, "the checkpoint");
         const audit = await auditStoreLog(store, {
           ...(policy ? { policy } : {}),
           ...(since ? { since } : {}),
@@ -157,7 +166,7 @@ function addWait(log: Command, { io, withStore }: ProveContext): void {
     .option("--timeout <seconds>", "how long to wait (default 60)")
     .action((run: string, opts: LogPolicyFlags & { witnessUrl?: string[]; timeout?: string }) =>
       withStore(async (store) => {
-        const policy = logPolicyOf(opts);
+        const policy = await logPolicyOf(opts);
         const timeout = opts.timeout === undefined ? 60 : Number(opts.timeout);
         if (!(timeout > 0)) {
           throw new UsageError(`--timeout ${opts.timeout} is not a number of seconds above 0`);

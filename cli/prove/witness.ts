@@ -9,6 +9,7 @@ import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
 import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
 import { UsageError } from "../_main.ts";
 import { logVerifier } from "../../lib/provevi/log/mod.ts";
+import { argumentFile } from "../_argument_file.ts";
 import { vkeyArgument } from "../_log_policy.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -28,9 +29,9 @@ export function addWitness({ program, io }: ProveContext): void {
       }
       const witness = new Witness({
         name: opts.name,
-        seed: readSeed(opts.key),
+        seed: await readSeed(opts.key),
         state: opts.state,
-        logs: opts.log.map((l) => logVerifier(vkeyArgument(l))),
+        logs: await Promise.all(opts.log.map(async (l) => logVerifier(await vkeyArgument(l)))),
       });
       let server;
       try {
@@ -58,10 +59,12 @@ export function addWitness({ program, io }: ProveContext): void {
 }
 
 /** The seed of a private key file, which must be readable by its owner only. */
-function readSeed(path: string): Uint8Array {
+async function readSeed(path: string): Promise<Uint8Array> {
   let file: { keyval?: { private?: string } };
+  // a regular file, bounded: a FIFO or a device given as the key is refused, not waited on
+  const text = await argumentFile(path, "the witness key");
   try {
-    file = JSON.parse(Deno.readTextFileSync(path));
+    file = JSON.parse(text);
   } catch (error) {
     throw new ProveviError(`cannot read the witness key ${path}: ${(error as Error).message}`, {
       cause: error,

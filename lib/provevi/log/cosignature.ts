@@ -4,11 +4,11 @@
  * followed by the Ed25519 signature. The key ID is that of the name with type 0x04.
  * @module
  */
-import { createPublicKey, type KeyObject, sign, verify } from "node:crypto";
-import { Buffer } from "node:buffer";
+import { type KeyObject, sign, verify } from "node:crypto";
 import { ProveviError } from "../evidence/errors.ts";
 import {
   COSIGNATURE_TYPE,
+  ed25519PublicKey,
   isKeyName,
   noteKeyId,
   type NoteSigner,
@@ -80,10 +80,7 @@ export interface CosignatureVerifier extends NoteVerifier {
  */
 export function cosignatureVerifier(name: string, publicKey: Uint8Array): CosignatureVerifier {
   const keyId = noteKeyId(name, COSIGNATURE_TYPE, publicKey);
-  const key: KeyObject = createPublicKey({
-    key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(publicKey).toString("base64url") },
-    format: "jwk",
-  });
+  const key: KeyObject = ed25519PublicKey(name, publicKey);
   const timeOf = (signature: Uint8Array): number | null => {
     if (signature.length !== 72) return null;
     const time = new DataView(signature.buffer, signature.byteOffset).getBigUint64(0);

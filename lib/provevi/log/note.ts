@@ -95,8 +95,27 @@ export function publicOfSeed(seed: Uint8Array): Uint8Array {
   return new Uint8Array(Buffer.from(jwk.x, "base64url"));
 }
 
-function publicKeyObject(pub: Uint8Array): KeyObject {
-  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: b64url(pub) }, format: "jwk" });
+/**
+ * The key object of a 32-byte Ed25519 public key.
+ *
+ * @param name The key's name, for the message.
+ * @param pub The public key.
+ * @returns The key object.
+ * @throws ProveviError when the bytes are not a point of the curve: a key given by a user (a verifier key of
+ * the right length and hash but no key) is one line, not a crash of node:crypto's.
+ */
+export function ed25519PublicKey(name: string, pub: Uint8Array): KeyObject {
+  try {
+    return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: b64url(pub) }, format: "jwk" });
+  } catch (error) {
+    throw new ProveviError(
+      `the key ${
+        name.slice(0, 100)
+      } is not an Ed25519 public key (its 32 bytes are not a point of the curve); ` +
+        `give the key as prove log key or the witness printed it`,
+      { cause: error },
+    );
+  }
 }
 
 function b64url(bytes: Uint8Array): string {
@@ -136,7 +155,7 @@ export function ed25519Signer(
  */
 export function ed25519Verifier(name: string, publicKey: Uint8Array): NoteVerifier {
   const keyId = noteKeyId(name, ED25519_TYPE, publicKey);
-  const key = publicKeyObject(publicKey);
+  const key = ed25519PublicKey(name, publicKey);
   return {
     name,
     keyId,

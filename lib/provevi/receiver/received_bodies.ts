@@ -34,6 +34,8 @@ export class ReceivedBodies {
   readonly #left = new Map<string, Uint8Array>();
   /** True once a take met what no later take can pass (a broken record, a file that is not one): the seal reads on. */
   #stopped = false;
+  /** Where the record cut at the last read says it ends: until the file is that long, a read reads nothing. */
+  #awaited = 0;
   #taking: Promise<void> = Promise.resolve();
 
   /** @param folder The run folder, where the daemon writes `received.spans`. */
@@ -42,6 +44,14 @@ export class ReceivedBodies {
   /** The bodies stored as payloads that are not among these, in the order they were stored. */
   storedBut(named: ReadonlySet<string>): string[] {
     return [...this.#stored].filter((sha256) => !named.has(sha256));
+  }
+
+  /**
+   * The length the file must reach before a read reads again: the end its first record not read whole says it
+   * has (0 when none is). A record's header that claims more than follows costs a look, not a read, per take.
+   */
+  get awaited(): number {
+    return this.#awaited;
   }
 
   /** True when the body with this SHA-256 was stored as a payload by a take. */
@@ -72,6 +82,8 @@ export class ReceivedBodies {
       if (error instanceof Deno.errors.NotFound) return bodies;
       throw error;
     }
+    // the record being appended is not whole yet: reading up to it again would find the same cut
+    if (seen.size < this.#awaited) return bodies;
     const bytes = readFrom(path, { seen, from: this.#offset, most });
     const { records, broken } = readPack(bytes);
     for (const record of records) {
@@ -80,7 +92,13 @@ export class ReceivedBodies {
     }
     const last = records.at(-1);
     this.#offset += last === undefined ? 0 : last.offset + last.size + 1;
-    // a record cut at the end is one being appended (or cut by `most`): read on from it next time
+    // a record cut at the end is one being appended (or cut by `most`): read on from it once it is whole, and
+    // leave to the seal one bigger than a read takes (its header may lie: 20 reads a second of `most` bytes
+    // that end in the same cut would hold a core for nothing)
+    this.#awaited = broken?.why === "cut in a record's bytes"
+      ? this.#offset + recordLength(bytes, broken.at)
+      : 0;
+    if (this.#awaited - this.#offset > most) this.#stopped = true;
     if (broken !== null && !broken.why.startsWith("cut")) this.#stopped = true;
     return bodies;
   }
@@ -141,6 +159,13 @@ export class ReceivedBodies {
   async settle(): Promise<void> {
     await this.#taking;
   }
+}
+
+/** The bytes of the record whose header starts at `at`, as its header says (readPack read it as one). */
+function recordLength(bytes: Uint8Array, at: number): number {
+  const end = bytes.indexOf(0x0a, at);
+  const size = Number(new TextDecoder("latin1").decode(bytes.subarray(at, end)).split(" ")[1]);
+  return end - at + 1 + size + 1;
 }
 
 /** At most `most` bytes of a plain file from an offset, the file checked to be the one looked at. */

@@ -196,6 +196,21 @@ async function eventRowProblems(
       );
     }
   }
+  problems.push(...unmatchedProblems({ runId, lines, rows: rows.length, bySeq, refs }));
+  return { events, count: rows.length, bySeq: parsed };
+}
+
+/** The refs rows with no event row, and the lines of events.jsonl with no row (a cut run, or rows lacking). */
+function unmatchedProblems(
+  { runId, lines, rows, bySeq, refs }: {
+    runId: string;
+    lines: readonly string[];
+    rows: number;
+    bySeq: ReadonlyMap<number, unknown>;
+    refs: ReadonlyMap<number, string[]>;
+  },
+): Problem[] {
+  const problems: Problem[] = [];
   for (const seq of refs.keys()) {
     if (!bySeq.has(seq)) {
       problems.push(
@@ -205,17 +220,17 @@ async function eventRowProblems(
   }
   const missing = lines.map((_, i) => i).filter((i) => !bySeq.has(i));
   if (missing.length) {
-    const cut = missing.length === lines.length - rows.length && missing[0] === rows.length;
+    const cut = missing.length === lines.length - rows && missing[0] === rows;
     problems.push(problem(
       "rows.events_missing",
       cut
-        ? `events.jsonl has ${lines.length} lines, but provevi_events holds ${rows.length} rows of run "${runId}": lines ${
-          rows.length + 1
+        ? `events.jsonl has ${lines.length} lines, but provevi_events holds ${rows} rows of run "${runId}": lines ${
+          rows + 1
         }–${lines.length} are not in the store`
         : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}`,
     ));
   }
-  return { events, count: rows.length, bySeq: parsed };
+  return problems;
 }
 
 /** The URIs of each event's refs, by `seq`. */

@@ -11,7 +11,10 @@ import { Buffer } from "node:buffer";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import canonicalize from "canonicalize";
-import { ProveviError } from "../../provevi/evidence/mod.ts";
+import { ProveviError, readBoundedText, UnreadableFile } from "../../provevi/evidence/mod.ts";
+
+/** The most bytes a rows key file is read to: 64 hex digits and a line end, with room for a stray space. */
+const ROWS_KEY_MAX_BYTES = 4096;
 
 /** What a run's MAC covers. */
 export interface TraceRowsSeal {
@@ -71,13 +74,10 @@ export async function readRowsKey(
 ): Promise<Uint8Array | null> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    // a regular file, bounded: a FIFO or a device in the key's place is refused, not waited on or read for ever
+    text = await readBoundedText(path, { limit: ROWS_KEY_MAX_BYTES, what: "the rows key" });
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) {
-      throw new ProveviError(`cannot read the rows key ${path}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+    if (!(error instanceof UnreadableFile && error.cause instanceof Deno.errors.NotFound)) throw error;
     if (!options.create) return null;
     return await makeKey(path);
   }
