@@ -5,7 +5,9 @@
  */
 import type { TrustPolicy } from "../lib/provevi/mod.ts";
 import { UnreadableFile } from "../lib/provevi/evidence/mod.ts";
-import { logVerifier, witnessVerifier } from "../lib/provevi/log/mod.ts";
+// The trust policy's own file, not the log folder's mod.ts: that one brings the witness's server and its door,
+// which `provr run` never starts (#25).
+import { logVerifier, witnessVerifier } from "../lib/provevi/log/trust_policy.ts";
 import { argumentFile } from "./_argument_file.ts";
 import { UsageError } from "./_main.ts";
 

@@ -8,16 +8,15 @@ import type { EvidenceStore, RunRecord } from "../lib/provevi/mod.ts";
 import { findRun, openStore } from "../lib/provevi/runs/mod.ts";
 import { TelemetryPolicy } from "../lib/provevi/telemetry/mod.ts";
 import { placeOf } from "../lib/provevi/diff/mod.ts";
-import {
-  type ComparedOutcome,
-  forkRun,
-  replayRun,
-  type ResumeOutcome,
-  resumeRun,
-  RunFile,
-  type ServedOutcome,
-  type ServeOptions,
-} from "../lib/provrun/mod.ts";
+import { RunFile } from "../lib/provrun/run/mod.ts";
+// The replay machinery is imported when one of these commands runs: `provr run FILE`, the common path, never
+// loads it (#25).
+import type {
+  ComparedOutcome,
+  ResumeOutcome,
+  ServedOutcome,
+  ServeOptions,
+} from "../lib/provrun/replay/mod.ts";
 import { argumentFile } from "./_argument_file.ts";
 import type { CatalogChoice } from "./_catalog.ts";
 import type { Globals } from "./_commands.ts";
@@ -65,6 +64,7 @@ export function addServeCommands(program: Command, cli: Cli): void {
     .option("--json", "print the outcome as JSON")
     .action((run: string, opts: { file?: string; json?: boolean } & CatalogChoice) =>
       serve(program, run, { ...opts, io: cli.io }, async (source, options) => {
+        const { replayRun } = await import("../lib/provrun/replay/mod.ts");
         const outcome = await replayRun(source, { ...options, ...(opts.file ? { file: opts.file } : {}) });
         printCompared(outcome, { ...cli, json: opts.json ?? false, verb: "replay" });
       })
@@ -84,6 +84,7 @@ export function addServeCommands(program: Command, cli: Cli): void {
     .option("--json", "print the outcome as JSON")
     .action((run: string, opts: { json?: boolean; policy?: string } & CatalogChoice) =>
       serve(program, run, { ...opts, io: cli.io }, async (source, options) => {
+        const { resumeRun } = await import("../lib/provrun/replay/mod.ts");
         const outcome = await resumeRun(source, await withPolicy(options, opts.policy));
         printResumed(outcome, { ...cli, json: opts.json ?? false });
       })
@@ -111,6 +112,7 @@ export async function forkCommand(program: Command, opts: ForkCommandOptions, cl
   }
   const prompt = opts.prompt === undefined ? undefined : await argumentFile(opts.prompt, "the prompt");
   await serve(program, opts.from, { ...opts, io: cli.io }, async (source, options) => {
+    const { forkRun } = await import("../lib/provrun/replay/mod.ts");
     const outcome = await forkRun(source, {
       ...await withPolicy(options, opts.policy),
       at,

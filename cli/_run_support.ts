@@ -3,7 +3,7 @@
  * @module
  */
 import { readBoundedText } from "../lib/provevi/evidence/mod.ts";
-import type { RunFile } from "../lib/provrun/mod.ts";
+import type { RunFile } from "../lib/provrun/run/mod.ts";
 import { Catalog } from "../lib/provcat/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 

@@ -2,7 +2,7 @@
  * The line `provr run` prints for a failed run.
  * @module
  */
-import type { RunOutcome } from "../lib/provrun/mod.ts";
+import type { RunOutcome } from "../lib/provrun/runner/mod.ts";
 
 /**
  * Why a run failed, in one line: its error, or, for a run that ended without one (lenient mode lost its ending

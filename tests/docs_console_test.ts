@@ -6,9 +6,12 @@
  *
  * - Each file runs in its own scratch home: `HOME` is a new empty folder, and the commands run in a scratch
  *   project folder whose `cli/`, `lib/`, `fixtures/`, `mod.ts`, `deno.json` and `deno.lock` are links to this
- *   checkout, so `deno task prove …` works there and a file a command writes lands in the scratch folder. A
- *   file's blocks run in order, so a later block sees what an earlier one made. Only `HOME`, `PATH`,
- *   `DENO_DIR`, `USER` and `TERM=dumb` are set.
+ *   checkout, so `deno task prove …` works there and a file a command writes lands in the scratch folder. The
+ *   project folder keeps its path from file to file, emptied of all but its links before each: Deno's code
+ *   cache knows a module by its path, so the commands of every file after the first load the commands'
+ *   modules compiled already (a new path for each file made each file's first `prove`, `provr` and `provtrace`
+ *   compile them all again). A file's blocks run in order, so a later block sees what an earlier one made.
+ *   Only `HOME`, `PATH`, `DENO_DIR`, `USER` and `TERM=dumb` are set.
  * - A line `$ COMMAND` is run with `sh -c`, standard error merged into standard output. A line that follows it
  *   and starts with `> ` continues the command (a here-document, say), without the `> `. Each command runs in a
  *   shell of its own, but a line that only sets a variable (`$ S=sqlite:///evidence.db`) is kept for the
@@ -34,13 +37,24 @@ async function docFiles(): Promise<string[]> {
   return ["README.md", ...names.sort().map((n) => `docs/${n}`)];
 }
 
+/** The folder of this test's scratch homes and its one scratch project, made at the first file's start. */
+let scratchBase: string | null = null;
+
+/** A new empty home, and the scratch project emptied of all but its links to this checkout. */
 async function scratch(): Promise<{ home: string; project: string }> {
-  const base = await Deno.makeTempDir({ prefix: "docs-test-" });
-  const home = join(base, "home");
-  const project = join(base, "project");
+  if (scratchBase === null) {
+    const base = scratchBase = await Deno.makeTempDir({ prefix: "docs-test-" });
+    await Deno.mkdir(join(base, "project"));
+    for (const name of LINKED) await Deno.symlink(join(ROOT, name), join(base, "project", name));
+    globalThis.addEventListener("unload", () => Deno.removeSync(base, { recursive: true }));
+  }
+  const home = join(scratchBase, "home");
+  const project = join(scratchBase, "project");
+  await Deno.remove(home, { recursive: true }).catch(() => {});
   await Deno.mkdir(home);
-  await Deno.mkdir(project);
-  for (const name of LINKED) await Deno.symlink(join(ROOT, name), join(project, name));
+  for await (const e of Deno.readDir(project)) {
+    if (!LINKED.includes(e.name)) await Deno.remove(join(project, e.name), { recursive: true });
+  }
   return { home, project };
 }
 
@@ -118,7 +132,7 @@ for (const file of await docFiles()) {
         }
       }
     } finally {
-      await Deno.remove(join(where.home, ".."), { recursive: true });
+      await scratch(); // what this file made goes now, not at the next file
     }
   });
 }

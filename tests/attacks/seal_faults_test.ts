@@ -16,13 +16,29 @@ import { Tally } from "./_tally.ts";
 const tally = new Tally("seal faults");
 const CHILD = new URL("./_seal_child.ts", import.meta.url).pathname;
 
-async function writer(runs: string, nth: number, mode: "before" | "half", key?: string, copy?: boolean) {
+/** How a child brings its run to the seal (tests/attacks/_seal_child.ts): `run`, `replay:DIR` or `copy:DIR`. */
+type How = "run" | `replay:${string}` | `copy:${string}`;
+
+interface Written {
+  killed: boolean;
+  code: number;
+  stdout: string;
+}
+
+async function writer(runs: string, c: { nth: number; mode: "before" | "half"; key?: string; how: How }) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CHILD, runs, String(nth), mode, key ?? "-", ...(copy ? [`${runs}-copy`] : [])],
+    args: ["run", "-A", CHILD, runs, String(c.nth), c.mode, c.key ?? "-", c.how],
     stdout: "piped",
     stderr: "piped",
   }).output();
-  return { killed: out.signal === "SIGKILL", code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+  const stdout = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { killed: out.signal === "SIGKILL", code: out.code, stdout } satisfies Written;
+}
+
+/** What a writer that was never stopped counted of the seal: its steps, its writes and their trace. */
+function counted(w: Written): { steps: number; writes: number; trace: string[] } {
+  assert.equal(w.code, 0, w.stdout);
+  return JSON.parse(w.stdout.trim().split("\n").at(-1)!);
 }
 
 /** Kills a writer before each step of the seal and in the middle of each write; judges each run left. */
@@ -63,13 +79,23 @@ async function attack(dir: string, signed: boolean, copy = false): Promise<void>
     }
     tally.add(label, { stopped: ok, recorded: sealed || says });
   };
-  // How many steps and writes the seal takes, from a writer that is never stopped.
-  const whole = await writer(join(dir, "whole"), 10_000, "before", key, copy);
-  assert.equal(whole.code, 0, whole.stdout);
-  const { steps, writes } = JSON.parse(whole.stdout.trim().split("\n").at(-1)!) as {
-    steps: number;
-    writes: number;
+  // The run as the runner makes and seals it, once; each case writes it again through the store's writer
+  // (replay), or copies it, and is stopped in its seal. The replayed seal must take the runner's very steps.
+  const reference = join(dir, "reference");
+  const made = counted(await writer(reference, { nth: 10_000, mode: "before", key, how: "run" }));
+  const how = (runs: string): How => copy ? `copy:${runs}-copy` : `replay:${reference}`;
+  const source = async (runs: string) => {
+    // A copy's source is the run sealed unhindered above, the same for every case: each gets its own.
+    if (copy) await cp(reference, runs, { recursive: true });
   };
+  await source(join(dir, "whole"));
+  const { steps, writes, trace } = counted(
+    await writer(join(dir, "whole"), { nth: 10_000, mode: "before", key, how: how(join(dir, "whole")) }),
+  );
+  if (!copy) {
+    assert.deepEqual(trace, made.trace, "the replayed run's seal takes the runner's steps");
+    assert.equal(writes, made.writes, "the replayed run's seal makes the runner's writes");
+  }
   await judge("no kill", join(dir, "whole"));
   // A kill before each step, and in the middle of each write.
   const cases = [
@@ -82,9 +108,8 @@ async function attack(dir: string, signed: boolean, copy = false): Promise<void>
     for (let c = queue.shift(); c; c = queue.shift()) {
       const { nth, mode } = c;
       const runs = join(dir, `${mode}-${nth}`);
-      // A copy's source is the run sealed unhindered above, the same for every case: each gets its own.
-      if (copy) await cp(join(dir, "whole"), runs, { recursive: true });
-      const r = await writer(runs, nth, mode, key, copy);
+      await source(runs);
+      const r = await writer(runs, { nth, mode, key, how: how(runs) });
       assert.ok(r.killed, `${mode} ${nth} was not reached: ${r.stdout}`);
       await judge(
         mode === "before" ? `a kill before step ${nth} of ${steps}` : `a kill in the middle of write ${nth}`,

@@ -15,8 +15,9 @@ import { parseRoute, routeKeyName } from "../backends/models.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import type { BackendSetup, PartRun, RunPart } from "../run/run_part.ts";
 import type { RecordedCall } from "./gateway_call.ts";
-import { type GatewayOptions, ModelGateway } from "./gateway.ts";
-import { matchProblem, matchSession, sessionEntries } from "./session_match.ts";
+// The gateway itself is imported when a run uses one (an agent program's, or `gateway: true`): the part is
+// in every run, and a `call` or `agent` run, provr's common path, never loads the gateway's modules (#25).
+import type { GatewayOptions, ModelGateway } from "./gateway.ts";
 
 /** The variable that carries the run's token to the backend and the program, in place of the key's. */
 export const GATEWAY_TOKEN_VARIABLE = "PROVR_GATEWAY_TOKEN";
@@ -72,9 +73,10 @@ export class GatewayPart implements RunPart {
     return this.#gateway;
   }
 
-  prepareBackend(setup: BackendSetup, run: PartRun): Promise<BackendSetup> {
+  async prepareBackend(setup: BackendSetup, run: PartRun): Promise<BackendSetup> {
     const agent = setup.agent;
-    if (!usesGateway(agent)) return Promise.resolve(setup);
+    if (!usesGateway(agent)) return setup;
+    const { ModelGateway } = await import("./gateway.ts");
     const route = parseRoute(agent);
     const provider = route.provider as GatewayOptions["provider"];
     const keyName = routeKeyName(agent);
@@ -105,7 +107,7 @@ export class GatewayPart implements RunPart {
       },
     });
     const url = provider === "anthropic" ? gateway.url : gateway.openaiUrl;
-    return Promise.resolve({
+    return {
       ...setup,
       agent: { ...agent, provider: { base_url: url, api_key_env: GATEWAY_TOKEN_VARIABLE } },
       env: (
@@ -124,7 +126,7 @@ export class GatewayPart implements RunPart {
       modelCallsRecorded: true,
       toolDescription: (name, callId) =>
         this.#tools.get(name) ?? this.#tools.get(this.#asked.get(callId ?? "") ?? "") ?? null,
-    });
+    };
   }
 
   onEvent(event: EvidenceEvent): void {
@@ -158,6 +160,7 @@ export class GatewayPart implements RunPart {
 
   /** The differences between the gateway's responses and each session file of the program. */
   async #sessionProblems(folder: string): Promise<string[]> {
+    const { matchProblem, matchSession, sessionEntries } = await import("./session_match.ts");
     const responses = this.#calls.filter((c) => c.ok && c.responseId !== null).map((c) => ({
       seq: c.seq,
       id: c.responseId!,

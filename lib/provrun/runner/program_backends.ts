@@ -5,25 +5,25 @@
  */
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { Backend } from "../backends/backend.ts";
-import { ClaudeCodeBackend } from "../backends/claude_code.ts";
-import { CodexBackend } from "../backends/codex.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 
 /**
- * The backend of an agent program, or null for `call` and `agent`.
+ * The backend of an agent program, or null for `call` and `agent`. The programs' backends (and the process,
+ * hook and session machinery under them) are imported here, when a run names one: a `call` or `agent` run,
+ * provr's common path, never loads them (#25).
  *
  * @param agent The run file's agent section.
  * @param env Reads provr's variables (the API key); `Deno.env` by default.
  * @returns The backend.
  */
-export function programBackend(
+export async function programBackend(
   agent: Pick<AgentSpec, "backend">,
   env?: (name: string) => string | undefined,
-): Backend | null {
+): Promise<Backend | null> {
   const backend = agent.backend === "claude-code"
-    ? new ClaudeCodeBackend()
+    ? new (await import("../backends/claude_code.ts")).ClaudeCodeBackend()
     : agent.backend === "codex"
-    ? new CodexBackend()
+    ? new (await import("../backends/codex.ts")).CodexBackend()
     : null;
   if (backend && env) backend.env = env;
   return backend;

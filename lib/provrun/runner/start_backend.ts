@@ -40,7 +40,7 @@ export async function runBackend(
 ): Promise<BackendResult> {
   const spec = run.file.data;
   const setup = await options.parts.prepareBackend({ agent: spec.agent, env: options.env }, run);
-  const program = programBackend(setup.agent, setup.env); // an agent program makes its own model calls
+  const program = await programBackend(setup.agent, setup.env); // an agent program makes its own model calls
   const model = program ? UNCALLED_MODEL : await runModel(run, { setup, parts: options.parts });
   const backend = options.backend ?? program ??
     (setup.agent.backend === "agent" ? new AgentBackend() : new CallBackend());

@@ -18,8 +18,10 @@ import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { FileRunWriter } from "../../../lib/provevi/store/file_store.ts";
 import { RunFile } from "../../../lib/provrun/run/mod.ts";
 import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { Sandbox } from "../../../lib/provrun/sandbox/mod.ts";
-import { ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
+// The classes' own files, not their folders' mod.ts: a child that only runs a run loads what the runner loads,
+// not the agent programs' backends and the rest of those folders (#25).
+import { Sandbox } from "../../../lib/provrun/sandbox/sandbox.ts";
+import { ScriptedModel } from "../../../lib/provrun/backends/scripted_model.ts";
 
 const [runs, path, point] = Deno.args as [string, string, string];
 const [kind, at] = point.split(":") as [string, string];
