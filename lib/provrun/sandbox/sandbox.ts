@@ -16,6 +16,9 @@ import CONFIG from "../../../deno.json" with { type: "json" };
 import { concatBytes } from "../../provevi/evidence/bytes.ts";
 import { ToolFailed, ToolSetError, ToolTimeout } from "../run/errors.ts";
 import { MAX_TIMER_SECONDS } from "../run/run_file.ts";
+
+/** How long a sandbox process may take to start, before its tools modules load (its own bound, not theirs). */
+const START_SECONDS = 120;
 import { PINNED_PACKAGES } from "./import_graph.ts";
 import { forgetProcess, watchProcess } from "./reaper.ts";
 import { isCompiled, type Launch, launchFor } from "./sandbox_launch.ts";
@@ -39,7 +42,10 @@ export interface SandboxOptions {
   toolsFolder?: string;
   /** Offer the built-in filesystem tools (true by default). */
   builtins?: boolean;
-  /** How long the tools modules may take to load, in seconds (60 by default). */
+  /**
+   * How long the tools modules may take to load, in seconds (60 by default), from when the process begins to load
+   * the first (its start has a bound of its own, 120 s or this if longer).
+   */
   loadSeconds?: number;
   /** A call's time limit in seconds (30 by default). */
   toolSeconds?: number;
@@ -99,6 +105,9 @@ class Child {
   #killed = false;
   /** The tools module being loaded, as the process last said. */
   loading: string | null = null;
+  readonly #began = Promise.withResolvers<void>();
+  /** Settles when the process says it loads its first tools module. */
+  readonly loadingBegan: Promise<void> = this.#began.promise;
   readonly exited: Promise<void>;
   readonly #prefix: string;
 
@@ -196,6 +205,7 @@ class Child {
     }
     if (reply?.op === "loading") {
       this.loading = reply.module ?? null;
+      this.#began.resolve();
       return;
     }
     if (reply && typeof reply === "object" && this.#waiting) {
@@ -384,18 +394,24 @@ export class Sandbox implements AsyncDisposable {
     child.exited.then(() => this.#forget(child));
     let reply: Reply;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let settled = false;
     const seconds = Math.min(this.#options.loadSeconds ?? 60, MAX_TIMER_SECONDS);
+    const limit = Promise.withResolvers<never>();
+    const arm = (after: number, message: string) => {
+      if (settled) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => limit.reject(new Error(message)), after * 1000);
+    };
+    // The load limit is the tools modules': its clock starts when the process begins to load the first one, so
+    // that a process slow to start (a loaded machine) is not taken for a module that never ends; the start has
+    // its own bound.
+    const start = Math.max(seconds, START_SECONDS);
+    arm(start, `its process did not start within ${start} s`);
+    void child.loadingBegan.then(() =>
+      arm(seconds, `it did not finish loading within ${seconds} s (a top-level await that never ends?)`)
+    );
     try {
-      reply = await Promise.race([
-        child.request({ ...this.#init, token: child.token }),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            reject(
-              new Error(`it did not finish loading within ${seconds} s (a top-level await that never ends?)`),
-            );
-          }, seconds * 1000);
-        }),
-      ]);
+      reply = await Promise.race([child.request({ ...this.#init, token: child.token }), limit.promise]);
     } catch (error) {
       this.#drop(child, false);
       const module = child.loading
@@ -407,6 +423,7 @@ export class Sandbox implements AsyncDisposable {
         { cause: error },
       );
     } finally {
+      settled = true;
       clearTimeout(timer);
     }
     if (reply.op !== "ready") {
