@@ -62,17 +62,26 @@ function plainArray(value: unknown[]): boolean {
   return Object.getPrototypeOf(value) === Array.prototype && !Object.hasOwn(value, "toJSON");
 }
 
-function sorted(value: unknown): unknown {
+/**
+ * True for a JSON leaf that JSON.stringify writes as RFC 8785 does (a well-formed string, a finite number, a
+ * boolean, null); false for an object or array; throws NotPlain for anything else.
+ */
+function plainLeaf(value: unknown): boolean {
   if (typeof value === "string") {
     if (!value.isWellFormed()) throw new NotPlain();
-    return value;
+    return true;
   }
-  if (value === null || typeof value === "boolean") return value;
+  if (value === null || typeof value === "boolean") return true;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new NotPlain();
-    return value;
+    return true;
   }
   if (typeof value !== "object") throw new NotPlain();
+  return false;
+}
+
+function sorted(value: unknown): unknown {
+  if (plainLeaf(value)) return value;
   if (Array.isArray(value)) {
     if (!plainArray(value)) throw new NotPlain();
     return value.map(sorted);
@@ -201,16 +210,7 @@ export function plainCanonicalText(value: unknown): string | null {
  * Throws NotPlain for what is not plain JSON, as {@linkcode sorted}.
  */
 function ordered(value: unknown): unknown {
-  if (typeof value === "string") {
-    if (!value.isWellFormed()) throw new NotPlain();
-    return value;
-  }
-  if (value === null || typeof value === "boolean") return value;
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new NotPlain();
-    return value;
-  }
-  if (typeof value !== "object") throw new NotPlain();
+  if (plainLeaf(value)) return value;
   if (Array.isArray(value)) return orderedArray(value);
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw new NotPlain();
