@@ -2,7 +2,7 @@
  * Attacks on names that are identities (an MLflow experiment's name and tags, an assessment's name and value, a
  * model or any attribute below `bodies`) with characters that look like others: full-width and mathematical
  * letters, one Latin letter swapped for its Cyrillic or Greek twin, a whole word of Cyrillic look-alikes,
- * hyphens, dots and colons of other blocks, ligatures, superscripts, Roman numerals, a letter written as a base
+ * hyphens, dots and colons of other blocks (modifier letters among them), ligatures, superscripts, Roman numerals, a letter written as a base
  * and a combining mark. Each passed the plain-name test (NFKC changes all but the script mixes and signs), so
  * `ｇｐｔ-4o` went to MLflow as a name that shows as `gpt-4o` and is another. Now each is not a plain name, by
  * the fast path and the full rules alike, and so shows as its label where a name is cut; names of one real
@@ -44,6 +44,12 @@ const LOOKALIKES: [string, string, string][] = [
   ["a Kelvin sign", "\u212aeys", "Keys"],
   ["an Armenian letter among Latin ones", "g\u0585t", "got"],
   ["a Cherokee letter among Latin ones", "\u13aacme", "Acme"],
+  // modifier letters and symbols of no script (Lm, Sk) that copy ASCII signs: not punctuation by category
+  ["a modifier letter minus sign", "gpt\u02d74o", "gpt-4o"],
+  ["a modifier letter colon", "llama3\ua7898b", "llama3:8b"],
+  ["a triangular colon", "llama3\u02d08b", "llama3:8b"],
+  ["a modifier letter apostrophe", "o\u02bcbrien", "o'brien"],
+  ["a modifier letter prime", "gpt-4o\u02b9", "gpt-4o'"],
 ];
 
 /** Names of one script, or of Latin with Han and kana, that must stay names. */
@@ -51,6 +57,7 @@ const REAL = [
   "モデル-v2",
   "模型-7b",
   "日本語・テスト",
+  "サーバー-v2",
   "λόγος",
   "αβγ-μοντέλο",
   "модель",

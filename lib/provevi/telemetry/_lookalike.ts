@@ -10,8 +10,8 @@
  * - its letters and digits are of one script, or of Latin with Han and Japanese kana, or Latin with Han and
  *   Bopomofo, or Latin with Han and Hangul (so `模型-7b` and `モデル-v2` stay names, `αlpha` does not);
  * - a word of Cyrillic or Greek alone is not made only of letters that look like Latin ones (`раура`);
- * - no punctuation or mathematical sign outside ASCII, but the ideographic ones in a word of Han or kana
- *   (`‐`, `–`, `−`, `∶`, `․` look like `-`, `:` and `.`).
+ * - no punctuation, mathematical sign, or modifier letter or symbol of no script outside ASCII, but the
+ *   ideographic ones in a word of Han or kana (`‐`, `–`, `−`, `˗`, `∶`, `꞉`, `․` look like `-`, `:` and `.`).
  *
  * Real names of one script (Japanese, Greek, Russian, Arabic…) pass; only ASCII-only names skip the test.
  * @module
@@ -73,10 +73,13 @@ const SCRIPTS: ReadonlyArray<[string, RegExp]> = [
 
 /** Characters of no script of their own: digits and punctuation of ASCII, marks that follow any letter. */
 const NO_SCRIPT = /^[\p{Script=Common}\p{Script=Inherited}]$/u;
-/** Punctuation and mathematical signs, whose non-ASCII forms copy ASCII ones. */
-const SIGN = /^[\p{P}\p{Sm}]$/u;
-/** Ideographic punctuation (、「」・…), at home in a word of Han or kana. */
-const IDEOGRAPHIC_SIGN = /^[\u3000-\u303f\u30fb]$/u;
+/**
+ * Punctuation, mathematical signs, and the modifier letters and symbols of no script (`˗` U+02D7, `꞉` U+A789,
+ * `ː` U+02D0, `ʼ` U+02BC), whose non-ASCII forms copy ASCII ones.
+ */
+const SIGN = /^[\p{P}\p{Sm}\p{Lm}\p{Sk}]$/u;
+/** Ideographic punctuation (、「」・…) and the kana's long-vowel mark `ー`, at home in a word of Han or kana. */
+const IDEOGRAPHIC_SIGN = /^[\u3000-\u303f\u30fb\u30fc]$/u;
 const KANJI_KANA = ["Han", "Hiragana", "Katakana"];
 
 /**
@@ -97,7 +100,8 @@ function scriptOf(c: string): string | null {
 /**
  * True when a text that holds a character outside ASCII could pass for another name: it is not its own NFKC
  * form, mixes scripts outside UTS #39's highly restrictive sets, is Cyrillic or Greek made of Latin look-alikes,
- * or holds punctuation or a mathematical sign outside ASCII (ideographic ones beside Han or kana excepted).
+ * or holds punctuation, a mathematical sign or a modifier of no script outside ASCII (ideographic ones beside Han
+ * or kana excepted).
  *
  * @param text The text, with at least one character outside ASCII.
  * @returns True when it must not pass as a name.
