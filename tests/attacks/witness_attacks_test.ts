@@ -13,16 +13,20 @@ import { randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
 import {
   addCheckpointBody,
+  checkCheckpoint,
   checkpointText,
+  cosignLatest,
   ed25519Signer,
   parseCheckpoint,
   parseNote,
   serveWitness,
+  signatureLine,
   signNote,
   Witness,
+  witnessVerifier,
 } from "../../lib/provevi/log/mod.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
-import { fakeLeaf, tempLog } from "../provevi/log/_log_fixtures.ts";
+import { fakeLeaf, tempLog, witnessOf } from "../provevi/log/_log_fixtures.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("witness attacks");
@@ -168,6 +172,53 @@ Deno.test("two witnesses on one state folder, raced with two roots for one size,
     recorded: true,
   });
   assert.ok(Buffer.from(keptRoot).equals(Buffer.from(expected)));
+});
+
+/** A witness's address that answers every add-checkpoint with 200 and these lines. */
+function answering(lines: () => string[]): Deno.HttpServer<Deno.NetAddr> & { url: string } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    await request.arrayBuffer();
+    return new Response(lines().map((l) => `${l}\n`).join(""));
+  });
+  return Object.assign(server, { url: `http://127.0.0.1:${server.addr.port}` });
+}
+
+Deno.test("a witness's answer does not spoil the log's witnessed checkpoint: a line under the log's own key, or a cosignature of an older checkpoint, is not kept", async () => {
+  const { log } = await tempLog();
+  const key = (await log.key({ create: true }))!;
+  const honest = await witnessOf(log);
+  const verifier = witnessVerifier(honest.verifier.vkey);
+  const policy = { logs: [key.verifier], witnesses: [verifier], quorum: 1 };
+  await using real = serveWitness(honest, { port: 0 });
+  await log.append([fakeLeaf(0)]);
+  const first = await cosignLatest(log, [real.url], { witnesses: [verifier] });
+  assert.ok(checkCheckpoint(first.note, policy).ok);
+  const old = parseNote(first.note).signatures.find((s) => s.name === verifier.name)!.line;
+  // a line under the log's name and key ID whose signature is not the log's
+  const logLine = signatureLine(key.verifier.name, key.verifier.keyId, new Uint8Array(64));
+  await using rogue = answering(() => [logLine]);
+  await log.append([fakeLeaf(1)]);
+  await cosignLatest(log, [rogue.url], { witnesses: [verifier] });
+  const afterRogue = checkCheckpoint((await log.witnessed())!, { ...policy, witnesses: [], quorum: 0 });
+  tally.add("a witness answering with a line under the log's key", {
+    stopped: afterRogue.ok,
+    recorded: true,
+  });
+  assert.ok(afterRogue.ok, JSON.stringify(afterRogue));
+  // the honest witness's cosignature of size 1, replayed for the checkpoint of size 2
+  await using replay = answering(() => [old]);
+  await cosignLatest(log, [replay.url], { witnesses: [verifier] });
+  const afterReplay = checkCheckpoint((await log.witnessed())!, policy);
+  tally.add("an old cosignature replayed for a newer checkpoint", {
+    stopped: afterReplay.ok,
+    recorded: true,
+  });
+  assert.ok(afterReplay.ok, JSON.stringify(afterReplay));
+  // the honest witness still cosigns the newer checkpoint, and that one is kept
+  const second = await cosignLatest(log, [real.url], { witnesses: [verifier] });
+  assert.ok(checkCheckpoint(second.note, policy).ok);
+  assert.equal(await log.witnessed(), second.note);
+  assert.equal(parseCheckpoint(parseNote(second.note).text).size, 2);
 });
 
 Deno.test("the witness attack counts", () => {

@@ -185,7 +185,9 @@ export async function waitForRun(
   let why = "";
   for (;;) {
     try {
-      if (options.witnesses?.length) await cosignLatest(log, options.witnesses);
+      if (options.witnesses?.length) {
+        await cosignLatest(log, options.witnesses, { witnesses: options.policy?.witnesses ?? [] });
+      }
       const text = await runProof(store, runId, { write: true });
       if (!options.policy) return text;
       const record = await store.readRun(runId);
