@@ -5,6 +5,14 @@
  * @module
  */
 import { ProveviError } from "./errors.ts";
+import {
+  closeNoWait,
+  type OpenedInfo,
+  openNoWait,
+  openNoWaitSync,
+  readNoWaitSync,
+  sameFile,
+} from "./open_no_wait.ts";
 
 /**
  * Refuses a link or anything but a plain file: a link could pass off another run's evidence as this run's,
@@ -22,11 +30,12 @@ export function refuseNonFile(path: string, most = Infinity): Deno.FileInfo {
   return info;
 }
 
-/** Refuses a file opened that is not the one looked at: swapped for a link or another file in between. */
-function refuseSwapped(path: string, seen: Deno.FileInfo, opened: Deno.FileInfo): void {
-  if (!opened.isFile || opened.ino !== seen.ino || opened.dev !== seen.dev) {
-    throw new ProveviError(`${path} changed while it was opened`);
-  }
+/**
+ * Refuses a file opened that is not the one looked at: swapped for a link, a pipe or another file in between
+ * (opened without waiting, `open_no_wait.ts`, so that a pipe swapped in is refused here, not waited on).
+ */
+function refuseSwapped(path: string, seen: Deno.FileInfo, opened: OpenedInfo): void {
+  if (!sameFile(opened, seen)) throw new ProveviError(`${path} changed while it was opened`);
 }
 
 function tooBig(path: string, size: number | string, most: number): ProveviError {
@@ -36,7 +45,7 @@ function tooBig(path: string, size: number | string, most: number): ProveviError
 }
 
 /** Room for the bytes a file holds at the look, and one more, to see that it ends there. */
-function bufferFor(info: Deno.FileInfo, most: number): Uint8Array {
+function bufferFor(info: { size: number }, most: number): Uint8Array {
   return new Uint8Array(Math.min(info.size, most) + 1);
 }
 
@@ -51,32 +60,38 @@ function bufferFor(info: Deno.FileInfo, most: number): Uint8Array {
  */
 export async function readCapped(path: string, most: number): Promise<Uint8Array> {
   const seen = refuseNonFile(path, most);
-  using file = await Deno.open(path, { read: true });
-  const info = await file.stat();
-  refuseSwapped(path, seen, info);
-  let buffer = bufferFor(info, most);
-  let n = 0;
-  for (;;) {
-    if (n === buffer.length) buffer = grown(path, buffer, most);
-    const got = await file.read(buffer.subarray(n));
-    if (got === null || got === 0) return buffer.subarray(0, n);
-    n += got;
+  const { handle, info } = await openNoWait(path);
+  try {
+    refuseSwapped(path, seen, info);
+    let buffer = bufferFor(info, most);
+    let n = 0;
+    for (;;) {
+      if (n === buffer.length) buffer = grown(path, buffer, most);
+      const { bytesRead } = await handle.read(buffer, n, buffer.length - n, null);
+      if (bytesRead === 0) return buffer.subarray(0, n);
+      n += bytesRead;
+    }
+  } finally {
+    await handle.close().catch(() => {});
   }
 }
 
 /** {@linkcode readCapped} with synchronous reads, for a small file. */
 export function readCappedSync(path: string, most: number): Uint8Array {
   const seen = refuseNonFile(path, most);
-  using file = Deno.openSync(path, { read: true });
-  const info = file.statSync();
-  refuseSwapped(path, seen, info);
-  let buffer = bufferFor(info, most);
-  let n = 0;
-  for (;;) {
-    if (n === buffer.length) buffer = grown(path, buffer, most);
-    const got = file.readSync(buffer.subarray(n));
-    if (got === null || got === 0) return buffer.subarray(0, n);
-    n += got;
+  const { fd, info } = openNoWaitSync(path);
+  try {
+    refuseSwapped(path, seen, info);
+    let buffer = bufferFor(info, most);
+    let n = 0;
+    for (;;) {
+      if (n === buffer.length) buffer = grown(path, buffer, most);
+      const got = readNoWaitSync(fd, buffer.subarray(n));
+      if (got === 0) return buffer.subarray(0, n);
+      n += got;
+    }
+  } finally {
+    closeNoWait(fd);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { ProveviError } from "./errors.ts";
 import { concatBytes } from "./bytes.ts";
+import { openNoWait } from "./open_no_wait.ts";
 
 /** A file that {@linkcode readBoundedText} refuses: `reason` says why, without the file's name. */
 export class UnreadableFile extends ProveviError {
@@ -55,12 +56,17 @@ export async function readBoundedText(
   }
   const parts: Uint8Array[] = [];
   let size = 0;
+  let opened: Awaited<ReturnType<typeof openNoWait>> | null = null;
   try {
-    using file = await Deno.open(path, { read: true });
+    // opened without waiting: a FIFO swapped in after the look is refused here, not waited on for ever
+    opened = await openNoWait(path, { follow: true });
+    if (!opened.info.isFile) {
+      throw new UnreadableFile(what, path, `it is ${opened.info.kind}; give the path of a regular file`);
+    }
     const buf = new Uint8Array(64 * 1024);
     for (;;) {
-      const n = await file.read(buf);
-      if (n === null) break;
+      const { bytesRead: n } = await opened.handle.read(buf, 0, buf.length, null);
+      if (n === 0) break;
       size += n;
       if (size > limit) {
         throw new UnreadableFile(
@@ -74,6 +80,8 @@ export async function readBoundedText(
   } catch (error) {
     if (error instanceof UnreadableFile) throw error;
     throw new UnreadableFile(what, path, firstLine(error), { cause: error });
+  } finally {
+    await opened?.handle.close().catch(() => {});
   }
   const bytes = concatBytes(parts);
   try {

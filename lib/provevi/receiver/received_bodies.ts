@@ -15,6 +15,7 @@
 import { join } from "node:path";
 import { refuseNonFile } from "../evidence/capped_read.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { closeNoWait, openNoWaitSync, readNoWaitSync, sameFile } from "../evidence/open_no_wait.ts";
 import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "./daemon_run.ts";
 
@@ -168,32 +169,32 @@ function recordLength(bytes: Uint8Array, at: number): number {
   return end - at + 1 + size + 1;
 }
 
-/** At most `most` bytes of a plain file from an offset, the file checked to be the one looked at. */
+/**
+ * At most `most` bytes of a plain file from an offset, the file checked to be the one looked at (opened without
+ * waiting: a FIFO swapped in after the look is refused, not waited on, twenty times a second).
+ */
 function readFrom(path: string, { seen, from, most }: { seen: Deno.FileInfo; from: number; most: number }) {
-  let file: Deno.FsFile;
+  let opened: ReturnType<typeof openNoWaitSync>;
   try {
-    file = Deno.openSync(path, { read: true });
+    opened = openNoWaitSync(path);
   } catch (error) {
     throw new ProveviError(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
+  const { fd, info } = opened;
   try {
-    const info = file.statSync();
-    if (!info.isFile || info.ino !== seen.ino || info.dev !== seen.dev) {
-      throw new ProveviError(`${path} changed while it was opened`);
-    }
+    if (!sameFile(info, seen)) throw new ProveviError(`${path} changed while it was opened`);
     if (info.size > PACK_MAX_BYTES) {
       throw new ProveviError(`${path} holds more than the ${PACK_MAX_BYTES} bytes a pack may`);
     }
     const bytes = new Uint8Array(Math.max(0, Math.min(info.size - from, most)));
-    file.seekSync(from, Deno.SeekMode.Start);
     let n = 0;
     while (n < bytes.length) {
-      const got = file.readSync(bytes.subarray(n));
-      if (got === null || got === 0) break;
+      const got = readNoWaitSync(fd, bytes.subarray(n), from + n);
+      if (got === 0) break;
       n += got;
     }
     return bytes.subarray(0, n);
   } finally {
-    file.close();
+    closeNoWait(fd);
   }
 }

@@ -1,0 +1,29 @@
+/**
+ * Reads a path many times with one of the readers that look at a file before they open it, and prints `done`
+ * with how many reads gave bytes and how many were refused: a reader that waited on a pipe swapped in after its
+ * look never prints. The reader of `fifo_swap_attacks_test.ts`.
+ * Arguments: the reader (`capped`, `capped-sync`, `bounded`, `received`), the path, the number of reads.
+ * @module
+ */
+import { dirname } from "node:path";
+import { readCapped, readCappedSync } from "../../lib/provevi/evidence/capped_read.ts";
+import { readBoundedText } from "../../lib/provevi/evidence/read_text.ts";
+import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
+
+const [reader, path, times] = Deno.args as [string, string, string];
+const read: Record<string, () => unknown> = {
+  capped: () => readCapped(path, 4096),
+  "capped-sync": () => readCappedSync(path, 4096),
+  bounded: () => readBoundedText(path, { limit: 4096, what: "the key" }),
+  received: () => new ReceivedBodies(dirname(path)).read(4096),
+};
+let [read_, refused] = [0, 0];
+for (let i = 0; i < Number(times); i++) {
+  try {
+    await read[reader]!();
+    read_ += 1;
+  } catch {
+    refused += 1;
+  }
+}
+console.log(`done ${read_} ${refused}`);

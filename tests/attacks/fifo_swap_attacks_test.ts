@@ -1,0 +1,62 @@
+/**
+ * Attacks on the readers that look at a file before they open it (a run folder's evidence, an argument file, the
+ * rows key, a log's notes, the span daemon's `received.spans`): each refuses a named pipe it sees, but one swapped
+ * in after the look was opened, and an open of a pipe waits for a writer for ever, so a process that can write
+ * the folder held the reader (a verify, a build, a run's writer twenty times a second) with a pipe and a file
+ * renamed in turn at the path. Each reader now opens without waiting (O_NONBLOCK) and refuses what it opened
+ * when it is not the plain file it looked at.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Tally } from "./_tally.ts";
+
+const tally = new Tally("FIFO swap attacks");
+const READS = 3000;
+/** Far past the second or two the reads take on a loaded machine: only a reader that waits on a pipe reaches it. */
+const PATIENCE_MS = 120_000;
+
+const here = new URL(".", import.meta.url).pathname;
+
+/** Runs a Deno script of this folder as a child. */
+function child(script: string, args: string[], stdout: "piped" | "null" = "null"): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-prompt", join(here, script), ...args],
+    stdout,
+    stderr: "null",
+  }).spawn();
+}
+
+for (
+  const [reader, name] of [
+    ["capped", "events.jsonl"],
+    ["capped-sync", "manifest.json"],
+    ["bounded", "witness.vkey"],
+    ["received", "received.spans"],
+  ] as const
+) {
+  Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
+    const swapper = child("_fifo_swap_child.ts", [dir, name]);
+    try {
+      assert.ok((await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output()).success, "mkfifo");
+      await Deno.writeTextFile(join(dir, "file"), "a file\n");
+      const reads = child("_fifo_read_child.ts", [reader, join(dir, name), String(READS)], "piped");
+      const timer = setTimeout(() => reads.kill("SIGKILL"), PATIENCE_MS);
+      const out = new TextDecoder().decode((await reads.output()).stdout);
+      clearTimeout(timer);
+      const done = /^done \d+ \d+/.test(out);
+      tally.add(`${reader} reads of ${name} swapped with a pipe`, { stopped: done, recorded: done });
+      assert.ok(done, `the ${reader} reader waited on the pipe: ${JSON.stringify(out)}`);
+    } finally {
+      swapper.kill("SIGKILL");
+      await swapper.status;
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("FIFO swap attacks: the tally", () => {
+  console.log(tally.line());
+  assert.deepEqual(tally.missed, []);
+});
