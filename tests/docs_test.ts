@@ -153,6 +153,11 @@ Deno.test("the README's commands for a machine with only Node.js never prompt: n
   for (const line of npx) {
     assert.match(line, new RegExp(`^npx --yes deno@${version.replaceAll(".", "\\.")} task `));
   }
+  // Every other npx the README gives (the alias that lets the guides' deno task … paste as written) too.
+  for (const m of readme.matchAll(/npx [^`'\n]*?deno\b[^`'\s]*/g)) {
+    assert.equal(m[0], `npx --yes deno@${version}`);
+  }
+  assert.match(readme, new RegExp(`alias deno='npx --yes deno@${version.replaceAll(".", "\\.")}'`));
 });
 
 /**
