@@ -51,7 +51,11 @@ export async function runProgram(
     cmd.configureOutput({
       writeOut: (s) => io.out(s.replace(/\n$/, "")),
       writeErr: (s) => io.err(s.replace(/\n$/, "")),
-      outputError: (s, write) => write(`${name}: ${s.replace(/^error: /, "").trim()}\n`),
+      // One line: commander puts its "(Did you mean verify?)" on a line of its own.
+      outputError: (s, write) =>
+        write(
+          `${name}: ${s.replace(/^error: /, "").trim().replace(/\n\(Did you mean /, " (did you mean ")}\n`,
+        ),
       // commander reads NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE to choose colours; the tasks' --allow-env
       // lists none of them, so asking would end `--help` with NotCapable. The help is plain text.
       getOutHasColors: () => false,

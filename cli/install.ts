@@ -72,7 +72,10 @@ export function pathProblems(folder: string, path: string): string[] {
 }
 
 function needDeno(path: string): string[] {
-  if (whichOnPath("deno", path) !== undefined) return [];
+  // npx puts the deno package's folder (<npm cache>/_npx/<hash>/node_modules/.bin) first on the PATH of what it
+  // runs, and only of that: `npx deno task install` finds deno there, and the user's shell will not.
+  const lasting = path.split(delimiter).filter((f) => !/[/\\]_npx[/\\]/.test(f)).join(delimiter);
+  if (whichOnPath("deno", lasting) !== undefined) return [];
   return [
     "deno is not on the PATH, and the installed commands run it: install Deno (https://deno.com), or with npm: " +
     "npm install --global deno@2.9.6",

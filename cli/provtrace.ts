@@ -329,7 +329,7 @@ function addExport({ program, io, result }: Context): void {
         io.err(
           `provtrace: ${m.lines} ${m.format} lines to ${opts.out} (export ${
             m.export_id.slice(0, 12)
-          }…, ${m.runs.length} runs; manifest ${exported.paths.manifest}${
+          }…, ${m.runs.length} run${m.runs.length === 1 ? "" : "s"}; manifest ${exported.paths.manifest}${
             exported.paths.provenance ? `, provenance ${exported.paths.provenance}` : ""
           })`,
         );

@@ -153,4 +153,50 @@ Deno.test("the README's commands for a machine with only Node.js never prompt: n
   for (const line of npx) {
     assert.match(line, new RegExp(`^npx --yes deno@${version.replaceAll(".", "\\.")} task `));
   }
+  // Every other npx the README gives (the alias that lets the guides' deno task … paste as written) too.
+  for (const m of readme.matchAll(/npx [^`'\n]*?deno\b[^`'\s]*/g)) {
+    assert.equal(m[0], `npx --yes deno@${version}`);
+  }
+  assert.match(readme, new RegExp(`alias deno='npx --yes deno@${version.replaceAll(".", "\\.")}'`));
+});
+
+/**
+ * What a reader types, from the fenced blocks of a page, with its line number: a console block's `$ ` lines and
+ * their `> ` lines (not the output), and every line of a shell or text block (not TypeScript, JSON or YAML).
+ */
+function commandLines(text: string): { line: string; n: number }[] {
+  const out: { line: string; n: number }[] = [];
+  let fence: string | null = null;
+  text.split("\n").forEach((line, i) => {
+    const open = line.match(/^```(\w*)/);
+    if (open) fence = fence === null ? open[1]! : null;
+    else if (fence === "console" ? /^(\$|>) /.test(line) : fence !== null && !CODE.includes(fence)) {
+      out.push({ line, n: i + 1 });
+    }
+  });
+  return out;
+}
+const CODE = ["ts", "json", "yaml", "jsonl"];
+
+Deno.test("no guide has the reader type a bare prove, provr or provtrace: Perl's prove may answer (deno task …)", async () => {
+  const bare: string[] = [];
+  for (const { name, text } of await pages()) {
+    for (const { line, n } of commandLines(text)) {
+      if (/^(\$ |> )?(prove|provr|provtrace) /.test(line)) bare.push(`${name}:${n}: ${line}`);
+    }
+  }
+  assert.deepEqual(bare, []);
+});
+
+Deno.test("no guide changes the reader's own settings (git config --global) or shows a machine's home folder", async () => {
+  const found: string[] = [];
+  for (const { name, text } of await pages()) {
+    for (const { line, n } of commandLines(text)) {
+      if (/git config --global/.test(line)) found.push(`${name}:${n}: ${line}`);
+    }
+    text.split("\n").forEach((line, i) => {
+      if (/(^|[\s"'=:(])\/root\//.test(line)) found.push(`${name}:${i + 1}: ${line}`); // write ~ for the home
+    });
+  }
+  assert.deepEqual(found, []);
 });

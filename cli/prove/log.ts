@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Command } from "commander";
-import { auditStoreLog, runProof, waitForRun } from "../../lib/provevi/runs/mod.ts";
+import { auditStoreLog, resolveRunRef, runProof, waitForRun } from "../../lib/provevi/runs/mod.ts";
 import { cosignLatest, parseCheckpoint, parseNote, proveConsistency } from "../../lib/provevi/log/mod.ts";
 import { repairStoreLog, storeLog } from "../../lib/provevi/runs/mod.ts";
 import { UnreadableFile } from "../../lib/provevi/evidence/mod.ts";
@@ -18,6 +18,8 @@ import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString("base64");
+/** A run as every other prove command takes it (a bare `latest` was looked up in the log as a run ID). */
+const RUN_HELP = "a run ID, latest, or the start of a run ID";
 
 /** Adds the command to `prove`. */
 export function addLog(context: ProveContext): void {
@@ -58,11 +60,12 @@ function addKey(log: Command, { io, withStore }: ProveContext): void {
 function addProof(log: Command, { io, withStore }: ProveContext): void {
   log.command("proof")
     .description("Print a run's inclusion proof against the log's checkpoint (c2sp.org/tlog-proof@v1).")
-    .argument("<run>", "the run's ID")
+    .argument("<run>", RUN_HELP)
     .option("--write", "also write it to the run folder's log.tlog-proof")
     .action((run: string, opts: { write?: boolean }) =>
       withStore(async (store) => {
-        io.out((await runProof(store, run, { write: opts.write ?? false })).trimEnd());
+        const id = await resolveRunRef(store, run);
+        io.out((await runProof(store, id, { write: opts.write ?? false })).trimEnd());
       }, { write: opts.write ?? false })
     );
 }
@@ -124,12 +127,12 @@ function addAudit(log: Command, { io, result, withStore }: ProveContext): void {
           : null;
         if (opts.json) io.out(jsonText({ ...audit, ...(repaired ? { repaired } : {}) }));
         else {
+          const runs = `the log of ${audit.size} run${audit.size === 1 ? "" : "s"}`;
+          const n = audit.problems.length;
           io.out(
             audit.ok
-              ? `the log of ${audit.size} runs agrees with the store`
-              : `the log of ${audit.size} runs does not agree with the store (${audit.problems.length} problem${
-                audit.problems.length === 1 ? "" : "s"
-              })`,
+              ? `${runs} agrees with the store`
+              : `${runs} does not agree with the store (${n} problem${n === 1 ? "" : "s"})`,
           );
           for (const p of audit.problems) io.out(`  ${p.code}: ${p.message}`);
           for (const r of repaired?.appended ?? []) io.out(`  repaired: appended ${r}`);
@@ -161,7 +164,7 @@ function addCosign(log: Command, { io, result, withStore }: ProveContext): void 
 function addWait(log: Command, { io, withStore }: ProveContext): void {
   policyOptions(log.command("wait"))
     .description("Wait until a run is in a checkpoint the policy accepts; write and print its proof.")
-    .argument("<run>", "the run's ID")
+    .argument("<run>", RUN_HELP)
     .option("--witness-url <url...>", "witnesses to ask for cosignatures while waiting")
     .option("--timeout <seconds>", "how long to wait (default 60)")
     .action((run: string, opts: LogPolicyFlags & { witnessUrl?: string[]; timeout?: string }) =>
@@ -171,7 +174,7 @@ function addWait(log: Command, { io, withStore }: ProveContext): void {
         if (!(timeout > 0)) {
           throw new UsageError(`--timeout ${opts.timeout} is not a number of seconds above 0`);
         }
-        const text = await waitForRun(store, run, {
+        const text = await waitForRun(store, await resolveRunRef(store, run), {
           ...(policy ? { policy } : {}),
           ...(opts.witnessUrl ? { witnesses: opts.witnessUrl } : {}),
           timeoutMs: timeout * 1000,

@@ -101,6 +101,11 @@ Deno.test("the install says when Perl's prove, or another command of the same na
     assert.match(absent.join("\n"), new RegExp(`^${folder} is not on the PATH; add it first: export PATH=`));
     const noDeno = pathProblems(folder, `${folder}:${perl}`);
     assert.match(noDeno.join("\n"), /^deno is not on the PATH, and the installed commands run it/);
+    // npx deno@… task install: the deno that npx put on the PATH of this process alone does not count.
+    const npx = join(dir, "npm", "_npx", "7a40be787520bede", "node_modules", ".bin");
+    await Deno.mkdir(npx, { recursive: true });
+    await Deno.writeTextFile(join(npx, "deno"), "#!/bin/sh\n", { mode: 0o755 });
+    assert.deepEqual(pathProblems(folder, `${npx}:${folder}:${perl}`), noDeno);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -41,6 +41,15 @@ Deno.test("prove log key|proof|consistency|audit and prove verify --log-key work
   const proof = await run([...at, "log", "proof", B]);
   assert.equal(proof.code, 0, proof.err);
   assert.match(proof.out, /^c2sp\.org\/tlog-proof@v1\nindex 1\n/);
+  // A run is named as for every prove command: latest, or the start of its ID that no other run shares.
+  assert.deepEqual(await run([...at, "log", "proof", "latest"]), proof);
+  const both = await run([...at, "log", "proof", B.slice(0, -1)]);
+  assert.equal(both.code, 1);
+  assert.match(
+    both.err,
+    /^prove: "run-20261201T000000Z-0000000" starts more than one run in .* \(.*0000000a, .*0000000b\); write more/,
+  );
+  assert.equal(both.err.split("\n").length, 1);
   const consistency = await run([...at, "log", "consistency", "1", "2", "--json"]);
   assert.equal(JSON.parse(consistency.out).new.size, 2);
   const audit = await run([...at, "log", "audit"]);

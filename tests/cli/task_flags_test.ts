@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { denoDir } from "../_children.ts";
 import { copyFolder } from "../_files.ts";
 
 /** Runs a `deno task NAME` as deno.json writes it (its own permission flags), with these arguments. */
@@ -32,9 +33,8 @@ for (const name of ["prove", "provr"]) {
   });
 }
 
-Deno.test("deno task provr runs an agent with a Deno MCP server under the task's own permissions", async () => {
-  const dir = await Deno.makeTempDir();
-  const server = new URL("../../fixtures/mcp/server.ts", import.meta.url).pathname;
+/** A run file whose agent adds 1 and 2 through the fixture's Deno MCP server, started by this command. */
+async function mcpRun(dir: string, command: string[]): Promise<string> {
   await Deno.writeTextFile(
     `${dir}/run.yaml`,
     `run: { org: acme, domain: demo, env: dev, actor: ada }
@@ -42,7 +42,7 @@ agent:
   name: adder
   backend: agent
   model: "test:"
-  mcp: [{ name: calc, command: [${JSON.stringify(server)}] }]
+  mcp: [{ name: calc, command: ${JSON.stringify(command)} }]
   script:
     turns:
       - tool_calls: [{ name: add, args: { a: 1, b: 2 } }]
@@ -50,14 +50,41 @@ agent:
 prompt: Add 1 and 2.
 `,
   );
-  const r = await task("provr", ["--runs", `${dir}/runs`, "run", `${dir}/run.yaml`]);
+  return `${dir}/run.yaml`;
+}
+
+async function assertAddedByMcp(runs: string, r: { code: number; out: string; err: string }) {
   assert.equal(r.code, 0, r.err);
   assert.doesNotMatch(r.err, /NotCapable/);
-  const events = (await Deno.readTextFile(`${dir}/runs/${r.out}/evidence/events.jsonl`)).trim().split("\n")
+  const events = (await Deno.readTextFile(`${runs}/${r.out}/evidence/events.jsonl`)).trim().split("\n")
     .map((l) => JSON.parse(l));
   const called = events.find((e) => e.type === "tool_called");
   assert.equal(called?.data.executed_by, "mcp:calc");
   assert.equal(called?.data.error, null);
+}
+
+const MCP_SERVER = new URL("../../fixtures/mcp/server.ts", import.meta.url).pathname;
+
+Deno.test("deno task provr runs an agent with a Deno MCP server under the task's own permissions", async () => {
+  const dir = await Deno.makeTempDir();
+  const r = await task("provr", ["--runs", `${dir}/runs`, "run", await mcpRun(dir, [MCP_SERVER])]);
+  await assertAddedByMcp(`${dir}/runs`, r);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a Deno MCP server uses provr's module cache (DENO_DIR), not an empty one under its home", async () => {
+  // With DENO_DIR set (and a home whose own cache is empty), the server was given only HOME: it looked in
+  // that empty cache, fetched every package again, and timed out at a minute on a loaded machine. With
+  // --cached-only, a server that looks in the wrong cache fails at once instead of fetching.
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(`${dir}/home`);
+  const file = await mcpRun(dir, ["deno", "run", "--cached-only", MCP_SERVER]);
+  const r = await task("provr", ["--runs", `${dir}/runs`, "run", file], {
+    DENO_DIR: denoDir(),
+    HOME: `${dir}/home`,
+    XDG_CACHE_HOME: `${dir}/home/.cache`,
+  });
+  await assertAddedByMcp(`${dir}/runs`, r);
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -21,6 +21,8 @@ const CASES: [typeof prove, string[]][] = [
   [prove, ["--runs", RUNS, "show"]],
   [prove, ["--runs", RUNS, "show", ID, "--bogus"]],
   [prove, ["--runs", RUNS, "bogus"]],
+  [prove, ["--runs", RUNS, "verfy", ID]], // commander's "(Did you mean verify?)" is on the same line
+  [prove, ["--runs", RUNS, "verify", ID, "--jsno"]],
   [prove, ["--runs", RUNS, "runs", "--status", "done"]],
   [prove, ["--runs", RUNS, "runs", "--since", "yesterdayish"]],
   [prove, ["--runs", RUNS, "runs", "--limit", "-1"]],
@@ -39,6 +41,7 @@ const CASES: [typeof prove, string[]][] = [
   [provr, ["run"]],
   [provr, ["run", "run.yaml", "--frobnicate"]],
   [provr, ["bogus"]],
+  [provr, ["rn", "run.yaml"]],
   [provr, ["catalog", "pin"]],
   [provtrace, ["export", "--db", NO_DB, "--kind", "bogus"]],
   [provtrace, ["export", "--db", NO_DB, "--kind", "sft", "--per", "bogus"]],
@@ -56,7 +59,8 @@ Deno.test("every wrong command line of prove, provr and provtrace exits 2 with o
     const io = bufferIo();
     const code = await cli(args, io);
     const line = `${cli.name} ${args.join(" ")}: exit ${code}, ${JSON.stringify(io.stderr)}`;
-    if (code !== 2 || io.stderr.length !== 1 || !io.stderr[0]!.startsWith(`${cli.name}: `)) wrong.push(line);
+    const [first, ...more] = io.stderr.join("\n").split("\n");
+    if (code !== 2 || more.length || !first!.startsWith(`${cli.name}: `)) wrong.push(line);
     assert.equal(io.stdout.join(""), "", line);
   }
   assert.deepEqual(wrong, []);

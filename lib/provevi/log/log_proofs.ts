@@ -100,7 +100,9 @@ export async function proveConsistency(
   const size = latest === null ? 0 : sizeOf(latest);
   if (!(0 <= oldSize && oldSize <= newSize && newSize <= size)) {
     throw new ProveviError(
-      `no consistency proof from size ${oldSize} to ${newSize}: the log of ${log.where} has ${size} leaves`,
+      `no consistency proof from size ${oldSize} to ${newSize}: the log of ${log.where} has ${size} ${
+        size === 1 ? "leaf" : "leaves"
+      }`,
     );
   }
   return await withHashes(log, newSize, (at) => ({

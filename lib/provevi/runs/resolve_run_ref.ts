@@ -7,9 +7,10 @@ import type { EvidenceStore } from "../store/store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
 
 /**
- * The run ID that `ref` names in `store`: `latest` is the newest run (run IDs begin with their time); a run ID
- * the store holds is itself; else the one run whose ID starts with `ref`. A path (with a `/`) is not resolved
- * here: {@linkcode findRun} takes it as a run folder.
+ * The run ID that `ref` names in `store`: `latest` is the newest run (run IDs begin with their time to the
+ * second; of runs begun in one second, the one whose first event is the latest); a run ID the store holds is
+ * itself; else the one run whose ID starts with `ref`. A path (with a `/`) is not resolved here:
+ * {@linkcode findRun} takes it as a run folder.
  *
  * @param store The store to look in.
  * @param ref What the user typed.
@@ -30,7 +31,11 @@ export async function resolveRunRef(store: EvidenceStore, ref: string): Promise<
     if (ref === "latest") {
       const row = db.prepare("SELECT max(run_id) AS id FROM provevi_runs").get() as { id: string | null };
       if (row.id === null) throw new RunNotFound(`there is no latest run: store ${store.uri} holds no runs`);
-      return row.id;
+      const second = row.id.match(SECOND)?.[0];
+      if (second === undefined) return row.id;
+      return (db.prepare(
+        "SELECT run_id FROM provevi_runs WHERE run_id >= ? AND run_id < ? ORDER BY started_at DESC, run_id DESC LIMIT 1",
+      ).get(second, `${second}\uffff`) as { run_id: string }).run_id;
     }
     if (db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(ref)) return ref;
     // run_id >= ref AND run_id < ref + U+FFFF: the primary key's range, not a LIKE that would scan.
@@ -45,10 +50,42 @@ export async function resolveRunRef(store: EvidenceStore, ref: string): Promise<
     if (last === undefined) {
       throw new RunNotFound(`there is no latest run: the runs root ${store.runsRoot} holds no runs`);
     }
-    return last;
+    return await newestOfItsSecond(store, ids, last);
   }
   if (ids.includes(ref)) return ref;
   return pick(ref, ids.filter((id) => id.startsWith(ref)), store);
+}
+
+/** The start of a run ID made by provr: the run's time to the second, then 8 random hex digits. */
+const SECOND = /^run-\d{8}T\d{6}Z-/;
+
+/**
+ * The newest run: the last ID, unless other runs began in its second, whose random ends do not order them;
+ * then the one whose first event is the latest (two runs in one second made `latest` the older one by chance).
+ */
+async function newestOfItsSecond(store: EvidenceStore, ids: string[], last: string): Promise<string> {
+  const second = last.match(SECOND)?.[0];
+  const same = second === undefined ? [] : ids.filter((id) => id.startsWith(second));
+  if (same.length < 2) return last;
+  let newest = last;
+  let newestTime = "";
+  for (const id of same) {
+    const time = await startTime(store, id);
+    if (time >= newestTime) [newest, newestTime] = [id, time];
+  }
+  return newest;
+}
+
+/** The time of a run's first event, or "" when it cannot be read. */
+async function startTime(store: EvidenceStore, id: string): Promise<string> {
+  try {
+    const text = (await (await store.readRun(id)).eventsText()) ?? "";
+    const end = text.indexOf("\n");
+    const time = JSON.parse(end < 0 ? text : text.slice(0, end)).time;
+    return typeof time === "string" ? time : "";
+  } catch {
+    return "";
+  }
 }
 
 function pick(ref: string, found: string[], store: EvidenceStore): string {

@@ -184,6 +184,7 @@ function transportOf(
       command: launch.command,
       args: launch.args,
       cwd: options.folder,
+      denoCache: launch.sandboxed,
     }),
     record: {
       name: spec.name,

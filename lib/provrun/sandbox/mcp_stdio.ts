@@ -12,6 +12,8 @@ import { forgetProcess, stopGroup, watchProcess } from "./reaper.ts";
 
 /** The variables a server inherits, as the MCP SDK's own stdio transport passes them; nothing else. */
 const SERVER_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+/** And a Deno server, what finds the module cache that provr's Deno uses (as a sandbox process gets them). */
+const CACHE_ENV = ["DENO_DIR", "XDG_CACHE_HOME"];
 const encoder = new TextEncoder();
 
 /**
@@ -40,7 +42,13 @@ export class GroupStdioTransport implements Transport {
    * still hold the pipes, and a pending read would keep provr from exiting). */
   readonly #readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
-  constructor(readonly params: { command: string; args: string[]; cwd: string }) {}
+  /**
+   * @param params The program, its arguments and its folder; `denoCache`: the server is a Deno script that
+   * provr started, so it gets the variables that find provr's module cache too (with `DENO_DIR` elsewhere and
+   * only `HOME`, it looked in an empty cache under the home, and fetched every package again, or failed
+   * offline).
+   */
+  constructor(readonly params: { command: string; args: string[]; cwd: string; denoCache?: boolean }) {}
 
   /** The server's PID, which is also its process group's ID (0 before it starts). */
   get pid(): number {
@@ -54,7 +62,7 @@ export class GroupStdioTransport implements Transport {
 
   start(): Promise<void> {
     const env: Record<string, string> = {};
-    for (const name of SERVER_ENV) {
+    for (const name of this.params.denoCache ? [...SERVER_ENV, ...CACHE_ENV] : SERVER_ENV) {
       try {
         const value = Deno.env.get(name);
         if (value !== undefined && !value.startsWith("()")) env[name] = value;

@@ -322,6 +322,26 @@ for (const [kind, open] of STORES) {
   });
 }
 
+for (const [kind, open] of STORES.filter(([k]) => k !== "postgres")) {
+  Deno.test(`resolveRunRef() on the ${kind} store: latest of two runs begun in one second is the one begun last`, async () => {
+    // Their IDs share the second; the random ends sort the other way round from their start.
+    const dir = await Deno.makeTempDir({ prefix: "list-runs-" });
+    const { store } = await open(dir);
+    try {
+      const run = (id: string) => ({ id, agent: "a", model: "test:a", end: "completed" as const });
+      await writeSketch(store, run("run-20261130T095959Z-99999999"), 0);
+      await writeSketch(store, run("run-20261130T100000Z-ffffffff"), 1);
+      await writeSketch(store, run("run-20261130T100000Z-00000000"), 2);
+      assert.equal(await resolveRunRef(store, "latest"), "run-20261130T100000Z-00000000");
+      await writeSketch(store, run("run-20261130T100001Z-00000000"), 3);
+      assert.equal(await resolveRunRef(store, "latest"), "run-20261130T100001Z-00000000");
+    } finally {
+      await store.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
 Deno.test("resolveRunRef() on a store with no runs says there is no latest run", async () => {
   const dir = await Deno.makeTempDir({ prefix: "list-runs-" });
   try {
