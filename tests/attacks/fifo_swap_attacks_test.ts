@@ -1,6 +1,7 @@
 /**
  * Attacks on the readers that look at a file before they open it (a run folder's evidence, an argument file, the
- * rows key, a log's notes, the span daemon's `received.spans`): each refuses a named pipe it sees, but one swapped
+ * rows key, a log's notes, the span daemon's `received.spans`, a run's pack as the stores and the single-payload
+ * reader index it): each refuses a named pipe it sees, but one swapped
  * in after the look was opened, and an open of a pipe waits for a writer for ever, so a process that can write
  * the folder held the reader (a verify, a build, a run's writer twenty times a second) with a pipe and a file
  * renamed in turn at the path. Each reader now opens without waiting (O_NONBLOCK) and refuses what it opened
@@ -33,10 +34,14 @@ for (
     ["capped-sync", "manifest.json"],
     ["bounded", "witness.vkey"],
     ["received", "received.spans"],
+    ["packed", "payloads.pack"],
+    ["pack-reader", "payloads.pack"],
   ] as const
 ) {
   Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
-    const dir = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
+    const top = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
+    const dir = join(top, "evidence");
+    await Deno.mkdir(dir);
     const swapper = child("_fifo_swap_child.ts", [dir, name]);
     try {
       assert.ok((await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output()).success, "mkfifo");
@@ -51,7 +56,7 @@ for (
     } finally {
       swapper.kill("SIGKILL");
       await swapper.status;
-      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(top, { recursive: true });
     }
   });
 }
