@@ -10,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { collectOutputs } from "../../lib/provrun/run/outputter.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("FIFO swap attacks");
@@ -36,6 +37,7 @@ for (
     ["received", "received.spans"],
     ["packed", "payloads.pack"],
     ["pack-reader", "payloads.pack"],
+    ["sha256", "0a1b2c"],
   ] as const
 ) {
   Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
@@ -60,6 +62,26 @@ for (
     }
   });
 }
+
+Deno.test("a named pipe an agent made in output/ does not hold the collection of the run's outputs", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "attack-fifo-output-" });
+  const pipe = join(folder, "output", "answer.txt");
+  try {
+    await Deno.mkdir(join(folder, "output"));
+    await Deno.writeTextFile(join(folder, "output", "report.md"), "# report\n");
+    assert.ok((await new Deno.Command("mkfifo", { args: [pipe] }).output()).success, "mkfifo");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<"waited">((resolve) => timer = setTimeout(() => resolve("waited"), 60_000));
+    const found = await Promise.race([collectOutputs(folder), waited]).finally(() => clearTimeout(timer));
+    // a reader left waiting is let go: opening the pipe both ways never waits
+    if (found === "waited") Deno.openSync(pipe, { read: true, write: true }).close();
+    const paths = found === "waited" ? "waited a minute" : found.map((f) => f.path).join(", ");
+    tally.add("an agent's pipe in output/", { stopped: paths === "report.md", recorded: found !== "waited" });
+    assert.equal(paths, "report.md");
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
 
 Deno.test("FIFO swap attacks: the tally", () => {
   console.log(tally.line());
