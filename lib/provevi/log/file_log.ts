@@ -293,7 +293,7 @@ export class FileLog implements LogStorage {
       ? writePending(this.#path("pending.jsonl"), plan, folders)
       : null;
     const tmp = this.#path("tlog", "checkpoint.tmp");
-    Deno.writeFileSync(tmp, new TextEncoder().encode(plan.checkpoint));
+    writeScratchSync(tmp, new TextEncoder().encode(plan.checkpoint));
     let released = false;
     const release = (done: boolean) => {
       if (released) return;
@@ -533,7 +533,7 @@ export class FileLog implements LogStorage {
       return;
     }
     const tmp = this.#path("witnessed.tmp");
-    await Deno.writeTextFile(tmp, note);
+    writeScratchSync(tmp, new TextEncoder().encode(note));
     await syncPaths([tmp], []);
     await Deno.rename(tmp, this.#path("witnessed"));
     await syncPaths([], [this.dir]);
@@ -548,6 +548,19 @@ export class FileLog implements LogStorage {
   get runsRoot(): string {
     return this.#runs;
   }
+}
+
+/**
+ * Writes a scratch file that is renamed into place after: whatever is at its name (a file a kill left, or a link
+ * planted there, which a plain write would follow onto the file it names) is removed, and the file made new.
+ */
+function writeScratchSync(path: string, bytes: Uint8Array): void {
+  try {
+    Deno.removeSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  Deno.writeFileSync(path, bytes, { createNew: true });
 }
 
 /** The tree a writer keeps between its appends (see `FileLog.#kept`). */
