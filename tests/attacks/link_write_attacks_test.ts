@@ -5,7 +5,7 @@
  * which follows the link: `prove log proof RUN --write`, or a signature of the run, wrote the proof or the
  * envelope over the user's file. Now each is written to a new name and renamed over the link (`replaceFile`):
  * the link is replaced, the user's file is left as it was. So are the log's scratch files (`.log/tlog/checkpoint.tmp`,
- * `.log/witnessed.tmp`), made new at each append and cosign.
+ * `.log/witnessed.tmp`), made new at each append and cosign, and its tiles.
  * @module
  */
 import assert from "node:assert/strict";
@@ -145,6 +145,28 @@ Deno.test("the log's scratch files planted as links (checkpoint.tmp, witnessed.t
     const witnessed = (await log.witnessed())!;
     assert.equal(parseCheckpoint(parseNote(witnessed).text).size, 2);
     assert.ok(parseNote(witnessed).signatures.some((s) => s.name === witness.verifier.name));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the log's next tiles planted as links are not written through: the files they name are left alone", async () => {
+  const { log, dir } = await tempLog();
+  try {
+    await log.append([fakeLeaf(0)]);
+    const planted = ["tile/0/000.p/2", "tile/entries/000.p/2"];
+    for (const [i, rel] of planted.entries()) {
+      await Deno.writeTextFile(join(dir, `victim-${i}.txt`), VICTIM);
+      await Deno.symlink(join(dir, `victim-${i}.txt`), join(log.dir, "tlog", rel));
+    }
+    await log.append([fakeLeaf(1)]);
+    for (const [i, rel] of planted.entries()) {
+      const kept = await Deno.readTextFile(join(dir, `victim-${i}.txt`)) === VICTIM;
+      tally.add(`a link at the log's next ${rel}`, { stopped: kept, recorded: kept });
+      assert.ok(kept, `the tile ${rel} was written through its link`);
+      assert.ok(Deno.lstatSync(join(log.dir, "tlog", rel)).isFile, `${rel} is the log's own file`);
+    }
+    assert.equal(parseCheckpoint(parseNote((await log.checkpoint())!).text).size, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -40,6 +40,7 @@ import { type IndexLine, RunIndex } from "./run_index.ts";
 import { completeManifest, sealedAs, writePending } from "./pending_file.ts";
 import { syncPaths } from "./sync_paths.ts";
 import { LOG_TILE_MAX_BYTES, readLogBytesSync, readLogTextSync } from "./log_file_read.ts";
+import { writeScratchSync, writeTileSync } from "./log_file_write.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { CompactRange } from "./compact_range.ts";
 
@@ -371,7 +372,7 @@ export class FileLog implements LogStorage {
     const put = (rel: string, bytes: Uint8Array) => {
       const path = this.#path("tlog", rel);
       try {
-        Deno.writeFileSync(path, bytes);
+        writeTileSync(path, bytes);
       } catch (error) {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
         // A tile's first width (once in 256 appends): its folder is made, and the folders above it are fsynced
@@ -380,7 +381,7 @@ export class FileLog implements LogStorage {
         for (let d = dirname(dirname(path)); d.startsWith(this.dir) && d !== this.dir; d = dirname(d)) {
           dirs.add(d);
         }
-        Deno.writeFileSync(path, bytes);
+        writeTileSync(path, bytes);
       }
       files.push(path);
       dirs.add(dirname(path));
@@ -548,19 +549,6 @@ export class FileLog implements LogStorage {
   get runsRoot(): string {
     return this.#runs;
   }
-}
-
-/**
- * Writes a scratch file that is renamed into place after: whatever is at its name (a file a kill left, or a link
- * planted there, which a plain write would follow onto the file it names) is removed, and the file made new.
- */
-function writeScratchSync(path: string, bytes: Uint8Array): void {
-  try {
-    Deno.removeSync(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  Deno.writeFileSync(path, bytes, { createNew: true });
 }
 
 /** The tree a writer keeps between its appends (see `FileLog.#kept`). */
