@@ -2,13 +2,17 @@
  * Reads a path many times with one of the readers that look at a file before they open it, and prints `done`
  * with how many reads gave bytes and how many were refused: a reader that waited on a pipe swapped in after its
  * look never prints. The reader of `fifo_swap_attacks_test.ts`.
- * Arguments: the reader (`capped`, `capped-sync`, `bounded`, `received`), the path, the number of reads.
+ * Arguments: the reader (`capped`, `capped-sync`, `bounded`, `received`, `packed`, `pack-reader`, `sha256`), the path (in a
+ * folder `evidence/`), the number of reads.
  * @module
  */
 import { dirname } from "node:path";
-import { readCapped, readCappedSync } from "../../lib/provevi/evidence/capped_read.ts";
+import { readCapped, readCappedSync, refuseNonFile } from "../../lib/provevi/evidence/capped_read.ts";
 import { readBoundedText } from "../../lib/provevi/evidence/read_text.ts";
 import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
+import { packedPayloads } from "../../lib/provevi/evidence/payload_pack.ts";
+import { PackReader } from "../../lib/provevi/store/pack_file.ts";
+import { sha256File } from "../../lib/provevi/evidence/hash.ts";
 
 const [reader, path, times] = Deno.args as [string, string, string];
 const read: Record<string, () => unknown> = {
@@ -16,6 +20,9 @@ const read: Record<string, () => unknown> = {
   "capped-sync": () => readCappedSync(path, 4096),
   bounded: () => readBoundedText(path, { limit: 4096, what: "the key" }),
   received: () => new ReceivedBodies(dirname(path)).read(4096),
+  packed: () => packedPayloads(dirname(dirname(path))),
+  sha256: () => sha256File(path),
+  "pack-reader": () => new PackReader(path, () => refuseNonFile(path)).read("0".repeat(64)),
 };
 let [read_, refused] = [0, 0];
 for (let i = 0; i < Number(times); i++) {

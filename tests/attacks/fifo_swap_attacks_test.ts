@@ -1,6 +1,7 @@
 /**
  * Attacks on the readers that look at a file before they open it (a run folder's evidence, an argument file, the
- * rows key, a log's notes, the span daemon's `received.spans`): each refuses a named pipe it sees, but one swapped
+ * rows key, a log's notes, the span daemon's `received.spans`, a run's pack as the stores and the single-payload
+ * reader index it): each refuses a named pipe it sees, but one swapped
  * in after the look was opened, and an open of a pipe waits for a writer for ever, so a process that can write
  * the folder held the reader (a verify, a build, a run's writer twenty times a second) with a pipe and a file
  * renamed in turn at the path. Each reader now opens without waiting (O_NONBLOCK) and refuses what it opened
@@ -9,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { collectOutputs } from "../../lib/provrun/run/outputter.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("FIFO swap attacks");
@@ -33,10 +35,15 @@ for (
     ["capped-sync", "manifest.json"],
     ["bounded", "witness.vkey"],
     ["received", "received.spans"],
+    ["packed", "payloads.pack"],
+    ["pack-reader", "payloads.pack"],
+    ["sha256", "0a1b2c"],
   ] as const
 ) {
   Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
-    const dir = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
+    const top = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
+    const dir = join(top, "evidence");
+    await Deno.mkdir(dir);
     const swapper = child("_fifo_swap_child.ts", [dir, name]);
     try {
       assert.ok((await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output()).success, "mkfifo");
@@ -51,10 +58,30 @@ for (
     } finally {
       swapper.kill("SIGKILL");
       await swapper.status;
-      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(top, { recursive: true });
     }
   });
 }
+
+Deno.test("a named pipe an agent made in output/ does not hold the collection of the run's outputs", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "attack-fifo-output-" });
+  const pipe = join(folder, "output", "answer.txt");
+  try {
+    await Deno.mkdir(join(folder, "output"));
+    await Deno.writeTextFile(join(folder, "output", "report.md"), "# report\n");
+    assert.ok((await new Deno.Command("mkfifo", { args: [pipe] }).output()).success, "mkfifo");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<"waited">((resolve) => timer = setTimeout(() => resolve("waited"), 60_000));
+    const found = await Promise.race([collectOutputs(folder), waited]).finally(() => clearTimeout(timer));
+    // a reader left waiting is let go: opening the pipe both ways never waits
+    if (found === "waited") Deno.openSync(pipe, { read: true, write: true }).close();
+    const paths = found === "waited" ? "waited a minute" : found.map((f) => f.path).join(", ");
+    tally.add("an agent's pipe in output/", { stopped: paths === "report.md", recorded: found !== "waited" });
+    assert.equal(paths, "report.md");
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
 
 Deno.test("FIFO swap attacks: the tally", () => {
   console.log(tally.line());

@@ -4,7 +4,8 @@
  * to a file of the user's (here `victim.txt`, outside the store). Each was written with `Deno.writeTextFile`,
  * which follows the link: `prove log proof RUN --write`, or a signature of the run, wrote the proof or the
  * envelope over the user's file. Now each is written to a new name and renamed over the link (`replaceFile`):
- * the link is replaced, the user's file is left as it was.
+ * the link is replaced, the user's file is left as it was. So are the log's scratch files (`.log/tlog/checkpoint.tmp`,
+ * `.log/witnessed.tmp`), made new at each append and cosign, and its tiles.
  * @module
  */
 import assert from "node:assert/strict";
@@ -17,6 +18,8 @@ import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { appendAssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { isolateBytes } from "../_memory.ts";
+import { cosignLatest, parseCheckpoint, parseNote, serveWitness } from "../../lib/provevi/log/mod.ts";
+import { fakeLeaf, tempLog, witnessOf } from "../provevi/log/_log_fixtures.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("links at the files a command writes");
@@ -116,6 +119,54 @@ Deno.test("an assessment is not added through a hard link to another file, nor a
       recorded: refused,
     });
     assert.ok(refused, String(big));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the log's scratch files planted as links (checkpoint.tmp, witnessed.tmp) are replaced, and the files they name left alone", async () => {
+  const { log, dir } = await tempLog();
+  const victims = { checkpoint: join(dir, "victim-1.txt"), witnessed: join(dir, "victim-2.txt") };
+  try {
+    await log.append([fakeLeaf(0)]);
+    const witness = await witnessOf(log);
+    await using server = serveWitness(witness, { port: 0 });
+    for (const victim of Object.values(victims)) await Deno.writeTextFile(victim, VICTIM);
+    await Deno.symlink(victims.checkpoint, join(log.dir, "tlog", "checkpoint.tmp"));
+    await Deno.symlink(victims.witnessed, join(log.dir, "witnessed.tmp"));
+    await log.append([fakeLeaf(1)]);
+    const { replies } = await cosignLatest(log, [server.url]);
+    assert.equal(replies[0]!.status, 200, replies[0]!.text);
+    for (const [name, victim] of Object.entries(victims)) {
+      const kept = await Deno.readTextFile(victim) === VICTIM;
+      tally.add(`a link at the log's ${name}.tmp`, { stopped: kept, recorded: kept });
+      assert.ok(kept, `${victim} was written through the link at ${name}.tmp`);
+    }
+    const witnessed = (await log.witnessed())!;
+    assert.equal(parseCheckpoint(parseNote(witnessed).text).size, 2);
+    assert.ok(parseNote(witnessed).signatures.some((s) => s.name === witness.verifier.name));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the log's next tiles planted as links are not written through: the files they name are left alone", async () => {
+  const { log, dir } = await tempLog();
+  try {
+    await log.append([fakeLeaf(0)]);
+    const planted = ["tile/0/000.p/2", "tile/entries/000.p/2"];
+    for (const [i, rel] of planted.entries()) {
+      await Deno.writeTextFile(join(dir, `victim-${i}.txt`), VICTIM);
+      await Deno.symlink(join(dir, `victim-${i}.txt`), join(log.dir, "tlog", rel));
+    }
+    await log.append([fakeLeaf(1)]);
+    for (const [i, rel] of planted.entries()) {
+      const kept = await Deno.readTextFile(join(dir, `victim-${i}.txt`)) === VICTIM;
+      tally.add(`a link at the log's next ${rel}`, { stopped: kept, recorded: kept });
+      assert.ok(kept, `the tile ${rel} was written through its link`);
+      assert.ok(Deno.lstatSync(join(log.dir, "tlog", rel)).isFile, `${rel} is the log's own file`);
+    }
+    assert.equal(parseCheckpoint(parseNote((await log.checkpoint())!).text).size, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

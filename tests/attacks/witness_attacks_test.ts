@@ -174,6 +174,24 @@ Deno.test("two witnesses on one state folder, raced with two roots for one size,
   assert.ok(Buffer.from(keptRoot).equals(Buffer.from(expected)));
 });
 
+Deno.test("a link planted at the witness's scratch file is replaced, and the file it names left alone", async () => {
+  const { witness, real, checkpoint, state } = await setup();
+  const victim = join(state, "..", `victim-${crypto.randomUUID()}.txt`);
+  await Deno.writeTextFile(victim, "the operator's own file\n");
+  const file = join(state, sha256Hex(checkpoint.origin));
+  await Deno.symlink(victim, `${file}.tmp`);
+  try {
+    const answer = await witness().addCheckpoint(addCheckpointBody(0, [], real));
+    const kept = await Deno.readTextFile(victim) === "the operator's own file\n";
+    tally.add("a link at the witness's state scratch file", { stopped: kept, recorded: kept });
+    assert.equal(answer.status, 200, answer.body);
+    assert.ok(kept, "the cosigned checkpoint was written through the link");
+    assert.ok(Deno.lstatSync(file).isFile, "the witness's state is its own file");
+  } finally {
+    await Deno.remove(victim);
+  }
+});
+
 /** A witness's address that answers every add-checkpoint with 200 and these lines. */
 function answering(lines: () => string[]): Deno.HttpServer<Deno.NetAddr> & { url: string } {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {

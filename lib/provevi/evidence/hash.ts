@@ -3,6 +3,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { openFileNoWait } from "./open_no_wait.ts";
 
 const encoder = new TextEncoder();
 
@@ -80,11 +81,12 @@ export function isSha256(text: unknown): text is string {
  *
  * @param path The file.
  * @returns Its SHA-256 and size in bytes.
- * @throws Deno.errors.NotFound when the file is missing.
+ * @throws Deno.errors.NotFound when the file is missing; ProveviError when it is not a plain file (a pipe).
  */
 export async function sha256File(path: string): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
-  using file = await Deno.open(path, { read: true });
+  // opened without waiting: a named pipe at the path (or swapped in after a look) is refused, not waited on
+  using file = await openFileNoWait(path);
   // Two buffers per file being hashed, reused across calls (several files may be hashed at once).
   const pair = spare.pop() ?? [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
   try {

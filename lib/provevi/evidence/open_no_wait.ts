@@ -170,3 +170,92 @@ export async function openNoWait(
     throw error;
   }
 }
+
+/**
+ * A plain file opened without waiting, with the synchronous calls a pack's index makes of a `Deno.FsFile`
+ * (`statSync`, `seekSync` from the start, `readSync`), for readers that seek.
+ */
+export class NoWaitFile implements Disposable {
+  #at = 0;
+
+  private constructor(readonly fd: number) {}
+
+  /**
+   * Opens a plain file to read without waiting on a pipe.
+   *
+   * @param path The file.
+   * @param options `follow`: follow a link at the path; not by default (a link is refused).
+   * @returns The file.
+   * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link not followed, or what is not a
+   * plain file (a pipe, a folder, a device).
+   */
+  static open(path: string, options: { follow?: boolean } = {}): NoWaitFile {
+    const { fd, info } = openNoWaitSync(path, options);
+    if (!info.isFile) {
+      closeNoWait(fd);
+      throw new ProveviError(`${path} is ${info.kind}, not a plain file`);
+    }
+    return new NoWaitFile(fd);
+  }
+
+  /** The file's size now. */
+  statSync(): { size: number } {
+    return { size: infoOfFd(this.fd).size };
+  }
+
+  /** Moves where the next read starts (from the file's start only). */
+  seekSync(offset: number, whence: Deno.SeekMode): number {
+    if (whence !== Deno.SeekMode.Start) throw new RangeError("a NoWaitFile seeks from the start only");
+    return this.#at = offset;
+  }
+
+  /** Reads into `bytes` from where the last read or seek left off; null at the end. */
+  readSync(bytes: Uint8Array): number | null {
+    const n = readNoWaitSync(this.fd, bytes, this.#at);
+    this.#at += n;
+    return n === 0 && bytes.length > 0 ? null : n;
+  }
+
+  /** Closes the file. */
+  close(): void {
+    closeNoWait(this.fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * A plain file opened without waiting, as a `Deno.FsFile` for Deno's fast reads: opened first with
+ * `O_NONBLOCK` and checked, then opened again through its `/proc/self/fd/` link, which names the very file that
+ * was checked, however the path changes meanwhile. Where there is no such link the path is opened again and must
+ * be the same file.
+ *
+ * @param path The file.
+ * @param options `follow`: follow a link at the path (the default: as `Deno.open`); `false` refuses one.
+ * @returns The file, open to read.
+ * @throws Deno.errors.NotFound when nothing is there; ProveviError for what is not a plain file.
+ */
+export async function openFileNoWait(path: string, options: { follow?: boolean } = {}): Promise<Deno.FsFile> {
+  const { fd, info } = openNoWaitSync(path, { follow: options.follow !== false });
+  try {
+    if (!info.isFile) throw new ProveviError(`${path} is ${info.kind}, not a plain file`);
+    if (procFds) {
+      try {
+        return await Deno.open(`/proc/self/fd/${fd}`, { read: true });
+      } catch {
+        procFds = false;
+      }
+    }
+    const file = await Deno.open(path, { read: true });
+    const now = file.statSync();
+    if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
+      file.close();
+      throw new ProveviError(`${path} changed while it was opened`);
+    }
+    return file;
+  } finally {
+    closeNoWait(fd);
+  }
+}

@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { sha256Hex, sha256Vouched, utf8 } from "./hash.ts";
 import type { RunRecord } from "./record.ts";
+import { NoWaitFile } from "./open_no_wait.ts";
 
 /** The pack of a run's small payloads, under `evidence/` (manifest format 2). */
 export const PACK_FILE = "payloads.pack";
@@ -176,9 +177,10 @@ export function packPayload(pack: Uint8Array, record: PackRecord): Uint8Array | 
  * ```
  */
 export function packedPayloads(folder: string): Promise<Map<string, number>> {
-  let file: Deno.FsFile;
+  let file: NoWaitFile;
   try {
-    file = Deno.openSync(join(folder, "evidence", PACK_FILE), { read: true });
+    // opened without waiting: a pipe at the pack's path is refused, not waited on for ever
+    file = NoWaitFile.open(join(folder, "evidence", PACK_FILE), { follow: true });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return Promise.resolve(new Map());
     return Promise.reject(error);
@@ -190,6 +192,13 @@ export function packedPayloads(folder: string): Promise<Map<string, number>> {
   }
 }
 
+/** The calls a pack's index makes of its file: a `Deno.FsFile`, or a `NoWaitFile` (`open_no_wait.ts`). */
+export interface PackFile {
+  statSync(): { size: number };
+  seekSync(offset: number, whence: Deno.SeekMode): number;
+  readSync(bytes: Uint8Array): number | null;
+}
+
 /** A pack up to this size is read in one call and its headers found in memory. */
 const WHOLE_PACK_BYTES = 8 * 1024 * 1024;
 
@@ -197,7 +206,7 @@ const WHOLE_PACK_BYTES = 8 * 1024 * 1024;
  * The records of a pack file: a small pack (most runs') is read whole and indexed as {@linkcode readPack} does,
  * one read where a seek and a read per record cost four calls each; a larger one by its headers alone.
  */
-function packRecordsOf(file: Deno.FsFile): PackRecord[] {
+function packRecordsOf(file: PackFile): PackRecord[] {
   const size = file.statSync().size;
   if (size > WHOLE_PACK_BYTES) return indexPackFile(file).records;
   const bytes = new Uint8Array(size);
@@ -212,7 +221,7 @@ function packRecordsOf(file: Deno.FsFile): PackRecord[] {
  * @param from The offset of a record to start at (0, or the end of the records read before).
  * @returns Its records from there, and where it breaks, as {@linkcode readPack} gives them.
  */
-export function indexPackFile(file: Deno.FsFile, from = 0): PackIndex {
+export function indexPackFile(file: PackFile, from = 0): PackIndex {
   const records: PackRecord[] = [];
   const size = file.statSync().size;
   const head = new Uint8Array(MAX_HEADER + 1);
@@ -241,7 +250,7 @@ export function indexPackFile(file: Deno.FsFile, from = 0): PackIndex {
 }
 
 /** Reads until `into` is full or the file ends; the number of bytes read. */
-function readFully(file: Deno.FsFile, into: Uint8Array): number {
+function readFully(file: PackFile, into: Uint8Array): number {
   let n = 0;
   while (n < into.length) {
     const got = file.readSync(into.subarray(n));

@@ -40,6 +40,7 @@ import { type IndexLine, RunIndex } from "./run_index.ts";
 import { completeManifest, sealedAs, writePending } from "./pending_file.ts";
 import { syncPaths } from "./sync_paths.ts";
 import { LOG_TILE_MAX_BYTES, readLogBytesSync, readLogTextSync } from "./log_file_read.ts";
+import { writeScratchSync, writeTileSync } from "./log_file_write.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { CompactRange } from "./compact_range.ts";
 
@@ -293,7 +294,7 @@ export class FileLog implements LogStorage {
       ? writePending(this.#path("pending.jsonl"), plan, folders)
       : null;
     const tmp = this.#path("tlog", "checkpoint.tmp");
-    Deno.writeFileSync(tmp, new TextEncoder().encode(plan.checkpoint));
+    writeScratchSync(tmp, new TextEncoder().encode(plan.checkpoint));
     let released = false;
     const release = (done: boolean) => {
       if (released) return;
@@ -371,7 +372,7 @@ export class FileLog implements LogStorage {
     const put = (rel: string, bytes: Uint8Array) => {
       const path = this.#path("tlog", rel);
       try {
-        Deno.writeFileSync(path, bytes);
+        writeTileSync(path, bytes);
       } catch (error) {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
         // A tile's first width (once in 256 appends): its folder is made, and the folders above it are fsynced
@@ -380,7 +381,7 @@ export class FileLog implements LogStorage {
         for (let d = dirname(dirname(path)); d.startsWith(this.dir) && d !== this.dir; d = dirname(d)) {
           dirs.add(d);
         }
-        Deno.writeFileSync(path, bytes);
+        writeTileSync(path, bytes);
       }
       files.push(path);
       dirs.add(dirname(path));
@@ -533,7 +534,7 @@ export class FileLog implements LogStorage {
       return;
     }
     const tmp = this.#path("witnessed.tmp");
-    await Deno.writeTextFile(tmp, note);
+    writeScratchSync(tmp, new TextEncoder().encode(note));
     await syncPaths([tmp], []);
     await Deno.rename(tmp, this.#path("witnessed"));
     await syncPaths([], [this.dir]);

@@ -7,6 +7,7 @@
  * @module
  */
 import { readLogText } from "./log_file_read.ts";
+import { writeScratchSync } from "./log_file_write.ts";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
@@ -170,7 +171,8 @@ async function readState(file: string): Promise<Checkpoint | null> {
 
 async function writeAtomically(file: string, text: string): Promise<void> {
   const tmp = `${file}.tmp`;
-  await Deno.writeTextFile(tmp, text);
+  // made new, never written through a link planted at its name (the rename would then put the link in place)
+  writeScratchSync(tmp, new TextEncoder().encode(text));
   await syncPaths([tmp], []);
   await Deno.rename(tmp, file);
   await syncPaths([], [join(file, "..")]);

@@ -6,6 +6,7 @@
  */
 import { appendWhole } from "../evidence/append_whole.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { NoWaitFile } from "../evidence/open_no_wait.ts";
 import {
   indexPackFile,
   PACK_MAX_BYTES,
@@ -123,10 +124,11 @@ export class PackReader {
    * @throws ProveviError when the pack is refused (a link, not a plain file, past `PACK_MAX_BYTES`).
    */
   read(sha256: string): Uint8Array | null {
-    let file: Deno.FsFile;
+    let file: NoWaitFile;
     try {
       this.refuse();
-      file = Deno.openSync(this.path, { read: true });
+      // opened without waiting: a pipe swapped in after the look is refused, not waited on for ever
+      file = NoWaitFile.open(this.path);
     } catch (error) {
       if (error instanceof ProveviError) throw error;
       return null;
@@ -151,7 +153,7 @@ export class PackReader {
   }
 
   /** Indexes the records written since the last look; the first record of a hash is the one read. */
-  #indexFrom(file: Deno.FsFile): void {
+  #indexFrom(file: NoWaitFile): void {
     const { records } = indexPackFile(file, this.#end);
     for (const r of records) if (!this.#records.has(r.sha256)) this.#records.set(r.sha256, r);
     const tail = records.at(-1);

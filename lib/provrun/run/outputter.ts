@@ -33,7 +33,10 @@ export async function collectOutputs(folder: string): Promise<OutputFile[]> {
       const full = join(dir, e.name);
       if (e.isSymlink) continue;
       if (e.isDirectory) await walk(full);
-      else found.push({ path: relative(root, full).split(sep).join("/"), ...(await sha256File(full)) });
+      // a named pipe, a socket or a device an agent made holds no output (verify passes it over too)
+      else if (e.isFile) {
+        found.push({ path: relative(root, full).split(sep).join("/"), ...(await sha256File(full)) });
+      }
     }
   };
   try {
