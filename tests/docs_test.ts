@@ -199,3 +199,11 @@ Deno.test("no guide changes the reader's own settings (git config --global) or s
   }
   assert.deepEqual(found, []);
 });
+
+Deno.test("the README says how many npm packages a first run fetches: every one deno.lock pins", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const lock = JSON.parse(await Deno.readTextFile(new URL("../deno.lock", import.meta.url)));
+  const said = readme.replace(/\s+/g, " ").match(/every npm package that `deno\.lock` pins, (\d+) of them/)
+    ?.[1];
+  assert.equal(Number(said), Object.keys(lock.npm).length);
+});
