@@ -207,3 +207,10 @@ Deno.test("the README says how many npm packages a first run fetches: every one 
     ?.[1];
   assert.equal(Number(said), Object.keys(lock.npm).length);
 });
+
+Deno.test("the README says that Perl's prove may answer to prove, and how to put Deno's folder first", async () => {
+  const readme = (await Deno.readTextFile(new URL("../README.md", import.meta.url))).replace(/\s+/g, " ");
+  assert.match(readme, /Perl's test harness as `\/usr\/bin\/prove`/);
+  assert.ok(readme.includes('export PATH="$HOME/.deno/bin:$PATH"'));
+  assert.match(readme, /`deno task prove …` always reaches this one/);
+});
