@@ -93,7 +93,8 @@ export const PEERS = {
     what: "Deno's base binary for deno compile",
     variables: ["DENORT_BIN"],
     source:
-      "a denort binary named by DENORT_BIN (Deno's servers, which it comes from, are out of reach here)",
+      "DENORT_BIN set to Deno's base binary for deno compile (denort-<target>.zip of the Deno release, from " +
+      "https://dl.deno.land), which CI's machines cannot download",
     inCi: false,
   },
 } as const satisfies Record<string, Peer>;

@@ -143,21 +143,20 @@ Deno.test("docs/sandbox.md's table of provr's flags is the provr permission set"
   );
 });
 
-Deno.test("the README's commands for a machine with only Node.js never prompt: npx --yes, with the Deno that CI installs", async () => {
+Deno.test("the README's commands for a machine with only Node.js never prompt nor wait on the registry: npx --yes --prefer-offline, with the Deno that CI installs", async () => {
   const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
   const ci = await Deno.readTextFile(new URL("../.ci/run", import.meta.url));
   const version = ci.match(/deno@(\d+\.\d+\.\d+)/)?.[1];
   assert.ok(version, ".ci/run pins deno@X.Y.Z");
-  const npx = [...readme.matchAll(/^npx .*$/gm)].map((m) => m[0]);
-  assert.ok(npx.length >= 2, npx.join("\n"));
-  for (const line of npx) {
-    assert.match(line, new RegExp(`^npx --yes deno@${version.replaceAll(".", "\\.")} task `));
-  }
+  // --yes: without it npx asks "Ok to proceed?" on a terminal; --prefer-offline: without it, with no network,
+  // npx retries the registry for a minute before each command, though it has this Deno already.
+  const npx = `npx --yes --prefer-offline deno@${version}`;
+  const lines = [...readme.matchAll(/^npx .*$/gm)].map((m) => m[0]);
+  assert.ok(lines.length >= 2, lines.join("\n"));
+  for (const line of lines) assert.ok(line.startsWith(`${npx} task `), line);
   // Every other npx the README gives (the alias that lets the guides' deno task … paste as written) too.
-  for (const m of readme.matchAll(/npx [^`'\n]*?deno\b[^`'\s]*/g)) {
-    assert.equal(m[0], `npx --yes deno@${version}`);
-  }
-  assert.match(readme, new RegExp(`alias deno='npx --yes deno@${version.replaceAll(".", "\\.")}'`));
+  for (const m of readme.matchAll(/npx [^`'\n]*?deno\b[^`'\s]*/g)) assert.equal(m[0], npx);
+  assert.ok(readme.includes(`alias deno='${npx}'`));
 });
 
 /**
@@ -199,4 +198,19 @@ Deno.test("no guide changes the reader's own settings (git config --global) or s
     });
   }
   assert.deepEqual(found, []);
+});
+
+Deno.test("the README says how many npm packages a first run fetches: every one deno.lock pins", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const lock = JSON.parse(await Deno.readTextFile(new URL("../deno.lock", import.meta.url)));
+  const said = readme.replace(/\s+/g, " ").match(/every npm package that `deno\.lock` pins, (\d+) of them/)
+    ?.[1];
+  assert.equal(Number(said), Object.keys(lock.npm).length);
+});
+
+Deno.test("the README says that Perl's prove may answer to prove, and how to put Deno's folder first", async () => {
+  const readme = (await Deno.readTextFile(new URL("../README.md", import.meta.url))).replace(/\s+/g, " ");
+  assert.match(readme, /Perl's test harness as `\/usr\/bin\/prove`/);
+  assert.ok(readme.includes('export PATH="$HOME/.deno/bin:$PATH"'));
+  assert.match(readme, /`deno task prove …` always reaches this one/);
 });

@@ -56,6 +56,20 @@ Deno.test("provr run refuses a bad run file in one line, and writes no run", asy
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("provr run of a run file that is not there says so as a person would, and where a relative path is taken from", async () => {
+  const dir = await Deno.makeTempDir();
+  const r = await run(["--runs", join(dir, "runs"), "run", "no-such-run.yaml"]);
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.err,
+    `provr: no-such-run.yaml: cannot be read: there is no such file (a relative path is taken from ${Deno.cwd()})`,
+  );
+  const absolute = await run(["--runs", join(dir, "runs"), "run", join(dir, "gone.yaml")]);
+  assert.equal(absolute.err, `provr: ${join(dir, "gone.yaml")}: cannot be read: there is no such file`);
+  await assert.rejects(() => Deno.stat(join(dir, "runs")));
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("provr run --json prints the outcome", async () => {
   const { dir, path } = await runFileText(GOOD);
   const r = await run(["--runs", join(dir, "runs"), "run", path, "--json"]);

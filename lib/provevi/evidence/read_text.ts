@@ -4,6 +4,7 @@
  * (not from `stat`, which a device or a growing file can belie), and its bytes must be UTF-8.
  * @module
  */
+import { isAbsolute } from "node:path";
 import { ProveviError } from "./errors.ts";
 import { concatBytes } from "./bytes.ts";
 import { openNoWait } from "./open_no_wait.ts";
@@ -40,7 +41,13 @@ export async function readBoundedText(
   try {
     info = await Deno.stat(path);
   } catch (error) {
-    throw new UnreadableFile(what, path, firstLine(error), { cause: error });
+    // Said as a person would: Deno's own text is "No such file or directory (os error 2): stat 'x.yaml'".
+    const reason = !(error instanceof Deno.errors.NotFound)
+      ? firstLine(error)
+      : isAbsolute(path)
+      ? "there is no such file"
+      : `there is no such file (a relative path is taken from ${cwdOrDot()})`;
+    throw new UnreadableFile(what, path, reason, { cause: error });
   }
   if (!info.isFile) {
     const kind = info.isDirectory
@@ -93,4 +100,13 @@ export async function readBoundedText(
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+}
+
+/** The folder relative paths are taken from, or "the current folder" when it cannot be told. */
+function cwdOrDot(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return "the current folder";
+  }
 }

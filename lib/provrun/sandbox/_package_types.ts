@@ -194,12 +194,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "async-generator-function@1.0.0": {
     "": "commonjs",
   },
-  "async-lock@1.5.0": {
-    "": "commonjs",
-  },
-  "available-typed-arrays@1.0.7": {
-    "": "commonjs",
-  },
   "body-parser@2.4.0": {
     "": "commonjs",
   },
@@ -212,9 +206,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "call-bind-apply-helpers@1.0.2": {
     "": "commonjs",
   },
-  "call-bind@1.0.9": {
-    "": "commonjs",
-  },
   "call-bound@1.0.4": {
     "": "commonjs",
   },
@@ -223,9 +214,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   },
   "chromium-bidi@157.0.8090-0": {
     "": "module",
-  },
-  "clean-git-ref@2.0.1": {
-    "": "commonjs",
   },
   "cliui@9.0.1": {
     "": "module",
@@ -251,28 +239,16 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "cors@2.8.6": {
     "": "commonjs",
   },
-  "crc-32@1.2.2": {
-    "": "commonjs",
-  },
   "cross-spawn@7.0.6": {
     "": "commonjs",
   },
   "debug@4.4.3": {
     "": "commonjs",
   },
-  "decompress-response@6.0.0": {
-    "": "commonjs",
-  },
-  "define-data-property@1.1.4": {
-    "": "commonjs",
-  },
   "depd@2.0.0": {
     "": "commonjs",
   },
   "devtools-protocol@0.0.1704951": {
-    "": "commonjs",
-  },
-  "diff3@0.0.3": {
     "": "commonjs",
   },
   "dunder-proto@1.0.1": {
@@ -327,9 +303,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "finalhandler@2.1.1": {
     "": "commonjs",
   },
-  "for-each@0.3.5": {
-    "": "commonjs",
-  },
   "forwarded@0.2.0": {
     "": "commonjs",
   },
@@ -357,13 +330,7 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "gopd@1.2.0": {
     "": "commonjs",
   },
-  "has-property-descriptors@1.0.2": {
-    "": "commonjs",
-  },
   "has-symbols@1.1.0": {
-    "": "commonjs",
-  },
-  "has-tostringtag@1.0.2": {
     "": "commonjs",
   },
   "hasown@2.0.4": {
@@ -380,9 +347,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "iconv-lite@0.7.3": {
     "": "commonjs",
   },
-  "ignore@5.3.2": {
-    "": "commonjs",
-  },
   "inherits@2.0.4": {
     "": "commonjs",
   },
@@ -392,25 +356,11 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "ipaddr.js@1.9.1": {
     "": "commonjs",
   },
-  "is-callable@1.2.7": {
-    "": "commonjs",
-  },
   "is-promise@4.0.0": {
-    "": "commonjs",
-  },
-  "is-typed-array@1.1.15": {
-    "": "commonjs",
-  },
-  "isarray@2.0.5": {
     "": "commonjs",
   },
   "isexe@2.0.0": {
     "": "commonjs",
-  },
-  "isomorphic-git@1.44.19": {
-    "http/node/": "module",
-    "http/web/": "module",
-    "": "module",
   },
   "jose@6.2.18": {
     "": "module",
@@ -443,15 +393,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "mime-types@3.0.2": {
     "": "commonjs",
   },
-  "mimic-response@3.1.0": {
-    "": "commonjs",
-  },
-  "minimist@1.2.8": {
-    "": "commonjs",
-  },
-  "minimisted@2.0.1": {
-    "": "commonjs",
-  },
   "mitt@3.0.1": {
     "": "commonjs",
   },
@@ -479,9 +420,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "openai@7.59.0": {
     "": "commonjs",
   },
-  "pako@1.0.11": {
-    "": "commonjs",
-  },
   "parseurl@1.3.3": {
     "": "commonjs",
   },
@@ -491,14 +429,8 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "path-to-regexp@8.4.2": {
     "": "commonjs",
   },
-  "pify@4.0.1": {
-    "": "commonjs",
-  },
   "pkce-challenge@5.0.1": {
     "": "module",
-  },
-  "possible-typed-array-names@1.1.0": {
-    "": "commonjs",
   },
   "postgres@3.4.9": {
     "types/": "commonjs",
@@ -529,9 +461,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "router@2.3.0": {
     "": "commonjs",
   },
-  "safe-buffer@5.2.1": {
-    "": "commonjs",
-  },
   "safer-buffer@2.1.2": {
     "": "commonjs",
   },
@@ -544,13 +473,7 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "serve-static@2.2.1": {
     "": "commonjs",
   },
-  "set-function-length@1.2.2": {
-    "": "commonjs",
-  },
   "setprototypeof@1.2.0": {
-    "": "commonjs",
-  },
-  "sha.js@2.4.12": {
     "": "commonjs",
   },
   "shebang-command@2.0.0": {
@@ -571,12 +494,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "side-channel@1.1.1": {
     "": "commonjs",
   },
-  "simple-concat@1.0.1": {
-    "": "commonjs",
-  },
-  "simple-get@4.0.1": {
-    "": "commonjs",
-  },
   "statuses@2.0.2": {
     "": "commonjs",
   },
@@ -589,9 +506,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
   "strip-ansi@7.2.0": {
     "": "module",
   },
-  "to-buffer@1.2.2": {
-    "": "commonjs",
-  },
   "toidentifier@1.0.1": {
     "": "commonjs",
   },
@@ -600,9 +514,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
     "": "commonjs",
   },
   "type-is@2.1.0": {
-    "": "commonjs",
-  },
-  "typed-array-buffer@1.0.3": {
     "": "commonjs",
   },
   "typed-query-selector@2.12.3": {
@@ -615,9 +526,6 @@ export const PACKAGE_TYPES: Readonly<Record<string, Readonly<Record<string, "mod
     "": "commonjs",
   },
   "webdriver-bidi-protocol@1.0.1": {
-    "": "commonjs",
-  },
-  "which-typed-array@1.1.24": {
     "": "commonjs",
   },
   "which@2.0.2": {
