@@ -1,0 +1,128 @@
+/**
+ * Files an agent program leaves in its run folder, which provr reads after it: Codex's answer
+ * (`.codex/last-message.txt`), its session rollouts (`.codex/sessions/…`) and the files that hold its hooks
+ * (`.codex/hook-headers`). The program is a stand-in that does what a compromised one could: it puts a FIFO, a
+ * link to a file of the user's, a folder, or a sparse file of 8 GiB where provr reads. Each was read with
+ * `Deno.readFile` or `readTextFile`: a FIFO held provr for ever (past the run's time limit), a sparse rollout was
+ * read whole, and a link was followed. Each must now end the run failed in one line that names the file, with
+ * the evidence sealed and verifying, and no byte of the linked file in it.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { Tally } from "./_tally.ts";
+
+const tally = new Tally("program file attacks");
+const CANARY = "canary-6d1f0c2e-user-secret";
+
+/** What the stand-in does to its home before it exits (Python; `home` is `CODEX_HOME`, `secret` a user file). */
+const ATTACKS: Record<string, { attack: string; error: RegExp }> = {
+  "leaves a FIFO as its last message": {
+    attack: `os.mkfifo(home + "/last-message.txt")`,
+    error: /\.codex\/last-message\.txt .*it is a FIFO, not a regular file/,
+  },
+  "links its last message to a file of the user's": {
+    attack: `os.symlink(secret, home + "/last-message.txt")`,
+    error: /\.codex\/last-message\.txt .*it is a link, not a file/,
+  },
+  "leaves a folder as its last message": {
+    attack: `os.mkdir(home + "/last-message.txt")`,
+    error: /\.codex\/last-message\.txt .*it is a folder, not a regular file/,
+  },
+  "puts a FIFO in place of a file that holds its hooks": {
+    attack: `os.remove(home + "/hook-headers"); os.mkfifo(home + "/hook-headers")`,
+    error: /\.codex\/hook-headers was changed/,
+  },
+  "puts a link to a file of the user's in place of a file that holds its hooks": {
+    attack: `os.remove(home + "/hook-headers"); os.symlink(secret, home + "/hook-headers")`,
+    error: /\.codex\/hook-headers was changed/,
+  },
+  "leaves a sparse session rollout of 8 GiB": {
+    attack: [
+      `os.makedirs(home + "/sessions/2026", exist_ok=True)`,
+      `f = open(home + "/sessions/2026/rollout.jsonl", "wb"); f.truncate(8 * 1024 ** 3); f.close()`,
+    ].join("\n"),
+    error: /\.codex\/sessions\/2026\/rollout\.jsonl .*it holds more than 268435456 bytes/,
+  },
+};
+
+function standIn(attack: string, secret: string): string {
+  return `#!/usr/bin/env python3
+import os
+home = os.environ["CODEX_HOME"]
+secret = ${JSON.stringify(secret)}
+${attack}
+print("done")
+`;
+}
+
+/** Files whose bytes hold the canary, under a folder (not following links). */
+async function holdingCanary(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const p = join(dir, e.name);
+    if (e.isDirectory) found.push(...await holdingCanary(p));
+    else if (e.isFile && (await Deno.stat(p)).size < 64 * 1024 * 1024) {
+      if (new TextDecoder().decode(await Deno.readFile(p)).includes(CANARY)) found.push(p);
+    }
+  }
+  return found;
+}
+
+for (const [name, { attack, error }] of Object.entries(ATTACKS)) {
+  Deno.test({
+    name: `a codex run whose program ${name} fails, named, sealed, without waiting`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "program-file-" });
+      try {
+        const secret = join(dir, "secret.txt");
+        await Deno.writeTextFile(secret, `${CANARY}\n`);
+        const program = join(dir, "fake-codex");
+        await Deno.writeTextFile(program, standIn(attack, secret), { mode: 0o755 });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const hung = new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 90_000));
+        const outcome = await Promise.race([
+          runFile(
+            RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+prompt: List the outputs.
+`),
+            { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+          ),
+          hung,
+        ]).finally(() => clearTimeout(timer));
+        assert.notEqual(outcome, "hung", "provr waited for ever on what the program left");
+        if (outcome === "hung") return;
+        const message = outcome.error?.message ?? "";
+        const stopped = outcome.status === "failed" && error.test(message) && !message.includes("\n");
+        const leaked = await holdingCanary(join(dir, "runs"));
+        const recorded = leaked.length === 0 && (await verifyRun(await findRun(outcome.folder))).ok;
+        tally.add(name, { stopped, recorded });
+        assert.ok(stopped, JSON.stringify({ status: outcome.status, message }));
+        assert.ok(recorded, JSON.stringify({ leaked }));
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: "program file attacks: the tally",
+  fn: () => {
+    console.log(tally.line());
+    assert.equal(tally.missed.length, 0, tally.line());
+  },
+});
