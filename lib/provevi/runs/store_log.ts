@@ -185,7 +185,10 @@ export async function waitForRun(
   let why = "";
   for (;;) {
     try {
-      if (options.witnesses?.length) await cosignLatest(log, options.witnesses);
+      if (options.witnesses?.length) {
+        // the policy's witness keys: a line in one's name is kept only when it verifies
+        await cosignLatest(log, options.witnesses, { witnesses: options.policy?.witnesses ?? [] });
+      }
       const text = await runProof(store, runId, { write: true });
       if (!options.policy) return text;
       const record = await store.readRun(runId);
