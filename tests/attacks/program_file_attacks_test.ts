@@ -5,7 +5,8 @@
  * link to a file of the user's, a folder, or a sparse file of 8 GiB where provr reads. Each was read with
  * `Deno.readFile` or `readTextFile`: a FIFO held provr for ever (past the run's time limit), a sparse rollout was
  * read whole, and a link was followed. Each must now end the run failed in one line that names the file, with
- * the evidence sealed and verifying, and no byte of the linked file in it.
+ * the evidence sealed and verifying, and no byte of the linked file in it. And a program that writes a gigabyte
+ * to its standard output or error, which provr held whole (and more, to decode it), is stopped past 64 MiB.
  * @module
  */
 import assert from "node:assert/strict";
@@ -112,6 +113,57 @@ prompt: List the outputs.
         tally.add(name, { stopped, recorded });
         assert.ok(stopped, JSON.stringify({ status: outcome.status, message }));
         assert.ok(recorded, JSON.stringify({ leaked }));
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+/** A stand-in that writes 1 GiB to one of its streams (Python; `stream` is `stdout` or `stderr`). */
+const FLOOD = (stream: string) =>
+  `#!/usr/bin/env python3
+import sys
+chunk = b"x" * (1 << 20)
+for i in range(1024): sys.${stream}.buffer.write(chunk)
+`;
+
+for (const [stream, words] of [["stdout", "standard output"], ["stderr", "standard error"]]) {
+  Deno.test({
+    name: `a codex run whose program writes 1 GiB to its ${words} fails, named, sealed, in bounded memory`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "program-output-" });
+      try {
+        const program = join(dir, "fake-codex");
+        await Deno.writeTextFile(program, FLOOD(stream!), { mode: 0o755 });
+        const before = Deno.memoryUsage().rss;
+        let peak = before;
+        const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 20);
+        const outcome = await runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 120 }
+prompt: List the outputs.
+`),
+          { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+        ).finally(() => clearInterval(sampler));
+        const message = outcome.error?.message ?? "";
+        const grown = (peak - before) / 2 ** 20;
+        // before the cap, provr held the whole gigabyte, and more while it decoded it
+        const stopped = outcome.status === "failed" && grown < 512 &&
+          new RegExp(`wrote more than 67108864 bytes to its ${words}`).test(message);
+        const recorded = (await verifyRun(await findRun(outcome.folder))).ok;
+        tally.add(`writes 1 GiB to its ${words}`, { stopped, recorded });
+        assert.ok(stopped, JSON.stringify({ status: outcome.status, message, grownMiB: Math.round(grown) }));
+        assert.ok(recorded);
       } finally {
         await Deno.remove(dir, { recursive: true });
       }
