@@ -1,12 +1,14 @@
 /**
  * Files an agent program leaves in its run folder, which provr reads after it: Codex's answer
- * (`.codex/last-message.txt`), its session rollouts (`.codex/sessions/…`) and the files that hold its hooks
- * (`.codex/hook-headers`). The program is a stand-in that does what a compromised one could: it puts a FIFO, a
- * link to a file of the user's, a folder, or a sparse file of 8 GiB where provr reads. Each was read with
- * `Deno.readFile` or `readTextFile`: a FIFO held provr for ever (past the run's time limit), a sparse rollout was
- * read whole, and a link was followed. Each must now end the run failed in one line that names the file, with
- * the evidence sealed and verifying, and no byte of the linked file in it. And a program that writes a gigabyte
- * to its standard output or error, which provr held whole (and more, to decode it), is stopped past 64 MiB.
+ * (`.codex/last-message.txt`), its session rollouts (`.codex/sessions/…`), the files that hold its hooks
+ * (`.codex/hook-headers`) and its outputs. The program is a stand-in that does what a compromised one could: it
+ * puts a FIFO, a link to a file of the user's, a folder, or a sparse file of gigabytes where provr reads. Each was
+ * read with `Deno.readFile`, `readTextFile` or `sha256File`: a FIFO held provr for ever (past the run's time
+ * limit), a sparse rollout was read whole, a sparse output was hashed whole before its size failed the run, and a
+ * link was followed. Each must now end the run failed in one line that names the file, with the evidence sealed
+ * and verifying (but for what the verifier must name there), and no byte of the linked file in it. And a program
+ * that writes a gigabyte to its standard output or error, which provr held whole (and more, to decode it), is
+ * stopped past 64 MiB.
  * @module
  */
 import assert from "node:assert/strict";
@@ -20,7 +22,7 @@ const tally = new Tally("program file attacks");
 const CANARY = "canary-6d1f0c2e-user-secret";
 
 /** What the stand-in does to its home before it exits (Python; `home` is `CODEX_HOME`, `secret` a user file). */
-const ATTACKS: Record<string, { attack: string; error: RegExp }> = {
+const ATTACKS: Record<string, { attack: string; error: RegExp; problems?: string[] }> = {
   "leaves a FIFO as its last message": {
     attack: `os.mkfifo(home + "/last-message.txt")`,
     error: /\.codex\/last-message\.txt .*it is a FIFO, not a regular file/,
@@ -40,6 +42,21 @@ const ATTACKS: Record<string, { attack: string; error: RegExp }> = {
   "puts a link to a file of the user's in place of a file that holds its hooks": {
     attack: `os.remove(home + "/hook-headers"); os.symlink(secret, home + "/hook-headers")`,
     error: /\.codex\/hook-headers was changed/,
+  },
+  "leaves a FIFO in output/": {
+    attack: `os.makedirs("output", exist_ok=True); os.mkfifo("output/report.md")`,
+    error: /^output\/report\.md is a FIFO; a run's outputs are plain files/,
+    // the verifier names it too, as it names a link there
+    problems: ["output.not_plain output/report.md"],
+  },
+  "leaves a sparse output of 64 GiB beside a small one": {
+    attack: [
+      `os.makedirs("output", exist_ok=True); open("output/a.txt", "w").write("ok")`,
+      `f = open("output/big.bin", "wb"); f.truncate(64 * 1024 ** 3); f.close()`,
+    ].join("\n"),
+    error: /^output\/big\.bin has 68719476736 bytes, past the limit/,
+    // the small one is recorded; the one not read is there, unrecorded, as the run's failure says
+    problems: ["output.unrecorded output/big.bin"],
   },
   "leaves a sparse session rollout of 8 GiB": {
     attack: [
@@ -73,7 +90,7 @@ async function holdingCanary(dir: string): Promise<string[]> {
   return found;
 }
 
-for (const [name, { attack, error }] of Object.entries(ATTACKS)) {
+for (const [name, { attack, error, problems = [] }] of Object.entries(ATTACKS)) {
   Deno.test({
     name: `a codex run whose program ${name} fails, named, sealed, without waiting`,
     sanitizeResources: false,
@@ -109,10 +126,13 @@ prompt: List the outputs.
         const message = outcome.error?.message ?? "";
         const stopped = outcome.status === "failed" && error.test(message) && !message.includes("\n");
         const leaked = await holdingCanary(join(dir, "runs"));
-        const recorded = leaked.length === 0 && (await verifyRun(await findRun(outcome.folder))).ok;
+        const found = (await verifyRun(await findRun(outcome.folder))).problems.map((p) =>
+          `${p.code} ${p.file}`
+        );
+        const recorded = leaked.length === 0 && JSON.stringify(found) === JSON.stringify(problems);
         tally.add(name, { stopped, recorded });
         assert.ok(stopped, JSON.stringify({ status: outcome.status, message }));
-        assert.ok(recorded, JSON.stringify({ leaked }));
+        assert.ok(recorded, JSON.stringify({ leaked, found }));
       } finally {
         await Deno.remove(dir, { recursive: true });
       }
