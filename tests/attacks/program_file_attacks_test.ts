@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import { RunFile } from "../../lib/provrun/run/mod.ts";
 import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("program file attacks");
@@ -187,6 +188,75 @@ prompt: List the outputs.
       } finally {
         await Deno.remove(dir, { recursive: true });
       }
+    },
+  });
+}
+
+/** What the stand-in puts in place of its staged input (Python; the run folder is the current folder). */
+const INPUT_ATTACKS: Record<string, string> = {
+  "puts a FIFO in place of its input": `os.remove("input/revenue.csv"); os.mkfifo("input/revenue.csv")`,
+  "puts a sparse file of 64 GiB in place of its input": [
+    `os.remove("input/revenue.csv")`,
+    `f = open("input/revenue.csv", "wb"); f.truncate(64 * 1024 ** 3); f.close()`,
+  ].join("\n"),
+};
+
+for (const [name, attack] of Object.entries(INPUT_ATTACKS)) {
+  Deno.test({
+    name: `a codex run whose program ${name} fails, named, sealed, without waiting`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      await using t = await gitCatalog({ "finance/revenue.csv": "quarter,revenue\nQ3,48.2\n" });
+      const program = join(t.root, "fake-codex");
+      // the input folder is read-only, but the program runs as the user, who may change that
+      await Deno.writeTextFile(
+        program,
+        `#!/usr/bin/env python3\nimport os\nos.chmod("input", 0o755)\n${attack}\n`,
+        {
+          mode: 0o755,
+        },
+      );
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // the sparse file was hashed with synchronous reads, which held this timer too: the test's own limit
+      // then is the runner's
+      const outcome = await Promise.race([
+        runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+inputs:
+  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }
+prompt: List the outputs.
+`),
+          {
+            catalog: t.catalog,
+            runs: t.runs,
+            env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)),
+          },
+        ),
+        new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 90_000)),
+      ]).finally(() => clearTimeout(timer));
+      assert.notEqual(outcome, "hung", "provr waited for ever on what the program put in place of its input");
+      if (outcome === "hung") return;
+      const message = outcome.error?.message ?? "";
+      const stopped = outcome.status === "failed" && outcome.error?.name === "InputChanged" &&
+        /input revenue\.csv changed during the run/.test(message);
+      const found = (await verifyRun(await findRun(outcome.folder))).problems.map((p) =>
+        `${p.code} ${p.file}`
+      );
+      // the verifier names the input's check as failed, as for any input changed or removed during a run (one
+      // that cannot be hashed again is recorded with data.sha256 "missing", as a removed one always was)
+      const recorded = JSON.stringify(found) === JSON.stringify(["input.sha256 events.jsonl"]);
+      tally.add(name, { stopped, recorded });
+      assert.ok(stopped, JSON.stringify({ status: outcome.status, message }));
+      assert.ok(recorded, JSON.stringify({ found }));
     },
   });
 }
