@@ -157,3 +157,104 @@ const readAsync = (fd: number, buffer: Uint8Array, offset: number, length: numbe
   new Promise<number>((resolve, reject) =>
     fs.read(fd, buffer, offset, length, position, (error, n) => error ? reject(error) : resolve(n))
   );
+
+/**
+ * A plain file opened by {@linkcode openPlainFileSync}, by its descriptor: what `appendWhole` and a reader at an
+ * offset need of a `Deno.FsFile`.
+ */
+export class PlainFile {
+  #fd: number | null;
+  /** @param path The file. @param fd Its descriptor, which the file now owns. */
+  constructor(readonly path: string, fd: number) {
+    this.#fd = fd;
+  }
+
+  #open(): number {
+    if (this.#fd === null) throw new Deno.errors.BadResource(`${this.path} is closed`);
+    return this.#fd;
+  }
+
+  /** Writes bytes (at the end, for a file opened to append); returns how many were written. */
+  writeSync(bytes: Uint8Array): number {
+    return fs.writeSync(this.#open(), bytes);
+  }
+
+  /** Cuts the file to `length` bytes. */
+  truncateSync(length = 0): void {
+    fs.ftruncateSync(this.#open(), length);
+  }
+
+  /** What the descriptor is now: its size, kind and identity. */
+  statSync(): { size: number; isFile: boolean; ino: number; dev: number } {
+    const stat = fs.fstatSync(this.#open());
+    return { size: stat.size, isFile: stat.isFile(), ino: stat.ino, dev: stat.dev };
+  }
+
+  /** Reads into `buffer` from `position`; returns how many bytes came (0 at the end). */
+  readSyncAt(buffer: Uint8Array, position: number): number {
+    return fs.readSync(this.#open(), buffer, 0, buffer.length, position);
+  }
+
+  /** Closes it; closing again does nothing. */
+  close(): void {
+    if (this.#fd === null) return;
+    const fd = this.#fd;
+    this.#fd = null;
+    fs.closeSync(fd);
+  }
+
+  /** Closes it, as `using` does. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * Opens a plain file of a folder that another party can write (a run's program writes its run folder), in one
+ * step that follows no link and does not wait for a FIFO (`O_NOFOLLOW | O_NONBLOCK`), and keeps it only when what
+ * was opened is a plain file (and, to write, one with no other hard link): a swap of the path after the open
+ * changes nothing, since the file is used by its descriptor. A link planted where the daemon appended a run's span
+ * bodies had it write the program's bytes into a file of the user's.
+ *
+ * @param path The file.
+ * @param how `write` to append (else read), `create` to make it when absent, with `mode`.
+ * @returns The file.
+ * @throws Deno.errors.NotFound when it is absent (and not to be made); IrregularFile for a link, a FIFO, a
+ * device, a folder or a file with another hard link, or one that cannot be opened.
+ * @example
+ * ```ts
+ * import { openPlainFileSync } from "./regular_file.ts";
+ * using file = openPlainFileSync("deno.json");
+ * file.statSync().size;
+ * ```
+ */
+export function openPlainFileSync(
+  path: string,
+  how: { write?: boolean; create?: boolean; mode?: number } = {},
+): PlainFile {
+  const flags = (how.write ? fs.constants.O_WRONLY | fs.constants.O_APPEND : O_RDONLY) |
+    (how.create ? fs.constants.O_CREAT : 0) | O_NOFOLLOW | O_NONBLOCK;
+  let fd: number;
+  try {
+    fd = fs.openSync(path, flags, how.mode ?? 0o666);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT") throw new Deno.errors.NotFound(`${path} does not exist`, { cause: error });
+    if (code === "ELOOP") throw new IrregularFile(path, "is a link, not a file", { cause: error });
+    // a FIFO with no reader, opened to write without waiting
+    if (code === "ENXIO") throw new IrregularFile(path, "is a FIFO, not a regular file", { cause: error });
+    throw new IrregularFile(path, `cannot be opened: ${firstLine(error)}`, { cause: error });
+  }
+  const file = new PlainFile(path, fd);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new IrregularFile(path, `is ${kindOf(stat)}, not a regular file`);
+    if (how.write && stat.nlink > 1) {
+      throw new IrregularFile(path, "has another hard link, which may be a file anywhere");
+    }
+    return file;
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}

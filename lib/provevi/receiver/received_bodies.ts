@@ -17,6 +17,7 @@ import { refuseNonFile } from "../evidence/capped_read.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "./daemon_run.ts";
+import { openPlainFileSync, type PlainFile } from "../evidence/regular_file.ts";
 
 /** The most bytes one take while the run goes on reads: a run that sends faster has the rest at the next take. */
 const TAKE_MAX = 64 * 1024 * 1024;
@@ -170,9 +171,9 @@ function recordLength(bytes: Uint8Array, at: number): number {
 
 /** At most `most` bytes of a plain file from an offset, the file checked to be the one looked at. */
 function readFrom(path: string, { seen, from, most }: { seen: Deno.FileInfo; from: number; most: number }) {
-  let file: Deno.FsFile;
+  let file: PlainFile;
   try {
-    file = Deno.openSync(path, { read: true });
+    file = openPlainFileSync(path); // the run's program writes its run folder: a FIFO there held the open
   } catch (error) {
     throw new ProveviError(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -185,11 +186,10 @@ function readFrom(path: string, { seen, from, most }: { seen: Deno.FileInfo; fro
       throw new ProveviError(`${path} holds more than the ${PACK_MAX_BYTES} bytes a pack may`);
     }
     const bytes = new Uint8Array(Math.max(0, Math.min(info.size - from, most)));
-    file.seekSync(from, Deno.SeekMode.Start);
     let n = 0;
     while (n < bytes.length) {
-      const got = file.readSync(bytes.subarray(n));
-      if (got === null || got === 0) break;
+      const got = file.readSyncAt(bytes.subarray(n), from + n);
+      if (got === 0) break;
       n += got;
     }
     return bytes.subarray(0, n);
