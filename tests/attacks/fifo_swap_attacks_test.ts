@@ -75,7 +75,7 @@ Deno.test("a named pipe an agent made in output/ does not hold the collection of
     const found = await Promise.race([collectOutputs(folder), waited]).finally(() => clearTimeout(timer));
     // a reader left waiting is let go: opening the pipe both ways never waits
     if (found === "waited") Deno.openSync(pipe, { read: true, write: true }).close();
-    const paths = found === "waited" ? "waited a minute" : found.map((f) => f.path).join(", ");
+    const paths = found === "waited" ? "waited a minute" : found.outputs.map((f) => f.path).join(", ");
     tally.add("an agent's pipe in output/", { stopped: paths === "report.md", recorded: found !== "waited" });
     assert.equal(paths, "report.md");
   } finally {

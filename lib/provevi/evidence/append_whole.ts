@@ -5,6 +5,13 @@
  * @module
  */
 
+/** What {@linkcode appendWhole} needs of a file: a `Deno.FsFile`, or a `PlainFile`. */
+export interface AppendTarget {
+  writeSync(bytes: Uint8Array): number;
+  truncateSync(length?: number): void;
+  statSync(): { size: number };
+}
+
 /**
  * Writes every byte to a file open to append, with synchronous writes; when a write fails part way, takes back
  * what it wrote (best effort: if that fails too, the reader meets a cut record or line and says so) and throws
@@ -20,7 +27,7 @@
  * appendWhole(file, new TextEncoder().encode("a line\n"));
  * ```
  */
-export function appendWhole(file: Deno.FsFile, bytes: Uint8Array): void {
+export function appendWhole(file: AppendTarget, bytes: Uint8Array): void {
   let written = 0;
   try {
     while (written < bytes.length) written += file.writeSync(bytes.subarray(written));

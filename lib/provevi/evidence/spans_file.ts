@@ -4,6 +4,7 @@
  * @module
  */
 import { parseJson } from "./json_depth.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile } from "./regular_file.ts";
 import { readCapped } from "./capped_read.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { appendWhole } from "./append_whole.ts";
@@ -60,7 +61,7 @@ export const SPANS_FILE = "spans.jsonl";
 export class SpansFile {
   /** The path of `spans.jsonl`. */
   readonly path: string;
-  #file: Deno.FsFile | null = null;
+  #file: PlainFile | null = null;
   #closed = false;
 
   /** @param folder The run folder. */
@@ -90,12 +91,15 @@ export class SpansFile {
    */
   appendLines(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    let file: Deno.FsFile | null = null;
+    let file: PlainFile | null = null;
     try {
-      file = this.#file ?? Deno.openSync(this.path, { write: true, create: true, append: true });
+      // the run's program writes its run folder: never through a link it planted, nor into its FIFO
+      file = this.#file ?? openPlainFileSync(this.path, { write: true, create: true });
       if (!this.#closed) this.#file = file;
       appendWhole(file, bytes);
     } catch (error) {
+      // a link, FIFO or hard link in its place is no passing fault: the spans are refused, and the run told
+      if (error instanceof IrregularFile) throw new IrregularFile(SPANS_FILE, error.reason, { cause: error });
       throw new EvidenceError(`cannot write to ${this.path}: ${(error as Error).message}`, { cause: error });
     } finally {
       if (this.#closed) file?.close();

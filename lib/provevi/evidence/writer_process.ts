@@ -119,7 +119,19 @@ export async function runWriterState(folder: string | null, writer: unknown): Pr
   if (folder !== null) {
     let file: Deno.FsFile | null = null;
     try {
-      file = await Deno.open(join(folder, WRITER_LOCK), { read: true });
+      // a FIFO in the lock's place would hold a read-only open for ever: to read and write, none waits; where
+      // this may not write, a FIFO seen there is refused before the open
+      const path = join(folder, WRITER_LOCK);
+      try {
+        file = await Deno.open(path, { read: true, write: true });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable)) {
+          throw error;
+        }
+        if (!Deno.lstatSync(path).isFile) throw error;
+        file = await Deno.open(path, { read: true });
+      }
+      if (!file.statSync().isFile) return writerState(writer);
       const free = await file.tryLock(false);
       if (free) return "gone";
       return "alive";

@@ -27,6 +27,7 @@ import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { RECEIVER_COMPONENT } from "./span_events.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile } from "../evidence/regular_file.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
 const utf8 = new TextEncoder();
@@ -81,7 +82,10 @@ export function storeStateNow(record: RunRecord, lock: HeldLockFile = { file: nu
   if (folder === null) return Promise.resolve("cut");
   let held = false;
   try {
-    lock.file ??= Deno.openSync(join(folder, WRITER_LOCK), { read: true });
+    // opened to read and write, which waits for no FIFO's writer: a FIFO the run's program put in the lock's
+    // place held a read-only open, and with it the daemon's every request
+    lock.file ??= Deno.openSync(join(folder, WRITER_LOCK), { read: true, write: true });
+    if (!lock.file.statSync().isFile) throw new Error("not a plain file");
     held = !lock.file.tryLockSync(false);
   } catch {
     /* no lock file, or no locks here */
@@ -125,7 +129,7 @@ export class DaemonRun implements ReceiverRun {
   readonly events: Omit<EventInit, "actor">[] = [];
   readonly budget: RunBudget;
   /** `received.spans`, open to append, from the first body on. */
-  #file: Deno.FsFile | null = null;
+  #file: PlainFile | null = null;
   /** `spans.jsonl`, open to append from the first rows on. */
   #rows: SpansFile | null = null;
   /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
@@ -201,10 +205,15 @@ export class DaemonRun implements ReceiverRun {
     const path = join(this.inStore.folder!, RECEIVED_FILE);
     const record = packRecord(sha, bytes);
     try {
-      this.#file ??= Deno.openSync(path, { write: true, create: true, append: true, mode: 0o600 });
+      // the run's program writes its run folder: never through a link it planted, nor into its FIFO
+      this.#file ??= openPlainFileSync(path, { write: true, create: true, mode: 0o600 });
       // a record cut part way would hide the ones after it: appendWhole takes it back
       appendWhole(this.#file, record);
     } catch (error) {
+      // a link, FIFO or hard link in its place is no passing fault: the request is refused, and the run told
+      if (error instanceof IrregularFile) {
+        return Promise.reject(new IrregularFile(RECEIVED_FILE, error.reason, { cause: error }));
+      }
       return Promise.reject(
         new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error }),
       );

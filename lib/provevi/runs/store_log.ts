@@ -186,6 +186,7 @@ export async function waitForRun(
   for (;;) {
     try {
       if (options.witnesses?.length) {
+        // the policy's witness keys: a line in one's name is kept only when it verifies
         await cosignLatest(log, options.witnesses, { witnesses: options.policy?.witnesses ?? [] });
       }
       const text = await runProof(store, runId, { write: true });

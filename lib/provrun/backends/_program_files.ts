@@ -2,7 +2,9 @@
  * Small helpers of the agent-program backends: the PATH they pass on, the session files they import.
  * @module
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { ProveviError } from "../../provevi/evidence/errors.ts";
+import { IrregularFile, readRegularFile } from "../../provevi/evidence/regular_file.ts";
 
 /** The variables that locate the user's own tools, passed on; nothing else of provr's environment is. */
 export function basePath(env: (name: string) => string | undefined): string {
@@ -53,13 +55,43 @@ export function exists(path: string): boolean {
   }
 }
 
+/**
+ * The most bytes provr reads of a file an agent program leaves in its run folder (a session file, its answer,
+ * a file that holds its hooks). Each is read only as a regular file, never through a link, and never waiting on
+ * a FIFO: the program may have put anything there.
+ */
+export const PROGRAM_FILE_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The bytes of a file the program may have made, or null when there is none.
+ *
+ * @param path The file (absolute).
+ * @param folder The run folder, which the error names the file from.
+ * @returns The bytes, or null when absent.
+ * @throws ProveviError, one line naming the file: a link, a FIFO, a device or a folder in its place, a file
+ * over {@linkcode PROGRAM_FILE_MAX_BYTES}, or one that cannot be read.
+ */
+export async function readProgramFile(path: string, folder: string): Promise<Uint8Array | null> {
+  try {
+    return await readRegularFile(path, PROGRAM_FILE_MAX_BYTES);
+  } catch (error) {
+    if (!(error instanceof IrregularFile)) throw error;
+    throw new ProveviError(
+      `the program left ${relative(folder, path)} that provr does not read: it ${error.reason}`,
+      { cause: error },
+    );
+  }
+}
+
 /** The JSON objects of the lines of some JSONL files; a line that is not JSON (being written) is skipped. */
 async function jsonLines(files: string[]): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for (const file of files) {
     let text: string;
     try {
-      text = await Deno.readTextFile(file);
+      const bytes = await readRegularFile(file, PROGRAM_FILE_MAX_BYTES);
+      if (bytes === null) continue;
+      text = new TextDecoder().decode(bytes);
     } catch {
       continue;
     }

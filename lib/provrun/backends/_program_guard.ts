@@ -9,6 +9,8 @@
 import { relative } from "node:path";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
+import { IrregularFile, readRegularFile } from "../../provevi/evidence/regular_file.ts";
+import { PROGRAM_FILE_MAX_BYTES } from "./_program_files.ts";
 
 /** The files a program's hooks live in, as hashed when the program started. */
 export interface FileGuard {
@@ -20,15 +22,16 @@ export interface FileGuard {
 
 /** The SHA-256 of a file in hex, or null when there is no file to read. */
 async function hashOf(path: string): Promise<string | null> {
-  let bytes: Uint8Array;
+  let bytes: Uint8Array | null;
   try {
-    bytes = await Deno.readFile(path);
+    // never through a link, never waiting on a FIFO the program put in the file's place (it held each hook)
+    bytes = await readRegularFile(path, PROGRAM_FILE_MAX_BYTES);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) return null;
-    // A file the program made unreadable is a change too; its hash cannot be the one provr wrote.
-    return `unreadable: ${error instanceof Error ? error.name : String(error)}`;
+    // A file the program made unreadable, or a FIFO, link or folder in its place, is a change too; its hash
+    // cannot be the one provr wrote.
+    return `unreadable: ${error instanceof IrregularFile ? error.reason : String(error)}`;
   }
-  return sha256Hex(bytes);
+  return bytes === null ? null : sha256Hex(bytes);
 }
 
 /**

@@ -21,6 +21,12 @@ export interface ProgramCommand {
   steps?(): Promise<ProgramSteps>;
 }
 
+/**
+ * The most bytes kept of each of a program's standard output and error. A program that writes more is stopped
+ * and its run fails: provr held all it wrote (a gigabyte of output took a gigabyte and more of provr's memory).
+ */
+export const PROGRAM_OUTPUT_MAX_BYTES = 64 * 1024 * 1024;
+
 /** How often a program's session files are read for `limits.tokens`. */
 const TOKEN_POLL_MS = 250;
 
@@ -28,8 +34,8 @@ const TOKEN_POLL_MS = 250;
 export interface ProgramExit {
   /** Its exit and output. */
   out: Deno.CommandOutput;
-  /** The token limit it passed, when it did. */
-  overLimit: CancelledError | null;
+  /** The token limit it passed, or the output it wrote past {@linkcode PROGRAM_OUTPUT_MAX_BYTES}, when it did. */
+  overLimit: ProveviError | null;
   /** True when provr stopped it at `limits.steps`. */
   stepLimited: boolean;
 }
@@ -53,14 +59,63 @@ export async function runProgram(
   const stop = () => stopper.stop();
   options.signal.addEventListener("abort", stop, { once: true });
   const watch = new LimitWatch(launch, { limits: options.limits, stop });
-  const out = await child.output().finally(() => watch.end());
+  let over: ProveviError | null = null;
+  const tooMuch = (stream: string) => {
+    over ??= new ProveviError(
+      `${options.backend} wrote more than ${PROGRAM_OUTPUT_MAX_BYTES} bytes to its ${stream}, more than provr keeps; ` +
+        `it was stopped`,
+    );
+    stop();
+  };
+  const out = await outputOf(child, tooMuch).finally(() => watch.end());
   options.signal.removeEventListener("abort", stop);
   stopper.end();
   // what the program left running (a command a tool started in the background) ends with it
   await stopGroup(group, 1000);
   forgetProcess(-group);
   await watch.lastRead();
-  return { out, overLimit: watch.overLimit, stepLimited: watch.stepLimited };
+  return { out, overLimit: watch.overLimit ?? over, stepLimited: watch.stepLimited };
+}
+
+/** The program's exit and output, each stream kept to its first {@linkcode PROGRAM_OUTPUT_MAX_BYTES}. */
+async function outputOf(
+  child: Deno.ChildProcess,
+  tooMuch: (stream: string) => void,
+): Promise<Deno.CommandOutput> {
+  const [stdout, stderr, status] = await Promise.all([
+    keptBytes(child.stdout, () => tooMuch("standard output")),
+    keptBytes(child.stderr, () => tooMuch("standard error")),
+    child.status,
+  ]);
+  return { ...status, stdout, stderr };
+}
+
+/** The first bytes of a stream, up to the cap; past it, `over` is called once and the rest is read and dropped. */
+async function keptBytes(
+  stream: ReadableStream<Uint8Array>,
+  over: () => void,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let passed = false;
+  // the rest is drained, so that the program is not held on a full pipe until it is stopped
+  for await (const chunk of stream) {
+    if (passed) continue;
+    if (size + chunk.byteLength > PROGRAM_OUTPUT_MAX_BYTES) {
+      passed = true;
+      over();
+      continue;
+    }
+    chunks.push(chunk.slice());
+    size += chunk.byteLength;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return bytes;
 }
 
 function spawn(launch: ProgramCommand, options: { backend: string; cwd: string }): Deno.ChildProcess {

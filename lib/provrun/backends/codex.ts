@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { parseRoute, routeKeyName } from "./models.ts";
 import { ProgramBackend, type ProgramLaunch, type ProgramSetup } from "./program_backend.ts";
 import { curlHookCommand, hookHeaderFile } from "./_program_hooks.ts";
-import { basePath, codexSteps, codexTokens, exists, jsonlFiles } from "./_program_files.ts";
+import { basePath, codexSteps, codexTokens, exists, jsonlFiles, readProgramFile } from "./_program_files.ts";
 
 /** Codex's hook events that provr listens to; `PreToolUse` is the blocking one. */
 export const CODEX_HOOK_EVENTS: readonly string[] = [
@@ -107,12 +107,10 @@ export class CodexBackend extends ProgramBackend {
         `that a run cannot switch off; remove it on machines that run agents under provr`
       ),
       facts: CODEX_FACTS,
+      // the program may leave anything at the path: a FIFO held provr for ever
       answer: async () => {
-        try {
-          return (await Deno.readTextFile(last)).trim() || null;
-        } catch {
-          return null;
-        }
+        const bytes = await readProgramFile(last, job.ctx.folder);
+        return bytes === null ? null : new TextDecoder().decode(bytes).trim() || null;
       },
       tokens: async () => await codexTokens(await sessions()),
       steps: async () => await codexSteps(await sessions()),

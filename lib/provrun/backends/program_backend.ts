@@ -25,7 +25,7 @@ import { runGrants, type ToolGrants } from "./tool_grants.ts";
 import { parseRoute } from "./models.ts";
 import { modelServer } from "./model_server.ts";
 import type { AgentSpec } from "../run/run_file.ts";
-import type { ProgramSteps } from "./_program_files.ts";
+import { type ProgramSteps, readProgramFile } from "./_program_files.ts";
 import { type HookDecision, listenForHooks } from "./_program_hooks.ts";
 import { type ProgramExit, runProgram } from "./_program_process.ts";
 import { type FileGuard, guardFiles, HooksChanged } from "./_program_guard.ts";
@@ -314,7 +314,8 @@ export abstract class ProgramBackend extends InProcessBackend {
   async #importSessions(job: BackendJob, options: { launch: ProgramLaunch; span: Span }): Promise<void> {
     const { recorder, folder } = job.ctx;
     for (const [kind, path] of await options.launch.sessionFiles()) {
-      const bytes = await Deno.readFile(path);
+      const bytes = await readProgramFile(path, folder);
+      if (bytes === null) continue;
       const lines = bytes.reduce((n, b) => (b === 10 ? n + 1 : n), 0);
       await recorder.record({
         type: "trace_imported",

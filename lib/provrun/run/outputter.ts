@@ -3,7 +3,7 @@
  * @module
  */
 import { join, relative, sep } from "node:path";
-import { sha256File } from "../../provevi/evidence/mod.ts";
+import { hashRegularFile, IrregularFile } from "../../provevi/evidence/regular_file.ts";
 
 /** One output file. */
 export interface OutputFile {
@@ -13,30 +13,44 @@ export interface OutputFile {
   size: number;
 }
 
+/** What {@linkcode collectOutputs} found under `output/`. */
+export interface CollectedOutputs {
+  /** The outputs hashed, in path order. */
+  outputs: OutputFile[];
+  /** Files not read, by their size: those that would have taken the bytes read past `most`. */
+  unread: { path: string; size: number }[];
+  /** Entries that are no plain file (a FIFO, a socket, a device), as `output/PATH is a FIFO`, in path order. */
+  special: string[];
+}
+
 /**
  * Hashes every file under `output/`, in path order. A symbolic link is left out (it is no output, and
- * {@linkcode findLinks} reports it).
+ * {@linkcode findLinks} reports it). What a program left there may be anything, so only a plain file is read,
+ * opened so that it neither follows a link nor waits for a FIFO's writer (a FIFO held the run's end for ever),
+ * and no more than `most` bytes are read in all: a file that would pass them is not read (a sparse file of
+ * 64 GiB was hashed whole before its size failed the run).
  *
  * @param folder The run folder.
- * @returns The outputs.
+ * @param most The most bytes read of all the outputs.
+ * @returns The outputs, the files not read and what is no plain file.
  * @example
  * ```ts
  * import { collectOutputs } from "./outputter.ts";
- * const outputs = await collectOutputs("/tmp/runs/run-x");
+ * const { outputs } = await collectOutputs("/tmp/runs/run-x", 2 ** 31);
  * ```
  */
-export async function collectOutputs(folder: string): Promise<OutputFile[]> {
+export async function collectOutputs(folder: string, most = Infinity): Promise<CollectedOutputs> {
   const root = join(folder, "output");
-  const found: OutputFile[] = [];
+  const files: { path: string; full: string; size: number }[] = [];
+  const special: { path: string; what: string }[] = [];
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(dir)) {
       const full = join(dir, e.name);
+      const path = relative(root, full).split(sep).join("/");
       if (e.isSymlink) continue;
       if (e.isDirectory) await walk(full);
-      // a named pipe, a socket or a device an agent made holds no output (verify passes it over too)
-      else if (e.isFile) {
-        found.push({ path: relative(root, full).split(sep).join("/"), ...(await sha256File(full)) });
-      }
+      else if (e.isFile) files.push({ path, full, size: (await Deno.lstat(full)).size });
+      else special.push({ path, what: `is ${await specialKind(full)}` });
     }
   };
   try {
@@ -44,7 +58,40 @@ export async function collectOutputs(folder: string): Promise<OutputFile[]> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  return found.sort((a, b) => (a.path < b.path ? -1 : 1));
+  const outputs: OutputFile[] = [];
+  const unread: CollectedOutputs["unread"] = [];
+  let read = 0;
+  for (const f of files.sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    if (read + f.size > most) {
+      unread.push({ path: f.path, size: f.size });
+      continue;
+    }
+    try {
+      const hashed = await hashRegularFile(f.full, most - read);
+      outputs.push({ path: f.path, ...hashed });
+      read += hashed.size;
+    } catch (error) {
+      if (!(error instanceof IrregularFile)) throw error;
+      special.push({ path: f.path, what: error.reason });
+    }
+  }
+  return {
+    outputs,
+    unread,
+    special: special.sort((a, b) => (a.path < b.path ? -1 : 1)).map((s) => `output/${s.path} ${s.what}`),
+  };
+}
+
+/** What an entry that is no plain file is, in words. */
+async function specialKind(path: string): Promise<string> {
+  const info = await Deno.lstat(path).catch(() => null);
+  return info?.isFifo
+    ? "a FIFO"
+    : info?.isSocket
+    ? "a socket"
+    : info?.isCharDevice || info?.isBlockDevice
+    ? "a device"
+    : "not a plain file";
 }
 
 /** A link found in a run's `input/` or `output/`. */

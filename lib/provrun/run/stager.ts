@@ -4,7 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { hashPath } from "../../provcat/_files.ts";
+import { folderHashOf, hashPath, walkFiles } from "../../provcat/_files.ts";
+import { hashRegularFile } from "../../provevi/evidence/regular_file.ts";
 import { StagingError } from "./errors.ts";
 
 /** One staged input. */
@@ -42,6 +43,8 @@ export interface InputCheck {
 export class InProcessStager {
   readonly #input: string;
   readonly staged: StagedInput[] = [];
+  /** The bytes each staged input held, by its path: no more is read of it when it is hashed again. */
+  readonly #sizes = new Map<string, number>();
 
   /** @param folder The run folder. */
   constructor(folder: string) {
@@ -89,6 +92,7 @@ export class InProcessStager {
     if (actual !== snapshot.sha256) {
       throw new StagingError(`the snapshot of ${snapshot.pinned} does not match its hash`);
     }
+    this.#sizes.set(dest, await sizeOf(dest, snapshot.kind));
     this.staged.push(staged);
     return staged;
   }
@@ -99,7 +103,7 @@ export class InProcessStager {
     for (const s of this.staged) {
       let sha256: string;
       try {
-        sha256 = await contentHash(s.path, s.kind);
+        sha256 = await hashAgain(s.path, s.kind, this.#sizes.get(s.path) ?? Infinity);
       } catch {
         sha256 = "missing";
       }
@@ -114,6 +118,33 @@ export class InProcessStager {
  * staged input compares with its snapshot.
  */
 export const contentHash: (path: string, kind: "file" | "folder") => Promise<string> = hashPath;
+
+/** The bytes a staged input holds: a file's, or the sum of a folder's files'. */
+async function sizeOf(path: string, kind: "file" | "folder"): Promise<number> {
+  if (kind === "file") return (await Deno.lstat(path)).size;
+  let size = 0;
+  for (const f of await walkFiles(path)) size += (await Deno.lstat(f.abs)).size;
+  return size;
+}
+
+/**
+ * A staged input's content hash at the end of the run, as {@linkcode contentHash} gives it, read as what the run's
+ * program may have put in its place: no link followed, no FIFO waited on (one held the run's end for ever), and
+ * no more bytes read than it was staged with (a sparse file of 64 GiB in its place was hashed whole, with
+ * synchronous reads that held provr's every timer).
+ * @throws for anything else there: the input is then not the one staged.
+ */
+async function hashAgain(path: string, kind: "file" | "folder", size: number): Promise<string> {
+  if (kind === "file") return (await hashRegularFile(path, size)).sha256;
+  const sums = new Map<string, string>();
+  let left = size;
+  for (const f of await walkFiles(path)) {
+    const hashed = await hashRegularFile(f.abs, left);
+    sums.set(f.rel, hashed.sha256);
+    left -= hashed.size;
+  }
+  return folderHashOf(sums);
+}
 
 async function readOnly(path: string): Promise<void> {
   const info = await Deno.lstat(path);

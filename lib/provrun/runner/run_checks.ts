@@ -4,6 +4,7 @@
  * still verifies and shows what the run left.
  * @module
  */
+import { ProveviError } from "../../provevi/evidence/errors.ts";
 import type { EvidenceMode, EvidenceRecorder } from "../run/recorder.ts";
 import { InputChanged, LinkFound, OutputMissing, OutputTooLarge } from "../run/errors.ts";
 import {
@@ -80,7 +81,13 @@ export class RunChecks {
     if (this.#outputsRecorded) return;
     this.#outputsRecorded = true;
     const { recorder, folder, uri, spec } = this.#options;
-    const outputs = await collectOutputs(folder);
+    const limits = {
+      one: spec.agent.limits?.output_bytes ?? DEFAULT_OUTPUT_BYTES,
+      total: spec.agent.limits?.outputs_bytes ?? DEFAULT_OUTPUTS_BYTES,
+    };
+    // Outputs past their limits are still recorded (the run fails naming them), up to twice the limit of all of
+    // them read: past that, a file is named by its size and not read (a sparse file can claim any size).
+    const { outputs, unread, special } = await collectOutputs(folder, 2 * Math.max(limits.total, limits.one));
     for (const out of outputs) {
       await recorder.record({
         type: "output_artifact_created",
@@ -91,10 +98,13 @@ export class RunChecks {
     }
     const links = [...await findLinks(folder, "input"), ...await findLinks(folder, "output")];
     if (links.length) throw new LinkFound(linkProblem(links));
-    const tooLarge = outputSizeProblem(outputs, {
-      one: spec.agent.limits?.output_bytes ?? DEFAULT_OUTPUT_BYTES,
-      total: spec.agent.limits?.outputs_bytes ?? DEFAULT_OUTPUTS_BYTES,
-    });
+    if (special.length) {
+      throw new ProveviError(
+        `${special.join(", ")}; a run's outputs are plain files, so anything else there fails the run`,
+      );
+    }
+    // the files not read are past a limit by their size, which the message names
+    const tooLarge = outputSizeProblem([...outputs, ...unread.map((u) => ({ ...u, sha256: "" }))], limits);
     if (tooLarge) throw new OutputTooLarge(tooLarge);
     if (ended) await this.#declared(new Set(outputs.map((o) => o.path)));
   }

