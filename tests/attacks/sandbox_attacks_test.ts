@@ -144,10 +144,12 @@ async function attackSandbox(
   return problems;
 }
 
+// A tool that never ends meets any limit: a short one (the call's clock starts once its process is up, so a
+// loaded machine cannot make a slow start look like a timeout) spins the tool for less CPU (#25).
 Deno.test("a tool that never ends meets its time limit, whatever the load, in both start modes", async () => {
   assert.deepEqual([
-    ...await attackSandbox("deno", TIMED, 2),
-    ...await attackSandbox("self", TIMED, 2),
+    ...await attackSandbox("deno", TIMED, 0.5),
+    ...await attackSandbox("self", TIMED, 0.5),
   ], []);
 });
 

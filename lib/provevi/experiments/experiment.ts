@@ -14,7 +14,8 @@
  */
 import { createHash } from "node:crypto";
 import { parse, stringify } from "yaml";
-import { type Catalog, parseUri } from "../../provcat/mod.ts";
+import type { Catalog } from "../../provcat/mod.ts";
+import { parseUri } from "../../provcat/uri.ts";
 import { childUri, withSelector } from "../../provcat/uri.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";

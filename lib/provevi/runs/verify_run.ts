@@ -3,7 +3,8 @@
  * the committed bundle and the experiment.
  * @module
  */
-import { type Catalog, parseUri } from "../../provcat/mod.ts";
+import type { Catalog } from "../../provcat/mod.ts";
+import { parseUri } from "../../provcat/uri.ts";
 import { verifyBundle } from "./bundle.ts";
 import { verifyExperiment } from "../experiments/experiment.ts";
 import type { RunRecord } from "../evidence/record.ts";
