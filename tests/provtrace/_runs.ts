@@ -21,6 +21,7 @@ import {
 import type { EvidenceEvent } from "../../lib/provevi/mod.ts";
 import { RunFile } from "../../lib/provrun/run/mod.ts";
 import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { buildTrace } from "../../lib/provtrace/mod.ts";
 import { makeWritable } from "../_files.ts";
 import { gitCatalog, openGitCatalog } from "../provrun/_catalog.ts";
 
@@ -81,6 +82,29 @@ export async function makeRuns(options: { store?: (root: string) => string } = {
     callRun,
     [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),
   };
+}
+
+/** The runs and their trace database, made once in this process by {@linkcode builtRuns}. */
+let built: Promise<{ t: TestRuns; db: string }> | null = null;
+
+/**
+ * The two runs and a trace database built from them (`trace.db` in their folder), made once in this process for
+ * the tests that only read them, and removed when it ends; a test that changes its runs or its database takes
+ * {@linkcode makeRuns} instead.
+ */
+export function builtRuns(): Promise<{ t: TestRuns; db: string }> {
+  built ??= (async () => {
+    const t = await makeRuns();
+    globalThis.addEventListener("unload", () => {
+      new Deno.Command("chmod", { args: ["-R", "u+w", t.root] }).outputSync();
+      Deno.removeSync(t.root, { recursive: true });
+    });
+    const db = join(t.root, "trace.db");
+    const result = await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+    if (result.refused.length) throw new Error(`the build refused ${JSON.stringify(result.refused)}`);
+    return { t, db };
+  })();
+  return built;
 }
 
 /** Makes the two runs. */
