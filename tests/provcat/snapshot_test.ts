@@ -5,18 +5,28 @@ import { Catalog, CatalogError } from "./_deps.ts";
 import { commitFiles, git, makeRepo } from "./_helpers.ts";
 import { makeWritable, removeWritable } from "../_files.ts";
 
-async function withLake(fn: (catalog: Catalog, repo: string, dir: string) => Promise<void>): Promise<void> {
+/**
+ * A git repository `lake` and a catalog over it with an empty cache; with `rounds`, `fn` runs that many times,
+ * each time with a new catalog on a new empty cache over the one repository (the races are in the cache).
+ */
+async function withLake(
+  fn: (catalog: Catalog, repo: string, dir: string, cache: string) => Promise<void>,
+  options: { rounds?: number } = {},
+): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "provcat-snap-" });
   const repo = await makeRepo(join(dir, "lake"), { "evals/q.csv": "v1\n", "evals/sub/n.txt": "n" });
-  const catalog = await Catalog.open({
-    config: {
-      cache: join(dir, "cache"),
-      stores: { lake: { type: "git", path: repo } },
-      routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
-    },
-  });
   try {
-    await fn(catalog, repo, dir);
+    for (let round = 0; round < (options.rounds ?? 1); round++) {
+      const cache = join(dir, round ? `cache-${round}` : "cache");
+      const catalog = await Catalog.open({
+        config: {
+          cache,
+          stores: { lake: { type: "git", path: repo } },
+          routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+        },
+      });
+      await fn(catalog, repo, dir, cache);
+    }
   } finally {
     await removeWritable(dir);
   }
@@ -237,59 +247,53 @@ Deno.test({
 });
 
 Deno.test("many snapshots of one version at once, round after round: none fails, none is removed under another", async () => {
-  for (let round = 0; round < 10; round++) {
-    await withLake(async (catalog, repo, dir) => {
-      const other = await Catalog.open({
-        config: {
-          cache: join(dir, "cache"),
-          stores: { lake: { type: "git", path: repo } },
-          routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
-        },
-      });
-      const settled = await Promise.allSettled(
-        Array.from({ length: 8 }, (_, i) => (i % 2 ? other : catalog).snapshot("data://acme/risk/dev/evals")),
-      );
-      const failed = settled.filter((s) => s.status === "rejected").map((s) =>
-        String((s as PromiseRejectedResult).reason)
-      );
-      assertEquals(failed, []);
-      const paths = new Set(settled.map((s) => (s as PromiseFulfilledResult<{ path: string }>).value.path));
-      assertEquals(paths.size, 1);
-      assertEquals(await Deno.readTextFile(join([...paths][0]!, "q.csv")), "v1\n");
+  await withLake(async (catalog, repo, _dir, cache) => {
+    const other = await Catalog.open({
+      config: {
+        cache,
+        stores: { lake: { type: "git", path: repo } },
+        routes: [{ prefix: "data://acme/risk/dev", store: "lake" }],
+      },
     });
-  }
+    const settled = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? other : catalog).snapshot("data://acme/risk/dev/evals")),
+    );
+    const failed = settled.filter((s) => s.status === "rejected").map((s) =>
+      String((s as PromiseRejectedResult).reason)
+    );
+    assertEquals(failed, []);
+    const paths = new Set(settled.map((s) => (s as PromiseFulfilledResult<{ path: string }>).value.path));
+    assertEquals(paths.size, 1);
+    assertEquals(await Deno.readTextFile(join([...paths][0]!, "q.csv")), "v1\n");
+  }, { rounds: 10 });
 });
 
 Deno.test("a tampered snapshot replaced by many snapshots at once: none fails, and the one handed out stays", async () => {
-  for (let round = 0; round < 10; round++) {
-    await withLake(async (catalog) => {
-      const uri = "data://acme/risk/dev/evals";
-      const first = await catalog.snapshot(uri);
-      await makeWritable(first.path);
-      await Deno.writeTextFile(join(first.path, "q.csv"), "tampered\n");
-      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => catalog.snapshot(uri)));
-      const failed = settled.filter((s) => s.status === "rejected").map((s) =>
-        String((s as PromiseRejectedResult).reason)
-      );
-      assertEquals(failed, []);
-      assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
-    });
-  }
+  await withLake(async (catalog) => {
+    const uri = "data://acme/risk/dev/evals";
+    const first = await catalog.snapshot(uri);
+    await makeWritable(first.path);
+    await Deno.writeTextFile(join(first.path, "q.csv"), "tampered\n");
+    const settled = await Promise.allSettled(Array.from({ length: 8 }, () => catalog.snapshot(uri)));
+    const failed = settled.filter((s) => s.status === "rejected").map((s) =>
+      String((s as PromiseRejectedResult).reason)
+    );
+    assertEquals(failed, []);
+    assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
+  }, { rounds: 10 });
 });
 
 Deno.test("a tampered fetched copy replaced by many fetches at once: none fails, and the one handed out stays", async () => {
-  for (let round = 0; round < 10; round++) {
-    await withLake(async (catalog) => {
-      const uri = "data://acme/risk/dev/evals?at=branch:main";
-      const first = await catalog.fetch(uri);
-      await makeWritable(first.path);
-      await Deno.writeTextFile(join(first.path, "q.csv"), "tampered\n");
-      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => catalog.fetch(uri)));
-      const failed = settled.filter((s) => s.status === "rejected").map((s) =>
-        String((s as PromiseRejectedResult).reason)
-      );
-      assertEquals(failed, []);
-      assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
-    });
-  }
+  await withLake(async (catalog) => {
+    const uri = "data://acme/risk/dev/evals?at=branch:main";
+    const first = await catalog.fetch(uri);
+    await makeWritable(first.path);
+    await Deno.writeTextFile(join(first.path, "q.csv"), "tampered\n");
+    const settled = await Promise.allSettled(Array.from({ length: 8 }, () => catalog.fetch(uri)));
+    const failed = settled.filter((s) => s.status === "rejected").map((s) =>
+      String((s as PromiseRejectedResult).reason)
+    );
+    assertEquals(failed, []);
+    assertEquals(await Deno.readTextFile(join(first.path, "q.csv")), "v1\n");
+  }, { rounds: 10 });
 });

@@ -27,6 +27,49 @@ export function spawnWriter(
   }).spawn();
 }
 
+/**
+ * Starts writer programs that each print `ready` and wait for their input to close (the last argument
+ * `together`), and closes every input once all are ready: their writes start at once and overlap, however long
+ * each process takes to start on a busy machine.
+ * @param writer The writer's path.
+ * @param flags Its permission flags.
+ * @param each The arguments of each writer, as {@linkcode spawnWriter} takes them.
+ * @param onLine Called with each line the writers print after `ready`.
+ * @returns Each writer's exit code and standard error, in order.
+ */
+export async function writeTogether(
+  writer: string,
+  flags: string[],
+  each: [store: string, runs: string, prefix: string, count: number, notes: number][],
+  onLine: (line: string) => void,
+): Promise<{ code: number; stderr: string }[]> {
+  const children = each.map((args) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, writer, ...args.map(String), "together"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn()
+  );
+  let waiting = children.length;
+  let go!: () => void;
+  const allReady = new Promise<void>((resolve) => (go = resolve));
+  const released = allReady.then(() => Promise.all(children.map((c) => c.stdin.close().catch(() => {}))));
+  const ended = children.map(async (child) => {
+    const stderr = new Response(child.stderr).text();
+    await readLines(child.stdout, (line) => {
+      if (line !== "ready") onLine(line);
+      else if (--waiting === 0) go();
+    });
+    const status = await child.status;
+    if (waiting > 0) go(); // a writer that ended before it was ready: let the others go, and report it
+    return { code: status.code, stderr: await stderr };
+  });
+  const results = await Promise.all(ended);
+  await released;
+  return results;
+}
+
 /** Calls `onLine` with each line of a stream, until it ends. */
 export async function readLines(
   stream: ReadableStream<Uint8Array>,

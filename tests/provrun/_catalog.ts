@@ -27,6 +27,21 @@ export async function gitCatalog(files: Record<string, string>): Promise<{
   }
   await git(repo, "add", "-A");
   await git(repo, "commit", "-q", "-m", "data");
+  return await openGitCatalog(root);
+}
+
+/**
+ * The catalog of a folder that {@linkcode gitCatalog} made (or a copy of one, `cp -a`): its repository `lake`,
+ * its cache and its runs root, all inside the folder.
+ */
+export async function openGitCatalog(root: string): Promise<{
+  root: string;
+  repo: string;
+  runs: string;
+  catalog: Catalog;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const repo = join(root, "lake");
   const catalog = await Catalog.open({
     config: {
       cache: join(root, "cache"),

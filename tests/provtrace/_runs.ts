@@ -3,6 +3,10 @@
  * agent-backend run with tool calls (the seed's PydanticAI run) and a call-backend run (the seed's LiteLLM
  * run) whose provider ran a tool, both with committed bundles; and the helpers to read a trace database whole
  * and to rewrite a run's events and manifest together.
+ *
+ * Runs in the file store are made once in a test file's process, and each test gets a copy of the folder
+ * (`cp -a`: the repository, its cache, the runs) with a catalog opened on the copy, so that a test may change
+ * its runs as it likes. The copied runs' evidence names the folder they were made in, as a moved run's does.
  * @module
  */
 import { join } from "node:path";
@@ -17,8 +21,9 @@ import {
 import type { EvidenceEvent } from "../../lib/provevi/mod.ts";
 import { RunFile } from "../../lib/provrun/run/mod.ts";
 import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { buildTrace } from "../../lib/provtrace/mod.ts";
 import { makeWritable } from "../_files.ts";
-import { gitCatalog } from "../provrun/_catalog.ts";
+import { gitCatalog, openGitCatalog } from "../provrun/_catalog.ts";
 
 const CSV = "quarter,revenue_musd\nQ1,41.2\nQ2,43.0\nQ3,48.2\n";
 
@@ -47,8 +52,63 @@ export interface TestRuns extends AsyncDisposable {
   callRun: string;
 }
 
-/** Makes the two runs. */
+/** The folder of the runs made first in this process, in the file store, that each later test copies. */
+let made: Promise<{ root: string; agentRun: string; callRun: string }> | null = null;
+
+/**
+ * The two runs, in a folder of their own: in the file store, a copy of the ones made first in this process;
+ * in another store, made anew (a sqlite store's rows name the folders, a PostgreSQL database is not copied).
+ */
 export async function makeRuns(options: { store?: (root: string) => string } = {}): Promise<TestRuns> {
+  if (options.store) return await freshRuns(options);
+  made ??= freshRuns({}).then(async (t) => {
+    await t.catalog.close();
+    globalThis.addEventListener("unload", () => {
+      new Deno.Command("chmod", { args: ["-R", "u+w", t.root] }).outputSync();
+      Deno.removeSync(t.root, { recursive: true });
+    });
+    return { root: t.root, agentRun: t.agentRun, callRun: t.callRun };
+  });
+  const { root: from, agentRun, callRun } = await made;
+  const root = await Deno.makeTempDir({ prefix: "provtrace-runs-" });
+  const copied = await new Deno.Command("cp", { args: ["-a", `${from}/.`, root] }).output();
+  if (!copied.success) throw new Error(`cp -a failed: ${new TextDecoder().decode(copied.stderr)}`);
+  const t = await openGitCatalog(root);
+  return {
+    root,
+    runs: t.runs,
+    catalog: t.catalog,
+    agentRun,
+    callRun,
+    [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),
+  };
+}
+
+/** The runs and their trace database, made once in this process by {@linkcode builtRuns}. */
+let built: Promise<{ t: TestRuns; db: string }> | null = null;
+
+/**
+ * The two runs and a trace database built from them (`trace.db` in their folder), made once in this process for
+ * the tests that only read them, and removed when it ends; a test that changes its runs or its database takes
+ * {@linkcode makeRuns} instead.
+ */
+export function builtRuns(): Promise<{ t: TestRuns; db: string }> {
+  built ??= (async () => {
+    const t = await makeRuns();
+    globalThis.addEventListener("unload", () => {
+      new Deno.Command("chmod", { args: ["-R", "u+w", t.root] }).outputSync();
+      Deno.removeSync(t.root, { recursive: true });
+    });
+    const db = join(t.root, "trace.db");
+    const result = await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+    if (result.refused.length) throw new Error(`the build refused ${JSON.stringify(result.refused)}`);
+    return { t, db };
+  })();
+  return built;
+}
+
+/** Makes the two runs. */
+async function freshRuns(options: { store?: (root: string) => string }): Promise<TestRuns> {
   const t = await gitCatalog({ "finance/revenue.csv": CSV });
   const store = options.store ? `, store: "${options.store(t.root)}"` : "";
   const agent = RunFile.parse(`

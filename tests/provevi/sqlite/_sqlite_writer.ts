@@ -1,6 +1,7 @@
 /**
  * Writes runs into a sqlite store, for the tests of many writers and of a killed writer. As a program:
- * `deno run … _sqlite_writer.ts DB RUNS PREFIX COUNT NOTES`; it prints `open ID` and `sealed ID` lines.
+ * `deno run … _sqlite_writer.ts DB RUNS PREFIX COUNT NOTES [together]`; it prints `open ID` and `sealed ID`
+ * lines (with `together`, it first prints `ready` and waits for its input to close: see `writeTogether`).
  * As a worker: post `{ db, runs, prefix, count, notes }` and it answers with the sealed IDs.
  * @module
  */
@@ -42,7 +43,11 @@ if (inWorker) {
     }
   };
 } else if (import.meta.main) {
-  const [db, runs, prefix, count, notes] = Deno.args;
+  const [db, runs, prefix, count, notes, together] = Deno.args;
+  if (together === "together") {
+    Deno.stdout.writeSync(encoder.encode("ready\n"));
+    await new Response(Deno.stdin.readable).arrayBuffer();
+  }
   await writeRuns(
     { db: db!, runs: runs!, prefix: prefix!, count: Number(count), notes: Number(notes ?? 0) },
     (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),

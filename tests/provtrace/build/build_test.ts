@@ -4,7 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { verify } from "../../../lib/provevi/evidence/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 import { buildTrace, checkTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
-import { ask, dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
+import { ask, builtRuns, dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
 import { Catalog } from "../../../lib/provcat/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { tour } from "../../../cli/tour.ts";
@@ -117,9 +117,7 @@ Deno.test("checkTrace() reports a line changed in place with the manifest left a
 });
 
 Deno.test("the calls of one tool, with arguments and results, for an agent-backend run and a call-backend run", async () => {
-  await using t = await makeRuns();
-  const db = join(t.root, "trace.db");
-  await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+  const { t, db } = await builtRuns();
   const read = ask(
     db,
     "SELECT run_id, arguments, result, executed_by FROM trace_tool_calls WHERE tool = 'read_file'",
@@ -158,9 +156,7 @@ Deno.test("the calls of one tool, with arguments and results, for an agent-backe
 });
 
 Deno.test("a message sent in five calls is stored once, and each call links to it", async () => {
-  await using t = await makeRuns();
-  const db = join(t.root, "trace.db");
-  await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+  const { t, db } = await builtRuns();
   const prompt = ask(
     db,
     "SELECT hash FROM trace_messages WHERE role = 'user' AND part_kind = 'text' AND text LIKE 'What was the revenue growth%Write your results%'",
@@ -186,9 +182,7 @@ Deno.test("a message sent in five calls is stored once, and each call links to i
 });
 
 Deno.test("a tool the provider ran gets a span with timed false and no start, inside its model call's span", async () => {
-  await using t = await makeRuns();
-  const db = join(t.root, "trace.db");
-  await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+  const { t, db } = await builtRuns();
   for (const run of [t.agentRun, t.callRun]) {
     const rows = ask(
       db,
@@ -216,9 +210,7 @@ Deno.test("a tool the provider ran gets a span with timed false and no start, in
 });
 
 Deno.test("the run's AGENT span comes from run_created and the end event; model calls are LLM spans with MLflow's attributes", async () => {
-  await using t = await makeRuns();
-  const db = join(t.root, "trace.db");
-  await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
+  const { t, db } = await builtRuns();
   const agent = ask(db, `SELECT * FROM trace_spans WHERE run_id = '${t.agentRun}' AND kind = 'AGENT'`).rows;
   assert.equal(agent.length, 1);
   const a = agent[0]!;

@@ -139,9 +139,9 @@ Deno.test("deno task provtrace query answers, and stops at its time limit, under
   const answered = await run(["SELECT value FROM trace_meta WHERE key = ?", "--param", "note"]);
   assert.equal(answered.code, 0, answered.err);
   assert.equal(answered.out, "value\nx\n");
-  const stopped = await run([ENDLESS, "--timeout", "1"]);
+  const stopped = await run([ENDLESS, "--timeout", "0.5"]);
   assert.equal(stopped.code, 1, stopped.err);
-  assert.match(stopped.err, /the query ran for more than 1 s and was stopped/);
+  assert.match(stopped.err, /the query ran for more than 0.5 s and was stopped/);
   assert.doesNotMatch(stopped.err, /NotCapable/);
 });
 
@@ -156,8 +156,8 @@ Deno.test("a compiled provtrace answers a query in itself, in the query role (no
   });
   assert.deepEqual(rows, [{ value: new Uint8Array([0, 255]) }]);
   await assert.rejects(
-    queryTrace(t.db, ENDLESS, { timeout: 1000, self }),
-    /the query ran for more than 1 s and was stopped/,
+    queryTrace(t.db, ENDLESS, { timeout: 500, self }),
+    /the query ran for more than 0.5 s and was stopped/,
   );
   await assert.rejects(
     queryTrace(t.db, "SELECT * FROM trace_meta; DELETE FROM trace_meta", { self }),

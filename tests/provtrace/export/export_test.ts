@@ -6,8 +6,24 @@ import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts"
 import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
 import { makeRuns } from "../_runs.ts";
 
-async function indexedRuns() {
+type Indexed = { t: Awaited<ReturnType<typeof makeRuns>>; uri: string; db: string };
+let indexed: Promise<Indexed> | null = null;
+
+/**
+ * The runs in a sqlite store, a reward on each, and their trace database: made once for this file's tests, which
+ * only read them, and removed when the process ends.
+ */
+function indexedRuns(): Promise<Indexed> {
+  indexed ??= makeIndexedRuns();
+  return indexed;
+}
+
+async function makeIndexedRuns(): Promise<Indexed> {
   const t = await makeRuns({ store: (root) => `sqlite:///${join(root, "evidence.db")}` });
+  globalThis.addEventListener("unload", () => {
+    new Deno.Command("chmod", { args: ["-R", "u+w", t.root] }).outputSync();
+    Deno.removeSync(t.root, { recursive: true });
+  });
   const uri = `sqlite:///${join(t.root, "evidence.db")}`;
   {
     await using store = new SqliteStore(join(t.root, "evidence.db"), { runs: t.runs });
@@ -22,7 +38,6 @@ async function indexedRuns() {
 
 Deno.test("an export line's provenance verifies against the store: the event's line hash, the run's last hash, the run", async () => {
   const { t, uri, db } = await indexedRuns();
-  await using _ = t;
   const lines =
     (await exportTrace(db, { runs: t.runs, stores: [uri], catalog: t.catalog, kind: "steps" })).lines;
   assert.equal(lines.length, 6);
@@ -43,7 +58,6 @@ Deno.test("an export line's provenance verifies against the store: the event's l
 
 Deno.test("the steps export gives state, action and result; the filters choose runs by agent, status and assessment", async () => {
   const { t, uri, db } = await indexedRuns();
-  await using _ = t;
   const steps = (await exportTrace(db, {
     runs: t.runs,
     stores: [uri],
@@ -154,7 +168,6 @@ Deno.test("the steps export gives state, action and result; the filters choose r
 
 Deno.test("the sft export: OpenAI chat lines per call or per run, with tools, each tool message after its call", async () => {
   const { t, uri, db } = await indexedRuns();
-  await using _ = t;
   assert.equal(
     (await exportTrace(db, { runs: t.runs, stores: [uri], catalog: t.catalog, kind: "sft" })).lines.length,
     6,

@@ -5,7 +5,6 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
 import {
-  buildTrace,
   exportTrace,
   TRACE_EXPORT_FORMATS,
   type TraceExportFormat,
@@ -15,20 +14,12 @@ import {
 import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/mod.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
-import { makeRuns } from "../_runs.ts";
+import { builtRuns } from "../_runs.ts";
 import { peerTest } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVTRACE_TEST_TRAINING_PYTHON");
 const CHECKER = new URL("./check_training.py", import.meta.url).pathname;
 const SCHEMA = new URL("../../../fixtures/atif/atif-v1.7.schema.json", import.meta.url).pathname;
-
-async function builtRuns() {
-  const t = await makeRuns();
-  const db = join(t.root, "trace.db");
-  const built = await buildTrace({ store: "file", runs: t.runs, db, catalog: t.catalog });
-  assert.deepEqual(built.refused, []);
-  return { t, db };
-}
 
 type Json = { [key: string]: unknown };
 
@@ -44,7 +35,6 @@ async function readExport(path: string, format: TraceExportFormat) {
 
 Deno.test("every format's file keeps each line's provenance, and each event hash recomputes from the run folder", async () => {
   const { t, db } = await builtRuns();
-  await using _ = t;
   const out = await Deno.makeTempDir();
   try {
     for (const format of TRACE_EXPORT_FORMATS) {
@@ -92,7 +82,6 @@ Deno.test("every format's file keeps each line's provenance, and each event hash
 
 Deno.test("the formats: OpenAI weights, ShareGPT's turns, apply_chat_template's arguments, ATIF against its schema", async () => {
   const { t, db } = await builtRuns();
-  await using _ = t;
   const of = async (kind: TraceExportFormat, per: "call" | "run" = "call") =>
     (await exportTrace(db, { runs: t.runs, kind, per, catalog: t.catalog, agent: "analyst" }))
       .lines as Json[];
@@ -152,7 +141,6 @@ Deno.test("the formats: OpenAI weights, ShareGPT's turns, apply_chat_template's 
 
 Deno.test("an export names the policy that let it out, and refuses a destination that may not receive bodies", async () => {
   const { t, db } = await builtRuns();
-  await using _ = t;
   const policy = TelemetryPolicy.fromDict({
     version: 1,
     libraries: {},
@@ -186,7 +174,6 @@ Deno.test("an export names the policy that let it out, and refuses a destination
 
 Deno.test("provtrace export --format: --out writes the lines, the manifest and openai's side file; a wrong choice is exit 2", async () => {
   const { t, db } = await builtRuns();
-  await using _ = t;
   const config = join(t.root, "provcat.yaml");
   await Deno.writeTextFile(
     config,
@@ -237,7 +224,6 @@ peerTest("training", {
       throw new Error("PROVTRACE_TEST_TRAINING_PYTHON is unset: .ci/peers/training.sh did not run");
     }
     const { t, db } = await builtRuns();
-    await using _ = t;
     for (const format of ["openai", "hf", "sharegpt", "atif"] as const) {
       for (const per of ["call", "run"] as const) {
         const file = join(t.root, `${format}-${per}.jsonl`);
