@@ -132,50 +132,60 @@ export function readRunRows(db: DatabaseSync, runId: string): TraceRunRows {
 }
 
 /** The tables that an export's lines are made of (`CallReader`), of a run's rows. */
-const LINE_TABLES = new Set([
-  "trace_spans",
-  "trace_tokens",
-  "trace_call_messages",
-  "trace_messages",
-  "trace_tool_calls",
-  "trace_assessments",
+/**
+ * The tables that an export's lines are made of (`CallReader`), each with the columns the lines use when not all
+ * of them: the spans' attributes, the messages' plain text (their content holds it) and the run ID of every
+ * message of every call are most of a run's bytes, and the lines use none of them.
+ */
+const LINE_TABLES = new Map<string, string | null>([
+  ["trace_spans", "span_id, line_hash"],
+  ["trace_tokens", null],
+  ["trace_call_messages", "span_id, direction, message, message_hash"],
+  ["trace_messages", "hash, content"],
+  ["trace_tool_calls", null],
+  ["trace_assessments", null],
 ]);
 
 /**
  * The rows of a run that an export's lines are made of, read as the digest reads them (by table, each in its
- * key's order), with only the spans' `span_id` and `line_hash`: for an export whose check hashed the run's rows
- * elsewhere (a worker, in the same snapshot), so that this thread reads neither the spans' attributes nor
- * anything the lines do not use.
+ * key's order), with only the columns the lines use: for an export whose check hashed the run's rows elsewhere
+ * (a worker, in the same snapshot), so that this thread reads nothing the lines do not use.
  *
  * @param db An open trace database.
  * @param runId The run.
- * @returns The tables, as {@linkcode traceRunDigest}'s `tables` would give them (the spans with two columns).
+ * @returns The tables, as {@linkcode traceRunDigest}'s `tables` would give them, some with fewer columns.
  */
 export function readLineTables(db: DatabaseSync, runId: string): TraceRunTables {
   const statements = statementsOf(db);
-  let spans = spanKeys.get(db);
-  if (spans === undefined) {
-    const statement = db.prepare(
-      "SELECT span_id, line_hash FROM trace_spans WHERE run_id = ? ORDER BY span_id",
-    );
-    (statement as unknown as { setReturnArrays(on: boolean): void }).setReturnArrays(true);
-    spanKeys.set(db, spans = statement);
+  let narrow = lineStatements.get(db);
+  if (narrow === undefined) {
+    narrow = new Map();
+    for (const [i, t] of TABLES.entries()) {
+      if (!LINE_TABLES.has(t.table)) continue;
+      const columns = LINE_TABLES.get(t.table);
+      if (columns === null) {
+        narrow.set(t.table, statements[i]!);
+        continue;
+      }
+      const statement = db.prepare(
+        `SELECT ${columns} FROM ${t.table} WHERE ${t.where ?? "run_id = ?"} ORDER BY ${t.key.join(", ")}`,
+      );
+      (statement as unknown as { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      narrow.set(t.table, { statement, names: columns!.split(", ") });
+    }
+    lineStatements.set(db, narrow);
   }
   const out = new Map<string, TraceRunTable>();
-  for (const [i, t] of TABLES.entries()) {
-    if (!LINE_TABLES.has(t.table)) continue;
-    const rows = (t.table === "trace_spans" ? spans : statements[i]!.statement).all(
-      runId,
-    ) as unknown as unknown[][];
-    out.set(t.table, {
-      names: t.table === "trace_spans" ? ["span_id", "line_hash"] : statements[i]!.names,
-      rows,
-    });
+  for (const [table, { statement, names }] of narrow) {
+    out.set(table, { names, rows: statement.all(runId) as unknown as unknown[][] });
   }
   return out;
 }
 
-const spanKeys = new WeakMap<DatabaseSync, StatementSync>();
+const lineStatements = new WeakMap<
+  DatabaseSync,
+  Map<string, { statement: StatementSync; names: readonly string[] }>
+>();
 
 /**
  * The format 2 digest of a run's rows read by {@linkcode readRunRows} (hex SHA-256); it needs only the names
