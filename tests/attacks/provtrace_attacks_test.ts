@@ -99,6 +99,11 @@ async function attack(
   const check = await checkTrace(file, options);
   const exported = await exportTrace(file, { kind: "steps", ...options, ...exportOptions })
     .catch((error: Error) => error);
+  // The check whose rows a worker hashes (an export of many runs) says the same of every attack, word for word.
+  const inWorker = await exportTrace(file, { kind: "steps", ...options, ...exportOptions, checkWorker: true })
+    .catch((error: Error) => error);
+  const words = (e: TraceExport | Error) => e instanceof Error ? e.message : JSON.stringify(e);
+  assert.equal(words(inWorker), words(exported), "the export with its check's rows hashed on a worker");
   return { check, exported };
 }
 

@@ -22,6 +22,9 @@ import {
 } from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
 import { sourceRun } from "./_source_run.ts";
+import { chainBreak } from "./_chain_break.ts";
+import type { RowsHasher } from "./_rows_hasher.ts";
+export { chainBreak } from "./_chain_break.ts";
 
 /** How one run compares with its source. */
 export interface TraceSourceCheck {
@@ -98,7 +101,10 @@ export async function readSourceEvidence(store: EvidenceStore, runId: string): P
  * rows whose MAC holds over their digest and the store's manifest now are trusted without building the run
  * again (without it, the run is built again from its evidence and compared row by row); `tables`: takes the
  * file's rows of the run as the check read them for their digest (an export makes its lines from them);
- * `evidence`: the run's files as {@linkcode readSourceEvidence} read them ahead (else they are read here).
+ * `evidence`: the run's files as {@linkcode readSourceEvidence} read them ahead (else they are read here);
+ * `hasher`: with the key, reads and hashes the run's rows on its worker, in this snapshot of the file, so that
+ * the caller can go on meanwhile (the same digest of the same rows; `tables` is then not called when the MAC
+ * holds, and the caller reads what it needs itself).
  * @returns How the run compares; it prints nothing.
  * @throws Only on a failure that is not the run's (a store that cannot be reached is `unreadable`).
  * @example
@@ -116,6 +122,7 @@ export async function checkTraceRun(
     key?: Uint8Array | null;
     tables?: (tables: TraceRunTables) => void;
     evidence?: Promise<SourceEvidence>;
+    hasher?: RowsHasher | null;
   } = {},
 ): Promise<TraceSourceCheck> {
   const id = row.run_id;
@@ -142,10 +149,18 @@ export async function checkTraceRun(
     // A line changed in place, with the manifest left alone, no longer chains to the last hash.
     const broken = chainBreak(await evidence.events, now, row.verified === 1);
     if (broken !== null) return { ...base, state: "changed", now, problem: `${broken}; ${again}` };
-    if (
-      options.key && sealedSame(trace, row, { key: options.key, manifest: manifest!, tables: options.tables })
-    ) {
-      return { ...base, verified: row.verified === 1, state: "same", now, problem: null };
+    if (options.key && row.rows_mac !== null) {
+      const same = { ...base, verified: row.verified === 1, state: "same" as const, now, problem: null };
+      const seal = { key: options.key, manifest: manifest! };
+      // The worker's digest of the rows, in this snapshot; when its MAC does not hold, the rows are read here.
+      if (options.hasher && macHolds(row, { ...seal, digest: await options.hasher.digest(id) })) return same;
+      const found = traceRunDigest(trace, row.run_id, { tables: options.tables });
+      if (
+        macHolds(row, { ...seal, digest: found.digest }) ||
+        macHolds(row, { ...seal, digest: found.canonical })
+      ) {
+        return same;
+      }
     }
     return await rebuiltCheck(trace, { row, store, base, now, again, options });
   } catch (error) {
@@ -215,24 +230,17 @@ async function rebuiltCheck(
 
 /**
  * Whether the run's rows in the file, with the store's manifest as it is now, are what the build sealed with the
- * key: the rows' digest computed again, and the MAC over it and the manifest's SHA-256 compared. A file edited
- * without the key cannot pass; a manifest changed since the build does not.
+ * key: the MAC over the rows' digest, computed again, and the manifest's SHA-256 compared. A file edited without
+ * the key cannot pass; a manifest changed since the build does not. A file built before the digest's format 2
+ * sealed the RFC 8785 digest, which the caller tries when the format 2 digest does not hold.
  */
-function sealedSame(
-  trace: DatabaseSync,
+function macHolds(
   row: TraceSourceRow,
-  { key, manifest, tables }: { key: Uint8Array; manifest: string; tables?: (tables: TraceRunTables) => void },
+  { key, manifest, digest }: { key: Uint8Array; manifest: string; digest: string },
 ): boolean {
   if (row.rows_mac === null) return false;
-  const found = traceRunDigest(trace, row.run_id, { tables });
-  const seal = (rows_digest: string) => ({
-    run_id: row.run_id,
-    rows_digest,
-    manifest_sha256: sha256Hex(manifest),
-  });
-  // A file built before the digest's format 2 sealed the RFC 8785 digest: tried only when the first fails.
-  return rowsMacHolds(row.rows_mac, { key, seal: seal(found.digest) }) ||
-    rowsMacHolds(row.rows_mac, { key, seal: seal(found.canonical) });
+  const seal = { run_id: row.run_id, rows_digest: digest, manifest_sha256: sha256Hex(manifest) };
+  return rowsMacHolds(row.rows_mac, { key, seal });
 }
 
 /** What the digest kept at the build says of rows that differ from the evidence. */
@@ -246,62 +254,4 @@ function whyRows(row: TraceSourceRow, found: TraceRunDigest): string {
     return `they were built by provtrace ${row.build_version}, which maps events to rows differently`;
   }
   return "the digest kept at the build was rewritten with them, or the store's assessments of the run changed since";
-}
-
-/**
- * Where the lines of `events.jsonl` stop chaining to `last`, in one line; null when they chain whole.
- *
- * With `built`, the lines were verified when the run was built (each a canonical event, with a `prev` of its
- * own), and each line's `prev` is read where its text says `"prev":` (in RFC 8785 text that is a key, never a
- * string's content, which escapes its quotes) when it says it once; a line that says it more than once, or not
- * as a hash or null, is parsed. This proves as much as parsing every line: lines that chain whole to the last
- * hash are the bytes that were verified, so a line changed since breaks the chain at the first unchanged line
- * after it (or at the last hash), and that line is a verified event whose one `"prev":` is its own. Any break
- * is described by the full walk below, so the words are the same.
- */
-export function chainBreak(text: string | null, last: string | null, built = false): string | null {
-  if (text === null) return "the store's run has no events.jsonl now";
-  if (!built) return parsedChainBreak(text, last);
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  let prev: string | null = null;
-  for (const line of lines) {
-    const said = prevOf(line);
-    if (said === undefined || said !== prev) return parsedChainBreak(text, last);
-    prev = sha256Hex(line);
-  }
-  return prev === last ? null : parsedChainBreak(text, last);
-}
-
-/** A line's one `prev`, read where it says `"prev":`; undefined when it says so more than once, or not plainly. */
-function prevOf(line: string): string | null | undefined {
-  const at = line.indexOf(PREV);
-  if (at < 0 || line.indexOf(PREV, at + PREV.length) >= 0) return undefined;
-  const from = at + PREV.length;
-  if (line.startsWith("null", from)) return null;
-  const end = from + 66;
-  if (line[from] !== '"' || line[end - 1] !== '"') return undefined;
-  const hash = line.slice(from + 1, end - 1);
-  return HEX64.test(hash) ? hash : undefined;
-}
-
-const PREV = '"prev":';
-const HEX64 = /^[0-9a-f]{64}$/;
-
-/** {@linkcode chainBreak} by parsing every line, for its words, and for a run that was not built verified. */
-function parsedChainBreak(text: string, last: string | null): string | null {
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  let prev: string | null = null;
-  for (const [i, line] of lines.entries()) {
-    let said: unknown;
-    try {
-      said = (JSON.parse(line) as { prev?: unknown }).prev;
-    } catch {
-      return `events.jsonl line ${i + 1} is not JSON now`;
-    }
-    if (said !== prev) return `events.jsonl line ${i + 1} no longer chains to the line before it`;
-    prev = sha256Hex(line);
-  }
-  return prev === last ? null : "the last line of events.jsonl no longer hashes to the manifest's last hash";
 }

@@ -97,17 +97,110 @@ export function traceRunDigest(
   runId: string,
   options: { tables?: (tables: TraceRunTables) => void } = {},
 ): TraceRunDigest {
+  const read = readRunRows(db, runId);
+  options.tables?.(read.tables);
+  return runDigestOf(read);
+}
+
+/** A run's rows as a digest reads them: by table, in the digest's order, each row an array of its values. */
+export interface TraceRunRows {
+  /** Each table's column names, in the digest's order of tables. */
+  names: readonly (readonly string[])[];
+  /** Each table's rows, in the digest's order of tables, each table's in its key's order. */
+  rows: readonly (readonly (readonly unknown[])[])[];
+  /** The same rows by table name, as {@linkcode traceRunDigest}'s `tables` gives them. */
+  tables: TraceRunTables;
+}
+
+/**
+ * Reads a run's rows for its digest, without hashing them: {@linkcode runDigestText}'s hash can then be made
+ * elsewhere (an export hashes run k on a worker while it reads run k + 1).
+ *
+ * @param db An open trace database.
+ * @param runId The run.
+ * @returns The rows, by table.
+ */
+export function readRunRows(db: DatabaseSync, runId: string): TraceRunRows {
+  const statements = statementsOf(db);
+  const rows = statements.map((s) => s.statement.all(runId) as unknown as unknown[][]);
+  const names = statements.map((s) => s.names);
+  return {
+    names,
+    rows,
+    tables: new Map(TABLES.map((t, i) => [t.table, { names: names[i]!, rows: rows[i]! }])),
+  };
+}
+
+/** The tables that an export's lines are made of (`CallReader`), of a run's rows. */
+/**
+ * The tables that an export's lines are made of (`CallReader`), each with the columns the lines use when not all
+ * of them: the spans' attributes, the messages' plain text (their content holds it) and the run ID of every
+ * message of every call are most of a run's bytes, and the lines use none of them.
+ */
+const LINE_TABLES = new Map<string, string | null>([
+  ["trace_spans", "span_id, line_hash"],
+  ["trace_tokens", null],
+  ["trace_call_messages", "span_id, direction, message, message_hash"],
+  ["trace_messages", "hash, content"],
+  ["trace_tool_calls", null],
+  ["trace_assessments", null],
+]);
+
+/**
+ * The rows of a run that an export's lines are made of, read as the digest reads them (by table, each in its
+ * key's order), with only the columns the lines use: for an export whose check hashed the run's rows elsewhere
+ * (a worker, in the same snapshot), so that this thread reads nothing the lines do not use.
+ *
+ * @param db An open trace database.
+ * @param runId The run.
+ * @returns The tables, as {@linkcode traceRunDigest}'s `tables` would give them, some with fewer columns.
+ */
+export function readLineTables(db: DatabaseSync, runId: string): TraceRunTables {
+  const statements = statementsOf(db);
+  let narrow = lineStatements.get(db);
+  if (narrow === undefined) {
+    narrow = new Map();
+    for (const [i, t] of TABLES.entries()) {
+      if (!LINE_TABLES.has(t.table)) continue;
+      const columns = LINE_TABLES.get(t.table);
+      if (columns === null) {
+        narrow.set(t.table, statements[i]!);
+        continue;
+      }
+      const statement = db.prepare(
+        `SELECT ${columns} FROM ${t.table} WHERE ${t.where ?? "run_id = ?"} ORDER BY ${t.key.join(", ")}`,
+      );
+      (statement as unknown as { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      narrow.set(t.table, { statement, names: columns!.split(", ") });
+    }
+    lineStatements.set(db, narrow);
+  }
+  const out = new Map<string, TraceRunTable>();
+  for (const [table, { statement, names }] of narrow) {
+    out.set(table, { names, rows: statement.all(runId) as unknown as unknown[][] });
+  }
+  return out;
+}
+
+const lineStatements = new WeakMap<
+  DatabaseSync,
+  Map<string, { statement: StatementSync; names: readonly string[] }>
+>();
+
+/**
+ * The format 2 digest of a run's rows read by {@linkcode readRunRows} (hex SHA-256); it needs only the names
+ * and the rows, so a worker given a copy of them gives the same digest.
+ *
+ * @param read The rows' column names and values, by table in the digest's order.
+ * @returns 64 hex digits.
+ */
+export function runDigestText(read: Pick<TraceRunRows, "names" | "rows">): string {
   const hash = createHash("sha256");
   // Values are hashed a chunk at a time, not each alone (and the run's rows are never joined into one text).
   let chunk = "";
-  const statements = statementsOf(db);
-  const read: unknown[][][] = [];
   for (const [i, t] of TABLES.entries()) {
-    const table = statements[i]!;
-    const all = table.statement.all(runId) as unknown as unknown[][];
-    read.push(all);
-    chunk += `${t.table}\t${table.names.join(",")}\n`;
-    for (const values of all) {
+    chunk += `${t.table}\t${read.names[i]!.join(",")}\n`;
+    for (const values of read.rows[i]!) {
       for (const v of values) {
         if (typeof v === "string") chunk += v.isWellFormed() ? `s${v.length}:${v}` : `u${JSON.stringify(v)}`;
         else if (v === null) chunk += "z";
@@ -121,13 +214,16 @@ export function traceRunDigest(
     }
   }
   hash.update(chunk);
-  if (options.tables) {
-    options.tables(new Map(TABLES.map((t, i) => [t.table, { names: statements[i]!.names, rows: read[i]! }])));
-  }
+  return hash.digest("hex");
+}
+
+/** The digest of rows read by {@linkcode readRunRows}. */
+function runDigestOf(read: TraceRunRows): TraceRunDigest {
   let named: { canonical: string; rows: Map<string, string> } | null = null;
-  const canonical = () => named ??= canonicalRows(statements, read);
+  const canonical = () =>
+    named ??= canonicalRows(read.names.map((names, i) => shapeOf(TABLES[i]!, names)), read.rows);
   return {
-    digest: hash.digest("hex"),
+    digest: runDigestText(read),
     // Only a file built before format 2, or a comparison that found a difference, needs these.
     get canonical() {
       return canonical().canonical;
@@ -140,7 +236,7 @@ export function traceRunDigest(
 
 /** The format 2 text of a value that is not a text or null. */
 function valueText(v: unknown): string {
-  if (typeof v === "number") return `n${Number.isFinite(v) ? JSON.stringify(v) : String(v)};`;
+  if (typeof v === "number") return `n${v};`; // a finite number's JSON is its String(); Infinity and NaN as named
   if (v instanceof Uint8Array) return `b${Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("")};`;
   if (typeof v === "bigint") return `i${v};`;
   throw new TypeError(
@@ -150,8 +246,8 @@ function valueText(v: unknown): string {
 
 /** The rows of a run by name, each as its RFC 8785 JSON, and the digest of provtrace before format 2. */
 function canonicalRows(
-  statements: DigestStatement[],
-  read: unknown[][][],
+  statements: readonly DigestShape[],
+  read: readonly (readonly (readonly unknown[])[])[],
 ): { canonical: string; rows: Map<string, string> } {
   const rows = new Map<string, string>();
   const hash = createHash("sha256");
@@ -176,21 +272,34 @@ function canonicalRows(
   return { canonical: hash.digest("hex"), rows };
 }
 
-/** A table's statement, prepared once per database, and where its columns are in the rows it gives. */
-interface DigestStatement {
-  /** Gives each row as an array of its columns' values. */
-  statement: StatementSync;
+/** Where a table's columns are in the rows its statement gives. */
+interface DigestShape {
   /** The positions of the key's columns. */
   key: number[];
   /** The positions of the columns in RFC 8785 order (by UTF-16 code unit), each with its name. */
   sorted: { at: number; name: string }[];
   /** The column names, in the statement's order. */
-  names: string[];
+  names: readonly string[];
   /**
    * Whether an object with the columns as keys, made in `sorted`'s order, keeps that order: not for a name that
    * is an array index (an object puts those first) or `__proto__` (a file's table made again could have one).
    */
   ordered: boolean;
+}
+
+/** A table's statement, prepared once per database, and where its columns are in the rows it gives. */
+interface DigestStatement extends DigestShape {
+  /** Gives each row as an array of its columns' values. */
+  statement: StatementSync;
+  names: string[];
+}
+
+/** Where a table's columns are, from their names. */
+function shapeOf(t: DigestTable, names: readonly string[]): DigestShape {
+  const sorted = names.map((name, at) => ({ at, name }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = names.every((n) => !/^(0|[1-9][0-9]*)$/.test(n) && n !== "__proto__");
+  return { key: t.key.map((k) => names.indexOf(k)), sorted, names, ordered };
 }
 
 /**
@@ -211,10 +320,7 @@ function statementsOf(db: DatabaseSync): DigestStatement[] {
       // Arrays, not an object per row: the names are the same for every row, and sorted once here.
       (statement as unknown as { setReturnArrays(on: boolean): void }).setReturnArrays(true);
       const names = (statement.columns() as { name: string }[]).map((c) => c.name);
-      const sorted = names.map((name, at) => ({ at, name }))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      const ordered = names.every((n) => !/^(0|[1-9][0-9]*)$/.test(n) && n !== "__proto__");
-      return { statement, key: t.key.map((k) => names.indexOf(k)), sorted, names, ordered };
+      return { ...shapeOf(t, names), statement, names };
     });
     prepared.set(db, statements);
   }
@@ -228,7 +334,7 @@ function statementsOf(db: DatabaseSync): DigestStatement[] {
  * the one difference, and JSON.stringify writes its lone surrogate as `\ud8xx`…`\udfxx`, so a text holding
  * `\ud` goes the value-by-value way, as does a row with any other value.
  */
-function rowText(table: DigestStatement, values: unknown[]): string {
+function rowText(table: DigestShape, values: readonly unknown[]): string {
   const slow = () => flatCanonical(plain(Object.fromEntries(table.names.map((n, i) => [n, values[i]]))));
   if (!table.ordered) return slow();
   const row: Record<string, unknown> = {};
@@ -260,7 +366,7 @@ function flatCanonical(row: Record<string, unknown>): string {
 }
 
 /** The RFC 8785 JSON of a row's key, an array of its values (as {@linkcode rowText} does a row). */
-function keyText(table: DigestStatement, row: unknown[]): string {
+function keyText(table: DigestShape, row: readonly unknown[]): string {
   const values = table.key.map((k) => row[k] ?? null);
   if (values.every(plainType)) {
     const text = JSON.stringify(values);

@@ -19,6 +19,7 @@ import type { Json, TelemetryPolicy } from "../../provevi/mod.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
 import {
   openTraceDb,
+  readLineTables,
   readRowsKey,
   TRACE_SCHEMA_VERSION,
   type TraceRunTables,
@@ -26,6 +27,7 @@ import {
 } from "../db/mod.ts";
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { readAhead } from "../build/_read_ahead.ts";
+import { RowsHasher } from "../build/_rows_hasher.ts";
 import { SourceStores, sourceWithEvidence, traceSources } from "../build/_source_stores.ts";
 import { byRun, type Call, CallReader, type CallRow, type LineEvent, runsOf } from "./_calls.ts";
 export type { LineEvent } from "./_calls.ts";
@@ -74,6 +76,12 @@ export interface TraceExportOptions {
   policy?: TelemetryPolicy;
   /** The policy's destination that the export is. */
   destination?: string;
+  /**
+   * Whether, with the rows key, a worker reads and hashes each run's rows, in the export's snapshot of the file,
+   * while the next runs' evidence is read (the same check, on two cores); by default when the file holds 64 runs
+   * or more.
+   */
+  checkWorker?: boolean;
 }
 
 /** What {@linkcode exportTrace} gives. */
@@ -191,12 +199,17 @@ export async function exportTrace(db: string, options: TraceExportOptions): Prom
       }); delete it and build it again`,
     );
   }
-  // One snapshot of the file for the check of each run and the lines written from it.
+  const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
+  // One snapshot of the file for the check of each run and the lines written from it (and for the worker that
+  // hashes the runs' rows, when there is one).
+  const worker = key !== null && (options.checkWorker ?? runsCount(trace.db) >= WORKER_RUNS);
   trace.db.exec("BEGIN");
   try {
+    const firstRead = () => trace.db.prepare("SELECT count(*) AS n FROM trace_sources").get();
+    using hasher = worker ? await RowsHasher.open(trace.path, trace.db, firstRead) : (firstRead(), null);
     const rows = chosenRows(trace.db, options, per);
     const reader = new CallReader(trace.db);
-    const checked = await checkRuns(trace.db, byRun(rows), { ...options, reader });
+    const checked = await checkRuns(trace.db, byRun(rows), { ...options, reader, key, hasher });
     const refused = [...checked.values()].filter((c) => c.refused !== null).map((c) => c.refused!);
     const calls = reader.inOrder(rows);
     const verified = (runId: string) => checked.get(runId)!.verified;
@@ -291,32 +304,49 @@ function chosenRows(
     ORDER BY r.started_at, c.run_id, s.seq`).all(...args) as CallRow[];
 }
 
+/** From how many runs an export hashes them on a worker by default (below it, the worker's start costs more). */
+const WORKER_RUNS = 64;
+/** How many runs' checks are under way at once when a worker hashes them. */
+const CHECKS_AT_ONCE = 16;
+
+/** How many runs the file holds, read before the export's snapshot: whether a worker is worth its start. */
+function runsCount(db: DatabaseSync): number {
+  return Number((db.prepare("SELECT count(*) AS n FROM trace_sources").get() as { n: number }).n);
+}
+
 /**
  * Each run checked against its store: whether it verifies now, or why it is refused. The calls of a run that
  * checks out are made at once, from its rows as the check read them for their digest: one read of each row.
+ * With the rows key and many runs, a worker walks each run's lines and hashes its rows while the next runs are
+ * read here: a few checks are under way at once, and each run's calls are made when its own check is done.
  */
 async function checkRuns(
   db: DatabaseSync,
   rows: Map<string, CallRow[]>,
-  options: TraceExportOptions & { reader: CallReader },
+  options: TraceExportOptions & { reader: CallReader; key: Uint8Array | null; hasher: RowsHasher | null },
 ): Promise<Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>> {
   const out = new Map<string, { verified: boolean; refused: TraceExport["refused"][number] | null }>();
-  const key = options.keyFile === undefined ? null : await readRowsKey(options.keyFile);
-  let tables: TraceRunTables | undefined;
-  const each = {
-    key,
-    ...(options.catalog ? { catalog: options.catalog } : {}),
-    tables: (read: TraceRunTables) => tables = read,
-  };
+  const { key, hasher } = options;
   await using stores = new SourceStores(options);
   const sources = traceSources(db, [...rows.keys()]);
+  hasher?.queue(sources.map((s) => s.run_id));
   const take = readAhead(sources.length, (i) => sourceWithEvidence(stores, sources[i]!));
-  for (const [i, source] of sources.entries()) {
+  const checkOne = async (i: number) => {
+    const source = sources[i]!;
     const { store, evidence } = await take(i);
-    tables = undefined;
+    let tables: TraceRunTables | undefined;
     const check = typeof store === "string"
       ? { state: "unreadable" as const, verified: false, problem: store }
-      : await checkTraceRun(db, source, store, { ...each, evidence: evidence! });
+      : await checkTraceRun(db, source, store, {
+        key,
+        ...(options.catalog ? { catalog: options.catalog } : {}),
+        ...(hasher ? { hasher } : {}),
+        tables: (read: TraceRunTables) => tables = read,
+        evidence: evidence!,
+      });
+    return { source, check, tables };
+  };
+  const done = ({ source, check, tables }: Awaited<ReturnType<typeof checkOne>>) => {
     let problem = check.problem;
     if (problem === null && !check.verified && !options.allowUnverified) {
       problem = "it does not verify now; export it with --allow-unverified to mark it so";
@@ -325,8 +355,25 @@ async function checkRuns(
       verified: check.verified,
       refused: problem === null ? null : { run_id: source.run_id, state: check.state, problem },
     });
-    if (problem === null) options.reader.read(source.run_id, rows.get(source.run_id)!, tables);
+    // A run hashed on the worker: its lines' rows read here, in the same snapshot, without the spans' attributes.
+    if (problem === null) {
+      options.reader.read(
+        source.run_id,
+        rows.get(source.run_id)!,
+        tables ?? readLineTables(db, source.run_id),
+      );
+    }
+  };
+  // In order: each check is started in turn (its reads in this snapshot), and its result taken in turn.
+  const underWay: Promise<Awaited<ReturnType<typeof checkOne>>>[] = [];
+  const atOnce = hasher ? CHECKS_AT_ONCE : 1;
+  for (let i = 0; i < sources.length; i++) {
+    const check = checkOne(i);
+    check.catch(() => {}); // its error is thrown when it is taken
+    underWay.push(check);
+    if (underWay.length >= atOnce) done(await underWay.shift()!);
   }
+  while (underWay.length) done(await underWay.shift()!);
   return out;
 }
 

@@ -95,3 +95,20 @@ Deno.test("a file built before the digest's format 2, its rows sealed over their
   assert.ok(quick.ok, JSON.stringify(quick.runs));
   assert.equal((await checkTrace(db, { catalog: t.catalog, runs: t.runs, keyFile, deep: true })).ok, false);
 });
+
+Deno.test("rowsMac is HMAC-SHA256 (RFC 2104) of the seal's RFC 8785 JSON, for keys of any length", async () => {
+  const { createHmac, randomBytes } = await import("node:crypto");
+  const canonicalize = (await import("canonicalize")).default;
+  const seal = {
+    run_id: "run-20261129T120000Z-0badc0de",
+    rows_digest: "ab".repeat(32),
+    manifest_sha256: "cd".repeat(32),
+  };
+  for (const length of [1, 32, 63, 64, 65, 100]) {
+    const key = new Uint8Array(randomBytes(length));
+    const expected = createHmac("sha256", key).update(canonicalize(seal)!).digest("hex");
+    assert.equal(rowsMac(key, seal), expected, `a key of ${length} bytes`);
+    assert.equal(rowsMac(key, seal), expected, `a key of ${length} bytes, its pads made already`);
+    assert.notEqual(rowsMac(key, { ...seal, rows_digest: "ef".repeat(32) }), expected);
+  }
+});
