@@ -20,6 +20,7 @@ import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
 import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
 import { decodeTraceRows, type RowLines } from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
+import { dropBody } from "../guard/door_body.ts";
 import type { RunBudget } from "./run_budget.ts";
 
 /**
@@ -261,11 +262,11 @@ export async function takeTraces(
     return otlpError(status, message, contentType);
   };
   if (request.method !== "POST") {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     return answer(405, "send spans with POST to /v1/traces");
   }
   if (target === null || target.run.sealed) {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     return answer(
       409,
       target === null
@@ -276,7 +277,7 @@ export async function takeTraces(
   const { run } = target;
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-protobuf" && type !== "application/json") {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     const message = "send application/x-protobuf or application/json";
     await refusalProblem(target, `the span receiver refused a request: ${message}`);
     return answer(415, message);
