@@ -47,7 +47,10 @@ export interface ReceiverRun {
  */
 export interface SpanRows {
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
-  /** Appends rows made already: each a span's JSON and a newline, as `addSpans` would write them. */
+  /**
+   * Appends rows made already: each a span's JSON and a newline, as `addSpans` would write them. The bytes are
+   * reused once the promise settles: write them (or copy them) before.
+   */
   addSpanLines?(runId: string, lines: Uint8Array): Promise<void>;
 }
 
@@ -326,6 +329,7 @@ async function recordSpans(
   let event: Omit<EventInit, "actor">;
   if ("lines" in decoded) {
     await rows.addSpanLines!(run.runId, decoded.lines.lines);
+    decoded.lines.release(); // written: the next body's lines take its buffer
     event = batchEvent(decoded.lines.services, { encoding, spans: decoded.count });
   } else {
     const records = requestRecords(decoded.spans, { encoding });
