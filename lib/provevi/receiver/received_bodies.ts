@@ -58,6 +58,11 @@ export class ReceivedBodies {
     return this.#awaited;
   }
 
+  /** How many bodies were stored as payloads. */
+  get count(): number {
+    return this.#stored.size;
+  }
+
   /** True when the body with this SHA-256 was stored as a payload by a take. */
   stored(sha256: string): boolean {
     return this.#stored.has(sha256);

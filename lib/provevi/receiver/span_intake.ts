@@ -39,6 +39,8 @@ export interface ReceiverRun {
   recordMany?(inits: readonly Omit<EventInit, "actor">[]): Promise<unknown>;
   /** Stores a payload; returns its SHA-256. */
   payload(content: unknown): Promise<string | null>;
+  /** Starts writing the payloads stored so far to disk, waited for by nothing (optional). */
+  flushPayloads?(): void;
 }
 
 /**
