@@ -6,7 +6,7 @@
  * `{ case: bytes held }`.
  * @module
  */
-import { readBytesCapped, serveDoor } from "../../lib/provevi/guard/mod.ts";
+import { bodyReader, readBytesCapped, serveDoor } from "../../lib/provevi/guard/mod.ts";
 import { readReply } from "../../lib/provevi/mlflow/mlflow_reply.ts";
 import { limitedFetch } from "../../lib/provrun/backends/model_limit.ts";
 
@@ -70,16 +70,26 @@ async function tricklingClient(port: number, rest: Promise<void>): Promise<void>
   })().catch(() => {});
 }
 
-async function doorReadAhead(): Promise<number> {
+/** The door's read-ahead: through its stream, or (`handed`) for a handler that reads with `bodyReader`. */
+async function doorReadAhead(handed: boolean): Promise<number> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => release = resolve);
   // The trickle's 3,000 bytes take seconds on an idle machine and can pass the door's 30 s body floor on a
   // loaded one, where the door rightly cuts the slow body (door_attacks_test holds that): this case measures what
   // the read-ahead holds, so its floor is out of the way (#25: no test depends on an idle machine).
-  const door = serveDoor({ limits: { bodyFloorMs: 600_000 } }, async (request) => {
-    await released; // the handler waits (a run's lock held) while the door reads ahead
-    return new Response(`${(await request.arrayBuffer()).byteLength}`);
-  });
+  const door = serveDoor(
+    { limits: { bodyFloorMs: 600_000 }, handlerReadsBodies: handed },
+    async (request) => {
+      await released; // the handler waits (a run's lock held) while the door reads ahead
+      const bytes = handed
+        ? await readBytesCapped(bodyReader(request)!, {
+          max: 1 << 20,
+          tooLarge: () => new Error("too large"),
+        })
+        : new Uint8Array(await request.arrayBuffer());
+      return new Response(`${bytes.byteLength}`);
+    },
+  );
   const before = baseline();
   await tricklingClient(door.addr.port, released);
   const n = held(before);
@@ -138,7 +148,8 @@ async function modelAnswer(): Promise<number> {
 }
 
 console.log(JSON.stringify({
-  "door read-ahead": await doorReadAhead(),
+  "door read-ahead": await doorReadAhead(false),
+  "door read-ahead, read by its handler (prove serve, a run's receiver)": await doorReadAhead(true),
   "collected body (receiver, witness, viewer)": await collectedBody(),
   "MLflow reply": await mlflowReply(),
   "model answer through limitedFetch": await modelAnswer(),

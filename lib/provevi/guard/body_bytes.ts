@@ -27,7 +27,7 @@ export function ownChunk(chunk: Uint8Array): Uint8Array {
 /**
  * Reads a stream of bytes whole, at most `max` bytes, holding each chunk at its own size.
  *
- * @param stream The body.
+ * @param stream The body, or a reader of it (the door's `bodyReader`).
  * @param options `max`, the most bytes taken, and `tooLarge`, the error thrown past it (the stream is cancelled).
  * @returns The bytes.
  * @throws The error of `tooLarge`, or the stream's own error.
@@ -39,12 +39,14 @@ export function ownChunk(chunk: Uint8Array): Uint8Array {
  * ```
  */
 export async function readBytesCapped(
-  stream: ReadableStream<Uint8Array>,
+  stream:
+    | ReadableStream<Uint8Array>
+    | Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel" | "releaseLock">,
   options: { max: number; tooLarge: (size: number) => Error },
 ): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = stream.getReader();
+  const reader = stream instanceof ReadableStream ? stream.getReader() : stream;
   try {
     for (;;) {
       const { done, value } = await reader.read();

@@ -22,6 +22,14 @@ export interface DoorOptions {
    */
   watchBodies?: boolean;
   /**
+   * Whether the handler reads every body it takes through `bodyReader(request)`, and drops the others with
+   * `dropBody(request)` (false by default). The door then counts a body as the handler reads it, where its stream
+   * would pass each chunk through a stream and a new `Request` of its own: the handler gets the server's request,
+   * and the bytes pass once (`door_body.ts`). The limits are the same; a handler that reads `request.body` itself
+   * finds it locked.
+   */
+  handlerReadsBodies?: boolean;
+  /**
    * Whether a streamed answer that its client stops taking is cut (true by default). Watching puts one stream
    * between the handler's answer and the server; a door whose only client is the run's own program and whose
    * handler cuts a call that waits too long on its own (the model gateway) may leave it off, for its time to

@@ -7,6 +7,7 @@
 import type { DoorOptions } from "./door_options.ts";
 import type { DoorRefusal, FullDoorLimits } from "./door_limits.ts";
 import { type Watch, watchedRequest } from "./door_watch.ts";
+import { handedRequest } from "./door_body.ts";
 
 /**
  * Requests under way at once on one connection. HTTP/1.1 has one; HTTP/2 lets a client open 200 streams on a
@@ -54,11 +55,17 @@ export function busyRequest(request: Request, text: string): Response {
 }
 
 /**
- * The request with its body watched; or, for a method that a `Request` cannot be made with (CONNECT, TRACE,
- * TRACK), the request itself: its body then counts as arriving at no speed, so a handler that waits for it has
- * the body's floor of time, and is refused with the connection after it.
+ * The request with its body watched: read by its handler through `bodyReader` with `handlerReadsBodies`, else
+ * through the door's stream; or, for a method that a `Request` cannot be made with (CONNECT, TRACE, TRACK), the
+ * request itself: its body then counts as arriving at no speed, so a handler that waits for it has the body's
+ * floor of time, and is refused with the connection after it.
  */
-export function watchedOrNot(request: Request, watch: Watch): ReturnType<typeof watchedRequest> {
+export function watchedOrNot(
+  request: Request,
+  watch: Watch,
+  options: DoorOptions = {},
+): ReturnType<typeof watchedRequest> {
+  if (options.handlerReadsBodies) return handedRequest(request, watch);
   try {
     return watchedRequest(request, watch);
   } catch (error) {

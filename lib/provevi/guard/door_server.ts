@@ -222,7 +222,7 @@ class ConnectionDoor implements DoorServer {
       return this.#answer(watch, await this.#handler(request, info));
     }
     watch.phase = "body";
-    const watched = watchedOrNot(request, watch);
+    const watched = watchedOrNot(request, watch, this.#options);
     const refused = Promise.withResolvers<Response>();
     connection.requests.set(watch, () => {
       watched.stop(new Deno.errors.TimedOut("the request's body came too slowly"));

@@ -29,7 +29,7 @@ export interface Watch {
 }
 
 /** How much of a body the door reads ahead of the handler: past it, the client waits on the handler. */
-const READ_AHEAD = 64 * 1024;
+export const READ_AHEAD = 64 * 1024;
 /** The methods the Fetch standard forbids a `Request` to have. */
 const FORBIDDEN = /^(connect|trace|track)$/i;
 

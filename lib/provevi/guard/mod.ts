@@ -19,3 +19,4 @@ export * from "./local_server.ts";
 export * from "./door_limits.ts";
 export * from "./door_server.ts";
 export * from "./body_bytes.ts";
+export { type BodyReader, bodyReader, dropBody, handedBody } from "./door_body.ts";

@@ -74,7 +74,7 @@ async function guarded(
   const { options, limits, handler, refuse } = parts;
   const watchBody = request.body !== null && options.watchBodies !== false;
   const watch: Watch = newWatch(watchBody ? "body" : "working");
-  const watched = watchBody ? watchedOrNot(request, watch) : { request, stop: () => {} };
+  const watched = watchBody ? watchedOrNot(request, watch, options) : { request, stop: () => {} };
   const stopAnswer = new AbortController();
   const timer = setInterval(() => {
     const now = Date.now();

@@ -219,7 +219,15 @@ export async function openWithDaemon(
   let refused = 0;
   // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones
   const taken = new ReceivedBodies(run.folder);
-  const taker = setInterval(() => void taken.take((bytes) => run.payload(bytes)), TAKE_EVERY_MS);
+  // each take that stored bodies starts their fdatasync, so that the seal's fsync has only the last ones to write
+  let flushed = 0;
+  const taker = setInterval(() => {
+    void taken.take((bytes) => run.payload(bytes)).then(() => {
+      if (taken.count === flushed) return;
+      flushed = taken.count;
+      run.flushPayloads?.();
+    });
+  }, TAKE_EVERY_MS);
   Deno.unrefTimer(taker);
   const seal = async () => {
     clearInterval(taker);

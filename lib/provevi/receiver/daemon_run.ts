@@ -17,8 +17,8 @@ import { join } from "node:path";
 import type { EventInit } from "../evidence/chain.ts";
 import { EvidenceError } from "../evidence/errors.ts";
 import { nowUtc } from "../evidence/event.ts";
-import { sha256Hex } from "../evidence/hash.ts";
-import { packRecord } from "../evidence/payload_pack.ts";
+import { sha256Hex, takeVouchedSha256 } from "../evidence/hash.ts";
+import { packRecord, packRecordSize } from "../evidence/payload_pack.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
 import { runWriterState, WRITER_LOCK } from "../evidence/writer_process.ts";
@@ -35,6 +35,23 @@ const utf8 = new TextEncoder();
 function bytesOf(content: unknown): Uint8Array {
   if (content instanceof Uint8Array) return content;
   return utf8.encode(typeof content === "string" ? content : JSON.stringify(content) ?? "null");
+}
+
+/** The largest record made in the daemon's reused buffer; a larger one gets an array of its own. */
+const SCRATCH_MAX = 4 * 1024 * 1024;
+/** One buffer for the records appended: each is written whole before `payload` returns. */
+let scratch = new Uint8Array(0);
+
+/** A body's record in `received.spans` ({@linkcode packRecord}'s bytes), in the reused buffer when it fits. */
+function recordOf(sha256: string, bytes: Uint8Array): Uint8Array {
+  const size = packRecordSize(bytes.length);
+  if (size > SCRATCH_MAX) return packRecord(sha256, bytes);
+  if (scratch.length < size) scratch = new Uint8Array(Math.max(size, 256 * 1024));
+  const out = scratch.subarray(0, size);
+  const { written } = utf8.encodeInto(`${sha256} ${bytes.length}\n`, out);
+  out.set(bytes, written);
+  out[size - 1] = 0x0a;
+  return out;
 }
 
 /** The file in a run folder where the span daemon keeps the bodies it took for the run, until its seal. */
@@ -200,10 +217,10 @@ export class DaemonRun implements ReceiverRun {
   payload(content: unknown): Promise<string> {
     if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
     const bytes = bytesOf(content);
-    const sha = sha256Hex(bytes);
+    const sha = takeVouchedSha256(bytes) ?? sha256Hex(bytes);
     if (this.#kept.has(sha)) return Promise.resolve(sha);
     const path = join(this.inStore.folder!, RECEIVED_FILE);
-    const record = packRecord(sha, bytes);
+    const record = recordOf(sha, bytes);
     try {
       // the run's program writes its run folder: never through a link it planted, nor into its FIFO
       this.#file ??= openPlainFileSync(path, { write: true, create: true, mode: 0o600 });

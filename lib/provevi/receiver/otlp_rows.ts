@@ -42,6 +42,8 @@ export interface RowLines {
   spans: number;
   /** The plain names of the services that sent them (`service.name`), each once. */
   services: Set<string>;
+  /** Lets go of the lines' bytes once they are written, for the next body's lines (optional: else collected). */
+  release(): void;
 }
 
 const utf8 = new TextEncoder();
@@ -502,7 +504,14 @@ export function decodeTraceRows(body: Uint8Array): RowLines | null {
   try {
     pass.request();
   } catch {
+    pass.out.release();
     return null; // the general way reads it again, and says what is wrong with it
   }
-  return { lines: pass.out.buf.subarray(0, pass.out.n), spans: pass.spans, services: pass.services };
+  const out = pass.out;
+  return {
+    lines: out.buf.subarray(0, out.n),
+    spans: pass.spans,
+    services: pass.services,
+    release: () => out.release(),
+  };
 }

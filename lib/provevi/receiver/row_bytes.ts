@@ -14,6 +14,16 @@ const HEX = utf8.encode("0123456789abcdef");
 const LINES_RATIO = 16;
 const LINES_FLOOR = 1024 * 1024;
 
+/**
+ * Buffers of lines let go of ({@linkcode Lines.release}), for the next bodies' lines: a new buffer of twice a
+ * body's size for every request cost its allocation, its zeroing and the collections it brought on. At most
+ * {@linkcode SPARE_COUNT}, none over {@linkcode SPARE_MAX_BYTES}.
+ */
+const spare: Uint8Array[] = [];
+const SPARE_COUNT = 2;
+const SPARE_MAX_BYTES = 8 * 1024 * 1024;
+const NONE = new Uint8Array();
+
 /** The lines being written, in one buffer that grows. */
 export class Lines {
   buf: Uint8Array;
@@ -22,8 +32,19 @@ export class Lines {
 
   /** @param body The bytes on the wire: a row takes about twice its span's. */
   constructor(body: number) {
-    this.buf = new Uint8Array(body * 2 + 4096);
+    const want = body * 2 + 4096;
+    const at = spare.findIndex((b) => b.length >= want);
+    this.buf = at >= 0 ? spare.splice(at, 1)[0]! : new Uint8Array(want);
     this.#most = body * LINES_RATIO + LINES_FLOOR;
+  }
+
+  /** Lets go of the buffer once its lines are written, for the next body's: nothing of them may be read after. */
+  release(): void {
+    if (this.buf !== NONE && spare.length < SPARE_COUNT && this.buf.length <= SPARE_MAX_BYTES) {
+      spare.push(this.buf);
+    }
+    this.buf = NONE;
+    this.n = 0;
   }
 
   /** Makes room for `k` more bytes; past the bound, a RangeError (the body goes the general way). */

@@ -15,7 +15,7 @@
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
 import { shutdownWithin } from "../guard/local_server.ts";
-import { type DoorLimits, serveDoor } from "../guard/mod.ts";
+import { type DoorLimits, dropBody, serveDoor } from "../guard/mod.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, type ReceiverRun, type SpanRows, takeTraces } from "./span_intake.ts";
 
@@ -122,12 +122,13 @@ export function receiver(store: SpanRows, run: ReceiverRun, options: ReceiverOpt
       port: options.port ?? 0,
       ...(options.doorLimits ? { limits: options.doorLimits } : {}),
       onRefusal: () => void strangers++,
+      handlerReadsBodies: true,
     },
     (request) => {
       const refusal = stranger(request, door!);
       if (refusal !== null) {
         strangers++;
-        request.body?.cancel().catch(() => {});
+        void dropBody(request);
         const response = otlpError(
           refusal.status,
           `span receiver: ${refusal.message}`,
@@ -137,7 +138,7 @@ export function receiver(store: SpanRows, run: ReceiverRun, options: ReceiverOpt
         return response;
       }
       if (new URL(request.url).pathname !== "/v1/traces") {
-        request.body?.cancel().catch(() => {});
+        void dropBody(request);
         return new Response(`not found: the receiver takes spans at POST /v1/traces`, { status: 404 });
       }
       return takeTraces(request, { run, rows: store, budget }, intake);

@@ -9,6 +9,7 @@
  * @module
  */
 import { joinChunks, ownChunk, readBytesCapped } from "../guard/body_bytes.ts";
+import { type BodyReader, bodyReader, dropBody, handedBody } from "../guard/door_body.ts";
 import { OtlpBodyError } from "./otlp_json.ts";
 
 /** The body is over its limit: the receiver answers 413. */
@@ -33,14 +34,14 @@ function pieceSize(max: number): number {
   return Math.max(MIN_PIECE, Math.min(MAX_PIECE, Math.floor(max / 4096)));
 }
 
-function readCapped(stream: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
-  if (stream === null) return Promise.resolve(new Uint8Array());
-  return readBytesCapped(stream, { max, tooLarge: () => new BodyTooLarge(max, "sent") });
+function readCapped(reader: BodyReader | null, max: number): Promise<Uint8Array> {
+  if (reader === null) return Promise.resolve(new Uint8Array());
+  return readBytesCapped(reader, { max, tooLarge: () => new BodyTooLarge(max, "sent") });
 }
 
 /** Feeds a body into the decompressor in pieces, counting what is sent; stops when told or at an error. */
 async function feed(
-  source: ReadableStreamDefaultReader<Uint8Array>,
+  source: BodyReader,
   writer: WritableStreamDefaultWriter<BufferSource>,
   { max, stop }: { max: number; stop: { now: boolean } },
 ): Promise<void> {
@@ -61,12 +62,11 @@ async function feed(
 }
 
 /** Undoes a gzip body as it comes, at most `max` bytes either way. */
-async function gunzipCapped(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
-  if (body === null) throw new OtlpBodyError("the gzip body is empty");
+async function gunzipCapped(source: BodyReader | null, max: number): Promise<Uint8Array> {
+  if (source === null) throw new OtlpBodyError("the gzip body is empty");
   const gunzip = new DecompressionStream("gzip");
   const writer = gunzip.writable.getWriter();
   const reader = gunzip.readable.getReader();
-  const source = body.getReader();
   const stop = { now: false };
   const feeding = feed(source, writer, { max, stop }).catch(async (error) => {
     stop.now = true;
@@ -115,22 +115,24 @@ export async function readSpanBody(request: Request, max: number): Promise<Uint8
   const length = request.headers.get("content-length");
   const declared = length === null ? NaN : Number(length);
   if (declared > max) {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     throw new BodyTooLarge(max, "sent");
   }
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase().trim();
   if (encoding === "identity" || encoding === "") {
     // A declared length within the cap bounds the body (the server reads no more than it declares): read it in
-    // one go. A body sent in chunks is counted as it comes.
-    if (Number.isSafeInteger(declared)) return new Uint8Array(await request.arrayBuffer());
-    return await readCapped(request.body, max);
+    // one go, unless a door counts it as it is read. A body sent in chunks is counted as it comes.
+    if (Number.isSafeInteger(declared) && !handedBody(request)) {
+      return new Uint8Array(await request.arrayBuffer());
+    }
+    return await readCapped(bodyReader(request), max);
   }
   if (encoding !== "gzip") {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     throw new OtlpBodyError(`the content encoding ${encoding.slice(0, 40)} is not gzip or none`);
   }
   try {
-    return await gunzipCapped(request.body, max);
+    return await gunzipCapped(bodyReader(request), max);
   } catch (error) {
     if (error instanceof BodyTooLarge || error instanceof OtlpBodyError) throw error;
     throw new OtlpBodyError(`the gzip body cannot be read: ${(error as Error).message}`, { cause: error });

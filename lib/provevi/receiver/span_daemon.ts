@@ -29,7 +29,14 @@ import type { EventInit } from "../evidence/chain.ts";
 import { crossSite, localHosts, refusedHost } from "../guard/local_request.ts";
 import { bearerOf, newSecret, sameSecret, secretDigest } from "../guard/local_secret.ts";
 import { shutdownWithin } from "../guard/local_server.ts";
-import { type DoorLimits, type DoorRefusal, serveDoor } from "../guard/mod.ts";
+import {
+  bodyReader,
+  type DoorLimits,
+  type DoorRefusal,
+  dropBody,
+  readBytesCapped,
+  serveDoor,
+} from "../guard/mod.ts";
 import { DaemonRun, storeState, storeStateNow } from "./daemon_run.ts";
 import type { RunLimits } from "./run_budget.ts";
 import { type IntakeOptions, otlpError, takeTraces } from "./span_intake.ts";
@@ -110,7 +117,7 @@ const ROUTES: Record<"open" | "list" | "traces" | "seal", Route> = {
 const NO_RUN = secretDigest(newSecret());
 
 function refuse(status: number, message: string, otlp: boolean, request: Request): Response {
-  request.body?.cancel().catch(() => {});
+  void dropBody(request);
   const headers: Record<string, string> = { "cache-control": "no-store" };
   if (status === 401) headers["www-authenticate"] = 'Bearer realm="prove serve"';
   const response = otlp
@@ -164,6 +171,8 @@ export class SpanDaemon implements AsyncDisposable {
         hostname,
         port: options.port ?? 0,
         ...(options.doorLimits ? { limits: options.doorLimits } : {}),
+        // every body is read through bodyReader (or dropped with dropBody): the bytes pass once
+        handlerReadsBodies: true,
         onRefusal: (refusal) => {
           if (refusal.status === 0) this.#cut.set(refusal.limit, (this.#cut.get(refusal.limit) ?? 0) + 1);
           else this.#refusals.set(refusal.status, (this.#refusals.get(refusal.status) ?? 0) + 1);
@@ -402,7 +411,7 @@ export class SpanDaemon implements AsyncDisposable {
   }
 
   #seal(request: Request, run: DaemonRun): Promise<Response> {
-    request.body?.cancel().catch(() => {});
+    void dropBody(request);
     return run.queue(() => {
       if (run.sealed) {
         const why = run.released ?? "its writer sealed it already";
@@ -490,26 +499,24 @@ export class SpanDaemon implements AsyncDisposable {
 /** The run ID of an open request's body, read with a cap: null when it is not `{"run_id": "<an ID>"}`. */
 async function runIdOf(request: Request): Promise<{ status: 200; id: string } | { status: 413 } | null> {
   const length = Number(request.headers.get("content-length") ?? NaN);
-  if (length > MAX_OPEN_BODY) return { status: 413 };
-  let text = "";
-  const reader = request.body?.pipeThrough(new TextDecoderStream()).getReader();
-  if (reader === undefined) return null;
+  if (length > MAX_OPEN_BODY) {
+    await dropBody(request);
+    return { status: 413 };
+  }
+  const reader = bodyReader(request);
+  if (reader === null) return null;
+  let bytes: Uint8Array;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += value;
-      if (text.length > MAX_OPEN_BODY) {
-        await reader.cancel().catch(() => {});
-        return { status: 413 };
-      }
-    }
-  } catch {
-    return null;
+    bytes = await readBytesCapped(reader, {
+      max: MAX_OPEN_BODY,
+      tooLarge: () => new RangeError("too large"),
+    });
+  } catch (error) {
+    return error instanceof RangeError ? { status: 413 } : null;
   }
   let id: unknown;
   try {
-    id = (JSON.parse(text) as { run_id?: unknown } | null)?.run_id;
+    id = (JSON.parse(new TextDecoder().decode(bytes)) as { run_id?: unknown } | null)?.run_id;
   } catch {
     return null;
   }

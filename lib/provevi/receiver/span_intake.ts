@@ -20,6 +20,8 @@ import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
 import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
 import { decodeTraceRows, type RowLines } from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
+import { dropBody } from "../guard/door_body.ts";
+import { sha256VouchedSoon } from "../evidence/hash.ts";
 import type { RunBudget } from "./run_budget.ts";
 
 /**
@@ -37,6 +39,8 @@ export interface ReceiverRun {
   recordMany?(inits: readonly Omit<EventInit, "actor">[]): Promise<unknown>;
   /** Stores a payload; returns its SHA-256. */
   payload(content: unknown): Promise<string | null>;
+  /** Starts writing the payloads stored so far to disk, waited for by nothing (optional). */
+  flushPayloads?(): void;
 }
 
 /**
@@ -45,7 +49,10 @@ export interface ReceiverRun {
  */
 export interface SpanRows {
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
-  /** Appends rows made already: each a span's JSON and a newline, as `addSpans` would write them. */
+  /**
+   * Appends rows made already: each a span's JSON and a newline, as `addSpans` would write them. The bytes are
+   * reused once the promise settles: write them (or copy them) before.
+   */
   addSpanLines?(runId: string, lines: Uint8Array): Promise<void>;
 }
 
@@ -218,6 +225,9 @@ async function spansOf(
   let decoded: Decoded;
   try {
     body = await readSpanBody(request, maxBytes);
+    // the body's hash, for its payload, is made on another thread while its spans are decoded here; a payload
+    // stored before it is made (no core free for that thread) is hashed here, as before, and waits on nothing
+    void sha256VouchedSoon(body).catch(() => {});
     decoded = decode(body, { contentType, lines: target.rows.addSpanLines !== undefined });
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
@@ -261,11 +271,11 @@ export async function takeTraces(
     return otlpError(status, message, contentType);
   };
   if (request.method !== "POST") {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     return answer(405, "send spans with POST to /v1/traces");
   }
   if (target === null || target.run.sealed) {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     return answer(
       409,
       target === null
@@ -276,7 +286,7 @@ export async function takeTraces(
   const { run } = target;
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-protobuf" && type !== "application/json") {
-    await request.body?.cancel().catch(() => {});
+    await dropBody(request);
     const message = "send application/x-protobuf or application/json";
     await refusalProblem(target, `the span receiver refused a request: ${message}`);
     return answer(415, message);
@@ -321,13 +331,14 @@ async function recordSpans(
   let event: Omit<EventInit, "actor">;
   if ("lines" in decoded) {
     await rows.addSpanLines!(run.runId, decoded.lines.lines);
+    decoded.lines.release(); // written: the next body's lines take its buffer
     event = batchEvent(decoded.lines.services, { encoding, spans: decoded.count });
   } else {
     const records = requestRecords(decoded.spans, { encoding });
     await rows.addSpans?.(run.runId, records.rows);
     event = records.event;
   }
-  const sha256 = await run.payload(body);
+  const sha256 = await run.payload(body); // the hash made while the rows were, when it is made
   // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
   await run.record({ ...event, payload: sha256 });
 }

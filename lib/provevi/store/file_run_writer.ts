@@ -252,6 +252,11 @@ export class FileRunWriter implements RunWriter {
     return write;
   }
 
+  /** Starts an fdatasync of `payloads.pack` on a file thread, unless one is under way ({@linkcode PackWriter.flush}). */
+  flushPayloads(): void {
+    if (!this.#sealed) this.#pack?.flush();
+  }
+
   /** Appends a small payload to the pack: in the manifest, and fsynced with the pack at the seal. */
   #packed(sha256: string, bytes: Uint8Array): Promise<string> {
     try {

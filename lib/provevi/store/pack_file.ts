@@ -74,9 +74,20 @@ export class PackWriter {
     return out;
   }
 
-  /** Fsyncs the pack (the seal does, with the run's other files). */
-  sync(): Promise<void> {
-    return this.#file?.sync() ?? Promise.resolve();
+  /**
+   * Starts an fdatasync of the records appended so far, on a file thread, unless one is under way; nothing waits
+   * for it: the seal's fsync then has only what came since to write (a run's writer starts one after each take
+   * of what `prove serve` received). What is durable is still what the seal makes durable.
+   */
+  flush(): void {
+    if (this.#file === null || this.#flushing !== null) return;
+    this.#flushing = this.#file.syncData().catch(() => {}).finally(() => this.#flushing = null);
+  }
+  #flushing: Promise<void> | null = null;
+
+  /** Fsyncs the pack (the seal does, with the run's other files), and waits for a flush under way. */
+  async sync(): Promise<void> {
+    await Promise.all([this.#flushing, this.#file?.sync()]);
   }
 
   /** Closes the pack file; nothing more can be appended. */

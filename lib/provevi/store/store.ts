@@ -59,6 +59,11 @@ export interface RunWriter {
    */
   putPayload(bytes: Uint8Array): Promise<string>;
   /**
+   * Starts writing the payloads stored so far to disk, waited for by nothing, so that the seal has less to
+   * write (optional: a writer without it leaves it all to the seal). It promises nothing the seal does not.
+   */
+  flushPayloads?(): void;
+  /**
    * Writes the manifest and makes the run folder durable. After the seal the writer takes nothing more.
    * @returns The manifest written.
    */

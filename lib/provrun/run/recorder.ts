@@ -272,6 +272,15 @@ export class EvidenceRecorder {
   }
 
   /**
+   * Starts writing the payloads stored so far to disk, waited for by nothing (the store's writer may not: then
+   * nothing), so that the seal has less to write: a run's writer with `prove serve` calls it after each take of
+   * the bodies the daemon received.
+   */
+  flushPayloads(): void {
+    if (!this.#sealed) this.#writer.flushPayloads?.();
+  }
+
+  /**
    * Starts a step: opens its span as a child of the current step (or of the root span).
    * @param options The component, the span's name and attributes.
    */

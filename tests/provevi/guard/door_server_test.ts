@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { DOOR_LIMITS, doorLimits, type DoorRefusal, serveDoor } from "../../../lib/provevi/guard/mod.ts";
+import {
+  bodyReader,
+  DOOR_LIMITS,
+  doorLimits,
+  type DoorRefusal,
+  dropBody,
+  readBytesCapped,
+  serveDoor,
+} from "../../../lib/provevi/guard/mod.ts";
 import { shutdownWithin } from "../../../lib/provevi/guard/local_server.ts";
 import { requestDoor } from "../../../lib/provevi/guard/door_server.ts";
 import { neverReads, trickle } from "../../attacks/_slow_clients.ts";
@@ -244,4 +252,53 @@ Deno.test("a door whose owner's refusal callback throws keeps cutting and servin
   }
   assert.equal(told, 2);
   assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "ok");
+});
+
+Deno.test("a door whose handler reads bodies itself (handlerReadsBodies) keeps the limits: a late reader is served, a slow body is refused 408 before its handler reads", async () => {
+  const refusals: DoorRefusal[] = [];
+  const limits = { bodyFloorMs: 300, bodyBytesPerSecond: 1000 };
+  const read: string[] = [];
+  await using door = serveDoor(
+    { limits, handlerReadsBodies: true, onRefusal: (r) => refusals.push(r) },
+    async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/drop") {
+        await dropBody(request);
+        return new Response("dropped");
+      }
+      // the handler reads only after other work (a run's lock held): the door reads ahead meanwhile
+      await new Promise((r) => setTimeout(r, path === "/slow" ? 3000 : 1000));
+      const reader = bodyReader(request);
+      try {
+        const bytes = await readBytesCapped(reader!, { max: 1 << 20, tooLarge: () => new Error("big") });
+        read.push(`${path} ${bytes.length}`);
+        return new Response(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+      } catch (error) {
+        read.push(`${path} ${(error as Error).name}`);
+        throw error;
+      }
+    },
+  );
+  const port = door.addr.port;
+  const body = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 7919) & 255);
+  const late = await fetch(`http://127.0.0.1:${port}/late`, { method: "POST", body });
+  assert.deepEqual(
+    new Uint8Array(await late.arrayBuffer()),
+    new Uint8Array(await crypto.subtle.digest("SHA-256", body)),
+  );
+  const dropped = await fetch(`http://127.0.0.1:${port}/drop`, { method: "POST", body });
+  assert.equal(await dropped.text(), "dropped");
+  const parts = [
+    `POST /slow HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\nconnection: close\r\n\r\n`,
+    ..."x".repeat(4000).split(""),
+  ];
+  const slow = await trickle(port, { parts, gapMs: 50, giveUpMs: 60_000 });
+  assert.equal(slow.status, 408);
+  assert.deepEqual(refusals.filter((r) => r.limit !== "idle").map((r) => [r.limit, r.status]), [[
+    "body",
+    408,
+  ]]);
+  // the handler, once it reads, finds the body stopped
+  while (read.length < 2) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(read, ["/late 300000", "/slow TimedOut"]);
 });

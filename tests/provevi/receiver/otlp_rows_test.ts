@@ -121,6 +121,21 @@ Deno.test("the one pass writes the lines the general way wrote for the OpenTelem
   assert.equal(generalRows(everyKindOfValue()), null);
 });
 
+Deno.test("a buffer of lines let go of is taken by the next body's lines, which are whole, whatever the sizes", () => {
+  const [big, small] = spanBodies(2).map((b, i) => i ? b.subarray(0, 0) : b);
+  const expected = (body: Uint8Array) => decodeTraceRows(body)!.lines.slice(); // not released: a buffer of its own
+  const wants = [big!, small!, big!].map(expected);
+  const first = decodeTraceRows(big!)!;
+  const buffer = first.lines.buffer;
+  first.release();
+  first.release(); // once only: a second call gives nothing back
+  const bodies = [big!, small!, big!];
+  const taken = bodies.map((body) => decodeTraceRows(body)!);
+  assert.equal(taken[0]!.lines.buffer, buffer);
+  assert.notEqual(taken[1]!.lines.buffer, buffer);
+  taken.forEach((t, i) => assert.deepEqual(t.lines, wants[i]));
+});
+
 Deno.test("the one pass writes the general way's lines for generated requests of every value, time and name", () => {
   for (let i = 0; i < 1500; i++) assertSameRows(request(), `generated request ${i}`);
 });

@@ -67,3 +67,20 @@ Deno.test("PackWriter.put() writes each record byte for byte as packRecord makes
   assert.deepEqual(records.map((r) => packPayload(pack, r)), payloads);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("PackWriter.flush() starts an fdatasync between appends (none before the first record, one at a time) and changes no byte", async () => {
+  const dir = await Deno.makeTempDir();
+  const writer = new PackWriter(join(dir, "payloads.pack"));
+  writer.flush(); // no file yet: nothing to do, and no file made
+  await assert.rejects(() => Deno.stat(join(dir, "payloads.pack")), Deno.errors.NotFound);
+  const payloads = [text("one"), new Uint8Array(200_000).fill(3), text("three")];
+  for (const p of payloads) {
+    writer.put(sha256Hex(p), p);
+    writer.flush();
+    writer.flush(); // one under way: the second starts nothing
+  }
+  await writer.sync();
+  writer.close();
+  assert.deepEqual(await Deno.readFile(join(dir, "payloads.pack")), packOf(...payloads));
+  await Deno.remove(dir, { recursive: true });
+});
