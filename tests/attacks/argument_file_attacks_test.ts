@@ -74,6 +74,8 @@ Deno.test("a FIFO named on the command line as a key, a checkpoint or a prompt i
       fifo,
     ]],
     ["log audit --since a FIFO", "prove", ["--runs", runs, "log", "audit", "--since", fifo]],
+    // found by review7: a trusted key (and a signing key) was read with readTextFileSync
+    ["verify --trust a FIFO", "prove", ["--runs", runs, "verify", "run-x", "--trust", fifo]],
     ["log consistency with a FIFO as a checkpoint", "prove", [
       "--runs",
       runs,

@@ -7,6 +7,7 @@
 import { createPrivateKey, type KeyObject, sign as signWithNode } from "node:crypto";
 import canonicalize from "canonicalize";
 import { ProveviError } from "./errors.ts";
+import { closeNoWait, openNoWaitSync, readNoWaitSync } from "./open_no_wait.ts";
 import { sha256Hex } from "./hash.ts";
 
 /** A public key that may sign runs, as a key file holds it. */
@@ -244,11 +245,35 @@ export async function readTrustedKey(path: string): Promise<TrustedKey> {
   return { keyid: file.keyid, key: await importPublic(file.keyval.public) };
 }
 
+/** The most bytes of a key file: a few hundred, with room to spare. */
+const KEY_FILE_MAX_BYTES = 64 * 1024;
+
+/**
+ * A key file's text, read as a plain file of at most {@linkcode KEY_FILE_MAX_BYTES} (a link followed): opened
+ * without waiting, so that a FIFO given as the key is refused in one line, not waited on for ever.
+ */
 function readKeyText(path: string, what: string): string {
+  const cannot = (why: string, cause?: unknown) =>
+    new ProveviError(`cannot read the ${what} ${path}: ${why}`, cause === undefined ? undefined : { cause });
+  let opened: ReturnType<typeof openNoWaitSync>;
   try {
-    return Deno.readTextFileSync(path);
+    opened = openNoWaitSync(path, { follow: true });
   } catch (error) {
-    throw new ProveviError(`cannot read the ${what} ${path}: ${(error as Error).message}`, { cause: error });
+    throw cannot((error as Error).message, error);
+  }
+  try {
+    if (!opened.info.isFile) throw cannot(`it is ${opened.info.kind}; give the path of a key file`);
+    const bytes = new Uint8Array(KEY_FILE_MAX_BYTES + 1);
+    let n = 0;
+    for (let got = 1; got > 0 && n < bytes.length; n += got) {
+      got = readNoWaitSync(opened.fd, bytes.subarray(n));
+    }
+    if (n > KEY_FILE_MAX_BYTES) {
+      throw cannot(`it is larger than ${KEY_FILE_MAX_BYTES} bytes; a key file is short`);
+    }
+    return new TextDecoder().decode(bytes.subarray(0, n));
+  } finally {
+    closeNoWait(opened.fd);
   }
 }
 
