@@ -248,7 +248,10 @@ function readKeyText(path: string, what: string): string {
   try {
     return Deno.readTextFileSync(path);
   } catch (error) {
-    throw new ProveviError(`cannot read the ${what} ${path}: ${(error as Error).message}`, { cause: error });
+    const why = error instanceof Deno.errors.NotFound
+      ? "there is no such file"
+      : (error as Error).message.split("\n")[0];
+    throw new ProveviError(`cannot read the ${what} ${path}: ${why}`, { cause: error });
   }
 }
 
