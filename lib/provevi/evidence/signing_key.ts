@@ -259,7 +259,10 @@ function readKeyText(path: string, what: string): string {
   try {
     opened = openNoWaitSync(path, { follow: true });
   } catch (error) {
-    throw cannot((error as Error).message, error);
+    const why = error instanceof Deno.errors.NotFound
+      ? "there is no such file"
+      : (error as Error).message.split("\n")[0]!;
+    throw cannot(why, error);
   }
   try {
     if (!opened.info.isFile) throw cannot(`it is ${opened.info.kind}; give the path of a key file`);
