@@ -3,7 +3,8 @@
  * in the snapshot its caller holds the file still for, and for each run it is sent, reads the run's rows and
  * gives their digest (format 2), as the check on the main thread makes it (the same functions, on the same rows).
  *
- * Messages in: `{ op: "open", path }`, then `{ op: "runs", runs }` (run IDs, in the order they are checked). Out:
+ * Messages in: `{ op: "open", path }`, then `{ op: "runs", runs }` (run IDs, in the order they are checked), and
+ * `{ op: "close" }` at the end. Out:
  * `{ op: "open", error? }`, then `{ op: "digests", results }`, a few runs at a time, each `{ run_id, digest }`
  * (null when the digest failed: the export then hashes the run itself).
  * @module
@@ -22,13 +23,23 @@ const ANSWER_EVERY = 8;
 const scope = globalThis as unknown as {
   postMessage?: (message: unknown) => void;
   onmessage?: unknown;
+  close?: () => void;
   WorkerGlobalScope?: unknown;
 };
 // In a worker (not when the main thread imports rowsDigest): open the file, then answer each run.
 if (scope.WorkerGlobalScope !== undefined && typeof scope.postMessage === "function") {
   let db: DatabaseSync | null = null;
-  scope.onmessage = (event: MessageEvent<{ op: "open"; path: string } | { op: "runs"; runs: string[] }>) => {
+  scope.onmessage = (
+    event: MessageEvent<{ op: "open"; path: string } | { op: "runs"; runs: string[] } | { op: "close" }>,
+  ) => {
     const m = event.data;
+    if (m.op === "close") {
+      // Its read ends and its file is closed before the worker ends (a terminated worker's may stay open).
+      db?.close();
+      db = null;
+      scope.close?.();
+      return;
+    }
     if (m.op === "open") {
       try {
         db = new DatabaseSync(m.path, { readOnly: true });

@@ -131,6 +131,9 @@ export class RowsHasher implements Disposable {
   }
 
   [Symbol.dispose](): void {
-    this.#fail();
+    // The worker closes its file and ends; a worker that failed was terminated already.
+    this.#worker?.postMessage({ op: "close" });
+    this.#worker = null;
+    for (const awaited of this.#awaited.values()) awaited.resolve(null);
   }
 }
