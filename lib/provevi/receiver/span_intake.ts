@@ -216,18 +216,18 @@ async function spansOf(
   contentType: string | null,
   { target, options }: { target: IntakeTarget; options: IntakeOptions },
 ): Promise<
-  | { decoded: Decoded; body: Uint8Array }
+  | { decoded: Decoded; body: Uint8Array; hashing: Promise<unknown> }
   | { status: number; message: string; always?: boolean; quiet?: boolean }
 > {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
   const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
   let body: Uint8Array;
   let decoded: Decoded;
+  let hashing: Promise<unknown>;
   try {
     body = await readSpanBody(request, maxBytes);
-    // the body's hash, for its payload, is made on another thread while its spans are decoded here; a payload
-    // stored before it is made (no core free for that thread) is hashed here, as before, and waits on nothing
-    void sha256VouchedSoon(body).catch(() => {});
+    // the body's hash, for its payload, is made on another thread while its spans are decoded here
+    hashing = sha256VouchedSoon(body).catch(() => {});
     decoded = decode(body, { contentType, lines: target.rows.addSpanLines !== undefined });
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
@@ -248,7 +248,7 @@ async function spansOf(
   const over = target.budget?.take(spans, body.byteLength) ?? null;
   // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
   if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}`, always: fresh };
-  return { decoded, body };
+  return { decoded, body, hashing };
 }
 
 /**
@@ -323,7 +323,7 @@ export async function takeTraces(
  * `spans_received` event, so that a request costs one payload and one line however many spans it holds.
  */
 async function recordSpans(
-  { decoded, body }: { decoded: Decoded; body: Uint8Array },
+  { decoded, body, hashing }: { decoded: Decoded; body: Uint8Array; hashing: Promise<unknown> },
   { target: { run, rows }, encoding }: { target: IntakeTarget; encoding: BatchEncoding },
 ): Promise<void> {
   // The rows are an index beside the evidence, written before it, so that a request whose rows fail (503,
@@ -338,7 +338,8 @@ async function recordSpans(
     await rows.addSpans?.(run.runId, records.rows);
     event = records.event;
   }
-  const sha256 = await run.payload(body); // the hash made while the rows were, when it is made
+  await hashing; // vouched for: the run's payload takes the hash made
+  const sha256 = await run.payload(body);
   // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
   await run.record({ ...event, payload: sha256 });
 }
