@@ -21,7 +21,6 @@ import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } fr
 import { decodeTraceRows, type RowLines } from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
 import { dropBody } from "../guard/door_body.ts";
-import { sha256VouchedSoon } from "../evidence/hash.ts";
 import type { RunBudget } from "./run_budget.ts";
 
 /**
@@ -216,18 +215,15 @@ async function spansOf(
   contentType: string | null,
   { target, options }: { target: IntakeTarget; options: IntakeOptions },
 ): Promise<
-  | { decoded: Decoded; body: Uint8Array; hashing: Promise<unknown> }
+  | { decoded: Decoded; body: Uint8Array }
   | { status: number; message: string; always?: boolean; quiet?: boolean }
 > {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY;
   const maxSpans = options.maxSpans ?? DEFAULT_MAX_REQUEST_SPANS;
   let body: Uint8Array;
   let decoded: Decoded;
-  let hashing: Promise<unknown>;
   try {
     body = await readSpanBody(request, maxBytes);
-    // the body's hash, for its payload, is made on another thread while its spans are decoded here
-    hashing = sha256VouchedSoon(body).catch(() => {});
     decoded = decode(body, { contentType, lines: target.rows.addSpanLines !== undefined });
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
@@ -248,7 +244,7 @@ async function spansOf(
   const over = target.budget?.take(spans, body.byteLength) ?? null;
   // the request that passes the run's limit is told, past the limit of problems too; the ones after are not
   if (over !== null) return { status: 413, message: `run ${target.run.runId}: ${over}`, always: fresh };
-  return { decoded, body, hashing };
+  return { decoded, body };
 }
 
 /**
@@ -323,7 +319,7 @@ export async function takeTraces(
  * `spans_received` event, so that a request costs one payload and one line however many spans it holds.
  */
 async function recordSpans(
-  { decoded, body, hashing }: { decoded: Decoded; body: Uint8Array; hashing: Promise<unknown> },
+  { decoded, body }: { decoded: Decoded; body: Uint8Array },
   { target: { run, rows }, encoding }: { target: IntakeTarget; encoding: BatchEncoding },
 ): Promise<void> {
   // The rows are an index beside the evidence, written before it, so that a request whose rows fail (503,
@@ -338,7 +334,6 @@ async function recordSpans(
     await rows.addSpans?.(run.runId, records.rows);
     event = records.event;
   }
-  await hashing; // vouched for: the run's payload takes the hash made
   const sha256 = await run.payload(body);
   // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
   await run.record({ ...event, payload: sha256 });
