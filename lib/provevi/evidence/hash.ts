@@ -51,35 +51,8 @@ export function sha256Vouched(bytes: Uint8Array): string {
   return sha256;
 }
 
-/** Below this many bytes, {@linkcode sha256VouchedSoon} hashes on this thread. */
-const SOON_MIN = 16 * 1024;
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-
 /**
- * {@linkcode sha256Vouched}, made on one of Deno's threads (WebCrypto's digest) while this one goes on: the span
- * daemon hashes a body while it makes its rows, and a run's writer the bodies it takes while its program runs.
- * The bytes must not change before they are stored.
- *
- * @param bytes The bytes.
- * @returns 64 lowercase hex digits, once the hash is made.
- * @example
- * ```ts
- * import { sha256VouchedSoon } from "./hash.ts";
- * await sha256VouchedSoon(new TextEncoder().encode("abc")); // "ba7816bf…"
- * ```
- */
-export async function sha256VouchedSoon(bytes: Uint8Array): Promise<string> {
-  // a small one costs less here than the trip to a thread
-  if (bytes.length < SOON_MIN) return sha256Vouched(bytes);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  let sha256 = "";
-  for (const b of digest) sha256 += HEX[b]!;
-  vouched.set(bytes, sha256);
-  return sha256;
-}
-
-/**
- * The hash {@linkcode sha256Vouched} (or {@linkcode sha256VouchedSoon}) made of these very bytes (this array), taken: a second call gets null.
+ * The hash {@linkcode sha256Vouched} made of these very bytes (this array), taken: a second call gets null.
  *
  * @param bytes The bytes to store.
  * @returns Their SHA-256, or null when nobody vouched for them.

@@ -161,6 +161,24 @@ function restOf(taken: ReceivedBodies): Map<string, Uint8Array> {
   }
 }
 
+/**
+ * Takes the bodies the daemon writes every {@linkcode TAKE_EVERY_MS} while the run goes on (an unreferenced
+ * timer); each take that stored bodies starts their fdatasync, so that the seal's fsync has only the last ones
+ * to write.
+ */
+function takeEvery(taken: ReceivedBodies, run: ReceiverRun): ReturnType<typeof setInterval> {
+  let flushed = 0;
+  const taker = setInterval(() => {
+    void taken.take((bytes) => run.payload(bytes)).then(() => {
+      if (taken.count === flushed) return;
+      flushed = taken.count;
+      run.flushPayloads?.();
+    });
+  }, TAKE_EVERY_MS);
+  Deno.unrefTimer(taker);
+  return taker;
+}
+
 async function errorOf(response: Response): Promise<string> {
   const text = await response.text().catch(() => "");
   try {
@@ -219,16 +237,7 @@ export async function openWithDaemon(
   let refused = 0;
   // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones
   const taken = new ReceivedBodies(run.folder);
-  // each take that stored bodies starts their fdatasync, so that the seal's fsync has only the last ones to write
-  let flushed = 0;
-  const taker = setInterval(() => {
-    void taken.take((bytes) => run.payload(bytes)).then(() => {
-      if (taken.count === flushed) return;
-      flushed = taken.count;
-      run.flushPayloads?.();
-    });
-  }, TAKE_EVERY_MS);
-  Deno.unrefTimer(taker);
+  const taker = takeEvery(taken, run);
   const seal = async () => {
     clearInterval(taker);
     try {

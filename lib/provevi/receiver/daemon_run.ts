@@ -17,7 +17,7 @@ import { join } from "node:path";
 import type { EventInit } from "../evidence/chain.ts";
 import { EvidenceError } from "../evidence/errors.ts";
 import { nowUtc } from "../evidence/event.ts";
-import { sha256Hex, takeVouchedSha256 } from "../evidence/hash.ts";
+import { sha256Hex } from "../evidence/hash.ts";
 import { packRecord, packRecordSize } from "../evidence/payload_pack.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { SpansFile, type StoredSpan } from "../evidence/spans_file.ts";
@@ -217,7 +217,7 @@ export class DaemonRun implements ReceiverRun {
   payload(content: unknown): Promise<string> {
     if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
     const bytes = bytesOf(content);
-    const sha = takeVouchedSha256(bytes) ?? sha256Hex(bytes);
+    const sha = sha256Hex(bytes);
     if (this.#kept.has(sha)) return Promise.resolve(sha);
     const path = join(this.inStore.folder!, RECEIVED_FILE);
     const record = recordOf(sha, bytes);

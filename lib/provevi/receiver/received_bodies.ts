@@ -16,15 +16,11 @@ import { join } from "node:path";
 import { refuseNonFile } from "../evidence/capped_read.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { closeNoWait, openNoWaitSync, readNoWaitSync, sameFile } from "../evidence/open_no_wait.ts";
-import { PACK_MAX_BYTES, packPayload, type PackRecord, readPack } from "../evidence/payload_pack.ts";
-import { sha256VouchedSoon } from "../evidence/hash.ts";
+import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "./daemon_run.ts";
 
 /** The most bytes one take while the run goes on reads: a run that sends faster has the rest at the next take. */
 const TAKE_MAX = 64 * 1024 * 1024;
-
-/** How many bodies a take hashes at once, on Deno's threads. */
-const HASHING = 4;
 
 /** Stores a body as the run's payload: its SHA-256, or null when the run lost it (lenient mode). */
 export type StoreBody = (bytes: Uint8Array) => Promise<string | null>;
@@ -83,49 +79,23 @@ export class ReceivedBodies {
   read(most: number): Map<string, Uint8Array> {
     const bodies = new Map(this.#left);
     this.#left.clear();
-    const { bytes, records } = this.#records(most);
-    for (const record of records) {
-      const body = packPayload(bytes, record);
-      if (body !== null) bodies.set(record.sha256, body);
-    }
-    return bodies;
-  }
-
-  /**
-   * {@linkcode ReceivedBodies.read}, each body hashed on another thread while this one goes on (a writer takes
-   * while its run goes on, and its own work waits on no hash), the bodies checked at once.
-   */
-  async #readSoon(most: number): Promise<Map<string, Uint8Array>> {
-    const bodies = new Map(this.#left);
-    this.#left.clear();
-    const { bytes, records } = this.#records(most);
-    // a few at a time: each is a task on one of Deno's threads
-    for (let i = 0; i < records.length; i += HASHING) {
-      const some = records.slice(i, i + HASHING).map((record) => ({ record, body: packView(bytes, record) }));
-      const hashes = await Promise.all(some.map(({ body }) => sha256VouchedSoon(body)));
-      some.forEach(({ record, body }, j) => {
-        if (hashes[j] === record.sha256) bodies.set(record.sha256, body);
-      });
-    }
-    return bodies;
-  }
-
-  /** The whole records appended since the last read, at most `most` bytes of them, not checked yet. */
-  #records(most: number): { bytes: Uint8Array; records: PackRecord[] } {
-    const none = { bytes: new Uint8Array(), records: [] };
     const path = join(this.folder, RECEIVED_FILE);
     let seen: Deno.FileInfo;
     try {
       // the daemon's records for this run: held to the pack's bound, and a pipe or a link in their place refused
       seen = refuseNonFile(path, PACK_MAX_BYTES);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return none;
+      if (error instanceof Deno.errors.NotFound) return bodies;
       throw error;
     }
     // the record being appended is not whole yet: reading up to it again would find the same cut
-    if (seen.size < this.#awaited) return none;
+    if (seen.size < this.#awaited) return bodies;
     const bytes = readFrom(path, { seen, from: this.#offset, most });
     const { records, broken } = readPack(bytes);
+    for (const record of records) {
+      const body = packPayload(bytes, record);
+      if (body !== null) bodies.set(record.sha256, body);
+    }
     const last = records.at(-1);
     this.#offset += last === undefined ? 0 : last.offset + last.size + 1;
     // a record cut at the end is one being appended (or cut by `most`): read on from it once it is whole, and
@@ -136,7 +106,7 @@ export class ReceivedBodies {
       : 0;
     if (this.#awaited - this.#offset > most) this.#stopped = true;
     if (broken !== null && !broken.why.startsWith("cut")) this.#stopped = true;
-    return { bytes, records };
+    return bodies;
   }
 
   /**
@@ -152,7 +122,7 @@ export class ReceivedBodies {
       if (this.#stopped) return;
       let bodies: Map<string, Uint8Array>;
       try {
-        bodies = await this.#readSoon(TAKE_MAX);
+        bodies = this.read(TAKE_MAX);
       } catch {
         this.#stopped = true;
         return;
@@ -195,11 +165,6 @@ export class ReceivedBodies {
   async settle(): Promise<void> {
     await this.#taking;
   }
-}
-
-/** The bytes of a record, as a view into what was read. */
-function packView(bytes: Uint8Array, record: PackRecord): Uint8Array {
-  return bytes.subarray(record.offset, record.offset + record.size);
 }
 
 /** The bytes of the record whose header starts at `at`, as its header says (readPack read it as one). */

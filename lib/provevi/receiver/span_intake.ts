@@ -21,7 +21,6 @@ import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } fr
 import { decodeTraceRows, type RowLines } from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
 import { dropBody } from "../guard/door_body.ts";
-import { sha256VouchedSoon } from "../evidence/hash.ts";
 import type { RunBudget } from "./run_budget.ts";
 
 /**
@@ -225,9 +224,6 @@ async function spansOf(
   let decoded: Decoded;
   try {
     body = await readSpanBody(request, maxBytes);
-    // the body's hash, for its payload, is made on another thread while its spans are decoded here; a payload
-    // stored before it is made (no core free for that thread) is hashed here, as before, and waits on nothing
-    void sha256VouchedSoon(body).catch(() => {});
     decoded = decode(body, { contentType, lines: target.rows.addSpanLines !== undefined });
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
@@ -338,7 +334,7 @@ async function recordSpans(
     await rows.addSpans?.(run.runId, records.rows);
     event = records.event;
   }
-  const sha256 = await run.payload(body); // the hash made while the rows were, when it is made
+  const sha256 = await run.payload(body);
   // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
   await run.record({ ...event, payload: sha256 });
 }

@@ -8,7 +8,6 @@ import {
   sha256Vouched,
   takeVouchedSha256,
 } from "../../../lib/provevi/evidence/mod.ts";
-import { sha256VouchedSoon } from "../../../lib/provevi/evidence/hash.ts";
 import { findRun } from "../../../lib/provevi/runs/mod.ts";
 import { FileStore } from "../../../lib/provevi/store/mod.ts";
 
@@ -44,18 +43,6 @@ Deno.test("a vouched hash is taken once, for the very array that was hashed: not
   assert.equal(takeVouchedSha256(bytes), sha256Hex(bytes));
   assert.equal(takeVouchedSha256(bytes), null);
   assert.equal(takeVouchedSha256(new TextEncoder().encode("never hashed")), null);
-});
-
-Deno.test("sha256VouchedSoon() gives the SHA-256 of small and large bytes and vouches for that very array, views too", async () => {
-  const large = new Uint8Array(200_000);
-  crypto.getRandomValues(large.subarray(0, 65536));
-  const view = large.subarray(1000, 150_000);
-  for (const bytes of [new TextEncoder().encode("a body"), large, view]) {
-    const sha256 = await sha256VouchedSoon(bytes);
-    assert.equal(sha256, createHash("sha256").update(bytes).digest("hex"));
-    assert.equal(takeVouchedSha256(bytes.slice()), null);
-    assert.equal(takeVouchedSha256(bytes), sha256);
-  }
 });
 
 Deno.test("packPayload() vouches only for bytes that match their record, and the writer stores them under that hash", async () => {
