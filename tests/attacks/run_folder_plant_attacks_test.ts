@@ -8,6 +8,9 @@
  * the FIFO held the daemon's open, synchronously, and with it every request of every run. Each must leave the
  * user's file as it was, hold nothing, and be recorded in the run: a `telemetry_problem` that names the file (past
  * a FIFO in the lock's place, the daemon asks whether the writer's process lives, and takes the spans as ever).
+ * And, with no daemon, what the seal writes in the run folder after the program's end: a link planted as
+ * `log.tlog-proof` or `.manifest.json.tmp` had the seal write the run's proof, or its manifest, into the user's
+ * file; the seal's own file must take the link's place.
  * @module
  */
 import assert from "node:assert/strict";
@@ -109,6 +112,60 @@ prompt: List the outputs.
         assert.ok(stopped, await Deno.readTextFile(victim));
         assert.ok(recorded);
         assert.ok((await verifyRun(await findRun(outcome.folder))).ok);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+/** What the program plants where the seal writes, after the program has ended (no daemon). */
+const SEAL_PLANTS: Record<string, string> = {
+  "a link to a file of the user's as log.tlog-proof": `os.symlink(victim, "log.tlog-proof")`,
+  "a link to a file of the user's as .manifest.json.tmp": `os.symlink(victim, ".manifest.json.tmp")`,
+};
+
+for (const [name, plant] of Object.entries(SEAL_PLANTS)) {
+  Deno.test({
+    name: `a run's program that plants ${name} has the seal write nothing outside`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "run-folder-plant-" });
+      const runs = join(dir, "runs");
+      const victim = join(dir, "victim.txt");
+      await Deno.writeTextFile(victim, "the user's own\n");
+      const program = join(dir, "fake-codex");
+      await Deno.writeTextFile(
+        program,
+        `#!/usr/bin/env python3\nimport os\nvictim = ${JSON.stringify(victim)}\n${plant}\n`,
+        {
+          mode: 0o755,
+        },
+      );
+      try {
+        const outcome = await runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+prompt: List the outputs.
+`),
+          { runs, env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+        );
+        // before, the seal wrote the run's proof, or its manifest, into the user's file, through the link
+        const stopped = await Deno.readTextFile(victim) === "the user's own\n";
+        // the seal's own file took the link's place: the run is whole and verifies
+        const recorded = outcome.manifest !== null && (await verifyRun(await findRun(outcome.folder))).ok &&
+          !(await Deno.lstat(join(outcome.folder, "log.tlog-proof"))).isSymlink;
+        tally.add(name, { stopped, recorded });
+        assert.ok(stopped, await Deno.readTextFile(victim));
+        assert.ok(recorded, JSON.stringify({ status: outcome.status, error: outcome.error?.message }));
       } finally {
         await Deno.remove(dir, { recursive: true });
       }

@@ -390,9 +390,10 @@ export class FileRunWriter implements RunWriter {
         { pack: this.#pack?.opened ? Deno.readFileSync(this.#paths.pack) : null },
       )
       : null;
-    Deno.writeFileSync(this.#paths.manifestTmp, utf8(text));
+    // A run's program writes its run folder: a link it left at either name is replaced, never written through
+    writeNewSync(this.#paths.manifestTmp, utf8(text));
     const attestation = signing === null ? (info.attestation ?? null) : await signing;
-    if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+    if (attestation) writeNewSync(this.#paths.attestation, attestation);
     this.#attestation = attestation ?? null;
     return this.#attestation;
   }
@@ -413,7 +414,8 @@ export class FileRunWriter implements RunWriter {
   /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */
   #writeProof(append: PreparedAppend): void {
     try {
-      Deno.writeTextFileSync(join(this.folder, PROOF_FILE), append.proofOf(append.indexes[0]!));
+      // a new file: a link the run's program left there was written through, into the file of the user's it named
+      writeNewSync(join(this.folder, PROOF_FILE), utf8(append.proofOf(append.indexes[0]!)));
     } catch { /* prove log proof RUN --write makes it again */ }
   }
 
@@ -467,4 +469,17 @@ function sameBytes(path: string, sha256: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Writes a file at a name of the writer's own, as a new file: whatever is there (a link, a FIFO, a file a
+ * killed seal left) is removed first, and the file is made with `createNew`, which no link is followed by.
+ */
+function writeNewSync(path: string, bytes: Uint8Array): void {
+  try {
+    Deno.removeSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  Deno.writeFileSync(path, bytes, { createNew: true });
 }
