@@ -10,6 +10,7 @@ import { EvidenceError, ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
+import { openPlainFileSync, type PlainFile } from "../evidence/regular_file.ts";
 import {
   buildManifest,
   type Manifest,
@@ -226,7 +227,7 @@ export class FileRunWriter implements RunWriter {
     if (this.#pack?.fits(bytes.length) && bytes.length < PACK_LIMIT) return this.#packed(sha256, bytes);
     const path = join(this.#paths.payloads, sha256);
     const failed = (error: unknown) => {
-      if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256)) {
+      if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, { sha256, size: bytes.length })) {
         return this.#kept(path, bytes);
       }
       throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, {
@@ -462,12 +463,32 @@ async function syncFiles(paths: readonly string[]): Promise<void> {
   }
 }
 
-/** True when the file at `path` holds bytes that hash to `sha256`. */
-function sameBytes(path: string, sha256: string): boolean {
+/**
+ * True when the file at `path` is a plain file of `size` bytes that hash to `sha256`. A run's program writes its
+ * run folder, and can know a payload's hash before it is stored (its own session file's): a FIFO it left at that
+ * name held this read, and the whole writer with it; a link or a sparse file is read no further than its look.
+ */
+function sameBytes(path: string, { sha256, size }: { sha256: string; size: number }): boolean {
+  let file: PlainFile;
   try {
-    return sha256Hex(Deno.readFileSync(path)) === sha256;
+    file = openPlainFileSync(path);
   } catch {
     return false;
+  }
+  try {
+    if (file.statSync().size !== size) return false;
+    const bytes = new Uint8Array(size);
+    let n = 0;
+    while (n < size) {
+      const got = file.readSyncAt(bytes.subarray(n), n);
+      if (got === 0) return false;
+      n += got;
+    }
+    return sha256Hex(bytes) === sha256;
+  } catch {
+    return false;
+  } finally {
+    file.close();
   }
 }
 
