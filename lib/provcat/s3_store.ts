@@ -198,9 +198,35 @@ export class S3Store implements CatalogStore {
         `store "${this.name}": commit ${id} was changed: its bytes do not hash to its ID`,
       );
     }
-    const commit = JSON.parse(body) as S3Commit;
+    const commit = this.#commitOf(id, body);
     this.#commits.set(id, commit);
     return commit;
+  }
+
+  /**
+   * A commit's JSON as a commit, its map of objects with no prototype: looked up as a plain object, a key named
+   * as one of every object's own properties (`constructor`, `toString`, `__proto__`) was found in every commit,
+   * and read with no version, so at the newest one, whoever put it after the commit.
+   */
+  #commitOf(id: string, body: string): S3Commit {
+    const bad = () => new CatalogError(`store "${this.name}": commit ${id} is not a commit of an s3 store`);
+    let parsed: Partial<S3Commit>;
+    try {
+      parsed = JSON.parse(body);
+    } catch (error) {
+      throw new CatalogError(`store "${this.name}": commit ${id} is not JSON`, { cause: error });
+    }
+    if (
+      typeof parsed !== "object" || parsed === null || typeof parsed.objects !== "object" || !parsed.objects
+    ) {
+      throw bad();
+    }
+    const objects: Record<string, CommitObject> = Object.create(null);
+    for (const [key, o] of Object.entries(parsed.objects)) {
+      if (typeof o?.version !== "string" || o.version === "" || typeof o.size !== "number") throw bad();
+      objects[key] = { version: o.version, size: o.size };
+    }
+    return { ...parsed, objects } as S3Commit;
   }
 
   /** The commit that a selector names (the branch's head without one), or one object's S3 version. */
@@ -434,7 +460,7 @@ export class S3Store implements CatalogStore {
       }
       await this.#send("move a branch of", () => Promise.reject(error));
     }
-    this.#commits.set(id, commit);
+    this.#commits.set(id, this.#commitOf(id, body));
     await this.#confirmOnBranch(id, key);
     return { kind: "commit", id };
   }

@@ -8,7 +8,9 @@
  * link was followed. Each must now end the run failed in one line that names the file, with the evidence sealed
  * and verifying (but for what the verifier must name there), and no byte of the linked file in it. And a program
  * that writes a gigabyte to its standard output or error, which provr held whole (and more, to decode it), is
- * stopped past 64 MiB.
+ * stopped past 64 MiB. And a program that knows the hash of a payload before it is stored (its own session
+ * file's) and leaves a FIFO or a link at `evidence/payloads/<hash>`: the writer, finding the name taken, read
+ * what was there to see whether it held the bytes, synchronously (a FIFO held all of provr), through the link.
  * @module
  */
 import assert from "node:assert/strict";
@@ -21,6 +23,24 @@ import { Tally } from "./_tally.ts";
 
 const tally = new Tally("program file attacks");
 const CANARY = "canary-6d1f0c2e-user-secret";
+
+/** The SHA-256 of the stand-in's rollout of 300 KiB, below. */
+const PLANTED = "a85357cd70060e4c6a6d4308007a1378635fe6796e1f6c50b517f44105f77bd5";
+
+/**
+ * A session rollout of 300 KiB (a payload of its own file, past the pack's limit), and at the name its payload
+ * will be stored at, `evidence/payloads/<its SHA-256>`, what `plant` makes (Python; `target` is that path).
+ */
+const PAYLOAD_PLANT = (plant: string) =>
+  [
+    `import hashlib`,
+    `os.makedirs(home + "/sessions/2026", exist_ok=True)`,
+    `body = (json.dumps({"type": "note", "text": "x" * 1000}) + "\\n").encode() * 300`,
+    `open(home + "/sessions/2026/rollout.jsonl", "wb").write(body)`,
+    `os.makedirs("evidence/payloads", exist_ok=True)`,
+    `target = "evidence/payloads/" + hashlib.sha256(body).hexdigest()`,
+    plant,
+  ].join("\n");
 
 /** What the stand-in does to its home before it exits (Python; `home` is `CODEX_HOME`, `secret` a user file). */
 const ATTACKS: Record<string, { attack: string; error: RegExp; problems?: string[] }> = {
@@ -59,6 +79,18 @@ const ATTACKS: Record<string, { attack: string; error: RegExp; problems?: string
     // the small one is recorded; the one not read is there, unrecorded, as the run's failure says
     problems: ["output.unrecorded output/big.bin"],
   },
+  "leaves a FIFO where its session file's payload is to be stored": {
+    attack: PAYLOAD_PLANT("os.mkfifo(target)"),
+    error: /^cannot store payload [0-9a-f]{64}: /,
+    // the verifier names what the program left among the payloads
+    problems: [`payload.unlisted payloads/${PLANTED}`],
+  },
+  "leaves a link to a copy of its session file where its payload is to be stored": {
+    attack: PAYLOAD_PLANT(`open(secret, "wb").write(body); os.symlink(secret, target)`),
+    error: /^cannot store payload [0-9a-f]{64}: /,
+    // the verifier names what the program left among the payloads
+    problems: [`payload.unlisted payloads/${PLANTED}`],
+  },
   "leaves a sparse session rollout of 8 GiB": {
     attack: [
       `os.makedirs(home + "/sessions/2026", exist_ok=True)`,
@@ -70,7 +102,7 @@ const ATTACKS: Record<string, { attack: string; error: RegExp; problems?: string
 
 function standIn(attack: string, secret: string): string {
   return `#!/usr/bin/env python3
-import os
+import json, os
 home = os.environ["CODEX_HOME"]
 secret = ${JSON.stringify(secret)}
 ${attack}

@@ -8,6 +8,10 @@
  * the FIFO held the daemon's open, synchronously, and with it every request of every run. Each must leave the
  * user's file as it was, hold nothing, and be recorded in the run: a `telemetry_problem` that names the file (past
  * a FIFO in the lock's place, the daemon asks whether the writer's process lives, and takes the spans as ever).
+ * And, with no daemon, what the seal writes in the run folder after the program's end: a link planted as
+ * `log.tlog-proof` or `.manifest.json.tmp` had the seal write the run's proof, or its manifest, into the user's
+ * file; the seal's own file must take the link's place. A FIFO put in place of a payload file the run stored
+ * held the seal's fsync in a synchronous open, and with it all of provr: the seal must fail naming it.
  * @module
  */
 import assert from "node:assert/strict";
@@ -115,6 +119,125 @@ prompt: List the outputs.
     },
   });
 }
+
+/** What the program plants where the seal writes, after the program has ended (no daemon). */
+const SEAL_PLANTS: Record<string, string> = {
+  "a link to a file of the user's as log.tlog-proof": `os.symlink(victim, "log.tlog-proof")`,
+  "a link to a file of the user's as .manifest.json.tmp": `os.symlink(victim, ".manifest.json.tmp")`,
+};
+
+for (const [name, plant] of Object.entries(SEAL_PLANTS)) {
+  Deno.test({
+    name: `a run's program that plants ${name} has the seal write nothing outside`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "run-folder-plant-" });
+      const runs = join(dir, "runs");
+      const victim = join(dir, "victim.txt");
+      await Deno.writeTextFile(victim, "the user's own\n");
+      const program = join(dir, "fake-codex");
+      await Deno.writeTextFile(
+        program,
+        `#!/usr/bin/env python3\nimport os\nvictim = ${JSON.stringify(victim)}\n${plant}\n`,
+        {
+          mode: 0o755,
+        },
+      );
+      try {
+        const outcome = await runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+prompt: List the outputs.
+`),
+          { runs, env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+        );
+        // before, the seal wrote the run's proof, or its manifest, into the user's file, through the link
+        const stopped = await Deno.readTextFile(victim) === "the user's own\n";
+        // the seal's own file took the link's place: the run is whole and verifies
+        const recorded = outcome.manifest !== null && (await verifyRun(await findRun(outcome.folder))).ok &&
+          !(await Deno.lstat(join(outcome.folder, "log.tlog-proof"))).isSymlink;
+        tally.add(name, { stopped, recorded });
+        assert.ok(stopped, await Deno.readTextFile(victim));
+        assert.ok(recorded, JSON.stringify({ status: outcome.status, error: outcome.error?.message }));
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+/**
+ * A stand-in that sends the run's receiver a batch of spans of 300 KiB (a payload file of its own, whose name is
+ * the body's SHA-256), then, once it is stored, puts a FIFO in its place (no daemon).
+ */
+const PAYLOAD_FIFO = `#!/usr/bin/env python3
+import hashlib, json, os, re, urllib.request
+line = [l for l in open(os.environ["CODEX_HOME"] + "/config.toml").read().split("\\n") if l.startswith("trace_exporter")][0]
+endpoint = re.search(r'endpoint = "([^"]+)"', line).group(1)
+headers = dict(re.findall(r'"([^"]+)" = "([^"]*)"', line.split("headers = ")[1]))
+span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "x", "kind": 1,
+        "startTimeUnixNano": "1", "endTimeUnixNano": "2"}
+body = json.dumps({"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "codex"}}]},
+        "scopeSpans": [{"scope": {"name": "x"}, "spans": [span]}]}], "pad": "x" * 300000}).encode()
+urllib.request.urlopen(urllib.request.Request(endpoint, data=body, method="POST",
+                       headers={**headers, "content-type": "application/json"}), timeout=20)
+path = "evidence/payloads/" + hashlib.sha256(body).hexdigest()
+os.remove(path)
+os.mkfifo(path)
+`;
+
+Deno.test({
+  name:
+    "a run's program that puts a FIFO in place of a payload file the run stored has the seal refuse it, not wait",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "run-folder-plant-" });
+    const runs = join(dir, "runs");
+    const program = join(dir, "fake-codex");
+    await Deno.writeTextFile(program, PAYLOAD_FIFO, { mode: 0o755 });
+    try {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // before, the seal's fsync opened the FIFO to read, synchronously: this timer never fired either
+      const outcome = await Promise.race([
+        runFile(
+          RunFile.parse(`
+run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
+agent:
+  name: analyst
+  backend: codex
+  program: ${JSON.stringify(program)}
+  model: openai:gpt-fake
+  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
+  limits: { seconds: 60 }
+prompt: List the outputs.
+`),
+          { runs, env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
+        ),
+        new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 60_000)),
+      ]).finally(() => clearTimeout(timer));
+      assert.notEqual(outcome, "hung", "the seal waited for ever on the FIFO");
+      if (outcome === "hung") return;
+      const message = outcome.error?.message ?? "";
+      const stopped = outcome.status === "failed" && !message.includes("\n");
+      // the seal fails naming the file, and the run stays unsealed, every event it recorded kept
+      const recorded = /evidence\/payloads\/[0-9a-f]{64} cannot be fsynced/.test(message) &&
+        outcome.manifest === null;
+      tally.add("a FIFO in place of a stored payload file", { stopped, recorded });
+      assert.ok(stopped && recorded, message);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
 
 Deno.test({
   name: "run folder plant attacks: the tally",

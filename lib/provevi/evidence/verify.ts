@@ -8,7 +8,8 @@ import { join, relative, sep } from "node:path";
 import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventWhere, isOutputPath } from "./event_rules.ts";
 import { plainCanonicalText } from "./event_line.ts";
-import { isSha256, sha256File } from "./hash.ts";
+import { isSha256 } from "./hash.ts";
+import { hashRegularFile, IrregularFile } from "./regular_file.ts";
 import {
   type Manifest,
   MANIFEST_FORMAT,
@@ -476,10 +477,28 @@ export async function verifyOutputs(
     }
     let info;
     try {
-      info = await sha256File(full);
+      // No more is read than the record says: a file that holds more (a sparse one can claim any size) was
+      // hashed whole, for as long as it claimed; and a FIFO swapped in after the listing held the open.
+      const size = (await Deno.lstat(full)).size;
+      if (size > want.size) {
+        problems.push(problem(
+          "output.changed",
+          `output/${path} was changed: it holds ${size} bytes, recorded ${want.sha256} (${want.size} bytes)`,
+          file,
+        ));
+        continue;
+      }
+      info = await hashRegularFile(full, want.size);
     } catch (error) {
+      const grew = error instanceof IrregularFile && error.reason.startsWith("holds more than");
       problems.push(
-        problem("output.unreadable", `output/${path} cannot be read: ${(error as Error).message}`, file),
+        grew
+          ? problem(
+            "output.changed",
+            `output/${path} was changed: it ${(error as IrregularFile).reason}`,
+            file,
+          )
+          : problem("output.unreadable", `output/${path} cannot be read: ${(error as Error).message}`, file),
       );
       continue;
     }

@@ -26,9 +26,35 @@ export async function syncPaths(files: readonly string[], dirs: readonly string[
 export function syncPath(path: string): Promise<void> {
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(path, { read: true });
+    file = openToSync(path);
   } catch (error) {
     return Promise.reject(error);
   }
-  return file.sync().finally(() => file.close());
+  return file.sync().catch((error) => {
+    throw new Deno.errors.InvalidData(`${path} cannot be fsynced: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }).finally(() => file.close());
+}
+
+/**
+ * Opens a file to fsync it to read and write, which waits for no FIFO's writer (a run's program writes its run
+ * folder, and a FIFO it put in place of a payload file held a read-only open, on this thread, and the whole seal
+ * with it; a FIFO's fsync then fails, and the seal with it, in one line); a folder, or a file this may not
+ * write, to read.
+ */
+function openToSync(path: string): Deno.FsFile {
+  try {
+    return Deno.openSync(path, { read: true, write: true });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.IsADirectory || error instanceof Deno.errors.PermissionDenied)) {
+      throw error;
+    }
+    // a FIFO made read-only is refused by its look
+    const info = Deno.statSync(path);
+    if (!info.isFile && !info.isDirectory) {
+      throw new Deno.errors.InvalidData(`${path} is not a file or folder`);
+    }
+    return Deno.openSync(path, { read: true });
+  }
 }

@@ -10,6 +10,7 @@ import { EvidenceError, ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
+import { openPlainFileSync, type PlainFile } from "../evidence/regular_file.ts";
 import {
   buildManifest,
   type Manifest,
@@ -226,7 +227,7 @@ export class FileRunWriter implements RunWriter {
     if (this.#pack?.fits(bytes.length) && bytes.length < PACK_LIMIT) return this.#packed(sha256, bytes);
     const path = join(this.#paths.payloads, sha256);
     const failed = (error: unknown) => {
-      if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, sha256)) {
+      if (error instanceof Deno.errors.AlreadyExists && sameBytes(path, { sha256, size: bytes.length })) {
         return this.#kept(path, bytes);
       }
       throw new EvidenceError(`cannot store payload ${sha256}: ${(error as Error).message}`, {
@@ -395,9 +396,10 @@ export class FileRunWriter implements RunWriter {
         { pack: this.#pack?.opened ? Deno.readFileSync(this.#paths.pack) : null },
       )
       : null;
-    Deno.writeFileSync(this.#paths.manifestTmp, utf8(text));
+    // A run's program writes its run folder: a link it left at either name is replaced, never written through
+    writeNewSync(this.#paths.manifestTmp, utf8(text));
     const attestation = signing === null ? (info.attestation ?? null) : await signing;
-    if (attestation) Deno.writeFileSync(this.#paths.attestation, attestation);
+    if (attestation) writeNewSync(this.#paths.attestation, attestation);
     this.#attestation = attestation ?? null;
     return this.#attestation;
   }
@@ -418,7 +420,8 @@ export class FileRunWriter implements RunWriter {
   /** Writes the run's proof that it is in the log, `log.tlog-proof`: it can be made again from the log. */
   #writeProof(append: PreparedAppend): void {
     try {
-      Deno.writeTextFileSync(join(this.folder, PROOF_FILE), append.proofOf(append.indexes[0]!));
+      // a new file: a link the run's program left there was written through, into the file of the user's it named
+      writeNewSync(join(this.folder, PROOF_FILE), utf8(append.proofOf(append.indexes[0]!)));
     } catch { /* prove log proof RUN --write makes it again */ }
   }
 
@@ -465,11 +468,44 @@ async function syncFiles(paths: readonly string[]): Promise<void> {
   }
 }
 
-/** True when the file at `path` holds bytes that hash to `sha256`. */
-function sameBytes(path: string, sha256: string): boolean {
+/**
+ * True when the file at `path` is a plain file of `size` bytes that hash to `sha256`. A run's program writes its
+ * run folder, and can know a payload's hash before it is stored (its own session file's): a FIFO it left at that
+ * name held this read, and the whole writer with it; a link or a sparse file is read no further than its look.
+ */
+function sameBytes(path: string, { sha256, size }: { sha256: string; size: number }): boolean {
+  let file: PlainFile;
   try {
-    return sha256Hex(Deno.readFileSync(path)) === sha256;
+    file = openPlainFileSync(path);
   } catch {
     return false;
   }
+  try {
+    if (file.statSync().size !== size) return false;
+    const bytes = new Uint8Array(size);
+    let n = 0;
+    while (n < size) {
+      const got = file.readSyncAt(bytes.subarray(n), n);
+      if (got === 0) return false;
+      n += got;
+    }
+    return sha256Hex(bytes) === sha256;
+  } catch {
+    return false;
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Writes a file at a name of the writer's own, as a new file: whatever is there (a link, a FIFO, a file a
+ * killed seal left) is removed first, and the file is made with `createNew`, which no link is followed by.
+ */
+function writeNewSync(path: string, bytes: Uint8Array): void {
+  try {
+    Deno.removeSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  Deno.writeFileSync(path, bytes, { createNew: true });
 }

@@ -12,6 +12,8 @@ import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
 import type { TokenUsage } from "../../provevi/cost/mod.ts";
 import { DEFAULT_MODEL_BYTES } from "../backends/model_limit.ts";
 import { parseRoute, routeKeyName } from "../backends/models.ts";
+import { PROGRAM_FILE_MAX_BYTES } from "../backends/_program_files.ts";
+import { readRegularFile } from "../../provevi/evidence/regular_file.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import type { BackendSetup, PartRun, RunPart } from "../run/run_part.ts";
 import type { RecordedCall } from "./gateway_call.ts";
@@ -172,7 +174,9 @@ export class GatewayPart implements RunPart {
     for (const [kind, paths] of byKind) {
       const entries = [];
       for (const path of paths) {
-        const text = await Deno.readTextFile(join(folder, path)).catch(() => "");
+        // as the import read it: a plain file, no link, no FIFO's writer waited for, at most its cap
+        const bytes = await readRegularFile(join(folder, path), PROGRAM_FILE_MAX_BYTES).catch(() => null);
+        const text = bytes === null ? "" : new TextDecoder().decode(bytes);
         entries.push(...sessionEntries(kind, text));
       }
       for (const row of matchSession(kind, responses, entries)) {
