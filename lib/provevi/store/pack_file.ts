@@ -15,6 +15,8 @@ import {
   packRecordSize,
 } from "../evidence/payload_pack.ts";
 
+/** The bytes appended since the last flush before {@linkcode PackWriter.flush} starts another: 2 MiB. */
+export const FLUSH_MIN_BYTES = 2 * 1024 * 1024;
 /** The largest record built in the writer's reused buffer; a larger one gets an array of its own. */
 const SCRATCH_MAX = 64 * 1024;
 const encoder = new TextEncoder();
@@ -75,15 +77,22 @@ export class PackWriter {
   }
 
   /**
-   * Starts an fdatasync of the records appended so far, on a file thread, unless one is under way; nothing waits
-   * for it: the seal's fsync then has only what came since to write (a run's writer starts one after each take
-   * of what `prove serve` received). What is durable is still what the seal makes durable.
+   * Starts an fdatasync of the records appended so far, on a file thread, once {@linkcode FLUSH_MIN_BYTES} have
+   * come since the last and unless one is under way; nothing waits for it: the seal's fsync then has only what
+   * came since to write (a run's writer asks after each take of what `prove serve` received). Each is a commit of
+   * the file system's journal, which other processes' writes may wait behind on a busy disk: a few a run, not
+   * one a take. What is durable is still what the seal makes durable.
    */
   flush(): void {
-    if (this.#file === null || this.#flushing !== null) return;
-    this.#flushing = this.#file.syncData().catch(() => {}).finally(() => this.#flushing = null);
+    if (this.#file === null || this.#flushing !== null || this.#size - this.#flushed < FLUSH_MIN_BYTES) {
+      return;
+    }
+    const size = this.#size;
+    this.#flushing = this.#file.syncData().then(() => void (this.#flushed = size), () => {})
+      .finally(() => this.#flushing = null);
   }
   #flushing: Promise<void> | null = null;
+  #flushed = 0; // the bytes of records written to disk by a flush
 
   /** Fsyncs the pack (the seal does, with the run's other files), and waits for a flush under way. */
   async sync(): Promise<void> {

@@ -68,12 +68,12 @@ Deno.test("PackWriter.put() writes each record byte for byte as packRecord makes
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("PackWriter.flush() starts an fdatasync between appends (none before the first record, one at a time) and changes no byte", async () => {
+Deno.test("PackWriter.flush() starts an fdatasync between appends (none before the first record or 2 MiB, one at a time) and changes no byte", async () => {
   const dir = await Deno.makeTempDir();
   const writer = new PackWriter(join(dir, "payloads.pack"));
   writer.flush(); // no file yet: nothing to do, and no file made
   await assert.rejects(() => Deno.stat(join(dir, "payloads.pack")), Deno.errors.NotFound);
-  const payloads = [text("one"), new Uint8Array(200_000).fill(3), text("three")];
+  const payloads = [text("one"), new Uint8Array(3_000_000).fill(3), text("three"), new Uint8Array(2_500_000)];
   for (const p of payloads) {
     writer.put(sha256Hex(p), p);
     writer.flush();
