@@ -4,7 +4,8 @@
  * names (a user's own), then the rename of a scratch file puts the link in place of the checkpoint.
  * @module
  */
-import { closeSync, constants, openSync, writeSync } from "node:fs";
+import { closeSync, constants, writeSync } from "node:fs";
+import { openSyncNoFollow } from "../evidence/no_follow.ts";
 
 const flags = constants as unknown as Record<string, number | undefined>;
 /** Open to write, made or cut to nothing, never through a link (O_NOFOLLOW: a link at the name fails). */
@@ -38,13 +39,13 @@ export function writeScratchSync(path: string, bytes: Uint8Array): void {
 export function writeTileSync(path: string, bytes: Uint8Array): void {
   let fd: number;
   try {
-    fd = openSync(path, WRITE_NO_FOLLOW, 0o666);
+    fd = openSyncNoFollow(path, WRITE_NO_FOLLOW, 0o666);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "ENOENT") throw new Deno.errors.NotFound((error as Error).message, { cause: error });
     if (code !== "ELOOP") throw error;
     Deno.removeSync(path);
-    fd = openSync(path, WRITE_NO_FOLLOW, 0o666);
+    fd = openSyncNoFollow(path, WRITE_NO_FOLLOW, 0o666);
   }
   try {
     for (let n = 0; n < bytes.length;) n += writeSync(fd, bytes, n, bytes.length - n);
