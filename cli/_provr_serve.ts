@@ -8,7 +8,7 @@ import type { EvidenceStore, RunRecord } from "../lib/provevi/mod.ts";
 import { findRun, openStore } from "../lib/provevi/runs/mod.ts";
 import { TelemetryPolicy } from "../lib/provevi/telemetry/mod.ts";
 import { placeOf } from "../lib/provevi/diff/mod.ts";
-import { RunFile } from "../lib/provrun/run/mod.ts";
+import { RunFile } from "../lib/provrun/run/run_file.ts";
 // The replay machinery is imported when one of these commands runs: `provr run FILE`, the common path, never
 // loads it (#25).
 import type {

@@ -30,12 +30,12 @@ import {
 } from "../lib/provtrace/mod.ts";
 import { defaultRowsKeyPath, openTraceDb, traceRuns } from "../lib/provtrace/db/mod.ts";
 import { parseAssessmentFilter } from "../lib/provtrace/export/mod.ts";
-import { TelemetryPolicy } from "../lib/provevi/telemetry/mod.ts";
 import { openCatalog } from "./_catalog.ts";
 import { enterUserFolder, type Io, processIo } from "./_io.ts";
 import { printColumns } from "./_listing.ts";
 import { runProgram, UsageError } from "./_main.ts";
 import { jsonText } from "./_json.ts";
+import type { TelemetryPolicy } from "../lib/provevi/telemetry/policy.ts";
 
 /**
  * Runs `provtrace` with the given arguments.
@@ -316,7 +316,7 @@ function addExport({ program, io, result }: Context): void {
         stores: opts.store,
         catalog: () => openCatalog(opts),
         ...rowsKeyFile(),
-        ...(opts.policy === undefined ? {} : { policy: await TelemetryPolicy.load(opts.policy) }),
+        ...(opts.policy === undefined ? {} : { policy: await loadPolicy(opts.policy) }),
         ...(opts.destination === undefined ? {} : { destination: opts.destination }),
         ...(opts.out === undefined
           ? { write: (text: string) => io.out(text.replace(/\n$/, "")) }
@@ -474,6 +474,15 @@ function addQuery({ program, io }: Context): void {
           : String(v);
       printColumns([answer.columns, ...answer.rows.map((r) => answer.columns.map((c) => cell(r[c])))], io);
     });
+}
+
+/**
+ * `provtrace export --policy FILE`: the policy, imported only here: it brings semver, which no other command
+ * needs (#25).
+ */
+async function loadPolicy(file: string): Promise<TelemetryPolicy> {
+  const { TelemetryPolicy } = await import("../lib/provevi/telemetry/policy.ts");
+  return await TelemetryPolicy.load(file);
 }
 
 if (import.meta.main) {

@@ -1,9 +1,10 @@
 /**
  * What a process pays to load each entry point before it does anything: the CPU time (user and system, all
- * of its threads) of a Deno child that imports `cli/provr.ts`, `cli/prove.ts`, `cli/provtrace.ts` or
- * `lib/provrun/mod.ts` and exits, against a child that imports nothing, in the same run. Every `provr run`,
- * every `prove` command and every test child that runs a run pays it (issue #25: the test command under five
- * minutes on two cores). CPU time, not wall time, so that a machine shared with others does not move the
+ * of its threads) of a Deno child that imports `cli/_provr.ts` (provr's commands, which `cli/provr.ts` loads
+ * when it is not a sandbox process; `provr run` then loads the runner, which `lib/provrun/mod.ts` holds),
+ * `cli/prove.ts`, `cli/provtrace.ts` or `lib/provrun/mod.ts` and exits, against a child that imports nothing,
+ * in the same run. Every `provr run`, every `prove` command and every test child that runs a run pays it
+ * (issue #25: the test command under five minutes on two cores). CPU time, not wall time, so that a machine shared with others does not move the
  * figure much. Target: `provr` under 10× an empty child (11× before the MCP SDK, the OTLP exporter, ajv,
  * postgres, the receiver and the MLflow client were imported only where used: 0.83 against 0.59 CPU s).
  * @module
@@ -29,7 +30,7 @@ async function childCpu(module: string | null): Promise<number> {
 
 /** Runs the benchmark and prints its lines. */
 export async function main(): Promise<void> {
-  const entries = ["cli/provr.ts", "cli/prove.ts", "cli/provtrace.ts", "lib/provrun/mod.ts"];
+  const entries = ["cli/_provr.ts", "cli/prove.ts", "cli/provtrace.ts", "lib/provrun/mod.ts"];
   await childCpu(null); // the first child may still compile what the cache lacks
   for (const e of entries) await childCpu(e);
   const samples = new Map<string | null, number[]>([null, ...entries].map((e) => [e, []]));
@@ -39,7 +40,7 @@ export async function main(): Promise<void> {
   }
   const empty = median(samples.get(null)!);
   for (const e of entries) {
-    const target = e === "cli/provr.ts" ? "under 10× an empty child" : "lower is better";
+    const target = e === "cli/_provr.ts" ? "under 10× an empty child" : "lower is better";
     report(`start: a child importing ${e} (CPU s)`, median(samples.get(e)!), empty, "s", target);
   }
 }

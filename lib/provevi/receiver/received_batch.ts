@@ -6,7 +6,7 @@
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { ProveviError } from "../evidence/errors.ts";
-import { decodeTraceRequest, type ReceivedSpan } from "./otlp_receiver.ts";
+import { decodeTraceWire, type ReceivedSpan } from "./otlp_wire.ts"; // not otlp_receiver.ts: no protobufjs (#25)
 import { decodeTraceJson } from "./otlp_json.ts";
 import { SPANS_RECEIVED } from "./span_events.ts";
 
@@ -34,7 +34,7 @@ export function batchSpans(event: EvidenceEvent, body: Uint8Array): ReceivedSpan
   try {
     return event.data.encoding === "json"
       ? decodeTraceJson(new TextDecoder().decode(body))
-      : decodeTraceRequest(body);
+      : decodeTraceWire(body);
   } catch (error) {
     throw new ProveviError(
       `the spans of event ${event.seq} (${SPANS_RECEIVED}) cannot be read: ${(error as Error).message}`,

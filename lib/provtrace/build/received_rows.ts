@@ -9,7 +9,9 @@
  */
 import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
-import { batchSpans, type OtlpValue, type ReceivedSpan } from "../../provevi/receiver/mod.ts";
+// Not the receiver's mod.ts: its OTLP receiver loads protobufjs, which provtrace does not need (#25).
+import { batchSpans } from "../../provevi/receiver/received_batch.ts";
+import type { OtlpValue, ReceivedSpan } from "../../provevi/receiver/otlp_wire.ts";
 import { formatMicros } from "../../provevi/evidence/mod.ts";
 import type { TraceRow } from "./trace_row.ts";
 import { json } from "./_values.ts";
