@@ -68,6 +68,27 @@ export const SPEC_VECTORS: Vector[] = [
       rechain(f, (es) => es, { patch: (line, i) => i === 1 ? line.replace('"seq":1,', '"seq":1.0,') : line }),
   },
   {
+    name: "time-non-ascii-digit",
+    check: 2,
+    what:
+      "line 3's time with the last digit of its seconds written as ARABIC-INDIC DIGIT ONE (U+0661), re-chained: the digits of a time are ASCII",
+    change: (f) =>
+      rechain(f, (es) => es, {
+        patch: (line, i) =>
+          i === 2 ? line.replace(/("time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d)\d/, "$1\u0661") : line,
+      }),
+  },
+  {
+    name: "output-size-past-safe",
+    check: 2,
+    what:
+      "line 12's data.size written as 1152921504606847000 (2^60 in RFC 8785 form), re-chained: a whole number is at most 2^53 - 1, past which two integers read as one double",
+    change: (f) =>
+      rechain(f, (es) => es, {
+        patch: (line, i) => i === 11 ? line.replace(/"size":\d+/, '"size":1152921504606847000') : line,
+      }),
+  },
+  {
     name: "events-bom",
     check: 2,
     what:

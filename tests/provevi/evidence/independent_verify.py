@@ -27,7 +27,7 @@ TYPES = {"run_created", "access_requested", "access_granted", "access_denied", "
          "span_recorded", "spans_received"}
 MANIFEST_FIELDS = {"format", "run_id", "status", "events", "last_hash", "payloads", "payload_bytes", "lost",
                    "sealed_at"}
-TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$")
+TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$", re.ASCII)  # ASCII digits only
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -96,9 +96,17 @@ def loads(text):
     return json.loads(text, parse_constant=no_constant, parse_float=as_double, parse_int=as_double)
 
 
+SAFE = 2 ** 53 - 1  # the doc: a whole number is at most 2^53 - 1, past which two integers read as one double
+
+
+def safe_int(v):
+    """An integer no bigger than SAFE either way (not a boolean, which Python counts as an int)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -SAFE <= v <= SAFE
+
+
 def whole(v):
-    """A whole number >= 0 (not a boolean, which Python counts as an int)."""
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    """A whole number: an integer from 0 to SAFE."""
+    return safe_int(v) and v >= 0
 
 
 def same_number(a, b):
@@ -311,7 +319,7 @@ def verify(folder, trusted=None):
                 bad("line.not_json", "not JSON")
                 continue
             seq = e.get("seq") if isinstance(e, dict) else None
-            seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+            seq = seq if safe_int(seq) else None
             ok = isinstance(e, dict) and set(e.keys()) == set(FIELDS) and (
                 isinstance(e["run_id"], str) and e["run_id"] and seq is not None and seq >= 0
                 and is_time(e["time"]) and isinstance(e["type"], str) and e["type"]
@@ -348,8 +356,7 @@ def verify(folder, trusted=None):
                     problem("line.output_data", "events.jsonl", "output path", n, seq)
                 if not is_sha(d.get("sha256")):
                     problem("line.output_data", "events.jsonl", "output sha256", n, seq)
-                size = d.get("size")
-                if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
+                if not whole(d.get("size")):
                     problem("line.output_data", "events.jsonl", "output size", n, seq)
             if e["type"] == "run_created":
                 if "bundle" in d and not isinstance(d["bundle"], bool):
@@ -503,7 +510,7 @@ def verify(folder, trusted=None):
     recorded = {}
     for n, e in events:
         d = e["data"]
-        good = isinstance(d.get("size"), int) and not isinstance(d.get("size"), bool) and d["size"] >= 0
+        good = whole(d.get("size"))
         if e["type"] == "output_artifact_created" and is_output_path(d.get("path")) and is_sha(d.get("sha256")) and good:
             if d["path"] in recorded:
                 problem("output.recorded_twice", "events.jsonl", "recorded twice", n, e["seq"])
