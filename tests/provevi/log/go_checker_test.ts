@@ -75,6 +75,21 @@ peerTest("tlogcheck", {
     assert.equal(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
     await Deno.writeFile(leafFile, leafBytes({ ...fakeLeaf(3), last_hash: "f".repeat(64) }));
     assert.notEqual(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
+    // A second cosignature of the witness that fails, after its good one: both refuse it (signed-note).
+    await Deno.writeFile(leafFile, leafBytes(fakeLeaf(3)));
+    const good = tlogProofText(await proveRun(log, fakeLeaf(3).run_id));
+    const line = good.split("\n").find((l) => l.startsWith(`\u2014 ${witness.verifier.name} `))!;
+    const sig = Buffer.from(line.split(" ")[2]!, "base64");
+    sig[sig.length - 1]! ^= 1;
+    const twice = good.replace(
+      `${line}\n`,
+      `${line}\n\u2014 ${witness.verifier.name} ${sig.toString("base64")}\n`,
+    );
+    await Deno.writeTextFile(proofFile, twice);
+    assert.notEqual(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
+    const policy = { logs: [(await log.key())!.verifier], witnesses: [witness.verifier], quorum: 1 };
+    assert.equal(checkCheckpoint(parseTlogProof(good).checkpoint, policy).ok, true);
+    assert.equal(checkCheckpoint(parseTlogProof(twice).checkpoint, policy).ok, false);
     const [oldFile, newFile, cFile] = ["old", "new", "c"].map((n) => join(dir, n));
     await Deno.writeTextFile(oldFile!, old);
     await Deno.writeTextFile(newFile!, (await log.checkpoint())!);

@@ -73,20 +73,21 @@ func openCheckpoint(text []byte, vkey string, witnesses []string) (*log.Checkpoi
 	if err != nil {
 		return nil, nil, fmt.Errorf("note.Open: %v", err)
 	}
-	// c2sp.org/signed-note: a signature whose name and key ID are a known key's is verified, and one that fails
-	// rejects the note. sumdb/note skips a second line of a key it has verified once, so every line is checked.
+	// c2sp.org/signed-note: a signature whose name and key ID are a known key's (the log's or a witness's) is
+	// verified, and one that fails rejects the note. sumdb/note skips a second line of a key it has verified
+	// once, so every line is checked.
 	if sep := bytes.LastIndex(text, []byte("\n\n")); sep >= 0 {
 		for _, line := range strings.Split(strings.TrimSuffix(string(text[sep+2:]), "\n"), "\n") {
 			name, b64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
 			sig, err := base64.StdEncoding.DecodeString(b64)
-			if err != nil || len(sig) < 4 || name != v.Name() {
+			if err != nil || len(sig) < 4 {
 				continue
 			}
-			if hash := uint32(sig[0])<<24 | uint32(sig[1])<<16 | uint32(sig[2])<<8 | uint32(sig[3]); hash != v.KeyHash() {
-				continue
-			}
-			if !v.Verify(text[:sep+1], sig[4:]) {
-				return nil, nil, fmt.Errorf("a signature of the log's key %s does not verify", v.Name())
+			hash := uint32(sig[0])<<24 | uint32(sig[1])<<16 | uint32(sig[2])<<8 | uint32(sig[3])
+			for _, known := range verifiers {
+				if known.Name() == name && known.KeyHash() == hash && !known.Verify(text[:sep+1], sig[4:]) {
+					return nil, nil, fmt.Errorf("a signature of the known key %s does not verify", name)
+				}
 			}
 		}
 	}
