@@ -9,6 +9,7 @@ import type { AssessmentLine } from "../../lib/provevi/evidence/mod.ts";
 import { appendAssessmentLine, manifestLastHash, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
 import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
 import { PACK_VECTORS } from "./_pack_vectors.ts";
+import { SPEC_VECTORS } from "./_spec_vectors.ts";
 
 type Ev = Record<string, unknown> & { data: Record<string, unknown> };
 
@@ -506,4 +507,5 @@ export const VECTORS: Vector[] = [
     },
   },
   ...PACK_VECTORS,
+  ...SPEC_VECTORS,
 ];

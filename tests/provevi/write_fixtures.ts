@@ -19,11 +19,19 @@ import { VECTORS } from "./_vectors.ts";
 /** Writes the fixtures under `root` (the repository's fixtures/ folder by default). */
 export async function writeFixtures(root: string): Promise<void> {
   const runs = join(root, "runs");
-  await Deno.remove(join(runs, SAMPLE_RUN_ID), { recursive: true }).catch(() => {});
+  // The store's log (runs/.log/, and the run's proof that it is in it) and the writer's lock are the store's, not
+  // the fixture's: a log left from an earlier pass would hold the run already, and a second pass could not seal
+  // it again. Check 10 (the log) has tests of its own.
+  const notFixture = ["../.log", ".writer.lock", "log.tlog-proof"].map((p) => join(runs, SAMPLE_RUN_ID, p));
+  for (const p of [join(runs, SAMPLE_RUN_ID), ...notFixture]) {
+    await Deno.remove(p, { recursive: true }).catch(() => {});
+  }
   const store = new FileStore({ runs });
   // The sample run keeps format 1 (each payload a file): runs of that format still verify. The vectors
   // packed-* hold it in format 2 (tests/provevi/_pack_vectors.ts).
   const manifest = await writeSampleRun(await store.openRun(SAMPLE_RUN_ID, { payloads: "files" }));
+  await store.close();
+  for (const p of notFixture) await Deno.remove(p, { recursive: true }).catch(() => {});
   const folder = join(runs, SAMPLE_RUN_ID);
   const lines = (await Deno.readTextFile(join(folder, "evidence", "events.jsonl"))).trimEnd().split("\n");
   const vectors = {

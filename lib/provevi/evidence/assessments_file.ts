@@ -175,7 +175,9 @@ async function readText(path: string): Promise<string | null | Problem> {
   try {
     // A look of microseconds (most runs have no file): an asynchronous one waits for a file thread.
     if (!Deno.lstatSync(path).isFile) return unreadable("it is a link or not a plain file");
-    return new TextDecoder("utf-8", { fatal: true }).decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
+    // A byte-order mark is kept: a line that starts with one is not JSON, as in events.jsonl.
+    const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    return utf8.decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     return unreadable(error instanceof TypeError ? "it is not UTF-8" : (error as Error).message);

@@ -387,7 +387,8 @@ export async function checkAttestation(
   try {
     text = record.folder === null ? null : readPlain(join(record.folder, "evidence", ATTESTATION_FILE));
   } catch (error) {
-    push("attestation.unreadable", `${file} cannot be read: ${(error as Error).message}`);
+    const why = error instanceof TypeError ? "it is not UTF-8" : (error as Error).message;
+    push("attestation.unreadable", `${file} cannot be read: ${why}`);
     return out;
   }
   if (text === null) return unsigned(out, push, { recorded, trusted: trust.length > 0, file });
@@ -551,10 +552,10 @@ function readEnvelope(text: string): ReadEnvelope | null {
   }
 }
 
-/** A small file read with synchronous calls (see {@linkcode attestRun}); a link or a file not plain refused. */
+/** A small file read synchronously ({@linkcode attestRun}); not UTF-8 throws a TypeError, a BOM is kept. */
 function readPlain(path: string): string | null {
   const bytes = readPlainBytes(path);
-  return bytes === null ? null : new TextDecoder().decode(bytes);
+  return bytes === null ? null : strictUtf8.decode(bytes);
 }
 
 /**

@@ -226,7 +226,9 @@ function manifestProblems(m: Manifest, runId: string, read: ReadEvents): Problem
   if (has("events") && !unread && m.events !== read.lines.length) {
     push(
       "manifest.count",
-      `manifest.json counts ${m.events} events, but events.jsonl has ${read.lines.length} lines`,
+      `manifest.json counts ${
+        JSON.stringify(m.events)
+      } events, but events.jsonl has ${read.lines.length} lines`,
     );
   }
   const last = read.lineHashes.length ? read.lineHashes[read.lineHashes.length - 1]! : null;
@@ -295,7 +297,9 @@ function payloadListProblems(m: Manifest, { withBytes, push }: { withBytes: bool
   if (withBytes && m.payload_bytes !== bytes) {
     push(
       "manifest.payload_bytes",
-      `manifest.json has payload_bytes ${m.payload_bytes}, but its payloads add up to ${bytes}`,
+      `manifest.json has payload_bytes ${
+        JSON.stringify(m.payload_bytes)
+      }, but its payloads add up to ${bytes}`,
     );
   }
 }
@@ -391,7 +395,7 @@ async function listedPayloadProblem(
   if (info.size !== size) {
     return problem(
       "payload.size",
-      `payloads/${sha256} has ${info.size} bytes, but the manifest says ${size}`,
+      `payloads/${sha256} has ${info.size} bytes, but the manifest says ${JSON.stringify(size)}`,
       file,
     );
   }

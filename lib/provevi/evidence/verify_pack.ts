@@ -61,7 +61,7 @@ export async function packProblems(
     } else if (of.m && of.listed.get(r.sha256) !== r.size) {
       of.problems.push(problem(
         "payload.size",
-        `${name} has ${r.size} bytes, but the manifest says ${of.listed.get(r.sha256)}`,
+        `${name} has ${r.size} bytes, but the manifest says ${JSON.stringify(of.listed.get(r.sha256))}`,
         file,
       ));
     }

@@ -27,7 +27,7 @@ TYPES = {"run_created", "access_requested", "access_granted", "access_denied", "
          "span_recorded", "spans_received"}
 MANIFEST_FIELDS = {"format", "run_id", "status", "events", "last_hash", "payloads", "payload_bytes", "lost",
                    "sealed_at"}
-TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$")
+TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?Z$", re.ASCII)  # ASCII digits only
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -82,8 +82,35 @@ def no_constant(name):
     raise ValueError("not JSON: " + name)
 
 
+def as_double(text):
+    """A JSON number is the IEEE 754 double nearest it (the doc: RFC 8785 numbers), so 1.0 and 1e0 are the
+    integer 1, and 9007199254740993 is ...992; one past the largest double stays infinity (no RFC 8785 form)."""
+    d = float(text)
+    return int(d) if math.isfinite(d) and d.is_integer() else d
+
+
 def loads(text):
-    return json.loads(text, parse_constant=no_constant)
+    """JSON text (str; bytes must be UTF-8, and a BOM is not JSON) with its numbers read as doubles."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")  # UnicodeDecodeError is a ValueError
+    return json.loads(text, parse_constant=no_constant, parse_float=as_double, parse_int=as_double)
+
+
+SAFE = 2 ** 53 - 1  # the doc: a whole number is at most 2^53 - 1, past which two integers read as one double
+
+
+def safe_int(v):
+    """An integer no bigger than SAFE either way (not a boolean, which Python counts as an int)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -SAFE <= v <= SAFE
+
+
+def whole(v):
+    """A whole number: an integer from 0 to SAFE."""
+    return safe_int(v) and v >= 0
+
+
+def same_number(a, b):
+    return whole(a) and a == b
 
 
 def jcs(v):
@@ -162,10 +189,9 @@ def check_assessments(folder, run_id, manifest_path, events, problem):
     for i, line in enumerate(lines):
         n = i + 1
         try:
-            a = json.loads(line)
+            a = loads(line)
         except ValueError:
             a = None
-        whole = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0
         text_or_none = lambda v: v is None or isinstance(v, str)
         good = (isinstance(a, dict) and sorted(a) == ASSESSMENT_FIELDS and whole(a["id"]) and a["id"] >= 1
                 and isinstance(a["run_id"], str) and isinstance(a["name"], str) and a["name"] != ""
@@ -293,7 +319,7 @@ def verify(folder, trusted=None):
                 bad("line.not_json", "not JSON")
                 continue
             seq = e.get("seq") if isinstance(e, dict) else None
-            seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+            seq = seq if safe_int(seq) else None
             ok = isinstance(e, dict) and set(e.keys()) == set(FIELDS) and (
                 isinstance(e["run_id"], str) and e["run_id"] and seq is not None and seq >= 0
                 and is_time(e["time"]) and isinstance(e["type"], str) and e["type"]
@@ -330,8 +356,7 @@ def verify(folder, trusted=None):
                     problem("line.output_data", "events.jsonl", "output path", n, seq)
                 if not is_sha(d.get("sha256")):
                     problem("line.output_data", "events.jsonl", "output sha256", n, seq)
-                size = d.get("size")
-                if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
+                if not whole(d.get("size")):
                     problem("line.output_data", "events.jsonl", "output size", n, seq)
             if e["type"] == "run_created":
                 if "bundle" in d and not isinstance(d["bundle"], bool):
@@ -393,7 +418,7 @@ def verify(folder, trusted=None):
                 problem("manifest.run_id", "manifest.json", "run_id")
             unread = (not lines and not complete) or not settled
             if not unread:
-                if "events" in m and m["events"] != len(lines):
+                if "events" in m and not same_number(m["events"], len(lines)):
                     problem("manifest.count", "manifest.json", "events")
                 last = hashlib.sha256(lines[-1]).hexdigest() if lines else None
                 if "last_hash" in m and m["last_hash"] != last:
@@ -420,7 +445,7 @@ def verify(folder, trusted=None):
                     total, previous, unsorted = 0, "", False
                     for p in m["payloads"]:
                         if not (isinstance(p, dict) and set(p) == {"sha256", "size"} and is_sha(p["sha256"])
-                                and isinstance(p["size"], int) and p["size"] >= 0):
+                                and whole(p["size"])):
                             problem("manifest.payload_entry", "manifest.json", "payload entry")
                             continue
                         if p["sha256"] == previous:
@@ -430,7 +455,7 @@ def verify(folder, trusted=None):
                             problem("manifest.payload_order", "manifest.json", "payloads unsorted")
                         previous = p["sha256"]
                         total += p["size"]
-                    if "payload_bytes" in m and m["payload_bytes"] != total:
+                    if "payload_bytes" in m and not same_number(m["payload_bytes"], total):
                         problem("manifest.payload_bytes", "manifest.json", "payload_bytes")
             try:
                 same = jcs(m) + "\n" == mtext.decode("utf-8", "replace")
@@ -485,7 +510,7 @@ def verify(folder, trusted=None):
     recorded = {}
     for n, e in events:
         d = e["data"]
-        good = isinstance(d.get("size"), int) and not isinstance(d.get("size"), bool) and d["size"] >= 0
+        good = whole(d.get("size"))
         if e["type"] == "output_artifact_created" and is_output_path(d.get("path")) and is_sha(d.get("sha256")) and good:
             if d["path"] in recorded:
                 problem("output.recorded_twice", "events.jsonl", "recorded twice", n, e["seq"])
@@ -583,8 +608,13 @@ def verify(folder, trusted=None):
     else:
         with open(att, "rb") as f:
             att_bytes = f.read()
-        env = json.loads(att_bytes)
         try:
+            text = att_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            problem("attestation.unreadable", "attestation.dsse.json", "not UTF-8")
+            return problems
+        try:
+            env = loads(text)
             body = b64(env["payload"])
             sigs = [(s.get("keyid", ""), b64(s["sig"])) for s in env["signatures"]]
             if any(not isinstance(k, str) for k, _ in sigs) or "payloadType" not in env:
@@ -596,13 +626,17 @@ def verify(folder, trusted=None):
             problem("attestation.not_canonical", "attestation.dsse.json", "not canonical")
         if env["payloadType"] != "application/vnd.in-toto+json":
             problem("attestation.payload_type", "attestation.dsse.json", "payloadType")
-        matched = False
+        matched, m = False, None
         if readable and plain_file(manifest_path):
             with open(events_path, "rb") as f:
                 ev_bytes = f.read()
             with open(manifest_path, "rb") as f:
                 m_bytes = f.read()
-            m = json.loads(m_bytes)
+            try:
+                m = loads(m_bytes)
+            except ValueError:
+                m = None
+        if readable and isinstance(m, dict):
             subject = [{"name": "evidence/events.jsonl", "digest": {"sha256": hashlib.sha256(ev_bytes).hexdigest()}},
                        {"name": "evidence/manifest.json", "digest": {"sha256": hashlib.sha256(m_bytes).hexdigest()}}]
             pack = read_pack_file(ev_dir)

@@ -65,3 +65,22 @@ Deno.test("prove verify refuses a --trust key file whose keyid is not its key's 
     /^prove: .*wrong-keyid\.key\.pub has keyid "0{64}", but its public key's ID is [0-9a-f]{64}$/,
   );
 });
+
+Deno.test("prove verify: a --log-key that is neither a verifier key nor a file is a wrong command line (exit 2); a key file that holds no key is exit 1", async () => {
+  const { bufferIo } = await import("../../../cli/_io.ts");
+  const { prove } = await import("../../../cli/prove.ts");
+  const run = join(FIXTURES, "runs", "run-20261129T120000Z-0badc0de");
+  const notKey = new URL("../../../README.md", import.meta.url).pathname;
+  for (
+    const [args, code, message] of [
+      [["--log-key", "garbage"], 2, /^prove: garbage is neither a verifier key/],
+      [["--log-key", notKey], 1, /^prove: "# MahaCata" is not a verifier key/],
+      [["--trust", notKey], 1, /^prove: .*README\.md is not a key file/],
+    ] as const
+  ) {
+    const io = bufferIo();
+    assert.equal(await prove(["verify", run, ...args, "--json"], io), code, args.join(" "));
+    assert.deepEqual([io.stdout, io.stderr.length], [[], 1], args.join(" "));
+    assert.match(io.stderr[0]!, message);
+  }
+});

@@ -8,18 +8,26 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import {
   bundleBytes,
+  checkCheckpoint,
   cosignLatest,
+  ed25519Signer,
   entriesPath,
   leafBytes,
+  leafHash,
   type LogStorage,
   parseCheckpoint,
   parseNote,
+  parseTlogProof,
   proveConsistency,
   proveRun,
   serveWitness,
+  signatureLine,
+  signNote,
   TILE_WIDTH,
   tilePath,
   tlogProofText,
+  type TrustPolicy,
+  verifyInclusion,
 } from "../../../lib/provevi/log/mod.ts";
 import { fakeLeaf, tempLog, witnessOf } from "./_log_fixtures.ts";
 import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
@@ -67,6 +75,21 @@ peerTest("tlogcheck", {
     assert.equal(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
     await Deno.writeFile(leafFile, leafBytes({ ...fakeLeaf(3), last_hash: "f".repeat(64) }));
     assert.notEqual(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
+    // A second cosignature of the witness that fails, after its good one: both refuse it (signed-note).
+    await Deno.writeFile(leafFile, leafBytes(fakeLeaf(3)));
+    const good = tlogProofText(await proveRun(log, fakeLeaf(3).run_id));
+    const line = good.split("\n").find((l) => l.startsWith(`\u2014 ${witness.verifier.name} `))!;
+    const sig = Buffer.from(line.split(" ")[2]!, "base64");
+    sig[sig.length - 1]! ^= 1;
+    const twice = good.replace(
+      `${line}\n`,
+      `${line}\n\u2014 ${witness.verifier.name} ${sig.toString("base64")}\n`,
+    );
+    await Deno.writeTextFile(proofFile, twice);
+    assert.notEqual(await check("proof", proofFile, leafFile, vkey, witness.verifier.vkey), "ok");
+    const policy = { logs: [(await log.key())!.verifier], witnesses: [witness.verifier], quorum: 1 };
+    assert.equal(checkCheckpoint(parseTlogProof(good).checkpoint, policy).ok, true);
+    assert.equal(checkCheckpoint(parseTlogProof(twice).checkpoint, policy).ok, false);
     const [oldFile, newFile, cFile] = ["old", "new", "c"].map((n) => join(dir, n));
     await Deno.writeTextFile(oldFile!, old);
     await Deno.writeTextFile(newFile!, (await log.checkpoint())!);
@@ -107,5 +130,55 @@ peerTest("tlogcheck", {
     await store.log.append(leaves.slice(303));
     await writeTiles(store.log, join(dir, "tlog"));
     assert.equal(await check("log", join(dir, "tlog"), (await store.log.key())!.verifier.vkey), "ok");
+  },
+});
+
+/** prove's reading of a tlog-proof of `leaf`: readable, its checkpoint trusted, and the leaf included. */
+function proveAccepts(text: string, leaf: Uint8Array, policy: TrustPolicy): boolean {
+  try {
+    const proof = parseTlogProof(text);
+    const checked = checkCheckpoint(proof.checkpoint, policy);
+    if (!checked.ok) return false;
+    const { size, root } = checked.trusted.checkpoint;
+    return verifyInclusion(leafHash(leaf), proof.index, size, proof.proof, root);
+  } catch {
+    return false;
+  }
+}
+
+peerTest("tlogcheck", {
+  name:
+    "Go and prove read a tlog-proof alike as C2SP writes it: an extra line is taken; an index or a tree size with a leading zero, or a failed second signature of the log's key, is refused",
+  fn: async () => {
+    const { log, dir } = await tempLog();
+    await log.append([fakeLeaf(0), fakeLeaf(1), fakeLeaf(2)]);
+    const key = (await log.key())!;
+    const policy = { logs: [key.verifier], witnesses: [], quorum: 0 };
+    const good = tlogProofText(await proveRun(log, fakeLeaf(1).run_id));
+    const [head, note] = [good.slice(0, good.indexOf("\n\n")), good.slice(good.indexOf("\n\n") + 2)];
+    const text = parseNote(note).text;
+    const other = ed25519Signer(key.origin, new Uint8Array(32).fill(7)).signer;
+    const cases: [string, string, boolean][] = [
+      ["as written", good, true],
+      ["an extra line", head.replace("\nindex", "\nextra AAEC\nindex") + "\n\n" + note, true],
+      ["index 01", head.replace("index 1", "index 01") + "\n\n" + note, false],
+      ["tree size 03", `${head}\n\n${signNote(text.replace("\n3\n", "\n03\n"), [key.signer])}`, false],
+      [
+        "a second signature of the log's name and key ID that fails",
+        `${head}\n\n${note}${
+          signatureLine(key.origin, key.signer.keyId, other.sign(new TextEncoder().encode(text)))
+        }\n`,
+        false,
+      ],
+    ];
+    const leafFile = join(dir, "leaf");
+    await Deno.writeFile(leafFile, leafBytes(fakeLeaf(1)));
+    for (const [what, proof, ok] of cases) {
+      const file = join(dir, "case.tlog-proof");
+      await Deno.writeTextFile(file, proof);
+      assert.equal(proveAccepts(proof, leafBytes(fakeLeaf(1)), policy), ok, `prove: ${what}`);
+      const go = await check("proof", file, leafFile, key.verifier.vkey);
+      assert.equal(go === "ok", ok, `Go: ${what}: ${go}`);
+    }
   },
 });

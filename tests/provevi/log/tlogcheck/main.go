@@ -17,16 +17,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
-	fnote "github.com/transparency-dev/formats/note"
 	"github.com/transparency-dev/formats/log"
+	fnote "github.com/transparency-dev/formats/note"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
+
+// decimal is an ASCII decimal with no leading zeroes (unless it is 0), as C2SP writes sizes and indexes.
+var decimal = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -69,9 +73,31 @@ func openCheckpoint(text []byte, vkey string, witnesses []string) (*log.Checkpoi
 	if err != nil {
 		return nil, nil, fmt.Errorf("note.Open: %v", err)
 	}
+	// c2sp.org/signed-note: a signature whose name and key ID are a known key's (the log's or a witness's) is
+	// verified, and one that fails rejects the note. sumdb/note skips a second line of a key it has verified
+	// once, so every line is checked.
+	if sep := bytes.LastIndex(text, []byte("\n\n")); sep >= 0 {
+		for _, line := range strings.Split(strings.TrimSuffix(string(text[sep+2:]), "\n"), "\n") {
+			name, b64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
+			sig, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil || len(sig) < 4 {
+				continue
+			}
+			hash := uint32(sig[0])<<24 | uint32(sig[1])<<16 | uint32(sig[2])<<8 | uint32(sig[3])
+			for _, known := range verifiers {
+				if known.Name() == name && known.KeyHash() == hash && !known.Verify(text[:sep+1], sig[4:]) {
+					return nil, nil, fmt.Errorf("a signature of the known key %s does not verify", name)
+				}
+			}
+		}
+	}
 	cp, _, _, err := log.ParseCheckpoint(text, v.Name(), v)
 	if err != nil {
 		return nil, nil, fmt.Errorf("log.ParseCheckpoint: %v", err)
+	}
+	// c2sp.org/tlog-checkpoint: the tree size has no leading zeroes, which formats/log does not check.
+	if size := strings.SplitN(n.Text, "\n", 3)[1]; !decimal.MatchString(size) {
+		return nil, nil, fmt.Errorf("the tree size %q is not a decimal without leading zeroes", size)
 	}
 	names := map[string]bool{}
 	for _, s := range n.Sigs {
@@ -209,14 +235,30 @@ func checkProof(file, leafFile, vkey string, witnesses []string) error {
 	if !ok {
 		return fmt.Errorf("no empty line")
 	}
+	// c2sp.org/tlog-proof@v1: the header, an optional "extra <base64>" line, "index <decimal without leading
+	// zeroes>", then the proof's hashes.
 	lines := strings.Split(string(head), "\n")
-	if lines[0] != "c2sp.org/tlog-proof@v1" || !strings.HasPrefix(lines[1], "index ") {
+	if lines[0] != "c2sp.org/tlog-proof@v1" || len(lines) < 2 {
 		return fmt.Errorf("not a tlog-proof")
 	}
-	index, _ := strconv.ParseInt(strings.TrimPrefix(lines[1], "index "), 10, 64)
+	lines = lines[1:]
+	if extra, ok := strings.CutPrefix(lines[0], "extra "); ok {
+		if _, err := base64.StdEncoding.DecodeString(extra); err != nil || len(lines) < 2 {
+			return fmt.Errorf("bad extra line %q", lines[0])
+		}
+		lines = lines[1:]
+	}
+	indexText, ok := strings.CutPrefix(lines[0], "index ")
+	if !ok || !decimal.MatchString(indexText) {
+		return fmt.Errorf("bad index line %q", lines[0])
+	}
+	index, err := strconv.ParseInt(indexText, 10, 64)
+	if err != nil {
+		return fmt.Errorf("bad index line %q: %v", lines[0], err)
+	}
 	var hashes [][]byte
 	var tp tlog.RecordProof
-	for _, l := range lines[2:] {
+	for _, l := range lines[1:] {
 		h, err := base64.StdEncoding.DecodeString(l)
 		if err != nil || len(h) != 32 {
 			return fmt.Errorf("bad hash line %q", l)
