@@ -7,7 +7,7 @@
  * @module
  */
 import { dirname } from "node:path";
-import { readCapped, readCappedSync, refuseNonFile } from "../../lib/provevi/evidence/capped_read.ts";
+import { readCapped, readCappedSync, refuseNonFile } from "../../lib/provevi/evidence/open_file.ts";
 import { readBoundedText } from "../../lib/provevi/evidence/read_text.ts";
 import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
 import { packedPayloads } from "../../lib/provevi/evidence/payload_pack.ts";

@@ -11,7 +11,7 @@
 import { parseJson, TooDeepJson } from "./json_depth.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
-import { readCapped } from "./capped_read.ts";
+import { readCapped } from "./open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
 import { sha256Hex, utf8 } from "./hash.ts";

@@ -3,7 +3,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { openFileNoWait } from "./open_no_wait.ts";
+import { openFileNoWait } from "./open_file.ts";
 
 const encoder = new TextEncoder();
 
@@ -107,13 +107,18 @@ export function isSha256(text: unknown): text is string {
  * its own. A file that fits in one chunk is read with one call and hashed, with no task at all.
  *
  * @param path The file.
+ * @param options `follow`: follow a link at the path (the default); `false` refuses one (a file of a folder
+ *   that another party writes).
  * @returns Its SHA-256 and size in bytes.
  * @throws Deno.errors.NotFound when the file is missing; ProveviError when it is not a plain file (a pipe).
  */
-export async function sha256File(path: string): Promise<{ sha256: string; size: number }> {
+export async function sha256File(
+  path: string,
+  options: { follow?: boolean } = {},
+): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
   // opened without waiting: a named pipe at the path (or swapped in after a look) is refused, not waited on
-  using file = await openFileNoWait(path);
+  using file = await openFileNoWait(path, options);
   // Two buffers per file being hashed, reused across calls (several files may be hashed at once).
   const pair = spare.pop() ?? [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
   try {
