@@ -9,7 +9,6 @@
  * `node:fs`'s does. `tests/open_file_guard_test.ts` keeps every other open of a path out of `lib/` and `cli/`.
  * @module
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { ProveviError } from "./errors.ts";
@@ -109,7 +108,7 @@ function openError(error: unknown, path: string): unknown {
   return error;
 }
 
-function firstLine(error: unknown): string {
+export function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }
 
@@ -196,9 +195,6 @@ export function closeNoWait(fd: number): void {
   } catch { /* closed already */ }
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Capped reads of a whole file
-
 /**
  * A look at a path for a reader that must compare what it opens later with it (a tail that reads on from an
  * offset): refuses a link or anything but a plain file, and with `most` one bigger than a reader takes whole.
@@ -229,21 +225,50 @@ function bufferFor(path: string, info: OpenedInfo, most: number): Uint8Array {
   return new Uint8Array(info.size + 1);
 }
 
+/**
+ * A file smaller than this is read synchronously by {@linkcode readCapped} and {@linkcode readRegularFile}: the
+ * hops to a file thread and back cost more than reading it (on a busy machine, far more); a bigger file is read
+ * on file threads, so that a server's event loop does not wait on it. The open, without waiting, is at once.
+ */
+const READ_AT_ONCE = 256 * 1024;
+
+/**
+ * Reads a descriptor to its end into `buffer`, grown as the file grows up to `most` + 1 bytes, then refused
+ * with `over()`; synchronously for a small file.
+ */
+async function readAll(fd: number, buffer: Uint8Array, most: number, over: () => Error): Promise<Uint8Array> {
+  if (buffer.length <= READ_AT_ONCE) return readRest(fd, buffer, most, over);
+  let reading: Promise<number> | null = null;
+  try {
+    for (let n = 0;;) {
+      if (n === buffer.length) buffer = grown(buffer, most, over);
+      const got = await (reading = readAsync(fd, buffer, n, buffer.length - n, null));
+      reading = null;
+      if (got === 0) return buffer.subarray(0, n);
+      n += got;
+    }
+  } finally {
+    await reading?.catch(() => 0); // a read under way uses the descriptor: it ends before the caller closes it
+  }
+}
+
+/** {@linkcode readAll}, synchronously whatever the size. */
+function readRest(fd: number, buffer: Uint8Array, most: number, over: () => Error): Uint8Array {
+  for (let n = 0;;) {
+    if (n === buffer.length) buffer = grown(buffer, most, over);
+    const got = readNoWaitSync(fd, buffer.subarray(n));
+    if (got === 0) return buffer.subarray(0, n);
+    n += got;
+  }
+}
+
 /** A bigger buffer for a file that grew while it was read, or the refusal once it passes `most`. */
-function grown(path: string, buffer: Uint8Array, most: number): Uint8Array {
-  if (buffer.length > most) throw tooBig(path, `more than ${most}`, most);
+function grown(buffer: Uint8Array, most: number, over: () => Error): Uint8Array {
+  if (buffer.length > most) throw over();
   const next = new Uint8Array(Math.min(Math.max(buffer.length * 2, 64 * 1024), most + 1));
   next.set(buffer);
   return next;
 }
-
-/**
- * A file smaller than this is read synchronously by {@linkcode readCapped}: the hops to a file thread and back
- * cost more than reading it (on a busy machine, far more), and a check of thousands of runs reads several files
- * of each; a bigger file is read on file threads, so that a server's event loop does not wait on it. The open
- * itself is synchronous: without waiting, it returns at once.
- */
-const READ_AT_ONCE = 256 * 1024;
 
 /**
  * The bytes of a plain file, at most `most` of them: opened without waiting and without following a link, its
@@ -258,20 +283,14 @@ const READ_AT_ONCE = 256 * 1024;
  */
 export async function readCapped(path: string, most: number): Promise<Uint8Array> {
   const { fd, info } = openNoWaitSync(path);
-  let reading: Promise<number> | null = null;
   try {
-    let buffer = bufferFor(path, info, most);
-    if (info.size < READ_AT_ONCE) return readRest(path, fd, buffer, most);
-    let n = 0;
-    for (;;) {
-      if (n === buffer.length) buffer = grown(path, buffer, most);
-      const got = await (reading = readAsync(fd, buffer, n, buffer.length - n, null));
-      reading = null;
-      if (got === 0) return buffer.subarray(0, n);
-      n += got;
-    }
+    return await readAll(
+      fd,
+      bufferFor(path, info, most),
+      most,
+      () => tooBig(path, `more than ${most}`, most),
+    );
   } finally {
-    await reading?.catch(() => 0);
     closeNoWait(fd);
   }
 }
@@ -280,20 +299,9 @@ export async function readCapped(path: string, most: number): Promise<Uint8Array
 export function readCappedSync(path: string, most: number): Uint8Array {
   const { fd, info } = openNoWaitSync(path);
   try {
-    return readRest(path, fd, bufferFor(path, info, most), most);
+    return readRest(fd, bufferFor(path, info, most), most, () => tooBig(path, `more than ${most}`, most));
   } finally {
     closeNoWait(fd);
-  }
-}
-
-/** Reads a descriptor to its end into `buffer` (grown up to `most` + 1 bytes), synchronously. */
-function readRest(path: string, fd: number, buffer: Uint8Array, most: number): Uint8Array {
-  let n = 0;
-  for (;;) {
-    if (n === buffer.length) buffer = grown(path, buffer, most);
-    const got = readNoWaitSync(fd, buffer.subarray(n));
-    if (got === 0) return buffer.subarray(0, n);
-    n += got;
   }
 }
 
@@ -313,9 +321,9 @@ function readRest(path: string, fd: number, buffer: Uint8Array, most: number): U
  * ```
  */
 export async function readRegularFile(path: string, most: number): Promise<Uint8Array | null> {
-  let opened: Awaited<ReturnType<typeof openNoWait>>;
+  let opened: ReturnType<typeof openNoWaitSync>;
   try {
-    opened = await openNoWait(path);
+    opened = openNoWaitSync(path);
   } catch (error) {
     const code = ((error as Error).cause as { code?: string } | undefined)?.code ??
       (error as { code?: string }).code;
@@ -323,101 +331,27 @@ export async function readRegularFile(path: string, most: number): Promise<Uint8
     if (error instanceof IrregularFile) throw error;
     throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
   }
-  const { handle, info } = opened;
+  const { fd, info } = opened;
   try {
     if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a regular file`);
     if (info.size > most) throw regularTooBig(path, most);
-    let buffer: Uint8Array = new Uint8Array(info.size + 1);
-    let n = 0;
-    for (;;) {
-      if (n === buffer.length) {
-        if (buffer.length > most) throw regularTooBig(path, most);
-        buffer = grown(path, buffer, most);
-      }
-      const { bytesRead } = await handle.read(buffer, n, buffer.length - n, null);
-      if (bytesRead === 0) return buffer.subarray(0, n);
-      n += bytesRead;
-    }
+    return await readAll(fd, new Uint8Array(info.size + 1), most, () => regularTooBig(path, most));
   } catch (error) {
     if (error instanceof IrregularFile) throw error;
     throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
   } finally {
-    await handle.close().catch(() => {});
+    closeNoWait(fd);
   }
 }
 
-function regularTooBig(path: string, most: number): IrregularFile {
+export function regularTooBig(path: string, most: number): IrregularFile {
   return new IrregularFile(path, `holds more than ${most} bytes, more than is read of it`);
 }
 
-/**
- * The SHA-256 and size of a regular file, opened as {@linkcode readRegularFile} opens it (no link followed, no
- * FIFO waited on), at most `most` bytes of it. The open, the look at what was opened and a small file's reads
- * are synchronous (a non-blocking open returns at once); a larger file's reads after its first MiB are not.
- *
- * @param path The file.
- * @param most The most bytes read.
- * @returns Its hash (hex) and size.
- * @throws IrregularFile as {@linkcode readRegularFile} does, and when nothing is there.
- * @example
- * ```ts
- * import { hashRegularFile } from "./open_file.ts";
- * const { sha256, size } = await hashRegularFile("deno.json", 1024 * 1024);
- * ```
- */
-export async function hashRegularFile(path: string, most: number): Promise<{ sha256: string; size: number }> {
-  let opened: ReturnType<typeof openNoWaitSync>;
-  try {
-    opened = openNoWaitSync(path);
-  } catch (error) {
-    if (error instanceof IrregularFile) throw error;
-    throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
-  }
-  const { fd, info } = opened;
-  // two buffers, reused across calls (a fresh MiB a file, zeroed, cost more than hashing a small one): the next
-  // chunk is read while this one is hashed
-  const pair = spare.pop() ?? [new Uint8Array(HASH_CHUNK), new Uint8Array(HASH_CHUNK)];
-  let ahead: Promise<number> | null = null;
-  try {
-    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a regular file`);
-    if (info.size > most) throw regularTooBig(path, most);
-    const hash = createHash("sha256");
-    let [now, next] = pair;
-    let size = 0;
-    let n = fs.readSync(fd, now, 0, HASH_CHUNK, null);
-    while (n > 0) {
-      size += n;
-      if (size > most) throw regularTooBig(path, most);
-      // after a short read (the end of a small file), the end is asked for on this thread: no file-thread hop
-      ahead = n < HASH_CHUNK
-        ? Promise.resolve(fs.readSync(fd, next, 0, HASH_CHUNK, null))
-        : readAsync(fd, next, 0, HASH_CHUNK, null);
-      hash.update(now.subarray(0, n));
-      n = await ahead;
-      ahead = null;
-      [now, next] = [next, now];
-    }
-    return { sha256: hash.digest("hex"), size };
-  } catch (error) {
-    if (error instanceof IrregularFile) throw error;
-    throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
-  } finally {
-    // a read still under way writes into the buffers and uses the descriptor: it ends before either is let go
-    await ahead?.catch(() => 0);
-    fs.closeSync(fd);
-    spare.push(pair);
-  }
-}
-
-const HASH_CHUNK = 1 << 20;
-const spare: [Uint8Array, Uint8Array][] = [];
-const readAsync = (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) =>
+export const readAsync = (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) =>
   new Promise<number>((resolve, reject) =>
     fs.read(fd, buffer, offset, length, position, (error, n) => error ? reject(error) : resolve(n))
   );
-
-// ---------------------------------------------------------------------------------------------------------------
-// A plain file kept open, by its descriptor
 
 /**
  * A plain file opened by {@linkcode openPlainFileSync} (or `PlainFile.open`), by its descriptor: what
@@ -442,12 +376,7 @@ export class PlainFile implements Disposable {
    * plain file (a pipe, a folder, a device).
    */
   static open(path: string, options: { follow?: boolean } = {}): PlainFile {
-    const { fd, info } = openNoWaitSync(path, options);
-    if (!info.isFile) {
-      closeNoWait(fd);
-      throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
-    }
-    return new PlainFile(path, fd);
+    return new PlainFile(path, openChecked(path, { follow: options.follow === true }).fd);
   }
 
   /** The descriptor. */
@@ -531,63 +460,111 @@ export function openPlainFileSync(
   path: string,
   how: { write?: boolean; create?: boolean; mode?: number } = {},
 ): PlainFile {
-  const mode = (how.write ? fs.constants.O_WRONLY | fs.constants.O_APPEND : flags.O_RDONLY ?? 0) |
-    (how.create ? fs.constants.O_CREAT : 0) | NO_FOLLOW | (flags.O_NONBLOCK ?? 0);
-  let fd: number;
+  const write = how.write === true;
   try {
-    fd = fs.openSync(path, mode, how.mode ?? 0o666);
+    const opened = openChecked(path, { ...how, follow: false, append: write, oneLink: write });
+    return new PlainFile(path, opened.fd);
   } catch (error) {
-    const mapped = openError(error, path);
-    if (mapped instanceof Deno.errors.NotFound) {
+    if (error instanceof IrregularFile) throw error;
+    if (error instanceof Deno.errors.NotFound) {
       throw new Deno.errors.NotFound(`${path} does not exist`, { cause: error });
     }
-    if (mapped instanceof IrregularFile) throw mapped;
     throw new IrregularFile(path, `cannot be opened: ${firstLine(error)}`, { cause: error });
   }
-  const file = new PlainFile(path, fd);
+}
+
+/** How {@linkcode openFileNoWait} opens: `follow` a link at the path (the default), to `write` (and read). */
+export interface FsFileOptions {
+  follow?: boolean;
+  write?: boolean;
+  /** Make the file when absent (with `mode`, 0o666 by default, less the umask); with `write`. */
+  create?: boolean;
+  mode?: number;
+  /** Cut the file to nothing once it is known to be a plain file; with `write`. */
+  truncate?: boolean;
+}
+
+/** Opens the path without waiting and checks it; the descriptor is the caller's to close. */
+function openChecked(
+  path: string,
+  options: FsFileOptions & { append?: boolean; oneLink?: boolean },
+): { fd: number; info: OpenedInfo } {
+  const write = options.write === true;
+  const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
+  const mode = (write ? O_RDWR | (options.create ? O_CREAT : 0) | (options.append ? O_APPEND : 0) : NO_WAIT) |
+    (flags.O_NONBLOCK ?? 0) | (options.follow === false ? NO_FOLLOW : 0);
+  let fd: number;
+  try {
+    fd = fs.openSync(path, mode, options.mode ?? 0o666);
+  } catch (error) {
+    throw openError(error, path);
+  }
   try {
     const info = infoOfFd(fd);
-    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a regular file`);
-    if (how.write && info.nlink > 1) {
+    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
+    if (options.oneLink && info.nlink > 1) {
       throw new IrregularFile(path, "has another hard link, which may be a file anywhere");
     }
-    return file;
+    if (write && options.truncate) fs.ftruncateSync(fd, 0);
+    return { fd, info };
   } catch (error) {
-    file.close();
+    closeNoWait(fd);
     throw error;
   }
 }
 
+/** Where there is no `/proc/self/fd/`: the path, opened again by Deno, must be the very file checked. */
+function sameAgain(path: string, info: OpenedInfo, file: Deno.FsFile): Deno.FsFile {
+  const now = file.statSync();
+  if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
+    file.close();
+    throw new IrregularFile(path, "changed while it was opened");
+  }
+  return file;
+}
+
 /**
- * A plain file opened without waiting, as a `Deno.FsFile` for Deno's fast reads: opened first with
- * `O_NONBLOCK` and checked, then opened again through its `/proc/self/fd/` link, which names the very file that
- * was checked, however the path changes meanwhile. Where there is no such link the path is opened again and must
- * be the same file.
+ * A plain file opened without waiting, as a `Deno.FsFile` (for Deno's fast reads, or its locks): opened first
+ * with `O_NONBLOCK` and checked, then opened again through its `/proc/self/fd/` link, which names the very file
+ * that was checked, however the path changes meanwhile. Where there is no such link the path is opened again and
+ * must be the same file.
  *
  * @param path The file.
- * @param options `follow`: follow a link at the path (the default: as `Deno.open`); `false` refuses one.
- * @returns The file, open to read.
- * @throws Deno.errors.NotFound when nothing is there; IrregularFile for what is not a plain file.
+ * @param options {@linkcode FsFileOptions}; `follow: false` refuses a link at the path.
+ * @returns The file, open to read (and write, with `write`).
+ * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed, or what is not a
+ * plain file.
  */
-export async function openFileNoWait(path: string, options: { follow?: boolean } = {}): Promise<Deno.FsFile> {
-  const { fd, info } = openNoWaitSync(path, { follow: options.follow !== false });
+export async function openFileNoWait(path: string, options: FsFileOptions = {}): Promise<Deno.FsFile> {
+  const { fd, info } = openChecked(path, options);
+  const how = { read: true, write: options.write === true };
   try {
-    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
     if (procFds) {
       try {
-        return await Deno.open(`/proc/self/fd/${fd}`, { read: true });
+        return await Deno.open(`/proc/self/fd/${fd}`, how);
       } catch {
         procFds = false;
       }
     }
-    // the fallback where there is no /proc: opened again by path, and checked to be the file checked
-    const file = await Deno.open(path, { read: true });
-    const now = file.statSync();
-    if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
-      file.close();
-      throw new IrregularFile(path, "changed while it was opened");
+    return sameAgain(path, info, await Deno.open(path, how));
+  } finally {
+    closeNoWait(fd);
+  }
+}
+
+/** {@linkcode openFileNoWait}, synchronously. */
+export function openFileNoWaitSync(path: string, options: FsFileOptions = {}): Deno.FsFile {
+  const { fd, info } = openChecked(path, options);
+  const how = { read: true, write: options.write === true };
+  try {
+    if (procFds) {
+      try {
+        return Deno.openSync(`/proc/self/fd/${fd}`, how);
+      } catch {
+        procFds = false;
+      }
     }
-    return file;
+    return sameAgain(path, info, Deno.openSync(path, how));
   } finally {
     closeNoWait(fd);
   }
