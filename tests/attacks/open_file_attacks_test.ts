@@ -1,13 +1,16 @@
 /**
  * Attacks on the files a command opens in a folder another party can write, where the open itself followed a
  * link: the writer's lock file of a run folder (`.writer.lock`), made with a plain open that creates and cuts it,
- * cut a file of the user's that a link planted there named. Every such open now goes through `open_file.ts`,
+ * cut a file of the user's that a link planted there named; the live feed (`live.jsonl`), opened to append,
+ * appended to it. Every such open now goes through `open_file.ts`,
  * in one step that neither follows a link nor waits on a FIFO (`fifo_swap_attacks_test.ts` swaps FIFOs in).
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { holdWriterLock, releaseWriterLock, WRITER_LOCK } from "../../lib/provevi/evidence/writer_process.ts";
+import { LIVE_FILE, LiveFeed } from "../../lib/provrun/telemetry/live_feed.ts";
+import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("links and FIFOs at files opened in a run folder");
@@ -28,6 +31,29 @@ Deno.test("a run's writer does not cut the file a link planted at its lock file 
     tally.add(".writer.lock as a link", { stopped: intact, recorded: lock === null });
     assert.ok(intact, "the victim's file was cut");
     assert.equal(lock, null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a run's live feed does not append to the file a link planted at live.jsonl names", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-open-file-" });
+  try {
+    const folder = join(dir, "run");
+    await Deno.mkdir(folder);
+    const victim = join(dir, "victim.txt");
+    await Deno.writeTextFile(victim, VICTIM);
+    await Deno.symlink(victim, join(folder, LIVE_FILE));
+    const opened = await LiveFeed.open("run-x", folder, "bodies").then((feed) => feed, (error) => error);
+    if (opened instanceof LiveFeed) {
+      opened.text("a piece of the answer");
+      await opened.close();
+    }
+    const intact = await Deno.readTextFile(victim) === VICTIM;
+    const refused = opened instanceof ProveviError && /is a link, not a file/.test(opened.message);
+    tally.add("live.jsonl as a link", { stopped: intact, recorded: refused });
+    assert.ok(intact, "the victim's file was appended to");
+    assert.ok(refused, String(opened));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -482,12 +482,14 @@ export interface FsFileOptions {
   mode?: number;
   /** Cut the file to nothing once it is known to be a plain file; with `write`. */
   truncate?: boolean;
+  /** Write at the end; with `write`. */
+  append?: boolean;
 }
 
 /** Opens the path without waiting and checks it; the descriptor is the caller's to close. */
 function openChecked(
   path: string,
-  options: FsFileOptions & { append?: boolean; oneLink?: boolean },
+  options: FsFileOptions & { oneLink?: boolean },
 ): { fd: number; info: OpenedInfo } {
   const write = options.write === true;
   const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
@@ -537,7 +539,7 @@ function sameAgain(path: string, info: OpenedInfo, file: Deno.FsFile): Deno.FsFi
  */
 export async function openFileNoWait(path: string, options: FsFileOptions = {}): Promise<Deno.FsFile> {
   const { fd, info } = openChecked(path, options);
-  const how = { read: true, write: options.write === true };
+  const how = { read: true, write: options.write === true, append: options.append === true };
   try {
     if (procFds) {
       try {
@@ -555,7 +557,7 @@ export async function openFileNoWait(path: string, options: FsFileOptions = {}):
 /** {@linkcode openFileNoWait}, synchronously. */
 export function openFileNoWaitSync(path: string, options: FsFileOptions = {}): Deno.FsFile {
   const { fd, info } = openChecked(path, options);
-  const how = { read: true, write: options.write === true };
+  const how = { read: true, write: options.write === true, append: options.append === true };
   try {
     if (procFds) {
       try {

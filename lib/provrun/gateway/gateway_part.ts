@@ -8,6 +8,8 @@
  * @module
  */
 import { join } from "node:path";
+import { readRegularFile } from "../../provevi/evidence/open_file.ts";
+import { PROGRAM_FILE_MAX_BYTES } from "../backends/_program_files.ts";
 import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
 import type { TokenUsage } from "../../provevi/cost/mod.ts";
 import { DEFAULT_MODEL_BYTES } from "../backends/model_limit.ts";
@@ -172,7 +174,9 @@ export class GatewayPart implements RunPart {
     for (const [kind, paths] of byKind) {
       const entries = [];
       for (const path of paths) {
-        const text = await Deno.readTextFile(join(folder, path)).catch(() => "");
+        // a file the program left: no link followed, no FIFO waited on, no more read than a program file may be
+        const bytes = await readRegularFile(join(folder, path), PROGRAM_FILE_MAX_BYTES).catch(() => null);
+        const text = bytes === null ? "" : new TextDecoder().decode(bytes);
         entries.push(...sessionEntries(kind, text));
       }
       for (const row of matchSession(kind, responses, entries)) {
