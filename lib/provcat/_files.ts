@@ -74,7 +74,7 @@ export function pathUnder(root: string, rel: string, where: string): string {
  * A refusal of `open_file.ts` (a file of a folder the catalog hashes, opened in one step that neither waits, as
  * for a FIFO swapped in after the look, nor follows a link) as the catalog's error.
  */
-function asCatalogError(error: unknown): unknown {
+export function asCatalogError(error: unknown): unknown {
   if (!(error instanceof IrregularFile)) return error;
   return new CatalogError(`${error.message}; the catalog reads files only`, { cause: error });
 }

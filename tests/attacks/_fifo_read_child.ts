@@ -3,7 +3,7 @@
  * with how many reads gave bytes and how many were refused: a reader that waited on a pipe swapped in after its
  * look never prints. The reader of `fifo_swap_attacks_test.ts`.
  * Arguments: the reader (`capped`, `capped-sync`, `bounded`, `received`, `packed`, `pack-reader`, `sha256`,
- * `live-tail`, `run-lines`, `view-payload`, `catalog-hash`), the path (in a
+ * `live-tail`, `run-lines`, `view-payload`, `catalog-hash`, `store-read`), the path (in a
  * folder `evidence/`), the number of reads.
  * @module
  */
@@ -18,6 +18,7 @@ import { LineReader } from "../../lib/provevi/viewer/live_tail.ts";
 import { firstLine, lastLine } from "../../lib/provevi/runs/_run_lines.ts";
 import { openPayloadFile } from "../../lib/provevi/viewer/view_payload.ts";
 import { hashFile } from "../../lib/provcat/_files.ts";
+import { FolderStore } from "../../lib/provcat/folder_store.ts";
 
 const [reader, path, times] = Deno.args as [string, string, string];
 const read: Record<string, () => unknown> = {
@@ -33,6 +34,7 @@ const read: Record<string, () => unknown> = {
   "view-payload": async () =>
     (await openPayloadFile(dirname(dirname(dirname(path))), basename(path))).close(),
   "catalog-hash": () => hashFile(path),
+  "store-read": () => new FolderStore("s", { type: "folder", path: dirname(path) }).read(basename(path)),
 };
 let [read_, refused] = [0, 0];
 for (let i = 0; i < Number(times); i++) {
