@@ -23,13 +23,13 @@ const THE_MODULE = "lib/provevi/evidence/open_file.ts";
 /**
  * The plain opens kept, by file, with how many and why: files the toolkit itself makes and owns (its locks, its
  * log's state, its caches, a file created new, which follows no link), files the user names on the command line
- * or in a config (a FIFO there is the user's own doing), and opens not yet swept (to move to `open_file.ts`).
+ * or in a config (a FIFO there is the user's own doing).
  */
 const ALLOWED: Record<string, [number, string]> = {
   "lib/provtrace/export/export_file.ts": [1, "the export file the user names, written"],
   "lib/provtrace/export/lineage.ts": [
     1,
-    "not yet swept: a lineage target named by the user, looked at first",
+    "a file the user names as a lineage target (a link there is followed, as the user meant)",
   ],
   "lib/provevi/log/sync_paths.ts": [1, "fsyncs a file or folder the toolkit has just written"],
   "lib/provevi/log/witness.ts": [1, "the witness's own lock in its state folder"],
@@ -48,11 +48,9 @@ const ALLOWED: Record<string, [number, string]> = {
   "lib/provevi/store/pack_file.ts": [1, "createNew: the writer's new pack, no link followed"],
   "lib/provrun/sandbox/tools_folder.ts": [1, "the tools folder the user names"],
   "lib/provrun/sandbox/_package_types_build.ts": [2, "a build script over the toolkit's own lock file"],
-  "lib/provrun/replay/replay_part.ts": [2, "not yet swept: a recorded run's files, copied"],
   "lib/provrun/backends/call_backend.ts": [1, "an input file the run file names, staged by the toolkit"],
   "lib/provcat/config.ts": [1, "the catalog config the user names"],
   "lib/provcat/stat_hashes.ts": [1, "the catalog's own hash cache"],
-  "lib/provcat/s3_store.ts": [2, "not yet swept: the user's files uploaded, after kindOf's look"],
   "lib/provcat/git_store.ts": [1, "the git store's own list file"],
   "lib/provcat/_fetch_cache.ts": [2, "the catalog's own fetch cache"],
   "lib/provcat/_files.ts": [1, "the cache's own lock file"],
