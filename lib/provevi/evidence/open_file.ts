@@ -113,6 +113,24 @@ export function firstLine(error: unknown): string {
 }
 
 /**
+ * Refuses what was opened when the path is a link, or no longer names it: Deno's `node:fs` drops `O_NOFOLLOW`
+ * under any permission set short of `--allow-all` (it opens what a link names), so the flag's effect is checked
+ * by a look at the path after the open (a link swapped in before the open shows here, or as another file).
+ */
+function refuseLinked(path: string, info: OpenedInfo): void {
+  let seen: Deno.FileInfo;
+  try {
+    seen = Deno.lstatSync(path);
+  } catch (error) {
+    throw new IrregularFile(path, "changed while it was opened", { cause: error });
+  }
+  if (seen.isSymlink) throw new IrregularFile(path, "is a link, not a file");
+  if (seen.ino !== null && (seen.ino !== info.ino || seen.dev !== info.dev)) {
+    throw new IrregularFile(path, "changed while it was opened");
+  }
+}
+
+/**
  * True when what was opened is the plain file a look saw (`lstat` or `stat` of the path).
  *
  * @param opened What {@linkcode openNoWaitSync} or {@linkcode openNoWait} gave.
@@ -143,7 +161,9 @@ export function openNoWaitSync(
     throw openError(error, path);
   }
   try {
-    return { fd, info: infoOfFd(fd) };
+    const info = infoOfFd(fd);
+    if (!options.follow) refuseLinked(path, info);
+    return { fd, info };
   } catch (error) {
     fs.closeSync(fd);
     throw error;
@@ -169,7 +189,9 @@ export async function openNoWait(
     throw openError(error, path);
   }
   try {
-    return { handle, info: infoOfFd(handle.fd) };
+    const info = infoOfFd(handle.fd);
+    if (!options.follow) refuseLinked(path, info);
+    return { handle, info };
   } catch (error) {
     await handle.close().catch(() => {});
     throw error;
@@ -503,6 +525,7 @@ function openChecked(
   }
   try {
     const info = infoOfFd(fd);
+    if (options.follow === false) refuseLinked(path, info);
     if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
     if (options.oneLink && info.nlink > 1) {
       throw new IrregularFile(path, "has another hard link, which may be a file anywhere");
