@@ -59,6 +59,27 @@ Deno.test("a run's live feed does not append to the file a link planted at live.
   }
 });
 
+Deno.test("a link at a run folder's file is not read through under a permission set, where node:fs drops O_NOFOLLOW", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-open-file-" });
+  try {
+    const victim = join(dir, "victim.txt");
+    await Deno.writeTextFile(victim, VICTIM);
+    await Deno.symlink(victim, join(dir, "manifest.json"));
+    const child = join(new URL(".", import.meta.url).pathname, "_no_follow_child.ts");
+    const { stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", `--allow-read`, child, join(dir, "manifest.json")],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const said = new TextDecoder().decode(stdout).trim();
+    const refused = /^refused: .*manifest\.json is a link, not a file$/.test(said);
+    tally.add("manifest.json as a link, under --allow-read", { stopped: refused, recorded: refused });
+    assert.ok(refused, said);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("open_file attacks: the tally", () => {
   console.log(tally.line());
   assert.deepEqual(tally.missed, []);
