@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { dirname, join, relative, sep } from "node:path";
 import { CatalogError } from "./errors.ts";
+import { IrregularFile, openFileNoWait, openFileNoWaitSync } from "../provevi/evidence/open_file.ts";
 
 /** One file of a folder, by its `/`-separated path under the folder. */
 export interface FileEntry {
@@ -69,9 +70,20 @@ export function pathUnder(root: string, rel: string, where: string): string {
   return join(root, ...parts);
 }
 
+/**
+ * A refusal of `open_file.ts` (a file of a folder the catalog hashes, opened in one step that neither waits, as
+ * for a FIFO swapped in after the look, nor follows a link) as the catalog's error.
+ */
+export function asCatalogError(error: unknown): unknown {
+  if (!(error instanceof IrregularFile)) return error;
+  return new CatalogError(`${error.message}; the catalog reads files only`, { cause: error });
+}
+
 /** The lowercase hex SHA-256 of a file's bytes, read as a stream. */
 export async function hashFile(path: string): Promise<string> {
-  using file = await Deno.open(path, { read: true });
+  using file = await openFileNoWait(path, { follow: false }).catch((error) => {
+    throw asCatalogError(error);
+  });
   const size = (await file.stat()).size;
   if (size <= SMALL) {
     // Read whole and hashed by WebCrypto, whose digest runs off the main thread: the files of a folder then
@@ -102,7 +114,13 @@ function hex(digest: ArrayBuffer): string {
 /** Hashes a big file with synchronous reads into one buffer, the fastest stream `node:crypto` takes. */
 function streamHash(path: string): string {
   const hash = createHash("sha256");
-  using file = Deno.openSync(path, { read: true });
+  let opened: Deno.FsFile;
+  try {
+    opened = openFileNoWaitSync(path, { follow: false });
+  } catch (error) {
+    throw asCatalogError(error);
+  }
+  using file = opened;
   const buffer = new Uint8Array(4 << 20);
   for (;;) {
     const n = file.readSync(buffer);

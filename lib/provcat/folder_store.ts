@@ -4,7 +4,8 @@
  * @module
  */
 import { dirname, join, resolve } from "node:path";
-import { copyTree, kindOf, removeTree, walkFiles } from "./_files.ts";
+import { asCatalogError, copyTree, kindOf, removeTree, walkFiles } from "./_files.ts";
+import { readCapped } from "../provevi/evidence/open_file.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import type { CatalogStore, EntryKind, PutSource, StoreEntry, StoreVersion } from "./store.ts";
 import type { Selector } from "./uri.ts";
@@ -109,7 +110,10 @@ export class FolderStore implements CatalogStore {
   async read(key: string): Promise<Uint8Array> {
     const path = await this.#path(key);
     if (await kindOf(path) !== "file") throw this.#notFound(key, "file");
-    return await Deno.readFile(path);
+    // opened in one step that follows no link and waits on no FIFO: another writer of the store may swap one in
+    return await readCapped(path, Infinity).catch((error) => {
+      throw asCatalogError(error);
+    });
   }
 
   /** Copies a key to `dest`. */

@@ -11,7 +11,8 @@ import type { ListObjectVersionsCommandOutput, S3Client } from "@aws-sdk/client-
 import canonicalize from "canonicalize";
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
-import { kindOf, pathUnder, walkFiles } from "./_files.ts";
+import { asCatalogError, kindOf, pathUnder, walkFiles } from "./_files.ts";
+import { readCapped } from "../provevi/evidence/open_file.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
   type CatalogStore,
@@ -362,12 +363,12 @@ export class S3Store implements CatalogStore {
     const kind = await kindOf(source);
     if (kind === null) throw new CatalogError(`cannot put "${source}": it does not exist`);
     if (kind === "file") {
-      await upload(key, await Deno.readFile(source));
+      await upload(key, await readSource(source));
       return;
     }
     const files = await walkFiles(source);
     const keep = new Set(files.map((f) => joinKey(key, f.rel)));
-    for (const f of files) await upload(joinKey(key, f.rel), await Deno.readFile(f.abs));
+    for (const f of files) await upload(joinKey(key, f.rel), await readSource(f.abs));
     for (const k of (await this.#latest(key)).keys()) {
       if (k !== key && !keep.has(k)) {
         await this.#send(
@@ -492,4 +493,11 @@ export class S3Store implements CatalogStore {
       `"${key}" is not a ${what} in store "${this.name}" at ${version?.kind}:${version?.id}`,
     );
   }
+}
+
+/** A file to upload, opened in one step after the look at it: a link or a FIFO swapped in is refused. */
+function readSource(path: string): Promise<Uint8Array> {
+  return readCapped(path, Infinity).catch((error) => {
+    throw asCatalogError(error);
+  });
 }

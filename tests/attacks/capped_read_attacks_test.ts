@@ -13,7 +13,7 @@ import { listRuns, verifyRun } from "../../lib/provevi/runs/mod.ts";
 import type { TrustPolicy } from "../../lib/provevi/mod.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { PACK_MAX_BYTES, packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
-import { readCapped, readCappedSync } from "../../lib/provevi/evidence/capped_read.ts";
+import { readCapped, readCappedSync } from "../../lib/provevi/evidence/open_file.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { readSpansFile, SPANS_FILE } from "../../lib/provevi/evidence/spans_file.ts";
 import { liveTail } from "../../lib/provevi/viewer/live_tail.ts";

@@ -1,7 +1,8 @@
 /**
  * Attacks on the readers that look at a file before they open it (a run folder's evidence, an argument file, the
  * rows key, a log's notes, the span daemon's `received.spans`, a run's pack as the stores and the single-payload
- * reader index it): each refuses a named pipe it sees, but one swapped
+ * reader index it, the viewer's live tail and payload view, a listing's first and last lines of events.jsonl,
+ * the catalog's hash of a file and its folder store's read): each refuses a named pipe it sees, but one swapped
  * in after the look was opened, and an open of a pipe waits for a writer for ever, so a process that can write
  * the folder held the reader (a verify, a build, a run's writer twenty times a second) with a pipe and a file
  * renamed in turn at the path. Each reader now opens without waiting (O_NONBLOCK) and refuses what it opened
@@ -38,12 +39,17 @@ for (
     ["packed", "payloads.pack"],
     ["pack-reader", "payloads.pack"],
     ["sha256", "0a1b2c"],
+    ["live-tail", "events.jsonl"],
+    ["run-lines", "events.jsonl"],
+    ["view-payload", `payloads/${"ab".repeat(32)}`],
+    ["catalog-hash", "data.csv"],
+    ["store-read", "data.csv"],
   ] as const
 ) {
   Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
     const top = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
     const dir = join(top, "evidence");
-    await Deno.mkdir(dir);
+    await Deno.mkdir(join(dir, name, ".."), { recursive: true });
     const swapper = child("_fifo_swap_child.ts", [dir, name]);
     try {
       assert.ok((await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output()).success, "mkfifo");

@@ -11,7 +11,7 @@
 import { parseJson, TooDeepJson } from "./json_depth.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
-import { readCapped } from "./capped_read.ts";
+import { IrregularFile, openFileNoWait, readCapped } from "./open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
@@ -209,15 +209,12 @@ export async function appendAssessmentLine(
   const path = join(folder, ASSESSMENTS_FILE);
   const refuse = () =>
     new ProveviError(`cannot add an assessment: ${path} is a link or not a plain file; move it away`);
-  const info = await Deno.lstat(path).catch((error) => {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  });
-  if (info !== null && !info.isFile) throw refuse();
-  await using file = await Deno.open(path, { read: true, append: true, create: true });
-  // Opening follows a link: one put there after the check above is caught here, before anything is written.
-  const [opened, named] = [await file.stat(), await Deno.lstat(path)];
-  if (!named.isFile || !opened.isFile || named.ino !== opened.ino || named.dev !== opened.dev) throw refuse();
+  // opened in one step that follows no link and waits on no FIFO, and checked to be a plain file by what it opened
+  await using file = await openFileNoWait(path, { follow: false, write: true, create: true, append: true })
+    .catch((error) => {
+      throw error instanceof IrregularFile ? refuse() : error;
+    });
+  const opened = await file.stat();
   // a hard link may be another file of the user's, written through this name; one past the cap is not read
   if ((opened.nlink ?? 1) > 1) {
     throw new ProveviError(`cannot add an assessment: ${path} has ${opened.nlink} hard links; move it away`);

@@ -14,7 +14,7 @@ import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
 import { PACK_MAX_BYTES } from "./payload_pack.ts";
-import { readCappedSync } from "./capped_read.ts";
+import { readCappedSync } from "./open_file.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey, type TrustedKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";

@@ -3,7 +3,16 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { openFileNoWait } from "./open_no_wait.ts";
+import { readSync } from "node:fs";
+import {
+  closeNoWait,
+  firstLine,
+  IrregularFile,
+  openFileNoWait,
+  openNoWaitSync,
+  readAsync,
+  regularTooBig,
+} from "./open_file.ts";
 
 const encoder = new TextEncoder();
 
@@ -80,13 +89,18 @@ export function isSha256(text: unknown): text is string {
  * its own. A file that fits in one chunk is read with one call and hashed, with no task at all.
  *
  * @param path The file.
+ * @param options `follow`: follow a link at the path (the default); `false` refuses one (a file of a folder
+ *   that another party writes).
  * @returns Its SHA-256 and size in bytes.
  * @throws Deno.errors.NotFound when the file is missing; ProveviError when it is not a plain file (a pipe).
  */
-export async function sha256File(path: string): Promise<{ sha256: string; size: number }> {
+export async function sha256File(
+  path: string,
+  options: { follow?: boolean } = {},
+): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
   // opened without waiting: a named pipe at the path (or swapped in after a look) is refused, not waited on
-  using file = await openFileNoWait(path);
+  using file = await openFileNoWait(path, options);
   // Two buffers per file being hashed, reused across calls (several files may be hashed at once).
   const pair = spare.pop() ?? [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
   try {
@@ -113,3 +127,62 @@ export async function sha256File(path: string): Promise<{ sha256: string; size: 
  */
 const CHUNK = 1 << 20;
 const spare: [Uint8Array, Uint8Array][] = [];
+
+/**
+ * The SHA-256 and size of a regular file that another party puts in place (an agent program's outputs), opened
+ * as `readRegularFile` (`open_file.ts`) opens it (no link followed, no FIFO waited on), at most `most` bytes of it. The open, the look at what was opened and a small file's reads
+ * are synchronous (a non-blocking open returns at once); a larger file's reads after its first MiB are not.
+ *
+ * @param path The file.
+ * @param most The most bytes read.
+ * @returns Its hash (hex) and size.
+ * @throws IrregularFile as `readRegularFile` does, and when nothing is there.
+ * @example
+ * ```ts
+ * import { hashRegularFile } from "./hash.ts";
+ * const { sha256, size } = await hashRegularFile("deno.json", 1024 * 1024);
+ * ```
+ */
+export async function hashRegularFile(path: string, most: number): Promise<{ sha256: string; size: number }> {
+  let opened: ReturnType<typeof openNoWaitSync>;
+  try {
+    opened = openNoWaitSync(path);
+  } catch (error) {
+    if (error instanceof IrregularFile) throw error;
+    throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
+  }
+  const { fd, info } = opened;
+  // two buffers, reused across calls (a fresh MiB a file, zeroed, cost more than hashing a small one): the next
+  // chunk is read while this one is hashed
+  const pair = spare.pop() ?? [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
+  let ahead: Promise<number> | null = null;
+  try {
+    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a regular file`);
+    if (info.size > most) throw regularTooBig(path, most);
+    const hash = createHash("sha256");
+    let [now, next] = pair;
+    let size = 0;
+    let n = readSync(fd, now, 0, CHUNK, null);
+    while (n > 0) {
+      size += n;
+      if (size > most) throw regularTooBig(path, most);
+      // after a short read (the end of a small file), the end is asked for on this thread: no file-thread hop
+      ahead = n < CHUNK
+        ? Promise.resolve(readSync(fd, next, 0, CHUNK, null))
+        : readAsync(fd, next, 0, CHUNK, null);
+      hash.update(now.subarray(0, n));
+      n = await ahead;
+      ahead = null;
+      [now, next] = [next, now];
+    }
+    return { sha256: hash.digest("hex"), size };
+  } catch (error) {
+    if (error instanceof IrregularFile) throw error;
+    throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
+  } finally {
+    // a read still under way writes into the buffers and uses the descriptor: it ends before either is let go
+    await ahead?.catch(() => 0);
+    closeNoWait(fd);
+    spare.push(pair);
+  }
+}

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { sha256Hex, sha256Vouched, utf8 } from "./hash.ts";
 import type { RunRecord } from "./record.ts";
-import { NoWaitFile } from "./open_no_wait.ts";
+import { NoWaitFile } from "./open_file.ts";
 
 /** The pack of a run's small payloads, under `evidence/` (manifest format 2). */
 export const PACK_FILE = "payloads.pack";

@@ -7,7 +7,7 @@
 import { isAbsolute } from "node:path";
 import { ProveviError } from "./errors.ts";
 import { concatBytes } from "./bytes.ts";
-import { openNoWait } from "./open_no_wait.ts";
+import { openNoWait } from "./open_file.ts";
 
 /** A file that {@linkcode readBoundedText} refuses: `reason` says why, without the file's name. */
 export class UnreadableFile extends ProveviError {

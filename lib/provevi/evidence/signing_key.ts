@@ -7,7 +7,7 @@
 import { createPrivateKey, type KeyObject, sign as signWithNode } from "node:crypto";
 import canonicalize from "canonicalize";
 import { ProveviError } from "./errors.ts";
-import { closeNoWait, openNoWaitSync, readNoWaitSync } from "./open_no_wait.ts";
+import { closeNoWait, openNoWaitSync, readNoWaitSync } from "./open_file.ts";
 import { sha256Hex } from "./hash.ts";
 
 /** A public key that may sign runs, as a key file holds it. */

@@ -4,8 +4,7 @@
  * @module
  */
 import { parseJson } from "./json_depth.ts";
-import { IrregularFile, openPlainFileSync, type PlainFile } from "./regular_file.ts";
-import { readCapped } from "./capped_read.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile, readCapped } from "./open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";

@@ -3,7 +3,7 @@
  * run folder is a problem, not an exception.
  * @module
  */
-import { readCapped } from "./capped_read.ts";
+import { readCapped } from "./open_file.ts";
 import { join, relative, sep } from "node:path";
 import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventWhere, isOutputPath } from "./event_rules.ts";

@@ -11,6 +11,7 @@
  * @module
  */
 import { join } from "node:path";
+import { openFileNoWait, openFileNoWaitSync } from "./open_file.ts";
 
 /** The lock file that a run's writer holds until the seal, in the run folder. */
 export const WRITER_LOCK = ".writer.lock";
@@ -78,7 +79,13 @@ export function writerState(writer: unknown): WriterState {
 export function holdWriterLock(folder: string): Deno.FsFile | null {
   let file: Deno.FsFile | null = null;
   try {
-    file = Deno.openSync(join(folder, WRITER_LOCK), { write: true, create: true, truncate: true });
+    // no link followed (one planted in the run folder had the writer cut a file of the user's), no FIFO waited on
+    file = openFileNoWaitSync(join(folder, WRITER_LOCK), {
+      follow: false,
+      write: true,
+      create: true,
+      truncate: true,
+    });
     file.lockSync(true);
     return file;
   } catch {
@@ -119,19 +126,17 @@ export async function runWriterState(folder: string | null, writer: unknown): Pr
   if (folder !== null) {
     let file: Deno.FsFile | null = null;
     try {
-      // a FIFO in the lock's place would hold a read-only open for ever: to read and write, none waits; where
-      // this may not write, a FIFO seen there is refused before the open
+      // opened without waiting (a FIFO in the lock's place held a plain open for ever) nor following a link;
+      // to read and write, else, where this may not write, to read
       const path = join(folder, WRITER_LOCK);
       try {
-        file = await Deno.open(path, { read: true, write: true });
+        file = await openFileNoWait(path, { follow: false, write: true });
       } catch (error) {
         if (!(error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable)) {
           throw error;
         }
-        if (!Deno.lstatSync(path).isFile) throw error;
-        file = await Deno.open(path, { read: true });
+        file = await openFileNoWait(path, { follow: false });
       }
-      if (!file.statSync().isFile) return writerState(writer);
       const free = await file.tryLock(false);
       if (free) return "gone";
       return "alive";

@@ -5,7 +5,7 @@
  * or a file that is not plain, and a file past its cap, with one line naming the file.
  * @module
  */
-import { readCapped, readCappedSync } from "../evidence/capped_read.ts";
+import { readCapped, readCappedSync } from "../evidence/open_file.ts";
 import { MAX_ENTRY } from "./log_storage.ts";
 import { TILE_WIDTH } from "./tiles.ts";
 

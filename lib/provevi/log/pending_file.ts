@@ -6,7 +6,7 @@
  */
 import { dirname, join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { AppendPlan } from "./log_storage.ts";
 import { leafOfSeal, type RunLeaf, sameLeaf } from "./run_leaf.ts";

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { type Problem, problem } from "../evidence/problem.ts";
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { leafHash, verifyInclusion } from "./merkle.ts";
 import { leafBytes, leafOfSeal } from "./run_leaf.ts";

@@ -27,7 +27,12 @@ import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { RECEIVER_COMPONENT } from "./span_events.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
-import { IrregularFile, openPlainFileSync, type PlainFile } from "../evidence/regular_file.ts";
+import {
+  IrregularFile,
+  openFileNoWaitSync,
+  openPlainFileSync,
+  type PlainFile,
+} from "../evidence/open_file.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
 const utf8 = new TextEncoder();
@@ -101,8 +106,7 @@ export function storeStateNow(record: RunRecord, lock: HeldLockFile = { file: nu
   try {
     // opened to read and write, which waits for no FIFO's writer: a FIFO the run's program put in the lock's
     // place held a read-only open, and with it the daemon's every request
-    lock.file ??= Deno.openSync(join(folder, WRITER_LOCK), { read: true, write: true });
-    if (!lock.file.statSync().isFile) throw new Error("not a plain file");
+    lock.file ??= openFileNoWaitSync(join(folder, WRITER_LOCK), { follow: false, write: true });
     held = !lock.file.tryLockSync(false);
   } catch {
     /* no lock file, or no locks here */

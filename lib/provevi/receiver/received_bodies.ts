@@ -13,9 +13,14 @@
  * @module
  */
 import { join } from "node:path";
-import { refuseNonFile } from "../evidence/capped_read.ts";
+import {
+  closeNoWait,
+  openNoWaitSync,
+  readNoWaitSync,
+  refuseNonFile,
+  sameFile,
+} from "../evidence/open_file.ts";
 import { ProveviError } from "../evidence/errors.ts";
-import { closeNoWait, openNoWaitSync, readNoWaitSync, sameFile } from "../evidence/open_no_wait.ts";
 import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "./daemon_run.ts";
 

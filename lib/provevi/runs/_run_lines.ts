@@ -3,13 +3,13 @@
  * of many runs needs from each.
  * @module
  */
-import { refuseNonFile } from "../evidence/capped_read.ts";
+import { openFileNoWait } from "../evidence/open_file.ts";
 import { concatBytes } from "../evidence/bytes.ts";
 
 /** The first line of a file, without its newline, or null when it has none within 16 MiB. */
 export async function firstLine(path: string): Promise<string | null> {
-  refuseNonFile(path); // a named pipe would keep the open waiting for ever
-  using file = await Deno.open(path);
+  // opened without waiting (a named pipe would hold a plain open for ever) nor following a link
+  using file = await openFileNoWait(path, { follow: false });
   const chunks: Uint8Array[] = [];
   let size = 0;
   const buffer = new Uint8Array(65536);
@@ -30,8 +30,7 @@ export async function firstLine(path: string): Promise<string | null> {
  * within its last 16 MiB.
  */
 export async function lastLine(path: string): Promise<string | null> {
-  refuseNonFile(path);
-  using file = await Deno.open(path);
+  using file = await openFileNoWait(path, { follow: false });
   const size = (await file.stat()).size;
   let end = size; // the file's bytes [0, end) are still to look at
   const chunks: Uint8Array[] = [];

@@ -5,7 +5,7 @@
  * @module
  */
 import { replaceFile } from "../evidence/replace_file.ts";
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE } from "../evidence/payload_pack.ts";
 import { join } from "node:path";
 import type { Catalog } from "../../provcat/mod.ts";

@@ -4,7 +4,7 @@
  * the same way, with the same problems for a file that cannot say.
  * @module
  */
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { join } from "node:path";
 import { type Problem, problem } from "../evidence/problem.ts";
 

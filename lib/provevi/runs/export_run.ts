@@ -6,7 +6,7 @@
  * @module
  */
 import { BUNDLE_PIN_MAX_BYTES } from "./bundle_pin.ts";
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";

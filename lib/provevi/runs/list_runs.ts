@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import type { StatementSync } from "node:sqlite";
 import { ProveviError } from "../evidence/errors.ts";
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { runWriterState } from "../evidence/writer_process.ts";

@@ -14,7 +14,7 @@ import {
   PACK_MAX_BYTES,
   PAYLOAD_READ_MAX_BYTES,
 } from "../evidence/payload_pack.ts";
-import { readCapped, readCappedSync, refuseNonFile } from "../evidence/capped_read.ts";
+import { readCapped, readCappedSync, refuseNonFile } from "../evidence/open_file.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { PackReader } from "./pack_file.ts";
@@ -101,8 +101,8 @@ export class FileRunRecord implements RunRecord {
   async payloadInfo(sha256: string): Promise<PayloadEntry | null> {
     try {
       const path = join(this.#paths.payloads, sha256);
-      refuseNonFile(path);
-      return await sha256File(path);
+      refuseNonFile(path); // for its message; the open below refuses a link or a pipe swapped in after it
+      return await sha256File(path, { follow: false });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
@@ -113,7 +113,7 @@ export class FileRunRecord implements RunRecord {
   async payloadPack(): Promise<Uint8Array | null> {
     refuseLinkedFolder(this.#paths.evidence);
     try {
-      return await readWhole(this.#paths.pack, PACK_MAX_BYTES);
+      return await readCapped(this.#paths.pack, PACK_MAX_BYTES);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
@@ -158,29 +158,12 @@ export class FileRunRecord implements RunRecord {
 export async function readEvidenceText(path: string): Promise<string | null> {
   let bytes: Uint8Array;
   try {
-    bytes = await readWhole(path, EVIDENCE_TEXT_MAX_BYTES);
+    bytes = await readCapped(path, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
   return evidenceText(path, bytes);
-}
-
-/**
- * A file smaller than this is read synchronously: the hops to a file thread and back (open, stat, reads) cost
- * more than reading it (on a busy machine, far more), and a check of thousands of runs reads several files of
- * each; a bigger file is read on file threads, so that a server's event loop does not wait on it.
- */
-const READ_AT_ONCE = 256 * 1024;
-
-/** {@linkcode readCapped}, synchronous for a small file (the size is the look's; the read checks it again). */
-function readWhole(path: string, most: number): Promise<Uint8Array> {
-  try {
-    if (refuseNonFile(path, most).size < READ_AT_ONCE) return Promise.resolve(readCappedSync(path, most));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return readCapped(path, most);
 }
 
 /** {@linkcode readEvidenceText} with a synchronous read, for a small file. */

@@ -19,7 +19,13 @@ import {
   type PayloadLayout,
   statusOf,
 } from "../evidence/manifest.ts";
-import { PACK_LIMIT, payloadPlace } from "../evidence/payload_pack.ts";
+import {
+  EVIDENCE_TEXT_MAX_BYTES,
+  PACK_LIMIT,
+  PACK_MAX_BYTES,
+  payloadPlace,
+} from "../evidence/payload_pack.ts";
+import { readCappedSync } from "../evidence/open_file.ts";
 import { PackWriter } from "./pack_file.ts";
 import { nowUtc } from "../evidence/event.ts";
 import { EventsDigest, sealAttestation } from "../evidence/attestation.ts";
@@ -390,10 +396,11 @@ export class FileRunWriter implements RunWriter {
   async #writeSealFiles(text: string, info: SealInfo): Promise<Uint8Array | null> {
     const signing = info.signingKey
       ? sealAttestation(
-        this.#digest?.finish() ?? strictUtf8.decode(Deno.readFileSync(this.#paths.events)),
+        this.#digest?.finish() ??
+          strictUtf8.decode(readCappedSync(this.#paths.events, EVIDENCE_TEXT_MAX_BYTES)),
         text,
         info.signingKey,
-        { pack: this.#pack?.opened ? Deno.readFileSync(this.#paths.pack) : null },
+        { pack: this.#pack?.opened ? readCappedSync(this.#paths.pack, PACK_MAX_BYTES) : null },
       )
       : null;
     // A run's program writes its run folder: a link it left at either name is replaced, never written through

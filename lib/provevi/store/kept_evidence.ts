@@ -4,7 +4,7 @@
  * closes, in both modes, because no check could verify the run without them.
  * @module
  */
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { join } from "node:path";
 import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
 import { EVIDENCE_TEXT_MAX_BYTES, packedPayloads } from "../evidence/payload_pack.ts";

@@ -6,7 +6,7 @@
  */
 import { appendWhole } from "../evidence/append_whole.ts";
 import { ProveviError } from "../evidence/errors.ts";
-import { NoWaitFile } from "../evidence/open_no_wait.ts";
+import { NoWaitFile } from "../evidence/open_file.ts";
 import {
   indexPackFile,
   PACK_MAX_BYTES,

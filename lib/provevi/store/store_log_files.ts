@@ -5,7 +5,7 @@
  */
 import { replaceFile } from "../evidence/replace_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
-import { readCapped } from "../evidence/capped_read.ts";
+import { readCapped } from "../evidence/open_file.ts";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
 import type { RowsAppend } from "../log/rows_log.ts";

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
-import { refuseNonFile } from "../evidence/capped_read.ts";
+import { openFileNoWait } from "../evidence/open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
@@ -33,8 +33,8 @@ export interface LiveTailOptions {
   pollMs?: number;
 }
 
-/** Reads the lines appended to a file since the last read. */
-class LineReader {
+/** Reads the lines appended to a file since the last read (exported for its attack test). */
+export class LineReader {
   #offset = 0;
   #rest = "";
   readonly #decoder = new TextDecoder();
@@ -43,8 +43,8 @@ class LineReader {
   async next(): Promise<string[]> {
     let file: Deno.FsFile;
     try {
-      refuseNonFile(this.path); // a named pipe would keep the open waiting for ever
-      file = await Deno.open(this.path);
+      // opened without waiting (a named pipe would hold a plain open for ever) nor following a link
+      file = await openFileNoWait(this.path, { follow: false });
     } catch {
       return [];
     }

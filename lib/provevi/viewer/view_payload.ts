@@ -11,6 +11,7 @@ import type { Json } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { answerOf } from "../live/feed.ts";
 import { cutJson, type CutLimits, PAGE_CUT, parseJsonHead } from "./view_cut.ts";
+import { openFileNoWait } from "../evidence/open_file.ts";
 
 /** The bytes of a payload that a page reads: enough for the cut of {@linkcode PAGE_CUT}, or an answer's. */
 export const HEAD_BYTES = 64 * 1024;
@@ -36,15 +37,9 @@ export async function openPayloadFile(folder: string, sha256: string): Promise<D
   for (const dir of [evidence, payloads]) {
     if ((await Deno.lstat(dir)).isSymlink) throw new ProveviError(`${dir} is a link, not a folder`);
   }
-  const seen = await Deno.lstat(path);
-  if (seen.isSymlink || !seen.isFile) throw new ProveviError(`${path} is not a plain file`);
-  const file = await Deno.open(path, { read: true });
-  const opened = await file.stat();
-  if (opened.ino !== seen.ino || opened.dev !== seen.dev || !opened.isFile) {
-    file.close();
-    throw new ProveviError(`${path} changed while it was opened`);
-  }
-  return file;
+  // opened in one step, without waiting (a FIFO swapped in after a look held the open for ever) nor following a
+  // link, and checked to be a plain file by what was opened
+  return await openFileNoWait(path, { follow: false });
 }
 
 /**

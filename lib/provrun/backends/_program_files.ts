@@ -4,7 +4,7 @@
  */
 import { join, relative } from "node:path";
 import { ProveviError } from "../../provevi/evidence/errors.ts";
-import { IrregularFile, readRegularFile } from "../../provevi/evidence/regular_file.ts";
+import { IrregularFile, readRegularFile } from "../../provevi/evidence/open_file.ts";
 
 /** The variables that locate the user's own tools, passed on; nothing else of provr's environment is. */
 export function basePath(env: (name: string) => string | undefined): string {

@@ -9,7 +9,7 @@
 import { relative } from "node:path";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
-import { IrregularFile, readRegularFile } from "../../provevi/evidence/regular_file.ts";
+import { IrregularFile, readRegularFile } from "../../provevi/evidence/open_file.ts";
 import { PROGRAM_FILE_MAX_BYTES } from "./_program_files.ts";
 
 /** The files a program's hooks live in, as hashed when the program started. */

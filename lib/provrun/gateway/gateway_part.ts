@@ -8,12 +8,12 @@
  * @module
  */
 import { join } from "node:path";
+import { readRegularFile } from "../../provevi/evidence/open_file.ts";
+import { PROGRAM_FILE_MAX_BYTES } from "../backends/_program_files.ts";
 import type { EvidenceEvent, Json } from "../../provevi/mod.ts";
 import type { TokenUsage } from "../../provevi/cost/mod.ts";
 import { DEFAULT_MODEL_BYTES } from "../backends/model_limit.ts";
 import { parseRoute, routeKeyName } from "../backends/models.ts";
-import { PROGRAM_FILE_MAX_BYTES } from "../backends/_program_files.ts";
-import { readRegularFile } from "../../provevi/evidence/regular_file.ts";
 import type { AgentSpec } from "../run/run_file.ts";
 import type { BackendSetup, PartRun, RunPart } from "../run/run_part.ts";
 import type { RecordedCall } from "./gateway_call.ts";

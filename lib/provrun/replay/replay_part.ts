@@ -8,7 +8,8 @@
  */
 import { join } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
-import { sha256File } from "../../provevi/evidence/hash.ts";
+import { sha256Hex } from "../../provevi/evidence/hash.ts";
+import { readCapped } from "../../provevi/evidence/open_file.ts";
 import { isOutputPath } from "../../provevi/evidence/event_rules.ts";
 import { modelOf } from "../backends/models.ts";
 import type { AgentSpec } from "../run/run_file.ts";
@@ -97,12 +98,13 @@ export class ReplayPart implements RunPart {
       if (e.type !== "output_artifact_created" || !isOutputPath(e.data.path)) continue;
       const path = e.data.path as string;
       const source = join(from, "output", path);
-      const info = await sha256File(source).catch(() => null);
-      if (info?.sha256 !== e.data.sha256) {
+      // the bytes hashed are the bytes copied, of a file opened in one step (no link followed, no FIFO waited on)
+      const bytes = await readCapped(source, Infinity).catch(() => null);
+      if (bytes === null || sha256Hex(bytes) !== e.data.sha256) {
         throw new RunNotReplayable(`run "${journal.runId}"'s output/${path} is not what it recorded`);
       }
       await Deno.mkdir(join(to, path, ".."), { recursive: true });
-      await Deno.writeFile(join(to, path), await Deno.readFile(source), { createNew: true });
+      await Deno.writeFile(join(to, path), bytes, { createNew: true });
     }
   }
 
@@ -161,7 +163,10 @@ async function copyTree(from: string, to: string): Promise<void> {
     else if (e.isFile) {
       const info = await Deno.lstat(join(from, e.name));
       if (info.nlink !== null && info.nlink > 1) continue; // a hard link may lead anywhere
-      await Deno.writeFile(join(to, e.name), await Deno.readFile(join(from, e.name)), { createNew: true });
+      // opened in one step: a link or a FIFO swapped in after the listing is refused, not followed or waited on
+      await Deno.writeFile(join(to, e.name), await readCapped(join(from, e.name), Infinity), {
+        createNew: true,
+      });
     }
   }
 }

@@ -3,7 +3,8 @@
  * @module
  */
 import { join, relative, sep } from "node:path";
-import { hashRegularFile, IrregularFile } from "../../provevi/evidence/regular_file.ts";
+import { hashRegularFile } from "../../provevi/evidence/hash.ts";
+import { IrregularFile } from "../../provevi/evidence/open_file.ts";
 
 /** One output file. */
 export interface OutputFile {

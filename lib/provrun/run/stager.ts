@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { folderHashOf, hashPath, walkFiles } from "../../provcat/_files.ts";
-import { hashRegularFile } from "../../provevi/evidence/regular_file.ts";
+import { hashRegularFile } from "../../provevi/evidence/hash.ts";
 import { StagingError } from "./errors.ts";
 
 /** One staged input. */

@@ -11,6 +11,7 @@
  */
 import { basename, dirname, join, posix, relative } from "node:path";
 import { PathRefused } from "../run/errors.ts";
+import { IrregularFile, readCapped } from "../../provevi/evidence/open_file.ts";
 import { checkCitations, type Citation, CITATIONS_SCHEMA } from "./note_citations.ts";
 
 /** A JSON schema, as a tool's input schema. */
@@ -115,6 +116,19 @@ const MAX_READ = 1024 * 1024;
  * await checkOnDisk(ctx, ctx.path("/input/revenue.csv"));
  * ```
  */
+/**
+ * A file's bytes for a tool, after {@linkcode checkOnDisk}'s look: opened in one step that follows no link and
+ * waits on no FIFO (another process of the sandbox may swap one in after the look), refused as the look refuses.
+ */
+async function readToolFile(ctx: ToolContext, path: string): Promise<Uint8Array> {
+  try {
+    return await readCapped(path, Infinity);
+  } catch (error) {
+    if (error instanceof IrregularFile) throw new PathRefused(viewOf(ctx, path), error.reason);
+    throw error;
+  }
+}
+
 export async function checkOnDisk(ctx: ToolContext, disk: string): Promise<Deno.FileInfo | null> {
   const root = dirname(ctx.input);
   const segments = relative(root, disk).split("/").filter(Boolean);
@@ -177,7 +191,7 @@ export const FS_TOOLS: SandboxTool[] = [
     async execute(args: { path: string }, ctx: ToolContext) {
       const path = ctx.path(args.path);
       await checkOnDisk(ctx, path);
-      const bytes = await Deno.readFile(path);
+      const bytes = await readToolFile(ctx, path);
       const text = new TextDecoder().decode(bytes.subarray(0, MAX_READ));
       return bytes.length > MAX_READ ? `${text}\n[cut at ${MAX_READ} of ${bytes.length} bytes]` : text;
     },
@@ -234,7 +248,7 @@ export const FS_TOOLS: SandboxTool[] = [
           const ok = await checkOnDisk(ctx, file).then(() => true, () => false);
           if (!ok) continue;
         }
-        const lines = (await Deno.readTextFile(file)).split("\n");
+        const lines = new TextDecoder().decode(await readToolFile(ctx, file)).split("\n");
         for (let i = 0; i < lines.length && out.length < max; i++) {
           if (re.test(lines[i]!)) out.push({ path: viewOf(ctx, file), line: i + 1, text: lines[i]! });
         }

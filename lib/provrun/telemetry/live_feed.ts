@@ -7,6 +7,7 @@
  * @module
  */
 import { join } from "node:path";
+import { openFileNoWait } from "../../provevi/evidence/open_file.ts";
 import type { EvidenceEvent, FeedItem, Json, Level } from "../../provevi/mod.ts";
 import { answerOf, shownAt } from "../../provevi/live/mod.ts";
 import { FeedCounter, feedStatus, type UnnumberedItem } from "../../provevi/live/mod.ts";
@@ -76,7 +77,13 @@ export class LiveFeed {
     options: LiveFeedOptions = {},
   ): Promise<LiveFeed> {
     const file = level !== null && options.file !== false
-      ? await Deno.open(join(folder, LIVE_FILE), { create: true, append: true })
+      // the run's program can write its folder: a link planted at the file is not followed, a FIFO not waited on
+      ? await openFileNoWait(join(folder, LIVE_FILE), {
+        follow: false,
+        write: true,
+        create: true,
+        append: true,
+      })
       : null;
     return new LiveFeed(runId, folder, level, options, file);
   }

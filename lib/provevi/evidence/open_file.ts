@@ -1,0 +1,596 @@
+/**
+ * The one way this toolkit opens a file that another party can write or swap (a run folder, a store, a log, an
+ * agent program's files, the span daemon's `received.spans`). A reader that looks at a path (`lstat`, `stat`) and
+ * opens it after, or opens it with a plain `open`, is belied by a swap in between: a FIFO renamed to the path
+ * holds a plain `open` for ever (it waits for a writer), a link is followed to a file of the user's, a device or a
+ * sparse file of gigabytes is read whole. Here a file is opened in one step that neither waits (`O_NONBLOCK`) nor,
+ * unless asked, follows a link at the path (`O_NOFOLLOW`), and its kind, identity and size are taken from what was
+ * opened, never from a look at the path; the bytes read are capped. Deno's `open` takes no such flags,
+ * `node:fs`'s does. `tests/open_file_guard_test.ts` keeps every other open of a path out of `lib/` and `cli/`.
+ * @module
+ */
+import fs from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { ProveviError } from "./errors.ts";
+
+const flags = fs.constants as unknown as Record<string, number | undefined>;
+const NO_WAIT = (flags.O_RDONLY ?? 0) | (flags.O_NONBLOCK ?? 0);
+const NO_FOLLOW = flags.O_NOFOLLOW ?? 0;
+
+/** What an opened file is: a plain file or not, which one (to compare with a look), its size and links. */
+export interface OpenedInfo {
+  isFile: boolean;
+  /** The kind, for a message: "a FIFO", "a folder", "a device", "a socket", or "a file". */
+  kind: string;
+  ino: number;
+  dev: number;
+  size: number;
+  nlink: number;
+}
+
+/** A file refused for what it is (a link, a FIFO, a device, a folder, too big), in one line naming it. */
+export class IrregularFile extends ProveviError {
+  /** @param path The file. @param reason Why it is refused. */
+  constructor(readonly path: string, readonly reason: string, options?: ErrorOptions) {
+    super(`${path} ${reason}`, options);
+    this.name = "IrregularFile";
+  }
+}
+
+function kindOf(s: { isFile: boolean; isFifo: boolean; isDirectory: boolean; isSocket: boolean }): string {
+  return s.isFile
+    ? "a file"
+    : s.isFifo
+    ? "a FIFO"
+    : s.isDirectory
+    ? "a folder"
+    : s.isSocket
+    ? "a socket"
+    : "a device";
+}
+
+/** False once a look at `/proc/self/fd/` failed here (another system, or no permission to read it). */
+let procFds = Deno.build.os === "linux";
+
+/**
+ * What a descriptor is open on: by Deno's look at its `/proc/self/fd/` link where Linux has one (some 3 µs; it
+ * names the very file opened, however the path changes), else by `fstat` (whose `Stats` costs `node:fs` ~15 µs).
+ */
+function infoOfFd(fd: number): OpenedInfo {
+  if (procFds) {
+    try {
+      const s = Deno.statSync(`/proc/self/fd/${fd}`);
+      return {
+        isFile: s.isFile,
+        kind: kindOf({
+          isFile: s.isFile,
+          isFifo: !!s.isFifo,
+          isDirectory: s.isDirectory,
+          isSocket: !!s.isSocket,
+        }),
+        ino: s.ino ?? 0,
+        dev: s.dev,
+        size: s.size,
+        nlink: s.nlink ?? 1,
+      };
+    } catch {
+      procFds = false;
+    }
+  }
+  const s = fs.fstatSync(fd);
+  const kind = kindOf({
+    isFile: s.isFile(),
+    isFifo: s.isFIFO(),
+    isDirectory: s.isDirectory(),
+    isSocket: s.isSocket(),
+  });
+  return {
+    isFile: s.isFile(),
+    kind,
+    ino: Number(s.ino),
+    dev: Number(s.dev),
+    size: Number(s.size),
+    nlink: s.nlink,
+  };
+}
+
+/** Node's error of an open as Deno's (NotFound, PermissionDenied as callers test them); a link or FIFO refused. */
+function openError(error: unknown, path: string): unknown {
+  const code = (error as { code?: unknown })?.code;
+  const message = (error as Error)?.message ?? String(error);
+  if (code === "ENOENT") return new Deno.errors.NotFound(message, { cause: error });
+  if (code === "EACCES" || code === "EPERM") {
+    return new Deno.errors.PermissionDenied(message, { cause: error });
+  }
+  if (code === "ELOOP") return new IrregularFile(path, "is a link, not a file", { cause: error });
+  // a FIFO with no reader, opened to write without waiting
+  if (code === "ENXIO") return new IrregularFile(path, "is a FIFO, not a regular file", { cause: error });
+  return error;
+}
+
+export function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+}
+
+/**
+ * Refuses what was opened when the path is a link, or no longer names it: Deno's `node:fs` drops `O_NOFOLLOW`
+ * under any permission set short of `--allow-all` (it opens what a link names), so the flag's effect is checked
+ * by a look at the path after the open (a link swapped in before the open shows here, or as another file).
+ */
+function refuseLinked(path: string, info: OpenedInfo): void {
+  let seen: Deno.FileInfo;
+  try {
+    seen = Deno.lstatSync(path);
+  } catch (error) {
+    throw new IrregularFile(path, "changed while it was opened", { cause: error });
+  }
+  if (seen.isSymlink) throw new IrregularFile(path, "is a link, not a file");
+  if (seen.ino !== null && (seen.ino !== info.ino || seen.dev !== info.dev)) {
+    throw new IrregularFile(path, "changed while it was opened");
+  }
+}
+
+/**
+ * True when what was opened is the plain file a look saw (`lstat` or `stat` of the path).
+ *
+ * @param opened What {@linkcode openNoWaitSync} or {@linkcode openNoWait} gave.
+ * @param seen The look.
+ * @returns Whether they are the same plain file.
+ */
+export function sameFile(opened: OpenedInfo, seen: Deno.FileInfo): boolean {
+  return opened.isFile && (seen.ino === null || (opened.ino === seen.ino && opened.dev === seen.dev));
+}
+
+/**
+ * Opens a file to read, synchronously, without waiting on a pipe.
+ *
+ * @param path The file.
+ * @param options `follow`: follow a link at the path (a file the user names); not by default (a link is then
+ *   refused).
+ * @returns The descriptor (close it with {@linkcode closeNoWait}) and what it is.
+ * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed.
+ */
+export function openNoWaitSync(
+  path: string,
+  options: { follow?: boolean } = {},
+): { fd: number; info: OpenedInfo } {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, NO_WAIT | (options.follow ? 0 : NO_FOLLOW));
+  } catch (error) {
+    throw openError(error, path);
+  }
+  try {
+    const info = infoOfFd(fd);
+    if (!options.follow) refuseLinked(path, info);
+    return { fd, info };
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * {@linkcode openNoWaitSync}, asynchronously: a file handle of `node:fs/promises`.
+ *
+ * @param path The file.
+ * @param options `follow`: follow a link at the path.
+ * @returns The handle (close it) and what it is.
+ * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed.
+ */
+export async function openNoWait(
+  path: string,
+  options: { follow?: boolean } = {},
+): Promise<{ handle: FileHandle; info: OpenedInfo }> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, NO_WAIT | (options.follow ? 0 : NO_FOLLOW));
+  } catch (error) {
+    throw openError(error, path);
+  }
+  try {
+    const info = infoOfFd(handle.fd);
+    if (!options.follow) refuseLinked(path, info);
+    return { handle, info };
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Reads into `bytes` from a descriptor {@linkcode openNoWaitSync} opened.
+ *
+ * @param fd The descriptor.
+ * @param bytes Where the bytes go.
+ * @param position Where in the file to read from; null to read on from the last read.
+ * @returns The number of bytes read; 0 at the end.
+ */
+export function readNoWaitSync(fd: number, bytes: Uint8Array, position: number | null = null): number {
+  return bytes.length === 0 ? 0 : fs.readSync(fd, bytes, 0, bytes.length, position);
+}
+
+/** Closes a descriptor {@linkcode openNoWaitSync} opened. */
+export function closeNoWait(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch { /* closed already */ }
+}
+
+/**
+ * A look at a path for a reader that must compare what it opens later with it (a tail that reads on from an
+ * offset): refuses a link or anything but a plain file, and with `most` one bigger than a reader takes whole.
+ * A reader that opens at once needs no look: {@linkcode readCapped} takes all from what it opened.
+ * @returns What the look saw, to compare with the file once opened ({@linkcode sameFile}).
+ * @throws Deno.errors.NotFound when nothing is there; ProveviError for a link, a file that is not plain, or one
+ * past `most` bytes.
+ */
+export function refuseNonFile(path: string, most = Infinity): Deno.FileInfo {
+  const info = Deno.lstatSync(path);
+  if (info.isSymlink) throw new IrregularFile(path, "is a link, not a file");
+  if (!info.isFile) throw new IrregularFile(path, "is not a plain file");
+  if (info.size > most) throw tooBig(path, info.size, most);
+  return info;
+}
+
+function tooBig(path: string, size: number | string, most: number): ProveviError {
+  return new IrregularFile(
+    path,
+    `holds ${size} bytes, more than the ${most} a reader takes: no writer of this toolkit makes it`,
+  );
+}
+
+/** Refuses what was opened when it is not a plain file of at most `most` bytes; room for its bytes and one more. */
+function bufferFor(path: string, info: OpenedInfo, most: number): Uint8Array {
+  if (!info.isFile) throw new IrregularFile(path, "is not a plain file");
+  if (info.size > most) throw tooBig(path, info.size, most);
+  return new Uint8Array(info.size + 1);
+}
+
+/**
+ * A file smaller than this is read synchronously by {@linkcode readCapped} and {@linkcode readRegularFile}: the
+ * hops to a file thread and back cost more than reading it (on a busy machine, far more); a bigger file is read
+ * on file threads, so that a server's event loop does not wait on it. The open, without waiting, is at once.
+ */
+const READ_AT_ONCE = 256 * 1024;
+
+/**
+ * Reads a descriptor to its end into `buffer`, grown as the file grows up to `most` + 1 bytes, then refused
+ * with `over()`; synchronously for a small file.
+ */
+async function readAll(fd: number, buffer: Uint8Array, most: number, over: () => Error): Promise<Uint8Array> {
+  if (buffer.length <= READ_AT_ONCE) return readRest(fd, buffer, most, over);
+  let reading: Promise<number> | null = null;
+  try {
+    for (let n = 0;;) {
+      if (n === buffer.length) buffer = grown(buffer, most, over);
+      const got = await (reading = readAsync(fd, buffer, n, buffer.length - n, null));
+      reading = null;
+      if (got === 0) return buffer.subarray(0, n);
+      n += got;
+    }
+  } finally {
+    await reading?.catch(() => 0); // a read under way uses the descriptor: it ends before the caller closes it
+  }
+}
+
+/** {@linkcode readAll}, synchronously whatever the size. */
+function readRest(fd: number, buffer: Uint8Array, most: number, over: () => Error): Uint8Array {
+  for (let n = 0;;) {
+    if (n === buffer.length) buffer = grown(buffer, most, over);
+    const got = readNoWaitSync(fd, buffer.subarray(n));
+    if (got === 0) return buffer.subarray(0, n);
+    n += got;
+  }
+}
+
+/** A bigger buffer for a file that grew while it was read, or the refusal once it passes `most`. */
+function grown(buffer: Uint8Array, most: number, over: () => Error): Uint8Array {
+  if (buffer.length > most) throw over();
+  const next = new Uint8Array(Math.min(Math.max(buffer.length * 2, 64 * 1024), most + 1));
+  next.set(buffer);
+  return next;
+}
+
+/**
+ * The bytes of a plain file, at most `most` of them: opened without waiting and without following a link, its
+ * kind and size taken from what was opened, and its size checked again as the bytes come (a file that grows while
+ * it is read is refused at the cap, not read into the reader's memory).
+ *
+ * @param path The file.
+ * @param most The most a reader takes.
+ * @returns Its bytes.
+ * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link, a file that is not plain, or one
+ * that holds (or grows to) more than `most` bytes.
+ */
+export async function readCapped(path: string, most: number): Promise<Uint8Array> {
+  const { fd, info } = openNoWaitSync(path);
+  try {
+    return await readAll(
+      fd,
+      bufferFor(path, info, most),
+      most,
+      () => tooBig(path, `more than ${most}`, most),
+    );
+  } finally {
+    closeNoWait(fd);
+  }
+}
+
+/** {@linkcode readCapped} with synchronous reads whatever the size, for a small file. */
+export function readCappedSync(path: string, most: number): Uint8Array {
+  const { fd, info } = openNoWaitSync(path);
+  try {
+    return readRest(fd, bufferFor(path, info, most), most, () => tooBig(path, `more than ${most}`, most));
+  } finally {
+    closeNoWait(fd);
+  }
+}
+
+/**
+ * The bytes of a regular file that another party puts in place (an agent program's files, its hooks), at most
+ * `most` of them, or null when nothing is there: {@linkcode readCapped}, with every refusal an IrregularFile.
+ *
+ * @param path The file.
+ * @param most The most bytes taken.
+ * @returns Its bytes, or null when the path (or a folder on it) does not exist.
+ * @throws IrregularFile when it is a link, a FIFO, a device, a socket or a folder, or holds (or grows to) more
+ * than `most` bytes; when it cannot be read, with the system's reason.
+ * @example
+ * ```ts
+ * import { readRegularFile } from "./open_file.ts";
+ * const bytes = await readRegularFile("deno.json", 1024 * 1024);
+ * ```
+ */
+export async function readRegularFile(path: string, most: number): Promise<Uint8Array | null> {
+  let opened: ReturnType<typeof openNoWaitSync>;
+  try {
+    opened = openNoWaitSync(path);
+  } catch (error) {
+    const code = ((error as Error).cause as { code?: string } | undefined)?.code ??
+      (error as { code?: string }).code;
+    if (error instanceof Deno.errors.NotFound || code === "ENOTDIR") return null;
+    if (error instanceof IrregularFile) throw error;
+    throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
+  }
+  const { fd, info } = opened;
+  try {
+    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a regular file`);
+    if (info.size > most) throw regularTooBig(path, most);
+    return await readAll(fd, new Uint8Array(info.size + 1), most, () => regularTooBig(path, most));
+  } catch (error) {
+    if (error instanceof IrregularFile) throw error;
+    throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
+  } finally {
+    closeNoWait(fd);
+  }
+}
+
+export function regularTooBig(path: string, most: number): IrregularFile {
+  return new IrregularFile(path, `holds more than ${most} bytes, more than is read of it`);
+}
+
+export const readAsync = (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) =>
+  new Promise<number>((resolve, reject) =>
+    fs.read(fd, buffer, offset, length, position, (error, n) => error ? reject(error) : resolve(n))
+  );
+
+/**
+ * A plain file opened by {@linkcode openPlainFileSync} (or `PlainFile.open`), by its descriptor: what
+ * `appendWhole`, a reader at an offset and a pack's index (`statSync`, `seekSync` from the start, `readSync`)
+ * need of a `Deno.FsFile`. A swap of the path after the open changes nothing: the file is used by its descriptor.
+ */
+export class PlainFile implements Disposable {
+  #fd: number | null;
+  #at = 0;
+  /** @param path The file. @param fd Its descriptor, which the file now owns. */
+  constructor(readonly path: string, fd: number) {
+    this.#fd = fd;
+  }
+
+  /**
+   * Opens a plain file to read without waiting on a pipe.
+   *
+   * @param path The file.
+   * @param options `follow`: follow a link at the path; not by default (a link is refused).
+   * @returns The file.
+   * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed, or what is not a
+   * plain file (a pipe, a folder, a device).
+   */
+  static open(path: string, options: { follow?: boolean } = {}): PlainFile {
+    return new PlainFile(path, openChecked(path, { follow: options.follow === true }).fd);
+  }
+
+  /** The descriptor. */
+  get fd(): number {
+    if (this.#fd === null) throw new Deno.errors.BadResource(`${this.path} is closed`);
+    return this.#fd;
+  }
+
+  /** Writes bytes (at the end, for a file opened to append); returns how many were written. */
+  writeSync(bytes: Uint8Array): number {
+    return fs.writeSync(this.fd, bytes);
+  }
+
+  /** Cuts the file to `length` bytes. */
+  truncateSync(length = 0): void {
+    fs.ftruncateSync(this.fd, length);
+  }
+
+  /** What the descriptor is now: its size, kind and identity. */
+  statSync(): { size: number; isFile: boolean; ino: number; dev: number } {
+    const { size, isFile, ino, dev } = infoOfFd(this.fd);
+    return { size, isFile, ino, dev };
+  }
+
+  /** Reads into `buffer` from `position`; returns how many bytes came (0 at the end). */
+  readSyncAt(buffer: Uint8Array, position: number): number {
+    return readNoWaitSync(this.fd, buffer, position);
+  }
+
+  /** Moves where the next {@linkcode readSync} starts (from the file's start only). */
+  seekSync(offset: number, whence: Deno.SeekMode): number {
+    if (whence !== Deno.SeekMode.Start) throw new RangeError("a PlainFile seeks from the start only");
+    return this.#at = offset;
+  }
+
+  /** Reads into `bytes` from where the last read or seek left off; null at the end. */
+  readSync(bytes: Uint8Array): number | null {
+    const n = readNoWaitSync(this.fd, bytes, this.#at);
+    this.#at += n;
+    return n === 0 && bytes.length > 0 ? null : n;
+  }
+
+  /** Closes it; closing again does nothing. */
+  close(): void {
+    if (this.#fd === null) return;
+    const fd = this.#fd;
+    this.#fd = null;
+    closeNoWait(fd);
+  }
+
+  /** Closes it, as `using` does. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** The name `open_no_wait.ts` gave {@linkcode PlainFile}. */
+export const NoWaitFile = PlainFile;
+/** The name `open_no_wait.ts` gave {@linkcode PlainFile}. */
+export type NoWaitFile = PlainFile;
+
+/**
+ * Opens a plain file of a folder that another party can write (a run's program writes its run folder), in one
+ * step that follows no link and does not wait for a FIFO, and keeps it only when what was opened is a plain file
+ * (and, to write, one with no other hard link). A link planted where the daemon appended a run's span bodies had
+ * it write the program's bytes into a file of the user's.
+ *
+ * @param path The file.
+ * @param how `write` to append (else read), `create` to make it when absent, with `mode`.
+ * @returns The file.
+ * @throws Deno.errors.NotFound when it is absent (and not to be made); IrregularFile for a link, a FIFO, a
+ * device, a folder or a file with another hard link, or one that cannot be opened.
+ * @example
+ * ```ts
+ * import { openPlainFileSync } from "./open_file.ts";
+ * using file = openPlainFileSync("deno.json");
+ * file.statSync().size;
+ * ```
+ */
+export function openPlainFileSync(
+  path: string,
+  how: { write?: boolean; create?: boolean; mode?: number } = {},
+): PlainFile {
+  const write = how.write === true;
+  try {
+    const opened = openChecked(path, { ...how, follow: false, append: write, oneLink: write });
+    return new PlainFile(path, opened.fd);
+  } catch (error) {
+    if (error instanceof IrregularFile) throw error;
+    if (error instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotFound(`${path} does not exist`, { cause: error });
+    }
+    throw new IrregularFile(path, `cannot be opened: ${firstLine(error)}`, { cause: error });
+  }
+}
+
+/** How {@linkcode openFileNoWait} opens: `follow` a link at the path (the default), to `write` (and read). */
+export interface FsFileOptions {
+  follow?: boolean;
+  write?: boolean;
+  /** Make the file when absent (with `mode`, 0o666 by default, less the umask); with `write`. */
+  create?: boolean;
+  mode?: number;
+  /** Cut the file to nothing once it is known to be a plain file; with `write`. */
+  truncate?: boolean;
+  /** Write at the end; with `write`. */
+  append?: boolean;
+}
+
+/** Opens the path without waiting and checks it; the descriptor is the caller's to close. */
+function openChecked(
+  path: string,
+  options: FsFileOptions & { oneLink?: boolean },
+): { fd: number; info: OpenedInfo } {
+  const write = options.write === true;
+  const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
+  const mode = (write ? O_RDWR | (options.create ? O_CREAT : 0) | (options.append ? O_APPEND : 0) : NO_WAIT) |
+    (flags.O_NONBLOCK ?? 0) | (options.follow === false ? NO_FOLLOW : 0);
+  let fd: number;
+  try {
+    fd = fs.openSync(path, mode, options.mode ?? 0o666);
+  } catch (error) {
+    throw openError(error, path);
+  }
+  try {
+    const info = infoOfFd(fd);
+    if (options.follow === false) refuseLinked(path, info);
+    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
+    if (options.oneLink && info.nlink > 1) {
+      throw new IrregularFile(path, "has another hard link, which may be a file anywhere");
+    }
+    if (write && options.truncate) fs.ftruncateSync(fd, 0);
+    return { fd, info };
+  } catch (error) {
+    closeNoWait(fd);
+    throw error;
+  }
+}
+
+/** Where there is no `/proc/self/fd/`: the path, opened again by Deno, must be the very file checked. */
+function sameAgain(path: string, info: OpenedInfo, file: Deno.FsFile): Deno.FsFile {
+  const now = file.statSync();
+  if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
+    file.close();
+    throw new IrregularFile(path, "changed while it was opened");
+  }
+  return file;
+}
+
+/**
+ * A plain file opened without waiting, as a `Deno.FsFile` (for Deno's fast reads, or its locks): opened first
+ * with `O_NONBLOCK` and checked, then opened again through its `/proc/self/fd/` link, which names the very file
+ * that was checked, however the path changes meanwhile. Where there is no such link the path is opened again and
+ * must be the same file.
+ *
+ * @param path The file.
+ * @param options {@linkcode FsFileOptions}; `follow: false` refuses a link at the path.
+ * @returns The file, open to read (and write, with `write`).
+ * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed, or what is not a
+ * plain file.
+ */
+export async function openFileNoWait(path: string, options: FsFileOptions = {}): Promise<Deno.FsFile> {
+  const { fd, info } = openChecked(path, options);
+  const how = { read: true, write: options.write === true, append: options.append === true };
+  try {
+    if (procFds) {
+      try {
+        return await Deno.open(`/proc/self/fd/${fd}`, how);
+      } catch {
+        procFds = false;
+      }
+    }
+    return sameAgain(path, info, await Deno.open(path, how));
+  } finally {
+    closeNoWait(fd);
+  }
+}
+
+/** {@linkcode openFileNoWait}, synchronously. */
+export function openFileNoWaitSync(path: string, options: FsFileOptions = {}): Deno.FsFile {
+  const { fd, info } = openChecked(path, options);
+  const how = { read: true, write: options.write === true, append: options.append === true };
+  try {
+    if (procFds) {
+      try {
+        return Deno.openSync(`/proc/self/fd/${fd}`, how);
+      } catch {
+        procFds = false;
+      }
+    }
+    return sameAgain(path, info, Deno.openSync(path, how));
+  } finally {
+    closeNoWait(fd);
+  }
+}
