@@ -6,23 +6,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
-import {
-  bundleBytes,
-  cosignLatest,
-  entriesPath,
-  leafBytes,
-  type LogStorage,
-  parseCheckpoint,
-  parseNote,
-  proveConsistency,
-  proveRun,
-  serveWitness,
-  TILE_WIDTH,
-  tilePath,
-  tlogProofText,
-} from "../../../lib/provevi/log/mod.ts";
+import { parseCheckpoint } from "../../../lib/provevi/log/checkpoint.ts";
+import { proveConsistency, proveRun } from "../../../lib/provevi/log/log_proofs.ts";
+import { bundleBytes, type LogStorage } from "../../../lib/provevi/log/log_storage.ts";
+import { parseNote } from "../../../lib/provevi/log/note.ts";
+import { leafBytes } from "../../../lib/provevi/log/run_leaf.ts";
+import { entriesPath, TILE_WIDTH, tilePath } from "../../../lib/provevi/log/tiles.ts";
+import { tlogProofText } from "../../../lib/provevi/log/tlog_proof.ts";
+import { cosignLatest } from "../../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../../lib/provevi/log/witness_server.ts";
 import { fakeLeaf, tempLog, witnessOf } from "./_log_fixtures.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { peerTest } from "../../_peers.ts";
 
 const CHECKER = Deno.env.get("PROVEVI_TEST_TLOGCHECK");
