@@ -6,7 +6,9 @@
  * `{ case: bytes held }`.
  * @module
  */
-import { bodyReader, readBytesCapped, serveDoor } from "../../lib/provevi/guard/mod.ts";
+import { readBytesCapped } from "../../lib/provevi/guard/body_bytes.ts";
+import { bodyReader } from "../../lib/provevi/guard/door_body.ts";
+import { serveDoor } from "../../lib/provevi/guard/door_server.ts";
 import { readReply } from "../../lib/provevi/mlflow/mlflow_reply.ts";
 import { limitedFetch } from "../../lib/provrun/backends/model_limit.ts";
 

@@ -4,8 +4,8 @@
  * itself; tests/attacks/kill_attacks_test.ts starts four of it at once.
  * @module
  */
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 
 const [path, runs, count] = Deno.args;
 const file = await RunFile.load(path!);

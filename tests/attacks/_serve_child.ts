@@ -5,9 +5,10 @@
  * highest it saw when a line comes on stdin.
  * @module
  */
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { receiver } from "../../lib/provevi/receiver/run_receiver.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 
 const [kind, runs] = Deno.args as ["daemon" | "receiver", string];
 const store = new FileStore({ runs });

@@ -11,16 +11,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
-import {
-  COSIGNATURE_TYPE,
-  ed25519Signer,
-  logVerifier,
-  noteKeyId,
-  witnessVerifier,
-} from "../../lib/provevi/log/mod.ts";
+import { COSIGNATURE_TYPE, ed25519Signer, noteKeyId } from "../../lib/provevi/log/note.ts";
+import { logVerifier, witnessVerifier } from "../../lib/provevi/log/trust_policy.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
-import { RECEIVED_FILE, ReceivedBodies } from "../../lib/provevi/receiver/mod.ts";
+import { RECEIVED_FILE } from "../../lib/provevi/receiver/daemon_run.ts";
+import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
 import { readRowsKey } from "../../lib/provtrace/db/rows_key.ts";
 import { taskFlags } from "../_children.ts";
 import { Tally } from "./_tally.ts";

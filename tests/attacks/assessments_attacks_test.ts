@@ -10,9 +10,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { rechain } from "../provevi/_tamper.ts";
 import { Tally } from "./_tally.ts";

@@ -8,9 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord, FileStore } from "../../lib/provevi/store/mod.ts";
-import { listRuns, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import type { TrustPolicy } from "../../lib/provevi/mod.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import type { TrustPolicy } from "../../lib/provevi/log/trust_policy.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { PACK_MAX_BYTES, packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
 import { readCapped, readCappedSync } from "../../lib/provevi/evidence/open_file.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { OtlpReceiver } from "../../lib/provevi/receiver/mod.ts";
+import { OtlpReceiver } from "../../lib/provevi/receiver/otlp_receiver.ts";
 import { TOOLS_ANSWER } from "../../fixtures/providers/fake_openai_tools_server.ts";
 import { genaiRun } from "../provrun/telemetry/_genai_run.ts";
 import { Tally } from "./_tally.ts";

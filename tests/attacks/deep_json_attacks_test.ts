@@ -10,9 +10,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
 import { parseJson, TooDeepJson } from "../../lib/provevi/evidence/json_depth.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { bufferIo } from "../../cli/_io.ts";

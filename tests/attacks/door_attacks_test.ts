@@ -13,12 +13,14 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import type { DoorLimits, DoorRefusal } from "../../lib/provevi/guard/mod.ts";
-import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
-import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import type { DoorLimits, DoorRefusal } from "../../lib/provevi/guard/door_limits.ts";
+import { Witness } from "../../lib/provevi/log/witness.ts";
+import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
+import { receiver } from "../../lib/provevi/receiver/run_receiver.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { serveViewer } from "../../lib/provevi/viewer/viewer_server.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
 import { gatewayRun, programHeaders } from "../provrun/gateway/_gateway.ts";
 import { tempLog } from "../provevi/log/_log_fixtures.ts";
 import { openInStore, openWith, tempStore } from "../provevi/receiver/_daemon.ts";

@@ -10,7 +10,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { doorLimits, type DoorRefusal, serveDoor } from "../../lib/provevi/guard/mod.ts";
+import { doorLimits, type DoorRefusal } from "../../lib/provevi/guard/door_limits.ts";
+import { serveDoor } from "../../lib/provevi/guard/door_server.ts";
 import { requestDoor } from "../../lib/provevi/guard/door_server.ts";
 import { neverReads, trickle } from "./_slow_clients.ts";
 import { Tally } from "./_tally.ts";

@@ -6,12 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import type { EvidenceStore, Json } from "../../lib/provevi/mod.ts";
-import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
-import { auditStoreLog, exportRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import type { EvidenceStore } from "../../lib/provevi/store/store.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
+import { exportRun } from "../../lib/provevi/runs/export_run.ts";
+import { auditStoreLog } from "../../lib/provevi/runs/store_log.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
 import { peerTest } from "../_peers.ts";

@@ -11,8 +11,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord, FileStore } from "../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
 import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { ModelGateway } from "../../lib/provrun/gateway/gateway.ts";
 import { newRunId } from "../../lib/provrun/run/run_context.ts";

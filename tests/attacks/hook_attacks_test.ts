@@ -10,9 +10,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { trace } from "@opentelemetry/api";
-import type { RunReceiver } from "../../lib/provevi/receiver/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
+import type { RunReceiver } from "../../lib/provevi/receiver/run_receiver.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { listenForHooks, MAX_HOOK_INPUT } from "../../lib/provrun/backends/_program_hooks.ts";
 import { ClaudeCodeBackend } from "../../lib/provrun/backends/claude_code.ts";
 import { CodexBackend } from "../../lib/provrun/backends/codex.ts";

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
 import { pathToFileURL } from "node:url";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
-import { ToolSetError } from "../../lib/provrun/run/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/sandbox.ts";
+import { ToolSetError } from "../../lib/provrun/run/errors.ts";
 import { eventsOf } from "../provrun/_agent.ts";
 import { Tally } from "./_tally.ts";
 

@@ -11,9 +11,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { taskFlags } from "../_children.ts";
-import type { EvidenceStore } from "../../lib/provevi/mod.ts";
-import { RunNotFound } from "../../lib/provevi/evidence/mod.ts";
-import { listRuns, openStore, verifyRun } from "../../lib/provevi/runs/mod.ts";
+import type { EvidenceStore } from "../../lib/provevi/store/store.ts";
+import { RunNotFound } from "../../lib/provevi/evidence/errors.ts";
+import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
+import { openStore } from "../../lib/provevi/runs/open_store.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
 import { Tally } from "./_tally.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
-import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/sandbox.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

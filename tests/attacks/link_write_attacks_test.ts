@@ -10,15 +10,19 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord, FileStore } from "../../lib/provevi/store/mod.ts";
-import { runProof } from "../../lib/provevi/runs/mod.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { runProof } from "../../lib/provevi/runs/store_log.ts";
 import { attestRun } from "../../lib/provevi/evidence/attestation.ts";
 import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { appendAssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { isolateBytes } from "../_memory.ts";
-import { cosignLatest, parseCheckpoint, parseNote, serveWitness } from "../../lib/provevi/log/mod.ts";
+import { parseCheckpoint } from "../../lib/provevi/log/checkpoint.ts";
+import { parseNote } from "../../lib/provevi/log/note.ts";
+import { cosignLatest } from "../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
 import { fakeLeaf, tempLog, witnessOf } from "../provevi/log/_log_fixtures.ts";
 import { Tally } from "./_tally.ts";
 

@@ -7,19 +7,21 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { TrustPolicy } from "../../lib/provevi/mod.ts";
-import { witnessVerifier } from "../../lib/provevi/log/mod.ts";
-import { auditStoreLog, findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import {
-  cosignLatest,
-  FileLog,
-  parseCheckpoint,
-  parseNote,
-  serveWitness,
-  Witness,
-} from "../../lib/provevi/log/mod.ts";
-import { addCheckpointBody, checkpointText, ed25519Signer, signNote } from "../../lib/provevi/log/mod.ts";
+import type { TrustPolicy } from "../../lib/provevi/log/trust_policy.ts";
+import { witnessVerifier } from "../../lib/provevi/log/trust_policy.ts";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { auditStoreLog } from "../../lib/provevi/runs/store_log.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { parseCheckpoint } from "../../lib/provevi/log/checkpoint.ts";
+import { FileLog } from "../../lib/provevi/log/file_log.ts";
+import { parseNote } from "../../lib/provevi/log/note.ts";
+import { Witness } from "../../lib/provevi/log/witness.ts";
+import { cosignLatest } from "../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
+import { checkpointText } from "../../lib/provevi/log/checkpoint.ts";
+import { ed25519Signer, signNote } from "../../lib/provevi/log/note.ts";
+import { addCheckpointBody } from "../../lib/provevi/log/witness.ts";
 import { bundleBytes } from "../../lib/provevi/log/log_storage.ts";
 import { leafBytes, leafOfSeal } from "../../lib/provevi/log/run_leaf.ts";
 import { writeRun } from "../provevi/_run.ts";

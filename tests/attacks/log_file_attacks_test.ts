@@ -14,7 +14,8 @@ import { EVIDENCE_TEXT_MAX_BYTES } from "../../lib/provevi/evidence/payload_pack
 import { LOG_NOTE_MAX_BYTES, LOG_TILE_MAX_BYTES } from "../../lib/provevi/log/log_file_read.ts";
 import { entriesPath, tilePath } from "../../lib/provevi/log/tiles.ts";
 import { fakeLeaf, tempLog } from "../provevi/log/_log_fixtures.ts";
-import { FileLog, Witness } from "../../lib/provevi/log/mod.ts";
+import { FileLog } from "../../lib/provevi/log/file_log.ts";
+import { Witness } from "../../lib/provevi/log/witness.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { Tally } from "./_tally.ts";
 

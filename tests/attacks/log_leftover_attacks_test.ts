@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { auditStoreLog } from "../../lib/provevi/runs/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { auditStoreLog } from "../../lib/provevi/runs/store_log.ts";
 import { bundleBytes } from "../../lib/provevi/log/log_storage.ts";
 import { leafBytes, parseLeaf, type RunLeaf } from "../../lib/provevi/log/run_leaf.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";

@@ -7,10 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { EvidenceStore, RunRecord, RunWriter, SealInfo } from "../../lib/provevi/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import type { RunRecord } from "../../lib/provevi/evidence/record.ts";
+import type { EvidenceStore, RunWriter, SealInfo } from "../../lib/provevi/store/store.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("lost evidence");

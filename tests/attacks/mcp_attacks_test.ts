@@ -5,8 +5,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { mcpLaunch, sandboxPermissions } from "../../lib/provrun/sandbox/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { mcpLaunch } from "../../lib/provrun/sandbox/mcp.ts";
+import { sandboxPermissions } from "../../lib/provrun/sandbox/sandbox_permissions.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

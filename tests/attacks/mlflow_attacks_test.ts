@@ -9,8 +9,9 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { ProveviError } from "../../lib/provevi/evidence/mod.ts";
-import { copyRun, MlflowClient, MlflowError } from "../../lib/provevi/mlflow/mod.ts";
+import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
+import { copyRun } from "../../lib/provevi/mlflow/copy_run.ts";
+import { MlflowClient, MlflowError } from "../../lib/provevi/mlflow/mlflow_client.ts";
 import { endless, hostileMlflow, refusal, type Route } from "../provevi/mlflow/_hostile_mlflow.ts";
 import { mlflowPolicy, storeWithRun } from "../provevi/mlflow/_mlflow.ts";
 import { Tally } from "./_tally.ts";

@@ -11,9 +11,10 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { SpanStatusCode } from "@opentelemetry/api";
-import type { Level } from "../../lib/provevi/mod.ts";
-import { cutSpan, declaredNames } from "../../lib/provrun/telemetry/mod.ts";
-import { DEFAULT_TOOLS } from "../../lib/provrun/sandbox/mod.ts";
+import type { Level } from "../../lib/provevi/telemetry/attributes.ts";
+import { declaredNames } from "../../lib/provrun/telemetry/declared_names.ts";
+import { cutSpan } from "../../lib/provrun/telemetry/span_cut.ts";
+import { DEFAULT_TOOLS } from "../../lib/provrun/sandbox/tools.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("names attacks");

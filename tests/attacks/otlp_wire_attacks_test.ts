@@ -10,14 +10,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import {
-  appendSealedSpans,
-  decodeTraceRequest,
-  type OtlpValue,
-  receiver,
-  SpanDaemon,
-} from "../../lib/provevi/receiver/mod.ts";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { appendSealedSpans } from "../../lib/provevi/receiver/daemon_client.ts";
+import { decodeTraceRequest } from "../../lib/provevi/receiver/otlp_receiver.ts";
+import type { OtlpValue } from "../../lib/provevi/receiver/otlp_wire.ts";
+import { receiver } from "../../lib/provevi/receiver/run_receiver.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
 import { OTLP_TRACE_REQUEST } from "../../lib/provevi/telemetry/otlp_proto.ts";
 import { openInStore, openWith, sealWith, sendSpans, tempStore } from "../provevi/receiver/_daemon.ts";
 import { Tally } from "./_tally.ts";

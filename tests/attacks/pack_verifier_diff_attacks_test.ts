@@ -12,8 +12,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileRunRecord, FileStore } from "../../lib/provevi/store/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

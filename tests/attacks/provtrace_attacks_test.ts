@@ -13,21 +13,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
-import {
-  buildTrace,
-  checkTrace,
-  type CheckTraceOptions,
-  exportTrace,
-  queryTrace,
-  type TraceCheck,
-  type TraceExport,
-} from "../../lib/provtrace/mod.ts";
-import { rowsMac } from "../../lib/provtrace/db/mod.ts";
-import { traceRunDigest } from "../../lib/provtrace/db/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
+import { buildTrace } from "../../lib/provtrace/build/build.ts";
+import { checkTrace, type CheckTraceOptions, type TraceCheck } from "../../lib/provtrace/build/check.ts";
+import { queryTrace } from "../../lib/provtrace/db/query.ts";
+import { exportTrace, type TraceExport } from "../../lib/provtrace/export/export.ts";
+import { rowsMac } from "../../lib/provtrace/db/rows_key.ts";
+import { traceRunDigest } from "../../lib/provtrace/db/run_digest.ts";
 import { makeRuns, rewriteRun, type TestRuns } from "../provtrace/_runs.ts";
 import { Tally } from "./_tally.ts";
 

@@ -6,13 +6,14 @@
  * the cause and quotes nothing of the hook's.
  */
 import assert from "node:assert/strict";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
-import { OtlpReceiver } from "../../lib/provevi/receiver/mod.ts";
-import { readEventsText, readSpansFile } from "../../lib/provevi/evidence/mod.ts";
-import type { SpanRedactor } from "../../lib/provrun/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { OtlpReceiver } from "../../lib/provevi/receiver/otlp_receiver.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { readSpansFile } from "../../lib/provevi/evidence/spans_file.ts";
+import type { SpanRedactor } from "../../lib/provrun/telemetry/senders.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { Tally } from "./_tally.ts";
 import { ANSWER, answerRun } from "../provrun/telemetry/_answer_run.ts";
 

@@ -8,13 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Catalog } from "../../lib/provcat/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
-import { readEventsText, type RunRecord } from "../../lib/provevi/evidence/mod.ts";
-import { replayRun, RunNotReplayable } from "../../lib/provrun/replay/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { Catalog } from "../../lib/provcat/catalog.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import type { RunRecord } from "../../lib/provevi/evidence/record.ts";
+import { RunNotReplayable } from "../../lib/provrun/replay/replay_errors.ts";
+import { replayRun } from "../../lib/provrun/replay/replay_run.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { startFakeOpenAI } from "../../fixtures/providers/fake_openai_server.ts";
 import { countingTools, startCounter } from "../provrun/replay/_counter.ts";
 import { resealed } from "../provrun/replay/_runs.ts";

@@ -9,10 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { RunRecord } from "../../lib/provevi/mod.ts";
-import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
-import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
+import type { RunRecord } from "../../lib/provevi/evidence/record.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 import { eventsPath, rechain } from "../provevi/_tamper.ts";
 import { freshDatabase, onDatabase } from "../provevi/postgres/_pg.ts";

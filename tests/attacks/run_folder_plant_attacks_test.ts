@@ -16,11 +16,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { SpanDaemon, writeDaemonFile } from "../../lib/provevi/receiver/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { writeDaemonFile } from "../../lib/provevi/receiver/daemon_file.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { eventsOf } from "../provrun/backends/_programs.ts";
 import { Tally } from "./_tally.ts";
 

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Sandbox } from "../../lib/provrun/sandbox/mod.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/sandbox.ts";
 import { selfCommand } from "../provrun/sandbox/_self.ts";
 import { Tally } from "./_tally.ts";
 

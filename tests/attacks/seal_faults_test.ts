@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { cp } from "node:fs/promises";
 import { join } from "node:path";
-import { readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("seal faults");

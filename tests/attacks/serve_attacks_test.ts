@@ -9,8 +9,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { readEventsText, readSpansFile } from "../../lib/provevi/evidence/mod.ts";
-import { receiver, SpanDaemon } from "../../lib/provevi/receiver/mod.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { readSpansFile } from "../../lib/provevi/evidence/spans_file.ts";
+import { receiver } from "../../lib/provevi/receiver/run_receiver.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
 import {
   jsonSpans,
   openInStore,

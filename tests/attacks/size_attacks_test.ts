@@ -4,9 +4,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { agentFile, eventsOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";

@@ -10,13 +10,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { buildManifest, EventChain, verify } from "../../lib/provevi/evidence/mod.ts";
-import { columnText } from "../../lib/provevi/store/mod.ts";
-import type { EvidenceStore } from "../../lib/provevi/mod.ts";
-import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
-import { listRuns } from "../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { buildManifest } from "../../lib/provevi/evidence/manifest.ts";
+import { verify } from "../../lib/provevi/evidence/verify.ts";
+import { columnText } from "../../lib/provevi/store/store_rows.ts";
+import type { EvidenceStore } from "../../lib/provevi/store/store.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
+import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { Tally } from "./_tally.ts";
 import { bufferIo } from "../../cli/_io.ts";

@@ -7,10 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Catalog } from "../../lib/provcat/mod.ts";
-import { commitBundle, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
-import { sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import { Catalog } from "../../lib/provcat/catalog.ts";
+import { commitBundle } from "../../lib/provevi/runs/bundle.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { makeRepo } from "../provcat/_helpers.ts";
 import { fixtureCopy, manifestPath, rechain } from "../provevi/_tamper.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
 import { serveViewer, viewerHandler } from "../../lib/provevi/viewer/viewer_server.ts";
 import { writeRun } from "../provevi/viewer/_runs.ts";
 import { Tally } from "./_tally.ts";

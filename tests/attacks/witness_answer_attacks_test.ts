@@ -12,16 +12,12 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import {
-  checkCheckpoint,
-  cosignLatest,
-  type FileLog,
-  parseCheckpoint,
-  parseNote,
-  serveWitness,
-  signatureLine,
-  witnessVerifier,
-} from "../../lib/provevi/log/mod.ts";
+import { parseCheckpoint } from "../../lib/provevi/log/checkpoint.ts";
+import type { FileLog } from "../../lib/provevi/log/file_log.ts";
+import { parseNote, signatureLine } from "../../lib/provevi/log/note.ts";
+import { checkCheckpoint, witnessVerifier } from "../../lib/provevi/log/trust_policy.ts";
+import { cosignLatest } from "../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
 import { fakeLeaf, tempLog, witnessOf } from "../provevi/log/_log_fixtures.ts";
 import { Tally } from "./_tally.ts";
 

@@ -11,20 +11,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
-import {
-  addCheckpointBody,
-  checkCheckpoint,
-  checkpointText,
-  cosignLatest,
-  ed25519Signer,
-  parseCheckpoint,
-  parseNote,
-  serveWitness,
-  signatureLine,
-  signNote,
-  Witness,
-  witnessVerifier,
-} from "../../lib/provevi/log/mod.ts";
+import { checkpointText, parseCheckpoint } from "../../lib/provevi/log/checkpoint.ts";
+import { ed25519Signer, parseNote, signatureLine, signNote } from "../../lib/provevi/log/note.ts";
+import { checkCheckpoint, witnessVerifier } from "../../lib/provevi/log/trust_policy.ts";
+import { addCheckpointBody, Witness } from "../../lib/provevi/log/witness.ts";
+import { cosignLatest } from "../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { fakeLeaf, tempLog, witnessOf } from "../provevi/log/_log_fixtures.ts";
 import { Tally } from "./_tally.ts";

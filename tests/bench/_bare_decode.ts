@@ -4,7 +4,7 @@
  * port, then serves until killed.
  * @module
  */
-import { decodeTraceRequest } from "../../lib/provevi/receiver/mod.ts";
+import { decodeTraceRequest } from "../../lib/provevi/receiver/otlp_receiver.ts";
 
 const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
   decodeTraceRequest(new Uint8Array(await request.arrayBuffer()));

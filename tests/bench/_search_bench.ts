@@ -8,8 +8,8 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
 import { RunSearch } from "../../lib/provevi/viewer/run_search.ts";
 import { SearchIndex } from "../../lib/provevi/viewer/search_index.ts";
 import { viewerHandler } from "../../lib/provevi/viewer/viewer_server.ts";

@@ -8,10 +8,13 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import type { Json, RunRecord, RunWriter } from "../../lib/provevi/mod.ts";
-import { diffRuns } from "../../lib/provevi/diff/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { EventChain, readEventsText } from "../../lib/provevi/evidence/mod.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import type { RunRecord } from "../../lib/provevi/evidence/record.ts";
+import type { RunWriter } from "../../lib/provevi/store/store.ts";
+import { diffRuns } from "../../lib/provevi/diff/diff_runs.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
 import { median, report } from "./_report.ts";
 
 const STEPS = 3330;

@@ -9,7 +9,7 @@
  * @module
  */
 import { cpuUsage } from "node:process";
-import { serveDoor } from "../../lib/provevi/guard/mod.ts";
+import { serveDoor } from "../../lib/provevi/guard/door_server.ts";
 import { median, report } from "./_report.ts";
 
 const ROUNDS = 7;

@@ -4,8 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its line. */

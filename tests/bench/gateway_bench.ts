@@ -15,8 +15,8 @@
  * @module
  */
 import { join } from "node:path";
-import type { Json } from "../../lib/provevi/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { ModelGateway } from "../../lib/provrun/gateway/gateway.ts";
 import { GatewayCall } from "../../lib/provrun/gateway/gateway_call.ts";

@@ -15,17 +15,15 @@
  * @module
  */
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import {
-  batchSpans,
-  type DaemonConnection,
-  openWithDaemon,
-  readDaemonFile,
-} from "../../lib/provevi/receiver/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
-import { startMlflowServer } from "../../lib/provevi/mlflow/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { openWithDaemon } from "../../lib/provevi/receiver/daemon_client.ts";
+import { type DaemonConnection, readDaemonFile } from "../../lib/provevi/receiver/daemon_file.ts";
+import { batchSpans } from "../../lib/provevi/receiver/received_batch.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { startMlflowServer } from "../../lib/provevi/mlflow/mlflow_server.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { median, report } from "./_report.ts";
 import { BATCH, postOne, spanBodies } from "./_spans.ts";
 

@@ -7,10 +7,10 @@
  * @module
  */
 import { join } from "node:path";
-import { listRuns } from "../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { resolveRunRef } from "../../lib/provevi/runs/mod.ts";
-import { writerProcess } from "../../lib/provevi/evidence/mod.ts";
+import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { resolveRunRef } from "../../lib/provevi/runs/resolve_run_ref.ts";
+import { writerProcess } from "../../lib/provevi/evidence/writer_process.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its lines. */

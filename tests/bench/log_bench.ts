@@ -14,11 +14,12 @@
  * @module
  */
 import { join } from "node:path";
-import type { Json, RunWriter, SealInfo } from "../../lib/provevi/mod.ts";
-import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import type { RunWriter, SealInfo } from "../../lib/provevi/store/store.ts";
+import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
 import { FileLog } from "../../lib/provevi/log/file_log.ts";
 import { checkCheckpoint } from "../../lib/provevi/log/trust_policy.ts";
 import { parseCheckpoint } from "../../lib/provevi/log/checkpoint.ts";

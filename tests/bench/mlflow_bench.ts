@@ -5,10 +5,11 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain, formatMicros } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
-import { copyRun } from "../../lib/provevi/mlflow/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { copyRun } from "../../lib/provevi/mlflow/copy_run.ts";
 import { median, report } from "./_report.ts";
 
 const SPANS = 1000;

@@ -10,7 +10,8 @@
  * @module
  */
 import process from "node:process";
-import { attributesFor, plainAttribute } from "../../lib/provevi/telemetry/mod.ts";
+import { attributesFor } from "../../lib/provevi/telemetry/attributes.ts";
+import { plainAttribute } from "../../lib/provevi/telemetry/plain_name.ts";
 import { median } from "./_report.ts";
 
 /** A chat span as the AI SDK and provrun write it: names, usage, and some bodies. */

@@ -14,9 +14,9 @@
  * @module
  */
 import { join } from "node:path";
-import { EVENT_COLUMNS, eventRow } from "../../lib/provevi/store/mod.ts";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../lib/provevi/postgres/mod.ts";
+import { EVENT_COLUMNS, eventRow } from "../../lib/provevi/store/store_rows.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
 import postgres from "postgres";
 import { freshDatabase, PG_URL } from "../provevi/postgres/_pg.ts";
 import { median, report } from "./_report.ts";

@@ -32,17 +32,14 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import type { Json } from "../../lib/provevi/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import {
-  buildTrace,
-  queryTrace,
-  TRACE_EXPORT_FORMATS,
-  type TraceExportFormat,
-  writeTraceExport,
-} from "../../lib/provtrace/mod.ts";
-import { openTraceDb } from "../../lib/provtrace/db/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { buildTrace } from "../../lib/provtrace/build/build.ts";
+import { queryTrace } from "../../lib/provtrace/db/query.ts";
+import { writeTraceExport } from "../../lib/provtrace/export/export_file.ts";
+import { TRACE_EXPORT_FORMATS, type TraceExportFormat } from "../../lib/provtrace/export/formats.ts";
+import { openTraceDb } from "../../lib/provtrace/db/trace_db.ts";
 import { loadCalls } from "../../lib/provtrace/export/_calls.ts";
 import { hfLine, openaiLine, sharegptLine } from "../../lib/provtrace/export/formats.ts";
 import { atifTrajectory } from "../../lib/provtrace/export/atif.ts";

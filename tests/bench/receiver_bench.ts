@@ -14,9 +14,10 @@
  * @module
  */
 import { gzipSync } from "node:zlib";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { decodeTraceRequest, receiver } from "../../lib/provevi/receiver/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { decodeTraceRequest } from "../../lib/provevi/receiver/otlp_receiver.ts";
+import { receiver } from "../../lib/provevi/receiver/run_receiver.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { median, report } from "./_report.ts";
 import { gzipBomb } from "../attacks/_gzip_bomb.ts";
 import { BATCH, postOne, spanBodies } from "./_spans.ts";

@@ -13,9 +13,9 @@
  * @module
  */
 import process from "node:process";
-import type { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { EvidenceRecorder } from "../../lib/provrun/run/mod.ts";
+import type { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { EvidenceRecorder } from "../../lib/provrun/run/recorder.ts";
 import { median } from "./_report.ts";
 
 const N = 5_000;

@@ -7,7 +7,8 @@
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Sandbox, toolContext } from "../../lib/provrun/sandbox/mod.ts";
+import { toolContext } from "../../lib/provrun/sandbox/fs_tools.ts";
+import { Sandbox } from "../../lib/provrun/sandbox/sandbox.ts";
 import { median } from "./_report.ts";
 
 const MODULE = new URL("../../fixtures/agent/tools/reach.ts", import.meta.url);

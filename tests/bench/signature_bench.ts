@@ -17,11 +17,12 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import { attestRun, EventChain, runStatement, statementBytes } from "../../lib/provevi/evidence/mod.ts";
-import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
-import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { attestRun, runStatement, statementBytes } from "../../lib/provevi/evidence/attestation.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { median, report } from "./_report.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { FIXTURE } from "../provevi/_tamper.ts";

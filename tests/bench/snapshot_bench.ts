@@ -8,7 +8,7 @@
  * @module
  */
 import { join } from "node:path";
-import { Catalog } from "../../lib/provcat/mod.ts";
+import { Catalog } from "../../lib/provcat/catalog.ts";
 
 /** The figures of one run. */
 export interface SnapshotBench {

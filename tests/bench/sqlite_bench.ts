@@ -9,9 +9,9 @@
  * @module
  */
 import { join } from "node:path";
-import { EVENT_COLUMNS, eventRow } from "../../lib/provevi/store/mod.ts";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
+import { EVENT_COLUMNS, eventRow } from "../../lib/provevi/store/store_rows.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its lines. */

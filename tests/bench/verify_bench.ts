@@ -6,10 +6,11 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { attestRun, EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { attestRun } from "../../lib/provevi/evidence/attestation.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { median, report } from "./_report.ts";
 
 /** Runs the benchmark and prints its line. */

@@ -23,12 +23,12 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain } from "../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
-import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { viewerHandler } from "../../lib/provevi/viewer/viewer_server.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
 import { proveUi, writeRun } from "../provevi/viewer/_runs.ts";
 import { median, report } from "./_report.ts";

@@ -4,8 +4,8 @@ import { git, makeRepo } from "../provcat/_helpers.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
 import { prove } from "../../cli/prove.ts";
-import { commitBundle } from "../../lib/provevi/runs/mod.ts";
-import { Catalog } from "../../lib/provcat/mod.ts";
+import { commitBundle } from "../../lib/provevi/runs/bundle.ts";
+import { Catalog } from "../../lib/provcat/catalog.ts";
 import { writeRun } from "../provevi/_run.ts";
 import { removeWritable } from "../_files.ts";
 

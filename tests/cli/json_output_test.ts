@@ -6,9 +6,9 @@ import { tour } from "../../cli/tour.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
 import { provtrace } from "../../cli/provtrace.ts";
-import { openStore } from "../../lib/provevi/runs/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
-import { serveViewer } from "../../lib/provevi/viewer/mod.ts";
+import { openStore } from "../../lib/provevi/runs/open_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { serveViewer } from "../../lib/provevi/viewer/viewer_server.ts";
 import { removeWritable } from "../_files.ts";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { Command } from "commander";
 import { bufferIo } from "../../cli/_io.ts";
 import { runProgram, UsageError } from "../../cli/_main.ts";
-import { EvidenceReadError } from "../../lib/provevi/evidence/mod.ts";
-import { CatalogError } from "../../lib/provcat/mod.ts";
-import { CancelledError, ModelKeyMissing } from "../../lib/provrun/run/mod.ts";
+import { EvidenceReadError } from "../../lib/provevi/evidence/errors.ts";
+import { CatalogError } from "../../lib/provcat/errors.ts";
+import { CancelledError, ModelKeyMissing } from "../../lib/provrun/run/errors.ts";
 
 async function exitOf(error: unknown) {
   const io = bufferIo();

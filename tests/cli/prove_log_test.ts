@@ -8,9 +8,10 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { serveWitness, Witness } from "../../lib/provevi/log/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { Witness } from "../../lib/provevi/log/witness.ts";
+import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { writeRun } from "../provevi/_run.ts";
 

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { type OpenedRun, readDaemonFile } from "../../lib/provevi/receiver/mod.ts";
-import { readSpansFile } from "../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { readDaemonFile } from "../../lib/provevi/receiver/daemon_file.ts";
+import type { OpenedRun } from "../../lib/provevi/receiver/span_daemon.ts";
+import { readSpansFile } from "../../lib/provevi/evidence/spans_file.ts";
 import { prove } from "../../cli/prove.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { removeWritable } from "../_files.ts";

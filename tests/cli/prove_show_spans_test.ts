@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
-import { SqliteStore } from "../../lib/provevi/sqlite/mod.ts";
-import type { TraceSpan } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import type { TraceSpan } from "../../lib/provevi/evidence/run_spans.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 
 const RUNS = new URL("../../fixtures/runs/", import.meta.url).pathname;

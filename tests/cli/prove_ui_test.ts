@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { openStore } from "../../lib/provevi/runs/mod.ts";
-import { TelemetryPolicy } from "../../lib/provevi/telemetry/mod.ts";
-import { viewerHandler } from "../../lib/provevi/viewer/mod.ts";
+import { openStore } from "../../lib/provevi/runs/open_store.ts";
+import { TelemetryPolicy } from "../../lib/provevi/telemetry/policy.ts";
+import { viewerHandler } from "../../lib/provevi/viewer/viewer_server.ts";
 
 const RUNS = new URL("../../fixtures/runs", import.meta.url).pathname;
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 

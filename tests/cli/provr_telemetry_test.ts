@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { provr } from "../../cli/provr.ts";
-import { OtlpReceiver } from "../../lib/provevi/receiver/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
+import { OtlpReceiver } from "../../lib/provevi/receiver/otlp_receiver.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
 import { taskFlags } from "../_children.ts";
 
 const GOOD = `run: { org: acme, domain: demo, env: dev, actor: ada }

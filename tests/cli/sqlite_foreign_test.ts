@@ -4,7 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
-import { openStore } from "../../lib/provevi/runs/mod.ts";
+import { openStore } from "../../lib/provevi/runs/open_store.ts";
 
 const RUN_FILE = `run: { org: acme, domain: demo, env: dev }
 agent: { name: q, backend: call, model: "test:", script: { turns: [{ text: "forty-two" }] } }

@@ -3,8 +3,11 @@
  * parent run, grants, a refusal and staged inputs.
  * @module
  */
-import { EventChain, type EventInit, formatMicros, utf8 } from "../../lib/provevi/evidence/mod.ts";
-import type { Json, RunWriter } from "../../lib/provevi/mod.ts";
+import { EventChain, type EventInit } from "../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../lib/provevi/evidence/event.ts";
+import { utf8 } from "../../lib/provevi/evidence/hash.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import type { RunWriter } from "../../lib/provevi/store/store.ts";
 
 /** What a rich run holds. */
 export interface RichRun {

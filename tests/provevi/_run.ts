@@ -1,8 +1,9 @@
 /** Writes real sealed runs through the file store, for the tests of bundles and experiments. */
 import { join } from "node:path";
-import { EventChain, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import type { Json } from "../../lib/provevi/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import type { Json } from "../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 
 /**
  * Writes a sealed run in `folder`: run_created (with `created`), a note, one output, run_completed; through

@@ -4,8 +4,11 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain, type EventInit, formatMicros, sha256Hex, utf8 } from "../../lib/provevi/evidence/mod.ts";
-import type { Manifest, RunWriter } from "../../lib/provevi/mod.ts";
+import { EventChain, type EventInit } from "../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../lib/provevi/evidence/event.ts";
+import { sha256Hex, utf8 } from "../../lib/provevi/evidence/hash.ts";
+import type { Manifest } from "../../lib/provevi/evidence/manifest.ts";
+import type { RunWriter } from "../../lib/provevi/store/store.ts";
 
 /** The run ID of the sample run in fixtures/runs/. */
 export const SAMPLE_RUN_ID = "run-20261129T120000Z-0badc0de";

@@ -4,8 +4,10 @@
  * @module
  */
 import { join } from "node:path";
-import { EventChain, manifestText, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import type { Manifest } from "../../lib/provevi/mod.ts";
+import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { manifestText } from "../../lib/provevi/evidence/manifest.ts";
+import type { Manifest } from "../../lib/provevi/evidence/manifest.ts";
 import { SAMPLE_RUN_ID } from "./_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 

@@ -5,8 +5,10 @@
  * @module
  */
 import { join } from "node:path";
-import type { AssessmentLine } from "../../lib/provevi/evidence/mod.ts";
-import { appendAssessmentLine, manifestLastHash, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
+import type { AssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
+import { appendAssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { manifestLastHash } from "../../lib/provevi/evidence/manifest.ts";
 import { eventsPath, manifestPath, rechain } from "./_tamper.ts";
 import { PACK_VECTORS } from "./_pack_vectors.ts";
 import { SPEC_VECTORS } from "./_spec_vectors.ts";

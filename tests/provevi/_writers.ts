@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { RunDetail } from "../../lib/provevi/mod.ts";
+import type { RunDetail } from "../../lib/provevi/store/store_questions.ts";
 
 /**
  * Starts a writer program: `deno run FLAGS WRITER STORE RUNS PREFIX COUNT NOTES`.

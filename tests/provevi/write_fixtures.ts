@@ -6,11 +6,12 @@
  * @module
  */
 import { join } from "node:path";
-import { attestRun, sha256Hex } from "../../lib/provevi/evidence/mod.ts";
-import { FileRunRecord } from "../../lib/provevi/store/mod.ts";
-import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../lib/provevi/store/mod.ts";
+import { attestRun } from "../../lib/provevi/evidence/attestation.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "./_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 import { rechain } from "./_tamper.ts";

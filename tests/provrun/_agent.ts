@@ -3,9 +3,9 @@
  * run.
  * @module
  */
-import { FileStore } from "../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
 
 /** An agent run file; `turns` is the script's YAML list, indented by six spaces; `extra` agent keys by two. */
 export function agentFile(

@@ -3,7 +3,7 @@
  * @module
  */
 import { join } from "node:path";
-import { Catalog } from "../../lib/provcat/mod.ts";
+import { Catalog } from "../../lib/provcat/catalog.ts";
 import { removeWritable } from "../_files.ts";
 
 export { git } from "../../cli/tour.ts";

@@ -11,17 +11,14 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import {
-  buildManifest,
-  eventLine,
-  manifestText,
-  readEventsText,
-  sha256Hex,
-} from "../../lib/provevi/evidence/mod.ts";
-import type { EvidenceEvent } from "../../lib/provevi/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
-import { buildTrace } from "../../lib/provtrace/mod.ts";
+import { eventLine } from "../../lib/provevi/evidence/event.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { buildManifest, manifestText } from "../../lib/provevi/evidence/manifest.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import type { EvidenceEvent } from "../../lib/provevi/evidence/event.ts";
+import { RunFile } from "../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../lib/provrun/runner/run.ts";
+import { buildTrace } from "../../lib/provtrace/build/build.ts";
 import { makeWritable } from "../_files.ts";
 import { gitCatalog, openGitCatalog } from "../provrun/_catalog.ts";
 

@@ -8,13 +8,15 @@
 import assert from "node:assert/strict";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
-import type { Json } from "../../../lib/provevi/mod.ts";
-import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { dataCost, usageFrom, type UsageShape } from "../../../lib/provevi/cost/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { type BackendJob, InProcessBackend } from "../../../lib/provrun/backends/mod.ts";
+import type { Json } from "../../../lib/provevi/evidence/event.ts";
+import { PriceTable } from "../../../lib/provevi/cost/price_table.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { usageFrom, type UsageShape } from "../../../lib/provevi/cost/call_cost.ts";
+import { dataCost } from "../../../lib/provevi/cost/run_cost.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
+import { type BackendJob, InProcessBackend } from "../../../lib/provrun/backends/backend.ts";
 
 const FIXTURE = JSON.parse(
   await Deno.readTextFile(new URL("../../../fixtures/cost/usage_shapes.json", import.meta.url)),

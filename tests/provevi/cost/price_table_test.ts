@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
-import { parseCost } from "../../../lib/provevi/cost/mod.ts";
-import { callCost, formatCost } from "../../../lib/provevi/cost/mod.ts";
+import { PriceTable } from "../../../lib/provevi/cost/price_table.ts";
+import { parseCost } from "../../../lib/provevi/cost/call_cost.ts";
+import { callCost, formatCost } from "../../../lib/provevi/cost/call_cost.ts";
 
 const table = PriceTable.builtin();
 

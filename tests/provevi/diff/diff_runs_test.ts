@@ -6,12 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { RunRecord } from "../../../lib/provevi/mod.ts";
-import { diffRuns } from "../../../lib/provevi/diff/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { jsonDifference, readRunSteps } from "../../../lib/provevi/diff/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import type { RunRecord } from "../../../lib/provevi/evidence/record.ts";
+import { diffRuns } from "../../../lib/provevi/diff/diff_runs.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { jsonDifference } from "../../../lib/provevi/diff/json_difference.ts";
+import { readRunSteps } from "../../../lib/provevi/diff/run_steps.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { linesOf, sharedStart } from "../../../lib/provevi/diff/run_steps.ts";
 import { shownValue } from "../../../lib/provevi/diff/json_difference.ts";
 

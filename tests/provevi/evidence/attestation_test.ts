@@ -1,18 +1,15 @@
 import canonicalize from "canonicalize";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  ATTESTATION_FILE,
-  attestRun,
-  EventChain,
-  runStatement,
-  signBytes,
-} from "../../../lib/provevi/evidence/mod.ts";
-import { FileRunRecord, FileRunWriter } from "../../../lib/provevi/store/mod.ts";
-import type { Json } from "../../../lib/provevi/mod.ts";
-import { readSigningKey, readTrustedKey, writeKeyPair } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { ATTESTATION_FILE, attestRun, runStatement } from "../../../lib/provevi/evidence/attestation.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { signBytes } from "../../../lib/provevi/evidence/signing_key.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import { FileRunWriter } from "../../../lib/provevi/store/file_run_writer.ts";
+import type { Json } from "../../../lib/provevi/evidence/event.ts";
+import { readSigningKey, readTrustedKey, writeKeyPair } from "../../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { fixtureCopy, rechain } from "../_tamper.ts";
 import { peerTest } from "../../_peers.ts";

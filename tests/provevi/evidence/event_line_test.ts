@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
 import { fastEventLine, plainCanonicalText } from "../../../lib/provevi/evidence/event_line.ts";
-import { eventLine } from "../../../lib/provevi/evidence/mod.ts";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import { eventLine } from "../../../lib/provevi/evidence/event.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
 
 function event(data: unknown, more: Record<string, unknown> = {}): EvidenceEvent {
   return {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { isUtcTime } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import { isUtcTime } from "../../../lib/provevi/evidence/event.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { showRun } from "../../../cli/_commands.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { eventsPath, fixtureCopy, rechain } from "../_tamper.ts";

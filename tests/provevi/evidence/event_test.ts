@@ -1,15 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  EventChain,
-  eventProblems,
-  formatMicros,
-  payloadsOf,
-  readEventsText,
-  sha256Hex,
-} from "../../../lib/provevi/evidence/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { eventProblems, formatMicros, payloadsOf } from "../../../lib/provevi/evidence/event.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 

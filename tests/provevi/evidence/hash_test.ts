@@ -7,9 +7,9 @@ import {
   sha256Hex,
   sha256Vouched,
   takeVouchedSha256,
-} from "../../../lib/provevi/evidence/mod.ts";
-import { findRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+} from "../../../lib/provevi/evidence/hash.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 
 Deno.test("sha256File() gives the SHA-256 and size of files of every length around its chunk, several at once", async () => {
   const dir = await Deno.makeTempDir();

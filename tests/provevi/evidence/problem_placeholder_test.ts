@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { placeholder } from "../../../lib/provevi/evidence/_placeholder.ts";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { runView } from "../../../lib/provevi/viewer/run_view.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { problem } from "../../../lib/provevi/evidence/mod.ts";
-import { PROBLEM_CODES } from "../../../lib/provevi/evidence/mod.ts";
+import { problem } from "../../../lib/provevi/evidence/problem.ts";
+import { PROBLEM_CODES } from "../../../lib/provevi/evidence/problem_codes.ts";
 
 const DOC = new URL("../../../docs/evidence-format.md", import.meta.url);
 

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  EventChain,
-  type EventInit,
-  formatMicros,
-  runSpans,
-  spanTree,
-  type TraceSpan,
-} from "../../../lib/provevi/evidence/mod.ts";
+import { EventChain, type EventInit } from "../../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../../lib/provevi/evidence/event.ts";
+import { runSpans, spanTree, type TraceSpan } from "../../../lib/provevi/evidence/run_spans.ts";
 
 const T = "a".repeat(32);
 const at = (ms: number) => formatMicros(Date.UTC(2026, 10, 30, 10, 0, 0) * 1000 + ms * 1000);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runsRoot } from "../../../lib/provevi/evidence/mod.ts";
+import { runsRoot } from "../../../lib/provevi/evidence/runs_root.ts";
 
 Deno.test("runsRoot() prefers --runs, then PROVRUN_RUNS, then XDG_DATA_HOME, then HOME", () => {
   const env = { PROVRUN_RUNS: "/a", XDG_DATA_HOME: "/b", HOME: "/c" };

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { EvidenceError } from "../../../lib/provevi/evidence/errors.ts";
 import {
   appendSpansFile,
-  EvidenceError,
   readSpansFile,
   SPANS_FILE,
   SpansFile,
   type StoredSpan,
-} from "../../../lib/provevi/evidence/mod.ts";
+} from "../../../lib/provevi/evidence/spans_file.ts";
 
 function span(n: number): StoredSpan {
   return {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { readTrustedKey } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import { readTrustedKey } from "../../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 
 const FIXTURES = new URL("../../../fixtures/", import.meta.url).pathname;
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { showRun } from "../../../cli/_commands.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { fixtureCopy } from "../_tamper.ts";

@@ -1,15 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  EventChain,
-  manifestText,
-  sha256Hex,
-  verify,
-  verifyOutputs,
-} from "../../../lib/provevi/evidence/mod.ts";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import type { Manifest } from "../../../lib/provevi/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { manifestText } from "../../../lib/provevi/evidence/manifest.ts";
+import { verify, verifyOutputs } from "../../../lib/provevi/evidence/verify.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import type { Manifest } from "../../../lib/provevi/evidence/manifest.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { SAMPLE_RUN_ID } from "../_sample_run.ts";
 import { writeRun } from "../_run.ts";
 import { copyFolder } from "../../_files.ts";

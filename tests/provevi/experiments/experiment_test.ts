@@ -3,12 +3,17 @@ import { join } from "node:path";
 import { assert, assertEquals, assertRejects, assertThrows } from "../../provcat/_assert.ts";
 import { commitFiles, makeRepo } from "../../provcat/_helpers.ts";
 import { makeBucket, s3Config } from "../../provcat/_s3.ts";
-import { Catalog, type StoreConfig } from "../../../lib/provcat/mod.ts";
-import type { Experiment } from "../../../lib/provevi/mod.ts";
-import { ExperimentError, readExperiment, writeExperiment } from "../../../lib/provevi/experiments/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { experimentProblems, parseExperiment } from "../../../lib/provevi/experiments/mod.ts";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { Catalog } from "../../../lib/provcat/catalog.ts";
+import type { StoreConfig } from "../../../lib/provcat/config.ts";
+import type { Experiment } from "../../../lib/provevi/experiments/experiment.ts";
+import {
+  ExperimentError,
+  readExperiment,
+  writeExperiment,
+} from "../../../lib/provevi/experiments/experiment.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { experimentProblems, parseExperiment } from "../../../lib/provevi/experiments/experiment.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
 import { writeRun } from "../_run.ts";
 import { removeWritable } from "../../_files.ts";
 import { peerTest } from "../../_peers.ts";

@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  bodyReader,
-  DOOR_LIMITS,
-  doorLimits,
-  type DoorRefusal,
-  dropBody,
-  readBytesCapped,
-  serveDoor,
-} from "../../../lib/provevi/guard/mod.ts";
+import { readBytesCapped } from "../../../lib/provevi/guard/body_bytes.ts";
+import { bodyReader, dropBody } from "../../../lib/provevi/guard/door_body.ts";
+import { DOOR_LIMITS, doorLimits, type DoorRefusal } from "../../../lib/provevi/guard/door_limits.ts";
+import { serveDoor } from "../../../lib/provevi/guard/door_server.ts";
 import { shutdownWithin } from "../../../lib/provevi/guard/local_server.ts";
 import { requestDoor } from "../../../lib/provevi/guard/door_server.ts";
 import { neverReads, trickle } from "../../attacks/_slow_clients.ts";

@@ -1,7 +1,9 @@
 /** Helpers of the log's tests: leaves, a file log in a temporary folder, a witness. */
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { FileLog, type RunLeaf, Witness } from "../../../lib/provevi/log/mod.ts";
+import { FileLog } from "../../../lib/provevi/log/file_log.ts";
+import type { RunLeaf } from "../../../lib/provevi/log/run_leaf.ts";
+import { Witness } from "../../../lib/provevi/log/witness.ts";
 
 /** A leaf of a made-up run. */
 export function fakeLeaf(i: number): RunLeaf {

@@ -1,9 +1,10 @@
 /** Helpers of the tests of the indexed stores' logs: checks that a store's log is whole and one history. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
-import { checkRunInLog, readRunLogFiles, verifyConsistency } from "../../../lib/provevi/log/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/store_log.ts";
+import { verifyConsistency } from "../../../lib/provevi/log/merkle.ts";
+import { checkRunInLog, readRunLogFiles } from "../../../lib/provevi/log/run_in_log.ts";
 import { proveConsistency } from "../../../lib/provevi/log/log_proofs.ts";
 import type { RowsLog } from "../../../lib/provevi/log/rows_log.ts";
 import { parseCheckpoint } from "../../../lib/provevi/log/checkpoint.ts";

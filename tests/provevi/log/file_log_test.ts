@@ -1,20 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import {
-  checkCheckpoint,
-  FileLog,
-  leafBytes,
-  leafHash,
-  parseCheckpoint,
-  parseNote,
-  proveConsistency,
-  proveRun,
-  verifyConsistency,
-  verifyInclusion,
-} from "../../../lib/provevi/log/mod.ts";
-import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { parseCheckpoint } from "../../../lib/provevi/log/checkpoint.ts";
+import { FileLog } from "../../../lib/provevi/log/file_log.ts";
+import { proveConsistency, proveRun } from "../../../lib/provevi/log/log_proofs.ts";
+import { leafHash, verifyConsistency, verifyInclusion } from "../../../lib/provevi/log/merkle.ts";
+import { parseNote } from "../../../lib/provevi/log/note.ts";
+import { leafBytes } from "../../../lib/provevi/log/run_leaf.ts";
+import { checkCheckpoint } from "../../../lib/provevi/log/trust_policy.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/store_log.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { leafOfSeal } from "../../../lib/provevi/log/run_leaf.ts";
 import { writeRun } from "../_run.ts";
 import { fakeLeaf, tempLog } from "./_log_fixtures.ts";

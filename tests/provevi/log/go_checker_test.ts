@@ -30,7 +30,7 @@ import {
   verifyInclusion,
 } from "../../../lib/provevi/log/mod.ts";
 import { fakeLeaf, tempLog, witnessOf } from "./_log_fixtures.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { peerTest } from "../../_peers.ts";
 
 const CHECKER = Deno.env.get("PROVEVI_TEST_TLOGCHECK");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { leafBytes, leafHash, parseLeaf } from "../../../lib/provevi/log/mod.ts";
+import { leafHash } from "../../../lib/provevi/log/merkle.ts";
+import { leafBytes, parseLeaf } from "../../../lib/provevi/log/run_leaf.ts";
 
 const DOC = new URL("../../../docs/evidence-format.md", import.meta.url);
 

@@ -4,9 +4,9 @@
  * runs each leave one log with every run once and no fork.
  */
 import assert from "node:assert/strict";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
-import { repairStoreLog } from "../../../lib/provevi/runs/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/store_log.ts";
+import { repairStoreLog } from "../../../lib/provevi/runs/store_log.ts";
 import { freshDatabase, onDatabase } from "../postgres/_pg.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { killWriter, readLines, spawnWriter } from "../_writers.ts";

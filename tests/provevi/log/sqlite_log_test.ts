@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { auditStoreLog } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { repairStoreLog } from "../../../lib/provevi/runs/mod.ts";
+import { auditStoreLog } from "../../../lib/provevi/runs/store_log.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { repairStoreLog } from "../../../lib/provevi/runs/store_log.ts";
 import { DatabaseSync } from "node:sqlite";
 import { writeRichRun } from "../_rich_run.ts";
 import { killWriter, spawnWriter, writeTogether } from "../_writers.ts";

@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
-import {
-  addCheckpointBody,
-  checkCheckpoint,
-  cosignLatest,
-  proveConsistency,
-  serveWitness,
-  witnessVerifier,
-} from "../../../lib/provevi/log/mod.ts";
+import { proveConsistency } from "../../../lib/provevi/log/log_proofs.ts";
+import { checkCheckpoint, witnessVerifier } from "../../../lib/provevi/log/trust_policy.ts";
+import { addCheckpointBody } from "../../../lib/provevi/log/witness.ts";
+import { cosignLatest } from "../../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../../lib/provevi/log/witness_server.ts";
 import { fakeLeaf, tempLog, witnessOf } from "./_log_fixtures.ts";
 
 Deno.test("a witness cosigns a consistent checkpoint and answers 409 with its size, 422 for a bad proof", async () => {

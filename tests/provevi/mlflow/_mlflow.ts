@@ -4,12 +4,12 @@
  * @module
  */
 import { join } from "node:path";
-import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { openStore } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";

@@ -4,9 +4,9 @@
  * Prints `PAUSED` when it stops. The MLflow place is the MLFLOW_TRACKING_URI of the process.
  * @module
  */
-import { openStore } from "../../../lib/provevi/runs/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import { copyRun } from "../../../lib/provevi/mlflow/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { copyRun } from "../../../lib/provevi/mlflow/copy_run.ts";
 
 const [storeUri, runs, runId, policyJson, stage] = Deno.args;
 await using store = await openStore(storeUri!, { runs: runs!, readOnly: true });

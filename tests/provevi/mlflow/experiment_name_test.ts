@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { experimentName } from "../../../lib/provevi/mlflow/mod.ts";
+import { experimentName } from "../../../lib/provevi/mlflow/experiment_name.ts";
 
 const RUN = { org: "acme", domain: "demo", env: "dev", agent: "revenue-question" };
 

@@ -6,9 +6,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { z } from "zod";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { EventChain, formatMicros } from "../../../lib/provevi/evidence/mod.ts";
-import { copyRun, MlflowClient } from "../../../lib/provevi/mlflow/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../../lib/provevi/evidence/event.ts";
+import { copyRun } from "../../../lib/provevi/mlflow/copy_run.ts";
+import { MlflowClient } from "../../../lib/provevi/mlflow/mlflow_client.ts";
 import { experimentAssessmentTags } from "../../../lib/provevi/mlflow/experiment_tags.ts";
 import { mlflowPolicy } from "./_mlflow.ts";
 import { needMlflow } from "./_mlflow_peer.ts";

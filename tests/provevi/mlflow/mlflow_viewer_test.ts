@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { delimiter, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import puppeteer from "puppeteer-core";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { copyRun, freePort, openMlflowViewer } from "../../../lib/provevi/mlflow/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { copyRun } from "../../../lib/provevi/mlflow/copy_run.ts";
+import { freePort } from "../../../lib/provevi/mlflow/mlflow_server.ts";
+import { openMlflowViewer } from "../../../lib/provevi/mlflow/mlflow_viewer.ts";
 import { mlflowPolicy, readBackProgram, storeWithRun } from "./_mlflow.ts";
 import { mlflowPython, needMlflow } from "./_mlflow_peer.ts";
 import { peerTest } from "../../_peers.ts";
@@ -102,7 +104,7 @@ peerTest("mlflow", {
   name: "MLflow's viewer refuses a store that is not a sqlite store, and a port in use",
   async fn() {
     await using t = await storeWithRun({ runs: 0 });
-    const { FileStore } = await import("../../../lib/provevi/mod.ts");
+    const { FileStore } = await import("../../../lib/provevi/store/file_store.ts");
     await assert.rejects(
       openMlflowViewer(new FileStore({ runs: join(t.dir, "runs") })),
       (e: unknown) => e instanceof ProveviError && /sqlite store's own file/.test(e.message),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { redirectingVariables, refuseRedirects } from "../../../lib/provevi/mlflow/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { redirectingVariables, refuseRedirects } from "../../../lib/provevi/mlflow/refuse_redirects.ts";
 
 Deno.test("refuseRedirects() refuses each proxy variable, in either case, for a tracking server", () => {
   for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]) {

@@ -3,7 +3,7 @@
  * `deno run … _pg_writer.ts URI RUNS PREFIX COUNT NOTES`; it prints `open ID` and `sealed ID` lines.
  * @module
  */
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 /** Writes `count` runs and calls `say` before and after each. */

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
-import { EventChain, verify } from "../../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { verify } from "../../../lib/provevi/evidence/verify.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { freshDatabase, onDatabase, PG_RESTART } from "./_pg.ts";
 import { assertCutRun, killWriter, lineCount, spawnWriter } from "../_writers.ts";
 import { writeRichRun } from "../_rich_run.ts";

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
 import { provr } from "../../../cli/provr.ts";
-import { openStore } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
 import { freshDatabase } from "./_pg.ts";
 import { peerTest } from "../../_peers.ts";
 

@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/errors.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import {
   POSTGRES_SCHEMA_STEPS,
   POSTGRES_SCHEMA_VERSION,
-  postgresTarget,
-} from "../../../lib/provevi/postgres/mod.ts";
-import { SCHEMA_STEPS, SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
+} from "../../../lib/provevi/postgres/postgres_schema.ts";
+import { postgresTarget } from "../../../lib/provevi/postgres/postgres_uri.ts";
+import { SCHEMA_STEPS, SCHEMA_VERSION } from "../../../lib/provevi/sqlite/sqlite_schema.ts";
 import { storeContract } from "../store/store_contract.ts";
 import { questionsContract } from "../store/questions_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
@@ -307,7 +308,7 @@ pgTest(
         e instanceof RunNotFound &&
         /not on this machine; it has no committed bundle: copy its folder here/.test(e.message),
     );
-    const { findRun } = await import("../../../lib/provevi/mod.ts");
+    const { findRun } = await import("../../../lib/provevi/runs/find_run.ts");
     const check = await verifyRun(await findRun(copy), { store });
     assert.deepEqual(check.problems.map((p) => p.message), []);
     await Deno.writeTextFile(join(copy, "evidence", "events.jsonl"), "\n", { append: true });

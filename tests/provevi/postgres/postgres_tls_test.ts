@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { postgresTarget } from "../../../lib/provevi/postgres/mod.ts";
-import type { PostgresStoreOptions } from "../../../lib/provevi/postgres/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { postgresTarget } from "../../../lib/provevi/postgres/postgres_uri.ts";
+import type { PostgresStoreOptions } from "../../../lib/provevi/postgres/postgres_store.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { freshDatabase, PG_TLS, PG_URL } from "./_pg.ts";
 import { peerTest } from "../../_peers.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { openStore } from "../../../lib/provevi/runs/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
 
 Deno.test("no error names a password, however the URI is malformed: a / in it, no //, or one in the query", async () => {
   for (

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provr } from "../../../cli/provr.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 import { viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";

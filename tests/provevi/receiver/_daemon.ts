@@ -6,9 +6,9 @@
  */
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import type { OpenedRun, SealedSpans, SpanDaemon } from "../../../lib/provevi/receiver/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import type { OpenedRun, SealedSpans, SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { removeWritable } from "../../_files.ts";
 
 /** A file store in a new folder, removed at the end of the scope. */

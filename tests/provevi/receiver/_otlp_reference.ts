@@ -3,7 +3,7 @@
  * receiver's decoder before the wire decoder), and a body that holds every kind of value.
  * @module
  */
-import type { OtlpValue, ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
+import type { OtlpValue, ReceivedSpan } from "../../../lib/provevi/receiver/otlp_wire.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
 
 /** The receiver's decoder before the wire decoder: protobufjs's message, made a plain object, made spans. */

@@ -4,7 +4,7 @@
  * held them before the pass.
  * @module
  */
-import { decodeTraceRequest } from "../../../lib/provevi/receiver/mod.ts";
+import { decodeTraceRequest } from "../../../lib/provevi/receiver/otlp_receiver.ts";
 import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { requestRecords } from "../../../lib/provevi/receiver/span_events.ts";
 

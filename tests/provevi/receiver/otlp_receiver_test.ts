@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ROOT_CONTEXT, SpanStatusCode, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { decodeTraceRequest, OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
+import { decodeTraceRequest, OtlpReceiver } from "../../../lib/provevi/receiver/otlp_receiver.ts";
 
 Deno.test("OtlpReceiver decodes what the real OTLP/HTTP protobuf exporter sends", async () => {
   await using receiver = await OtlpReceiver.start();

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
-import { receiver } from "../../../lib/provevi/receiver/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { receiver } from "../../../lib/provevi/receiver/run_receiver.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { spanBodies } from "../../bench/_spans.ts";
 import { otlpBodies } from "../../attacks/_otlp_bodies.ts";
 import { removeWritable } from "../../_files.ts";

@@ -6,7 +6,8 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { decodeTraceRequest, type OtlpValue } from "../../../lib/provevi/receiver/mod.ts";
+import { decodeTraceRequest } from "../../../lib/provevi/receiver/otlp_receiver.ts";
+import type { OtlpValue } from "../../../lib/provevi/receiver/otlp_wire.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
 import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
 import { everyKindOfValue, protobufjsSpans } from "./_otlp_reference.ts";

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
-import { findRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { batchSpans, receiver } from "../../../lib/provevi/receiver/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { batchSpans } from "../../../lib/provevi/receiver/received_batch.ts";
+import { receiver } from "../../../lib/provevi/receiver/run_receiver.ts";
 import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { generalRows } from "./_rows_reference.ts";
-import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { readSpansFile } from "../../../lib/provevi/evidence/spans_file.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { removeWritable } from "../../_files.ts";
 import { peerTest } from "../../_peers.ts";
 

@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { appendSealedSpans, RECEIVED_FILE, ReceivedBodies } from "../../../lib/provevi/receiver/mod.ts";
-import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { appendSealedSpans } from "../../../lib/provevi/receiver/daemon_client.ts";
+import { RECEIVED_FILE } from "../../../lib/provevi/receiver/daemon_run.ts";
+import { ReceivedBodies } from "../../../lib/provevi/receiver/received_bodies.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import { packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import { jsonSpans, openInStore, tempStore } from "./_daemon.ts";
 

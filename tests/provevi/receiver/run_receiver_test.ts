@@ -5,13 +5,17 @@ import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { batchSpans, type ReceivedSpan, receiver } from "../../../lib/provevi/receiver/mod.ts";
-import { readEventsText, readSpansFile } from "../../../lib/provevi/evidence/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_wire.ts";
+import { batchSpans } from "../../../lib/provevi/receiver/received_batch.ts";
+import { receiver } from "../../../lib/provevi/receiver/run_receiver.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { readSpansFile } from "../../../lib/provevi/evidence/spans_file.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { removeWritable } from "../../_files.ts";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
 
 /** A store, an open run with its recorder, and the run's first event written. */
 async function openRun() {

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import {
-  appendSealedSpans,
-  decodeTraceRequest,
-  openWithDaemon,
-  readDaemonFile,
-  SpanDaemon,
-  writeDaemonFile,
-} from "../../../lib/provevi/receiver/mod.ts";
-import { readEventsText, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { appendSealedSpans, openWithDaemon } from "../../../lib/provevi/receiver/daemon_client.ts";
+import { readDaemonFile, writeDaemonFile } from "../../../lib/provevi/receiver/daemon_file.ts";
+import { decodeTraceRequest } from "../../../lib/provevi/receiver/otlp_receiver.ts";
+import { SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { readSpansFile } from "../../../lib/provevi/evidence/spans_file.ts";
 import { packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import {
   jsonSpans,

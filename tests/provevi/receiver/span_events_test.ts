@@ -6,17 +6,20 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { decodeTraceRequest } from "../../../lib/provevi/receiver/mod.ts";
-import { formatMicros, readSpansFile, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { decodeTraceRequest } from "../../../lib/provevi/receiver/otlp_receiver.ts";
+import { formatMicros } from "../../../lib/provevi/evidence/event.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { readSpansFile } from "../../../lib/provevi/evidence/spans_file.ts";
 import { takeTraces } from "../../../lib/provevi/receiver/span_intake.ts";
 import { receivedRow } from "../../../lib/provevi/receiver/span_events.ts";
 import { decodeTraceJson } from "../../../lib/provevi/receiver/otlp_json.ts";
 import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_receiver.ts";
 import { attributeLevel } from "../../../lib/provevi/telemetry/attributes.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { removeWritable } from "../../_files.ts";
 
 /** Texts RFC 8785 is particular about, and names the receiver keeps. */

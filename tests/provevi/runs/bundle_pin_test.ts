@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { bundlePin } from "../../../lib/provevi/runs/mod.ts";
+import { bundlePin } from "../../../lib/provevi/runs/bundle_pin.ts";
 
 async function withFolder(fn: (folder: string) => Promise<void>): Promise<void> {
   const folder = await Deno.makeTempDir({ prefix: "provevi-bundle-pin-" });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { writeRun } from "../_run.ts";
 
 const ID = "run-20261129T120000Z-00000001";

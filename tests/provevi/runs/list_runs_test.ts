@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EventChain, formatMicros, writerProcess } from "../../../lib/provevi/evidence/mod.ts";
-import type { EvidenceStore, Json } from "../../../lib/provevi/mod.ts";
-import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
-import { listRuns } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { resolveRunRef } from "../../../lib/provevi/runs/mod.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { findRun } from "../../../lib/provevi/runs/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../../lib/provevi/evidence/event.ts";
+import { writerProcess } from "../../../lib/provevi/evidence/writer_process.ts";
+import type { Json } from "../../../lib/provevi/evidence/event.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/errors.ts";
+import { listRuns } from "../../../lib/provevi/runs/list_runs.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { resolveRunRef } from "../../../lib/provevi/runs/resolve_run_ref.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
 import { freshDatabase } from "../postgres/_pg.ts";
 import { peerTest } from "../../_peers.ts";
 

@@ -5,7 +5,7 @@
  * As a worker: post `{ db, runs, prefix, count, notes }` and it answers with the sealed IDs.
  * @module
  */
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 /** Writes `count` runs and calls `say` before and after each. */

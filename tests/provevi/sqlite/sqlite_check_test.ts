@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { checkRunRows } from "../../../lib/provevi/sqlite/mod.ts";
-import type { ProblemCode } from "../../../lib/provevi/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { checkRunRows } from "../../../lib/provevi/sqlite/sqlite_check.ts";
+import type { ProblemCode } from "../../../lib/provevi/evidence/problem_codes.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { retryBusy } from "../../../lib/provevi/sqlite/mod.ts";
+import { retryBusy } from "../../../lib/provevi/sqlite/sqlite_connection.ts";
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 

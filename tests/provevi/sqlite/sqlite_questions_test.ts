@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { agentVersion } from "../../../lib/provevi/experiments/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { agentVersion } from "../../../lib/provevi/experiments/agent_class.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";

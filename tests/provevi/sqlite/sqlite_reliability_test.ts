@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { assertCutRun, killWriter, seeded, spawnWriter, writeTogether } from "../_writers.ts";
 
 const WRITER = new URL("./_sqlite_writer.ts", import.meta.url).pathname;

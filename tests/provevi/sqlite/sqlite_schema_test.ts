@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { applyStep, SCHEMA_STEPS, SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
+import {
+  applyStep,
+  SCHEMA_STEPS,
+  SCHEMA_VERSION,
+  schemaVersion,
+} from "../../../lib/provevi/sqlite/sqlite_schema.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
 import { writeRichRun } from "../_rich_run.ts";
 
 Deno.test("the schema steps are numbered from 1 without a gap, and a new file is at the last one", async () => {

@@ -1,17 +1,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
 import {
   EvidenceError,
   NeedsIndexedStore,
   ProveviError,
   RunNotFound,
-} from "../../../lib/provevi/evidence/mod.ts";
-import { openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { SCHEMA_VERSION } from "../../../lib/provevi/sqlite/mod.ts";
-import { sqlitePath } from "../../../lib/provevi/store/mod.ts";
+} from "../../../lib/provevi/evidence/errors.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { SCHEMA_VERSION } from "../../../lib/provevi/sqlite/sqlite_schema.ts";
+import { sqlitePath } from "../../../lib/provevi/store/store_uri.ts";
 import { storeContract } from "../store/store_contract.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 
@@ -223,7 +224,7 @@ Deno.test("SqliteStore: recordBundle is compared with bundle.json by the check",
 });
 
 Deno.test("FileStore answers every question across runs, and an experiment's assessment, with NeedsIndexedStore", async () => {
-  const { FileStore } = await import("../../../lib/provevi/mod.ts");
+  const { FileStore } = await import("../../../lib/provevi/store/file_store.ts");
   const store = new FileStore({ runs: "/nonexistent" });
   for (
     const ask of [

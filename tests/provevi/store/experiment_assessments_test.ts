@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { EvidenceStore, StoreQuestions } from "../../../lib/provevi/mod.ts";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import type { StoreQuestions } from "../../../lib/provevi/store/store_questions.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { SCHEMA_VERSION, schemaVersion } from "../../../lib/provevi/sqlite/sqlite_schema.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import { POSTGRES_BACK_TO_6, SQLITE_BACK_TO_6 } from "../_schema_steps.ts";
 import { freshDatabase, onDatabase } from "../postgres/_pg.ts";

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { NeedsIndexedStore, ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { ASSESSMENTS_FILE, checkAssessmentsFile, EventChain } from "../../../lib/provevi/evidence/mod.ts";
+import { NeedsIndexedStore, ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { ASSESSMENTS_FILE, checkAssessmentsFile } from "../../../lib/provevi/evidence/assessments_file.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 
 async function withRun(fn: (store: FileStore, folder: string) => Promise<void>): Promise<void> {

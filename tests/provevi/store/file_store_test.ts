@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
-import { EvidenceError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { EvidenceError, RunNotFound } from "../../../lib/provevi/evidence/errors.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { storeContract } from "./store_contract.ts";
 
 storeContract("FileStore", async () => {

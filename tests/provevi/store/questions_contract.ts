@@ -5,9 +5,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { agentVersion } from "../../../lib/provevi/experiments/mod.ts";
-import type { EvidenceStore, StoreQuestions } from "../../../lib/provevi/mod.ts";
-import { NeedsIndexedStore } from "../../../lib/provevi/evidence/mod.ts";
+import { agentVersion } from "../../../lib/provevi/experiments/agent_class.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import type { StoreQuestions } from "../../../lib/provevi/store/store_questions.ts";
+import { NeedsIndexedStore } from "../../../lib/provevi/evidence/errors.ts";
 import { writeRichRun } from "../_rich_run.ts";
 import type { StoreUnderTest } from "./store_contract.ts";
 import { type PeerName, peerTest } from "../../_peers.ts";

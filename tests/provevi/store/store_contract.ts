@@ -5,18 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  EventChain,
-  readSpansFile,
-  sha256Hex,
-  SPANS_FILE,
-  type StoredSpan,
-  utf8,
-  verify,
-} from "../../../lib/provevi/evidence/mod.ts";
-import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { sha256Hex, utf8 } from "../../../lib/provevi/evidence/hash.ts";
+import { readSpansFile, SPANS_FILE, type StoredSpan } from "../../../lib/provevi/evidence/spans_file.ts";
+import { verify } from "../../../lib/provevi/evidence/verify.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { ProveviError, RunNotFound } from "../../../lib/provevi/evidence/errors.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { type PeerName, peerTest } from "../../_peers.ts";
 

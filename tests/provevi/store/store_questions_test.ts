@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { questionsContract } from "./questions_contract.ts";
 
 questionsContract("FileStore", async () => {

@@ -1,19 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { ProveviError } from "../../../lib/provevi/evidence/mod.ts";
-import { PostgresStore } from "../../../lib/provevi/postgres/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import {
-  EventChain,
-  type EventInit,
-  formatMicros,
-  readSpansFile,
-  type StoredSpan,
-  type TraceSpan,
-} from "../../../lib/provevi/evidence/mod.ts";
-import { trace, traceIdOf } from "../../../lib/provevi/store/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { EventChain, type EventInit } from "../../../lib/provevi/evidence/chain.ts";
+import { formatMicros } from "../../../lib/provevi/evidence/event.ts";
+import type { TraceSpan } from "../../../lib/provevi/evidence/run_spans.ts";
+import { readSpansFile, type StoredSpan } from "../../../lib/provevi/evidence/spans_file.ts";
+import { trace, traceIdOf } from "../../../lib/provevi/store/trace.ts";
 import { freshDatabase } from "../postgres/_pg.ts";
 import { peerTest } from "../../_peers.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readSpansFile, SPANS_FILE } from "../../../lib/provevi/evidence/mod.ts";
-import { spanTime, StoreSpanExporter } from "../../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readSpansFile, SPANS_FILE } from "../../../lib/provevi/evidence/spans_file.ts";
+import { spanTime, StoreSpanExporter } from "../../../lib/provevi/telemetry/span_exporter.ts";
 
 Deno.test("StoreSpanExporter hands spans to the store in process, linked by trace and span IDs", async () => {
   const runs = await Deno.makeTempDir();

@@ -7,9 +7,9 @@
  */
 import { join } from "node:path";
 import { cp } from "node:fs/promises";
-import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../../provrun/_catalog.ts";
 

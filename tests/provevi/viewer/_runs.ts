@@ -4,8 +4,8 @@
  * before it, as an agent's conversation does), and a run of many steps.
  * @module
  */
-import { EventChain } from "../../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 
 /** What to write. */
 export interface RunShape {

@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { compareDiff } from "../../../lib/provevi/viewer/compare_diff.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 
 const RUN = (answer: string) =>
   RunFile.parse(`run: { org: acme, domain: demo, env: dev, actor: ada }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { EvidenceEvent, Json } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent, Json } from "../../../lib/provevi/evidence/event.ts";
 import { problem } from "../../../lib/provevi/evidence/problem.ts";
 import { addDecimal, callsOf } from "../../../lib/provevi/viewer/run_calls.ts";
 import { verdictKind } from "../../../lib/provevi/viewer/run_verdict.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
 import { spansOf } from "../../../lib/provevi/viewer/run_spans.ts";
 
 function event(seq: number, span: string, parent: string | null, type = "tool_called"): EvidenceEvent {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 import type { RunsAnswer } from "../../../lib/provevi/viewer/run_search.ts";

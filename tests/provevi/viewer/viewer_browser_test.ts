@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { tour } from "../../../cli/tour.ts";
 import { launch, openPage, screenshot } from "./_browser.ts";
 import { writeRichRun } from "../_rich_run.ts";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { launch, openPage } from "./_browser.ts";
 import { writeRun } from "./_runs.ts";

@@ -5,9 +5,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import { cosignLatest, serveWitness, Witness } from "../../../lib/provevi/log/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { Witness } from "../../../lib/provevi/log/witness.ts";
+import { cosignLatest } from "../../../lib/provevi/log/witness_client.ts";
+import { serveWitness } from "../../../lib/provevi/log/witness_server.ts";
 import { serveViewer, viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
 import type { RunLogView } from "../../../lib/provevi/viewer/run_log_view.ts";
 import { writeRun } from "../_run.ts";

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { serveViewer } from "../../../lib/provevi/viewer/viewer_server.ts";
 import { tour } from "../../../cli/tour.ts";
 import { launch, openPage, overflow, screenshot } from "./_browser.ts";

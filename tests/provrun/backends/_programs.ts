@@ -5,9 +5,10 @@
  * @module
  */
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { batchSpans, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_wire.ts";
+import { batchSpans } from "../../../lib/provevi/receiver/received_batch.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import { PEERS } from "../../_peers.ts";
 
 /** The path of a program, when its peer is set. */

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { agentFile as bareAgentFile } from "../_agent.ts";
 

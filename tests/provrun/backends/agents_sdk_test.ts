@@ -4,10 +4,12 @@ import { DatabaseSync } from "node:sqlite";
 import { Agent, getGlobalTraceProvider, Runner, tool, withCustomSpan, withTrace } from "@openai/agents-core";
 import { OpenAIProvider, setDefaultOpenAITracingExporter } from "@openai/agents-openai";
 import { z } from "zod";
-import type { EvidenceStore } from "../../../lib/provevi/mod.ts";
-import { findRun, openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import type { RunOutcome } from "../../../lib/provrun/mod.ts";
-import { runAgentsSdk } from "../../../lib/provrun/runner/mod.ts";
+import type { EvidenceStore } from "../../../lib/provevi/store/store.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import type { RunOutcome } from "../../../lib/provrun/runner/run.ts";
+import { runAgentsSdk } from "../../../lib/provrun/runner/run_agents_sdk.ts";
 import { sentMessages } from "../../../lib/provtrace/build/messages.ts";
 import {
   FAKE_ANSWER,

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import { MockLanguageModelV4 } from "ai/test";
 import { simulateReadableStream, streamText } from "ai";
-import { captureModel } from "../../../lib/provrun/backends/mod.ts";
-import { EvidenceRecorder, RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { captureModel } from "../../../lib/provrun/backends/capture.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";
 
 function runFileFor(baseUrl: string, model: string, stream: boolean): RunFile {

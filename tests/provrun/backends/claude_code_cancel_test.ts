@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { removeWritable } from "../../_files.ts";
 import { eventsOf, needed, program } from "./_programs.ts";

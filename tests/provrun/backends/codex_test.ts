@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
 import { join } from "node:path";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { removeWritable } from "../../_files.ts";
 
 for (const backend of ["claude-code", "codex"]) {

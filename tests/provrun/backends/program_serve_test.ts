@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { SpanDaemon, writeDaemonFile } from "../../../lib/provevi/receiver/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { writeDaemonFile } from "../../../lib/provevi/receiver/daemon_file.ts";
+import { SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans, spanRows } from "./_programs.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { RunReceiver } from "../../../lib/provevi/receiver/mod.ts";
+import type { RunReceiver } from "../../../lib/provevi/receiver/run_receiver.ts";
 import { ClaudeCodeBackend } from "../../../lib/provrun/backends/claude_code.ts";
 import { CodexBackend } from "../../../lib/provrun/backends/codex.ts";
 import type { ProgramLaunch, ProgramSetup } from "../../../lib/provrun/backends/program_backend.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decideToolCall, runGrants } from "../../../lib/provrun/backends/mod.ts";
+import { decideToolCall, runGrants } from "../../../lib/provrun/backends/tool_grants.ts";
 
 const grants = runGrants("/runs/run-x", { hosts: ["example.com:443"], unsandboxed: ["Bash"] });
 

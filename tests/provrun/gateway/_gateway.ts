@@ -4,10 +4,10 @@
  * @module
  */
 import { join } from "node:path";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { type GatewayOptions, ModelGateway } from "../../../lib/provrun/gateway/gateway.ts";
 import { newRunId } from "../../../lib/provrun/run/run_context.ts";

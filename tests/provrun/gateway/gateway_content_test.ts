@@ -3,8 +3,8 @@
  * response as the program and the provider sent them.
  */
 import assert from "node:assert/strict";
-import type { Json } from "../../../lib/provevi/mod.ts";
-import { CONTENT_BYTES, CUT_MARK } from "../../../lib/provevi/telemetry/mod.ts";
+import type { Json } from "../../../lib/provevi/evidence/event.ts";
+import { CONTENT_BYTES, CUT_MARK } from "../../../lib/provevi/telemetry/content_cap.ts";
 import { gatewayContent } from "../../../lib/provrun/gateway/gateway_content.ts";
 
 const parse = (out: Record<string, string>, key: string) => JSON.parse(out[key]!);

@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { runCost } from "../../../lib/provevi/cost/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { forkRun, replayRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { runCost } from "../../../lib/provevi/cost/run_cost.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
+import { forkRun } from "../../../lib/provrun/replay/fork_run.ts";
+import { RunNotReplayable } from "../../../lib/provrun/replay/replay_errors.ts";
+import { replayRun } from "../../../lib/provrun/replay/replay_run.ts";
 
 const KEY = "sk-real-provider-key-0123456789";
 

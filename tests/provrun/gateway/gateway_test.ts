@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
-import { dataCost } from "../../../lib/provevi/cost/mod.ts";
+import { PriceTable } from "../../../lib/provevi/cost/price_table.ts";
+import { dataCost } from "../../../lib/provevi/cost/run_cost.ts";
 import { gatewayRun, programHeaders } from "./_gateway.ts";
 
 const decoder = new TextDecoder();

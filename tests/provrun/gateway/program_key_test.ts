@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { removeWritable } from "../../_files.ts";
 import { needed, program } from "../backends/_programs.ts";
 import { peerTest } from "../../_peers.ts";

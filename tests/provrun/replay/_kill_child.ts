@@ -14,10 +14,10 @@
  */
 import { PACK_LIMIT, packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import { join } from "node:path";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { FileRunWriter } from "../../../lib/provevi/store/file_store.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 // The classes' own files, not their folders' mod.ts: a child that only runs a run loads what the runner loads,
 // not the agent programs' backends and the rest of those folders (#25).
 import { Sandbox } from "../../../lib/provrun/sandbox/sandbox.ts";

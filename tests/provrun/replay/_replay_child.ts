@@ -4,9 +4,9 @@
  * the audit proves what the replays reached. Not a test itself.
  * @module
  */
-import { Catalog } from "../../../lib/provcat/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { replayRun } from "../../../lib/provrun/replay/mod.ts";
+import { Catalog } from "../../../lib/provcat/catalog.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { replayRun } from "../../../lib/provrun/replay/replay_run.ts";
 
 const [runs] = Deno.args as [string];
 const store = new FileStore({ runs });

@@ -6,16 +6,12 @@
  */
 import { packedPayloads, packRecord, readPack } from "../../../lib/provevi/evidence/payload_pack.ts";
 import { join } from "node:path";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
-import {
-  buildManifest,
-  eventLine,
-  manifestText,
-  readEventsText,
-  sha256Hex,
-  statusOf,
-  WRITER_LOCK,
-} from "../../../lib/provevi/evidence/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import { eventLine } from "../../../lib/provevi/evidence/event.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { buildManifest, manifestText, statusOf } from "../../../lib/provevi/evidence/manifest.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { WRITER_LOCK } from "../../../lib/provevi/evidence/writer_process.ts";
 
 let counter = 0;
 

@@ -5,13 +5,14 @@
  * @module
  */
 import { join } from "node:path";
-import { Catalog } from "../../../lib/provcat/mod.ts";
-import type { EvidenceEvent, RunRecord } from "../../../lib/provevi/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import type { RunOutcome } from "../../../lib/provrun/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { Catalog } from "../../../lib/provcat/catalog.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import type { RunRecord } from "../../../lib/provevi/evidence/record.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import type { RunOutcome } from "../../../lib/provrun/runner/run.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 
 /** The tool of the tools folder: a rate by currency. */
 export const RATES = `export const TOOLS = [{

@@ -5,9 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { forkRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
-import { RunFileError } from "../../../lib/provrun/run/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { forkRun } from "../../../lib/provrun/replay/fork_run.ts";
+import { RunNotReplayable } from "../../../lib/provrun/replay/replay_errors.ts";
+import { RunFileError } from "../../../lib/provrun/run/errors.ts";
 import { recorded } from "./_setup.ts";
 
 Deno.test("a fork at step 3 with another model serves steps 1 and 2, runs step 3 on with the new model, and verifies", async () => {

@@ -9,11 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Catalog } from "../../../lib/provcat/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { Catalog } from "../../../lib/provcat/catalog.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { countingTools, startCounter } from "./_counter.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;

@@ -3,11 +3,12 @@
  * deliberate change (the prompt, a tools module, the pinned input, a model answer) is the divergence at its
  * step; a run whose evidence cannot be served is refused in one line, before any run folder is made.
  */
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { replayRun, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { RunNotReplayable } from "../../../lib/provrun/replay/replay_errors.ts";
+import { replayRun } from "../../../lib/provrun/replay/replay_run.ts";
 import { recorded } from "./_setup.ts";
 import { cutRun, dropPayload, putPayload, resealed } from "./_runs.ts";
 

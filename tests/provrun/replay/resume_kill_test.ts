@@ -9,11 +9,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { resumeRun, ResumeStopped, RunNotReplayable } from "../../../lib/provrun/replay/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { ResumeStopped, RunNotReplayable } from "../../../lib/provrun/replay/replay_errors.ts";
+import { resumeRun } from "../../../lib/provrun/replay/resume_run.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { countingTools, startCounter } from "./_counter.ts";
 
 const CHILD = new URL("./_kill_child.ts", import.meta.url).pathname;

@@ -6,10 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { holdWriterLock, releaseWriterLock, WRITER_LOCK } from "../../../lib/provevi/evidence/mod.ts";
-import { resumeRun, ResumeStopped } from "../../../lib/provrun/replay/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import {
+  holdWriterLock,
+  releaseWriterLock,
+  WRITER_LOCK,
+} from "../../../lib/provevi/evidence/writer_process.ts";
+import { ResumeStopped } from "../../../lib/provrun/replay/replay_errors.ts";
+import { resumeRun } from "../../../lib/provrun/replay/resume_run.ts";
 import { recorded } from "./_setup.ts";
 import { cutRun, putPayload, resealed } from "./_runs.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { envOf, StubBroker } from "../../../lib/provrun/run/mod.ts";
+import { envOf, StubBroker } from "../../../lib/provrun/run/broker.ts";
 
 const URI = "data+table://acme/demo/dev/evals/revenue";
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { RunFile, RunFileError } from "../../../lib/provrun/run/mod.ts";
+import { RunFileError } from "../../../lib/provrun/run/errors.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
 
 const GOOD = `run: { org: acme, domain: demo, env: dev }
 agent: { name: q, backend: call, model: "test:answer.yaml" }

@@ -10,7 +10,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { newRunId } from "../../../lib/provrun/run/run_context.ts";
 import { removeWritable } from "../../_files.ts";

@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
-import { Catalog } from "../../../lib/provcat/mod.ts";
-import { PriceTable } from "../../../lib/provevi/cost/mod.ts";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { Catalog } from "../../../lib/provcat/catalog.ts";
+import { PriceTable } from "../../../lib/provevi/cost/price_table.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { eventsOf } from "../_agent.ts";
 import { gitCatalog } from "../_catalog.ts";
 

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { checkModelKey, routeKeyName } from "../../../lib/provrun/backends/mod.ts";
-import { ModelKeyMissing, RunFile } from "../../../lib/provrun/run/mod.ts";
-import { permissionNeeds, runFile } from "../../../lib/provrun/runner/mod.ts";
+import { checkModelKey, routeKeyName } from "../../../lib/provrun/backends/models.ts";
+import { ModelKeyMissing } from "../../../lib/provrun/run/errors.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { permissionNeeds } from "../../../lib/provrun/runner/permissions.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 
 const NO_KEYS = () => undefined;
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { checkPermissions, permissionNeeds } from "../../../lib/provrun/runner/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { checkPermissions, permissionNeeds } from "../../../lib/provrun/runner/permissions.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";
 import { consoleBlocks } from "../../_console.ts";
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import type { BackendJob } from "../../../lib/provrun/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { CallBackend } from "../../../lib/provrun/backends/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import type { BackendJob } from "../../../lib/provrun/backends/backend.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
+import { CallBackend } from "../../../lib/provrun/backends/call_backend.ts";
 import { gitCatalog } from "../_catalog.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -167,7 +167,7 @@ Deno.test("a run that names an experiment records its pin and hash, and commits 
     experiment: "experiment://acme/demo/dev/experiments/q",
   });
   // The experiment:// scheme routes to the same repository.
-  const { Catalog } = await import("../../../lib/provcat/mod.ts");
+  const { Catalog } = await import("../../../lib/provcat/catalog.ts");
   await using catalog = await Catalog.open({
     config: {
       cache: join(t.root, "cache2"),
@@ -197,7 +197,8 @@ Deno.test("a run that names an experiment records its pin and hash, and commits 
   assert.deepEqual(check.problems.map((p) => p.message), []);
   assert.equal(check.bundle, outcome.bundle!.pinned);
   // Export checks the experiment and the bundle through the catalog, before and after the copy.
-  const { exportRun, SqliteStore } = await import("../../../lib/provevi/mod.ts");
+  const { exportRun } = await import("../../../lib/provevi/runs/export_run.ts");
+  const { SqliteStore } = await import("../../../lib/provevi/sqlite/sqlite_store.ts");
   await using to = new SqliteStore(join(t.root, "evidence.db"), { runs: join(t.root, "indexed") });
   const copied = await exportRun(outcome.runId, { from: new FileStore({ runs: t.runs }), to }, { catalog });
   assert.deepEqual(copied.problems.map((p) => p.message), []);

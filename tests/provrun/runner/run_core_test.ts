@@ -4,13 +4,15 @@
  * is refused before it starts.
  */
 import assert from "node:assert/strict";
-import { findRun, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { checkScript, ScriptedModel } from "../../../lib/provrun/backends/mod.ts";
-import type { RunPart, ToolReturn } from "../../../lib/provrun/mod.ts";
-import { ModelKeyMissing, RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { checkScript, ScriptedModel } from "../../../lib/provrun/backends/scripted_model.ts";
+import type { RunPart, ToolReturn } from "../../../lib/provrun/run/run_part.ts";
+import { ModelKeyMissing } from "../../../lib/provrun/run/errors.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { RunParts } from "../../../lib/provrun/runner/run_parts.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 import { startFakeOpenAI } from "../../../fixtures/providers/fake_openai_server.ts";

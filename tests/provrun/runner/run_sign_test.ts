@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileRunRecord } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { readTrustedKey } from "../../../lib/provevi/evidence/mod.ts";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { readTrustedKey } from "../../../lib/provevi/evidence/signing_key.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { prove } from "../../../cli/prove.ts";
 import { provr } from "../../../cli/provr.ts";

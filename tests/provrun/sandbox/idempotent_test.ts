@@ -4,7 +4,7 @@
  * module loads, naming the tool.
  */
 import assert from "node:assert/strict";
-import { loadTools } from "../../../lib/provrun/sandbox/mod.ts";
+import { loadTools } from "../../../lib/provrun/sandbox/sandbox_worker.ts";
 
 const tool = (extra: Record<string, unknown>) => ({
   name: "rate",

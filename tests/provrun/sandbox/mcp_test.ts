@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { mcpLaunch, McpServers, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { mcpLaunch, McpServers } from "../../../lib/provrun/sandbox/mcp.ts";
+import { sandboxPermissions } from "../../../lib/provrun/sandbox/sandbox_permissions.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 
 const TURNS = `      - tool_calls: [{ id: m1, name: add, args: { a: 2, b: 3 } }]

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Sandbox } from "../../../lib/provrun/sandbox/mod.ts";
-import { ToolSetError } from "../../../lib/provrun/run/mod.ts";
+import { Sandbox } from "../../../lib/provrun/sandbox/sandbox.ts";
+import { ToolSetError } from "../../../lib/provrun/run/errors.ts";
 import { compiledProvrFlags, selfCommand } from "./_self.ts";
 
 Deno.test("a compiled provr's sandbox process is provr itself in the sandbox role: zod tools, grants and time limit hold", async () => {

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { agentPath, Sandbox, sandboxPermissions } from "../../../lib/provrun/sandbox/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { agentPath } from "../../../lib/provrun/sandbox/fs_tools.ts";
+import { Sandbox } from "../../../lib/provrun/sandbox/sandbox.ts";
+import { sandboxPermissions } from "../../../lib/provrun/sandbox/sandbox_permissions.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { agentFile, eventsOf, payloadOf } from "../_agent.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { loadTools } from "../../../lib/provrun/sandbox/mod.ts";
+import { loadTools } from "../../../lib/provrun/sandbox/sandbox_worker.ts";
 
 const tool = (schema: unknown) => ({ name: "rate", description: "A rate.", schema, execute: () => 1 });
 

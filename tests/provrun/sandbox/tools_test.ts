@@ -6,10 +6,12 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { agentTools, type McpServers, Sandbox, toolSet } from "../../../lib/provrun/sandbox/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import type { McpServers } from "../../../lib/provrun/sandbox/mcp.ts";
+import { Sandbox } from "../../../lib/provrun/sandbox/sandbox.ts";
+import { agentTools, toolSet } from "../../../lib/provrun/sandbox/tools.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 
 Deno.test("agentTools() refuses a name that is no built-in tool, naming the built-ins", async () => {
   const folder = await Deno.makeTempDir();

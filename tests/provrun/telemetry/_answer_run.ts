@@ -3,7 +3,7 @@
  * block when a test gives one.
  * @module
  */
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
 
 /** The model's one answer: content that must not leave below `bodies`. */
 export const ANSWER = "Revenue grew 12% in Q3.";

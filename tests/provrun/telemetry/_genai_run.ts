@@ -5,13 +5,13 @@
  * @module
  */
 import { join } from "node:path";
-import type { EvidenceEvent } from "../../../lib/provevi/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import type { RunOutcome } from "../../../lib/provrun/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import type { EvidenceEvent } from "../../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import type { RunOutcome } from "../../../lib/provrun/runner/run.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { startFakeToolsServer } from "../../../fixtures/providers/fake_openai_tools_server.ts";
 

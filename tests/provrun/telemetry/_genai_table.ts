@@ -14,7 +14,7 @@
  * sets it).
  * @module
  */
-import type { ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
+import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_wire.ts";
 
 /** When a conditional attribute applies to a span. */
 export type Condition = (span: ReceivedSpan) => boolean;

@@ -3,8 +3,9 @@
  * `bodies` receives from real agent runs, and what else the conventions ask of a run's spans.
  */
 import assert from "node:assert/strict";
-import { CONTENT_BYTES, CUT_MARK, GENAI_CONVENTIONS } from "../../../lib/provevi/telemetry/mod.ts";
-import { OtlpReceiver } from "../../../lib/provevi/receiver/mod.ts";
+import { CONTENT_BYTES, CUT_MARK } from "../../../lib/provevi/telemetry/content_cap.ts";
+import { GENAI_CONVENTIONS } from "../../../lib/provevi/telemetry/genai_conventions.ts";
+import { OtlpReceiver } from "../../../lib/provevi/receiver/otlp_receiver.ts";
 import { genaiRun } from "./_genai_run.ts";
 import { coverage, failed, GENAI_OPERATIONS, TABLE } from "./_genai_table.ts";
 
@@ -164,7 +165,7 @@ Deno.test("a run that fails has error.type on its root", async () => {
 
 async function genaiRunAt(baseUrl: string, receiver: OtlpReceiver) {
   const { genaiFile, otlpPolicy } = await import("./_genai_run.ts");
-  const { runFile } = await import("../../../lib/provrun/mod.ts");
+  const { runFile } = await import("../../../lib/provrun/runner/run.ts");
   const runs = await Deno.makeTempDir();
   try {
     return await runFile(genaiFile({ baseUrl, stream: false, staged: false }), {

@@ -8,12 +8,13 @@
  * model call is one `chat` span, never two.
  */
 import assert from "node:assert/strict";
-import { OtlpReceiver, type ReceivedSpan } from "../../../lib/provevi/receiver/mod.ts";
-import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/mod.ts";
-import type { EvidenceEvent, Json } from "../../../lib/provevi/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { OtlpReceiver } from "../../../lib/provevi/receiver/otlp_receiver.ts";
+import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_wire.ts";
+import { CONTENT_KEYS } from "../../../lib/provevi/telemetry/genai_conventions.ts";
+import type { EvidenceEvent, Json } from "../../../lib/provevi/evidence/event.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { FAKE_ANSWER, startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
 import { gitCatalog } from "../_catalog.ts";
 import { eventsOf, needed, program, receivedSpans } from "../backends/_programs.ts";

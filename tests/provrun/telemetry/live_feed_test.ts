@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { FeedItem } from "../../../lib/provevi/mod.ts";
-import { replay } from "../../../lib/provevi/live/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import { LIVE_FILE } from "../../../lib/provrun/telemetry/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import type { FeedItem } from "../../../lib/provevi/live/feed.ts";
+import { replay } from "../../../lib/provevi/live/replay.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { LIVE_FILE } from "../../../lib/provrun/telemetry/live_feed.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 
 const ANSWER = "Revenue grew 12% in Q3, from 43.0 to 48.2 million USD.";
 

@@ -3,9 +3,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 import { startMlflowCopy } from "../../../lib/provrun/telemetry/mlflow_copy.ts";
 import { AGENT_RUN, mlflowPolicy, storeWithRun } from "../../provevi/mlflow/_mlflow.ts";
 import { needMlflow } from "../../provevi/mlflow/_mlflow_peer.ts";

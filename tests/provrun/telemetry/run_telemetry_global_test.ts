@@ -6,11 +6,11 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { globalTracerProviderSet } from "../../../lib/provrun/telemetry/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { globalTracerProviderSet } from "../../../lib/provrun/telemetry/telemetry_env.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 
 Deno.test("a global tracer provider registered by someone: provrun does not use it and writes telemetry_problem", async () => {
   const memory = new InMemorySpanExporter();

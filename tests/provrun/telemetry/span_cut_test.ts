@@ -6,7 +6,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { context, SpanStatusCode, trace } from "@opentelemetry/api";
 import { TraceState } from "@opentelemetry/core";
-import { cutAttributes, cutName, cutSpan } from "../../../lib/provrun/telemetry/mod.ts";
+import { cutAttributes, cutName, cutSpan } from "../../../lib/provrun/telemetry/span_cut.ts";
 
 const ATTRIBUTES = {
   "gen_ai.operation.name": "chat",

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import {
   denoExportsTelemetry,
   guardNet,
   namedDestinations,
   recordableUrl,
-} from "../../../lib/provrun/telemetry/mod.ts";
-import { TelemetryRefused } from "../../../lib/provrun/telemetry/mod.ts";
+} from "../../../lib/provrun/telemetry/telemetry_env.ts";
+import { TelemetryRefused } from "../../../lib/provrun/telemetry/telemetry_env.ts";
 
 const POLICY = TelemetryPolicy.fromDict({
   version: 1,

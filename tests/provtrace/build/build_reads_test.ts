@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { buildTrace, checkTrace } from "../../../lib/provtrace/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { checkTrace } from "../../../lib/provtrace/build/check.ts";
 import { ask, dumpTrace, makeRuns } from "../_runs.ts";
 import { makeWritable } from "../../_files.ts";
 

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { verify } from "../../../lib/provevi/evidence/mod.ts";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { buildTrace, checkTrace, queryTrace } from "../../../lib/provtrace/mod.ts";
+import { verify } from "../../../lib/provevi/evidence/verify.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { checkTrace } from "../../../lib/provtrace/build/check.ts";
+import { queryTrace } from "../../../lib/provtrace/db/query.ts";
 import { ask, builtRuns, dumpTrace, makeRuns, rewriteRun } from "../_runs.ts";
-import { Catalog } from "../../../lib/provcat/mod.ts";
+import { Catalog } from "../../../lib/provcat/catalog.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { tour } from "../../../cli/tour.ts";
 import { removeWritable } from "../../_files.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { chainBreak } from "../../../lib/provtrace/build/check_run.ts";
 
 /** A chain of canonical event-like lines, each with its `prev`, and the last line's hash. */

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { buildTrace, checkTrace } from "../../../lib/provtrace/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { checkTrace } from "../../../lib/provtrace/build/check.ts";
 import { writeRichRun } from "../../provevi/_rich_run.ts";
 
 const EXP = "experiment://acme/risk/dev/credit/q";

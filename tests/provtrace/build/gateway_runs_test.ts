@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { startFakeAgentProvider } from "../../../fixtures/providers/fake_agent_provider.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { buildTrace } from "../../../lib/provtrace/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
 
 for (
   const [route, url] of [["anthropic:claude-sonnet-4-5", "url"], ["openai:gpt-5", "openaiBaseUrl"]] as const

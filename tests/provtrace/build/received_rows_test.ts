@@ -7,10 +7,10 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { receiver } from "../../../lib/provevi/receiver/mod.ts";
-import { buildTrace } from "../../../lib/provtrace/mod.ts";
-import { EvidenceRecorder } from "../../../lib/provrun/run/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { receiver } from "../../../lib/provevi/receiver/run_receiver.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { removeWritable } from "../../_files.ts";
 import { MLFLOW_PYTHON, MLFLOW_URI, needMlflow } from "../../provevi/mlflow/_mlflow_peer.ts";
 import { ask } from "../_runs.ts";

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { ProveviError, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { buildTrace, checkTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
-import { defaultRowsKeyPath, readRowsKey, rowsMac, traceRunDigest } from "../../../lib/provtrace/db/mod.ts";
+import { ProveviError } from "../../../lib/provevi/evidence/errors.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { checkTrace } from "../../../lib/provtrace/build/check.ts";
+import { exportTrace } from "../../../lib/provtrace/export/export.ts";
+import { defaultRowsKeyPath, readRowsKey, rowsMac } from "../../../lib/provtrace/db/rows_key.ts";
+import { traceRunDigest } from "../../../lib/provtrace/db/run_digest.ts";
 import { makeRuns } from "../_runs.ts";
 
 /** The payloads the manifest of a run lists. */

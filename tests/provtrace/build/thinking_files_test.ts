@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { exportTrace } from "../../../lib/provtrace/export/export.ts";
 import {
   FAKE_ANTHROPIC_REPLY,
   startFakeAnthropic,
 } from "../../../fixtures/providers/fake_anthropic_server.ts";
 import { git, gitCatalog } from "../../provrun/_catalog.ts";
 import { ask } from "../_runs.ts";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 
 // A real PNG: the 1×1 transparent pixel.
 const PNG = Uint8Array.from(

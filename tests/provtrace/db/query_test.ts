@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openTraceDb } from "../../../lib/provtrace/db/mod.ts";
-import { queryTrace } from "../../../lib/provtrace/mod.ts";
+import { openTraceDb } from "../../../lib/provtrace/db/trace_db.ts";
+import { queryTrace } from "../../../lib/provtrace/db/query.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { compiledProvtraceFlags, provtraceSelf } from "../_self.ts";

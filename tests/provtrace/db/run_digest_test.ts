@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
-import { sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import type { DatabaseSync } from "node:sqlite";
-import { memoryTraceDb, traceRunDigest } from "../../../lib/provtrace/db/mod.ts";
+import { traceRunDigest } from "../../../lib/provtrace/db/run_digest.ts";
+import { memoryTraceDb } from "../../../lib/provtrace/db/trace_db.ts";
 
 const RUN = "run-20261201T000000Z-0000d1a5";
 

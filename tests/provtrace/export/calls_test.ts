@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { buildTrace } from "../../../lib/provtrace/mod.ts";
-import { openTraceDb, traceRunDigest, type TraceRunTables } from "../../../lib/provtrace/db/mod.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { traceRunDigest, type TraceRunTables } from "../../../lib/provtrace/db/run_digest.ts";
+import { openTraceDb } from "../../../lib/provtrace/db/trace_db.ts";
 import { byRun, CallReader, type CallRow, loadCalls } from "../../../lib/provtrace/export/_calls.ts";
 import { makeRuns } from "../_runs.ts";
 

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
-import { openTraceDb, traceRunDigest } from "../../../lib/provtrace/db/mod.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { exportTrace } from "../../../lib/provtrace/export/export.ts";
+import { traceRunDigest } from "../../../lib/provtrace/db/run_digest.ts";
+import { openTraceDb } from "../../../lib/provtrace/db/trace_db.ts";
 import { RowsHasher } from "../../../lib/provtrace/build/_rows_hasher.ts";
 import { makeRuns } from "../_runs.ts";
 

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openStore, verifyRun } from "../../../lib/provevi/runs/mod.ts";
-import { SqliteStore } from "../../../lib/provevi/sqlite/mod.ts";
-import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
+import { openStore } from "../../../lib/provevi/runs/open_store.ts";
+import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
+import { SqliteStore } from "../../../lib/provevi/sqlite/sqlite_store.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { exportTrace } from "../../../lib/provtrace/export/export.ts";
 import { makeRuns } from "../_runs.ts";
 
 type Indexed = { t: Awaited<ReturnType<typeof makeRuns>>; uri: string; db: string };

@@ -2,16 +2,13 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { readEventsText, sha256Hex } from "../../../lib/provevi/evidence/mod.ts";
-import { TelemetryPolicy } from "../../../lib/provevi/telemetry/mod.ts";
-import {
-  exportTrace,
-  TRACE_EXPORT_FORMATS,
-  type TraceExportFormat,
-  type TraceProvenance,
-  writeTraceExport,
-} from "../../../lib/provtrace/mod.ts";
-import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/mod.ts";
+import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
+import { exportTrace, type TraceProvenance } from "../../../lib/provtrace/export/export.ts";
+import { writeTraceExport } from "../../../lib/provtrace/export/export_file.ts";
+import { TRACE_EXPORT_FORMATS, type TraceExportFormat } from "../../../lib/provtrace/export/formats.ts";
+import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/formats.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { builtRuns } from "../_runs.ts";

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { buildTrace, checkLineage, traceLineage, writeTraceExport } from "../../../lib/provtrace/mod.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { writeTraceExport } from "../../../lib/provtrace/export/export_file.ts";
+import { checkLineage, traceLineage } from "../../../lib/provtrace/export/lineage.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { makeRuns, rewriteRun } from "../_runs.ts";
 import { makeWritable } from "../../_files.ts";
-import { openTraceDb } from "../../../lib/provtrace/db/mod.ts";
+import { openTraceDb } from "../../../lib/provtrace/db/trace_db.ts";
 import { insertLineRows } from "../../../lib/provtrace/export/_line_rows.ts";
 
 Deno.test("lineage: a run lists every export and line it fed, an export its runs; a run removed or changed taints the exports it fed", async () => {

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileStore } from "../../../lib/provevi/store/mod.ts";
-import { readEventsText } from "../../../lib/provevi/evidence/mod.ts";
-import { RunFile } from "../../../lib/provrun/run/mod.ts";
-import { runFile } from "../../../lib/provrun/runner/mod.ts";
-import { buildTrace, exportTrace } from "../../../lib/provtrace/mod.ts";
-import type { TokenTurn } from "../../../lib/provtrace/export/mod.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
+import { buildTrace } from "../../../lib/provtrace/build/build.ts";
+import { exportTrace } from "../../../lib/provtrace/export/export.ts";
+import type { TokenTurn } from "../../../lib/provtrace/export/tokens.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
 import { startFakeVllm } from "../../../fixtures/providers/fake_vllm_server.ts";
