@@ -139,6 +139,7 @@ export function readRunRows(db: DatabaseSync, runId: string): TraceRunRows {
  */
 const LINE_TABLES = new Map<string, string | null>([
   ["trace_sources", "run_id, store_uri, last_hash, verified"],
+  ["trace_runs", null],
   ["trace_spans", "span_id, seq, line_hash, end_time"],
   ["trace_model_calls", null],
   ["trace_tokens", null],

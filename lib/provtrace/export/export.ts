@@ -27,7 +27,7 @@ import {
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { readAhead } from "../build/_read_ahead.ts";
 import { RowsHasher } from "../build/_rows_hasher.ts";
-import { unhashedColumn } from "./_hashed_rows.ts";
+import { unhashedRows } from "./_hashed_rows.ts";
 import { SourceStores, sourceWithEvidence, traceSources } from "../build/_source_stores.ts";
 import { byRun, type Call, CallReader, type CallRow, type LineEvent, runsOf } from "./_calls.ts";
 export type { LineEvent } from "./_calls.ts";
@@ -354,7 +354,7 @@ async function checkRuns(
     }
     // The calls this export read are the calls the check hashed, column by column, or the run is refused.
     const unhashed = problem === null && tables !== undefined
-      ? unhashedColumn(rows.get(source.run_id)!, tables)
+      ? unhashedRows(db, source.run_id, rows.get(source.run_id)!, tables)
       : null;
     if (unhashed !== null) {
       state = "rows";

@@ -105,23 +105,33 @@ Deno.test("an export whose worker cannot line up its snapshot (a writer holds th
   }
 });
 
+/** Each edit made without the key, and the export that would write it. */
+const RENAMED_EDITS = [
+  {
+    kind: "steps" as const,
+    sql: "UPDATE trace_tool_calls SET result = '\"FORGED\"'; UPDATE trace_model_calls SET model = 'FORGED'",
+  },
+  { kind: "atif" as const, sql: "UPDATE trace_runs SET agent = 'FORGED', model = 'FORGED'" },
+];
+
 Deno.test("an export's lines are the rows its worker hashed: a file renamed over the database after the export opened it lends no MAC to the rows the export reads", async () => {
-  await using w = await built();
-  // The file as built (its MACs hold), kept aside; the database's rows then edited without the key.
-  const genuine = join(w.t.root, "genuine.db");
-  await Deno.copyFile(w.db, genuine);
-  const edit = new DatabaseSync(w.db);
-  edit.exec("UPDATE trace_tool_calls SET result = '\"FORGED\"'");
-  edit.exec("UPDATE trace_model_calls SET model = 'FORGED'");
-  edit.close();
-  // The export opens the edited file; the genuine one is renamed over its name before the worker opens it.
-  const exported = exportTrace(w.db, { kind: "steps", ...w.options, checkWorker: true });
-  Deno.renameSync(genuine, w.db);
-  const changed = await exported;
-  assert.ok(!JSON.stringify(changed.lines).includes("FORGED"), "no edited row in a line");
-  assert.ok(changed.refused.length > 0, JSON.stringify(changed.refused));
-  assert.ok(
-    changed.refused.every((r) => r.state === "rows" && /changed while it was exported/.test(r.problem)),
-    JSON.stringify(changed.refused),
-  );
+  for (const { kind, sql } of RENAMED_EDITS) {
+    await using w = await built();
+    // The file as built (its MACs hold), kept aside; the database's rows then edited without the key.
+    const genuine = join(w.t.root, "genuine.db");
+    await Deno.copyFile(w.db, genuine);
+    const edit = new DatabaseSync(w.db);
+    edit.exec(sql);
+    edit.close();
+    // The export opens the edited file; the genuine one is renamed over its name before the worker opens it.
+    const exported = exportTrace(w.db, { kind, ...w.options, checkWorker: true });
+    Deno.renameSync(genuine, w.db);
+    const changed = await exported;
+    assert.ok(!JSON.stringify(changed.lines).includes("FORGED"), `${kind}: no edited row in a line`);
+    assert.ok(changed.refused.length > 0, JSON.stringify(changed.refused));
+    assert.ok(
+      changed.refused.every((r) => r.state === "rows" && /changed while it was exported/.test(r.problem)),
+      JSON.stringify(changed.refused),
+    );
+  }
 });
