@@ -20,17 +20,25 @@ const PATIENCE_MS = 120_000;
 
 const here = new URL(".", import.meta.url).pathname;
 
-/** Runs a Deno script of this folder as a child. */
-function child(script: string, args: string[], stdout: "piped" | "null" = "null"): Deno.ChildProcess {
+/**
+ * Runs a Deno script of this folder as a child, with all permissions or a command's permission set (deno.json's
+ * `permissions`: Deno then refuses `/proc/self/fd/`, as it does to the commands themselves).
+ */
+function child(
+  script: string,
+  args: string[],
+  stdout: "piped" | "null" = "null",
+  permissions = "-A",
+): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-prompt", join(here, script), ...args],
+    args: ["run", permissions, "--no-prompt", join(here, script), ...args],
     stdout,
     stderr: "null",
   }).spawn();
 }
 
 for (
-  const [reader, name] of [
+  const [reader, name, permissions] of [
     ["capped", "events.jsonl"],
     ["capped-sync", "manifest.json"],
     ["bounded", "witness.vkey"],
@@ -38,9 +46,12 @@ for (
     ["packed", "payloads.pack"],
     ["pack-reader", "payloads.pack"],
     ["sha256", "0a1b2c"],
-  ] as const
+    ["sha256", "0a1b2c", "-P=prove"],
+    ["sha256", "0a1b2c", "-P=provr"],
+  ] as [string, string, string?][]
 ) {
-  Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
+  const under = permissions === undefined ? "" : ` under ${permissions}`;
+  Deno.test(`the ${reader} reader${under}, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
     const top = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
     const dir = join(top, "evidence");
     await Deno.mkdir(dir);
@@ -48,12 +59,17 @@ for (
     try {
       assert.ok((await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output()).success, "mkfifo");
       await Deno.writeTextFile(join(dir, "file"), "a file\n");
-      const reads = child("_fifo_read_child.ts", [reader, join(dir, name), String(READS)], "piped");
+      const reads = child(
+        "_fifo_read_child.ts",
+        [reader, join(dir, name), String(READS)],
+        "piped",
+        permissions,
+      );
       const timer = setTimeout(() => reads.kill("SIGKILL"), PATIENCE_MS);
       const out = new TextDecoder().decode((await reads.output()).stdout);
       clearTimeout(timer);
       const done = /^done \d+ \d+/.test(out);
-      tally.add(`${reader} reads of ${name} swapped with a pipe`, { stopped: done, recorded: done });
+      tally.add(`${reader} reads${under} of ${name} swapped with a pipe`, { stopped: done, recorded: done });
       assert.ok(done, `the ${reader} reader waited on the pipe: ${JSON.stringify(out)}`);
     } finally {
       swapper.kill("SIGKILL");

@@ -7,7 +7,7 @@
  * takes no such flag, `node:fs`'s does.
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, read, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { ProveviError } from "./errors.ts";
 
@@ -226,36 +226,79 @@ export class NoWaitFile implements Disposable {
   }
 }
 
+/** The reads {@linkcode openFileNoWait}'s file gives: a `Deno.FsFile`'s, from where the last read left off. */
+export interface NoWaitReadable extends Disposable {
+  /** Reads into `bytes`; null at the end. */
+  readSync(bytes: Uint8Array): number | null;
+  /** Reads into `bytes` off this thread; null at the end. */
+  read(bytes: Uint8Array): Promise<number | null>;
+  /** Closes the file. */
+  close(): void;
+}
+
+/** A checked descriptor read with `node:fs` (where no `/proc/self/fd/` link may be opened). */
+class FdReadable implements NoWaitReadable {
+  constructor(readonly fd: number) {}
+
+  readSync(bytes: Uint8Array): number | null {
+    const n = readNoWaitSync(this.fd, bytes);
+    return n === 0 && bytes.length > 0 ? null : n;
+  }
+
+  read(bytes: Uint8Array): Promise<number | null> {
+    if (bytes.length === 0) return Promise.resolve(0);
+    return new Promise((resolve, reject) =>
+      read(
+        this.fd,
+        bytes,
+        0,
+        bytes.length,
+        null,
+        (error, n) => error ? reject(error) : resolve(n === 0 ? null : n),
+      )
+    );
+  }
+
+  close(): void {
+    closeNoWait(this.fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
 /**
- * A plain file opened without waiting, as a `Deno.FsFile` for Deno's fast reads: opened first with
- * `O_NONBLOCK` and checked, then opened again through its `/proc/self/fd/` link, which names the very file that
- * was checked, however the path changes meanwhile. Where there is no such link the path is opened again and must
- * be the same file.
+ * A plain file opened without waiting, for fast reads: opened first with `O_NONBLOCK` and checked, then, as a
+ * `Deno.FsFile`, opened again through its `/proc/self/fd/` link, which names the very file that was checked,
+ * however the path changes meanwhile. Where no such link may be opened (another system, or a command's
+ * permission set, under which Deno asks for all access to `/proc/self/fd/`), the checked descriptor itself is
+ * read: the path is never opened again, since a pipe renamed to it after the check would be waited on for ever.
  *
  * @param path The file.
  * @param options `follow`: follow a link at the path (the default: as `Deno.open`); `false` refuses one.
  * @returns The file, open to read.
  * @throws Deno.errors.NotFound when nothing is there; ProveviError for what is not a plain file.
  */
-export async function openFileNoWait(path: string, options: { follow?: boolean } = {}): Promise<Deno.FsFile> {
+export async function openFileNoWait(
+  path: string,
+  options: { follow?: boolean } = {},
+): Promise<NoWaitReadable> {
   const { fd, info } = openNoWaitSync(path, { follow: options.follow !== false });
   try {
     if (!info.isFile) throw new ProveviError(`${path} is ${info.kind}, not a plain file`);
     if (procFds) {
       try {
-        return await Deno.open(`/proc/self/fd/${fd}`, { read: true });
+        const file = await Deno.open(`/proc/self/fd/${fd}`, { read: true });
+        closeNoWait(fd);
+        return file;
       } catch {
         procFds = false;
       }
     }
-    const file = await Deno.open(path, { read: true });
-    const now = file.statSync();
-    if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
-      file.close();
-      throw new ProveviError(`${path} changed while it was opened`);
-    }
-    return file;
-  } finally {
+    return new FdReadable(fd);
+  } catch (error) {
     closeNoWait(fd);
+    throw error;
   }
 }
