@@ -6,7 +6,12 @@
 import { createHash } from "node:crypto";
 import { dirname, join, relative, sep } from "node:path";
 import { CatalogError } from "./errors.ts";
-import { IrregularFile, openFileNoWait, openFileNoWaitSync } from "../provevi/evidence/open_file.ts";
+import {
+  type FileReads,
+  IrregularFile,
+  openFileNoWait,
+  openFileNoWaitSync,
+} from "../provevi/evidence/open_file.ts";
 
 /** One file of a folder, by its `/`-separated path under the folder. */
 export interface FileEntry {
@@ -114,7 +119,7 @@ function hex(digest: ArrayBuffer): string {
 /** Hashes a big file with synchronous reads into one buffer, the fastest stream `node:crypto` takes. */
 function streamHash(path: string): string {
   const hash = createHash("sha256");
-  let opened: Deno.FsFile;
+  let opened: FileReads;
   try {
     opened = openFileNoWaitSync(path, { follow: false });
   } catch (error) {

@@ -21,17 +21,25 @@ const PATIENCE_MS = 120_000;
 
 const here = new URL(".", import.meta.url).pathname;
 
-/** Runs a Deno script of this folder as a child. */
-function child(script: string, args: string[], stdout: "piped" | "null" = "null"): Deno.ChildProcess {
+/**
+ * Runs a Deno script of this folder as a child, with all permissions or a command's permission set (deno.json's
+ * `permissions`: Deno then refuses `/proc/self/fd/`, as it does to the commands themselves).
+ */
+function child(
+  script: string,
+  args: string[],
+  stdout: "piped" | "null" = "null",
+  permissions = "-A",
+): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-prompt", join(here, script), ...args],
+    args: ["run", permissions, "--no-prompt", join(here, script), ...args],
     stdout,
     stderr: "null",
   }).spawn();
 }
 
 for (
-  const [reader, name] of [
+  const [reader, name, permissions] of [
     ["capped", "events.jsonl"],
     ["capped-sync", "manifest.json"],
     ["bounded", "witness.vkey"],
@@ -44,9 +52,19 @@ for (
     ["view-payload", `payloads/${"ab".repeat(32)}`],
     ["catalog-hash", "data.csv"],
     ["store-read", "data.csv"],
-  ] as const
+    // as the commands run: under their permission sets, where Deno refuses /proc/self/fd/ and a reader that
+    // opened the path again waited on a pipe swapped in after its check
+    ["sha256", "0a1b2c", "-P=prove"],
+    ["sha256", "0a1b2c", "-P=provr"],
+    ["live-tail", "events.jsonl", "-P=prove"],
+    ["run-lines", "events.jsonl", "-P=prove"],
+    ["view-payload", `payloads/${"ab".repeat(32)}`, "-P=prove"],
+    ["catalog-hash", "data.csv", "-P=provr"],
+    ["store-read", "data.csv", "-P=provr"],
+  ] as [string, string, string?][]
 ) {
-  Deno.test(`the ${reader} reader, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
+  const under = permissions === undefined ? "" : ` under ${permissions}`;
+  Deno.test(`the ${reader} reader${under}, with a pipe and a file swapped at ${name}, reads or refuses and never waits on the pipe`, async () => {
     const top = await Deno.makeTempDir({ prefix: "attack-fifo-swap-" });
     const dir = join(top, "evidence");
     await Deno.mkdir(join(dir, name, ".."), { recursive: true });
@@ -54,12 +72,17 @@ for (
     try {
       assert.ok((await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output()).success, "mkfifo");
       await Deno.writeTextFile(join(dir, "file"), "a file\n");
-      const reads = child("_fifo_read_child.ts", [reader, join(dir, name), String(READS)], "piped");
+      const reads = child(
+        "_fifo_read_child.ts",
+        [reader, join(dir, name), String(READS)],
+        "piped",
+        permissions,
+      );
       const timer = setTimeout(() => reads.kill("SIGKILL"), PATIENCE_MS);
       const out = new TextDecoder().decode((await reads.output()).stdout);
       clearTimeout(timer);
       const done = /^done \d+ \d+/.test(out);
-      tally.add(`${reader} reads of ${name} swapped with a pipe`, { stopped: done, recorded: done });
+      tally.add(`${reader} reads${under} of ${name} swapped with a pipe`, { stopped: done, recorded: done });
       assert.ok(done, `the ${reader} reader waited on the pipe: ${JSON.stringify(out)}`);
     } finally {
       swapper.kill("SIGKILL");

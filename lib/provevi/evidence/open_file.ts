@@ -509,7 +509,7 @@ export interface FsFileOptions {
 }
 
 /** Opens the path without waiting and checks it; the descriptor is the caller's to close. */
-function openChecked(
+export function openChecked(
   path: string,
   options: FsFileOptions & { oneLink?: boolean },
 ): { fd: number; info: OpenedInfo } {
@@ -538,59 +538,4 @@ function openChecked(
   }
 }
 
-/** Where there is no `/proc/self/fd/`: the path, opened again by Deno, must be the very file checked. */
-function sameAgain(path: string, info: OpenedInfo, file: Deno.FsFile): Deno.FsFile {
-  const now = file.statSync();
-  if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
-    file.close();
-    throw new IrregularFile(path, "changed while it was opened");
-  }
-  return file;
-}
-
-/**
- * A plain file opened without waiting, as a `Deno.FsFile` (for Deno's fast reads, or its locks): opened first
- * with `O_NONBLOCK` and checked, then opened again through its `/proc/self/fd/` link, which names the very file
- * that was checked, however the path changes meanwhile. Where there is no such link the path is opened again and
- * must be the same file.
- *
- * @param path The file.
- * @param options {@linkcode FsFileOptions}; `follow: false` refuses a link at the path.
- * @returns The file, open to read (and write, with `write`).
- * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed, or what is not a
- * plain file.
- */
-export async function openFileNoWait(path: string, options: FsFileOptions = {}): Promise<Deno.FsFile> {
-  const { fd, info } = openChecked(path, options);
-  const how = { read: true, write: options.write === true, append: options.append === true };
-  try {
-    if (procFds) {
-      try {
-        return await Deno.open(`/proc/self/fd/${fd}`, how);
-      } catch {
-        procFds = false;
-      }
-    }
-    return sameAgain(path, info, await Deno.open(path, how));
-  } finally {
-    closeNoWait(fd);
-  }
-}
-
-/** {@linkcode openFileNoWait}, synchronously. */
-export function openFileNoWaitSync(path: string, options: FsFileOptions = {}): Deno.FsFile {
-  const { fd, info } = openChecked(path, options);
-  const how = { read: true, write: options.write === true, append: options.append === true };
-  try {
-    if (procFds) {
-      try {
-        return Deno.openSync(`/proc/self/fd/${fd}`, how);
-      } catch {
-        procFds = false;
-      }
-    }
-    return sameAgain(path, info, Deno.openSync(path, how));
-  } finally {
-    closeNoWait(fd);
-  }
-}
+export { type FileReads, openFileNoWait, openFileNoWaitSync } from "./fd_file.ts";

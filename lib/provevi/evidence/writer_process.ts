@@ -135,7 +135,7 @@ export async function runWriterState(folder: string | null, writer: unknown): Pr
         if (!(error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable)) {
           throw error;
         }
-        file = await openFileNoWait(path, { follow: false });
+        file = await openFileNoWait(path, { follow: false, fsFile: true });
       }
       const free = await file.tryLock(false);
       if (free) return "gone";

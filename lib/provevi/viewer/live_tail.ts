@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
-import { openFileNoWait } from "../evidence/open_file.ts";
+import { type FileReads, openFileNoWait } from "../evidence/open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
@@ -41,7 +41,7 @@ export class LineReader {
   constructor(readonly path: string) {}
 
   async next(): Promise<string[]> {
-    let file: Deno.FsFile;
+    let file: FileReads;
     try {
       // opened without waiting (a named pipe would hold a plain open for ever) nor following a link
       file = await openFileNoWait(this.path, { follow: false });

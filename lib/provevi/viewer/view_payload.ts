@@ -11,7 +11,7 @@ import type { Json } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { answerOf } from "../live/feed.ts";
 import { cutJson, type CutLimits, PAGE_CUT, parseJsonHead } from "./view_cut.ts";
-import { openFileNoWait } from "../evidence/open_file.ts";
+import { type FileReads, openFileNoWait } from "../evidence/open_file.ts";
 
 /** The bytes of a payload that a page reads: enough for the cut of {@linkcode PAGE_CUT}, or an answer's. */
 export const HEAD_BYTES = 64 * 1024;
@@ -29,7 +29,7 @@ export interface PayloadHead {
  * Opens a payload's file in the run folder, refusing a link anywhere on the way and a file swapped between
  * the look and the open.
  */
-export async function openPayloadFile(folder: string, sha256: string): Promise<Deno.FsFile> {
+export async function openPayloadFile(folder: string, sha256: string): Promise<FileReads> {
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new RangeError(`"${sha256}" is not a SHA-256`);
   const evidence = join(folder, "evidence");
   const payloads = join(evidence, "payloads");
@@ -57,7 +57,7 @@ export async function payloadHead(
   options: { bytes: number },
 ): Promise<PayloadHead> {
   const { bytes } = options;
-  let file: Deno.FsFile | null = null;
+  let file: FileReads | null = null;
   try {
     if (record.folder !== null) file = await openPayloadFile(record.folder, sha256);
   } catch (error) {

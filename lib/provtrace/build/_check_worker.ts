@@ -5,16 +5,24 @@
  *
  * Messages in: `{ op: "open", path }`, then `{ op: "runs", runs }` (run IDs, in the order they are checked), and
  * `{ op: "close" }` at the end. Out:
- * `{ op: "open", error? }`, then `{ op: "digests", results }`, a few runs at a time, each `{ run_id, digest }`
- * (null when the digest failed: the export then hashes the run itself).
+ * `{ op: "open", error? }`, then `{ op: "digests", results }`, a few runs at a time, each `{ run_id, digest, tables }`:
+ * the digest and the line tables of the very rows it hashed (both null when the read failed: the export then
+ * hashes the run itself), so that the export's lines are made of what was hashed, never of a second read.
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { readRunRows, runDigestText } from "../db/run_digest.ts";
+import { lineTablesOf, readRunRows, runDigestText, type TraceRunTables } from "../db/run_digest.ts";
 
-/** The format 2 digest of a run's rows in an open trace database. */
-export function rowsDigest(db: DatabaseSync, runId: string): string {
-  return runDigestText(readRunRows(db, runId));
+/** A run's rows read once: their format 2 digest, and the tables an export's lines are made of, of that read. */
+export interface HashedRows {
+  digest: string;
+  tables: TraceRunTables;
+}
+
+/** The format 2 digest of a run's rows in an open trace database, with the line tables of the rows it hashed. */
+export function hashedRows(db: DatabaseSync, runId: string): HashedRows {
+  const read = readRunRows(db, runId);
+  return { digest: runDigestText(read), tables: lineTablesOf(read.tables) };
 }
 
 /** How many runs' digests go in one answer. */
@@ -52,15 +60,13 @@ if (scope.WorkerGlobalScope !== undefined && typeof scope.postMessage === "funct
       return;
     }
     // The runs in the order the export checks them; answered a few at a time (each answer wakes the export).
-    let results: { run_id: string; digest: string | null }[] = [];
+    let results: ({ run_id: string } & (HashedRows | { digest: null; tables: null }))[] = [];
     for (const runId of m.runs) {
-      let digest: string | null;
       try {
-        digest = rowsDigest(db!, runId);
+        results.push({ run_id: runId, ...hashedRows(db!, runId) });
       } catch {
-        digest = null; // the export hashes it itself, and meets the same failure
+        results.push({ run_id: runId, digest: null, tables: null }); // the export hashes it, and meets the same failure
       }
-      results.push({ run_id: runId, digest });
       if (results.length === ANSWER_EVERY) {
         scope.postMessage!({ op: "digests", results });
         results = [];

@@ -9,10 +9,15 @@
  * snapshot to their end). Should the lock not be had at once, or the worker fail to open, there is no worker,
  * and the export hashes on its own thread; should the worker fail later, each run it held is hashed here
  * instead, from the export's connection: a failure costs time, never a check.
+ *
+ * The lock lines up two reads of one file only: the worker opens the file by its name, after the export did, and
+ * a file renamed over that name meanwhile (or bytes written over the file's, which no lock holds back) would be
+ * what it hashed. So the worker answers each run with the line tables of the rows it hashed, the export's lines
+ * are made of those, and the export compares the calls it read itself with them column by column.
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { rowsDigest } from "./_check_worker.ts";
+import { type HashedRows, hashedRows } from "./_check_worker.ts";
 
 const WORKER_URL = new URL("./_check_worker.ts", import.meta.url);
 
@@ -21,9 +26,12 @@ const LOCK_WAIT_MS = 2000;
 
 /** A run's digest to come from the worker: null when the worker did not give it (the run is hashed here). */
 interface Awaited {
-  promise: Promise<string | null>;
-  resolve: (digest: string | null) => void;
+  promise: Promise<HashedRows | null>;
+  resolve: (hashed: HashedRows | null) => void;
 }
+
+/** A run's answer from the worker: its digest and line tables, or nulls when its read failed there. */
+type Answer = { run_id: string; digest: string | null; tables: HashedRows["tables"] | null };
 
 /**
  * A worker that gives the digest of runs' rows in the snapshot its caller reads; closed when disposed.
@@ -43,8 +51,12 @@ export class RowsHasher implements Disposable {
   private constructor(worker: Worker, db: DatabaseSync) {
     this.#worker = worker;
     this.#db = db;
-    worker.onmessage = (event: MessageEvent<{ results: { run_id: string; digest: string | null }[] }>) => {
-      for (const r of event.data.results) this.#awaited.get(r.run_id)?.resolve(r.digest);
+    worker.onmessage = (event: MessageEvent<{ results: Answer[] }>) => {
+      for (const r of event.data.results) {
+        this.#awaited.get(r.run_id)?.resolve(
+          r.digest === null || r.tables === null ? null : { digest: r.digest, tables: r.tables },
+        );
+      }
     };
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
@@ -108,19 +120,24 @@ export class RowsHasher implements Disposable {
   queue(runIds: readonly string[]): void {
     if (this.#worker === null) return;
     for (const id of runIds) {
-      let resolve!: (digest: string | null) => void;
-      const promise = new Promise<string | null>((r) => resolve = r);
+      let resolve!: (hashed: HashedRows | null) => void;
+      const promise = new Promise<HashedRows | null>((r) => resolve = r);
       this.#awaited.set(id, { promise, resolve });
     }
     this.#worker.postMessage({ op: "runs", runs: runIds });
   }
 
-  /** The format 2 digest of the run's rows, as `traceRunDigest` gives it on the export's connection. */
-  async digest(runId: string): Promise<string> {
+  /**
+   * The format 2 digest of the run's rows, as `traceRunDigest` gives it on the export's connection, with the
+   * tables an export's lines are made of, of the same read of the rows: lines made of them are made of what was
+   * hashed, whatever the file holds by the time (a file renamed over the database's name after the export opened
+   * it, or its bytes written over, is in neither or in both).
+   */
+  async digest(runId: string): Promise<HashedRows> {
     const awaited = this.#awaited.get(runId);
-    const digest = awaited === undefined ? null : await awaited.promise;
+    const hashed = awaited === undefined ? null : await awaited.promise;
     this.#awaited.delete(runId);
-    return digest ?? rowsDigest(this.#db, runId);
+    return hashed ?? hashedRows(this.#db, runId);
   }
 
   /** The worker failed: it is closed, and every run it has not answered is hashed here when asked for. */

@@ -103,8 +103,8 @@ export async function readSourceEvidence(store: EvidenceStore, runId: string): P
  * file's rows of the run as the check read them for their digest (an export makes its lines from them);
  * `evidence`: the run's files as {@linkcode readSourceEvidence} read them ahead (else they are read here);
  * `hasher`: with the key, reads and hashes the run's rows on its worker, in this snapshot of the file, so that
- * the caller can go on meanwhile (the same digest of the same rows; `tables` is then not called when the MAC
- * holds, and the caller reads what it needs itself).
+ * the caller can go on meanwhile (the same digest of the same rows; when the MAC holds, `tables` takes the
+ * worker's line tables of the rows it hashed, with only the columns an export's lines use).
  * @returns How the run compares; it prints nothing.
  * @throws Only on a failure that is not the run's (a store that cannot be reached is `unreadable`).
  * @example
@@ -153,7 +153,14 @@ export async function checkTraceRun(
       const same = { ...base, verified: row.verified === 1, state: "same" as const, now, problem: null };
       const seal = { key: options.key, manifest: manifest! };
       // The worker's digest of the rows, in this snapshot; when its MAC does not hold, the rows are read here.
-      if (options.hasher && macHolds(row, { ...seal, digest: await options.hasher.digest(id) })) return same;
+      // The lines are then made of the rows it hashed (its read), not of another read of the file.
+      if (options.hasher) {
+        const hashed = await options.hasher.digest(id);
+        if (macHolds(row, { ...seal, digest: hashed.digest })) {
+          options.tables?.(hashed.tables);
+          return same;
+        }
+      }
       const found = traceRunDigest(trace, row.run_id, { tables: options.tables });
       if (
         macHolds(row, { ...seal, digest: found.digest }) ||

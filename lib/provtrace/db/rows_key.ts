@@ -138,14 +138,16 @@ export function rowsMac(key: Uint8Array, seal: TraceRowsSeal): string {
  * HMAC-SHA256's two padded keys (RFC 2104), made once per key: an export checks the MAC of each of thousands of
  * runs, and `createHmac` took the key in again each time (about 35 µs a run, against 8 µs for the two hashes).
  */
-const pads = new WeakMap<Uint8Array, { inner: Uint8Array; outer: Uint8Array }>();
+const pads = new WeakMap<Uint8Array, { key: Uint8Array; inner: Uint8Array; outer: Uint8Array }>();
 
 function padsOf(key: Uint8Array): { inner: Uint8Array; outer: Uint8Array } {
   let found = pads.get(key);
-  if (found === undefined) {
+  // Kept by the array, and made again when its bytes are not the ones they were made of (an array changed in
+  // place is another key).
+  if (found === undefined || !Buffer.from(found.key).equals(key)) {
     const block = new Uint8Array(64); // SHA-256's block: a longer key is hashed first
     block.set(key.length > 64 ? createHash("sha256").update(key).digest() : key);
-    found = { inner: block.map((b) => b ^ 0x36), outer: block.map((b) => b ^ 0x5c) };
+    found = { key: key.slice(), inner: block.map((b) => b ^ 0x36), outer: block.map((b) => b ^ 0x5c) };
     pads.set(key, found);
   }
   return found;

@@ -138,7 +138,10 @@ export function readRunRows(db: DatabaseSync, runId: string): TraceRunRows {
  * message of every call are most of a run's bytes, and the lines use none of them.
  */
 const LINE_TABLES = new Map<string, string | null>([
-  ["trace_spans", "span_id, line_hash"],
+  ["trace_sources", "run_id, store_uri, last_hash, verified"],
+  ["trace_runs", null],
+  ["trace_spans", "span_id, seq, line_hash, end_time"],
+  ["trace_model_calls", null],
   ["trace_tokens", null],
   ["trace_call_messages", "span_id, direction, message, message_hash"],
   ["trace_messages", "hash, content"],
@@ -178,6 +181,30 @@ export function readLineTables(db: DatabaseSync, runId: string): TraceRunTables 
   const out = new Map<string, TraceRunTable>();
   for (const [table, { statement, names }] of narrow) {
     out.set(table, { names, rows: statement.all(runId) as unknown as unknown[][] });
+  }
+  return out;
+}
+
+/**
+ * The tables an export's lines are made of, taken from a run's rows as {@linkcode readRunRows} read them, with
+ * the columns {@linkcode readLineTables} reads: a worker that hashed the rows gives these with their digest, so
+ * that the lines are made of the very rows that were hashed, not of a second read of the file.
+ *
+ * @param tables The run's rows as read for its digest.
+ * @returns The line tables, some with fewer columns.
+ */
+export function lineTablesOf(tables: TraceRunTables): TraceRunTables {
+  const out = new Map<string, TraceRunTable>();
+  for (const [table, columns] of LINE_TABLES) {
+    const found = tables.get(table);
+    if (found === undefined) continue;
+    if (columns === null) {
+      out.set(table, found);
+      continue;
+    }
+    const names = columns.split(", ");
+    const at = names.map((n) => found.names.indexOf(n));
+    out.set(table, { names, rows: found.rows.map((row) => at.map((i) => row[i])) });
   }
   return out;
 }

@@ -19,7 +19,6 @@ import type { Json, TelemetryPolicy } from "../../provevi/mod.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
 import {
   openTraceDb,
-  readLineTables,
   readRowsKey,
   TRACE_SCHEMA_VERSION,
   type TraceRunTables,
@@ -28,6 +27,7 @@ import {
 import { checkTraceRun, type TraceSourceCheck } from "../build/mod.ts";
 import { readAhead } from "../build/_read_ahead.ts";
 import { RowsHasher } from "../build/_rows_hasher.ts";
+import { unhashedRows } from "./_hashed_rows.ts";
 import { SourceStores, sourceWithEvidence, traceSources } from "../build/_source_stores.ts";
 import { byRun, type Call, CallReader, type CallRow, type LineEvent, runsOf } from "./_calls.ts";
 export type { LineEvent } from "./_calls.ts";
@@ -348,20 +348,28 @@ async function checkRuns(
   };
   const done = ({ source, check, tables }: Awaited<ReturnType<typeof checkOne>>) => {
     let problem = check.problem;
+    let state = check.state;
     if (problem === null && !check.verified && !options.allowUnverified) {
       problem = "it does not verify now; export it with --allow-unverified to mark it so";
     }
+    // The calls this export read are the calls the check hashed, column by column, or the run is refused.
+    const unhashed = problem === null && tables !== undefined
+      ? unhashedRows(db, source.run_id, rows.get(source.run_id)!, tables)
+      : null;
+    if (unhashed !== null) {
+      state = "rows";
+      problem =
+        `the file's rows changed while it was exported (${unhashed} is not what its check hashed); export it again`;
+    }
     out.set(source.run_id, {
-      verified: check.verified,
-      refused: problem === null ? null : { run_id: source.run_id, state: check.state, problem },
+      verified: unhashed === null && check.verified,
+      refused: problem === null ? null : { run_id: source.run_id, state, problem },
     });
-    // A run hashed on the worker: its lines' rows read here, in the same snapshot, without the spans' attributes.
+    // The lines are made of the rows the check hashed (on the worker, its read of them, without the spans'
+    // attributes), never of another read of the file, which could have changed under the export since.
     if (problem === null) {
-      options.reader.read(
-        source.run_id,
-        rows.get(source.run_id)!,
-        tables ?? readLineTables(db, source.run_id),
-      );
+      if (tables === undefined) throw new Error(`the check of run ${source.run_id} passed without its rows`);
+      options.reader.read(source.run_id, rows.get(source.run_id)!, tables);
     }
   };
   // In order: each check is started in turn (its reads in this snapshot), and its result taken in turn.

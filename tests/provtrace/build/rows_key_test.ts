@@ -114,5 +114,15 @@ Deno.test("rowsMac is HMAC-SHA256 (RFC 2104) of the seal's RFC 8785 JSON, for ke
     assert.equal(rowsMac(key, seal), expected, `a key of ${length} bytes`);
     assert.equal(rowsMac(key, seal), expected, `a key of ${length} bytes, its pads made already`);
     assert.notEqual(rowsMac(key, { ...seal, rows_digest: "ef".repeat(32) }), expected);
+    // The same array with other bytes in it is another key: its pads are not the old key's.
+    key[0] = key[0]! ^ 1;
+    assert.equal(
+      rowsMac(key, seal),
+      createHmac("sha256", key).update(canonicalize(seal)!).digest("hex"),
+      `a key of ${length} bytes, changed in place`,
+    );
   }
+  // No key at all is HMAC's empty key, as createHmac takes it.
+  const empty = new Uint8Array(0);
+  assert.equal(rowsMac(empty, seal), createHmac("sha256", empty).update(canonicalize(seal)!).digest("hex"));
 });

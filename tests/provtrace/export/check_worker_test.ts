@@ -42,7 +42,7 @@ Deno.test("the worker hashes each run's rows in the export's snapshot: a write c
   const before = new Map<string, string>();
   for (const id of ids) {
     before.set(id, traceRunDigest(trace.db, id).digest);
-    assert.equal(await hasher.digest(id), before.get(id), `the digest of ${id}`);
+    assert.equal((await hasher.digest(id)).digest, before.get(id), `the digest of ${id}`);
   }
   trace.db.exec("COMMIT");
   // A worker whose snapshot begins after the write sees it.
@@ -54,7 +54,7 @@ Deno.test("the worker hashes each run's rows in the export's snapshot: a write c
     () => after.db.prepare("SELECT 1 FROM trace_runs").get(),
   );
   again!.queue(ids);
-  const digest = await again!.digest(ids[0]!);
+  const digest = (await again!.digest(ids[0]!)).digest;
   assert.equal(digest, traceRunDigest(after.db, ids[0]!).digest);
   assert.notEqual(digest, before.get(ids[0]!));
   after.db.exec("COMMIT");
@@ -104,5 +104,36 @@ Deno.test("an export whose worker cannot line up its snapshot (a writer holds th
   } finally {
     writer.exec("ROLLBACK");
     writer.close();
+  }
+});
+
+/** Each edit made without the key, and the export that would write it. */
+const RENAMED_EDITS = [
+  {
+    kind: "steps" as const,
+    sql: "UPDATE trace_tool_calls SET result = '\"FORGED\"'; UPDATE trace_model_calls SET model = 'FORGED'",
+  },
+  { kind: "atif" as const, sql: "UPDATE trace_runs SET agent = 'FORGED', model = 'FORGED'" },
+];
+
+Deno.test("an export's lines are the rows its worker hashed: a file renamed over the database after the export opened it lends no MAC to the rows the export reads", async () => {
+  for (const { kind, sql } of RENAMED_EDITS) {
+    await using w = await built();
+    // The file as built (its MACs hold), kept aside; the database's rows then edited without the key.
+    const genuine = join(w.t.root, "genuine.db");
+    await Deno.copyFile(w.db, genuine);
+    const edit = new DatabaseSync(w.db);
+    edit.exec(sql);
+    edit.close();
+    // The export opens the edited file; the genuine one is renamed over its name before the worker opens it.
+    const exported = exportTrace(w.db, { kind, ...w.options, checkWorker: true });
+    Deno.renameSync(genuine, w.db);
+    const changed = await exported;
+    assert.ok(!JSON.stringify(changed.lines).includes("FORGED"), `${kind}: no edited row in a line`);
+    assert.ok(changed.refused.length > 0, JSON.stringify(changed.refused));
+    assert.ok(
+      changed.refused.every((r) => r.state === "rows" && /changed while it was exported/.test(r.problem)),
+      JSON.stringify(changed.refused),
+    );
   }
 });

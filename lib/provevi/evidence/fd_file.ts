@@ -1,0 +1,189 @@
+/**
+ * A file another party can swap, opened without waiting and checked (`open_file.ts`), then read as a
+ * `Deno.FsFile` is. Deno's fast reads need a `Deno.FsFile`, which Deno makes only by opening a path: the checked
+ * descriptor's `/proc/self/fd/N` names the very file checked, but Deno refuses that path under any permission set
+ * short of `--allow-all` ("Requires all access"), and every command runs under its set. Opening the path again
+ * there waited for ever on a pipe renamed to it after the check (3,000 swaps hung `prove` and `provr`). So, to
+ * read, where no such link may be opened, the checked descriptor itself is read ({@linkcode FdFile}); only a file
+ * opened to write or to lock is opened again by its path, and must be the very file checked.
+ * @module
+ */
+import fs from "node:fs";
+import { closeNoWait, type FsFileOptions, IrregularFile, openChecked, type OpenedInfo } from "./open_file.ts";
+
+/** False once Deno refused `/proc/self/fd/` here (another system, or a permission set). */
+let fdLinks = Deno.build.os === "linux";
+
+/** What a file opened to read gives: a `Deno.FsFile`'s reads, seeks, looks and stream. */
+export type FileReads =
+  & Pick<Deno.FsFile, "read" | "readSync" | "seek" | "seekSync" | "close" | "readable">
+  & Disposable
+  & { stat(): Promise<{ size: number }>; statSync(): { size: number } };
+
+/** A checked descriptor, read with `node:fs` at a position of its own, as a `Deno.FsFile` reads. */
+export class FdFile implements Disposable {
+  #at = 0;
+  #open = true;
+
+  /** @param fd The descriptor, the file's own from now on. */
+  constructor(readonly fd: number) {}
+
+  /** Reads into `p` from where the last read or seek left off; null at the end. */
+  readSync(p: Uint8Array): number | null {
+    if (p.length === 0) return 0;
+    const n = fs.readSync(this.fd, p, 0, p.length, this.#at);
+    this.#at += n;
+    return n === 0 ? null : n;
+  }
+
+  /** {@linkcode FdFile.readSync}, on a thread of the runtime's. */
+  read(p: Uint8Array): Promise<number | null> {
+    if (p.length === 0) return Promise.resolve(0);
+    const at = this.#at;
+    return new Promise((resolve, reject) =>
+      fs.read(this.fd, p, 0, p.length, at, (error, n) => {
+        if (error) return reject(error);
+        this.#at = at + n;
+        resolve(n === 0 ? null : n);
+      })
+    );
+  }
+
+  /** Moves where the next read starts; returns it. */
+  seekSync(offset: number | bigint, whence: Deno.SeekMode): number {
+    const base = whence === Deno.SeekMode.Start
+      ? 0
+      : whence === Deno.SeekMode.Current
+      ? this.#at
+      : this.statSync().size;
+    const at = base + Number(offset);
+    if (at < 0) throw new RangeError(`a seek to ${at}, before the file's start`);
+    this.#at = at;
+    return at;
+  }
+
+  /** {@linkcode FdFile.seekSync}, as a promise. */
+  seek(offset: number | bigint, whence: Deno.SeekMode): Promise<number> {
+    return Promise.resolve().then(() => this.seekSync(offset, whence));
+  }
+
+  /** The file's size now. */
+  statSync(): { size: number } {
+    return { size: Number(fs.fstatSync(this.fd).size) };
+  }
+
+  /** {@linkcode FdFile.statSync}, as a promise. */
+  stat(): Promise<{ size: number }> {
+    return Promise.resolve().then(() => this.statSync());
+  }
+
+  /** The rest of the file as a stream, which closes the file at its end or when cancelled. */
+  get readable(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    return new ReadableStream<Uint8Array<ArrayBuffer>>({
+      pull: async (controller) => {
+        const chunk = new Uint8Array(64 * 1024);
+        const n = await this.read(chunk).catch((error) => {
+          this.close();
+          throw error;
+        });
+        if (n === null) {
+          this.close();
+          controller.close();
+        } else controller.enqueue(chunk.subarray(0, n));
+      },
+      cancel: () => this.close(),
+    });
+  }
+
+  /** Closes it (again is nothing). */
+  close(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    closeNoWait(this.fd);
+  }
+
+  /** Closes it, as `using` does. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** Where there is no `/proc/self/fd/`: the path, opened again by Deno, must be the very file checked. */
+function sameAgain(path: string, info: OpenedInfo, file: Deno.FsFile): Deno.FsFile {
+  const now = file.statSync();
+  if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
+    file.close();
+    throw new IrregularFile(path, "changed while it was opened");
+  }
+  return file;
+}
+
+/** Options of a file opened as a `Deno.FsFile`: to write, or (`fsFile`) to lock. */
+type FsFileWanted = FsFileOptions & ({ write: true } | { fsFile: true });
+
+/**
+ * A plain file opened without waiting and checked, for a `Deno.FsFile`'s reads: through its `/proc/self/fd/`
+ * link, which names the very file checked, as a `Deno.FsFile`; where Deno may not open that link, the checked
+ * descriptor itself ({@linkcode FdFile}). To write or to lock (`fsFile`), a `Deno.FsFile` always: where no link
+ * may be opened, the path is opened again and must be the very file checked.
+ *
+ * @param path The file.
+ * @param options {@linkcode FsFileOptions}; `follow: false` refuses a link at the path.
+ * @returns The file, open to read (and write, with `write`).
+ * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed, or what is not a
+ * plain file.
+ */
+export async function openFileNoWait(path: string, options: FsFileWanted): Promise<Deno.FsFile>;
+export async function openFileNoWait(path: string, options?: FsFileOptions): Promise<FileReads>;
+export async function openFileNoWait(
+  path: string,
+  options: FsFileOptions & { fsFile?: boolean } = {},
+): Promise<Deno.FsFile | FileReads> {
+  const { fd, info } = openChecked(path, options);
+  const how = { read: true, write: options.write === true, append: options.append === true };
+  let kept = false;
+  try {
+    if (fdLinks) {
+      try {
+        return await Deno.open(`/proc/self/fd/${fd}`, how);
+      } catch {
+        fdLinks = false;
+      }
+    }
+    if (!how.write && options.fsFile !== true) {
+      kept = true;
+      return new FdFile(fd);
+    }
+    return sameAgain(path, info, await Deno.open(path, how));
+  } finally {
+    if (!kept) closeNoWait(fd);
+  }
+}
+
+/** {@linkcode openFileNoWait}, synchronously. */
+export function openFileNoWaitSync(path: string, options: FsFileWanted): Deno.FsFile;
+export function openFileNoWaitSync(path: string, options?: FsFileOptions): FileReads;
+export function openFileNoWaitSync(
+  path: string,
+  options: FsFileOptions & { fsFile?: boolean } = {},
+): Deno.FsFile | FileReads {
+  const { fd, info } = openChecked(path, options);
+  const how = { read: true, write: options.write === true, append: options.append === true };
+  let kept = false;
+  try {
+    if (fdLinks) {
+      try {
+        return Deno.openSync(`/proc/self/fd/${fd}`, how);
+      } catch {
+        fdLinks = false;
+      }
+    }
+    if (!how.write && options.fsFile !== true) {
+      kept = true;
+      return new FdFile(fd);
+    }
+    return sameAgain(path, info, Deno.openSync(path, how));
+  } finally {
+    if (!kept) closeNoWait(fd);
+  }
+}
