@@ -101,8 +101,11 @@ export function storeStateNow(record: RunRecord, lock: HeldLockFile = { file: nu
   try {
     // opened to read and write, which waits for no FIFO's writer: a FIFO the run's program put in the lock's
     // place held a read-only open, and with it the daemon's every request
-    lock.file ??= Deno.openSync(join(folder, WRITER_LOCK), { read: true, write: true });
-    if (!lock.file.statSync().isFile) throw new Error("not a plain file");
+    if (lock.file === null) {
+      // a file's type is checked once it is opened: an open file stays the file it is
+      lock.file = Deno.openSync(join(folder, WRITER_LOCK), { read: true, write: true });
+      if (!lock.file.statSync().isFile) throw new Error("not a plain file");
+    }
     held = !lock.file.tryLockSync(false);
   } catch {
     /* no lock file, or no locks here */
@@ -147,6 +150,8 @@ export class DaemonRun implements ReceiverRun {
   readonly budget: RunBudget;
   /** `received.spans`, open to append, from the first body on. */
   #file: PlainFile | null = null;
+  /** The path of `received.spans`. */
+  #receivedPath: string | null = null;
   /** `spans.jsonl`, open to append from the first rows on. */
   #rows: SpansFile | null = null;
   /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
@@ -219,7 +224,7 @@ export class DaemonRun implements ReceiverRun {
     const bytes = bytesOf(content);
     const sha = sha256Hex(bytes);
     if (this.#kept.has(sha)) return Promise.resolve(sha);
-    const path = join(this.inStore.folder!, RECEIVED_FILE);
+    const path = this.#receivedPath ??= join(this.inStore.folder!, RECEIVED_FILE); // joined once a run
     const record = recordOf(sha, bytes);
     try {
       // the run's program writes its run folder: never through a link it planted, nor into its FIFO
