@@ -151,6 +151,8 @@ export class DaemonRun implements ReceiverRun {
   readonly budget: RunBudget;
   /** `received.spans`, open to append, from the first body on. */
   #file: PlainFile | null = null;
+  /** The path of `received.spans`. */
+  #receivedPath: string | null = null;
   /** `spans.jsonl`, open to append from the first rows on. */
   #rows: SpansFile | null = null;
   /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
@@ -223,7 +225,7 @@ export class DaemonRun implements ReceiverRun {
     const bytes = bytesOf(content);
     const sha = sha256Hex(bytes);
     if (this.#kept.has(sha)) return Promise.resolve(sha);
-    const path = join(this.inStore.folder!, RECEIVED_FILE);
+    const path = this.#receivedPath ??= join(this.inStore.folder!, RECEIVED_FILE); // joined once a run
     const record = recordOf(sha, bytes);
     try {
       // the run's program writes its run folder: never through a link it planted, nor into its FIFO

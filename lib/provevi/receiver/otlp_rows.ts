@@ -99,8 +99,12 @@ function scopePart(name: string, version: string): Uint8Array {
 
 /** No `Status` on the wire: code 0, no message. */
 const NO_STATUS: Readonly<{ code: number; message: string }> = Object.freeze({ code: 0, message: "" });
-/** The last second a time was written in, and its text up to the microseconds (times repeat their second). */
-const prefix = { second: -1, bytes: new Uint8Array() };
+/**
+ * The last second a time was written in, and its text up to the microseconds (times repeat their second); and
+ * where that second lies in the low 32 bits of nanoseconds under the same high 32 (`lo0` to `lo1`, empty when
+ * the second starts under another), so that a time of the same second needs no division.
+ */
+const prefix = { second: -1, bytes: new Uint8Array(), hi: -1, lo0: 0, lo1: 0 };
 
 /** The body needs the general path: thrown inside the pass, never out of it. */
 class General extends Error {}
@@ -322,14 +326,14 @@ class RowPass {
       else if (n === 2) {
         expect(wire, t, BYTES, "KeyValue.value");
         const stop = wire.delimited(end);
-        left = key !== null && !KEPT.has(key);
+        left = key !== null && key === ""; // key() spells only kept keys
         if (left) skipAnyValue(wire, stop);
         else value = anyValue(wire, stop);
       } else if (n === 0) wire.fail("a field numbered 0");
       else wire.skip(t, end, n);
     }
     if (wire.pos !== end) wire.fail("a message runs past its end");
-    if (!KEPT.has(key ?? "")) return;
+    if (key === null || key === "") return;
     if (left) throw new General("a kept key after its value was left");
     const { keys, values } = this.#span;
     const at = keys.indexOf(key!);
@@ -450,6 +454,11 @@ class RowPass {
    */
   time(lo: number, hi: number): void {
     const out = this.out;
+    if (hi === prefix.hi && lo >= prefix.lo0 && lo < prefix.lo1) {
+      // the second written last (a usual one, so this time is usual too): its nanoseconds are lo - lo0
+      out.put(prefix.bytes);
+      return this.micros(lo - prefix.lo0);
+    }
     const usual = (hi > 0 || lo >= 1e9) && (hi < SLOW_HI || (hi === SLOW_HI && lo < SLOW_LO));
     if (!usual) {
       const nanos = hi < 0x200000 ? String(hi * TWO_32 + lo) : ((BigInt(hi) << 32n) | BigInt(lo)).toString();
@@ -468,15 +477,29 @@ class RowPass {
       prefix.bytes = bytes(formatMicros(second * 1_000_000).slice(0, 20)); // "YYYY-MM-DDThh:mm:ss."
       prefix.second = second;
     }
+    // the second's first nanosecond under the same high 32 bits, when it is there (rest < 2^32 then)
+    prefix.hi = lo >= rest ? hi : -1;
+    prefix.lo0 = lo - rest;
+    prefix.lo1 = Math.min(lo - rest + 1e9, TWO_32);
     out.put(prefix.bytes);
+    this.micros(rest);
+  }
+
+  /** The six digits of microseconds of a second's `rest` nanoseconds, and the `Z`. */
+  micros(rest: number): void {
+    const out = this.out;
     out.room(7);
-    let micros = Math.floor(rest / 1000);
+    const buf = out.buf;
+    const n = out.n;
+    // under 10^9, so whole 32-bit numbers throughout (a remainder of doubles is a call, of these one step)
+    let micros = (rest / 1000) | 0;
     for (let i = 5; i >= 0; i--) {
-      out.buf[out.n + i] = 0x30 + micros % 10;
-      micros = Math.floor(micros / 10);
+      const next = (micros / 10) | 0;
+      buf[n + i] = 0x30 + micros - next * 10;
+      micros = next;
     }
-    out.buf[out.n + 6] = 0x5a; // Z
-    out.n += 7;
+    buf[n + 6] = 0x5a; // Z
+    out.n = n + 7;
   }
 }
 

@@ -67,6 +67,13 @@ const TIMES = [
   "9007199254740993",
   "1764590400123456789",
   "1764590400999999999",
+  // one second whose start is under the high 32 bits before (a time's low bits are less than its nanoseconds),
+  // and one whose nanoseconds run across the low 32 bits' end
+  "1760936591360000005",
+  "1760936591860000000",
+  "1760936595000000000",
+  "1760936595654967295",
+  "1760936595654967297",
   "8999999999999999999",
   "9000000000000000000",
   "18446744073709551615",
