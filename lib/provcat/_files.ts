@@ -6,12 +6,8 @@
 import { createHash } from "node:crypto";
 import { dirname, join, relative, sep } from "node:path";
 import { CatalogError } from "./errors.ts";
-import {
-  type FileReads,
-  IrregularFile,
-  openFileNoWait,
-  openFileNoWaitSync,
-} from "../provevi/evidence/open_file.ts";
+import { IrregularFile } from "../provevi/evidence/open_file.ts";
+import { type FileReads, openFileNoWait, openFileNoWaitSync } from "../provevi/evidence/fd_file.ts";
 
 /** One file of a folder, by its `/`-separated path under the folder. */
 export interface FileEntry {

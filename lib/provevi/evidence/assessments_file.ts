@@ -11,7 +11,8 @@
 import { parseJson, TooDeepJson } from "./json_depth.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
-import { IrregularFile, openFileNoWait, readCapped } from "./open_file.ts";
+import { IrregularFile, readCapped } from "./open_file.ts";
+import { openFileNoWait } from "./fd_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
 import { sha256Hex, utf8 } from "./hash.ts";

@@ -8,11 +8,11 @@ import {
   closeNoWait,
   firstLine,
   IrregularFile,
-  openFileNoWait,
   openNoWaitSync,
   readAsync,
   regularTooBig,
 } from "./open_file.ts";
+import { openFileNoWait } from "./fd_file.ts";
 
 const encoder = new TextEncoder();
 

@@ -537,5 +537,3 @@ export function openChecked(
     throw error;
   }
 }
-
-export { type FileReads, openFileNoWait, openFileNoWaitSync } from "./fd_file.ts";

@@ -7,9 +7,9 @@ export {
   closeNoWait,
   NoWaitFile,
   type OpenedInfo,
-  openFileNoWait,
   openNoWait,
   openNoWaitSync,
   readNoWaitSync,
   sameFile,
 } from "./open_file.ts";
+export { openFileNoWait } from "./fd_file.ts";

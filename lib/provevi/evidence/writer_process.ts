@@ -11,7 +11,7 @@
  * @module
  */
 import { join } from "node:path";
-import { openFileNoWait, openFileNoWaitSync } from "./open_file.ts";
+import { openFileNoWait, openFileNoWaitSync } from "./fd_file.ts";
 
 /** The lock file that a run's writer holds until the seal, in the run folder. */
 export const WRITER_LOCK = ".writer.lock";

@@ -27,12 +27,8 @@ import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
 import { RECEIVER_COMPONENT } from "./span_events.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
-import {
-  IrregularFile,
-  openFileNoWaitSync,
-  openPlainFileSync,
-  type PlainFile,
-} from "../evidence/open_file.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile } from "../evidence/open_file.ts";
+import { openFileNoWaitSync } from "../evidence/fd_file.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
 const utf8 = new TextEncoder();

@@ -3,7 +3,7 @@
  * of many runs needs from each.
  * @module
  */
-import { openFileNoWait } from "../evidence/open_file.ts";
+import { openFileNoWait } from "../evidence/fd_file.ts";
 import { concatBytes } from "../evidence/bytes.ts";
 
 /** The first line of a file, without its newline, or null when it has none within 16 MiB. */

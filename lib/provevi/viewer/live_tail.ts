@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
-import { type FileReads, openFileNoWait } from "../evidence/open_file.ts";
+import { type FileReads, openFileNoWait } from "../evidence/fd_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";

@@ -11,7 +11,7 @@ import type { Json } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { answerOf } from "../live/feed.ts";
 import { cutJson, type CutLimits, PAGE_CUT, parseJsonHead } from "./view_cut.ts";
-import { type FileReads, openFileNoWait } from "../evidence/open_file.ts";
+import { type FileReads, openFileNoWait } from "../evidence/fd_file.ts";
 
 /** The bytes of a payload that a page reads: enough for the cut of {@linkcode PAGE_CUT}, or an answer's. */
 export const HEAD_BYTES = 64 * 1024;

@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import { openFileNoWait } from "../../provevi/evidence/open_file.ts";
+import { openFileNoWait } from "../../provevi/evidence/fd_file.ts";
 import type { EvidenceEvent, FeedItem, Json, Level } from "../../provevi/mod.ts";
 import { answerOf, shownAt } from "../../provevi/live/mod.ts";
 import { FeedCounter, feedStatus, type UnnumberedItem } from "../../provevi/live/mod.ts";
