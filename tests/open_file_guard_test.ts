@@ -10,9 +10,6 @@
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import * as cappedRead from "../lib/provevi/evidence/capped_read.ts";
-import * as openNoWait from "../lib/provevi/evidence/open_no_wait.ts";
-import * as regularFile from "../lib/provevi/evidence/regular_file.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -115,17 +112,4 @@ Deno.test("the guard sees each kind of plain open", () => {
   ];
   for (const k of kinds) assert.equal(code(k).match(PLAIN_OPEN)?.length, 1, k);
   assert.equal(code("// Deno.open(p)\n/* Deno.readFile(p) */").match(PLAIN_OPEN), null);
-});
-
-Deno.test("the names of the modules open_file.ts replaced still import, for branches under way", () => {
-  const names = (m: object) => Object.keys(m).sort().join(" ");
-  assert.equal(
-    names(regularFile),
-    "IrregularFile PlainFile hashRegularFile openPlainFileSync readRegularFile",
-  );
-  assert.equal(
-    names(openNoWait),
-    "NoWaitFile closeNoWait openFileNoWait openNoWait openNoWaitSync readNoWaitSync sameFile",
-  );
-  assert.equal(names(cappedRead), "readCapped readCappedSync refuseNonFile");
 });

@@ -455,11 +455,6 @@ export class PlainFile implements Disposable {
   }
 }
 
-/** The name `open_no_wait.ts` gave {@linkcode PlainFile}. */
-export const NoWaitFile = PlainFile;
-/** The name `open_no_wait.ts` gave {@linkcode PlainFile}. */
-export type NoWaitFile = PlainFile;
-
 /**
  * Opens a plain file of a folder that another party can write (a run's program writes its run folder), in one
  * step that follows no link and does not wait for a FIFO, and keeps it only when what was opened is a plain file

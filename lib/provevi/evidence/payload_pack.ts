@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { sha256Hex, sha256Vouched, utf8 } from "./hash.ts";
 import type { RunRecord } from "./record.ts";
-import { NoWaitFile } from "./open_file.ts";
+import { PlainFile } from "./open_file.ts";
 
 /** The pack of a run's small payloads, under `evidence/` (manifest format 2). */
 export const PACK_FILE = "payloads.pack";
@@ -177,10 +177,10 @@ export function packPayload(pack: Uint8Array, record: PackRecord): Uint8Array | 
  * ```
  */
 export function packedPayloads(folder: string): Promise<Map<string, number>> {
-  let file: NoWaitFile;
+  let file: PlainFile;
   try {
     // opened without waiting: a pipe at the pack's path is refused, not waited on for ever
-    file = NoWaitFile.open(join(folder, "evidence", PACK_FILE), { follow: true });
+    file = PlainFile.open(join(folder, "evidence", PACK_FILE), { follow: true });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return Promise.resolve(new Map());
     return Promise.reject(error);
@@ -192,7 +192,7 @@ export function packedPayloads(folder: string): Promise<Map<string, number>> {
   }
 }
 
-/** The calls a pack's index makes of its file: a `Deno.FsFile`, or a `NoWaitFile` (`open_no_wait.ts`). */
+/** The calls a pack's index makes of its file: a `Deno.FsFile`, or a `PlainFile` (`open_file.ts`). */
 export interface PackFile {
   statSync(): { size: number };
   seekSync(offset: number, whence: Deno.SeekMode): number;

@@ -9,7 +9,8 @@ import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./ev
 import { eventWhere, isOutputPath } from "./event_rules.ts";
 import { plainCanonicalText } from "./event_line.ts";
 import { isSha256 } from "./hash.ts";
-import { hashRegularFile, IrregularFile } from "./regular_file.ts";
+import { hashRegularFile } from "./hash.ts";
+import { IrregularFile } from "./open_file.ts";
 import {
   type Manifest,
   MANIFEST_FORMAT,

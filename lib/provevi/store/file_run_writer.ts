@@ -10,7 +10,7 @@ import { EvidenceError, ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
-import { openPlainFileSync, type PlainFile } from "../evidence/regular_file.ts";
+import { openPlainFileSync, type PlainFile } from "../evidence/open_file.ts";
 import {
   buildManifest,
   type Manifest,

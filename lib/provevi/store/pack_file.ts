@@ -6,7 +6,7 @@
  */
 import { appendWhole } from "../evidence/append_whole.ts";
 import { ProveviError } from "../evidence/errors.ts";
-import { NoWaitFile } from "../evidence/open_file.ts";
+import { PlainFile } from "../evidence/open_file.ts";
 import {
   indexPackFile,
   PACK_MAX_BYTES,
@@ -144,11 +144,11 @@ export class PackReader {
    * @throws ProveviError when the pack is refused (a link, not a plain file, past `PACK_MAX_BYTES`).
    */
   read(sha256: string): Uint8Array | null {
-    let file: NoWaitFile;
+    let file: PlainFile;
     try {
       this.refuse();
       // opened without waiting: a pipe swapped in after the look is refused, not waited on for ever
-      file = NoWaitFile.open(this.path);
+      file = PlainFile.open(this.path);
     } catch (error) {
       if (error instanceof ProveviError) throw error;
       return null;
@@ -173,7 +173,7 @@ export class PackReader {
   }
 
   /** Indexes the records written since the last look; the first record of a hash is the one read. */
-  #indexFrom(file: NoWaitFile): void {
+  #indexFrom(file: PlainFile): void {
     const { records } = indexPackFile(file, this.#end);
     for (const r of records) if (!this.#records.has(r.sha256)) this.#records.set(r.sha256, r);
     const tail = records.at(-1);
