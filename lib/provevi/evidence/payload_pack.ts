@@ -199,23 +199,23 @@ export interface PackFile {
   readSync(bytes: Uint8Array): number | null;
 }
 
-/** A pack up to this size is read in one call and its headers found in memory. */
-const WHOLE_PACK_BYTES = 8 * 1024 * 1024;
+/** What a read of a pack's headers takes after a large record: the next header, and a few small records. */
+const SMALL_WINDOW = 4 * 1024;
+/** What it takes among small records: many of them with one read. */
+const LARGE_WINDOW = 256 * 1024;
 
 /**
- * The records of a pack file: a small pack (most runs') is read whole and indexed as {@linkcode readPack} does,
- * one read where a seek and a read per record cost four calls each; a larger one by its headers alone.
+ * The records of a pack file, by their headers ({@linkcode indexPackFile}).
  */
 function packRecordsOf(file: PackFile): PackRecord[] {
-  const size = file.statSync().size;
-  if (size > WHOLE_PACK_BYTES) return indexPackFile(file).records;
-  const bytes = new Uint8Array(size);
-  return readPack(bytes.subarray(0, readFully(file, bytes))).records;
+  return indexPackFile(file).records;
 }
 
 /**
- * Reads a pack file's records by their headers alone, seeking past each record's bytes: a reader finds one
- * payload without reading the others (a pack may hold thousands).
+ * Reads a pack file's records by their headers, through a window of its bytes: small records are found in
+ * memory, many with one read, and a large record is passed over without reading its bytes (one read finds its
+ * closing newline and the next header). So a reader finds one payload without reading the others, and indexing
+ * a pack of large bodies reads a few KiB a record where reading it whole read every byte.
  *
  * @param file The pack, open to read.
  * @param from The offset of a record to start at (0, or the end of the records read before).
@@ -224,13 +224,23 @@ function packRecordsOf(file: PackFile): PackRecord[] {
 export function indexPackFile(file: PackFile, from = 0): PackIndex {
   const records: PackRecord[] = [];
   const size = file.statSync().size;
-  const head = new Uint8Array(MAX_HEADER + 1);
-  const last = new Uint8Array(1);
-  let at = from;
-  while (at < size) {
+  // the window: the file's bytes [base, base + window.length)
+  let window = new Uint8Array(0);
+  let base = 0;
+  const load = (at: number, length: number) => {
     file.seekSync(at, Deno.SeekMode.Start);
-    const n = readFully(file, head.subarray(0, Math.min(head.length, size - at)));
-    const end = head.subarray(0, n).indexOf(NEWLINE);
+    const bytes = new Uint8Array(Math.max(0, Math.min(length, size - at)));
+    window = bytes.subarray(0, readFully(file, bytes));
+    base = at;
+  };
+  let at = from;
+  let last = 0; // the size of the record before, which says what the next read is likely to find
+  while (at < size) {
+    if (at < base || at + MAX_HEADER + 1 > base + window.length) {
+      load(at, last < SMALL_WINDOW ? LARGE_WINDOW : SMALL_WINDOW);
+    }
+    const head = window.subarray(at - base, at - base + MAX_HEADER + 1);
+    const end = head.indexOf(NEWLINE);
     const match = end < 0 ? null : HEADER.exec(headerText(head.subarray(0, end)));
     if (match === null) {
       const why = end < 0 && size - at <= MAX_HEADER ? "cut in a record's header" : "not a record's header";
@@ -239,12 +249,14 @@ export function indexPackFile(file: PackFile, from = 0): PackIndex {
     const length = Number(match[2]);
     const offset = at + end + 1;
     if (offset + length + 1 > size) return { records, broken: { at, why: "cut in a record's bytes" } };
-    file.seekSync(offset + length, Deno.SeekMode.Start);
-    if (readFully(file, last) !== 1 || last[0] !== NEWLINE) {
+    const newline = offset + length;
+    if (newline >= base + window.length) load(newline, SMALL_WINDOW);
+    if (window[newline - base] !== NEWLINE) {
       return { records, broken: { at, why: "a record's bytes run past its size" } };
     }
     records.push({ sha256: match[1]!, offset, size: length });
-    at = offset + length + 1;
+    at = newline + 1;
+    last = length;
   }
   return { records, broken: null };
 }

@@ -6,6 +6,7 @@ import {
   PACK_FILE,
   packedPayloads,
   packRecord,
+  readPack,
 } from "../../../lib/provevi/evidence/payload_pack.ts";
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {
@@ -38,7 +39,10 @@ async function both(
     const path = join(folder, "evidence", PACK_FILE);
     await Deno.writeFile(path, bytes);
     using file = await Deno.open(path, { read: true });
-    const byHeaders = new Map(indexPackFile(file).records.map((r) => [r.sha256, r.size]));
+    const index = indexPackFile(file);
+    // the window over the file finds what a read of the whole pack finds, record for record, and the same break
+    assert.deepEqual(index, readPack(bytes));
+    const byHeaders = new Map(index.records.map((r) => [r.sha256, r.size]));
     return { packed: await packedPayloads(folder), byHeaders };
   } finally {
     await Deno.remove(folder, { recursive: true });
@@ -50,6 +54,43 @@ Deno.test("packedPayloads() finds the records a read by headers finds, in a smal
     const { packed, byHeaders } = await both(pack(count, size));
     assert.equal(packed.size, count);
     assert.deepEqual(packed, byHeaders);
+  }
+});
+
+Deno.test("a pack's records are found through a window of its bytes whatever their sizes: small ones many to a read, large ones passed over, sizes about each window's edge", async () => {
+  const sizes = [
+    0,
+    1,
+    4000,
+    4096,
+    4100,
+    100,
+    300_000,
+    5,
+    262_000,
+    262_144,
+    70,
+    8000,
+    1_000_000,
+    3,
+    4015,
+    4016,
+    4017,
+  ];
+  const parts = sizes.map((size, i) => {
+    const bytes = new Uint8Array(size).fill(97 + (i % 26));
+    return packRecord(sha256Hex(bytes), bytes);
+  });
+  const whole = concat(parts);
+  const { packed } = await both(whole);
+  assert.equal(packed.size, new Set(sizes).size);
+  // cut at every record's end, and in each record's header and bytes: the same break as a whole read's
+  let end = 0;
+  for (const part of parts) {
+    for (const cut of [end + 10, end + part.length - 1, end + part.length]) {
+      await both(whole.subarray(0, cut));
+    }
+    end += part.length;
   }
 });
 
