@@ -3,7 +3,7 @@
  * connection file), hands its program the run's traces address and ingest key, and at the end seals the run with
  * the daemon (with its writer key) and appends what the daemon took to its own chain: one `spans_received`
  * event a request, its body taken from the run folder where the daemon wrote it as it arrived (while the run goes
- * on, twenty times a second, and the rest at the seal: `received_bodies.ts`). The same shape as `receiver()`, so
+ * on, every 10 ms while bodies come and every 50 ms while none do, and the rest at the seal: `received_bodies.ts`). The same shape as `receiver()`, so
  * that a program backend uses either.
  * @module
  */
@@ -23,7 +23,11 @@ import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
 import { RECEIVER_COMPONENT, SPANS_RECEIVED } from "./span_events.ts";
 import type { ReceiverRun } from "./span_intake.ts";
 
-/** How often a writer takes the bodies the daemon wrote for its run, in milliseconds. */
+/**
+ * How often a writer takes the bodies the daemon wrote for its run, in milliseconds: every 10 while bodies come
+ * (so that the seal finds few left to take), every 50 while none do.
+ */
+const TAKE_SOON_MS = 10;
 const TAKE_EVERY_MS = 50;
 
 /** A whole number of at least zero. */
@@ -162,21 +166,34 @@ function restOf(taken: ReceivedBodies): Map<string, Uint8Array> {
 }
 
 /**
- * Takes the bodies the daemon writes every {@linkcode TAKE_EVERY_MS} while the run goes on (an unreferenced
- * timer); each take that stored bodies starts their fdatasync, so that the seal's fsync has only the last ones
- * to write.
+ * Takes the bodies the daemon writes while the run goes on: {@linkcode TAKE_SOON_MS} after a take that found
+ * some, else {@linkcode TAKE_EVERY_MS} (unreferenced timers). Each take that stored bodies starts their
+ * fdatasync, so that the seal's fsync has only the last ones to write.
+ *
+ * @returns A function that stops the takes.
  */
-function takeEvery(taken: ReceivedBodies, run: ReceiverRun): ReturnType<typeof setInterval> {
+function takeEvery(taken: ReceivedBodies, run: ReceiverRun): () => void {
   let flushed = 0;
-  const taker = setInterval(() => {
-    void taken.take((bytes) => run.payload(bytes)).then(() => {
-      if (taken.count === flushed) return;
-      flushed = taken.count;
-      run.flushPayloads?.();
-    });
-  }, TAKE_EVERY_MS);
-  Deno.unrefTimer(taker);
-  return taker;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let stopped = false;
+  const next = (ms: number) => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void taken.take((bytes) => run.payload(bytes)).then(() => {
+        if (taken.count === flushed) return next(TAKE_EVERY_MS);
+        flushed = taken.count;
+        run.flushPayloads?.();
+        next(TAKE_SOON_MS);
+      });
+    }, ms);
+    Deno.unrefTimer(timer);
+  };
+  next(TAKE_EVERY_MS);
+  return () => {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+  };
 }
 
 async function errorOf(response: Response): Promise<string> {
@@ -237,9 +254,9 @@ export async function openWithDaemon(
   let refused = 0;
   // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones
   const taken = new ReceivedBodies(run.folder);
-  const taker = takeEvery(taken, run);
+  const stopTakes = takeEvery(taken, run);
   const seal = async () => {
-    clearInterval(taker);
+    stopTakes();
     try {
       const sealed = await fetch(opened.seal_url, {
         method: "POST",

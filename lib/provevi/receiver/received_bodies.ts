@@ -21,7 +21,9 @@ import {
   sameFile,
 } from "../evidence/open_file.ts";
 import { ProveviError } from "../evidence/errors.ts";
-import { PACK_MAX_BYTES, packPayload, readPack } from "../evidence/payload_pack.ts";
+import { setImmediate } from "node:timers";
+import { sha256Vouched } from "../evidence/hash.ts";
+import { PACK_MAX_BYTES, readPack } from "../evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "./daemon_run.ts";
 
 /** The most bytes one take while the run goes on reads: a run that sends faster has the rest at the next take. */
@@ -84,23 +86,30 @@ export class ReceivedBodies {
   read(most: number): Map<string, Uint8Array> {
     const bodies = new Map(this.#left);
     this.#left.clear();
+    for (const { sha256, bytes } of this.#records(most)) {
+      if (sha256Vouched(bytes) === sha256) bodies.set(sha256, bytes);
+    }
+    return bodies;
+  }
+
+  /**
+   * The whole records appended since the last read, at most `most` bytes of them: each body's bytes (a view
+   * into one read) and the SHA-256 its record names, not checked yet.
+   */
+  #records(most: number): { sha256: string; bytes: Uint8Array }[] {
     const path = join(this.folder, RECEIVED_FILE);
     let seen: Deno.FileInfo;
     try {
       // the daemon's records for this run: held to the pack's bound, and a pipe or a link in their place refused
       seen = refuseNonFile(path, PACK_MAX_BYTES);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return bodies;
+      if (error instanceof Deno.errors.NotFound) return [];
       throw error;
     }
     // the record being appended is not whole yet: reading up to it again would find the same cut
-    if (seen.size < this.#awaited) return bodies;
+    if (seen.size < this.#awaited) return [];
     const bytes = readFrom(path, { seen, from: this.#offset, most });
     const { records, broken } = readPack(bytes);
-    for (const record of records) {
-      const body = packPayload(bytes, record);
-      if (body !== null) bodies.set(record.sha256, body);
-    }
     const last = records.at(-1);
     this.#offset += last === undefined ? 0 : last.offset + last.size + 1;
     // a record cut at the end is one being appended (or cut by `most`): read on from it once it is whole, and
@@ -111,7 +120,7 @@ export class ReceivedBodies {
       : 0;
     if (this.#awaited - this.#offset > most) this.#stopped = true;
     if (broken !== null && !broken.why.startsWith("cut")) this.#stopped = true;
-    return bodies;
+    return records.map((r) => ({ sha256: r.sha256, bytes: bytes.subarray(r.offset, r.offset + r.size) }));
   }
 
   /**
@@ -125,14 +134,23 @@ export class ReceivedBodies {
   take(store: StoreBody): Promise<void> {
     this.#taking = this.#taking.then(async () => {
       if (this.#stopped) return;
-      let bodies: Map<string, Uint8Array>;
+      let records: { sha256: string; bytes: Uint8Array }[];
       try {
-        bodies = this.read(TAKE_MAX);
+        records = this.#records(TAKE_MAX);
       } catch {
         this.#stopped = true;
         return;
       }
-      await this.store(bodies, store);
+      const left = new Map(this.#left); // read before and not stored: tried again first
+      this.#left.clear();
+      await this.store(left, store);
+      // one body at a time, each in a turn of the event loop of its own: a take of many bodies (a hash and a
+      // write each) holds the writer's thread for a body at a time, and its other work goes on between
+      for (const { sha256, bytes } of records) {
+        if (this.#stored.has(sha256)) continue;
+        await nextTurn();
+        if (sha256Vouched(bytes) === sha256) await this.store(new Map([[sha256, bytes]]), store);
+      }
     });
     return this.#taking;
   }
@@ -172,6 +190,11 @@ export class ReceivedBodies {
   }
 }
 
+/** A promise kept at the event loop's next turn, after the I/O that is ready (a timer of 0 ms waits 4 ms nested). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The bytes of the record whose header starts at `at`, as its header says (readPack read it as one). */
 function recordLength(bytes: Uint8Array, at: number): number {
   const end = bytes.indexOf(0x0a, at);
@@ -181,7 +204,7 @@ function recordLength(bytes: Uint8Array, at: number): number {
 
 /**
  * At most `most` bytes of a plain file from an offset, the file checked to be the one looked at (opened without
- * waiting: a FIFO swapped in after the look is refused, not waited on, twenty times a second).
+ * waiting: a FIFO swapped in after the look is refused, not waited on, up to a hundred times a second).
  */
 function readFrom(path: string, { seen, from, most }: { seen: Deno.FileInfo; from: number; most: number }) {
   let opened: ReturnType<typeof openNoWaitSync>;
