@@ -79,6 +79,8 @@ export async function storeState(record: RunRecord): Promise<StoreState> {
 /** The writer's lock file of a run, kept open by the daemon between its requests (`storeStateNow`). */
 export interface HeldLockFile {
   file: Deno.FsFile | null;
+  /** When a look last found no `evidence/manifest.json` (`performance.now()`); null when none stands. */
+  noManifestAt?: number | null;
 }
 
 /**
@@ -109,14 +111,33 @@ export function storeStateNow(record: RunRecord, lock: HeldLockFile = { file: nu
   } finally {
     if (!held) closeLock(lock); // a shared lock this took is let go with the file
   }
-  if (held) {
-    try {
-      Deno.lstatSync(join(folder, "evidence", "manifest.json"));
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return Promise.resolve("live");
-    }
-  }
+  if (held && noManifest(folder, lock)) return Promise.resolve("live");
   return storeState(record);
+}
+
+/**
+ * How long a look that found no manifest stands while the writer's lock stays held, in milliseconds. A seal
+ * gives the manifest its name and lets go of the lock at once after (`FileRunWriter.seal`), and a free lock is
+ * seen at each request; so the look is needed only between those two calls, a few microseconds, where a request
+ * that looked just before the name was given slips through whether it looked or not. A look for a missing file
+ * costs an error made and thrown, tens of microseconds a request.
+ */
+const MANIFEST_LOOK_MS = 25;
+
+/** True when `evidence/manifest.json` is absent: looked for, or known from a look of the last few milliseconds. */
+function noManifest(folder: string, lock: HeldLockFile): boolean {
+  const now = performance.now();
+  const at = lock.noManifestAt ?? null;
+  if (at !== null && now - at < MANIFEST_LOOK_MS) return true;
+  lock.noManifestAt = null;
+  try {
+    Deno.lstatSync(join(folder, "evidence", "manifest.json"));
+    return false;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return false;
+  }
+  lock.noManifestAt = now;
+  return true;
 }
 
 /** Closes a kept lock file. */
@@ -125,6 +146,7 @@ export function closeLock(lock: HeldLockFile): void {
     lock.file?.close();
   } catch { /* closed already */ }
   lock.file = null;
+  lock.noManifestAt = null;
 }
 
 /** The keys a run gets when it opens: only its writer receives them. */
