@@ -29,7 +29,7 @@ import { BATCH, postOne, spanBodies } from "./_spans.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const BATCHES = 40; // 20,480 spans
-const ROUNDS = 5;
+const ROUNDS = 15;
 /** Ten times the spans, within a run's default limit of 200,000: 199,680. */
 const BURST = 390;
 

@@ -34,9 +34,9 @@ function pieceSize(max: number): number {
   return Math.max(MIN_PIECE, Math.min(MAX_PIECE, Math.floor(max / 4096)));
 }
 
-function readCapped(reader: BodyReader | null, max: number): Promise<Uint8Array> {
+function readCapped(reader: BodyReader | null, max: number, declared = NaN): Promise<Uint8Array> {
   if (reader === null) return Promise.resolve(new Uint8Array());
-  return readBytesCapped(reader, { max, tooLarge: () => new BodyTooLarge(max, "sent") });
+  return readBytesCapped(reader, { max, tooLarge: () => new BodyTooLarge(max, "sent"), declared });
 }
 
 /** Feeds a body into the decompressor in pieces, counting what is sent; stops when told or at an error. */
@@ -125,7 +125,7 @@ export async function readSpanBody(request: Request, max: number): Promise<Uint8
     if (Number.isSafeInteger(declared) && !handedBody(request)) {
       return new Uint8Array(await request.arrayBuffer());
     }
-    return await readCapped(bodyReader(request), max);
+    return await readCapped(bodyReader(request), max, declared);
   }
   if (encoding !== "gzip") {
     await dropBody(request);
