@@ -1,6 +1,7 @@
 /**
  * A run's program plants, in its own run folder, what `prove serve` opens there while the run goes on: a link to
- * a file of the user's where the daemon appends the program's span bodies (`received.spans`) or its span rows
+ * a file of the user's where the daemon appends the program's span bodies (`received-json.spans` for the
+ * OTLP/JSON this stand-in sends, `received.spans` for protobuf, which the writer reads) or its span rows
  * (`spans.jsonl`), a hard link to such a file, or a FIFO where it opens the run's lock (`.writer.lock`) to tell
  * whether the run is live. The program may be confined to its run folder (Codex's sandbox lets its commands write
  * the workspace, the run folder, and nothing else), but the daemon is not: it wrote the program's own bytes,
@@ -30,19 +31,26 @@ const tally = new Tally("run folder plant attacks");
 
 /** What the program plants before it sends its spans (Python; the run folder is the current folder). */
 const PLANTS: Record<string, { plant: string; file: string }> = {
-  "a link to a file of the user's as received.spans": {
-    plant: `os.symlink(victim, "received.spans")`,
-    file: "received.spans",
+  // the program sends OTLP/JSON, whose bodies the daemon appends to received-json.spans (protobuf ones go to
+  // received.spans, through the same opens)
+  "a link to a file of the user's as received-json.spans": {
+    plant: `os.symlink(victim, "received-json.spans")`,
+    file: "received-json.spans",
   },
-  "a hard link to a file of the user's as received.spans": {
-    plant: `os.link(victim, "received.spans")`,
-    file: "received.spans",
+  "a hard link to a file of the user's as received-json.spans": {
+    plant: `os.link(victim, "received-json.spans")`,
+    file: "received-json.spans",
   },
   "a link to a file of the user's as spans.jsonl": {
     plant: `os.path.exists("spans.jsonl") and os.remove("spans.jsonl"); os.symlink(victim, "spans.jsonl")`,
     file: "spans.jsonl",
   },
-  "a FIFO as received.spans": { plant: `os.mkfifo("received.spans")`, file: "received.spans" },
+  "a FIFO as received-json.spans": { plant: `os.mkfifo("received-json.spans")`, file: "received-json.spans" },
+  // and where the writer takes protobuf bodies from: read by the writer only, never waited on nor written through
+  "a link to a file of the user's as received.spans": {
+    plant: `os.symlink(victim, "received.spans")`,
+    file: "received.spans",
+  },
   "a FIFO as the run's lock": {
     plant: `os.remove(".writer.lock"); os.mkfifo(".writer.lock")`,
     file: ".writer.lock",

@@ -1,10 +1,12 @@
 /**
  * Ingest through the seal: a run opened with `prove serve` (the daemon in its own process, as users run it),
  * 20,480 spans posted by one sender in requests of 512 OTLP/HTTP protobuf spans, the run sealed with the daemon
- * (its writer takes the bodies the daemon wrote, chains one event a request) and sealed in the store, then
- * verified. The figure is spans per second from the first request to the end of the seal, beside a bare Deno
- * server in its own process that decodes and discards the same bodies, in the same rounds. Targets: at least
- * 20,000 spans/s, and a ratio of at least 0.5.
+ * (its writer takes the bodies the daemon wrote, makes their rows, chains one event a request) and sealed in the
+ * store, then verified. The sender is a process of its own (`_sender.ts`), as the agent program whose spans a
+ * run takes is, and the run's writer is this one, as provr is. The figure is spans per second from the first
+ * request to the end of the seal, beside a bare Deno server in its own process that decodes and discards the
+ * same bodies, sent by the same sender, in the same rounds. Targets: at least 20,000 spans/s, and a ratio of at
+ * least 0.5.
  *
  * The burst: 199,680 spans (ten times as many, within a run's default limit of 200,000) sent as fast as one sender can, then sealed: every span must be
  * in the sealed run's evidence, and the daemon's memory (its resident set) is printed before and after.
@@ -75,17 +77,59 @@ async function serve(runs: string): Promise<{ connection: DaemonConnection; pid:
   };
 }
 
+/** The sender in its own process: each `post` sends `count` bodies to a URL and gives the milliseconds taken. */
+async function sender(): Promise<
+  { post(url: string, headers: object, count: number): Promise<number> } & AsyncDisposable
+> {
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-q", "--no-prompt", "-P=bench", "tests/bench/_sender.ts", String(BATCHES)],
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const input = process.stdin.getWriter();
+  let text = "";
+  const line = async (): Promise<Record<string, number>> => {
+    while (!text.includes("\n")) {
+      const { done, value } = await lines.read();
+      if (done) throw new Error(`the sender ended: ${text}`);
+      text += value;
+    }
+    const end = text.indexOf("\n");
+    const out = JSON.parse(text.slice(0, end));
+    text = text.slice(end + 1);
+    return out;
+  };
+  await line(); // ready, its bodies made
+  return {
+    async post(url, headers, count) {
+      await input.write(new TextEncoder().encode(JSON.stringify({ url, headers, count }) + "\n"));
+      return (await line()).ms!;
+    },
+    async [Symbol.asyncDispose]() {
+      await input.close().catch(() => {});
+      lines.releaseLock();
+      await process.stdout.cancel().catch(() => {});
+      await process.status;
+    },
+  };
+}
+
+type Sender = Awaited<ReturnType<typeof sender>>;
+
 /** One run through the daemon: opened, the bodies posted, sealed with the daemon and in the store. */
 async function throughTheSeal(
   daemon: { connection: DaemonConnection },
-  { store, runId, bodies }: { store: FileStore; runId: string; bodies: Uint8Array<ArrayBuffer>[] },
+  { store, runId, send, count }: { store: FileStore; runId: string; send: Sender; count: number },
 ): Promise<{ ms: number; folder: string }> {
   const writer = await store.openRun(runId);
   const recorder = new EvidenceRecorder(writer, { actor: "bench", mode: "strict" });
   await recorder.record({ type: "run_created", component: "RunContext" });
   const spans = await openWithDaemon(daemon.connection, recorder);
   const t = performance.now();
-  for (const body of bodies) await postOne(spans.tracesUrl, body, spans.headers);
+  await send.post(spans.tracesUrl, spans.headers, count);
   await spans.close();
   await recorder.record({ type: "run_completed", component: "RunContext", data: { status: "completed" } });
   await recorder.seal();
@@ -127,17 +171,16 @@ export async function main(): Promise<void> {
   const store = new FileStore({ runs });
   await using daemon = await serve(runs);
   await using bare = await child(["run", "-q", "--no-prompt", "-A", "tests/bench/_bare_decode.ts"], /^\d+/);
+  await using send = await sender();
   const bareUrl = `http://127.0.0.1:${bare.line}/v1/traces`;
   const rates: number[] = [];
   const bareRates: number[] = [];
   let folder = "";
   for (let round = 0; round < ROUNDS; round++) {
-    const run = await throughTheSeal(daemon, { store, runId: `run-ingest-${round}`, bodies });
+    const run = await throughTheSeal(daemon, { store, runId: `run-ingest-${round}`, send, count: BATCHES });
     rates.push(spans / (run.ms / 1000));
     folder = run.folder;
-    let bareMs = 0;
-    for (const body of bodies) bareMs += await postOne(bareUrl, body);
-    bareRates.push(spans / (bareMs / 1000));
+    bareRates.push(spans / (await send.post(bareUrl, {}, BATCHES) / 1000));
   }
   const kept = await spansIn(folder);
   if (kept.spans !== spans || !kept.ok) {
@@ -153,7 +196,7 @@ export async function main(): Promise<void> {
     "spans/s",
     `>= 0.5, and >= 20,000 spans/s: ${rate >= 20_000 ? "met" : "missed"}`,
   );
-  await burst(daemon, store);
+  await burst(daemon, { store, send });
   const perSpan = await diskBytes(folder) / spans;
   const mlflow = await mlflowDiskPerSpan(bodies.slice(0, 4));
   if (mlflow === null) {
@@ -167,15 +210,13 @@ export async function main(): Promise<void> {
 }
 
 /** Ten times the spans, sent as fast as one sender can: every one must be in the sealed run. */
-async function burst(daemon: { connection: DaemonConnection; pid: number }, store: FileStore): Promise<void> {
-  const bodies = spanBodies(BATCHES);
+async function burst(
+  daemon: { connection: DaemonConnection; pid: number },
+  { store, send }: { store: FileStore; send: Sender },
+): Promise<void> {
   const before = await residentMiB(daemon.pid);
   const t = performance.now();
-  const run = await throughTheSeal(daemon, {
-    store,
-    runId: "run-ingest-burst",
-    bodies: Array.from({ length: BURST }, (_, i) => bodies[i % bodies.length]!),
-  });
+  const run = await throughTheSeal(daemon, { store, runId: "run-ingest-burst", send, count: BURST });
   const after = await residentMiB(daemon.pid);
   const kept = await spansIn(run.folder);
   const sent = BATCH * BURST;

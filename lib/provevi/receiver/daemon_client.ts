@@ -16,7 +16,9 @@ import { PACK_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
-import { RECEIVED_FILE } from "./daemon_run.ts";
+import { RECEIVED_FILE, RECEIVED_JSON_FILE } from "./daemon_run.ts";
+import { ReceivedRows } from "./received_rows.ts";
+import { SPANS_FILE } from "../evidence/spans_file.ts";
 import { ReceivedBodies } from "./received_bodies.ts";
 import type { RunReceiver } from "./run_receiver.ts";
 import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
@@ -96,13 +98,24 @@ function handedBack(e: unknown, held: (sha256: string) => boolean): Omit<EventIn
 export async function appendSealedSpans(
   run: Pick<ReceiverRun, "record" | "recordMany" | "payload">,
   sealed: SealedSpans,
-  options: { folder: string; taken?: ReceivedBodies },
+  options: { folder: string; taken?: TakenBodies },
 ): Promise<number> {
   const events: unknown[] = Array.isArray(sealed?.events) ? sealed.events : [];
-  const taken = options.taken ?? new ReceivedBodies(options.folder);
-  await taken.settle();
-  const bodies = events.length ? restOf(taken) : new Map<string, Uint8Array>();
-  const held = (sha256: string) => bodies.has(sha256) || taken.stored(sha256);
+  const taken = options.taken ?? takenBodies(options.folder);
+  const files = [taken.protobuf, taken.json];
+  await Promise.all(files.map((f) => f.settle()));
+  // a file that cannot be read (a link or FIFO in its place) holds nothing: its bodies' events are refused below
+  const unread: string[] = [];
+  const rests = files.map((f) => {
+    if (!events.length) return new Map<string, Uint8Array>();
+    try {
+      return restOf(f);
+    } catch (error) {
+      unread.push((error as Error).message.split("\n")[0]!.slice(0, 400));
+      return new Map<string, Uint8Array>();
+    }
+  });
+  const held = (sha256: string) => rests.some((r) => r.has(sha256)) || files.some((f) => f.stored(sha256));
   const inits: Omit<EventInit, "actor">[] = [];
   for (const e of events) {
     const init = handedBack(e, held);
@@ -110,8 +123,10 @@ export async function appendSealedSpans(
       const { type, component, payload } = (e ?? {}) as Record<string, unknown>;
       throw new ProveviError(
         type === SPANS_RECEIVED && component === RECEIVER_COMPONENT
-          ? `the daemon's answer names a body ${String(payload).slice(0, 80)} that ${RECEIVED_FILE} of the ` +
-            `run does not hold, or a batch of spans that is not one`
+          ? `the daemon's answer names a body ${
+            String(payload).slice(0, 80)
+          } that neither ${RECEIVED_FILE} nor ` +
+            `${RECEIVED_JSON_FILE} of the run holds, or a batch of spans that is not one`
           : `the daemon's answer holds a ${String(type).slice(0, 80)} event of ${
             String(component).slice(0, 80)
           }; ` +
@@ -122,16 +137,65 @@ export async function appendSealedSpans(
   }
   // each body once (a body sent twice is one record, named by two events), with the hash its check made; those
   // taken while the run went on are stored already
+  for (const why of unread) {
+    inits.push({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(why) });
+  }
   const named = new Set(inits.flatMap((i) => i.payload ? [i.payload] : []));
-  await taken.store(bodies, (bytes) => run.payload(bytes), { only: named });
-  const unnamed = taken.storedBut(named);
+  for (const [i, file] of files.entries()) {
+    await file.store(rests[i]!, (bytes) => run.payload(bytes), { only: named });
+  }
+  const unnamed = files.flatMap((f) => f.storedBut(named));
   if (unnamed.length > 0) inits.push(unnamedProblem(unnamed));
+  const unindexed = [...taken.rows.failed].filter(([sha256]) => named.has(sha256));
+  if (unindexed.length > 0) inits.push(unindexedProblem(unindexed));
+  taken.rows.close();
   if (run.recordMany) await run.recordMany(inits);
   else for (const init of inits) await run.record(init);
-  try {
-    Deno.removeSync(join(options.folder, RECEIVED_FILE));
-  } catch { /* gone already */ }
+  for (const file of files) {
+    try {
+      Deno.removeSync(join(options.folder, file.file));
+    } catch { /* gone already */ }
+  }
   return inits.length;
+}
+
+/**
+ * What a run's writer takes from the daemon's files in its folder: the protobuf bodies of `received.spans`,
+ * whose rows it makes as it stores them (`received_rows.ts`), and the OTLP/JSON bodies of
+ * `received-json.spans`, whose rows the daemon wrote.
+ */
+export interface TakenBodies {
+  protobuf: ReceivedBodies;
+  json: ReceivedBodies;
+  rows: ReceivedRows;
+}
+
+/**
+ * The daemon's files of a run folder, to take from.
+ *
+ * @param folder The run folder.
+ * @returns Nothing taken yet.
+ */
+export function takenBodies(folder: string): TakenBodies {
+  const rows = new ReceivedRows(folder);
+  return {
+    rows,
+    protobuf: new ReceivedBodies(folder, { onStored: (bytes, sha256) => rows.add(bytes, sha256) }),
+    json: new ReceivedBodies(folder, { file: RECEIVED_JSON_FILE }),
+  };
+}
+
+/** The problem of bodies whose rows `spans.jsonl` lacks: their spans are in the evidence, the index lacks them. */
+function unindexedProblem(failed: readonly [string, string][]): Omit<EventInit, "actor"> {
+  const [sha256, why] = failed[0]!;
+  return {
+    type: "telemetry_problem",
+    component: RECEIVER_COMPONENT,
+    data: problemData(
+      `the rows of ${failed.length} bodies of ${RECEIVED_FILE} are not in ${SPANS_FILE} (their spans are in the ` +
+        `evidence): ${sha256}: ${why}`,
+    ),
+  };
 }
 
 /**
@@ -146,7 +210,8 @@ function unnamedProblem(unnamed: readonly string[]): Omit<EventInit, "actor"> {
     type: "telemetry_problem",
     component: RECEIVER_COMPONENT,
     data: problemData(
-      `${unnamed.length} bodies of ${RECEIVED_FILE} are stored as payloads that no spans_received event of ` +
+      `${unnamed.length} bodies of ${RECEIVED_FILE} or ${RECEIVED_JSON_FILE} are stored as payloads that no ` +
+        `spans_received event of ` +
         `prove serve's answer names: ${shown}`,
     ),
   };
@@ -172,7 +237,7 @@ function restOf(taken: ReceivedBodies): Map<string, Uint8Array> {
  *
  * @returns A function that stops the takes.
  */
-function takeEvery(taken: ReceivedBodies, run: ReceiverRun): () => void {
+function takeEvery(taken: TakenBodies, run: ReceiverRun): () => void {
   let flushed = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
@@ -180,16 +245,18 @@ function takeEvery(taken: ReceivedBodies, run: ReceiverRun): () => void {
     if (stopped) return;
     timer = setTimeout(() => {
       timer = null;
-      void taken.take((bytes) => run.payload(bytes)).then(() => {
-        if (taken.count === flushed) return next(TAKE_EVERY_MS);
-        flushed = taken.count;
+      const store = (bytes: Uint8Array) => run.payload(bytes);
+      void Promise.all([taken.protobuf.take(store), taken.json.take(store)]).then(() => {
+        const count = taken.protobuf.count + taken.json.count;
+        if (count === flushed) return next(TAKE_EVERY_MS);
+        flushed = count;
         run.flushPayloads?.();
         next(TAKE_SOON_MS);
       });
     }, ms);
     Deno.unrefTimer(timer);
   };
-  next(TAKE_EVERY_MS);
+  next(TAKE_SOON_MS);
   return () => {
     stopped = true;
     if (timer !== null) clearTimeout(timer);
@@ -253,7 +320,7 @@ export async function openWithDaemon(
   let spans = 0;
   let refused = 0;
   // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones
-  const taken = new ReceivedBodies(run.folder);
+  const taken = takenBodies(run.folder);
   const stopTakes = takeEvery(taken, run);
   const seal = async () => {
     stopTakes();
@@ -276,8 +343,9 @@ export async function openWithDaemon(
             `${(error as Error).message.split("\n")[0]!.slice(0, 400)}`,
         ),
       }).catch(() => {});
-      await taken.settle();
-      const unnamed = taken.storedBut(new Set());
+      await Promise.all([taken.protobuf.settle(), taken.json.settle()]);
+      taken.rows.close();
+      const unnamed = [...taken.protobuf.storedBut(new Set()), ...taken.json.storedBut(new Set())];
       if (unnamed.length > 0) await run.record(unnamedProblem(unnamed)).catch(() => {});
     }
   };

@@ -25,7 +25,7 @@ import { runWriterState, WRITER_LOCK } from "../evidence/writer_process.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { newSecret, secretDigest } from "../guard/local_secret.ts";
 import { RunBudget, type RunLimits } from "./run_budget.ts";
-import { RECEIVER_COMPONENT } from "./span_events.ts";
+import { type BatchEncoding, RECEIVER_COMPONENT } from "./span_events.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
 import { IrregularFile, openPlainFileSync, type PlainFile } from "../evidence/open_file.ts";
 import { openFileNoWaitSync } from "../evidence/fd_file.ts";
@@ -55,8 +55,13 @@ function recordOf(sha256: string, bytes: Uint8Array): Uint8Array {
   return out;
 }
 
-/** The file in a run folder where the span daemon keeps the bodies it took for the run, until its seal. */
+/**
+ * The file in a run folder where the span daemon keeps the protobuf bodies it took for the run, until its seal:
+ * the run's writer makes their rows as it takes them.
+ */
 export const RECEIVED_FILE = "received.spans";
+/** The file where it keeps the OTLP/JSON bodies, whose rows it wrote itself. */
+export const RECEIVED_JSON_FILE = "received-json.spans";
 
 /** Where a run is, as the store tells it. */
 export type StoreState = "live" | "sealed" | "cut";
@@ -167,10 +172,11 @@ export class DaemonRun implements ReceiverRun {
   refused = 0;
   readonly events: Omit<EventInit, "actor">[] = [];
   readonly budget: RunBudget;
-  /** `received.spans`, open to append, from the first body on. */
-  #file: PlainFile | null = null;
-  /** The path of `received.spans`. */
-  #receivedPath: string | null = null;
+  /** `received.spans` and `received-json.spans`, each open to append from its first body on. */
+  readonly #files: Record<BatchEncoding, { name: string; file: PlainFile | null }> = {
+    protobuf: { name: RECEIVED_FILE, file: null },
+    json: { name: RECEIVED_JSON_FILE, file: null },
+  };
   /** `spans.jsonl`, open to append from the first rows on. */
   #rows: SpansFile | null = null;
   /** The bodies in the file, by SHA-256: a body sent twice is kept once. */
@@ -239,21 +245,30 @@ export class DaemonRun implements ReceiverRun {
    * @throws EvidenceError when the file cannot take it (the request gets 503, and is sent again).
    */
   payload(content: unknown): Promise<string> {
+    return this.payloadOf(bytesOf(content), "protobuf");
+  }
+
+  /**
+   * Appends a request's body to the file of its encoding (`received.spans` for protobuf, whose rows the run's
+   * writer makes; `received-json.spans` for OTLP/JSON, whose rows were written here), as
+   * {@linkcode DaemonRun.payload}.
+   */
+  payloadOf(bytes: Uint8Array, encoding: BatchEncoding): Promise<string> {
     if (this.sealed) return Promise.reject(new Error(`run ${this.runId} is sealed`));
-    const bytes = bytesOf(content);
     const sha = sha256Hex(bytes);
     if (this.#kept.has(sha)) return Promise.resolve(sha);
-    const path = this.#receivedPath ??= join(this.inStore.folder!, RECEIVED_FILE); // joined once a run
+    const kept = this.#files[encoding];
+    const path = join(this.inStore.folder!, kept.name);
     const record = recordOf(sha, bytes);
     try {
       // the run's program writes its run folder: never through a link it planted, nor into its FIFO
-      this.#file ??= openPlainFileSync(path, { write: true, create: true, mode: 0o600 });
+      kept.file ??= openPlainFileSync(path, { write: true, create: true, mode: 0o600 });
       // a record cut part way would hide the ones after it: appendWhole takes it back
-      appendWhole(this.#file, record);
+      appendWhole(kept.file, record);
     } catch (error) {
       // a link, FIFO or hard link in its place is no passing fault: the request is refused, and the run told
       if (error instanceof IrregularFile) {
-        return Promise.reject(new IrregularFile(RECEIVED_FILE, error.reason, { cause: error }));
+        return Promise.reject(new IrregularFile(kept.name, error.reason, { cause: error }));
       }
       return Promise.reject(
         new EvidenceError(`cannot write to ${path}: ${(error as Error).message}`, { cause: error }),
@@ -286,11 +301,13 @@ export class DaemonRun implements ReceiverRun {
 
   /** Closes `received.spans` and `spans.jsonl`: the run takes no more bodies. */
   closeFile(): void {
-    try {
-      this.#file?.close();
-    } catch { /* closed already */ }
+    for (const kept of Object.values(this.#files)) {
+      try {
+        kept.file?.close();
+      } catch { /* closed already */ }
+      kept.file = null;
+    }
     this.#rows?.close(); // kept: a later write opens the file for itself
-    this.#file = null;
     closeLock(this.lock);
   }
 

@@ -106,6 +106,9 @@ const NO_STATUS: Readonly<{ code: number; message: string }> = Object.freeze({ c
  */
 const prefix = { second: -1, bytes: new Uint8Array(), hi: -1, lo0: 0, lo1: 0 };
 
+/** The lines of a pass that writes none (a check): never written to. */
+const NO_LINES = new Lines(0);
+
 /** The body needs the general path: thrown inside the pass, never out of it. */
 class General extends Error {}
 
@@ -191,9 +194,16 @@ class RowPass {
     status: { code: 0, message: "" },
   };
 
-  constructor(readonly body: Uint8Array) {
+  /** Characters of scope names and versions the rows would repeat, one a span (counted by a check only). */
+  repeated = 0;
+
+  /**
+   * @param body The request's bytes.
+   * @param emit Whether to write the rows (else only check the body as the pass would, and count the spans).
+   */
+  constructor(readonly body: Uint8Array, readonly emit = true) {
     this.wire = new Wire(body);
-    this.out = new Lines(body.length);
+    this.out = emit ? new Lines(body.length) : NO_LINES;
   }
 
   /** The request's `resource_spans`, in order. */
@@ -230,17 +240,20 @@ class RowPass {
   scopeSpans(end: number): number {
     const wire = this.wire;
     let part = scopePart("", "");
+    let scopeLength = 0;
     let spans = 0;
     wire.fields(end, (n, t) => {
       if (n === 1) {
         expect(wire, t, BYTES, "ScopeSpans.scope");
         if (spans > 0) throw new General("a scope after its spans");
         const s = scope(wire, wire.delimited(end));
-        part = scopePart(s.name, s.version);
+        if (this.emit) part = scopePart(s.name, s.version);
+        scopeLength = s.name.length + s.version.length;
       } else if (n === 2) {
         expect(wire, t, BYTES, "ScopeSpans.spans");
         this.span(wire.delimited(end));
-        this.row(part);
+        if (this.emit) this.row(part);
+        else (this.ids(), this.repeated += scopeLength);
         spans++;
       } else return false;
       return true;
@@ -289,8 +302,11 @@ class RowPass {
       if (n === 1) (check(wire, t, BYTES, "trace_id"), this.id(end, s.trace));
       else if (n === 2) (check(wire, t, BYTES, "span_id"), this.id(end, s.span));
       else if (n === 4) (check(wire, t, BYTES, "parent_span_id"), this.id(end, s.parent));
-      else if (n === 5) (check(wire, t, BYTES, "name"), s.name = wire.string(end));
-      else if (n === 6) (check(wire, t, VARINT, "kind"), s.kind = wire.uint32() | 0);
+      else if (n === 5) {
+        check(wire, t, BYTES, "name");
+        if (this.emit) s.name = wire.string(end);
+        else wire.pos = wire.delimited(end); // a check makes no text
+      } else if (n === 6) (check(wire, t, VARINT, "kind"), s.kind = wire.uint32() | 0);
       else if (n === 7) {
         (check(wire, t, FIXED64, "start_time_unix_nano"),
           s.times[0] = wire.fixed32(),
@@ -299,8 +315,11 @@ class RowPass {
         (check(wire, t, FIXED64, "end_time_unix_nano"),
           s.times[2] = wire.fixed32(),
           s.times[3] = wire.fixed32());
-      } else if (n === 9) (check(wire, t, BYTES, "attributes"), this.attribute(wire.delimited(end)));
-      else if (n === 11) (check(wire, t, BYTES, "events"), skipEvent(wire, wire.delimited(end)));
+      } else if (n === 9) {
+        check(wire, t, BYTES, "attributes");
+        if (this.emit) this.attribute(wire.delimited(end));
+        else skipKeyValue(wire, wire.delimited(end)); // read and checked as a kept one is, with its memory
+      } else if (n === 11) (check(wire, t, BYTES, "events"), skipEvent(wire, wire.delimited(end)));
       else if (n === 13) (check(wire, t, BYTES, "links"), this.link(wire.delimited(end)));
       else if (n === 15) (check(wire, t, BYTES, "status"), s.status = spanStatus(wire, wire.delimited(end)));
       else if (n === 0) wire.fail("a field numbered 0");
@@ -381,13 +400,20 @@ class RowPass {
     this.#span.links.push(...ids);
   }
 
-  /** Writes the row of the span just read. IDs of the wrong length go the general way, which refuses them. */
-  row(scope: Uint8Array): void {
+  /** Checks the IDs of the span just read: IDs of the wrong length go the general way, which refuses them. */
+  ids(): void {
     const s = this.#span;
     const parent = s.parent[1] - s.parent[0];
     if (s.trace[1] - s.trace[0] !== 16 || s.span[1] - s.span[0] !== 8 || (parent !== 0 && parent !== 8)) {
       throw new General("an ID of the wrong length");
     }
+  }
+
+  /** Writes the row of the span just read (its IDs checked first). */
+  row(scope: Uint8Array): void {
+    this.ids();
+    const s = this.#span;
+    const parent = s.parent[1] - s.parent[0];
     const out = this.out;
     const at = out.n;
     out.put(PART.head);
@@ -537,4 +563,36 @@ export function decodeTraceRows(body: Uint8Array): RowLines | null {
     services: pass.services,
     release: () => out.release(),
   };
+}
+
+/**
+ * How many characters of scope names and versions the rows of a body may repeat, a byte of it, over
+ * {@linkcode REPEATED_FLOOR}: past it the general way refuses the body (`span_intake.ts`).
+ */
+export const REPEATED_RATIO = 16;
+export const REPEATED_FLOOR = 1024 * 1024;
+
+/**
+ * Checks a request as {@linkcode decodeTraceRows} reads it, without writing its rows (their writer makes them
+ * from the body later): the count of its spans and their services, or null when the body is to go the general
+ * way (which then takes it or says what is wrong). Whatever it takes, the general way takes too: it also hands
+ * back a body whose rows would repeat its scopes' names more than the general way allows (`span_intake.ts`).
+ *
+ * @param body The request's bytes (gzip undone).
+ * @returns The count of spans and their services, or null.
+ * @example
+ * ```ts
+ * import { checkTraceRows } from "./otlp_rows.ts";
+ * checkTraceRows(new Uint8Array()); // { spans: 0, services: Set {} }
+ * ```
+ */
+export function checkTraceRows(body: Uint8Array): { spans: number; services: Set<string> } | null {
+  const pass = new RowPass(body, false);
+  try {
+    pass.request();
+  } catch {
+    return null;
+  }
+  if (pass.repeated > body.length * REPEATED_RATIO + REPEATED_FLOOR) return null;
+  return { spans: pass.spans, services: pass.services };
 }

@@ -46,8 +46,22 @@ export class ReceivedBodies {
   #awaited = 0;
   #taking: Promise<void> = Promise.resolve();
 
-  /** @param folder The run folder, where the daemon writes `received.spans`. */
-  constructor(readonly folder: string) {}
+  /** The file's name in the run folder. */
+  readonly file: string;
+  readonly #onStored: ((bytes: Uint8Array, sha256: string) => void) | null;
+
+  /**
+   * @param folder The run folder, where the daemon writes `received.spans`.
+   * @param options `file`: another of the daemon's files (`received-json.spans`); `onStored`: called with each
+   * body once it is stored as a payload (the rows of protobuf bodies are made there).
+   */
+  constructor(
+    readonly folder: string,
+    options: { file?: string; onStored?: (bytes: Uint8Array, sha256: string) => void } = {},
+  ) {
+    this.file = options.file ?? RECEIVED_FILE;
+    this.#onStored = options.onStored ?? null;
+  }
 
   /** The bodies stored as payloads that are not among these, in the order they were stored. */
   storedBut(named: ReadonlySet<string>): string[] {
@@ -97,7 +111,7 @@ export class ReceivedBodies {
    * into one read) and the SHA-256 its record names, not checked yet.
    */
   #records(most: number): { sha256: string; bytes: Uint8Array }[] {
-    const path = join(this.folder, RECEIVED_FILE);
+    const path = join(this.folder, this.file);
     let seen: Deno.FileInfo;
     try {
       // the daemon's records for this run: held to the pack's bound, and a pipe or a link in their place refused
@@ -179,8 +193,10 @@ export class ReceivedBodies {
         if (only) throw error;
         this.#stopped = true; // a run that takes no payload now (sealed, or its store failing): the seal says why
       }
-      if (kept === sha256) this.#stored.add(sha256);
-      else if (!only) this.#left.set(sha256, bytes);
+      if (kept === sha256) {
+        this.#stored.add(sha256);
+        this.#onStored?.(bytes, sha256);
+      } else if (!only) this.#left.set(sha256, bytes);
     }
   }
 

@@ -18,7 +18,13 @@ import { problemData } from "../telemetry/telemetry_events.ts";
 import { decodeTraceRequest, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
 import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
-import { decodeTraceRows, type RowLines } from "./otlp_rows.ts";
+import {
+  checkTraceRows,
+  decodeTraceRows,
+  REPEATED_FLOOR,
+  REPEATED_RATIO,
+  type RowLines,
+} from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
 import { dropBody } from "../guard/door_body.ts";
 import type { RunBudget } from "./run_budget.ts";
@@ -38,6 +44,8 @@ export interface ReceiverRun {
   recordMany?(inits: readonly Omit<EventInit, "actor">[]): Promise<unknown>;
   /** Stores a payload; returns its SHA-256. */
   payload(content: unknown): Promise<string | null>;
+  /** Stores a request's body, knowing its encoding (optional: else `payload`). */
+  payloadOf?(body: Uint8Array, encoding: BatchEncoding): Promise<string | null>;
   /** Starts writing the payloads stored so far to disk, waited for by nothing (optional). */
   flushPayloads?(): void;
 }
@@ -53,6 +61,11 @@ export interface SpanRows {
    * reused once the promise settles: write them (or copy them) before.
    */
   addSpanLines?(runId: string, lines: Uint8Array): Promise<void>;
+  /**
+   * True when the run's writer makes the rows of protobuf bodies itself, from the bodies it takes (`prove
+   * serve`): the intake then checks such a body as the rows' pass reads it, and writes no rows for it.
+   */
+  readonly linesLater?: boolean;
 }
 
 /** The default body size limit, as sent and after gzip is undone: 16 MiB. */
@@ -117,17 +130,32 @@ function otlpOk(contentType: string | null): Response {
   return new Response(OK_BODY.slice(), { headers: { "content-type": "application/x-protobuf" } });
 }
 
-/** A request's spans: decoded, or (a protobuf body for a store of lines) their rows' lines. */
-type Decoded = { count: number; spans: ReceivedSpan[] } | { count: number; lines: RowLines };
+/**
+ * A request's spans: decoded, or (a protobuf body for a store of lines) their rows' lines, or (for a run whose
+ * writer makes its rows) their count and services.
+ */
+type Decoded =
+  | { count: number; spans: ReceivedSpan[] }
+  | { count: number; lines: RowLines }
+  | { count: number; services: Set<string> };
 
 function decode(
   body: Uint8Array,
-  { contentType, lines }: { contentType: string | null; lines: boolean },
+  { contentType, lines, later }: { contentType: string | null; lines: boolean; later: boolean },
 ): Decoded {
   if (isJson(contentType)) {
     const spans = decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
     refuseRepeatedScope(spans, body.length);
     return { count: spans.length, spans };
+  }
+  if (later) {
+    // checked as the rows' pass reads it (its writer makes the rows); else the general way, which says what is wrong
+    const checked = checkTraceRows(body);
+    if (checked !== null) return { count: checked.spans, services: checked.services };
+    const spans = decodeProtobuf(body);
+    refuseRepeatedScope(spans, body.length);
+    const { data } = requestRecords(spans, { encoding: "protobuf" }).event;
+    return { count: spans.length, services: new Set((data as { services: string[] }).services) };
   }
   // the rows' lines in one pass; a body that pass does not take goes the general way, which says what is wrong
   const rows = lines ? decodeTraceRows(body) : null;
@@ -137,9 +165,8 @@ function decode(
   return { count: spans.length, spans };
 }
 
-/** How many characters of rows a body may make a byte it holds, over {@linkcode ROWS_FLOOR} (as `otlp_rows.ts`). */
-const ROWS_RATIO = 16;
-const ROWS_FLOOR = 1024 * 1024;
+const ROWS_RATIO = REPEATED_RATIO;
+const ROWS_FLOOR = REPEATED_FLOOR;
 
 /**
  * Refuses spans whose rows would repeat a long scope name or version in each row: one name of a megabyte in a
@@ -224,7 +251,11 @@ async function spansOf(
   let decoded: Decoded;
   try {
     body = await readSpanBody(request, maxBytes);
-    decoded = decode(body, { contentType, lines: target.rows.addSpanLines !== undefined });
+    decoded = decode(body, {
+      contentType,
+      lines: target.rows.addSpanLines !== undefined,
+      later: target.rows.linesLater === true,
+    });
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
     const message = error instanceof Error ? error.message : String(error);
@@ -325,7 +356,9 @@ async function recordSpans(
   // The rows are an index beside the evidence, written before it, so that a request whose rows fail (503,
   // which the exporter sends again) leaves no event behind.
   let event: Omit<EventInit, "actor">;
-  if ("lines" in decoded) {
+  if ("services" in decoded) {
+    event = batchEvent(decoded.services, { encoding, spans: decoded.count }); // its writer makes its rows
+  } else if ("lines" in decoded) {
     await rows.addSpanLines!(run.runId, decoded.lines.lines);
     decoded.lines.release(); // written: the next body's lines take its buffer
     event = batchEvent(decoded.lines.services, { encoding, spans: decoded.count });
@@ -334,7 +367,7 @@ async function recordSpans(
     await rows.addSpans?.(run.runId, records.rows);
     event = records.event;
   }
-  const sha256 = await run.payload(body);
+  const sha256 = run.payloadOf ? await run.payloadOf(body, encoding) : await run.payload(body);
   // lenient mode lost the body: the event says so by naming no payload, and still counts the spans
   await run.record({ ...event, payload: sha256 });
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
+import { checkTraceRows, decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { receiver } from "../../../lib/provevi/receiver/run_receiver.ts";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
@@ -193,6 +193,51 @@ Deno.test("the one pass hands back a body whose rows would be far bigger than it
     }],
   })).finish();
   assertSameRows(small, "a scope name of 1,000 characters in 200 rows");
+});
+
+/** Asserts that the check took only a body the general way takes, with its count of spans and its services. */
+function assertCheckAgrees(body: Uint8Array, what: string): boolean {
+  const checked = checkTraceRows(body);
+  if (checked === null) return false;
+  const general = generalRows(body);
+  assert.ok(general !== null, `${what}: the check took a body the general way refuses`);
+  assert.equal(checked.spans, general.spans, what);
+  assert.deepEqual([...checked.services].sort(), general.services, what);
+  return true;
+}
+
+Deno.test("the check (prove serve's, whose rows the run's writer makes) takes only bodies the general way takes, with their spans and services", () => {
+  for (const [i, body] of spanBodies(3).entries()) assert.ok(assertCheckAgrees(body, `SDK body ${i}`));
+  for (let i = 0; i < 1500; i++) {
+    const body = request();
+    const took = assertCheckAgrees(body, `generated request ${i}`);
+    const rows = decodeTraceRows(body);
+    if (rows !== null) assert.ok(took, `generated request ${i}: the one pass takes it, the check does not`);
+    rows?.release();
+  }
+  const bodies = otlpBodies(9);
+  let took = 0;
+  for (let round = 0; round < 6000; round++) {
+    if (assertCheckAgrees(bodies.body(round), `body ${round}`)) took++;
+  }
+  assert.ok(took > 1000, `the check took ${took} of the mutated and random bodies`);
+});
+
+Deno.test("the check hands back what the general way refuses past its bounds: empty spans past the memory count, a long scope name in each row", () => {
+  const inner = new Uint8Array(4 * 1024 * 1024 - 16);
+  for (let i = 0; i < inner.length; i += 2) (inner[i] = 0x12, inner[i + 1] = 0);
+  const scopeSpans = [0x12, ...varint(inner.length)];
+  const resourceSpans = [0x0a, ...varint(scopeSpans.length + inner.length)];
+  assert.equal(checkTraceRows(new Uint8Array([...resourceSpans, ...scopeSpans, ...inner])), null);
+  const long = OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+    resource_spans: [{
+      scope_spans: [{
+        scope: { name: "s".repeat(200_000) },
+        spans: Array.from({ length: 200 }, () => ({ trace_id: id(16), span_id: id(8), name: "chat" })),
+      }],
+    }],
+  })).finish();
+  assert.equal(checkTraceRows(long), null); // 40 million characters of scope in 200 rows: the general way refuses
 });
 
 function varint(n: number): number[] {

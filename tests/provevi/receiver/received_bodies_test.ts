@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
-import { appendSealedSpans } from "../../../lib/provevi/receiver/daemon_client.ts";
-import { RECEIVED_FILE } from "../../../lib/provevi/receiver/daemon_run.ts";
-import { ReceivedBodies } from "../../../lib/provevi/receiver/received_bodies.ts";
+import { appendSealedSpans, takenBodies } from "../../../lib/provevi/receiver/daemon_client.ts";
+import { RECEIVED_JSON_FILE } from "../../../lib/provevi/receiver/daemon_run.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import { packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
@@ -28,7 +27,7 @@ Deno.test("a writer takes received bodies while the run goes on, whole records o
   await using t = await tempStore();
   const run = await openInStore(t.store, "run-20261130T120000Z-0000b0d1");
   const folder = run.writer.folder;
-  const path = join(folder, RECEIVED_FILE);
+  const path = join(folder, RECEIVED_JSON_FILE);
   const bodies = ["a", "b", "c"].map((name) => utf8.encode(jsonSpans(1, name)));
   const shas = bodies.map((b) => sha256Hex(b));
   const records = bodies.map((b, i) => packRecord(shas[i]!, b));
@@ -38,15 +37,15 @@ Deno.test("a writer takes received bodies while the run goes on, whole records o
     stored.push(sha!);
     return sha;
   };
-  const taken = new ReceivedBodies(folder);
-  await taken.take(store); // no file yet: nothing
+  const taken = takenBodies(folder);
+  await taken.json.take(store); // no file yet: nothing
   // the first record whole, the second cut part way, as the daemon's append is seen while it writes
   await Deno.writeFile(path, new Uint8Array([...records[0]!, ...records[1]!.subarray(0, 40)]));
-  await taken.take(store);
+  await taken.json.take(store);
   assert.deepEqual(stored, [shas[0]]);
   await Deno.writeFile(path, records[1]!.subarray(40), { append: true });
   await Deno.writeFile(path, records[2]!, { append: true });
-  await taken.take(store);
+  await taken.json.take(store);
   assert.deepEqual(stored, [shas[0], shas[1], shas[2]]);
   // a body the daemon took after the last take is stored by the seal; the others are not stored again
   const late = utf8.encode(jsonSpans(1, "late"));
@@ -72,18 +71,18 @@ Deno.test("takes stop at a record that is not one, and the seal refuses the bodi
   const after = utf8.encode(jsonSpans(1, "after"));
   const junk = utf8.encode("this is not a record's header\n");
   await Deno.writeFile(
-    join(folder, RECEIVED_FILE),
+    join(folder, RECEIVED_JSON_FILE),
     new Uint8Array([...packRecord(sha256Hex(good), good), ...junk, ...packRecord(sha256Hex(after), after)]),
   );
-  const taken = new ReceivedBodies(folder);
+  const taken = takenBodies(folder);
   const stored: (string | null)[] = [];
   const store = async (bytes: Uint8Array) => {
     const sha = await run.recorder.payload(bytes);
     stored.push(sha);
     return sha;
   };
-  await taken.take(store);
-  await taken.take(store);
+  await taken.json.take(store);
+  await taken.json.take(store);
   assert.deepEqual(stored, [sha256Hex(good)]);
   const sealed = {
     run_id: run.writer.runId,
@@ -93,7 +92,7 @@ Deno.test("takes stop at a record that is not one, and the seal refuses the bodi
   };
   await assert.rejects(
     () => appendSealedSpans(run.recorder, sealed, { folder, taken }),
-    /the daemon's answer names a body [0-9a-f]+ that received.spans of the run does not hold/,
+    /the daemon's answer names a body [0-9a-f]+ that neither received.spans nor received-json.spans of the run holds/,
   );
 });
 
@@ -102,12 +101,12 @@ Deno.test("a take of a run that takes no more payloads stops, and leaves its bod
   const run = await openInStore(t.store, "run-20261130T120000Z-0000b0d3");
   const folder = run.writer.folder;
   const body = utf8.encode(jsonSpans(1));
-  await Deno.writeFile(join(folder, RECEIVED_FILE), packRecord(sha256Hex(body), body));
-  const taken = new ReceivedBodies(folder);
+  await Deno.writeFile(join(folder, RECEIVED_JSON_FILE), packRecord(sha256Hex(body), body));
+  const taken = takenBodies(folder);
   let calls = 0;
   const refusing = () => (calls++, Promise.reject(new Error("run is sealed")));
-  await taken.take(refusing);
-  await taken.take(refusing);
+  await taken.json.take(refusing);
+  await taken.json.take(refusing);
   assert.equal(calls, 1);
   const sealed = { run_id: run.writer.runId, spans: 1, refused: 0, events: [batchOf(sha256Hex(body))] };
   assert.equal(await appendSealedSpans(run.recorder, sealed, { folder, taken }), 1);
@@ -122,11 +121,11 @@ Deno.test("a record another process wrote to received.spans, taken while the run
   const body = utf8.encode(jsonSpans(1, "sent"));
   const stranger = utf8.encode("bytes nobody sent to prove serve");
   await Deno.writeFile(
-    join(folder, RECEIVED_FILE),
+    join(folder, RECEIVED_JSON_FILE),
     new Uint8Array([...packRecord(sha256Hex(body), body), ...packRecord(sha256Hex(stranger), stranger)]),
   );
-  const taken = new ReceivedBodies(folder);
-  await taken.take((bytes) => run.recorder.payload(bytes));
+  const taken = takenBodies(folder);
+  await taken.json.take((bytes) => run.recorder.payload(bytes));
   const sealed = { run_id: run.writer.runId, spans: 1, refused: 0, events: [batchOf(sha256Hex(body))] };
   assert.equal(await appendSealedSpans(run.recorder, sealed, { folder, taken }), 2);
   await run.recorder.seal();
@@ -138,7 +137,7 @@ Deno.test("a record another process wrote to received.spans, taken while the run
   assert.match(
     String(problems[0]!.data.problem),
     new RegExp(
-      `1 bodies of received.spans are stored as payloads that no spans_received event .* ${
+      `1 bodies of received.spans or received-json.spans are stored as payloads that no spans_received event .* ${
         sha256Hex(stranger)
       }`,
     ),

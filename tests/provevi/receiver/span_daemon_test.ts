@@ -39,9 +39,6 @@ Deno.test("SpanDaemon takes spans for two open runs at once, each at its own add
     assert.ok(!url.includes(a.opened.ingest_key) && !url.includes(a.opened.writer_key), url);
   }
   await Promise.all([sendSpans(a.opened, ["a.one", "a.two"]), sendSpans(b.opened, ["b.one"])]);
-  // span rows go to each run's folder at once
-  assert.deepEqual((await readSpansFile(a.writer.folder)).map((s) => s.name).sort(), ["a.one", "a.two"]);
-  assert.deepEqual((await readSpansFile(b.writer.folder)).map((s) => s.name), ["b.one"]);
   // one run's key does not reach the other run
   const crossed = await postSpans(b.opened, jsonSpans(1), a.opened.ingest_key);
   assert.equal(crossed.status, 401);
@@ -53,6 +50,9 @@ Deno.test("SpanDaemon takes spans for two open runs at once, each at its own add
   assert.equal(sealed.run_id, a.id);
   assert.equal(sealed.spans, 2);
   assert.equal(await appendSealedSpans(a.recorder, sealed, { folder: a.writer.folder }), 2);
+  // the writer makes the rows of the protobuf bodies it takes, in its run's folder only
+  assert.deepEqual((await readSpansFile(a.writer.folder)).map((s) => s.name).sort(), ["a.one", "a.two"]);
+  assert.deepEqual(await readSpansFile(b.writer.folder), []);
   await a.recorder.seal();
   const events = readEventsText(await Deno.readTextFile(`${a.writer.folder}/evidence/events.jsonl`)).events;
   assert.deepEqual(events.map((e) => [e.type, e.data.spans ?? null]).slice(1), [
@@ -137,12 +137,12 @@ Deno.test("a run sealed or cut in the store after it opened with the daemon take
   // sealed by its writer in the store, without the daemon
   const run = await openInStore(t.store, "run-20261130T120000Z-000005ea");
   const opened = await openWith(daemon, run.writer.runId);
-  await sendSpans(opened, ["before"]);
+  await postSpans(opened, jsonSpans(1, "before")).then((r) => r.body?.cancel());
   await run.recorder.seal();
   const late = await postSpans(opened, jsonSpans(1, "after"));
   assert.equal(late.status, 409);
   assert.match((await late.json()).message, /takes no more spans: it is sealed in the store/);
-  assert.deepEqual((await readSpansFile(run.writer.folder)).map((s) => s.name), ["before"]);
+  assert.deepEqual((await readSpansFile(run.writer.folder)).map((s) => s.name), ["before"]); // JSON: its rows are the daemon's
   assert.deepEqual(daemon.open, []);
   // its writer killed: the sweep lets the run go, and its spans are refused from then on
   const cutId = "run-20261130T120000Z-00000c07";
@@ -247,7 +247,7 @@ Deno.test("appendSealedSpans() takes only batches and problems of the receiver, 
   const other = new TextEncoder().encode("not these bytes");
   // a record whose bytes are not its hash's, beside a good one
   await Deno.writeFile(
-    `${folder}/received.spans`,
+    `${folder}/received-json.spans`,
     new Uint8Array([...packRecord(sha, body), ...packRecord("0".repeat(64), other)]),
   );
   const base = { run_id: run.writer.runId, spans: 1, refused: 0 };
