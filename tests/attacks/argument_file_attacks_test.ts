@@ -18,10 +18,9 @@ import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "../../lib/provevi/receiver/daemon_run.ts";
 import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
 import { readRowsKey } from "../../lib/provtrace/db/rows_key.ts";
-import { taskFlags } from "../_children.ts";
+import { taskRun } from "../_children.ts";
 import { Tally } from "./_tally.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const tally = new Tally("files named on the command line");
 /** A verifier key of the right form and hash whose 32 bytes are no point of Ed25519. */
 const NOT_A_POINT = "log.example+b487124c+AQECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g";
@@ -32,7 +31,7 @@ async function runChild(
   args: string[],
 ): Promise<{ code: number | "hang"; err: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(which), join(ROOT, `cli/${which}.ts`), ...args],
+    args: [...taskRun(which), ...args],
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -96,7 +95,7 @@ Deno.test("a FIFO named on the command line as a key, a checkpoint or a prompt i
   const failed: string[] = [];
   for (const [name, which, args] of cases) {
     const { code, err } = await runChild(which, args);
-    const lines = err.split("\n").filter((l) => l !== "" && !l.startsWith("Warning"));
+    const lines = err.split("\n").filter((l) => l !== "");
     const stopped = code !== "hang" && code !== 0 && lines.length === 1 &&
       lines[0]!.startsWith(`${which}: `) &&
       /FIFO|neither a verifier key/.test(lines[0]!);
