@@ -1,7 +1,8 @@
 /**
  * The setup the attack files share, each written once: a sealed sample run in a file store of its own, a run of
- * a stand-in for Codex (a script in the place of the program) with the run file those attacks use, and a wait
- * that gives up after a bound (a hang is the failure many of these attacks look for).
+ * a stand-in for Codex (a script in the place of the program) with the run file those attacks use, the smallest
+ * run file of a scripted model, and a wait that gives up after a bound (a hang is the failure many of these
+ * attacks look for).
  * @module
  */
 import { join } from "node:path";
@@ -97,6 +98,38 @@ export function standInRun(program: string, options: StandInOptions): Promise<Ru
     ...(options.catalog ? { catalog: options.catalog } : {}),
     env: (name) => Object.hasOwn(env, name) ? env[name] : Deno.env.get(name),
   });
+}
+
+/**
+ * The text of the smallest run file: a scripted model (`test:`) that answers "forty-two", and nothing else, as
+ * the attacks on what a run is given use it (they change its text, or run it in a store that fails):
+ *
+ * ```yaml
+ * run: { org: acme, domain: demo, env: dev, actor: ada }
+ * agent:
+ *   name: q
+ *   backend: call
+ *   model: "test:"
+ *   script: { turns: [{ text: "forty-two" }] }
+ * prompt: What is the answer?
+ * ```
+ *
+ * @param options `mode`: the run's `mode` (strict, lenient), none unless given; `toolsFolder`: an agent-backend
+ *   run with this tools folder, instead of a call.
+ * @returns The run file's text.
+ */
+export function answerRunText(options: { mode?: string; toolsFolder?: string } = {}): string {
+  return [
+    `run: { org: acme, domain: demo, env: dev, actor: ada${options.mode ? `, mode: ${options.mode}` : ""} }`,
+    "agent:",
+    "  name: q",
+    `  backend: ${options.toolsFolder === undefined ? "call" : "agent"}`,
+    '  model: "test:"',
+    ...(options.toolsFolder === undefined ? [] : [`  tools_folder: ${options.toolsFolder}`]),
+    '  script: { turns: [{ text: "forty-two" }] }',
+    "prompt: What is the answer?",
+    "",
+  ].join("\n");
 }
 
 /**

@@ -19,6 +19,7 @@ import { RECEIVED_FILE } from "../../lib/provevi/receiver/daemon_run.ts";
 import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
 import { readRowsKey } from "../../lib/provtrace/db/rows_key.ts";
 import { taskRun } from "../_children.ts";
+import { beforeTimeout } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("files named on the command line");
@@ -36,17 +37,14 @@ async function runChild(
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hung = new Promise<"hang">((resolve) => timer = setTimeout(() => resolve("hang"), 120_000));
-  const outcome = await Promise.race([child.status, hung]);
-  clearTimeout(timer);
-  if (outcome === "hang") {
+  const outcome = await beforeTimeout(child.status, 120_000);
+  if (outcome === "timeout") {
     try {
       child.kill("SIGKILL");
     } catch { /* ended just now */ }
   }
   const err = await new Response(child.stderr).text();
-  return { code: outcome === "hang" ? "hang" : outcome.code, err: err.trim() };
+  return { code: outcome === "timeout" ? "hang" : outcome.code, err: err.trim() };
 }
 
 Deno.test("a FIFO named on the command line as a key, a checkpoint or a prompt is refused, not waited on", async () => {
@@ -164,12 +162,7 @@ Deno.test("a rows key that is a FIFO or a file of gigabytes is refused in one li
       /larger than/,
     ]] as const
   ) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const outcome = await Promise.race([
-      readRowsKey(path).then(() => "read", (e: unknown) => e),
-      new Promise<"hang">((resolve) => timer = setTimeout(() => resolve("hang"), 60_000)),
-    ]);
-    clearTimeout(timer);
+    const outcome = await beforeTimeout(readRowsKey(path).then(() => "read", (e: unknown) => e), 60_000);
     const stopped = outcome instanceof ProveviError && why.test(outcome.message) &&
       !outcome.message.includes("\n");
     keys.add(name, { stopped, recorded: true });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import canonicalize from "canonicalize";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
 import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { concatBytes } from "../../lib/provevi/evidence/bytes.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
@@ -230,12 +231,4 @@ function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const concat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);

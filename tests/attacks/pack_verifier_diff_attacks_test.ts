@@ -14,6 +14,7 @@ import { join } from "node:path";
 import canonicalize from "canonicalize";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
 import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { concatBytes } from "../../lib/provevi/evidence/bytes.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
 import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
@@ -26,15 +27,7 @@ const tally = new Tally("pack cases, prove verify against the verifier from the 
 const SCRIPT = new URL("../provevi/evidence/independent_verify.py", import.meta.url).pathname;
 const enc = (s: string) => new TextEncoder().encode(s);
 
-function cat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const cat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);
 
 /** The pack of the sample run, its records, and ways to change a copy of the run. */
 class PackCases {
