@@ -50,7 +50,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
 
   program.command("show")
     .description("Print the events of a run.")
-    .argument("<run>", "a run ID or a run folder's path")
+    .argument("<run>", "a run ID, latest, the start of a run ID, or a run folder's path")
     .option("--json", "print JSON")
     .action((run: string, opts: { json?: boolean }) =>
       withStore(async (store) => await showRun(await findRun(run, { store }), io, opts))
@@ -61,7 +61,7 @@ export async function provr(args: string[], io: Io = processIo()): Promise<numbe
     result,
     help: {
       command: "Check a run: the same code as prove verify.",
-      run: "a run ID or a run folder's path",
+      run: "a run ID, latest, the start of a run ID, or a run folder's path",
       bundle: "the pinned URI of the bundle",
       requireBundle: "fail a run that has no committed bundle",
     },

@@ -1,10 +1,12 @@
 /**
- * The tests' child processes: the flags a task runs its program with, a clean environment for a child, and
+ * The tests' child processes: the words and flags a task runs its program with, a clean environment for a child, and
  * the processes on the machine (to tell that a child and what it started are gone).
  * @module
  */
 import { join } from "node:path";
 import { permissionFlags } from "../cli/_permissions.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
 
 /**
  * The permission flags of a task that runs `cli/NAME.ts` (`--no-prompt` and the `--allow-*` of its permission set
@@ -14,6 +16,18 @@ export function taskFlags(name: "prove" | "provr" | "provtrace", morePrograms: s
   return permissionFlags(name).map((f) =>
     f.startsWith("--allow-run=") && morePrograms.length ? `${f},${morePrograms.join(",")}` : f
   );
+}
+
+/**
+ * The words of `deno run` that start `cli/NAME.ts` as its task in deno.json does (`deno run -q` and the task's
+ * flags), for a test that runs a command in a child and reads what it printed. `-q` matters: without it, Deno
+ * prints its own progress on the child's standard error (`Download https://registry.npmjs.org/…` for each npm
+ * package its cache lacks, on every start while it lacks them), which the task never shows, and a test that
+ * expects one line of refusal there fails from a fresh copy or cache whose test graph did not fetch `cli/`'s
+ * packages first.
+ */
+export function taskRun(name: "prove" | "provr" | "provtrace", morePrograms: string[] = []): string[] {
+  return ["run", "-q", ...taskFlags(name, morePrograms), join(ROOT, `cli/${name}.ts`)];
 }
 
 /**

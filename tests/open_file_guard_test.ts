@@ -29,10 +29,6 @@ const ITS_PARTS = new Set(["lib/provevi/evidence/fd_file.ts"]);
  */
 const ALLOWED: Record<string, [number, string]> = {
   "lib/provtrace/export/export_file.ts": [1, "the export file the user names, written"],
-  "lib/provtrace/export/lineage.ts": [
-    1,
-    "a file the user names as a lineage target (a link there is followed, as the user meant)",
-  ],
   "lib/provevi/log/sync_paths.ts": [
     2,
     "fsyncs a file or folder the toolkit has just written (to read and write, which waits for no FIFO; read-only only after a look)",

@@ -18,10 +18,10 @@ import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
 import { RECEIVED_FILE } from "../../lib/provevi/receiver/daemon_run.ts";
 import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
 import { readRowsKey } from "../../lib/provtrace/db/rows_key.ts";
-import { taskFlags } from "../_children.ts";
+import { taskRun } from "../_children.ts";
+import { beforeTimeout } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const tally = new Tally("files named on the command line");
 /** A verifier key of the right form and hash whose 32 bytes are no point of Ed25519. */
 const NOT_A_POINT = "log.example+b487124c+AQECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g";
@@ -32,22 +32,19 @@ async function runChild(
   args: string[],
 ): Promise<{ code: number | "hang"; err: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(which), join(ROOT, `cli/${which}.ts`), ...args],
+    args: [...taskRun(which), ...args],
     stdin: "null",
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hung = new Promise<"hang">((resolve) => timer = setTimeout(() => resolve("hang"), 120_000));
-  const outcome = await Promise.race([child.status, hung]);
-  clearTimeout(timer);
-  if (outcome === "hang") {
+  const outcome = await beforeTimeout(child.status, 120_000);
+  if (outcome === "timeout") {
     try {
       child.kill("SIGKILL");
     } catch { /* ended just now */ }
   }
   const err = await new Response(child.stderr).text();
-  return { code: outcome === "hang" ? "hang" : outcome.code, err: err.trim() };
+  return { code: outcome === "timeout" ? "hang" : outcome.code, err: err.trim() };
 }
 
 Deno.test("a FIFO named on the command line as a key, a checkpoint or a prompt is refused, not waited on", async () => {
@@ -96,7 +93,7 @@ Deno.test("a FIFO named on the command line as a key, a checkpoint or a prompt i
   const failed: string[] = [];
   for (const [name, which, args] of cases) {
     const { code, err } = await runChild(which, args);
-    const lines = err.split("\n").filter((l) => l !== "" && !l.startsWith("Warning"));
+    const lines = err.split("\n").filter((l) => l !== "");
     const stopped = code !== "hang" && code !== 0 && lines.length === 1 &&
       lines[0]!.startsWith(`${which}: `) &&
       /FIFO|neither a verifier key/.test(lines[0]!);
@@ -165,12 +162,7 @@ Deno.test("a rows key that is a FIFO or a file of gigabytes is refused in one li
       /larger than/,
     ]] as const
   ) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const outcome = await Promise.race([
-      readRowsKey(path).then(() => "read", (e: unknown) => e),
-      new Promise<"hang">((resolve) => timer = setTimeout(() => resolve("hang"), 60_000)),
-    ]);
-    clearTimeout(timer);
+    const outcome = await beforeTimeout(readRowsKey(path).then(() => "read", (e: unknown) => e), 60_000);
     const stopped = outcome instanceof ProveviError && why.test(outcome.message) &&
       !outcome.message.includes("\n");
     keys.add(name, { stopped, recorded: true });

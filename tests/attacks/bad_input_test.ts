@@ -8,30 +8,12 @@ import { join } from "node:path";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { provr } from "../../cli/provr.ts";
+import { answerRunText } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("bad inputs");
 
-const GOOD = `run: { org: acme, domain: demo, env: dev, actor: ada }
-agent:
-  name: q
-  backend: call
-  model: "test:"
-  script: { turns: [{ text: "forty-two" }] }
-prompt: What is the answer?
-`;
-
-function agentRun(toolsFolder: string): string {
-  return `run: { org: acme, domain: demo, env: dev, actor: ada }
-agent:
-  name: q
-  backend: agent
-  model: "test:"
-  tools_folder: ${toolsFolder}
-  script: { turns: [{ text: "forty-two" }] }
-prompt: What is the answer?
-`;
-}
+const GOOD = answerRunText();
 
 const BOMB = `a: &a ["x","x","x","x","x","x","x","x","x"]
 b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
@@ -160,7 +142,7 @@ Deno.test("every bad input of the corpus is one line, never a stack trace or a h
     await Deno.mkdir(folder);
     await Deno.writeTextFile(join(folder, "bad.ts"), text!);
     const path = join(dir, `agent-${name.replaceAll(" ", "-")}.yaml`);
-    await Deno.writeTextFile(path, agentRun(folder));
+    await Deno.writeTextFile(path, answerRunText({ toolsFolder: folder }));
     const r = await check(`tools module: ${name}`, "provr", ["--runs", runs, "run", path], /ToolSetError/);
     const manifest = JSON.parse(await Deno.readTextFile(join(runs, r.out, "evidence", "manifest.json")));
     assert.equal(manifest.status, "failed");

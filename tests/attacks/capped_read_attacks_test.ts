@@ -16,21 +16,18 @@ import type { TrustPolicy } from "../../lib/provevi/log/trust_policy.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { PACK_MAX_BYTES, packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
 import { readCapped, readCappedSync } from "../../lib/provevi/evidence/open_file.ts";
-import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { readSpansFile, SPANS_FILE } from "../../lib/provevi/evidence/spans_file.ts";
 import { liveTail } from "../../lib/provevi/viewer/live_tail.ts";
 import { isolateBytes } from "../_memory.ts";
+import { sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("capped evidence read attacks");
 
 /** A sealed run of format 2, its folder, and the first payload its pack holds. */
 async function packedRun(): Promise<{ dir: string; folder: string; pack: string; sha: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "attack-capped-" });
-  const store = new FileStore({ runs: join(dir, "runs") });
-  await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
-  await store.close();
-  const folder = join(dir, "runs", SAMPLE_RUN_ID);
+  const { dir, folder } = await sampleRun("attack-capped-");
   const pack = join(folder, "evidence", "payloads.pack");
   return { dir, folder, pack, sha: readPack(await Deno.readFile(pack)).records[0]!.sha256 };
 }

@@ -17,7 +17,8 @@ import { parseJson, TooDeepJson } from "../../lib/provevi/evidence/json_depth.ts
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
-import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
+import { sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("deep JSON attacks");
@@ -26,11 +27,7 @@ const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
 /** A sealed sample run whose second event's data holds `nested`, with its chain and manifest made to match. */
 async function forgedRun(nested: string): Promise<{ dir: string; folder: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "attack-deep-" });
-  const store = new FileStore({ runs: join(dir, "runs") });
-  await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
-  await store.close();
-  const folder = join(dir, "runs", SAMPLE_RUN_ID);
+  const { dir, folder } = await sampleRun("attack-deep-");
   const events = join(folder, "evidence", "events.jsonl");
   const lines = (await Deno.readTextFile(events)).trimEnd().split("\n");
   lines[1] = lines[1]!.replace('"data":{', `"data":{"deep":${nested},`);

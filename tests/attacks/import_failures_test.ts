@@ -13,6 +13,7 @@ import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
 import { Sandbox } from "../../lib/provrun/sandbox/sandbox.ts";
 import { ToolSetError } from "../../lib/provrun/run/errors.ts";
 import { eventsOf } from "../provrun/_agent.ts";
+import { answerRunText } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("import failures");
@@ -27,21 +28,9 @@ const FAILING: Record<string, RegExp> = {
   exits: /cannot be loaded: NotCapable: the sandbox does not give the end of the sandbox process/,
 };
 
-function runFileText(folder: string): string {
-  return `run: { org: acme, domain: demo, env: dev, actor: ada }
-agent:
-  name: q
-  backend: agent
-  model: "test:"
-  tools_folder: ${folder}
-  script: { turns: [{ text: "forty-two" }] }
-prompt: What is the answer?
-`;
-}
-
 async function runWith(name: string, runs: string) {
   const file = join(runs, `${name}.yaml`);
-  await Deno.writeTextFile(file, runFileText(join(FIXTURES, name)));
+  await Deno.writeTextFile(file, answerRunText({ toolsFolder: join(FIXTURES, name) }));
   const io = bufferIo();
   const code = await provr(["--runs", runs, "run", file], io);
   const err = io.stderr.filter((l) => !/^provr: run \S+ in /.test(l));

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { taskFlags } from "../_children.ts";
+import { taskRun } from "../_children.ts";
 import type { EvidenceStore } from "../../lib/provevi/store/store.ts";
 import { RunNotFound } from "../../lib/provevi/evidence/errors.ts";
 import { listRuns } from "../../lib/provevi/runs/list_runs.ts";
@@ -134,9 +134,7 @@ async function killOnce(
   const before = new Set(await listed());
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      ...taskFlags("provr"),
-      join(ROOT, "cli/provr.ts"),
+      ...taskRun("provr"),
       "--runs",
       runs,
       "--store",

@@ -11,11 +11,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
-import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import type { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { runProof } from "../../lib/provevi/runs/store_log.ts";
 import { attestRun } from "../../lib/provevi/evidence/attestation.ts";
 import { readSigningKey, writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
-import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { appendAssessmentLine } from "../../lib/provevi/evidence/assessments_file.ts";
 import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 import { isolateBytes } from "../_memory.ts";
@@ -24,6 +24,7 @@ import { parseNote } from "../../lib/provevi/log/note.ts";
 import { cosignLatest } from "../../lib/provevi/log/witness_client.ts";
 import { serveWitness } from "../../lib/provevi/log/witness_server.ts";
 import { fakeLeaf, tempLog, witnessOf } from "../provevi/log/_log_fixtures.ts";
+import { sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("links at the files a command writes");
@@ -34,10 +35,7 @@ const VICTIM = "the user's own file\n";
 async function planted(
   file: string,
 ): Promise<{ dir: string; folder: string; victim: string; store: FileStore }> {
-  const dir = await Deno.makeTempDir({ prefix: "attack-link-write-" });
-  const store = new FileStore({ runs: join(dir, "runs") });
-  await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
-  const folder = join(dir, "runs", SAMPLE_RUN_ID);
+  const { dir, folder, store } = await sampleRun("attack-link-write-", { open: true });
   const victim = join(dir, "victim.txt");
   await Deno.writeTextFile(victim, VICTIM);
   await Deno.remove(join(folder, file)).catch(() => {});

@@ -12,6 +12,7 @@ import type { EvidenceStore, RunWriter, SealInfo } from "../../lib/provevi/store
 import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { RunFile } from "../../lib/provrun/run/run_file.ts";
 import { runFile } from "../../lib/provrun/runner/run.ts";
+import { answerRunText } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("lost evidence");
@@ -90,15 +91,7 @@ const LOSSES: [string, (evidence: string) => Promise<void>, RegExp][] = [
   ],
 ];
 
-const RUN = (mode: string) =>
-  RunFile.parse(`run: { org: acme, domain: demo, env: dev, actor: ada, mode: ${mode} }
-agent:
-  name: q
-  backend: call
-  model: "test:"
-  script: { turns: [{ text: "forty-two" }] }
-prompt: What is the answer?
-`);
+const RUN = (mode: string) => RunFile.parse(answerRunText({ mode }));
 
 Deno.test("a store that does not keep events.jsonl and manifest.json after the seal fails its run, in strict and in lenient mode", async () => {
   const dir = await Deno.makeTempDir({ prefix: "attack-lost-evidence-" });

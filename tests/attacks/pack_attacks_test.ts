@@ -10,12 +10,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
-import { FileStore } from "../../lib/provevi/store/file_store.ts";
 import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
+import { concatBytes } from "../../lib/provevi/evidence/bytes.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
-import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { copyFolder } from "../_files.ts";
+import { sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 import { isolateBytes } from "../_memory.ts";
 import { PackWriter } from "../../lib/provevi/store/pack_file.ts";
@@ -25,12 +26,9 @@ const tally = new Tally("payload pack attacks");
 
 /** A sealed run of format 2, written by the file store as provr writes one, and a place for its copies. */
 async function packedRun(): Promise<{ dir: string; folder: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "attack-pack-" });
-  const store = new FileStore({ runs: join(dir, "runs") });
-  const manifest = await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
-  await store.close();
+  const { dir, folder, manifest } = await sampleRun("attack-pack-");
   assert.equal(manifest.format, "provevi-manifest/2");
-  return { dir, folder: join(dir, "runs", SAMPLE_RUN_ID) };
+  return { dir, folder };
 }
 
 const packOf = (folder: string) => join(folder, "evidence", "payloads.pack");
@@ -233,12 +231,4 @@ function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const concat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);

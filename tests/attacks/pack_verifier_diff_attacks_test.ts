@@ -14,27 +14,20 @@ import { join } from "node:path";
 import canonicalize from "canonicalize";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
 import { FileRunRecord } from "../../lib/provevi/store/file_run_record.ts";
-import { FileStore } from "../../lib/provevi/store/file_store.ts";
+import { concatBytes } from "../../lib/provevi/evidence/bytes.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { packRecord, readPack } from "../../lib/provevi/evidence/payload_pack.ts";
-import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
+import { SAMPLE_RUN_ID } from "../provevi/_sample_run.ts";
 import { copyFolder } from "../_files.ts";
 import { peerTest } from "../_peers.ts";
+import { sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("pack cases, prove verify against the verifier from the doc");
 const SCRIPT = new URL("../provevi/evidence/independent_verify.py", import.meta.url).pathname;
 const enc = (s: string) => new TextEncoder().encode(s);
 
-function cat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const cat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);
 
 /** The pack of the sample run, its records, and ways to change a copy of the run. */
 class PackCases {
@@ -167,11 +160,7 @@ peerTest("intoto", {
   fn: async () => {
     const python = Deno.env.get("PROVEVI_TEST_INTOTO_PYTHON");
     if (!python) throw new Error("PROVEVI_TEST_INTOTO_PYTHON is unset: .ci/peers/intoto.sh did not run");
-    const dir = await Deno.makeTempDir({ prefix: "attack-pack-diff-" });
-    const store = new FileStore({ runs: join(dir, "runs") });
-    await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
-    await store.close();
-    const base = join(dir, "runs", SAMPLE_RUN_ID);
+    const { dir, folder: base } = await sampleRun("attack-pack-diff-");
     const found: string[] = [];
     for (const [name, change] of cases(new PackCases(await Deno.readFile(packOf(base))))) {
       const copy = join(await Deno.makeTempDir({ dir }), SAMPLE_RUN_ID);

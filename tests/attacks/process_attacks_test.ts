@@ -11,7 +11,7 @@ import { runFile } from "../../lib/provrun/runner/run.ts";
 import { agentFile, eventsOf, payloadOf } from "../provrun/_agent.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
 import { Tally } from "./_tally.ts";
-import { alive, descendants, taskFlags } from "../_children.ts";
+import { alive, descendants, taskRun } from "../_children.ts";
 
 const tally = new Tally("process attacks");
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -61,9 +61,7 @@ prompt: Attack.
   );
   const provr = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      ...taskFlags("provr", ["python3"]),
-      join(ROOT, "cli/provr.ts"),
+      ...taskRun("provr", ["python3"]),
       "--runs",
       join(dir, "runs"),
       "run",
@@ -180,9 +178,7 @@ prompt: Attack.
   try {
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
-        "run",
-        ...taskFlags("provr", ["python3"]),
-        join(ROOT, "cli/provr.ts"),
+        ...taskRun("provr", ["python3"]),
         "--runs",
         join(dir, "runs"),
         "run",

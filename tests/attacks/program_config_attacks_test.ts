@@ -12,9 +12,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
-import { RunFile } from "../../lib/provrun/run/run_file.ts";
-import { runFile } from "../../lib/provrun/runner/run.ts";
 import { eventsOf } from "../provrun/backends/_programs.ts";
+import { standInRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("program config attacks");
@@ -62,21 +61,11 @@ for (const [name, attack] of Object.entries(ATTACKS)) {
       try {
         const program = join(dir, "fake-codex");
         await Deno.writeTextFile(program, standIn(attack), { mode: 0o755 });
-        const outcome = await runFile(
-          RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  allow_unsandboxed: [Bash]
-  limits: { seconds: 120 }
-prompt: List the outputs.
-`),
-          { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
-        );
+        const outcome = await standInRun(program, {
+          runs: join(dir, "runs"),
+          agent: ["allow_unsandboxed: [Bash]"],
+          seconds: 120,
+        });
         const events = await eventsOf(join(dir, "runs"), outcome.runId);
         const pre = events.filter((e) => e.type === "hook_called" && e.data.event === "PreToolUse");
         const started = events.find((e) => e.type === "sandbox_started")!;

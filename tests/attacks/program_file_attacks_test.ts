@@ -17,9 +17,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
-import { RunFile } from "../../lib/provrun/run/run_file.ts";
-import { runFile } from "../../lib/provrun/runner/run.ts";
 import { gitCatalog } from "../provrun/_catalog.ts";
+import { beforeTimeout, standInRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("program file attacks");
@@ -136,27 +135,9 @@ for (const [name, { attack, error, problems = [] }] of Object.entries(ATTACKS)) 
         await Deno.writeTextFile(secret, `${CANARY}\n`);
         const program = join(dir, "fake-codex");
         await Deno.writeTextFile(program, standIn(attack, secret), { mode: 0o755 });
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const hung = new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 90_000));
-        const outcome = await Promise.race([
-          runFile(
-            RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 60 }
-prompt: List the outputs.
-`),
-            { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
-          ),
-          hung,
-        ]).finally(() => clearTimeout(timer));
-        assert.notEqual(outcome, "hung", "provr waited for ever on what the program left");
-        if (outcome === "hung") return;
+        const outcome = await beforeTimeout(standInRun(program, { runs: join(dir, "runs") }), 90_000);
+        assert.notEqual(outcome, "timeout", "provr waited for ever on what the program left");
+        if (outcome === "timeout") return;
         const message = outcome.error?.message ?? "";
         const stopped = outcome.status === "failed" && error.test(message) && !message.includes("\n");
         const leaked = await holdingCanary(join(dir, "runs"));
@@ -195,20 +176,8 @@ for (const [stream, words] of [["stdout", "standard output"], ["stderr", "standa
         const before = Deno.memoryUsage().rss;
         let peak = before;
         const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 20);
-        const outcome = await runFile(
-          RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 120 }
-prompt: List the outputs.
-`),
-          { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
-        ).finally(() => clearInterval(sampler));
+        const outcome = await standInRun(program, { runs: join(dir, "runs"), seconds: 120 })
+          .finally(() => clearInterval(sampler));
         const message = outcome.error?.message ?? "";
         const grown = (peak - before) / 2 ** 20;
         // before the cap, provr held the whole gigabyte, and more while it decoded it
@@ -250,34 +219,22 @@ for (const [name, attack] of Object.entries(INPUT_ATTACKS)) {
           mode: 0o755,
         },
       );
-      let timer: ReturnType<typeof setTimeout> | undefined;
       // the sparse file was hashed with synchronous reads, which held this timer too: the test's own limit
       // then is the runner's
-      const outcome = await Promise.race([
-        runFile(
-          RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 60 }
-inputs:
-  - { uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }
-prompt: List the outputs.
-`),
-          {
-            catalog: t.catalog,
-            runs: t.runs,
-            env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)),
-          },
-        ),
-        new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 90_000)),
-      ]).finally(() => clearTimeout(timer));
-      assert.notEqual(outcome, "hung", "provr waited for ever on what the program put in place of its input");
-      if (outcome === "hung") return;
+      const outcome = await beforeTimeout(
+        standInRun(program, {
+          catalog: t.catalog,
+          runs: t.runs,
+          inputs: ['{ uri: "data://acme/demo/dev/finance/revenue.csv", as: revenue.csv }'],
+        }),
+        90_000,
+      );
+      assert.notEqual(
+        outcome,
+        "timeout",
+        "provr waited for ever on what the program put in place of its input",
+      );
+      if (outcome === "timeout") return;
       const message = outcome.error?.message ?? "";
       const stopped = outcome.status === "failed" && outcome.error?.name === "InputChanged" &&
         /input revenue\.csv changed during the run/.test(message);

@@ -6,21 +6,21 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { taskFlags } from "../_children.ts";
+import { taskRun } from "../_children.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("provr attacks");
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-/** The provr task's flags, without `--no-prompt` when asked: the sandbox must not depend on them. */
-function provrFlags(options: { prompt?: boolean } = {}): string[] {
-  const flags = taskFlags("provr");
-  return options.prompt ? flags.filter((f) => f !== "--no-prompt") : flags;
+/** The provr task's words, without `--no-prompt` when asked: the sandbox must not depend on them. */
+function provrWords(options: { prompt?: boolean } = {}): string[] {
+  const words = taskRun("provr");
+  return options.prompt ? words.filter((f) => f !== "--no-prompt") : words;
 }
 
 async function provr(args: string[], options: { prompt?: boolean; timeout: number }) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...provrFlags(options), join(ROOT, "cli/provr.ts"), ...args],
+    args: [...provrWords(options), ...args],
     cwd: ROOT,
     stdin: "piped",
     stdout: "piped",

@@ -22,9 +22,8 @@ import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
 import { writeDaemonFile } from "../../lib/provevi/receiver/daemon_file.ts";
 import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
 import { FileStore } from "../../lib/provevi/store/file_store.ts";
-import { RunFile } from "../../lib/provrun/run/run_file.ts";
-import { runFile } from "../../lib/provrun/runner/run.ts";
 import { eventsOf } from "../provrun/backends/_programs.ts";
+import { beforeTimeout, standInRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("run folder plant attacks");
@@ -95,23 +94,7 @@ for (const [name, { plant, file }] of Object.entries(PLANTS)) {
       const program = join(dir, "fake-codex");
       await Deno.writeTextFile(program, standIn(plant, victim), { mode: 0o755 });
       try {
-        const outcome = await runFile(
-          RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 60 }
-prompt: List the outputs.
-`),
-          {
-            runs,
-            env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : n === "PROVE_SERVE" ? serve : Deno.env.get(n)),
-          },
-        );
+        const outcome = await standInRun(program, { runs, env: { PROVE_SERVE: serve } });
         const events = await eventsOf(runs, outcome.runId);
         const stopped = await Deno.readTextFile(victim) === "the user's own\n";
         // the lock is only looked at: past a FIFO there, the daemon asks whether the writer's process lives, and
@@ -155,20 +138,7 @@ for (const [name, plant] of Object.entries(SEAL_PLANTS)) {
         },
       );
       try {
-        const outcome = await runFile(
-          RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 60 }
-prompt: List the outputs.
-`),
-          { runs, env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
-        );
+        const outcome = await standInRun(program, { runs });
         // before, the seal wrote the run's proof, or its manifest, into the user's file, through the link
         const stopped = await Deno.readTextFile(victim) === "the user's own\n";
         // the seal's own file took the link's place: the run is whole and verifies
@@ -215,27 +185,10 @@ Deno.test({
     const program = join(dir, "fake-codex");
     await Deno.writeTextFile(program, PAYLOAD_FIFO, { mode: 0o755 });
     try {
-      let timer: ReturnType<typeof setTimeout> | undefined;
       // before, the seal's fsync opened the FIFO to read, synchronously: this timer never fired either
-      const outcome = await Promise.race([
-        runFile(
-          RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 60 }
-prompt: List the outputs.
-`),
-          { runs, env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
-        ),
-        new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 60_000)),
-      ]).finally(() => clearTimeout(timer));
-      assert.notEqual(outcome, "hung", "the seal waited for ever on the FIFO");
-      if (outcome === "hung") return;
+      const outcome = await beforeTimeout(standInRun(program, { runs }), 60_000);
+      assert.notEqual(outcome, "timeout", "the seal waited for ever on the FIFO");
+      if (outcome === "timeout") return;
       const message = outcome.error?.message ?? "";
       const stopped = outcome.status === "failed" && !message.includes("\n");
       // the seal fails naming the file, and the run stays unsealed, every event it recorded kept

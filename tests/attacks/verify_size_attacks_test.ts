@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { RunFile } from "../../lib/provrun/run/mod.ts";
-import { runFile } from "../../lib/provrun/runner/mod.ts";
+import { beforeTimeout, standInRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("verify size attacks");
@@ -27,29 +26,12 @@ Deno.test({
         `#!/usr/bin/env python3\nimport os\nos.makedirs("output", exist_ok=True)\nopen("output/a.txt", "w").write("ok")\n`,
         { mode: 0o755 },
       );
-      const outcome = await runFile(
-        RunFile.parse(`
-run: { org: acme, domain: demo, env: dev, actor: ada, mode: strict }
-agent:
-  name: analyst
-  backend: codex
-  program: ${JSON.stringify(program)}
-  model: openai:gpt-fake
-  provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: FAKE_OPENAI_KEY }
-  limits: { seconds: 60 }
-prompt: Write output/a.txt.
-`),
-        { runs: join(dir, "runs"), env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
-      );
+      const outcome = await standInRun(program, { runs: join(dir, "runs"), prompt: "Write output/a.txt." });
       assert.equal(outcome.status, "completed", outcome.error?.message);
       await Deno.truncate(join(outcome.folder, "output", "a.txt"), 64 * 1024 ** 3);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const check = await Promise.race([
-        verifyRun(await findRun(outcome.folder)),
-        new Promise<"slow">((resolve) => timer = setTimeout(() => resolve("slow"), 120_000)),
-      ]).finally(() => clearTimeout(timer));
-      assert.notEqual(check, "slow", "the verifier was still hashing the sparse file after 120 s");
-      if (check === "slow") return;
+      const check = await beforeTimeout(verifyRun(await findRun(outcome.folder)), 120_000);
+      assert.notEqual(check, "timeout", "the verifier was still hashing the sparse file after 120 s");
+      if (check === "timeout") return;
       const found = check.problems.map((p) => `${p.code} ${p.file}`);
       // named by its size, which only a verifier that did not hash it says
       const stopped = /it holds 68719476736 bytes, recorded/.test(check.problems[0]?.message ?? "");

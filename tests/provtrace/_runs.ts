@@ -86,8 +86,10 @@ let built: Promise<{ t: TestRuns; db: string }> | null = null;
 
 /**
  * The two runs and a trace database built from them (`trace.db` in their folder), made once in this process for
- * the tests that only read them, and removed when it ends; a test that changes its runs or its database takes
- * {@linkcode makeRuns} instead.
+ * the tests that only read them (a query, an export kept in memory), and removed when it ends. Nothing writes
+ * to them, so no test depends on another or on the order they run in: a test that records an export (which
+ * writes its manifest into the database) takes {@linkcode ownBuiltRuns}, and one that changes its runs
+ * {@linkcode makeRuns}.
  */
 export function builtRuns(): Promise<{ t: TestRuns; db: string }> {
   built ??= (async () => {
@@ -102,6 +104,23 @@ export function builtRuns(): Promise<{ t: TestRuns; db: string }> {
     return { t, db };
   })();
   return built;
+}
+
+/**
+ * {@linkcode builtRuns}'s runs with a trace database of the test's own, a copy of the built one's file, in a new
+ * folder for what the test writes (exports, configs, caches), removed when it is disposed: a copy takes
+ * milliseconds where a build of its own took a second or more.
+ */
+export async function ownBuiltRuns(): Promise<{ t: TestRuns; db: string; dir: string } & AsyncDisposable> {
+  const { t, db: shared } = await builtRuns();
+  const dir = await Deno.makeTempDir({ prefix: "provtrace-db-" });
+  const db = join(dir, "trace.db");
+  await Deno.copyFile(shared, db);
+  // The build's connection is closed, so its WAL is folded into the file; one left over goes with it.
+  await Deno.copyFile(`${shared}-wal`, `${db}-wal`).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  return { t, db, dir, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
 }
 
 /** Makes the two runs. */

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
 import { ProveviError, RunNotFound, runsRoot } from "../../provevi/evidence/mod.ts";
 import { readEventsText, sha256Hex } from "../../provevi/evidence/mod.ts";
+import { closeNoWait, openNoWaitSync, readNoWaitSync } from "../../provevi/evidence/open_file.ts";
 import { openTraceDb } from "../db/mod.ts";
 import { SourceStores } from "../build/_source_stores.ts";
 import type { TraceExportManifest } from "./export_file.ts";
@@ -226,16 +227,40 @@ function exportRecord(db: DatabaseSync, target: string): TraceExportRecord | nul
     ) as unknown as TraceExportRecord[];
     if (found.length === 1) return found[0]!;
   }
-  let bytes: Uint8Array;
+  const id = fileSha256(target);
+  if (id === null) return null;
+  return (db.prepare(`${select} WHERE export_id = ?`).get(id) as unknown as TraceExportRecord | undefined) ??
+    null;
+}
+
+/** 1 MiB: the most of an export file held at once while it is hashed (an export may be gigabytes). */
+const READ = 1 << 20;
+
+/**
+ * The SHA-256 of a file the user names, read a chunk at a time; null when nothing readable is there or it is
+ * not a plain file. Opened without waiting, and what was opened is looked at: a FIFO at the path (or swapped in
+ * after a look at it) is no export, not a read that waits for ever. A link is followed, as the user meant.
+ */
+function fileSha256(path: string): string | null {
+  let opened: ReturnType<typeof openNoWaitSync>;
   try {
-    if (!Deno.statSync(target).isFile) return null;
-    bytes = Deno.readFileSync(target);
+    opened = openNoWaitSync(path, { follow: true });
   } catch {
     return null;
   }
-  const id = createHash("sha256").update(bytes).digest("hex");
-  return (db.prepare(`${select} WHERE export_id = ?`).get(id) as unknown as TraceExportRecord | undefined) ??
-    null;
+  try {
+    if (!opened.info.isFile) return null;
+    const hash = createHash("sha256");
+    const chunk = new Uint8Array(READ);
+    for (let n = readNoWaitSync(opened.fd, chunk); n > 0; n = readNoWaitSync(opened.fd, chunk)) {
+      hash.update(chunk.subarray(0, n));
+    }
+    return hash.digest("hex");
+  } catch {
+    return null;
+  } finally {
+    closeNoWait(opened.fd);
+  }
 }
 
 function manifestOf(db: DatabaseSync, exportId: string): TraceExportManifest {

@@ -16,7 +16,7 @@ import { copyRun } from "../../../lib/provevi/mlflow/copy_run.ts";
 import { UNFINISHED_TAG } from "../../../lib/provevi/mlflow/copy_tags.ts";
 import { MlflowClient } from "../../../lib/provevi/mlflow/mlflow_client.ts";
 import { prove } from "../../../cli/prove.ts";
-import { cleanEnv, taskFlags } from "../../_children.ts";
+import { cleanEnv, taskRun } from "../../_children.ts";
 import { mlflowPolicy, readBackProgram, storeWithRun } from "./_mlflow.ts";
 import { mlflowPython, needMlflow } from "./_mlflow_peer.ts";
 import { peerTest } from "../../_peers.ts";
@@ -565,7 +565,6 @@ peerTest("mlflow", {
     // The copy reads the process's variables (MLFLOW_TRACKING_URI; this machine's CA variables would refuse
     // it). They are given to a child `prove` (the task's own flags), never set in this process, whose other
     // test files start children of their own at the same time.
-    const flags = taskFlags("prove");
     {
       const copy = async () => {
         const args = [
@@ -579,7 +578,7 @@ peerTest("mlflow", {
           policyFile,
         ];
         const out = await new Deno.Command(Deno.execPath(), {
-          args: ["run", ...flags, new URL("../../../cli/prove.ts", import.meta.url).pathname, ...args],
+          args: [...taskRun("prove"), ...args],
           clearEnv: true,
           env: { ...cleanEnv(), MLFLOW_TRACKING_URI: uri },
           stdin: "null",

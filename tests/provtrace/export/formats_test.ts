@@ -11,7 +11,7 @@ import { TRACE_EXPORT_FORMATS, type TraceExportFormat } from "../../../lib/provt
 import { PROVENANCE_PLACE } from "../../../lib/provtrace/export/formats.ts";
 import { bufferIo } from "../../../cli/_io.ts";
 import { provtrace } from "../../../cli/provtrace.ts";
-import { builtRuns } from "../_runs.ts";
+import { builtRuns, ownBuiltRuns } from "../_runs.ts";
 import { peerTest } from "../../_peers.ts";
 
 const PYTHON = Deno.env.get("PROVTRACE_TEST_TRAINING_PYTHON");
@@ -31,49 +31,45 @@ async function readExport(path: string, format: TraceExportFormat) {
 }
 
 Deno.test("every format's file keeps each line's provenance, and each event hash recomputes from the run folder", async () => {
-  const { t, db } = await builtRuns();
-  const out = await Deno.makeTempDir();
-  try {
-    for (const format of TRACE_EXPORT_FORMATS) {
-      const file = join(out, `${format}.jsonl`);
-      const written = await writeTraceExport(db, {
-        runs: t.runs,
-        kind: format,
-        out: file,
-        catalog: t.catalog,
-      });
-      const { lines, provenance } = await readExport(file, format);
-      assert.equal(lines.length, written.manifest.lines, format);
-      assert.equal(provenance.length, lines.length, `${format}: one provenance per line`);
-      assert.equal(lines.length, format === "atif" ? 2 : 6, format);
-      if (format === "openai") {
-        assert.equal("provenance" in lines[0]!, false, "openai lines hold only OpenAI's keys");
-      }
-      // The manifest: the export's SHA-256 is the file's, and it names every run and event the lines hold.
-      const bytes = await Deno.readFile(file);
-      assert.equal(written.manifest.export_id, createHash("sha256").update(bytes).digest("hex"));
-      const manifest = JSON.parse(await Deno.readTextFile(`${file}.manifest.json`));
-      assert.deepEqual(manifest, JSON.parse(JSON.stringify(written.manifest)));
-      assert.deepEqual(
-        manifest.runs.map((r: { run_id: string }) => r.run_id).sort(),
-        [t.agentRun, t.callRun].sort(),
-      );
-      for (const p of provenance) {
-        const events = readEventsText(
-          await Deno.readTextFile(join(t.runs, p.run_id, "evidence", "events.jsonl")),
-        );
-        assert.ok(p.events.length >= 1, `${format}: a line holds at least its model call`);
-        for (const e of p.events) {
-          assert.equal(sha256Hex(events.lines[e.seq]!), e.line_hash, `${format} ${p.run_id} seq ${e.seq}`);
-        }
-        const types = p.events.map((e) => events.events[e.seq]!.type);
-        assert.ok(types.every((type) => type === "model_called" || type === "tool_called"), types.join());
-        assert.equal(p.verified, true);
-        assert.equal(p.policy, null);
-      }
+  await using own = await ownBuiltRuns();
+  const { t, db, dir } = own;
+  for (const format of TRACE_EXPORT_FORMATS) {
+    const file = join(dir, `${format}.jsonl`);
+    const written = await writeTraceExport(db, {
+      runs: t.runs,
+      kind: format,
+      out: file,
+      catalog: t.catalog,
+    });
+    const { lines, provenance } = await readExport(file, format);
+    assert.equal(lines.length, written.manifest.lines, format);
+    assert.equal(provenance.length, lines.length, `${format}: one provenance per line`);
+    assert.equal(lines.length, format === "atif" ? 2 : 6, format);
+    if (format === "openai") {
+      assert.equal("provenance" in lines[0]!, false, "openai lines hold only OpenAI's keys");
     }
-  } finally {
-    await Deno.remove(out, { recursive: true });
+    // The manifest: the export's SHA-256 is the file's, and it names every run and event the lines hold.
+    const bytes = await Deno.readFile(file);
+    assert.equal(written.manifest.export_id, createHash("sha256").update(bytes).digest("hex"));
+    const manifest = JSON.parse(await Deno.readTextFile(`${file}.manifest.json`));
+    assert.deepEqual(manifest, JSON.parse(JSON.stringify(written.manifest)));
+    assert.deepEqual(
+      manifest.runs.map((r: { run_id: string }) => r.run_id).sort(),
+      [t.agentRun, t.callRun].sort(),
+    );
+    for (const p of provenance) {
+      const events = readEventsText(
+        await Deno.readTextFile(join(t.runs, p.run_id, "evidence", "events.jsonl")),
+      );
+      assert.ok(p.events.length >= 1, `${format}: a line holds at least its model call`);
+      for (const e of p.events) {
+        assert.equal(sha256Hex(events.lines[e.seq]!), e.line_hash, `${format} ${p.run_id} seq ${e.seq}`);
+      }
+      const types = p.events.map((e) => events.events[e.seq]!.type);
+      assert.ok(types.every((type) => type === "model_called" || type === "tool_called"), types.join());
+      assert.equal(p.verified, true);
+      assert.equal(p.policy, null);
+    }
   }
 });
 
@@ -170,12 +166,13 @@ Deno.test("an export names the policy that let it out, and refuses a destination
 });
 
 Deno.test("provtrace export --format: --out writes the lines, the manifest and openai's side file; a wrong choice is exit 2", async () => {
-  const { t, db } = await builtRuns();
-  const config = join(t.root, "provcat.yaml");
+  await using own = await ownBuiltRuns();
+  const { t, db, dir } = own;
+  const config = join(dir, "provcat.yaml");
   await Deno.writeTextFile(
     config,
     JSON.stringify({
-      cache: join(t.root, "cache"),
+      cache: join(dir, "cache"),
       stores: { lake: { type: "git", path: join(t.root, "lake") } },
       routes: [{ prefix: "data://acme/demo/dev", store: "lake" }, {
         prefix: "run://acme/demo/dev",
@@ -185,7 +182,7 @@ Deno.test("provtrace export --format: --out writes the lines, the manifest and o
     }),
   );
   let io = bufferIo();
-  const out = join(t.root, "train.jsonl");
+  const out = join(dir, "train.jsonl");
   const args = ["export", "--db", db, "--runs", t.runs];
   assert.equal(await provtrace([...args, "--format", "openai"], io), 1);
   assert.match(
@@ -220,10 +217,11 @@ peerTest("training", {
     if (!PYTHON) {
       throw new Error("PROVTRACE_TEST_TRAINING_PYTHON is unset: .ci/peers/training.sh did not run");
     }
-    const { t, db } = await builtRuns();
+    await using own = await ownBuiltRuns();
+    const { t, db, dir } = own;
     for (const format of ["openai", "hf", "sharegpt", "atif"] as const) {
       for (const per of ["call", "run"] as const) {
-        const file = join(t.root, `${format}-${per}.jsonl`);
+        const file = join(dir, `${format}-${per}.jsonl`);
         await writeTraceExport(db, { runs: t.runs, kind: format, per, out: file, catalog: t.catalog });
         const out = await new Deno.Command(PYTHON, {
           args: [CHECKER, format, file, ...(format === "atif" ? [SCHEMA] : [])],

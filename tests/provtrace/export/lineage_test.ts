@@ -9,6 +9,8 @@ import { makeRuns, rewriteRun } from "../_runs.ts";
 import { makeWritable } from "../../_files.ts";
 import { openTraceDb } from "../../../lib/provtrace/db/trace_db.ts";
 import { insertLineRows } from "../../../lib/provtrace/export/_line_rows.ts";
+import { RunFile } from "../../../lib/provrun/run/run_file.ts";
+import { runFile } from "../../../lib/provrun/runner/run.ts";
 
 Deno.test("lineage: a run lists every export and line it fed, an export its runs; a run removed or changed taints the exports it fed", async () => {
   const t = await makeRuns();
@@ -121,6 +123,42 @@ Deno.test("an export's line rows in the database are its manifest's, every line 
       (trace.db.prepare("SELECT count(*) AS n FROM trace_export_lines").get() as { n: number }).n,
       479,
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("lineage finds an export by its file when the file is many reads long, and takes a FIFO there for no export", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provtrace-lineage-" });
+  try {
+    const runs = join(dir, "runs"), db = join(dir, "trace.db"), out = join(dir, "calls.jsonl");
+    // A 2.6 MB answer: the export's one line holds it, so its file is read in three chunks of 1 MiB to be hashed.
+    const answer = "Revenue grew 12% in Q3. ".repeat(110_000);
+    const file = RunFile.parse(JSON.stringify({
+      run: { org: "acme", domain: "demo", env: "dev", actor: "ada" },
+      agent: { name: "q", backend: "call", model: "test:", script: { turns: [{ text: answer }] } },
+      prompt: "What was the revenue growth in Q3?",
+    }));
+    const run = await runFile(file, { runs });
+    assert.equal(run.status, "completed");
+    assert.deepEqual((await buildTrace({ store: "file", runs, db })).refused, []);
+    const written = await writeTraceExport(db, { runs, kind: "openai", out });
+    assert.ok((await Deno.stat(out)).size > 2 * (1 << 20) + 1, "the export spans more than two reads");
+
+    const lineage = traceLineage(db, out);
+    assert.equal(lineage.of, "export");
+    if (lineage.of === "export") {
+      assert.equal(lineage.export.export_id, written.manifest.export_id);
+      assert.deepEqual(lineage.runs.map((r) => r.run_id), [run.runId]);
+    }
+    // Its ID's first digits give the same answer; a byte more, and the file is no export the database records.
+    assert.deepEqual(traceLineage(db, written.manifest.export_id.slice(0, 12)), lineage);
+    await Deno.writeTextFile(out, "\n", { append: true });
+    assert.throws(() => traceLineage(db, out), /has no run or export/);
+    // A FIFO at the path, with no writer: taken for no export at once, not waited on.
+    const fifo = join(dir, "fifo.jsonl");
+    assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+    assert.throws(() => traceLineage(db, fifo), /has no run or export/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
