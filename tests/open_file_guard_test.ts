@@ -37,10 +37,6 @@ const ALLOWED: Record<string, [number, string]> = {
     2,
     "fsyncs a file or folder the toolkit has just written (to read and write, which waits for no FIFO; read-only only after a look)",
   ],
-  "lib/provevi/evidence/no_follow.ts": [
-    2,
-    "the no-follow open itself: O_NOFOLLOW asked and its effect checked by a look before and after (Deno drops the flag under a permission set)",
-  ],
   "lib/provevi/log/witness.ts": [1, "the witness's own lock in its state folder"],
   "lib/provevi/log/pending_file.ts": [2, "the log's own pending file, in its folder"],
   "lib/provevi/log/file_log.ts": [1, "the log's own lock"],

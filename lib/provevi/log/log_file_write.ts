@@ -4,13 +4,23 @@
  * names (a user's own), then the rename of a scratch file puts the link in place of the checkpoint.
  * @module
  */
-import { closeSync, constants, writeSync } from "node:fs";
-import { openSyncNoFollow } from "../evidence/no_follow.ts";
+import { closeSync, constants, ftruncateSync, writeSync } from "node:fs";
+import { IrregularFile, nodeOpener, openAtPathSync } from "../evidence/open_file.ts";
 
-const flags = constants as unknown as Record<string, number | undefined>;
-/** Open to write, made or cut to nothing, never through a link (O_NOFOLLOW: a link at the name fails). */
-const WRITE_NO_FOLLOW = (flags.O_WRONLY ?? 1) | (flags.O_CREAT ?? 0) | (flags.O_TRUNC ?? 0) |
-  (flags.O_NOFOLLOW ?? 0);
+/** Open to write (made when absent, cut to nothing once checked), never through a link, never waiting on a FIFO. */
+function openTile(path: string): number {
+  const { opened: fd, info } = openAtPathSync(
+    path,
+    { create: true },
+    nodeOpener(constants.O_WRONLY | constants.O_NONBLOCK),
+  );
+  if (!info.isFile) {
+    closeSync(fd);
+    throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
+  }
+  ftruncateSync(fd, 0);
+  return fd;
+}
 
 /**
  * Writes a scratch file that is renamed into place after: whatever is at its name (a file a kill left, or a link)
@@ -39,13 +49,11 @@ export function writeScratchSync(path: string, bytes: Uint8Array): void {
 export function writeTileSync(path: string, bytes: Uint8Array): void {
   let fd: number;
   try {
-    fd = openSyncNoFollow(path, WRITE_NO_FOLLOW, 0o666);
+    fd = openTile(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === "ENOENT") throw new Deno.errors.NotFound((error as Error).message, { cause: error });
-    if (code !== "ELOOP") throw error;
+    if (!(error instanceof IrregularFile)) throw error;
     Deno.removeSync(path);
-    fd = openSyncNoFollow(path, WRITE_NO_FOLLOW, 0o666);
+    fd = openTile(path);
   }
   try {
     for (let n = 0; n < bytes.length;) n += writeSync(fd, bytes, n, bytes.length - n);
