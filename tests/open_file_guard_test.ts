@@ -38,8 +38,6 @@ const ALLOWED: Record<string, [number, string]> = {
     "fsyncs a file or folder the toolkit has just written (to read and write, which waits for no FIFO; read-only only after a look)",
   ],
   "lib/provevi/log/witness.ts": [1, "the witness's own lock in its state folder"],
-  "lib/provevi/log/pending_file.ts": [2, "the log's own pending file, in its folder"],
-  "lib/provevi/log/file_log.ts": [1, "the log's own lock"],
   "lib/provevi/mlflow/copy_lock.ts": [1, "the toolkit's own copy lock"],
   "lib/provevi/mlflow/mlflow_server.ts": [1, "the server's log file the user names, appended"],
   "lib/provevi/telemetry/span_libraries.ts": [

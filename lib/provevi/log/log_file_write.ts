@@ -6,6 +6,7 @@
  */
 import { closeSync, constants, ftruncateSync, writeSync } from "node:fs";
 import { IrregularFile, nodeOpener, openAtPathSync } from "../evidence/open_file.ts";
+import { openFileNoWaitSync } from "../evidence/fd_file.ts";
 
 /** Open to write (made when absent, cut to nothing once checked), never through a link, never waiting on a FIFO. */
 function openTile(path: string): number {
@@ -59,5 +60,39 @@ export function writeTileSync(path: string, bytes: Uint8Array): void {
     for (let n = 0; n < bytes.length;) n += writeSync(fd, bytes, n, bytes.length - n);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Opens a file of the log's own that it keeps and writes in place (the pending file, the lock), to read and write,
+ * made when absent. Anyone who can write the log's folder can put there a link (to a file of the user's, or
+ * dangling), a FIFO, a folder or a hard link, and every later append stopped on it (or wrote through it): what is
+ * not a plain file of one link is moved aside, named `<name>.moved-<time>-<random>` (the one trace of it), and the
+ * file made anew. A plain file is never moved, so two appenders that meet a plant at once move only the plant.
+ *
+ * @param path The file.
+ * @returns The file, and whether it was made (its folder then wants an fsync).
+ * @throws Deno.errors.NotFound when its folder is missing; IrregularFile when a plant comes back after two moves.
+ */
+export function openLogFileSync(path: string): { file: Deno.FsFile; made: boolean } {
+  for (let tries = 0;; tries++) {
+    let seen: Deno.FileInfo | null = null;
+    try {
+      seen = Deno.lstatSync(path);
+    } catch { /* nothing there: made */ }
+    try {
+      return {
+        file: openFileNoWaitSync(path, { follow: false, write: true, create: true }),
+        made: seen === null,
+      };
+    } catch (error) {
+      if (!(error instanceof IrregularFile) || tries >= 2) throw error;
+    }
+    try {
+      const now = Deno.lstatSync(path);
+      if (!now.isFile || (now.nlink ?? 1) > 1) {
+        Deno.renameSync(path, `${path}.moved-${Date.now()}-${crypto.randomUUID().slice(0, 8)}`);
+      }
+    } catch { /* gone meanwhile */ }
   }
 }
