@@ -5,12 +5,13 @@
  * the store's log. The sqlite and Postgres stores write a run's files with it too.
  * @module
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { EvidenceError, ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
 import { openPlainFileSync, type PlainFile } from "../evidence/open_file.ts";
+import { openFileNoWaitSync } from "../evidence/fd_file.ts";
 import {
   buildManifest,
   type Manifest,
@@ -91,7 +92,8 @@ export class FileRunWriter implements RunWriter {
     await Deno.mkdir(paths.payloads, { recursive: true });
     let file: Deno.FsFile;
     try {
-      file = await Deno.open(paths.events, { createNew: true, write: true, append: true });
+      // read too: the seal reads the lines back from here when the run's program replaced the file (#keepEvents)
+      file = await Deno.open(paths.events, { createNew: true, read: true, write: true, append: true });
     } catch (error) {
       if (error instanceof Deno.errors.AlreadyExists) {
         throw new ProveviError(`run "${runId}" exists already in ${folder}; a run ID is used once`, {
@@ -325,6 +327,14 @@ export class FileRunWriter implements RunWriter {
     const manifest = this.#manifestOf(info);
     const text = manifestText(manifest);
     const tmp = this.#paths.manifestTmp;
+    try {
+      this.#keepEvents();
+    } catch (error) {
+      this.#sealFailed = (error as Error).message;
+      throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
     const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
     let append: PreparedAppend | null = null;
@@ -387,6 +397,40 @@ export class FileRunWriter implements RunWriter {
   }
 
   /**
+   * Puts the run's events back at their name when the run's program replaced, moved or removed the file while it
+   * ran (its run folder is its to write): the seal's manifest is made from the lines written, and the file at the
+   * name, another, failed every check of the run while provr called it completed. The writer's descriptor still
+   * holds every line (a file unlinked lives while it is open): they go into a new `events.jsonl`, and what was put
+   * at the name is moved aside into the run folder, whole, as `.events.jsonl.moved-<uuid>`.
+   */
+  #keepEvents(): void {
+    const path = this.#paths.events;
+    const mine = this.#file.statSync();
+    let seen: Deno.FileInfo | null = null;
+    try {
+      seen = Deno.lstatSync(path);
+    } catch { /* gone: made again below */ }
+    if (seen?.isFile && seen.ino === mine.ino && seen.dev === mine.dev) return;
+    if (seen) Deno.renameSync(path, join(this.folder, `.${basename(path)}.moved-${crypto.randomUUID()}`));
+    const copy = openFileNoWaitSync(path, { follow: false, write: true, create: true });
+    try {
+      const bytes = new Uint8Array(mine.size);
+      this.#file.seekSync(0, Deno.SeekMode.Start);
+      for (let n = 0; n < bytes.length;) {
+        const got = this.#file.readSync(bytes.subarray(n));
+        if (got === null) throw new EvidenceError(`${path} held ${n} bytes of the ${bytes.length} written`);
+        n += got;
+      }
+      appendWhole(copy, bytes);
+    } catch (error) {
+      copy.close();
+      throw error;
+    }
+    this.#file.close();
+    this.#file = copy;
+  }
+
+  /**
    * Writes the manifest aside and, for a signed seal, the attestation (neither fsynced yet): the statement is
    * made from what the writer kept of its events (a run whose run_created names no key reads them back), and
    * signed while the manifest is written.
@@ -404,9 +448,10 @@ export class FileRunWriter implements RunWriter {
       )
       : null;
     // A run's program writes its run folder: a link it left at either name is replaced, never written through
-    writeNewSync(this.#paths.manifestTmp, utf8(text));
+    writeNewSync(this.#paths.manifestTmp, utf8(text), this.folder);
+    clearSync(this.#paths.manifest, this.folder); // the name the manifest takes, which no seal wrote yet
     const attestation = signing === null ? (info.attestation ?? null) : await signing;
-    if (attestation) writeNewSync(this.#paths.attestation, attestation);
+    if (attestation) writeNewSync(this.#paths.attestation, attestation, this.folder);
     this.#attestation = attestation ?? null;
     return this.#attestation;
   }
@@ -428,7 +473,7 @@ export class FileRunWriter implements RunWriter {
   #writeProof(append: PreparedAppend): void {
     try {
       // a new file: a link the run's program left there was written through, into the file of the user's it named
-      writeNewSync(join(this.folder, PROOF_FILE), utf8(append.proofOf(append.indexes[0]!)));
+      writeNewSync(join(this.folder, PROOF_FILE), utf8(append.proofOf(append.indexes[0]!)), this.folder);
     } catch { /* prove log proof RUN --write makes it again */ }
   }
 
@@ -508,11 +553,22 @@ function sameBytes(path: string, { sha256, size }: { sha256: string; size: numbe
  * Writes a file at a name of the writer's own, as a new file: whatever is there (a link, a FIFO, a file a
  * killed seal left) is removed first, and the file is made with `createNew`, which no link is followed by.
  */
-function writeNewSync(path: string, bytes: Uint8Array): void {
+function writeNewSync(path: string, bytes: Uint8Array, aside: string): void {
+  clearSync(path, aside);
+  Deno.writeFileSync(path, bytes, { createNew: true });
+}
+
+/**
+ * Clears a name the seal writes: a file or link there is removed, a folder (which a run's program can put in a
+ * file's place, and which stopped the seal) is moved aside into `aside` (the run folder, which no check lists) as
+ * `.<name>.moved-<uuid>`, whole, so that nothing of it is lost.
+ */
+function clearSync(path: string, aside: string): void {
   try {
     Deno.removeSync(path);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (error instanceof Deno.errors.NotFound) return;
+    if (!Deno.lstatSync(path).isDirectory) throw error;
+    Deno.renameSync(path, join(aside, `.${basename(path)}.moved-${crypto.randomUUID()}`));
   }
-  Deno.writeFileSync(path, bytes, { createNew: true });
 }
