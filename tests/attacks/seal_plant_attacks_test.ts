@@ -3,8 +3,9 @@
  * place of `.manifest.json.tmp` or `evidence/manifest.json` (the seal failed, "Directory not empty", and the run
  * stayed unsealed), or another file, a folder, a FIFO or a link in place of `evidence/events.jsonl`, or the file
  * removed (the seal sealed the lines it wrote while the file at the name held others: provr called the run
- * completed and every check failed it). Each run must seal, verify, and leave the user's file as it was: a folder
- * is moved aside whole, and the writer puts its own lines back at their name from its descriptor.
+ * completed and every check failed it); the same of `evidence/payloads.pack`; `evidence/payloads/` removed (the
+ * seal's fsync of it failed unhandled, and provr ended with "Uncaught (in promise)"). Each run must seal, verify, and leave the user's file as it was: a folder
+ * is moved aside whole, and the writer puts its own lines and records back at their names from its descriptors.
  * @module
  */
 import assert from "node:assert/strict";
@@ -33,6 +34,17 @@ const PLANTS: Record<string, [string, string]> = {
     `os.remove(t); os.symlink(victim, t)`,
   ],
   "events.jsonl removed": ["evidence/events.jsonl", `os.remove(t)`],
+  "payloads.pack removed": ["evidence/payloads.pack", `os.remove(t)`],
+  "another file in place of payloads.pack": [
+    "evidence/payloads.pack",
+    `os.remove(t); open(t, "w").write("x")`,
+  ],
+  "a folder in place of payloads.pack": [
+    "evidence/payloads.pack",
+    `os.remove(t); os.makedirs(t + "/inside")`,
+  ],
+  // the seal's fsync of the folder failed while the log's commit was awaited: an unhandled rejection ended provr
+  "evidence/payloads/ removed": ["evidence/payloads", `import shutil; shutil.rmtree(t)`],
 };
 
 for (const [name, [target, plant]] of Object.entries(PLANTS)) {

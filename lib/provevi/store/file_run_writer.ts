@@ -11,7 +11,7 @@ import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
 import { openPlainFileSync, type PlainFile } from "../evidence/open_file.ts";
-import { openFileNoWaitSync } from "../evidence/fd_file.ts";
+import { keptAtName } from "./kept_at_name.ts";
 import {
   buildManifest,
   type Manifest,
@@ -327,27 +327,19 @@ export class FileRunWriter implements RunWriter {
     const manifest = this.#manifestOf(info);
     const text = manifestText(manifest);
     const tmp = this.#paths.manifestTmp;
-    try {
-      this.#keepEvents();
-    } catch (error) {
-      this.#sealFailed = (error as Error).message;
-      throw new EvidenceError(`cannot seal run "${this.runId}": ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
     let append: PreparedAppend | null = null;
     let committed = false;
     try {
       this.#checkSigning(info);
+      this.#keepFiles();
       const attestation = await this.#writeSealFiles(text, info);
       // The log's leaf is written with the run's files and fsynced with them; it is committed (the checkpoint
       // renamed) only after the manifest takes its name (docs/log.md, "When a run is in the log").
       append = this.#log
         ? await this.#log.prepare([leafOfSeal(text, attestation ?? null)], this.folder)
         : null;
-      eventsSynced = eventsFile.sync();
+      eventsSynced = this.#file.sync();
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
       const packSynced = this.#pack?.sync() ?? Promise.resolve();
@@ -365,7 +357,7 @@ export class FileRunWriter implements RunWriter {
       const committing = append?.commit();
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
-      const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map(syncPath);
+      const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map((p) => this.#syncFolder(p));
       try {
         await committing;
       } catch (error) {
@@ -388,7 +380,7 @@ export class FileRunWriter implements RunWriter {
       this.spans.close();
       await eventsSynced?.catch(() => {});
       try {
-        eventsFile.close();
+        this.#file.close();
       } catch { /* closed already */ }
       this.#pack?.close();
     }
@@ -397,37 +389,29 @@ export class FileRunWriter implements RunWriter {
   }
 
   /**
-   * Puts the run's events back at their name when the run's program replaced, moved or removed the file while it
-   * ran (its run folder is its to write): the seal's manifest is made from the lines written, and the file at the
-   * name, another, failed every check of the run while provr called it completed. The writer's descriptor still
-   * holds every line (a file unlinked lives while it is open): they go into a new `events.jsonl`, and what was put
-   * at the name is moved aside into the run folder, whole, as `.events.jsonl.moved-<uuid>`.
+   * Fsyncs a folder of the run, the failure handled at once: one that failed (a folder the run's program removed)
+   * while the log's commit was awaited was an unhandled rejection, which ended provr; it fails the seal instead.
+   * A `payloads/` the program removed has nothing to fsync (a payload it held is missing: the check says so).
    */
-  #keepEvents(): void {
-    const path = this.#paths.events;
-    const mine = this.#file.statSync();
-    let seen: Deno.FileInfo | null = null;
-    try {
-      seen = Deno.lstatSync(path);
-    } catch { /* gone: made again below */ }
-    if (seen?.isFile && seen.ino === mine.ino && seen.dev === mine.dev) return;
-    if (seen) Deno.renameSync(path, join(this.folder, `.${basename(path)}.moved-${crypto.randomUUID()}`));
-    const copy = openFileNoWaitSync(path, { follow: false, write: true, create: true });
-    try {
-      const bytes = new Uint8Array(mine.size);
-      this.#file.seekSync(0, Deno.SeekMode.Start);
-      for (let n = 0; n < bytes.length;) {
-        const got = this.#file.readSync(bytes.subarray(n));
-        if (got === null) throw new EvidenceError(`${path} held ${n} bytes of the ${bytes.length} written`);
-        n += got;
-      }
-      appendWhole(copy, bytes);
-    } catch (error) {
-      copy.close();
-      throw error;
+  #syncFolder(path: string): Promise<void> {
+    const synced = syncPath(path).catch((error) => {
+      if (!(path === this.#paths.payloads && error instanceof Deno.errors.NotFound)) throw error;
+    });
+    synced.catch(() => {});
+    return synced;
+  }
+
+  /**
+   * Puts the run's events, and its pack, back at their names when the run's program replaced, moved or removed
+   * them while it ran (`kept_at_name.ts`): the seal's manifest is made from what this writer wrote.
+   */
+  #keepFiles(): void {
+    const events = keptAtName(this.#file, this.#paths.events, this.folder);
+    if (events !== null) {
+      this.#file.close();
+      this.#file = events;
     }
-    this.#file.close();
-    this.#file = copy;
+    this.#pack?.keepAtName(this.folder);
   }
 
   /**
