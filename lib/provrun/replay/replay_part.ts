@@ -98,8 +98,10 @@ export class ReplayPart implements RunPart {
       if (e.type !== "output_artifact_created" || !isOutputPath(e.data.path)) continue;
       const path = e.data.path as string;
       const source = join(from, "output", path);
-      // the bytes hashed are the bytes copied, of a file opened in one step (no link followed, no FIFO waited on)
-      const bytes = await readCapped(source, Infinity).catch(() => null);
+      // the bytes hashed are the bytes copied, of a file opened in one step (no link followed, no FIFO waited on),
+      // and no more of them than the run recorded: a sparse file of gigabytes put there since was read whole
+      const recorded = typeof e.data.size === "number" && e.data.size >= 0 ? e.data.size : Infinity;
+      const bytes = await readCapped(source, recorded).catch(() => null);
       if (bytes === null || sha256Hex(bytes) !== e.data.sha256) {
         throw new RunNotReplayable(`run "${journal.runId}"'s output/${path} is not what it recorded`);
       }
