@@ -1,9 +1,11 @@
 /**
- * Attacks on the files of a file store's log that every seal writes (`.log/pending.jsonl`, `.log/lock`), by
+ * Attacks on the files of a file store's log that every seal writes (`.log/pending.jsonl`, `.log/lock`, the next
+ * tiles and entry bundle), by
  * anyone who can write the log's folder: a link, a dangling link, a FIFO, a folder, a hard link to a file of the
  * user's, or a sparse file of a gigabyte, planted at the name. Each stopped every later append to the log (a
  * denial of the log for every run: a pending file that was a link or a FIFO was refused by its reader, and the
- * seal with it; a FIFO at the lock held every seal for ever), or wrote through to the file it names. The log now
+ * seal with it; a FIFO at the lock held every seal for ever), or wrote through to the file it names (a hard link at
+ * the next tile's name had the seal cut the user's file and write the tile into it). The log now
  * moves what is no plain file of its own aside (`<name>.moved-<time>`), makes the file anew, and appends.
  * @module
  */
@@ -34,7 +36,8 @@ const PLANTS: Record<string, (at: string, top: string) => Promise<void>> = {
   },
 };
 
-for (const name of ["pending.jsonl", "lock"]) {
+// the names the next seal's tiles take (the log holds two runs: the third leaf makes partial tiles of width 3)
+for (const name of ["pending.jsonl", "lock", "tlog/tile/0/000.p/3", "tlog/tile/entries/000.p/3"]) {
   for (const [plant, make] of Object.entries(PLANTS)) {
     Deno.test(`${plant} planted as the log's ${name} stops no seal and is not written through`, async () => {
       const top = await Deno.makeTempDir({ prefix: "attack-log-plant-" });
@@ -49,6 +52,7 @@ for (const name of ["pending.jsonl", "lock"]) {
         }
         const at = join(store.log.dir, name);
         await Deno.remove(at).catch(() => {});
+        await Deno.mkdir(join(at, ".."), { recursive: true });
         await make(at, top);
         const results: string[] = [];
         for (const i of [2, 3]) {

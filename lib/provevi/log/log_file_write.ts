@@ -15,9 +15,13 @@ function openTile(path: string): number {
     { create: true },
     nodeOpener(constants.O_WRONLY | constants.O_NONBLOCK),
   );
-  if (!info.isFile) {
+  // a hard link at the name may be a file of the user's anywhere, which the cut and the write would reach
+  if (!info.isFile || info.nlink > 1) {
     closeSync(fd);
-    throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
+    throw new IrregularFile(
+      path,
+      info.isFile ? "has another hard link" : `is ${info.kind}, not a plain file`,
+    );
   }
   ftruncateSync(fd, 0);
   return fd;
@@ -40,8 +44,8 @@ export function writeScratchSync(path: string, bytes: Uint8Array): void {
 }
 
 /**
- * Writes a tile or an entry bundle at its name, never through a link there: a link is removed and the tile
- * written in its place (a tile already there is written over, as a plain write does).
+ * Writes a tile or an entry bundle at its name, never through a link there: a link (or a hard link, or a FIFO) is
+ * removed and the tile written in its place (a tile already there is written over, as a plain write does).
  *
  * @param path The tile.
  * @param bytes Its bytes.
@@ -53,7 +57,7 @@ export function writeTileSync(path: string, bytes: Uint8Array): void {
     fd = openTile(path);
   } catch (error) {
     if (!(error instanceof IrregularFile)) throw error;
-    Deno.removeSync(path);
+    moveAside(path);
     fd = openTile(path);
   }
   try {
@@ -90,9 +94,12 @@ export function openLogFileSync(path: string): { file: Deno.FsFile; made: boolea
     }
     try {
       const now = Deno.lstatSync(path);
-      if (!now.isFile || (now.nlink ?? 1) > 1) {
-        Deno.renameSync(path, `${path}.moved-${Date.now()}-${crypto.randomUUID().slice(0, 8)}`);
-      }
+      if (!now.isFile || (now.nlink ?? 1) > 1) moveAside(path);
     } catch { /* gone meanwhile */ }
   }
+}
+
+/** Moves what is at a name of the log's folder aside, whole (a folder too), as `<name>.moved-<time>-<random>`. */
+function moveAside(path: string): void {
+  Deno.renameSync(path, `${path}.moved-${Date.now()}-${crypto.randomUUID().slice(0, 8)}`);
 }
