@@ -37,7 +37,14 @@ const PLANTS: Record<string, (at: string, top: string) => Promise<void>> = {
 };
 
 // the names the next seal's tiles take (the log holds two runs: the third leaf makes partial tiles of width 3)
-for (const name of ["pending.jsonl", "lock", "tlog/tile/0/000.p/3", "tlog/tile/entries/000.p/3"]) {
+const NAMES = [
+  "pending.jsonl",
+  "lock",
+  "tlog/tile/0/000.p/3",
+  "tlog/tile/entries/000.p/3",
+  "tlog/checkpoint.tmp",
+];
+for (const name of NAMES) {
   for (const [plant, make] of Object.entries(PLANTS)) {
     Deno.test(`${plant} planted as the log's ${name} stops no seal and is not written through`, async () => {
       const top = await Deno.makeTempDir({ prefix: "attack-log-plant-" });

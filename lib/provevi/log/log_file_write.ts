@@ -38,7 +38,10 @@ export function writeScratchSync(path: string, bytes: Uint8Array): void {
   try {
     Deno.removeSync(path);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (error instanceof Deno.errors.NotFound) {
+      // nothing there
+    } else if (Deno.lstatSync(path).isDirectory) moveAside(path); // a folder put there stopped every append
+    else throw error;
   }
   Deno.writeFileSync(path, bytes, { createNew: true });
 }
