@@ -45,6 +45,11 @@ const PLANTS: Record<string, [string, string]> = {
   ],
   // the seal's fsync of the folder failed while the log's commit was awaited: an unhandled rejection ended provr
   "evidence/payloads/ removed": ["evidence/payloads", `import shutil; shutil.rmtree(t)`],
+  // the seal wrote the manifest (and, put back, the events) into the folder the link named
+  "evidence/ moved away and a link to a folder of the user's in its place": [
+    "evidence",
+    `os.rename(t, "elsewhere"); os.symlink(os.path.dirname(victim), t)`,
+  ],
 };
 
 for (const [name, [target, plant]] of Object.entries(PLANTS)) {
@@ -81,10 +86,13 @@ prompt: List the outputs.
           { runs, env: (n) => (n === "FAKE_OPENAI_KEY" ? "sk-fake" : Deno.env.get(n)) },
         );
         const check = await verifyRun(await findRun(outcome.folder));
-        const stopped = await Deno.readTextFile(victim) === "the user's own\n";
+        // nothing of the run written beside the user's file (the folder a link named)
+        const strays = (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name)
+          .filter((n) => !["runs", "victim.txt", "fake-codex"].includes(n));
+        const stopped = await Deno.readTextFile(victim) === "the user's own\n" && strays.length === 0;
         const recorded = outcome.status === "completed" && outcome.manifest !== null && check.ok;
         tally.add(name, { stopped, recorded });
-        assert.ok(stopped, "the user's file was written");
+        assert.ok(stopped, `the user's file was written, or the run's beside it: ${strays.join(", ")}`);
         assert.ok(
           recorded,
           JSON.stringify({ status: outcome.status, error: outcome.error?.message, problems: check.problems }),

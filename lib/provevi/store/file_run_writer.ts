@@ -406,6 +406,15 @@ export class FileRunWriter implements RunWriter {
    * them while it ran (`kept_at_name.ts`): the seal's manifest is made from what this writer wrote.
    */
   #keepFiles(): void {
+    // evidence/ itself replaced by a link (to a folder of the user's) had the seal write the manifest there
+    let evidence: Deno.FileInfo | null = null;
+    try {
+      evidence = Deno.lstatSync(this.#paths.evidence);
+    } catch { /* removed: made again */ }
+    if (!evidence?.isDirectory) {
+      if (evidence !== null) clearSync(this.#paths.evidence, this.folder); // a link or a file, removed
+      Deno.mkdirSync(this.#paths.evidence);
+    }
     const events = keptAtName(this.#file, this.#paths.events, this.folder);
     if (events !== null) {
       this.#file.close();
