@@ -13,7 +13,8 @@ import { repairStoreLog, storeLog } from "../../lib/provevi/runs/mod.ts";
 import { UnreadableFile } from "../../lib/provevi/evidence/mod.ts";
 import { jsonText } from "../_json.ts";
 import { argumentFile } from "../_argument_file.ts";
-import { type LogPolicyFlags, logPolicyOf } from "../_log_policy.ts";
+import { type LogPolicyFlags, logPolicyOf, vkeyArgument } from "../_log_policy.ts";
+import { witnessVerifier } from "../../lib/provevi/log/trust_policy.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -148,10 +149,17 @@ function addCosign(log: Command, { io, result, withStore }: ProveContext): void 
       "Ask witnesses (their URLs) to cosign the log's latest checkpoint, and keep their cosignatures.",
     )
     .argument("<url...>", "each witness's URL, such as http://127.0.0.1:8123")
+    .option(
+      "--witness <vkey...>",
+      "a witness's verifier key (or a file of one): a cosignature in its name is kept only when it verifies",
+    )
     .option("--json", "print JSON")
-    .action((urls: string[], opts: { json?: boolean }) =>
+    .action((urls: string[], opts: { json?: boolean; witness?: string[] }) =>
       withStore(async (store) => {
-        const { note, replies } = await cosignLatest(storeLog(store), urls);
+        // the keys checked before a line is written into the witnessed checkpoint, which every proof then carries
+        const witnesses = [];
+        for (const k of opts.witness ?? []) witnesses.push(witnessVerifier(await vkeyArgument(k)));
+        const { note, replies } = await cosignLatest(storeLog(store), urls, { witnesses });
         if (opts.json) io.out(jsonText({ checkpoint: note, replies }));
         else {for (const r of replies) {
             io.out(`${r.url}: ${r.status} ${r.status === 200 ? "cosigned" : r.text}`);

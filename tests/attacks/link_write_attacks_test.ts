@@ -64,6 +64,38 @@ Deno.test("runProof --write replaces a log.tlog-proof planted as a link, and lea
   }
 });
 
+Deno.test("runProof --write and signing a run write over a folder planted as log.tlog-proof or the attestation", async () => {
+  const { dir, folder, store } = await planted("log.tlog-proof");
+  try {
+    for (const name of ["log.tlog-proof", "evidence/attestation.dsse.json"]) {
+      await Deno.remove(join(folder, name)).catch(() => {});
+      await Deno.mkdir(join(folder, name, "inside"), { recursive: true });
+    }
+    // a folder at the name failed every write of the proof (prove log proof --write, prove log wait) and the seal
+    const proof = await runProof(store, SAMPLE_RUN_ID, { write: true }).catch((e: Error) => e.message);
+    const key = join(dir, "signing.key");
+    await writeKeyPair(key);
+    const signed = await attestRun(new FileRunRecord(SAMPLE_RUN_ID, folder), await readSigningKey(key))
+      .then(() => "signed", (e: Error) => e.message);
+    const files = ["log.tlog-proof", "evidence/attestation.dsse.json"].map((n) =>
+      Deno.lstatSync(join(folder, n)).isFile
+    );
+    tally.add("log.tlog-proof and the attestation as folders", {
+      stopped: files.every((f) => f),
+      recorded: signed === "signed" && files[0] === true,
+    });
+    assert.equal(await Deno.readTextFile(join(folder, "log.tlog-proof")), proof);
+    assert.equal(signed, "signed");
+    assert.deepEqual(files, [true, true]);
+    // each folder is kept, whole, beside the run's files (evidence/ takes no file it does not name)
+    const moved = [...Deno.readDirSync(folder)].filter((e) => /\.moved-/.test(e.name) && e.isDirectory);
+    assert.equal(moved.length, 2);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("signing a run replaces an attestation planted as a link, and leaves the file it names alone", async () => {
   const { dir, folder, victim, store } = await planted("evidence/attestation.dsse.json");
   try {

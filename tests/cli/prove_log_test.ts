@@ -86,6 +86,46 @@ Deno.test("prove log cosign and prove log wait gather a witness, and prove verif
   assert.equal(after.code, 0, after.out + after.err);
 });
 
+Deno.test("prove log cosign --witness keeps no cosignature that does not verify for the key given, and writes nothing", async () => {
+  const { store, runs } = await sqliteStore();
+  const at = ["--store", store, "--runs", runs];
+  await using reader = new SqliteStore(store, { runs, create: false });
+  const witness = new Witness({
+    name: "witness.test/w1",
+    seed: new Uint8Array(randomBytes(32)),
+    state: await Deno.makeTempDir({ prefix: "prove-log-witness-" }),
+    logs: [(await reader.log.key())!.verifier],
+  });
+  await using server = serveWitness(witness, { port: 0 });
+  // a witness (or what stands between) that answers with its cosignature's last signature byte changed
+  await using forger = Deno.serve({ port: 0, onListen: () => {} }, async (request) => {
+    const answer = await fetch(`${server.url}/add-checkpoint`, {
+      method: "POST",
+      body: await request.text(),
+    });
+    const line = (await answer.text()).trim();
+    const [head, sig] = [line.slice(0, line.lastIndexOf(" ") + 1), line.slice(line.lastIndexOf(" ") + 1)];
+    const bytes = Uint8Array.from(atob(sig), (c) => c.charCodeAt(0));
+    bytes[bytes.length - 1]! ^= 1;
+    return new Response(`${head}${btoa(String.fromCharCode(...bytes))}\n`, { status: answer.status });
+  });
+  const url = `http://127.0.0.1:${forger.addr.port}`;
+  const witnessed = await reader.log.witnessed();
+  const cosign = await run([...at, "log", "cosign", url, "--witness", witness.verifier.vkey]);
+  assert.equal(cosign.code, 1, cosign.out + cosign.err);
+  assert.equal(
+    cosign.out,
+    `${url}: 502 it answered 200 with a cosignature by witness.test/w1 that does not verify for this checkpoint`,
+  );
+  assert.equal(await reader.log.witnessed(), witnessed, "a witnessed checkpoint was written");
+  // the right answer, checked by the same key, is kept
+  const good = await run([...at, "log", "cosign", server.url, "--witness", witness.verifier.vkey]);
+  assert.deepEqual([good.code, good.out], [0, `${server.url}: 200 cosigned`]);
+  const wrong = await run([...at, "log", "cosign", server.url, "--witness", "no-such-key"]);
+  assert.equal(wrong.code, 2);
+  assert.match(wrong.err, /no-such-key is neither a verifier key/);
+});
+
 Deno.test("prove log audit names a run removed from a file store and exits 1", async () => {
   const runs = join(await Deno.makeTempDir({ prefix: "prove-log-file-" }), "runs");
   for (const id of [A, B]) await writeRun(join(runs, id), id);

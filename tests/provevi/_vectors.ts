@@ -248,6 +248,16 @@ export const VECTORS: Vector[] = [
       ),
   },
   {
+    name: "created-twice",
+    check: 3,
+    what: "a second run_created (another agent) after the first, re-chained and re-sealed",
+    change: (f) =>
+      rechain(
+        f,
+        (es) => [es[0]!, { ...es[0]!, data: { ...es[0]!.data as object, agent: "another" } }, ...es.slice(1)],
+      ),
+  },
+  {
     name: "folder-not-run-id",
     check: 3,
     what: "the run folder renamed: its name is not the run_id of its events and manifest",

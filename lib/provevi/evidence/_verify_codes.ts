@@ -72,6 +72,7 @@ export const VERIFY_CODES = {
     meaning: "a line's run_id is not line 1's, or line 1's is not the run's ID (its folder's name)",
   },
   "order.first_not_created": { family: "evidence", check: 3, meaning: "the first event is not run_created" },
+  "order.created_twice": { family: "evidence", check: 3, meaning: "more than one run_created" },
   "order.ends_twice": { family: "evidence", check: 3, meaning: "more than one run_completed or run_failed" },
   "order.after_end": {
     family: "evidence",

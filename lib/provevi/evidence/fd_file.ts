@@ -4,12 +4,20 @@
  * descriptor's `/proc/self/fd/N` names the very file checked, but Deno refuses that path under any permission set
  * short of `--allow-all` ("Requires all access"), and every command runs under its set. Opening the path again
  * there waited for ever on a pipe renamed to it after the check (3,000 swaps hung `prove` and `provr`). So, to
- * read, where no such link may be opened, the checked descriptor itself is read ({@linkcode FdFile}); only a file
- * opened to write or to lock is opened again by its path, and must be the very file checked.
+ * read, where no such link may be opened, the checked descriptor itself is read ({@linkcode FdFile}); a file opened to
+ * write or to lock is opened once by Deno (the only open that gives a `Deno.FsFile`) and checked by what it opened.
  * @module
  */
 import fs from "node:fs";
-import { closeNoWait, type FsFileOptions, IrregularFile, openChecked, type OpenedInfo } from "./open_file.ts";
+import {
+  closeNoWait,
+  type FsFileOptions,
+  kindOf,
+  openAtPathSync,
+  openChecked,
+  type Opener,
+  refuseUnlessPlain,
+} from "./open_file.ts";
 
 /** False once Deno refused `/proc/self/fd/` here (another system, or a permission set). */
 let fdLinks = Deno.build.os === "linux";
@@ -108,24 +116,69 @@ export class FdFile implements Disposable {
   }
 }
 
-/** Where there is no `/proc/self/fd/`: the path, opened again by Deno, must be the very file checked. */
-function sameAgain(path: string, info: OpenedInfo, file: Deno.FsFile): Deno.FsFile {
-  const now = file.statSync();
-  if (!now.isFile || (now.ino !== null && (now.ino !== info.ino || now.dev !== info.dev))) {
-    file.close();
-    throw new IrregularFile(path, "changed while it was opened");
-  }
-  return file;
+/**
+ * Deno's open, to read and write (`O_RDWR`, which waits for no FIFO, where a read-only open waits for a writer),
+ * for {@linkcode openAtPathSync}: a `Deno.FsFile` is made only by Deno's open of a path, and Deno refuses the
+ * checked descriptor's `/proc/self/fd/` link under every permission set, so the file to write or lock is opened
+ * once by Deno and checked by what it opened, never opened again by its path after a look.
+ */
+function denoOpener(options: FsFileOptions): Opener<Deno.FsFile> {
+  return {
+    open: (path, making) =>
+      Deno.openSync(path, {
+        read: true,
+        write: true,
+        append: options.append === true,
+        createNew: making === "new",
+        create: making === "any",
+        ...(options.mode === undefined ? {} : { mode: options.mode }),
+      }),
+    info: (file) => {
+      const s = file.statSync();
+      return {
+        isFile: s.isFile,
+        kind: kindOf({
+          isFile: s.isFile,
+          isFifo: !!s.isFifo,
+          isDirectory: s.isDirectory,
+          isSocket: !!s.isSocket,
+        }),
+        ino: s.ino ?? 0,
+        dev: s.dev,
+        size: s.size,
+        nlink: s.nlink ?? 1,
+      };
+    },
+    close: (file) => file.close(),
+  };
 }
 
-/** Options of a file opened as a `Deno.FsFile`: to write, or (`fsFile`) to lock. */
-type FsFileWanted = FsFileOptions & ({ write: true } | { fsFile: true });
+/** A plain file to write or lock, as a `Deno.FsFile`: opened once, no link followed unless asked. */
+function openToWrite(path: string, options: FsFileOptions): Deno.FsFile {
+  const { opened: file, info } = openAtPathSync(
+    path,
+    { follow: options.follow !== false, create: options.create === true },
+    denoOpener(options),
+  );
+  try {
+    // a hard link may be a file of the user's anywhere, which a write, a cut (or a lock) would reach
+    refuseUnlessPlain(path, info, true);
+    if (options.truncate) file.truncateSync(0);
+    return file;
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}
+
+/** Options of a file opened as a `Deno.FsFile`: to write (or lock). */
+type FsFileWanted = FsFileOptions & { write: true };
 
 /**
  * A plain file opened without waiting and checked, for a `Deno.FsFile`'s reads: through its `/proc/self/fd/`
  * link, which names the very file checked, as a `Deno.FsFile`; where Deno may not open that link, the checked
- * descriptor itself ({@linkcode FdFile}). To write or to lock (`fsFile`), a `Deno.FsFile` always: where no link
- * may be opened, the path is opened again and must be the very file checked.
+ * descriptor itself ({@linkcode FdFile}). To write or to lock, a `Deno.FsFile` opened once by Deno, to read and
+ * write (a read-only open by Deno waits for ever on a FIFO), and checked by what it opened ({@linkcode openAtPathSync}).
  *
  * @param path The file.
  * @param options {@linkcode FsFileOptions}; `follow: false` refuses a link at the path.
@@ -137,24 +190,21 @@ export async function openFileNoWait(path: string, options: FsFileWanted): Promi
 export async function openFileNoWait(path: string, options?: FsFileOptions): Promise<FileReads>;
 export async function openFileNoWait(
   path: string,
-  options: FsFileOptions & { fsFile?: boolean } = {},
+  options: FsFileOptions = {},
 ): Promise<Deno.FsFile | FileReads> {
-  const { fd, info } = openChecked(path, options);
-  const how = { read: true, write: options.write === true, append: options.append === true };
+  if (options.write === true) return openToWrite(path, options);
+  const { fd } = openChecked(path, options);
   let kept = false;
   try {
     if (fdLinks) {
       try {
-        return await Deno.open(`/proc/self/fd/${fd}`, how);
+        return await Deno.open(`/proc/self/fd/${fd}`);
       } catch {
         fdLinks = false;
       }
     }
-    if (!how.write && options.fsFile !== true) {
-      kept = true;
-      return new FdFile(fd);
-    }
-    return sameAgain(path, info, await Deno.open(path, how));
+    kept = true;
+    return new FdFile(fd);
   } finally {
     if (!kept) closeNoWait(fd);
   }
@@ -165,24 +215,21 @@ export function openFileNoWaitSync(path: string, options: FsFileWanted): Deno.Fs
 export function openFileNoWaitSync(path: string, options?: FsFileOptions): FileReads;
 export function openFileNoWaitSync(
   path: string,
-  options: FsFileOptions & { fsFile?: boolean } = {},
+  options: FsFileOptions = {},
 ): Deno.FsFile | FileReads {
-  const { fd, info } = openChecked(path, options);
-  const how = { read: true, write: options.write === true, append: options.append === true };
+  if (options.write === true) return openToWrite(path, options);
+  const { fd } = openChecked(path, options);
   let kept = false;
   try {
     if (fdLinks) {
       try {
-        return Deno.openSync(`/proc/self/fd/${fd}`, how);
+        return Deno.openSync(`/proc/self/fd/${fd}`);
       } catch {
         fdLinks = false;
       }
     }
-    if (!how.write && options.fsFile !== true) {
-      kept = true;
-      return new FdFile(fd);
-    }
-    return sameAgain(path, info, Deno.openSync(path, how));
+    kept = true;
+    return new FdFile(fd);
   } finally {
     if (!kept) closeNoWait(fd);
   }

@@ -3,10 +3,9 @@
  * agent program's files, the span daemon's `received.spans`). A reader that looks at a path (`lstat`, `stat`) and
  * opens it after, or opens it with a plain `open`, is belied by a swap in between: a FIFO renamed to the path
  * holds a plain `open` for ever (it waits for a writer), a link is followed to a file of the user's, a device or a
- * sparse file of gigabytes is read whole. Here a file is opened in one step that neither waits (`O_NONBLOCK`) nor,
- * unless asked, follows a link at the path (`O_NOFOLLOW`), and its kind, identity and size are taken from what was
- * opened, never from a look at the path; the bytes read are capped. Deno's `open` takes no such flags,
- * `node:fs`'s does. `tests/open_file_guard_test.ts` keeps every other open of a path out of `lib/` and `cli/`.
+ * sparse file of gigabytes is read whole. Here a file is opened once, without waiting (`O_NONBLOCK`) nor, unless
+ * asked, following a link ({@linkcode openAtPathSync}), and its kind, identity and size are taken from what was
+ * opened; the bytes read are capped. `tests/open_file_guard_test.ts` keeps other opens out of `lib/` and `cli/`.
  * @module
  */
 import fs from "node:fs";
@@ -37,7 +36,9 @@ export class IrregularFile extends ProveviError {
   }
 }
 
-function kindOf(s: { isFile: boolean; isFifo: boolean; isDirectory: boolean; isSocket: boolean }): string {
+export function kindOf(
+  s: { isFile: boolean; isFifo: boolean; isDirectory: boolean; isSocket: boolean },
+): string {
   return s.isFile
     ? "a file"
     : s.isFifo
@@ -94,7 +95,7 @@ function infoOfFd(fd: number): OpenedInfo {
   };
 }
 
-/** Node's error of an open as Deno's (NotFound, PermissionDenied as callers test them); a link or FIFO refused. */
+/** Node's error of an open as Deno's (NotFound, PermissionDenied); a link, FIFO or folder refused. */
 function openError(error: unknown, path: string): unknown {
   const code = (error as { code?: unknown })?.code;
   const message = (error as Error)?.message ?? String(error);
@@ -103,6 +104,7 @@ function openError(error: unknown, path: string): unknown {
     return new Deno.errors.PermissionDenied(message, { cause: error });
   }
   if (code === "ELOOP") return new IrregularFile(path, "is a link, not a file", { cause: error });
+  if (code === "EISDIR") return new IrregularFile(path, "is a folder, not a plain file", { cause: error });
   // a FIFO with no reader, opened to write without waiting
   if (code === "ENXIO") return new IrregularFile(path, "is a FIFO, not a regular file", { cause: error });
   return error;
@@ -112,11 +114,7 @@ export function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }
 
-/**
- * Refuses what was opened when the path is a link, or no longer names it: Deno's `node:fs` drops `O_NOFOLLOW`
- * under any permission set short of `--allow-all` (it opens what a link names), so the flag's effect is checked
- * by a look at the path after the open (a link swapped in before the open shows here, or as another file).
- */
+/** Refuses what was opened when the path is a link, or no longer names it (a look after the open). */
 function refuseLinked(path: string, info: OpenedInfo): void {
   let seen: Deno.FileInfo;
   try {
@@ -130,13 +128,7 @@ function refuseLinked(path: string, info: OpenedInfo): void {
   }
 }
 
-/**
- * True when what was opened is the plain file a look saw (`lstat` or `stat` of the path).
- *
- * @param opened What {@linkcode openNoWaitSync} or {@linkcode openNoWait} gave.
- * @param seen The look.
- * @returns Whether they are the same plain file.
- */
+/** True when what was opened ({@linkcode openNoWaitSync}) is the plain file a look (`lstat`, `stat`) saw. */
 export function sameFile(opened: OpenedInfo, seen: Deno.FileInfo): boolean {
   return opened.isFile && (seen.ino === null || (opened.ino === seen.ino && opened.dev === seen.dev));
 }
@@ -154,58 +146,34 @@ export function openNoWaitSync(
   path: string,
   options: { follow?: boolean } = {},
 ): { fd: number; info: OpenedInfo } {
-  let fd: number;
-  try {
-    fd = fs.openSync(path, NO_WAIT | (options.follow ? 0 : NO_FOLLOW));
-  } catch (error) {
-    throw openError(error, path);
-  }
-  try {
-    const info = infoOfFd(fd);
-    if (!options.follow) refuseLinked(path, info);
-    return { fd, info };
-  } catch (error) {
-    fs.closeSync(fd);
-    throw error;
-  }
+  const { opened: fd, info } = openAtPathSync(path, { follow: options.follow === true }, nodeOpener(NO_WAIT));
+  return { fd, info };
 }
 
 /**
- * {@linkcode openNoWaitSync}, asynchronously: a file handle of `node:fs/promises`.
+ * A file the user names, opened to read without waiting on a pipe, asynchronously (a link at the path is
+ * followed: a no-follow open is {@linkcode openNoWaitSync}'s, through {@linkcode openAtPathSync}).
  *
  * @param path The file.
- * @param options `follow`: follow a link at the path.
- * @returns The handle (close it) and what it is.
- * @throws Deno.errors.NotFound when nothing is there; IrregularFile for a link not followed.
+ * @returns The handle of `node:fs/promises` (close it) and what it is.
+ * @throws Deno.errors.NotFound when nothing is there.
  */
-export async function openNoWait(
-  path: string,
-  options: { follow?: boolean } = {},
-): Promise<{ handle: FileHandle; info: OpenedInfo }> {
+export async function openNoWait(path: string): Promise<{ handle: FileHandle; info: OpenedInfo }> {
   let handle: FileHandle;
   try {
-    handle = await open(path, NO_WAIT | (options.follow ? 0 : NO_FOLLOW));
+    handle = await open(path, NO_WAIT);
   } catch (error) {
     throw openError(error, path);
   }
   try {
-    const info = infoOfFd(handle.fd);
-    if (!options.follow) refuseLinked(path, info);
-    return { handle, info };
+    return { handle, info: infoOfFd(handle.fd) };
   } catch (error) {
     await handle.close().catch(() => {});
     throw error;
   }
 }
 
-/**
- * Reads into `bytes` from a descriptor {@linkcode openNoWaitSync} opened.
- *
- * @param fd The descriptor.
- * @param bytes Where the bytes go.
- * @param position Where in the file to read from; null to read on from the last read.
- * @returns The number of bytes read; 0 at the end.
- */
+/** Reads into `bytes` from a descriptor {@linkcode openNoWaitSync} opened, at `position` (null: on); 0 at the end. */
 export function readNoWaitSync(fd: number, bytes: Uint8Array, position: number | null = null): number {
   return bytes.length === 0 ? 0 : fs.readSync(fd, bytes, 0, bytes.length, position);
 }
@@ -456,10 +424,8 @@ export class PlainFile implements Disposable {
 }
 
 /**
- * Opens a plain file of a folder that another party can write (a run's program writes its run folder), in one
- * step that follows no link and does not wait for a FIFO, and keeps it only when what was opened is a plain file
- * (and, to write, one with no other hard link). A link planted where the daemon appended a run's span bodies had
- * it write the program's bytes into a file of the user's.
+ * Opens a plain file of a folder that another party can write (a run's program writes its run folder), following
+ * no link and waiting for no FIFO, kept only when it is a plain file (and, to write, one with no other hard link).
  *
  * @param path The file.
  * @param how `write` to append (else read), `create` to make it when absent, with `mode`.
@@ -509,26 +475,125 @@ export function openChecked(
   options: FsFileOptions & { oneLink?: boolean },
 ): { fd: number; info: OpenedInfo } {
   const write = options.write === true;
-  const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
-  const mode = (write ? O_RDWR | (options.create ? O_CREAT : 0) | (options.append ? O_APPEND : 0) : NO_WAIT) |
-    (flags.O_NONBLOCK ?? 0) | (options.follow === false ? NO_FOLLOW : 0);
-  let fd: number;
+  const { O_RDWR, O_APPEND } = fs.constants;
+  const { opened: fd, info } = openAtPathSync(
+    path,
+    { follow: options.follow !== false, create: write && options.create === true },
+    nodeOpener(
+      write ? O_RDWR | (options.append ? O_APPEND : 0) | (flags.O_NONBLOCK ?? 0) : NO_WAIT,
+      options.mode,
+    ),
+  );
   try {
-    fd = fs.openSync(path, mode, options.mode ?? 0o666);
-  } catch (error) {
-    throw openError(error, path);
-  }
-  try {
-    const info = infoOfFd(fd);
-    if (options.follow === false) refuseLinked(path, info);
-    if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
-    if (options.oneLink && info.nlink > 1) {
-      throw new IrregularFile(path, "has another hard link, which may be a file anywhere");
-    }
+    refuseUnlessPlain(path, info, write && options.oneLink === true);
     if (write && options.truncate) fs.ftruncateSync(fd, 0);
     return { fd, info };
   } catch (error) {
     closeNoWait(fd);
     throw error;
+  }
+}
+
+/** Refuses what was opened unless it is a plain file (and, with `oneLink`, one with no other hard link). */
+export function refuseUnlessPlain(path: string, info: OpenedInfo, oneLink: boolean): void {
+  if (!info.isFile) throw new IrregularFile(path, `is ${info.kind}, not a plain file`);
+  if (oneLink && info.nlink > 1) {
+    throw new IrregularFile(path, "has another hard link, which may be a file anywhere");
+  }
+}
+
+/** How {@linkcode openAtPathSync} makes a file: `no`, `new` (`O_EXCL`: where nothing is), `any` (`O_CREAT`). */
+export type Making = "no" | "new" | "any";
+
+/** An open for {@linkcode openAtPathSync}: how to open (`node:fs` or Deno), what was opened, how to close it. */
+export interface Opener<T> {
+  open(path: string, making: Making, follow: boolean): T;
+  info(opened: T): OpenedInfo;
+  close(opened: T): void;
+}
+
+/** `node:fs`'s open with these flags (`O_NOFOLLOW` added unless a link is followed), giving the descriptor. */
+export function nodeOpener(base: number, mode = 0o666): Opener<number> {
+  const { O_CREAT, O_EXCL } = fs.constants;
+  return {
+    open: (path, making, follow) =>
+      fs.openSync(
+        path,
+        base | (follow ? 0 : NO_FOLLOW) |
+          (making === "new" ? O_CREAT | O_EXCL : making === "any" ? O_CREAT : 0),
+        mode,
+      ),
+    info: infoOfFd,
+    close: closeNoWait,
+  };
+}
+
+/** An `lstat` of the path, or null when none can be had (nothing there; the open then says why). */
+function lookAt(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an open failed for nothing at the path (`ENOENT`), or for something there (`EEXIST`). */
+function failedFor(error: unknown, what: "nothing" | "something"): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return what === "nothing"
+    ? code === "ENOENT" || error instanceof Deno.errors.NotFound
+    : code === "EEXIST" || error instanceof Deno.errors.AlreadyExists;
+}
+
+/**
+ * The one open of a path that must not follow a link there (unless `follow`), whoever opens it (`node:fs` for a
+ * descriptor, Deno for a `Deno.FsFile` to write or lock): Deno drops `O_NOFOLLOW` under any permission set short
+ * of `--allow-all` and opens what a link names, so the flag's effect is checked here, the same way under `-A` (as
+ * tests run) and under a command's permission set: what was opened must be what the path names, and the path no
+ * link, before a byte is read or written; a file is made only where a look saw nothing, with `O_EXCL`, which no
+ * link passes (one planted since is refused, dangling or not, and nothing is made where it points).
+ *
+ * @param path The file.
+ * @param options `follow` a link at the path (no check); `create` the file when absent.
+ * @param opener How to open.
+ * @returns What was opened (the caller's to close) and what it is.
+ * @throws Deno.errors.NotFound when nothing is there (and not to be made); IrregularFile for a link not
+ * followed, or a path that changed while it was opened; the opener's errors otherwise.
+ */
+export function openAtPathSync<T>(
+  path: string,
+  options: { follow?: boolean; create?: boolean },
+  opener: Opener<T>,
+): { opened: T; info: OpenedInfo } {
+  const follow = options.follow === true;
+  const linkAt = () => new IrregularFile(path, "is a link, not a file");
+  for (let tries = 0;; tries++) {
+    let making: Making = options.create ? "any" : "no";
+    if (options.create && !follow) {
+      const before = lookAt(path);
+      if (before?.isSymlink) throw linkAt();
+      making = before === null ? "new" : "no";
+    }
+    let opened: T;
+    try {
+      opened = opener.open(path, making, follow);
+    } catch (error) {
+      // something put in place since the look, or the file gone since: look again
+      const raced = making === "new" || (making === "no" && options.create);
+      if (raced && failedFor(error, making === "new" ? "something" : "nothing") && tries < 3) continue;
+      if (!follow && (failedFor(error, "nothing") || failedFor(error, "something"))) {
+        // a dangling link, which Deno's check of the path under a permission set reports as nothing there
+        if (lookAt(path)?.isSymlink) throw linkAt();
+      }
+      throw openError(error, path);
+    }
+    try {
+      const info = opener.info(opened);
+      if (!follow) refuseLinked(path, info);
+      return { opened, info };
+    } catch (error) {
+      opener.close(opened);
+      throw error;
+    }
   }
 }

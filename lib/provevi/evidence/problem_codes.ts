@@ -41,6 +41,7 @@ export type ProblemCode =
   | "chain.broken"
   | "run.id_mismatch"
   | "order.first_not_created"
+  | "order.created_twice"
   | "order.ends_twice"
   | "order.after_end"
   | "manifest.missing"

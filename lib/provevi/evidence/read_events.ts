@@ -298,7 +298,8 @@ function canonicalProblem(
 }
 
 /**
- * The order every run keeps: `run_created` first, and at most one ending event (`run_completed` or
+ * The order every run keeps: `run_created` first and once (a second one would start the run again: another
+ * agent, spec or signing key under the same chain), and at most one ending event (`run_completed` or
  * `run_failed`), which is the last line. A chain rewritten after the end cannot hide events behind it; the
  * problem names the first line after the end, where the record goes wrong.
  */
@@ -311,6 +312,16 @@ function orderProblems(events: EvidenceEvent[], at: number[], lineCount: number)
         events[0]!.type
       }: the first event must be run_created`,
       atLine(1, events[0]!.seq),
+    ));
+  }
+  const created = events.flatMap((e, i) => e.type === "run_created" ? [{ e, line: at[i]! }] : []);
+  if (created.length > 1) {
+    problems.push(problem(
+      "order.created_twice",
+      `events.jsonl lines ${created.map((x) => x.line).join(", ")} (seq ${
+        created.map((x) => x.e.seq).join(", ")
+      }) each create the run: a run is created once`,
+      atLine(created[1]!.line, created[1]!.e.seq),
     ));
   }
   const ends = events.flatMap((e, i) =>

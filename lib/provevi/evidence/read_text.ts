@@ -66,7 +66,7 @@ export async function readBoundedText(
   let opened: Awaited<ReturnType<typeof openNoWait>> | null = null;
   try {
     // opened without waiting: a FIFO swapped in after the look is refused here, not waited on for ever
-    opened = await openNoWait(path, { follow: true });
+    opened = await openNoWait(path);
     if (!opened.info.isFile) {
       throw new UnreadableFile(what, path, `it is ${opened.info.kind}; give the path of a regular file`);
     }

@@ -15,6 +15,25 @@ function scratchOf(path: string, scratch: string | undefined): string {
 }
 
 /**
+ * Renames the new file over the path; a folder there (which a rename cannot replace, and which stopped every
+ * write of the file: a run's proof, its signature) is first moved aside, whole, into the scratch folder, as
+ * `.<name>.moved-<uuid>`.
+ */
+function renameOver(tmp: string, path: string, scratch: string | undefined): void {
+  try {
+    Deno.renameSync(tmp, path);
+  } catch (error) {
+    let folder = false;
+    try {
+      folder = Deno.lstatSync(path).isDirectory;
+    } catch { /* nothing there: the rename's own error */ }
+    if (!folder) throw error;
+    Deno.renameSync(path, join(scratch ?? dirname(path), `.${basename(path)}.moved-${crypto.randomUUID()}`));
+    Deno.renameSync(tmp, path);
+  }
+}
+
+/**
  * Writes `data` as the file at `path`, replacing what is there (a link included) and following no link.
  *
  * @param path The file.
@@ -36,7 +55,7 @@ export async function replaceFile(
   const tmp = scratchOf(path, options.scratch);
   try {
     await Deno.writeFile(tmp, typeof data === "string" ? encoder.encode(data) : data, { createNew: true });
-    await Deno.rename(tmp, path);
+    renameOver(tmp, path, options.scratch);
   } catch (error) {
     await Deno.remove(tmp).catch(() => {});
     throw error;
@@ -58,7 +77,7 @@ export function replaceFileSync(
   const tmp = scratchOf(path, options.scratch);
   try {
     Deno.writeFileSync(tmp, typeof data === "string" ? encoder.encode(data) : data, { createNew: true });
-    Deno.renameSync(tmp, path);
+    renameOver(tmp, path, options.scratch);
   } catch (error) {
     try {
       Deno.removeSync(tmp);

@@ -126,17 +126,9 @@ export async function runWriterState(folder: string | null, writer: unknown): Pr
   if (folder !== null) {
     let file: Deno.FsFile | null = null;
     try {
-      // opened without waiting (a FIFO in the lock's place held a plain open for ever) nor following a link;
-      // to read and write, else, where this may not write, to read
-      const path = join(folder, WRITER_LOCK);
-      try {
-        file = await openFileNoWait(path, { follow: false, write: true });
-      } catch (error) {
-        if (!(error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable)) {
-          throw error;
-        }
-        file = await openFileNoWait(path, { follow: false, fsFile: true });
-      }
+      // opened once, to read and write, which waits for no FIFO, and follows no link; where this may not write
+      // the lock, nothing tells (a read-only open of a FIFO renamed to the lock waited for ever)
+      file = await openFileNoWait(join(folder, WRITER_LOCK), { follow: false, write: true });
       const free = await file.tryLock(false);
       if (free) return "gone";
       return "alive";

@@ -40,7 +40,7 @@ import { type IndexLine, RunIndex } from "./run_index.ts";
 import { completeManifest, sealedAs, writePending } from "./pending_file.ts";
 import { syncPaths } from "./sync_paths.ts";
 import { LOG_TILE_MAX_BYTES, readLogBytesSync, readLogTextSync } from "./log_file_read.ts";
-import { writeScratchSync, writeTileSync } from "./log_file_write.ts";
+import { openLogFileSync, writeScratchSync, writeTileSync } from "./log_file_write.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { CompactRange } from "./compact_range.ts";
 
@@ -265,7 +265,8 @@ export class FileLog implements LogStorage {
     const key = (await this.key({ create: true }))!;
     if (!this.#made) Deno.mkdirSync(this.dir, { recursive: true });
     this.#made = true;
-    const lock = Deno.openSync(this.#path("lock"), { create: true, write: true });
+    // a link, FIFO (which held every seal for ever), folder or hard link planted there is moved aside
+    const lock = openLogFileSync(this.#path("lock")).file;
     try {
       await lock.lock(true);
       return await this.#prepareLocked(leaves, folder, key, lock);
@@ -477,7 +478,15 @@ export class FileLog implements LogStorage {
     partialEntries: readonly Uint8Array[],
   ): Promise<{ leaves: { leaf: RunLeaf; folder: string | null }[]; fromPending: boolean }> {
     const found: { index: number; folder: string | null; leaf: RunLeaf }[] = [];
-    const text = readTextIfThereSync(this.#path("pending.jsonl"), EVIDENCE_TEXT_MAX_BYTES) ?? "";
+    let text: string;
+    let planted = false;
+    try {
+      text = readTextIfThereSync(this.#path("pending.jsonl"), EVIDENCE_TEXT_MAX_BYTES) ?? "";
+    } catch (error) {
+      if (!(error instanceof ProveviError)) throw error;
+      // a link, a FIFO, a folder or a file past the cap: no pending file of an appender's (the append replaces it)
+      [text, planted] = ["", true];
+    }
     const lines = text.split("\n").filter((l) => l !== "");
     for (const line of lines) {
       try {
@@ -499,7 +508,7 @@ export class FileLog implements LogStorage {
       }
     }
     await this.#lastNamed(size, partialEntries);
-    return { leaves, fromPending: lines.length > 0 };
+    return { leaves, fromPending: lines.length > 0 || planted };
   }
 
   /**

@@ -11,6 +11,7 @@ import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { AppendPlan } from "./log_storage.ts";
 import { leafOfSeal, type RunLeaf, sameLeaf } from "./run_leaf.ts";
 import { syncPaths } from "./sync_paths.ts";
+import { openLogFileSync } from "./log_file_write.ts";
 
 const decoder = new TextDecoder();
 
@@ -32,18 +33,15 @@ export function writePending(
     JSON.stringify({ index: plan.first + i, folder: folders[i] ?? null, leaf: decoder.decode(entry) }) +
     "\n"
   ).join("");
-  let made = false;
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true, write: true });
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    file = Deno.openSync(path, { write: true, create: true });
-    made = true;
-  }
+  // what is no plain file of its own (a link, a FIFO, a folder, a hard link) is moved aside and the file made anew
+  const { file, made } = openLogFileSync(path);
   try {
     const bytes = new TextEncoder().encode(text);
-    const before = file.statSync().size;
+    let before = file.statSync().size;
+    if (before > EVIDENCE_TEXT_MAX_BYTES) {
+      file.truncateSync(0); // one past what a reader takes (a sparse gigabyte) is no pending file: cut, not padded
+      before = 0;
+    }
     writeAllAt(file, bytes.length >= before ? bytes : padded(bytes, before));
   } catch (error) {
     file.close();

@@ -7,6 +7,7 @@
  */
 import { BUNDLE_PIN_MAX_BYTES } from "./bundle_pin.ts";
 import { readCapped } from "../evidence/open_file.ts";
+import { openFileNoWait } from "../evidence/fd_file.ts";
 import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
@@ -172,11 +173,14 @@ async function copyInto(
   for (const p of manifest.payloads) await putPayload(p.sha256);
   if (record.folder !== null) {
     await copyTree(join(record.folder, "output"), join(folder, "output"));
+    let bundle: Uint8Array | null = null;
     try {
-      await Deno.copyFile(join(record.folder, "bundle.json"), join(folder, "bundle.json"));
+      // read once, checked, capped: the source verified, but a link or FIFO put there since is not followed
+      bundle = await readCapped(join(record.folder, "bundle.json"), BUNDLE_PIN_MAX_BYTES);
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
+    if (bundle !== null) await Deno.writeFile(join(folder, "bundle.json"), bundle, { createNew: true });
   }
   const bundle = await readBundle(folder);
   const recordBundle =
@@ -221,7 +225,24 @@ async function copyTree(from: string, to: string): Promise<void> {
       throw new ProveviError(`${join(from, entry.name)} is a link; a run's output holds files`);
     }
     if (entry.isDirectory) await copyTree(join(from, entry.name), join(to, entry.name));
-    else await Deno.copyFile(join(from, entry.name), join(to, entry.name));
+    else await copyPlain(join(from, entry.name), join(to, entry.name));
+  }
+}
+
+/**
+ * Copies a plain file of the source's run folder into a new file. The source verified, but its folder can change
+ * since (a process the run left behind): `Deno.copyFile` followed a link put in place of an output after the look
+ * (copying a file of the user's into the target store) and waited for ever on a FIFO. The file is opened once,
+ * following no link and waiting on no FIFO, and read by what was opened.
+ */
+async function copyPlain(from: string, to: string): Promise<void> {
+  const source = await openFileNoWait(from, { follow: false });
+  try {
+    await Deno.writeFile(to, source.readable, { createNew: true });
+  } finally {
+    try {
+      source.close();
+    } catch { /* closed by its stream's end */ }
   }
 }
 

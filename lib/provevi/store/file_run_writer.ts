@@ -5,12 +5,13 @@
  * the store's log. The sqlite and Postgres stores write a run's files with it too.
  * @module
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { EvidenceError, ProveviError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex, takeVouchedSha256, utf8 } from "../evidence/hash.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
 import { openPlainFileSync, type PlainFile } from "../evidence/open_file.ts";
+import { keptAtName } from "./kept_at_name.ts";
 import {
   buildManifest,
   type Manifest,
@@ -91,7 +92,8 @@ export class FileRunWriter implements RunWriter {
     await Deno.mkdir(paths.payloads, { recursive: true });
     let file: Deno.FsFile;
     try {
-      file = await Deno.open(paths.events, { createNew: true, write: true, append: true });
+      // read too: the seal reads the lines back from here when the run's program replaced the file (#keepEvents)
+      file = await Deno.open(paths.events, { createNew: true, read: true, write: true, append: true });
     } catch (error) {
       if (error instanceof Deno.errors.AlreadyExists) {
         throw new ProveviError(`run "${runId}" exists already in ${folder}; a run ID is used once`, {
@@ -325,19 +327,19 @@ export class FileRunWriter implements RunWriter {
     const manifest = this.#manifestOf(info);
     const text = manifestText(manifest);
     const tmp = this.#paths.manifestTmp;
-    const eventsFile = this.#file;
     let eventsSynced: Promise<void> | null = null;
     let append: PreparedAppend | null = null;
     let committed = false;
     try {
       this.#checkSigning(info);
+      this.#keepFiles();
       const attestation = await this.#writeSealFiles(text, info);
       // The log's leaf is written with the run's files and fsynced with them; it is committed (the checkpoint
       // renamed) only after the manifest takes its name (docs/log.md, "When a run is in the log").
       append = this.#log
         ? await this.#log.prepare([leafOfSeal(text, attestation ?? null)], this.folder)
         : null;
-      eventsSynced = eventsFile.sync();
+      eventsSynced = this.#file.sync();
       const files = [...this.#written, tmp, ...(append?.files ?? [])];
       if (attestation) files.push(this.#paths.attestation);
       const packSynced = this.#pack?.sync() ?? Promise.resolve();
@@ -355,7 +357,7 @@ export class FileRunWriter implements RunWriter {
       const committing = append?.commit();
       releaseWriterLock(this.folder, this.#lock);
       this.#lock = null;
-      const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map(syncPath);
+      const dirs = [this.#paths.payloads, this.#paths.evidence, this.folder].map((p) => this.#syncFolder(p));
       try {
         await committing;
       } catch (error) {
@@ -378,12 +380,47 @@ export class FileRunWriter implements RunWriter {
       this.spans.close();
       await eventsSynced?.catch(() => {});
       try {
-        eventsFile.close();
+        this.#file.close();
       } catch { /* closed already */ }
       this.#pack?.close();
     }
     this.#sealed = true;
     return manifest;
+  }
+
+  /**
+   * Fsyncs a folder of the run, the failure handled at once: one that failed (a folder the run's program removed)
+   * while the log's commit was awaited was an unhandled rejection, which ended provr; it fails the seal instead.
+   * A `payloads/` the program removed has nothing to fsync (a payload it held is missing: the check says so).
+   */
+  #syncFolder(path: string): Promise<void> {
+    const synced = syncPath(path).catch((error) => {
+      if (!(path === this.#paths.payloads && error instanceof Deno.errors.NotFound)) throw error;
+    });
+    synced.catch(() => {});
+    return synced;
+  }
+
+  /**
+   * Puts the run's events, and its pack, back at their names when the run's program replaced, moved or removed
+   * them while it ran (`kept_at_name.ts`): the seal's manifest is made from what this writer wrote.
+   */
+  #keepFiles(): void {
+    // evidence/ itself replaced by a link (to a folder of the user's) had the seal write the manifest there
+    let evidence: Deno.FileInfo | null = null;
+    try {
+      evidence = Deno.lstatSync(this.#paths.evidence);
+    } catch { /* removed: made again */ }
+    if (!evidence?.isDirectory) {
+      if (evidence !== null) clearSync(this.#paths.evidence, this.folder); // a link or a file, removed
+      Deno.mkdirSync(this.#paths.evidence);
+    }
+    const events = keptAtName(this.#file, this.#paths.events, this.folder);
+    if (events !== null) {
+      this.#file.close();
+      this.#file = events;
+    }
+    this.#pack?.keepAtName(this.folder);
   }
 
   /**
@@ -404,9 +441,10 @@ export class FileRunWriter implements RunWriter {
       )
       : null;
     // A run's program writes its run folder: a link it left at either name is replaced, never written through
-    writeNewSync(this.#paths.manifestTmp, utf8(text));
+    writeNewSync(this.#paths.manifestTmp, utf8(text), this.folder);
+    clearSync(this.#paths.manifest, this.folder); // the name the manifest takes, which no seal wrote yet
     const attestation = signing === null ? (info.attestation ?? null) : await signing;
-    if (attestation) writeNewSync(this.#paths.attestation, attestation);
+    if (attestation) writeNewSync(this.#paths.attestation, attestation, this.folder);
     this.#attestation = attestation ?? null;
     return this.#attestation;
   }
@@ -428,7 +466,7 @@ export class FileRunWriter implements RunWriter {
   #writeProof(append: PreparedAppend): void {
     try {
       // a new file: a link the run's program left there was written through, into the file of the user's it named
-      writeNewSync(join(this.folder, PROOF_FILE), utf8(append.proofOf(append.indexes[0]!)));
+      writeNewSync(join(this.folder, PROOF_FILE), utf8(append.proofOf(append.indexes[0]!)), this.folder);
     } catch { /* prove log proof RUN --write makes it again */ }
   }
 
@@ -508,11 +546,22 @@ function sameBytes(path: string, { sha256, size }: { sha256: string; size: numbe
  * Writes a file at a name of the writer's own, as a new file: whatever is there (a link, a FIFO, a file a
  * killed seal left) is removed first, and the file is made with `createNew`, which no link is followed by.
  */
-function writeNewSync(path: string, bytes: Uint8Array): void {
+function writeNewSync(path: string, bytes: Uint8Array, aside: string): void {
+  clearSync(path, aside);
+  Deno.writeFileSync(path, bytes, { createNew: true });
+}
+
+/**
+ * Clears a name the seal writes: a file or link there is removed, a folder (which a run's program can put in a
+ * file's place, and which stopped the seal) is moved aside into `aside` (the run folder, which no check lists) as
+ * `.<name>.moved-<uuid>`, whole, so that nothing of it is lost.
+ */
+function clearSync(path: string, aside: string): void {
   try {
     Deno.removeSync(path);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (error instanceof Deno.errors.NotFound) return;
+    if (!Deno.lstatSync(path).isDirectory) throw error;
+    Deno.renameSync(path, join(aside, `.${basename(path)}.moved-${crypto.randomUUID()}`));
   }
-  Deno.writeFileSync(path, bytes, { createNew: true });
 }

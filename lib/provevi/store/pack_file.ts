@@ -4,6 +4,7 @@
  * entries; the reader finds one record by the headers alone.
  * @module
  */
+import { keptAtName } from "./kept_at_name.ts";
 import { appendWhole } from "../evidence/append_whole.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { PlainFile } from "../evidence/open_file.ts";
@@ -57,7 +58,8 @@ export class PackWriter {
    * @param bytes The payload.
    */
   put(sha256: string, bytes: Uint8Array): void {
-    this.#file ??= Deno.openSync(this.path, { createNew: true, write: true, append: true });
+    // read too: the seal reads the records back from here when the file was replaced (keepAtName)
+    this.#file ??= Deno.openSync(this.path, { createNew: true, read: true, write: true, append: true });
     const record = recordAround(sha256, bytes) ?? this.#record(sha256, bytes);
     appendWhole(this.#file, record);
     this.#held.add(sha256);
@@ -97,6 +99,19 @@ export class PackWriter {
   /** Fsyncs the pack (the seal does, with the run's other files), and waits for a flush under way. */
   async sync(): Promise<void> {
     await Promise.all([this.#flushing, this.#file?.sync()]);
+  }
+
+  /**
+   * Puts the pack back at its name when another party replaced, moved or removed it ({@linkcode keptAtName}).
+   *
+   * @param aside The folder that takes what was put at the name.
+   */
+  keepAtName(aside: string): void {
+    if (this.#file === null) return;
+    const copy = keptAtName(this.#file, this.path, aside);
+    if (copy === null) return;
+    this.close();
+    this.#file = copy;
   }
 
   /** Closes the pack file; nothing more can be appended. */

@@ -33,6 +33,15 @@ export interface LiveTailOptions {
   pollMs?: number;
 }
 
+/** The most one read of a tail takes: a file far ahead is caught up with over several reads. */
+const READ_PER_CALL = 8 * 1024 * 1024;
+/**
+ * The longest line a tail keeps waiting for the end of: an event's line holds its payloads' hashes, not their
+ * bytes. A sparse file of hundreds of MiB and no newline was read whole into one string: a gigabyte of the
+ * viewer's memory for each page that followed the run, then `RangeError: Invalid string length`.
+ */
+const LINE_MAX = 16 * 1024 * 1024;
+
 /** Reads the lines appended to a file since the last read (exported for its attack test). */
 export class LineReader {
   #offset = 0;
@@ -53,15 +62,18 @@ export class LineReader {
       const chunks: string[] = [];
       const buffer = new Uint8Array(65536);
       // no more of the file than any reader of the evidence takes: a forged sparse file is not read on for ever
-      while (this.#offset < EVIDENCE_TEXT_MAX_BYTES) {
+      for (let read = 0; this.#offset < EVIDENCE_TEXT_MAX_BYTES && read < READ_PER_CALL;) {
         const n = await file.read(buffer);
         if (n === null || n === 0) break;
         this.#offset += n;
+        read += n;
         chunks.push(this.#decoder.decode(buffer.subarray(0, n), { stream: true }));
       }
       const text = this.#rest + chunks.join("");
       const lines = text.split("\n");
       this.#rest = lines.pop() ?? "";
+      // a line past any a writer makes: the file is read no further
+      if (this.#rest.length > LINE_MAX) [this.#rest, this.#offset] = ["", EVIDENCE_TEXT_MAX_BYTES];
       return lines.filter((l) => l !== "");
     } finally {
       file.close();

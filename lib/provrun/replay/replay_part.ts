@@ -10,6 +10,8 @@ import { join } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import { readCapped } from "../../provevi/evidence/open_file.ts";
+import { openFileNoWait } from "../../provevi/evidence/fd_file.ts";
+import { DEFAULT_OUTPUT_BYTES, DEFAULT_OUTPUTS_BYTES } from "../run/outputter.ts";
 import { isOutputPath } from "../../provevi/evidence/event_rules.ts";
 import { modelOf } from "../backends/models.ts";
 import type { AgentSpec } from "../run/run_file.ts";
@@ -93,13 +95,21 @@ export class ReplayPart implements RunPart {
     const from = journal.record.folder;
     if (from === null || mode === "fork") return;
     const to = join(run.ctx.folder, "output");
-    if (mode === "resume") return await copyTree(join(from, "output"), to);
+    if (mode === "resume") {
+      // no more than the run's own limits let its outputs be (twice all of them, as the run's end reads them)
+      const limits = run.file.data.agent.limits;
+      const one = limits?.output_bytes ?? DEFAULT_OUTPUT_BYTES;
+      const left = 2 * Math.max(limits?.outputs_bytes ?? DEFAULT_OUTPUTS_BYTES, one);
+      return await copyTree(join(from, "output"), to, { one, left });
+    }
     for (const e of journal.events) {
       if (e.type !== "output_artifact_created" || !isOutputPath(e.data.path)) continue;
       const path = e.data.path as string;
       const source = join(from, "output", path);
-      // the bytes hashed are the bytes copied, of a file opened in one step (no link followed, no FIFO waited on)
-      const bytes = await readCapped(source, Infinity).catch(() => null);
+      // the bytes hashed are the bytes copied, of a file opened in one step (no link followed, no FIFO waited on),
+      // and no more of them than the run recorded: a sparse file of gigabytes put there since was read whole
+      const recorded = typeof e.data.size === "number" && e.data.size >= 0 ? e.data.size : Infinity;
+      const bytes = await readCapped(source, recorded).catch(() => null);
       if (bytes === null || sha256Hex(bytes) !== e.data.sha256) {
         throw new RunNotReplayable(`run "${journal.runId}"'s output/${path} is not what it recorded`);
       }
@@ -147,8 +157,13 @@ export class ReplayPart implements RunPart {
   }
 }
 
-/** Copies a folder's plain files, leaving out links and anything that is not a file or a folder. */
-async function copyTree(from: string, to: string): Promise<void> {
+/**
+ * Copies a folder's plain files, leaving out links and anything that is not a file or a folder, and a file past
+ * the run's limit of one output or past what is left of its budget (the resumed run would fail for it, and a
+ * sparse file can claim any size: one of 1.5 GiB was read whole into provr's memory). Each file is opened once
+ * (a link or a FIFO swapped in after the listing is refused, not followed or waited on) and streamed.
+ */
+async function copyTree(from: string, to: string, budget: { one: number; left: number }): Promise<void> {
   let entries: Deno.DirEntry[];
   try {
     entries = await Array.fromAsync(Deno.readDir(from));
@@ -159,14 +174,24 @@ async function copyTree(from: string, to: string): Promise<void> {
   for (const e of entries) {
     // A link is never followed; a write_file cut before its rename left a temp file, which is no output.
     if (e.isSymlink || /^\..+\.[0-9a-f-]{36}\.tmp$/.test(e.name)) continue;
-    if (e.isDirectory) await copyTree(join(from, e.name), join(to, e.name));
+    if (e.isDirectory) await copyTree(join(from, e.name), join(to, e.name), budget);
     else if (e.isFile) {
       const info = await Deno.lstat(join(from, e.name));
       if (info.nlink !== null && info.nlink > 1) continue; // a hard link may lead anywhere
-      // opened in one step: a link or a FIFO swapped in after the listing is refused, not followed or waited on
-      await Deno.writeFile(join(to, e.name), await readCapped(join(from, e.name), Infinity), {
-        createNew: true,
-      });
+      const file = await openFileNoWait(join(from, e.name), { follow: false });
+      const { size } = await file.stat();
+      if (size > budget.one || size > budget.left) {
+        file.close();
+        continue;
+      }
+      budget.left -= size;
+      try {
+        await Deno.writeFile(join(to, e.name), file.readable, { createNew: true });
+      } finally {
+        try {
+          file.close();
+        } catch { /* closed by its stream's end */ }
+      }
     }
   }
 }

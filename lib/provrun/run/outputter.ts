@@ -54,11 +54,11 @@ export async function collectOutputs(folder: string, most = Infinity): Promise<C
       else special.push({ path, what: `is ${await specialKind(full)}` });
     }
   };
-  try {
-    await walk(root);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
+  // output/ itself a link (to a folder of the user's: ~/.ssh) had the user's files recorded as the run's outputs
+  const top = await Deno.lstat(root).catch(() => null);
+  if (top?.isSymlink) special.push({ path: "", what: "is a link, not the run's folder" });
+  else if (top !== null && !top.isDirectory) special.push({ path: "", what: "is not a folder" });
+  else if (top !== null) await walk(root).catch(goneIsNone);
   const outputs: OutputFile[] = [];
   const unread: CollectedOutputs["unread"] = [];
   let read = 0;
@@ -81,6 +81,11 @@ export async function collectOutputs(folder: string, most = Infinity): Promise<C
     unread,
     special: special.sort((a, b) => (a.path < b.path ? -1 : 1)).map((s) => `output/${s.path} ${s.what}`),
   };
+}
+
+/** A folder removed while it was walked holds nothing; any other error is thrown. */
+function goneIsNone(error: unknown): void {
+  if (!(error instanceof Deno.errors.NotFound)) throw error;
 }
 
 /** What an entry that is no plain file is, in words. */
@@ -127,11 +132,10 @@ export async function findLinks(folder: string, sub: "input" | "output"): Promis
       else if (((await Deno.lstat(full)).nlink ?? 1) > 1) found.push({ path, kind: "hardlink" });
     }
   };
-  try {
-    await walk(join(folder, sub));
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
+  // the folder itself a link: its files are another folder's, and none is walked
+  const top = await Deno.lstat(join(folder, sub)).catch(() => null);
+  if (top?.isSymlink) found.push({ path: sub, kind: "symlink" });
+  else if (top?.isDirectory) await walk(join(folder, sub)).catch(goneIsNone);
   return found.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 

@@ -381,6 +381,9 @@ def verify(folder, trusted=None):
             events.append((n, e))
         if events and events[0][0] == 1 and events[0][1]["type"] != "run_created":
             problem("order.first_not_created", "events.jsonl", "first is not run_created", 1, events[0][1]["seq"])
+        created = [(n, e) for n, e in events if e["type"] == "run_created"]
+        if len(created) > 1:
+            problem("order.created_twice", "events.jsonl", "created twice", created[1][0], created[1][1]["seq"])
         ends = [(n, e) for n, e in events if e["type"] in ("run_completed", "run_failed")]
         if len(ends) > 1:
             problem("order.ends_twice", "events.jsonl", "ends twice", ends[1][0], ends[1][1]["seq"])
