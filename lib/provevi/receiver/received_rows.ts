@@ -13,8 +13,31 @@
 import { SpansFile } from "../evidence/spans_file.ts";
 import { decodeTraceRequest } from "./otlp_receiver.ts";
 import { decodeTraceRows, REPEATED_FLOOR, REPEATED_RATIO } from "./otlp_rows.ts";
+import { BYTES, Wire } from "./otlp_wire.ts";
 import { requestRecords } from "./span_events.ts";
-import { DEFAULT_MAX_BODY } from "./span_intake.ts";
+import { DEFAULT_MAX_BODY, DEFAULT_MAX_REQUEST_SPANS } from "./span_intake.ts";
+
+/**
+ * The spans of a request, counted by their fields alone (each skipped by its length, nothing made): of a body the
+ * general way reads, the count it finds; of another, some count or an error, which the general way would refuse.
+ */
+function countSpans(body: Uint8Array): number {
+  const wire = new Wire(body);
+  let count = 0;
+  const inside = (end: number, field: number, within: (end: number) => void) =>
+    wire.fields(end, (n, t) => {
+      if (n !== field || t !== BYTES) return false;
+      within(wire.delimited(end));
+      return true;
+    });
+  inside(body.length, 1, (resource) =>
+    inside(resource, 2, (scope) =>
+      inside(scope, 2, (span) => {
+        count++;
+        wire.pos = span;
+      })));
+  return count;
+}
 
 /** The rows of a run's received protobuf bodies, appended to its `spans.jsonl` as they are stored. */
 export class ReceivedRows {
@@ -36,6 +59,11 @@ export class ReceivedRows {
     try {
       // what prove serve takes, at most: a larger body is none it took (a record another process wrote)
       if (body.length > DEFAULT_MAX_BODY) throw new Error(`the body is over ${DEFAULT_MAX_BODY} bytes`);
+      // nor one of more spans than a request may hold: its rows would cost the writer what prove serve refuses
+      const spans = countSpans(body);
+      if (spans > DEFAULT_MAX_REQUEST_SPANS) {
+        throw new Error(`the body holds ${spans} spans, over the ${DEFAULT_MAX_REQUEST_SPANS} of a request`);
+      }
       const file = this.#file ??= new SpansFile(this.folder);
       const rows = decodeTraceRows(body);
       if (rows === null) {

@@ -17,8 +17,9 @@
  *   seal, and the spans held for it are let go. The daemon holds at most `maxRuns` open runs, and at most
  *   `maxHeldBytes` of spans for them all (503 past that, which an exporter sends again later).
  *
- * What a run sends is written to the run's folder as it arrives, one append a request before it is answered: the
- * span rows to `spans.jsonl`, the body to `received.spans` (`daemon_run.ts`). Only the run's own writer may
+ * What a run sends is written to the run's folder as it arrives, one append a request before it is answered: a
+ * protobuf body, checked, to `received.spans`, whose rows the run's writer makes as it takes it; an OTLP/JSON
+ * body to `received-json.spans`, after its rows to `spans.jsonl` (`daemon_run.ts`). Only the run's own writer may
  * append to its hash chain, so the daemon hands it the events that name the bodies (one `spans_received` a
  * request) at the seal, and the writer takes the bodies from its folder (`daemon_client.ts`).
  * @module
@@ -48,7 +49,8 @@ export interface DaemonStore {
 
 /**
  * What a run's writer gets back at its seal: the events to append to its chain, in the order the daemon took
- * them. Each `spans_received` event names a body that the daemon wrote to the run's `received.spans`.
+ * them. Each `spans_received` event names a body that the daemon wrote to the run's `received.spans` or
+ * `received-json.spans`.
  */
 export interface SealedSpans {
   run_id: string;

@@ -1,0 +1,129 @@
+/**
+ * With `prove serve`, the run's writer makes the rows of the protobuf bodies it takes from `received.spans`
+ * (`received_rows.ts`): the run's program writes its run folder, so it may append records there that hash right
+ * but that the daemon would never have taken. The writer must make no more of them than the daemon would have
+ * made of a request: a body of more spans than a request may hold (16,384) made its rows all the same (a body of
+ * 16 MiB of bare spans is 559,000 rows, 176 MB of `spans.jsonl`; in the general way, a scope after its spans,
+ * 1.2 GB of the writer's memory and 12 s of its thread, on a loaded machine), where the daemon answers 413.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { openWithDaemon } from "../../lib/provevi/receiver/daemon_client.ts";
+import { readDaemonFile, writeDaemonFile } from "../../lib/provevi/receiver/daemon_file.ts";
+import { ReceivedRows } from "../../lib/provevi/receiver/received_rows.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
+import { DEFAULT_MAX_REQUEST_SPANS } from "../../lib/provevi/receiver/span_intake.ts";
+import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
+import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { spanBodies } from "../bench/_spans.ts";
+import { openInStore, tempStore } from "../provevi/receiver/_daemon.ts";
+
+/** A varint's bytes. */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 128; n = Math.floor(n / 128)) out.push((n & 127) | 128);
+  out.push(n);
+  return out;
+}
+
+/**
+ * A request of `count` bare spans (two IDs each) in one `ScopeSpans`, its scope after them when `late` (the
+ * rows' pass hands such a body back, and the general way reads it).
+ */
+function bareSpans(count: number, late: boolean): Uint8Array<ArrayBuffer> {
+  const span = [0x0a, 16, ...new Array(16).fill(1), 0x12, 8, ...new Array(8).fill(2)];
+  const scope = late ? [0x0a, 3, 0x0a, 1, 0x61] : [];
+  const inner = new Uint8Array(count * (span.length + 2) + scope.length);
+  for (let i = 0; i < count; i++) inner.set([0x12, span.length, ...span], i * (span.length + 2));
+  inner.set(scope, count * (span.length + 2));
+  const scopeHead = [0x12, ...varint(inner.length)];
+  const head = [0x0a, ...varint(scopeHead.length + inner.length), ...scopeHead];
+  const out = new Uint8Array(head.length + inner.length);
+  out.set(head);
+  out.set(inner, head.length);
+  return out;
+}
+
+Deno.test("the writer makes no rows of a planted body of more spans than prove serve takes in a request", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b1");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: Uint8Array<ArrayBuffer>) => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": "application/x-protobuf" },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  const over = DEFAULT_MAX_REQUEST_SPANS + 1;
+  const planted = [bareSpans(over, false), bareSpans(over, true)];
+  // the daemon refuses each as a request
+  for (const body of planted) assert.equal(await post(body), 413);
+  const [good] = spanBodies(1);
+  assert.equal(await post(good!), 200);
+  // the program appends them to received.spans itself, each hashing right
+  const received = join(run.writer.folder, "received.spans");
+  for (const body of planted) {
+    await Deno.writeFile(received, packRecord(sha256Hex(body), body), { append: true });
+  }
+  // the writer takes them while the run goes on (the seal stores only the bodies its events name)
+  // (stored in the pack, or, as these are, each in a file of its own)
+  const evidence = join(run.writer.folder, "evidence");
+  const taken = async () => {
+    const pack = await Deno.readFile(join(evidence, "payloads.pack")).catch(() => new Uint8Array());
+    const stored = new TextDecoder("latin1").decode(pack) +
+      (await Array.fromAsync(Deno.readDir(join(evidence, "payloads")))).map((e) => e.name).join(" ");
+    return planted.every((b) => stored.includes(sha256Hex(b)));
+  };
+  for (let i = 0; i < 600 && !await taken(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(await taken());
+  await spans.close();
+  await run.recorder.seal();
+  const lines = (await Deno.readTextFile(join(run.writer.folder, "spans.jsonl"))).split("\n").filter((l) =>
+    l
+  );
+  assert.equal(lines.filter((l) => l.includes('"trace_id":"0101010101')).length, 0);
+  assert.equal(lines.length, 512); // the good body's rows, and those only
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  assert.equal(events.filter((e) => e.type === "spans_received").length, 1);
+  const unnamed = events.find((e) =>
+    e.type === "telemetry_problem" && /no spans_received/.test(String(e.data.problem))
+  );
+  for (const body of planted) {
+    assert.match(String(unnamed?.data.problem), new RegExp(sha256Hex(body).slice(0, 12)));
+  }
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+});
+
+Deno.test("ReceivedRows makes no rows of a body of more spans than a request may hold, either way it is read", async () => {
+  const folder = await Deno.makeTempDir();
+  try {
+    const rows = new ReceivedRows(folder);
+    for (const count of [DEFAULT_MAX_REQUEST_SPANS, DEFAULT_MAX_REQUEST_SPANS + 1]) {
+      for (const late of [false, true]) {
+        const body = bareSpans(count, late);
+        rows.add(body, `${count}-${late}`);
+      }
+    }
+    rows.close();
+    assert.deepEqual([...rows.failed.keys()], [
+      `${DEFAULT_MAX_REQUEST_SPANS + 1}-false`,
+      `${DEFAULT_MAX_REQUEST_SPANS + 1}-true`,
+    ]);
+    assert.match(rows.failed.get(`${DEFAULT_MAX_REQUEST_SPANS + 1}-true`)!, /16385 spans, over the 16384/);
+    const text = await Deno.readTextFile(join(folder, "spans.jsonl"));
+    assert.equal(text.split("\n").length - 1, 2 * DEFAULT_MAX_REQUEST_SPANS);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
