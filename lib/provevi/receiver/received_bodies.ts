@@ -45,6 +45,8 @@ export class ReceivedBodies {
   /** Where the record cut at the last read says it ends: until the file is that long, a read reads nothing. */
   #awaited = 0;
   #taking: Promise<void> = Promise.resolve();
+  /** What the last read found after its whole records, when not their end: a cut, or bytes that are no record. */
+  #broken: { at: number; why: string } | null = null;
 
   /** The file's name in the run folder. */
   readonly file: string;
@@ -74,6 +76,14 @@ export class ReceivedBodies {
    */
   get awaited(): number {
     return this.#awaited;
+  }
+
+  /**
+   * Where the last read stopped before the file's end, and why (its offset in the file), or null: at the seal,
+   * the bodies after it are none the writer can take (the daemon appended them after bytes that are no record).
+   */
+  get broken(): { at: number; why: string } | null {
+    return this.#broken;
   }
 
   /** How many bodies were stored as payloads. */
@@ -124,6 +134,7 @@ export class ReceivedBodies {
     if (seen.size < this.#awaited) return [];
     const bytes = readFrom(path, { seen, from: this.#offset, most });
     const { records, broken } = readPack(bytes);
+    this.#broken = broken === null ? null : { at: this.#offset + broken.at, why: broken.why };
     const last = records.at(-1);
     this.#offset += last === undefined ? 0 : last.offset + last.size + 1;
     // a record cut at the end is one being appended (or cut by `most`): read on from it once it is whole, and
