@@ -183,3 +183,44 @@ Deno.test("bytes the program appends to received-json.spans lose no event: the b
   assert.equal(lines.length, 512 * 2 + 2 + 3);
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
 });
+
+Deno.test("sparse files the program makes of the daemon's files cost the seal a window of them, not their size", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b3");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: BodyInit, type: string) => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  const [first, second] = spanBodies(2);
+  assert.equal(await post(first!, "application/x-protobuf"), 200);
+  assert.equal(await post(jsonSpans(2, "json.before"), "application/json"), 200);
+  // each file made 384 MiB long, of zeros that take no disk: the daemon's next records land after them
+  for (const name of ["received.spans", "received-json.spans"]) {
+    await Deno.truncate(join(run.writer.folder, name), 384 * 1024 * 1024);
+  }
+  assert.equal(await post(second!, "application/x-protobuf"), 200);
+  assert.equal(await post(jsonSpans(3, "json.after"), "application/json"), 200);
+  const before = Deno.memoryUsage().rss;
+  await spans.close();
+  await run.recorder.seal();
+  const grew = Deno.memoryUsage().rss - before;
+  assert.ok(grew < 300 * 1024 * 1024, `the seal took ${Math.round(grew / 1024 / 1024)} MiB more`);
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  assert.deepEqual(events.filter((e) => e.type === "spans_received").map((e) => e.payload ?? null), [
+    sha256Hex(first!),
+    sha256Hex(new TextEncoder().encode(jsonSpans(2, "json.before"))),
+    null,
+    null,
+  ]);
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+});
