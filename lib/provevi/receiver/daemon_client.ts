@@ -12,7 +12,6 @@ import type { EventInit } from "../evidence/chain.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { isUtcTime } from "../evidence/event.ts";
 import { isSha256 } from "../evidence/hash.ts";
-import { PACK_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
@@ -249,7 +248,7 @@ function unnamedProblem(unnamed: readonly string[]): Omit<EventInit, "actor"> {
 /** The bodies of `received.spans` not taken yet, read to the end. */
 function restOf(taken: ReceivedBodies): Map<string, Uint8Array> {
   try {
-    return taken.read(PACK_MAX_BYTES);
+    return taken.readRest();
   } catch (error) {
     if (error instanceof ProveviError) throw error;
     throw new ProveviError(

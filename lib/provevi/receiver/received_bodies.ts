@@ -117,6 +117,30 @@ export class ReceivedBodies {
   }
 
   /**
+   * Reads every whole record left, as {@linkcode ReceivedBodies.read} does, in reads of at most a take's bytes
+   * up to the first that finds none: bytes that are no record (a sparse file the run's program made of the
+   * daemon's, up to the size of a pack) cost a read of that size, not their size in memory. A record larger than
+   * a read is none the daemon wrote (it takes a body of 16 MiB at most), and ends the reads as a break does.
+   *
+   * @returns The bodies that hash to what their records name, by SHA-256, with those read before and not stored.
+   * @throws ProveviError as {@linkcode ReceivedBodies.read}.
+   */
+  readRest(): Map<string, Uint8Array> {
+    const bodies = new Map(this.#left);
+    this.#left.clear();
+    for (;;) {
+      const records = this.#records(TAKE_MAX);
+      for (const { sha256, bytes } of records) {
+        if (sha256Vouched(bytes) === sha256) bodies.set(sha256, bytes);
+      }
+      // none, or bytes that are no record after them: no read after finds more
+      if (records.length === 0 || (this.#broken !== null && !this.#broken.why.startsWith("cut"))) {
+        return bodies;
+      }
+    }
+  }
+
+  /**
    * The whole records appended since the last read, at most `most` bytes of them: each body's bytes (a view
    * into one read) and the SHA-256 its record names, not checked yet.
    */
