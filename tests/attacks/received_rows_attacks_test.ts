@@ -224,3 +224,54 @@ Deno.test("sparse files the program makes of the daemon's files cost the seal a 
   ]);
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
 });
+
+Deno.test("a daemon's file the program removes after the writer read it loses no event: the bodies it held after are named without a payload", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b4");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: BodyInit, type: string) => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  const [first, second] = spanBodies(2);
+  const before = new TextEncoder().encode(jsonSpans(2, "json.before"));
+  assert.equal(await post(first!, "application/x-protobuf"), 200);
+  assert.equal(await post(before, "application/json"), 200);
+  // the writer takes the JSON body while the run goes on; then the program removes the file
+  const pack = join(run.writer.folder, "evidence", "payloads.pack");
+  const taken = async () =>
+    new TextDecoder("latin1").decode(await Deno.readFile(pack).catch(() => new Uint8Array())).includes(
+      sha256Hex(before),
+    );
+  for (let i = 0; i < 600 && !await taken(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(await taken());
+  await Deno.remove(join(run.writer.folder, "received-json.spans"));
+  // the daemon appends to the file it holds open, which no name reaches now
+  const after = jsonSpans(3, "json.after");
+  assert.equal(await post(after, "application/json"), 200);
+  assert.equal(await post(second!, "application/x-protobuf"), 200);
+  await spans.close();
+  await run.recorder.seal();
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  assert.deepEqual(events.filter((e) => e.type === "spans_received").map((e) => e.payload ?? null), [
+    sha256Hex(first!),
+    sha256Hex(before),
+    null,
+    sha256Hex(second!),
+  ]);
+  const problems = events.filter((e) => e.type === "telemetry_problem").map((e) => String(e.data.problem));
+  assert.ok(
+    problems.some((p) => /received-json.spans at byte \d+: the file is gone/.test(p)),
+    problems.join("\n"),
+  );
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+});
