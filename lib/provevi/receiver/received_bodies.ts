@@ -47,6 +47,8 @@ export class ReceivedBodies {
   #taking: Promise<void> = Promise.resolve();
   /** What the last read found after its whole records, when not their end: a cut, or bytes that are no record. */
   #broken: { at: number; why: string } | null = null;
+  /** True once a look found the file. */
+  #found = false;
 
   /** The file's name in the run folder. */
   readonly file: string;
@@ -151,9 +153,14 @@ export class ReceivedBodies {
       // the daemon's records for this run: held to the pack's bound, and a pipe or a link in their place refused
       seen = refuseNonFile(path, PACK_MAX_BYTES);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
+      if (error instanceof Deno.errors.NotFound) {
+        // gone after a read found it (the run's program removed it): the daemon's next records reach no name
+        if (this.#found) this.#broken = { at: this.#offset, why: "the file is gone" };
+        return [];
+      }
       throw error;
     }
+    this.#found = true;
     // the record being appended is not whole yet: reading up to it again would find the same cut
     if (seen.size < this.#awaited) return [];
     const bytes = readFrom(path, { seen, from: this.#offset, most });
