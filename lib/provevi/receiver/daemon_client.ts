@@ -200,15 +200,14 @@ export function takenBodies(folder: string): TakenBodies {
 /** The problem of bodies an event names that neither file holds: their events name no payload. */
 function lostProblem(lost: readonly string[], files: readonly ReceivedBodies[]): Omit<EventInit, "actor"> {
   const breaks = files.flatMap((f) => f.broken ? [`${f.file} at byte ${f.broken.at}: ${f.broken.why}`] : []);
+  const where = breaks.join("; ") || "a file that cannot be read";
   return {
     type: "telemetry_problem",
     component: RECEIVER_COMPONENT,
     data: problemData(
       `${lost.length} bodies that prove serve's answer names are in neither ${RECEIVED_FILE} nor ` +
-        `${RECEIVED_JSON_FILE} (${
-          breaks.join("; ") || "a file that cannot be read"
-        }): their spans_received ` +
-        `events name no payload: ${lost.slice(0, 3).join(", ")}`,
+        `${RECEIVED_JSON_FILE} (${where}): their spans_received events name no payload: ` +
+        lost.slice(0, 3).join(", "),
     ),
   };
 }
