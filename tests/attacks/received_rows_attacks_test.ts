@@ -20,7 +20,7 @@ import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
 import { spanBodies } from "../bench/_spans.ts";
-import { openInStore, tempStore } from "../provevi/receiver/_daemon.ts";
+import { jsonSpans, openInStore, tempStore } from "../provevi/receiver/_daemon.ts";
 
 /** A varint's bytes. */
 function varint(n: number): number[] {
@@ -126,4 +126,152 @@ Deno.test("ReceivedRows makes no rows of a body of more spans than a request may
   } finally {
     await Deno.remove(folder, { recursive: true });
   }
+});
+
+Deno.test("bytes the program appends to received-json.spans lose no event: the bodies after them are named without a payload, the others kept", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b2");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: BodyInit, type: string) => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  const [first, second] = spanBodies(2);
+  assert.equal(await post(first!, "application/x-protobuf"), 200);
+  assert.equal(await post(jsonSpans(2, "json.before"), "application/json"), 200);
+  // the program appends bytes that are no record: the daemon's next record lands after them
+  await Deno.writeFile(
+    join(run.writer.folder, "received-json.spans"),
+    new TextEncoder().encode("no record\n"),
+    {
+      append: true,
+    },
+  );
+  const after = jsonSpans(3, "json.after");
+  assert.equal(await post(after, "application/json"), 200);
+  assert.equal(await post(second!, "application/x-protobuf"), 200);
+  await spans.close();
+  await run.recorder.seal();
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  const received = events.filter((e) => e.type === "spans_received");
+  assert.deepEqual(received.map((e) => [e.data.encoding, e.data.spans, e.payload ?? null]), [
+    ["protobuf", 512, sha256Hex(first!)],
+    ["json", 2, sha256Hex(new TextEncoder().encode(jsonSpans(2, "json.before")))],
+    ["json", 3, null],
+    ["protobuf", 512, sha256Hex(second!)],
+  ]);
+  const problems = events.filter((e) => e.type === "telemetry_problem").map((e) => String(e.data.problem));
+  assert.ok(
+    problems.some((p) =>
+      /1 bodies .* are in neither/.test(p) && p.includes(sha256Hex(new TextEncoder().encode(after)))
+    ),
+    problems.join("\n"),
+  );
+  // the protobuf bodies' rows are all there, and the JSON ones' (the daemon's)
+  const lines = (await Deno.readTextFile(join(run.writer.folder, "spans.jsonl"))).split("\n").filter((l) =>
+    l
+  );
+  assert.equal(lines.length, 512 * 2 + 2 + 3);
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+});
+
+Deno.test("sparse files the program makes of the daemon's files cost the seal a window of them, not their size", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b3");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: BodyInit, type: string) => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  const [first, second] = spanBodies(2);
+  assert.equal(await post(first!, "application/x-protobuf"), 200);
+  assert.equal(await post(jsonSpans(2, "json.before"), "application/json"), 200);
+  // each file made 384 MiB long, of zeros that take no disk: the daemon's next records land after them
+  for (const name of ["received.spans", "received-json.spans"]) {
+    await Deno.truncate(join(run.writer.folder, name), 384 * 1024 * 1024);
+  }
+  assert.equal(await post(second!, "application/x-protobuf"), 200);
+  assert.equal(await post(jsonSpans(3, "json.after"), "application/json"), 200);
+  const before = Deno.memoryUsage().rss;
+  await spans.close();
+  await run.recorder.seal();
+  const grew = Deno.memoryUsage().rss - before;
+  assert.ok(grew < 300 * 1024 * 1024, `the seal took ${Math.round(grew / 1024 / 1024)} MiB more`);
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  assert.deepEqual(events.filter((e) => e.type === "spans_received").map((e) => e.payload ?? null), [
+    sha256Hex(first!),
+    sha256Hex(new TextEncoder().encode(jsonSpans(2, "json.before"))),
+    null,
+    null,
+  ]);
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+});
+
+Deno.test("a daemon's file the program removes after the writer read it loses no event: the bodies it held after are named without a payload", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b4");
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: BodyInit, type: string) => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  const [first, second] = spanBodies(2);
+  const before = new TextEncoder().encode(jsonSpans(2, "json.before"));
+  assert.equal(await post(first!, "application/x-protobuf"), 200);
+  assert.equal(await post(before, "application/json"), 200);
+  // the writer takes the JSON body while the run goes on; then the program removes the file
+  const pack = join(run.writer.folder, "evidence", "payloads.pack");
+  const taken = async () =>
+    new TextDecoder("latin1").decode(await Deno.readFile(pack).catch(() => new Uint8Array())).includes(
+      sha256Hex(before),
+    );
+  for (let i = 0; i < 600 && !await taken(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(await taken());
+  await Deno.remove(join(run.writer.folder, "received-json.spans"));
+  // the daemon appends to the file it holds open, which no name reaches now
+  const after = jsonSpans(3, "json.after");
+  assert.equal(await post(after, "application/json"), 200);
+  assert.equal(await post(second!, "application/x-protobuf"), 200);
+  await spans.close();
+  await run.recorder.seal();
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  assert.deepEqual(events.filter((e) => e.type === "spans_received").map((e) => e.payload ?? null), [
+    sha256Hex(first!),
+    sha256Hex(before),
+    null,
+    sha256Hex(second!),
+  ]);
+  const problems = events.filter((e) => e.type === "telemetry_problem").map((e) => String(e.data.problem));
+  assert.ok(
+    problems.some((p) => /received-json.spans at byte \d+: the file is gone/.test(p)),
+    problems.join("\n"),
+  );
+  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
 });

@@ -12,7 +12,6 @@ import type { EventInit } from "../evidence/chain.ts";
 import { ProveviError } from "../evidence/errors.ts";
 import { isUtcTime } from "../evidence/event.ts";
 import { isSha256 } from "../evidence/hash.ts";
-import { PACK_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
@@ -79,14 +78,17 @@ function handedBack(e: unknown, held: (sha256: string) => boolean): Omit<EventIn
  * It takes only what a span receiver writes (`spans_received` and `telemetry_problem` events of the
  * `SpanReceiver` component, bodies that hash to what the events name), so that a daemon cannot put anything else
  * in the chain. Then it removes `received.spans`, whose bodies are the run's payloads now.
+ * A body an event names that neither file holds, where a file cannot be read or its records stop before its end
+ * (bytes that are no record, which the run's program may append), is lost, not its event: the event names no
+ * payload, and a `telemetry_problem` says which.
  *
  * @param run The run's recorder (`record`, `recordMany`, `payload`).
  * @param sealed The seal's answer.
  * @param options `folder`: the run folder, where the daemon wrote the bodies; `taken`: the bodies taken from it
  * while the run went on (none by default).
  * @returns The number of events written.
- * @throws ProveviError when the answer holds anything else, or names a body the folder lacks; nothing is
- * written then.
+ * @throws ProveviError when the answer holds anything else, or names a body the folder lacks (and no file is
+ * broken); nothing is written then.
  * @example
  * ```ts
  * import { appendSealedSpans } from "./daemon_client.ts";
@@ -116,9 +118,18 @@ export async function appendSealedSpans(
     }
   });
   const held = (sha256: string) => rests.some((r) => r.has(sha256)) || files.some((f) => f.stored(sha256));
+  // a file the writer cannot read, or whose records stop before its end (bytes that are no record, which the
+  // run's program may append): the bodies the daemon wrote after are lost, not their events
+  const damaged = unread.length > 0 || files.some((f) => f.broken !== null);
+  const lost: string[] = [];
   const inits: Omit<EventInit, "actor">[] = [];
   for (const e of events) {
-    const init = handedBack(e, held);
+    let init = handedBack(e, held);
+    const named = init === null && damaged ? handedBack(e, () => true) : null;
+    if (named?.type === SPANS_RECEIVED) {
+      lost.push(named.payload!);
+      init = { ...named, payload: null };
+    }
     if (init === null) {
       const { type, component, payload } = (e ?? {}) as Record<string, unknown>;
       throw new ProveviError(
@@ -140,6 +151,7 @@ export async function appendSealedSpans(
   for (const why of unread) {
     inits.push({ type: "telemetry_problem", component: RECEIVER_COMPONENT, data: problemData(why) });
   }
+  if (lost.length > 0) inits.push(lostProblem(lost, files));
   const named = new Set(inits.flatMap((i) => i.payload ? [i.payload] : []));
   for (const [i, file] of files.entries()) {
     await file.store(rests[i]!, (bytes) => run.payload(bytes), { only: named });
@@ -185,6 +197,21 @@ export function takenBodies(folder: string): TakenBodies {
   };
 }
 
+/** The problem of bodies an event names that neither file holds: their events name no payload. */
+function lostProblem(lost: readonly string[], files: readonly ReceivedBodies[]): Omit<EventInit, "actor"> {
+  const breaks = files.flatMap((f) => f.broken ? [`${f.file} at byte ${f.broken.at}: ${f.broken.why}`] : []);
+  const where = breaks.join("; ") || "a file that cannot be read";
+  return {
+    type: "telemetry_problem",
+    component: RECEIVER_COMPONENT,
+    data: problemData(
+      `${lost.length} bodies that prove serve's answer names are in neither ${RECEIVED_FILE} nor ` +
+        `${RECEIVED_JSON_FILE} (${where}): their spans_received events name no payload: ` +
+        lost.slice(0, 3).join(", "),
+    ),
+  };
+}
+
 /** The problem of bodies whose rows `spans.jsonl` lacks: their spans are in the evidence, the index lacks them. */
 function unindexedProblem(failed: readonly [string, string][]): Omit<EventInit, "actor"> {
   const [sha256, why] = failed[0]!;
@@ -220,7 +247,7 @@ function unnamedProblem(unnamed: readonly string[]): Omit<EventInit, "actor"> {
 /** The bodies of `received.spans` not taken yet, read to the end. */
 function restOf(taken: ReceivedBodies): Map<string, Uint8Array> {
   try {
-    return taken.read(PACK_MAX_BYTES);
+    return taken.readRest();
   } catch (error) {
     if (error instanceof ProveviError) throw error;
     throw new ProveviError(

@@ -45,6 +45,10 @@ export class ReceivedBodies {
   /** Where the record cut at the last read says it ends: until the file is that long, a read reads nothing. */
   #awaited = 0;
   #taking: Promise<void> = Promise.resolve();
+  /** What the last read found after its whole records, when not their end: a cut, or bytes that are no record. */
+  #broken: { at: number; why: string } | null = null;
+  /** True once a look found the file. */
+  #found = false;
 
   /** The file's name in the run folder. */
   readonly file: string;
@@ -74,6 +78,14 @@ export class ReceivedBodies {
    */
   get awaited(): number {
     return this.#awaited;
+  }
+
+  /**
+   * Where the last read stopped before the file's end, and why (its offset in the file), or null: at the seal,
+   * the bodies after it are none the writer can take (the daemon appended them after bytes that are no record).
+   */
+  get broken(): { at: number; why: string } | null {
+    return this.#broken;
   }
 
   /** How many bodies were stored as payloads. */
@@ -107,6 +119,30 @@ export class ReceivedBodies {
   }
 
   /**
+   * Reads every whole record left, as {@linkcode ReceivedBodies.read} does, in reads of at most a take's bytes
+   * up to the first that finds none: bytes that are no record (a sparse file the run's program made of the
+   * daemon's, up to the size of a pack) cost a read of that size, not their size in memory. A record larger than
+   * a read is none the daemon wrote (it takes a body of 16 MiB at most), and ends the reads as a break does.
+   *
+   * @returns The bodies that hash to what their records name, by SHA-256, with those read before and not stored.
+   * @throws ProveviError as {@linkcode ReceivedBodies.read}.
+   */
+  readRest(): Map<string, Uint8Array> {
+    const bodies = new Map(this.#left);
+    this.#left.clear();
+    for (;;) {
+      const records = this.#records(TAKE_MAX);
+      for (const { sha256, bytes } of records) {
+        if (sha256Vouched(bytes) === sha256) bodies.set(sha256, bytes);
+      }
+      // none, or bytes that are no record after them: no read after finds more
+      if (records.length === 0 || (this.#broken !== null && !this.#broken.why.startsWith("cut"))) {
+        return bodies;
+      }
+    }
+  }
+
+  /**
    * The whole records appended since the last read, at most `most` bytes of them: each body's bytes (a view
    * into one read) and the SHA-256 its record names, not checked yet.
    */
@@ -117,13 +153,19 @@ export class ReceivedBodies {
       // the daemon's records for this run: held to the pack's bound, and a pipe or a link in their place refused
       seen = refuseNonFile(path, PACK_MAX_BYTES);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
+      if (error instanceof Deno.errors.NotFound) {
+        // gone after a read found it (the run's program removed it): the daemon's next records reach no name
+        if (this.#found) this.#broken = { at: this.#offset, why: "the file is gone" };
+        return [];
+      }
       throw error;
     }
+    this.#found = true;
     // the record being appended is not whole yet: reading up to it again would find the same cut
     if (seen.size < this.#awaited) return [];
     const bytes = readFrom(path, { seen, from: this.#offset, most });
     const { records, broken } = readPack(bytes);
+    this.#broken = broken === null ? null : { at: this.#offset + broken.at, why: broken.why };
     const last = records.at(-1);
     this.#offset += last === undefined ? 0 : last.offset + last.size + 1;
     // a record cut at the end is one being appended (or cut by `most`): read on from it once it is whole, and

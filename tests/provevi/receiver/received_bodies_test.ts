@@ -63,7 +63,7 @@ Deno.test("a writer takes received bodies while the run goes on, whole records o
   await assert.rejects(() => Deno.lstat(path), Deno.errors.NotFound);
 });
 
-Deno.test("takes stop at a record that is not one, and the seal refuses the bodies past it as before", async () => {
+Deno.test("takes stop at a record that is not one, and the seal names the bodies past it with no payload", async () => {
   await using t = await tempStore();
   const run = await openInStore(t.store, "run-20261130T120000Z-0000b0d2");
   const folder = run.writer.folder;
@@ -90,8 +90,24 @@ Deno.test("takes stop at a record that is not one, and the seal refuses the bodi
     refused: 0,
     events: [batchOf(sha256Hex(good)), batchOf(sha256Hex(after))],
   };
+  // the bodies past bytes that are no record are lost, not their events (the daemon counted their spans)
+  assert.equal(await appendSealedSpans(run.recorder, sealed, { folder, taken }), 3);
+  await run.recorder.seal();
+  const events = readEventsText(await Deno.readTextFile(join(folder, "evidence", "events.jsonl"))).events;
+  assert.deepEqual(
+    events.filter((e) => e.type === "spans_received").map((e) => e.payload ?? null),
+    [sha256Hex(good), null],
+  );
+  const problem = events.find((e) => e.type === "telemetry_problem");
+  assert.match(
+    String(problem?.data.problem),
+    /^1 bodies that prove serve's answer names are in neither received.spans nor received-json.spans \(received-json.spans at byte \d+: not a record's header\)/,
+  );
+  assert.ok((await verifyRun(await findRun(folder))).ok);
+  // a body no file ever held, with nothing broken, is a forged answer still: nothing is written
+  const other = await openInStore(t.store, "run-20261130T120000Z-0000b0d4");
   await assert.rejects(
-    () => appendSealedSpans(run.recorder, sealed, { folder, taken }),
+    () => appendSealedSpans(other.recorder, sealed, { folder: other.writer.folder }),
     /the daemon's answer names a body [0-9a-f]+ that neither received.spans nor received-json.spans of the run holds/,
   );
 });
