@@ -262,7 +262,7 @@ function recordLength(bytes: Uint8Array, at: number): number {
 
 /**
  * At most `most` bytes of a plain file from an offset, the file checked to be the one looked at (opened without
- * waiting: a FIFO swapped in after the look is refused, not waited on, up to a hundred times a second).
+ * waiting: a FIFO swapped in after the look is refused, not waited on, up to 330 times a second).
  */
 function readFrom(path: string, { seen, from, most }: { seen: Deno.FileInfo; from: number; most: number }) {
   let opened: ReturnType<typeof openNoWaitSync>;
