@@ -11,8 +11,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
-import { openWithDaemon } from "../../lib/provevi/receiver/daemon_client.ts";
-import { readDaemonFile, writeDaemonFile } from "../../lib/provevi/receiver/daemon_file.ts";
 import { ReceivedRows } from "../../lib/provevi/receiver/received_rows.ts";
 import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
 import { DEFAULT_MAX_REQUEST_SPANS } from "../../lib/provevi/receiver/span_intake.ts";
@@ -20,7 +18,7 @@ import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
 import { sha256Hex } from "../../lib/provevi/evidence/hash.ts";
 import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
 import { spanBodies } from "../bench/_spans.ts";
-import { jsonSpans, openInStore, tempStore } from "../provevi/receiver/_daemon.ts";
+import { jsonSpans, tempStore, writerWithDaemon } from "../provevi/receiver/_daemon.ts";
 
 /** A varint's bytes. */
 function varint(n: number): number[] {
@@ -51,19 +49,7 @@ function bareSpans(count: number, late: boolean): Uint8Array<ArrayBuffer> {
 Deno.test("the writer makes no rows of a planted body of more spans than prove serve takes in a request", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store);
-  const file = join(t.runs, "serve.json");
-  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
-  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b1");
-  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
-  const post = async (body: Uint8Array<ArrayBuffer>) => {
-    const r = await fetch(spans.tracesUrl, {
-      method: "POST",
-      headers: { ...spans.headers, "content-type": "application/x-protobuf" },
-      body,
-    });
-    await r.body?.cancel();
-    return r.status;
-  };
+  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000b0b1");
   const over = DEFAULT_MAX_REQUEST_SPANS + 1;
   const planted = [bareSpans(over, false), bareSpans(over, true)];
   // the daemon refuses each as a request
@@ -131,19 +117,7 @@ Deno.test("ReceivedRows makes no rows of a body of more spans than a request may
 Deno.test("bytes the program appends to received-json.spans lose no event: the bodies after them are named without a payload, the others kept", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store);
-  const file = join(t.runs, "serve.json");
-  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
-  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b2");
-  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
-  const post = async (body: BodyInit, type: string) => {
-    const r = await fetch(spans.tracesUrl, {
-      method: "POST",
-      headers: { ...spans.headers, "content-type": type },
-      body,
-    });
-    await r.body?.cancel();
-    return r.status;
-  };
+  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000b0b2");
   const [first, second] = spanBodies(2);
   assert.equal(await post(first!, "application/x-protobuf"), 200);
   assert.equal(await post(jsonSpans(2, "json.before"), "application/json"), 200);
@@ -187,19 +161,7 @@ Deno.test("bytes the program appends to received-json.spans lose no event: the b
 Deno.test("sparse files the program makes of the daemon's files cost the seal a window of them, not their size", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store);
-  const file = join(t.runs, "serve.json");
-  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
-  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b3");
-  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
-  const post = async (body: BodyInit, type: string) => {
-    const r = await fetch(spans.tracesUrl, {
-      method: "POST",
-      headers: { ...spans.headers, "content-type": type },
-      body,
-    });
-    await r.body?.cancel();
-    return r.status;
-  };
+  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000b0b3");
   const [first, second] = spanBodies(2);
   assert.equal(await post(first!, "application/x-protobuf"), 200);
   assert.equal(await post(jsonSpans(2, "json.before"), "application/json"), 200);
@@ -228,19 +190,7 @@ Deno.test("sparse files the program makes of the daemon's files cost the seal a 
 Deno.test("a daemon's file the program removes after the writer read it loses no event: the bodies it held after are named without a payload", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store);
-  const file = join(t.runs, "serve.json");
-  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
-  const run = await openInStore(t.store, "run-20261202T120000Z-0000b0b4");
-  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
-  const post = async (body: BodyInit, type: string) => {
-    const r = await fetch(spans.tracesUrl, {
-      method: "POST",
-      headers: { ...spans.headers, "content-type": type },
-      body,
-    });
-    await r.body?.cancel();
-    return r.status;
-  };
+  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000b0b4");
   const [first, second] = spanBodies(2);
   const before = new TextEncoder().encode(jsonSpans(2, "json.before"));
   assert.equal(await post(first!, "application/x-protobuf"), 200);

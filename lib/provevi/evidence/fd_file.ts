@@ -12,9 +12,9 @@ import fs from "node:fs";
 import {
   closeNoWait,
   type FsFileOptions,
-  kindOf,
   openAtPathSync,
   openChecked,
+  openedInfoOf,
   type Opener,
   refuseUnlessPlain,
 } from "./open_file.ts";
@@ -133,22 +133,7 @@ function denoOpener(options: FsFileOptions): Opener<Deno.FsFile> {
         create: making === "any",
         ...(options.mode === undefined ? {} : { mode: options.mode }),
       }),
-    info: (file) => {
-      const s = file.statSync();
-      return {
-        isFile: s.isFile,
-        kind: kindOf({
-          isFile: s.isFile,
-          isFifo: !!s.isFifo,
-          isDirectory: s.isDirectory,
-          isSocket: !!s.isSocket,
-        }),
-        ino: s.ino ?? 0,
-        dev: s.dev,
-        size: s.size,
-        nlink: s.nlink ?? 1,
-      };
-    },
+    info: (file) => openedInfoOf(file.statSync()),
     close: (file) => file.close(),
   };
 }

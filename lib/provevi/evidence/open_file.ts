@@ -54,26 +54,35 @@ export function kindOf(
 let procFds = Deno.build.os === "linux";
 
 /**
+ * What Deno tells of an opened file, as {@linkcode OpenedInfo}.
+ *
+ * @param s The file's information, of its descriptor.
+ * @returns Its kind, identity, size and links.
+ */
+export function openedInfoOf(s: Deno.FileInfo): OpenedInfo {
+  return {
+    isFile: s.isFile,
+    kind: kindOf({
+      isFile: s.isFile,
+      isFifo: !!s.isFifo,
+      isDirectory: s.isDirectory,
+      isSocket: !!s.isSocket,
+    }),
+    ino: s.ino ?? 0,
+    dev: s.dev,
+    size: s.size,
+    nlink: s.nlink ?? 1,
+  };
+}
+
+/**
  * What a descriptor is open on: by Deno's look at its `/proc/self/fd/` link where Linux has one (some 3 µs; it
  * names the very file opened, however the path changes), else by `fstat` (whose `Stats` costs `node:fs` ~15 µs).
  */
 function infoOfFd(fd: number): OpenedInfo {
   if (procFds) {
     try {
-      const s = Deno.statSync(`/proc/self/fd/${fd}`);
-      return {
-        isFile: s.isFile,
-        kind: kindOf({
-          isFile: s.isFile,
-          isFifo: !!s.isFifo,
-          isDirectory: s.isDirectory,
-          isSocket: !!s.isSocket,
-        }),
-        ino: s.ino ?? 0,
-        dev: s.dev,
-        size: s.size,
-        nlink: s.nlink ?? 1,
-      };
+      return openedInfoOf(Deno.statSync(`/proc/self/fd/${fd}`));
     } catch {
       procFds = false;
     }

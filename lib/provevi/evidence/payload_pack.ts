@@ -186,7 +186,7 @@ export function packedPayloads(folder: string): Promise<Map<string, number>> {
     return Promise.reject(error);
   }
   try {
-    return Promise.resolve(new Map(packRecordsOf(file).map((r) => [r.sha256, r.size])));
+    return Promise.resolve(new Map(indexPackFile(file).records.map((r) => [r.sha256, r.size])));
   } finally {
     file.close();
   }
@@ -203,13 +203,6 @@ export interface PackFile {
 const SMALL_WINDOW = 4 * 1024;
 /** What it takes among small records: many of them with one read. */
 const LARGE_WINDOW = 256 * 1024;
-
-/**
- * The records of a pack file, by their headers ({@linkcode indexPackFile}).
- */
-function packRecordsOf(file: PackFile): PackRecord[] {
-  return indexPackFile(file).records;
-}
 
 /**
  * Reads a pack file's records by their headers, through a window of its bytes: small records are found in

@@ -289,16 +289,6 @@ export class DaemonRun implements ReceiverRun {
     (this.#rows ??= new SpansFile(this.inStore.folder!)).append(rows);
   }
 
-  /**
-   * Appends a request's span lines, made already, to the run's `spans.jsonl`, as {@linkcode DaemonRun.addRows}.
-   *
-   * @throws EvidenceError when the file cannot take them.
-   */
-  addRowLines(lines: Uint8Array): void {
-    if (this.sealed) throw new Error(`run ${this.runId} is sealed`);
-    (this.#rows ??= new SpansFile(this.inStore.folder!)).appendLines(lines);
-  }
-
   /** Closes `received.spans` and `spans.jsonl`: the run takes no more bodies. */
   closeFile(): void {
     for (const kept of Object.values(this.#files)) {

@@ -12,10 +12,10 @@
  */
 import { SpansFile } from "../evidence/spans_file.ts";
 import { decodeTraceRequest } from "./otlp_receiver.ts";
-import { decodeTraceRows, REPEATED_FLOOR, REPEATED_RATIO } from "./otlp_rows.ts";
+import { decodeTraceRows } from "./otlp_rows.ts";
 import { BYTES, Wire } from "./otlp_wire.ts";
 import { requestRecords } from "./span_events.ts";
-import { DEFAULT_MAX_BODY, DEFAULT_MAX_REQUEST_SPANS } from "./span_intake.ts";
+import { DEFAULT_MAX_BODY, DEFAULT_MAX_REQUEST_SPANS, refuseRepeatedScope } from "./span_intake.ts";
 
 /**
  * The spans of a request, counted by their fields alone (each skipped by its length, nothing made): of a body the
@@ -69,11 +69,7 @@ export class ReceivedRows {
       if (rows === null) {
         // the general way, with the daemon's bound on the scope names its rows repeat
         const spans = decodeTraceRequest(body);
-        let repeated = 0;
-        for (const s of spans) repeated += s.scope.name.length + s.scope.version.length;
-        if (repeated > body.length * REPEATED_RATIO + REPEATED_FLOOR) {
-          throw new Error(`the spans repeat their scope's name and version ${repeated} characters in all`);
-        }
+        refuseRepeatedScope(spans, body.length);
         file.append(requestRecords(spans, { encoding: "protobuf" }).rows);
         return;
       }

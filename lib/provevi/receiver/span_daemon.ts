@@ -395,7 +395,6 @@ export class SpanDaemon implements AsyncDisposable {
         run,
         rows: {
           addSpans: (_, s) => Promise.resolve(run.addRows(s)),
-          addSpanLines: (_, lines) => Promise.resolve(run.addRowLines(lines)),
           linesLater: true, // the run's writer makes the rows of protobuf bodies as it takes them
         },
         budget: run.budget,

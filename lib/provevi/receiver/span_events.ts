@@ -221,13 +221,25 @@ export function requestRecords(
 ): { rows: StoredSpan[]; event: Omit<EventInit, "actor"> } {
   const plain = plainNames();
   const rows = spans.map((s) => splitRow(s, plain));
+  return { rows, event: batchEvent(servicesOf(spans, plain), { ...options, spans: spans.length }) };
+}
+
+/**
+ * The plain names of the services that sent spans (their resources' `service.name`), each once: what a
+ * `spans_received` event names.
+ *
+ * @param spans The request's spans.
+ * @param plain The names made plain so far (a request's, shared with its rows).
+ * @returns The names.
+ */
+export function servicesOf(spans: readonly ReceivedSpan[], plain = plainNames()): Set<string> {
   const services = new Set<string>();
   for (const span of spans) {
     const service = span.resource["service.name"];
     const name = typeof service === "string" ? plainNameOf(service, plain) : null;
     if (name !== null) services.add(name);
   }
-  return { rows, event: batchEvent(services, { ...options, spans: spans.length }) };
+  return services;
 }
 
 /**

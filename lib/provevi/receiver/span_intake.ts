@@ -17,7 +17,13 @@ import type { StoredSpan } from "../evidence/spans_file.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import { decodeTraceRequest, type ReceivedSpan } from "./otlp_receiver.ts";
 import { decodeTraceJson, OtlpBodyError } from "./otlp_json.ts";
-import { type BatchEncoding, batchEvent, RECEIVER_COMPONENT, requestRecords } from "./span_events.ts";
+import {
+  type BatchEncoding,
+  batchEvent,
+  RECEIVER_COMPONENT,
+  requestRecords,
+  servicesOf,
+} from "./span_events.ts";
 import {
   checkTraceRows,
   decodeTraceRows,
@@ -154,8 +160,7 @@ function decode(
     if (checked !== null) return { count: checked.spans, services: checked.services };
     const spans = decodeProtobuf(body);
     refuseRepeatedScope(spans, body.length);
-    const { data } = requestRecords(spans, { encoding: "protobuf" }).event;
-    return { count: spans.length, services: new Set((data as { services: string[] }).services) };
+    return { count: spans.length, services: servicesOf(spans) };
   }
   // the rows' lines in one pass; a body that pass does not take goes the general way, which says what is wrong
   const rows = lines ? decodeTraceRows(body) : null;
@@ -165,21 +170,18 @@ function decode(
   return { count: spans.length, spans };
 }
 
-const ROWS_RATIO = REPEATED_RATIO;
-const ROWS_FLOOR = REPEATED_FLOOR;
-
 /**
  * Refuses spans whose rows would repeat a long scope name or version in each row: one name of a megabyte in a
  * body of ten thousand small spans made ten gigabytes of rows, which took the receiver's process down. Every
  * other part of a row is the span's own, or short.
  */
-function refuseRepeatedScope(spans: readonly ReceivedSpan[], bytes: number): void {
+export function refuseRepeatedScope(spans: readonly ReceivedSpan[], bytes: number): void {
   let repeated = 0;
   for (const s of spans) repeated += s.scope.name.length + s.scope.version.length;
-  if (repeated > bytes * ROWS_RATIO + ROWS_FLOOR) {
+  if (repeated > bytes * REPEATED_RATIO + REPEATED_FLOOR) {
     throw new OtlpBodyError(
       `the spans repeat their scope's name and version in each row, ${repeated} characters in all, more than ` +
-        `${ROWS_RATIO} times the body's ${bytes} bytes; send a shorter instrumentation scope name`,
+        `${REPEATED_RATIO} times the body's ${bytes} bytes; send a shorter instrumentation scope name`,
     );
   }
 }

@@ -9,6 +9,9 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import type { OpenedRun, SealedSpans, SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
+import { openWithDaemon } from "../../../lib/provevi/receiver/daemon_client.ts";
+import { readDaemonFile, writeDaemonFile } from "../../../lib/provevi/receiver/daemon_file.ts";
+import { join } from "node:path";
 import { removeWritable } from "../../_files.ts";
 
 /** A file store in a new folder, removed at the end of the scope. */
@@ -122,4 +125,26 @@ export async function writerProcess(runs: string, runId: string) {
       await child.stdout.cancel().catch(() => {});
     },
   };
+}
+
+/** A writer opened with the daemon through its connection file, and a way to post bodies with its ingest key. */
+export async function writerWithDaemon(
+  t: { store: FileStore; runs: string },
+  daemon: SpanDaemon,
+  runId: string,
+) {
+  const file = join(t.runs, "serve.json");
+  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
+  const run = await openInStore(t.store, runId);
+  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
+  const post = async (body: BodyInit, type = "application/x-protobuf") => {
+    const r = await fetch(spans.tracesUrl, {
+      method: "POST",
+      headers: { ...spans.headers, "content-type": type },
+      body,
+    });
+    await r.body?.cancel();
+    return r.status;
+  };
+  return { run, spans, post };
 }

@@ -2,8 +2,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
-import { openWithDaemon } from "../../../lib/provevi/receiver/daemon_client.ts";
-import { readDaemonFile, writeDaemonFile } from "../../../lib/provevi/receiver/daemon_file.ts";
 import { ReceivedRows } from "../../../lib/provevi/receiver/received_rows.ts";
 import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
@@ -12,27 +10,9 @@ import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
 import { spanBodies } from "../../bench/_spans.ts";
 import { generalRows } from "./_rows_reference.ts";
-import { jsonSpans, openInStore, tempStore } from "./_daemon.ts";
+import { jsonSpans, tempStore, writerWithDaemon } from "./_daemon.ts";
 
 const text = new TextDecoder();
-
-/** A writer opened with the daemon through its connection file, and a way to post bodies with its ingest key. */
-async function writerWithDaemon(t: Awaited<ReturnType<typeof tempStore>>, daemon: SpanDaemon, runId: string) {
-  const file = join(t.runs, "serve.json");
-  await writeDaemonFile(file, { url: daemon.url, secret: daemon.secret, pid: Deno.pid });
-  const run = await openInStore(t.store, runId);
-  const spans = await openWithDaemon(await readDaemonFile(file), run.recorder);
-  const post = async (body: BodyInit, type = "application/x-protobuf") => {
-    const r = await fetch(spans.tracesUrl, {
-      method: "POST",
-      headers: { ...spans.headers, "content-type": type },
-      body,
-    });
-    await r.body?.cancel();
-    return r.status;
-  };
-  return { run, spans, post };
-}
 
 Deno.test("with prove serve, the run's writer makes the rows of the protobuf bodies it takes: the lines of one pass, in the order sent", async () => {
   await using t = await tempStore();
