@@ -36,8 +36,9 @@ export class IrregularFile extends ProveviError {
   }
 }
 
+/** What a file that is not a plain file is, in words. */
 export function kindOf(
-  s: { isFile: boolean; isFifo: boolean; isDirectory: boolean; isSocket: boolean },
+  s: { isFile: boolean; isFifo: boolean | null; isDirectory: boolean; isSocket: boolean | null },
 ): string {
   return s.isFile
     ? "a file"
@@ -53,21 +54,11 @@ export function kindOf(
 /** False once a look at `/proc/self/fd/` failed here (another system, or no permission to read it). */
 let procFds = Deno.build.os === "linux";
 
-/**
- * What Deno tells of an opened file, as {@linkcode OpenedInfo}.
- *
- * @param s The file's information, of its descriptor.
- * @returns Its kind, identity, size and links.
- */
+/** What Deno tells of an opened file (its descriptor's information), as {@linkcode OpenedInfo}. */
 export function openedInfoOf(s: Deno.FileInfo): OpenedInfo {
   return {
     isFile: s.isFile,
-    kind: kindOf({
-      isFile: s.isFile,
-      isFifo: !!s.isFifo,
-      isDirectory: s.isDirectory,
-      isSocket: !!s.isSocket,
-    }),
+    kind: kindOf(s),
     ino: s.ino ?? 0,
     dev: s.dev,
     size: s.size,
