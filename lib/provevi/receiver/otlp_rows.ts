@@ -29,7 +29,8 @@ import {
 } from "./otlp_wire.ts";
 import { json, nanoTime } from "./span_events.ts";
 import { attributeLevel, NAME_KEYS, USAGE_KEYS } from "../telemetry/attributes.ts";
-import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
+import { plainName } from "../telemetry/plain_name.ts";
+import { Texts } from "./row_texts.ts";
 import { formatMicros } from "../evidence/event.ts";
 import { Lines } from "./row_bytes.ts";
 import { skipAnyValue, skipEvent, skipKeyValue } from "./otlp_skip.ts";
@@ -52,12 +53,15 @@ const bytes = (text: string) => utf8.encode(text);
 const PART = {
   /** The row's start, its two IDs to fill (at 13 and 58), up to its parent's ID. */
   head: bytes(`{"trace_id":"${"0".repeat(32)}","span_id":"${"0".repeat(16)}","parent_span_id":`),
-  parentNull: bytes('null,"name":'),
+  /** The head of a row without a parent, through the key of its name. */
+  headNull: bytes(
+    `{"trace_id":"${"0".repeat(32)}","span_id":"${"0".repeat(16)}","parent_span_id":null,"name":`,
+  ),
   parentEnd: bytes('","name":'),
   end: bytes('","end_time":"'),
-  code: bytes('","status":{"code":'),
-  noLinks: bytes(',"events":[],"links":[]}\n'),
-  links: bytes(',"events":[],"links":['),
+  /** The end of the attributes and of a row without links. */
+  noLinks: bytes('},"events":[],"links":[]}\n'),
+  links: bytes('},"events":[],"links":['),
   close: bytes("]}\n"),
   linkSpan: bytes('","span_id":"'),
   linkEnd: bytes('"}'),
@@ -69,13 +73,10 @@ const AT_SPAN = 58;
 const COMMA = 0x2c;
 /** The keys a row keeps: only their values are made objects; the others are read and left. */
 const KEPT: ReadonlySet<string> = new Set([...NAME_KEYS, ...USAGE_KEYS]);
-/** The kept keys (ASCII), by their length, first and last byte: `length * 65536 + first * 256 + last`. */
-const KEPT_BY_SHAPE: ReadonlyMap<number, readonly string[]> = (() => {
-  const out = new Map<number, string[]>();
-  for (const k of KEPT) {
-    const shape = k.length * 65536 + k.charCodeAt(0) * 256 + k.charCodeAt(k.length - 1);
-    out.set(shape, [...out.get(shape) ?? [], k]);
-  }
+/** The kept keys (ASCII), by their length: each with its bytes. */
+const KEPT_BY_LENGTH: readonly (readonly { key: string; bytes: Uint8Array }[] | undefined)[] = (() => {
+  const out: { key: string; bytes: Uint8Array }[][] = [];
+  for (const key of KEPT) (out[key.length] ??= []).push({ key, bytes: bytes(key) });
   return out;
 })();
 /** 9e18 ns, the first time the general path writes by its slow way, as the high and low 32 bits. */
@@ -89,12 +90,6 @@ function sortedOrder(keys: readonly string[]): number[] | null {
   for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! < keys[i]!;
   if (sorted) return null;
   return keys.map((_, i) => i).sort((a, b) => keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0);
-}
-
-/** The part of a row from its scope to its start time, the same for every span of a `ScopeSpans`. */
-function scopePart(name: string, version: string): Uint8Array {
-  const v = version ? JSON.stringify(version) : "null";
-  return bytes(`,"scope":{"name":${JSON.stringify(name)},"version":${v}},"start_time":"`);
 }
 
 /** No `Status` on the wire: code 0, no message. */
@@ -129,56 +124,11 @@ interface SpanState {
   status: Readonly<{ code: number; message: string }>;
 }
 
-/** The texts of one request, each as the bytes of its JSON (names repeat from span to span). */
-class Texts {
-  readonly #names = new Map<string, Uint8Array>();
-  readonly #messages = new Map<string, Uint8Array>();
-  readonly #keys = new Map<string, Uint8Array>();
-  readonly #kept = new Map<string, Map<string, Uint8Array | null>>();
-
-  /** A span's name, when it is a plain span name, else `"span"`, and the key after it. */
-  name(text: string): Uint8Array {
-    let out = this.#names.get(text);
-    if (out === undefined) {
-      this.#names.set(text, out = bytes(`${JSON.stringify(plainSpanName(text) ? text : "span")},"kind":`));
-    }
-    return out;
-  }
-
-  /** A kept key as JSON, and its colon. */
-  key(key: string): Uint8Array {
-    let out = this.#keys.get(key);
-    if (out === undefined) this.#keys.set(key, out = bytes(`${JSON.stringify(key)}:`));
-    return out;
-  }
-
-  /** A kept key's text value as JSON, or null when it is a body (its level is `bodies`). */
-  kept(key: string, value: string): Uint8Array | null {
-    let of = this.#kept.get(key);
-    if (of === undefined) this.#kept.set(key, of = new Map());
-    let out = of.get(value);
-    if (out === undefined) {
-      of.set(value, out = attributeLevel(key, value) === "bodies" ? null : bytes(JSON.stringify(value)));
-    }
-    return out;
-  }
-
-  /** The status message, when it is a plain name, else null, and the key after it. */
-  message(text: string): Uint8Array {
-    let out = this.#messages.get(text);
-    if (out === undefined) {
-      const json = plainName(text) ? JSON.stringify(text) : "null";
-      this.#messages.set(text, out = bytes(`,"message":${json}},"attributes":`));
-    }
-    return out;
-  }
-}
-
 /** The pass over one body. */
 class RowPass {
   readonly wire: Wire;
   readonly out: Lines;
-  readonly texts = new Texts();
+  readonly texts = Texts.shared();
   readonly services = new Set<string>();
   spans = 0;
   readonly #span: SpanState = {
@@ -239,7 +189,7 @@ class RowPass {
   /** A `ScopeSpans`: its scope, then its spans (a scope after a span goes the general way). */
   scopeSpans(end: number): number {
     const wire = this.wire;
-    let part = scopePart("", "");
+    let part = this.texts.scope("", "");
     let scopeLength = 0;
     let spans = 0;
     wire.fields(end, (n, t) => {
@@ -247,7 +197,7 @@ class RowPass {
         expect(wire, t, BYTES, "ScopeSpans.scope");
         if (spans > 0) throw new General("a scope after its spans");
         const s = scope(wire, wire.delimited(end));
-        if (this.emit) part = scopePart(s.name, s.version);
+        if (this.emit) part = this.texts.scope(s.name, s.version);
         scopeLength = s.name.length + s.version.length;
       } else if (n === 2) {
         expect(wire, t, BYTES, "ScopeSpans.spans");
@@ -371,13 +321,13 @@ class RowPass {
     const start = wire.pos;
     wire.pos = stop;
     const length = stop - start;
-    if (length === 0) return "";
-    const candidates = KEPT_BY_SHAPE.get(length * 65536 + body[start]! * 256 + body[stop - 1]!);
+    const candidates = length < KEPT_BY_LENGTH.length ? KEPT_BY_LENGTH[length] : undefined;
     if (candidates === undefined) return "";
-    for (const key of candidates) {
-      let i = 1;
-      while (i < length - 1 && key.charCodeAt(i) === body[start + i]) i++;
-      if (i >= length - 1) return key;
+    for (const { key, bytes } of candidates) {
+      // from the end: kept keys share their starts (gen_ai.)
+      let i = length - 1;
+      while (i >= 0 && bytes[i] === body[start + i]) i--;
+      if (i < 0) return key;
     }
     return "";
   }
@@ -416,20 +366,15 @@ class RowPass {
     const parent = s.parent[1] - s.parent[0];
     const out = this.out;
     const at = out.n;
-    out.put(PART.head);
+    if (parent === 0) out.put(PART.headNull);
+    else (out.put(PART.head), out.byte(0x22), out.hex(this.body, s.parent), out.put(PART.parentEnd));
     out.hexAt(this.body, { from: s.trace, at: at + AT_TRACE });
     out.hexAt(this.body, { from: s.span, at: at + AT_SPAN });
-    if (parent === 0) out.put(PART.parentNull);
-    else (out.byte(0x22), out.hex(this.body, s.parent), out.put(PART.parentEnd));
-    out.put(this.texts.name(s.name));
-    out.int(Math.max(0, s.kind - 1));
-    out.put(scope);
+    out.put(this.texts.lead(s.name, Math.max(0, s.kind - 1), scope));
     this.time(s.times[0], s.times[1]);
     out.put(PART.end);
     this.time(s.times[2], s.times[3]);
-    out.put(PART.code);
-    out.int(s.status.code);
-    out.put(this.texts.message(s.status.message));
+    out.put(this.texts.status(s.status.code, s.status.message));
     this.attributes(s);
     if (s.links.length === 0) return out.put(PART.noLinks);
     out.put(PART.links);
@@ -443,7 +388,6 @@ class RowPass {
    */
   attributes({ keys, values }: SpanState): void {
     const out = this.out;
-    out.byte(0x7b);
     const order = keys.length < 2 ? null : sortedOrder(keys);
     let first = true;
     for (let i = 0; i < keys.length; i++) {
@@ -454,12 +398,13 @@ class RowPass {
       if (text === null && (typeof value === "string" || attributeLevel(key, value) === "bodies")) continue;
       if (!first) out.byte(COMMA);
       first = false;
-      out.put(this.texts.key(key));
       if (text !== null) out.put(text);
-      else if (typeof value === "number") out.number(value);
-      else out.text(JSON.stringify(value));
+      else {
+        out.put(this.texts.key(key));
+        if (typeof value === "number") out.number(value);
+        else out.text(JSON.stringify(value));
+      }
     }
-    out.byte(0x7d);
   }
 
   links(ids: readonly number[]): void {

@@ -24,7 +24,7 @@ const SPARE_COUNT = 2;
 const SPARE_MAX_BYTES = 8 * 1024 * 1024;
 const NONE = new Uint8Array();
 /** The longest part {@linkcode Lines.put} copies byte by byte. */
-const SHORT = 32;
+const SHORT = 16;
 
 /** The lines being written, in one buffer that grows. */
 export class Lines {
