@@ -10,16 +10,27 @@ import { plainName, plainSpanName } from "../telemetry/plain_name.ts";
 const utf8 = new TextEncoder();
 const bytes = (text: string) => utf8.encode(text);
 
-/** The most bytes of texts (and of their JSON) kept from request to request: past it, new {@linkcode Texts}. */
+/**
+ * The most bytes, about, that the texts kept take: a text that would take them past it empties them first, in
+ * the middle of a body too (a body is read whole before a receiver counts its spans, and its texts are kept
+ * after it).
+ */
 const TEXTS_MAX_BYTES = 4 * 1024 * 1024;
+/** The longest text kept, with its JSON: a longer one is made again when it comes again. */
+const TEXT_MAX_BYTES = 64 * 1024;
+/**
+ * What a text kept takes besides its characters and its JSON's bytes: the array of bytes and its buffer, a map's
+ * entry (measured with `Deno.memoryUsage` after a collection: 190 to 330 bytes; a map of its own about 200).
+ */
+const ENTRY_BYTES = 256;
 
 /**
  * The texts of the requests read, each as the bytes of its JSON (names repeat from span to span, and from a
- * request to the next), kept until they hold {@linkcode TEXTS_MAX_BYTES}.
+ * request to the next), emptied when they would take more than {@linkcode TEXTS_MAX_BYTES}.
  */
 export class Texts {
-  static #shared = new Texts();
-  /** About the bytes the texts kept take, and their JSON. */
+  static readonly #shared = new Texts();
+  /** About the bytes the texts kept take, their JSON and their entries. */
   #bytes = 0;
   readonly #scopes = new Map<string, Map<string, Uint8Array>>();
   readonly #names = new Map<string, Uint8Array>();
@@ -28,27 +39,37 @@ export class Texts {
   readonly #keys = new Map<string, Uint8Array>();
   readonly #kept = new Map<string, Map<string, Uint8Array | null>>();
 
-  /** The texts kept, or new ones when they hold too much. */
+  /** The texts kept from request to request. */
   static shared(): Texts {
-    if (Texts.#shared.#bytes > TEXTS_MAX_BYTES) Texts.#shared = new Texts();
     return Texts.#shared;
   }
 
-  /** Counts a text kept and its bytes. */
-  #count<T extends Uint8Array | null>(text: string, out: T): T {
-    this.#bytes += text.length * 2 + (out?.length ?? 0) + 64;
-    return out;
+  /**
+   * Whether to keep a text and the bytes of its JSON (of `json` bytes): when so, they are counted, after the
+   * texts are emptied if they would pass their bound. A map got before may then be one no longer kept.
+   */
+  #keep(text: string, json: number): boolean {
+    const size = text.length * 2 + json + ENTRY_BYTES;
+    if (size > TEXT_MAX_BYTES) return false;
+    if (this.#bytes + size > TEXTS_MAX_BYTES) {
+      for (const map of [this.#scopes, this.#names, this.#leads, this.#messages, this.#keys, this.#kept]) {
+        map.clear();
+      }
+      this.#bytes = 0;
+    }
+    this.#bytes += size;
+    return true;
   }
 
   /** The part of a row from its scope to its start time, the same for every span of a `ScopeSpans`. */
   scope(name: string, version: string): Uint8Array {
     let of = this.#scopes.get(name);
-    if (of === undefined) this.#scopes.set(name, of = new Map());
-    let out = of.get(version);
+    let out = of?.get(version);
     if (out === undefined) {
       const v = version ? JSON.stringify(version) : "null";
       out = bytes(`,"scope":{"name":${JSON.stringify(name)},"version":${v}},"start_time":"`);
-      of.set(version, this.#count(name + version, out));
+      if (of === undefined && this.#keep(name, 0)) this.#scopes.set(name, of = new Map());
+      if (of !== undefined && this.#keep(name + version, out.length)) of.set(version, out);
     }
     return out;
   }
@@ -63,33 +84,36 @@ export class Texts {
     let name = this.#names.get(text);
     if (name === undefined) {
       name = bytes(`${JSON.stringify(plainSpanName(text) ? text : "span")},"kind":`);
-      this.#names.set(text, this.#count(text, name));
+      if (this.#keep(text, name.length)) this.#names.set(text, name);
     }
     const k = bytes(String(kind));
     const out = new Uint8Array(name.length + k.length + scope.length);
     out.set(name);
     out.set(k, name.length);
     out.set(scope, name.length + k.length);
-    this.#leads.set(text, { kind, scope, bytes: this.#count(text, out) });
+    if (this.#keep(text, out.length)) this.#leads.set(text, { kind, scope, bytes: out });
     return out;
   }
 
   /** A kept key as JSON, and its colon. */
   key(key: string): Uint8Array {
     let out = this.#keys.get(key);
-    if (out === undefined) this.#keys.set(key, out = this.#count(key, bytes(`${JSON.stringify(key)}:`)));
+    if (out === undefined) {
+      out = bytes(`${JSON.stringify(key)}:`);
+      if (this.#keep(key, out.length)) this.#keys.set(key, out);
+    }
     return out;
   }
 
   /** A kept key and its text value as JSON (`"key":"value"`), or null when it is a body (its level is `bodies`). */
   kept(key: string, value: string): Uint8Array | null {
     let of = this.#kept.get(key);
-    if (of === undefined) this.#kept.set(key, of = new Map());
-    let out = of.get(value);
+    let out = of?.get(value);
     if (out === undefined) {
       const body = attributeLevel(key, value) === "bodies";
       out = body ? null : bytes(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
-      of.set(value, this.#count(value, out));
+      if (of === undefined && this.#keep(key, 0)) this.#kept.set(key, of = new Map());
+      if (of !== undefined && this.#keep(value, out?.length ?? 0)) of.set(value, out);
     }
     return out;
   }
@@ -99,12 +123,11 @@ export class Texts {
    * its message (when it is a plain name, else null).
    */
   status(code: number, text: string): Uint8Array {
-    let out = this.#messages.get(text);
-    if (out === undefined || out.code !== code) {
-      const json = plainName(text) ? JSON.stringify(text) : "null";
-      const status = bytes(`","status":{"code":${code},"message":${json}},"attributes":{`);
-      this.#messages.set(text, out = { code, bytes: this.#count(text, status) });
-    }
-    return out.bytes;
+    const last = this.#messages.get(text);
+    if (last !== undefined && last.code === code) return last.bytes;
+    const json = plainName(text) ? JSON.stringify(text) : "null";
+    const out = bytes(`","status":{"code":${code},"message":${json}},"attributes":{`);
+    if (this.#keep(text, out.length)) this.#messages.set(text, { code, bytes: out });
+    return out;
   }
 }
