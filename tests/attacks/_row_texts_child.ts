@@ -126,6 +126,12 @@ const cases: Record<string, () => Uint8Array[]> = {
   "16,384 spans of three fresh kept values each (response and tool call IDs)":
     () => [freshSpans(16_384, "kept")],
   "16,384 scopes of fresh names": () => [freshScopes(16_384)],
+  "a span of a fresh name and a fresh status message of 4 MB each": () => [
+    request([{
+      scope: "claude_code",
+      spans: [span(1, { name: next("n").repeat(500_000), message: next("m").repeat(500_000) })],
+    }]),
+  ],
   "12 bodies of 6,000 spans of fresh names": () =>
     Array.from({ length: 12 }, () => freshSpans(6_000, "name")),
 };
