@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
+import { Texts } from "../../../lib/provevi/receiver/row_texts.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
 import { spanBodies } from "../../bench/_spans.ts";
 import { generalRows } from "./_rows_reference.ts";
@@ -49,4 +50,24 @@ Deno.test("the rows' pass writes the general way's lines when its texts pass the
     assert.equal(text.decode(rows.lines), generalRows(body)!.lines, `body ${i}`);
     rows.release();
   }
+});
+
+Deno.test("a name under kinds and scopes in turn, and a message under codes in turn, are made once each, not at each span", () => {
+  // a batch's error spans (code 2, no message) among its others, an HTTP name as client and server: before, the
+  // last of each name or message only was kept, and each span in turn made its bytes again
+  const texts = new Texts();
+  const [a, b] = [texts.scope("claude_code", "1"), texts.scope("http", "")];
+  const first = [texts.lead("GET", 2, a), texts.lead("GET", 1, a), texts.lead("GET", 2, b)];
+  const statuses = [texts.status(0, ""), texts.status(2, ""), texts.status(-7, "")];
+  for (let round = 0; round < 3; round++) {
+    assert.equal(texts.lead("GET", 2, a), first[0]);
+    assert.equal(texts.lead("GET", 1, a), first[1]);
+    assert.equal(texts.lead("GET", 2, b), first[2]);
+    statuses.forEach((s, i) => assert.equal(texts.status([0, 2, -7][i]!, ""), s));
+  }
+  assert.equal(
+    text.decode(first[2]),
+    '"GET","kind":2,"scope":{"name":"http","version":null},"start_time":"',
+  );
+  assert.equal(text.decode(statuses[2]), '","status":{"code":-7,"message":null},"attributes":{');
 });
