@@ -23,6 +23,23 @@ const TEXT_MAX_BYTES = 64 * 1024;
  * entry (measured with `Deno.memoryUsage` after a collection: 190 to 330 bytes; a map of its own about 200).
  */
 const ENTRY_BYTES = 256;
+/**
+ * How many parts of one name (under kinds and scopes) or one message (under codes) are kept: the first ones,
+ * and the last made in the last place (a name is a client's and a server's span, a message is an error's too).
+ */
+const VARIANTS = 4;
+
+/** A name's part under a kind and a scope. */
+interface Lead {
+  kind: number;
+  scope: Uint8Array;
+  bytes: Uint8Array;
+}
+/** A message's part under a code. */
+interface Status {
+  code: number;
+  bytes: Uint8Array;
+}
 
 /**
  * The texts of the requests read, each as the bytes of its JSON (names repeat from span to span, and from a
@@ -34,8 +51,8 @@ export class Texts {
   #bytes = 0;
   readonly #scopes = new Map<string, Map<string, Uint8Array>>();
   readonly #names = new Map<string, Uint8Array>();
-  readonly #leads = new Map<string, { kind: number; scope: Uint8Array; bytes: Uint8Array }>();
-  readonly #messages = new Map<string, { code: number; bytes: Uint8Array }>();
+  readonly #leads = new Map<string, Lead[]>();
+  readonly #messages = new Map<string, Status[]>();
   readonly #keys = new Map<string, Uint8Array>();
   readonly #kept = new Map<string, Map<string, Uint8Array | null>>();
 
@@ -76,11 +93,16 @@ export class Texts {
 
   /**
    * A span's name, when it is a plain span name, else `"span"`, its kind and its scope's part (a row's bytes
-   * from its name to its start time): the last of each name is kept.
+   * from its name to its start time): up to {@linkcode VARIANTS} of each name are kept.
    */
   lead(text: string, kind: number, scope: Uint8Array): Uint8Array {
-    const last = this.#leads.get(text);
-    if (last !== undefined && last.kind === kind && last.scope === scope) return last.bytes;
+    const leads = this.#leads.get(text);
+    if (leads !== undefined) {
+      for (let i = 0; i < leads.length; i++) {
+        const lead = leads[i]!;
+        if (lead.kind === kind && lead.scope === scope) return lead.bytes;
+      }
+    }
     let name = this.#names.get(text);
     if (name === undefined) {
       name = bytes(`${JSON.stringify(plainSpanName(text) ? text : "span")},"kind":`);
@@ -91,7 +113,7 @@ export class Texts {
     out.set(name);
     out.set(k, name.length);
     out.set(scope, name.length + k.length);
-    if (this.#keep(text, out.length)) this.#leads.set(text, { kind, scope, bytes: out });
+    if (this.#keep(text, out.length)) keepPart(this.#leads, text, leads, { kind, scope, bytes: out });
     return out;
   }
 
@@ -120,14 +142,26 @@ export class Texts {
 
   /**
    * A status: the bytes from the end of its span's end time to the attributes' opening brace, with its code and
-   * its message (when it is a plain name, else null).
+   * its message (when it is a plain name, else null): up to {@linkcode VARIANTS} of each message are kept.
    */
   status(code: number, text: string): Uint8Array {
-    const last = this.#messages.get(text);
-    if (last !== undefined && last.code === code) return last.bytes;
+    const statuses = this.#messages.get(text);
+    if (statuses !== undefined) {
+      for (let i = 0; i < statuses.length; i++) if (statuses[i]!.code === code) return statuses[i]!.bytes;
+    }
     const json = plainName(text) ? JSON.stringify(text) : "null";
     const out = bytes(`","status":{"code":${code},"message":${json}},"attributes":{`);
-    if (this.#keep(text, out.length)) this.#messages.set(text, { code, bytes: out });
+    if (this.#keep(text, out.length)) keepPart(this.#messages, text, statuses, { code, bytes: out });
     return out;
   }
+}
+
+/**
+ * Keeps a part of a text with those `had` of it (got before it was made: when the texts were emptied since, they
+ * are no longer kept, and the part starts the text's list again), up to {@linkcode VARIANTS}.
+ */
+function keepPart<T>(map: Map<string, T[]>, text: string, had: T[] | undefined, part: T): void {
+  if (had === undefined || map.get(text) !== had) map.set(text, [part]);
+  else if (had.length < VARIANTS) had.push(part);
+  else had[VARIANTS - 1] = part;
 }
