@@ -49,18 +49,18 @@ export interface RowLines {
 
 const utf8 = new TextEncoder();
 const bytes = (text: string) => utf8.encode(text);
+/** The row's start, its two IDs to fill (at 13 and 58), up to its parent's ID. */
+const HEAD = `{"trace_id":"${"0".repeat(32)}","span_id":"${"0".repeat(16)}","parent_span_id":`;
 /** The parts of a row that never change, each written with one copy. */
 const PART = {
-  /** The row's start, its two IDs to fill (at 13 and 58), up to its parent's ID. */
-  head: bytes(`{"trace_id":"${"0".repeat(32)}","span_id":"${"0".repeat(16)}","parent_span_id":`),
+  head: bytes(HEAD),
   /** The head of a row without a parent, through the key of its name. */
-  headNull: bytes(
-    `{"trace_id":"${"0".repeat(32)}","span_id":"${"0".repeat(16)}","parent_span_id":null,"name":`,
-  ),
+  headNull: bytes(`${HEAD}null,"name":`),
   parentEnd: bytes('","name":'),
   end: bytes('","end_time":"'),
-  /** The end of the attributes and of a row without links. */
+  /** The end of the attributes (their opening brace ends the status's part) and of a row without links. */
   noLinks: bytes('},"events":[],"links":[]}\n'),
+  /** The end of the attributes and the start of the links. */
   links: bytes('},"events":[],"links":['),
   close: bytes("]}\n"),
   linkSpan: bytes('","span_id":"'),
@@ -384,7 +384,7 @@ class RowPass {
 
   /**
    * The kept attributes as `rowAttributes` makes them, in the order of their keys: each made JSON, and left out
-   * when its value is a body.
+   * when its value is a body. Their braces are the status's part and the links'.
    */
   attributes({ keys, values }: SpanState): void {
     const out = this.out;
