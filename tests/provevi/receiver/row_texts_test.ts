@@ -27,7 +27,14 @@ function mixed(count: number): Uint8Array {
     status: { code: pick([0, 1, 2, -7]), message: rnd(3) ? pick(["", "ok", "a b"]) : next("m") },
     attributes: [
       { key: "gen_ai.request.model", value: { string_value: pick(["claude-sonnet-4-5", "a b", "é"]) } },
-      { key: "gen_ai.response.id", value: { string_value: rnd(3) ? "msg_01" : next("msg_") } },
+      {
+        key: "gen_ai.response.id",
+        value: { string_value: rnd(3) ? pick(["msg_01", "a b", "é"]) : next("msg_") },
+      },
+      {
+        key: "gen_ai.tool.call.id",
+        value: rnd(3) ? { string_value: next("toolu_") } : { int_value: rnd(9) },
+      },
       { key: "gen_ai.usage.input_tokens", value: { int_value: rnd(5000) } },
     ],
   });
