@@ -62,11 +62,11 @@ export class Texts {
   }
 
   /**
-   * Whether to keep a text and the bytes of its JSON (of `json` bytes): when so, they are counted, after the
-   * texts are emptied if they would pass their bound. A map got before may then be one no longer kept.
+   * Whether to keep a text of `chars` characters and the `json` bytes of its JSON: when so, they are counted,
+   * after the texts are emptied if they would pass their bound. A map got before may then be one no longer kept.
    */
-  #keep(text: string, json: number): boolean {
-    const size = text.length * 2 + json + ENTRY_BYTES;
+  #keep(chars: number, json: number): boolean {
+    const size = chars * 2 + json + ENTRY_BYTES;
     if (size > TEXT_MAX_BYTES) return false;
     if (this.#bytes + size > TEXTS_MAX_BYTES) {
       for (const map of [this.#scopes, this.#names, this.#leads, this.#messages, this.#keys, this.#kept]) {
@@ -85,8 +85,8 @@ export class Texts {
     if (out === undefined) {
       const v = version ? JSON.stringify(version) : "null";
       out = bytes(`,"scope":{"name":${JSON.stringify(name)},"version":${v}},"start_time":"`);
-      if (of === undefined && this.#keep(name, 0)) this.#scopes.set(name, of = new Map());
-      if (of !== undefined && this.#keep(name + version, out.length)) of.set(version, out);
+      if (of === undefined && this.#keep(name.length, 0)) this.#scopes.set(name, of = new Map());
+      if (of !== undefined && this.#keep(name.length + version.length, out.length)) of.set(version, out);
     }
     return out;
   }
@@ -106,14 +106,14 @@ export class Texts {
     let name = this.#names.get(text);
     if (name === undefined) {
       name = bytes(`${JSON.stringify(plainSpanName(text) ? text : "span")},"kind":`);
-      if (this.#keep(text, name.length)) this.#names.set(text, name);
+      if (this.#keep(text.length, name.length)) this.#names.set(text, name);
     }
     const k = bytes(String(kind));
     const out = new Uint8Array(name.length + k.length + scope.length);
     out.set(name);
     out.set(k, name.length);
     out.set(scope, name.length + k.length);
-    if (this.#keep(text, out.length)) keepPart(this.#leads, text, leads, { kind, scope, bytes: out });
+    if (this.#keep(text.length, out.length)) keepPart(this.#leads, text, leads, { kind, scope, bytes: out });
     return out;
   }
 
@@ -122,7 +122,7 @@ export class Texts {
     let out = this.#keys.get(key);
     if (out === undefined) {
       out = bytes(`${JSON.stringify(key)}:`);
-      if (this.#keep(key, out.length)) this.#keys.set(key, out);
+      if (this.#keep(key.length, out.length)) this.#keys.set(key, out);
     }
     return out;
   }
@@ -134,8 +134,8 @@ export class Texts {
     if (out === undefined) {
       const body = attributeLevel(key, value) === "bodies";
       out = body ? null : bytes(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
-      if (of === undefined && this.#keep(key, 0)) this.#kept.set(key, of = new Map());
-      if (of !== undefined && this.#keep(value, out?.length ?? 0)) of.set(value, out);
+      if (of === undefined && this.#keep(key.length, 0)) this.#kept.set(key, of = new Map());
+      if (of !== undefined && this.#keep(value.length, out?.length ?? 0)) of.set(value, out);
     }
     return out;
   }
@@ -151,7 +151,7 @@ export class Texts {
     }
     const json = plainName(text) ? JSON.stringify(text) : "null";
     const out = bytes(`","status":{"code":${code},"message":${json}},"attributes":{`);
-    if (this.#keep(text, out.length)) keepPart(this.#messages, text, statuses, { code, bytes: out });
+    if (this.#keep(text.length, out.length)) keepPart(this.#messages, text, statuses, { code, bytes: out });
     return out;
   }
 }
