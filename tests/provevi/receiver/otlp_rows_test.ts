@@ -34,6 +34,8 @@ const KEYS = [
   "gen_ai.usage.output_tokens",
   "gen_ai.usage.cost",
   "gen_ai.tool.name",
+  "gen_ai.response.id",
+  "gen_ai.tool.call.id",
   "server.port",
   "error.type",
   "session.id",
