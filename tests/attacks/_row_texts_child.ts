@@ -6,7 +6,10 @@
  * @module
  */
 import { decodeTraceRows } from "../../lib/provevi/receiver/otlp_rows.ts";
+import { Texts } from "../../lib/provevi/receiver/row_texts.ts";
 
+/** The texts a run's writer keeps from a body to the next (`received_rows.ts`). */
+const texts = new Texts();
 const gc = (globalThis as unknown as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --v8-flags=--expose-gc");
 
@@ -109,7 +112,7 @@ function fillSpares(): void {
  */
 function pass(make: () => Uint8Array[]): void {
   for (const body of make()) {
-    const rows = decodeTraceRows(body);
+    const rows = decodeTraceRows(body, texts);
     if (rows === null) throw new Error("the pass handed a body back");
     rows.release();
   }

@@ -133,7 +133,6 @@ interface SpanState {
 class RowPass {
   readonly wire: Wire;
   readonly out: Lines;
-  readonly texts = Texts.shared();
   readonly services = new Set<string>();
   spans = 0;
   readonly #span: SpanState = {
@@ -155,8 +154,9 @@ class RowPass {
   /**
    * @param body The request's bytes.
    * @param emit Whether to write the rows (else only check the body as the pass would, and count the spans).
+   * @param texts The texts' JSON kept from a body to the next (a writer's), or none.
    */
-  constructor(readonly body: Uint8Array, readonly emit = true) {
+  constructor(readonly body: Uint8Array, readonly emit = true, readonly texts = new Texts()) {
     this.wire = new Wire(body);
     this.out = emit ? new Lines(body.length) : NO_LINES;
   }
@@ -493,6 +493,8 @@ function check(wire: Wire, wireType: number, want: number, what: string): void {
  * the same lines of the same body.
  *
  * @param body The request's bytes (gzip undone).
+ * @param texts The texts' JSON kept from a body to the next: a run's writer keeps its own (`received_rows.ts`),
+ * so that the names, scopes and statuses its bodies repeat are made once; by default, the body's own.
  * @returns The lines, the count of spans and the services, or null.
  * @example
  * ```ts
@@ -500,8 +502,8 @@ function check(wire: Wire, wireType: number, want: number, what: string): void {
  * decodeTraceRows(new Uint8Array()); // { lines: (no bytes), spans: 0, services: Set {} }
  * ```
  */
-export function decodeTraceRows(body: Uint8Array): RowLines | null {
-  const pass = new RowPass(body);
+export function decodeTraceRows(body: Uint8Array, texts?: Texts): RowLines | null {
+  const pass = new RowPass(body, true, texts);
   try {
     pass.request();
   } catch {

@@ -13,6 +13,7 @@
 import { SpansFile } from "../evidence/spans_file.ts";
 import { decodeTraceRequest } from "./otlp_receiver.ts";
 import { decodeTraceRows } from "./otlp_rows.ts";
+import { Texts } from "./row_texts.ts";
 import { BYTES, Wire } from "./otlp_wire.ts";
 import { requestRecords } from "./span_events.ts";
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_REQUEST_SPANS, refuseRepeatedScope } from "./span_intake.ts";
@@ -42,6 +43,8 @@ function countSpans(body: Uint8Array): number {
 /** The rows of a run's received protobuf bodies, appended to its `spans.jsonl` as they are stored. */
 export class ReceivedRows {
   #file: SpansFile | null = null;
+  /** The texts' JSON, kept from a body to the next: a run's bodies repeat their names, scopes and statuses. */
+  readonly #texts = new Texts();
   /** The bodies whose rows could not be made or written, by SHA-256, with why. */
   readonly failed = new Map<string, string>();
 
@@ -65,7 +68,7 @@ export class ReceivedRows {
         throw new Error(`the body holds ${spans} spans, over the ${DEFAULT_MAX_REQUEST_SPANS} of a request`);
       }
       const file = this.#file ??= new SpansFile(this.folder);
-      const rows = decodeTraceRows(body);
+      const rows = decodeTraceRows(body, this.#texts);
       if (rows === null) {
         // the general way, with the daemon's bound on the scope names its rows repeat
         const spans = decodeTraceRequest(body);

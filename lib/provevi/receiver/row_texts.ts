@@ -1,7 +1,7 @@
 /**
  * The texts of span rows as the rows' pass (`otlp_rows.ts`) writes them: each as the bytes of its JSON, made
- * once and kept from request to request (names, scopes, statuses and kept values repeat from span to span), up
- * to a bound.
+ * once and kept from body to body by a run's writer (`received_rows.ts`: names, scopes, statuses and kept values
+ * repeat from span to span), up to a bound. Nothing else keeps them: they go with the writer.
  * @module
  */
 import { attributeLevel } from "../telemetry/attributes.ts";
@@ -46,7 +46,6 @@ interface Status {
  * request to the next), emptied when they would take more than {@linkcode TEXTS_MAX_BYTES}.
  */
 export class Texts {
-  static readonly #shared = new Texts();
   /** About the bytes the texts kept take, their JSON and their entries. */
   #bytes = 0;
   readonly #scopes = new Map<string, Map<string, Uint8Array>>();
@@ -55,11 +54,6 @@ export class Texts {
   readonly #messages = new Map<string, Status[]>();
   readonly #keys = new Map<string, Uint8Array>();
   readonly #kept = new Map<string, Map<string, Uint8Array | null>>();
-
-  /** The texts kept from request to request. */
-  static shared(): Texts {
-    return Texts.#shared;
-  }
 
   /**
    * Whether to keep a text of `chars` characters and the `json` bytes of its JSON: when so, they are counted,

@@ -51,8 +51,9 @@ function mixed(count: number): Uint8Array {
 Deno.test("the rows' pass writes the general way's lines when its texts pass their bound in the middle of a body, and in the bodies after", () => {
   // 12,000 spans of fresh texts and repeated ones: the texts kept are emptied twice or more in each body
   const bodies = [mixed(12_000), mixed(12_000), ...spanBodies(2), mixed(800)];
+  const texts = new Texts(); // a writer's, kept from a body to the next
   for (const [i, body] of bodies.entries()) {
-    const rows = decodeTraceRows(body);
+    const rows = decodeTraceRows(body, texts);
     assert.ok(rows !== null, `body ${i}: the pass takes it`);
     assert.equal(text.decode(rows.lines), generalRows(body)!.lines, `body ${i}`);
     rows.release();
