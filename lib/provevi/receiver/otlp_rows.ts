@@ -73,10 +73,13 @@ const AT_SPAN = 58;
 const COMMA = 0x2c;
 /** The keys a row keeps: only their values are made objects; the others are read and left. */
 const KEPT: ReadonlySet<string> = new Set([...NAME_KEYS, ...USAGE_KEYS]);
-/** The kept keys (ASCII), by their length: each with its bytes. */
+/** The kept keys, by the length of their UTF-8 bytes: each with its bytes. */
 const KEPT_BY_LENGTH: readonly (readonly { key: string; bytes: Uint8Array }[] | undefined)[] = (() => {
   const out: { key: string; bytes: Uint8Array }[][] = [];
-  for (const key of KEPT) (out[key.length] ??= []).push({ key, bytes: bytes(key) });
+  for (const key of KEPT) {
+    const utf8 = bytes(key);
+    (out[utf8.length] ??= []).push({ key, bytes: utf8 }); // by the bytes' length: a key need not be ASCII
+  }
   return out;
 })();
 /**
