@@ -19,8 +19,8 @@ const PLAIN_OPEN =
 
 /** The one module, whose opens are the checked ones. */
 const THE_MODULE = "lib/provevi/evidence/open_file.ts";
-/** Its part that gives a checked descriptor's reads as a `Deno.FsFile`'s (its opens are the checked ones too). */
-const ITS_PARTS = new Set(["lib/provevi/evidence/fd_file.ts"]);
+/** Its parts: a checked descriptor's reads as a `Deno.FsFile`'s, a folder walked by checked folders (their opens are checked too). */
+const ITS_PARTS = new Set(["lib/provevi/evidence/fd_file.ts", "lib/provevi/evidence/open_tree.ts"]);
 
 /**
  * The plain opens kept, by file, with how many and why: files the toolkit itself makes and owns (its locks, its

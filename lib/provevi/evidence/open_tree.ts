@@ -2,16 +2,20 @@
  * A folder another party can change while it is copied (a run's `output/`, a folder the catalog pins), walked so
  * that nothing outside it is reached. A walk that lists a folder, then opens `<folder>/<sub>/<file>` by its path,
  * follows `<sub>` when it was swapped for a link after the listing (to `~/.ssh`, say): the open's no-follow flag
- * guards the last part of a path only, and Deno has no `openat` to open by a folder's descriptor. What Deno has
- * is the process's current folder: a name is looked up in the folder the process is in, however that folder's
- * path changes. So each step of the walk enters the folder (`chdir`), checks that the folder entered is the
- * one the walk saw (its device and inode, against the `lstat` its parent's listing took: a link swapped in since
- * is entered to its target, which is another inode), then lists and opens by bare names (no link followed, no
- * FIFO waited on, checked again by `open_file.ts`), and goes back to where the process was, all in one
- * synchronous step, so that no other code of the process runs while it is elsewhere (every path an op takes is
- * made absolute when the op is called). The files are then read by their descriptors.
+ * guards the last part of a path only, and Deno has no `openat` to open by a folder's descriptor. So each step of
+ * the walk reaches the folder one name at a time from the root, checks that each folder reached is the one the
+ * walk listed (its device and inode, against the `lstat` its parent's listing took: a link swapped in since
+ * reaches its target, another inode), then lists and opens by names in it (no link followed, no FIFO waited on,
+ * checked again by `open_file.ts`), all in one synchronous step; the files are then read by their descriptors.
+ * A folder is reached by its descriptor's `/proc/self/fd/` link where Deno opens one (`openat` by another name:
+ * under `--allow-all`, as tests run), else (under a permission set, as every command runs) from inside it: the
+ * process enters it (`chdir`) and goes back before the step ends, so no other code of the process runs while it
+ * is elsewhere, and under a permission set Deno makes every path of an op absolute when the op is called (400
+ * reads of a relative path, started before such steps: none went astray under `--allow-read`, 6 under `-A`,
+ * which is why `-A` takes the other way).
  * @module
  */
+import fs from "node:fs";
 import { join, resolve } from "node:path";
 import { FdFile } from "./fd_file.ts";
 import { IrregularFile, kindOf, type OpenedInfo, openNoWaitSync, refuseUnlessPlain } from "./open_file.ts";
@@ -79,11 +83,11 @@ export async function* openTree(root: string, options: TreeOptions = {}): AsyncG
     const entries = inFolder(
       top,
       folder,
-      () =>
-        [...Deno.readDirSync(".")].map((e) => e.name).sort().map((name) => ({
+      (here) =>
+        [...Deno.readDirSync(here === "" ? "." : here)].map((e) => e.name).sort().map((name) => ({
           rel: folder.rel === "" ? name : `${folder.rel}/${name}`,
           abs: join(folder.abs, name),
-          look: Deno.lstatSync(name),
+          look: Deno.lstatSync(here + name),
         })),
     );
     yield { kind: "folder", rel: folder.rel, abs: folder.abs };
@@ -101,7 +105,7 @@ export async function* openTree(root: string, options: TreeOptions = {}): AsyncG
       } else files.push(entry);
     }
     for (let at = 0; at < files.length; at += BATCH) {
-      const opened = inFolder(top, folder, () => openAll(files.slice(at, at + BATCH)));
+      const opened = inFolder(top, folder, (here) => openAll(here, files.slice(at, at + BATCH)));
       try {
         for (const item of opened) yield item;
       } finally {
@@ -112,15 +116,15 @@ export async function* openTree(root: string, options: TreeOptions = {}): AsyncG
   }
 }
 
-/** Opens each file by its bare name in the folder the process is in; all closed when one is refused. */
-function openAll(entries: TreeEntry[]): Extract<TreeItem, { kind: "file" }>[] {
+/** Opens each file by its name in the folder `here` reaches; all closed when one is refused. */
+function openAll(here: string, entries: TreeEntry[]): Extract<TreeItem, { kind: "file" }>[] {
   const opened: Extract<TreeItem, { kind: "file" }>[] = [];
   try {
     for (const entry of entries) {
       const name = entry.abs.slice(entry.abs.lastIndexOf("/") + 1);
       let fd: number, info: OpenedInfo;
       try {
-        ({ fd, info } = openNoWaitSync(name, { follow: false }));
+        ({ fd, info } = openNoWaitSync(here + name, { follow: false }));
       } catch (error) {
         throw named(error, entry.abs);
       }
@@ -142,12 +146,83 @@ function named(error: unknown, abs: string): unknown {
   return error;
 }
 
+/** False once Deno refused a folder's `/proc/self/fd/` link here (a permission set, or another system). */
+let procDirs = Deno.build.os === "linux";
+
+const flags = fs.constants as unknown as Record<string, number | undefined>;
+const DIR_NO_FOLLOW = (flags.O_RDONLY ?? 0) | (flags.O_DIRECTORY ?? 0) | (flags.O_NOFOLLOW ?? 0);
+
 /**
- * Runs `fn` in `folder`, entered from the root one name at a time, each folder checked to be the one the walk
- * saw; the process is back where it was before this returns or throws. `fn` must be synchronous and touch the file
- * system only by names in the folder.
+ * Runs `fn` with the way to `folder`'s names (`here` + name), entered from the root one name at a time, each
+ * folder checked to be the one the walk saw. Where Deno opens a folder descriptor's `/proc/self/fd/` link (under
+ * `--allow-all`), `here` is that link (an `openat` by another name) and the process stays where it is; else (a
+ * permission set) `here` is "" and the process is in the folder until this returns or throws. `fn` must be
+ * synchronous and reach the file system only by `here` + a name.
  */
-function inFolder<T>(top: { abs: string; dev: number; ino: number }, folder: Folder, fn: () => T): T {
+function inFolder<T>(
+  top: { abs: string; dev: number; ino: number },
+  folder: Folder,
+  fn: (here: string) => T,
+): T {
+  if (procDirs) {
+    let fd: number | null = null;
+    try {
+      fd = openDir(top.abs, top, top.abs);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied)) {
+        throw error;
+      }
+      procDirs = false;
+    }
+    if (fd !== null) {
+      try {
+        let at = top.abs;
+        for (const step of folder.steps) {
+          at = join(at, step.name);
+          const next = openDir(`/proc/self/fd/${fd}/${step.name}`, step, at);
+          fs.closeSync(fd);
+          fd = next;
+        }
+        return fn(`/proc/self/fd/${fd}/`);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  }
+  return fromInside(top, folder, fn);
+}
+
+/** Opens a folder (no link followed) and refuses it unless it is the one seen; its descriptor is the caller's. */
+function openDir(path: string, seen: { dev: number; ino: number }, abs: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, DIR_NO_FOLLOW);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENOENT") throw new Deno.errors.NotFound(`${abs} does not exist`);
+    if (code === "ENOTDIR" || code === "ELOOP") throw changed(abs);
+    throw error;
+  }
+  try {
+    const now = Deno.statSync(`/proc/self/fd/${fd}`); // refused under a permission set: the caller goes inside
+    if (now.dev !== seen.dev || (now.ino ?? 0) !== seen.ino) throw changed(abs);
+    return fd;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+function changed(abs: string): IrregularFile {
+  return new IrregularFile(abs, "changed while it was walked (a link or another folder put in its place)");
+}
+
+/** {@linkcode inFolder} from inside the folder: `chdir` to it, checked, and back. */
+function fromInside<T>(
+  top: { abs: string; dev: number; ino: number },
+  folder: Folder,
+  fn: (here: string) => T,
+): T {
   const back = Deno.cwd();
   try {
     enter(top.abs, top, top.abs);
@@ -156,7 +231,7 @@ function inFolder<T>(top: { abs: string; dev: number; ino: number }, folder: Fol
       at = join(at, step.name);
       enter(step.name, step, at);
     }
-    return fn();
+    return fn("");
   } finally {
     Deno.chdir(back);
   }
@@ -168,13 +243,9 @@ function enter(path: string, seen: { dev: number; ino: number }, abs: string): v
     Deno.chdir(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) throw new Deno.errors.NotFound(`${abs} does not exist`);
-    if (error instanceof Deno.errors.NotADirectory) {
-      throw new IrregularFile(abs, "changed while it was walked");
-    }
+    if (error instanceof Deno.errors.NotADirectory) throw changed(abs);
     throw error;
   }
   const now = Deno.statSync(".");
-  if (now.dev !== seen.dev || (now.ino ?? 0) !== seen.ino) {
-    throw new IrregularFile(abs, "changed while it was walked (a link or another folder put in its place)");
-  }
+  if (now.dev !== seen.dev || (now.ino ?? 0) !== seen.ino) throw changed(abs);
 }
