@@ -1,10 +1,10 @@
 /**
  * Attacks on the reading of a run's `events.jsonl` by its shape rather than its size: a sealed run's file made a
  * sparse file just under the 512 MiB cap (one line of zeros after its events), and one with four million empty
- * lines after them (4 MB). `prove verify` read the first whole into a string, split and hashed it: 2.2 GB of
- * memory and 3.5 s; and made a problem of each empty line of the second: 3 GB and 20 s (a few tens of MB of
- * them took all the memory there is). A line is now refused once it passes 16 MiB, as the bytes come, and the
- * reading stops after 1,000 lines that are not events, each in one line of the answer. And the chain refuses an
+ * lines after them (4 MB), and one event's line repeated after them. `prove verify` read the first whole into a
+ * string, split and hashed it: 2.2 GB of memory and 3.5 s; made a problem of each empty line of the second: 3 GB
+ * and 20 s (a few tens of MB of them took all the memory there is); and one or two of each repeated line. A line is now refused once it passes 16 MiB, as the bytes come, and the
+ * reading stops after 1,000 problems of its lines, each in one line of the answer. And the chain refuses an
  * event whose line is past 16 MiB, so that no writer of the toolkit makes a file that its readers refuse.
  * @module
  */
@@ -29,7 +29,16 @@ const SHAPES: Record<string, { grow: (path: string) => Promise<void>; answer: Re
       const lines = new Uint8Array(4_000_000).fill(0x0a);
       for (let done = 0; done < lines.length;) done += await file.write(lines.subarray(done));
     },
-    answer: /^events\.unreadable events\.jsonl has 1000 lines that are not events by line 1013/,
+    answer: /^events\.unreadable events\.jsonl has 1000 problems by line 1013/,
+  },
+  "one event's line repeated 20,000 times after the events": {
+    grow: async (path) => {
+      const line = (await Deno.readTextFile(path)).split("\n").find((l) => l.includes('"note_added"'))!;
+      using file = await Deno.open(path, { append: true });
+      const lines = new TextEncoder().encode(`${line}\n`.repeat(20_000));
+      for (let done = 0; done < lines.length;) done += await file.write(lines.subarray(done));
+    },
+    answer: /^events\.unreadable events\.jsonl has 100\d problems by line \d+: the rest of it is not read$/,
   },
 };
 

@@ -127,11 +127,11 @@ interface RawLine {
 }
 
 /**
- * The most lines that are not events a reading reports; past them the rest of the file is not read (one
- * problem says so). A file of millions of empty lines (a few megabytes) was a problem object each: 4 million
- * took 3 GB of memory and 20 s.
+ * The most problems a reading of the lines reports; past them the rest of the file is not read (one problem says
+ * so). A file of millions of empty lines (a few megabytes) was a problem object each: 4 million took 3 GB of
+ * memory and 20 s; a file of one event's line repeated, two each (out of sequence, chain broken).
  */
-export const MAX_UNREADABLE_LINES = 1000;
+export const MAX_LINE_PROBLEMS = 1000;
 
 /** What {@linkcode readLines} carries from one line to the next. */
 interface LineState {
@@ -144,8 +144,6 @@ interface LineState {
   lastSeq: number | null;
   // A line that cannot be read was changed; the next line's prev then differs as a consequence, not a cause.
   afterUnreadable: boolean;
-  /** How many lines could not be read as events. */
-  unreadable: number;
 }
 
 function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
@@ -159,11 +157,10 @@ function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
     runId: null,
     lastSeq: null,
     afterUnreadable: false,
-    unreadable: 0,
   };
   let stopped = false;
   for (const r of raw) {
-    if (state.unreadable >= MAX_UNREADABLE_LINES) {
+    if (state.problems.length >= MAX_LINE_PROBLEMS) {
       stopped = true;
       break;
     }
@@ -176,7 +173,7 @@ function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
   if (stopped) {
     problems.push(problem(
       "events.unreadable",
-      `events.jsonl has ${MAX_UNREADABLE_LINES} lines that are not events by line ${lines.length}: the rest of it is not read`,
+      `events.jsonl has ${state.problems.length} problems by line ${lines.length}: the rest of it is not read`,
       atLine(lines.length),
     ));
   } else if (cut) {
@@ -214,7 +211,6 @@ function parseLine(
   const where = `events.jsonl line ${n}`;
   const unreadable = (found: Problem) => {
     state.problems.push(found);
-    state.unreadable += 1;
     state.complete = false;
     state.afterUnreadable = true;
     return null;
