@@ -1,18 +1,18 @@
 /**
- * A folder another party can change while it is copied (a run's `output/`, a folder the catalog pins), walked so
- * that nothing outside it is reached. A walk that lists a folder, then opens `<folder>/<sub>/<file>` by its path,
- * follows `<sub>` when it was swapped for a link after the listing (to `~/.ssh`, say): the open's no-follow flag
- * guards the last part of a path only, and Deno has no `openat` to open by a folder's descriptor. So each step of
- * the walk reaches the folder one name at a time from the root, checks that each folder reached is the one the
- * walk listed (its device and inode, against the `lstat` its parent's listing took: a link swapped in since
- * reaches its target, another inode), then lists and opens by names in it (no link followed, no FIFO waited on,
- * checked again by `open_file.ts`), all in one synchronous step; the files are then read by their descriptors.
- * A folder is reached by its descriptor's `/proc/self/fd/` link where Deno opens one (`openat` by another name:
- * under `--allow-all`, as tests run), else (under a permission set, as every command runs) from inside it: the
- * process enters it (`chdir`) and goes back before the step ends, so no other code of the process runs while it
- * is elsewhere, and under a permission set Deno makes every path of an op absolute when the op is called (400
- * reads of a relative path, started before such steps: none went astray under `--allow-read`, 6 under `-A`,
- * which is why `-A` takes the other way).
+ * A folder another party can change while it is copied or hashed (a run's `output/`, a folder the catalog pins),
+ * walked so that nothing outside it is read. A walk that lists a folder, then opens `<folder>/<sub>/<file>` by
+ * its path, follows `<sub>` when it was swapped for a link after the listing (to `~/.ssh`, say): the open's
+ * no-follow flag guards the last part of a path only, and Deno has no `openat` to open by a folder's descriptor.
+ * So each step of the walk reaches its folder one name at a time from the root, checks that each folder reached
+ * is the one the walk listed (its device and inode, against the `lstat` its parent's listing took: a link
+ * swapped in since reaches its target, another inode), lists and opens by names in it (no link followed, no FIFO
+ * waited on, checked again by `open_file.ts`), and keeps a file only when it is the inode its listing saw; the
+ * files are then read by their descriptors. A folder is reached by its descriptor's `/proc/self/fd/` link where
+ * Deno opens one (`openat` by another name: under `--allow-all`, as tests run): sound. Under a permission set,
+ * as every command runs, Deno refuses that link and makes every path absolute for the system to walk again
+ * (even after a `chdir`: a first version went in and out of each folder, and 1 walk in 1,000 still read the
+ * user's file), so the folder's path is looked at before and after each step instead: a swap must then come and
+ * go between looks a few system calls apart, and be there again for the file's listing. Narrow, not closed.
  * @module
  */
 import fs from "node:fs";
@@ -42,6 +42,11 @@ export interface TreeOptions {
    * a device) refused as an IrregularFile. Throw to refuse the walk; return false to leave the name out.
    */
   take?: (entry: TreeEntry) => boolean;
+  /**
+   * Called with a name taken that is refused when opened (a link, a FIFO or a device swapped in since the
+   * listing, or one gone), which the walk then leaves out; without it, the refusal ends the walk.
+   */
+  refused?: (entry: TreeEntry, error: IrregularFile | Deno.errors.NotFound) => void;
 }
 
 /** The files opened in one step: enough for a folder of many files without holding a descriptor for each. */
@@ -84,7 +89,7 @@ export async function* openTree(root: string, options: TreeOptions = {}): AsyncG
       top,
       folder,
       (here) =>
-        [...Deno.readDirSync(here === "" ? "." : here)].map((e) => e.name).sort().map((name) => ({
+        [...Deno.readDirSync(here)].map((e) => e.name).sort().map((name) => ({
           rel: folder.rel === "" ? name : `${folder.rel}/${name}`,
           abs: join(folder.abs, name),
           look: Deno.lstatSync(here + name),
@@ -105,7 +110,12 @@ export async function* openTree(root: string, options: TreeOptions = {}): AsyncG
       } else files.push(entry);
     }
     for (let at = 0; at < files.length; at += BATCH) {
-      const opened = inFolder(top, folder, (here) => openAll(here, files.slice(at, at + BATCH)));
+      const opened = inFolder(
+        top,
+        folder,
+        (here) => openAll(here, files.slice(at, at + BATCH), options.refused),
+        (made) => made.forEach((item) => item.file.close()),
+      );
       try {
         for (const item of opened) yield item;
       } finally {
@@ -117,7 +127,11 @@ export async function* openTree(root: string, options: TreeOptions = {}): AsyncG
 }
 
 /** Opens each file by its name in the folder `here` reaches; all closed when one is refused. */
-function openAll(here: string, entries: TreeEntry[]): Extract<TreeItem, { kind: "file" }>[] {
+function openAll(
+  here: string,
+  entries: TreeEntry[],
+  refused: TreeOptions["refused"],
+): Extract<TreeItem, { kind: "file" }>[] {
   const opened: Extract<TreeItem, { kind: "file" }>[] = [];
   try {
     for (const entry of entries) {
@@ -126,11 +140,27 @@ function openAll(here: string, entries: TreeEntry[]): Extract<TreeItem, { kind: 
       try {
         ({ fd, info } = openNoWaitSync(here + name, { follow: false }));
       } catch (error) {
-        throw named(error, entry.abs);
+        const why = named(error, entry.abs);
+        if (!refused || !(why instanceof IrregularFile || why instanceof Deno.errors.NotFound)) throw why;
+        refused(entry, why);
+        continue;
       }
       const file = new FdFile(fd);
+      if (!info.isFile && refused) {
+        file.close();
+        refused(entry, new IrregularFile(entry.abs, `is ${info.kind}, not a plain file`));
+        continue;
+      }
+      // the file the listing saw, not one swapped in since (or reached by a folder swapped for a link)
+      const other = info.isFile && (info.dev !== entry.look.dev || info.ino !== (entry.look.ino ?? 0));
+      if (other && refused) {
+        file.close();
+        refused(entry, changed(entry.abs));
+        continue;
+      }
       opened.push({ kind: "file", rel: entry.rel, abs: entry.abs, file, info });
       refuseUnlessPlain(entry.abs, info, false);
+      if (other) throw changed(entry.abs);
     }
     return opened;
   } catch (error) {
@@ -153,16 +183,17 @@ const flags = fs.constants as unknown as Record<string, number | undefined>;
 const DIR_NO_FOLLOW = (flags.O_RDONLY ?? 0) | (flags.O_DIRECTORY ?? 0) | (flags.O_NOFOLLOW ?? 0);
 
 /**
- * Runs `fn` with the way to `folder`'s names (`here` + name), entered from the root one name at a time, each
- * folder checked to be the one the walk saw. Where Deno opens a folder descriptor's `/proc/self/fd/` link (under
- * `--allow-all`), `here` is that link (an `openat` by another name) and the process stays where it is; else (a
- * permission set) `here` is "" and the process is in the folder until this returns or throws. `fn` must be
- * synchronous and reach the file system only by `here` + a name.
+ * Runs `fn` with the way to `folder`'s names (`here` + name), reached from the root one name at a time, each
+ * folder checked to be the one the walk listed. Where Deno opens a folder descriptor's `/proc/self/fd/` link
+ * (under `--allow-all`), `here` is that link (an `openat` by another name); else (a permission set) it is the
+ * folder's path, looked at before and after ({@linkcode byLooks}). `fn` must be synchronous and reach the file
+ * system only by `here` + a name; `dispose` lets go of what it made when the walk refuses the folder after it.
  */
 function inFolder<T>(
   top: { abs: string; dev: number; ino: number },
   folder: Folder,
   fn: (here: string) => T,
+  dispose: (made: T) => void = () => {},
 ): T {
   if (procDirs) {
     let fd: number | null = null;
@@ -189,7 +220,7 @@ function inFolder<T>(
       }
     }
   }
-  return fromInside(top, folder, fn);
+  return byLooks(top, folder, fn, dispose);
 }
 
 /** Opens a folder (no link followed) and refuses it unless it is the one seen; its descriptor is the caller's. */
@@ -217,35 +248,50 @@ function changed(abs: string): IrregularFile {
   return new IrregularFile(abs, "changed while it was walked (a link or another folder put in its place)");
 }
 
-/** {@linkcode inFolder} from inside the folder: `chdir` to it, checked, and back. */
-function fromInside<T>(
+/**
+ * {@linkcode inFolder} by paths, where Deno opens no `/proc/self/fd/` link (a permission set): Deno then makes
+ * every path absolute and the system walks it again, so no step can hold a folder; the folder's path is looked
+ * at (each part from the root a folder, no link, the inode listed) before `fn` and again after it, and what `fn`
+ * made is let go (`dispose`) when the second look differs. A link swapped in for a folder must then come and go
+ * between two looks of a few system calls, and be back for the listing's look at the file (its inode is
+ * compared with what was opened): narrow, not closed, as no call of Deno's opens at a folder's descriptor there.
+ */
+function byLooks<T>(
   top: { abs: string; dev: number; ino: number },
   folder: Folder,
   fn: (here: string) => T,
+  dispose: (made: T) => void,
 ): T {
-  const back = Deno.cwd();
+  const at = lookChain(top, folder);
+  const made = fn(`${at}/`);
   try {
-    enter(top.abs, top, top.abs);
-    let at = top.abs;
-    for (const step of folder.steps) {
-      at = join(at, step.name);
-      enter(step.name, step, at);
-    }
-    return fn("");
-  } finally {
-    Deno.chdir(back);
+    lookChain(top, folder);
+    return made;
+  } catch (error) {
+    dispose(made);
+    throw error;
   }
 }
 
-/** Enters a folder and refuses it unless it is the one seen (`chdir` follows a link: the inode tells). */
-function enter(path: string, seen: { dev: number; ino: number }, abs: string): void {
+/** The folder's absolute path, once each part of it from the root is the folder the walk listed. */
+function lookChain(top: { abs: string; dev: number; ino: number }, folder: Folder): string {
+  look(top.abs, top, top.abs);
+  let at = top.abs;
+  for (const step of folder.steps) {
+    at = join(at, step.name);
+    look(at, step, at);
+  }
+  return at;
+}
+
+/** Refuses a path unless it is a folder, not a link, of the inode seen. */
+function look(path: string, seen: { dev: number; ino: number }, abs: string): void {
+  let now: Deno.FileInfo;
   try {
-    Deno.chdir(path);
+    now = Deno.lstatSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) throw new Deno.errors.NotFound(`${abs} does not exist`);
-    if (error instanceof Deno.errors.NotADirectory) throw changed(abs);
     throw error;
   }
-  const now = Deno.statSync(".");
-  if (now.dev !== seen.dev || (now.ino ?? 0) !== seen.ino) throw changed(abs);
+  if (!now.isDirectory || now.dev !== seen.dev || (now.ino ?? 0) !== seen.ino) throw changed(abs);
 }
