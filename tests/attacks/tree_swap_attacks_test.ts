@@ -5,8 +5,9 @@
  * a file swapped for a link or a FIFO. Each copy listed the folder, then opened `<folder>/<sub>/<file>` by its
  * path: the open's no-follow flag guards the path's last part only, so the link in the middle was followed and
  * the user's key copied; provcat's `Deno.copyFile` also followed a file's link and waited for ever on a FIFO.
- * The copies now walk through `open_tree.ts` (each folder entered and checked to be the one listed, each file
- * opened by its bare name there): the copy is refused in one line, and nothing of the user's is copied.
+ * The copies now walk through `open_tree.ts` (each folder reached checked to be the one listed, each file opened
+ * by its name there and kept only when it is the inode listed): the copy is refused in one line, and nothing of
+ * the user's is copied.
  * @module
  */
 import assert from "node:assert/strict";
