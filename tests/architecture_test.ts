@@ -60,6 +60,7 @@ const SHARED_LEAF = new Set(
   [
     "open_file.ts",
     "fd_file.ts",
+    "open_tree.ts",
     "errors.ts",
     "problem.ts",
     "problem_codes.ts",

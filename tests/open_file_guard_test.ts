@@ -19,8 +19,8 @@ const PLAIN_OPEN =
 
 /** The one module, whose opens are the checked ones. */
 const THE_MODULE = "lib/provevi/evidence/open_file.ts";
-/** Its part that gives a checked descriptor's reads as a `Deno.FsFile`'s (its opens are the checked ones too). */
-const ITS_PARTS = new Set(["lib/provevi/evidence/fd_file.ts"]);
+/** Its parts: a checked descriptor's reads as a `Deno.FsFile`'s, a folder walked by checked folders (their opens are checked too). */
+const ITS_PARTS = new Set(["lib/provevi/evidence/fd_file.ts", "lib/provevi/evidence/open_tree.ts"]);
 
 /**
  * The plain opens kept, by file, with how many and why: files the toolkit itself makes and owns (its locks, its
@@ -51,10 +51,7 @@ const ALLOWED: Record<string, [number, string]> = {
   "lib/provcat/stat_hashes.ts": [1, "the catalog's own hash cache"],
   "lib/provcat/git_store.ts": [1, "the git store's own list file"],
   "lib/provcat/_fetch_cache.ts": [2, "the catalog's own fetch cache"],
-  "lib/provcat/_files.ts": [
-    3,
-    "the cache's own lock file; copyTree's copies of a catalog folder (copy_file_range, a clone where the file system shares extents), after a look: a link or FIFO swapped in after it is followed or waited on (known, kept for the clone)",
-  ],
+  "lib/provcat/_files.ts": [1, "the cache's own lock file"],
   "lib/provcat/_git.ts": [1, "createNew: a blob written new, no link followed"],
   "cli/tour.ts": [1, "the toolkit's own fixture, copied into the tour's new folder"],
 };

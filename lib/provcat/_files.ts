@@ -1,6 +1,6 @@
 /**
- * File helpers of the catalog: walking a folder, hashing files and folders, copying with a clone where the
- * file system has one, and making a tree read-only or writable again.
+ * File helpers of the catalog: walking a folder, hashing files and folders, copying a file or folder another
+ * party can change (by what it opened, never by its path again), and making a tree read-only or writable again.
  * @module
  */
 import { createHash } from "node:crypto";
@@ -8,6 +8,7 @@ import { dirname, join, relative, sep } from "node:path";
 import { CatalogError } from "./errors.ts";
 import { IrregularFile } from "../provevi/evidence/open_file.ts";
 import { type FileReads, openFileNoWait, openFileNoWaitSync } from "../provevi/evidence/fd_file.ts";
+import { openTree, type TreeEntry } from "../provevi/evidence/open_tree.ts";
 
 /** One file of a folder, by its `/`-separated path under the folder. */
 export interface FileEntry {
@@ -211,27 +212,56 @@ export async function holdsHash(path: string, kind: "file" | "folder", sha256: s
 }
 
 /**
- * Copies a file or a folder to `dest`, which must not exist. Each file goes through `Deno.copyFile`: on Linux
- * that is `copy_file_range`, which the kernel turns into a copy-on-write clone on file systems that share
- * extents (btrfs, XFS with reflink), and on macOS `clonefile` on APFS; elsewhere it is a plain copy.
+ * Copies a file or a folder to `dest`, which must not exist. Each file is opened once, following no link and
+ * waiting on no FIFO, and copied from what was opened; a folder is walked by `open_tree.ts`, each subfolder
+ * entered and checked to be the one listed, so a link or FIFO swapped in after the look (or a subfolder swapped
+ * for a link to a folder of the user's) is refused, never followed or waited on. `Deno.copyFile` (a clone where
+ * the file system shares extents) is no longer used: it copies by path, which is what such a swap belies.
+ * @throws CatalogError for a link, or anything but a plain file or a folder, found or swapped in.
  */
 export async function copyTree(src: string, dest: string, kind: "file" | "folder"): Promise<void> {
   if (kind === "file") {
     await Deno.mkdir(dirname(dest), { recursive: true });
-    await Deno.copyFile(src, dest);
+    const file = await openFileNoWait(src, { follow: false }).catch((error) => {
+      throw asCatalogError(error);
+    });
+    await copyFrom(file, dest);
     return;
   }
-  await Deno.mkdir(dest, { recursive: true });
-  const files = await walkFiles(src);
-  const made = new Set<string>([dest]);
-  for (const file of files) {
-    const target = join(dest, ...file.rel.split("/"));
-    const parent = dirname(target);
-    if (!made.has(parent)) {
-      await Deno.mkdir(parent, { recursive: true });
-      made.add(parent);
+  try {
+    for await (const item of openTree(src, { take: refuseOdd })) {
+      const target = item.rel === "" ? dest : join(dest, ...item.rel.split("/"));
+      if (item.kind === "folder") await Deno.mkdir(target, { recursive: true });
+      else await copyFrom(item.file, target);
     }
-    await Deno.copyFile(file.abs, target);
+  } catch (error) {
+    throw asCatalogError(error);
+  }
+}
+
+/** Refuses a link or what is neither a file nor a folder, as {@linkcode walkFiles} does. */
+function refuseOdd(entry: TreeEntry): boolean {
+  if (entry.look.isSymlink) {
+    throw new CatalogError(
+      `${entry.abs} is a link; the catalog copies files and folders only, so replace the link`,
+    );
+  }
+  if (!entry.look.isFile && !entry.look.isDirectory) {
+    throw new CatalogError(
+      `${entry.abs} is not a regular file (a fifo, socket or device); the catalog copies files and folders only, so remove it`,
+    );
+  }
+  return true;
+}
+
+/** Writes the rest of an opened file into a new file (which must not exist); closes it. */
+async function copyFrom(file: FileReads, dest: string): Promise<void> {
+  try {
+    await Deno.writeFile(dest, file.readable, { createNew: true });
+  } finally {
+    try {
+      file.close();
+    } catch { /* closed by its stream's end */ }
   }
 }
 

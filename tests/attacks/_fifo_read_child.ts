@@ -25,7 +25,7 @@ const read: Record<string, () => unknown> = {
   capped: () => readCapped(path, 4096),
   "capped-sync": () => readCappedSync(path, 4096),
   bounded: () => readBoundedText(path, { limit: 4096, what: "the key" }),
-  received: () => new ReceivedBodies(dirname(path)).read(4096),
+  received: () => new ReceivedBodies(dirname(path)).readRest(), // as the writer reads what is left at its seal
   packed: () => packedPayloads(dirname(dirname(path))),
   sha256: () => sha256File(path),
   "pack-reader": () => new PackReader(path, () => refuseNonFile(path)).read("0".repeat(64)),

@@ -12,7 +12,8 @@ export const VERIFY_CODES = {
   "events.unreadable": {
     family: "evidence",
     check: 1,
-    meaning: "events.jsonl cannot be read: a link, not a plain file, or an error of the store",
+    meaning:
+      "events.jsonl cannot be read: a link, not a plain file, a line past 16 MiB, 1,000 problems of its lines, or an error of the store",
   },
   "events.empty": { family: "evidence", check: 1, meaning: "events.jsonl has no lines" },
   "events.cut": { family: "evidence", check: 1, meaning: "the last line has no newline: the file was cut" },

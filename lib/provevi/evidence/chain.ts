@@ -5,7 +5,7 @@
 import { type Confidence, eventLine, type EvidenceEvent, type Json, nowUtc } from "./event.ts";
 import { chainedEventLine } from "./event_line.ts";
 import { sha256Hex } from "./hash.ts";
-import { deeperThan, MAX_JSON_DEPTH } from "./json_depth.ts";
+import { deeperThan, EVENT_LINE_MAX_BYTES, MAX_JSON_DEPTH } from "./json_depth.ts";
 import { EvidenceError } from "./errors.ts";
 
 /** What a step knows of its event; the chain fills in `run_id`, `seq`, `prev` and, unless given, `time`. */
@@ -104,6 +104,14 @@ export class EventChain {
         `the ${init.type} event's data nests arrays and objects more than ${
           MAX_JSON_DEPTH - 1
         } deep: no reader takes it; record the value as a payload`,
+      );
+    }
+    // and a line past the bound a reader takes of one line (a UTF-16 unit is at most 3 bytes of UTF-8)
+    if (
+      line.length > EVENT_LINE_MAX_BYTES / 3 && new TextEncoder().encode(line).length > EVENT_LINE_MAX_BYTES
+    ) {
+      throw new EvidenceError(
+        `the ${init.type} event's line holds more than ${EVENT_LINE_MAX_BYTES} bytes: no reader takes it; record the value as a payload`,
       );
     }
     return { event, line };

@@ -8,6 +8,7 @@ import {
   closeNoWait,
   firstLine,
   IrregularFile,
+  type OpenedInfo,
   openNoWaitSync,
   readAsync,
   regularTooBig,
@@ -152,6 +153,28 @@ export async function hashRegularFile(path: string, most: number): Promise<{ sha
     if (error instanceof IrregularFile) throw error;
     throw new IrregularFile(path, `cannot be read: ${firstLine(error)}`, { cause: error });
   }
+  try {
+    return await hashOpened(path, opened, most);
+  } finally {
+    closeNoWait(opened.fd);
+  }
+}
+
+/**
+ * {@linkcode hashRegularFile} of a file already opened without waiting and checked (`open_tree.ts` opens the
+ * files of a folder so); the descriptor stays the caller's to close.
+ *
+ * @param path The file, to name it.
+ * @param opened Its descriptor and what it is.
+ * @param most The most bytes read.
+ * @returns Its hash (hex) and size.
+ * @throws IrregularFile when it is not a regular file, holds more than `most` bytes, or cannot be read.
+ */
+export async function hashOpened(
+  path: string,
+  opened: { fd: number; info: OpenedInfo },
+  most: number,
+): Promise<{ sha256: string; size: number }> {
   const { fd, info } = opened;
   // two buffers, reused across calls (a fresh MiB a file, zeroed, cost more than hashing a small one): the next
   // chunk is read while this one is hashed
@@ -183,7 +206,6 @@ export async function hashRegularFile(path: string, most: number): Promise<{ sha
   } finally {
     // a read still under way writes into the buffers and uses the descriptor: it ends before either is let go
     await ahead?.catch(() => 0);
-    closeNoWait(fd);
     spare.push(pair);
   }
 }

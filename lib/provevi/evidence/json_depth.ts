@@ -10,6 +10,13 @@
 /** The deepest nesting of arrays and objects a reader takes: far past any value a writer makes. */
 export const MAX_JSON_DEPTH = 256;
 
+/**
+ * The most bytes one line of `events.jsonl` holds, without its newline: the chain refuses an event past it
+ * (record a bigger value as a payload), and a reader refuses a file with a longer line before it reads the rest
+ * (`events_file.ts`). The viewer's tail of `live.jsonl` has the same bound.
+ */
+export const EVENT_LINE_MAX_BYTES = 16 * 1024 * 1024;
+
 /** A JSON text whose nesting is deeper than a reader takes: a `SyntaxError`, as for text that is not JSON. */
 export class TooDeepJson extends SyntaxError {
   constructor(readonly depth: number) {

@@ -201,7 +201,7 @@ export function refuseNonFile(path: string, most = Infinity): Deno.FileInfo {
   return info;
 }
 
-function tooBig(path: string, size: number | string, most: number): ProveviError {
+export function tooBig(path: string, size: number | string, most: number): ProveviError {
   return new IrregularFile(
     path,
     `holds ${size} bytes, more than the ${most} a reader takes: no writer of this toolkit makes it`,
@@ -209,7 +209,7 @@ function tooBig(path: string, size: number | string, most: number): ProveviError
 }
 
 /** Refuses what was opened when it is not a plain file of at most `most` bytes; room for its bytes and one more. */
-function bufferFor(path: string, info: OpenedInfo, most: number): Uint8Array {
+export function bufferFor(path: string, info: OpenedInfo, most: number): Uint8Array {
   if (!info.isFile) throw new IrregularFile(path, "is not a plain file");
   if (info.size > most) throw tooBig(path, info.size, most);
   return new Uint8Array(info.size + 1);

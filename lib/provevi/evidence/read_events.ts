@@ -52,9 +52,18 @@ export interface ReadEvents {
  * ```
  */
 export function readEventsText(text: string): ReadEvents {
-  const lines = eventsTextLines(text);
   const cut = text !== "" && !text.endsWith("\n");
-  return readLines(lines.map((line) => ({ line, bytes: null })), cut);
+  return readLines(textLines(text), cut);
+}
+
+/** The lines of a text, one at a time (a file of millions of empty lines is not split into an array first). */
+function* textLines(text: string): Generator<RawLine> {
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    yield { line: text.slice(start, end), bytes: null, last: end + 1 >= text.length };
+    start = end + 1;
+  }
 }
 
 /**
@@ -84,9 +93,12 @@ export function eventsTextLines(text: string): string[] {
  * @returns As {@linkcode readEventsText}.
  */
 export function readEventsBytes(bytes: Uint8Array): ReadEvents {
-  const raw: { line: string; bytes: Uint8Array | null }[] = [];
-  let start = 0;
-  while (start < bytes.length) {
+  return readLines(byteLines(bytes), bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a);
+}
+
+/** The lines of a file's bytes, one at a time; a line that is not UTF-8 keeps its bytes. */
+function* byteLines(bytes: Uint8Array): Generator<RawLine> {
+  for (let start = 0; start < bytes.length;) {
     let end = bytes.indexOf(0x0a, start);
     if (end === -1) end = bytes.length;
     const part = bytes.subarray(start, end);
@@ -94,10 +106,13 @@ export function readEventsBytes(bytes: Uint8Array): ReadEvents {
     try {
       line = strictUtf8.decode(part);
     } catch { /* reported by readLines */ }
-    raw.push({ line: line ?? lenientUtf8.decode(part), bytes: line === null ? part : null });
+    yield {
+      line: line ?? lenientUtf8.decode(part),
+      bytes: line === null ? part : null,
+      last: end + 1 >= bytes.length,
+    };
     start = end + 1;
   }
-  return readLines(raw, bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a);
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -107,7 +122,16 @@ const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 interface RawLine {
   line: string;
   bytes: Uint8Array | null;
+  /** The file's last line. */
+  last: boolean;
 }
+
+/**
+ * The most problems a reading of the lines reports; past them the rest of the file is not read (one problem says
+ * so). A file of millions of empty lines (a few megabytes) was a problem object each: 4 million took 3 GB of
+ * memory and 20 s; a file of one event's line repeated, two each (out of sequence, chain broken).
+ */
+export const MAX_LINE_PROBLEMS = 1000;
 
 /** What {@linkcode readLines} carries from one line to the next. */
 interface LineState {
@@ -122,33 +146,47 @@ interface LineState {
   afterUnreadable: boolean;
 }
 
-function readLines(raw: RawLine[], cut: boolean): ReadEvents {
-  const lines = raw.map((r) => r.line);
+function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
+  const lines: string[] = [];
   const state: LineState = {
     problems: [],
     events: [],
     eventLines: [],
-    lineHashes: raw.map((r) => sha256Hex(r.bytes ?? r.line)),
+    lineHashes: [],
     complete: true,
     runId: null,
     lastSeq: null,
     afterUnreadable: false,
   };
-  if (cut) {
-    state.problems.push(
-      problem(
-        "events.cut",
-        `events.jsonl line ${lines.length} has no newline at its end: the file was cut part way`,
-        atLine(lines.length),
-      ),
-    );
+  let stopped = false;
+  for (const r of raw) {
+    if (state.problems.length >= MAX_LINE_PROBLEMS) {
+      stopped = true;
+      break;
+    }
+    const index = lines.length;
+    lines.push(r.line);
+    state.lineHashes.push(sha256Hex(r.bytes ?? r.line));
+    readLine(state, { ...r, index, cutLast: cut && r.last });
   }
-  raw.forEach((r, index) => readLine(state, { ...r, index, cutLast: cut && index === raw.length - 1 }));
-  const { problems, events, eventLines, lineHashes, complete } = state;
+  const { problems, events, eventLines, lineHashes } = state;
+  if (stopped) {
+    problems.push(problem(
+      "events.unreadable",
+      `events.jsonl has ${state.problems.length} problems by line ${lines.length}: the rest of it is not read`,
+      atLine(lines.length),
+    ));
+  } else if (cut) {
+    problems.unshift(problem(
+      "events.cut",
+      `events.jsonl line ${lines.length} has no newline at its end: the file was cut part way`,
+      atLine(lines.length),
+    ));
+  }
   const order = orderProblems(events, eventLines, lines.length);
   problems.push(...order);
-  const settled = !cut && !hasCode(order, "order.after_end");
-  return { events, eventLines, lines, lineHashes, problems, complete, settled };
+  const settled = !cut && !stopped && !hasCode(order, "order.after_end");
+  return { events, eventLines, lines, lineHashes, problems, complete: state.complete && !stopped, settled };
 }
 
 /** Reads one line into `state`: its event, or the problem that it is not one, then the checks of its event. */

@@ -3,7 +3,6 @@
  * run folder is a problem, not an exception.
  * @module
  */
-import { readCapped } from "./open_file.ts";
 import { join, relative, sep } from "node:path";
 import { canonicalOrNull, type EvidenceEvent, isUtcTime, payloadsOf } from "./event.ts";
 import { eventWhere, isOutputPath } from "./event_rules.ts";
@@ -23,6 +22,7 @@ import { packProblems } from "./verify_pack.ts";
 import { atLine, type Problem, problem } from "./problem.ts";
 import type { ProblemCode } from "./problem_codes.ts";
 import { type ReadEvents, readEventsBytes, readEventsText } from "./read_events.ts";
+import { readLinesCapped } from "./events_file.ts";
 import type { RunRecord } from "./record.ts";
 
 /** The result of a check. */
@@ -170,7 +170,7 @@ async function readRecordEvents(
     const notUtf8 = (error as Error).cause instanceof TypeError;
     if (notUtf8 && record.folder !== null) {
       try {
-        const bytes = await readCapped(
+        const bytes = await readLinesCapped(
           join(record.folder, "evidence", "events.jsonl"),
           EVIDENCE_TEXT_MAX_BYTES,
         );

@@ -99,33 +99,16 @@ export class ReceivedBodies {
   }
 
   /**
-   * Reads the whole records appended since the last read, at most `most` bytes of them, and checks each against
-   * its hash. With synchronous reads: what one read takes is bounded, and each trip to a file thread waits for a
-   * core on a loaded machine.
+   * Reads every whole record left, and checks each against its hash, in reads of at most a take's bytes up to
+   * the first that finds none: bytes that are no record (a sparse file the run's program made of the daemon's, up
+   * to the size of a pack) cost a read of that size, not their size in memory. A record larger than a read is none
+   * the daemon wrote (it takes a body of 16 MiB at most), and ends the reads as a break does. With synchronous
+   * reads: what one read takes is bounded, and each trip to a file thread waits for a core on a loaded machine.
    *
-   * @param most The most bytes to read.
-   * @returns The bodies that hash to what their records name, by SHA-256 (views into one read, vouched for, so
+   * @returns The bodies that hash to what their records name, by SHA-256 (views into the reads, vouched for, so
    * that the writer stores each without hashing it again), with those read before and not stored.
    * @throws ProveviError when the file is a link, not a plain file, changed while it was opened, or holds more
    * than a pack may.
-   */
-  read(most: number): Map<string, Uint8Array> {
-    const bodies = new Map(this.#left);
-    this.#left.clear();
-    for (const { sha256, bytes } of this.#records(most)) {
-      if (sha256Vouched(bytes) === sha256) bodies.set(sha256, bytes);
-    }
-    return bodies;
-  }
-
-  /**
-   * Reads every whole record left, as {@linkcode ReceivedBodies.read} does, in reads of at most a take's bytes
-   * up to the first that finds none: bytes that are no record (a sparse file the run's program made of the
-   * daemon's, up to the size of a pack) cost a read of that size, not their size in memory. A record larger than
-   * a read is none the daemon wrote (it takes a body of 16 MiB at most), and ends the reads as a break does.
-   *
-   * @returns The bodies that hash to what their records name, by SHA-256, with those read before and not stored.
-   * @throws ProveviError as {@linkcode ReceivedBodies.read}.
    */
   readRest(): Map<string, Uint8Array> {
     const bodies = new Map(this.#left);

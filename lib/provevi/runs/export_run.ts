@@ -7,7 +7,7 @@
  */
 import { BUNDLE_PIN_MAX_BYTES } from "./bundle_pin.ts";
 import { readCapped } from "../evidence/open_file.ts";
-import { openFileNoWait } from "../evidence/fd_file.ts";
+import { openTree, type TreeEntry } from "../evidence/open_tree.ts";
 import type { VerifyRunOptions } from "./verify_run.ts";
 import { join, resolve } from "node:path";
 import { ProveviError } from "../evidence/errors.ts";
@@ -211,39 +211,29 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * Copies a run's `output/` into a new folder. The source verified, but its folder can change since (a process the
+ * run left behind): a link or a FIFO put in place of an output, or a subfolder swapped for a link to a folder of
+ * the user's, is refused by the walk (`open_tree.ts`: each folder entered and checked to be the one listed, each
+ * file opened once by its name there, following no link and waiting on no FIFO) and each file read by what was
+ * opened.
+ */
 async function copyTree(from: string, to: string): Promise<void> {
-  let entries: Deno.DirEntry[];
   try {
-    entries = await Array.fromAsync(Deno.readDir(from));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return;
-    throw error;
-  }
-  await Deno.mkdir(to, { recursive: true });
-  for (const entry of entries) {
-    if (entry.isSymlink) {
-      throw new ProveviError(`${join(from, entry.name)} is a link; a run's output holds files`);
+    for await (const item of openTree(from, { take: refuseLink })) {
+      const target = item.rel === "" ? to : join(to, ...item.rel.split("/"));
+      if (item.kind === "folder") await Deno.mkdir(target, { recursive: true });
+      else await Deno.writeFile(target, item.file.readable, { createNew: true });
     }
-    if (entry.isDirectory) await copyTree(join(from, entry.name), join(to, entry.name));
-    else await copyPlain(join(from, entry.name), join(to, entry.name));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound && !(await exists(from))) return; // no output/
+    throw error;
   }
 }
 
-/**
- * Copies a plain file of the source's run folder into a new file. The source verified, but its folder can change
- * since (a process the run left behind): `Deno.copyFile` followed a link put in place of an output after the look
- * (copying a file of the user's into the target store) and waited for ever on a FIFO. The file is opened once,
- * following no link and waiting on no FIFO, and read by what was opened.
- */
-async function copyPlain(from: string, to: string): Promise<void> {
-  const source = await openFileNoWait(from, { follow: false });
-  try {
-    await Deno.writeFile(to, source.readable, { createNew: true });
-  } finally {
-    try {
-      source.close();
-    } catch { /* closed by its stream's end */ }
-  }
+function refuseLink(entry: TreeEntry): boolean {
+  if (entry.look.isSymlink) throw new ProveviError(`${entry.abs} is a link; a run's output holds files`);
+  return true;
 }
 
 async function readBundle(folder: string): Promise<{ uri: string; pinned: string } | null> {

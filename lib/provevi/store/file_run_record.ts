@@ -15,6 +15,8 @@ import {
   PAYLOAD_READ_MAX_BYTES,
 } from "../evidence/payload_pack.ts";
 import { readCapped, readCappedSync, refuseNonFile } from "../evidence/open_file.ts";
+import { readLinesCapped } from "../evidence/events_file.ts";
+import { EVENT_LINE_MAX_BYTES } from "../evidence/json_depth.ts";
 import { ATTESTATION_FILE } from "../evidence/attestation.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { PackReader } from "./pack_file.ts";
@@ -209,6 +211,14 @@ function refuseLinkedFolder(path: string): void {
  */
 export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-function readTextOrNull(path: string): Promise<string | null> {
-  return readEvidenceText(path);
+/** The text of `events.jsonl`, none of its lines past {@linkcode EVENT_LINE_MAX_BYTES} (refused as it is read). */
+async function readTextOrNull(path: string): Promise<string | null> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readLinesCapped(path, EVIDENCE_TEXT_MAX_BYTES, EVENT_LINE_MAX_BYTES);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  return evidenceText(path, bytes);
 }

@@ -103,7 +103,6 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
   const manifest = join(record.folder, "evidence", "manifest.json");
   const known: { event: EvidenceEvent; line: string }[] = [];
   let given = -1;
-  let sawText = false;
   const view = async (e: EvidenceEvent, line: string, index: number): Promise<ViewEvent> =>
     await viewEvent(e, {
       record,
@@ -111,8 +110,9 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
       shown: await shownAt(e, level, { share: true }).catch(() => null),
       lineSha256: sha256Hex(line),
       line: index + 1,
-      // Once the feed has streamed text, the answers came as text: an event repeats none.
-      answer: !sawText,
+      // Always, though the answer streamed: the feed (live.jsonl) is no evidence, and the run's program can write
+      // it, so the page shows the recorded answer in place of what streamed once the call's event comes.
+      answer: true,
     });
   const readEvents = async () => {
     for (const line of await events.next()) {
@@ -154,7 +154,6 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
           }
           if (yield* giveUpTo(item.seq)) return;
         } else if (item.type === "text" && given >= after) {
-          sawText = true;
           yield { kind: "text", text: item.text };
         }
       }

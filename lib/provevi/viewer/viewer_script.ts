@@ -1353,7 +1353,7 @@ export const APP_JS: string = [
   '      id: streaming ? "streaming" : null',
   '    }, h("span", {',
   '      class: "who"',
-  '    }, streaming ? "Streaming answer" : "Answer \\xB7 streamed"), h("span", null, box2.text)));',
+  '    }, streaming ? "Streaming answer \\xB7 not checked yet" : "Streamed \\xB7 no recorded answer backs it"), h("span", null, box2.text)));',
   "  }",
   '  return list.length ? card("Answers", list) : null;',
   "}",

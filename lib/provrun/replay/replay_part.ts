@@ -6,11 +6,11 @@
  * a replay's is a copy of the recorded outputs, a resume's a copy of what the cut run had written.
  * @module
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Json } from "../../provevi/evidence/event.ts";
 import { sha256Hex } from "../../provevi/evidence/hash.ts";
 import { readCapped } from "../../provevi/evidence/open_file.ts";
-import { openFileNoWait } from "../../provevi/evidence/fd_file.ts";
+import { openTree, type TreeEntry } from "../../provevi/evidence/open_tree.ts";
 import { DEFAULT_OUTPUT_BYTES, DEFAULT_OUTPUTS_BYTES } from "../run/outputter.ts";
 import { isOutputPath } from "../../provevi/evidence/event_rules.ts";
 import { modelOf } from "../backends/models.ts";
@@ -160,38 +160,32 @@ export class ReplayPart implements RunPart {
 /**
  * Copies a folder's plain files, leaving out links and anything that is not a file or a folder, and a file past
  * the run's limit of one output or past what is left of its budget (the resumed run would fail for it, and a
- * sparse file can claim any size: one of 1.5 GiB was read whole into provr's memory). Each file is opened once
- * (a link or a FIFO swapped in after the listing is refused, not followed or waited on) and streamed.
+ * sparse file can claim any size: one of 1.5 GiB was read whole into provr's memory). The walk (`open_tree.ts`)
+ * enters each folder and checks it is the one listed (a subfolder swapped for a link to a folder of the user's is
+ * refused, not followed) and opens each file once by its name there (a link or a FIFO swapped in after the listing
+ * is refused, not followed or waited on); each file is streamed from what was opened.
  */
 async function copyTree(from: string, to: string, budget: { one: number; left: number }): Promise<void> {
-  let entries: Deno.DirEntry[];
-  try {
-    entries = await Array.fromAsync(Deno.readDir(from));
-  } catch {
-    return; // no output/ yet
-  }
-  await Deno.mkdir(to, { recursive: true });
-  for (const e of entries) {
+  const take = (e: TreeEntry) =>
     // A link is never followed; a write_file cut before its rename left a temp file, which is no output.
-    if (e.isSymlink || /^\..+\.[0-9a-f-]{36}\.tmp$/.test(e.name)) continue;
-    if (e.isDirectory) await copyTree(join(from, e.name), join(to, e.name), budget);
-    else if (e.isFile) {
-      const info = await Deno.lstat(join(from, e.name));
-      if (info.nlink !== null && info.nlink > 1) continue; // a hard link may lead anywhere
-      const file = await openFileNoWait(join(from, e.name), { follow: false });
-      const { size } = await file.stat();
-      if (size > budget.one || size > budget.left) {
-        file.close();
+    (e.look.isDirectory || e.look.isFile) && !/^\..+\.[0-9a-f-]{36}\.tmp$/.test(basename(e.abs)) &&
+    !(e.look.isFile && e.look.nlink !== null && e.look.nlink > 1); // a hard link may lead anywhere
+  try {
+    for await (const item of openTree(from, { take })) {
+      const target = item.rel === "" ? to : join(to, ...item.rel.split("/"));
+      if (item.kind === "folder") {
+        await Deno.mkdir(target, { recursive: true });
         continue;
       }
+      const { size, nlink } = item.info;
+      if (nlink > 1 || size > budget.one || size > budget.left) continue;
       budget.left -= size;
-      try {
-        await Deno.writeFile(join(to, e.name), file.readable, { createNew: true });
-      } finally {
-        try {
-          file.close();
-        } catch { /* closed by its stream's end */ }
-      }
+      await Deno.writeFile(target, item.file.readable, { createNew: true });
     }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound && !(await Deno.lstat(from).then(() => true, () => false))) {
+      return;
+    }
+    throw error;
   }
 }

@@ -3,8 +3,9 @@
  * @module
  */
 import { join, relative, sep } from "node:path";
-import { hashRegularFile } from "../../provevi/evidence/hash.ts";
-import { IrregularFile } from "../../provevi/evidence/open_file.ts";
+import { hashOpened } from "../../provevi/evidence/hash.ts";
+import { IrregularFile, kindOf } from "../../provevi/evidence/open_file.ts";
+import { openTree, type TreeEntry, type TreeItem } from "../../provevi/evidence/open_tree.ts";
 
 /** One output file. */
 export interface OutputFile {
@@ -29,7 +30,9 @@ export interface CollectedOutputs {
  * {@linkcode findLinks} reports it). What a program left there may be anything, so only a plain file is read,
  * opened so that it neither follows a link nor waits for a FIFO's writer (a FIFO held the run's end for ever),
  * and no more than `most` bytes are read in all: a file that would pass them is not read (a sparse file of
- * 64 GiB was hashed whole before its size failed the run).
+ * 64 GiB was hashed whole before its size failed the run). The folder is walked by `open_tree.ts`, each file
+ * hashed by what was opened: a subfolder swapped for a link to a folder of the user's after the listing (by a
+ * process the run left behind) is not walked into, and is named with what is no plain file.
  *
  * @param folder The run folder.
  * @param most The most bytes read of all the outputs.
@@ -42,62 +45,89 @@ export interface CollectedOutputs {
  */
 export async function collectOutputs(folder: string, most = Infinity): Promise<CollectedOutputs> {
   const root = join(folder, "output");
-  const files: { path: string; full: string; size: number }[] = [];
+  const files: { path: string; size: number }[] = [];
   const special: { path: string; what: string }[] = [];
-  const walk = async (dir: string) => {
-    for await (const e of Deno.readDir(dir)) {
-      const full = join(dir, e.name);
-      const path = relative(root, full).split(sep).join("/");
-      if (e.isSymlink) continue;
-      if (e.isDirectory) await walk(full);
-      else if (e.isFile) files.push({ path, full, size: (await Deno.lstat(full)).size });
-      else special.push({ path, what: `is ${await specialKind(full)}` });
-    }
-  };
   // output/ itself a link (to a folder of the user's: ~/.ssh) had the user's files recorded as the run's outputs
   const top = await Deno.lstat(root).catch(() => null);
   if (top?.isSymlink) special.push({ path: "", what: "is a link, not the run's folder" });
   else if (top !== null && !top.isDirectory) special.push({ path: "", what: "is not a folder" });
-  else if (top !== null) await walk(root).catch(goneIsNone);
-  const outputs: OutputFile[] = [];
+  // the files as listed, each folder reached checked to be the one listed (open_tree.ts): a subfolder swapped
+  // for a link to a folder of the user's after the listing is not walked into, and is a problem
+  else if (top !== null) {
+    await walkOutputs(root, special, (e) => {
+      if (e.look.isFile) files.push({ path: e.rel, size: e.look.size });
+      else if (!e.look.isSymlink && !e.look.isDirectory) {
+        special.push({ path: e.rel, what: `is ${kindOf(e.look)}` });
+      }
+      return e.look.isDirectory;
+    });
+  }
+  const chosen = new Map<string, number>();
   const unread: CollectedOutputs["unread"] = [];
-  let read = 0;
+  let listed = 0;
   for (const f of files.sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    if (read + f.size > most) {
-      unread.push({ path: f.path, size: f.size });
-      continue;
+    if (listed + f.size > most) unread.push({ path: f.path, size: f.size });
+    else {
+      chosen.set(f.path, f.size);
+      listed += f.size;
     }
+  }
+  // each file chosen, opened by its name in its folder (no link followed, no FIFO waited on), hashed by its
+  // descriptor: no more than `most` bytes read in all, whatever a file grew to since its listing
+  const outputs: OutputFile[] = [];
+  let read = 0;
+  await walkOutputs(root, special, (e) => e.look.isDirectory || chosen.has(e.rel), async (item) => {
     try {
-      const hashed = await hashRegularFile(f.full, most - read);
-      outputs.push({ path: f.path, ...hashed });
+      const hashed = await hashOpened(item.abs, { fd: item.file.fd, info: item.info }, most - read);
+      outputs.push({ path: item.rel, ...hashed });
       read += hashed.size;
     } catch (error) {
       if (!(error instanceof IrregularFile)) throw error;
-      special.push({ path: f.path, what: error.reason });
+      special.push({ path: item.rel, what: error.reason });
     }
-  }
+  });
   return {
-    outputs,
+    outputs: outputs.sort((a, b) => (a.path < b.path ? -1 : 1)),
     unread,
     special: special.sort((a, b) => (a.path < b.path ? -1 : 1)).map((s) => `output/${s.path} ${s.what}`),
   };
 }
 
+/**
+ * Walks `output/` with open_tree.ts, giving each file opened to `each`: a file refused when opened, or a
+ * folder changed while it was walked, is a special entry (the walk stops at a changed folder); a folder
+ * removed while it was walked holds nothing.
+ */
+async function walkOutputs(
+  root: string,
+  special: { path: string; what: string }[],
+  take: (e: TreeEntry) => boolean,
+  each: (item: Extract<TreeItem, { kind: "file" }>) => Promise<void> = () => Promise.resolve(),
+): Promise<void> {
+  const rel = (abs: string) => relative(root, abs).split(sep).join("/");
+  try {
+    for await (
+      const item of openTree(root, {
+        take,
+        refused: (e, error) => refusedAs(special, e.rel, error),
+      })
+    ) {
+      if (item.kind === "file") await each(item);
+    }
+  } catch (error) {
+    if (error instanceof IrregularFile) special.push({ path: rel(error.path), what: error.reason });
+    else goneIsNone(error);
+  }
+}
+
+function refusedAs(special: { path: string; what: string }[], path: string, error: unknown): void {
+  // gone since its listing: no output; anything else put in its place is named
+  if (error instanceof IrregularFile) special.push({ path, what: error.reason });
+}
+
 /** A folder removed while it was walked holds nothing; any other error is thrown. */
 function goneIsNone(error: unknown): void {
   if (!(error instanceof Deno.errors.NotFound)) throw error;
-}
-
-/** What an entry that is no plain file is, in words. */
-async function specialKind(path: string): Promise<string> {
-  const info = await Deno.lstat(path).catch(() => null);
-  return info?.isFifo
-    ? "a FIFO"
-    : info?.isSocket
-    ? "a socket"
-    : info?.isCharDevice || info?.isBlockDevice
-    ? "a device"
-    : "not a plain file";
 }
 
 /** A link found in a run's `input/` or `output/`. */

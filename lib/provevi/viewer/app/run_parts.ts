@@ -32,13 +32,19 @@ export function answers(state: RunState): HTMLElement | null {
         : null,
     )
   );
+  // What streamed comes from the live feed, which is no evidence (the run's program can write it): the recorded
+  // answer, with its call's event, takes its place; until then, or when no event records one, it is marked so.
   for (const box of state.live.boxes) {
     if (box.seq !== null && v.events.some((e) => e.seq === box.seq && e.answer !== undefined)) continue;
     const streaming = box === state.live.open;
     list.push(h(
       "div",
       { class: "answer" + (streaming ? " streaming" : ""), id: streaming ? "streaming" : null },
-      h("span", { class: "who" }, streaming ? "Streaming answer" : "Answer · streamed"),
+      h(
+        "span",
+        { class: "who" },
+        streaming ? "Streaming answer · not checked yet" : "Streamed · no recorded answer backs it",
+      ),
       h("span", null, box.text),
     ));
   }
