@@ -9,7 +9,7 @@ import type { Assessment, EvidenceEvent, Json } from "../../provevi/mod.ts";
 import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { payloadsOf } from "../../provevi/evidence/mod.ts";
 import { sha256Hex } from "../../provevi/evidence/mod.ts";
-import { receivedRows } from "./received_rows.ts";
+import { receivedRows } from "./program_span_rows.ts";
 import type { TraceMessage, TraceStoredPart } from "./messages.ts";
 import { modelCallRows, tokenRow } from "./model_call_rows.ts";
 import { isObj, json, str } from "./_values.ts";
@@ -58,7 +58,7 @@ const NOT_STEPS = new Set([
   "output_artifact_created",
   "telemetry_blocked",
   "telemetry_problem",
-  // a batch of a program's spans: its spans are rows of their own (received_rows.ts)
+  // a batch of a program's spans: its spans are rows of their own (program_span_rows.ts)
   "spans_received",
 ]);
 
