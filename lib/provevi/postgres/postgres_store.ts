@@ -30,6 +30,7 @@ import { openPostgres, pgCode, pgMessage } from "./postgres_connection.ts";
 import { postgresTarget, type PostgresTargetOptions } from "./postgres_uri.ts";
 import { eventStatement, numbered, type PgSql, writeCreatedRowsPg } from "./postgres_rows.ts";
 import { postgresSchemaProblems } from "./postgres_schema.ts";
+import { eventLinesQuery, type EventLinesRow, eventsTextOfRows } from "../evidence/events_rows.ts";
 import * as q from "./postgres_questions.ts";
 import type { RowsLog } from "../log/rows_log.ts";
 import { appendLogPg, postgresLog } from "./postgres_log.ts";
@@ -306,8 +307,12 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    */
   async eventsText(runId: string): Promise<string | null> {
     if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) return null;
-    const rows = await this.#all("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq", runId);
-    return rows.map((r) => `${r.line}\n`).join("");
+    // a batch of lines at a time, a line past the bound refused by its size before it is sent (events_rows.ts)
+    const batch = eventLinesQuery("postgres");
+    return await eventsTextOfRows(`${this.uri} run ${runId}`, async (after) => {
+      const [row] = await this.sql.unsafe(batch, [runId, after]);
+      return row as EventLinesRow | undefined;
+    });
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */

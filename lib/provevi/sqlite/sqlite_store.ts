@@ -18,6 +18,7 @@ import { checkRunId, checkRunIdToRead, type RunRecord } from "../evidence/record
 import type { EvidenceStore, RunWriter, SealInfo } from "../store/store.ts";
 import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { writeEventRows } from "./sqlite_rows.ts";
+import { eventLinesQuery, eventsTextOfRows } from "../evidence/events_rows.ts";
 import { columnText, columnValue, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
 import { type HeldRows, missingRows } from "../store/complete_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
@@ -244,12 +245,9 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     if (!this.db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(runId)) {
       return Promise.resolve(null);
     }
-    const rows = this.db.prepare("SELECT line FROM provevi_events WHERE run_id = ? ORDER BY seq").all(
-      runId,
-    ) as {
-      line: string;
-    }[];
-    return Promise.resolve(rows.map((r) => r.line + "\n").join(""));
+    // a batch of lines at a time, a line past the bound refused by its size (events_rows.ts)
+    const batch = this.db.prepare(eventLinesQuery("sqlite"));
+    return eventsTextOfRows(`${this.uri} run ${runId}`, (after) => batch.get(runId, after));
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
