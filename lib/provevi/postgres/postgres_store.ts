@@ -307,12 +307,11 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
    */
   async eventsText(runId: string): Promise<string | null> {
     if (!(await this.#all("SELECT 1 AS found FROM provevi_runs WHERE run_id = ?", runId)).length) return null;
-    // a batch of lines at a time, a line past the bound refused by its size before it is sent (events_rows.ts)
-    const batch = eventLinesQuery("postgres");
-    return await eventsTextOfRows(`${this.uri} run ${runId}`, async (after) => {
-      const [row] = await this.sql.unsafe(batch, [runId, after]);
-      return row as EventLinesRow | undefined;
-    });
+    // a batch of lines a row, a line past the bound refused by its size before it is sent (events_rows.ts)
+    const rows = this.sql.unsafe(eventLinesQuery("postgres"), [runId]).cursor(1) as AsyncIterable<
+      EventLinesRow[]
+    >;
+    return await eventsTextOfRows(`${this.uri} run ${runId}`, flatRows(rows));
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
@@ -478,4 +477,9 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** The rows of a cursor's batches, one at a time. */
+async function* flatRows<T>(batches: AsyncIterable<readonly T[]>): AsyncGenerator<T> {
+  for await (const batch of batches) yield* batch;
 }

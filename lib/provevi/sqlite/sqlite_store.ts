@@ -245,9 +245,9 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     if (!this.db.prepare("SELECT 1 FROM provevi_runs WHERE run_id = ?").get(runId)) {
       return Promise.resolve(null);
     }
-    // a batch of lines at a time, a line past the bound refused by its size (events_rows.ts)
-    const batch = this.db.prepare(eventLinesQuery("sqlite"));
-    return eventsTextOfRows(`${this.uri} run ${runId}`, (after) => batch.get(runId, after));
+    // a batch of lines a row, a line past the bound refused by its size (events_rows.ts)
+    const rows = this.db.prepare(eventLinesQuery("sqlite")).iterate(runId);
+    return eventsTextOfRows(`${this.uri} run ${runId}`, rows);
   }
 
   /** The run IDs in the store, oldest first (run IDs begin with their time). */
