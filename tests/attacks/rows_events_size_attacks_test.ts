@@ -14,6 +14,7 @@ import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
 import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
 import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { sealRowOfFolder } from "../../lib/provevi/store/store_rows.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
@@ -104,7 +105,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
           }
           await store.tamper(statements[kind]);
           await using reading = await store.open(runs);
-          const before = Deno.memoryUsage().rss;
+          const before = Deno.memoryUsage().rss, start = performance.now();
           let peak = before;
           const watch = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 2);
           let found: string;
@@ -120,7 +121,11 @@ for (const kind of ["sqlite", "postgres"] as const) {
             clearInterval(watch);
           }
           const grew = Math.max(peak, Deno.memoryUsage().rss) - before;
-          console.log(`${kind}, ${shape}: ${Math.round(grew / MiB)} MiB more memory: ${found.slice(0, 160)}`);
+          console.log(
+            `${kind}, ${shape}: ${Math.round(grew / MiB)} MiB more memory, ${
+              Math.round(performance.now() - start)
+            } ms: ${found.slice(0, 160)}`,
+          );
           // prove show: one line on stderr, no stack
           const io = bufferIo();
           const code = await prove(["--store", store.uri, "--runs", runs, "show", RUN], io);
@@ -141,6 +146,47 @@ for (const kind of ["sqlite", "postgres"] as const) {
     });
   }
 }
+
+/** The growth of memory while `work` runs, and what it gave. */
+async function measured<T>(work: () => Promise<T>): Promise<{ grew: number; got: T }> {
+  const before = Deno.memoryUsage().rss;
+  let peak = before;
+  const watch = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 2);
+  const got = await work().finally(() => clearInterval(watch));
+  return { grew: Math.max(peak, Deno.memoryUsage().rss) - before, got };
+}
+
+// The readers of a run folder's events.jsonl beside the record: the check of a store's rows against the folder,
+// and the seal's columns of a row that missed its seal (`sealRowOfFolder`), read it whole.
+Deno.test("the check of a sqlite store's rows, and the seal's columns of a row, read a sparse events.jsonl in bounded memory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "attack-rows-events-" });
+  try {
+    const runs = join(dir, "runs");
+    await using store = new SqliteStore(join(dir, "evidence.db"), { runs });
+    await writeRichRun(await store.openRun(RUN));
+    await Deno.truncate(join(runs, RUN, "evidence", "events.jsonl"), 512 * MiB - 4096);
+    const check = await measured(() => store.checkRun(RUN));
+    const found = check.got.map((p) => `${p.code} ${p.message}`).find((f) => f.startsWith("rows.unreadable"));
+    console.log(`the check of the rows: ${Math.round(check.grew / MiB)} MiB more memory: ${found}`);
+    const seal = await measured(() => sealRowOfFolder(join(runs, RUN)));
+    console.log(`the seal's columns: ${Math.round(seal.grew / MiB)} MiB more memory`);
+    const said = /^rows\.unreadable \S+ cannot be read: \S+ line 4 holds more than 16777216 bytes/;
+    tally.add("the check of a store's rows, a sparse events.jsonl", {
+      stopped: check.grew < 64 * MiB,
+      recorded: said.test(found ?? "") && !found!.includes("\n"),
+    });
+    tally.add("the seal's columns of a row, a sparse events.jsonl", {
+      stopped: seal.grew < 64 * MiB,
+      recorded: seal.got === null,
+    });
+    assert.ok(check.grew < 64 * MiB, `the check took ${Math.round(check.grew / MiB)} MiB`);
+    assert.match(found ?? "", said);
+    assert.ok(seal.grew < 64 * MiB, `the seal's columns took ${Math.round(seal.grew / MiB)} MiB`);
+    assert.equal(seal.got, null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("rows events size attacks: the tally", () => {
   console.log(tally.line());

@@ -64,7 +64,7 @@ export class FileRunRecord implements RunRecord {
   /** The text of `events.jsonl`. */
   async eventsText(): Promise<string | null> {
     refuseLinkedFolder(this.#paths.evidence);
-    return await readTextOrNull(this.#paths.events);
+    return await readEventsFileText(this.#paths.events);
   }
 
   /** The text of `manifest.json`. */
@@ -211,8 +211,15 @@ function refuseLinkedFolder(path: string): void {
  */
 export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** The text of `events.jsonl`, none of its lines past {@linkcode EVENT_LINE_MAX_BYTES} (refused as it is read). */
-async function readTextOrNull(path: string): Promise<string | null> {
+/**
+ * The text of `events.jsonl`, none of its lines past {@linkcode EVENT_LINE_MAX_BYTES} (refused as it is read):
+ * every reader of the file reads it so (the record, the check of a store's rows, the seal's columns of a row).
+ *
+ * @param path The file.
+ * @returns Its text, or null when it is missing.
+ * @throws ProveviError for a link, a file not plain, past 512 MiB, with a line past the bound, or not UTF-8.
+ */
+export async function readEventsFileText(path: string): Promise<string | null> {
   let bytes: Uint8Array;
   try {
     bytes = await readLinesCapped(path, EVIDENCE_TEXT_MAX_BYTES, EVENT_LINE_MAX_BYTES);

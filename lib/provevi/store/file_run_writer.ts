@@ -27,6 +27,7 @@ import {
   payloadPlace,
 } from "../evidence/payload_pack.ts";
 import { readCappedSync } from "../evidence/open_file.ts";
+import { readLinesCapped } from "../evidence/events_file.ts";
 import { PackWriter } from "./pack_file.ts";
 import { nowUtc } from "../evidence/event.ts";
 import { EventsDigest, sealAttestation } from "../evidence/attestation.ts";
@@ -434,7 +435,8 @@ export class FileRunWriter implements RunWriter {
     const signing = info.signingKey
       ? sealAttestation(
         this.#digest?.finish() ??
-          strictUtf8.decode(readCappedSync(this.#paths.events, EVIDENCE_TEXT_MAX_BYTES)),
+          // read back as every reader reads it: a line past the bound refused as it comes (events_file.ts)
+          strictUtf8.decode(await readLinesCapped(this.#paths.events, EVIDENCE_TEXT_MAX_BYTES)),
         text,
         info.signingKey,
         { pack: this.#pack?.opened ? readCappedSync(this.#paths.pack, PACK_MAX_BYTES) : null },

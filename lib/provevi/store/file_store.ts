@@ -22,7 +22,7 @@ import { FileLog } from "../log/file_log.ts";
 import { FileRunRecord } from "./file_run_record.ts";
 import { FileRunWriter } from "./file_run_writer.ts";
 
-export { evidencePaths, FileRunRecord, readEvidenceText } from "./file_run_record.ts";
+export { evidencePaths, FileRunRecord, readEventsFileText, readEvidenceText } from "./file_run_record.ts";
 export { FileRunWriter } from "./file_run_writer.ts";
 
 /**

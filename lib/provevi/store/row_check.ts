@@ -7,7 +7,7 @@
 import { dirname, join } from "node:path";
 import { packedPayloads, payloadPlace } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
-import { evidencePaths, readEvidenceText } from "./file_store.ts";
+import { evidencePaths, readEventsFileText, readEvidenceText } from "./file_store.ts";
 import { sha256Hex } from "../evidence/hash.ts";
 import {
   columnText,
@@ -70,7 +70,7 @@ export async function checkStoreRows(
   const folder = options.folder ?? String(run.folder);
   const paths = evidencePaths(folder);
   const hand = inHand(options.read, options.folder);
-  const text = hand ? hand.texts.events : await readOrNull(paths.events, problems);
+  const text = hand ? hand.texts.events : await readOrNull(paths.events, problems, readEventsFileText);
   const manifest = hand ? hand.texts.manifest : await readOrNull(paths.manifest, problems);
   // Only the lines: the verifier parses and checks them; the rows are compared with the lines as they are.
   const lines = hand ? hand.lines : text === null ? [] : eventsTextLines(text);
@@ -536,9 +536,13 @@ async function assessmentProblems(db: RowSource, runId: string, events: Evidence
 }
 
 /** The text of an evidence file, or null when it is missing; a file that cannot be read is a problem. */
-async function readOrNull(path: string, problems: Problem[]): Promise<string | null> {
+async function readOrNull(
+  path: string,
+  problems: Problem[],
+  read: (path: string) => Promise<string | null> = readEvidenceText,
+): Promise<string | null> {
   try {
-    return await readEvidenceText(path);
+    return await read(path);
   } catch (error) {
     problems.push(problem("rows.unreadable", `${path} cannot be read: ${(error as Error).message}`));
     return null;

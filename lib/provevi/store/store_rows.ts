@@ -9,7 +9,7 @@ import { type AgentOfRun, agentOfRun, runParams } from "../experiments/agent_cla
 import { statusOf } from "../evidence/manifest.ts";
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
-import { readEvidenceText } from "./file_store.ts";
+import { readEventsFileText, readEvidenceText } from "./file_store.ts";
 
 /** A value an indexed store keeps in a column (SQLite's and PostgreSQL's text, integers and null). */
 export type SqlValue = string | number | null;
@@ -268,7 +268,7 @@ export async function sealRowOfFolder(folder: string): Promise<SealRow | null> {
     // A run still being written has no manifest: its events are not read.
     const text = await readEvidenceText(join(folder, "evidence", "manifest.json"));
     if (text === null) return null;
-    const eventsText = await readEvidenceText(join(folder, "evidence", "events.jsonl"));
+    const eventsText = await readEventsFileText(join(folder, "evidence", "events.jsonl"));
     if (eventsText === null || (eventsText !== "" && !eventsText.endsWith("\n"))) return null; // a torn line
     const body = eventsText.slice(0, -1);
     const lastLine = eventsText === "" ? null : body.slice(body.lastIndexOf("\n") + 1);
