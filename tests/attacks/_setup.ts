@@ -5,6 +5,8 @@
  * attacks look for).
  * @module
  */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { Manifest } from "../../lib/provevi/evidence/manifest.ts";
 import { FileStore } from "../../lib/provevi/store/file_store.ts";
@@ -149,4 +151,28 @@ export async function beforeTimeout<T>(work: Promise<T>, ms: number): Promise<T 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Runs a child of the attacks (in this folder) with V8's `gc()`, which measures what each of its cases holds
+ * after a collection and prints them as one JSON object: the bytes held, by case.
+ *
+ * @param child The child's file name, in tests/attacks/.
+ * @returns The bytes each case held.
+ */
+export async function heldInChild(child: string): Promise<Record<string, number>> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-prompt",
+      "--v8-flags=--expose-gc",
+      fileURLToPath(new URL(child, import.meta.url)),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(output.stdout).trim();
+  assert.ok(out.startsWith("{"), `the child printed ${out}\n${new TextDecoder().decode(output.stderr)}`);
+  return JSON.parse(out) as Record<string, number>;
 }

@@ -7,27 +7,14 @@
  * V8's `gc()`, so that what is held is measured after a collection.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { Tally } from "./_tally.ts";
+import { heldInChild } from "./_setup.ts";
 
 /** 3,000 chunks at their own size are a few MB; 3,000 reads of 64 KiB are 196 MB. */
 const BOUND = 64 * 1024 * 1024;
 
 Deno.test("a peer that sends a byte at a time makes no reader hold 64 KiB a byte: door read-ahead, collected bodies, MLflow replies, provider answers", async () => {
-  const child = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--no-prompt",
-      "--v8-flags=--expose-gc",
-      fileURLToPath(new URL("./_chunk_child.ts", import.meta.url)),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const out = new TextDecoder().decode(child.stdout).trim();
-  assert.ok(out.startsWith("{"), `the child printed ${out}\n${new TextDecoder().decode(child.stderr)}`);
-  const held = JSON.parse(out) as Record<string, number>;
+  const held = await heldInChild("./_chunk_child.ts");
   const tally = new Tally("byte-at-a-time attacks");
   for (const [name, bytes] of Object.entries(held)) {
     tally.add(name, { stopped: bytes < BOUND, recorded: bytes < BOUND });

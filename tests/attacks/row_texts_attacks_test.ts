@@ -7,27 +7,14 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { Tally } from "./_tally.ts";
+import { heldInChild } from "./_setup.ts";
 
 /** The texts' bound (`TEXTS_MAX_BYTES`), and half as much again for the estimate of what each text takes. */
 const BOUND = 6 * 1024 * 1024;
 
 Deno.test("bodies of fresh names, messages, kept values and scopes leave the rows' pass holding about its texts' bound", async () => {
-  const child = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--no-prompt",
-      "--v8-flags=--expose-gc",
-      fileURLToPath(new URL("./_row_texts_child.ts", import.meta.url)),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const out = new TextDecoder().decode(child.stdout).trim();
-  assert.ok(out.startsWith("{"), `the child printed ${out}\n${new TextDecoder().decode(child.stderr)}`);
-  const held = JSON.parse(out) as Record<string, number>;
+  const held = await heldInChild("./_row_texts_child.ts");
   const tally = new Tally("fresh texts in the rows' pass");
   for (const [name, bytes] of Object.entries(held)) {
     tally.add(name, { stopped: bytes < BOUND, recorded: bytes < BOUND });
