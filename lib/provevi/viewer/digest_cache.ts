@@ -4,6 +4,11 @@
  * evidence and output file's size, times and inode, up to 2,000 files) and for at most
  * {@linkcode DIGEST_TTL_MS}: a run changed on disk is checked again at once, and any run at least that often. A
  * run's own page always checks it afresh.
+ *
+ * A file system stamps a change with a coarse clock (a few milliseconds; two seconds on some), so a file written
+ * twice in one tick of it keeps its stamp: the second write would pass for the first. As git does with its
+ * index ("racy clean"), a digest is kept only when every stamped file changed at least {@linkcode RACY_MS} before
+ * the stamp was taken; a run changed more recently is checked each time it is asked for.
  * @module
  */
 import { join } from "node:path";
@@ -14,18 +19,33 @@ import { SingleFlight } from "./single_flight.ts";
 /** How long a digest is kept at most, in milliseconds. */
 export const DIGEST_TTL_MS = 30_000;
 
+/**
+ * How recent a change may be for a digest to be kept: the coarsest tick of a file system's times (FAT's two
+ * seconds; ext4's and tmpfs's are a few milliseconds).
+ */
+export const RACY_MS = 2_000;
+
 /** How many runs are checked at once: the rest wait, so the viewer stays quick on a small machine. */
 const AT_ONCE = 2;
 
 /** The files of a folder that a stamp looks at one by one; a folder with more relies on the time limit. */
 const STAMP_FILES = 2000;
 
-async function stampLine(path: string, name: string): Promise<string> {
+/** A stamp of files: its text, and the time of the latest change of any of them (milliseconds). */
+interface Stamp {
+  text: string;
+  changed: number;
+}
+
+async function stampLine(path: string, name: string): Promise<Stamp> {
   try {
     const i = await Deno.lstat(path);
-    return `${name}:${i.size}:${i.mtime?.getTime()}:${i.ctime?.getTime()}:${i.ino}`;
+    const times = [i.mtime?.getTime(), i.ctime?.getTime()];
+    // a file system without times gives no tick to trust: as if changed now
+    const changed = times.some((t) => t === undefined) ? Infinity : Math.max(...times as number[]);
+    return { text: `${name}:${i.size}:${times[0]}:${times[1]}:${i.ino}`, changed };
   } catch {
-    return `${name}:-`;
+    return { text: `${name}:-`, changed: -Infinity };
   }
 }
 
@@ -47,7 +67,7 @@ async function filesUnder(folder: string, prefix = "", out: string[] = []): Prom
  * The stamp of a run folder's evidence: what changes when any of it is written, moved or replaced (each file's
  * size, times and inode; a write changes a file's ctime, which no user can set back).
  */
-async function stampOf(folder: string | null): Promise<string | null> {
+async function stampOf(folder: string | null): Promise<Stamp | null> {
   if (folder === null) return null;
   const names = [
     "evidence",
@@ -60,12 +80,12 @@ async function stampOf(folder: string | null): Promise<string | null> {
   const parts = await Promise.all(names.map((n) => stampLine(join(folder, n), n)));
   for (const dir of ["evidence", "output"]) {
     const files = await filesUnder(join(folder, dir));
-    if (files === null) parts.push(`${dir}:many`);
+    if (files === null) parts.push({ text: `${dir}:many`, changed: -Infinity });
     else {parts.push(
         ...await Promise.all(files.sort().map((f) => stampLine(join(folder, dir, f), `${dir}/${f}`))),
       );}
   }
-  return parts.join("|");
+  return { text: parts.map((p) => p.text).join("|"), changed: Math.max(...parts.map((p) => p.changed)) };
 }
 
 /** The digests of runs, each computed once per change of the run (or per {@linkcode DIGEST_TTL_MS}). */
@@ -90,18 +110,23 @@ export class DigestCache {
    */
   async digest(runId: string): Promise<RunDigest> {
     const record = await this.store.readRun(runId);
-    const stamp = await stampOf(record.folder);
+    const stampedAt = Date.now();
+    const found = await stampOf(record.folder);
+    const stamp = found === null || found.changed > stampedAt - RACY_MS ? null : found.text;
     const kept = this.#kept.get(runId);
     if (kept && kept.stamp === stamp && stamp !== null && Date.now() - kept.at < DIGEST_TTL_MS) {
       return kept.digest;
     }
-    return await this.#flight.run(`${runId}\n${stamp}`, async () => {
+    return await this.#flight.run(`${runId}\n${found?.text}`, async () => {
       await this.#turn();
       try {
         const digest = await runDigest(this.store, record, { ...this.options, text: false });
         if (this.#kept.size >= 10_000) this.#kept.clear();
-        // A running run is not kept: its next event changes it.
-        if (digest.verdict !== "running") this.#kept.set(runId, { stamp, at: Date.now(), digest });
+        // A running run is not kept: its next event changes it. Nor is one changed too recently to tell a
+        // change in the same tick of the file system's clock (RACY_MS).
+        if (digest.verdict !== "running" && stamp !== null) {
+          this.#kept.set(runId, { stamp, at: Date.now(), digest });
+        }
         return digest;
       } finally {
         this.#busy--;

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 import { TelemetryPolicy } from "../../../lib/provevi/telemetry/policy.ts";
 import { viewerHandler } from "../../../lib/provevi/viewer/viewer_server.ts";
+import { DigestCache, RACY_MS } from "../../../lib/provevi/viewer/digest_cache.ts";
 import type { RunView } from "../../../lib/provevi/viewer/run_view.ts";
 import type { RunsAnswer } from "../../../lib/provevi/viewer/run_search.ts";
 import type { ListDigest } from "../../../lib/provevi/viewer/runs_api.ts";
@@ -243,6 +244,43 @@ test("compare pairs two runs' steps, marks the first divergence, and diffs their
     await names.get("api/totals", 400);
   } finally {
     await names.close();
+  }
+});
+
+test("a run unchanged for RACY_MS keeps its digest until it changes; one changed more recently is checked each time", async () => {
+  const { t, ids } = await demo;
+  const runs = await Deno.makeTempDir();
+  try {
+    const { cp } = await import("node:fs/promises");
+    await cp(join(t.runs, ids.agent), join(runs, ids.agent), { recursive: true });
+    const store = new FileStore({ runs });
+    let checks = 0;
+    const counted = Object.assign(Object.create(store) as FileStore, {
+      readRun: async (runId: string) => {
+        const record = await store.readRun(runId);
+        const manifestText = record.manifestText.bind(record);
+        return Object.assign(record, { manifestText: () => (checks++, manifestText()) });
+      },
+    });
+    const cache = new DigestCache(counted, { policy: policy("bodies") });
+    // copied just now: within a tick of the file system's clock, so nothing is kept
+    assert.equal((await cache.digest(ids.agent)).verdict, "verified");
+    const once = checks; // the reads of its manifest a check makes
+    assert.ok(once > 0);
+    assert.equal((await cache.digest(ids.agent)).verdict, "verified");
+    assert.equal(checks, 2 * once);
+    await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
+    assert.equal((await cache.digest(ids.agent)).verdict, "verified");
+    assert.equal((await cache.digest(ids.agent)).verdict, "verified");
+    assert.equal(checks, 3 * once, "kept once its files are older than RACY_MS");
+    const pack = join(runs, ids.agent, "evidence", "payloads.pack");
+    const bytes = await Deno.readFile(pack);
+    bytes[bytes.length - 2] = bytes[bytes.length - 2]! ^ 0x01;
+    await Deno.writeFile(pack, bytes);
+    assert.equal((await cache.digest(ids.agent)).verdict, "does_not_verify");
+    assert.equal(checks, 4 * once);
+  } finally {
+    await Deno.remove(runs, { recursive: true });
   }
 });
 
