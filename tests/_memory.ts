@@ -4,7 +4,8 @@
  * `deno test --parallel` runs every test file in one process, each in its own isolate, so the process's RSS
  * grows with whatever the other files do at the same moment (530 MB once, under the whole suite): a bound on
  * what one test holds has to be measured on its own isolate. What a test reads whole (an `arrayBuffer()`, a
- * string, a decoded message) is counted here.
+ * string, a decoded message) is counted here. A bound on a process's RSS (what native code and the allocator
+ * hold too) is measured in a process of its own: `measuredInChild` (tests/attacks/_setup.ts).
  * @module
  */
 

@@ -154,6 +154,31 @@ export async function beforeTimeout<T>(work: Promise<T>, ms: number): Promise<T 
 }
 
 /**
+ * Runs a module of this folder in a process of its own (`deno run -A --no-prompt`, with these flags and
+ * arguments) and gives what it printed last: one line of JSON. A memory measure is taken there: `deno test
+ * --parallel` runs the test files in workers of one process, whose RSS counts what every other file holds at
+ * that moment.
+ *
+ * @param file The module's file name, in tests/attacks/.
+ * @param flags Flags of `deno run` besides `-A --no-prompt`.
+ * @param args The module's arguments.
+ * @returns The last line of its standard output, parsed.
+ */
+async function jsonOfChild(file: string, flags: string[], args: string[]): Promise<unknown> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-prompt", ...flags, fileURLToPath(new URL(file, import.meta.url)), ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(output.stdout).trim().split("\n").at(-1) ?? "";
+  assert.ok(
+    output.success && out.startsWith("{"),
+    `the child printed ${out}\n${new TextDecoder().decode(output.stderr)}`,
+  );
+  return JSON.parse(out);
+}
+
+/**
  * Runs a child of the attacks (in this folder) with V8's `gc()`, which measures what each of its cases holds
  * after a collection and prints them as one JSON object: the bytes held, by case.
  *
@@ -161,18 +186,34 @@ export async function beforeTimeout<T>(work: Promise<T>, ms: number): Promise<T 
  * @returns The bytes each case held.
  */
 export async function heldInChild(child: string): Promise<Record<string, number>> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--no-prompt",
-      "--v8-flags=--expose-gc",
-      fileURLToPath(new URL(child, import.meta.url)),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const out = new TextDecoder().decode(output.stdout).trim();
-  assert.ok(out.startsWith("{"), `the child printed ${out}\n${new TextDecoder().decode(output.stderr)}`);
-  return JSON.parse(out) as Record<string, number>;
+  return await jsonOfChild(child, ["--v8-flags=--expose-gc"], []) as Record<string, number>;
+}
+
+/** What a work run by {@linkcode measuredInChild} cost its process, and what it gave. */
+export interface Measured<T> {
+  /** The growth of the process's RSS while the work ran: its peak, sampled every 2 ms, less its RSS before. */
+  grew: number;
+  /** The work's time, in milliseconds. */
+  ms: number;
+  /** What the work gave, through JSON. */
+  got: T;
+}
+
+/**
+ * Runs a work in a process of its own (`_measured_child.ts`), which measures the growth of its own RSS around
+ * it: the export `name` of the module `work` (in tests/attacks/, a `_*_work.ts`), called with `args`. A work
+ * that must make live things first (a store opened, a daemon and a run's writer) returns the measured part as a
+ * function instead, which the child then calls, measured. What the work gives goes through JSON.
+ *
+ * @param work The work's module, in tests/attacks/.
+ * @param name The export to call.
+ * @param args Its arguments, each JSON.
+ * @returns The growth, the time, and what the work gave.
+ */
+export async function measuredInChild<T>(
+  work: string,
+  name: string,
+  ...args: unknown[]
+): Promise<Measured<T>> {
+  return await jsonOfChild("./_measured_child.ts", [], [work, name, JSON.stringify(args)]) as Measured<T>;
 }

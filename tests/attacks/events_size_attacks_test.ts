@@ -11,8 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EventChain } from "../../lib/provevi/evidence/chain.ts";
-import { findRun, verifyRun } from "../../lib/provevi/runs/mod.ts";
-import { sampleRun } from "./_setup.ts";
+import { measuredInChild, sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("events size attacks");
@@ -47,14 +46,15 @@ for (const [shape, { grow, answer }] of Object.entries(SHAPES)) {
     const run = await sampleRun("attack-events-size-");
     try {
       await grow(join(run.folder, "evidence", "events.jsonl"));
-      const before = Deno.memoryUsage().rss;
-      let peak = before;
-      const watch = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 2);
-      const check = await verifyRun(await findRun(run.folder)).finally(() => clearInterval(watch));
-      const grew = Math.max(peak, Deno.memoryUsage().rss) - before;
+      // measured in a process of its own: this one's RSS counts what the files running beside it hold
+      const { grew, got: check } = await measuredInChild<{
+        ok: boolean;
+        problems: { code: string; message: string }[];
+      }>("./_events_size_work.ts", "verify", run.folder);
       const found = check.problems.filter((p) => p.code.startsWith("events.")).map((p) =>
         `${p.code} ${p.message}`
       );
+      console.log(`${shape}: ${Math.round(grew / MiB)} MiB more memory`);
       tally.add(shape, {
         stopped: grew < 256 * MiB,
         recorded: !check.ok && found.some((f) => answer.test(f)),

@@ -13,13 +13,12 @@ import postgres from "postgres";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
 import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
-import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
-import { sealRowOfFolder } from "../../lib/provevi/store/store_rows.ts";
 import { bufferIo } from "../../cli/_io.ts";
 import { prove } from "../../cli/prove.ts";
 import { writeRichRun } from "../provevi/_rich_run.ts";
 import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { peerTest } from "../_peers.ts";
+import { measuredInChild } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("rows events size attacks");
@@ -104,27 +103,17 @@ for (const kind of ["sqlite", "postgres"] as const) {
             await writeRichRun(await (writing as unknown as SqliteStore).openRun(RUN));
           }
           await store.tamper(statements[kind]);
-          await using reading = await store.open(runs);
-          const before = Deno.memoryUsage().rss, start = performance.now();
-          let peak = before;
-          const watch = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 2);
-          let found: string;
-          try {
-            const text = await reading.eventsText(RUN);
-            const problems = readEventsText(text ?? "").problems;
-            assert.ok(problems.length <= 1010, `${problems.length} problems`);
-            found = problems.map((p) => `${p.code} ${p.message}`).find((f) => statements.answer.test(f)) ??
-              JSON.stringify(problems.slice(0, 3));
-          } catch (error) {
-            found = (error as Error).message;
-          } finally {
-            clearInterval(watch);
-          }
-          const grew = Math.max(peak, Deno.memoryUsage().rss) - before;
+          // measured in a process of its own: this one's RSS counts what the files running beside it hold
+          const { grew, ms, got: found } = await measuredInChild<string>(
+            "./_rows_events_size_work.ts",
+            "readEvents",
+            store.uri,
+            runs,
+            RUN,
+            statements.answer.source,
+          );
           console.log(
-            `${kind}, ${shape}: ${Math.round(grew / MiB)} MiB more memory, ${
-              Math.round(performance.now() - start)
-            } ms: ${found.slice(0, 160)}`,
+            `${kind}, ${shape}: ${Math.round(grew / MiB)} MiB more memory, ${ms} ms: ${found.slice(0, 160)}`,
           );
           // prove show: one line on stderr, no stack
           const io = bufferIo();
@@ -147,28 +136,22 @@ for (const kind of ["sqlite", "postgres"] as const) {
   }
 }
 
-/** The growth of memory while `work` runs, and what it gave. */
-async function measured<T>(work: () => Promise<T>): Promise<{ grew: number; got: T }> {
-  const before = Deno.memoryUsage().rss;
-  let peak = before;
-  const watch = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 2);
-  const got = await work().finally(() => clearInterval(watch));
-  return { grew: Math.max(peak, Deno.memoryUsage().rss) - before, got };
-}
-
 // The readers of a run folder's events.jsonl beside the record: the check of a store's rows against the folder,
 // and the seal's columns of a row that missed its seal (`sealRowOfFolder`), read it whole.
 Deno.test("the check of a sqlite store's rows, and the seal's columns of a row, read a sparse events.jsonl in bounded memory", async () => {
   const dir = await Deno.makeTempDir({ prefix: "attack-rows-events-" });
   try {
     const runs = join(dir, "runs");
-    await using store = new SqliteStore(join(dir, "evidence.db"), { runs });
-    await writeRichRun(await store.openRun(RUN));
+    {
+      await using store = new SqliteStore(join(dir, "evidence.db"), { runs });
+      await writeRichRun(await store.openRun(RUN));
+    }
     await Deno.truncate(join(runs, RUN, "evidence", "events.jsonl"), 512 * MiB - 4096);
-    const check = await measured(() => store.checkRun(RUN));
-    const found = check.got.map((p) => `${p.code} ${p.message}`).find((f) => f.startsWith("rows.unreadable"));
+    const work = "./_rows_events_size_work.ts";
+    const check = await measuredInChild<string[]>(work, "checkRun", join(dir, "evidence.db"), runs, RUN);
+    const found = check.got.find((f) => f.startsWith("rows.unreadable"));
     console.log(`the check of the rows: ${Math.round(check.grew / MiB)} MiB more memory: ${found}`);
-    const seal = await measured(() => sealRowOfFolder(join(runs, RUN)));
+    const seal = await measuredInChild<unknown>(work, "sealRow", runs, RUN);
     console.log(`the seal's columns: ${Math.round(seal.grew / MiB)} MiB more memory`);
     const said = /^rows\.unreadable \S+ cannot be read: \S+ line 4 holds more than 16777216 bytes/;
     tally.add("the check of a store's rows, a sparse events.jsonl", {
