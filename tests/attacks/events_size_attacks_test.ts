@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EventChain } from "../../lib/provevi/evidence/chain.ts";
+import { writeKeyPair } from "../../lib/provevi/evidence/signing_key.ts";
 import { measuredInChild, sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 
@@ -69,6 +70,44 @@ for (const [shape, { grow, answer }] of Object.entries(SHAPES)) {
     }
   });
 }
+
+Deno.test("prove sign of a run whose events.jsonl is a sparse file just under the cap refuses in one line, in bounded memory", async () => {
+  const run = await sampleRun("attack-events-size-");
+  try {
+    const events = join(run.folder, "evidence", "events.jsonl");
+    const before = await Deno.readFile(events);
+    await Deno.truncate(events, 512 * MiB - 4096);
+    const key = join(run.dir, "signing.key");
+    await writeKeyPair(key);
+    const { grew, got: error } = await measuredInChild<string | null>(
+      "./_events_size_work.ts",
+      "sign",
+      run.folder,
+      key,
+    );
+    console.log(`prove sign, a sparse events.jsonl: ${Math.round(grew / MiB)} MiB more memory: ${error}`);
+    const said = /events\.jsonl line 14 holds more than 16777216 bytes/;
+    tally.add("prove sign of a sparse events.jsonl", {
+      stopped: grew < 64 * MiB,
+      recorded: said.test(error ?? "") && !error!.includes("\n"),
+    });
+    assert.ok(grew < 64 * MiB, `the signing took ${Math.round(grew / MiB)} MiB`);
+    assert.match(error ?? "", said);
+    assert.ok(!error!.includes("\n"));
+    // nothing written, nothing lost: no attestation, the file's events as they were
+    await assert.rejects(
+      Deno.lstat(join(run.folder, "evidence", "attestation.dsse.json")),
+      Deno.errors.NotFound,
+    );
+    const after = await Deno.open(events);
+    const head = new Uint8Array(before.length);
+    await after.read(head);
+    after.close();
+    assert.deepEqual(head, before);
+  } finally {
+    await Deno.remove(run.dir, { recursive: true });
+  }
+});
 
 Deno.test("the chain refuses an event whose line is past 16 MiB, in one line, and goes on", () => {
   const chain = new EventChain("run-20261202T000000Z-0000000a");

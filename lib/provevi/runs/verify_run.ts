@@ -17,7 +17,7 @@ import { bundleAsked } from "./bundle_asked.ts";
 import { bundlePin } from "./bundle_pin.ts";
 import { signingAskedProblems } from "./signing_asked.ts";
 import { resumedPairProblems } from "./resumed_pair.ts";
-import { checkAttestation } from "../evidence/attestation.ts";
+import { checkAttestation } from "../evidence/attestation_check.ts";
 import { checkAssessmentsFile } from "../evidence/assessments_file.ts";
 import { manifestLastHash } from "../evidence/manifest.ts";
 import type { TrustedKey } from "../evidence/signing_key.ts";
