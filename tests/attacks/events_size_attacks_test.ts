@@ -109,6 +109,30 @@ Deno.test("prove sign of a run whose events.jsonl is a sparse file just under th
   }
 });
 
+Deno.test("prove list of runs, one of whose events.jsonl is a sparse file just under the cap, lists it in bounded memory", async () => {
+  const run = await sampleRun("attack-events-size-");
+  try {
+    await Deno.truncate(join(run.folder, "evidence", "events.jsonl"), 512 * MiB - 4096);
+    const { grew, got } = await measuredInChild<{ run_id: string; tokens: number | null }[]>(
+      "./_events_size_work.ts",
+      "list",
+      join(run.dir, "runs"),
+    );
+    console.log(
+      `prove list, a sparse events.jsonl: ${Math.round(grew / MiB)} MiB more memory: ${JSON.stringify(got)}`,
+    );
+    tally.add("prove list of a sparse events.jsonl", {
+      stopped: grew < 64 * MiB,
+      recorded: got.length === 1 && got[0]!.tokens === null,
+    });
+    assert.ok(grew < 64 * MiB, `the listing took ${Math.round(grew / MiB)} MiB`);
+    // listed, its tokens unknown: the whole file is not read
+    assert.deepEqual(got.map((r) => r.tokens), [null]);
+  } finally {
+    await Deno.remove(run.dir, { recursive: true });
+  }
+});
+
 Deno.test("the chain refuses an event whose line is past 16 MiB, in one line, and goes on", () => {
   const chain = new EventChain("run-20261202T000000Z-0000000a");
   assert.throws(

@@ -9,7 +9,8 @@
 import { join } from "node:path";
 import type { StatementSync } from "node:sqlite";
 import { ProveviError } from "../evidence/errors.ts";
-import { readCapped } from "../evidence/open_file.ts";
+import { readLinesCapped } from "../evidence/events_file.ts";
+import { EVENT_LINE_MAX_BYTES } from "../evidence/json_depth.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { runWriterState } from "../evidence/writer_process.ts";
@@ -588,7 +589,10 @@ async function addWholeFile(run: FolderRun): Promise<void> {
   run.row.tokens = tokens;
 }
 
-/** An evidence file's text: a link, a pipe or a file past what a reader takes is refused, not waited on. */
+/**
+ * `events.jsonl`'s text, with the bounds of every reader of it: a link, a pipe or a file past what a reader takes
+ * is refused, not waited on, and so is a line past {@linkcode EVENT_LINE_MAX_BYTES}, as it comes.
+ */
 async function readCappedText(path: string): Promise<string> {
-  return new TextDecoder().decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
+  return new TextDecoder().decode(await readLinesCapped(path, EVIDENCE_TEXT_MAX_BYTES, EVENT_LINE_MAX_BYTES));
 }
