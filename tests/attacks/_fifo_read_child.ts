@@ -14,7 +14,7 @@ import { ReceivedBodies } from "../../lib/provevi/receiver/received_bodies.ts";
 import { packedPayloads } from "../../lib/provevi/evidence/payload_pack.ts";
 import { PackReader } from "../../lib/provevi/store/pack_file.ts";
 import { sha256File } from "../../lib/provevi/evidence/hash.ts";
-import { LineReader } from "../../lib/provevi/viewer/live_tail.ts";
+import { LineReader } from "../../lib/provevi/evidence/line_reader.ts";
 import { firstLine, lastLine } from "../../lib/provevi/runs/_run_lines.ts";
 import { openPayloadFile } from "../../lib/provevi/viewer/view_payload.ts";
 import { hashFile } from "../../lib/provcat/_files.ts";

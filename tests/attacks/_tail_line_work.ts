@@ -3,7 +3,7 @@
  * tail's reader of a file's lines, looking 100 times.
  * @module
  */
-import { LineReader } from "../../lib/provevi/viewer/live_tail.ts";
+import { LineReader } from "../../lib/provevi/evidence/line_reader.ts";
 
 /** Measured: 100 looks of a `LineReader` at `path`: the lines it gave, and what it threw (or null). */
 export async function tail(path: string) {

@@ -4,8 +4,8 @@
  * @module
  */
 import { parseJson } from "./json_depth.ts";
-import { IrregularFile, openPlainFileSync, type PlainFile, readCapped } from "./open_file.ts";
-import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile } from "./open_file.ts";
+import { LineReader } from "./line_reader.ts";
 import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";
 import { EvidenceError } from "./errors.ts";
@@ -142,12 +142,20 @@ export function appendSpansFile(folder: string, spans: readonly StoredSpan[]): P
 }
 
 /**
+ * The most spans a reader takes of one run's index: the spans a run may send by default, and as many again of
+ * its own. A forged index of small lines (half a GiB holds a million and a half) is read no further.
+ */
+export const SPANS_READ_MAX = 400_000;
+
+/**
  * Reads `<folder>/spans.jsonl`; an absent file is no spans. The file is an index, not the record, so a reader
  * never fails on it: a line that is not a span (cut by a kill, or edited) is left out, and a file that is a link
- * or not a plain file is read as none.
+ * or not a plain file is read as none. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
+ * ends the reading, and so does the {@linkcode SPANS_READ_MAX}th span, or the 512 MiB any evidence file may
+ * hold.
  *
  * @param folder The run folder.
- * @returns The spans in the order they ended.
+ * @returns The spans in the order they ended, at most {@linkcode SPANS_READ_MAX}.
  * @example
  * ```ts
  * import { readSpansFile } from "./spans_file.ts";
@@ -156,25 +164,27 @@ export function appendSpansFile(folder: string, spans: readonly StoredSpan[]): P
  */
 export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
   const path = join(folder, SPANS_FILE);
-  let text: string;
   try {
     if (!(await Deno.lstat(path)).isFile) return [];
-    text = new TextDecoder().decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
+  const reader = new LineReader(path);
   const spans: StoredSpan[] = [];
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    let value: unknown;
-    try {
-      value = parseJson(line); // a span nested too deep is skipped, as a line that is not JSON
-    } catch {
-      continue;
+  do {
+    for (const line of await reader.next()) {
+      let value: unknown;
+      try {
+        value = parseJson(line); // a span nested too deep is skipped, as a line that is not JSON
+      } catch {
+        continue;
+      }
+      if (!isStoredSpan(value)) continue;
+      spans.push(value);
+      if (spans.length >= SPANS_READ_MAX) return spans;
     }
-    if (isStoredSpan(value)) spans.push(value);
-  }
+  } while (!reader.ended);
   return spans;
 }
 

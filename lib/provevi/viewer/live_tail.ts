@@ -6,8 +6,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
-import { type FileReads, openFileNoWait } from "../evidence/fd_file.ts";
-import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
+import { LineReader } from "../evidence/line_reader.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { type FeedItem, feedStatus } from "../live/feed.ts";
@@ -31,54 +30,6 @@ export interface LiveTailOptions {
   signal?: AbortSignal;
   /** How often to look for more, in milliseconds (100 by default). */
   pollMs?: number;
-}
-
-/** The most one read of a tail takes: a file far ahead is caught up with over several reads. */
-const READ_PER_CALL = 8 * 1024 * 1024;
-/**
- * The longest line a tail keeps waiting for the end of: an event's line holds its payloads' hashes, not their
- * bytes. A sparse file of hundreds of MiB and no newline was read whole into one string: a gigabyte of the
- * viewer's memory for each page that followed the run, then `RangeError: Invalid string length`.
- */
-const LINE_MAX = 16 * 1024 * 1024;
-
-/** Reads the lines appended to a file since the last read (exported for its attack test). */
-export class LineReader {
-  #offset = 0;
-  #rest = "";
-  readonly #decoder = new TextDecoder();
-  constructor(readonly path: string) {}
-
-  async next(): Promise<string[]> {
-    let file: FileReads;
-    try {
-      // opened without waiting (a named pipe would hold a plain open for ever) nor following a link
-      file = await openFileNoWait(this.path, { follow: false });
-    } catch {
-      return [];
-    }
-    try {
-      await file.seek(this.#offset, Deno.SeekMode.Start);
-      const chunks: string[] = [];
-      const buffer = new Uint8Array(65536);
-      // no more of the file than any reader of the evidence takes: a forged sparse file is not read on for ever
-      for (let read = 0; this.#offset < EVIDENCE_TEXT_MAX_BYTES && read < READ_PER_CALL;) {
-        const n = await file.read(buffer);
-        if (n === null || n === 0) break;
-        this.#offset += n;
-        read += n;
-        chunks.push(this.#decoder.decode(buffer.subarray(0, n), { stream: true }));
-      }
-      const text = this.#rest + chunks.join("");
-      const lines = text.split("\n");
-      this.#rest = lines.pop() ?? "";
-      // a line past any a writer makes: the file is read no further
-      if (this.#rest.length > LINE_MAX) [this.#rest, this.#offset] = ["", EVIDENCE_TEXT_MAX_BYTES];
-      return lines.filter((l) => l !== "");
-    } finally {
-      file.close();
-    }
-  }
 }
 
 /**
