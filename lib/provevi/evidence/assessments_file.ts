@@ -8,10 +8,12 @@
  * says so.
  * @module
  */
-import { parseJson, TooDeepJson } from "./json_depth.ts";
+import { EVENT_LINE_MAX_BYTES, parseJson, TooDeepJson } from "./json_depth.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
-import { IrregularFile, readCapped } from "./open_file.ts";
+import { IrregularFile } from "./open_file.ts";
+import { readLinesCapped } from "./events_file.ts";
+import { MAX_LINE_PROBLEMS } from "./read_events.ts";
 import { openFileNoWait } from "./fd_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
@@ -21,6 +23,12 @@ import { concatBytes } from "./bytes.ts";
 
 /** The name of the assessments file in a run folder. */
 export const ASSESSMENTS_FILE = "assessments.jsonl";
+
+/**
+ * The most assessments a reading takes of one run: one for each event and span of a run at its limits. The
+ * file lies beside the evidence, so a forged one of half a GiB of small valid lines is read no further.
+ */
+export const MAX_ASSESSMENTS = 400_000;
 
 /** One line of `assessments.jsonl`. */
 export interface AssessmentLine {
@@ -121,6 +129,16 @@ export async function checkAssessmentsFile(
   let id = 1; // as for seq: after a gap, the count goes on from the id found, so a removed line is one problem
   for (const [i, line] of lines.entries()) {
     const n = i + 1;
+    // as events.jsonl is read: a file of millions of empty or forged lines is not a problem or an object a line
+    if (problems.length >= MAX_LINE_PROBLEMS || assessments.length >= MAX_ASSESSMENTS) {
+      const why = problems.length >= MAX_LINE_PROBLEMS
+        ? `has ${problems.length} problems by line ${i}`
+        : `holds more than ${MAX_ASSESSMENTS} assessments by line ${i}`;
+      problems.push(
+        problem("assessments.unreadable", `${ASSESSMENTS_FILE} ${why}: the rest of it is not read`, at(i)),
+      );
+      break;
+    }
     const where = `${ASSESSMENTS_FILE} line ${n}`;
     let value: unknown;
     let notJson = "is not JSON";
@@ -178,7 +196,7 @@ async function readText(path: string): Promise<string | null | Problem> {
     if (!Deno.lstatSync(path).isFile) return unreadable("it is a link or not a plain file");
     // A byte-order mark is kept: a line that starts with one is not JSON, as in events.jsonl.
     const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-    return utf8.decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
+    return utf8.decode(await readLinesCapped(path, EVIDENCE_TEXT_MAX_BYTES, EVENT_LINE_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     return unreadable(error instanceof TypeError ? "it is not UTF-8" : (error as Error).message);
