@@ -11,7 +11,8 @@
  */
 import { basename, dirname, join, posix, relative } from "node:path";
 import { PathRefused } from "../run/errors.ts";
-import { IrregularFile, readCapped } from "../../provevi/evidence/open_file.ts";
+import { IrregularFile } from "../../provevi/evidence/open_file.ts";
+import { fileLines, readHead } from "./tool_file.ts";
 import { checkCitations, type Citation, CITATIONS_SCHEMA } from "./note_citations.ts";
 
 /** A JSON schema, as a tool's input schema. */
@@ -116,17 +117,33 @@ const MAX_READ = 1024 * 1024;
  * await checkOnDisk(ctx, ctx.path("/input/revenue.csv"));
  * ```
  */
+/** The longest line `grep_file` tests and gives, in characters: the rest of a longer line is passed over. */
+const MAX_LINE = 64 * 1024;
+
 /**
- * A file's bytes for a tool, after {@linkcode checkOnDisk}'s look: opened in one step that follows no link and
- * waits on no FIFO (another process of the sandbox may swap one in after the look), refused as the look refuses.
+ * A file's first bytes for a tool, and its size, after {@linkcode checkOnDisk}'s look: opened in one step that
+ * follows no link and waits on no FIFO (another process of the sandbox may swap one in after the look), refused
+ * as the look refuses; no more of it is read than is given.
  */
-async function readToolFile(ctx: ToolContext, path: string): Promise<Uint8Array> {
+async function readToolHead(ctx: ToolContext, path: string, most: number) {
   try {
-    return await readCapped(path, Infinity);
+    return await readHead(path, most);
   } catch (error) {
-    if (error instanceof IrregularFile) throw new PathRefused(viewOf(ctx, path), error.reason);
-    throw error;
+    throw refused(ctx, path, error);
   }
+}
+
+/** A file's lines for a tool, opened as {@linkcode readToolHead} opens it, read a piece at a time. */
+async function* toolLines(ctx: ToolContext, path: string): AsyncGenerator<string> {
+  try {
+    yield* fileLines(path, MAX_LINE);
+  } catch (error) {
+    throw refused(ctx, path, error);
+  }
+}
+
+function refused(ctx: ToolContext, path: string, error: unknown): unknown {
+  return error instanceof IrregularFile ? new PathRefused(viewOf(ctx, path), error.reason) : error;
 }
 
 export async function checkOnDisk(ctx: ToolContext, disk: string): Promise<Deno.FileInfo | null> {
@@ -191,9 +208,9 @@ export const FS_TOOLS: SandboxTool[] = [
     async execute(args: { path: string }, ctx: ToolContext) {
       const path = ctx.path(args.path);
       await checkOnDisk(ctx, path);
-      const bytes = await readToolFile(ctx, path);
-      const text = new TextDecoder().decode(bytes.subarray(0, MAX_READ));
-      return bytes.length > MAX_READ ? `${text}\n[cut at ${MAX_READ} of ${bytes.length} bytes]` : text;
+      const { bytes, size } = await readToolHead(ctx, path, MAX_READ);
+      const text = new TextDecoder().decode(bytes);
+      return size > MAX_READ ? `${text}\n[cut at ${MAX_READ} of ${size} bytes]` : text;
     },
   },
   {
@@ -248,9 +265,12 @@ export const FS_TOOLS: SandboxTool[] = [
           const ok = await checkOnDisk(ctx, file).then(() => true, () => false);
           if (!ok) continue;
         }
-        const lines = new TextDecoder().decode(await readToolFile(ctx, file)).split("\n");
-        for (let i = 0; i < lines.length && out.length < max; i++) {
-          if (re.test(lines[i]!)) out.push({ path: viewOf(ctx, file), line: i + 1, text: lines[i]! });
+        if (out.length >= max) break;
+        let n = 0;
+        for await (const line of toolLines(ctx, file)) {
+          n += 1;
+          if (re.test(line)) out.push({ path: viewOf(ctx, file), line: n, text: line });
+          if (out.length >= max) break;
         }
       }
       return out;
