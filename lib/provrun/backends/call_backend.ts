@@ -7,6 +7,8 @@ import { generateText, type ModelMessage, streamText } from "ai";
 import { AI_TELEMETRY_OFF } from "../telemetry/run_telemetry.ts";
 import { extname, join } from "node:path";
 import { type BackendJob, type BackendUpdate, InProcessBackend } from "./backend.ts";
+import { readCapped } from "../../provevi/evidence/open_file.ts";
+import { PayloadTooLarge } from "../run/errors.ts";
 
 const MEDIA: Record<string, string> = {
   ".png": "image/png",
@@ -157,6 +159,12 @@ export function callSettings(settings: Record<string, unknown> = {}): CallSettin
 }
 
 /** The user message: the prompt, then each staged file as a part (text inline, images and PDFs as files). */
+/**
+ * The most bytes of inputs a call inlines in all: more than any model takes in one request (a million tokens is
+ * a few MB of text). An input of gigabytes was read whole into the request.
+ */
+export const INLINE_MAX_BYTES = 32 * 1024 * 1024;
+
 async function renderContent(job: BackendJob) {
   const parts: ({ type: "text"; text: string } | {
     type: "file";
@@ -166,13 +174,26 @@ async function renderContent(job: BackendJob) {
   })[] = [
     { type: "text", text: job.prompt },
   ];
+  let inlined = 0;
   for (const input of job.inputs) {
     if (input.kind !== "file") {
       parts.push({ type: "text", text: `<folder name="/input/${input.name}">staged, not inlined</folder>` });
       continue;
     }
     const media = MEDIA[extname(input.name).toLowerCase()];
-    const bytes = await Deno.readFile(input.path);
+    const size = (await Deno.lstat(input.path)).size;
+    if (size > INLINE_MAX_BYTES - inlined) {
+      throw new PayloadTooLarge(
+        `input ${input.name} is ${size} bytes: the call backend inlines at most ${INLINE_MAX_BYTES} bytes of ` +
+          `inputs in all${
+            inlined ? ` (${inlined} before it)` : ""
+          }. Use backend: agent, whose tools read an ` +
+          `input a piece at a time`,
+      );
+    }
+    // no link followed, no FIFO waited on, and no more read than the bound if it grew since the look
+    const bytes = await readCapped(input.path, INLINE_MAX_BYTES - inlined);
+    inlined += bytes.length;
     if (media) parts.push({ type: "file", data: bytes, mediaType: media, filename: input.name });
     else {parts.push({
         type: "text",

@@ -6,7 +6,7 @@ import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import type { BackendJob } from "../../../lib/provrun/backends/backend.ts";
 import { RunFile } from "../../../lib/provrun/run/run_file.ts";
 import { runFile } from "../../../lib/provrun/runner/run.ts";
-import { CallBackend } from "../../../lib/provrun/backends/call_backend.ts";
+import { CallBackend, INLINE_MAX_BYTES } from "../../../lib/provrun/backends/call_backend.ts";
 import { gitCatalog } from "../_catalog.ts";
 
 const CSV = "quarter,revenue\nQ2,43.0\nQ3,48.2\n";
@@ -229,4 +229,20 @@ Deno.test("a run whose experiment is in another environment records access_denie
     ["access_denied", [uri], "pinned_read"],
   ]);
   assert.equal(events.some((e) => e.type === "context_resolved" || e.type === "access_granted"), false);
+});
+
+Deno.test("a call whose inputs pass what it inlines fails in one line, PayloadTooLarge, and its evidence verifies", async () => {
+  await using t = await gitCatalog({ "finance/big.csv": "q,r\n" + "x".repeat(INLINE_MAX_BYTES) + "\n" });
+  const file = runYaml(`  - { uri: "data://acme/demo/dev/finance/big.csv?at=branch:main", as: big.csv }`);
+  const outcome = await runFile(file, { catalog: t.catalog, runs: t.runs });
+  assert.equal(outcome.status, "failed");
+  assert.equal(outcome.error?.name, "PayloadTooLarge");
+  assert.match(
+    outcome.error!.message,
+    /^input big\.csv is 33554437 bytes: the call backend inlines at most 33554432/,
+  );
+  assert.ok(!outcome.error!.message.includes("\n"));
+  const { events, record } = await eventsOf(t.runs, outcome.runId);
+  assert.ok(!events.some((e) => e.type === "model_called"), "no model call was made");
+  assert.equal((await verifyRun(record)).ok, true);
 });
