@@ -4,7 +4,8 @@
  * @module
  */
 import { parseJson } from "./json_depth.ts";
-import { IrregularFile, openPlainFileSync, type PlainFile } from "./open_file.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile, tooBig } from "./open_file.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { LineReader } from "./line_reader.ts";
 import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";
@@ -150,7 +151,7 @@ export const SPANS_READ_MAX = 400_000;
 /**
  * Reads `<folder>/spans.jsonl`; an absent file is no spans. The file is an index, not the record, so a reader
  * never fails on it: a line that is not a span (cut by a kill, or edited) is left out, and a file that is a link
- * or not a plain file is read as none. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
+ * or not a plain file is read as none; one past 512 MiB is refused. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
  * ends the reading, and so does the {@linkcode SPANS_READ_MAX}th span, or the 512 MiB any evidence file may
  * hold.
  *
@@ -164,12 +165,16 @@ export const SPANS_READ_MAX = 400_000;
  */
 export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
   const path = join(folder, SPANS_FILE);
+  let info: Deno.FileInfo;
   try {
-    if (!(await Deno.lstat(path)).isFile) return [];
+    info = await Deno.lstat(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
+  if (!info.isFile) return [];
+  // past what any writer makes: refused as every evidence reader refuses it
+  if (info.size > EVIDENCE_TEXT_MAX_BYTES) throw tooBig(path, info.size, EVIDENCE_TEXT_MAX_BYTES);
   const reader = new LineReader(path);
   const spans: StoredSpan[] = [];
   do {
