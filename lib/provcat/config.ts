@@ -68,7 +68,7 @@ const TENANT_KEYS = ["cache", "stores", "routes"];
 const STORE_KEYS: Record<string, string[]> = {
   folder: ["type", "path"],
   git: ["type", "path", "branch"],
-  s3: ["type", "bucket", "prefix", "endpoint", "region", "forcePathStyle", "branch"],
+  s3: ["type", "bucket", "prefix", "endpoint", "region", "forcePathStyle", "branch", "timeout"],
 };
 
 /**
@@ -217,6 +217,10 @@ class ConfigProblems {
       this.branch(s.branch, `${at}.branch`);
       if (s.forcePathStyle !== undefined && typeof s.forcePathStyle !== "boolean") {
         this.problems.push(`${at}.forcePathStyle is not true or false`);
+      }
+      const t = s.timeout;
+      if (t !== undefined && !(typeof t === "number" && t > 0 && t <= 3600)) {
+        this.problems.push(`${at}.timeout is not a number of seconds from 0 to 3600`);
       }
     } else {
       this.text(s.path, `${at}.path`);

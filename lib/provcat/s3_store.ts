@@ -13,6 +13,15 @@ import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { asCatalogError, kindOf, pathUnder, walkFiles } from "./_files.ts";
 import { readCapped } from "../provevi/evidence/open_file.ts";
+import {
+  type CappedWhat,
+  COMMIT_MAX_BYTES,
+  READ_MAX_BYTES,
+  REF_MAX_BYTES,
+  refusalIn,
+  STALL_SECONDS,
+} from "./_capped_read.ts";
+import { guardAnswers, objectBody } from "./_s3_answers.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
   type CatalogStore,
@@ -47,6 +56,8 @@ export interface S3StoreConfig {
   forcePathStyle?: boolean;
   /** The branch that a URI without `?at=` reads and that `commit` moves; `main` by default. */
   branch?: string;
+  /** The most seconds a request waits on the server for its next bytes; 60 by default. */
+  timeout?: number;
 }
 
 /** One object of a commit. */
@@ -89,6 +100,7 @@ export class S3Store implements CatalogStore {
   readonly #config: S3StoreConfig;
   #checked = false;
   #commits = new Map<string, S3Commit>();
+  readonly #stallMs: number;
 
   /**
    * @param name The store's name in the config.
@@ -99,6 +111,7 @@ export class S3Store implements CatalogStore {
     this.prefix = config.prefix ?? "";
     this.branch = config.branch ?? "main";
     this.#config = config;
+    this.#stallMs = (config.timeout ?? STALL_SECONDS) * 1000;
   }
 
   /** The client, made (and the SDK loaded) on the first request. */
@@ -110,7 +123,10 @@ export class S3Store implements CatalogStore {
       region: config.region ?? Deno.env.get("AWS_REGION") ?? "us-east-1",
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       ...(config.forcePathStyle !== undefined ? { forcePathStyle: config.forcePathStyle } : {}),
+      // a server that answers nothing (not even headers) is given up too
+      requestHandler: { connectionTimeout: this.#stallMs, socketTimeout: this.#stallMs },
     });
+    guardAnswers(this.#client, { where: this.#where, stallMs: this.#stallMs });
     return this.#client;
   }
 
@@ -137,12 +153,20 @@ export class S3Store implements CatalogStore {
       return await fn();
     } catch (error) {
       if (error instanceof CatalogError) throw error;
+      const refused = refusalIn(error);
+      if (refused) throw refused;
       const e = error as { name?: string; message?: string };
-      throw new CatalogError(
-        `store "${this.name}": cannot ${what} bucket "${this.bucket}": ${e.name ?? "Error"}: ${e.message}`,
-        { cause: error },
-      );
+      const why = e.name === "TimeoutError" && /timed out/.test(String(e.message))
+        ? `the server sent nothing for ${this.#stallMs / 1000} s, and the request was given up`
+        : `${e.name ?? "Error"}: ${String(e.message).split("\n")[0]}`;
+      throw new CatalogError(`store "${this.name}": cannot ${what} bucket "${this.bucket}": ${why}`, {
+        cause: error,
+      });
     }
+  }
+
+  get #where(): string {
+    return `store "${this.name}": bucket "${this.bucket}"`;
   }
 
   #object(key: string): string {
@@ -152,11 +176,11 @@ export class S3Store implements CatalogStore {
     return this.prefix + key;
   }
 
-  async #getText(objectKey: string): Promise<string | null> {
+  async #getText(objectKey: string, of: CappedWhat & { max: number }): Promise<string | null> {
     await this.#ready();
     try {
       const out = await this.#client!.send(new S3.GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
-      return await out.Body!.transformToString();
+      return new TextDecoder().decode(await objectBody<Uint8Array>(out, of, this.#stallMs));
     } catch (error) {
       if ((error as { name?: string }).name === "NoSuchKey") return null;
       throw error;
@@ -170,7 +194,10 @@ export class S3Store implements CatalogStore {
         const out = await this.#client!.send(
           new S3.GetObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}${META}/refs/heads/${branch}` }),
         );
-        return { id: (await out.Body!.transformToString()).trim(), etag: out.ETag ?? null };
+        const id = new TextDecoder().decode(
+          await objectBody<Uint8Array>(out, this.#refCap(branch), this.#stallMs),
+        ).trim();
+        return { id, etag: out.ETag ?? null };
       } catch (error) {
         if ((error as { name?: string }).name === "NoSuchKey") return { id: null, etag: null };
         throw error;
@@ -178,10 +205,19 @@ export class S3Store implements CatalogStore {
     });
   }
 
+  #refCap(branch: string): CappedWhat & { max: number } {
+    return {
+      what: `store "${this.name}": the ref of branch "${branch}" in bucket "${this.bucket}"`,
+      why: "the most a ref takes",
+      fix: "provcat did not write it",
+      max: REF_MAX_BYTES,
+    };
+  }
+
   async #head(branch: string): Promise<string | null> {
     const id = await this.#send(
       "read a branch of",
-      () => this.#getText(`${this.prefix}${META}/refs/heads/${branch}`),
+      () => this.#getText(`${this.prefix}${META}/refs/heads/${branch}`, this.#refCap(branch)),
     );
     return id === null ? null : id.trim();
   }
@@ -191,7 +227,13 @@ export class S3Store implements CatalogStore {
     if (cached) return cached;
     const body = await this.#send(
       "read a commit of",
-      () => this.#getText(`${this.prefix}${META}/commits/${id}.json`),
+      () =>
+        this.#getText(`${this.prefix}${META}/commits/${id}.json`, {
+          what: `store "${this.name}": commit ${id} in bucket "${this.bucket}"`,
+          why: "the most a commit takes",
+          fix: "provcat did not write it",
+          max: COMMIT_MAX_BYTES,
+        }),
     );
     if (body === null) throw new CatalogNotFound(`store "${this.name}" has no commit ${id}; check the ID`);
     if (createHash("sha256").update(body).digest("hex") !== id) {
@@ -294,20 +336,52 @@ export class S3Store implements CatalogStore {
     return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async #getVersion(key: string, versionId: string): Promise<Uint8Array> {
-    const out = await this.#send("read an object of", () =>
-      this.#client!.send(
-        new S3.GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: versionId }),
-      ));
-    return await out.Body!.transformToByteArray();
+  /**
+   * An object's version, read into memory (at most {@linkcode READ_MAX_BYTES}) or written to `dest`; at most the
+   * size its commit records, or, for a version named alone, the length the server declares.
+   */
+  async #getVersion<T extends Uint8Array | number>(
+    key: string,
+    object: { version: string; size: number | null },
+    dest?: string,
+  ): Promise<T> {
+    return await this.#send("read an object of", async () => {
+      const out = await this.#client!.send(
+        new S3.GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: object.version }),
+      );
+      const what = `store "${this.name}": "${key}" at version ${object.version} in bucket "${this.bucket}"`;
+      const declared = object.size ?? out.ContentLength;
+      if (declared === undefined) {
+        await out.Body?.transformToWebStream().cancel().catch(() => {});
+        throw new CatalogError(
+          `${what}: the server declared no length for it; is the endpoint an S3 server?`,
+        );
+      }
+      const inMemory = dest === undefined && declared > READ_MAX_BYTES;
+      return await objectBody<T>(
+        out,
+        {
+          what,
+          max: inMemory ? READ_MAX_BYTES : declared,
+          why: inMemory
+            ? "the most the catalog reads into memory"
+            : object.size !== null
+            ? "the size its commit records"
+            : "the length the server declared",
+          ...(inMemory ? { fix: "snapshot or fetch it instead" } : {}),
+        },
+        this.#stallMs,
+        dest,
+      );
+    });
   }
 
   /** The bytes of a file at a version. */
   async read(key: string, version: StoreVersion | null): Promise<Uint8Array> {
-    if (version?.kind === "version") return await this.#getVersion(key, version.id);
+    if (version?.kind === "version") return await this.#getVersion(key, { version: version.id, size: null });
     const object = (await this.#objects(version))[key];
     if (!object) throw this.#notFound(key, "file", version);
-    return await this.#getVersion(key, object.version);
+    return await this.#getVersion(key, object);
   }
 
   /** Writes the file or folder at a key, at a version, to `dest`. */
@@ -315,7 +389,10 @@ export class S3Store implements CatalogStore {
     const kind = await this.stat(key, version);
     if (kind === null) throw this.#notFound(key, "file or folder", version);
     if (kind === "file") {
-      await Deno.writeFile(dest, await this.read(key, version), { createNew: true });
+      const object = version?.kind === "version"
+        ? { version: version.id, size: null }
+        : (await this.#objects(version))[key]!;
+      await this.#getVersion(key, object, dest);
       return kind;
     }
     await Deno.mkdir(dest, { recursive: true });
@@ -332,7 +409,7 @@ export class S3Store implements CatalogStore {
           `store "${this.name}" at ${version?.kind}:${version?.id}`,
         );
         await Deno.mkdir(dirname(path), { recursive: true });
-        await Deno.writeFile(path, await this.#getVersion(k, o.version), { createNew: true });
+        await this.#getVersion(k, o, path);
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
