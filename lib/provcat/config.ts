@@ -22,6 +22,8 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse } from "yaml";
 import { CatalogError } from "./errors.ts";
+import { firstLine, readCapped } from "../provevi/evidence/open_file.ts";
+import { RECORD_MAX_BYTES } from "./_capped_read.ts";
 import type { FolderStoreConfig } from "./folder_store.ts";
 import type { GitStoreConfig } from "./git_store.ts";
 import type { S3StoreConfig } from "./s3_store.ts";
@@ -86,7 +88,8 @@ const STORE_KEYS: Record<string, string[]> = {
 export async function readConfig(path: string): Promise<CatalogConfig> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    // the user's file, a link followed: then opened without waiting (a FIFO never holds the catalog) and capped
+    text = new TextDecoder().decode(await readCapped(await Deno.realPath(path), RECORD_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       throw new CatalogError(
@@ -95,7 +98,7 @@ export async function readConfig(path: string): Promise<CatalogConfig> {
         } does not exist; write a provcat.yaml, set PROVCAT_CONFIG or pass --config FILE`,
       );
     }
-    throw new CatalogError(`cannot open the catalog: cannot read ${path}: ${(error as Error).message}`, {
+    throw new CatalogError(`cannot open the catalog: cannot read ${path}: ${firstLine(error)}`, {
       cause: error,
     });
   }
