@@ -94,11 +94,17 @@ export class GitStore implements CatalogStore {
     return this.#gitDir;
   }
 
-  async #git(args: string[], options: { stdin?: Uint8Array | string; env?: Record<string, string> } = {}) {
+  async #git(
+    args: string[],
+    options: { stdin?: Uint8Array | string; env?: Record<string, string>; max?: number } = {},
+  ) {
     return await runGit([`--git-dir=${await this.#dir()}`, ...args], options);
   }
 
-  async #must(args: string[], options: { stdin?: Uint8Array | string; env?: Record<string, string> } = {}) {
+  async #must(
+    args: string[],
+    options: { stdin?: Uint8Array | string; env?: Record<string, string>; max?: number } = {},
+  ) {
     const result = await this.#git(args, options);
     if (result.code !== 0) {
       throw new CatalogError(`store "${this.name}": git ${args[0]} failed in ${this.path}: ${result.stderr}`);
@@ -222,7 +228,7 @@ export class GitStore implements CatalogStore {
         }, the most the catalog reads into memory; it was not read: snapshot or fetch it instead`,
       );
     }
-    return (await this.#must(["cat-file", "blob", blob.oid])).stdout;
+    return (await this.#must(["cat-file", "blob", blob.oid], { max: blob.size ?? READ_MAX_BYTES })).stdout;
   }
 
   /** Writes the file or folder at a key, at a commit, to `dest`. */
