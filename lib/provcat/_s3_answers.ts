@@ -11,6 +11,7 @@ import {
   ANSWER_MAX_BYTES,
   type CappedReadError,
   type CappedWhat,
+  READ_MAX_BYTES,
   readStreamCapped,
   stalled,
   tooLarge,
@@ -92,6 +93,38 @@ export function guardAnswers(client: S3Client, limits: AnswerLimits): void {
     },
     { relation: "after", toMiddleware: "deserializerMiddleware", name: "provcatGuardAnswers" },
   );
+}
+
+/**
+ * The cap of an object's body: the size its commit records, or, for a version named alone, the length the
+ * server declares; in memory, at most {@linkcode READ_MAX_BYTES}.
+ *
+ * @param what The object, for the message.
+ * @param size Its size, or null when neither its commit nor the server gives one.
+ * @param recorded Whether the size is its commit's.
+ * @param inMemory Whether it is read into memory (not written to a file).
+ * @returns What to read within, or null when there is no size.
+ */
+export function objectCap(
+  what: string,
+  size: number | null,
+  recorded: boolean,
+  inMemory: boolean,
+): (CappedWhat & { max: number }) | null {
+  if (size === null) return null;
+  if (inMemory && size > READ_MAX_BYTES) {
+    return {
+      what,
+      max: READ_MAX_BYTES,
+      why: "the most the catalog reads into memory",
+      fix: "snapshot or fetch it instead",
+    };
+  }
+  return {
+    what,
+    max: size,
+    why: recorded ? "the size its commit records" : "the length the server declared",
+  };
 }
 
 /**

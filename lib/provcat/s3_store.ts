@@ -16,12 +16,11 @@ import { readCapped } from "../provevi/evidence/open_file.ts";
 import {
   type CappedWhat,
   COMMIT_MAX_BYTES,
-  READ_MAX_BYTES,
   REF_MAX_BYTES,
   refusalIn,
   STALL_SECONDS,
 } from "./_capped_read.ts";
-import { guardAnswers, objectBody } from "./_s3_answers.ts";
+import { guardAnswers, objectBody, objectCap } from "./_s3_answers.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
   type CatalogStore,
@@ -77,6 +76,8 @@ interface S3Commit {
 
 const META = ".provcat";
 const COMMIT_ID = /^[0-9a-f]{64}$/;
+/** The most keys a commit maps: with its version ID and size, each takes some 60 bytes of the commit's most. */
+const MAX_COMMIT_KEYS = 1_000_000;
 
 /**
  * A catalog store over a versioned S3 bucket.
@@ -337,7 +338,7 @@ export class S3Store implements CatalogStore {
   }
 
   /**
-   * An object's version, read into memory (at most {@linkcode READ_MAX_BYTES}) or written to `dest`; at most the
+   * An object's version, read into memory (at most 1 GiB) or written to `dest`; at most the
    * size its commit records, or, for a version named alone, the length the server declares.
    */
   async #getVersion<T extends Uint8Array | number>(
@@ -350,26 +351,21 @@ export class S3Store implements CatalogStore {
         new S3.GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: object.version }),
       );
       const what = `store "${this.name}": "${key}" at version ${object.version} in bucket "${this.bucket}"`;
-      const declared = object.size ?? out.ContentLength;
-      if (declared === undefined) {
+      const cap = objectCap(
+        what,
+        object.size ?? out.ContentLength ?? null,
+        object.size !== null,
+        dest === undefined,
+      );
+      if (cap === null) {
         await out.Body?.transformToWebStream().cancel().catch(() => {});
         throw new CatalogError(
           `${what}: the server declared no length for it; is the endpoint an S3 server?`,
         );
       }
-      const inMemory = dest === undefined && declared > READ_MAX_BYTES;
       return await objectBody<T>(
         out,
-        {
-          what,
-          max: inMemory ? READ_MAX_BYTES : declared,
-          why: inMemory
-            ? "the most the catalog reads into memory"
-            : object.size !== null
-            ? "the size its commit records"
-            : "the length the server declared",
-          ...(inMemory ? { fix: "snapshot or fetch it instead" } : {}),
-        },
+        cap,
         this.#stallMs,
         dest,
       );
@@ -472,16 +468,33 @@ export class S3Store implements CatalogStore {
           }),
         ));
       for (const v of page.Versions ?? []) {
-        const key = v.Key!.slice(this.prefix.length);
+        if (typeof v.Key !== "string" || typeof v.VersionId !== "string" || v.VersionId === "") {
+          throw this.#oddList(scope, "names a version without its key or ID");
+        }
+        const key = v.Key.slice(this.prefix.length);
         if (v.IsLatest && underKey(key, scope) && key.split("/")[0] !== META) {
-          found.set(key, { version: v.VersionId!, size: v.Size ?? 0 });
+          found.set(key, { version: v.VersionId, size: v.Size ?? 0 });
         }
       }
+      // a server that says "more" for ever, or more keys than a commit can hold, is not followed to its end
+      if (found.size > MAX_COMMIT_KEYS) throw this.#oddList(scope, `holds more than ${MAX_COMMIT_KEYS} keys`);
       if (!page.IsTruncated) break;
+      if (
+        !page.NextKeyMarker ||
+        (page.NextKeyMarker === keyMarker && page.NextVersionIdMarker === versionMarker)
+      ) {
+        throw this.#oddList(scope, "says it has more, but its next page starts where this one did");
+      }
       keyMarker = page.NextKeyMarker;
       versionMarker = page.NextVersionIdMarker;
     }
     return found;
+  }
+
+  #oddList(scope: string, why: string): CatalogError {
+    return new CatalogError(
+      `store "${this.name}": the list of versions under "${scope}" in bucket "${this.bucket}" ${why}; it was not followed: is the endpoint an S3 server?`,
+    );
   }
 
   /** Commits the objects at or under a key, keeping every other key as the branch's head has it. */
@@ -506,6 +519,11 @@ export class S3Store implements CatalogStore {
       objects: sorted,
     };
     const body = canonicalize(commit)!;
+    if (new TextEncoder().encode(body).length > COMMIT_MAX_BYTES) { // past it, no reader would read it back
+      throw new CatalogError(
+        `store "${this.name}": the commit of "${key}" would be larger than 64 MiB, the most a commit takes; split the store`,
+      );
+    }
     const id = createHash("sha256").update(body).digest("hex");
     await this.#send("write a commit to", () =>
       this.#client!.send(

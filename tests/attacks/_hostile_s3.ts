@@ -5,8 +5,11 @@
  * @module
  */
 
-/** A body the proxy sends in place of the server's: `endless` (no length), or `stall` (headers, then nothing). */
-export type Twist = "endless" | "stall";
+/**
+ * A body the proxy sends in place of the server's: `endless` (no length), `stall` (headers, then nothing), or
+ * `truncated`: the server's list of versions, said to go on at the same marker for ever.
+ */
+export type Twist = "endless" | "stall" | "truncated";
 
 /** Which requests get which body: a test of the request's method, path and query. */
 export interface TwistRule {
@@ -64,13 +67,19 @@ export function hostileS3(target: string, rules: TwistRule[]): { url: string } &
     });
     const rule = rules.find((r) => r.match(request.method, url));
     if (!rule || !answer.ok || request.method === "HEAD") return answer;
-    await answer.body?.cancel();
+    const listed = rule.body === "truncated" ? await answer.text() : null;
+    await answer.body?.cancel().catch(() => {});
     const out = new Headers(answer.headers);
     // its own body: the server's length and checksums are not sent with it (a hostile server sends none)
     for (const h of [...out.keys()]) {
       if (/^(content-length|content-encoding|transfer-encoding|x-amz-checksum-.*)$/.test(h)) out.delete(h);
     }
-    return new Response(bodyOf(rule.body), { status: answer.status, headers: out });
+    const more = "<IsTruncated>true</IsTruncated><NextKeyMarker>cat/x.txt</NextKeyMarker>" +
+      "<NextVersionIdMarker>same</NextVersionIdMarker>";
+    const given = listed !== null
+      ? listed.replace(/<IsTruncated>false<\/IsTruncated>/, more)
+      : bodyOf(rule.body);
+    return new Response(given, { status: answer.status, headers: out });
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}`,

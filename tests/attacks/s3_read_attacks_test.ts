@@ -145,6 +145,14 @@ const CASES: Case[] = [
     said: /answer .*larger than 8 MiB/,
   },
   {
+    name: "a list of versions that says it goes on for ever",
+    rules: () => [{ match: isGet("/", "versions"), body: "truncated" }],
+    op: "commit",
+    uri: (b) => b.x2.replace(/\?.*/, ""),
+    said:
+      /the list of versions under "x\.txt" .*says it has more, but its next page starts where this one did/,
+  },
+  {
     name: "a commit that stalls after its headers",
     rules: (b) => [{ match: isGet(`${idOf(b.x1)}.json`), body: "stall" }],
     timeout: 1,
