@@ -7,9 +7,10 @@
 
 /**
  * A body the proxy sends in place of the server's: `endless` (no length), `stall` (headers, then nothing), or
- * `truncated`: the server's list of versions, said to go on at the same marker for ever.
+ * `truncated`: the server's list of versions, said to go on at the same marker for ever; or `silent`: no answer
+ * at all, not even headers (until the client gives up).
  */
-export type Twist = "endless" | "stall" | "truncated";
+export type Twist = "endless" | "stall" | "truncated" | "silent";
 
 /** Which requests get which body: a test of the request's method, path and query. */
 export interface TwistRule {
@@ -56,6 +57,13 @@ function bodyOf(twist: Twist): ReadableStream<Uint8Array> {
 export function hostileS3(target: string, rules: TwistRule[]): { url: string } & AsyncDisposable {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
     const url = new URL(request.url);
+    if (rules.some((r) => r.body === "silent" && r.match(request.method, url))) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, STALL_MS);
+        request.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()));
+      });
+      return new Response(null, { status: 503 });
+    }
     const headers = new Headers(request.headers);
     headers.delete("host");
     headers.delete("content-length");

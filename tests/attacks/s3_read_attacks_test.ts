@@ -153,6 +153,14 @@ const CASES: Case[] = [
       /the list of versions under "x\.txt" .*says it has more, but its next page starts where this one did/,
   },
   {
+    name: "a server that answers a commit's read with nothing, not even headers",
+    rules: (b) => [{ match: isGet(`${idOf(b.x1)}.json`), body: "silent" }],
+    timeout: 1,
+    op: "read",
+    uri: (b) => b.x1,
+    said: /cannot read a commit of bucket .*: the server sent nothing for 1 s/,
+  },
+  {
     name: "a commit that stalls after its headers",
     rules: (b) => [{ match: isGet(`${idOf(b.x1)}.json`), body: "stall" }],
     timeout: 1,
