@@ -119,16 +119,17 @@ export class S3Store implements CatalogStore {
   async #ready(): Promise<S3Client> {
     if (this.#client) return this.#client;
     await loadS3();
+    if (this.#client) return this.#client; // made by a request that waited on the SDK too
     const config = this.#config;
-    this.#client ??= new S3.S3Client({
+    const client = new S3.S3Client({
       region: config.region ?? Deno.env.get("AWS_REGION") ?? "us-east-1",
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       ...(config.forcePathStyle !== undefined ? { forcePathStyle: config.forcePathStyle } : {}),
       // a server that answers nothing (not even headers) is given up too
       requestHandler: { connectionTimeout: this.#stallMs, socketTimeout: this.#stallMs },
     });
-    guardAnswers(this.#client, { where: this.#where, stallMs: this.#stallMs });
-    return this.#client;
+    guardAnswers(client, { where: this.#where, stallMs: this.#stallMs });
+    return this.#client = client;
   }
 
   async #send<T>(what: string, fn: () => Promise<T>): Promise<T> {
