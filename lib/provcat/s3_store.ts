@@ -591,9 +591,9 @@ export class S3Store implements CatalogStore {
   }
 }
 
-/** A file to upload, opened in one step after the look at it: a link or a FIFO swapped in is refused. */
+/** A file to upload, opened in one step: a link or FIFO swapped in is refused, and one past 5 GiB (S3's most). */
 function readSource(path: string): Promise<Uint8Array> {
-  return readCapped(path, Infinity).catch((error) => {
+  return readCapped(path, 5 * 1024 ** 3).catch((error) => {
     throw asCatalogError(error);
   });
 }

@@ -16,14 +16,16 @@ export interface Outcome {
  *
  * @param config The catalog's config.
  * @param warm A URI that reads well.
- * @param op `read`, `snapshot` or `commit`.
+ * @param op `read`, `snapshot`, `commit`, or `put` (of `source`).
  * @param uri The URI the attack is on.
+ * @param source The file a `put` writes.
  */
 export async function attack(
   config: CatalogConfig,
   warm: string,
-  op: "read" | "snapshot" | "commit",
+  op: "read" | "snapshot" | "commit" | "put",
   uri: string,
+  source = "",
 ): Promise<() => Promise<Outcome>> {
   const catalog = await Catalog.open({ config });
   await catalog.read(warm);
@@ -31,6 +33,7 @@ export async function attack(
     try {
       if (op === "read") await catalog.read(uri);
       else if (op === "snapshot") await catalog.snapshot(uri);
+      else if (op === "put") await catalog.put(uri, source);
       else await catalog.commit(uri, "attacked");
       return { message: null };
     } catch (error) {

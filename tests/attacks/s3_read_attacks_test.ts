@@ -211,6 +211,38 @@ for (const c of CASES) {
 }
 
 peerTest("s3", {
+  name: "s3 read attacks: a put of a sparse file of 6 GiB is refused in one line before it is read",
+  fn: async () => {
+    const b = await committedBucket();
+    try {
+      const source = join(b.cache, "sparse.bin");
+      await using file = await Deno.open(source, { write: true, createNew: true });
+      await file.truncate(6 * 1024 * MiB);
+      const config = configOf(b.bucket, S3_ENDPOINT!, join(b.cache, "put"));
+      const { grew, got } = await measuredInChild<Outcome>(
+        "./_s3_read_work.ts",
+        "attack",
+        config,
+        b.w2,
+        "put",
+        `${ROUTE}/big.bin`,
+        source,
+      );
+      console.log(`a put of a sparse file of 6 GiB: grew ${(grew / MiB).toFixed(1)} MiB`);
+      const stopped =
+        /sparse\.bin holds 6442450944 bytes, more than the 5368709120/.test(got.message ?? "") &&
+        !got.message!.includes("\n") && grew < BOUND;
+      const kept = await stillRecorded(b.bucket, b.cache, [b.x1, b.x2, b.w2, `${ROUTE}/x.txt`]);
+      tally.add("a put of a sparse file of 6 GiB", { stopped, recorded: kept });
+      assert.ok(stopped, `${got.message ?? "it passed"} (grew ${Math.round(grew / MiB)} MiB)`);
+      assert.ok(kept);
+    } finally {
+      await removeWritable(b.cache);
+    }
+  },
+});
+
+peerTest("s3", {
   name: "s3 read attacks: the tally",
   fn: () => {
     console.log(tally.line());
