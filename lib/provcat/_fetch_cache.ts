@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { hashPath, holdsHash, makeReadOnly, moveAside, removeTree, tempIn, withLock } from "./_files.ts";
 import type { Fetched, Pin, Route } from "./catalog_results.ts";
 import type { EntryKind, StoreVersion } from "./store.ts";
+import { readCapped } from "../provevi/evidence/open_file.ts";
+import { RECORD_MAX_BYTES } from "./_capped_read.ts";
 
 /** The file that marks a fetched version's cache folder as complete, with the hash of what it holds. */
 const COMPLETE = ".complete";
@@ -21,6 +23,15 @@ export interface VersionFetch {
   pin: Pin;
   /** The name of the copy inside its folder: the key's last part, or the store's name for the store's root. */
   name: string;
+}
+
+/**
+ * A record of the cache, which another process can write or swap: opened without waiting (a FIFO put there
+ * never holds the fetch) or following a link, and capped; past the cap, or anything but a plain file, it throws,
+ * and the record counts as missing.
+ */
+async function readRecord(path: string): Promise<string> {
+  return new TextDecoder().decode(await readCapped(path, RECORD_MAX_BYTES));
 }
 
 /** The cache folder of one fixed version of one key. */
@@ -42,9 +53,7 @@ export async function recordedHash(
 ): Promise<{ kind: EntryKind; sha256: string } | null> {
   const { route, pin } = fetch;
   try {
-    const recorded = JSON.parse(
-      await Deno.readTextFile(join(fetchFolder(cache, route, pin.version!), COMPLETE)),
-    );
+    const recorded = JSON.parse(await readRecord(join(fetchFolder(cache, route, pin.version!), COMPLETE)));
     if (
       recorded.kind !== pin.kind || typeof recorded.sha256 !== "string" ||
       !/^[0-9a-f]{64}$/.test(recorded.sha256)
@@ -61,7 +70,7 @@ export async function recordedHash(
 async function cachedHash(folder: string, path: string, kind: EntryKind): Promise<string | null> {
   let recorded: { kind?: unknown; sha256?: unknown };
   try {
-    recorded = JSON.parse(await Deno.readTextFile(join(folder, COMPLETE)));
+    recorded = JSON.parse(await readRecord(join(folder, COMPLETE)));
   } catch {
     return null;
   }

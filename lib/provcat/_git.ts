@@ -4,6 +4,7 @@
  */
 import { dirname } from "node:path";
 import { CatalogError } from "./errors.ts";
+import { COMMIT_MAX_BYTES, readStreamCapped } from "./_capped_read.ts";
 
 /** What one run of git gave. */
 export interface GitResult {
@@ -14,13 +15,26 @@ export interface GitResult {
 
 const decoder = new TextDecoder();
 
+/** The most of git's output a run of it gives (a tree listed, a list of IDs): as a commit's map of keys. */
+export const GIT_OUTPUT_MAX_BYTES = COMMIT_MAX_BYTES;
+
+/** The most of git's standard error kept: its first lines are all a message shows. */
+const GIT_ERRORS_MAX_BYTES = 64 * 1024;
+
 /**
- * Runs git with arguments, optional standard input and extra variables.
- * @throws CatalogError when git cannot be started.
+ * Runs git with arguments, optional standard input and extra variables. Its output is read within `max` (git
+ * is killed past it): a repository that another party writes decides how much git says.
+ * @throws CatalogError when git cannot be started; CappedReadError past `max`.
  */
 export async function runGit(
   args: string[],
-  options: { stdin?: Uint8Array | string; env?: Record<string, string>; cwd?: string } = {},
+  options: {
+    stdin?: Uint8Array | string;
+    env?: Record<string, string>;
+    cwd?: string;
+    /** The most of its standard output taken; {@linkcode GIT_OUTPUT_MAX_BYTES} by default. */
+    max?: number;
+  } = {},
 ): Promise<GitResult> {
   let child: Deno.ChildProcess;
   try {
@@ -40,14 +54,52 @@ export async function runGit(
       { cause: error },
     );
   }
-  if (options.stdin !== undefined) {
+  // written while the output is read: git that answers as it reads (hash-object) would fill its pipe and wait
+  const feeding = options.stdin === undefined ? Promise.resolve() : (async () => {
     const writer = child.stdin.getWriter();
-    const bytes = typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin;
+    const bytes = typeof options.stdin === "string"
+      ? new TextEncoder().encode(options.stdin)
+      : options.stdin!;
     await writer.write(bytes);
     await writer.close();
+  })().catch(() => {}); // git that ended early (refused) closes its input; its status says why
+  const errors = headOf(child.stderr, GIT_ERRORS_MAX_BYTES);
+  const max = options.max ?? GIT_OUTPUT_MAX_BYTES;
+  const command = args.find((a, i) => !a.startsWith("-") && args[i - 1] !== "-C" && args[i - 1] !== "-c") ??
+    "";
+  let stdout: Uint8Array;
+  try {
+    stdout = await readStreamCapped(child.stdout, {
+      max,
+      stallMs: Infinity,
+      what: `the output of git ${command}`,
+      why: "the most the catalog takes of it",
+    });
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* ended already */ }
+    await Promise.all([feeding, errors, child.status]);
+    throw error;
   }
-  const out = await child.output();
-  return { code: out.code, stdout: out.stdout, stderr: decoder.decode(out.stderr).trim() };
+  await feeding;
+  const status = await child.status;
+  return { code: status.code, stdout, stderr: decoder.decode(await errors).trim() };
+}
+
+/** The first `max` bytes of a stream, the rest read and dropped (so that the writer never waits on it). */
+async function headOf(stream: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array> {
+  const kept: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    if (size < max) kept.push(chunk.slice(0, max - size));
+    size += chunk.byteLength;
+  }
+  return concatAll(kept);
+}
+
+function concatAll(chunks: Uint8Array[]): Uint8Array {
+  return chunks.reduce((a, b) => concat(a, b), new Uint8Array(0));
 }
 
 /** The text of git's standard output, without its last newline. */
@@ -77,7 +129,7 @@ export async function writeBlobs(
     await writer.write(new TextEncoder().encode(blobs.map((b) => b.oid).join("\n") + "\n"));
     await writer.close();
   })();
-  const stderr = new Response(child.stderr).text();
+  const stderr = headOf(child.stderr, GIT_ERRORS_MAX_BYTES).then((bytes) => decoder.decode(bytes));
   let index = 0;
   let pending: Uint8Array = new Uint8Array(0);
   let remaining = -1; // bytes of the current blob still to write; -1 while reading a header
@@ -89,6 +141,11 @@ export async function writeBlobs(
       for (;;) {
         if (remaining < 0) {
           const nl = pending.indexOf(10);
+          if (nl < 0 && pending.length > 1024) {
+            throw new CatalogError(
+              `git cat-file gave a header of more than 1 KiB for blob ${blobs[index]?.oid}`,
+            );
+          }
           if (nl < 0) break;
           const header = decoder.decode(pending.subarray(0, nl));
           pending = pending.subarray(nl + 1);
@@ -119,6 +176,12 @@ export async function writeBlobs(
         }
       }
     }
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* ended already */ }
+    await Promise.allSettled([feeding, stderr, child.status]);
+    throw error;
   } finally {
     file?.close();
   }

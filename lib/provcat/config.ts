@@ -22,6 +22,8 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse } from "yaml";
 import { CatalogError } from "./errors.ts";
+import { firstLine, readCapped } from "../provevi/evidence/open_file.ts";
+import { RECORD_MAX_BYTES } from "./_capped_read.ts";
 import type { FolderStoreConfig } from "./folder_store.ts";
 import type { GitStoreConfig } from "./git_store.ts";
 import type { S3StoreConfig } from "./s3_store.ts";
@@ -68,7 +70,7 @@ const TENANT_KEYS = ["cache", "stores", "routes"];
 const STORE_KEYS: Record<string, string[]> = {
   folder: ["type", "path"],
   git: ["type", "path", "branch"],
-  s3: ["type", "bucket", "prefix", "endpoint", "region", "forcePathStyle", "branch"],
+  s3: ["type", "bucket", "prefix", "endpoint", "region", "forcePathStyle", "branch", "timeout"],
 };
 
 /**
@@ -86,7 +88,8 @@ const STORE_KEYS: Record<string, string[]> = {
 export async function readConfig(path: string): Promise<CatalogConfig> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    // the user's file, a link followed: then opened without waiting (a FIFO never holds the catalog) and capped
+    text = new TextDecoder().decode(await readCapped(await Deno.realPath(path), RECORD_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       throw new CatalogError(
@@ -95,7 +98,7 @@ export async function readConfig(path: string): Promise<CatalogConfig> {
         } does not exist; write a provcat.yaml, set PROVCAT_CONFIG or pass --config FILE`,
       );
     }
-    throw new CatalogError(`cannot open the catalog: cannot read ${path}: ${(error as Error).message}`, {
+    throw new CatalogError(`cannot open the catalog: cannot read ${path}: ${firstLine(error)}`, {
       cause: error,
     });
   }
@@ -217,6 +220,10 @@ class ConfigProblems {
       this.branch(s.branch, `${at}.branch`);
       if (s.forcePathStyle !== undefined && typeof s.forcePathStyle !== "boolean") {
         this.problems.push(`${at}.forcePathStyle is not true or false`);
+      }
+      const t = s.timeout;
+      if (t !== undefined && !(typeof t === "number" && t > 0 && t <= 3600)) {
+        this.problems.push(`${at}.timeout is not a number of seconds from 0 to 3600`);
       }
     } else {
       this.text(s.path, `${at}.path`);

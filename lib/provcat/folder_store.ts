@@ -5,7 +5,8 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { asCatalogError, copyTree, kindOf, removeTree, walkFiles } from "./_files.ts";
-import { readCapped } from "../provevi/evidence/open_file.ts";
+import { IrregularFile, readCapped } from "../provevi/evidence/open_file.ts";
+import { READ_MAX_BYTES, sizeText } from "./_capped_read.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import type { CatalogStore, EntryKind, PutSource, StoreEntry, StoreVersion } from "./store.ts";
 import type { Selector } from "./uri.ts";
@@ -106,12 +107,20 @@ export class FolderStore implements CatalogStore {
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** The bytes of a file. */
+  /** The bytes of a file, at most {@linkcode READ_MAX_BYTES} (a sparse file of gigabytes takes no room on a disk). */
   async read(key: string): Promise<Uint8Array> {
     const path = await this.#path(key);
     if (await kindOf(path) !== "file") throw this.#notFound(key, "file");
     // opened in one step that follows no link and waits on no FIFO: another writer of the store may swap one in
-    return await readCapped(path, Infinity).catch((error) => {
+    return await readCapped(path, READ_MAX_BYTES).catch((error) => {
+      if (error instanceof IrregularFile && /more than/.test(error.reason)) {
+        throw new CatalogError(
+          `"${key}" in store "${this.name}" (${path}) is larger than ${
+            sizeText(READ_MAX_BYTES)
+          }, the most the catalog reads into memory; it was not read: snapshot or fetch it instead`,
+          { cause: error },
+        );
+      }
       throw asCatalogError(error);
     });
   }

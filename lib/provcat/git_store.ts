@@ -8,6 +8,8 @@
 import { join, resolve } from "node:path";
 import { copyTree, kindOf, pathUnder, removeTree, walkFiles } from "./_files.ts";
 import { runGit, text, writeBlobs } from "./_git.ts";
+import { READ_MAX_BYTES, RECORD_MAX_BYTES, sizeText } from "./_capped_read.ts";
+import { readCapped } from "../provevi/evidence/open_file.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
   type CatalogStore,
@@ -92,11 +94,17 @@ export class GitStore implements CatalogStore {
     return this.#gitDir;
   }
 
-  async #git(args: string[], options: { stdin?: Uint8Array | string; env?: Record<string, string> } = {}) {
+  async #git(
+    args: string[],
+    options: { stdin?: Uint8Array | string; env?: Record<string, string>; max?: number } = {},
+  ) {
     return await runGit([`--git-dir=${await this.#dir()}`, ...args], options);
   }
 
-  async #must(args: string[], options: { stdin?: Uint8Array | string; env?: Record<string, string> } = {}) {
+  async #must(
+    args: string[],
+    options: { stdin?: Uint8Array | string; env?: Record<string, string>; max?: number } = {},
+  ) {
     const result = await this.#git(args, options);
     if (result.code !== 0) {
       throw new CatalogError(`store "${this.name}": git ${args[0]} failed in ${this.path}: ${result.stderr}`);
@@ -156,8 +164,8 @@ export class GitStore implements CatalogStore {
 
   async #entry(key: string, commit: string): Promise<TreeEntry | null> {
     if (key === "") return { mode: "040000", type: "tree", oid: "", size: null, path: "" };
-    const found = await this.#must(["ls-tree", "-z", "--full-tree", commit, "--", key]);
-    const entry = parseTree(text(found), false)[0];
+    const found = await this.#must(["ls-tree", "-z", "-l", "--full-tree", commit, "--", key]);
+    const entry = parseTree(text(found), true)[0];
     return entry && entry.path === key ? entry : null;
   }
 
@@ -199,11 +207,28 @@ export class GitStore implements CatalogStore {
       .map((e) => ({ name: e.path, kind: e.type === "tree" ? "folder" : "file", size: e.size }));
   }
 
-  /** The bytes of a file at a commit. */
+  /** The blob at a key at a commit, or the refusal: what is there is not a file. */
+  async #blob(key: string, commit: string): Promise<TreeEntry> {
+    const entry = await this.#entry(key, commit);
+    if (entry === null || this.#kind(entry, key) !== "file") throw this.#notFound(key, "file", commit);
+    return entry;
+  }
+
+  /**
+   * The bytes of a file at a commit, at most {@linkcode READ_MAX_BYTES}: a blob of zeros of gigabytes takes a
+   * few MiB in a repository, and was read whole into memory.
+   */
   async read(key: string, version: StoreVersion | null): Promise<Uint8Array> {
     const commit = this.#commit(version);
-    if (await this.stat(key, version) !== "file") throw this.#notFound(key, "file", commit);
-    return (await this.#must(["cat-file", "blob", `${commit}:${key}`])).stdout;
+    const blob = await this.#blob(key, commit);
+    if ((blob.size ?? 0) > READ_MAX_BYTES) {
+      throw new CatalogError(
+        `"${key}" in store "${this.name}" at commit ${commit} is larger than ${
+          sizeText(READ_MAX_BYTES)
+        }, the most the catalog reads into memory; it was not read: snapshot or fetch it instead`,
+      );
+    }
+    return (await this.#must(["cat-file", "blob", blob.oid], { max: blob.size ?? READ_MAX_BYTES })).stdout;
   }
 
   /** Writes the file or folder at a key, at a commit, to `dest`. */
@@ -212,7 +237,11 @@ export class GitStore implements CatalogStore {
     const kind = await this.stat(key, version);
     if (kind === null) throw this.#notFound(key, "file or folder", commit);
     if (kind === "file") {
-      await Deno.writeFile(dest, await this.read(key, version), { createNew: true });
+      // streamed to its file, whatever its size
+      await writeBlobs([`--git-dir=${await this.#dir()}`], [{
+        oid: (await this.#blob(key, commit)).oid,
+        path: dest,
+      }]);
       return kind;
     }
     await Deno.mkdir(dest, { recursive: true });
@@ -233,10 +262,17 @@ export class GitStore implements CatalogStore {
 
   async #staged(list: string): Promise<string[]> {
     try {
-      return JSON.parse(await Deno.readTextFile(list)) as string[];
+      // a file inside the repository, which another process can write: opened without waiting, and capped
+      return JSON.parse(new TextDecoder().decode(await readCapped(list, RECORD_MAX_BYTES))) as string[];
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return [];
-      throw error;
+      if (error instanceof CatalogError) throw error;
+      throw new CatalogError(
+        `store "${this.name}": its staging list ${list} cannot be read: ${
+          (error as Error).message.split("\n")[0]
+        }; remove it and put again`,
+        { cause: error },
+      );
     }
   }
 

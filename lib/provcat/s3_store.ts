@@ -13,6 +13,14 @@ import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { asCatalogError, kindOf, pathUnder, walkFiles } from "./_files.ts";
 import { readCapped } from "../provevi/evidence/open_file.ts";
+import {
+  type CappedWhat,
+  COMMIT_MAX_BYTES,
+  REF_MAX_BYTES,
+  refusalIn,
+  STALL_SECONDS,
+} from "./_capped_read.ts";
+import { guardAnswers, objectBody, objectCap } from "./_s3_answers.ts";
 import { CatalogError, CatalogNotFound } from "./errors.ts";
 import {
   type CatalogStore,
@@ -47,6 +55,8 @@ export interface S3StoreConfig {
   forcePathStyle?: boolean;
   /** The branch that a URI without `?at=` reads and that `commit` moves; `main` by default. */
   branch?: string;
+  /** The most seconds a request waits on the server for its next bytes; 60 by default. */
+  timeout?: number;
 }
 
 /** One object of a commit. */
@@ -66,6 +76,8 @@ interface S3Commit {
 
 const META = ".provcat";
 const COMMIT_ID = /^[0-9a-f]{64}$/;
+/** The most keys a commit maps: with its version ID and size, each takes some 60 bytes of the commit's most. */
+const MAX_COMMIT_KEYS = 1_000_000;
 
 /**
  * A catalog store over a versioned S3 bucket.
@@ -89,6 +101,7 @@ export class S3Store implements CatalogStore {
   readonly #config: S3StoreConfig;
   #checked = false;
   #commits = new Map<string, S3Commit>();
+  readonly #stallMs: number;
 
   /**
    * @param name The store's name in the config.
@@ -99,19 +112,24 @@ export class S3Store implements CatalogStore {
     this.prefix = config.prefix ?? "";
     this.branch = config.branch ?? "main";
     this.#config = config;
+    this.#stallMs = (config.timeout ?? STALL_SECONDS) * 1000;
   }
 
   /** The client, made (and the SDK loaded) on the first request. */
   async #ready(): Promise<S3Client> {
     if (this.#client) return this.#client;
     await loadS3();
+    if (this.#client) return this.#client; // made by a request that waited on the SDK too
     const config = this.#config;
-    this.#client ??= new S3.S3Client({
+    const client = new S3.S3Client({
       region: config.region ?? Deno.env.get("AWS_REGION") ?? "us-east-1",
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       ...(config.forcePathStyle !== undefined ? { forcePathStyle: config.forcePathStyle } : {}),
+      // a server that answers nothing (not even headers) is given up too
+      requestHandler: { connectionTimeout: this.#stallMs, socketTimeout: this.#stallMs },
     });
-    return this.#client;
+    guardAnswers(client, { where: this.#where, stallMs: this.#stallMs });
+    return this.#client = client;
   }
 
   async #send<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -137,12 +155,20 @@ export class S3Store implements CatalogStore {
       return await fn();
     } catch (error) {
       if (error instanceof CatalogError) throw error;
+      const refused = refusalIn(error);
+      if (refused) throw refused;
       const e = error as { name?: string; message?: string };
-      throw new CatalogError(
-        `store "${this.name}": cannot ${what} bucket "${this.bucket}": ${e.name ?? "Error"}: ${e.message}`,
-        { cause: error },
-      );
+      const why = e.name === "TimeoutError" && /timed out/.test(String(e.message))
+        ? `the server sent nothing for ${this.#stallMs / 1000} s, and the request was given up`
+        : `${e.name ?? "Error"}: ${String(e.message).split("\n")[0]}`;
+      throw new CatalogError(`store "${this.name}": cannot ${what} bucket "${this.bucket}": ${why}`, {
+        cause: error,
+      });
     }
+  }
+
+  get #where(): string {
+    return `store "${this.name}": bucket "${this.bucket}"`;
   }
 
   #object(key: string): string {
@@ -152,11 +178,11 @@ export class S3Store implements CatalogStore {
     return this.prefix + key;
   }
 
-  async #getText(objectKey: string): Promise<string | null> {
+  async #getText(objectKey: string, of: CappedWhat & { max: number }): Promise<string | null> {
     await this.#ready();
     try {
       const out = await this.#client!.send(new S3.GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
-      return await out.Body!.transformToString();
+      return new TextDecoder().decode(await objectBody<Uint8Array>(out, of, this.#stallMs));
     } catch (error) {
       if ((error as { name?: string }).name === "NoSuchKey") return null;
       throw error;
@@ -170,7 +196,10 @@ export class S3Store implements CatalogStore {
         const out = await this.#client!.send(
           new S3.GetObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}${META}/refs/heads/${branch}` }),
         );
-        return { id: (await out.Body!.transformToString()).trim(), etag: out.ETag ?? null };
+        const id = new TextDecoder().decode(
+          await objectBody<Uint8Array>(out, this.#refCap(branch), this.#stallMs),
+        ).trim();
+        return { id, etag: out.ETag ?? null };
       } catch (error) {
         if ((error as { name?: string }).name === "NoSuchKey") return { id: null, etag: null };
         throw error;
@@ -178,10 +207,19 @@ export class S3Store implements CatalogStore {
     });
   }
 
+  #refCap(branch: string): CappedWhat & { max: number } {
+    return {
+      what: `store "${this.name}": the ref of branch "${branch}" in bucket "${this.bucket}"`,
+      why: "the most a ref takes",
+      fix: "provcat did not write it",
+      max: REF_MAX_BYTES,
+    };
+  }
+
   async #head(branch: string): Promise<string | null> {
     const id = await this.#send(
       "read a branch of",
-      () => this.#getText(`${this.prefix}${META}/refs/heads/${branch}`),
+      () => this.#getText(`${this.prefix}${META}/refs/heads/${branch}`, this.#refCap(branch)),
     );
     return id === null ? null : id.trim();
   }
@@ -191,7 +229,13 @@ export class S3Store implements CatalogStore {
     if (cached) return cached;
     const body = await this.#send(
       "read a commit of",
-      () => this.#getText(`${this.prefix}${META}/commits/${id}.json`),
+      () =>
+        this.#getText(`${this.prefix}${META}/commits/${id}.json`, {
+          what: `store "${this.name}": commit ${id} in bucket "${this.bucket}"`,
+          why: "the most a commit takes",
+          fix: "provcat did not write it",
+          max: COMMIT_MAX_BYTES,
+        }),
     );
     if (body === null) throw new CatalogNotFound(`store "${this.name}" has no commit ${id}; check the ID`);
     if (createHash("sha256").update(body).digest("hex") !== id) {
@@ -294,20 +338,47 @@ export class S3Store implements CatalogStore {
     return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async #getVersion(key: string, versionId: string): Promise<Uint8Array> {
-    const out = await this.#send("read an object of", () =>
-      this.#client!.send(
-        new S3.GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: versionId }),
-      ));
-    return await out.Body!.transformToByteArray();
+  /**
+   * An object's version, read into memory (at most 1 GiB) or written to `dest`; at most the
+   * size its commit records, or, for a version named alone, the length the server declares.
+   */
+  async #getVersion<T extends Uint8Array | number>(
+    key: string,
+    object: { version: string; size: number | null },
+    dest?: string,
+  ): Promise<T> {
+    return await this.#send("read an object of", async () => {
+      const out = await this.#client!.send(
+        new S3.GetObjectCommand({ Bucket: this.bucket, Key: this.#object(key), VersionId: object.version }),
+      );
+      const what = `store "${this.name}": "${key}" at version ${object.version} in bucket "${this.bucket}"`;
+      const cap = objectCap(
+        what,
+        object.size ?? out.ContentLength ?? null,
+        object.size !== null,
+        dest === undefined,
+      );
+      if (cap === null) {
+        await out.Body?.transformToWebStream().cancel().catch(() => {});
+        throw new CatalogError(
+          `${what}: the server declared no length for it; is the endpoint an S3 server?`,
+        );
+      }
+      return await objectBody<T>(
+        out,
+        cap,
+        this.#stallMs,
+        dest,
+      );
+    });
   }
 
   /** The bytes of a file at a version. */
   async read(key: string, version: StoreVersion | null): Promise<Uint8Array> {
-    if (version?.kind === "version") return await this.#getVersion(key, version.id);
+    if (version?.kind === "version") return await this.#getVersion(key, { version: version.id, size: null });
     const object = (await this.#objects(version))[key];
     if (!object) throw this.#notFound(key, "file", version);
-    return await this.#getVersion(key, object.version);
+    return await this.#getVersion(key, object);
   }
 
   /** Writes the file or folder at a key, at a version, to `dest`. */
@@ -315,7 +386,10 @@ export class S3Store implements CatalogStore {
     const kind = await this.stat(key, version);
     if (kind === null) throw this.#notFound(key, "file or folder", version);
     if (kind === "file") {
-      await Deno.writeFile(dest, await this.read(key, version), { createNew: true });
+      const object = version?.kind === "version"
+        ? { version: version.id, size: null }
+        : (await this.#objects(version))[key]!;
+      await this.#getVersion(key, object, dest);
       return kind;
     }
     await Deno.mkdir(dest, { recursive: true });
@@ -332,7 +406,7 @@ export class S3Store implements CatalogStore {
           `store "${this.name}" at ${version?.kind}:${version?.id}`,
         );
         await Deno.mkdir(dirname(path), { recursive: true });
-        await Deno.writeFile(path, await this.#getVersion(k, o.version), { createNew: true });
+        await this.#getVersion(k, o, path);
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
@@ -395,16 +469,33 @@ export class S3Store implements CatalogStore {
           }),
         ));
       for (const v of page.Versions ?? []) {
-        const key = v.Key!.slice(this.prefix.length);
+        if (typeof v.Key !== "string" || typeof v.VersionId !== "string" || v.VersionId === "") {
+          throw this.#oddList(scope, "names a version without its key or ID");
+        }
+        const key = v.Key.slice(this.prefix.length);
         if (v.IsLatest && underKey(key, scope) && key.split("/")[0] !== META) {
-          found.set(key, { version: v.VersionId!, size: v.Size ?? 0 });
+          found.set(key, { version: v.VersionId, size: v.Size ?? 0 });
         }
       }
+      // a server that says "more" for ever, or more keys than a commit can hold, is not followed to its end
+      if (found.size > MAX_COMMIT_KEYS) throw this.#oddList(scope, `holds more than ${MAX_COMMIT_KEYS} keys`);
       if (!page.IsTruncated) break;
+      if (
+        !page.NextKeyMarker ||
+        (page.NextKeyMarker === keyMarker && page.NextVersionIdMarker === versionMarker)
+      ) {
+        throw this.#oddList(scope, "says it has more, but its next page starts where this one did");
+      }
       keyMarker = page.NextKeyMarker;
       versionMarker = page.NextVersionIdMarker;
     }
     return found;
+  }
+
+  #oddList(scope: string, why: string): CatalogError {
+    return new CatalogError(
+      `store "${this.name}": the list of versions under "${scope}" in bucket "${this.bucket}" ${why}; it was not followed: is the endpoint an S3 server?`,
+    );
   }
 
   /** Commits the objects at or under a key, keeping every other key as the branch's head has it. */
@@ -429,6 +520,11 @@ export class S3Store implements CatalogStore {
       objects: sorted,
     };
     const body = canonicalize(commit)!;
+    if (new TextEncoder().encode(body).length > COMMIT_MAX_BYTES) { // past it, no reader would read it back
+      throw new CatalogError(
+        `store "${this.name}": the commit of "${key}" would be larger than 64 MiB, the most a commit takes; split the store`,
+      );
+    }
     const id = createHash("sha256").update(body).digest("hex");
     await this.#send("write a commit to", () =>
       this.#client!.send(
@@ -495,9 +591,9 @@ export class S3Store implements CatalogStore {
   }
 }
 
-/** A file to upload, opened in one step after the look at it: a link or a FIFO swapped in is refused. */
+/** A file to upload, opened in one step: a link or FIFO swapped in is refused, and one past 5 GiB (S3's most). */
 function readSource(path: string): Promise<Uint8Array> {
-  return readCapped(path, Infinity).catch((error) => {
+  return readCapped(path, 5 * 1024 ** 3).catch((error) => {
     throw asCatalogError(error);
   });
 }

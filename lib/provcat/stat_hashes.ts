@@ -8,6 +8,11 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { folderHashOf, hashFile, tempIn, walkFiles } from "./_files.ts";
+import { readCapped } from "../provevi/evidence/open_file.ts";
+import { COMMIT_MAX_BYTES } from "./_capped_read.ts";
+
+/** The most the cache of a source's stats takes (as a commit's map of keys); past it, the hashes are made again. */
+const STAT_HASHES_MAX_BYTES = COMMIT_MAX_BYTES;
 
 /** What `stat` says of a file, and the time it was asked. */
 export interface FileStat {
@@ -55,7 +60,8 @@ export class StatHashes {
     const file = join(cache, "stat-hashes", createHash("sha256").update(source).digest("hex") + ".json");
     let entries = new Map<string, Entry>();
     try {
-      const parsed = JSON.parse(await Deno.readTextFile(file));
+      // the cache's own file, which another process can write or swap: opened without waiting, and capped
+      const parsed = JSON.parse(new TextDecoder().decode(await readCapped(file, STAT_HASHES_MAX_BYTES)));
       if (parsed && typeof parsed === "object") {
         entries = new Map(Object.entries(parsed as Record<string, Entry>));
       }

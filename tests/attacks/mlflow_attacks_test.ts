@@ -115,6 +115,16 @@ const SHAPES: { name: string; routes: Record<string, Route>; call: (c: MlflowCli
       routes: { "GET /api/2.0/mlflow/experiments/get-by-name": () => endless({ chunk: 1, every: 50 }) },
       call: (c) => c.experimentId("acme/demo/dev/x"),
     },
+    {
+      name: "an answer that stalls after its headers",
+      routes: {
+        "GET /api/2.0/mlflow/experiments/get-by-name": () =>
+          new Response(new ReadableStream({ pull: () => new Promise<void>(() => {}) }), {
+            headers: { "content-type": "application/json" },
+          }),
+      },
+      call: (c) => c.experimentId("acme/demo/dev/x"),
+    },
   ];
 
 for (const a of SHAPES) {

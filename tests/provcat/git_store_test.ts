@@ -228,3 +228,29 @@ Deno.test("git store: a commit that would overwrite the user's local changes in 
     assertEquals(await git(repo, "rev-parse", "HEAD"), head);
   });
 });
+
+Deno.test("git store: git's output is read within a cap, git killed past it, in one line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provcat-gitcap-" });
+  try {
+    const repo = await makeRepo(join(dir, "lake"), { "a.txt": "x".repeat(100) });
+    const { runGit } = await import("../../lib/provcat/_git.ts");
+    const error = await assertRejects(
+      () => runGit(["-C", repo, "cat-file", "blob", "HEAD:a.txt"], { max: 10 }),
+      CatalogError,
+    );
+    assertEquals(
+      error.message,
+      "the output of git cat-file is larger than 10 bytes, the most the catalog takes of it; it was not read",
+    );
+    // input written while the output is read: 20,000 paths, whose IDs fill git's pipe before it has read them all
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => Deno.writeTextFile(join(dir, `f${i}`), `${i}\n`)),
+    );
+    const paths = Array.from({ length: 20_000 }, (_, i) => join(dir, `f${i % 20}`)).join("\n") + "\n";
+    const ids = await runGit(["-C", repo, "hash-object", "--stdin-paths"], { stdin: paths });
+    assertEquals(ids.code, 0);
+    assertEquals(new TextDecoder().decode(ids.stdout).split("\n").filter(Boolean).length, 20_000);
+  } finally {
+    await removeWritable(dir);
+  }
+});

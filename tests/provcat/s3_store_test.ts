@@ -97,3 +97,20 @@ peerTest("s3", {
     }
   },
 });
+
+peerTest("s3", {
+  name: "s3 store: the first requests of a store, at once, share one client with one guard of its answers",
+  fn: async () => {
+    const bucket = await makeBucket();
+    const config = { stores: { b: s3Config(bucket) }, routes: [{ prefix: "d://a/b/c", store: "b" }] };
+    {
+      await using catalog = await Catalog.open({ config });
+      await catalog.put("d://a/b/c/x", new TextEncoder().encode("x"));
+      await catalog.put("d://a/b/c/y", new TextEncoder().encode("y"));
+      await catalog.commit("d://a/b/c", "xy");
+    }
+    await using fresh = await Catalog.open({ config });
+    const read = await Promise.all(["x", "y"].map((k) => fresh.read(`d://a/b/c/${k}`)));
+    assert(read.map((b) => new TextDecoder().decode(b)).join() === "x,y");
+  },
+});

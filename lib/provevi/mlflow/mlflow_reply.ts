@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { ownChunk } from "../guard/body_bytes.ts";
+import { ownChunk, readBytesCapped } from "../guard/body_bytes.ts";
 import { holdsCredential } from "./credential_echo.ts";
 import { concatBytes } from "../evidence/bytes.ts";
 
@@ -42,6 +42,14 @@ export class ReplyTooLarge extends Error {
 export async function readReply(response: Response, limit?: number): Promise<string> {
   const bound = limit ?? (response.ok ? MLFLOW_REPLY_BYTES : ERROR_BYTES);
   if (response.body === null) return "";
+  if (response.ok) {
+    const bytes = await readBytesCapped(response.body, {
+      max: bound,
+      tooLarge: () => new ReplyTooLarge(bound),
+    });
+    return new TextDecoder().decode(bytes);
+  }
+  // an error's first line is enough: what fits is kept, the rest cancelled
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -51,11 +59,8 @@ export async function readReply(response: Response, limit?: number): Promise<str
       if (done) break;
       size += value.length;
       if (size > bound) {
-        if (!response.ok) { // an error's first line is enough: keep what fits
-          chunks.push(value.subarray(0, value.length - (size - bound)));
-          break;
-        }
-        throw new ReplyTooLarge(bound);
+        chunks.push(value.subarray(0, value.length - (size - bound)));
+        break;
       }
       chunks.push(ownChunk(value));
     }

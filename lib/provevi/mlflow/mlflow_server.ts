@@ -7,6 +7,7 @@
 import { delimiter, dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { ProveviError } from "../evidence/errors.ts";
+import { concatBytes } from "../evidence/bytes.ts";
 import { shownEndpoint } from "../telemetry/endpoint.ts";
 import type { Environ } from "../telemetry/otlp_target.ts";
 
@@ -333,18 +334,21 @@ export async function purgeDeletedRuns(
   const keepOut = await Deno.makeTempDir({ prefix: "provevi-mlflow-" });
   try {
     await Deno.writeTextFile(join(keepOut, "litellm.py"), 'raise ImportError("kept out")\n');
-    const out = await new Deno.Command(program, {
+    // its output is not read, and of its errors only the last 64 KiB are kept: a program that writes without
+    // end (a loop that logs) held them whole
+    const child = new Deno.Command(program, {
       args: ["gc", "--backend-store-uri", given.url, "--run-ids", runIds.join(",")],
       env: { ...mlflowEnv(options.environ, keepOut), ...given.env, MLFLOW_TRACKING_URI: options.server },
       clearEnv: true,
       cwd: keepOut,
       stdin: "null",
-      stdout: "piped",
+      stdout: "null",
       stderr: "piped",
-    }).output();
-    if (!out.success) {
+    }).spawn();
+    const errors = await tailOf(child.stderr, 64 * 1024);
+    if (!(await child.status).success) {
       const secret = passwordOf(backend);
-      const text = new TextDecoder().decode(out.stderr);
+      const text = new TextDecoder().decode(errors);
       const last = (secret ? text.replaceAll(secret, "…") : text).trim().split("\n").at(-1) ?? "";
       throw new ProveviError(`${stay}: mlflow gc failed: ${last.slice(0, 300)}`);
     }
@@ -363,6 +367,19 @@ function gcDatabase(backend: string): { url: string; env: Record<string, string>
   if (m === null) return { url: backend, env: {} };
   if (!/^postgres(ql)?(\+[a-z0-9_]+)?:\/\/$/i.test(m[1]!)) return null;
   return { url: `${m[1]}${m[2]}@${m[4]}`, env: { PGPASSWORD: decodeURIComponent(m[3]!) } };
+}
+
+/** The last `max` bytes of a stream, read to its end: the chunks that hold them are kept, no more. */
+async function tailOf(stream: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array> {
+  const kept: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    kept.push(chunk);
+    size += chunk.length;
+    while (size - kept[0]!.length >= max) size -= kept.shift()!.length;
+  }
+  const all = concatBytes(kept);
+  return all.subarray(Math.max(0, all.length - max));
 }
 
 function passwordOf(url: string): string | null {
