@@ -15,6 +15,7 @@ import { isSha256 } from "../evidence/hash.ts";
 import { plainName } from "../telemetry/plain_name.ts";
 import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
+import { readBytesCapped } from "../guard/body_bytes.ts";
 import { RECEIVED_FILE, RECEIVED_JSON_FILE } from "./daemon_run.ts";
 import { ReceivedRows } from "./received_rows.ts";
 import { SPANS_FILE } from "../evidence/spans_file.ts";
@@ -292,8 +293,45 @@ function takeEvery(taken: TakenBodies, run: ReceiverRun): () => void {
   };
 }
 
+/** The most an answer of the daemon may hold: a seal's events, one a request of a run at its limits, and more. */
+const ANSWER_MAX_BYTES = 256 * 1024 * 1024;
+/** The most an error or an opened run's answer may hold. */
+const SMALL_ANSWER_MAX_BYTES = 64 * 1024;
+/** How long the writer waits for an answer of the daemon, whole, by default. */
+export const DAEMON_ANSWER_MS = 120_000;
+
+/**
+ * An answer's body as JSON, read with a cap: the daemon is found through a file, and whatever answers at its
+ * address is read no further than an answer of it may go (and within the fetch's time limit).
+ */
+async function answerJson(response: Response, max: number): Promise<unknown> {
+  const bytes = await readBytesCapped(response.body ?? new ReadableStream(), {
+    max,
+    tooLarge: () => new RangeError(`its answer passed ${max} bytes`),
+  });
+  return JSON.parse(new TextDecoder().decode(bytes));
+}
+
+/**
+ * An opened run as the daemon answers it: its addresses the daemon's own (the writer sends its key to the seal's,
+ * and hands the traces' to its program), its keys texts.
+ */
+function openedRun(answer: unknown, base: string): OpenedRun {
+  const a = answer as Partial<Record<keyof OpenedRun, unknown>> | null;
+  const ours = (url: unknown) => typeof url === "string" && url.startsWith(`${base}/runs/`);
+  if (
+    typeof a !== "object" || a === null || !ours(a.seal_url) || !ours(a.traces_url) ||
+    !ours(`${a.endpoint}/`) ||
+    typeof a.ingest_key !== "string" || typeof a.writer_key !== "string" || a.run_id === undefined
+  ) throw new TypeError("its answer is not a run's addresses at the daemon and keys");
+  return a as OpenedRun;
+}
+
 async function errorOf(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
+  const text = await readBytesCapped(response.body ?? new ReadableStream(), {
+    max: SMALL_ANSWER_MAX_BYTES,
+    tooLarge: () => new RangeError("too large"),
+  }).then((b) => new TextDecoder().decode(b), () => "");
   try {
     const body = JSON.parse(text) as { error?: unknown };
     if (typeof body?.error === "string") return body.error;
@@ -323,13 +361,16 @@ async function errorOf(response: Response): Promise<string> {
 export async function openWithDaemon(
   connection: DaemonConnection,
   run: ReceiverRun & { readonly folder: string },
+  options: { answerMs?: number } = {},
 ): Promise<RunReceiver> {
+  const answerMs = options.answerMs ?? DAEMON_ANSWER_MS;
   let response: Response;
   try {
     response = await fetch(`${connection.url}/runs`, {
       method: "POST",
       headers: { authorization: `Bearer ${connection.secret}`, "content-type": "application/json" },
       body: JSON.stringify({ run_id: run.runId }),
+      signal: AbortSignal.timeout(answerMs), // the headers and the body, whole
     });
   } catch (error) {
     throw new ProveviError(
@@ -345,7 +386,17 @@ export async function openWithDaemon(
       `prove serve at ${connection.url} did not open run ${run.runId}: ${await errorOf(response)}`,
     );
   }
-  const opened = await response.json() as OpenedRun;
+  let opened: OpenedRun;
+  try {
+    opened = openedRun(await answerJson(response, SMALL_ANSWER_MAX_BYTES), connection.url);
+  } catch (error) {
+    throw new ProveviError(
+      `prove serve at ${connection.url} opened run ${run.runId} with an answer that cannot be read: ${
+        (error as Error).message.split("\n")[0]
+      }`,
+      { cause: error },
+    );
+  }
   let spans = 0;
   let refused = 0;
   // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones
@@ -357,9 +408,10 @@ export async function openWithDaemon(
       const sealed = await fetch(opened.seal_url, {
         method: "POST",
         headers: { authorization: `Bearer ${opened.writer_key}` },
+        signal: AbortSignal.timeout(answerMs),
       });
       if (!sealed.ok) throw new Error(await errorOf(sealed));
-      const answer = await sealed.json() as SealedSpans;
+      const answer = await answerJson(sealed, ANSWER_MAX_BYTES) as SealedSpans;
       await appendSealedSpans(run, answer, { folder: run.folder, taken });
       spans = answer.spans;
       refused = answer.refused;
