@@ -1,7 +1,7 @@
 /**
  * The built-in tools on an input of gigabytes: `read_file` read the whole file to give its first megabyte, and
  * `grep_file` read each file whole to split it into lines, so one call held all of the input in the sandbox's
- * memory (a sparse input of 3 GiB: past the memory of a small machine). Each now reads a piece at a time: the
+ * memory (a sparse input of 1 GiB: all of it). Each now reads a piece at a time: the
  * head it gives, the lines it tests (a line past 64 KiB tested and given in its first 64 KiB).
  * @module
  */
@@ -27,8 +27,8 @@ async function bigInput(size: number): Promise<string> {
   return root;
 }
 
-Deno.test("read_file of an input of 3 GiB gives its first megabyte, reading no more", async () => {
-  const root = await bigInput(3 * GiB);
+Deno.test("read_file of an input of 1 GiB gives its first megabyte, reading no more", async () => {
+  const root = await bigInput(GiB);
   try {
     const { grew, got } = await measuredInChild<{ length: number; last: string }>(
       "./_tool_read_work.ts",
@@ -37,21 +37,21 @@ Deno.test("read_file of an input of 3 GiB gives its first megabyte, reading no m
       "/input/big.csv",
     );
     console.log(
-      `read_file, 3 GiB: ${Math.round(grew / MiB)} MiB more memory: ${got.length} characters, "${got.last}"`,
+      `read_file, 1 GiB: ${Math.round(grew / MiB)} MiB more memory: ${got.length} characters, "${got.last}"`,
     );
-    tally.add("read_file of 3 GiB", {
+    tally.add("read_file of 1 GiB", {
       stopped: grew < 64 * MiB,
-      recorded: got.last === `[cut at ${MiB} of ${3 * GiB} bytes]`,
+      recorded: got.last === `[cut at ${MiB} of ${GiB} bytes]`,
     });
     assert.ok(grew < 64 * MiB, `read_file took ${Math.round(grew / MiB)} MiB`);
-    assert.equal(got.last, `[cut at ${MiB} of ${3 * GiB} bytes]`);
+    assert.equal(got.last, `[cut at ${MiB} of ${GiB} bytes]`);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
 });
 
-Deno.test("grep_file over an input of 3 GiB finds the lines at its end, reading a piece at a time", async () => {
-  const root = await bigInput(3 * GiB);
+Deno.test("grep_file over an input of 1 GiB finds the lines at its end, reading a piece at a time", async () => {
+  const root = await bigInput(GiB);
   try {
     const { grew, got } = await measuredInChild<
       { path: string; line: number; text: string; length: number }[]
@@ -61,17 +61,17 @@ Deno.test("grep_file over an input of 3 GiB finds the lines at its end, reading 
       root,
       "^(needle|region)",
     );
-    console.log(`grep_file, 3 GiB: ${Math.round(grew / MiB)} MiB more memory: ${JSON.stringify(got)}`);
+    console.log(`grep_file, 1 GiB: ${Math.round(grew / MiB)} MiB more memory: ${JSON.stringify(got)}`);
     const want = [
       { path: "/input/big.csv", line: 1, text: "region,revenue", length: 14 },
       { path: "/input/big.csv", line: 3, text: "needle,42", length: 9 },
     ];
-    tally.add("grep_file over 3 GiB", {
+    tally.add("grep_file over 1 GiB", {
       stopped: grew < 64 * MiB,
       recorded: JSON.stringify(got) === JSON.stringify(want),
     });
     assert.ok(grew < 64 * MiB, `grep_file took ${Math.round(grew / MiB)} MiB`);
-    // the zeros are one line of 3 GiB: tested and passed over in its first 64 KiB
+    // the zeros are one line of 1 GiB: tested and passed over in its first 64 KiB
     assert.deepEqual(got, want);
   } finally {
     await Deno.remove(root, { recursive: true });
