@@ -109,8 +109,20 @@ function rowSource(sql: PgSql): RowSource {
     // Each text as a column holds it (columnText): a question asked with a NUL finds what was written with one.
     all: async (text: string, ...params: SqlValue[]) =>
       objectRows(await sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).values()),
+    // as they come: a cursor of a batch of rows at a time, closed when the reading stops part way
+    each: (text: string, ...params: SqlValue[]) =>
+      flatRows(
+        sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).cursor(
+          CURSOR_ROWS,
+        ) as AsyncIterable<
+          Record<string, SqlValue>[]
+        >,
+      ),
   };
 }
+
+/** The rows a cursor of {@linkcode rowSource} fetches at a time. */
+const CURSOR_ROWS = 512;
 
 /**
  * The postgres store. Open it with {@linkcode PostgresStore.open} (or `openStore("postgresql://…")`); many
@@ -271,12 +283,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     // the index of what the folder already holds, and a user who may only read is told by the check.
     if ((await sealRowOfFolder(folder)) === null) return; // still being written: not read
     try {
-      const events = await this.#all("SELECT seq, line FROM provevi_events WHERE run_id = ?", runId);
-      const payloads = await this.#all("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?", runId);
-      const rows = await missingRows(runId, folder, {
-        lines: new Map(events.map((e) => [Number(e.seq), String(e.line)])),
-        payloads: new Map(payloads.map((p) => [String(p.sha256), Number(p.size)])),
-      });
+      const rows = await missingRows(runId, folder, rowSource(this.sql));
       if (rows === null) return;
       const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
       const logged = await this.sql.begin(async (tx) => {

@@ -20,9 +20,9 @@ import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { writeEventRows } from "./sqlite_rows.ts";
 import { eventLinesQuery, eventsTextOfRows } from "../evidence/events_rows.ts";
 import { columnText, columnValue, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
-import { type HeldRows, missingRows } from "../store/complete_rows.ts";
+import { missingRows } from "../store/complete_rows.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
-import { checkRunRows } from "./sqlite_check.ts";
+import { checkRunRows, sqliteRowSource } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
 import type * as Q from "../store/store_questions.ts";
 import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
@@ -208,7 +208,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   async #completeFromFolder(runId: string, folder: string): Promise<void> {
     if (this.readOnly || (await sealRowOfFolder(folder)) === null) return; // still being written: not read
     const db = this.db;
-    const rows = await missingRows(runId, folder, heldRows(db, runId));
+    const rows = await missingRows(runId, folder, sqliteRowSource(db));
     if (rows === null) return;
     const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
     let logged: ReturnType<typeof appendLogIn> | null = null;
@@ -554,22 +554,6 @@ export class SqliteRunWriter implements RunWriter {
     await writeProofFile(this.folder, logged);
     return manifest;
   }
-}
-
-/** What the store holds of a run: its event lines by seq and its payload sizes by SHA-256. */
-function heldRows(db: DatabaseSync, runId: string): HeldRows {
-  const events = db.prepare("SELECT seq, line FROM provevi_events WHERE run_id = ?").all(runId) as {
-    seq: number;
-    line: string;
-  }[];
-  const payloads = db.prepare("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?").all(runId) as {
-    sha256: string;
-    size: number;
-  }[];
-  return {
-    lines: new Map(events.map((e) => [Number(e.seq), e.line])),
-    payloads: new Map(payloads.map((p) => [p.sha256, Number(p.size)])),
-  };
 }
 
 /** A version asked for, as a column holds it. */
