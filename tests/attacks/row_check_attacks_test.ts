@@ -115,6 +115,14 @@ const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp }> 
     ) => [`UPDATE provevi_run_params SET value = ${HUGE[d]} WHERE run_id = $RUN AND key = 'model'`],
     answer: wide("settings_differ", `provevi_run_params \\(run_id "${RUN}", key model\\)`),
   },
+  "its run row's org of 100 MiB": {
+    sql: (d) => [`UPDATE provevi_runs SET org = ${HUGE[d]} WHERE run_id = $RUN`],
+    answer: wide("run_differs", `provevi_runs \\(run_id "${RUN}"\\)`),
+  },
+  "its agent version's tools of 100 MiB": {
+    sql: (d) => [`UPDATE provevi_agent_versions SET tools = ${HUGE[d]} WHERE first_run = $RUN`],
+    answer: wide("settings_differ", `provevi_agent_versions \\(agent \\S+, version [0-9a-f]{64}\\)`),
+  },
   "an assessment whose value is 100 MiB": {
     sql: (d) => [
       `INSERT INTO provevi_assessments (run_id, seq, name, value, created_at) SELECT $RUN, 1, 'big', ${

@@ -21,7 +21,7 @@ import {
 } from "./store_rows.ts";
 import { eventsTextLines, type ReadEvents } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
-import { boundedRows, MAX_ROW_PROBLEMS, RowProblems, type RowSource } from "./row_reading.ts";
+import { boundedRow, boundedRows, MAX_ROW_PROBLEMS, RowProblems, type RowSource } from "./row_reading.ts";
 import { settingsProblems } from "./row_check_settings.ts";
 
 export type { RowSource } from "./row_reading.ts";
@@ -62,8 +62,23 @@ export async function checkStoreRows(
     (options.schema ?? []).map((p) => problem("rows.schema", `store: ${p}`)),
   );
   const runKey = `provevi_runs (run_id "${runId}")`;
-  const run = (await db.all("SELECT * FROM provevi_runs WHERE run_id = ?", runId))[0];
+  const before = problems.list.length;
+  const run = await boundedRow(
+    db,
+    {
+      table: "provevi_runs",
+      columns: RUN_COLUMNS,
+      where: "run_id = ?",
+      params: [runId],
+      code: "rows.run_differs",
+      key: () => runKey,
+    },
+    problems,
+    runId,
+  );
   if (!run) {
+    // a row holding a text too wide to read: the problem says so
+    if (problems.list.length > before) return problems.list;
     return [
       ...problems.list,
       problem("rows.run_missing", `${runKey} is missing: the store holds no row for the run`),
@@ -99,6 +114,18 @@ export async function checkStoreRows(
   }
   return problems.list;
 }
+
+/** The columns of the run's row that the check compares, all texts. */
+const RUN_COLUMNS = [
+  "folder",
+  "status",
+  "ended_at",
+  "manifest_sha256",
+  "last_hash",
+  "bundle_uri",
+  "bundle_pinned",
+  ...RUN_FIELD_COLUMNS,
+];
 
 /** What the verifier read of the folder being compared, when it read both files as text; else null. */
 type InHand = ReadEvents & { texts: { events: string; manifest: string } };

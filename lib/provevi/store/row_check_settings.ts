@@ -7,7 +7,13 @@
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { problem } from "../evidence/problem.ts";
 import { createdRows, type SqlValue } from "./store_rows.ts";
-import { boundedRows, MAX_ROW_PROBLEMS, type RowProblems, type RowSource } from "./row_reading.ts";
+import {
+  boundedRow,
+  boundedRows,
+  MAX_ROW_PROBLEMS,
+  type RowProblems,
+  type RowSource,
+} from "./row_reading.ts";
 
 const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stringify(v));
 
@@ -41,7 +47,24 @@ async function createdRowProblems(
   db: RowSource,
   { runId, created, differs, problems }: Of & { created: EvidenceEvent },
 ): Promise<void> {
-  const get = async (sql: string, ...params: SqlValue[]) => (await db.all(sql, ...params))[0];
+  // one row by its key, its texts bounded: undefined when there is none, null when it is too wide to read
+  const get = async (table: string, columns: string[], keys: Record<string, SqlValue>, key: string) => {
+    const before = problems.list.length;
+    const row = await boundedRow(
+      db,
+      {
+        table,
+        columns,
+        where: Object.keys(keys).map((k) => `${k} = ?`).join(" AND "),
+        params: Object.values(keys),
+        code: "rows.settings_differ",
+        key: () => key,
+      },
+      problems,
+      runId,
+    );
+    return row ?? (problems.list.length > before ? null : undefined);
+  };
   const { params: want, agent, experiment } = createdRows(created);
   const seen = new Set<string>();
   const rows = boundedRows(
@@ -74,26 +97,23 @@ async function createdRowProblems(
     if (!seen.has(key)) differs(`provevi_run_params (run_id "${runId}", key ${key}) is missing`);
   }
   if (agent) {
-    const a = await get("SELECT org, domain, env, name FROM provevi_agents WHERE agent = ?", agent.agent) as
-      | Record<string, SqlValue>
-      | undefined;
     const k = `provevi_agents (agent ${agent.agent})`;
-    if (!a) differs(`${k} is missing`);
-    else {
+    const a = await get("provevi_agents", ["org", "domain", "env", "name"], { agent: agent.agent }, k);
+    if (a === undefined) differs(`${k} is missing`);
+    else if (a !== null) {
       for (const c of ["org", "domain", "env", "name"] as const) {
         if (a[c] !== agent[c]) {
           differs(`${k}: column ${c} is ${show(a[c])}, but the run's events say ${show(agent[c])}`);
         }
       }
     }
-    const v = await get(
-      "SELECT backend, model, tools, limits FROM provevi_agent_versions WHERE agent = ? AND version = ?",
-      agent.agent,
-      agent.version,
-    ) as Record<string, SqlValue> | undefined;
     const kv = `provevi_agent_versions (agent ${agent.agent}, version ${agent.version})`;
-    if (!v) differs(`${kv} is missing`);
-    else {
+    const v = await get("provevi_agent_versions", ["backend", "model", "tools", "limits"], {
+      agent: agent.agent,
+      version: agent.version,
+    }, kv);
+    if (v === undefined) differs(`${kv} is missing`);
+    else if (v !== null) {
       for (const c of ["backend", "model", "tools", "limits"] as const) {
         if (v[c] !== agent[c]) {
           differs(`${kv}: column ${c} is ${show(v[c])}, but the run's events say ${show(agent[c])}`);
@@ -104,19 +124,18 @@ async function createdRowProblems(
   if (experiment) {
     const k = `provevi_experiments (experiment ${experiment.experiment})`;
     if (
-      !await get("SELECT 1 AS found FROM provevi_experiments WHERE experiment = ?", experiment.experiment)
+      await get("provevi_experiments", ["first_run"], { experiment: experiment.experiment }, k) === undefined
     ) {
       differs(`${k} is missing`);
     }
     if (experiment.pin) {
-      const v = await get(
-        "SELECT sha256 FROM provevi_experiment_versions WHERE experiment = ? AND pin = ?",
-        experiment.experiment,
-        experiment.pin,
-      ) as { sha256: string | null } | undefined;
       const kv = `provevi_experiment_versions (experiment ${experiment.experiment}, pin ${experiment.pin})`;
-      if (!v) differs(`${kv} is missing`);
-      else if (v.sha256 !== experiment.sha256) {
+      const v = await get("provevi_experiment_versions", ["sha256"], {
+        experiment: experiment.experiment,
+        pin: experiment.pin,
+      }, kv);
+      if (v === undefined) differs(`${kv} is missing`);
+      else if (v !== null && v.sha256 !== experiment.sha256) {
         differs(`${kv}: sha256 is ${show(v.sha256)}, but the run's events say ${show(experiment.sha256)}`);
       }
     }

@@ -159,3 +159,25 @@ export async function* boundedRows(
     yield row;
   }
 }
+
+/**
+ * The one row of a table that a key names (its text columns read as {@linkcode boundedRows} reads them), or
+ * undefined when there is none or it holds a text too wide to read (then a problem says so).
+ *
+ * @param db The store's rows.
+ * @param q The query, without `most` and `implied`: one row at most.
+ * @param problems The check's problems.
+ * @param runId The run.
+ * @returns The row, or undefined.
+ */
+export async function boundedRow(
+  db: RowSource,
+  q: Omit<RowQuery, "most" | "implied" | "texts">,
+  problems: RowProblems,
+  runId: string,
+): Promise<Record<string, SqlValue> | undefined> {
+  let found: Record<string, SqlValue> | undefined;
+  const rows = boundedRows(db, { ...q, texts: q.columns, most: 1, implied: "its key" }, problems, runId);
+  for await (const row of rows) found = row;
+  return found;
+}
