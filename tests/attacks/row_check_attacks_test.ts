@@ -3,7 +3,7 @@
  * tampered store: for each table it reads of a run, two million junk rows of the run, and a few rows holding a
  * text of 100 MiB. It read each table's rows of the run at once (2.6 GB and 23 s for two million), and so did
  * the completion of a run whose rows missed its seal. Now the rows come as they are read, no more than the run
- * implies and 1,000 more, a text past 16 MiB is refused by its size before it leaves the store, and the check
+ * implies and 1,000 more, a row of more than 32 MiB of text (a folder past 4,096 bytes) is refused by its size before it leaves the store, and the check
  * stops after 1,000 problems: each stop is one problem naming the table. The sqlite store is read through
  * node:sqlite, the postgres store from the server of `.ci/peers/postgres.sh`.
  * @module
@@ -48,12 +48,12 @@ const stopped = (code: string, table: string) =>
 /** The one problem of a row holding a text too wide to read. */
 const wide = (code: string, key: string) =>
   new RegExp(
-    `^rows\\.${code} ${key} holds a text of more than 16777216 bytes, more than any line of the run: it is not read$`,
+    `^rows\\.${code} ${key} holds more text than a row of the run may \\(33554432 bytes, a path 4096\\): it is not read$`,
   );
 
 type Dialect = "sqlite" | "postgres";
 /** Each attack: its statements in a store's SQL (`$RUN` is the run ID's placeholder), and the answer. */
-const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp }> = {
+const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp; verify?: RegExp }> = {
   "two million junk event rows after its events": {
     sql: (d) => [
       `INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)
@@ -118,6 +118,14 @@ const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp }> 
   "its run row's org of 100 MiB": {
     sql: (d) => [`UPDATE provevi_runs SET org = ${HUGE[d]} WHERE run_id = $RUN`],
     answer: wide("run_differs", `provevi_runs \\(run_id "${RUN}"\\)`),
+  },
+  "its run row's folder of 100 MiB": {
+    sql: (d) => [`UPDATE provevi_runs SET folder = ${HUGE[d]} WHERE run_id = $RUN`],
+    answer: wide("run_differs", `provevi_runs \\(run_id "${RUN}"\\)`),
+    // prove verify reads the run at its folder first: its one line
+    verify: new RegExp(
+      `^prove: the row of run "${RUN}" in store \\S+ holds a folder longer than 4096 bytes, longer than any path: it is not a run's$`,
+    ),
   },
   "its agent version's tools of 100 MiB": {
     sql: (d) => [`UPDATE provevi_agent_versions SET tools = ${HUGE[d]} WHERE first_run = $RUN`],
@@ -205,7 +213,9 @@ for (const kind of ["sqlite", "postgres"] as const) {
           const said = [...io.stdout, ...io.stderr].join("\n");
           // the check's one line, as verify prints it
           const message = (got.match ?? "").slice((got.match ?? "").indexOf(" ") + 1);
-          const told = message !== "" && said.split("\n").some((l) => l.includes(message));
+          const told = said.split("\n").some((l) =>
+            attack.verify ? attack.verify.test(l) : message !== "" && l.includes(message)
+          );
           tally.add(`${kind}: ${shape}`, {
             stopped: grew < 64 * MiB && got.count <= 1002,
             recorded: got.match !== null && !got.match.includes("\n") && got.threw === undefined && told,

@@ -21,6 +21,7 @@ import { writeEventRows } from "./sqlite_rows.ts";
 import { eventLinesQuery, eventsTextOfRows } from "../evidence/events_rows.ts";
 import { columnText, columnValue, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
 import { missingRows } from "../store/complete_rows.ts";
+import { folderOrRefused, pathColumn } from "../store/row_reading.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
 import { checkRunRows, sqliteRowSource } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
@@ -106,14 +107,17 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /** The run's folder and manifest hash, by a statement prepared once per connection (read for every run). */
-  #runRow(runId: string): { folder: string; manifest_sha256: string | null } | undefined {
+  /** The run's folder (null when longer than a path, not read) and its seal's hash. */
+  #runRow(runId: string): { folder: string | null; manifest_sha256: string | null } | undefined {
     const db = this.db;
     let statement = runRowStatements.get(db);
     if (statement === undefined) {
-      statement = db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?");
+      statement = db.prepare(
+        `SELECT ${pathColumn("folder")}, manifest_sha256 FROM provevi_runs WHERE run_id = ?`,
+      );
       runRowStatements.set(db, statement);
     }
-    return statement.get(runId) as { folder: string; manifest_sha256: string | null } | undefined;
+    return statement.get(runId) as { folder: string | null; manifest_sha256: string | null } | undefined;
   }
 
   #writable(what: string): DatabaseSync {
@@ -168,20 +172,21 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     const db = this.#writable(`add spans to run "${runId}"`);
     const open = this.#spans.get(runId);
     if (open) return open.append(spans);
-    const row = db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
-      | { folder: string }
+    const row = db.prepare(`SELECT ${pathColumn("folder")} FROM provevi_runs WHERE run_id = ?`).get(runId) as
+      | { folder: string | null }
       | undefined;
     if (!row) {
       throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);
     }
-    await appendSpansFile(row.folder, spans);
+    await appendSpansFile(folderOrRefused(row.folder, runId, this.uri), spans);
   }
 
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
-    const row = this.#runRow(runId);
-    if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    const found = this.#runRow(runId);
+    if (!found) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    const row = { ...found, folder: folderOrRefused(found.folder, runId, this.uri) };
     if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, row.folder);
     try {
       // A look that takes microseconds: an asynchronous one waits for a file thread, which on a busy machine
@@ -321,7 +326,9 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   ): Promise<Problem[]> {
     const row = this.#runRow(runId);
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.
-    if (row?.manifest_sha256 === null && (options.folder ?? row.folder) === row.folder) {
+    if (
+      row?.manifest_sha256 === null && row.folder !== null && (options.folder ?? row.folder) === row.folder
+    ) {
       await this.#completeFromFolder(runId, row.folder);
     }
     return await checkRunRows(this.db, runId, options);

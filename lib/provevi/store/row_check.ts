@@ -68,6 +68,7 @@ export async function checkStoreRows(
     {
       table: "provevi_runs",
       columns: RUN_COLUMNS,
+      paths: ["folder"],
       where: "run_id = ?",
       params: [runId],
       code: "rows.run_differs",
@@ -458,6 +459,7 @@ async function payloadRowProblems(
       table: "provevi_payloads",
       columns: ["sha256", "size", "place"],
       texts: ["sha256", "place"],
+      short: ["sha256"],
       where: "run_id = ?",
       params: [runId],
       most: stored.size + MAX_ROW_PROBLEMS,
@@ -541,6 +543,7 @@ async function assessmentProblems(
       table: "provevi_assessments",
       columns: ["id", "seq", "span_id", "value"],
       texts: ["span_id", "value"],
+      short: ["span_id"],
       where: "run_id = ?",
       params: [runId],
       order: "id",

@@ -2,9 +2,9 @@
  * How the check of an indexed store's rows (`row_check.ts`) and the completion of a run's rows
  * (`complete_rows.ts`) read a run's rows, in bounded memory whatever a tampered store holds: each table's rows
  * come as one query read as it comes (node:sqlite's `iterate`, a postgres cursor), at most as many as the run
- * implies (its lines, its settings, its payloads) and {@linkcode MAX_ROW_PROBLEMS} more, each text column only up
- * to {@linkcode ROW_TEXT_MAX_BYTES} (a wider one is refused by its size, before its text leaves the store), and
- * the check stops after {@linkcode MAX_ROW_PROBLEMS} problems. Each stop is one problem naming the table.
+ * implies (its lines, its settings, its payloads) and {@linkcode MAX_ROW_PROBLEMS} more, each row's texts only up
+ * to {@linkcode ROW_TEXT_MAX_BYTES} in all, a path to {@linkcode PATH_MAX_BYTES} (a wider row is refused by its
+ * size, before its texts leave the store), and the check stops after {@linkcode MAX_ROW_PROBLEMS} problems. Each stop is one problem naming the table.
  * A store of two million junk rows for a run took 2.6 GB and 23 s, read at once.
  * @module
  */
@@ -13,6 +13,7 @@ import { MAX_LINE_PROBLEMS } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import type { ProblemCode } from "../evidence/problem_codes.ts";
 import type { SqlValue } from "./store_rows.ts";
+import { ProveviError } from "../evidence/errors.ts";
 
 /**
  * How the check reads a store's rows: a query written with `?` placeholders and its parameters, giving plain
@@ -30,8 +31,25 @@ export interface RowSource {
 /** The problems after which the check stops reading rows, as the reading of events.jsonl stops after its lines'. */
 export const MAX_ROW_PROBLEMS = MAX_LINE_PROBLEMS;
 
-/** The most bytes a text column of a run's row is read with: a run's line, the widest thing a row is made of. */
-export const ROW_TEXT_MAX_BYTES = EVENT_LINE_MAX_BYTES;
+/**
+ * The most bytes of text a run's row is read with, all its text columns together: an event's row is its line and
+ * columns taken from it, the widest row a run makes.
+ */
+export const ROW_TEXT_MAX_BYTES = 2 * EVENT_LINE_MAX_BYTES;
+
+/** The most bytes of a path a row holds (a run's folder): PATH_MAX. */
+export const PATH_MAX_BYTES = 4096;
+
+/**
+ * A column of a path, as a query reads it: null when it is longer than {@linkcode PATH_MAX_BYTES}, so that its
+ * text does not leave the store.
+ *
+ * @param column The column.
+ * @returns The SQL, the same for sqlite and postgres, named as the column.
+ */
+export function pathColumn(column: string): string {
+  return `CASE WHEN octet_length(${column}) > ${PATH_MAX_BYTES} THEN NULL ELSE ${column} END AS "${column}"`;
+}
 
 /**
  * The problems of one check of a run's rows: past {@linkcode MAX_ROW_PROBLEMS}, one more says the check stops,
@@ -77,13 +95,33 @@ export class RowProblems {
   }
 }
 
+/**
+ * A run's folder as {@linkcode pathColumn} read it.
+ *
+ * @param folder The column's value: null when it was longer than a path.
+ * @param runId The run.
+ * @param uri The store's URI, for the error.
+ * @returns The folder.
+ * @throws ProveviError when the store's row holds a folder longer than any path.
+ */
+export function folderOrRefused(folder: SqlValue | undefined, runId: string, uri: string): string {
+  if (typeof folder === "string") return folder;
+  throw new ProveviError(
+    `the row of run "${runId}" in store ${uri} holds a folder longer than ${PATH_MAX_BYTES} bytes, longer than any path: it is not a run's`,
+  );
+}
+
 /** A query of one table's rows of a run, and what bounds them. */
 export interface RowQuery {
   table: string;
   /** The columns read; the text columns among them are named in `texts`. */
   columns: readonly string[];
-  /** The text columns, each read only up to {@linkcode ROW_TEXT_MAX_BYTES}. */
+  /** The text columns, read only up to {@linkcode ROW_TEXT_MAX_BYTES} in all. */
   texts: readonly string[];
+  /** The text columns that name the row (its key): a row refused for its texts keeps those of a path's size. */
+  short?: readonly string[];
+  /** The text columns that hold a path (a folder): a row is refused when one is longer than a path. */
+  paths?: readonly string[];
   /** The condition, with `?` placeholders, and its parameters. */
   where: string;
   params: readonly SqlValue[];
@@ -102,11 +140,21 @@ const WIDE = "provevi_wide";
 
 /** The SQL of a {@linkcode RowQuery}, the same for sqlite and postgres. */
 export function rowQuerySql(q: RowQuery): string {
-  const over = (c: string) => `octet_length(${c}) > ${ROW_TEXT_MAX_BYTES}`;
+  const short = q.short ?? [];
+  const bytes = (c: string) => `coalesce(CAST(octet_length(${c}) AS BIGINT), 0)`;
+  const long = (c: string) => `octet_length(${c}) > ${PATH_MAX_BYTES}`;
+  const over = [
+    ...q.texts.length ? [`${q.texts.map(bytes).join(" + ")} > ${ROW_TEXT_MAX_BYTES}`] : [],
+    ...(q.paths ?? []).map(long),
+  ].join(" OR ");
   const columns = q.columns.map((c) =>
-    q.texts.includes(c) ? `CASE WHEN ${over(c)} THEN NULL ELSE ${c} END AS "${c}"` : `${c} AS "${c}"`
+    short.includes(c)
+      ? `CASE WHEN (${over}) AND ${long(c)} THEN NULL ELSE ${c} END AS "${c}"`
+      : q.texts.includes(c)
+      ? `CASE WHEN ${over} THEN NULL ELSE ${c} END AS "${c}"`
+      : `${c} AS "${c}"`
   );
-  const wide = q.texts.length ? `CASE WHEN ${q.texts.map(over).join(" OR ")} THEN 1 ELSE 0 END` : "0";
+  const wide = over ? `CASE WHEN ${over} THEN 1 ELSE 0 END` : "0";
   const limit = Number.isFinite(q.most) ? ` LIMIT ${Math.max(0, Math.floor(q.most)) + 1}` : "";
   return `SELECT ${columns.join(", ")}, ${wide} AS ${WIDE} FROM ${q.table} WHERE ${q.where}${
     q.order ? ` ORDER BY ${q.order}` : ""
@@ -114,7 +162,7 @@ export function rowQuerySql(q: RowQuery): string {
 }
 
 /**
- * A table's rows of a run, as they come: a row with a text past {@linkcode ROW_TEXT_MAX_BYTES} is a problem and
+ * A table's rows of a run, as they come: a row whose texts pass {@linkcode ROW_TEXT_MAX_BYTES} is a problem and
  * not given; past `most` rows, one problem says the table holds more rows than the run implies, and the reading
  * stops, as it does once the check has stopped.
  *
@@ -151,7 +199,7 @@ export async function* boundedRows(
         q.code,
         `${
           q.key(row)
-        } holds a text of more than ${ROW_TEXT_MAX_BYTES} bytes, more than any line of the run: it is not read`,
+        } holds more text than a row of the run may (${ROW_TEXT_MAX_BYTES} bytes, a path ${PATH_MAX_BYTES}): it is not read`,
       ));
       continue;
     }
