@@ -109,6 +109,13 @@ const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp; ve
     sql: (d) => [`UPDATE provevi_events SET line = ${HUGE[d]} WHERE run_id = $RUN AND seq = 2`],
     answer: wide("event_differs", `provevi_events \\(run_id "${RUN}", seq 2\\)`),
   },
+  "its row unsealed, to be completed, and an event row whose line is 100 MiB": {
+    sql: (d) => [
+      `UPDATE provevi_runs SET manifest_sha256 = NULL WHERE run_id = $RUN`,
+      `UPDATE provevi_events SET line = ${HUGE[d]} WHERE run_id = $RUN AND seq = 2`,
+    ],
+    answer: wide("event_differs", `provevi_events \\(run_id "${RUN}", seq 2\\)`),
+  },
   "a setting whose value is 100 MiB": {
     sql: (
       d,
