@@ -43,16 +43,18 @@ export async function checkRunRows(
 
 /**
  * The file's rows as the shared check and the completion of a run's rows read them: all at once, or as they come
- * (`iterate`, a statement of its own each time, so that a reading left part way holds no statement kept).
+ * (`iterate`).
  *
  * @param db The store's connection.
  * @returns The rows.
  */
 export function sqliteRowSource(db: SqlDb): RowSource {
   return {
+    dialect: "sqlite",
     all: (sql: string, ...params: SqlValue[]) =>
       Promise.resolve(preparedOnce(db, sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
+    // a statement kept (its text is the same for every run), reset when a reading stops part way
     each: (sql: string, ...params: SqlValue[]) =>
-      db.prepare(sql).iterate(...params.map(columnValue)) as Iterable<Record<string, SqlValue>>,
+      preparedOnce(db, sql).iterate(...params.map(columnValue)) as Iterable<Record<string, SqlValue>>,
   };
 }

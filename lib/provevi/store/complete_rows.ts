@@ -70,6 +70,7 @@ export async function missingRows(
         texts: columns.filter((c) => c !== "seq" && c !== "size"),
         where: "run_id = ?",
         params: [runId],
+        order: columns[0],
         most,
         implied: "its folder",
         code: "rows.unsealed",

@@ -462,6 +462,7 @@ async function payloadRowProblems(
       short: ["sha256"],
       where: "run_id = ?",
       params: [runId],
+      order: "sha256",
       most: stored.size + MAX_ROW_PROBLEMS,
       implied: "its payloads' files and records",
       code: "rows.payload_differs",
