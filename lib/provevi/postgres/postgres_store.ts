@@ -19,6 +19,7 @@ import type { EvidenceStore, RunWriter } from "../store/store.ts";
 import { columnValue, sealRowOfFolder, type SqlValue } from "../store/store_rows.ts";
 import { missingRows } from "../store/complete_rows.ts";
 import { checkStoreRows, type RowSource } from "../store/row_check.ts";
+import { folderOrRefused, pathColumn } from "../store/row_reading.ts";
 import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
 import type { TraceSpan } from "../evidence/run_spans.ts";
 import { traceIdOf } from "../store/trace.ts";
@@ -109,8 +110,20 @@ function rowSource(sql: PgSql): RowSource {
     // Each text as a column holds it (columnText): a question asked with a NUL finds what was written with one.
     all: async (text: string, ...params: SqlValue[]) =>
       objectRows(await sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).values()),
+    // as they come: a cursor of a batch of rows at a time, closed when the reading stops part way
+    each: (text: string, ...params: SqlValue[]) =>
+      flatRows(
+        sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).cursor(
+          CURSOR_ROWS,
+        ) as AsyncIterable<
+          Record<string, SqlValue>[]
+        >,
+      ),
   };
 }
+
+/** The rows a cursor of {@linkcode rowSource} fetches at a time. */
+const CURSOR_ROWS = 512;
 
 /**
  * The postgres store. Open it with {@linkcode PostgresStore.open} (or `openStore("postgresql://…")`); many
@@ -221,22 +234,22 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     this.#writable(`add spans to run "${runId}"`);
     const open = this.#spans.get(runId);
     if (open) return open.append(spans);
-    const [row] = await this.#all("SELECT folder FROM provevi_runs WHERE run_id = ?", runId);
+    const [row] = await this.#all(`SELECT ${pathColumn("folder")} FROM provevi_runs WHERE run_id = ?`, runId);
     if (!row) {
       throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);
     }
-    await appendSpansFile(String(row.folder), spans);
+    await appendSpansFile(folderOrRefused(row.folder, runId, this.uri), spans);
   }
 
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
     const [row] = await this.#all(
-      "SELECT folder, bundle_pinned, manifest_sha256 FROM provevi_runs WHERE run_id = ?",
+      `SELECT ${pathColumn("folder")}, bundle_pinned, manifest_sha256 FROM provevi_runs WHERE run_id = ?`,
       runId,
     );
     if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
-    const folder = String(row.folder);
+    const folder = folderOrRefused(row.folder, runId, this.uri);
     if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, folder);
     try {
       if ((await Deno.lstat(folder)).isSymlink) {
@@ -271,12 +284,7 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     // the index of what the folder already holds, and a user who may only read is told by the check.
     if ((await sealRowOfFolder(folder)) === null) return; // still being written: not read
     try {
-      const events = await this.#all("SELECT seq, line FROM provevi_events WHERE run_id = ?", runId);
-      const payloads = await this.#all("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?", runId);
-      const rows = await missingRows(runId, folder, {
-        lines: new Map(events.map((e) => [Number(e.seq), String(e.line)])),
-        payloads: new Map(payloads.map((p) => [String(p.sha256), Number(p.size)])),
-      });
+      const rows = await missingRows(runId, folder, rowSource(this.sql));
       if (rows === null) return;
       const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
       const logged = await this.sql.begin(async (tx) => {
@@ -370,9 +378,15 @@ export class PostgresStore implements EvidenceStore, StoreQuestions {
     runId: string,
     options: { folder?: string | null; bundle?: string | null; read?: ReadEvents | null } = {},
   ): Promise<Problem[]> {
-    const [row] = await this.#all("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?", runId);
+    const [row] = await this.#all(
+      `SELECT ${pathColumn("folder")}, manifest_sha256 FROM provevi_runs WHERE run_id = ?`,
+      runId,
+    );
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.
-    if (row?.manifest_sha256 === null && (options.folder ?? String(row.folder)) === String(row.folder)) {
+    if (
+      row?.manifest_sha256 === null && row.folder !== null &&
+      (options.folder ?? String(row.folder)) === String(row.folder)
+    ) {
       await this.#completeFromFolder(runId, String(row.folder));
     }
     const schema = await postgresSchemaProblems(this.sql);

@@ -6,6 +6,7 @@
 import type { Problem } from "../evidence/problem.ts";
 import type { ReadEvents } from "../evidence/read_events.ts";
 import { checkStoreRows } from "../store/row_check.ts";
+import type { RowSource } from "../store/row_reading.ts";
 import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
 import { preparedOnce } from "./_prepared.ts";
@@ -32,14 +33,28 @@ export async function checkRunRows(
   runId: string,
   options: { folder?: string | null; bundle?: string | null; read?: ReadEvents | null } = {},
 ): Promise<Problem[]> {
-  const rows = {
-    all: (sql: string, ...params: SqlValue[]) =>
-      Promise.resolve(preparedOnce(db, sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
-  };
-  return await checkStoreRows(rows, runId, {
+  return await checkStoreRows(sqliteRowSource(db), runId, {
     schema: schemaProblems(db),
     folder: options.folder ?? null,
     bundle: options.bundle ?? null,
     read: options.read ?? null,
   });
+}
+
+/**
+ * The file's rows as the shared check and the completion of a run's rows read them: all at once, or as they come
+ * (`iterate`).
+ *
+ * @param db The store's connection.
+ * @returns The rows.
+ */
+export function sqliteRowSource(db: SqlDb): RowSource {
+  return {
+    dialect: "sqlite",
+    all: (sql: string, ...params: SqlValue[]) =>
+      Promise.resolve(preparedOnce(db, sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
+    // a statement kept (its text is the same for every run), reset when a reading stops part way
+    each: (sql: string, ...params: SqlValue[]) =>
+      preparedOnce(db, sql).iterate(...params.map(columnValue)) as Iterable<Record<string, SqlValue>>,
+  };
 }

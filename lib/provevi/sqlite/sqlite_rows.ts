@@ -19,6 +19,7 @@ export interface SqlDb {
     run(...params: SqlValue[]): unknown;
     get(...params: SqlValue[]): unknown;
     all(...params: SqlValue[]): unknown[];
+    iterate(...params: SqlValue[]): Iterable<unknown>;
   };
   exec(sql: string): void;
 }

@@ -20,9 +20,10 @@ import { openDatabase, transaction } from "./sqlite_connection.ts";
 import { writeEventRows } from "./sqlite_rows.ts";
 import { eventLinesQuery, eventsTextOfRows } from "../evidence/events_rows.ts";
 import { columnText, columnValue, runEnd, sealRow, sealRowOfFolder } from "../store/store_rows.ts";
-import { type HeldRows, missingRows } from "../store/complete_rows.ts";
+import { missingRows } from "../store/complete_rows.ts";
+import { folderOrRefused, pathColumn } from "../store/row_reading.ts";
 import { isSqliteUri, sqlitePath, sqliteUri } from "../store/store_uri.ts";
-import { checkRunRows } from "./sqlite_check.ts";
+import { checkRunRows, sqliteRowSource } from "./sqlite_check.ts";
 import * as q from "./sqlite_questions.ts";
 import type * as Q from "../store/store_questions.ts";
 import type { Assessment, AssessOptions, AssessTarget } from "../store/assess.ts";
@@ -106,14 +107,17 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   }
 
   /** The run's folder and manifest hash, by a statement prepared once per connection (read for every run). */
-  #runRow(runId: string): { folder: string; manifest_sha256: string | null } | undefined {
+  /** The run's folder (null when longer than a path, not read) and its seal's hash. */
+  #runRow(runId: string): { folder: string | null; manifest_sha256: string | null } | undefined {
     const db = this.db;
     let statement = runRowStatements.get(db);
     if (statement === undefined) {
-      statement = db.prepare("SELECT folder, manifest_sha256 FROM provevi_runs WHERE run_id = ?");
+      statement = db.prepare(
+        `SELECT ${pathColumn("folder")}, manifest_sha256 FROM provevi_runs WHERE run_id = ?`,
+      );
       runRowStatements.set(db, statement);
     }
-    return statement.get(runId) as { folder: string; manifest_sha256: string | null } | undefined;
+    return statement.get(runId) as { folder: string | null; manifest_sha256: string | null } | undefined;
   }
 
   #writable(what: string): DatabaseSync {
@@ -168,20 +172,21 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
     const db = this.#writable(`add spans to run "${runId}"`);
     const open = this.#spans.get(runId);
     if (open) return open.append(spans);
-    const row = db.prepare("SELECT folder FROM provevi_runs WHERE run_id = ?").get(runId) as
-      | { folder: string }
+    const row = db.prepare(`SELECT ${pathColumn("folder")} FROM provevi_runs WHERE run_id = ?`).get(runId) as
+      | { folder: string | null }
       | undefined;
     if (!row) {
       throw new RunNotFound(`cannot add spans: no run "${runId}" in store ${this.uri}; open it first`);
     }
-    await appendSpansFile(row.folder, spans);
+    await appendSpansFile(folderOrRefused(row.folder, runId, this.uri), spans);
   }
 
   /** Reads a run at the folder the store records. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);
-    const row = this.#runRow(runId);
-    if (!row) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    const found = this.#runRow(runId);
+    if (!found) throw new RunNotFound(`no run "${runId}" in store ${this.uri}`);
+    const row = { ...found, folder: folderOrRefused(found.folder, runId, this.uri) };
     if (row.manifest_sha256 === null) await this.#completeFromFolder(runId, row.folder);
     try {
       // A look that takes microseconds: an asynchronous one waits for a file thread, which on a busy machine
@@ -208,7 +213,7 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   async #completeFromFolder(runId: string, folder: string): Promise<void> {
     if (this.readOnly || (await sealRowOfFolder(folder)) === null) return; // still being written: not read
     const db = this.db;
-    const rows = await missingRows(runId, folder, heldRows(db, runId));
+    const rows = await missingRows(runId, folder, sqliteRowSource(db));
     if (rows === null) return;
     const leaf = await logLeafOfFolder(folder, rows.seal.manifest_sha256);
     let logged: ReturnType<typeof appendLogIn> | null = null;
@@ -321,7 +326,9 @@ export class SqliteStore implements EvidenceStore, StoreQuestions {
   ): Promise<Problem[]> {
     const row = this.#runRow(runId);
     // Rows are completed from the folder the run's row records, never from a copy a caller gives.
-    if (row?.manifest_sha256 === null && (options.folder ?? row.folder) === row.folder) {
+    if (
+      row?.manifest_sha256 === null && row.folder !== null && (options.folder ?? row.folder) === row.folder
+    ) {
       await this.#completeFromFolder(runId, row.folder);
     }
     return await checkRunRows(this.db, runId, options);
@@ -554,22 +561,6 @@ export class SqliteRunWriter implements RunWriter {
     await writeProofFile(this.folder, logged);
     return manifest;
   }
-}
-
-/** What the store holds of a run: its event lines by seq and its payload sizes by SHA-256. */
-function heldRows(db: DatabaseSync, runId: string): HeldRows {
-  const events = db.prepare("SELECT seq, line FROM provevi_events WHERE run_id = ?").all(runId) as {
-    seq: number;
-    line: string;
-  }[];
-  const payloads = db.prepare("SELECT sha256, size FROM provevi_payloads WHERE run_id = ?").all(runId) as {
-    sha256: string;
-    size: number;
-  }[];
-  return {
-    lines: new Map(events.map((e) => [Number(e.seq), e.line])),
-    payloads: new Map(payloads.map((p) => [p.sha256, Number(p.size)])),
-  };
 }
 
 /** A version asked for, as a column holds it. */

@@ -12,14 +12,7 @@ import type { Manifest, PayloadEntry } from "../evidence/manifest.ts";
 import { verifyEvidence } from "../evidence/verify.ts";
 import { FileRunRecord } from "./file_store.ts";
 import { type SealRow, sealRow } from "./store_rows.ts";
-
-/** What a store holds of a run, as {@linkcode missingRows} compares it with the folder. */
-export interface HeldRows {
-  /** The `line` of each `provevi_events` row of the run, by seq (a seq without a row is a hole). */
-  lines: ReadonlyMap<number, string>;
-  /** The size of each `provevi_payloads` row of the run, by SHA-256. */
-  payloads: ReadonlyMap<string, number>;
-}
+import { boundedRows, RowProblems, type RowSource } from "./row_reading.ts";
 
 /** The rows to add, all of them in one transaction, and only while the run's row is still unsealed. */
 export interface MissingRows {
@@ -36,22 +29,26 @@ export interface MissingRows {
 /**
  * The rows a store lacks for a sealed run, from its folder: null unless the folder's evidence verifies (its
  * chain, sequence, payloads and manifest) and the rows held are its lines from seq 0 with no hole and no
- * line changed, and its payload rows are payloads of its manifest with their sizes.
+ * line changed, and its payload rows are payloads of its manifest with their sizes. The rows held are read as
+ * they come, no more than the folder's lines and payloads (`row_reading.ts`): a store holding more, or a text
+ * wider than a line, is not completed, and the check says why.
  *
  * @param runId The run.
  * @param folder The run folder that the run's row records.
- * @param held What the store holds of the run.
+ * @param db The store's rows.
  * @returns The rows to add (possibly none but the seal's columns), or null.
  * @example
  * ```ts
  * import { missingRows } from "./complete_rows.ts";
- * const rows = await missingRows("run-x", "/tmp/runs/run-x", { lines: new Map(), payloads: new Map() });
+ * // a store that holds no row of the run
+ * const none = { all: () => Promise.resolve([]), each: () => [] };
+ * const rows = await missingRows("run-x", "/tmp/runs/run-x", none);
  * ```
  */
 export async function missingRows(
   runId: string,
   folder: string,
-  held: HeldRows,
+  db: RowSource,
 ): Promise<MissingRows | null> {
   let read;
   try {
@@ -62,16 +59,47 @@ export async function missingRows(
   const manifestText = read.texts?.manifest ?? null;
   if (read.problems.length > 0 || !read.complete || manifestText === null) return null;
   const lines = read.lines;
-  for (const [seq, line] of held.lines) if (lines[seq] !== line) return null;
-  const from = held.lines.size;
-  for (let seq = 0; seq < from; seq++) if (!held.lines.has(seq)) return null;
+  // Any problem of the reading (more rows than the folder's, a text too wide) leaves the rows as they are.
+  const problems = new RowProblems(runId);
+  const held = (table: string, columns: string[], most: number) =>
+    boundedRows(
+      db,
+      {
+        table,
+        columns,
+        texts: columns.filter((c) => c !== "seq" && c !== "size"),
+        where: "run_id = ?",
+        params: [runId],
+        order: columns[0],
+        most,
+        implied: "its folder",
+        code: "rows.unsealed",
+        key: () => table,
+      },
+      problems,
+      runId,
+    );
+  // The rows' seqs are distinct (the table's key), each a line's: n of them, the last n - 1, are 0 to n - 1.
+  let from = 0, last = -1;
+  for await (const row of held("provevi_events", ["seq", "line"], lines.length)) {
+    from++;
+    last = Math.max(last, Number(row.seq));
+    if (lines[Number(row.seq)] !== row.line) return null;
+  }
+  if (problems.list.length || last !== from - 1) return null;
   const manifest = JSON.parse(manifestText) as Manifest;
   const sizes = new Map(manifest.payloads.map((p) => [p.sha256, p.size]));
-  for (const [sha256, size] of held.payloads) if (sizes.get(sha256) !== Number(size)) return null;
+  const payloads = new Set<string>();
+  for await (const row of held("provevi_payloads", ["sha256", "size"], sizes.size)) {
+    const sha256 = String(row.sha256);
+    if (sizes.get(sha256) !== Number(row.size)) return null;
+    payloads.add(sha256);
+  }
+  if (problems.list.length) return null;
   return {
     from,
     events: read.events.slice(from).map((event, i) => ({ event, line: lines[from + i]! })),
-    payloads: await placed(folder, manifest.payloads.filter((p) => !held.payloads.has(p.sha256))),
+    payloads: await placed(folder, manifest.payloads.filter((p) => !payloads.has(p.sha256))),
     seal: sealRow(manifestText, manifest, read.events.at(-1) ?? null),
   };
 }

@@ -21,14 +21,13 @@ import {
 } from "./store_rows.ts";
 import { eventsTextLines, type ReadEvents } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
+import { boundedRow, boundedRows, MAX_ROW_PROBLEMS, RowProblems, type RowSource } from "./row_reading.ts";
+import { settingsProblems } from "./row_check_settings.ts";
 
-/**
- * How the check reads a store's rows: a query written with `?` placeholders and its parameters, giving plain
- * rows. Integer columns (`seq`, `n`, `size`, `id`) come back as numbers or as text of a number.
- */
-export interface RowSource {
-  all(sql: string, ...params: SqlValue[]): Promise<Record<string, SqlValue>[]>;
-}
+export type { RowSource } from "./row_reading.ts";
+
+/** Where the check's problems go. */
+type Problems = Pick<RowProblems, "push">;
 
 const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stringify(v));
 
@@ -58,12 +57,31 @@ export async function checkStoreRows(
   options: { schema?: string[]; folder?: string | null; bundle?: string | null; read?: ReadEvents | null } =
     {},
 ): Promise<Problem[]> {
-  const problems = (options.schema ?? []).map((p) => problem("rows.schema", `store: ${p}`));
+  const problems = new RowProblems(
+    runId,
+    (options.schema ?? []).map((p) => problem("rows.schema", `store: ${p}`)),
+  );
   const runKey = `provevi_runs (run_id "${runId}")`;
-  const run = (await db.all("SELECT * FROM provevi_runs WHERE run_id = ?", runId))[0];
+  const before = problems.list.length;
+  const run = await boundedRow(
+    db,
+    {
+      table: "provevi_runs",
+      columns: RUN_COLUMNS,
+      paths: ["folder"],
+      where: "run_id = ?",
+      params: [runId],
+      code: "rows.run_differs",
+      key: () => runKey,
+    },
+    problems,
+    runId,
+  );
   if (!run) {
+    // a row holding a text too wide to read: the problem says so
+    if (problems.list.length > before) return problems.list;
     return [
-      ...problems,
+      ...problems.list,
       problem("rows.run_missing", `${runKey} is missing: the store holds no row for the run`),
     ];
   }
@@ -74,7 +92,7 @@ export async function checkStoreRows(
   const manifest = hand ? hand.texts.manifest : await readOrNull(paths.manifest, problems);
   // Only the lines: the verifier parses and checks them; the rows are compared with the lines as they are.
   const lines = hand ? hand.lines : text === null ? [] : eventsTextLines(text);
-  const rows = await eventRowProblems(db, runId, { text, lines, problems, hand });
+  const rows = await eventRowProblems(db, runId, { text, lines, manifest, problems, hand });
   const events = text === null ? rows.events : lines.map((l, seq) => {
     // a line its row holds as it is was parsed already, as that row's
     const row = rows.bySeq.get(seq);
@@ -89,22 +107,26 @@ export async function checkStoreRows(
   runRowProblems(run, { runId, events, lines, manifest, rows: rows.count, problems });
 
   // Settings, agent class and version, experiment and version.
-  const settings = [
-    ...(created ? await createdRowProblems(db, runId, created) : []),
-    ...await firstRunProblems(db, runId, created),
-  ];
-  problems.push(...settings.map((p) => problem("rows.settings_differ", p)));
-  problems.push(
-    ...(await assessmentProblems(db, runId, rows.events)).map((p) => problem("rows.assessment_differs", p)),
-  );
-  problems.push(
-    ...(await payloadRowProblems(db, runId, paths.payloads)).map((p) => problem("rows.payload_differs", p)),
-  );
-  if (run.bundle_uri !== null || run.bundle_pinned !== null) {
+  await settingsProblems(db, runId, created, problems);
+  await assessmentProblems(db, runId, rows.events, problems);
+  await payloadRowProblems(db, runId, paths.payloads, problems);
+  if (!problems.stopped && (run.bundle_uri !== null || run.bundle_pinned !== null)) {
     await bundleRowProblems(run, { runKey, folder, bundle: options.bundle, problems });
   }
-  return problems;
+  return problems.list;
 }
+
+/** The columns of the run's row that the check compares, all texts. */
+const RUN_COLUMNS = [
+  "folder",
+  "status",
+  "ended_at",
+  "manifest_sha256",
+  "last_hash",
+  "bundle_uri",
+  "bundle_pinned",
+  ...RUN_FIELD_COLUMNS,
+];
 
 /** What the verifier read of the folder being compared, when it read both files as text; else null. */
 type InHand = ReadEvents & { texts: { events: string; manifest: string } };
@@ -120,14 +142,37 @@ function inHand(read: ReadEvents | null | undefined, folder: string | null | und
   return typeof texts?.events === "string" && typeof texts.manifest === "string" ? read as InHand : null;
 }
 
+/** The text columns of an event row. */
+const EVENT_TEXTS = [...EVENT_COLUMNS.filter((c) => c !== "seq"), "line"];
+
+/**
+ * The events a run implies: the lines of its events.jsonl, or without it the count its manifest gives (none
+ * without either: its rows have nothing to be compared with).
+ */
+function impliedEvents(text: string | null, lines: readonly string[], manifest: string | null): number {
+  if (text !== null) return lines.length;
+  try {
+    const events = (JSON.parse(manifest ?? "null") as { events?: unknown } | null)?.events;
+    return typeof events === "number" && Number.isSafeInteger(events) && events >= 0 ? events : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * The event rows against the lines of `events.jsonl`: each row's line, columns, URIs and chain, and the lines
- * that have no row.
+ * that have no row. The rows come in seq order, as many as the run's lines and {@linkcode MAX_ROW_PROBLEMS} more.
  */
 async function eventRowProblems(
   db: RowSource,
   runId: string,
-  run: { text: string | null; lines: readonly string[]; problems: Problem[]; hand: InHand | null },
+  run: {
+    text: string | null;
+    lines: readonly string[];
+    manifest: string | null;
+    problems: RowProblems;
+    hand: InHand | null;
+  },
 ): Promise<{
   events: EvidenceEvent[];
   count: number;
@@ -135,40 +180,63 @@ async function eventRowProblems(
   bySeq: Map<number, { line: string; event: EvidenceEvent | null }>;
 }> {
   const { lines, problems } = run;
-  const rows = (await db.all("SELECT * FROM provevi_events WHERE run_id = ? ORDER BY seq", runId)).map((
-    r,
-  ) => ({ ...r, seq: Number(r.seq) })) as (Record<string, SqlValue> & { seq: number; line: string })[];
-  const refs = await eventRefRows(db, runId);
   if (run.text === null) {
+    const [held] = await db.all("SELECT count(*) AS n FROM provevi_events WHERE run_id = ?", runId);
     problems.push(
       problem(
         "rows.unreadable",
-        `the run's events.jsonl is missing, so its ${rows.length} event rows have no lines`,
+        `the run's events.jsonl is missing, so its ${Number(held?.n ?? 0)} event rows have no lines`,
       ),
     );
   }
-  const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
   const parsed = new Map<number, { line: string; event: EvidenceEvent | null }>();
   // The events the verifier parsed, by the index of their line: a row that holds that line as it is takes it.
   const verified = new Map<number, EvidenceEvent>();
   // and the hash the verifier made of that line
-  const lineHash = (seq: number) => {
-    const line = bySeq.get(seq)!.line;
-    return run.hand?.lines[seq] === line ? run.hand.lineHashes[seq]! : sha256Hex(line);
-  };
+  const lineHash = (seq: number, line: string) =>
+    run.hand?.lines[seq] === line ? run.hand.lineHashes[seq]! : sha256Hex(line);
   run.hand?.events.forEach((e, i) => verified.set(run.hand!.eventLines[i]! - 1, e));
   const events: EvidenceEvent[] = [];
-  for (const row of rows) {
+  /** The URIs each event names, by seq, of the rows that hold an event. */
+  const named = new Map<number, string[]>();
+  let count = 0;
+  let before: { seq: number; line: string } | null = null;
+  const rows = boundedRows(
+    db,
+    {
+      table: "provevi_events",
+      columns: ["seq", ...EVENT_TEXTS],
+      texts: EVENT_TEXTS,
+      where: "run_id = ?",
+      params: [runId],
+      order: "seq",
+      most: impliedEvents(run.text, lines, run.manifest) + MAX_ROW_PROBLEMS,
+      implied: "its events",
+      code: "rows.event_differs",
+      key: (r) => `provevi_events (run_id "${runId}", seq ${r.seq})`,
+    },
+    problems,
+    runId,
+  );
+  for await (const held of rows) {
+    count++;
+    const row = { ...held, seq: Number(held.seq), line: String(held.line) } as Record<string, SqlValue> & {
+      seq: number;
+      line: string;
+    };
+    // the file's line, when the row holds it as it is: one text held, not two
+    const line = lines[row.seq];
+    if (line === row.line) row.line = line;
+    const previous = before;
+    before = { seq: row.seq, line: row.line };
     const same = verified.get(row.seq);
-    const event = same !== undefined && lines[row.seq] === row.line
-      ? same
-      : eventOfRow(row, { runId, problems });
+    const event = same !== undefined && line === row.line ? same : eventOfRow(row, { runId, problems });
     if (!parsed.has(row.seq)) parsed.set(row.seq, { line: row.line, event });
     if (event === null) continue;
     events.push(event);
+    named.set(row.seq, eventRefs(event));
     const key = `provevi_events (run_id "${runId}", seq ${row.seq})`;
     const differs = (message: string) => problems.push(problem("rows.event_differs", message));
-    const line = lines[row.seq];
     if (run.text !== null && line === undefined) differs(`${key} has no line in events.jsonl`);
     else if (line !== undefined && line !== row.line) {
       differs(`${key}: its line differs from line ${row.seq + 1} of events.jsonl`);
@@ -177,17 +245,11 @@ async function eventRowProblems(
       const want = columnValue((event[c] ?? null) as SqlValue);
       if (row[c] !== want) differs(`${key}: column ${c} is ${show(row[c])}, but its line says ${show(want)}`);
     }
-    const uris = refs.get(row.seq) ?? [];
-    const named = eventRefs(event);
-    if (JSON.stringify(uris) !== JSON.stringify(named)) {
-      problems.push(problem(
-        "rows.refs_differ",
-        `provevi_event_refs (run_id "${runId}", seq ${row.seq}) holds ${
-          show(uris)
-        }, but the event's line names ${show(named)}`,
-      ));
-    }
-    const expectedPrev = row.seq === 0 ? null : bySeq.has(row.seq - 1) ? lineHash(row.seq - 1) : undefined;
+    const expectedPrev = row.seq === 0
+      ? null
+      : previous?.seq === row.seq - 1
+      ? lineHash(previous.seq, previous.line)
+      : undefined;
     if (expectedPrev !== undefined && event.prev !== expectedPrev) {
       differs(
         `${key}: the chain does not cover its line: prev is ${show(event.prev)}, expected ${
@@ -196,62 +258,109 @@ async function eventRowProblems(
       );
     }
   }
-  problems.push(...unmatchedProblems({ runId, lines, rows: rows.length, bySeq, refs }));
-  return { events, count: rows.length, bySeq: parsed };
+  await refRowProblems(db, runId, { named, bySeq: parsed, problems });
+  if (!problems.stopped) problems.push(...unmatchedProblems({ runId, lines, rows: count, bySeq: parsed }));
+  return { events, count, bySeq: parsed };
 }
 
-/** The refs rows with no event row, and the lines of events.jsonl with no row (a cut run, or rows lacking). */
+/**
+ * The refs rows against the URIs each event names: in seq order, as many as the events name and
+ * {@linkcode MAX_ROW_PROBLEMS} more, one problem a seq whose rows differ, and one a seq with no event row.
+ */
+async function refRowProblems(
+  db: RowSource,
+  runId: string,
+  of: {
+    named: ReadonlyMap<number, string[]>;
+    bySeq: ReadonlyMap<number, { event: EvidenceEvent | null }>;
+    problems: RowProblems;
+  },
+): Promise<void> {
+  let most = 0;
+  for (const uris of of.named.values()) most += uris.length;
+  const seen = new Set<number>();
+  const key = (seq: unknown) => `provevi_event_refs (run_id "${runId}", seq ${seq})`;
+  const differ = (seq: number, held: string) =>
+    of.problems.push(problem(
+      "rows.refs_differ",
+      `${key(seq)} holds ${held}, but the event's line names ${show(of.named.get(seq) ?? [])}`,
+    ));
+  // the URIs of one seq, as they come; past the ones its event names, only counted
+  type Group = { seq: number; uris: string[]; n: number };
+  let group = null as Group | null;
+  const done = (g: Group | null) => {
+    if (g === null) return;
+    seen.add(g.seq);
+    if (!of.bySeq.has(g.seq)) {
+      of.problems.push(problem("rows.refs_differ", `${key(g.seq)} has no event row`));
+    } else if (of.named.has(g.seq)) {
+      const want = of.named.get(g.seq)!;
+      if (g.n > g.uris.length) differ(g.seq, `${g.n} URIs`);
+      else if (JSON.stringify(g.uris) !== JSON.stringify(want)) differ(g.seq, show(g.uris));
+    }
+  };
+  const rows = boundedRows(
+    db,
+    {
+      table: "provevi_event_refs",
+      columns: ["seq", "n", "uri"],
+      texts: ["uri"],
+      where: "run_id = ?",
+      params: [runId],
+      order: "seq, n",
+      most: most + MAX_ROW_PROBLEMS,
+      implied: "its events' refs",
+      code: "rows.refs_differ",
+      key: (r) => `${key(r.seq)}, n ${r.n}`,
+    },
+    of.problems,
+    runId,
+  );
+  for await (const r of rows) {
+    const seq = Number(r.seq);
+    if (group?.seq !== seq) {
+      done(group);
+      group = { seq, uris: [], n: 0 };
+    }
+    if (++group.n <= (of.named.get(seq)?.length ?? 0) + 8) group.uris.push(String(r.uri));
+  }
+  done(group);
+  if (of.problems.stopped) return;
+  for (const [seq, uris] of of.named) if (uris.length && !seen.has(seq)) differ(seq, show([]));
+}
+
+/** The lines of events.jsonl with no row (a cut run, or rows lacking); the first of them named. */
 function unmatchedProblems(
-  { runId, lines, rows, bySeq, refs }: {
+  { runId, lines, rows, bySeq }: {
     runId: string;
     lines: readonly string[];
     rows: number;
     bySeq: ReadonlyMap<number, unknown>;
-    refs: ReadonlyMap<number, string[]>;
   },
 ): Problem[] {
-  const problems: Problem[] = [];
-  for (const seq of refs.keys()) {
-    if (!bySeq.has(seq)) {
-      problems.push(
-        problem("rows.refs_differ", `provevi_event_refs (run_id "${runId}", seq ${seq}) has no event row`),
-      );
-    }
+  const missing: number[] = [];
+  let lacking = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (bySeq.has(i)) continue;
+    if (++lacking <= 20) missing.push(i);
   }
-  const missing = lines.map((_, i) => i).filter((i) => !bySeq.has(i));
-  if (missing.length) {
-    const cut = missing.length === lines.length - rows && missing[0] === rows;
-    problems.push(problem(
-      "rows.events_missing",
-      cut
-        ? `events.jsonl has ${lines.length} lines, but provevi_events holds ${rows} rows of run "${runId}": lines ${
-          rows + 1
-        }–${lines.length} are not in the store`
-        : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}`,
-    ));
-  }
-  return problems;
-}
-
-/** The URIs of each event's refs, by `seq`. */
-async function eventRefRows(db: RowSource, runId: string): Promise<Map<number, string[]>> {
-  const refs = new Map<number, string[]>();
-  for (
-    const r of await db.all(
-      "SELECT seq, n, uri FROM provevi_event_refs WHERE run_id = ? ORDER BY seq, n",
-      runId,
-    )
-  ) {
-    const { seq, uri } = r as { seq: number; uri: string };
-    refs.set(Number(seq), [...(refs.get(Number(seq)) ?? []), uri]);
-  }
-  return refs;
+  if (!lacking) return [];
+  const cut = lacking === lines.length - rows && missing[0] === rows;
+  const more = lacking > missing.length ? ` and ${lacking - missing.length} more` : "";
+  return [problem(
+    "rows.events_missing",
+    cut
+      ? `events.jsonl has ${lines.length} lines, but provevi_events holds ${rows} rows of run "${runId}": lines ${
+        rows + 1
+      }–${lines.length} are not in the store`
+      : `provevi_events lacks the rows of run "${runId}" for seq ${missing.join(", ")}${more}`,
+  )];
 }
 
 /** The event an event row's line holds, or null (reported) when it holds none. */
 function eventOfRow(
   row: { seq: number; line: string },
-  to: { runId: string; problems: Problem[] },
+  to: { runId: string; problems: Problems },
 ): EvidenceEvent | null {
   const key = `provevi_events (run_id "${to.runId}", seq ${row.seq})`;
   let event: EvidenceEvent;
@@ -277,7 +386,7 @@ function runRowProblems(
     lines: readonly string[];
     manifest: string | null;
     rows: number;
-    problems: Problem[];
+    problems: Problems;
   },
 ): void {
   const runKey = `provevi_runs (run_id "${of.runId}")`;
@@ -319,15 +428,14 @@ function runRowProblems(
  * The payload rows against the files of `payloads/` and the records of `payloads.pack` (verify checks their
  * bytes); `folder` is the run's `payloads/`.
  */
-async function payloadRowProblems(db: RowSource, runId: string, folder: string): Promise<string[]> {
-  const problems: string[] = [];
-  const payloadRows = new Map(
-    (await db.all("SELECT sha256, size, place FROM provevi_payloads WHERE run_id = ?", runId) as unknown as {
-      sha256: string;
-      size: number;
-      place: string;
-    }[]).map((p) => [p.sha256, p]),
-  );
+async function payloadRowProblems(
+  db: RowSource,
+  runId: string,
+  folder: string,
+  problems: RowProblems,
+): Promise<void> {
+  if (problems.stopped) return;
+  const differs = (message: string) => problems.push(problem("rows.payload_differs", message));
   const stored = new Map<string, { size: number; packed: boolean }>();
   try {
     // Looks of microseconds each, made in turn: an asynchronous one waits for a file thread, which on a busy
@@ -343,33 +451,52 @@ async function payloadRowProblems(db: RowSource, runId: string, folder: string):
       if (!stored.has(sha256)) stored.set(sha256, { size, packed: true });
     }
   } catch { /* verify reports an unreadable pack */ }
-  for (const [sha256, { size, packed }] of stored) {
+  const seen = new Set<string>();
+  const key = (sha256: unknown) => `provevi_payloads (run_id "${runId}", sha256 ${sha256})`;
+  const rows = boundedRows(
+    db,
+    {
+      table: "provevi_payloads",
+      columns: ["sha256", "size", "place"],
+      texts: ["sha256", "place"],
+      short: ["sha256"],
+      where: "run_id = ?",
+      params: [runId],
+      order: "sha256",
+      most: stored.size + MAX_ROW_PROBLEMS,
+      implied: "its payloads' files and records",
+      code: "rows.payload_differs",
+      key: (r) => key(r.sha256),
+    },
+    problems,
+    runId,
+  );
+  for await (const row of rows) {
+    const sha256 = String(row.sha256);
+    const file = stored.get(sha256);
+    if (!file) {
+      differs(`${key(sha256)} has no file in payloads/ nor record in payloads.pack`);
+      continue;
+    }
+    seen.add(sha256);
     if (sha256.includes(".tmp-")) continue;
-    const row = payloadRows.get(sha256);
-    const key = `provevi_payloads (run_id "${runId}", sha256 ${sha256})`;
+    const { size, packed } = file;
+    if (Number(row.size) !== size) {
+      differs(`${key(sha256)}: size is ${row.size}, but the ${packed ? "record" : "file"} has ${size} bytes`);
+    }
     const place = payloadPlace(sha256, packed);
-    if (!row) problems.push(`${key} is missing`);
-    else {
-      if (Number(row.size) !== size) {
-        problems.push(`${key}: size is ${row.size}, but the ${packed ? "record" : "file"} has ${size} bytes`);
-      }
-      if (row.place !== place) problems.push(`${key}: place is ${show(row.place)}, not ${place}`);
-    }
+    if (row.place !== place) differs(`${key(sha256)}: place is ${show(row.place)}, not ${place}`);
   }
-  for (const sha256 of payloadRows.keys()) {
-    if (!stored.has(sha256)) {
-      problems.push(
-        `provevi_payloads (run_id "${runId}", sha256 ${sha256}) has no file in payloads/ nor record in payloads.pack`,
-      );
-    }
+  if (problems.stopped) return;
+  for (const sha256 of stored.keys()) {
+    if (!sha256.includes(".tmp-") && !seen.has(sha256)) differs(`${key(sha256)} is missing`);
   }
-  return problems;
 }
 
 /** Where the store says the bundle was committed, against `bundle.json` (or the bundle a copy came from). */
 async function bundleRowProblems(
   run: Record<string, SqlValue>,
-  of: { runKey: string; folder: string; bundle: string | null | undefined; problems: Problem[] },
+  of: { runKey: string; folder: string; bundle: string | null | undefined; problems: Problems },
 ): Promise<void> {
   const differs = (message: string) =>
     of.problems.push(problem("rows.bundle_differs", `${of.runKey}: ${message}`));
@@ -397,148 +524,58 @@ async function bundleRowProblems(
   }
 }
 
-async function createdRowProblems(db: RowSource, runId: string, created: EvidenceEvent): Promise<string[]> {
-  const problems: string[] = [];
-  const get = async (sql: string, ...params: SqlValue[]) => (await db.all(sql, ...params))[0];
-  const { params: want, agent, experiment } = createdRows(created);
-  const have = new Map(
-    (await db.all("SELECT key, value FROM provevi_run_params WHERE run_id = ?", runId) as unknown as {
-      key: string;
-      value: string;
-    }[])
-      .map((p) => [p.key, p.value]),
-  );
-  for (const [key, value] of want) {
-    const k = `provevi_run_params (run_id "${runId}", key ${key})`;
-    if (!have.has(key)) problems.push(`${k} is missing`);
-    else if (have.get(key) !== value) {
-      problems.push(`${k}: value is ${have.get(key)}, but its events say ${value}`);
-    }
-  }
-  for (const key of have.keys()) {
-    if (!want.has(key)) {
-      problems.push(`provevi_run_params (run_id "${runId}", key ${key}) is not a setting its events give`);
-    }
-  }
-  if (agent) {
-    const a = await get("SELECT org, domain, env, name FROM provevi_agents WHERE agent = ?", agent.agent) as
-      | Record<string, SqlValue>
-      | undefined;
-    const k = `provevi_agents (agent ${agent.agent})`;
-    if (!a) problems.push(`${k} is missing`);
-    else {
-      for (const c of ["org", "domain", "env", "name"] as const) {
-        if (a[c] !== agent[c]) {
-          problems.push(`${k}: column ${c} is ${show(a[c])}, but the run's events say ${show(agent[c])}`);
-        }
-      }
-    }
-    const v = await get(
-      "SELECT backend, model, tools, limits FROM provevi_agent_versions WHERE agent = ? AND version = ?",
-      agent.agent,
-      agent.version,
-    ) as Record<string, SqlValue> | undefined;
-    const kv = `provevi_agent_versions (agent ${agent.agent}, version ${agent.version})`;
-    if (!v) problems.push(`${kv} is missing`);
-    else {
-      for (const c of ["backend", "model", "tools", "limits"] as const) {
-        if (v[c] !== agent[c]) {
-          problems.push(`${kv}: column ${c} is ${show(v[c])}, but the run's events say ${show(agent[c])}`);
-        }
-      }
-    }
-  }
-  if (experiment) {
-    const k = `provevi_experiments (experiment ${experiment.experiment})`;
-    if (
-      !await get("SELECT 1 AS found FROM provevi_experiments WHERE experiment = ?", experiment.experiment)
-    ) {
-      problems.push(`${k} is missing`);
-    }
-    if (experiment.pin) {
-      const v = await get(
-        "SELECT sha256 FROM provevi_experiment_versions WHERE experiment = ? AND pin = ?",
-        experiment.experiment,
-        experiment.pin,
-      ) as { sha256: string | null } | undefined;
-      const kv = `provevi_experiment_versions (experiment ${experiment.experiment}, pin ${experiment.pin})`;
-      if (!v) problems.push(`${kv} is missing`);
-      else if (v.sha256 !== experiment.sha256) {
-        problems.push(
-          `${kv}: sha256 is ${show(v.sha256)}, but the run's events say ${show(experiment.sha256)}`,
-        );
-      }
-    }
-  }
-  return problems;
-}
-
 /**
- * The rows of agent classes, experiments and their versions that name the run as their first run must be the
- * ones its events give: a forged row cannot borrow a real run as its first.
+ * Each assessment of the run must judge an event or a span that the run has, with a JSON value. A run implies no
+ * number of them: they are read as they come, until the check stops.
  */
-async function firstRunProblems(
+async function assessmentProblems(
   db: RowSource,
   runId: string,
-  created: EvidenceEvent | null,
-): Promise<string[]> {
-  const problems: string[] = [];
-  const { agent, experiment } = createdRows(created);
-  const named = async (sql: string) => await db.all(sql, runId) as Record<string, string>[];
-  const says = `names run "${runId}" as its first run, but the run's events do not give it`;
-  for (const r of await named("SELECT agent FROM provevi_agents WHERE first_run = ?")) {
-    if (r.agent !== agent?.agent) problems.push(`provevi_agents (agent ${r.agent}) ${says}`);
-  }
-  for (const r of await named("SELECT agent, version FROM provevi_agent_versions WHERE first_run = ?")) {
-    if (r.agent !== agent?.agent || r.version !== agent?.version) {
-      problems.push(`provevi_agent_versions (agent ${r.agent}, version ${r.version}) ${says}`);
-    }
-  }
-  for (const r of await named("SELECT experiment FROM provevi_experiments WHERE first_run = ?")) {
-    if (r.experiment !== experiment?.experiment) {
-      problems.push(`provevi_experiments (experiment ${r.experiment}) ${says}`);
-    }
-  }
-  for (
-    const r of await named("SELECT experiment, pin FROM provevi_experiment_versions WHERE first_run = ?")
-  ) {
-    if (r.experiment !== experiment?.experiment || r.pin !== experiment?.pin) {
-      problems.push(`provevi_experiment_versions (experiment ${r.experiment}, pin ${r.pin}) ${says}`);
-    }
-  }
-  return problems;
-}
-
-/** Each assessment of the run must judge an event or a span that the run has, with a JSON value. */
-async function assessmentProblems(db: RowSource, runId: string, events: EvidenceEvent[]): Promise<string[]> {
-  const problems: string[] = [];
+  events: EvidenceEvent[],
+  problems: RowProblems,
+): Promise<void> {
+  const differs = (message: string) => problems.push(problem("rows.assessment_differs", message));
   const seqs = new Set(events.map((e) => e.seq));
   const spans = new Set(events.map((e) => e.span_id).filter((s) => typeof s === "string").map(columnText));
-  const rows = await db.all(
-    "SELECT id, seq, span_id, value FROM provevi_assessments WHERE run_id = ? ORDER BY id",
+  const key = (id: unknown) => `provevi_assessments (id ${id}, run_id "${runId}")`;
+  const rows = boundedRows(
+    db,
+    {
+      table: "provevi_assessments",
+      columns: ["id", "seq", "span_id", "value"],
+      texts: ["span_id", "value"],
+      short: ["span_id"],
+      where: "run_id = ?",
+      params: [runId],
+      order: "id",
+      most: Infinity,
+      implied: "its events",
+      code: "rows.assessment_differs",
+      key: (r) => key(r.id),
+    },
+    problems,
     runId,
-  ) as unknown as { id: number; seq: number | null; span_id: string | null; value: string }[];
-  for (const a of rows) {
-    const key = `provevi_assessments (id ${a.id}, run_id "${runId}")`;
+  );
+  for await (const row of rows) {
+    const a = row as { id: number; seq: number | null; span_id: string | null; value: string };
     if (a.seq !== null && !seqs.has(Number(a.seq))) {
-      problems.push(`${key} judges event ${a.seq}, which the run lacks`);
+      differs(`${key(a.id)} judges event ${a.seq}, which the run lacks`);
     }
     if (a.span_id !== null && !spans.has(a.span_id)) {
-      problems.push(`${key} judges span ${a.span_id}, which the run lacks`);
+      differs(`${key(a.id)} judges span ${a.span_id}, which the run lacks`);
     }
     try {
       JSON.parse(a.value);
     } catch {
-      problems.push(`${key}: its value is not JSON`);
+      differs(`${key(a.id)}: its value is not JSON`);
     }
   }
-  return problems;
 }
 
 /** The text of an evidence file, or null when it is missing; a file that cannot be read is a problem. */
 async function readOrNull(
   path: string,
-  problems: Problem[],
+  problems: Problems,
   read: (path: string) => Promise<string | null> = readEvidenceText,
 ): Promise<string | null> {
   try {
