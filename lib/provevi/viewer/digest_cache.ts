@@ -64,8 +64,8 @@ async function filesUnder(folder: string, prefix = "", out: string[] = []): Prom
 }
 
 /**
- * The stamp of a run folder's evidence: what changes when any of it is written, moved or replaced (each file's
- * size, times and inode; a write changes a file's ctime, which no user can set back).
+ * The stamp of the files of a run folder that its check reads: what changes when any of them is written, moved
+ * or replaced (each file's size, times and inode; a write changes a file's ctime, which no user can set back).
  */
 async function stampOf(folder: string | null): Promise<Stamp | null> {
   if (folder === null) return null;
@@ -76,6 +76,8 @@ async function stampOf(folder: string | null): Promise<Stamp | null> {
     "evidence/payloads",
     "output",
     "bundle.json",
+    // beside evidence/: the run's check reads it too (check 11), and the run's program can write it
+    "assessments.jsonl",
   ];
   const parts = await Promise.all(names.map((n) => stampLine(join(folder, n), n)));
   for (const dir of ["evidence", "output"]) {
