@@ -1,0 +1,28 @@
+/**
+ * The work of assessments_grow_attacks_test.ts that is measured in a process of its own (`measuredInChild`): an
+ * assessment added through the file store while the run's program holds `assessments.jsonl` locked, and makes it
+ * a sparse file of `bytes` before it lets go (after the store looked at its size, before it reads it).
+ * @module
+ */
+import { join } from "node:path";
+import { FileStore } from "../../lib/provevi/store/file_store.ts";
+
+/** Measured: what the store said of the assessment, and the file's size after. */
+export function assess(runs: string, runId: string, bytes: number) {
+  return async () => {
+    await using store = new FileStore({ runs });
+    const path = join(runs, runId, "assessments.jsonl");
+    await store.assess(runId, "correct", true);
+    const held = await Deno.open(path, { read: true, write: true });
+    await held.lock(true);
+    const said = store.assess(runId, "score", 1).then(
+      () => "added",
+      (error) => `refused: ${(error as Error).message}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await held.truncate(bytes);
+    await held.unlock();
+    held.close();
+    return { said: await said, size: (await Deno.stat(path)).size };
+  };
+}
