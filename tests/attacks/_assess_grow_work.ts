@@ -26,3 +26,12 @@ export function assess(runs: string, runId: string, bytes: number) {
     return { said: await said, size: (await Deno.stat(path)).size };
   };
 }
+
+/** Measured: the problems of the run's whole check (their codes), and the assessments the store gives (or why not). */
+export async function verify(runs: string, runId: string) {
+  const { verifyRun } = await import("../../lib/provevi/runs/verify_run.ts");
+  await using store = new FileStore({ runs });
+  const check = await verifyRun(await store.readRun(runId), { store });
+  const given = await store.assessments(runId).then((a) => a.length, (error) => (error as Error).message);
+  return { problems: check.problems.map((p) => p.code), given };
+}

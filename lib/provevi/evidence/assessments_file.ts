@@ -8,10 +8,11 @@
  * says so.
  * @module
  */
-import { parseJson, TooDeepJson } from "./json_depth.ts";
+import { EVENT_LINE_MAX_BYTES, parseJson, TooDeepJson } from "./json_depth.ts";
+import { readLinesCapped } from "./events_file.ts";
 import { join } from "node:path";
 import { ProveviError } from "./errors.ts";
-import { IrregularFile, readCapped } from "./open_file.ts";
+import { IrregularFile } from "./open_file.ts";
 import { openFileNoWait } from "./fd_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
@@ -178,7 +179,9 @@ async function readText(path: string): Promise<string | null | Problem> {
     if (!Deno.lstatSync(path).isFile) return unreadable("it is a link or not a plain file");
     // A byte-order mark is kept: a line that starts with one is not JSON, as in events.jsonl.
     const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-    return utf8.decode(await readCapped(path, EVIDENCE_TEXT_MAX_BYTES));
+    // with the line bounds of events.jsonl's readers: a line past any an assessment makes (a sparse file of zeros)
+    // is refused as it comes, not read whole with the rest
+    return utf8.decode(await readLinesCapped(path, EVIDENCE_TEXT_MAX_BYTES, EVENT_LINE_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     return unreadable(error instanceof TypeError ? "it is not UTF-8" : (error as Error).message);
