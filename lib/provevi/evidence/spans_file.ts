@@ -4,7 +4,8 @@
  * @module
  */
 import { parseJson } from "./json_depth.ts";
-import { IrregularFile, openPlainFileSync, type PlainFile } from "./open_file.ts";
+import { IrregularFile, openPlainFileSync, type PlainFile, tooBig } from "./open_file.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { LineReader } from "./line_reader.ts";
 import { appendWhole } from "./append_whole.ts";
 import { join } from "node:path";
@@ -177,10 +178,12 @@ export function spanLineWeight(line: string): number {
  * never fails on it: a line that is not a span (cut by a kill, or edited) is left out, and a file that is a link
  * or not a plain file is read as none. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
  * ends the reading, and so does the {@linkcode SPANS_READ_MAX}th span, a line that would take the lines parsed
- * past {@linkcode SPANS_READ_WEIGHT} (weighed before it is parsed), or the 512 MiB any evidence file may hold.
+ * past {@linkcode SPANS_READ_WEIGHT} (weighed before it is parsed), or the 512 MiB any evidence file may hold (a
+ * file past them already is refused).
  *
  * @param folder The run folder.
  * @returns The spans in the order they ended, at most {@linkcode SPANS_READ_MAX}.
+ * @throws IrregularFile when the file holds more than the 512 MiB a reader of evidence takes.
  * @example
  * ```ts
  * import { readSpansFile } from "./spans_file.ts";
@@ -190,7 +193,10 @@ export function spanLineWeight(line: string): number {
 export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
   const path = join(folder, SPANS_FILE);
   try {
-    if (!(await Deno.lstat(path)).isFile) return [];
+    const info = await Deno.lstat(path);
+    if (!info.isFile) return [];
+    // past the cap already: refused, as a reader of any evidence file refuses it, not read to the cap
+    if (info.size > EVIDENCE_TEXT_MAX_BYTES) throw tooBig(path, info.size, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
