@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SPANS_READ_MAX } from "../../lib/provevi/evidence/spans_file.ts";
+import { DEFAULT_RUN_LIMITS } from "../../lib/provevi/receiver/run_budget.ts";
 import { measuredInChild, sampleRun } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
 import { bufferIo } from "../../cli/_io.ts";
@@ -56,7 +57,8 @@ const SHAPES: Record<
         for (let done = 0; done < block.length;) done += await file.write(block.subarray(done));
       }
     },
-    spans: (n) => n === SPANS_READ_MAX,
+    // all a run may send by default, then the weight the readers parse (SPANS_READ_WEIGHT) ends it
+    spans: (n) => n >= DEFAULT_RUN_LIMITS.maxSpans && n <= SPANS_READ_MAX,
     most: 512, // as many spans as a run at its limits holds: about 1 KiB each
   },
 };

@@ -23,12 +23,12 @@ const span = (n: number) => n.toString(16).padStart(16, "0");
  * Writes the sample run through a writer, with fixed times, then seals it.
  *
  * @param writer The store's writer for the run.
- * @param options `extraEvents` adds steps before the end, to make bigger runs.
+ * @param options `extraEvents` adds steps before the end, to make bigger runs; `extraOutputs` adds outputs.
  * @returns The manifest.
  */
 export async function writeSampleRun(
   writer: RunWriter,
-  options: { extraEvents?: number; start?: number } = {},
+  options: { extraEvents?: number; extraOutputs?: number; start?: number } = {},
 ): Promise<Manifest> {
   const chain = new EventChain(writer.runId);
   let clock = options.start ?? Date.UTC(2026, 10, 29, 12, 0, 0) * 1000;
@@ -190,6 +190,18 @@ export async function writeSampleRun(
     parent_span_id: span(1),
     data: { path: "answer.txt", sha256: sha256Hex(answer), size: answer.length },
   });
+  for (let i = 0; i < (options.extraOutputs ?? 0); i++) {
+    const bytes = utf8(`output ${i}\n`);
+    await Deno.writeFile(join(writer.folder, "output", `extra-${i}.txt`), bytes);
+    await add({
+      type: "output_artifact_created",
+      component: "Outputter",
+      refs: [`${runUri}/output/extra-${i}.txt`],
+      span_id: span(8),
+      parent_span_id: span(1),
+      data: { path: `extra-${i}.txt`, sha256: sha256Hex(bytes), size: bytes.length },
+    });
+  }
   await add({
     type: "run_completed",
     component: "RunContext",

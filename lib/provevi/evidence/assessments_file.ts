@@ -19,7 +19,7 @@ import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { canonicalOrNull, isUtcTime, type Json } from "./event.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import { type Problem, problem } from "./problem.ts";
-import { concatBytes } from "./bytes.ts";
+import { createHash, type Hash } from "node:crypto";
 
 /** The name of the assessments file in a run folder. */
 export const ASSESSMENTS_FILE = "assessments.jsonl";
@@ -196,6 +196,8 @@ async function readText(path: string): Promise<string | null | Problem> {
     if (!Deno.lstatSync(path).isFile) return unreadable("it is a link or not a plain file");
     // A byte-order mark is kept: a line that starts with one is not JSON, as in events.jsonl.
     const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    // with the line bounds of events.jsonl's readers: a line past any an assessment makes (a sparse file of zeros)
+    // is refused as it comes, not read whole with the rest
     return utf8.decode(await readLinesCapped(path, EVIDENCE_TEXT_MAX_BYTES, EVENT_LINE_MAX_BYTES));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
@@ -245,17 +247,24 @@ export async function appendAssessmentLine(
   }
   await file.lock(true);
   try {
-    const text = new TextDecoder().decode(await readAll(file));
-    const lines = text.split("\n").filter((l) => l !== "");
+    // Read a piece at a time, keeping only the count of lines and the hash of the last: the size looked at above
+    // may be past, as the run's program can grow the file (a lock binds only who asks for it), and a file near the
+    // cap was read whole into memory twice over (its bytes and its text).
+    const read = await chainEnd(file, EVIDENCE_TEXT_MAX_BYTES);
+    if (read === null) {
+      throw new ProveviError(
+        `cannot add an assessment: ${path} holds more than the ${EVIDENCE_TEXT_MAX_BYTES} bytes a reader takes`,
+      );
+    }
     const written: AssessmentLine = {
       ...entry,
-      id: lines.length + 1,
-      prev: lines.length === 0 ? lastHash : sha256Hex(lines.at(-1)!),
+      id: read.lines + 1,
+      prev: read.last ?? lastHash,
     };
     const line = canonicalOrNull(written);
     if (line === null) throw new TypeError("an assessment must be JSON with an RFC 8785 form");
     // A file cut by a kill mid-line gets its newline first, so the new line stands on its own (verify names the cut one).
-    const bytes = utf8((text !== "" && !text.endsWith("\n") ? "\n" : "") + line + "\n");
+    const bytes = utf8((read.cut ? "\n" : "") + line + "\n");
     let done = 0;
     while (done < bytes.length) done += await file.write(bytes.subarray(done));
     await file.sync();
@@ -265,14 +274,35 @@ export async function appendAssessmentLine(
   }
 }
 
-async function readAll(file: Deno.FsFile): Promise<Uint8Array> {
+/**
+ * What chaining a new line needs of the file, read from its start a piece at a time: how many lines it holds
+ * (empty ones left out), the SHA-256 of the last one's bytes (as a reader takes them: a file that is not UTF-8
+ * is unreadable to it), and whether it ends in the middle of a line. Null when it holds more than `most` bytes.
+ */
+async function chainEnd(
+  file: Deno.FsFile,
+  most: number,
+): Promise<{ lines: number; last: string | null; cut: boolean } | null> {
   await file.seek(0, Deno.SeekMode.Start);
-  const chunks: Uint8Array[] = [];
   const buffer = new Uint8Array(64 * 1024);
+  let [lines, last, read, cut] = [0, null as string | null, 0, false];
+  let line: Hash | null = null; // the line being read, once it has a byte
   for (;;) {
     const n = await file.read(buffer);
-    if (n === null) break;
-    chunks.push(buffer.slice(0, n));
+    if (n === null || n === 0) break;
+    read += n;
+    if (read > most) return null;
+    const piece = buffer.subarray(0, n);
+    for (let from = 0; from < n;) {
+      const at = piece.indexOf(0x0a, from);
+      const end = at === -1 ? n : at;
+      if (end > from) (line ??= createHash("sha256")).update(piece.subarray(from, end));
+      if (at === -1) break;
+      if (line !== null) [lines, last, line] = [lines + 1, line.digest("hex"), null];
+      from = at + 1;
+    }
+    cut = piece[n - 1] !== 0x0a;
   }
-  return concatBytes(chunks);
+  if (line !== null) [lines, last] = [lines + 1, line.digest("hex")];
+  return { lines, last, cut };
 }

@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import type { EvidenceEvent } from "./event.ts";
-import { packSubject } from "./payload_pack.ts";
+import { EVIDENCE_TEXT_MAX_BYTES, packSubject } from "./payload_pack.ts";
+import { readCappedSync } from "./open_file.ts";
 import type { RunRecord } from "./record.ts";
 import type { TrustedKey } from "./signing_key.ts";
 import { type Problem, problem } from "./problem.ts";
@@ -16,7 +17,6 @@ import {
   ATTESTATION_FILE,
   IN_TOTO_PAYLOAD_TYPE,
   pae,
-  readPlainBytes,
   runStatement,
   statementBytes,
   strictUtf8,
@@ -71,7 +71,9 @@ export async function checkAttestation(
     out.problems.push(problem(code, message, { file: ATTESTATION_FILE }));
   let text: string | null = null;
   try {
-    text = record.folder === null ? null : readPlain(join(record.folder, "evidence", ATTESTATION_FILE));
+    text = record.folder === null
+      ? null
+      : readPlain(join(record.folder, "evidence", ATTESTATION_FILE), envelopeMost(options.texts));
   } catch (error) {
     const why = error instanceof TypeError ? "it is not UTF-8" : (error as Error).message;
     push("attestation.unreadable", `${file} cannot be read: ${why}`);
@@ -238,10 +240,34 @@ function readEnvelope(text: string): ReadEnvelope | null {
   }
 }
 
-/** A small file read synchronously ({@linkcode attestRun}); not UTF-8 throws a TypeError, a BOM is kept. */
-function readPlain(path: string): string | null {
-  const bytes = readPlainBytes(path);
-  return bytes === null ? null : strictUtf8.decode(bytes);
+/**
+ * The most bytes the envelope of a run's statement can hold, given the texts of its evidence: the statement holds
+ * no more than they give (a subject for each payload the manifest lists and each output an event records, each at
+ * most about twice its text there; the inputs and names of the events), in base64 (4 bytes for 3), with a few
+ * signatures. A text's length in UTF-16 units is at least a third of its UTF-8 bytes. The evidence cap when the
+ * texts are not known.
+ */
+function envelopeMost(texts: { events: string | null; manifest: string | null } | undefined): number {
+  if (texts === undefined || texts.events === null || texts.manifest === null) return EVIDENCE_TEXT_MAX_BYTES;
+  return Math.min(
+    EVIDENCE_TEXT_MAX_BYTES,
+    3 * 3 * (texts.events.length + texts.manifest.length) + 1024 * 1024,
+  );
+}
+
+/**
+ * A small file read synchronously, refused (before it is read) past `most` bytes; not UTF-8 throws a TypeError,
+ * a BOM is kept.
+ */
+function readPlain(path: string, most: number): string | null {
+  let bytes: Uint8Array;
+  try {
+    bytes = readCappedSync(path, most);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  return strictUtf8.decode(bytes);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -149,14 +149,41 @@ export function appendSpansFile(folder: string, spans: readonly StoredSpan[]): P
 export const SPANS_READ_MAX = 400_000;
 
 /**
+ * The most a reader parses of one run's index, in the weight {@linkcode spanLineWeight} gives a line: about
+ * what the parsed spans take of the heap at most. Counting spans alone did not bound it: a line parsed takes far
+ * more memory than its text when it holds many small values (an empty object is 3 bytes of text and some 96 of
+ * the heap), so two forged spans of 15 MiB took 923 MiB, and the 512 MiB a file may hold some 15 GiB.
+ */
+export const SPANS_READ_WEIGHT = 512 * 1024 * 1024;
+
+/**
+ * What a line may take of the heap once parsed, at most about: its bytes, and for each object or array it
+ * opens 96 bytes, for each value or key after a comma or colon 32 (a number, a short text, a key of its own).
+ *
+ * @param line The line.
+ * @returns The weight.
+ */
+export function spanLineWeight(line: string): number {
+  let weight = line.length;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) weight += 96; // { [
+    else if (c === 0x2c || c === 0x3a) weight += 32; // , :
+  }
+  return weight;
+}
+
+/**
  * Reads `<folder>/spans.jsonl`; an absent file is no spans. The file is an index, not the record, so a reader
  * never fails on it: a line that is not a span (cut by a kill, or edited) is left out, and a file that is a link
- * or not a plain file is read as none; one past 512 MiB is refused. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
- * ends the reading, and so does the {@linkcode SPANS_READ_MAX}th span, or the 512 MiB any evidence file may
- * hold.
+ * or not a plain file is read as none. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
+ * ends the reading, and so does the {@linkcode SPANS_READ_MAX}th span, a line that would take the lines parsed
+ * past {@linkcode SPANS_READ_WEIGHT} (weighed before it is parsed), or the 512 MiB any evidence file may hold (a
+ * file past them already is refused).
  *
  * @param folder The run folder.
  * @returns The spans in the order they ended, at most {@linkcode SPANS_READ_MAX}.
+ * @throws IrregularFile when the file holds more than the 512 MiB a reader of evidence takes.
  * @example
  * ```ts
  * import { readSpansFile } from "./spans_file.ts";
@@ -165,20 +192,23 @@ export const SPANS_READ_MAX = 400_000;
  */
 export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
   const path = join(folder, SPANS_FILE);
-  let info: Deno.FileInfo;
   try {
-    info = await Deno.lstat(path);
+    const info = await Deno.lstat(path);
+    if (!info.isFile) return [];
+    // past the cap already: refused, as a reader of any evidence file refuses it, not read to the cap
+    if (info.size > EVIDENCE_TEXT_MAX_BYTES) throw tooBig(path, info.size, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
-  if (!info.isFile) return [];
-  // past what any writer makes: refused as every evidence reader refuses it
-  if (info.size > EVIDENCE_TEXT_MAX_BYTES) throw tooBig(path, info.size, EVIDENCE_TEXT_MAX_BYTES);
   const reader = new LineReader(path);
   const spans: StoredSpan[] = [];
+  let weight = 0;
   do {
     for (const line of await reader.next()) {
+      // weighed before it is parsed: a line that is no span takes the heap while it is parsed too
+      weight += spanLineWeight(line);
+      if (weight > SPANS_READ_WEIGHT) return spans;
       let value: unknown;
       try {
         value = parseJson(line); // a span nested too deep is skipped, as a line that is not JSON

@@ -5,7 +5,13 @@
  */
 import type { RunRecord } from "../evidence/record.ts";
 import { runSpans, type TraceSpan } from "../evidence/run_spans.ts";
-import { readSpansFile, type StoredSpan } from "../evidence/spans_file.ts";
+import {
+  readSpansFile,
+  spanLineWeight,
+  SPANS_READ_MAX,
+  SPANS_READ_WEIGHT,
+  type StoredSpan,
+} from "../evidence/spans_file.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import type { EvidenceStore } from "./store.ts";
 
@@ -17,7 +23,8 @@ import type { EvidenceStore } from "./store.ts";
  * @param runIds The runs to look in.
  * @param traceId The trace ID, as {@linkcode traceIdOf} gives it.
  * @param options `scan`: the runs are every run, most of which do not carry the trace.
- * @returns The spans of the trace, ordered by start.
+ * @returns The spans of the trace, ordered by start: at most {@linkcode SPANS_READ_MAX} of them, and no more
+ * than {@linkcode SPANS_READ_WEIGHT} weighs (as a line of the index would), as one run's index gives at most.
  */
 export async function traceOfRuns(
   store: EvidenceStore,
@@ -26,7 +33,10 @@ export async function traceOfRuns(
   options: { scan?: boolean } = {},
 ): Promise<TraceSpan[]> {
   const out: TraceSpan[] = [];
-  for (const runId of runIds) {
+  // What one run's index gives is bounded (SPANS_READ_MAX, SPANS_READ_WEIGHT), but a trace gathers from every
+  // run that carries its ID: runs of forged spans of one trace took as much again each. So does the trace.
+  let weight = 0;
+  runs: for (const runId of runIds) {
     let record: RunRecord;
     try {
       record = await store.readRun(runId);
@@ -34,7 +44,10 @@ export async function traceOfRuns(
       continue; // a run that went away, or that this store cannot read, has no spans to give
     }
     for (const span of await spansOfRecord(record, options.scan ? traceId : null)) {
-      if (span.trace_id === traceId) out.push(span);
+      if (span.trace_id !== traceId) continue;
+      weight += spanLineWeight(JSON.stringify(span));
+      if (out.length >= SPANS_READ_MAX || weight > SPANS_READ_WEIGHT) break runs;
+      out.push(span);
     }
   }
   return out.sort((a, b) =>

@@ -1,7 +1,7 @@
 /**
  * The runs page's digests of runs, kept while the viewer runs so that a page that refreshes every two seconds
  * does not check its fifty runs again each time. A digest is kept with a stamp of the run's files (each
- * evidence and output file's size, times and inode, up to 2,000 files) and for at most
+ * evidence and output file's size, times and inode; a run of more than 2,000 files is not kept) and for at most
  * {@linkcode DIGEST_TTL_MS}: a run changed on disk is checked again at once, and any run at least that often. A
  * run's own page always checks it afresh.
  *
@@ -28,7 +28,7 @@ export const RACY_MS = 2_000;
 /** How many runs are checked at once: the rest wait, so the viewer stays quick on a small machine. */
 const AT_ONCE = 2;
 
-/** The files of a folder that a stamp looks at one by one; a folder with more relies on the time limit. */
+/** The files of a folder that a stamp looks at one by one; a run with more is checked each time it is asked for. */
 const STAMP_FILES = 2000;
 
 /** A stamp of files: its text, and the time of the latest change of any of them (milliseconds). */
@@ -64,8 +64,8 @@ async function filesUnder(folder: string, prefix = "", out: string[] = []): Prom
 }
 
 /**
- * The stamp of a run folder's evidence: what changes when any of it is written, moved or replaced (each file's
- * size, times and inode; a write changes a file's ctime, which no user can set back).
+ * The stamp of the files of a run folder that its check reads: what changes when any of them is written, moved
+ * or replaced (each file's size, times and inode; a write changes a file's ctime, which no user can set back).
  */
 async function stampOf(folder: string | null): Promise<Stamp | null> {
   if (folder === null) return null;
@@ -76,11 +76,14 @@ async function stampOf(folder: string | null): Promise<Stamp | null> {
     "evidence/payloads",
     "output",
     "bundle.json",
+    // beside evidence/: the run's check reads it too (check 11), and the run's program can write it
+    "assessments.jsonl",
   ];
   const parts = await Promise.all(names.map((n) => stampLine(join(folder, n), n)));
   for (const dir of ["evidence", "output"]) {
     const files = await filesUnder(join(folder, dir));
-    if (files === null) parts.push({ text: `${dir}:many`, changed: -Infinity });
+    // past what a stamp looks at, a file changed in place changes nothing it sees: as if changed now, not kept
+    if (files === null) parts.push({ text: `${dir}:many`, changed: Infinity });
     else {parts.push(
         ...await Promise.all(files.sort().map((f) => stampLine(join(folder, dir, f), `${dir}/${f}`))),
       );}

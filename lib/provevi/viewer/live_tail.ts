@@ -99,9 +99,14 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
           continue;
         }
         if (item.type === "event") {
+          // The feed is no evidence, and the run's program can write it: an item may name an event that never
+          // comes. The events that come are given while it waits, and the run's seal ends the wait.
           while (known.length <= item.seq && !signal?.aborted) {
             await readEvents();
-            if (known.length <= item.seq) await sleep(options.pollMs ?? 100);
+            if (yield* giveUpTo(item.seq)) return;
+            if (known.length > item.seq) break;
+            if (await exists(manifest)) break;
+            await sleep(options.pollMs ?? 100);
           }
           if (yield* giveUpTo(item.seq)) return;
         } else if (item.type === "text" && given >= after) {
