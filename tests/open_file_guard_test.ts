@@ -46,7 +46,6 @@ const ALLOWED: Record<string, [number, string]> = {
   "lib/provevi/store/pack_file.ts": [1, "createNew: the writer's new pack, no link followed"],
   "lib/provrun/sandbox/tools_folder.ts": [1, "the tools folder the user names"],
   "lib/provrun/sandbox/_package_types_build.ts": [2, "a build script over the toolkit's own lock file"],
-  "lib/provrun/backends/call_backend.ts": [1, "an input file the run file names, staged by the toolkit"],
   "lib/provcat/_capped_read.ts": [1, "createNew: an object of a store written new, no link followed"],
   "lib/provcat/_files.ts": [1, "the cache's own lock file"],
   "lib/provcat/_git.ts": [1, "createNew: a blob written new, no link followed"],

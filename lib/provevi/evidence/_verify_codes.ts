@@ -13,7 +13,7 @@ export const VERIFY_CODES = {
     family: "evidence",
     check: 1,
     meaning:
-      "events.jsonl cannot be read: a link, not a plain file, a line past 16 MiB, 1,000 problems of its lines, or an error of the store",
+      "events.jsonl cannot be read: a link, not a plain file, a line past 16 MiB, 1,000 problems of its lines, lines past 3 GiB of weight, or an error of the store",
   },
   "events.empty": { family: "evidence", check: 1, meaning: "events.jsonl has no lines" },
   "events.cut": { family: "evidence", check: 1, meaning: "the last line has no newline: the file was cut" },

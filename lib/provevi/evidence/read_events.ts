@@ -7,7 +7,7 @@ import { canonicalOrNull, eventProblems, type EvidenceEvent } from "./event.ts";
 import { eventDataProblems } from "./event_rules.ts";
 import { plainCanonicalText } from "./event_line.ts";
 import { sha256Hex } from "./hash.ts";
-import { MAX_JSON_DEPTH, parseJson, TooDeepJson } from "./json_depth.ts";
+import { jsonLineWeight, MAX_JSON_DEPTH, parseJson, TooDeepJson } from "./json_depth.ts";
 import { atLine, hasCode, type Problem, problem } from "./problem.ts";
 
 /** The events of a run as a check reads them, with the problems of reading them. */
@@ -44,6 +44,7 @@ export interface ReadEvents {
  * Parses the text of `events.jsonl`, checking each line's form, type, sequence, run ID and chain.
  *
  * @param text The file's text.
+ * @param options `weight`: the most its lines read may weigh ({@linkcode EVENTS_READ_WEIGHT} by default).
  * @returns The events that parsed, their lines, and every problem found.
  * @example
  * ```ts
@@ -51,9 +52,9 @@ export interface ReadEvents {
  * readEventsText("not json\n").problems[0]!.code; // "line.not_json"
  * ```
  */
-export function readEventsText(text: string): ReadEvents {
+export function readEventsText(text: string, options: { weight?: number } = {}): ReadEvents {
   const cut = text !== "" && !text.endsWith("\n");
-  return readLines(textLines(text), cut);
+  return readLines(textLines(text), cut, options.weight ?? EVENTS_READ_WEIGHT);
 }
 
 /** The lines of a text, one at a time (a file of millions of empty lines is not split into an array first). */
@@ -93,7 +94,11 @@ export function eventsTextLines(text: string): string[] {
  * @returns As {@linkcode readEventsText}.
  */
 export function readEventsBytes(bytes: Uint8Array): ReadEvents {
-  return readLines(byteLines(bytes), bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a);
+  return readLines(
+    byteLines(bytes),
+    bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a,
+    EVENTS_READ_WEIGHT,
+  );
 }
 
 /** The lines of a file's bytes, one at a time; a line that is not UTF-8 keeps its bytes. */
@@ -133,6 +138,15 @@ interface RawLine {
  */
 export const MAX_LINE_PROBLEMS = 1000;
 
+/**
+ * The most the lines of `events.jsonl` read may weigh ({@linkcode jsonLineWeight}): six times the most a file may
+ * hold, past what a writer's file of 512 MiB weighs (its lines 5.5 times their text at most). Lines of many small
+ * values (`[{},{},…]`, in lines under the 16 MiB bound) took the heap at some 30 times their text: two of 15 MiB
+ * took prove verify 914 MiB, a file of 512 MiB some 15 GiB. Past the weight the rest of the file is not read, as
+ * past {@linkcode MAX_LINE_PROBLEMS}.
+ */
+export const EVENTS_READ_WEIGHT = 6 * 512 * 1024 * 1024;
+
 /** What {@linkcode readLines} carries from one line to the next. */
 interface LineState {
   problems: Problem[];
@@ -146,7 +160,7 @@ interface LineState {
   afterUnreadable: boolean;
 }
 
-function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
+function readLines(raw: Iterable<RawLine>, cut: boolean, most: number): ReadEvents {
   const lines: string[] = [];
   const state: LineState = {
     problems: [],
@@ -158,10 +172,16 @@ function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
     lastSeq: null,
     afterUnreadable: false,
   };
-  let stopped = false;
+  let stopped: string | null = null;
+  let weight = 0;
   for (const r of raw) {
     if (state.problems.length >= MAX_LINE_PROBLEMS) {
-      stopped = true;
+      stopped = `has ${state.problems.length} problems by line ${lines.length}`;
+      break;
+    }
+    weight += jsonLineWeight(r.line); // before it is parsed
+    if (weight > most) {
+      stopped = `would take more than ${most} bytes of memory read, by line ${lines.length + 1}`;
       break;
     }
     const index = lines.length;
@@ -170,10 +190,10 @@ function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
     readLine(state, { ...r, index, cutLast: cut && r.last });
   }
   const { problems, events, eventLines, lineHashes } = state;
-  if (stopped) {
+  if (stopped !== null) {
     problems.push(problem(
       "events.unreadable",
-      `events.jsonl has ${state.problems.length} problems by line ${lines.length}: the rest of it is not read`,
+      `events.jsonl ${stopped}: the rest of it is not read`,
       atLine(lines.length),
     ));
   } else if (cut) {
@@ -185,8 +205,16 @@ function readLines(raw: Iterable<RawLine>, cut: boolean): ReadEvents {
   }
   const order = orderProblems(events, eventLines, lines.length);
   problems.push(...order);
-  const settled = !cut && !stopped && !hasCode(order, "order.after_end");
-  return { events, eventLines, lines, lineHashes, problems, complete: state.complete && !stopped, settled };
+  const settled = !cut && stopped === null && !hasCode(order, "order.after_end");
+  return {
+    events,
+    eventLines,
+    lines,
+    lineHashes,
+    problems,
+    complete: state.complete && stopped === null,
+    settled,
+  };
 }
 
 /** Reads one line into `state`: its event, or the problem that it is not one, then the checks of its event. */

@@ -3,7 +3,7 @@
  * timeline over the evidence, not the record: the file is outside `evidence/`, so no check covers it.
  * @module
  */
-import { parseJson } from "./json_depth.ts";
+import { jsonLineWeight, parseJson } from "./json_depth.ts";
 import { IrregularFile, openPlainFileSync, type PlainFile, tooBig } from "./open_file.ts";
 import { EVIDENCE_TEXT_MAX_BYTES } from "./payload_pack.ts";
 import { LineReader } from "./line_reader.ts";
@@ -156,22 +156,8 @@ export const SPANS_READ_MAX = 400_000;
  */
 export const SPANS_READ_WEIGHT = 512 * 1024 * 1024;
 
-/**
- * What a line may take of the heap once parsed, at most about: its bytes, and for each object or array it
- * opens 96 bytes, for each value or key after a comma or colon 32 (a number, a short text, a key of its own).
- *
- * @param line The line.
- * @returns The weight.
- */
-export function spanLineWeight(line: string): number {
-  let weight = line.length;
-  for (let i = 0; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 0x7b || c === 0x5b) weight += 96; // { [
-    else if (c === 0x2c || c === 0x3a) weight += 32; // , :
-  }
-  return weight;
-}
+/** What a line of the index may take of the heap once parsed ({@linkcode jsonLineWeight}). */
+export const spanLineWeight = jsonLineWeight;
 
 /**
  * Reads `<folder>/spans.jsonl`; an absent file is no spans. The file is an index, not the record, so a reader

@@ -339,6 +339,44 @@ async function errorOf(response: Response): Promise<string> {
   return `HTTP ${response.status}`;
 }
 
+/** `POST /runs` for the run, as its writer: the run's addresses and keys at the daemon. */
+async function openRun(connection: DaemonConnection, runId: string, answerMs: number): Promise<OpenedRun> {
+  let response: Response;
+  try {
+    response = await fetch(`${connection.url}/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${connection.secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ run_id: runId }),
+      signal: AbortSignal.timeout(answerMs), // the headers and the body, whole
+    });
+  } catch (error) {
+    throw new ProveviError(
+      `cannot reach prove serve at ${connection.url}: ${
+        (error as Error).message.split("\n")[0]
+      }; start it, or ` +
+        `unset PROVE_SERVE to give the run a receiver of its own`,
+      { cause: error },
+    );
+  }
+  if (response.status !== 201) {
+    throw new ProveviError(
+      `prove serve at ${connection.url} did not open run ${runId}: ${await errorOf(response)}`,
+    );
+  }
+  let opened: OpenedRun;
+  try {
+    opened = openedRun(await answerJson(response, SMALL_ANSWER_MAX_BYTES), connection.url);
+  } catch (error) {
+    throw new ProveviError(
+      `prove serve at ${connection.url} opened run ${runId} with an answer that cannot be read: ${
+        (error as Error).message.split("\n")[0]
+      }`,
+      { cause: error },
+    );
+  }
+  return opened;
+}
+
 /**
  * Opens a run with a span daemon, as its writer: the answer's receiver gives the program's traces address and
  * headers, and its `close()` seals the run with the daemon and appends the spans it took to the run's chain. A
@@ -364,39 +402,7 @@ export async function openWithDaemon(
   options: { answerMs?: number } = {},
 ): Promise<RunReceiver> {
   const answerMs = options.answerMs ?? DAEMON_ANSWER_MS;
-  let response: Response;
-  try {
-    response = await fetch(`${connection.url}/runs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${connection.secret}`, "content-type": "application/json" },
-      body: JSON.stringify({ run_id: run.runId }),
-      signal: AbortSignal.timeout(answerMs), // the headers and the body, whole
-    });
-  } catch (error) {
-    throw new ProveviError(
-      `cannot reach prove serve at ${connection.url}: ${
-        (error as Error).message.split("\n")[0]
-      }; start it, or ` +
-        `unset PROVE_SERVE to give the run a receiver of its own`,
-      { cause: error },
-    );
-  }
-  if (response.status !== 201) {
-    throw new ProveviError(
-      `prove serve at ${connection.url} did not open run ${run.runId}: ${await errorOf(response)}`,
-    );
-  }
-  let opened: OpenedRun;
-  try {
-    opened = openedRun(await answerJson(response, SMALL_ANSWER_MAX_BYTES), connection.url);
-  } catch (error) {
-    throw new ProveviError(
-      `prove serve at ${connection.url} opened run ${run.runId} with an answer that cannot be read: ${
-        (error as Error).message.split("\n")[0]
-      }`,
-      { cause: error },
-    );
-  }
+  const opened = await openRun(connection, run.runId, answerMs);
   let spans = 0;
   let refused = 0;
   // the bodies the daemon writes are taken while the run goes on, so that the seal takes only the last ones

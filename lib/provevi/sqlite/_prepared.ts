@@ -13,6 +13,11 @@ type Statement = ReturnType<SqlDb["prepare"]>;
 const MOST = 64;
 
 const kept = new WeakMap<SqlDb, Map<string, Statement>>();
+/**
+ * Statements a reading is under way on ({@linkcode iterateOnce}): any other use of one resets it, and the reading
+ * fails ("This iterator was invalidated"), as when two runs are checked at once.
+ */
+const busy = new WeakSet<Statement>();
 
 /**
  * The statement of `sql` on `db`, prepared the first time it is asked for.
@@ -37,5 +42,25 @@ export function preparedOnce(db: SqlDb, sql: string): Statement {
     statement = db.prepare(sql);
     statements.set(sql, statement);
   }
-  return statement;
+  // one a reading is under way on is left to it: another of the same text, not kept
+  return busy.has(statement) ? db.prepare(sql) : statement;
+}
+
+/**
+ * The rows of `sql` as they come, on a statement of {@linkcode preparedOnce}: while they come, no other use takes
+ * that statement (it would reset the reading); one that stops part way gives it back.
+ *
+ * @param db The connection.
+ * @param sql A query text that does not change from call to call.
+ * @param params Its parameters.
+ * @returns The rows.
+ */
+export function* iterateOnce(db: SqlDb, sql: string, params: unknown[]): Generator<Record<string, unknown>> {
+  const statement = preparedOnce(db, sql);
+  busy.add(statement);
+  try {
+    yield* statement.iterate(...(params as never[])) as Iterable<Record<string, unknown>>;
+  } finally {
+    busy.delete(statement);
+  }
 }

@@ -9,7 +9,7 @@ import { checkStoreRows } from "../store/row_check.ts";
 import type { RowSource } from "../store/row_reading.ts";
 import { columnValue, type SqlValue } from "../store/store_rows.ts";
 import { schemaProblems } from "./sqlite_schema.ts";
-import { preparedOnce } from "./_prepared.ts";
+import { iterateOnce, preparedOnce } from "./_prepared.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
 
 /**
@@ -53,8 +53,8 @@ export function sqliteRowSource(db: SqlDb): RowSource {
     dialect: "sqlite",
     all: (sql: string, ...params: SqlValue[]) =>
       Promise.resolve(preparedOnce(db, sql).all(...params.map(columnValue)) as Record<string, SqlValue>[]),
-    // a statement kept (its text is the same for every run), reset when a reading stops part way
+    // a statement kept (its text is the same for every run), its own while the rows come
     each: (sql: string, ...params: SqlValue[]) =>
-      preparedOnce(db, sql).iterate(...params.map(columnValue)) as Iterable<Record<string, SqlValue>>,
+      iterateOnce(db, sql, params.map(columnValue)) as Iterable<Record<string, SqlValue>>,
   };
 }

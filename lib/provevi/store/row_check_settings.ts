@@ -43,61 +43,12 @@ interface Of {
   problems: RowProblems;
 }
 
-async function createdRowProblems(
-  db: RowSource,
-  { runId, created, differs, problems }: Of & { created: EvidenceEvent },
-): Promise<void> {
-  // one row by its key, its texts bounded: undefined when there is none, null when it is too wide to read
-  const get = async (table: string, columns: string[], keys: Record<string, SqlValue>, key: string) => {
-    const before = problems.list.length;
-    const row = await boundedRow(
-      db,
-      {
-        table,
-        columns,
-        where: Object.keys(keys).map((k) => `${k} = ?`).join(" AND "),
-        params: Object.values(keys),
-        code: "rows.settings_differ",
-        key: () => key,
-      },
-      problems,
-      runId,
-    );
-    return row ?? (problems.list.length > before ? null : undefined);
-  };
-  const { params: want, agent, experiment } = createdRows(created);
-  const seen = new Set<string>();
-  const rows = boundedRows(
-    db,
-    {
-      table: "provevi_run_params",
-      columns: ["key", "value"],
-      texts: ["key", "value"],
-      short: ["key"],
-      where: "run_id = ?",
-      params: [runId],
-      order: "key",
-      most: want.size + MAX_ROW_PROBLEMS,
-      implied: "its run_created's settings",
-      code: "rows.settings_differ",
-      key: (r) => `provevi_run_params (run_id "${runId}", key ${r.key})`,
-    },
-    problems,
-    runId,
-  );
-  for await (const row of rows) {
-    const { key, value } = row as { key: string; value: string };
-    const k = `provevi_run_params (run_id "${runId}", key ${key})`;
-    if (!want.has(key)) differs(`${k} is not a setting its events give`);
-    else {
-      seen.add(key);
-      if (want.get(key) !== value) differs(`${k}: value is ${value}, but its events say ${want.get(key)}`);
-    }
-  }
-  if (problems.stopped) return;
-  for (const key of want.keys()) {
-    if (!seen.has(key)) differs(`provevi_run_params (run_id "${runId}", key ${key}) is missing`);
-  }
+async function createdRowProblems(db: RowSource, of: Of & { created: EvidenceEvent }): Promise<void> {
+  const { params, agent, experiment } = createdRows(of.created);
+  await paramsRowProblems(db, of, params);
+  if (of.problems.stopped) return;
+  const get = rowGetter(db, of);
+  const { differs } = of;
   if (agent) {
     const k = `provevi_agents (agent ${agent.agent})`;
     const a = await get("provevi_agents", ["org", "domain", "env", "name"], { agent: agent.agent }, k);
@@ -141,6 +92,74 @@ async function createdRowProblems(
         differs(`${kv}: sha256 is ${show(v.sha256)}, but the run's events say ${show(experiment.sha256)}`);
       }
     }
+  }
+}
+
+/** One row by its key, its texts bounded: undefined when there is none, null when it is too wide to read. */
+type GetRow = (
+  table: string,
+  columns: string[],
+  keys: Record<string, SqlValue>,
+  key: string,
+) => Promise<Record<string, SqlValue> | null | undefined>;
+
+function rowGetter(db: RowSource, { runId, problems }: Of): GetRow {
+  return async (table, columns, keys, key) => {
+    const before = problems.list.length;
+    const row = await boundedRow(
+      db,
+      {
+        table,
+        columns,
+        where: Object.keys(keys).map((k) => `${k} = ?`).join(" AND "),
+        params: Object.values(keys),
+        code: "rows.settings_differ",
+        key: () => key,
+      },
+      problems,
+      runId,
+    );
+    return row ?? (problems.list.length > before ? null : undefined);
+  };
+}
+
+/** The run's settings rows against those its run_created gives. */
+async function paramsRowProblems(
+  db: RowSource,
+  { runId, differs, problems }: Of,
+  want: ReadonlyMap<string, string>,
+): Promise<void> {
+  const seen = new Set<string>();
+  const rows = boundedRows(
+    db,
+    {
+      table: "provevi_run_params",
+      columns: ["key", "value"],
+      texts: ["key", "value"],
+      short: ["key"],
+      where: "run_id = ?",
+      params: [runId],
+      order: "key",
+      most: want.size + MAX_ROW_PROBLEMS,
+      implied: "its run_created's settings",
+      code: "rows.settings_differ",
+      key: (r) => `provevi_run_params (run_id "${runId}", key ${r.key})`,
+    },
+    problems,
+    runId,
+  );
+  for await (const row of rows) {
+    const { key, value } = row as { key: string; value: string };
+    const k = `provevi_run_params (run_id "${runId}", key ${key})`;
+    if (!want.has(key)) differs(`${k} is not a setting its events give`);
+    else {
+      seen.add(key);
+      if (want.get(key) !== value) differs(`${k}: value is ${value}, but its events say ${want.get(key)}`);
+    }
+  }
+  if (problems.stopped) return;
+  for (const key of want.keys()) {
+    if (!seen.has(key)) differs(`provevi_run_params (run_id "${runId}", key ${key}) is missing`);
   }
 }
 

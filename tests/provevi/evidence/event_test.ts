@@ -4,6 +4,7 @@ import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
 import { eventProblems, formatMicros, payloadsOf } from "../../../lib/provevi/evidence/event.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { jsonLineWeight } from "../../../lib/provevi/evidence/json_depth.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../_sample_run.ts";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
 
@@ -91,4 +92,31 @@ Deno.test("the fixture run matches its test vectors, and writing it again gives 
   assert.equal(await Deno.readTextFile(join(again, "events.jsonl")), lines.join("\n") + "\n");
   assert.equal(await Deno.readTextFile(join(again, "manifest.json")), manifest);
   await Deno.remove(runs, { recursive: true });
+});
+
+Deno.test("the lines read are weighed before they are parsed: past the weight the rest is not read, in one problem", () => {
+  const chain = new EventChain("r");
+  const a = chain.next({ type: "run_created", component: "RunContext", actor: "me" });
+  chain.accept(a);
+  // a line of many empty objects: 3 bytes of text each, some 96 of the heap
+  const dense = `[${"{},".repeat(100_000)}{}]`;
+  const text = `${a.line}\n${dense}\n${dense}\n${dense}\n`;
+  const read = readEventsText(text, { weight: 2 * jsonLineWeight(dense) });
+  assert.equal(read.events.length, 1);
+  assert.equal(
+    read.lines.length,
+    2,
+    "the first line and one dense line read; the next would pass the weight",
+  );
+  const last = read.problems.at(-1)!;
+  assert.equal(last.code, "events.unreadable");
+  assert.match(
+    last.message,
+    /^events\.jsonl would take more than \d+ bytes of memory read, by line 3: the rest of it is not read$/,
+  );
+  assert.equal(read.complete, false);
+  // a writer's events weigh a few times their text: the default weight reads them all
+  assert.ok(jsonLineWeight(a.line) < 6 * a.line.length);
+  assert.ok(jsonLineWeight(dense) > 30 * dense.length);
+  assert.deepEqual(readEventsText(`${a.line}\n`).problems, []);
 });
