@@ -12,7 +12,9 @@ type Statement = ReturnType<SqlDb["prepare"]>;
 /** The most statements kept per connection; past it the connection's are dropped and prepared again. */
 const MOST = 64;
 
-const kept = new WeakMap<SqlDb, Map<string, Statement>>();
+const kept = new WeakMap<SqlDb, Map<string, Statement[]>>();
+/** The most statements of one text kept, for readings under way at once. */
+const SAME_MOST = 8;
 /**
  * Statements a reading is under way on ({@linkcode iterateOnce}): any other use of one resets it, and the reading
  * fails ("This iterator was invalidated"), as when two runs are checked at once.
@@ -36,14 +38,17 @@ const busy = new WeakSet<Statement>();
 export function preparedOnce(db: SqlDb, sql: string): Statement {
   let statements = kept.get(db);
   if (statements === undefined) kept.set(db, statements = new Map());
-  let statement = statements.get(sql);
-  if (statement === undefined) {
+  let same = statements.get(sql);
+  if (same === undefined) {
     if (statements.size >= MOST) statements.clear();
-    statement = db.prepare(sql);
-    statements.set(sql, statement);
+    statements.set(sql, same = []);
   }
-  // one a reading is under way on is left to it: another of the same text, not kept
-  return busy.has(statement) ? db.prepare(sql) : statement;
+  // one a reading is under way on is left to it: another of the same text, kept too (readings at once, of
+  // runs checked at once, are a few)
+  for (const statement of same) if (!busy.has(statement)) return statement;
+  const statement = db.prepare(sql);
+  if (same.length < SAME_MOST) same.push(statement);
+  return statement;
 }
 
 /**
