@@ -27,6 +27,8 @@ const EVENT_TEXTS = [...EVENT_COLUMNS.filter((c) => c !== "seq"), "line"];
  */
 function impliedEvents(text: string | null, lines: readonly string[], manifest: string | null): number {
   if (text !== null) return lines.length;
+  // a manifest of many small values would take the heap at some 30 times its text, parsed: it implies none
+  if (manifest === null || jsonLineWeight(manifest) > EVENTS_READ_WEIGHT) return 0;
   try {
     const events = (JSON.parse(manifest ?? "null") as { events?: unknown } | null)?.events;
     return typeof events === "number" && Number.isSafeInteger(events) && events >= 0 ? events : 0;
