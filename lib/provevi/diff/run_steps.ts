@@ -9,6 +9,8 @@
 import { EvidenceReadError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
+import { jsonLineWeight } from "../evidence/json_depth.ts";
+import { EVENTS_READ_WEIGHT } from "../evidence/read_events.ts";
 
 /** One model call and the tool calls it asked for. */
 export interface ModelStep {
@@ -107,21 +109,38 @@ export function linesOf(text: string): { lines: string[]; cutLine: boolean } {
   return { lines, cutLine };
 }
 
+/** What the lines a run's steps parse may weigh still ({@linkcode jsonLineWeight}), of the most they may. */
+export interface LinesWeight {
+  most: number;
+  left: number;
+}
+
 /**
- * Parses lines as events.
+ * Parses lines as events, weighing each before it is parsed as the verifier weighs them: the events are kept, and
+ * a line of many small values (`{"a":[{},{},…]}`) takes the heap at some 30 times its text.
  *
  * @param lines The lines.
- * @param options The run (for the error) and the first line to parse.
+ * @param options The run (for the error), the first line to parse, and the weight left (taken from; by default
+ *   {@linkcode EVENTS_READ_WEIGHT}).
  * @returns The events of the lines from `from` on.
- * @throws EvidenceReadError when a line is not JSON.
+ * @throws EvidenceReadError when a line is not JSON, or past the weight.
  */
 export function parseLines(
   lines: readonly string[],
-  options: { runId: string; from?: number },
+  options: { runId: string; from?: number; weight?: LinesWeight },
 ): EvidenceEvent[] {
   const from = options.from ?? 0;
+  const weight = options.weight ?? { most: EVENTS_READ_WEIGHT, left: EVENTS_READ_WEIGHT };
   const events: EvidenceEvent[] = new Array(lines.length - from);
   for (let i = from; i < lines.length; i++) {
+    weight.left -= jsonLineWeight(lines[i]!);
+    if (weight.left < 0) {
+      throw new EvidenceReadError(
+        `run "${options.runId}": events.jsonl would take more than ${weight.most} bytes of memory read, by line ${
+          i + 1
+        }; run prove verify ${options.runId} to see what is wrong`,
+      );
+    }
     try {
       events[i - from] = JSON.parse(lines[i]!);
     } catch (error) {
@@ -181,17 +200,20 @@ export async function eventsTextOf(record: RunRecord): Promise<string> {
  * A run's lines in steps, the lines of a start it shares with another run left unread.
  *
  * @param lines The run's whole lines.
- * @param options The run, whether its last line was cut, and the start shared.
+ * @param options The run, whether its last line was cut, the start shared, and the most its lines parsed may
+ *   weigh ({@linkcode EVENTS_READ_WEIGHT} by default).
  * @returns The steps.
  */
 export function stepsFrom(
   lines: readonly string[],
-  options: { runId: string; cutLine: boolean; shared: SharedStart },
+  options: { runId: string; cutLine: boolean; shared: SharedStart; weight?: number },
 ): RunSteps {
   const { runId, cutLine, shared } = options;
-  const events = shared.lines === 0 ? parseLines(lines, { runId }) : [
-    ...parseLines(lines.slice(0, shared.from), { runId }),
-    ...parseLines(lines, { runId, from: shared.lines }),
+  const most = options.weight ?? EVENTS_READ_WEIGHT;
+  const weight = { most, left: most }; // the two parts of a run's lines, together
+  const events = shared.lines === 0 ? parseLines(lines, { runId, weight }) : [
+    ...parseLines(lines.slice(0, shared.from), { runId, weight }),
+    ...parseLines(lines, { runId, from: shared.lines, weight }),
   ];
   return { runId, events, lineCount: lines.length, cutLine, shared, ...stepsOf(events, shared.steps) };
 }

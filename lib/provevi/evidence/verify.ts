@@ -21,7 +21,8 @@ import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE } from "./payload_pack.ts";
 import { packProblems } from "./verify_pack.ts";
 import { atLine, type Problem, problem } from "./problem.ts";
 import type { ProblemCode } from "./problem_codes.ts";
-import { type ReadEvents, readEventsBytes, readEventsText } from "./read_events.ts";
+import { EVENTS_READ_WEIGHT, type ReadEvents, readEventsBytes, readEventsText } from "./read_events.ts";
+import { jsonLineWeight } from "./json_depth.ts";
 import { readLinesCapped } from "./events_file.ts";
 import type { RunRecord } from "./record.ts";
 
@@ -55,7 +56,7 @@ export async function verifyEvidence(record: RunRecord): Promise<ReadEvents> {
   // The two files are read at once; the manifest's problems are reported after the events'.
   const [found, manifestText] = await Promise.all([
     readRecordEvents(record),
-    readOrProblem(() => record.manifestText()),
+    readOrProblem(() => record.manifestText()).then(weighedManifest),
   ]);
   const manifestRead = typeof manifestText === "string" ? manifestText : null;
   if (found === null || "problem" in found) return unreadEvents(found, manifestRead);
@@ -568,6 +569,17 @@ function evidenceExtras(folder: string, packed: boolean): Problem[] {
     }
   } catch { /* a missing or linked evidence/ is the problem of events.jsonl */ }
   return problems.sort((a, b) => (a.file! < b.file! ? -1 : 1));
+}
+
+/**
+ * The manifest's text, unless it would take more of the heap parsed than {@linkcode EVENTS_READ_WEIGHT}: a manifest
+ * of many small values (`{"lost":[{},{},…]}`, under 512 MiB) took the check some 30 times its text, parsed whole.
+ */
+function weighedManifest(text: string | null | { problem: string }): string | null | { problem: string } {
+  if (typeof text !== "string" || jsonLineWeight(text) <= EVENTS_READ_WEIGHT) return text;
+  return {
+    problem: `manifest.json would take more than ${EVENTS_READ_WEIGHT} bytes of memory read: it is not read`,
+  };
 }
 
 async function readOrProblem(

@@ -21,7 +21,7 @@ import { eventsTextLines, type ReadEvents } from "../evidence/read_events.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import { boundedRow, boundedRows, MAX_ROW_PROBLEMS, RowProblems, type RowSource } from "./row_reading.ts";
 import { settingsProblems } from "./row_check_settings.ts";
-import { eventRowProblems, type InHand } from "./row_check_events.ts";
+import { eventRowProblems, type InHand, ParsedWeight } from "./row_check_events.ts";
 
 export type { RowSource } from "./row_reading.ts";
 
@@ -40,7 +40,8 @@ const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stri
  * @param runId The run.
  * @param options `schema`: the problems of the store's schema, reported first as `store: …`; `folder`: the
  * run folder to compare with, instead of the one the run's row records (a copy of it on another machine);
- * `bundle`: the pinned URI of the committed bundle that such a copy came from, when it has no `bundle.json`.
+ * `bundle`: the pinned URI of the committed bundle that such a copy came from, when it has no `bundle.json`;
+ * `weight`: the most the check parses of the run's rows and lines together ({@linkcode ParsedWeight}).
  * @returns The problems (`rows.schema`, and a `rows.` code for each kind of row that differs from the run), each
  *   naming the table and the row's key; empty when the rows match.
  * @example
@@ -53,8 +54,13 @@ const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stri
 export async function checkStoreRows(
   db: RowSource,
   runId: string,
-  options: { schema?: string[]; folder?: string | null; bundle?: string | null; read?: ReadEvents | null } =
-    {},
+  options: {
+    schema?: string[];
+    folder?: string | null;
+    bundle?: string | null;
+    read?: ReadEvents | null;
+    weight?: number;
+  } = {},
 ): Promise<Problem[]> {
   const problems = new RowProblems(
     runId,
@@ -91,11 +97,13 @@ export async function checkStoreRows(
   const manifest = hand ? hand.texts.manifest : await readOrNull(paths.manifest, problems);
   // Only the lines: the verifier parses and checks them; the rows are compared with the lines as they are.
   const lines = hand ? hand.lines : text === null ? [] : eventsTextLines(text);
-  const rows = await eventRowProblems(db, runId, { text, lines, manifest, problems, hand });
+  const weight = new ParsedWeight(options.weight);
+  const rows = await eventRowProblems(db, runId, { text, lines, manifest, problems, hand, weight });
   const events = text === null ? rows.events : lines.map((l, seq) => {
     // a line its row holds as it is was parsed already, as that row's
     const row = rows.bySeq.get(seq);
     if (row !== undefined && row.line === l) return row.event;
+    if (!weight.take(l, `line ${seq + 1} of events.jsonl`, problems)) return null;
     try {
       return JSON.parse(l) as EvidenceEvent;
     } catch {

@@ -5,12 +5,13 @@
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { sha256Hex } from "../evidence/hash.ts";
-import type { ReadEvents } from "../evidence/read_events.ts";
+import { EVENTS_READ_WEIGHT, type ReadEvents } from "../evidence/read_events.ts";
+import { jsonLineWeight } from "../evidence/json_depth.ts";
 import { type Problem, problem } from "../evidence/problem.ts";
 import { columnValue, EVENT_COLUMNS, eventRefs, type SqlValue } from "./store_rows.ts";
 import { boundedRows, MAX_ROW_PROBLEMS, type RowProblems, type RowSource } from "./row_reading.ts";
 
-type Problems = Pick<RowProblems, "push">;
+type Problems = Pick<RowProblems, "push" | "stop">;
 
 const show = (v: unknown) => (v === null || v === undefined ? "null" : JSON.stringify(v));
 
@@ -26,6 +27,8 @@ const EVENT_TEXTS = [...EVENT_COLUMNS.filter((c) => c !== "seq"), "line"];
  */
 function impliedEvents(text: string | null, lines: readonly string[], manifest: string | null): number {
   if (text !== null) return lines.length;
+  // a manifest of many small values would take the heap at some 30 times its text, parsed: it implies none
+  if (manifest === null || jsonLineWeight(manifest) > EVENTS_READ_WEIGHT) return 0;
   try {
     const events = (JSON.parse(manifest ?? "null") as { events?: unknown } | null)?.events;
     return typeof events === "number" && Number.isSafeInteger(events) && events >= 0 ? events : 0;
@@ -47,6 +50,7 @@ export async function eventRowProblems(
     manifest: string | null;
     problems: RowProblems;
     hand: InHand | null;
+    weight: ParsedWeight;
   },
 ): Promise<{
   events: EvidenceEvent[];
@@ -97,7 +101,9 @@ export async function eventRowProblems(
     const previous = before;
     before = { seq: row.seq, line: row.line };
     const same = verified.get(row.seq);
-    const event = same !== undefined && line === row.line ? same : eventOfRow(row, { runId, problems });
+    const event = same !== undefined && line === row.line
+      ? same
+      : eventOfRow(row, { runId, problems, weight: run.weight });
     if (!parsed.has(row.seq)) parsed.set(row.seq, { line: row.line, event });
     if (event === null) continue;
     events.push(event);
@@ -251,12 +257,50 @@ function unmatchedProblems(
   )];
 }
 
-/** The event an event row's line holds, or null (reported) when it holds none. */
+/**
+ * What the row check may parse of a run's rows and of its events.jsonl together, weighed as the verifier weighs
+ * the lines it reads ({@linkcode jsonLineWeight}, {@linkcode EVENTS_READ_WEIGHT} by default): rows and lines the
+ * verifier did not parse are parsed here and kept, and a row of many small values (`{"a":[{},{},…]}`, under the
+ * 16 MiB of a line) takes the heap at some 30 times its text: a store of a few such rows took the check gigabytes.
+ * Past the weight the check stops, in one problem.
+ */
+export class ParsedWeight {
+  #left: number;
+  readonly #most: number;
+
+  /** @param most The most weight parsed ({@linkcode EVENTS_READ_WEIGHT} by default). */
+  constructor(most: number = EVENTS_READ_WEIGHT) {
+    this.#most = most;
+    this.#left = most;
+  }
+
+  /**
+   * True when `line` may be parsed; false past the weight, the check stopped with a problem naming `where`.
+   *
+   * @param line The line or row's text about to be parsed.
+   * @param where What holds it, as a problem names it.
+   * @param problems The check's problems.
+   * @returns Whether to parse it.
+   */
+  take(line: string, where: string, problems: Problems): boolean {
+    if (this.#left < 0) return false;
+    this.#left -= jsonLineWeight(line);
+    if (this.#left >= 0) return true;
+    problems.stop(problem(
+      "rows.unreadable",
+      `${where} would take the check more than ${this.#most} bytes of memory parsed: the rest of the run's rows and lines is not read`,
+    ));
+    return false;
+  }
+}
+
+/** The event an event row's line holds, or null (reported) when it holds none or is past the weight parsed. */
 function eventOfRow(
   row: { seq: number; line: string },
-  to: { runId: string; problems: Problems },
+  to: { runId: string; problems: Problems; weight: ParsedWeight },
 ): EvidenceEvent | null {
   const key = `provevi_events (run_id "${to.runId}", seq ${row.seq})`;
+  if (!to.weight.take(row.line, key, to.problems)) return null;
   let event: EvidenceEvent;
   try {
     event = JSON.parse(row.line) as EvidenceEvent;

@@ -91,6 +91,13 @@ export class RowProblems {
     return this.list.length;
   }
 
+  /** Adds a problem that stops the check, whatever the count: nothing more is read. */
+  stop(p: Problem): void {
+    if (this.#stopped) return;
+    this.list.push(p);
+    this.#stopped = true;
+  }
+
   /** True once the check has stopped: nothing more is read. */
   get stopped(): boolean {
     return this.#stopped;

@@ -7,6 +7,8 @@
 import { join } from "node:path";
 import { sha256Hex } from "../evidence/hash.ts";
 import { LineReader } from "../evidence/line_reader.ts";
+import { jsonLineWeight } from "../evidence/json_depth.ts";
+import { EVENTS_READ_WEIGHT } from "../evidence/read_events.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { type FeedItem, feedStatus } from "../live/feed.ts";
@@ -30,6 +32,11 @@ export interface LiveTailOptions {
   signal?: AbortSignal;
   /** How often to look for more, in milliseconds (100 by default). */
   pollMs?: number;
+  /**
+   * The most the events read may weigh ({@linkcode jsonLineWeight}; {@linkcode EVENTS_READ_WEIGHT} by default),
+   * as the verifier weighs them: past it the tail reads no more and ends, "cut".
+   */
+  weight?: number;
 }
 
 /**
@@ -65,8 +72,14 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
       // it, so the page shows the recorded answer in place of what streamed once the call's event comes.
       answer: true,
     });
+  // The tail keeps the events it parses, and a line of many small values ({"a":[{},{},…]}, in a folder the run's
+  // program writes) takes the heap at some 30 times its text: they are weighed before they are parsed.
+  let left = options.weight ?? EVENTS_READ_WEIGHT;
   const readEvents = async () => {
+    if (left < 0) return;
     for (const line of await events.next()) {
+      left -= jsonLineWeight(line);
+      if (left < 0) return; // past the weight: nothing more is read
       try {
         known.push({ event: JSON.parse(line) as EvidenceEvent, line });
       } catch { /* a line being written; the run's check reports a line that is not JSON */ }
@@ -89,6 +102,11 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
   }
   while (!signal?.aborted) {
     await readEvents();
+    if (left < 0) {
+      if (yield* giveUpTo(Infinity)) return;
+      yield { kind: "end", status: "cut" };
+      return;
+    }
     const fed = level === "bodies" && await Deno.stat(livePath).then(() => true, () => false);
     if (fed) {
       for (const line of await live.next()) {
@@ -101,7 +119,7 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
         if (item.type === "event") {
           // The feed is no evidence, and the run's program can write it: an item may name an event that never
           // comes. The events that come are given while it waits, and the run's seal ends the wait.
-          while (known.length <= item.seq && !signal?.aborted) {
+          while (known.length <= item.seq && !signal?.aborted && left >= 0) {
             await readEvents();
             if (yield* giveUpTo(item.seq)) return;
             if (known.length > item.seq) break;

@@ -120,3 +120,37 @@ Deno.test("the lines read are weighed before they are parsed: past the weight th
   assert.ok(jsonLineWeight(dense) > 30 * dense.length);
   assert.deepEqual(readEventsText(`${a.line}\n`).problems, []);
 });
+
+Deno.test("a text's characters weigh one each: a writer's events whose texts are full of commas or brackets are read whole", () => {
+  const chain = new EventChain("r");
+  const lines: string[] = [];
+  const add = (init: Parameters<EventChain["next"]>[0]) => {
+    const e = chain.next(init);
+    chain.accept(e);
+    lines.push(e.line);
+  };
+  add({ type: "run_created", component: "RunContext", actor: "me" });
+  // what a writer writes: an error's first line, cut to 2,000 characters (errorMessage), as a failed step's message
+  const dump = `Unexpected data: ${
+    JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ [`k${i}`]: [i] })))
+  }`;
+  const csv = `bad row: ${",".repeat(1990)}`;
+  for (let i = 0; i < 300; i++) {
+    add({
+      type: "step_failed",
+      component: "Tool",
+      actor: "me",
+      data: { step: "tool_called", error: "Error", message: (i % 2 ? dump : csv).slice(0, 2000) },
+    });
+  }
+  add({ type: "run_failed", component: "RunContext", actor: "me", data: { error: "Error", message: "x" } });
+  for (const line of lines) assert.ok(jsonLineWeight(line) < 6 * line.length, `${jsonLineWeight(line)}`);
+  // the weight read is six times the text a file holds at most: a file of such events, scaled, is read whole
+  const text = `${lines.join("\n")}\n`;
+  const read = readEventsText(text, { weight: 6 * text.length });
+  assert.deepEqual(read.problems, []);
+  assert.equal(read.events.length, lines.length);
+  // the values outside a text still weigh, escaped quotes do not end a text
+  assert.ok(jsonLineWeight(`{"a":"\\"",${"{},".repeat(1000)}"b":1}`) > 30 * 3000);
+  assert.equal(jsonLineWeight(`"${"{},".repeat(1000)}"`), 3002);
+});
