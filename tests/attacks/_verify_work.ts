@@ -12,3 +12,18 @@ export async function verify(runs: string, runId: string) {
   const check = await verifyRun(await store.readRun(runId), { store });
   return check.problems.map((p) => `${p.code}: ${p.message.slice(0, 200)}`);
 }
+
+/** Measured: the seal's columns of the run in `folder` (`sealRowOfFolder`), and its log leaf (`leafOfSeal`). */
+export async function sealReaders(folder: string) {
+  const { sealRowOfFolder } = await import("../../lib/provevi/store/store_rows.ts");
+  const { leafOfSeal } = await import("../../lib/provevi/log/run_leaf.ts");
+  const row = await sealRowOfFolder(folder);
+  let leaf: string;
+  try {
+    leafOfSeal(await Deno.readTextFile(`${folder}/evidence/manifest.json`), null);
+    leaf = "made";
+  } catch (error) {
+    leaf = (error as Error).message;
+  }
+  return { row: row === null ? null : "a row", leaf };
+}

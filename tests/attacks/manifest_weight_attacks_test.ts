@@ -48,6 +48,36 @@ Deno.test("a manifest of many small values is named unreadable by the check, not
   }
 });
 
+Deno.test("the readers of a manifest's last hash and seal weigh it first: the seal's columns and the log's leaf of a manifest of many small values", async () => {
+  const run = await sampleRun("attack-manifest-weight-");
+  try {
+    const path = join(run.folder, "evidence", "manifest.json");
+    const piece = "{},".repeat(MiB / 3 | 0);
+    using file = await Deno.open(path, { write: true, truncate: true });
+    const encoder = new TextEncoder();
+    await file.write(encoder.encode('{"lost":['));
+    for (let i = 0; i < 110; i++) await file.write(encoder.encode(piece));
+    await file.write(encoder.encode("{}]}\n"));
+    const read = await measuredInChild<{ row: string | null; leaf: string }>(
+      "./_verify_work.ts",
+      "sealReaders",
+      run.folder,
+    );
+    console.log(
+      `the seal's readers: ${JSON.stringify(read.got)} in ${Math.round(read.grew / MiB)} MiB more memory`,
+    );
+    tally.add("the seal's readers of a manifest of 110 MiB of empty objects", {
+      stopped: read.grew < 1024 * MiB,
+      recorded: read.got.row === null && /manifest\.json is not JSON/.test(read.got.leaf),
+    });
+    assert.ok(read.grew < 1024 * MiB, `the readers took ${Math.round(read.grew / MiB)} MiB`);
+    assert.equal(read.got.row, null);
+    assert.match(read.got.leaf, /manifest\.json is not JSON/);
+  } finally {
+    await Deno.remove(run.dir, { recursive: true });
+  }
+});
+
 Deno.test("manifest weight attacks: the tally", () => {
   console.log(tally.line());
   assert.deepEqual(tally.missed, []);

@@ -44,6 +44,31 @@ export function jsonLineWeight(line: string): number {
   return weight;
 }
 
+/** The most a JSON text a reader parses whole may weigh ({@linkcode jsonLineWeight}): six times 512 MiB. */
+export const JSON_READ_WEIGHT = 6 * 512 * 1024 * 1024;
+
+/** A JSON text that would take more of the heap parsed than a reader gives it: a `SyntaxError`, as text that is not JSON. */
+export class TooHeavyJson extends SyntaxError {
+  constructor(readonly most: number) {
+    super(`it would take more than ${most} bytes of memory read`);
+    this.name = "TooHeavyJson";
+  }
+}
+
+/**
+ * A JSON text parsed whole (a manifest, an answer), weighed first: one of many small values (`{"lost":[{},{},…]}`)
+ * takes the heap at some 30 times its text, and is refused unparsed.
+ *
+ * @param text The text.
+ * @param most The most it may weigh ({@linkcode JSON_READ_WEIGHT} by default).
+ * @returns The value.
+ * @throws TooHeavyJson past the weight; SyntaxError for text that is not JSON.
+ */
+export function parseWeighed(text: string, most: number = JSON_READ_WEIGHT): unknown {
+  if (jsonLineWeight(text) > most) throw new TooHeavyJson(most);
+  return JSON.parse(text);
+}
+
 /** A JSON text whose nesting is deeper than a reader takes: a `SyntaxError`, as for text that is not JSON. */
 export class TooDeepJson extends SyntaxError {
   constructor(readonly depth: number) {

@@ -4,6 +4,7 @@
  * every event, payload and the seal time), its last hash, and the bytes of its signed seal when it has one.
  * @module
  */
+import { parseWeighed } from "../evidence/json_depth.ts";
 import canonicalize from "canonicalize";
 import { ProveviError } from "../evidence/errors.ts";
 import { isSha256, sha256Hex } from "../evidence/hash.ts";
@@ -61,7 +62,7 @@ function leafFields(leaf: RunLeaf): RunLeaf {
 export function leafOfSeal(manifestText: string, attestation: Uint8Array | null): RunLeaf {
   let manifest: { run_id?: unknown; last_hash?: unknown };
   try {
-    manifest = JSON.parse(manifestText);
+    manifest = parseWeighed(manifestText) as { run_id?: unknown; last_hash?: unknown };
   } catch (error) {
     throw new ProveviError("cannot make the run's leaf: manifest.json is not JSON", { cause: error });
   }

@@ -6,6 +6,7 @@
  * hold as a prefix: rows that disagree with the folder are for the check to report, never to overwrite.
  * @module
  */
+import { parseWeighed } from "../evidence/json_depth.ts";
 import { packedPayloads, payloadPlace } from "../evidence/payload_pack.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { Manifest, PayloadEntry } from "../evidence/manifest.ts";
@@ -87,7 +88,7 @@ export async function missingRows(
     if (lines[Number(row.seq)] !== row.line) return null;
   }
   if (problems.list.length || last !== from - 1) return null;
-  const manifest = JSON.parse(manifestText) as Manifest;
+  const manifest = parseWeighed(manifestText) as Manifest;
   const sizes = new Map(manifest.payloads.map((p) => [p.sha256, p.size]));
   const payloads = new Set<string>();
   for await (const row of held("provevi_payloads", ["sha256", "size"], sizes.size)) {

@@ -4,6 +4,7 @@
  * closes, in both modes, because no check could verify the run without them.
  * @module
  */
+import { parseWeighed } from "../evidence/json_depth.ts";
 import { readCapped } from "../evidence/open_file.ts";
 import { join } from "node:path";
 import { type Manifest, MANIFEST_FORMAT_PACKED } from "../evidence/manifest.ts";
@@ -41,7 +42,9 @@ export async function keptEvidenceProblem(folder: string, manifest: Manifest): P
   if (typeof kept === "string") return `${paths.manifest} ${kept}`;
   let written: Partial<Manifest> | null = null;
   try {
-    written = JSON.parse(new TextDecoder().decode(await readCapped(paths.manifest, EVIDENCE_TEXT_MAX_BYTES)));
+    written = parseWeighed(
+      new TextDecoder().decode(await readCapped(paths.manifest, EVIDENCE_TEXT_MAX_BYTES)),
+    ) as Partial<Manifest>;
   } catch { /* below */ }
   if (written === null || typeof written !== "object") return `${paths.manifest} is not JSON`;
   for (const key of ["run_id", "events", "last_hash"] as const) {

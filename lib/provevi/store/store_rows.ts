@@ -4,6 +4,7 @@
  * cannot drift apart.
  * @module
  */
+import { parseWeighed } from "../evidence/json_depth.ts";
 import { EVENT_FIELDS, type EvidenceEvent, type Json } from "../evidence/event.ts";
 import { type AgentOfRun, agentOfRun, runParams } from "../experiments/agent_class.ts";
 import { statusOf } from "../evidence/manifest.ts";
@@ -272,7 +273,7 @@ export async function sealRowOfFolder(folder: string): Promise<SealRow | null> {
     if (eventsText === null || (eventsText !== "" && !eventsText.endsWith("\n"))) return null; // a torn line
     const body = eventsText.slice(0, -1);
     const lastLine = eventsText === "" ? null : body.slice(body.lastIndexOf("\n") + 1);
-    const manifest = JSON.parse(text) as { last_hash?: unknown; sealed_at?: unknown };
+    const manifest = parseWeighed(text) as { last_hash?: unknown; sealed_at?: unknown };
     if (manifest.last_hash !== (lastLine === null ? null : sha256Hex(lastLine))) return null;
     if (typeof manifest.sealed_at !== "string") return null;
     const last = lastLine === null ? null : JSON.parse(lastLine) as EvidenceEvent;

@@ -61,17 +61,7 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
   const manifest = join(record.folder, "evidence", "manifest.json");
   const known: { event: EvidenceEvent; line: string }[] = [];
   let given = -1;
-  const view = async (e: EvidenceEvent, line: string, index: number): Promise<ViewEvent> =>
-    await viewEvent(e, {
-      record,
-      level,
-      shown: await shownAt(e, level, { share: true }).catch(() => null),
-      lineSha256: sha256Hex(line),
-      line: index + 1,
-      // Always, though the answer streamed: the feed (live.jsonl) is no evidence, and the run's program can write
-      // it, so the page shows the recorded answer in place of what streamed once the call's event comes.
-      answer: true,
-    });
+  const view = viewer(record, level);
   // The tail keeps the events it parses, and a line of many small values ({"a":[{},{},…]}, in a folder the run's
   // program writes) takes the heap at some 30 times its text: they are weighed before they are parsed.
   let left = options.weight ?? EVENTS_READ_WEIGHT;
@@ -140,6 +130,21 @@ export async function* liveTail(record: RunRecord, options: LiveTailOptions): As
     }
     await sleep(options.pollMs ?? 100);
   }
+}
+
+/** An event as the tail gives it: its view at the viewer's level, with its line's hash and number. */
+function viewer(record: RunRecord, level: Level | null) {
+  return async (e: EvidenceEvent, line: string, index: number): Promise<ViewEvent> =>
+    await viewEvent(e, {
+      record,
+      level,
+      shown: await shownAt(e, level, { share: true }).catch(() => null),
+      lineSha256: sha256Hex(line),
+      line: index + 1,
+      // Always, though the answer streamed: the feed (live.jsonl) is no evidence, and the run's program can write
+      // it, so the page shows the recorded answer in place of what streamed once the call's event comes.
+      answer: true,
+    });
 }
 
 function exists(path: string): Promise<boolean> {

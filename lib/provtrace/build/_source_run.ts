@@ -4,6 +4,7 @@
  * the exports build the same rows again from the same evidence, to compare with the file.
  * @module
  */
+import { parseWeighed } from "../../provevi/evidence/json_depth.ts";
 import type { Catalog } from "../../provcat/mod.ts";
 import type { Assessment, EvidenceEvent, EvidenceStore } from "../../provevi/mod.ts";
 import { NeedsIndexedStore, ProveviError } from "../../provevi/evidence/mod.ts";
@@ -133,7 +134,7 @@ export async function sourceRun(
 /** The manifest's last hash, or null (a manifest that is not JSON is one of the check's problems). */
 function manifestLastHash(manifestText: string): string | null {
   try {
-    return (JSON.parse(manifestText) as { last_hash?: string | null }).last_hash ?? null;
+    return (parseWeighed(manifestText) as { last_hash?: string | null }).last_hash ?? null;
   } catch {
     return null;
   }

@@ -6,6 +6,7 @@
  * every export on each run it writes.
  * @module
  */
+import { parseWeighed } from "../../provevi/evidence/json_depth.ts";
 import type { DatabaseSync } from "node:sqlite";
 import type { Catalog } from "../../provcat/mod.ts";
 import type { EvidenceStore } from "../../provevi/mod.ts";
@@ -137,7 +138,9 @@ export async function checkTraceRun(
   try {
     const evidence = await (options.evidence ?? readSourceEvidence(store, id));
     const manifest = evidence.manifest;
-    const now = manifest === null ? null : (JSON.parse(manifest) as { last_hash?: string }).last_hash ?? null;
+    const now = manifest === null
+      ? null
+      : (parseWeighed(manifest) as { last_hash?: string }).last_hash ?? null;
     if (now !== row.last_hash) {
       const problem = now === null
         ? "the store's run has no manifest now"

@@ -6,6 +6,7 @@
  * run fed: `provtrace lineage RUN` names them, and `--check` names them again after the run is gone.
  * @module
  */
+import { parseWeighed } from "../../provevi/evidence/json_depth.ts";
 import { createHash } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
 import { ProveviError, RunNotFound, runsRoot } from "../../provevi/evidence/mod.ts";
@@ -185,7 +186,9 @@ async function runVerdict(
   try {
     const record = await store.readRun(id);
     const manifest = await record.manifestText();
-    const now = manifest === null ? null : (JSON.parse(manifest) as { last_hash?: string }).last_hash ?? null;
+    const now = manifest === null
+      ? null
+      : (parseWeighed(manifest) as { last_hash?: string }).last_hash ?? null;
     if (now !== run.last_hash) {
       return {
         run_id: id,
