@@ -14,9 +14,10 @@ import { ProveviError } from "./errors.ts";
 import { sha256Hex, utf8 } from "./hash.ts";
 import { EVIDENCE_TEXT_MAX_BYTES, PACK_FILE, type PackSubject, packSubject } from "./payload_pack.ts";
 import { PACK_MAX_BYTES } from "./payload_pack.ts";
+import { readPlainBytes, strictUtf8 } from "./_attestation_files.ts";
 import { readCappedSync } from "./open_file.ts";
 import { readLinesCapped } from "./events_file.ts";
-import { EVENT_LINE_MAX_BYTES } from "./json_depth.ts";
+import { EVENT_LINE_MAX_BYTES, JSON_READ_WEIGHT, jsonLineWeight } from "./json_depth.ts";
 import type { RunRecord } from "./record.ts";
 import { signBytes, type SigningKey } from "./signing_key.ts";
 import { recordedOutputs } from "./verify.ts";
@@ -52,9 +53,10 @@ export interface RunStatement {
  * @param eventsText The text of `events.jsonl`.
  * @param manifestText The text of `manifest.json`.
  * @param options `events`: the events already parsed from `eventsText`, to spare parsing them again; `pack`:
- * the run's `payloads.pack` ({@linkcode packSubject}), which stands for the payloads it holds.
+ * the run's `payloads.pack` ({@linkcode packSubject}), which stands for the payloads it holds; `weight`: the
+ * most the lines it parses may weigh (`JSON_READ_WEIGHT` by default).
  * @returns The statement.
- * @throws ProveviError when the manifest is not a JSON object.
+ * @throws ProveviError when the manifest is not a JSON object, or the lines it parses weigh past `weight`.
  * @example
  * ```ts ignore
  * import { runStatement } from "./attestation.ts";
@@ -65,9 +67,10 @@ export interface RunStatement {
 export function runStatement(
   eventsText: string,
   manifestText: string,
-  options: { events?: readonly EvidenceEvent[]; pack?: PackSubject | null } = {},
+  options: { events?: readonly EvidenceEvent[]; pack?: PackSubject | null; weight?: number } = {},
 ): RunStatement {
-  return statementOf(sha256Hex(eventsText), options.events ?? parseEvents(eventsText), {
+  const events = options.events ?? parseEvents(eventsText, options.weight ?? JSON_READ_WEIGHT);
+  return statementOf(sha256Hex(eventsText), events, {
     manifestText,
     pack: options.pack ?? null,
   });
@@ -133,14 +136,22 @@ function statementOf(
  * other: a run of many events is not parsed again at its seal. (A line is RFC 8785 JSON, so its type is written
  * as it is, with no escapes.)
  */
-function parseEvents(text: string): EvidenceEvent[] {
+function parseEvents(text: string, most: number): EvidenceEvent[] {
   const events: EvidenceEvent[] = [];
   let first = true;
+  let weight = 0;
   for (const line of text.split("\n")) {
     if (line === "") continue;
     const wanted = first || line.includes('"input_staged"') || line.includes('"output_artifact_created"');
     first = false;
     if (!wanted) continue;
+    // the lines kept are weighed before they are parsed, as every reader of events weighs them
+    weight += jsonLineWeight(line);
+    if (weight > most) {
+      throw new ProveviError(
+        `events.jsonl's lines of inputs and outputs would take more than ${most} bytes of memory read: no statement is made of them`,
+      );
+    }
     try {
       const e = JSON.parse(line);
       if (typeof e === "object" && e !== null && typeof e.data === "object" && e.data !== null) {
@@ -359,21 +370,6 @@ function evidenceText(path: string, bytes: Uint8Array): string {
     throw new ProveviError(`${path} is not valid UTF-8, so its text is not the bytes that were hashed`, {
       cause: error,
     });
-  }
-}
-
-export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/**
- * A small file's bytes, read with synchronous calls: null when missing; a link, a file not plain, or one past the
- * evidence cap refused (by `readCappedSync`, which looks before it reads).
- */
-export function readPlainBytes(path: string): Uint8Array | null {
-  try {
-    return readCappedSync(path, EVIDENCE_TEXT_MAX_BYTES);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
   }
 }
 

@@ -13,14 +13,8 @@ import type { TrustedKey } from "./signing_key.ts";
 import { type Problem, problem } from "./problem.ts";
 import type { ProblemCode } from "./problem_codes.ts";
 import canonicalize from "canonicalize";
-import {
-  ATTESTATION_FILE,
-  IN_TOTO_PAYLOAD_TYPE,
-  pae,
-  runStatement,
-  statementBytes,
-  strictUtf8,
-} from "./attestation.ts";
+import { strictUtf8 } from "./_attestation_files.ts";
+import { ATTESTATION_FILE, IN_TOTO_PAYLOAD_TYPE, pae, runStatement, statementBytes } from "./attestation.ts";
 
 /** What {@linkcode checkAttestation} found. */
 export interface AttestationCheck {

@@ -20,6 +20,7 @@ export * from "./read_events.ts";
 export * from "./event_rules.ts";
 export * from "./signing_key.ts";
 export * from "./attestation.ts";
+export * from "./attestation_check.ts";
 export * from "./spans_file.ts";
 export * from "./run_spans.ts";
 export * from "./assessments_file.ts";

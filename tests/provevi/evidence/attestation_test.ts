@@ -2,6 +2,7 @@ import canonicalize from "canonicalize";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ATTESTATION_FILE, attestRun, runStatement } from "../../../lib/provevi/evidence/attestation.ts";
+import { jsonLineWeight } from "../../../lib/provevi/evidence/json_depth.ts";
 import { EventChain } from "../../../lib/provevi/evidence/chain.ts";
 import { signBytes } from "../../../lib/provevi/evidence/signing_key.ts";
 import { FileRunRecord } from "../../../lib/provevi/store/file_run_record.ts";
@@ -349,4 +350,16 @@ Deno.test("runStatement() takes an input_staged line without refs or data withou
     "{}",
   );
   assert.deepEqual(statement.predicate.inputs, [{ name: null, uri: null, sha256: null }]);
+});
+
+Deno.test("a statement made from events.jsonl's text weighs the lines it parses: lines of many small values are refused unparsed", () => {
+  const dense = `{"data":{"a":[${"{},".repeat(50_000)}{}]},"type":"output_artifact_created"}`;
+  const text = `{"data":{},"type":"run_created"}\n${dense}\n${dense}\n`;
+  const manifest = '{"events":3,"last_hash":null}';
+  assert.throws(
+    () => runStatement(text, manifest, { weight: jsonLineWeight(dense) }),
+    /events\.jsonl's lines of inputs and outputs would take more than \d+ bytes of memory read: no statement is made of them$/,
+  );
+  // within the weight, made as before
+  assert.ok(runStatement(text, manifest, { weight: 3 * jsonLineWeight(dense) }).subject.length > 0);
 });
