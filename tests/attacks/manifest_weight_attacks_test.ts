@@ -16,16 +16,19 @@ import { Tally } from "./_tally.ts";
 const tally = new Tally("manifest weight attacks");
 const MiB = 1024 * 1024;
 
+/** Replaces the run's manifest with one of 110 MiB of empty objects: `{"lost":[{},{},…]}`. */
+async function denseManifest(folder: string): Promise<void> {
+  const piece = new TextEncoder().encode("{},".repeat(MiB / 3 | 0));
+  using file = await Deno.open(join(folder, "evidence", "manifest.json"), { write: true, truncate: true });
+  await file.write(new TextEncoder().encode('{"lost":['));
+  for (let i = 0; i < 110; i++) await file.write(piece);
+  await file.write(new TextEncoder().encode("{}]}\n"));
+}
+
 Deno.test("a manifest of many small values is named unreadable by the check, not parsed", async () => {
   const run = await sampleRun("attack-manifest-weight-");
   try {
-    const path = join(run.folder, "evidence", "manifest.json");
-    const piece = "{},".repeat(MiB / 3 | 0);
-    using file = await Deno.open(path, { write: true, truncate: true });
-    const encoder = new TextEncoder();
-    await file.write(encoder.encode('{"lost":['));
-    for (let i = 0; i < 110; i++) await file.write(encoder.encode(piece));
-    await file.write(encoder.encode("{}]}\n"));
+    await denseManifest(run.folder);
     const checked = await measuredInChild<string[]>(
       "./_verify_work.ts",
       "verify",
@@ -51,13 +54,7 @@ Deno.test("a manifest of many small values is named unreadable by the check, not
 Deno.test("the readers of a manifest's last hash and seal weigh it first: the seal's columns and the log's leaf of a manifest of many small values", async () => {
   const run = await sampleRun("attack-manifest-weight-");
   try {
-    const path = join(run.folder, "evidence", "manifest.json");
-    const piece = "{},".repeat(MiB / 3 | 0);
-    using file = await Deno.open(path, { write: true, truncate: true });
-    const encoder = new TextEncoder();
-    await file.write(encoder.encode('{"lost":['));
-    for (let i = 0; i < 110; i++) await file.write(encoder.encode(piece));
-    await file.write(encoder.encode("{}]}\n"));
+    await denseManifest(run.folder);
     const read = await measuredInChild<{ row: string | null; leaf: string }>(
       "./_verify_work.ts",
       "sealReaders",

@@ -7,6 +7,7 @@
  * store's `trace` show what the evidence holds.
  * @module
  */
+import { FORGED_TRACE, forgedSpan } from "./_forged_spans.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SPANS_READ_MAX } from "../../lib/provevi/evidence/spans_file.ts";
@@ -18,25 +19,6 @@ import { prove } from "../../cli/prove.ts";
 
 const tally = new Tally("spans index attacks");
 const MiB = 1024 * 1024;
-const TRACE = "0af7651916cd43dd8448eb211c80319c";
-
-/** A small span line the readers take as a span. */
-function spanLine(i: number): string {
-  return JSON.stringify({
-    trace_id: TRACE,
-    span_id: i.toString(16).padStart(16, "0"),
-    parent_span_id: null,
-    name: "forged",
-    kind: 0,
-    scope: { name: "x", version: null },
-    start_time: "2026-11-29T12:00:00.000000Z",
-    end_time: "2026-11-29T12:00:01.000000Z",
-    status: { code: 0, message: null },
-    attributes: {},
-    events: [],
-    links: [],
-  }) + "\n";
-}
 
 const SHAPES: Record<
   string,
@@ -51,7 +33,7 @@ const SHAPES: Record<
     make: async (path) => {
       using file = await Deno.open(path, { append: true });
       const block = new TextEncoder().encode(
-        Array.from({ length: 10_000 }, (_, i) => spanLine(i)).join(""),
+        Array.from({ length: 10_000 }, (_, i) => forgedSpan(i)).join(""),
       );
       for (let i = 0; i < SPANS_READ_MAX * 1.5 / 10_000; i++) {
         for (let done = 0; done < block.length;) done += await file.write(block.subarray(done));
@@ -68,14 +50,14 @@ for (const [shape, { make, spans, most }] of Object.entries(SHAPES)) {
     const run = await sampleRun("attack-spans-index-");
     try {
       const path = join(run.folder, "spans.jsonl");
-      await Deno.writeTextFile(path, spanLine(1 << 30), { append: true });
+      await Deno.writeTextFile(path, forgedSpan(1 << 30), { append: true });
       await make(path);
       const read = await measuredInChild<number>("./_spans_index_work.ts", "index", run.folder);
       const traced = await measuredInChild<number>(
         "./_spans_index_work.ts",
         "trace",
         join(run.dir, "runs"),
-        TRACE,
+        FORGED_TRACE,
       );
       console.log(
         `${shape}: the index gave ${read.got} spans in ${Math.round(read.grew / MiB)} MiB more memory; ` +

@@ -6,6 +6,7 @@
  * readers now weigh each line before they parse it (`SPANS_READ_WEIGHT`), and read no further past the weight.
  * @module
  */
+import { FORGED_TRACE, forgedSpan } from "./_forged_spans.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { measuredInChild, sampleRun } from "./_setup.ts";
@@ -15,25 +16,10 @@ import { prove } from "../../cli/prove.ts";
 
 const tally = new Tally("spans index weight attacks");
 const MiB = 1024 * 1024;
-const TRACE = "0af7651916cd43dd8448eb211c80319c";
 
 /** A span line the readers take as a span, its `events` filled with `fill` to about `bytes`. */
 function heavySpan(i: number, fill: string, bytes: number): string {
-  const head = JSON.stringify({
-    trace_id: TRACE,
-    span_id: i.toString(16).padStart(16, "0"),
-    parent_span_id: null,
-    name: "forged",
-    kind: 0,
-    scope: { name: "x", version: null },
-    start_time: "2026-11-29T12:00:00.000000Z",
-    end_time: "2026-11-29T12:00:01.000000Z",
-    status: { code: 0, message: null },
-    attributes: {},
-    links: [],
-  });
-  const n = Math.floor(bytes / fill.length);
-  return `${head.slice(0, -1)},"events":[${fill.repeat(n)}{}]}\n`;
+  return forgedSpan(i, `[${fill.repeat(Math.floor(bytes / fill.length))}{}]`);
 }
 
 const SHAPES: Record<string, { fill: string; lines: number }> = {
@@ -59,7 +45,7 @@ for (const [shape, { fill, lines }] of Object.entries(SHAPES)) {
         "./_spans_index_work.ts",
         "trace",
         join(run.dir, "runs"),
-        TRACE,
+        FORGED_TRACE,
       );
       console.log(
         `${shape}: the index gave ${read.got} spans in ${Math.round(read.grew / MiB)} MiB more memory; ` +

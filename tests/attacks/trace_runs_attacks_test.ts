@@ -6,6 +6,7 @@
  * more). The trace keeps no more than one run's index may give.
  * @module
  */
+import { FORGED_TRACE, forgedSpan } from "./_forged_spans.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SPANS_READ_MAX } from "../../lib/provevi/evidence/spans_file.ts";
@@ -14,26 +15,7 @@ import { Tally } from "./_tally.ts";
 
 const tally = new Tally("trace of runs attacks");
 const MiB = 1024 * 1024;
-const TRACE = "0af7651916cd43dd8448eb211c80319c";
 const RUNS = 5;
-
-/** A small span line of the trace that the readers take as a span. */
-function spanLine(i: number): string {
-  return JSON.stringify({
-    trace_id: TRACE,
-    span_id: i.toString(16).padStart(16, "0"),
-    parent_span_id: null,
-    name: "forged",
-    kind: 0,
-    scope: { name: "x", version: null },
-    start_time: "2026-11-29T12:00:00.000000Z",
-    end_time: "2026-11-29T12:00:01.000000Z",
-    status: { code: 0, message: null },
-    attributes: {},
-    events: [],
-    links: [],
-  }) + "\n";
-}
 
 Deno.test(`the trace of a store of ${RUNS} runs, each with 200,000 forged spans of it, is read in bounded memory`, async () => {
   const run = await sampleRun("attack-trace-runs-");
@@ -52,7 +34,7 @@ Deno.test(`the trace of a store of ${RUNS} runs, each with 200,000 forged spans 
       }
       using file = await Deno.open(join(folder, "spans.jsonl"), { create: true, append: true });
       for (let b = 0; b < 20; b++) {
-        const lines = Array.from({ length: 10_000 }, (_, i) => spanLine(r * 1e7 + b * 10_000 + i));
+        const lines = Array.from({ length: 10_000 }, (_, i) => forgedSpan(r * 1e7 + b * 10_000 + i));
         const block = new TextEncoder().encode(lines.join(""));
         for (let done = 0; done < block.length;) done += await file.write(block.subarray(done));
       }
@@ -61,7 +43,7 @@ Deno.test(`the trace of a store of ${RUNS} runs, each with 200,000 forged spans 
       "./_spans_index_work.ts",
       "trace",
       join(run.dir, "runs"),
-      TRACE,
+      FORGED_TRACE,
     );
     console.log(`the trace gave ${traced.got} spans in ${Math.round(traced.grew / MiB)} MiB more memory`);
     const most = 768; // one run's index at its bounds, and the trace's spans at theirs
