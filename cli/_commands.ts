@@ -13,7 +13,8 @@ import type {
 } from "../lib/provevi/mod.ts";
 import { EvidenceReadError, ProveviError, readTrustedKey } from "../lib/provevi/evidence/mod.ts";
 import { findRunOrBundle, openStore, verifyRun } from "../lib/provevi/runs/mod.ts";
-import { readEventsText, readSpansFile, runSpans, spanTree } from "../lib/provevi/evidence/mod.ts";
+import { readEventsText, runSpans, spanTree } from "../lib/provevi/evidence/mod.ts";
+import { indexedSpans } from "../lib/provevi/store/mod.ts";
 import type { TelemetryItem } from "../lib/provevi/telemetry/mod.ts";
 import { type CatalogChoice, openCatalog } from "./_catalog.ts";
 import { fitted, type Io } from "./_io.ts";
@@ -59,7 +60,7 @@ export async function showRun(
 ): Promise<void> {
   const events = options.events ?? await readRunEvents(record);
   const folder = options.folder === undefined ? record.folder : options.folder;
-  const indexed = folder === null ? [] : await readSpansFile(folder).catch(() => []);
+  const indexed = await indexedSpans(record, events, folder);
   const tree = spanTree(runSpans(events, indexed));
   if (options.json) {
     const verdict = options.verdict === undefined ? {} : { verdict: options.verdict };

@@ -21,7 +21,7 @@ const FOLDERS: Record<string, Record<string, string[]>> = {
     evidence: [],
     telemetry: ["evidence"],
     log: ["evidence", "guard"],
-    store: ["evidence", "experiments", "log"],
+    store: ["evidence", "experiments", "log", "receiver"],
     experiments: ["evidence"],
     sqlite: ["evidence", "store", "experiments", "log"],
     postgres: ["evidence", "store", "experiments", "log"],

@@ -1,17 +1,21 @@
 /**
- * With `prove serve`, the run's writer makes the rows of the protobuf bodies it takes from `received.spans`
- * (`received_rows.ts`): the run's program writes its run folder, so it may append records there that hash right
- * but that the daemon would never have taken. The writer must make no more of them than the daemon would have
- * made of a request: a body of more spans than a request may hold (16,384) made its rows all the same (a body of
- * 16 MiB of bare spans is 559,000 rows, 176 MB of `spans.jsonl`; in the general way, a scope after its spans,
- * 1.2 GB of the writer's memory and 12 s of its thread, on a loaded machine), where the daemon answers 413.
+ * With `prove serve`, the run's writer takes the protobuf bodies from `received.spans`, and a reader makes their
+ * rows from the payloads (`received_rows.ts`): the run's program writes its run folder, so it may append records
+ * there that hash right but that the daemon would never have taken, and a folder changed after may name such a
+ * payload in an event. A reader must make no more of them than the daemon would have made of a request: a body of
+ * more spans than a request may hold (16,384) made its rows all the same when the writer made them (a body of 16
+ * MiB of bare spans is 559,000 rows, 176 MB of `spans.jsonl`; in the general way, a scope after its spans, 1.2 GB
+ * of the writer's memory and 12 s of its thread, on a loaded machine), where the daemon answers 413.
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
-import { ReceivedRows } from "../../lib/provevi/receiver/received_rows.ts";
+import { takeBodyRows } from "../../lib/provevi/receiver/received_rows.ts";
+import { Texts } from "../../lib/provevi/receiver/row_texts.ts";
+import { SpanTake } from "../../lib/provevi/evidence/spans_file.ts";
+import { indexedSpans } from "../../lib/provevi/store/trace.ts";
 import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
 import { DEFAULT_MAX_REQUEST_SPANS } from "../../lib/provevi/receiver/span_intake.ts";
 import { packRecord } from "../../lib/provevi/evidence/payload_pack.ts";
@@ -48,7 +52,7 @@ function bareSpans(count: number, late: boolean): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-Deno.test("the writer makes no rows of a planted body of more spans than prove serve takes in a request", async () => {
+Deno.test("a reader makes no rows of a planted body of more spans than prove serve takes in a request", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store);
   const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000b0b1");
@@ -76,13 +80,11 @@ Deno.test("the writer makes no rows of a planted body of more spans than prove s
   assert.ok(await taken());
   await spans.close();
   await run.recorder.seal();
-  const lines = (await Deno.readTextFile(join(run.writer.folder, "spans.jsonl"))).split("\n").filter((l) =>
-    l
-  );
-  assert.equal(lines.filter((l) => l.includes('"trace_id":"0101010101')).length, 0);
-  assert.equal(lines.length, 512); // the good body's rows, and those only
   const events =
     readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  const rows = await indexedSpans(await findRun(run.writer.folder), events);
+  assert.equal(rows.filter((r) => r.trace_id.startsWith("0101010101")).length, 0);
+  assert.equal(rows.length, 512); // the good body's rows, and those only
   assert.equal(events.filter((e) => e.type === "spans_received").length, 1);
   const unnamed = events.find((e) =>
     e.type === "telemetry_problem" && /no spans_received/.test(String(e.data.problem))
@@ -93,27 +95,14 @@ Deno.test("the writer makes no rows of a planted body of more spans than prove s
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
 });
 
-Deno.test("ReceivedRows makes no rows of a body of more spans than a request may hold, either way it is read", async () => {
-  const folder = await Deno.makeTempDir();
-  try {
-    const rows = new ReceivedRows(folder);
-    for (const count of [DEFAULT_MAX_REQUEST_SPANS, DEFAULT_MAX_REQUEST_SPANS + 1]) {
-      for (const late of [false, true]) {
-        const body = bareSpans(count, late);
-        rows.add(body, `${count}-${late}`);
-      }
-    }
-    rows.close();
-    assert.deepEqual([...rows.failed.keys()], [
-      `${DEFAULT_MAX_REQUEST_SPANS + 1}-false`,
-      `${DEFAULT_MAX_REQUEST_SPANS + 1}-true`,
-    ]);
-    assert.match(rows.failed.get(`${DEFAULT_MAX_REQUEST_SPANS + 1}-true`)!, /16385 spans, over the 16384/);
-    const text = await Deno.readTextFile(join(folder, "spans.jsonl"));
-    assert.equal(text.split("\n").length - 1, 2 * DEFAULT_MAX_REQUEST_SPANS);
-  } finally {
-    await Deno.remove(folder, { recursive: true });
+Deno.test("a reader makes no rows of a body of more spans than a request may hold, either way it is read", () => {
+  const take = new SpanTake();
+  const texts = new Texts();
+  for (const count of [DEFAULT_MAX_REQUEST_SPANS, DEFAULT_MAX_REQUEST_SPANS + 1]) {
+    for (const late of [false, true]) takeBodyRows(bareSpans(count, late), texts, take);
   }
+  // the bodies a request may hold, each way; of the others, nothing
+  assert.equal(take.spans.length, 2 * DEFAULT_MAX_REQUEST_SPANS);
 });
 
 Deno.test("bytes the program appends to received-json.spans lose no event: the bodies after them are named without a payload, the others kept", async () => {
@@ -152,11 +141,9 @@ Deno.test("bytes the program appends to received-json.spans lose no event: the b
     ),
     problems.join("\n"),
   );
-  // the protobuf bodies' rows are all there, and the JSON ones' (the daemon's)
-  const lines = (await Deno.readTextFile(join(run.writer.folder, "spans.jsonl"))).split("\n").filter((l) =>
-    l
-  );
-  assert.equal(lines.length, 512 * 2 + 2 + 3);
+  // the protobuf bodies' rows are all there, made from their payloads, and the JSON ones' (the daemon's)
+  const rows = await indexedSpans(await findRun(run.writer.folder), events);
+  assert.equal(rows.length, 512 * 2 + 2 + 3);
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
 });
 

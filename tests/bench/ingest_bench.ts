@@ -1,8 +1,8 @@
 /**
  * Ingest through the seal: a run opened with `prove serve` (the daemon in its own process, as users run it),
  * 20,480 spans posted by one sender in requests of 512 OTLP/HTTP protobuf spans, the run sealed with the daemon
- * (its writer takes the bodies the daemon wrote, makes their rows, chains one event a request) and sealed in the
- * store, then verified. The sender is a process of its own (`_sender.ts`), as the agent program whose spans a
+ * (its writer takes the bodies the daemon wrote, stores each as a payload, chains one event a request; a reader
+ * makes their rows) and sealed in the store, then verified. The sender is a process of its own (`_sender.ts`), as the agent program whose spans a
  * run takes is, and the run's writer is this one, as provr is. The figure is spans per second from the first
  * request to the end of the seal, beside a bare Deno server in its own process that decodes and discards the
  * same bodies, sent by the same sender, in the same rounds. Targets: at least 20,000 spans/s, and a ratio of at

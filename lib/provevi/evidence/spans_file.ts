@@ -160,15 +160,64 @@ export const SPANS_READ_WEIGHT = 512 * 1024 * 1024;
 export const spanLineWeight = jsonLineWeight;
 
 /**
+ * The spans a reader takes of one run, from its index and from the bodies its evidence keeps (`receiver/
+ * received_rows.ts`), counted and weighed together: each line is weighed before it is parsed
+ * ({@linkcode spanLineWeight}), a line that is not a span is left out, and nothing more is taken once
+ * {@linkcode SPANS_READ_MAX} spans are or a line would take the lines parsed past {@linkcode SPANS_READ_WEIGHT}.
+ *
+ * @example
+ * ```ts
+ * import { SpanTake } from "./spans_file.ts";
+ * const take = new SpanTake();
+ * take.line('{"not":"a span"}'); // true: left out, and there is room for more
+ * take.spans; // []
+ * ```
+ */
+export class SpanTake {
+  /** The spans taken, in the order their lines came. */
+  readonly spans: StoredSpan[] = [];
+  #weight = 0;
+  #full = false;
+
+  /** Whether nothing more is taken. */
+  get full(): boolean {
+    return this.#full;
+  }
+
+  /**
+   * Takes one line of a span's JSON, without its newline.
+   *
+   * @param line The line.
+   * @returns False once nothing more is taken (this line included, when it would pass the weight).
+   */
+  line(line: string): boolean {
+    if (this.#full) return false;
+    // weighed before it is parsed: a line that is no span takes the heap while it is parsed too
+    this.#weight += spanLineWeight(line);
+    if (this.#weight > SPANS_READ_WEIGHT) return !(this.#full = true);
+    let value: unknown;
+    try {
+      value = parseJson(line); // a span nested too deep is skipped, as a line that is not JSON
+    } catch {
+      return true;
+    }
+    if (!isStoredSpan(value)) return true;
+    this.spans.push(value);
+    if (this.spans.length >= SPANS_READ_MAX) this.#full = true;
+    return !this.#full;
+  }
+}
+
+/**
  * Reads `<folder>/spans.jsonl`; an absent file is no spans. The file is an index, not the record, so a reader
  * never fails on it: a line that is not a span (cut by a kill, or edited) is left out, and a file that is a link
  * or not a plain file is read as none. It is read a bounded piece at a time (`LineReader`): a line past 16 MiB
- * ends the reading, and so does the {@linkcode SPANS_READ_MAX}th span, a line that would take the lines parsed
- * past {@linkcode SPANS_READ_WEIGHT} (weighed before it is parsed), or the 512 MiB any evidence file may hold (a
+ * ends the reading, and so do the bounds of a {@linkcode SpanTake}, or the 512 MiB any evidence file may hold (a
  * file past them already is refused).
  *
  * @param folder The run folder.
- * @returns The spans in the order they ended, at most {@linkcode SPANS_READ_MAX}.
+ * @param take What the run's spans took already, to go on with (a new one by default).
+ * @returns The spans taken, in the order they ended, at most {@linkcode SPANS_READ_MAX}.
  * @throws IrregularFile when the file holds more than the 512 MiB a reader of evidence takes.
  * @example
  * ```ts
@@ -176,37 +225,22 @@ export const spanLineWeight = jsonLineWeight;
  * const spans = await readSpansFile("/tmp/runs/run-x");
  * ```
  */
-export async function readSpansFile(folder: string): Promise<StoredSpan[]> {
+export async function readSpansFile(folder: string, take = new SpanTake()): Promise<StoredSpan[]> {
   const path = join(folder, SPANS_FILE);
   try {
     const info = await Deno.lstat(path);
-    if (!info.isFile) return [];
+    if (!info.isFile || take.full) return take.spans;
     // past the cap already: refused, as a reader of any evidence file refuses it, not read to the cap
     if (info.size > EVIDENCE_TEXT_MAX_BYTES) throw tooBig(path, info.size, EVIDENCE_TEXT_MAX_BYTES);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
+    if (error instanceof Deno.errors.NotFound) return take.spans;
     throw error;
   }
   const reader = new LineReader(path);
-  const spans: StoredSpan[] = [];
-  let weight = 0;
   do {
-    for (const line of await reader.next()) {
-      // weighed before it is parsed: a line that is no span takes the heap while it is parsed too
-      weight += spanLineWeight(line);
-      if (weight > SPANS_READ_WEIGHT) return spans;
-      let value: unknown;
-      try {
-        value = parseJson(line); // a span nested too deep is skipped, as a line that is not JSON
-      } catch {
-        continue;
-      }
-      if (!isStoredSpan(value)) continue;
-      spans.push(value);
-      if (spans.length >= SPANS_READ_MAX) return spans;
-    }
+    for (const line of await reader.next()) if (!take.line(line)) return take.spans;
   } while (!reader.ended);
-  return spans;
+  return take.spans;
 }
 
 const HEX16 = /^[0-9a-f]{16}$/;

@@ -17,8 +17,6 @@ import { problemData } from "../telemetry/telemetry_events.ts";
 import type { DaemonConnection } from "./daemon_file.ts";
 import { readBytesCapped } from "../guard/body_bytes.ts";
 import { RECEIVED_FILE, RECEIVED_JSON_FILE } from "./daemon_run.ts";
-import { ReceivedRows } from "./received_rows.ts";
-import { SPANS_FILE } from "../evidence/spans_file.ts";
 import { ReceivedBodies } from "./received_bodies.ts";
 import type { RunReceiver } from "./run_receiver.ts";
 import type { OpenedRun, SealedSpans } from "./span_daemon.ts";
@@ -27,7 +25,7 @@ import type { ReceiverRun } from "./span_intake.ts";
 
 /**
  * How often a writer takes the bodies the daemon wrote for its run, in milliseconds: every 3 while bodies come
- * (a few bodies a take, each made rows as it is stored: the seal finds few left, and the writer's work comes in
+ * (a few bodies a take, each stored as a payload: the seal finds few left, and the writer's work comes in
  * small pieces beside its program's requests; at 10 ms the ingest bench's ratio was 0.52-0.55, at 3 ms 0.55-0.61,
  * at 1 ms the takes' own cost showed, 0.44-0.57), every 50 while none do.
  */
@@ -161,9 +159,6 @@ export async function appendSealedSpans(
   }
   const unnamed = files.flatMap((f) => f.storedBut(named));
   if (unnamed.length > 0) inits.push(unnamedProblem(unnamed));
-  const unindexed = [...taken.rows.failed].filter(([sha256]) => named.has(sha256));
-  if (unindexed.length > 0) inits.push(unindexedProblem(unindexed));
-  taken.rows.close();
   if (run.recordMany) await run.recordMany(inits);
   else for (const init of inits) await run.record(init);
   for (const file of files) {
@@ -176,13 +171,12 @@ export async function appendSealedSpans(
 
 /**
  * What a run's writer takes from the daemon's files in its folder: the protobuf bodies of `received.spans`,
- * whose rows it makes as it stores them (`received_rows.ts`), and the OTLP/JSON bodies of
- * `received-json.spans`, whose rows the daemon wrote.
+ * whose rows a reader makes from the payloads when it reads the run's spans (`received_rows.ts`), and the
+ * OTLP/JSON bodies of `received-json.spans`, whose rows the daemon wrote.
  */
 export interface TakenBodies {
   protobuf: ReceivedBodies;
   json: ReceivedBodies;
-  rows: ReceivedRows;
 }
 
 /**
@@ -192,10 +186,8 @@ export interface TakenBodies {
  * @returns Nothing taken yet.
  */
 export function takenBodies(folder: string): TakenBodies {
-  const rows = new ReceivedRows(folder);
   return {
-    rows,
-    protobuf: new ReceivedBodies(folder, { onStored: (bytes, sha256) => rows.add(bytes, sha256) }),
+    protobuf: new ReceivedBodies(folder),
     json: new ReceivedBodies(folder, { file: RECEIVED_JSON_FILE }),
   };
 }
@@ -211,19 +203,6 @@ function lostProblem(lost: readonly string[], files: readonly ReceivedBodies[]):
       `${lost.length} bodies that prove serve's answer names are in neither ${RECEIVED_FILE} nor ` +
         `${RECEIVED_JSON_FILE} (${where}): their spans_received events name no payload: ` +
         lost.slice(0, 3).join(", "),
-    ),
-  };
-}
-
-/** The problem of bodies whose rows `spans.jsonl` lacks: their spans are in the evidence, the index lacks them. */
-function unindexedProblem(failed: readonly [string, string][]): Omit<EventInit, "actor"> {
-  const [sha256, why] = failed[0]!;
-  return {
-    type: "telemetry_problem",
-    component: RECEIVER_COMPONENT,
-    data: problemData(
-      `the rows of ${failed.length} bodies of ${RECEIVED_FILE} are not in ${SPANS_FILE} (their spans are in the ` +
-        `evidence): ${sha256}: ${why}`,
     ),
   };
 }
@@ -431,7 +410,6 @@ export async function openWithDaemon(
         ),
       }).catch(() => {});
       await Promise.all([taken.protobuf.settle(), taken.json.settle()]);
-      taken.rows.close();
       const unnamed = [...taken.protobuf.storedBut(new Set()), ...taken.json.storedBut(new Set())];
       if (unnamed.length > 0) await run.record(unnamedProblem(unnamed)).catch(() => {});
     }

@@ -52,19 +52,13 @@ export class ReceivedBodies {
 
   /** The file's name in the run folder. */
   readonly file: string;
-  readonly #onStored: ((bytes: Uint8Array, sha256: string) => void) | null;
 
   /**
    * @param folder The run folder, where the daemon writes `received.spans`.
-   * @param options `file`: another of the daemon's files (`received-json.spans`); `onStored`: called with each
-   * body once it is stored as a payload (the rows of protobuf bodies are made there).
+   * @param options `file`: another of the daemon's files (`received-json.spans`).
    */
-  constructor(
-    readonly folder: string,
-    options: { file?: string; onStored?: (bytes: Uint8Array, sha256: string) => void } = {},
-  ) {
+  constructor(readonly folder: string, options: { file?: string } = {}) {
     this.file = options.file ?? RECEIVED_FILE;
-    this.#onStored = options.onStored ?? null;
   }
 
   /** The bodies stored as payloads that are not among these, in the order they were stored. */
@@ -218,10 +212,8 @@ export class ReceivedBodies {
         if (only) throw error;
         this.#stopped = true; // a run that takes no payload now (sealed, or its store failing): the seal says why
       }
-      if (kept === sha256) {
-        this.#stored.add(sha256);
-        this.#onStored?.(bytes, sha256);
-      } else if (!only) this.#left.set(sha256, bytes);
+      if (kept === sha256) this.#stored.add(sha256);
+      else if (!only) this.#left.set(sha256, bytes);
     }
   }
 

@@ -1,21 +1,24 @@
 /**
- * The rows of the protobuf bodies `prove serve` took for a run, made by the run's writer as it takes each body
- * from `received.spans` (checked against its hash and stored as a payload): one pass over the body's bytes
- * (`otlp_rows.ts`), else the general way, appended to the run folder's `spans.jsonl`. The daemon only checks a
- * body before it answers its request, so a request costs the daemon a check, not the rows too; the rows are
- * the same lines the daemon wrote before, made from the very bodies the run keeps.
+ * The rows of the protobuf bodies a run received (`spans_received` events of the receiver), made from its
+ * evidence when a reader asks for the run's spans: each body is read back from its payload (hash checked) and
+ * made rows in one pass (`otlp_rows.ts`), else the general way. `prove serve` keeps no rows of a protobuf body
+ * in `spans.jsonl`: a request costs the daemon a check and the run's writer a payload, not the rows too (a third
+ * of the CPU a request cost, for an index that most runs are never read by). The rows are those the writer made
+ * before, of the very bodies the run keeps; the index no longer holds rows of bodies that no event names.
  *
- * `spans.jsonl` is an index outside the evidence, which no check covers (docs/evidence-format.md): a body that
- * no event of the daemon names (written to the file by another process) gets its rows too, as the seal's
- * `telemetry_problem` names it.
+ * A body read back is no body prove serve would take when it is over 16 MiB, holds more spans than a request may,
+ * or makes rows that repeat a long scope name: it gives no rows (its spans stay in the evidence). The rows are
+ * taken with the index's own, counted and weighed with them (`SpanTake`).
  * @module
  */
-import { SpansFile } from "../evidence/spans_file.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
+import type { RunRecord } from "../evidence/record.ts";
+import { SpanTake } from "../evidence/spans_file.ts";
 import { decodeTraceRequest } from "./otlp_receiver.ts";
 import { decodeTraceRows } from "./otlp_rows.ts";
 import { Texts } from "./row_texts.ts";
 import { BYTES, Wire } from "./otlp_wire.ts";
-import { requestRecords } from "./span_events.ts";
+import { RECEIVER_COMPONENT, requestRecords, SPANS_RECEIVED } from "./span_events.ts";
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_REQUEST_SPANS, refuseRepeatedScope } from "./span_intake.ts";
 
 /**
@@ -40,55 +43,89 @@ function countSpans(body: Uint8Array): number {
   return count;
 }
 
-/** The rows of a run's received protobuf bodies, appended to its `spans.jsonl` as they are stored. */
-export class ReceivedRows {
-  #file: SpansFile | null = null;
-  /** The texts' JSON, kept from a body to the next: a run's bodies repeat their names, scopes and statuses. */
-  readonly #texts = new Texts();
-  /** The bodies whose rows could not be made or written, by SHA-256, with why. */
-  readonly failed = new Map<string, string>();
+const utf8 = new TextDecoder();
+const NEWLINE = 0x0a;
 
-  /** @param folder The run folder. */
-  constructor(readonly folder: string) {}
-
-  /**
-   * Makes a body's rows and appends them. Never fails: a body whose rows cannot be made or written is noted in
-   * {@linkcode ReceivedRows.failed} (its spans stay in the evidence; the index lacks them).
-   *
-   * @param body The body, as stored.
-   * @param sha256 Its SHA-256.
-   */
-  add(body: Uint8Array, sha256: string): void {
+/**
+ * Takes the rows of one body, as prove serve would have taken it (else none: its spans stay in the evidence).
+ *
+ * @param body The body, as stored.
+ * @param texts The texts' JSON kept from a body to the next of the run.
+ * @param take Where the rows go, within its bounds.
+ */
+export function takeBodyRows(body: Uint8Array, texts: Texts, take: SpanTake): void {
+  // what prove serve takes, at most: a larger body is none it took
+  if (body.length > DEFAULT_MAX_BODY) return;
+  // nor one of more spans than a request may hold: its rows would cost the reader what prove serve refuses
+  try {
+    if (countSpans(body) > DEFAULT_MAX_REQUEST_SPANS) return;
+  } catch {
+    return; // not a request: the general way would refuse it too
+  }
+  const rows = decodeTraceRows(body, texts);
+  if (rows === null) {
+    // the general way, with the daemon's bound on the scope names its rows repeat
+    let records;
     try {
-      // what prove serve takes, at most: a larger body is none it took (a record another process wrote)
-      if (body.length > DEFAULT_MAX_BODY) throw new Error(`the body is over ${DEFAULT_MAX_BODY} bytes`);
-      // nor one of more spans than a request may hold: its rows would cost the writer what prove serve refuses
-      const spans = countSpans(body);
-      if (spans > DEFAULT_MAX_REQUEST_SPANS) {
-        throw new Error(`the body holds ${spans} spans, over the ${DEFAULT_MAX_REQUEST_SPANS} of a request`);
-      }
-      const file = this.#file ??= new SpansFile(this.folder);
-      const rows = decodeTraceRows(body, this.#texts);
-      if (rows === null) {
-        // the general way, with the daemon's bound on the scope names its rows repeat
-        const spans = decodeTraceRequest(body);
-        refuseRepeatedScope(spans, body.length);
-        file.append(requestRecords(spans, { encoding: "protobuf" }).rows);
-        return;
-      }
-      try {
-        file.appendLines(rows.lines);
-      } finally {
-        rows.release();
-      }
-    } catch (error) {
-      this.failed.set(sha256, (error as Error).message.split("\n")[0]!.slice(0, 300));
+      const spans = decodeTraceRequest(body);
+      refuseRepeatedScope(spans, body.length);
+      records = requestRecords(spans, { encoding: "protobuf" }).rows;
+    } catch {
+      return;
     }
+    for (const row of records) if (!take.line(JSON.stringify(row))) return;
+    return;
   }
+  try {
+    const lines = rows.lines;
+    for (let at = 0; at < lines.length;) {
+      let end = lines.indexOf(NEWLINE, at);
+      if (end < 0) end = lines.length;
+      if (!take.line(utf8.decode(lines.subarray(at, end)))) return;
+      at = end + 1;
+    }
+  } finally {
+    rows.release();
+  }
+}
 
-  /** Closes `spans.jsonl`. */
-  close(): void {
-    this.#file?.close();
-    this.#file = null;
+/**
+ * Takes the rows of a run's received protobuf bodies, each body once, in the order their events came.
+ *
+ * @param record The run, whose payloads hold the bodies.
+ * @param events The run's events.
+ * @param take Where the rows go (the index's spans taken already), within its bounds.
+ * @returns The spans taken, the index's first.
+ * @example
+ * ```ts
+ * import { takeReceivedRows } from "./received_rows.ts";
+ * import type { RunRecord } from "../evidence/record.ts";
+ * declare const record: RunRecord;
+ * await takeReceivedRows(record, []); // []
+ * ```
+ */
+export async function takeReceivedRows(
+  record: Pick<RunRecord, "payload">,
+  events: readonly EvidenceEvent[],
+  take = new SpanTake(),
+): Promise<SpanTake["spans"]> {
+  const texts = new Texts();
+  const seen = new Set<string>();
+  for (const e of events) {
+    if (take.full) break;
+    if (e.type !== SPANS_RECEIVED || e.component !== RECEIVER_COMPONENT || typeof e.payload !== "string") {
+      continue;
+    }
+    // an OTLP/JSON body's rows are in the index, written as it came
+    if ((e.data as Record<string, unknown> | null)?.encoding === "json" || seen.has(e.payload)) continue;
+    seen.add(e.payload);
+    let body: Uint8Array;
+    try {
+      body = await record.payload(e.payload);
+    } catch {
+      continue; // a payload missing or changed: the check says so
+    }
+    takeBodyRows(body, texts, take);
   }
+  return take.spans;
 }

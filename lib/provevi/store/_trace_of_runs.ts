@@ -10,9 +10,12 @@ import {
   spanLineWeight,
   SPANS_READ_MAX,
   SPANS_READ_WEIGHT,
+  SpanTake,
   type StoredSpan,
 } from "../evidence/spans_file.ts";
+import type { EvidenceEvent } from "../evidence/event.ts";
 import { readEventsText } from "../evidence/read_events.ts";
+import { takeReceivedRows } from "../receiver/received_rows.ts";
 import type { EvidenceStore } from "./store.ts";
 
 /**
@@ -64,11 +67,38 @@ export async function traceOfRuns(
 }
 
 /**
- * The spans of one run: its events and its span index (`spans.jsonl`), as {@linkcode runSpans} joins them. A
- * span index that cannot be read, and events that cannot, give what the other holds.
+ * The rows of one run's spans: those of its span index (`spans.jsonl`), then those of the protobuf bodies its
+ * receiver took, made from their payloads (`receiver/received_rows.ts`), together no more than one index gives
+ * (`SpanTake`). An index that cannot be read gives none; a payload that cannot, none of its rows.
  *
  * @param record The run.
- * @param only When given, a run whose events and span index do not hold this text gives no spans, unparsed.
+ * @param events Its events.
+ * @param folder The folder whose span index to read (the record's by default; none when null).
+ * @returns The rows, the index's first.
+ * @example
+ * ```ts
+ * import { FileStore } from "./file_store.ts";
+ * import { indexedSpans } from "./trace.ts";
+ * await using store = new FileStore({ runs: "fixtures/runs" });
+ * const rows = await indexedSpans(await store.readRun("run-20261129T120000Z-0badc0de"), []);
+ * ```
+ */
+export async function indexedSpans(
+  record: RunRecord,
+  events: readonly EvidenceEvent[],
+  folder: string | null = record.folder,
+): Promise<StoredSpan[]> {
+  const take = new SpanTake();
+  if (folder !== null) await readSpansFile(folder, take).catch(() => {});
+  return await takeReceivedRows(record, events, take);
+}
+
+/**
+ * The spans of one run: its events and the rows of its spans ({@linkcode indexedSpans}), as
+ * {@linkcode runSpans} joins them. Rows that cannot be read, and events that cannot, give what the other holds.
+ *
+ * @param record The run.
+ * @param only When given, a run whose events and rows do not hold this text gives no spans.
  * @returns The run's spans, ordered by start.
  * @example
  * ```ts
@@ -80,10 +110,9 @@ export async function traceOfRuns(
  */
 export async function spansOfRecord(record: RunRecord, only: string | null = null): Promise<TraceSpan[]> {
   const text = await record.eventsText().catch(() => null);
-  let indexed: StoredSpan[] = [];
-  if (record.folder !== null) indexed = await readSpansFile(record.folder).catch(() => []);
-  if (only !== null && !(text ?? "").includes(only) && !indexed.some((s) => s.trace_id === only)) return [];
   const events = text === null ? [] : readEventsText(text).events;
+  const indexed = await indexedSpans(record, events);
+  if (only !== null && !(text ?? "").includes(only) && !indexed.some((s) => s.trace_id === only)) return [];
   const spans = runSpans(events, indexed);
   for (const s of spans) if (s.run_id === "") s.run_id = record.runId;
   return spans;

@@ -9,7 +9,7 @@ import type { TraceSpan } from "../evidence/run_spans.ts";
 import type { EvidenceStore } from "./store.ts";
 import { traceOfRuns } from "./_trace_of_runs.ts";
 
-export { spansOfRecord } from "./_trace_of_runs.ts";
+export { indexedSpans, spansOfRecord } from "./_trace_of_runs.ts";
 
 /**
  * The trace ID that a user wrote: 32 hex digits, or MLflow's `tr-` and 32 hex digits, in lowercase.

@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findRun } from "../../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
-import { ReceivedRows } from "../../../lib/provevi/receiver/received_rows.ts";
+import { takeBodyRows, takeReceivedRows } from "../../../lib/provevi/receiver/received_rows.ts";
+import { Texts } from "../../../lib/provevi/receiver/row_texts.ts";
+import { SpanTake } from "../../../lib/provevi/evidence/spans_file.ts";
+import { indexedSpans } from "../../../lib/provevi/store/trace.ts";
+import { prove } from "../../../cli/prove.ts";
+import { bufferIo } from "../../../cli/_io.ts";
 import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
@@ -14,7 +19,7 @@ import { jsonSpans, tempStore, writerWithDaemon } from "./_daemon.ts";
 
 const text = new TextDecoder();
 
-Deno.test("with prove serve, the run's writer makes the rows of the protobuf bodies it takes: the lines of one pass, in the order sent", async () => {
+Deno.test("with prove serve, the rows of the protobuf bodies are made from the run's payloads when read: the lines of one pass, in the order sent", async () => {
   await using t = await tempStore();
   await using daemon = SpanDaemon.start(t.store);
   const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000a0a1");
@@ -43,15 +48,16 @@ Deno.test("with prove serve, the run's writer makes the rows of the protobuf bod
   const want = [...bodies.map((b) => text.decode(decodeTraceRows(b)!.lines)), generalRows(late)!.lines].join(
     "",
   );
-  const lines = await Deno.readTextFile(join(run.writer.folder, "spans.jsonl"));
-  // the JSON body's rows are the daemon's, written as it took it; the protobuf ones', the writer's, in order
-  assert.deepEqual(
-    lines.split("\n").filter((l) => l !== "" && !l.includes('"json.span"')),
-    want.split("\n").filter((l) => l !== ""),
-  );
-  assert.equal(lines.split("\n").filter((l) => l.includes('"json.span"')).length, 2);
+  // the index holds the JSON body's rows, the daemon's, written as it took it, and no protobuf body's
+  const lines = (await Deno.readTextFile(join(run.writer.folder, "spans.jsonl"))).split("\n").filter(Boolean);
+  assert.equal(lines.length, 2);
+  assert.ok(lines.every((l) => l.includes('"json.span"')));
   const events =
     readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  // a reader takes the index's rows, then the protobuf bodies', made from the payloads in the order they came
+  const rows = await indexedSpans(await findRun(run.writer.folder), events);
+  assert.deepEqual(rows.slice(0, 2).map((r) => r.name), ["json.span", "json.span"]);
+  assert.deepEqual(rows.slice(2), want.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)));
   assert.deepEqual(events.filter((e) => e.type === "spans_received").map((e) => e.data.encoding), [
     "protobuf",
     "protobuf",
@@ -65,54 +71,46 @@ Deno.test("with prove serve, the run's writer makes the rows of the protobuf bod
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
 });
 
-Deno.test("a body whose rows the writer cannot write is in the evidence all the same, and the seal says the index lacks it", async () => {
-  await using t = await tempStore();
-  await using daemon = SpanDaemon.start(t.store);
-  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261202T120000Z-0000a0a2");
-  await Deno.mkdir(join(run.writer.folder, "spans.jsonl")); // the index cannot be written
-  const [body] = spanBodies(1);
-  assert.equal(await post(body!), 200);
-  await spans.close();
-  await run.recorder.seal();
-  const events =
-    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
-  assert.ok(events.some((e) => e.type === "spans_received" && e.payload === sha256Hex(body!)));
-  const problem = events.find((e) => e.type === "telemetry_problem");
-  assert.match(
-    String(problem?.data.problem),
-    /the rows of 1 bodies of received.spans are not in spans.jsonl/,
-  );
-  assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+Deno.test("a reader makes no rows of a payload that is missing or changed, nor of a body named twice twice", async () => {
+  const [body, other] = spanBodies(2);
+  const sha = sha256Hex(body!);
+  const event = (seq: number, payload: string, encoding = "protobuf") => ({
+    seq,
+    type: "spans_received",
+    component: "SpanReceiver",
+    data: { encoding, services: [], spans: 512 },
+    payload,
+  });
+  const record = {
+    payload: (sha256: string) =>
+      sha256 === sha ? Promise.resolve(body!) : Promise.reject(new Error(`no payload ${sha256}`)),
+  };
+  const events = [event(1, sha), event(2, sha256Hex(other!)), event(3, sha), event(4, sha, "json")];
+  // deno-lint-ignore no-explicit-any
+  const rows = await takeReceivedRows(record, events as any);
+  assert.equal(rows.length, 512);
+  assert.equal(new Set(rows.map((r) => r.span_id)).size, 512);
 });
 
-Deno.test("ReceivedRows makes no rows of a body prove serve would not take: not a request, too large, or rows that repeat a long scope name", async () => {
-  const folder = await Deno.makeTempDir();
-  try {
-    const rows = new ReceivedRows(folder);
-    const junk = new TextEncoder().encode("bytes nobody sent");
-    rows.add(junk, sha256Hex(junk));
-    const huge = new Uint8Array(17 * 1024 * 1024);
-    rows.add(huge, "h".repeat(64));
-    const scoped = OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
-      resource_spans: [{
-        scope_spans: [{
-          scope: { name: "s".repeat(300_000) },
-          spans: Array.from(
-            { length: 100 },
-            () => ({ trace_id: new Uint8Array(16).fill(1), span_id: new Uint8Array(8).fill(2), name: "x" }),
-          ),
-        }],
+Deno.test("a reader makes no rows of a body prove serve would not take: not a request, too large, or rows that repeat a long scope name", () => {
+  const take = new SpanTake();
+  const texts = new Texts();
+  takeBodyRows(new TextEncoder().encode("bytes nobody sent"), texts, take);
+  takeBodyRows(new Uint8Array(17 * 1024 * 1024), texts, take);
+  const scoped = OTLP_TRACE_REQUEST.encode(OTLP_TRACE_REQUEST.fromObject({
+    resource_spans: [{
+      scope_spans: [{
+        scope: { name: "s".repeat(300_000) },
+        spans: Array.from(
+          { length: 100 },
+          () => ({ trace_id: new Uint8Array(16).fill(1), span_id: new Uint8Array(8).fill(2), name: "x" }),
+        ),
       }],
-    })).finish();
-    rows.add(scoped, sha256Hex(scoped));
-    rows.close();
-    assert.equal(rows.failed.size, 3);
-    assert.match(rows.failed.get("h".repeat(64))!, /over 16777216 bytes/);
-    assert.match(rows.failed.get(sha256Hex(scoped))!, /repeat their scope's name and version/);
-    await assert.rejects(Deno.lstat(join(folder, "spans.jsonl")), Deno.errors.NotFound);
-  } finally {
-    await Deno.remove(folder, { recursive: true });
-  }
+    }],
+  })).finish();
+  takeBodyRows(scoped, texts, take);
+  assert.deepEqual(take.spans, []);
+  assert.equal(take.full, false);
 });
 
 Deno.test("a link planted at received.spans loses no JSON body's spans: the seal says it could not read the file", async () => {
@@ -133,4 +131,28 @@ Deno.test("a link planted at received.spans loses no JSON body's spans: the seal
   );
   assert.equal(await Deno.readTextFile(victim), "the user's own\n");
   assert.ok((await verifyRun(await findRun(run.writer.folder))).ok);
+});
+
+Deno.test("prove trace and prove show of a run sealed with prove serve show its program's spans, made from the payloads", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const runId = "run-20261203T120000Z-0000a0a4";
+  const { run, spans, post } = await writerWithDaemon(t, daemon, runId);
+  const [body] = spanBodies(1);
+  assert.equal(await post(body!), 200);
+  await spans.close();
+  await run.recorder.seal();
+  await assert.rejects(Deno.lstat(join(run.writer.folder, "spans.jsonl")), Deno.errors.NotFound);
+  const shown = bufferIo();
+  assert.equal(await prove(["--runs", t.runs, "show", runId, "--json"], shown), 0, shown.stderr.join("\n"));
+  const { spans: all } = JSON.parse(shown.stdout.join("\n")) as {
+    spans: { name: string; trace_id: string }[];
+  };
+  assert.equal(all.length, 512);
+  assert.deepEqual(new Set(all.map((s) => s.name)), new Set(["claude_code.tool", "claude_code.llm_request"]));
+  const traceId = all[0]!.trace_id;
+  const traced = bufferIo();
+  assert.equal(await prove(["--runs", t.runs, "trace", traceId], traced), 0, traced.stderr.join("\n"));
+  assert.match(traced.stdout[0]!, new RegExp(`^trace ${traceId}: 1 span in run ${runId}$`));
+  assert.match(traced.stdout.join("\n"), /claude_code\.(tool|llm_request)/);
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { indexedSpans } from "../../../lib/provevi/store/trace.ts";
 import { findRun } from "../../../lib/provevi/runs/find_run.ts";
 import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
 import { appendSealedSpans, openWithDaemon } from "../../../lib/provevi/receiver/daemon_client.ts";
@@ -50,11 +51,13 @@ Deno.test("SpanDaemon takes spans for two open runs at once, each at its own add
   assert.equal(sealed.run_id, a.id);
   assert.equal(sealed.spans, 2);
   assert.equal(await appendSealedSpans(a.recorder, sealed, { folder: a.writer.folder }), 2);
-  // the writer makes the rows of the protobuf bodies it takes, in its run's folder only
-  assert.deepEqual((await readSpansFile(a.writer.folder)).map((s) => s.name).sort(), ["a.one", "a.two"]);
+  // the writer makes no rows of the protobuf bodies it takes: a reader makes them from the payloads
+  assert.deepEqual(await readSpansFile(a.writer.folder), []);
   assert.deepEqual(await readSpansFile(b.writer.folder), []);
   await a.recorder.seal();
   const events = readEventsText(await Deno.readTextFile(`${a.writer.folder}/evidence/events.jsonl`)).events;
+  const rows = await indexedSpans(await findRun(a.writer.folder), events);
+  assert.deepEqual(rows.map((s) => s.name).sort(), ["a.one", "a.two"]);
   assert.deepEqual(events.map((e) => [e.type, e.data.spans ?? null]).slice(1), [
     ["spans_received", 1],
     ["spans_received", 1],

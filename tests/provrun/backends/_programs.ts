@@ -4,8 +4,9 @@
  * `peerTest("codex", …)` (`tests/_peers.ts`): in CI a missing program fails them; elsewhere they are skipped.
  * @module
  */
-import { join } from "node:path";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { indexedSpans } from "../../../lib/provevi/store/trace.ts";
 import type { ReceivedSpan } from "../../../lib/provevi/receiver/otlp_wire.ts";
 import { batchSpans } from "../../../lib/provevi/receiver/received_batch.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
@@ -28,12 +29,14 @@ export async function eventsOf(runs: string, runId: string) {
   return readEventsText((await record.eventsText())!).events;
 }
 
-/** The span rows of a run folder. */
+/**
+ * The span rows of a run folder, as a reader of the run's spans gets them: those of `spans.jsonl`, then those
+ * of its protobuf bodies, made from their payloads (a run with prove serve keeps no rows of those).
+ */
 export async function spanRows(folder: string): Promise<{ trace_id: string; name: string }[]> {
   try {
-    return (await Deno.readTextFile(join(folder, "spans.jsonl"))).trim().split("\n").filter(Boolean).map((
-      l,
-    ) => JSON.parse(l));
+    const record = await findRun(folder);
+    return await indexedSpans(record, readEventsText((await record.eventsText()) ?? "").events);
   } catch {
     return [];
   }

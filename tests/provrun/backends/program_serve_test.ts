@@ -55,7 +55,7 @@ outputs: [answer.md]
     assert.ok(batches.length >= 1, events.map((e) => e.type).join(" "));
     const spans = await receivedSpans(t.runs, outcome.runId);
     assert.equal(spans.length, batches.reduce((n, e) => n + (e.data.spans as number), 0));
-    // the daemon wrote the rows and the bodies at once, and the chain has the batches before the program's end
+    // a reader gets a row of each span, and the chain has the batches before the program's end
     assert.ok((await spanRows(outcome.folder)).length >= spans.length);
     const completed = events.find((e) => e.type === "sandbox_completed")!;
     assert.equal(completed.data.spans, spans.length);
