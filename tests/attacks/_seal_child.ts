@@ -21,6 +21,7 @@ import { join, relative } from "node:path";
 import { FileRunWriter, FileStore } from "../../lib/provevi/store/file_store.ts";
 import { readSigningKey } from "../../lib/provevi/evidence/signing_key.ts";
 import { keptEvidenceProblem } from "../../lib/provevi/store/kept_evidence.ts";
+import { SpansFile } from "../../lib/provevi/evidence/spans_file.ts";
 
 const [runs, nth, mode, signKey, how] = Deno.args as [string, string, string, string, string];
 const key = signKey === "-" ? undefined : signKey;
@@ -163,7 +164,7 @@ async function replayRun(from: string): Promise<string> {
     writer.appendSync(lines[i]!, event);
   }
   const spans = await Deno.readFile(join(from, runId, "spans.jsonl")).catch(() => null);
-  if (spans) await store.addSpanLines(runId, spans);
+  if (spans) new SpansFile(writer.folder).appendLines(spans);
   await Deno.mkdir(join(writer.folder, "output"));
   for await (const e of Deno.readDir(join(from, runId, "output"))) {
     await Deno.copyFile(join(from, runId, "output", e.name), join(writer.folder, "output", e.name));

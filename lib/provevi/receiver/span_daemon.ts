@@ -393,10 +393,7 @@ export class SpanDaemon implements AsyncDisposable {
       };
       return await takeTraces(request, {
         run,
-        rows: {
-          addSpans: (_, s) => Promise.resolve(run.addRows(s)),
-          linesLater: true, // the run's writer makes the rows of protobuf bodies as it takes them
-        },
+        rows: { addSpans: (_, s) => Promise.resolve(run.addRows(s)) },
         budget: run.budget,
         admit,
       }, {

@@ -24,13 +24,7 @@ import {
   requestRecords,
   servicesOf,
 } from "./span_events.ts";
-import {
-  checkTraceRows,
-  decodeTraceRows,
-  REPEATED_FLOOR,
-  REPEATED_RATIO,
-  type RowLines,
-} from "./otlp_rows.ts";
+import { checkTraceRows, REPEATED_FLOOR, REPEATED_RATIO } from "./otlp_rows.ts";
 import { BodyTooLarge, readSpanBody } from "./span_body.ts";
 import { dropBody } from "../guard/door_body.ts";
 import type { RunBudget } from "./run_budget.ts";
@@ -57,21 +51,11 @@ export interface ReceiverRun {
 }
 
 /**
- * Where span rows go: a store's `addSpans`, when it has one, and its `addSpanLines` when it keeps rows as lines
- * of JSON (the file store, `prove serve`): a protobuf body's rows are then written straight from the wire.
+ * Where span rows go: a store's `addSpans`, when it has one. Only an OTLP/JSON body's rows are written as it
+ * comes: a protobuf body's are made from its payload by a reader of the run's spans (`received_rows.ts`).
  */
 export interface SpanRows {
   addSpans?(runId: string, spans: readonly StoredSpan[]): Promise<void>;
-  /**
-   * Appends rows made already: each a span's JSON and a newline, as `addSpans` would write them. The bytes are
-   * reused once the promise settles: write them (or copy them) before.
-   */
-  addSpanLines?(runId: string, lines: Uint8Array): Promise<void>;
-  /**
-   * True when the run's writer makes the rows of protobuf bodies itself, from the bodies it takes (`prove
-   * serve`): the intake then checks such a body as the rows' pass reads it, and writes no rows for it.
-   */
-  readonly linesLater?: boolean;
 }
 
 /** The default body size limit, as sent and after gzip is undone: 16 MiB. */
@@ -137,37 +121,25 @@ function otlpOk(contentType: string | null): Response {
 }
 
 /**
- * A request's spans: decoded, or (a protobuf body for a store of lines) their rows' lines, or (for a run whose
- * writer makes its rows) their count and services.
+ * A request's spans: an OTLP/JSON body's decoded (their rows are written as it comes), a protobuf body's
+ * counted with their services (their rows are made from the payload when the run's spans are read).
  */
 type Decoded =
   | { count: number; spans: ReceivedSpan[] }
-  | { count: number; lines: RowLines }
   | { count: number; services: Set<string> };
 
-function decode(
-  body: Uint8Array,
-  { contentType, lines, later }: { contentType: string | null; lines: boolean; later: boolean },
-): Decoded {
+function decode(body: Uint8Array, contentType: string | null): Decoded {
   if (isJson(contentType)) {
     const spans = decodeTraceJson(new TextDecoder("utf-8", { fatal: false }).decode(body));
     refuseRepeatedScope(spans, body.length);
     return { count: spans.length, spans };
   }
-  if (later) {
-    // checked as the rows' pass reads it (its writer makes the rows); else the general way, which says what is wrong
-    const checked = checkTraceRows(body);
-    if (checked !== null) return { count: checked.spans, services: checked.services };
-    const spans = decodeProtobuf(body);
-    refuseRepeatedScope(spans, body.length);
-    return { count: spans.length, services: servicesOf(spans) };
-  }
-  // the rows' lines in one pass; a body that pass does not take goes the general way, which says what is wrong
-  const rows = lines ? decodeTraceRows(body) : null;
-  if (rows !== null) return { count: rows.spans, lines: rows };
+  // checked as the rows' pass reads it, without making its rows; else the general way, which says what is wrong
+  const checked = checkTraceRows(body);
+  if (checked !== null) return { count: checked.spans, services: checked.services };
   const spans = decodeProtobuf(body);
   refuseRepeatedScope(spans, body.length);
-  return { count: spans.length, spans };
+  return { count: spans.length, services: servicesOf(spans) };
 }
 
 /**
@@ -253,11 +225,7 @@ async function spansOf(
   let decoded: Decoded;
   try {
     body = await readSpanBody(request, maxBytes);
-    decoded = decode(body, {
-      contentType,
-      lines: target.rows.addSpanLines !== undefined,
-      later: target.rows.linesLater === true,
-    });
+    decoded = decode(body, contentType);
   } catch (error) {
     if (error instanceof BodyTooLarge) return { status: 413, message: error.message };
     const message = error instanceof Error ? error.message : String(error);
@@ -359,11 +327,7 @@ async function recordSpans(
   // which the exporter sends again) leaves no event behind.
   let event: Omit<EventInit, "actor">;
   if ("services" in decoded) {
-    event = batchEvent(decoded.services, { encoding, spans: decoded.count }); // its writer makes its rows
-  } else if ("lines" in decoded) {
-    await rows.addSpanLines!(run.runId, decoded.lines.lines);
-    decoded.lines.release(); // written: the next body's lines take its buffer
-    event = batchEvent(decoded.lines.services, { encoding, spans: decoded.count });
+    event = batchEvent(decoded.services, { encoding, spans: decoded.count }); // a reader makes its rows
   } else {
     const records = requestRecords(decoded.spans, { encoding });
     await rows.addSpans?.(run.runId, records.rows);

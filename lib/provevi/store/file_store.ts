@@ -92,21 +92,6 @@ export class FileStore implements EvidenceStore, StoreQuestions {
     }
   }
 
-  /**
-   * Appends lines of spans made already (each a span's JSON and a newline) to a run this store opened, as
-   * {@linkcode FileStore.addSpans} appends spans: the span receiver writes them straight from the protobuf.
-   *
-   * @throws RunNotFound when this store did not open the run; EvidenceError when the file cannot take them.
-   */
-  addSpanLines(runId: string, lines: Uint8Array): Promise<void> {
-    try {
-      this.#spansOf(runId).appendLines(lines);
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
   /** Reads a run under the runs root. */
   async readRun(runId: string): Promise<RunRecord> {
     checkRunIdToRead(runId);

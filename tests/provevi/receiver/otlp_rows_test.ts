@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { checkTraceRows, decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { receiver } from "../../../lib/provevi/receiver/run_receiver.ts";
 import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { findRun } from "../../../lib/provevi/runs/find_run.ts";
+import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
+import { indexedSpans } from "../../../lib/provevi/store/trace.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
 import { EvidenceRecorder } from "../../../lib/provrun/run/recorder.ts";
 import { spanBodies } from "../../bench/_spans.ts";
@@ -249,7 +252,7 @@ function varint(n: number): number[] {
   return out;
 }
 
-Deno.test("a run's receiver writes the general way's lines to spans.jsonl, also for a scope after its spans", async () => {
+Deno.test("a reader of a run's spans makes the general way's lines from its protobuf payloads, also for a scope after its spans", async () => {
   const runs = await Deno.makeTempDir({ prefix: "provevi-rows-" });
   try {
     const store = new FileStore({ runs });
@@ -279,8 +282,12 @@ Deno.test("a run's receiver writes the general way's lines to spans.jsonl, also 
       }
     }
     await recorder.seal();
-    const written = await Deno.readTextFile(`${writer.folder}/spans.jsonl`);
-    assert.equal(written, generalRows(sdk)!.lines + generalRows(lateScope)!.lines);
+    // the receiver wrote no rows of them: a reader makes them
+    await assert.rejects(Deno.lstat(`${writer.folder}/spans.jsonl`), Deno.errors.NotFound);
+    const record = await findRun(writer.folder);
+    const rows = await indexedSpans(record, readEventsText((await record.eventsText())!).events);
+    const want = (generalRows(sdk)!.lines + generalRows(lateScope)!.lines).split("\n").filter(Boolean);
+    assert.deepEqual(rows, want.map((l) => JSON.parse(l)));
   } finally {
     await removeWritable(runs);
   }
