@@ -5,6 +5,9 @@
 import { ProveviError, RunNotFound } from "../evidence/errors.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
+import { parseWeighed } from "../evidence/json_depth.ts";
+import { firstLine } from "./_run_lines.ts";
+import { join } from "node:path";
 
 /**
  * The run ID that `ref` names in `store`: `latest` is the newest run (run IDs begin with their time to the
@@ -76,12 +79,22 @@ async function newestOfItsSecond(store: EvidenceStore, ids: string[], last: stri
   return newest;
 }
 
-/** The time of a run's first event, or "" when it cannot be read. */
+/**
+ * The time of a run's first event, or "" when it cannot be read: of a run read from its folder, the first line
+ * of its events.jsonl alone (up to 16 MiB, weighed before it is parsed), not the whole file.
+ */
 async function startTime(store: EvidenceStore, id: string): Promise<string> {
   try {
-    const text = (await (await store.readRun(id)).eventsText()) ?? "";
-    const end = text.indexOf("\n");
-    const time = JSON.parse(end < 0 ? text : text.slice(0, end)).time;
+    const record = await store.readRun(id);
+    let line: string | null;
+    if (record.folder !== null && record.readsFolder) {
+      line = await firstLine(join(record.folder, "evidence", "events.jsonl"));
+    } else {
+      const text = (await record.eventsText()) ?? "";
+      const end = text.indexOf("\n");
+      line = end < 0 ? text : text.slice(0, end);
+    }
+    const time = (parseWeighed(line ?? "") as { time?: unknown } | null)?.time;
     return typeof time === "string" ? time : "";
   } catch {
     return "";
