@@ -1,0 +1,79 @@
+/**
+ * A reader of a run's spans (`prove show`, `prove trace`, every store's `trace`) makes the rows of the protobuf
+ * bodies the run received from the payloads its `spans_received` events name (`received_rows.ts`). The reader
+ * reads runs that are not verified, so a folder changed after its seal may name any payload there: one of 1 GiB,
+ * or thousands of 16 MiB each, or fill the span index (no check covers it) so that no row of a payload is taken.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { removeWritable } from "../_files.ts";
+import { measuredInChild, sampleRun } from "./_setup.ts";
+
+const MiB = 1024 * 1024;
+
+/** Appends to a run's events.jsonl one `spans_received` event of the receiver for each payload name. */
+async function nameReceived(folder: string, names: readonly string[]): Promise<void> {
+  const path = join(folder, "evidence", "events.jsonl");
+  const lines = (await Deno.readTextFile(path)).split("\n").filter(Boolean);
+  const last = JSON.parse(lines.at(-1)!);
+  const added = names.map((payload, i) =>
+    JSON.stringify({
+      ...last,
+      seq: last.seq + 1 + i,
+      type: "spans_received",
+      component: "SpanReceiver",
+      data: { encoding: "protobuf", services: [], spans: 1 },
+      payload,
+    }) + "\n"
+  );
+  await Deno.writeTextFile(path, added.join(""), { append: true });
+}
+
+/** A payload file of `size` zero bytes that take no disk, named `name` in a run's evidence/payloads/. */
+async function sparsePayload(folder: string, name: string, size: number): Promise<void> {
+  const dir = join(folder, "evidence", "payloads");
+  await Deno.mkdir(dir, { recursive: true });
+  using file = await Deno.open(join(dir, name), { write: true, create: true });
+  await file.truncate(size);
+}
+
+const hex64 = (n: number) => n.toString(16).padStart(64, "0");
+
+Deno.test("prove show of a run whose events name a payload of 1 GiB does not read it: no body prove serve takes is so big", async () => {
+  const { dir, folder } = await sampleRun("provevi-received-1g-");
+  try {
+    await sparsePayload(folder, hex64(1), 1024 * MiB);
+    await nameReceived(folder, [hex64(1)]);
+    const { grew, ms, got } = await measuredInChild<{ code: number }>(
+      "./_received_payloads_work.ts",
+      "showRun",
+      folder,
+    );
+    console.log(`prove show: ${Math.round(grew / MiB)} MiB more memory, ${ms} ms`);
+    assert.equal(got.code, 0);
+    assert.ok(grew < 200 * MiB, `prove show took ${Math.round(grew / MiB)} MiB more`);
+  } finally {
+    await removeWritable(dir);
+  }
+});
+
+Deno.test("prove show of a run whose events name many payloads of 16 MiB reads no more of them than an index may hold", async () => {
+  const { dir, folder } = await sampleRun("provevi-received-many-");
+  try {
+    const names = Array.from({ length: 80 }, (_, i) => hex64(i + 1));
+    for (const name of names) await sparsePayload(folder, name, 16 * MiB);
+    await nameReceived(folder, names);
+    const { ms, got } = await measuredInChild<{ code: number; read: number }>(
+      "./_received_payloads_work.ts",
+      "showRun",
+      folder,
+    );
+    console.log(`prove show: read ${Math.round(got.read / MiB)} MiB, ${ms} ms`);
+    assert.equal(got.code, 0);
+    // 1,280 MiB named; the reader reads at most the 512 MiB an index may hold, and the run's own files
+    assert.ok(got.read < 600 * MiB, `prove show read ${Math.round(got.read / MiB)} MiB`);
+  } finally {
+    await removeWritable(dir);
+  }
+});
