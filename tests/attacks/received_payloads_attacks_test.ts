@@ -7,6 +7,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { findRun } from "../../lib/provevi/runs/find_run.ts";
+import { verifyRun } from "../../lib/provevi/runs/verify_run.ts";
+import { indexedSpans } from "../../lib/provevi/store/trace.ts";
+import { SpanDaemon } from "../../lib/provevi/receiver/span_daemon.ts";
+import { SPANS_READ_MAX } from "../../lib/provevi/evidence/spans_file.ts";
+import { readEventsText } from "../../lib/provevi/evidence/read_events.ts";
+import { spanBodies } from "../bench/_spans.ts";
+import { tempStore, writerWithDaemon } from "../provevi/receiver/_daemon.ts";
+import { forgedSpan } from "./_forged_spans.ts";
 import { removeWritable } from "../_files.ts";
 import { measuredInChild, sampleRun } from "./_setup.ts";
 
@@ -76,4 +85,29 @@ Deno.test("prove show of a run whose events name many payloads of 16 MiB reads n
   } finally {
     await removeWritable(dir);
   }
+});
+
+Deno.test("a span index filled with forged spans hides none of the spans made from the run's payloads, nor changes one", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261203T120000Z-0000c0c1");
+  const [body] = spanBodies(1);
+  assert.equal(await post(body!), 200);
+  await spans.close();
+  await run.recorder.seal();
+  const folder = run.writer.folder;
+  const events = readEventsText(await Deno.readTextFile(join(folder, "evidence", "events.jsonl"))).events;
+  const real = await indexedSpans(await findRun(folder), events);
+  assert.equal(real.length, 512);
+  // the program (or anyone after the seal) fills spans.jsonl: a forged twin of a real span, then junk
+  const twin = JSON.stringify({ ...real[0]!, name: "forged.name" }) + "\n";
+  const junk = forgedSpan(0);
+  await Deno.writeTextFile(join(folder, "spans.jsonl"), twin + junk.repeat(SPANS_READ_MAX));
+  const rows = await indexedSpans(await findRun(folder), events);
+  const ids = new Set(rows.map((r) => r.span_id));
+  assert.ok(real.every((s) => ids.has(s.span_id)), "a span of the run's payloads is missing");
+  // where the index and a payload give the same span, the payload's row is the one a reader keeps (the last)
+  const last = new Map(rows.map((r) => [r.span_id, r]));
+  assert.equal(last.get(real[0]!.span_id)!.name, real[0]!.name);
+  assert.ok((await verifyRun(await findRun(folder))).ok);
 });

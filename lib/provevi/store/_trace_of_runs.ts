@@ -69,7 +69,10 @@ export async function traceOfRuns(
 /**
  * The rows of one run's spans: those of its span index (`spans.jsonl`), then those of the protobuf bodies its
  * receiver took, made from their payloads (`receiver/received_rows.ts`), together no more than one index gives
- * (`SpanTake`). An index that cannot be read gives none; a payload that cannot, none of its rows.
+ * (`SpanTake`). The payloads' rows are taken first: the index is outside the evidence, and one filled with
+ * forged lines would otherwise leave no room for them; they come last all the same, so that where both give a
+ * span (a run of `receiver()`), the payload's row is the one {@linkcode runSpans} keeps. An index that cannot be
+ * read gives none; a payload that cannot, none of its rows.
  *
  * @param record The run.
  * @param events Its events.
@@ -89,8 +92,9 @@ export async function indexedSpans(
   folder: string | null = record.folder,
 ): Promise<StoredSpan[]> {
   const take = new SpanTake();
+  const received = (await takeReceivedRows(record, events, take)).length;
   if (folder !== null) await readSpansFile(folder, take).catch(() => {});
-  return await takeReceivedRows(record, events, take);
+  return [...take.spans.slice(received), ...take.spans.slice(0, received)];
 }
 
 /**
