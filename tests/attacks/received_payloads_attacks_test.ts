@@ -39,6 +39,18 @@ async function nameReceived(folder: string, names: readonly string[]): Promise<v
   await Deno.writeTextFile(path, added.join(""), { append: true });
 }
 
+/** Appends to a run's events.jsonl `count` events whose data holds some 1 MiB of empty objects (a heavy parse). */
+async function heavyEvents(folder: string, count: number): Promise<void> {
+  const path = join(folder, "evidence", "events.jsonl");
+  const last = JSON.parse((await Deno.readTextFile(path)).split("\n").filter(Boolean).at(-1)!);
+  const empties = new Array(350_000).fill({});
+  const added = Array.from(
+    { length: count },
+    (_, i) => JSON.stringify({ ...last, seq: last.seq + 1 + i, type: "note", data: { empties } }) + "\n",
+  );
+  await Deno.writeTextFile(path, added.join(""), { append: true });
+}
+
 /** A payload file of `size` zero bytes that take no disk, named `name` in a run's evidence/payloads/. */
 async function sparsePayload(folder: string, name: string, size: number): Promise<void> {
   const dir = join(folder, "evidence", "payloads");
@@ -110,4 +122,23 @@ Deno.test("a span index filled with forged spans hides none of the spans made fr
   const last = new Map(rows.map((r) => [r.span_id, r]));
   assert.equal(last.get(real[0]!.span_id)!.name, real[0]!.name);
   assert.ok((await verifyRun(await findRun(folder))).ok);
+});
+
+Deno.test("the trace of a store parses no events of a run that neither holds the trace nor received a body", async () => {
+  const { dir, folder } = await sampleRun("provevi-received-scan-");
+  try {
+    await heavyEvents(folder, 24);
+    const { grew, got } = await measuredInChild<number>(
+      "./_spans_index_work.ts",
+      "trace",
+      join(dir, "runs"),
+      "0123456789abcdef0123456789abcdef",
+    );
+    console.log(`the trace: ${Math.round(grew / MiB)} MiB more memory`);
+    assert.equal(got, 0);
+    // the events' text is 24 MiB; parsed, they would take some 500 MiB more
+    assert.ok(grew < 200 * MiB, `the trace took ${Math.round(grew / MiB)} MiB more`);
+  } finally {
+    await removeWritable(dir);
+  }
 });

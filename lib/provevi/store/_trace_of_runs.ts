@@ -16,6 +16,7 @@ import {
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { takeReceivedRows } from "../receiver/received_rows.ts";
+import { SPANS_RECEIVED } from "../receiver/span_events.ts";
 import type { EvidenceStore } from "./store.ts";
 
 /**
@@ -102,7 +103,8 @@ export async function indexedSpans(
  * {@linkcode runSpans} joins them. Rows that cannot be read, and events that cannot, give what the other holds.
  *
  * @param record The run.
- * @param only When given, a run whose events and rows do not hold this text gives no spans.
+ * @param only When given, a run whose events and rows do not hold this text gives no spans, and its events are
+ * parsed only when their text holds it or names a `spans_received` event (whose payloads' rows may hold it).
  * @returns The run's spans, ordered by start.
  * @example
  * ```ts
@@ -114,10 +116,13 @@ export async function indexedSpans(
  */
 export async function spansOfRecord(record: RunRecord, only: string | null = null): Promise<TraceSpan[]> {
   const text = await record.eventsText().catch(() => null);
-  const events = text === null ? [] : readEventsText(text).events;
+  const named = only === null || (text ?? "").includes(only);
+  // a scan of every run parses no run's events that neither hold the trace nor name a body its rows may hold
+  const parsed = text !== null && (named || text.includes(SPANS_RECEIVED));
+  const events = parsed ? readEventsText(text).events : [];
   const indexed = await indexedSpans(record, events);
-  if (only !== null && !(text ?? "").includes(only) && !indexed.some((s) => s.trace_id === only)) return [];
-  const spans = runSpans(events, indexed);
+  if (!named && !indexed.some((s) => s.trace_id === only)) return [];
+  const spans = runSpans(parsed || text === null ? events : readEventsText(text).events, indexed);
   for (const s of spans) if (s.run_id === "") s.run_id = record.runId;
   return spans;
 }
