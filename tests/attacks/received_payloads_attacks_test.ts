@@ -142,3 +142,25 @@ Deno.test("the trace of a store parses no events of a run that neither holds the
     await removeWritable(dir);
   }
 });
+
+Deno.test("the viewer's trace of a run whose events name a payload of 1 GiB, or one of 16 MiB again and again, reads no more than a reader of its rows", async () => {
+  const { dir, folder } = await sampleRun("provevi-received-viewer-");
+  try {
+    await sparsePayload(folder, hex64(1), 1024 * MiB);
+    await sparsePayload(folder, hex64(2), 16 * MiB);
+    await nameReceived(folder, [hex64(1), ...new Array(80).fill(hex64(2))]);
+    const { grew, got } = await measuredInChild<{ spans: number; read: number }>(
+      "./_received_payloads_work.ts",
+      "viewerReceived",
+      folder,
+    );
+    console.log(
+      `the viewer: read ${Math.round(got.read / MiB)} MiB, ${Math.round(grew / MiB)} MiB more memory`,
+    );
+    assert.equal(got.spans, 0);
+    assert.ok(grew < 200 * MiB, `the viewer took ${Math.round(grew / MiB)} MiB more`);
+    assert.ok(got.read < 600 * MiB, `the viewer read ${Math.round(got.read / MiB)} MiB`);
+  } finally {
+    await removeWritable(dir);
+  }
+});
