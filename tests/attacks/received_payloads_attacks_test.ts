@@ -18,6 +18,7 @@ import { tempStore, writerWithDaemon } from "../provevi/receiver/_daemon.ts";
 import { forgedSpan } from "./_forged_spans.ts";
 import { removeWritable } from "../_files.ts";
 import { measuredInChild, sampleRun } from "./_setup.ts";
+import { ProveviError } from "../../lib/provevi/evidence/errors.ts";
 
 const MiB = 1024 * 1024;
 
@@ -160,6 +161,23 @@ Deno.test("the viewer's trace of a run whose events name a payload of 1 GiB, or 
     assert.equal(got.spans, 0);
     assert.ok(grew < 200 * MiB, `the viewer took ${Math.round(grew / MiB)} MiB more`);
     assert.ok(got.read < 600 * MiB, `the viewer read ${Math.round(got.read / MiB)} MiB`);
+  } finally {
+    await removeWritable(dir);
+  }
+});
+
+Deno.test("a record refuses a payload past the bound its reader gives, from its file or the pack, unread", async () => {
+  const { dir, folder, manifest } = await sampleRun("provevi-received-most-");
+  try {
+    const record = await findRun(folder);
+    // the sample run's payloads are packed; one more is a file of its own
+    await sparsePayload(folder, hex64(1), 1024);
+    for (const { sha256, size } of manifest.payloads) {
+      assert.equal((await record.payload(sha256, size)).length, size);
+      await assert.rejects(() => record.payload(sha256, size - 1), ProveviError);
+    }
+    await assert.rejects(() => record.payload(hex64(1), 1023), /more than the 1023 a reader takes/);
+    await assert.rejects(() => record.payload(hex64(1)), /was changed/);
   } finally {
     await removeWritable(dir);
   }
