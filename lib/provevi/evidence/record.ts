@@ -34,9 +34,11 @@ export interface RunRecord {
   payloadPack(): Promise<Uint8Array | null>;
   /**
    * The bytes of a payload, from its file or the pack, with their hash checked.
-   * @throws ProveviError when the payload is missing or its bytes do not match its name.
+   * @param sha256 Its SHA-256.
+   * @param most When given, a payload of more bytes is refused before it is read (a record may read it first).
+   * @throws ProveviError when the payload is missing, past `most`, or its bytes do not match its name.
    */
-  payload(sha256: string): Promise<Uint8Array>;
+  payload(sha256: string, most?: number): Promise<Uint8Array>;
 }
 
 const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;

@@ -6,14 +6,16 @@
  * of the CPU a request cost, for an index that most runs are never read by). The rows are those the writer made
  * before, of the very bodies the run keeps; the index no longer holds rows of bodies that no event names.
  *
- * A body read back is no body prove serve would take when it is over 16 MiB, holds more spans than a request may,
- * or makes rows that repeat a long scope name: it gives no rows (its spans stay in the evidence). The rows are
- * taken with the index's own, counted and weighed with them (`SpanTake`).
+ * A body read back is no body prove serve would take when it is over 16 MiB (refused before it is read), holds
+ * more spans than a request may, or makes rows that repeat a long scope name: it gives no rows (its spans stay in
+ * the evidence). The rows are taken with the index's own, counted and weighed with them (`SpanTake`), and the
+ * bodies read for them are no more than {@linkcode RECEIVED_READ_MAX_BYTES} together.
  * @module
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { SpanTake } from "../evidence/spans_file.ts";
+import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { decodeTraceRequest } from "./otlp_receiver.ts";
 import { decodeTraceRows } from "./otlp_rows.ts";
 import { Texts } from "./row_texts.ts";
@@ -42,6 +44,14 @@ function countSpans(body: Uint8Array): number {
       })));
   return count;
 }
+
+/**
+ * The most bytes of bodies a reader reads of one run's payloads for their rows: the 512 MiB its span index may
+ * hold, whose rows took more bytes than their bodies do. A payload that cannot be read or is changed counts what
+ * it may have cost (16 MiB): events changed after the seal that name thousands of payloads of 16 MiB each, or
+ * one payload again and again, cost a reader no more than an index does.
+ */
+export const RECEIVED_READ_MAX_BYTES = EVIDENCE_TEXT_MAX_BYTES;
 
 const utf8 = new TextDecoder();
 const NEWLINE = 0x0a;
@@ -111,20 +121,25 @@ export async function takeReceivedRows(
 ): Promise<SpanTake["spans"]> {
   const texts = new Texts();
   const seen = new Set<string>();
+  let left = RECEIVED_READ_MAX_BYTES;
   for (const e of events) {
-    if (take.full) break;
+    if (take.full || left <= 0) break;
     if (e.type !== SPANS_RECEIVED || e.component !== RECEIVER_COMPONENT || typeof e.payload !== "string") {
       continue;
     }
     // an OTLP/JSON body's rows are in the index, written as it came
     if ((e.data as Record<string, unknown> | null)?.encoding === "json" || seen.has(e.payload)) continue;
     seen.add(e.payload);
+    const most = Math.min(DEFAULT_MAX_BODY, left);
     let body: Uint8Array;
     try {
-      body = await record.payload(e.payload);
+      // a body over what prove serve takes is refused before it is read
+      body = await record.payload(e.payload, most);
     } catch {
-      continue; // a payload missing or changed: the check says so
+      left -= most; // a payload missing, past the bound, or changed (the check says so): it may have been read
+      continue;
     }
+    left -= body.length;
     takeBodyRows(body, texts, take);
   }
   return take.spans;

@@ -94,7 +94,7 @@ class RowsRunRecord implements RunRecord {
   payloadPack(): Promise<Uint8Array | null> {
     return this.#record.payloadPack();
   }
-  payload(sha256: string): Promise<Uint8Array> {
-    return this.#record.payload(sha256);
+  payload(sha256: string, most?: number): Promise<Uint8Array> {
+    return this.#record.payload(sha256, most);
   }
 }

@@ -16,6 +16,7 @@ import {
 import type { EvidenceEvent } from "../evidence/event.ts";
 import { readEventsText } from "../evidence/read_events.ts";
 import { takeReceivedRows } from "../receiver/received_rows.ts";
+import { SPANS_RECEIVED } from "../receiver/span_events.ts";
 import type { EvidenceStore } from "./store.ts";
 
 /**
@@ -69,7 +70,10 @@ export async function traceOfRuns(
 /**
  * The rows of one run's spans: those of its span index (`spans.jsonl`), then those of the protobuf bodies its
  * receiver took, made from their payloads (`receiver/received_rows.ts`), together no more than one index gives
- * (`SpanTake`). An index that cannot be read gives none; a payload that cannot, none of its rows.
+ * (`SpanTake`). The payloads' rows are taken first: the index is outside the evidence, and one filled with
+ * forged lines would otherwise leave no room for them; they come last all the same, so that where both give a
+ * span (a run of `receiver()`), the payload's row is the one {@linkcode runSpans} keeps. An index that cannot be
+ * read gives none; a payload that cannot, none of its rows.
  *
  * @param record The run.
  * @param events Its events.
@@ -89,8 +93,9 @@ export async function indexedSpans(
   folder: string | null = record.folder,
 ): Promise<StoredSpan[]> {
   const take = new SpanTake();
+  const received = (await takeReceivedRows(record, events, take)).length;
   if (folder !== null) await readSpansFile(folder, take).catch(() => {});
-  return await takeReceivedRows(record, events, take);
+  return [...take.spans.slice(received), ...take.spans.slice(0, received)];
 }
 
 /**
@@ -98,7 +103,8 @@ export async function indexedSpans(
  * {@linkcode runSpans} joins them. Rows that cannot be read, and events that cannot, give what the other holds.
  *
  * @param record The run.
- * @param only When given, a run whose events and rows do not hold this text gives no spans.
+ * @param only When given, a run whose events and rows do not hold this text gives no spans, and its events are
+ * parsed only when their text holds it or names a `spans_received` event (whose payloads' rows may hold it).
  * @returns The run's spans, ordered by start.
  * @example
  * ```ts
@@ -110,10 +116,13 @@ export async function indexedSpans(
  */
 export async function spansOfRecord(record: RunRecord, only: string | null = null): Promise<TraceSpan[]> {
   const text = await record.eventsText().catch(() => null);
-  const events = text === null ? [] : readEventsText(text).events;
+  const named = only === null || (text ?? "").includes(only);
+  // a scan of every run parses no run's events that neither hold the trace nor name a body its rows may hold
+  const parsed = text !== null && (named || text.includes(SPANS_RECEIVED));
+  const events = parsed ? readEventsText(text).events : [];
   const indexed = await indexedSpans(record, events);
-  if (only !== null && !(text ?? "").includes(only) && !indexed.some((s) => s.trace_id === only)) return [];
-  const spans = runSpans(events, indexed);
+  if (!named && !indexed.some((s) => s.trace_id === only)) return [];
+  const spans = runSpans(parsed || text === null ? events : readEventsText(text).events, indexed);
   for (const s of spans) if (s.run_id === "") s.run_id = record.runId;
   return spans;
 }

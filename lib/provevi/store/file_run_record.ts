@@ -126,12 +126,12 @@ export class FileRunRecord implements RunRecord {
    * Reads a payload, from its file or else from the pack, and checks its hash: the one way every reader
    * (verify, export, bundle, the viewer, the MLflow copy, provtrace) gets a payload's bytes.
    */
-  async payload(sha256: string): Promise<Uint8Array> {
+  async payload(sha256: string, most = PAYLOAD_READ_MAX_BYTES): Promise<Uint8Array> {
     let bytes: Uint8Array | null;
     try {
-      bytes = await readCapped(join(this.#paths.payloads, sha256), PAYLOAD_READ_MAX_BYTES);
+      bytes = await readCapped(join(this.#paths.payloads, sha256), Math.min(most, PAYLOAD_READ_MAX_BYTES));
     } catch (error) {
-      bytes = this.#pack.read(sha256);
+      bytes = this.#pack.read(sha256, most);
       // a file refused (a link, a folder, past the cap) says why, where the pack does not hold the payload
       if (bytes === null && error instanceof ProveviError) throw error;
       if (bytes === null) {

@@ -155,10 +155,11 @@ export class PackReader {
 
   /**
    * The bytes of a packed payload, its hash not checked (the caller checks it), or null when the pack lacks a
-   * whole record of it or cannot be read. Only the headers and the one record are read.
+   * whole record of it, holds more than `most` bytes of it, or cannot be read. Only the headers and the one record
+   * are read.
    * @throws ProveviError when the pack is refused (a link, not a plain file, past `PACK_MAX_BYTES`).
    */
-  read(sha256: string): Uint8Array | null {
+  read(sha256: string, most = Infinity): Uint8Array | null {
     let file: PlainFile;
     try {
       this.refuse();
@@ -171,7 +172,7 @@ export class PackReader {
     try {
       if (!this.#records.has(sha256)) this.#indexFrom(file);
       const record = this.#records.get(sha256);
-      if (record === undefined) return null;
+      if (record === undefined || record.size > most) return null;
       const bytes = new Uint8Array(record.size);
       file.seekSync(record.offset, Deno.SeekMode.Start);
       for (let n = 0; n < bytes.length;) {

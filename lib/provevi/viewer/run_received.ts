@@ -3,13 +3,18 @@
  * receiver keeps each request whole as the payload of one `spans_received` event, so the spans are read back from
  * those payloads (hash checked) and placed in the run's trace by their own parents, under the program's
  * `invoke_agent` step whose trace they joined. Below `bodies` a name that is not plain shows as its operation,
- * or `span`. At most {@linkcode MAX_RECEIVED} spans are read, so a run that sent many costs the page no more.
+ * or `span`. At most {@linkcode MAX_RECEIVED} spans are read, so a run that sent many costs the page no more;
+ * and no more bytes of bodies than a reader of the run's rows reads (`RECEIVED_READ_MAX_BYTES`), none over the
+ * 16 MiB prove serve takes: events that name a payload of 1 GiB, or one of 16 MiB that holds no span again and
+ * again (a program may send the same body many times), cost the page no more either.
  * @module
  */
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { batchSpans } from "../receiver/received_batch.ts";
 import { SPANS_RECEIVED } from "../receiver/span_events.ts";
+import { RECEIVED_READ_MAX_BYTES } from "../receiver/received_rows.ts";
+import { DEFAULT_MAX_BODY } from "../receiver/span_intake.ts";
 import type { Level } from "../telemetry/attributes.ts";
 import { plainSpanName } from "../telemetry/plain_name.ts";
 
@@ -55,12 +60,22 @@ export async function receivedOf(
   options: { events: readonly EvidenceEvent[]; level: Level },
 ): Promise<ReceivedView[]> {
   const out: ReceivedView[] = [];
+  let left = RECEIVED_READ_MAX_BYTES;
   for (const e of options.events) {
     if (e.type !== SPANS_RECEIVED || typeof e.payload !== "string") continue;
-    if (out.length >= MAX_RECEIVED) break;
+    if (out.length >= MAX_RECEIVED || left <= 0) break;
+    const most = Math.min(DEFAULT_MAX_BODY, left);
+    let body;
+    try {
+      body = await record.payload(e.payload, most); // one past the bound is refused unread
+    } catch {
+      left -= most; // it may have been read: a payload that is missing, or changed, counts what it may cost
+      continue;
+    }
+    left -= body.length;
     let spans;
     try {
-      spans = batchSpans(e, await record.payload(e.payload));
+      spans = batchSpans(e, body);
     } catch {
       continue;
     }
