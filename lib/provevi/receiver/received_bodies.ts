@@ -157,6 +157,25 @@ export class ReceivedBodies {
   }
 
   /**
+   * Reads on, for a reader that stores nothing (the rows of a run whose writer has not sealed it): the next whole
+   * records, at most {@linkcode TAKE_MAX} bytes of them, each that hashes to what its record names; none once the
+   * file ends, is cut, or holds bytes that are no record.
+   *
+   * @returns The bodies, by SHA-256.
+   * @throws ProveviError when the file is a link, not a plain file, or holds more than a pack may.
+   */
+  readOn(): Map<string, Uint8Array> {
+    const bodies = new Map<string, Uint8Array>();
+    if (this.#stopped) return bodies;
+    const before = this.#offset;
+    for (const { sha256, bytes } of this.#records(TAKE_MAX)) {
+      if (sha256Vouched(bytes) === sha256) bodies.set(sha256, bytes);
+    }
+    if (this.#offset === before) this.#stopped = true;
+    return bodies;
+  }
+
+  /**
    * Takes the bodies appended since the last take: reads them and stores each as a payload, after the takes
    * before it. Never fails: a body it cannot store is left for the seal, and a file it cannot read stops the
    * takes (the seal reads it, and says what is wrong).

@@ -4,7 +4,9 @@
  * made rows in one pass (`otlp_rows.ts`), else the general way. `prove serve` keeps no rows of a protobuf body
  * in `spans.jsonl`: a request costs the daemon a check and the run's writer a payload, not the rows too (a third
  * of the CPU a request cost, for an index that most runs are never read by). The rows are those the writer made
- * before, of the very bodies the run keeps; the index no longer holds rows of bodies that no event names.
+ * before, of the very bodies the run keeps; the index no longer holds rows of bodies that no event names, but
+ * those prove serve wrote for a run not sealed yet (`received.spans`: a run going on, or one whose writer ended
+ * before its seal).
  *
  * A body read back is no body prove serve would take when it is over 16 MiB (refused before it is read), holds
  * more spans than a request may, or makes rows that repeat a long scope name: it gives no rows (its spans stay in
@@ -19,6 +21,7 @@ import { EVIDENCE_TEXT_MAX_BYTES } from "../evidence/payload_pack.ts";
 import { decodeTraceRequest } from "./otlp_receiver.ts";
 import { decodeTraceRows } from "./otlp_rows.ts";
 import { Texts } from "./row_texts.ts";
+import { ReceivedBodies } from "./received_bodies.ts";
 import { BYTES, Wire } from "./otlp_wire.ts";
 import { RECEIVER_COMPONENT, requestRecords, SPANS_RECEIVED } from "./span_events.ts";
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_REQUEST_SPANS, refuseRepeatedScope } from "./span_intake.ts";
@@ -115,7 +118,7 @@ export function takeBodyRows(body: Uint8Array, texts: Texts, take: SpanTake): vo
  * ```
  */
 export async function takeReceivedRows(
-  record: Pick<RunRecord, "payload">,
+  record: Pick<RunRecord, "payload" | "folder">,
   events: readonly EvidenceEvent[],
   take = new SpanTake(),
 ): Promise<SpanTake["spans"]> {
@@ -142,5 +145,30 @@ export async function takeReceivedRows(
     left -= body.length;
     takeBodyRows(body, texts, take);
   }
+  if (record.folder !== null) takeWaitingRows(record.folder, { texts, seen, take, left });
   return take.spans;
+}
+
+/**
+ * Takes the rows of the bodies prove serve wrote for a run whose writer has not sealed it (`received.spans`,
+ * which the seal removes; their events come with the seal): a run going on, or one whose writer ended before
+ * its seal. Each body is checked against its hash, and read within what is left of the reader's bytes.
+ */
+function takeWaitingRows(
+  folder: string,
+  { texts, seen, take, left }: { texts: Texts; seen: Set<string>; take: SpanTake; left: number },
+): void {
+  const waiting = new ReceivedBodies(folder);
+  try {
+    while (!take.full && left > 0) {
+      const bodies = waiting.readOn();
+      if (bodies.size === 0) return;
+      for (const [sha256, body] of bodies) {
+        left -= body.length;
+        if (seen.has(sha256) || take.full) continue;
+        seen.add(sha256);
+        takeBodyRows(body, texts, take);
+      }
+    }
+  } catch { /* a link or a pipe in its place is none of the daemon's */ }
 }

@@ -12,6 +12,7 @@ import { decodeTraceRows } from "../../../lib/provevi/receiver/otlp_rows.ts";
 import { SpanDaemon } from "../../../lib/provevi/receiver/span_daemon.ts";
 import { readEventsText } from "../../../lib/provevi/evidence/read_events.ts";
 import { sha256Hex } from "../../../lib/provevi/evidence/hash.ts";
+import { packRecord } from "../../../lib/provevi/evidence/payload_pack.ts";
 import { OTLP_TRACE_REQUEST } from "../../../lib/provevi/telemetry/otlp_proto.ts";
 import { spanBodies } from "../../bench/_spans.ts";
 import { generalRows } from "./_rows_reference.ts";
@@ -82,6 +83,7 @@ Deno.test("a reader makes no rows of a payload that is missing or changed, nor o
     payload,
   });
   const record = {
+    folder: null,
     payload: (sha256: string) =>
       sha256 === sha ? Promise.resolve(body!) : Promise.reject(new Error(`no payload ${sha256}`)),
   };
@@ -155,4 +157,30 @@ Deno.test("prove trace and prove show of a run sealed with prove serve show its 
   assert.equal(await prove(["--runs", t.runs, "trace", traceId], traced), 0, traced.stderr.join("\n"));
   assert.match(traced.stdout[0]!, new RegExp(`^trace ${traceId}: 1 span in run ${runId}$`));
   assert.match(traced.stdout.join("\n"), /claude_code\.(tool|llm_request)/);
+});
+
+Deno.test("before the seal, and for a run whose writer ended before it, a reader makes the rows of the bodies prove serve wrote", async () => {
+  await using t = await tempStore();
+  await using daemon = SpanDaemon.start(t.store);
+  const { run, spans, post } = await writerWithDaemon(t, daemon, "run-20261203T120000Z-0000a0a5");
+  const bodies = spanBodies(2);
+  for (const body of bodies) assert.equal(await post(body), 200);
+  // no event names them yet: their rows come from received.spans, each once
+  const before = await indexedSpans(await findRun(run.writer.folder), []);
+  assert.equal(before.length, 1024);
+  assert.equal(new Set(before.map((r) => r.span_id)).size, 1024);
+  // a record whose bytes do not hash to its name gives no rows
+  const forged = spanBodies(1)[0]!;
+  await Deno.writeFile(
+    join(run.writer.folder, "received.spans"),
+    packRecord("0".repeat(64), forged),
+    { append: true },
+  );
+  assert.equal((await indexedSpans(await findRun(run.writer.folder), [])).length, 1024);
+  await spans.close();
+  await run.recorder.seal();
+  const events =
+    readEventsText(await Deno.readTextFile(join(run.writer.folder, "evidence", "events.jsonl"))).events;
+  const after = await indexedSpans(await findRun(run.writer.folder), events);
+  assert.deepEqual(after.map((r) => r.span_id).sort(), before.map((r) => r.span_id).sort());
 });
