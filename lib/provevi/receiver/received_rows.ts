@@ -1,10 +1,10 @@
 /**
  * The rows of the protobuf bodies a run received (`spans_received` events of the receiver), made from its
  * evidence when a reader asks for the run's spans: each body is read back from its payload (hash checked) and
- * made rows in one pass (`otlp_rows.ts`), else the general way. `prove serve` keeps no rows of a protobuf body
- * in `spans.jsonl`: a request costs the daemon a check and the run's writer a payload, not the rows too (a third
- * of the CPU a request cost, for an index that most runs are never read by). The rows are those the writer made
- * before, of the very bodies the run keeps; the index no longer holds rows of bodies that no event names, but
+ * made rows in one pass (`otlp_rows.ts`), else the general way. No receiver keeps the rows of a protobuf body in
+ * `spans.jsonl`: a request costs `prove serve`'s daemon a check and the run's writer a payload, not the rows too
+ * (a third of the CPU a request cost, for an index that most runs are never read by). The rows are those the
+ * receivers wrote before, of the very bodies the run keeps; the index no longer holds rows of bodies that no event names, but
  * those prove serve wrote for a run not sealed yet (`received.spans`: a run going on, or one whose writer ended
  * before its seal).
  *
@@ -55,6 +55,45 @@ function countSpans(body: Uint8Array): number {
  * one payload again and again, cost a reader no more than an index does.
  */
 export const RECEIVED_READ_MAX_BYTES = EVIDENCE_TEXT_MAX_BYTES;
+
+/**
+ * What a reader of a run's received bodies may still read ({@linkcode RECEIVED_READ_MAX_BYTES} at first): each
+ * body within it and within the 16 MiB prove serve takes, refused before it is read past either.
+ *
+ * @example
+ * ```ts
+ * import { BodyBudget } from "./received_rows.ts";
+ * import type { RunRecord } from "../evidence/record.ts";
+ * declare const record: RunRecord;
+ * const budget = new BodyBudget();
+ * const body = await budget.read(record, "0".repeat(64)); // null: no such payload (it counts 16 MiB)
+ * ```
+ */
+export class BodyBudget {
+  /** The bytes left to read. */
+  left = RECEIVED_READ_MAX_BYTES;
+
+  /** True once nothing more is read. */
+  get spent(): boolean {
+    return this.left <= 0;
+  }
+
+  /**
+   * A payload's bytes, hash checked, or null when it is missing, past the bound, or changed: it may have been
+   * read, so it counts what it may have cost.
+   */
+  async read(record: Pick<RunRecord, "payload">, sha256: string): Promise<Uint8Array | null> {
+    const most = Math.min(DEFAULT_MAX_BODY, this.left);
+    try {
+      const body = await record.payload(sha256, most);
+      this.left -= body.length;
+      return body;
+    } catch {
+      this.left -= most;
+      return null;
+    }
+  }
+}
 
 const utf8 = new TextDecoder();
 const NEWLINE = 0x0a;
@@ -107,8 +146,8 @@ export function takeBodyRows(body: Uint8Array, texts: Texts, take: SpanTake): vo
  *
  * @param record The run, whose payloads hold the bodies.
  * @param events The run's events.
- * @param take Where the rows go (the index's spans taken already), within its bounds.
- * @returns The spans taken, the index's first.
+ * @param take Where the rows go, within its bounds (a new one by default).
+ * @returns The spans taken, those taken before them first.
  * @example
  * ```ts
  * import { takeReceivedRows } from "./received_rows.ts";
@@ -124,28 +163,19 @@ export async function takeReceivedRows(
 ): Promise<SpanTake["spans"]> {
   const texts = new Texts();
   const seen = new Set<string>();
-  let left = RECEIVED_READ_MAX_BYTES;
+  const budget = new BodyBudget();
   for (const e of events) {
-    if (take.full || left <= 0) break;
+    if (take.full || budget.spent) break;
     if (e.type !== SPANS_RECEIVED || e.component !== RECEIVER_COMPONENT || typeof e.payload !== "string") {
       continue;
     }
     // an OTLP/JSON body's rows are in the index, written as it came
     if ((e.data as Record<string, unknown> | null)?.encoding === "json" || seen.has(e.payload)) continue;
     seen.add(e.payload);
-    const most = Math.min(DEFAULT_MAX_BODY, left);
-    let body: Uint8Array;
-    try {
-      // a body over what prove serve takes is refused before it is read
-      body = await record.payload(e.payload, most);
-    } catch {
-      left -= most; // a payload missing, past the bound, or changed (the check says so): it may have been read
-      continue;
-    }
-    left -= body.length;
-    takeBodyRows(body, texts, take);
+    const body = await budget.read(record, e.payload);
+    if (body !== null) takeBodyRows(body, texts, take);
   }
-  if (record.folder !== null) takeWaitingRows(record.folder, { texts, seen, take, left });
+  if (record.folder !== null) takeWaitingRows(record.folder, { texts, seen, take, budget });
   return take.spans;
 }
 
@@ -156,15 +186,15 @@ export async function takeReceivedRows(
  */
 function takeWaitingRows(
   folder: string,
-  { texts, seen, take, left }: { texts: Texts; seen: Set<string>; take: SpanTake; left: number },
+  { texts, seen, take, budget }: { texts: Texts; seen: Set<string>; take: SpanTake; budget: BodyBudget },
 ): void {
   const waiting = new ReceivedBodies(folder);
   try {
-    while (!take.full && left > 0) {
+    while (!take.full && !budget.spent) {
       const bodies = waiting.readOn();
       if (bodies.size === 0) return;
       for (const [sha256, body] of bodies) {
-        left -= body.length;
+        budget.left -= body.length;
         if (seen.has(sha256) || take.full) continue;
         seen.add(sha256);
         takeBodyRows(body, texts, take);

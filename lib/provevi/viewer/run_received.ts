@@ -13,8 +13,7 @@ import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { batchSpans } from "../receiver/received_batch.ts";
 import { SPANS_RECEIVED } from "../receiver/span_events.ts";
-import { RECEIVED_READ_MAX_BYTES } from "../receiver/received_rows.ts";
-import { DEFAULT_MAX_BODY } from "../receiver/span_intake.ts";
+import { BodyBudget } from "../receiver/received_rows.ts";
 import type { Level } from "../telemetry/attributes.ts";
 import { plainSpanName } from "../telemetry/plain_name.ts";
 
@@ -60,19 +59,12 @@ export async function receivedOf(
   options: { events: readonly EvidenceEvent[]; level: Level },
 ): Promise<ReceivedView[]> {
   const out: ReceivedView[] = [];
-  let left = RECEIVED_READ_MAX_BYTES;
+  const budget = new BodyBudget();
   for (const e of options.events) {
     if (e.type !== SPANS_RECEIVED || typeof e.payload !== "string") continue;
-    if (out.length >= MAX_RECEIVED || left <= 0) break;
-    const most = Math.min(DEFAULT_MAX_BODY, left);
-    let body;
-    try {
-      body = await record.payload(e.payload, most); // one past the bound is refused unread
-    } catch {
-      left -= most; // it may have been read: a payload that is missing, or changed, counts what it may cost
-      continue;
-    }
-    left -= body.length;
+    if (out.length >= MAX_RECEIVED || budget.spent) break;
+    const body = await budget.read(record, e.payload);
+    if (body === null) continue;
     let spans;
     try {
       spans = batchSpans(e, body);
