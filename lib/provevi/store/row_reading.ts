@@ -39,6 +39,13 @@ export const MAX_ROW_PROBLEMS = MAX_LINE_PROBLEMS;
  */
 export const ROW_TEXT_MAX_BYTES = 2 * EVENT_LINE_MAX_BYTES;
 
+/**
+ * The rows read at once, first, and the most bytes of text each may hold to be read so, all its texts together
+ * (a row with more is read again, as they come): a page holds 16 MiB at most.
+ */
+const PAGE_ROWS = 256;
+const PAGE_ROW_TEXT_MAX_BYTES = 64 * 1024;
+
 /** The most bytes of a path a row holds (a run's folder): PATH_MAX. */
 export const PATH_MAX_BYTES = 4096;
 
@@ -148,19 +155,20 @@ export interface RowQuery {
 const WIDE = "provevi_wide";
 
 /**
- * The SQL of a {@linkcode RowQuery}, the same for sqlite and postgres; its parameters are the query's, then the
- * bound of its rows (`most` and one more). `probe` gives a row when one of the rows holds more text than a row
- * may, reading only the texts' sizes; `safe` reads the rows with every text of such a row left out, and `fast`
- * each text past the bound on its own (its size is read once a row, where `safe` reads the sizes for each text:
- * ten times the time of the events' query), for rows the probe found none too wide in.
+ * The SQL of a {@linkcode RowQuery}, the same for sqlite and postgres; its parameters are the query's, then how
+ * many rows and from which. Each form gives every row, with the column `provevi_wide` set (and texts left out)
+ * where a row holds more text than the form reads: `page` reads each text up to its share of 64 KiB a row, for
+ * the rows read at once; `fast` each text up to its share of {@linkcode ROW_TEXT_MAX_BYTES}, for the rows read as
+ * they come; `safe` weighs each row's texts together against that bound (it reads the sizes for each text: ten
+ * times the time of the events' query), from the first row `fast` found too wide.
  *
  * @param q The query.
- * @param how Which of the three.
+ * @param how Which of the three forms.
  * @returns The SQL.
  */
 export function rowQuerySql(
   q: RowQuery,
-  how: "safe" | "fast",
+  how: "safe" | "fast" | "page",
   dialect: "sqlite" | "postgres" = "postgres",
 ): string {
   // the same text object each time: a store keeps its statements by their text, and hashes a new one anew
@@ -176,7 +184,7 @@ export function rowQuerySql(
 /** The texts {@linkcode rowQuerySql} made, by what they were made of. */
 const made = new Map<string, string>();
 
-function querySql(q: RowQuery, how: "safe" | "fast", dialect: "sqlite" | "postgres"): string {
+function querySql(q: RowQuery, how: "safe" | "fast" | "page", dialect: "sqlite" | "postgres"): string {
   const short = q.short ?? [];
   const paths = q.paths ?? [];
   const bytes = (c: string) =>
@@ -185,16 +193,17 @@ function querySql(q: RowQuery, how: "safe" | "fast", dialect: "sqlite" | "postgr
       : `coalesce(CAST(octet_length(${c}) AS BIGINT), 0)`;
   const long = (c: string) => `octet_length(${c}) > ${PATH_MAX_BYTES}`;
   // fast: each text up to its share of the bound, so that the row is within it; one past its share marks the row
+  const most = how === "page" ? PAGE_ROW_TEXT_MAX_BYTES : ROW_TEXT_MAX_BYTES;
   const share = (c: string) =>
-    paths.includes(c) ? long(c) : `octet_length(${c}) > ${Math.floor(ROW_TEXT_MAX_BYTES / q.texts.length)}`;
-  const over = how === "fast" ? q.texts.map(share).join(" OR ") : [
+    paths.includes(c) ? long(c) : `octet_length(${c}) > ${Math.floor(most / q.texts.length)}`;
+  const over = how !== "safe" ? q.texts.map(share).join(" OR ") : [
     ...q.texts.length ? [`${q.texts.map(bytes).join(" + ")} > ${ROW_TEXT_MAX_BYTES}`] : [],
     ...paths.map(long),
   ].join(" OR ");
   const columns = q.columns.map((c) =>
     !q.texts.includes(c)
       ? `${c} AS "${c}"`
-      : how === "fast"
+      : how !== "safe"
       ? `CASE WHEN ${share(c)} THEN NULL ELSE ${c} END AS "${c}"`
       : short.includes(c)
       ? `CASE WHEN (${over}) AND ${long(c)} THEN NULL ELSE ${c} END AS "${c}"`
@@ -232,14 +241,20 @@ export async function* boundedRows(
   problems.table = q.table;
   let n = 0;
   const bound = Number.isFinite(q.most) ? Math.max(0, Math.floor(q.most)) + 1 : Number.MAX_SAFE_INTEGER;
-  // Each text up to its share of the bound first: a row with a text past its share (a tampered store, or a wide
-  // line) turns the reading to one that weighs each row's texts together, from that row on (its texts' sizes
-  // summed for each text: ten times the time of the events' query, so only then).
-  let how: "fast" | "safe" = "fast";
+  // The first rows in one page, all at once (a run of a few hundred rows is read so, without a call per row),
+  // each text up to its share of a page's row; a row with a text past that share, or rows past the page, are
+  // read as they come.
+  // As they come, each text up to its share of the bound first: a row with a text past its share (a tampered
+  // store, or a wide line) turns the reading to one that weighs each row's texts together, from that row on (its
+  // texts' sizes summed for each text: ten times the time of the events' query, so only then).
+  let how: "page" | "fast" | "safe" = "page";
   reading: while (true) {
-    for await (const row of db.each(rowQuerySql(q, how, db.dialect), ...q.params, bound - n, n)) {
-      if (how === "fast" && Number(row[WIDE]) !== 0) {
-        how = "safe";
+    const rows = how === "page"
+      ? await db.all(rowQuerySql(q, how, db.dialect), ...q.params, Math.min(PAGE_ROWS, bound - n), n)
+      : db.each(rowQuerySql(q, how, db.dialect), ...q.params, bound - n, n);
+    for await (const row of rows) {
+      if (how !== "safe" && Number(row[WIDE]) !== 0) {
+        how = how === "page" ? "fast" : "safe";
         continue reading;
       }
       if (problems.stopped) return;
@@ -261,6 +276,10 @@ export async function* boundedRows(
       }
       delete row[WIDE];
       yield row;
+    }
+    if (how === "page" && (rows as unknown[]).length === PAGE_ROWS) {
+      how = "fast"; // the page was full: the rest as they come
+      continue;
     }
     return;
   }
