@@ -364,6 +364,24 @@ const PROVEVI = /provevi_/i;
  * @returns One line per problem.
  */
 export function schemaProblems(db: SqlDb): string[] {
+  // A check of many runs over one connection reads the schema once while its version stays: SQLite changes the
+  // version with every change of the schema it commits, and holds its own prepared statements to it. Not inside
+  // a transaction of the connection's own, whose changes of the schema a rollback undoes, version and all (the
+  // next change would have the same version).
+  if ((db as { isTransaction?: boolean }).isTransaction !== false) return freshSchemaProblems(db);
+  const version =
+    (preparedOnce(db, "PRAGMA schema_version").get() as { schema_version: number }).schema_version;
+  const known = checked.get(db);
+  if (known?.version === version) return [...known.problems];
+  const problems = freshSchemaProblems(db);
+  checked.set(db, { version, problems });
+  return [...problems];
+}
+
+/** The schema problems of each connection checked, with the schema's version they were found at. */
+const checked = new WeakMap<SqlDb, { version: number; problems: string[] }>();
+
+function freshSchemaProblems(db: SqlDb): string[] {
   const want = expectedSchema();
   const problems: string[] = [];
   const seen = new Set<string>();

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { checkRunRows } from "../../../lib/provevi/sqlite/sqlite_check.ts";
 import type { ProblemCode } from "../../../lib/provevi/evidence/problem_codes.ts";
 import { verifyRun } from "../../../lib/provevi/runs/verify_run.ts";
@@ -513,3 +514,41 @@ Deno.test("verifyRun() of a record whose events are not its folder's still compa
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("checkRun() of one connection sees each change of the schema, committed or rolled back", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = await richStore(dir);
+    const other = new DatabaseSync(join(dir, "evidence.db"));
+    try {
+      const schema = async () => (await checkRunRows(store.db, RUN)).map((p) => p.message);
+      assert.deepEqual(await schema(), []);
+      // another connection commits a change: the next check sees it, and its undoing
+      other.exec("CREATE TRIGGER t AFTER INSERT ON provevi_events BEGIN SELECT 1; END");
+      assert.match((await schema()).join("\n"), /the schema has a trigger t/);
+      other.exec("DROP TRIGGER t");
+      assert.deepEqual(await schema(), []);
+      // changes of this connection's own, each rolled back: the next one has the same version
+      for (const [sql, expected] of CHANGED_SCHEMAS) {
+        store.db.exec("BEGIN");
+        try {
+          store.db.exec(sql);
+          assert.match((await schema()).join("\n"), expected, sql);
+        } finally {
+          store.db.exec("ROLLBACK");
+        }
+      }
+      assert.deepEqual(await schema(), []);
+    } finally {
+      other.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const CHANGED_SCHEMAS: [string, RegExp][] = [
+  ["CREATE TRIGGER t AFTER INSERT ON provevi_events BEGIN SELECT 1; END", /the schema has a trigger t/],
+  ["CREATE TRIGGER u AFTER INSERT ON provevi_runs BEGIN SELECT 1; END", /the schema has a trigger u/],
+  ["CREATE TABLE provevi_more (x)", /the schema has a table provevi_more that provevi does not make/],
+];
