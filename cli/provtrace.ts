@@ -111,7 +111,11 @@ function addBuild({ program, io, result }: Context): void {
         ...(opts.runs === undefined ? {} : { runs: opts.runs }),
         ...(opts.run === undefined ? {} : { runId: opts.run }),
         allowUnverified: opts.allowUnverified === true,
-        catalog: () => openCatalog(opts),
+        // The catalog's file and tenant, not a catalog: they can be sent to the workers of a large build.
+        catalogConfig: {
+          ...(opts.config ? { configPath: opts.config } : {}),
+          ...(opts.tenant ? { tenant: opts.tenant } : {}),
+        },
         ...rowsKeyFile(),
         ...(io.terminal
           ? { onProgress: (done, total, id) => io.progress(`provtrace: ${done}/${total} ${id}`) }

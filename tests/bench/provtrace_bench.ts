@@ -4,17 +4,20 @@
  * 1. Build 1,000 sealed runs of 20 model and tool steps each (10 model calls, 10 tool calls) from a sqlite
  *    store: runs per second, and rows per second as a ratio to bare `node:sqlite` inserts of the same rows
  *    (one prepared statement per table, one transaction per run) in the same run. Target: at least 0.3, since
- *    each run is verified first. Where a build's time goes (CPU profile of 500 of these runs, self time summed
- *    per function, on the loaded 2-core machine, December 2026): the inserts themselves, node:sqlite's `run`
- *    that the reference spends nearly all its time in, 27%; the rest of the writing 13% (the run's rows read
- *    back for their digest 8%, savepoints, the row objects); the verification 18% (events.jsonl parsed, each
- *    line checked in RFC 8785 form and hashed, the pack's records hashed, the manifest); the store's rows
- *    compared with the run's files 12%; the rows made 13% (payloads parsed, messages and span attributes in
- *    RFC 8785 form); garbage collection 5%. Before issue 33's pass the row check parsed and checked
- *    events.jsonl a second time, prepared a dozen queries per run, found a pack's records with four calls each,
- *    a few checks looked at files through an asynchronous call each (~80 µs of CPU against ~6 µs), and RFC
- *    8785 text was made by the `canonicalize` package or a copy of the whole value: the part outside the
- *    inserts took ~12 ms a run, now ~7.5 ms.
+ *    each run is verified first. A build of this size prepares its runs (read, verified, the store's rows
+ *    checked against the run's files, mapped to rows) on a worker while the main thread writes the runs before
+ *    them, so the machine's two cores share it. Where the time goes (CPU profiles of this build, December 2026,
+ *    quiet): the worker is the slower side, some 3.3 ms a run: the store's rows checked 30% (their reading 25%:
+ *    a run's first 256 rows of a table read at once, the rest as they come), the verification 20% (events.jsonl
+ *    parsed, each line checked in RFC 8785 form and hashed, the pack's records hashed, the manifest), the rows
+ *    made 8%, the run sent to the main thread 4%; the main thread, some 2 ms a run: the inserts (node:sqlite's
+ *    `run`, where the reference spends nearly all its time) 55%, the run's rows read back for their digest 18%,
+ *    savepoints and commits 16%, the run received 6%. On one thread (before issue 33's last pass) the build took
+ *    4.8-5.8 ms a run, a ratio of 0.26-0.28; the same run of the bench on two threads, 0.46-0.51, and 0.37-0.40
+ *    under `--load`. Before issue 33's first pass the row check parsed and checked events.jsonl a second time,
+ *    prepared a dozen queries per run, found a pack's records with four calls each, a few checks looked at files
+ *    through an asynchronous call each (~80 µs of CPU against ~6 µs), and RFC 8785 text was made by the
+ *    `canonicalize` package or a copy of the whole value: the part outside the inserts took ~12 ms a run.
  * 2. The spec's first question ("every call to tool X whose arguments held Y, and the step after it") on a
  *    database of 100,000 tool calls: median time in this process (`timeout: 0`). Target: under 50 ms. And the
  *    same question as `provtrace query` asks it, in a Deno process of its own that a time limit can stop, as a

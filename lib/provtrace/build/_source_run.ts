@@ -5,7 +5,7 @@
  * @module
  */
 import { parseWeighed } from "../../provevi/evidence/json_depth.ts";
-import type { Catalog } from "../../provcat/mod.ts";
+import { Catalog } from "../../provcat/mod.ts";
 import type { Assessment, EvidenceEvent, EvidenceStore } from "../../provevi/mod.ts";
 import { NeedsIndexedStore, ProveviError } from "../../provevi/evidence/mod.ts";
 import { verifyRun } from "../../provevi/runs/mod.ts";
@@ -21,6 +21,21 @@ export interface SourceRunOptions {
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
   /** Map a run that does not verify too (its problems go with it); else it is refused. */
   allowUnverified?: boolean;
+}
+
+/** A catalog config file and tenant, as `Catalog.open` takes them: what a worker can be sent of a catalog. */
+export interface CatalogChoice {
+  configPath?: string;
+  tenant?: string;
+}
+
+/** Opens the catalog `choice` names, for `verifyRun` to call for each run that needs one (and close). */
+export function catalogOpener(choice: CatalogChoice): () => Promise<Catalog> {
+  return () =>
+    Catalog.open({
+      ...(choice.configPath === undefined ? {} : { configPath: choice.configPath }),
+      ...(choice.tenant === undefined ? {} : { tenant: choice.tenant }),
+    });
 }
 
 /** A run read from its store: not sealed, refused with why, or its rows. */

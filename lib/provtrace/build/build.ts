@@ -11,7 +11,8 @@ import { ProveviError } from "../../provevi/evidence/mod.ts";
 import { openStore } from "../../provevi/runs/mod.ts";
 import { openTraceDb, readRowsKey } from "../db/mod.ts";
 import { RowWriter } from "./_row_writer.ts";
-import { type SourceRun, sourceRun } from "./_source_run.ts";
+import { catalogOpener, type SourceRun, sourceRun } from "./_source_run.ts";
+import { SOURCE_WORKERS, SourceWorkers } from "./_source_workers.ts";
 
 /** What {@linkcode buildTrace} builds from, and how. */
 export interface TraceBuildOptions {
@@ -27,6 +28,12 @@ export interface TraceBuildOptions {
   allowUnverified?: boolean;
   /** The catalog that reads a run's committed bundle and experiment, as `verifyRun` takes it. */
   catalog?: Catalog | (() => Catalog | Promise<Catalog>);
+  /**
+   * The catalog to open where `catalog` is not given: a config file (else `PROVCAT_CONFIG`, else `provcat.yaml`)
+   * and a tenant, as `Catalog.open` takes them, opened for each run that needs one. Unlike a `catalog`, it can
+   * be sent to the workers that prepare a large build's runs on the machine's other core.
+   */
+  catalogConfig?: { configPath?: string; tenant?: string };
   /** Called after each run, for a progress line. */
   onProgress?: (done: number, total: number, runId: string) => void;
   /**
@@ -120,23 +127,38 @@ async function addRuns(
   },
 ): Promise<void> {
   const { ids, have, options, batch, result } = job;
-  // Runs are read and verified a few at a time (each waits on the disk), and written one at a time, in order.
+  // Runs are read and verified a few at a time (each waits on the disk), and written one at a time, in order;
+  // with workers, they are prepared there, on the machine's other core, while this thread writes.
+  await using workers = useWorkers(options, ids.length)
+    ? SourceWorkers.start(SOURCE_WORKERS.count, {
+      uri: options.store,
+      ...(options.runs === undefined ? {} : { runs: options.runs }),
+      allowUnverified: options.allowUnverified === true,
+      ...(options.catalogConfig === undefined ? {} : { catalog: options.catalogConfig }),
+    })
+    : null;
+  const catalog = options.catalog ??
+    (options.catalogConfig === undefined ? undefined : catalogOpener(options.catalogConfig));
+  const here = (i: number): Promise<Prepared> =>
+    sourceRun(store, ids[i]!, {
+      ...(catalog === undefined ? {} : { catalog }),
+      ...(options.allowUnverified ? { allowUnverified: true } : {}),
+    }).catch((error) => ({ error }));
   const prepared: Promise<Prepared>[] = [];
   const prepare = (i: number) => {
     if (i < ids.length) {
-      prepared[i] = sourceRun(store, ids[i]!, {
-        ...(options.catalog === undefined ? {} : { catalog: options.catalog }),
-        ...(options.allowUnverified ? { allowUnverified: true } : {}),
-      }).catch((error) => ({ error }));
+      // A run no worker prepared (it failed there) is prepared here, and fails here as it would have.
+      prepared[i] = workers === null ? here(i) : workers.prepare(i, ids[i]!).then((run) => run ?? here(i));
     }
   };
-  for (let i = 0; i < AT_ONCE; i++) prepare(i);
+  const ahead = workers === null ? AT_ONCE : WORKER_AHEAD;
+  for (let i = 0; i < ahead; i++) prepare(i);
   let done = 0;
   for (let i = 0; i < ids.length; i++) {
     const runId = ids[i]!;
     const ready = await prepared[i]!;
     delete prepared[i];
-    prepare(i + AT_ONCE);
+    prepare(i + ahead);
     if ("error" in ready) {
       await Promise.allSettled(prepared.filter(Boolean));
       throw ready.error;
@@ -220,6 +242,20 @@ const BATCH_MS = 1_000;
 
 /** How many runs are read and verified at once. */
 const AT_ONCE = 8;
+
+/** How many runs the workers are sent ahead of the one being written (the most held in memory at once). */
+const WORKER_AHEAD = 8;
+
+/**
+ * Whether the build's runs are prepared by workers: each opens the store by its URI, so not when the store was
+ * opened otherwise, nor with a catalog (an object or function the workers cannot be sent), nor for one run or a
+ * few (the workers' start would cost more than they save).
+ */
+function useWorkers(options: TraceBuildOptions, count: number): boolean {
+  return SOURCE_WORKERS.count > 0 && count >= SOURCE_WORKERS.minRuns && options.runId === undefined &&
+    options.catalog === undefined &&
+    typeof options.store === "string";
+}
 
 /** A run read, verified and mapped to rows, not yet written; or why not. */
 type Prepared = SourceRun | { error: unknown };
