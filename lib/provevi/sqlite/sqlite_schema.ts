@@ -367,10 +367,14 @@ export function schemaProblems(db: SqlDb): string[] {
   // A check of many runs over one connection reads the schema once while its version stays: SQLite changes the
   // version with every change of the schema it commits, and holds its own prepared statements to it. Not inside
   // a transaction of the connection's own, whose changes of the schema a rollback undoes, version and all (the
-  // next change would have the same version).
+  // next change would have the same version). Nor once another connection committed anything (`data_version`,
+  // which no one can set): it may have changed the schema and set `schema_version` back (`PRAGMA
+  // schema_version = N`, as the sqlite3 shell may), so that the version alone repeats.
   if ((db as { isTransaction?: boolean }).isTransaction !== false) return freshSchemaProblems(db);
-  const version =
-    (preparedOnce(db, "PRAGMA schema_version").get() as { schema_version: number }).schema_version;
+  const version = [
+    (preparedOnce(db, "PRAGMA schema_version").get() as { schema_version: number }).schema_version,
+    (preparedOnce(db, "PRAGMA data_version").get() as { data_version: number }).data_version,
+  ].join(" ");
   const known = checked.get(db);
   if (known?.version === version) return [...known.problems];
   const problems = freshSchemaProblems(db);
@@ -378,8 +382,11 @@ export function schemaProblems(db: SqlDb): string[] {
   return [...problems];
 }
 
-/** The schema problems of each connection checked, with the schema's version they were found at. */
-const checked = new WeakMap<SqlDb, { version: number; problems: string[] }>();
+/**
+ * The schema problems of each connection checked, with the schema's version they were found at and the
+ * connection's `data_version` then.
+ */
+const checked = new WeakMap<SqlDb, { version: string; problems: string[] }>();
 
 function freshSchemaProblems(db: SqlDb): string[] {
   const want = expectedSchema();

@@ -552,3 +552,27 @@ const CHANGED_SCHEMAS: [string, RegExp][] = [
   ["CREATE TRIGGER u AFTER INSERT ON provevi_runs BEGIN SELECT 1; END", /the schema has a trigger u/],
   ["CREATE TABLE provevi_more (x)", /the schema has a table provevi_more that provevi does not make/],
 ];
+
+Deno.test("checkRun() of one connection sees a change of the schema whose version another connection set back", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "provevi-check-" });
+  try {
+    await using store = await richStore(dir);
+    // not defensive, as the sqlite3 shell is: it may set the schema's version
+    const other = new DatabaseSync(join(dir, "evidence.db"));
+    (other as unknown as { enableDefensive(on: boolean): void }).enableDefensive(false);
+    try {
+      const schema = async () => (await checkRunRows(store.db, RUN)).map((p) => p.message);
+      assert.deepEqual(await schema(), []);
+      const version = () =>
+        (other.prepare("PRAGMA schema_version").get() as { schema_version: number }).schema_version;
+      const before = version();
+      other.exec("CREATE TRIGGER t AFTER INSERT ON provevi_events BEGIN SELECT 1; END");
+      other.exec(`PRAGMA schema_version = ${before}`);
+      assert.match((await schema()).join("\n"), /the schema has a trigger t/);
+    } finally {
+      other.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
