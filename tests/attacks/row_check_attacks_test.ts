@@ -53,8 +53,14 @@ const wide = (code: string, key: string) =>
   );
 
 type Dialect = "sqlite" | "postgres";
-/** Each attack: its statements in a store's SQL (`$RUN` is the run ID's placeholder), and the answer. */
-const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp; verify?: RegExp }> = {
+/**
+ * Each attack: its statements in a store's SQL (`$RUN` is the run ID's placeholder), and the answer; `only`, the
+ * store whose columns can hold it (a postgres integer column holds no text).
+ */
+const SHAPES: Record<
+  string,
+  { sql: (d: Dialect) => string[]; answer: RegExp; verify?: RegExp; only?: Dialect }
+> = {
   "300,000 junk event rows after its events": {
     sql: (d) => [
       `INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)
@@ -147,6 +153,23 @@ const SHAPES: Record<string, { sql: (d: Dialect) => string[]; answer: RegExp; ve
     ],
     answer: wide("assessment_differs", `provevi_assessments \\(id \\d+, run_id "${RUN}"\\)`),
   },
+  // sqlite keeps a text that is not a number as it is, in an integer column: the columns read whole
+  "an event row whose seq is a text of 100 MiB": {
+    sql: (d) => [`UPDATE provevi_events SET seq = ${HUGE[d]} WHERE run_id = $RUN AND seq = 2`],
+    answer: wide("event_differs", `provevi_events \\(run_id "${RUN}", seq null\\)`),
+    only: "sqlite",
+  },
+  "every event row's seq a text of 24 MiB": {
+    sql:
+      () => [`UPDATE provevi_events SET seq = seq || '-' || hex(zeroblob(${12 * MiB})) WHERE run_id = $RUN`],
+    answer: wide("event_differs", `provevi_events \\(run_id "${RUN}", seq null\\)`),
+    only: "sqlite",
+  },
+  "a payload row whose size is a text of 100 MiB": {
+    sql: (d) => [`UPDATE provevi_payloads SET size = ${HUGE[d]} WHERE run_id = $RUN`],
+    answer: wide("payload_differs", `provevi_payloads \\(run_id "${RUN}", sha256 [0-9a-f]{64}\\)`),
+    only: "sqlite",
+  },
 };
 
 interface Store {
@@ -193,6 +216,7 @@ async function postgresStore(): Promise<Store> {
 
 for (const kind of ["sqlite", "postgres"] as const) {
   for (const [shape, attack] of Object.entries(SHAPES)) {
+    if (attack.only !== undefined && attack.only !== kind) continue;
     peerTest(kind === "postgres" ? "postgres" : null, {
       name:
         `a ${kind} store's run with ${shape}: the check of its rows answers in bounded memory, in one line`,

@@ -46,6 +46,9 @@ export const ROW_TEXT_MAX_BYTES = 2 * EVENT_LINE_MAX_BYTES;
 const PAGE_ROWS = 256;
 const PAGE_ROW_TEXT_MAX_BYTES = 64 * 1024;
 
+/** The most bytes of a column that holds a number, as sqlite gives it as text (a tampered store's may be any). */
+const NUMBER_MAX_BYTES = 64;
+
 /** The most bytes of a path a row holds (a run's folder): PATH_MAX. */
 export const PATH_MAX_BYTES = 4096;
 
@@ -196,12 +199,19 @@ function querySql(q: RowQuery, how: "safe" | "fast" | "page", dialect: "sqlite" 
   const most = how === "page" ? PAGE_ROW_TEXT_MAX_BYTES : ROW_TEXT_MAX_BYTES;
   const share = (c: string) =>
     paths.includes(c) ? long(c) : `octet_length(${c}) > ${Math.floor(most / q.texts.length)}`;
-  const over = how !== "safe" ? q.texts.map(share).join(" OR ") : [
+  // A column that is not a text is a number, in a postgres table; a sqlite table keeps whatever it is given
+  // (a text of any size in an integer column): past a number's size, it is read as a text too wide.
+  const numbers = dialect === "sqlite" ? q.columns.filter((c) => !q.texts.includes(c)) : [];
+  const odd = (c: string) => `octet_length(${c}) > ${NUMBER_MAX_BYTES}`;
+  const over = how !== "safe" ? [...q.texts.map(share), ...numbers.map(odd)].join(" OR ") : [
     ...q.texts.length ? [`${q.texts.map(bytes).join(" + ")} > ${ROW_TEXT_MAX_BYTES}`] : [],
     ...paths.map(long),
+    ...numbers.map(odd),
   ].join(" OR ");
   const columns = q.columns.map((c) =>
-    !q.texts.includes(c)
+    numbers.includes(c)
+      ? `CASE WHEN ${odd(c)} THEN NULL ELSE ${c} END AS "${c}"`
+      : !q.texts.includes(c)
       ? `${c} AS "${c}"`
       : how !== "safe"
       ? `CASE WHEN ${share(c)} THEN NULL ELSE ${c} END AS "${c}"`
