@@ -8,6 +8,11 @@ import { buildTrace, type TraceBuildOptions } from "../../../lib/provtrace/build
 import { SOURCE_WORKERS } from "../../../lib/provtrace/build/_source_workers.ts";
 import { dumpTrace } from "../_runs.ts";
 import { makeWritable, removeWritable } from "../../_files.ts";
+import { makeRuns, type TestRuns } from "../_runs.ts";
+import { freshDatabase } from "../../provevi/postgres/_pg.ts";
+import { peerTest } from "../../_peers.ts";
+import { FileStore } from "../../../lib/provevi/store/file_store.ts";
+import { PostgresStore } from "../../../lib/provevi/postgres/postgres_store.ts";
 
 // A build of many runs prepares them on workers (read, verified, checked, mapped to rows) while it writes: these
 // tests hold that it writes the same rows, gives the same results, progress and errors, as the build that
@@ -176,4 +181,93 @@ Deno.test("a run the store refuses to read fails a build on workers with the err
   } finally {
     await removeWritable(dir);
   }
+});
+
+Deno.test("a build on workers stopped by an error of its own part way keeps the runs before it, as one on its own thread, and leaves nothing running", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await writeRuns(dir, 20, -1);
+    const stop = (done: number) => {
+      if (done === 5) throw new Error("the progress line could not be written");
+    };
+    const here = await build(dir, "here", 0, { onProgress: stop });
+    assert.match(String(here.error), /could not be written/);
+    for (const workers of [1, 2]) {
+      const there = await build(dir, `workers${workers}`, workers, { onProgress: stop });
+      assert.equal(there.workers, workers);
+      assert.equal(String(there.error), String(here.error));
+      assert.deepEqual(there.rows, here.rows);
+    }
+  } finally {
+    await removeWritable(dir);
+  }
+});
+
+/** Counts the runs this thread's stores read (each store's `readRun`), until `stop`. */
+function readsHere(): { stop(): number } {
+  const kinds = [FileStore.prototype, PostgresStore.prototype, SqliteStore.prototype];
+  const kept = kinds.map((k) => k.readRun);
+  let n = 0;
+  kinds.forEach((k, i) =>
+    k.readRun = function (this: never, ...args: [string]) {
+      n++;
+      return (kept[i] as (...a: [string]) => ReturnType<typeof k.readRun>).apply(this, args);
+    }
+  );
+  return { stop: () => (kinds.forEach((k, i) => k.readRun = kept[i]!), n) };
+}
+
+/** Builds `t`'s runs (from `store`) on this thread and on a worker, with the catalog of their config or none. */
+async function catalogBuilds(t: TestRuns, store: string): Promise<void> {
+  const config = join(t.root, "provcat.yaml");
+  await Deno.writeTextFile(
+    config,
+    [
+      `cache: ${join(t.root, "cache")}`,
+      `stores: { lake: { type: git, path: ${join(t.root, "lake")} } }`,
+      "routes:",
+      "  - { prefix: data://acme/demo/dev, store: lake }",
+      "  - { prefix: data://acme/demo/prod, store: lake }",
+      "  - { prefix: run://acme/demo/dev, store: lake, path: runs }",
+      "",
+    ].join("\n"),
+  );
+  const saved = { ...SOURCE_WORKERS };
+  try {
+    for (const catalogConfig of [{ configPath: config }, {}]) {
+      const built: unknown[] = [];
+      for (const workers of [0, 1]) {
+        Object.assign(SOURCE_WORKERS, { count: workers, minRuns: 1 });
+        const db = join(t.root, `trace-${workers}-${Object.keys(catalogConfig).length}.db`);
+        const read = readsHere();
+        const result = await buildTrace({ store, runs: t.runs, db, catalogConfig });
+        // on a worker, every run was prepared there: this thread read none
+        assert.equal(read.stop() === 0, workers === 1);
+        built.push({ result, rows: dumpTrace(db) });
+      }
+      assert.deepEqual(built[1], built[0]);
+      const { result } = built[0] as { result: { added: unknown[] } };
+      assert.equal(result.added.length, catalogConfig.configPath ? 2 : 0, JSON.stringify(result));
+    }
+  } finally {
+    Object.assign(SOURCE_WORKERS, saved);
+  }
+}
+
+Deno.test("a build on workers of runs that need the catalog (a committed bundle) opens it from its config there, as one on its own thread", async () => {
+  await using t = await makeRuns();
+  await catalogBuilds(t, "file");
+});
+
+peerTest("postgres", {
+  name: "a build on workers of a postgres store's runs gives what one on its own thread gives",
+  fn: async () => {
+    const db = await freshDatabase();
+    try {
+      await using t = await makeRuns({ store: () => db.uri });
+      await catalogBuilds(t, db.uri);
+    } finally {
+      await db.drop();
+    }
+  },
 });
