@@ -55,12 +55,12 @@ export async function eventRowProblems(
 ): Promise<{
   events: EvidenceEvent[];
   count: number;
-  /** Each row's line and the event parsed from it (null when it holds none), by seq. */
-  bySeq: Map<number, { line: string; event: EvidenceEvent | null }>;
+  /** Each row's line (null when it is not the file's line of its seq) and its event (null when none), by seq. */
+  bySeq: Map<number, { line: string | null; event: EvidenceEvent | null }>;
 }> {
   const { lines, problems } = run;
   if (run.text === null) await noLinesProblem(db, runId, problems);
-  const parsed = new Map<number, { line: string; event: EvidenceEvent | null }>();
+  const parsed = new Map<number, { line: string | null; event: EvidenceEvent | null }>();
   // The events the verifier parsed, by the index of their line: a row that holds that line as it is takes it.
   const verified = new Map<number, EvidenceEvent>();
   // and the hash the verifier made of that line
@@ -104,7 +104,9 @@ export async function eventRowProblems(
     const event = same !== undefined && line === row.line
       ? same
       : eventOfRow(row, { runId, problems, weight: run.weight });
-    if (!parsed.has(row.seq)) parsed.set(row.seq, { line: row.line, event });
+    // the line kept only when it is the file's (held once): a row that holds another, or one past the file's
+    // lines (a tampered store's, up to 1,000 rows of 32 MiB each), keeps no text once it is checked
+    if (!parsed.has(row.seq)) parsed.set(row.seq, { line: line === row.line ? line : null, event });
     if (event === null) continue;
     events.push(event);
     named.set(row.seq, eventRefs(event));
