@@ -3,8 +3,9 @@
  * (`complete_rows.ts`) read a run's rows, in bounded memory whatever a tampered store holds: each table's rows
  * come as one query read as it comes (node:sqlite's `iterate`, a postgres cursor), at most as many as the run
  * implies (its lines, its settings, its payloads) and {@linkcode MAX_ROW_PROBLEMS} more, each row's texts only up
- * to {@linkcode ROW_TEXT_MAX_BYTES} in all, a path to {@linkcode PATH_MAX_BYTES} (a wider row is refused by its
- * size, before its texts leave the store), and the check stops after {@linkcode MAX_ROW_PROBLEMS} problems. Each stop is one problem naming the table.
+ * to {@linkcode ROW_TEXT_MAX_BYTES} in all, a path to {@linkcode PATH_MAX_BYTES}, a number (which a sqlite
+ * column may hold as a text of any size) to 64 bytes (a wider row is refused by its size, before its texts leave
+ * the store), and the check stops after {@linkcode MAX_ROW_PROBLEMS} problems. Each stop is one problem naming the table.
  * A store of two million junk rows for a run took 2.6 GB and 23 s, read at once.
  * @module
  */
