@@ -156,15 +156,36 @@ const SHAPES: Record<
   },
   // the check kept the line of each event row it read (a row's up to 32 MiB): a row past the file's lines keeps none
   "512 junk event rows after its events, each line 1 MiB": {
-    sql: () => [
+    sql: (d) => [
       `INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)
-        SELECT $RUN, i, '', '', '', '', '', hex(zeroblob(${MiB / 2})) FROM
-        (WITH RECURSIVE k(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM k WHERE i < 1511) SELECT i FROM k)`,
+        SELECT $RUN, i, '', '', '', '', '', ${
+        d === "sqlite" ? `hex(zeroblob(${MiB / 2}))` : `repeat('0', ${MiB})`
+      }
+        FROM ${
+        d === "sqlite"
+          ? ROWS.sqlite.replace(String(JUNK + 999), "1511")
+          : "generate_series(1000, 1511) AS k(i)"
+      }`,
     ],
     answer: /^rows\.event_differs provevi_events \(run_id "[^"]+", seq 10\d\d\)/,
-    // postgres: its cursor fetches 512 rows at once, each up to 32 MiB (64 of 4 MiB took 396 MiB): not bounded yet
-    only: "sqlite",
     // each row read is garbage once checked, which the heap collects late: 512 MiB kept took some 540 MiB
+    grows: 192 * MiB,
+  },
+  // a postgres cursor fetched 512 rows at once, each up to 32 MiB: 64 of 4 MiB took 396 MiB
+  "64 junk event rows after its events, each line 4 MiB": {
+    sql: (d) => [
+      `INSERT INTO provevi_events (run_id, seq, time, type, component, actor, confidence, line)
+        SELECT $RUN, i, '', '', '', '', '', ${
+        d === "sqlite" ? `hex(zeroblob(${2 * MiB}))` : `repeat('0', ${4 * MiB})`
+      }
+        FROM ${
+        d === "sqlite"
+          ? ROWS.sqlite.replace(String(JUNK + 999), "1063")
+          : "generate_series(1000, 1063) AS k(i)"
+      }`,
+    ],
+    answer: /^rows\.event_differs provevi_events \(run_id "[^"]+", seq 10\d\d\)/,
+    // as above, each row garbage once checked: 256 MiB read took some 140-190 MiB
     grows: 192 * MiB,
   },
 

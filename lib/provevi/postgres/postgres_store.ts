@@ -111,18 +111,22 @@ function rowSource(sql: PgSql): RowSource {
     all: async (text: string, ...params: SqlValue[]) =>
       objectRows(await sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).values()),
     // as they come: a cursor of a batch of rows at a time, closed when the reading stops part way
-    each: (text: string, ...params: SqlValue[]) =>
-      flatRows(
-        sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).cursor(
-          CURSOR_ROWS,
-        ) as AsyncIterable<
-          Record<string, SqlValue>[]
-        >,
-      ),
+    each: (text: string, ...params: SqlValue[]) => cursorRows(sql, text, params, CURSOR_ROWS),
+    // rows that may each hold 32 MiB of text: one at a time, so that a batch never holds many of them
+    eachWide: (text: string, ...params: SqlValue[]) => cursorRows(sql, text, params, 1),
   };
 }
 
-/** The rows a cursor of {@linkcode rowSource} fetches at a time. */
+/** The rows of a query through a cursor of `batch` rows at a time. */
+function cursorRows(sql: PgSql, text: string, params: SqlValue[], batch: number) {
+  return flatRows(
+    sql.unsafe(numbered(text), params.map(columnValue), { prepare: true }).cursor(batch) as AsyncIterable<
+      Record<string, SqlValue>[]
+    >,
+  );
+}
+
+/** The rows a cursor of {@linkcode rowSource} fetches at a time (each up to 64 KiB of text, as read as they come). */
 const CURSOR_ROWS = 512;
 
 /**

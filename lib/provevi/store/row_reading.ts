@@ -1,7 +1,8 @@
 /**
  * How the check of an indexed store's rows (`row_check.ts`) and the completion of a run's rows
  * (`complete_rows.ts`) read a run's rows, in bounded memory whatever a tampered store holds: each table's rows
- * come as one query read as it comes (node:sqlite's `iterate`, a postgres cursor), at most as many as the run
+ * come as one query, a first page at once and the rest as it comes (node:sqlite's `iterate`, a postgres cursor;
+ * one row at a time once a row may hold up to the bound below), at most as many as the run
  * implies (its lines, its settings, its payloads) and {@linkcode MAX_ROW_PROBLEMS} more, each row's texts only up
  * to {@linkcode ROW_TEXT_MAX_BYTES} in all, a path to {@linkcode PATH_MAX_BYTES}, a number (which a sqlite
  * column may hold as a text of any size) to 64 bytes (a wider row is refused by its size, before its texts leave
@@ -24,6 +25,14 @@ import { ProveviError } from "../evidence/errors.ts";
 export interface RowSource {
   all(sql: string, ...params: SqlValue[]): Promise<Record<string, SqlValue>[]>;
   each(
+    sql: string,
+    ...params: SqlValue[]
+  ): Iterable<Record<string, SqlValue>> | AsyncIterable<Record<string, SqlValue>>;
+  /**
+   * The rows as they come one at a time, for a query whose rows may each hold up to {@linkcode ROW_TEXT_MAX_BYTES}
+   * of text; a source whose `each` fetches many rows at once (a postgres cursor) gives it. Else `each`.
+   */
+  eachWide?(
     sql: string,
     ...params: SqlValue[]
   ): Iterable<Record<string, SqlValue>> | AsyncIterable<Record<string, SqlValue>>;
@@ -253,19 +262,26 @@ export async function* boundedRows(
   let n = 0;
   const bound = Number.isFinite(q.most) ? Math.max(0, Math.floor(q.most)) + 1 : Number.MAX_SAFE_INTEGER;
   // The first rows in one page, all at once (a run of a few hundred rows is read so, without a call per row),
-  // each text up to its share of a page's row; a row with a text past that share, or rows past the page, are
-  // read as they come.
-  // As they come, each text up to its share of the bound first: a row with a text past its share (a tampered
-  // store, or a wide line) turns the reading to one that weighs each row's texts together, from that row on (its
-  // texts' sizes summed for each text: ten times the time of the events' query, so only then).
+  // then the rest as they come, each text up to its share of a page's row (64 KiB). A row with a text past that
+  // share turns the reading, from that row on, to each text up to its share of the bound, as they come one at a
+  // time (`eachWide`: a source that fetches many rows at once would hold many such rows); and a row with a text
+  // past that share, to one that weighs each row's texts together (their sizes summed for each text: ten times
+  // the time of the events' query, so only then).
   let how: "page" | "fast" | "safe" = "page";
+  let atOnce = true;
   reading: while (true) {
-    const rows = how === "page"
-      ? await db.all(rowQuerySql(q, how, db.dialect), ...q.params, Math.min(PAGE_ROWS, bound - n), n)
-      : db.each(rowQuerySql(q, how, db.dialect), ...q.params, bound - n, n);
+    const sql = rowQuerySql(q, how, db.dialect);
+    const rows = atOnce
+      ? await db.all(sql, ...q.params, Math.min(PAGE_ROWS, bound - n), n)
+      : how === "page" || db.eachWide === undefined
+      ? db.each(sql, ...q.params, bound - n, n)
+      : db.eachWide(sql, ...q.params, bound - n, n);
+    let count = 0;
     for await (const row of rows) {
+      count++;
       if (how !== "safe" && Number(row[WIDE]) !== 0) {
         how = how === "page" ? "fast" : "safe";
+        atOnce = false;
         continue reading;
       }
       if (problems.stopped) return;
@@ -288,8 +304,8 @@ export async function* boundedRows(
       delete row[WIDE];
       yield row;
     }
-    if (how === "page" && (rows as unknown[]).length === PAGE_ROWS) {
-      how = "fast"; // the page was full: the rest as they come
+    if (atOnce && count === PAGE_ROWS) {
+      atOnce = false; // the page was full: the rest as they come, in the same form
       continue;
     }
     return;

@@ -97,3 +97,37 @@ Deno.test("a row past the bound of a row's text is a problem, after a page and b
     );
   }
 });
+
+Deno.test("past the page, rows that may each be wide come one at a time (eachWide), the others in batches (each)", async () => {
+  const db = table(600, new Map([[400, { b: "b".repeat(100 * KIB) }]]));
+  const source = sqliteRowSource(db);
+  const forms: string[] = [];
+  const form = (sql: string) => /> 32768\b/.test(sql) ? "page" : /> 16777216\b/.test(sql) ? "fast" : "other";
+  const wideSource: RowSource = {
+    dialect: "sqlite",
+    all: (sql: string, ...params: SqlValue[]) => (forms.push(`all ${form(sql)}`), source.all(sql, ...params)),
+    each: (
+      sql: string,
+      ...params: SqlValue[]
+    ) => (forms.push(`each ${form(sql)}`), source.each(sql, ...params)),
+    eachWide: (sql: string, ...params: SqlValue[]) => (
+      forms.push(`eachWide ${form(sql)}`), source.each(sql, ...params)
+    ),
+  };
+  const q: RowQuery = {
+    table: "t",
+    columns: ["seq", "a", "b"],
+    texts: ["a", "b"],
+    where: "run_id = ?",
+    params: ["r"],
+    order: "seq",
+    most: 600,
+    implied: "its lines",
+    code: "rows.event_differs",
+    key: (row) => `t (seq ${row.seq})`,
+  };
+  const seqs: number[] = [];
+  for await (const row of boundedRows(wideSource, q, new RowProblems("r"), "r")) seqs.push(Number(row.seq));
+  assert.deepEqual(seqs, [...Array(600).keys()]);
+  assert.deepEqual(forms, ["all page", "each page", "eachWide fast"]);
+});
