@@ -16,10 +16,13 @@ import type { SourceWorkerIn, SourceWorkerOut } from "./_source_worker.ts";
 const WORKER_URL = new URL("./_source_worker.ts", import.meta.url);
 
 /**
- * When a build uses workers: how many, and from how many runs (fewer would spend more on the workers' start, about
- * a quarter of a second, than they save). Tests set them to build the same runs both ways.
+ * When a build uses workers: how many, and from how many runs. A worker's first run comes back some 0.14 s after
+ * it starts (its modules loaded, the store opened, its code not yet optimised), where a run takes some 3-5 ms: in
+ * fresh processes on the 2-core machine, builds of 64 and 128 runs were no faster on a worker, and under another
+ * process's load, 256 were 8% slower and 512 mostly faster; 1,000 took 30-40% less time, quiet or not. Tests
+ * set them to build the same runs both ways.
  */
-export const SOURCE_WORKERS = { count: 1, minRuns: 64 };
+export const SOURCE_WORKERS = { count: 1, minRuns: 256 };
 
 /** How long the workers are given to end their runs under way and close the store, before they are stopped. */
 const CLOSE_WAIT_MS = 10_000;
