@@ -7,49 +7,99 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../lib/provevi/sqlite/sqlite_store.ts";
+import { PostgresStore } from "../../lib/provevi/postgres/postgres_store.ts";
+import { sqlitePath } from "../../lib/provevi/store/store_uri.ts";
+import { onDatabase } from "../provevi/postgres/_pg.ts";
 import { SAMPLE_RUN_ID, writeSampleRun } from "../provevi/_sample_run.ts";
 
+/** What the attack changes of the sample run's rows. */
+export interface RowChange {
+  /** The event: 2 is the grant, 5 the staged input. */
+  seq: number;
+  /** The field of its data made long (the view gives it on each row), and the line's length then. */
+  field: string;
+  bytes: number;
+  /** How many refs the event then has, each a URI of `uriBytes`. */
+  refs: number;
+  uriBytes: number;
+}
+
 /**
- * Writes the sample run into a new sqlite store in `dir`, then gives event `seq` (of `type`) a line of `bytes`
- * (its data padded) and `refs` refs, each a URI of `uriBytes`.
+ * Writes the sample run into a new store (sqlite: a file in `dir`; else the postgres database `store`), then
+ * changes its rows as `change` says.
  *
- * @returns The store's file.
+ * @returns The store's URI.
  */
 export async function tamperedStore(
   dir: string,
-  change: { seq: number; bytes: number; refs: number; uriBytes: number },
+  store: "sqlite" | string,
+  change: RowChange,
 ): Promise<string> {
-  const path = join(dir, "evidence.db");
+  const runs = join(dir, "runs");
+  const uri = store === "sqlite" ? `sqlite:///${join(dir, "evidence.db")}` : store;
   {
-    await using store = new SqliteStore(path, { runs: join(dir, "runs") });
-    await writeSampleRun(await store.openRun(SAMPLE_RUN_ID));
+    await using opened = await openStore(uri, runs);
+    await writeSampleRun(await opened.openRun(SAMPLE_RUN_ID));
   }
-  const db = new DatabaseSync(path);
-  try {
-    const { line } = db.prepare("SELECT line FROM provevi_events WHERE run_id = ? AND seq = ?")
-      .get(SAMPLE_RUN_ID, change.seq) as { line: string };
-    const event = JSON.parse(line);
-    event.data.pad = "";
-    event.data.pad = "x".repeat(Math.max(0, change.bytes - JSON.stringify(event).length));
-    db.prepare("UPDATE provevi_events SET line = ? WHERE run_id = ? AND seq = ?")
-      .run(JSON.stringify(event), SAMPLE_RUN_ID, change.seq);
-    const add = db.prepare("INSERT OR REPLACE INTO provevi_event_refs VALUES (?, ?, ?, ?)");
-    for (let n = 0; n < change.refs; n++) {
-      const uri = `data+table://acme/demo/dev/evals/${n}/`;
-      add.run(SAMPLE_RUN_ID, change.seq, n, uri + "x".repeat(Math.max(0, change.uriBytes - uri.length)));
+  const refs = Array.from({ length: change.refs }, (_, n) => {
+    const uri = `data+table://acme/demo/dev/evals/${n}/`;
+    return uri + "x".repeat(Math.max(0, change.uriBytes - uri.length));
+  });
+  if (store === "sqlite") {
+    const db = new DatabaseSync(join(dir, "evidence.db"));
+    try {
+      const { line } = db.prepare("SELECT line FROM provevi_events WHERE run_id = ? AND seq = ?")
+        .get(SAMPLE_RUN_ID, change.seq) as { line: string };
+      db.prepare("UPDATE provevi_events SET line = ? WHERE run_id = ? AND seq = ?")
+        .run(longer(line, change), SAMPLE_RUN_ID, change.seq);
+      const add = db.prepare("INSERT OR REPLACE INTO provevi_event_refs VALUES (?, ?, ?, ?)");
+      refs.forEach((ref, n) => add.run(SAMPLE_RUN_ID, change.seq, n, ref));
+    } finally {
+      db.close();
     }
-  } finally {
-    db.close();
+  } else {
+    await onDatabase(store, async (sql) => {
+      const [{ line }] = await sql.unsafe("SELECT line FROM provevi_events WHERE run_id = $1 AND seq = $2", [
+        SAMPLE_RUN_ID,
+        change.seq,
+      ]) as unknown as [{ line: string }];
+      await sql.unsafe("UPDATE provevi_events SET line = $1 WHERE run_id = $2 AND seq = $3", [
+        longer(line, change),
+        SAMPLE_RUN_ID,
+        change.seq,
+      ]);
+      for (const [n, ref] of refs.entries()) {
+        await sql.unsafe(
+          `INSERT INTO provevi_event_refs VALUES ($1, $2, $3, $4)
+           ON CONFLICT (run_id, seq, n) DO UPDATE SET uri = EXCLUDED.uri`,
+          [SAMPLE_RUN_ID, change.seq, n, ref],
+        );
+      }
+    });
   }
-  return path;
+  return uri;
+}
+
+/** The line with its data's field made long enough that the line is `change.bytes` long. */
+function longer(line: string, change: RowChange): string {
+  const event = JSON.parse(line);
+  event.data[change.field] = "";
+  event.data[change.field] = "x".repeat(Math.max(0, change.bytes - JSON.stringify(event).length));
+  return JSON.stringify(event);
+}
+
+async function openStore(uri: string, runs: string): Promise<SqliteStore | PostgresStore> {
+  return uri.startsWith("sqlite:///")
+    ? new SqliteStore(sqlitePath(uri), { runs })
+    : await PostgresStore.open(uri, { runs });
 }
 
 /**
  * Opens the store, unmeasured; then, measured, asks it one question of the sample run: how many rows it gave,
  * or the error it threw (its name and message).
  */
-export function askRun(path: string, runs: string, question: "access" | "inputs") {
-  const store = new SqliteStore(path, { runs });
+export async function askRun(uri: string, runs: string, question: "access" | "inputs") {
+  const store = await openStore(uri, runs);
   return async () => {
     try {
       return { rows: (await store[question](SAMPLE_RUN_ID)).length };
