@@ -110,3 +110,46 @@ export async function askRun(uri: string, runs: string, question: "access" | "in
     }
   };
 }
+
+/**
+ * Writes the sample run into a new store, then makes its JSON columns (the agent version's tools and limits,
+ * each of the run's settings) nest 100,000 deep; gives what the store's questions of them gave.
+ *
+ * @returns For each question, `ok` or the error it threw (its name and message).
+ */
+export async function deepColumns(dir: string, store: "sqlite" | string): Promise<Record<string, string>> {
+  const uri = await tamperedStore(dir, store, { seq: 2, field: "mode", bytes: 0, refs: 0, uriBytes: 0 });
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const statements = [
+    "UPDATE provevi_agent_versions SET tools = ?, limits = ?",
+    "UPDATE provevi_run_params SET value = ?",
+  ];
+  if (store === "sqlite") {
+    const db = new DatabaseSync(sqlitePath(uri));
+    try {
+      db.prepare(statements[0]!).run(deep, deep);
+      db.prepare(statements[1]!).run(deep);
+    } finally {
+      db.close();
+    }
+  } else {
+    await onDatabase(store, async (sql) => {
+      await sql.unsafe("UPDATE provevi_agent_versions SET tools = $1, limits = $2", [deep, deep]);
+      await sql.unsafe("UPDATE provevi_run_params SET value = $1", [deep]);
+    });
+  }
+  await using opened = await openStore(uri, join(dir, "runs"));
+  const said = async (work: () => Promise<unknown>) => {
+    try {
+      // as prove prints it: --json, which walks the value
+      JSON.stringify(await work(), null, 2);
+      return "ok";
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`.slice(0, 300);
+    }
+  };
+  return {
+    agent: await said(() => opened.agent("revenue-question")),
+    run: await said(() => opened.run(SAMPLE_RUN_ID)),
+  };
+}

@@ -13,7 +13,7 @@ import { freshDatabase } from "../provevi/postgres/_pg.ts";
 import { peerTest } from "../_peers.ts";
 import { measuredInChild } from "./_setup.ts";
 import { Tally } from "./_tally.ts";
-import { type RowChange, tamperedStore } from "./_question_rows_work.ts";
+import { deepColumns, type RowChange, tamperedStore } from "./_question_rows_work.ts";
 
 const MiB = 1024 * 1024;
 
@@ -83,6 +83,30 @@ for (const kind of ["sqlite", "postgres"] as const) {
         }
       }
       console.log(tally.line());
+    },
+  });
+}
+
+for (const kind of ["sqlite", "postgres"] as const) {
+  peerTest(kind === "postgres" ? "postgres" : null, {
+    name: `a ${kind} store's JSON columns nested 100,000 deep are refused in one line, never a crash`,
+    async fn() {
+      const dir = await Deno.makeTempDir({ prefix: "attack-question-rows-" });
+      const db = kind === "postgres" ? await freshDatabase() : null;
+      try {
+        const said = await deepColumns(dir, db?.uri ?? "sqlite");
+        console.log(`${kind}: ${JSON.stringify(said)}`);
+        for (const [question, answer] of Object.entries(said)) {
+          assert.match(
+            answer,
+            /^ProveviError: .* is not JSON: the store('s rows were| file was) changed/,
+            question,
+          );
+        }
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+        await db?.drop();
+      }
     },
   });
 }

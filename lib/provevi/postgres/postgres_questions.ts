@@ -6,6 +6,7 @@
  */
 import type { Assessment } from "../store/assess.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { parseJson } from "../evidence/json_depth.ts";
 import type { RowSource } from "../store/row_check.ts";
 import { eventRows } from "./_event_rows.ts";
 import type {
@@ -24,7 +25,9 @@ type Db = RowSource;
 
 function jsonColumn(text: string, where: string): unknown {
   try {
-    return JSON.parse(text);
+    // weighed, and no deeper than a reader walks: a value of the store's rows is printed, copied and compared
+    // with a call a level (a tools column nested 100,000 deep crashed prove agent show)
+    return parseJson(text, { weighed: true });
   } catch (error) {
     throw new ProveviError(`${where} is not JSON: the store's rows were changed; restore them from a copy`, {
       cause: error,

@@ -6,6 +6,7 @@
 import { preparedOnce } from "./_prepared.ts";
 import type { Assessment } from "../store/assess.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { parseJson } from "../evidence/json_depth.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
 import { linedRows } from "./_lined_rows.ts";
 import type {
@@ -26,7 +27,9 @@ import type {
  */
 function jsonColumn(text: string, where: string): unknown {
   try {
-    return JSON.parse(text);
+    // weighed, and no deeper than a reader walks: a value of the store's rows is printed, copied and compared
+    // with a call a level (a tools column nested 100,000 deep crashed prove agent show)
+    return parseJson(text, { weighed: true });
   } catch (error) {
     throw new ProveviError(`${where} is not JSON: the store file was changed; restore it from a copy`, {
       cause: error,
