@@ -17,6 +17,8 @@ export interface CallPayloads {
   prompt: string;
   request: string;
   response: string;
+  /** The data of `run_created`, as JSON text, written over the sealed line (`{"org":"acme","agent":"q"}`). */
+  created?: string;
 }
 
 /** The payloads of a plain run. */
@@ -50,7 +52,11 @@ export async function writeCallRun(runs: string, runId: string, payloads: CallPa
     await writer.append(next.line, next.event);
     chain.accept(next);
   };
-  await add({ type: "run_created", component: "RunContext", data: { org: "acme", agent: "q" } });
+  await add({
+    type: "run_created",
+    component: "RunContext",
+    data: { org: "acme", agent: "q" },
+  });
   await add({
     type: "prompt_rendered",
     component: "CallBackend",
@@ -72,6 +78,14 @@ export async function writeCallRun(runs: string, runId: string, payloads: CallPa
   });
   await add({ type: "run_completed", component: "RunContext", data: { status: "completed" } });
   await writer.seal({ sealed_at: formatMicros(clock + 1000) });
+  if (payloads.created === undefined) return;
+  // the writer refuses data nested so deep: the line is written in its place, as a hostile run's may be
+  const path = join(runs, runId, "evidence", "events.jsonl");
+  const text = await Deno.readTextFile(path);
+  await Deno.writeTextFile(
+    path,
+    text.replace('"data":{"agent":"q","org":"acme"}', `"data":${payloads.created}`),
+  );
 }
 
 /**
