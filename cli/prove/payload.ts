@@ -5,6 +5,7 @@
  */
 import { ProveviError, storedPayloads } from "../../lib/provevi/evidence/mod.ts";
 import { findRun } from "../../lib/provevi/runs/mod.ts";
+import { parseJson } from "../../lib/provevi/evidence/json_depth.ts";
 import { UsageError } from "../_main.ts";
 import type { ProveContext } from "./_context.ts";
 
@@ -41,11 +42,23 @@ export function addPayload({ program, io, withStore }: ProveContext): void {
             } of run "${record.runId}" is not text (${bytes.length} bytes); read it from the run folder`,
           );
         }
-        try {
-          io.out(JSON.stringify(JSON.parse(text), null, 2));
-        } catch {
-          io.out(text.replace(/\n$/, ""));
-        }
+        io.out(shownPayload(text));
       });
     });
+}
+
+/**
+ * A payload's text as `prove payload` prints it: JSON pretty-printed, other text as it is (without its last
+ * newline). JSON that would take more memory parsed than a reader gives a text (a payload of 100 MiB of `{},`
+ * took some 2 GiB), or nests deeper than a reader walks, is printed as it is too.
+ *
+ * @param text The payload's text.
+ * @returns What to print.
+ */
+export function shownPayload(text: string): string {
+  try {
+    return JSON.stringify(parseJson(text, { weighed: true }), null, 2);
+  } catch {
+    return text.replace(/\n$/, "");
+  }
 }

@@ -170,6 +170,8 @@ function modelProblem(m: unknown): string | null {
     if (typeof price !== "number" || !Number.isFinite(price) || price < 0) {
       return `${kind} is not a price (a number, 0 or more); every model names all five prices`;
     }
+    // a number from 1e21 up is written with an exponent, which microUnits cannot read as a whole number
+    if (price >= 1e21) return `${kind} ${price} is too large a price (under 1e21 a million tokens)`;
     if (microUnits(price) === null) return `${kind} ${price} has more than ${DECIMALS} decimals`;
   }
   const known = new Set(["provider", "model", "source", "date", ...PRICE_KINDS]);

@@ -7,6 +7,7 @@
  * of the first divergences (8 by default) are read, to say where in them the two runs differ.
  * @module
  */
+import { parseJson } from "../evidence/json_depth.ts";
 import type { RunRecord } from "../evidence/record.ts";
 import { compareEnd, compareSetup, compareSteps, type Sides } from "./_diff_phases.ts";
 import { type DiffWhat, type Divergence, Divergences } from "./divergence.ts";
@@ -109,8 +110,10 @@ export async function diffSteps(
     } catch (error) {
       return `(payload ${sha256.slice(0, 12)}… cannot be read: ${(error as Error).message})`;
     }
+    // A payload is the run's to write: one nested past what a reader walks, or too heavy parsed, is compared
+    // as its text (each comparison walks a value with a call a level, and 100,000 levels ran out of stack).
     try {
-      return JSON.parse(text);
+      return parseJson(text, { weighed: true });
     } catch {
       return text;
     }

@@ -9,7 +9,7 @@
 import { EvidenceReadError } from "../evidence/errors.ts";
 import type { EvidenceEvent } from "../evidence/event.ts";
 import type { RunRecord } from "../evidence/record.ts";
-import { jsonLineWeight } from "../evidence/json_depth.ts";
+import { jsonLineWeight, parseJson, TooDeepJson } from "../evidence/json_depth.ts";
 import { EVENTS_READ_WEIGHT } from "../evidence/read_events.ts";
 
 /** One model call and the tool calls it asked for. */
@@ -142,12 +142,14 @@ export function parseLines(
       );
     }
     try {
-      events[i - from] = JSON.parse(lines[i]!);
+      // no deeper than the comparisons walk (a call a level): 100,000 levels ran out of stack
+      events[i - from] = parseJson(lines[i]!) as EvidenceEvent;
     } catch (error) {
+      const what = error instanceof TooDeepJson ? error.message.replace(/^it /, "") : "is not JSON";
       throw new EvidenceReadError(
         `run "${options.runId}": events.jsonl line ${
           i + 1
-        } is not JSON; run prove verify ${options.runId} to see what is wrong`,
+        } ${what}; run prove verify ${options.runId} to see what is wrong`,
         { cause: error },
       );
     }

@@ -112,16 +112,18 @@ export function deeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
  * {@linkcode MAX_JSON_DEPTH} (a text shorter than twice that cannot, and is not walked).
  *
  * @param text The JSON text.
+ * @param options `weighed`: weigh the text first, as {@linkcode parseWeighed} does (for a text of any size).
  * @returns The value.
- * @throws SyntaxError when the text is not JSON; {@linkcode TooDeepJson} (a SyntaxError) when it nests too deep.
+ * @throws SyntaxError when the text is not JSON; {@linkcode TooDeepJson} (a SyntaxError) when it nests too deep;
+ *   {@linkcode TooHeavyJson} (a SyntaxError) when weighed past {@linkcode JSON_READ_WEIGHT}.
  * @example
  * ```ts
  * import { parseJson } from "./json_depth.ts";
  * parseJson('{"a":1}'); // { a: 1 }
  * ```
  */
-export function parseJson(text: string): unknown {
-  const value = JSON.parse(text);
+export function parseJson(text: string, options: { weighed?: boolean } = {}): unknown {
+  const value = options.weighed ? parseWeighed(text) : JSON.parse(text);
   if (text.length > 2 * MAX_JSON_DEPTH && deeperThan(value)) throw new TooDeepJson(MAX_JSON_DEPTH);
   return value;
 }

@@ -6,7 +6,9 @@
  */
 import type { Assessment } from "../store/assess.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { parseJson } from "../evidence/json_depth.ts";
 import type { RowSource } from "../store/row_check.ts";
+import { eventRows } from "./_event_rows.ts";
 import type {
   AccessEntry,
   AgentDetail,
@@ -23,7 +25,9 @@ type Db = RowSource;
 
 function jsonColumn(text: string, where: string): unknown {
   try {
-    return JSON.parse(text);
+    // weighed, and no deeper than a reader walks: a value of the store's rows is printed, copied and compared
+    // with a call a level (a tools column nested 100,000 deep crashed prove agent show)
+    return parseJson(text, { weighed: true });
   } catch (error) {
     throw new ProveviError(`${where} is not JSON: the store's rows were changed; restore them from a copy`, {
       cause: error,
@@ -300,26 +304,42 @@ export async function run(db: Db, runId: string): Promise<RunDetail | null> {
 }
 
 /** A run's grants and refusals, in the order of its events. */
-export async function access(db: Db, runId: string): Promise<AccessEntry[]> {
-  return as<AccessEntry[]>(
-    await db.all(
-      `SELECT seq, time, 'granted' AS decision, uri, mode, NULL AS reason, expires_at FROM provevi_grants WHERE run_id = ?
+export function access(db: Db, runId: string): Promise<AccessEntry[]> {
+  return eventRows<AccessEntry>(db, runId, {
+    refs: `SELECT seq, decision, uri FROM (
+       SELECT seq, 'granted' AS decision, uri FROM provevi_grants WHERE run_id = ?
        UNION ALL
-       SELECT seq, time, 'denied' AS decision, uri, mode, reason, NULL AS expires_at FROM provevi_refusals WHERE run_id = ?
-       ORDER BY seq, uri`,
-      runId,
-      runId,
-    ),
+       SELECT seq, 'denied' AS decision, uri FROM provevi_refusals WHERE run_id = ?) v
+     ORDER BY seq, uri`,
+    refsParams: 2,
+    event: `SELECT time, mode, NULL AS reason, expires_at FROM provevi_grants WHERE run_id = ? AND seq = ?
+       UNION ALL
+       SELECT time, mode, reason, NULL AS expires_at FROM provevi_refusals WHERE run_id = ? AND seq = ?`,
+    eventParams: 4,
+    columns: ["time", "mode", "reason", "expires_at"],
+  }).then((rows) =>
+    rows.map((r) => ({
+      seq: r.seq,
+      time: r.time,
+      decision: r.decision,
+      uri: r.uri,
+      mode: r.mode,
+      reason: r.reason,
+      expires_at: r.expires_at,
+    }))
   );
 }
 
 /** The inputs a run staged, with their pinned URIs. */
-export async function inputs(db: Db, runId: string): Promise<InputEntry[]> {
-  return as<InputEntry[]>(
-    await db.all(
-      "SELECT seq, time, name, sha256, uri FROM provevi_inputs WHERE run_id = ? ORDER BY seq, uri",
-      runId,
-    ),
+export function inputs(db: Db, runId: string): Promise<InputEntry[]> {
+  return eventRows<InputEntry>(db, runId, {
+    refs: "SELECT seq, uri FROM provevi_inputs WHERE run_id = ? ORDER BY seq, uri",
+    refsParams: 1,
+    event: "SELECT time, name, sha256 FROM provevi_inputs WHERE run_id = ? AND seq = ?",
+    eventParams: 2,
+    columns: ["time", "name", "sha256"],
+  }).then((rows) =>
+    rows.map((r) => ({ seq: r.seq, time: r.time, name: r.name, sha256: r.sha256, uri: r.uri }))
   );
 }
 

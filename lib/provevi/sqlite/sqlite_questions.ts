@@ -6,8 +6,9 @@
 import { preparedOnce } from "./_prepared.ts";
 import type { Assessment } from "../store/assess.ts";
 import { ProveviError } from "../evidence/errors.ts";
+import { parseJson } from "../evidence/json_depth.ts";
 import type { SqlDb } from "./sqlite_rows.ts";
-import { columnText } from "../store/store_rows.ts";
+import { linedRows } from "./_lined_rows.ts";
 import type {
   AccessEntry,
   AgentDetail,
@@ -26,7 +27,9 @@ import type {
  */
 function jsonColumn(text: string, where: string): unknown {
   try {
-    return JSON.parse(text);
+    // weighed, and no deeper than a reader walks: a value of the store's rows is printed, copied and compared
+    // with a call a level (a tools column nested 100,000 deep crashed prove agent show)
+    return parseJson(text, { weighed: true });
   } catch (error) {
     throw new ProveviError(`${where} is not JSON: the store file was changed; restore it from a copy`, {
       cause: error,
@@ -235,52 +238,41 @@ export function run(db: SqlDb, runId: string): RunDetail | null {
 
 /** A run's grants and refusals, in the order of its events. */
 export function access(db: SqlDb, runId: string): AccessEntry[] {
-  const rows = db.prepare(
-    `SELECT v.*, e.line FROM (
-       SELECT run_id, seq, time, 'granted' AS decision, uri, mode, NULL AS reason, expires_at FROM provevi_grants
-       WHERE run_id = ?
+  return linedRows<AccessEntry>(db, runId, {
+    sql: `SELECT seq, decision, uri FROM (
+       SELECT seq, 'granted' AS decision, uri FROM provevi_grants WHERE run_id = ?
        UNION ALL
-       SELECT run_id, seq, time, 'denied' AS decision, uri, mode, reason, NULL AS expires_at FROM provevi_refusals
-       WHERE run_id = ?) v
-     JOIN provevi_events e ON e.run_id = v.run_id AND e.seq = v.seq
-     ORDER BY v.seq, v.uri`,
-  ).all(runId, runId) as (AccessEntry & { run_id?: string; line?: string })[];
-  return rows.map((r) => {
-    delete r.run_id;
-    return fromLine(r, ["mode", "reason", "expires_at"]);
+       SELECT seq, 'denied' AS decision, uri FROM provevi_refusals WHERE run_id = ?)
+     ORDER BY seq, uri`,
+    params: [runId, runId],
+  }, ["mode", "reason", "expires_at"]).map((r) => {
+    // the view has no reason for a grant, no expiry for a refusal: a text of the data's, else none
+    if (r.decision === "granted" && typeof r.reason !== "string") r.reason = null;
+    if (r.decision === "denied" && typeof r.expires_at !== "string") r.expires_at = null;
+    return {
+      seq: r.seq,
+      time: r.time,
+      decision: r.decision,
+      uri: r.uri,
+      mode: r.mode,
+      reason: r.reason,
+      expires_at: r.expires_at,
+    };
   });
 }
 
 /** The inputs a run staged, with their pinned URIs. */
 export function inputs(db: SqlDb, runId: string): InputEntry[] {
-  const rows = db.prepare(
-    `SELECT v.seq, v.time, v.name, v.sha256, v.uri, e.line FROM provevi_inputs v
-     JOIN provevi_events e ON e.run_id = v.run_id AND e.seq = v.seq
-     WHERE v.run_id = ? ORDER BY v.seq, v.uri`,
-  ).all(runId) as (InputEntry & { line?: string })[];
-  return rows.map((r) => fromLine(r, ["name", "sha256"]));
-}
-
-/**
- * A row of a view with its texts from the event's `data` as a column holds them ({@linkcode columnText}), as
- * the postgres store's views give them: SQLite's `json_extract` gives a text with its NUL, which `node:sqlite`
- * cuts there when it reads it. The row's `line` goes.
- */
-function fromLine<T extends { line?: string }>(
-  row: T,
-  fields: readonly (keyof T & string)[],
-): Omit<T, "line"> {
-  const { line, ...rest } = row;
-  let data: Record<string, unknown> = {};
-  try {
-    data = (JSON.parse(line ?? "{}") as { data?: Record<string, unknown> }).data ?? {};
-  } catch { /* the row check reports a line that is not JSON */ }
-  const out = rest as Record<string, unknown>;
-  for (const field of fields) {
-    const value = data[field];
-    if (typeof value === "string") out[field] = columnText(value);
-  }
-  return out as Omit<T, "line">;
+  return linedRows<InputEntry>(db, runId, {
+    sql: "SELECT seq, uri FROM provevi_inputs WHERE run_id = ? ORDER BY seq, uri",
+    params: [runId],
+  }, ["name", "sha256"]).map((r) => ({
+    seq: r.seq,
+    time: r.time,
+    name: r.name,
+    sha256: r.sha256,
+    uri: r.uri,
+  }));
 }
 
 const ASSESSMENT = "id, run_id, seq, span_id, experiment, name, value, rationale, source, created_at";

@@ -10,6 +10,7 @@ import type { Catalog } from "../../provcat/mod.ts";
 import type { EvidenceEvent, Json } from "../../provevi/evidence/event.ts";
 import { payloadsOf } from "../../provevi/evidence/event.ts";
 import type { RunRecord } from "../../provevi/evidence/record.ts";
+import { parseJson, TooDeepJson, TooHeavyJson } from "../../provevi/evidence/json_depth.ts";
 import { readEventsText } from "../../provevi/evidence/read_events.ts";
 import { runWriterState } from "../../provevi/evidence/writer_process.ts";
 import { askedCallIds, type ModelStep, stepsOf } from "../../provevi/diff/run_steps.ts";
@@ -235,9 +236,14 @@ export class Journal {
   async #json(sha: string, what: string): Promise<Json> {
     const text = await this.#text(sha, what);
     try {
-      return JSON.parse(text);
+      // weighed, and no deeper than the loop walks what it is served (an answer's text part nested 100,000 deep
+      // ran it out of stack)
+      return parseJson(text, { weighed: true }) as Json;
     } catch (error) {
-      throw new RunNotReplayable(`run "${this.runId}": ${what} (payloads/${sha}) is not JSON`, {
+      const why = error instanceof TooDeepJson || error instanceof TooHeavyJson
+        ? `is not JSON a reader takes (${error.message.replace(/^it /, "")})`
+        : "is not JSON";
+      throw new RunNotReplayable(`run "${this.runId}": ${what} (payloads/${sha}) ${why}`, {
         cause: error,
       });
     }
