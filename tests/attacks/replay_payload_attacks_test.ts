@@ -14,6 +14,7 @@ import { RunFile } from "../../lib/provrun/run/run_file.ts";
 import { runFile } from "../../lib/provrun/runner/run.ts";
 import { putPayload, resealed } from "../provrun/replay/_runs.ts";
 import { answerRunText } from "./_setup.ts";
+import { recorded } from "../provrun/replay/_setup.ts";
 import { Tally } from "./_tally.ts";
 
 const tally = new Tally("replay payload attacks");
@@ -60,5 +61,29 @@ Deno.test("a replay of a record whose answer nests 100,000 deep ends in one line
     await store.close();
     await Deno.remove(dir, { recursive: true });
   }
+  console.log(tally.line());
+});
+
+Deno.test("a replay of a record whose tool result nests 100,000 deep ends in one line", async () => {
+  await using r = await recorded();
+  assert.equal(r.outcome.status, "completed", JSON.stringify(r.outcome.error));
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const forged = await resealed(r.runs, r.outcome.runId, async (events, folder) => {
+    const sha = await putPayload(folder, `{"currency":"USD","rate":${deep}}`);
+    for (const e of events) {
+      if (e.type === "tool_called" && e.data.tool === "rate") e.data.result_payload = sha;
+    }
+    return events;
+  });
+  const said = await replayRun(await r.store.readRun(forged), { store: r.store, catalog: r.catalog }).then(
+    (x) => x.run.error ? `${x.run.error.name}: ${x.run.error.message}` : `served: ${x.run.status}`,
+    (e) => `threw ${(e as Error).name}: ${(e as Error).message}`,
+  );
+  console.log(`a tool result nested 100,000 deep: ${said.slice(0, 300)}`);
+  const ok =
+    /^threw RunNotReplayable: .*the result of tool call .* is not JSON a reader takes \(nests .* deep\)$/
+      .test(said);
+  tally.add("a tool result nested 100,000 deep", { stopped: ok, recorded: ok });
+  assert.ok(ok, said.slice(0, 500));
   console.log(tally.line());
 });

@@ -205,6 +205,8 @@ export class Journal {
     const args = e.payload ? await this.#json(e.payload, `the arguments of ${what}`) : null;
     const sha = typeof e.data.result_payload === "string" ? e.data.result_payload : null;
     const resultText = sha ? await this.#text(sha, `the result of ${what}`) : null;
+    // served parsed: checked as an answer is, before the loop is served anything
+    if (sha && resultText !== null) this.#parsed(resultText, sha, `the result of ${what}`);
     const list = this.toolCalls.get(id) ?? [];
     list.push({ event: e, step, args, resultText });
     this.toolCalls.set(id, list);
@@ -234,7 +236,10 @@ export class Journal {
   }
 
   async #json(sha: string, what: string): Promise<Json> {
-    const text = await this.#text(sha, what);
+    return this.#parsed(await this.#text(sha, what), sha, what);
+  }
+
+  #parsed(text: string, sha: string, what: string): Json {
     try {
       // weighed, and no deeper than the loop walks what it is served (an answer's text part nested 100,000 deep
       // ran it out of stack)
