@@ -7,7 +7,6 @@
  * @module
  */
 import { join } from "node:path";
-import type { StatementSync } from "node:sqlite";
 import { ProveviError } from "../evidence/errors.ts";
 import { readLinesCapped } from "../evidence/events_file.ts";
 import { EVENT_LINE_MAX_BYTES } from "../evidence/json_depth.ts";
@@ -18,9 +17,16 @@ import { evidencePaths, FileStore } from "../store/file_store.ts";
 import type { EvidenceStore } from "../store/store.ts";
 import { SqliteStore } from "../sqlite/sqlite_store.ts";
 import { PostgresStore } from "../postgres/postgres_store.ts";
-import { lineJsonb } from "../postgres/_line_json.ts";
-import { columnText, runFields, type SqlValue, withoutSelector } from "../store/store_rows.ts";
+import { runFields, type SqlValue, withoutSelector } from "../store/store_rows.ts";
 import { firstLine, lastLine } from "./_run_lines.ts";
+import {
+  anyLonger,
+  type Dialect,
+  listed,
+  postgresDialect,
+  refuseLongTexts,
+  sqliteDialect,
+} from "./_list_dialect.ts";
 
 /**
  * How a run stands: `completed` and `failed` as its ending event says; `cancelled`, a run that failed with
@@ -216,90 +222,6 @@ interface SqlRunRow {
   writer: string | null;
 }
 
-/**
- * What an indexed store's listing needs of its SQL: how it reads a key of an event's JSON line, how it writes
- * the n-th parameter, and how it runs a query. SQLite and PostgreSQL differ only there.
- */
-interface Dialect {
-  /**
-   * The expression for a JSON column's value at a path such as `data.model`: as text, as JSON text (`object`),
-   * or as a number (`number`).
-   */
-  json(column: string, path: string, as?: "object" | "number"): string;
-  /** A text that {@linkcode json} read, as a column holds it (`columnText`), or null. */
-  text(value: unknown): string | null;
-  /**
-   * The condition that the run `run` (the alias of a runs row) was cancelled: it has a `run_failed` event
-   * with `CancelledError`, found in the partial index `provevi_events_cancelled` (written as the index is,
-   * and in SQLite named, since its planner would rather read every event of the run by the primary key).
-   */
-  cancelled(run: string): string;
-  /** What stands before OFFSET when there is no limit. */
-  noLimit: string;
-  /** The n-th parameter (from 1). */
-  param(n: number): string;
-  all(sql: string, params: SqlValue[]): Promise<Record<string, unknown>[]>;
-}
-
-/** Each sqlite store's prepared statements, by their SQL: a page reads with the same few statements. */
-const statements = new WeakMap<object, Map<string, StatementSync>>();
-
-function sqliteDialect(store: SqliteStore): Dialect {
-  const db = store.db;
-  let cache = statements.get(db);
-  if (!cache) statements.set(db, cache = new Map());
-  const prepared = (sql: string) => {
-    let statement = cache.get(sql);
-    if (!statement) {
-      if (cache.size >= 64) cache.clear();
-      cache.set(sql, statement = db.prepare(sql));
-    }
-    return statement;
-  };
-  return {
-    // A text is read quoted: node:sqlite would cut it at a NUL. It is unquoted and escaped in `text`.
-    json: (column, path, as) =>
-      as === undefined
-        ? `json_quote(json_extract(${column}, '$.${path}'))`
-        : `json_extract(${column}, '$.${path}')`,
-    text: (value) => {
-      if (typeof value !== "string") return null;
-      try {
-        const text = JSON.parse(value);
-        return typeof text === "string" ? columnText(text) : null;
-      } catch {
-        return null;
-      }
-    },
-    cancelled: (r) =>
-      `EXISTS (SELECT 1 FROM provevi_events c INDEXED BY provevi_events_cancelled WHERE c.run_id = ${r}.run_id
-        AND c.type = 'run_failed' AND json_extract(c.line, '$.data.error') = 'CancelledError')`,
-    noLimit: " LIMIT -1",
-    param: () => "?",
-    all: (sql, params) => Promise.resolve(prepared(sql).all(...params) as Record<string, unknown>[]),
-  };
-}
-
-function postgresDialect(store: PostgresStore): Dialect {
-  return {
-    json: (column, path, as) => {
-      const keys = `'{${path.replaceAll(".", ",")}}'`;
-      // Every line is read (lineJsonb): one holding a NUL's escape would fail a plain cast, and the page with it.
-      if (as === "object") return `(${lineJsonb(column)} #> ${keys})::text`;
-      if (as === "number") return `(${lineJsonb(column)} #>> ${keys})::numeric`;
-      return `(${lineJsonb(column)} #>> ${keys})`;
-    },
-    text: (value) => (typeof value === "string" ? value : null),
-    cancelled: (r) =>
-      `EXISTS (SELECT 1 FROM provevi_events c WHERE c.run_id = ${r}.run_id
-        AND c.type = 'run_failed' AND ((${lineJsonb("c.line")} -> 'data') ->> 'error') = 'CancelledError')`,
-    noLimit: "",
-    param: (n) => `$${n}`,
-    all: async (sql, params) =>
-      [...(await store.sql.unsafe(sql, params, { prepare: true }))] as Record<string, unknown>[],
-  };
-}
-
 /** A row of the page, with what the listing reads of its events: the last one, the tokens, a cancellation. */
 interface SqlPageRow extends SqlRunRow {
   last_seq: number | string | null;
@@ -379,28 +301,9 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   const offset = options.offset ?? 0;
   const limit = options.limit === undefined || open ? "" : ` LIMIT ${p(options.limit)}`;
   const off = offset === 0 || open ? "" : `${limit === "" ? d.noLimit : ""} OFFSET ${p(offset)}`;
-  // The page is chosen first (from the indexes of provevi_runs alone), and only its rows read their events:
-  // the first (model, writer), the last, the tokens of the model calls, and whether a failure was a
-  // cancellation. One statement, so one round trip to a postgres server.
-  const select = `WITH page AS MATERIALIZED (
-      SELECT r.run_id, r.folder, r.status, r.sealed_at, r.started_at, r.ended_at, r.agent, r.agent_version,
-        r.experiment, r.experiment_pin
-      FROM provevi_runs r ${whereSql} ORDER BY r.run_id ${order}${limit}${off}
-    )
-    SELECT p.*, ${d.json("e.line", "data.model")} AS model, ${
-    d.json("e.line", "data.writer", "object")
-  } AS writer,
-      (SELECT l.seq FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_seq,
-      (SELECT l.time FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1) AS last_time,
-      (SELECT ${d.json("l.line", "data.cost.amount")} FROM provevi_events l WHERE l.run_id = p.run_id
-        ORDER BY l.seq DESC LIMIT 1) AS cost,
-      (SELECT sum(coalesce(${d.json("t.line", "data.input_tokens", "number")}, 0)
-          + coalesce(${d.json("t.line", "data.output_tokens", "number")}, 0))
-       FROM provevi_events t WHERE t.run_id = p.run_id AND t.type = 'model_called') AS tokens,
-      CASE WHEN p.status = 'failed' THEN ${d.cancelled("p")} END AS cancelled
-    FROM page p LEFT JOIN provevi_events e ON e.run_id = p.run_id AND e.seq = 0
-    ORDER BY p.run_id ${order}`;
+  const select = pageSql(d, { whereSql, order, limit, off });
   let page = (await d.all(select, params)) as unknown as SqlPageRow[];
+  refuseLongTexts(page as unknown as Record<string, unknown>[], d.uri);
   let total: number;
   if (open) {
     // Running and cut differ by whether the writer is alive, which only this process can see: the rows that
@@ -419,6 +322,41 @@ async function listIndexed(d: Dialect, options: ListRunsOptions): Promise<RunLis
   const runs: RunRow[] = [];
   for (const r of page) runs.push(await pageRow(d, r));
   return { total, runs };
+}
+
+/**
+ * The SQL of a page of an indexed store's listing: the page is chosen first (from the indexes of provevi_runs
+ * alone), and only its rows read their events: the first (model, writer), the last, the tokens of the model
+ * calls, and whether a failure was a cancellation. One statement, so one round trip to a postgres server.
+ */
+function pageSql(d: Dialect, q: { whereSql: string; order: string; limit: string; off: string }): string {
+  const { whereSql, order, limit, off } = q;
+  // Each text as long as a name, a time or a folder at most (a changed store's row may hold any): a longer
+  // one is not read, and the listing is refused (`wide`).
+  const texts = ["folder", "status", "sealed_at", "started_at", "ended_at", "agent", "agent_version"];
+  texts.push("experiment", "experiment_pin");
+  const last = (what: string) =>
+    `(SELECT ${what} FROM provevi_events l WHERE l.run_id = p.run_id ORDER BY l.seq DESC LIMIT 1)`;
+  const read: [string, string][] = [
+    ["model", d.json("e.line", "data.model")],
+    ["writer", d.json("e.line", "data.writer", "object")],
+    ["last_seq", last("l.seq")],
+    ["last_time", last("l.time")],
+    ["cost", last(d.json("l.line", "data.cost.amount"))],
+  ];
+  return `WITH page AS MATERIALIZED (
+      SELECT ${listed("r.run_id")} AS run_id, ${texts.map((c) => `${listed(`r.${c}`)} AS ${c}`).join(", ")},
+        ${anyLonger(["r.run_id", ...texts.map((c) => `r.${c}`)])} AS wide_row
+      FROM provevi_runs r ${whereSql} ORDER BY r.run_id ${order}${limit}${off}
+    )
+    SELECT p.*, ${read.map(([name, sql]) => `${listed(sql)} AS ${name}`).join(", ")},
+      CASE WHEN p.wide_row = 1 THEN 1 ELSE ${anyLonger(read.map(([, sql]) => sql))} END AS wide,
+      (SELECT sum(coalesce(${d.json("t.line", "data.input_tokens", "number")}, 0)
+          + coalesce(${d.json("t.line", "data.output_tokens", "number")}, 0))
+       FROM provevi_events t WHERE t.run_id = p.run_id AND t.type = 'model_called') AS tokens,
+      CASE WHEN p.status = 'failed' THEN ${d.cancelled("p")} END AS cancelled
+    FROM page p LEFT JOIN provevi_events e ON e.run_id = p.run_id AND e.seq = 0
+    ORDER BY p.run_id ${order}`;
 }
 
 /** A row of the page as the listing gives it. */
