@@ -26,16 +26,9 @@ function table(count: number, wide: Map<number, { a?: string; b?: string }>): Da
   return db;
 }
 
-/** The rows and problems of a reading of run "r", and how many times each way of reading was asked. */
-async function read(db: DatabaseSync, most: number) {
-  const source = sqliteRowSource(db);
-  const asked = { all: 0, each: 0 };
-  const counted: RowSource = {
-    dialect: "sqlite",
-    all: (sql: string, ...params: SqlValue[]) => (asked.all++, source.all(sql, ...params)),
-    each: (sql: string, ...params: SqlValue[]) => (asked.each++, source.each(sql, ...params)),
-  };
-  const q: RowQuery = {
+/** The query of run "r"'s rows of table `t`, of which the run implies `most`. */
+function query(most: number): RowQuery {
+  return {
     table: "t",
     columns: ["seq", "a", "b"],
     texts: ["a", "b"],
@@ -47,6 +40,18 @@ async function read(db: DatabaseSync, most: number) {
     code: "rows.event_differs",
     key: (row) => `t (seq ${row.seq})`,
   };
+}
+
+/** The rows and problems of a reading of run "r", and how many times each way of reading was asked. */
+async function read(db: DatabaseSync, most: number) {
+  const source = sqliteRowSource(db);
+  const asked = { all: 0, each: 0 };
+  const counted: RowSource = {
+    dialect: "sqlite",
+    all: (sql: string, ...params: SqlValue[]) => (asked.all++, source.all(sql, ...params)),
+    each: (sql: string, ...params: SqlValue[]) => (asked.each++, source.each(sql, ...params)),
+  };
+  const q = query(most);
   const problems = new RowProblems("r");
   const rows: { seq: number; a: number; b: number }[] = [];
   for await (const row of boundedRows(counted, q, problems, "r")) {
@@ -114,18 +119,7 @@ Deno.test("past the page, rows that may each be wide come one at a time (eachWid
       forms.push(`eachWide ${form(sql)}`), source.each(sql, ...params)
     ),
   };
-  const q: RowQuery = {
-    table: "t",
-    columns: ["seq", "a", "b"],
-    texts: ["a", "b"],
-    where: "run_id = ?",
-    params: ["r"],
-    order: "seq",
-    most: 600,
-    implied: "its lines",
-    code: "rows.event_differs",
-    key: (row) => `t (seq ${row.seq})`,
-  };
+  const q = query(600);
   const seqs: number[] = [];
   for await (const row of boundedRows(wideSource, q, new RowProblems("r"), "r")) seqs.push(Number(row.seq));
   assert.deepEqual(seqs, [...Array(600).keys()]);
